@@ -1,0 +1,127 @@
+"""Project configuration: `[tool.stabfix]` in pyproject.toml or a `stabfix.yaml`, found by walking up."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CONFIG_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "verify")
+YAML_NAME = "stabfix.yaml"
+
+
+class ConfigError(Exception):
+    """A configuration problem the user must fix; the message names the file and the key."""
+
+
+@dataclass
+class Config:
+    path: Path | None = None  # the file the settings came from, None when defaults apply
+    root: Path = field(default_factory=Path.cwd)  # folder holding the config file (project root)
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    verify: dict[str, Any] = field(default_factory=dict)  # raw; stabfix.verify validates its keys
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest stabfix.yaml, or pyproject.toml that has a [tool.stabfix] table, at or above start."""
+    start = start.resolve()
+    folder = start if start.is_dir() else start.parent
+    for candidate_dir in (folder, *folder.parents):
+        yaml_file = candidate_dir / YAML_NAME
+        if yaml_file.is_file():
+            return yaml_file
+        pyproject = candidate_dir / "pyproject.toml"
+        if pyproject.is_file() and _pyproject_has_section(pyproject):
+            return pyproject
+    return None
+
+
+def _pyproject_has_section(pyproject: Path) -> bool:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    # A cheap textual check first: parsing every pyproject on the way up is wasted work.
+    return "tool.stabfix" in text
+
+
+def load_config(start: Path, explicit: Path | None = None) -> Config:
+    """Read the configuration that governs `start` (or the explicit file). Raises ConfigError."""
+    path = explicit if explicit is not None else find_config_file(start)
+    if path is None:
+        root = start.resolve()
+        return Config(root=root if root.is_dir() else root.parent)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file does not exist")
+    table = _read_table(path)
+    return _config_from_table(table, path)
+
+
+def _read_table(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+    if path.suffix == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: malformed TOML: {exc}") from None
+        table = data.get("tool", {}).get("stabfix", {})
+    else:
+        try:
+            table = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            where = getattr(exc, "problem_mark", None)
+            line = f" (line {where.line + 1})" if where is not None else ""
+            problem = getattr(exc, "problem", None) or "invalid YAML"
+            raise ConfigError(f"{path}: malformed YAML{line}: {problem}") from None
+        if table is None:
+            table = {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings, got {type(table).__name__}")
+    return table
+
+
+def _config_from_table(table: dict[str, Any], path: Path) -> Config:
+    unknown = sorted(set(table) - set(CONFIG_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown config key '{unknown[0]}' (known keys: {', '.join(CONFIG_KEYS)})"
+        )
+    per_file = table.get("per-file-ignores", {}) or {}
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{path}: 'per-file-ignores' must map glob patterns to lists of codes")
+    verify = table.get("verify", {}) or {}
+    if not isinstance(verify, dict):
+        raise ConfigError(f"{path}: 'verify' must be a mapping")
+    return Config(
+        path=path,
+        root=path.parent.resolve(),
+        select=_string_list(table, "select", path),
+        ignore=_string_list(table, "ignore", path),
+        per_file_ignores={
+            str(pattern): _as_string_list(codes, f"per-file-ignores.{pattern}", path)
+            for pattern, codes in per_file.items()
+        },
+        exclude=_string_list(table, "exclude", path),
+        verify=verify,
+    )
+
+
+def _string_list(table: dict[str, Any], key: str, path: Path) -> list[str]:
+    return _as_string_list(table.get(key, []) or [], key, path)
+
+
+def _as_string_list(value: Any, key: str, path: Path) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: '{key}' must be a list of strings")
+    return list(value)

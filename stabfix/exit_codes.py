@@ -1,0 +1,5 @@
+"""The exit codes every command shares: the contract users' CI scripts rely on."""
+
+OK = 0  # nothing to report (for `apply`: nothing left to fix)
+FINDINGS = 1  # findings remain, a health check failed, or some files could not be read
+ERROR = 2  # the tool could not do its job: bad arguments, bad config, missing path, verify could not run
