@@ -1,0 +1,3 @@
+from stabfix.cli import main
+
+main()

@@ -1,0 +1,131 @@
+"""The rule catalog: one YAML file per rule (`rules/<code>-<name>.yaml`), shipped inside the package."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+
+CODE_PATTERN = re.compile(r"^SF\d{3}$")
+SEVERITIES = ("error", "warning", "info")
+SAFETIES = ("safe", "unsafe", "none")
+DOC_SECTIONS = ("what_it_does", "why_is_this_bad", "example", "use_instead")
+
+
+class CatalogError(Exception):
+    """A rule YAML is malformed: a bug in stabfix itself, caught by the test suite."""
+
+
+class SelectorError(Exception):
+    """A --select/--ignore/config entry names no rule."""
+
+
+@dataclass(frozen=True)
+class Example:
+    name: str
+    code: str
+    fixed: str | None = None  # expected output of `apply --unsafe-fixes`, when the rule fixes it
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    code: str
+    name: str
+    category: str
+    severity: str
+    summary: str
+    seed: str | None
+    fix_safety: str
+    fix_reason: str
+    docs: dict[str, str]
+    bad: tuple[Example, ...] = field(default=())
+    good: tuple[Example, ...] = field(default=())
+    near_misses: tuple[Example, ...] = field(default=())
+    source: Path | None = None
+
+
+def rules_dir() -> Path:
+    """The shipped copy inside an installed wheel, else the repo's top-level rules/."""
+    package_dir = Path(__file__).resolve().parent
+    shipped = package_dir / "_rules"
+    return shipped if shipped.is_dir() else package_dir.parent / "rules"
+
+
+@lru_cache(maxsize=1)
+def load_catalog() -> dict[str, RuleSpec]:
+    specs: dict[str, RuleSpec] = {}
+    for path in sorted(rules_dir().glob("SF*.yaml")):
+        spec = _parse_spec(path)
+        specs[spec.code] = spec
+    return specs
+
+
+def _parse_spec(path: Path) -> RuleSpec:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{path}: {exc}") from None
+    try:
+        code, name = data["code"], data["name"]
+        if not CODE_PATTERN.match(code) or path.stem != f"{code}-{name}":
+            raise CatalogError(f"{path}: file must be named <code>-<name>.yaml with code SFnnn")
+        if data["severity"] not in SEVERITIES or data["fix"]["safety"] not in SAFETIES:
+            raise CatalogError(f"{path}: bad severity or fix safety")
+        examples = data.get("examples", {}) or {}
+        return RuleSpec(
+            code=code,
+            name=name,
+            category=data["category"],
+            severity=data["severity"],
+            summary=data["summary"].strip(),
+            seed=str(data["seed"]) if data.get("seed") is not None else None,
+            fix_safety=data["fix"]["safety"],
+            fix_reason=data["fix"]["reason"].strip(),
+            docs={section: data["docs"][section].rstrip() for section in DOC_SECTIONS},
+            bad=_examples(examples.get("bad")),
+            good=_examples(examples.get("good")),
+            near_misses=_examples(examples.get("near_misses")),
+            source=path,
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise CatalogError(f"{path}: missing or malformed field {exc}") from None
+
+
+def _examples(items: Iterable[dict] | None) -> tuple[Example, ...]:
+    return tuple(
+        Example(name=item["name"], code=item["code"], fixed=item.get("fixed")) for item in items or ()
+    )
+
+
+def resolve_selectors(selectors: Iterable[str], catalog: dict[str, RuleSpec], origin: str) -> set[str]:
+    """Codes named by selectors: exact codes, code prefixes (`SF1`), kebab names, or `ALL`."""
+    by_name = {spec.name: code for code, spec in catalog.items()}
+    chosen: set[str] = set()
+    for raw in selectors:
+        selector = raw.strip()
+        if selector.upper() == "ALL":
+            chosen.update(catalog)
+            continue
+        if selector in by_name:
+            chosen.add(by_name[selector])
+            continue
+        matches = {code for code in catalog if code.startswith(selector.upper())} if selector else set()
+        if not matches or not re.match(r"^SF\d{0,3}$", selector.upper()):
+            known = ", ".join(sorted(catalog))
+            raise SelectorError(f"{origin}: unknown rule selector '{raw}' (known rules: {known})")
+        chosen.update(matches)
+    return chosen
+
+
+def selected_codes(
+    catalog: dict[str, RuleSpec],
+    select: list[str],
+    ignore: list[str],
+    origin: str,
+) -> set[str]:
+    base = resolve_selectors(select, catalog, origin) if select else set(catalog)
+    return base - resolve_selectors(ignore, catalog, origin)

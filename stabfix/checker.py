@@ -1,0 +1,49 @@
+"""The base class every rule's checker derives from.
+
+A checker is a libcst batchable visitor: the engine runs all selected checkers of a file in one
+traversal. A checker declares the literal `tokens` a file must contain for it to possibly fire
+(files with none are never parsed) and reports findings with optional fixes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+
+from stabfix.analysis.imports import ImportTracker
+from stabfix.findings import Fix
+
+
+@dataclass
+class RawFinding:
+    code: str
+    node: cst.CSTNode
+    message: str
+    fix: Fix | None = None
+
+
+@dataclass
+class CheckContext:
+    path: str
+    text: str
+    imports: ImportTracker
+    reports: list[RawFinding] = field(default_factory=list)
+
+
+class Checker(cst.BatchableCSTVisitor):
+    code: ClassVar[str]
+    # Literal substrings of which a file must contain at least one for this rule to run.
+    tokens: ClassVar[tuple[str, ...]]
+
+    def __init__(self, context: CheckContext) -> None:
+        super().__init__()
+        self.context = context
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """What an expression names through the imports: `t.cuda.empty_cache` -> `torch.cuda.empty_cache`."""
+        return self.context.imports.qualify(node)
+
+    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+        self.context.reports.append(RawFinding(self.code, node, message, fix))

@@ -1,0 +1,332 @@
+"""SF101 loss-target-requires-grad: a loss target is made to require grad and never differentiated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from stabfix.analysis.flow import FunctionBindings, collect_bindings
+from stabfix.analysis.imports import dotted_name
+from stabfix.analysis.losses import LossInstances, LossOperands
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+
+_AUTOGRAD_GRAD = {"torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.jacobian"}
+
+
+@dataclass
+class _Mark:
+    """One place that makes a tensor require grad."""
+
+    node: cst.CSTNode  # reported node
+    names: tuple[str, ...]  # variables that end up requiring grad
+    fix: Fix | None
+    spelling: str  # how the user wrote it, for the message
+    inline: cst.Call | None = None  # a requires_grad_ call used directly as an expression
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def root_name(expr: cst.BaseExpression) -> str | None:
+    """The variable an expression is derived from: `t`, `t.float()`, `t[mask]`, `t.view(-1)` -> `t`."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, cst.Attribute):
+            expr = expr.value
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        else:
+            return None
+
+
+class LossTargetRequiresGrad(Checker):
+    code = "SF101"
+    tokens = ("requires_grad",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.losses = LossInstances(context.imports)
+        self.classes: list[str] = []
+        self.functions: list[cst.FunctionDef] = []
+        self.blocks: list[cst.BaseSuite] = []
+        self.lines: list[cst.SimpleStatementLine] = []
+        # outermost function -> (class name, marks inside it)
+        self.marks: dict[cst.FunctionDef | cst.Module, tuple[str | None, list[_Mark]]] = {}
+        self.module: cst.Module | None = None
+        self.assign_values: set[int] = set()
+
+    # --- traversal bookkeeping -------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.lines.append(node)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self.lines.pop()
+
+    @property
+    def _class_name(self) -> str | None:
+        return self.classes[-1] if self.classes else None
+
+    def _add(self, mark: _Mark) -> None:
+        # Module-level scripts (a plain training loop) are analysed as one scope.
+        outer = self.functions[0] if self.functions else self.module
+        class_name = self.classes[0] if self.classes else None
+        self.marks.setdefault(outer, (class_name, []))[1].append(mark)
+
+    # --- collecting marks ----------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self.losses.record_assignment(target.target, node.value, self._class_name)
+        value = node.value
+        names = tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        if self._is_requires_grad_call(value):
+            self.assign_values.add(id(value))
+            inner = value.func.value  # type: ignore[attr-defined]
+            in_place = root_name(inner) if isinstance(inner, cst.Name) else None
+            self._add(
+                _Mark(
+                    node=value,
+                    names=names + ((in_place,) if in_place else ()),
+                    fix=Fix("safe", "drop `.requires_grad_()`, keep the tensor", {value: inner}),
+                    spelling=f".{value.func.attr.value}()",  # type: ignore[attr-defined]
+                )
+            )
+            return
+        factory = self._factory_with_requires_grad(value)
+        if factory is not None and names:
+            self.assign_values.add(id(value))
+            call, keyword = factory
+            self._add(
+                _Mark(node=value, names=names, fix=_drop_keyword_fix(call, keyword), spelling="requires_grad=True")
+            )
+            return
+        # `t.requires_grad = True`
+        for target in node.targets:
+            attr = target.target
+            if (
+                isinstance(attr, cst.Attribute)
+                and attr.attr.value == "requires_grad"
+                and _is_true(value)
+                and isinstance(attr.value, cst.Name)
+            ):
+                self._add(
+                    _Mark(node=node, names=(attr.value.value,), fix=self._remove_statement_fix(node), spelling=".requires_grad = True")
+                )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if id(node) in self.assign_values or not self._is_requires_grad_call(node):
+            return
+        inner = node.func.value  # type: ignore[attr-defined]
+        statement = self.lines[-1] if self.lines else None
+        is_statement = (
+            statement is not None
+            and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and statement.body[0].value is node
+        )
+        if is_statement and isinstance(inner, cst.Name):
+            self._add(
+                _Mark(
+                    node=node,
+                    names=(inner.value,),
+                    fix=self._remove_statement_fix(statement.body[0]),
+                    spelling=f".{node.func.attr.value}()",  # type: ignore[attr-defined]
+                )
+            )
+        elif not is_statement:
+            self._add(
+                _Mark(
+                    node=node,
+                    names=(),
+                    fix=Fix("safe", "drop `.requires_grad_()`, keep the tensor", {node: inner}),
+                    spelling=f".{node.func.attr.value}()",  # type: ignore[attr-defined]
+                    inline=node,
+                )
+            )
+
+    def _is_requires_grad_call(self, node: cst.BaseExpression) -> bool:
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            return False
+        if node.func.attr.value != "requires_grad_":
+            return False
+        if not node.args:
+            return True
+        first = node.args[0]
+        return (first.keyword is None or first.keyword.value == "requires_grad") and _is_true(first.value)
+
+    def _factory_with_requires_grad(self, node: cst.BaseExpression) -> tuple[cst.Call, cst.Arg] | None:
+        if not isinstance(node, cst.Call):
+            return None
+        qualified = self.qualified_name(node.func)
+        if qualified is None or not qualified.startswith("torch."):
+            return None
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "requires_grad" and _is_true(arg.value):
+                return node, arg
+        return None
+
+    def _remove_statement_fix(self, small: cst.BaseSmallStatement) -> Fix | None:
+        line = self.lines[-1] if self.lines else None
+        if line is None:
+            return None
+        description = "remove the statement that makes the target require grad"
+        if len(line.body) > 1:
+            return Fix("safe", description, {small: cst.RemoveFromParent()})
+        block = self.blocks[-1] if self.blocks else None
+        if block is not None and len(block.body) == 1 and block.body[0] is line:
+            return Fix("safe", description, {line: line.with_changes(body=[cst.Pass()])})
+        return Fix("safe", description, {line: cst.RemoveFromParent()})
+
+    # --- deciding ---------------------------------------------------------------------------
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for function, (class_name, marks) in self.marks.items():
+            facts = _FunctionFacts(self, class_name)
+            function.visit(facts)
+            bindings = collect_bindings(function)
+            for mark in marks:
+                self._decide(mark, facts, bindings)
+
+    def _decide(self, mark: _Mark, facts: "_FunctionFacts", bindings: FunctionBindings) -> None:
+        if mark.inline is not None:
+            loss = facts.loss_with_target(lambda expr: _contains(expr, mark.inline))
+            if loss is not None:
+                self.report(mark.node, _message(mark, None, loss), mark.fix)
+            return
+        names = set(mark.names)
+        names |= {name for name in bindings.by_name if bindings.alias_root(name)[0] in names}
+        if not names or names & facts.differentiated or names & facts.returned:
+            return
+        if names & facts.parameters and not any(bindings.by_name.get(name) for name in mark.names):
+            return  # marks the caller's tensor in place: the caller may read its grad
+        loss = facts.loss_with_target(lambda expr: root_name(expr) in names)
+        if loss is not None:
+            self.report(mark.node, _message(mark, mark.names[0] if mark.names else None, loss), mark.fix)
+
+
+def _contains(expr: cst.CSTNode, needle: cst.CSTNode) -> bool:
+    if expr is needle:
+        return True
+    return any(_contains(child, needle) for child in expr.children)
+
+
+def _message(mark: _Mark, name: str | None, loss: LossOperands) -> str:
+    subject = f"`{name}`" if name else "this tensor"
+    call = cst.Module(body=[]).code_for_node(loss.call)
+    if len(call) > 70:
+        call = f"{loss.loss_name}(...)"
+    return (
+        f"{subject} is the target of `{call}` but is made to require grad ({mark.spelling}): autograd "
+        "records it and allocates a gradient for it every step, and nothing reads that gradient; "
+        "drop the requires_grad part and keep the detached tensor"
+    )
+
+
+def _drop_keyword_fix(call: cst.Call, keyword: cst.Arg) -> Fix:
+    args = list(call.args)
+    position = args.index(keyword)
+    args.pop(position)
+    if args and position == len(args):
+        args[-1] = args[-1].with_changes(comma=keyword.comma)
+    return Fix("safe", "drop `requires_grad=True`", {call: call.with_changes(args=args)})
+
+
+class _FunctionFacts(cst.CSTVisitor):
+    """What one function does with its tensors: loss calls, gradients read, names returned."""
+
+    def __init__(self, checker: LossTargetRequiresGrad, class_name: str | None) -> None:
+        super().__init__()
+        self.checker = checker
+        self.class_name = class_name
+        self.losses: list[LossOperands] = []
+        self.differentiated: set[str] = set()
+        self.returned: set[str] = set()
+        self.parameters: set[str] = set()
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.parameters.add(node.name.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("grad", "register_hook", "retain_grad") and isinstance(node.value, cst.Name):
+            self.differentiated.add(node.value.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.returned |= _bare_names(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if isinstance(node.value, cst.BaseExpression):
+            self.returned |= _bare_names(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        loss = self.checker.losses.loss_call(node, self.class_name)
+        if loss is not None:
+            self.losses.append(loss)
+        qualified = self.checker.qualified_name(node.func) or ""
+        dotted = dotted_name(node.func) or ""
+        if qualified in _AUTOGRAD_GRAD:
+            # grad(outputs, inputs): everything but the first argument may be differentiated
+            for arg in node.args[1:]:
+                self.differentiated |= _names_in(arg.value)
+            for arg in node.args[:1]:
+                if arg.keyword is not None and arg.keyword.value == "inputs":
+                    self.differentiated |= _names_in(arg.value)
+        elif dotted.endswith(".backward") or qualified.startswith("torch.optim.") or qualified in (
+            "torch.nn.Parameter",
+            "torch.nn.parameter.Parameter",
+        ):
+            for arg in node.args:
+                if qualified.startswith("torch.") or (arg.keyword is not None and arg.keyword.value == "inputs"):
+                    self.differentiated |= _names_in(arg.value)
+
+    def loss_with_target(self, predicate) -> LossOperands | None:
+        for loss in self.losses:
+            if loss.target is not None and predicate(loss.target):
+                return loss
+        return None
+
+
+def _bare_names(expr: cst.BaseExpression) -> set[str]:
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return {name for element in expr.elements for name in _bare_names(element.value)}
+    if isinstance(expr, cst.Dict):
+        return {
+            name
+            for element in expr.elements
+            if isinstance(element, cst.DictElement)
+            for name in _bare_names(element.value)
+        }
+    return set()
+
+
+def _names_in(expr: cst.CSTNode) -> set[str]:
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    return {name for child in expr.children for name in _names_in(child)}

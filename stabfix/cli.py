@@ -1,0 +1,284 @@
+"""The command line: wires discovery, the engine, fixes and reports. No analysis lives here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import pathspec
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stabfix import __version__, exit_codes
+from stabfix.cache import ScanCache
+from stabfix.catalog import RuleSpec, SelectorError, load_catalog, resolve_selectors, selected_codes
+from stabfix.config import Config, ConfigError, load_config
+from stabfix.discovery import discover
+from stabfix.findings import FileError, FileResult
+from stabfix.reports import FORMATS, render_github, render_json, render_sarif
+from stabfix.reports.text import render_text
+from stabfix.runner import RunResult, Task, default_jobs, run_tasks
+
+app = typer.Typer(
+    name="stabfix",
+    help="Find, fix and verify PyTorch training anti-patterns (OOM, slow-downs, NaNs, silent bugs).",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+PROGRESS_MIN_FILES = 50
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True, highlight=False).print(f"[bold red]error:[/bold red] {message}", markup=True)
+    return typer.Exit(exit_codes.ERROR)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"stabfix {__version__}")
+        raise typer.Exit(exit_codes.OK)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """stabfix: scan, apply, verify."""
+
+
+PathsArg = Annotated[Optional[list[Path]], typer.Argument(help="Files or folders (default: current folder).")]
+SelectOpt = Annotated[
+    Optional[list[str]], typer.Option("--select", help="Rules to run: codes, prefixes (SF1) or names. Repeatable or comma-separated.")
+]
+IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", help="Rules to skip: codes, prefixes or names.")]
+FormatOpt = Annotated[str, typer.Option("--output-format", help=f"One of: {', '.join(FORMATS)}.")]
+OutputOpt = Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the report to FILE instead of stdout.")]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write .stabfix_cache/.")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml or pyproject.toml.")]
+
+
+def _split(values: Optional[list[str]]) -> list[str]:
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def _display_path(path: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+def _per_file_ignores(config: Config, catalog: dict[str, RuleSpec]) -> list[tuple[pathspec.PathSpec, set[str]]]:
+    origin = f"{config.path}: per-file-ignores" if config.path else "per-file-ignores"
+    return [
+        (pathspec.GitIgnoreSpec.from_lines([pattern]), resolve_selectors(codes, catalog, origin))
+        for pattern, codes in config.per_file_ignores.items()
+    ]
+
+
+def _codes_for_file(path: Path, root: Path, codes: set[str], ignores) -> tuple[str, ...]:
+    if ignores:
+        try:
+            relative = Path(os.path.abspath(path)).relative_to(root).as_posix()
+        except ValueError:
+            relative = Path(path).as_posix()
+        for spec, ignored in ignores:
+            if spec.match_file(relative):
+                codes = codes - ignored
+    return tuple(sorted(codes))
+
+
+def _execute(
+    paths: Optional[list[Path]],
+    select: Optional[list[str]],
+    ignore: Optional[list[str]],
+    output_format: str,
+    output: Optional[Path],
+    jobs: Optional[int],
+    no_cache: bool,
+    config_file: Optional[Path],
+    mode: str,
+    unsafe: bool = False,
+) -> None:
+    if output_format not in FORMATS:
+        raise _fail(f"unknown --output-format '{output_format}' (choose from {', '.join(FORMATS)})")
+    targets = paths or [Path(".")]
+    try:
+        config = load_config(targets[0], explicit=config_file)
+        catalog = load_catalog()
+        origin = str(config.path) if config.path else "config"
+        config_codes = selected_codes(catalog, config.select, config.ignore, origin)
+        codes = resolve_selectors(_split(select), catalog, "--select") if select else config_codes
+        codes -= resolve_selectors(_split(ignore), catalog, "--ignore")
+        ignores = _per_file_ignores(config, catalog)
+    except (ConfigError, SelectorError) as exc:
+        raise _fail(str(exc)) from None
+
+    found = discover(targets, config.root, config.exclude)
+    stderr = Console(stderr=True, highlight=False)
+    for folder in found.empty_dirs:
+        stderr.print(f"warning: no Python files found in {_display_path(folder)}", markup=False)
+    tasks = [
+        Task(str(path), _display_path(path), _codes_for_file(path, config.root, codes, ignores), mode, unsafe)
+        for path in found.files
+    ]
+    cache = None if no_cache or mode != "scan" else ScanCache(config.root).load()
+    run = _run_with_progress(tasks, jobs or default_jobs(), cache)
+    run.results.extend(FileResult(error.path, error=error) for error in found.errors)
+    run.results.sort(key=lambda result: result.path)
+    _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes))
+    raise typer.Exit(_exit_code(run, found.errors, mode))
+
+
+def _run_with_progress(tasks: list[Task], jobs: int, cache: ScanCache | None) -> RunResult:
+    show = len(tasks) >= PROGRESS_MIN_FILES and sys.stderr.isatty() and not os.environ.get("CI")
+    if not show:
+        return run_tasks(tasks, jobs, cache)
+    columns = (TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        bar = progress.add_task("scan", total=len(tasks))
+        return run_tasks(tasks, jobs, cache, on_progress=lambda: progress.advance(bar))
+
+
+def _emit(run: RunResult, files: int, output_format: str, output: Optional[Path], mode: str, catalog, codes) -> None:
+    if mode == "diff":
+        diffs = "".join(result.diff for result in run.results if result.diff)
+        _write(diffs, output, markup=False)
+        if output_format == "text":
+            errors = "".join(f"{error.path}: error: {error.message}\n" for error in run.errors)
+            Console(stderr=True, highlight=False).print(errors, end="", markup=False)
+            return
+    if output_format == "json":
+        _write(render_json(run, files), output, markup=False)
+    elif output_format == "sarif":
+        _write(render_sarif(run, catalog, codes), output, markup=False)
+    elif output_format == "github":
+        _write(render_github(run), output, markup=False)
+    elif mode != "diff":
+        _write(render_text(run, files, mode), output, markup=True)
+
+
+def _write(text: str, output: Optional[Path], markup: bool) -> None:
+    if output is not None:
+        if markup:
+            from rich.text import Text
+
+            text = Text.from_markup(text).plain
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+        return
+    if markup:
+        Console(highlight=False, soft_wrap=True).print(text, end="")
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _exit_code(run: RunResult, discovery_errors: list[FileError], mode: str) -> int:
+    if any(error.fatal for error in discovery_errors):
+        return exit_codes.ERROR
+    if mode == "diff" and any(result.diff for result in run.results):
+        return exit_codes.FINDINGS
+    if run.findings or run.errors:
+        return exit_codes.FINDINGS
+    return exit_codes.OK
+
+
+@app.command()
+def scan(
+    paths: PathsArg = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    output_format: FormatOpt = "text",
+    output: OutputOpt = None,
+    jobs: JobsOpt = None,
+    no_cache: NoCacheOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Report anti-patterns. Exit 0: clean; 1: findings or unreadable files; 2: could not run."""
+    _execute(paths, select, ignore, output_format, output, jobs, no_cache, config, mode="scan")
+
+
+@app.command()
+def apply(
+    paths: PathsArg = None,
+    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes that change behaviour.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print unified diffs and write nothing (exit 1 if there are changes).")] = False,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    output_format: FormatOpt = "text",
+    output: OutputOpt = None,
+    jobs: JobsOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Rewrite code to fix findings (safe fixes only unless --unsafe-fixes). Exit 0: nothing left."""
+    _execute(paths, select, ignore, output_format, output, jobs, True, config, mode="diff" if diff else "apply", unsafe=unsafe_fixes)
+
+
+@app.command("rules")
+def rules_command() -> None:
+    """List the rule catalog."""
+    table = Table(title="stabfix rules")
+    for column in ("code", "name", "category", "severity", "fix", "summary"):
+        table.add_column(column, overflow="fold")
+    for spec in load_catalog().values():
+        table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_safety, spec.summary)
+    Console().print(table)
+
+
+@app.command()
+def explain(rule: Annotated[str, typer.Argument(help="A rule code (SF101) or name (loss-target-requires-grad).")]) -> None:
+    """Show a rule's documentation."""
+    catalog = load_catalog()
+    by_name = {spec.name: spec for spec in catalog.values()}
+    spec = catalog.get(rule.upper()) or by_name.get(rule)
+    if spec is None:
+        raise _fail(f"unknown rule '{rule}' (see `stabfix rules`)")
+    Console().print(Markdown(explain_markdown(spec)))
+
+
+def explain_markdown(spec: RuleSpec) -> str:
+    seed = f" · from seed {spec.seed}" if spec.seed else ""
+    return "\n\n".join(
+        [
+            f"# {spec.code} {spec.name}",
+            f"*{spec.category} · {spec.severity}{seed}* — {spec.summary}",
+            f"## What it does\n{spec.docs['what_it_does']}",
+            f"## Why is this bad?\n{spec.docs['why_is_this_bad']}",
+            f"## Example\n```python\n{spec.docs['example']}\n```",
+            f"## Use instead\n```python\n{spec.docs['use_instead']}\n```",
+            f"## Fix safety\n**{spec.fix_safety}** — {spec.fix_reason}",
+        ]
+    )
+
+
+def _register_verify() -> None:
+    try:
+        from stabfix.verify.command import verify
+    except ImportError:
+        return
+    app.command("verify")(verify)
+
+
+_register_verify()
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)

@@ -1,0 +1,140 @@
+"""Finding the Python files to analyse: recursive, sorted, honouring .gitignore and config excludes."""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from stabfix.findings import FileError
+
+SKIPPED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache",
+        ".pytest_cache", ".ruff_cache", ".stabfix_cache", "node_modules", "site-packages",
+        "build", "dist", ".eggs", ".ipynb_checkpoints",
+    }
+)
+
+
+@dataclass
+class Discovery:
+    files: list[Path] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    empty_dirs: list[Path] = field(default_factory=list)
+
+
+def _gitignore_spec(folder: Path) -> pathspec.PathSpec | None:
+    ignore_file = folder / ".gitignore"
+    try:
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def discover(paths: list[Path], root: Path, exclude: list[str]) -> Discovery:
+    """Files under the given paths; explicit file arguments are always included."""
+    result = Discovery()
+    exclude_spec = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    seen: set[Path] = set()
+    for path in paths:
+        if not os.path.lexists(path):
+            result.errors.append(FileError(str(path), "path does not exist", fatal=True))
+            continue
+        if path.is_dir():
+            before = len(result.files)
+            _walk_dir(path, root, exclude_spec, result, seen)
+            if len(result.files) == before:
+                result.empty_dirs.append(path)
+        else:
+            _add_file(path, result, seen)
+    return result
+
+
+def _add_file(path: Path, result: Discovery, seen: set[Path]) -> None:
+    key = Path(os.path.abspath(path))
+    if key not in seen:
+        seen.add(key)
+        result.files.append(path)
+
+
+def _excluded(path: Path, root: Path, spec: pathspec.PathSpec | None, is_dir: bool) -> bool:
+    if spec is None:
+        return False
+    try:
+        relative = path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        relative = path.as_posix()
+    return spec.match_file(relative + "/" if is_dir else relative)
+
+
+def _walk_dir(top: Path, root: Path, exclude_spec, result: Discovery, seen: set[Path]) -> None:
+    visited_real: set[str] = set()
+    # (folder, gitignore specs in force: (base folder, spec))
+    stack: list[tuple[Path, tuple]] = [(top, ())]
+    while stack:
+        folder, inherited = stack.pop()
+        real = os.path.realpath(folder)
+        if real in visited_real:
+            continue
+        visited_real.add(real)
+        spec = _gitignore_spec(folder)
+        specs = inherited + ((folder, spec),) if spec is not None else inherited
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except PermissionError:
+            result.errors.append(FileError(str(folder), "permission denied, folder skipped"))
+            continue
+        except OSError as exc:
+            result.errors.append(FileError(str(folder), exc.strerror or str(exc)))
+            continue
+        subfolders: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    result.errors.append(FileError(str(path), "symlink loop, skipped"))
+                continue
+            if is_dir:
+                if entry.is_symlink() and _is_loop(path):
+                    result.errors.append(FileError(str(path), "symlink loop (points to a parent folder), skipped"))
+                    continue
+                if entry.name in SKIPPED_DIRS or entry.name.endswith(".egg-info"):
+                    continue
+                if (path / "pyvenv.cfg").exists() or _ignored(path, specs, True):
+                    continue
+                if _excluded(path, root, exclude_spec, True):
+                    continue
+                subfolders.append(path)
+            elif entry.name.endswith(".py"):
+                if entry.is_symlink() and not os.path.exists(path):
+                    try:
+                        os.stat(path)
+                    except OSError as exc:
+                        message = "symlink loop, skipped" if exc.errno == errno.ELOOP else "broken symlink, skipped"
+                        result.errors.append(FileError(str(path), message))
+                    continue
+                if _ignored(path, specs, False) or _excluded(path, root, exclude_spec, False):
+                    continue
+                _add_file(path, result, seen)
+        stack.extend((sub, specs) for sub in reversed(subfolders))
+
+
+def _is_loop(link: Path) -> bool:
+    target = os.path.realpath(link)
+    parent = os.path.realpath(link.parent)
+    return parent == target or parent.startswith(target + os.sep)
+
+
+def _ignored(path: Path, specs: tuple, is_dir: bool) -> bool:
+    for base, spec in specs:
+        relative = path.relative_to(base).as_posix()
+        if spec.match_file(relative + "/" if is_dir else relative):
+            return True
+    return False

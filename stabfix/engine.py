@@ -1,0 +1,129 @@
+"""Analysing one file: pre-filter by rule tokens, parse once, run every selected checker in one traversal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from stabfix.analysis.imports import ImportTracker
+from stabfix.catalog import RuleSpec
+from stabfix.checker import CheckContext, Checker, RawFinding
+from stabfix.findings import Finding, Fix
+from stabfix.suppression import is_suppressed, suppressions_by_line
+
+
+class AnalysisError(Exception):
+    """The file could not be parsed; the message is one line."""
+
+
+@dataclass
+class AnalysedFinding:
+    finding: Finding
+    fix: Fix | None
+
+
+@dataclass
+class Analysis:
+    module: cst.Module | None
+    findings: list[AnalysedFinding]
+
+
+def checkers_for_text(text: str, classes: list[type[Checker]]) -> list[type[Checker]]:
+    return [cls for cls in classes if any(token in text for token in cls.tokens)]
+
+
+def analyse_text(
+    text: str,
+    display_path: str,
+    classes: list[type[Checker]],
+    specs: dict[str, RuleSpec],
+) -> Analysis:
+    """Findings of the given checkers on text, with suppressions applied, sorted by position."""
+    active = checkers_for_text(text, classes)
+    if not active:
+        return Analysis(module=None, findings=[])
+    module = parse(text)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    tracker = ImportTracker()
+    context = CheckContext(path=display_path, text=text, imports=tracker)
+    wrapper.visit_batched([tracker, *(cls(context) for cls in active)])
+    if not context.reports:
+        return Analysis(module=module, findings=[])
+    return Analysis(module=module, findings=_locate(wrapper, context.reports, text, display_path, specs))
+
+
+def parse(text: str) -> cst.Module:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
+        hint = " (Python 2 code? stabfix reads Python 3)" if _looks_like_python2(text) else ""
+        raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {message}{hint}") from None
+    except RecursionError:
+        raise AnalysisError("code nested too deeply to parse") from None
+
+
+def _looks_like_python2(text: str) -> bool:
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("print ") and not stripped.startswith("print ("):
+            return True
+        if stripped.startswith("exec ") or " except " in f" {stripped}" and ", e:" in stripped:
+            return True
+    return False
+
+
+def _locate(
+    wrapper: MetadataWrapper,
+    reports: list[RawFinding],
+    text: str,
+    display_path: str,
+    specs: dict[str, RuleSpec],
+) -> list[AnalysedFinding]:
+    # Positions and parents cost a full pass each, so only files with findings pay for them.
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    suppressed = suppressions_by_line(text)
+    located: list[AnalysedFinding] = []
+    seen: set[tuple] = set()
+    for report in reports:
+        spec = specs[report.code]
+        where = positions[report.node]
+        statement_line = positions[_enclosing_statement(report.node, parents)].start.line
+        if is_suppressed(suppressed.get(where.start.line), spec.code, spec.name) or is_suppressed(
+            suppressed.get(statement_line), spec.code, spec.name
+        ):
+            continue
+        finding = Finding(
+            code=spec.code,
+            name=spec.name,
+            path=display_path,
+            line=where.start.line,
+            column=where.start.column + 1,
+            end_line=where.end.line,
+            end_column=where.end.column + 1,
+            message=report.message,
+            severity=spec.severity,
+            fix_safety=report.fix.safety if report.fix else "none",
+            fix_description=report.fix.description if report.fix else "",
+        )
+        key = finding.sort_key()
+        if key in seen:
+            continue
+        seen.add(key)
+        located.append(AnalysedFinding(finding, report.fix))
+    located.sort(key=lambda item: item.finding.sort_key())
+    return located
+
+
+def _enclosing_statement(node: cst.CSTNode, parents) -> cst.CSTNode:
+    current = node
+    while not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.Module)):
+        parent = parents.get(current)
+        if parent is None:
+            return node
+        current = parent
+    return current if not isinstance(current, cst.Module) else node

@@ -1,0 +1,62 @@
+"""The records every layer passes along: findings, their fixes, and per-file results."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal, Mapping, Union
+
+import libcst as cst
+
+FixSafety = Literal["safe", "unsafe", "none"]
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+
+
+@dataclass
+class Fix:
+    """Node replacements (by node identity) that together repair one finding."""
+
+    safety: Literal["safe", "unsafe"]
+    description: str
+    changes: Mapping[cst.CSTNode, Replacement]
+    # Modules the rewritten code needs, added as `import NAME` when missing.
+    imports: tuple[str, ...] = ()
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+    message: str
+    severity: str
+    fix_safety: FixSafety
+    fix_description: str = ""
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code, self.end_line, self.end_column, self.message)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data.pop("fix_description")
+        return data
+
+
+@dataclass
+class FileError:
+    path: str
+    message: str
+    # A fatal error (missing path, bad config) makes the run exit 2 instead of 1.
+    fatal: bool = False
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: FileError | None = None
+    fixes_applied: int = 0
+    diff: str = ""

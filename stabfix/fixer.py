@@ -1,0 +1,103 @@
+"""Applying fixes: node replacements in rounds until nothing applicable is left, validated each round."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from stabfix.catalog import RuleSpec
+from stabfix.checker import Checker
+from stabfix.engine import Analysis, AnalysisError, analyse_text
+from stabfix.findings import Fix
+
+MAX_ROUNDS = 8
+
+
+class FixError(Exception):
+    """A fix would have produced invalid code; the file is left untouched."""
+
+
+@dataclass
+class FixOutcome:
+    text: str
+    applied: int
+    remaining: Analysis
+
+
+def fix_text(
+    text: str,
+    display_path: str,
+    classes: list[type[Checker]],
+    specs: dict[str, RuleSpec],
+    unsafe: bool,
+    analysis: Analysis | None = None,
+) -> FixOutcome:
+    applied = 0
+    current = text
+    analysis = analysis or analyse_text(current, display_path, classes, specs)
+    for _ in range(MAX_ROUNDS):
+        fixes = [
+            item.fix
+            for item in analysis.findings
+            if item.fix is not None and (item.fix.safety == "safe" or unsafe)
+        ]
+        if not fixes or analysis.module is None:
+            break
+        rewritten, count = _apply_round(analysis.module, fixes)
+        if rewritten == current:
+            break
+        _validate(rewritten, display_path)
+        current, applied = rewritten, applied + count
+        analysis = analyse_text(current, display_path, classes, specs)
+    return FixOutcome(text=current, applied=applied, remaining=analysis)
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, changes: dict[int, object]) -> None:
+        super().__init__()
+        self.changes = changes
+
+    def on_leave(self, original_node, updated_node):
+        return self.changes.get(id(original_node), updated_node)
+
+
+def _apply_round(module: cst.Module, fixes: list[Fix]) -> tuple[str, int]:
+    """Apply every fix whose nodes do not overlap an earlier one's; the rest wait for the next round."""
+    changes: dict[int, object] = {}
+    touched: set[int] = set()
+    imports: list[str] = []
+    count = 0
+    for fix in fixes:
+        covered = {id(node) for original in fix.changes for node in _subtree(original)}
+        if covered & touched:
+            continue
+        touched |= covered
+        changes.update({id(node): replacement for node, replacement in fix.changes.items()})
+        imports.extend(fix.imports)
+        count += 1
+    rewritten = module.visit(_Replacer(changes))
+    if imports:
+        context = CodemodContext()
+        for name in dict.fromkeys(imports):
+            AddImportsVisitor.add_needed_import(context, name)
+        rewritten = AddImportsVisitor(context).transform_module(rewritten)
+    return rewritten.code, count
+
+
+def _subtree(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _validate(text: str, display_path: str) -> None:
+    try:
+        cst.parse_module(text)
+        compile(text, display_path, "exec", dont_inherit=True)
+    except (cst.ParserSyntaxError, SyntaxError, AnalysisError) as exc:
+        raise FixError(f"a fix produced invalid code ({exc.__class__.__name__}); file left unchanged") from None

@@ -1,0 +1,84 @@
+"""Human-readable findings: location, rule, message, a code frame and the fix safety."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.markup import escape
+
+from stabfix.runner import RunResult
+
+_SAFETY_NOTE = {
+    "safe": "fix (safe): run `stabfix apply`",
+    "unsafe": "fix (unsafe, changes behaviour): run `stabfix apply --unsafe-fixes`",
+    "none": "no automatic fix",
+}
+
+
+def _frame(lines: list[str], line: int, column: int, end_line: int, end_column: int) -> list[str]:
+    if not 1 <= line <= len(lines):
+        return []
+    width = len(str(min(len(lines), line + 1)))
+    gutter = " " * width
+    out = [f"[blue]{gutter} |[/blue]"]
+    if line > 1:
+        out.append(f"[blue]{line - 1:>{width}} |[/blue] {escape(lines[line - 2])}")
+    text = lines[line - 1]
+    out.append(f"[blue]{line:>{width}} |[/blue] {escape(text)}")
+    stop = end_column if end_line == line else len(text) + 1
+    carets = "^" * max(1, stop - column)
+    out.append(f"[blue]{gutter} |[/blue] {' ' * (column - 1)}[bold red]{carets}[/bold red]")
+    return out
+
+
+def render_text(run: RunResult, files_scanned: int, mode: str = "scan") -> str:
+    """Rich markup; the caller prints it with or without colour."""
+    out: list[str] = []
+    sources: dict[str, list[str]] = {}
+    for finding in run.findings:
+        if finding.path not in sources:
+            try:
+                sources[finding.path] = Path(finding.path).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                sources[finding.path] = []
+        out.append(
+            f"[bold]{escape(finding.path)}:{finding.line}:{finding.column}:[/bold] "
+            f"[bold red]{finding.code}[/bold red] [dim]\\[{finding.name}][/dim] {escape(finding.message)}"
+        )
+        out.extend(_frame(sources[finding.path], finding.line, finding.column, finding.end_line, finding.end_column))
+        note = _SAFETY_NOTE[finding.fix_safety]
+        if finding.fix_description:
+            note += f" — {finding.fix_description}"
+        out.append(f"[blue]  =[/blue] {escape(note)}")
+        out.append("")
+    for error in run.errors:
+        out.append(f"[bold]{escape(error.path)}:[/bold] [bold red]error:[/bold red] {escape(error.message)}")
+    out.append(_summary_line(run, files_scanned, mode))
+    return "\n".join(out) + "\n"
+
+
+def _summary_line(run: RunResult, files_scanned: int, mode: str) -> str:
+    findings = run.findings
+    applied = sum(result.fixes_applied for result in run.results)
+    safe = sum(1 for finding in findings if finding.fix_safety == "safe")
+    unsafe = sum(1 for finding in findings if finding.fix_safety == "unsafe")
+    files_word = "file" if files_scanned == 1 else "files"
+    parts = []
+    if mode == "apply":
+        parts.append(f"Applied {applied} fix{'es' if applied != 1 else ''}.")
+        if findings:
+            parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} remain.")
+        else:
+            parts.append("Nothing left to fix.")
+    elif findings:
+        parts.append(f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} in {files_scanned} {files_word}.")
+    else:
+        parts.append(f"All checks passed ({files_scanned} {files_word} scanned).")
+    if findings and mode != "diff":
+        if safe:
+            parts.append(f"{safe} fixable with `stabfix apply`.")
+        if unsafe:
+            parts.append(f"{unsafe} more with `--unsafe-fixes`.")
+    if run.errors:
+        parts.append(f"{len(run.errors)} path{'s' if len(run.errors) != 1 else ''} could not be analysed.")
+    return " ".join(parts)

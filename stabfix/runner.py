@@ -1,0 +1,155 @@
+"""Running the engine over many files: per-file tasks, in parallel across cores, cached, ordered."""
+
+from __future__ import annotations
+
+import difflib
+import multiprocessing
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterable, Literal
+
+from stabfix.cache import ScanCache, content_key
+from stabfix.catalog import load_catalog
+from stabfix.checkers import checker_classes
+from stabfix.engine import AnalysisError, analyse_text
+from stabfix.findings import FileError, FileResult, Finding
+from stabfix.fixer import FixError, fix_text
+from stabfix.source import SourceError, read_source, write_atomically
+
+Mode = Literal["scan", "apply", "diff"]
+SERIAL_THRESHOLD = 8
+
+
+@dataclass(frozen=True)
+class Task:
+    path: str
+    display: str
+    codes: tuple[str, ...]
+    mode: Mode
+    unsafe: bool
+
+
+@dataclass
+class TaskOutcome:
+    result: FileResult
+    cache_key: str | None = None
+
+
+@dataclass
+class RunResult:
+    results: list[FileResult] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [finding for result in self.results for finding in result.findings]
+
+    @property
+    def errors(self) -> list[FileError]:
+        return [result.error for result in self.results if result.error is not None]
+
+
+@lru_cache(maxsize=64)
+def _classes_for(codes: tuple[str, ...]):
+    available = checker_classes()
+    return [available[code] for code in codes if code in available]
+
+
+# Set in the parent before forking so workers share it copy-on-write.
+_CACHE: ScanCache | None = None
+
+
+def process(task: Task) -> TaskOutcome:
+    """Analyse (and for apply/diff, fix) one file. Never raises: problems become a FileError."""
+    try:
+        return _process(task)
+    except (SourceError, AnalysisError, FixError) as exc:
+        return TaskOutcome(FileResult(task.display, error=FileError(task.display, str(exc))))
+    except RecursionError:
+        return TaskOutcome(FileResult(task.display, error=FileError(task.display, "code nested too deeply to analyse")))
+    except Exception as exc:  # a stabfix bug must not take the whole run down
+        message = f"internal error while analysing ({exc.__class__.__name__}: {exc}); please report it"
+        return TaskOutcome(FileResult(task.display, error=FileError(task.display, message)))
+
+
+def _process(task: Task) -> TaskOutcome:
+    source = read_source(Path(task.path))
+    specs = load_catalog()
+    classes = _classes_for(task.codes)
+    key = content_key(source.raw, task.codes)
+    cached = _CACHE.get(key) if _CACHE is not None else None
+    if cached is not None and (task.mode == "scan" or not any(item["fix_safety"] != "none" for item in cached)):
+        findings = [Finding(**{**item, "path": task.display}) for item in cached]
+        return TaskOutcome(FileResult(task.display, findings=findings), key)
+    analysis = analyse_text(source.text, task.display, classes, specs)
+    if task.mode == "scan" or not any(item.fix for item in analysis.findings):
+        findings = [item.finding for item in analysis.findings]
+        return TaskOutcome(FileResult(task.display, findings=findings), key)
+    outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis)
+    remaining = [item.finding for item in outcome.remaining.findings]
+    result = FileResult(task.display, findings=remaining, fixes_applied=outcome.applied)
+    if outcome.text != source.text:
+        if task.mode == "diff":
+            result.diff = "".join(
+                difflib.unified_diff(
+                    source.text.splitlines(keepends=True),
+                    outcome.text.splitlines(keepends=True),
+                    fromfile=f"a/{task.display}",
+                    tofile=f"b/{task.display}",
+                )
+            )
+            result.findings = [item.finding for item in analysis.findings]
+        else:
+            write_atomically(Path(task.path), source.encode(outcome.text))
+    return TaskOutcome(result, None if outcome.text != source.text else key)
+
+
+def run_tasks(
+    tasks: list[Task],
+    jobs: int,
+    cache: ScanCache | None,
+    on_progress: Callable[[], None] | None = None,
+) -> RunResult:
+    global _CACHE
+    _CACHE = cache
+    outcomes: Iterable[TaskOutcome]
+    workers = max(1, min(jobs, len(tasks)))
+    if workers == 1 or len(tasks) <= SERIAL_THRESHOLD:
+        outcomes = map(process, tasks)
+        executor = None
+    else:
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        chunk = max(1, min(16, len(tasks) // (workers * 8)))
+        outcomes = executor.map(process, tasks, chunksize=chunk)
+    run = RunResult()
+    live_keys: set[str] = set()
+    try:
+        for outcome in outcomes:
+            run.results.append(outcome.result)
+            if outcome.cache_key is not None and outcome.result.error is None:
+                live_keys.add(outcome.cache_key)
+                if cache is not None:
+                    cache.put(outcome.cache_key, [asdict(finding) for finding in outcome.result.findings])
+            if on_progress is not None:
+                on_progress()
+    finally:
+        if executor is not None:
+            executor.shutdown()
+        _CACHE = None
+    if cache is not None:
+        cache.save(live_keys)
+    run.results.sort(key=lambda result: result.path)
+    for result in run.results:
+        result.findings.sort(key=Finding.sort_key)
+    return run
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)

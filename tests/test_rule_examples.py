@@ -1,0 +1,65 @@
+"""Every example in every rule YAML is a test: bad examples fire, good ones and near misses do not,
+and each expected fix is exactly what `apply --unsafe-fixes` produces (and a second apply is a no-op)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stabfix.catalog import load_catalog
+from stabfix.checkers import checker_classes
+from stabfix.engine import analyse_text
+from stabfix.fixer import fix_text
+
+CATALOG = load_catalog()
+CHECKERS = checker_classes()
+
+
+def _cases(kind: str):
+    for code, spec in CATALOG.items():
+        for index, example in enumerate(getattr(spec, kind)):
+            yield pytest.param(code, example, id=f"{code}-{kind}-{index}-{example.name[:40]}")
+
+
+def _findings(code: str, source: str):
+    analysis = analyse_text(source, "example.py", [CHECKERS[code]], CATALOG)
+    return [item.finding for item in analysis.findings if item.finding.code == code]
+
+
+def test_every_rule_has_a_checker_and_every_checker_a_rule():
+    assert set(CATALOG) == set(CHECKERS)
+
+
+@pytest.mark.parametrize("code", sorted(CATALOG))
+def test_rule_ships_enough_examples(code):
+    spec = CATALOG[code]
+    assert len(spec.bad) >= 5, "at least 5 bad examples"
+    assert len(spec.near_misses) >= 5, "at least 5 near misses that must stay silent"
+    if spec.fix_safety != "none":
+        assert any(example.fixed for example in spec.bad), "a fixable rule shows its fix"
+
+
+@pytest.mark.parametrize("code,example", list(_cases("bad")))
+def test_bad_example_is_reported(code, example):
+    compile(example.code, "example.py", "exec")
+    assert _findings(code, example.code), f"{code} did not fire on: {example.name}"
+
+
+@pytest.mark.parametrize("code,example", list(_cases("good")) + list(_cases("near_misses")))
+def test_good_example_and_near_miss_stay_silent(code, example):
+    compile(example.code, "example.py", "exec")
+    assert _findings(code, example.code) == []
+
+
+@pytest.mark.parametrize("code,example", [case for case in _cases("bad") if case.values[1].fixed])
+def test_expected_fix_is_exactly_what_apply_writes(code, example):
+    outcome = fix_text(example.code, "example.py", [CHECKERS[code]], CATALOG, unsafe=True)
+    assert outcome.text == example.fixed
+    compile(outcome.text, "example.py", "exec")
+    again = fix_text(outcome.text, "example.py", [CHECKERS[code]], CATALOG, unsafe=True)
+    assert again.text == outcome.text, "applying twice must change nothing"
+
+
+@pytest.mark.parametrize("code,example", [case for case in _cases("bad") if not case.values[1].fixed])
+def test_bad_example_without_expected_fix_is_left_unchanged(code, example):
+    outcome = fix_text(example.code, "example.py", [CHECKERS[code]], CATALOG, unsafe=True)
+    assert outcome.text == example.code
