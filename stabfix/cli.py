@@ -236,7 +236,8 @@ def rules_command() -> None:
         table.add_column(column, overflow="fold")
     for spec in load_catalog().values():
         table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_safety, spec.summary)
-    Console().print(table)
+    # Pipes get a wide table so that codes and names stay greppable on one line.
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
 
 
 @app.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def analyse_text(
     """Findings of the given checkers on text, with suppressions applied, sorted by position."""
     active = checkers_for_text(text, classes)
     if not active:
+        # No rule can fire, so skip libcst; CPython's own parser still reports broken files, fast.
+        check_syntax(text, display_path)
         return Analysis(module=None, findings=[])
     module = parse(text)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -53,6 +56,17 @@ def analyse_text(
     if not context.reports:
         return Analysis(module=module, findings=[])
     return Analysis(module=module, findings=_locate(wrapper, context.reports, text, display_path, specs))
+
+
+def check_syntax(text: str, display_path: str) -> None:
+    try:
+        ast.parse(text, filename=display_path)
+    except SyntaxError as exc:
+        message = (exc.msg or "invalid syntax").splitlines()[0]
+        hint = " (Python 2 code? stabfix reads Python 3)" if _looks_like_python2(text) else ""
+        raise AnalysisError(f"syntax error at line {exc.lineno}, column {exc.offset or 1}: {message}{hint}") from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise AnalysisError(f"cannot parse: {exc.__class__.__name__}") from None
 
 
 def parse(text: str) -> cst.Module:

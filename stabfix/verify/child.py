@@ -1,0 +1,460 @@
+"""The child process of `stabfix verify`: imports the user's entry, runs the instrumented steps and
+streams one JSON object per line to the parent over a dedicated pipe (the user's own stdout/stderr
+go to a file the parent reads only when something went wrong).
+
+Events: start, ready, step (one per step), done, error (the user's code failed; carries the user's
+traceback with stabfix frames removed), internal (stabfix itself failed).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import gc
+import importlib
+import importlib.util
+import json
+import os
+import random
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+FAULT_SIGNAL = getattr(signal, "SIGUSR1", None)
+
+
+class UserCodeError(Exception):
+    """The user's code failed (import, entry, step); carries the phase and a formatted traceback."""
+
+    def __init__(self, phase: str, message: str, tb: str | None = None, step: int | None = None,
+                 kind: str = "exception") -> None:
+        super().__init__(message)
+        self.phase = phase
+        self.message = message
+        self.tb = tb
+        self.step = step
+        self.kind = kind
+
+
+class _Channel:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def send(self, event: dict[str, Any]) -> None:
+        data = (json.dumps(event, default=str) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            written = os.write(self.fd, view)
+            view = view[written:]
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback as Python prints it, minus the frames of stabfix's own child code."""
+    te = traceback.TracebackException.from_exception(exc)
+    seen: set[int] = set()
+    stack = [te]
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        frames = [f for f in cur.stack if not f.filename.startswith(_HERE)]
+        cur.stack = traceback.StackSummary.from_list(frames)
+        for nxt in (cur.__cause__, cur.__context__):
+            if nxt is not None:
+                stack.append(nxt)
+    return "".join(te.format()).rstrip()
+
+
+def _exc_message(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)  # all devices
+    if importlib.util.find_spec("numpy") is not None:
+        try:
+            import numpy
+
+            numpy.random.seed(seed)
+        except Exception:  # noqa: BLE001 - a broken numpy must not stop the run
+            pass
+
+
+def _load_entry(entry: str, project: Path) -> Any:
+    module_name, _, func_name = entry.rpartition(":")
+    try:
+        if module_name.endswith(".py"):
+            file = (project / module_name).resolve()
+            if not file.is_file():
+                raise UserCodeError("import", f"entry file {module_name} not found in {project}", kind="not_found")
+            spec = importlib.util.spec_from_file_location(file.stem, file)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[file.stem] = module
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except UserCodeError:
+        raise
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise UserCodeError(
+                "import",
+                f"entry module '{module_name}' not found (looked in {project} and the installed packages)",
+                kind="not_found",
+            ) from None
+        raise UserCodeError("import", f"importing '{module_name}' failed: {_exc_message(exc)}",
+                            _user_traceback(exc)) from None
+    except BaseException as exc:  # noqa: BLE001 - anything the user's module does at import
+        raise UserCodeError("import", f"importing '{module_name}' failed: {_exc_message(exc)}",
+                            _user_traceback(exc)) from None
+    func = getattr(module, func_name, None)
+    if func is None:
+        raise UserCodeError("import", f"module '{module_name}' has no function '{func_name}'", kind="not_found")
+    if not callable(func):
+        raise UserCodeError("import", f"'{entry}' is not callable (it is a {type(func).__name__})", kind="not_found")
+    return func
+
+
+def _models_list(models: Any) -> list[tuple[str, Any]]:
+    import torch
+
+    if isinstance(models, torch.nn.Module):
+        return [("", models)]
+    if isinstance(models, dict) and all(isinstance(m, torch.nn.Module) for m in models.values()):
+        return [(f"{k}.", m) for k, m in models.items()]
+    if isinstance(models, (list, tuple)) and all(isinstance(m, torch.nn.Module) for m in models):
+        if len(models) == 1:
+            return [("", models[0])]
+        names = [type(m).__name__ for m in models]
+        unique = len(set(names)) == len(names)
+        return [((names[i] if unique else f"models[{i}]") + ".", m) for i, m in enumerate(models)]
+    raise UserCodeError(
+        "entry",
+        "the entry must return models as an nn.Module or a list/tuple/dict of them, "
+        f"got {type(models).__name__}",
+        kind="bad_return",
+    )
+
+
+def _optimizers_list(optimizers: Any) -> list[Any]:
+    import torch
+
+    if optimizers is None:
+        return []
+    if isinstance(optimizers, torch.optim.Optimizer):
+        return [optimizers]
+    if isinstance(optimizers, dict):
+        optimizers = list(optimizers.values())
+    if isinstance(optimizers, (list, tuple)) and all(isinstance(o, torch.optim.Optimizer) for o in optimizers):
+        return list(optimizers)
+    raise UserCodeError(
+        "entry",
+        f"the entry must return optimizers as a torch.optim.Optimizer or a list/tuple of them, "
+        f"got {type(optimizers).__name__}",
+        kind="bad_return",
+    )
+
+
+def _unpack(result: Any) -> tuple[Any, Any, Any]:
+    if isinstance(result, tuple) and len(result) == 3:
+        models, optimizers, step = result
+    elif isinstance(result, tuple) and len(result) == 2:
+        models, step = result
+        optimizers = None
+    else:
+        got = f"a tuple of {len(result)}" if isinstance(result, tuple) else type(result).__name__
+        raise UserCodeError(
+            "entry", f"the entry must return (models, optimizers, step) or (models, step), got {got}",
+            kind="bad_return",
+        )
+    if not callable(step):
+        raise UserCodeError("entry", f"step must be a zero-argument callable, got {type(step).__name__}",
+                            kind="bad_return")
+    return models, optimizers, step
+
+
+def _param_counts(models: list[tuple[str, Any]], optimizers: list[Any]) -> dict[str, int]:
+    seen: dict[int, Any] = {}
+    for _, model in models:
+        for p in model.parameters():
+            seen.setdefault(id(p), p)
+    total = sum(p.numel() for p in seen.values())
+    trainable = sum(p.numel() for p in seen.values() if p.requires_grad)
+    in_opt: set[int] = set()
+    opt_extra: dict[int, Any] = {}
+    for opt in optimizers:
+        for group in opt.param_groups:
+            for p in group["params"]:
+                in_opt.add(id(p))
+                if id(p) not in seen:
+                    opt_extra[id(p)] = p
+    not_optimized = sum(p.numel() for i, p in seen.items() if p.requires_grad and i not in in_opt)
+    return {
+        "total": total,
+        "trainable": trainable,
+        "frozen": total - trainable,
+        "trainable_not_in_optimizer": not_optimized if optimizers else 0,
+        "optimizer_params_outside_models": sum(p.numel() for p in opt_extra.values()),
+    }
+
+
+def _all_tensors() -> list[Any]:
+    import torch
+
+    return [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
+
+
+def run(settings: dict[str, Any], channel: _Channel) -> int:
+    """The instrumented smoke-train. Raises UserCodeError for the user's failures."""
+    t_start = time.perf_counter()
+    project = Path(settings["project"])
+    steps = int(settings["steps"])
+    warmup = int(settings["warmup"])
+    seed = int(settings["seed"])
+
+    import torch
+
+    from stabfix.verify.holders import find_holders
+    from stabfix.verify.probes import Probes
+    from stabfix.verify.tracker import PHASES, LiveTensorTracker, op_name
+
+    requested = settings["device"]
+    if requested == "auto":
+        device_str = "cuda" if torch.cuda.is_available() else "cpu"
+    else:
+        device_str = requested
+    if device_str.startswith("cuda") and not torch.cuda.is_available():
+        raise UserCodeError("setup", f"device '{requested}' requested but CUDA is not available", kind="setup")
+    device = torch.device(device_str)
+    use_cuda = device.type == "cuda"
+    if use_cuda and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+
+    channel.send({
+        "type": "start",
+        "pid": os.getpid(),
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if use_cuda else "cpu",
+        "threads": torch.get_num_threads(),
+    })
+
+    _seed_everything(seed)
+    entry = _load_entry(settings["entry"], project)
+    _seed_everything(seed)
+    try:
+        result = entry(device)
+    except BaseException as exc:  # noqa: BLE001
+        raise UserCodeError("entry", f"{settings['entry']}({device}) raised {_exc_message(exc)}",
+                            _user_traceback(exc)) from None
+    models_raw, optimizers_raw, step_fn = _unpack(result)
+    del result
+    models = _models_list(models_raw)
+    optimizers = _optimizers_list(optimizers_raw)
+
+    snapshot_path = settings.get("snapshot")
+    recording = False
+    if use_cuda and snapshot_path:
+        torch.cuda.memory._record_memory_history(max_entries=200_000)
+        recording = True
+
+    tracker = LiveTensorTracker()
+    probes = Probes(models, tracker)
+    probes.install()
+    gc.collect()
+    existing = _all_tensors()
+    tracker.register_existing(existing)
+    del existing
+    model_bytes = _model_state_bytes(models)
+    channel.send({
+        "type": "ready",
+        "setup_s": time.perf_counter() - t_start,
+        "live_before_bytes": tracker.live,
+        "model_state_bytes": model_bytes,
+        "models": [{"name": (p.rstrip(".") or type(m).__name__), "type": type(m).__name__} for p, m in models],
+        "optimizers": [type(o).__name__ for o in optimizers],
+        "modules_hooked": probes._module_hook_count,
+    })
+
+    retries0 = ooms0 = 0
+    if use_cuda:
+        stats = torch.cuda.memory_stats(device)
+        retries0, ooms0 = stats.get("num_alloc_retries", 0), stats.get("num_ooms", 0)
+
+    live_ends: list[int] = []
+    for i in range(1, steps + 1):
+        probes.begin_step()
+        start_live = tracker.begin_step(i)
+        cuda_start = 0
+        if use_cuda:
+            torch.cuda.synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+            cuda_start = torch.cuda.memory_allocated(device)
+        t0 = time.perf_counter()
+        try:
+            with tracker:
+                loss = step_fn()
+        except BaseException as exc:  # noqa: BLE001 - everything the user's step does
+            tracker.step = -1
+            oom = type(exc).__name__ == "OutOfMemoryError"
+            info: dict[str, Any] = {}
+            if oom and use_cuda:
+                info["snapshot"] = _dump_snapshot(torch, snapshot_path or str(project / "stabfix-oom-snapshot.pickle"))
+            err = UserCodeError("step", f"step {i} raised {_exc_message(exc)}", _user_traceback(exc), step=i,
+                                kind="oom" if oom else "exception")
+            err.extra = info  # type: ignore[attr-defined]
+            raise err from None
+        if loss is not None and not isinstance(loss, (torch.Tensor, int, float)) or isinstance(loss, bool):
+            raise UserCodeError(
+                "step", f"step must return the loss (a tensor or a float), got {type(loss).__name__}",
+                step=i, kind="bad_return",
+            )
+        readback = probes.end_step(i, loss)
+        t1 = time.perf_counter()
+        del loss
+        record: dict[str, Any] = {
+            "type": "step",
+            "step": i,
+            "warmup": i <= warmup,
+            "time_ms": (t1 - t0) * 1e3,
+            "start_live_bytes": start_live,
+            "peak_bytes": tracker.step_peak,
+            "phase_peak_bytes": {PHASES[k]: (v or None) for k, v in enumerate(tracker.phase_peaks)},
+            "live_end_bytes": tracker.live,
+        }
+        record.update(readback)
+        if use_cuda:
+            stats = torch.cuda.memory_stats(device)
+            record["cuda"] = {
+                "start_allocated_bytes": cuda_start,
+                "max_allocated_bytes": torch.cuda.max_memory_allocated(device),
+                "max_reserved_bytes": torch.cuda.max_memory_reserved(device),
+                "allocated_end_bytes": torch.cuda.memory_allocated(device),
+                "alloc_retries": stats.get("num_alloc_retries", 0) - retries0,
+                "ooms": stats.get("num_ooms", 0) - ooms0,
+            }
+        live_ends.append(tracker.live)
+        channel.send(record)
+    tracker.step = -1  # anything allocated from here on is stabfix's
+
+    # survivors: storages created after warm-up (all steps but the last) and still alive at the end
+    probes.remove()
+    gc.collect()
+    first = warmup + 1 if warmup + 1 < steps else 1
+    survivors = tracker.survivors(first, steps - 1)
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for ref in survivors:
+        site = ref.site
+        key = (op_name(ref.op), site[0] if site else None, site[1] if site else None, PHASES[ref.phase])
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = {
+                "op": key[0], "file": _display_path(site[0], project) if site else None,
+                "line": site[1] if site else None, "function": site[2] if site else None,
+                "phase": key[3], "count": 0, "bytes": 0, "steps": set(), "keys": set(),
+            }
+        g["count"] += 1
+        g["bytes"] += ref.nbytes
+        g["steps"].add(ref.step)
+        g["keys"].add(ref.key)
+    ranked = sorted(groups.values(), key=lambda g: -g["bytes"])[:10]
+    del survivors
+    holders = find_holders({i: g["keys"] for i, g in enumerate(ranked)}, ignore={id(groups), id(ranked)})
+    survivor_out = []
+    for i, g in enumerate(ranked):
+        h = holders.get(i, {})
+        survivor_out.append({
+            "op": g["op"], "file": g["file"], "line": g["line"], "function": g["function"], "phase": g["phase"],
+            "count": g["count"], "bytes": g["bytes"], "steps": len(g["steps"]),
+            "holders": h.get("holders", []), "paths": h.get("paths", [])[:3],
+            "python_refs": h.get("python_refs", False),
+        })
+
+    snapshot_written = None
+    if recording:
+        snapshot_written = _dump_snapshot(torch, snapshot_path)
+        torch.cuda.memory._record_memory_history(enabled=None)
+
+    channel.send({
+        "type": "done",
+        "params": _param_counts(models, optimizers + [o for o in probes.optimizers_seen.values()
+                                                      if all(o is not x for x in optimizers)]),
+        "optimizers_stepped": [type(o).__name__ for o in probes.optimizers_seen.values()],
+        "first_nonfinite_module": probes.first_nonfinite,
+        "survivors": survivor_out,
+        "survivor_window": [first, steps - 1],
+        "live_after_gc_bytes": tracker.live,
+        "snapshot": snapshot_written,
+        "total_s": time.perf_counter() - t_start,
+    })
+    return 0
+
+
+def _model_state_bytes(models: list[tuple[str, Any]]) -> int:
+    seen: dict[int, int] = {}
+    for _, model in models:
+        for t in list(model.parameters()) + list(model.buffers()):
+            try:
+                st = t.untyped_storage()
+            except Exception:  # noqa: BLE001
+                continue
+            seen[id(st)] = st.nbytes()
+    return sum(seen.values())
+
+
+def _display_path(filename: str, project: Path) -> str:
+    try:
+        return str(Path(filename).resolve().relative_to(project.resolve()))
+    except (ValueError, OSError):
+        return filename
+
+
+def _dump_snapshot(torch: Any, path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        torch.cuda.memory._dump_snapshot(path)
+        return path
+    except Exception:  # noqa: BLE001 - a failed dump must not hide the real error
+        return None
+
+
+def main(argv: list[str]) -> int:
+    settings = json.loads(argv[0])
+    channel = _Channel(int(settings["fd"]))
+    if FAULT_SIGNAL is not None:
+        faulthandler.register(FAULT_SIGNAL, file=sys.stderr, all_threads=True)
+    try:
+        return run(settings, channel)
+    except UserCodeError as exc:
+        event = {"type": "error", "phase": exc.phase, "kind": exc.kind, "message": exc.message,
+                 "traceback": exc.tb, "step": exc.step}
+        event.update(getattr(exc, "extra", {}) or {})
+        channel.send(event)
+        return 3
+    except BaseException as exc:  # noqa: BLE001 - stabfix's own failure: reported, never a traceback
+        channel.send({"type": "internal", "message": _exc_message(exc),
+                      "traceback": "".join(traceback.format_exception(exc))})
+        return 4
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+if __name__ == "__main__":  # pragma: no cover - started by the runner
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,236 @@
+"""Gradient and numerics probes (child process only; imports torch).
+
+- Every `optimizer.step()` (global step pre/post hooks, so optimizers built inside the step are seen
+  too) marks the optimizer phase and, right before the update, takes per-parameter gradient norms
+  with one `_foreach_norm` per (device, dtype) group; nothing is read back yet.
+- A forward hook on every submodule records `aminmax` of each floating output (NaN propagates to
+  both, +-inf shows in max/min), in execution order, until the first non-finite one is found.
+- `end_step` moves all of it (loss, norms, minima/maxima) to the host in one transfer per device.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from stabfix.verify.tracker import untracked
+
+TOP_K = 5
+MAX_NAMES = 20
+
+
+def _tensors_of(out: Any) -> list[torch.Tensor]:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [o for o in out if isinstance(o, torch.Tensor)]
+    if isinstance(out, dict):
+        return [o for o in out.values() if isinstance(o, torch.Tensor)]
+    return []
+
+
+class Probes:
+    def __init__(self, models: list[tuple[str, torch.nn.Module]], tracker: Any) -> None:
+        self.tracker = tracker
+        self.models = models
+        self.param_names: dict[int, str] = {}
+        for prefix, model in models:
+            for name, p in model.named_parameters(remove_duplicate=True):
+                self.param_names.setdefault(id(p), prefix + name)
+        self.handles: list[Any] = []
+        self.optimizers_seen: dict[int, Any] = {}
+        self.first_nonfinite: dict[str, Any] | None = None
+        self._checking_modules = True
+        self._last_checked: Any = None
+        self.begin_step()
+
+    # -- install / remove ----------------------------------------------------------------------
+    def install(self) -> None:
+        from torch.optim.optimizer import (
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
+
+        self.handles.append(register_optimizer_step_pre_hook(self._pre_step))
+        self.handles.append(register_optimizer_step_post_hook(self._post_step))
+        seen: set[int] = set()
+        for prefix, model in self.models:
+            for name, module in model.named_modules():
+                if id(module) in seen:
+                    continue
+                seen.add(id(module))
+                qualified = (prefix + name) if name else (prefix.rstrip(".") or type(module).__name__)
+                self.handles.append(module.register_forward_hook(self._make_hook(qualified, module)))
+        self._module_hook_count = len(self.handles) - 2
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+    def _remove_module_hooks(self) -> None:
+        for handle in self.handles[2:]:
+            handle.remove()
+        del self.handles[2:]
+
+    # -- per-step state ------------------------------------------------------------------------
+    def begin_step(self) -> None:
+        self._norm_groups: list[tuple[list[int], list[torch.Tensor]]] = []  # (param ids, norms)
+        self._none_grad: list[int] = []
+        self._fwd: list[tuple[str, str, torch.Tensor, torch.Tensor]] = []
+        self._last_checked = None
+        self.optimizer_steps = 0
+
+    def name_of(self, p: torch.Tensor) -> str:
+        name = self.param_names.get(id(p))
+        if name is None:
+            name = f"<unnamed {tuple(p.shape)} parameter>"
+            self.param_names[id(p)] = name
+        return name
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def _pre_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.tracker.enter_optimizer()
+        self.optimizer_steps += 1
+        self.optimizers_seen[id(optimizer)] = optimizer
+        groups: dict[tuple[Any, Any], tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    if p.requires_grad:
+                        self._none_grad.append(p)
+                    continue
+                if grad.is_sparse:
+                    grad = grad.coalesce()._values()
+                key = (grad.device, grad.dtype)
+                entry = groups.get(key)
+                if entry is None:
+                    entry = groups[key] = ([], [])
+                entry[0].append(p)
+                entry[1].append(grad)
+        with untracked():
+            for params, grads in groups.values():
+                try:
+                    norms = list(torch._foreach_norm(grads))
+                except (RuntimeError, NotImplementedError):
+                    norms = [torch.linalg.vector_norm(g.detach().float()) for g in grads]
+                self._norm_groups.append((params, norms))
+
+    def _post_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.tracker.exit_optimizer()
+
+    def _make_hook(self, name: str, module: torch.nn.Module) -> Any:
+        kind = type(module).__name__
+
+        def hook(mod: Any, inputs: Any, output: Any) -> None:
+            if not self._checking_modules:
+                return
+            for t in _tensors_of(output):
+                if t is self._last_checked or not t.is_floating_point() or t.numel() == 0:
+                    continue
+                self._last_checked = t
+                with untracked():
+                    lo, hi = torch.aminmax(t.detach())
+                self._fwd.append((name, kind, lo, hi))
+
+        return hook
+
+    # -- readback ------------------------------------------------------------------------------
+    def end_step(self, step: int, loss: Any) -> dict[str, Any]:
+        """One host transfer per device: loss, grad norms, module minima/maxima."""
+        pieces: list[torch.Tensor] = []
+        loss_kind = None
+        loss_value: float | None = None
+        if isinstance(loss, torch.Tensor):
+            loss_kind = "tensor"
+            with untracked():
+                lt = loss.detach()
+                if lt.numel() != 1:
+                    lt = lt.float().mean() if lt.numel() else lt.new_tensor(float("nan"))
+                pieces.append(lt.reshape(()))
+        elif isinstance(loss, (int, float)) and not isinstance(loss, bool):
+            loss_kind = "float"
+            loss_value = float(loss)
+        norms_flat = [n for _, norms in self._norm_groups for n in norms]
+        params_flat = [p for params, _ in self._norm_groups for p in params]
+        pieces.extend(norms_flat)
+        for _, _, lo, hi in self._fwd:
+            pieces.append(lo)
+            pieces.append(hi)
+
+        values: list[float] = [0.0] * len(pieces)
+        if pieces:
+            by_device: dict[Any, list[int]] = {}
+            for i, t in enumerate(pieces):
+                by_device.setdefault(t.device, []).append(i)
+            with untracked():
+                for idx in by_device.values():
+                    got = torch.stack([pieces[i] for i in idx]).double().tolist()
+                    for i, v in zip(idx, got):
+                        values[i] = v
+        pos = 0
+        if loss_kind == "tensor":
+            loss_value = values[0]
+            pos = 1
+
+        result: dict[str, Any] = {"loss": loss_value, "loss_kind": loss_kind}
+        # gradients ------------------------------------------------------------------------
+        if params_flat:
+            norms = values[pos : pos + len(params_flat)]
+            pos += len(params_flat)
+            last: dict[int, tuple[Any, float]] = {}
+            for p, n in zip(params_flat, norms):
+                last[id(p)] = (p, n)  # the same parameter stepped twice: keep the latest norm
+            total_sq = 0.0
+            any_nan = any_inf = False
+            nonfinite: list[str] = []
+            ranked: list[tuple[float, str]] = []
+            for p, n in last.values():
+                name = self.name_of(p)
+                if math.isfinite(n):
+                    total_sq += n * n
+                    ranked.append((n, name))
+                else:
+                    any_nan = any_nan or math.isnan(n)
+                    any_inf = any_inf or not math.isnan(n)
+                    nonfinite.append(name)
+            ranked.sort(key=lambda item: -item[0])
+            grad_norm = math.nan if any_nan else math.inf if any_inf else math.sqrt(total_sq)
+            result.update(
+                grad_norm=grad_norm,
+                top_params=[[name, n] for n, name in ranked[:TOP_K]],
+                nonfinite_grads=nonfinite[:MAX_NAMES],
+                nonfinite_grads_count=len(nonfinite),
+                params_with_grad=len(last),
+            )
+        else:
+            result.update(grad_norm=None, top_params=[], nonfinite_grads=[], nonfinite_grads_count=0,
+                          params_with_grad=0)
+        none_names = list(dict.fromkeys(self.name_of(p) for p in self._none_grad))
+        result["none_grads"] = none_names[:MAX_NAMES]
+        result["none_grads_count"] = len(none_names)
+        result["optimizer_steps"] = self.optimizer_steps
+        # numerics ----------------------------------------------------------------------------
+        result["nonfinite_module"] = None
+        for i, (name, kind, _, _) in enumerate(self._fwd):
+            lo, hi = values[pos + 2 * i], values[pos + 2 * i + 1]
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                has_nan = math.isnan(lo) or math.isnan(hi)
+                what = "NaN" if has_nan else "Inf"
+                found = {"module": name, "type": kind, "step": step, "value": what,
+                         "index": i, "modules_checked": len(self._fwd)}
+                result["nonfinite_module"] = found
+                if self.first_nonfinite is None:
+                    self.first_nonfinite = found
+                    self._checking_modules = False  # found: stop paying for the checks
+                    self._remove_module_hooks()
+                break
+        result["modules_checked"] = len(self._fwd)
+        self._norm_groups = []
+        self._none_grad = []
+        self._fwd = []
+        self._last_checked = None
+        return result

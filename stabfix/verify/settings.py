@@ -1,0 +1,160 @@
+"""The `verify` settings: read from the config section, overridden by CLI flags, validated.
+
+Pure Python (no torch): the CLI imports this at startup.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+VERIFY_KEYS = ("entry", "steps", "warmup", "seed", "device", "timeout", "budgets")
+BUDGET_KEYS = (
+    "peak_memory_mb",
+    "memory_growth_mb_per_step",
+    "grad_norm",
+    "step_time_ms",
+    "trainable_params",
+)
+DEFAULTS: dict[str, Any] = {
+    "entry": None,
+    "steps": 10,
+    "warmup": 2,
+    "seed": 0,
+    "device": "auto",
+    "timeout": 300.0,
+}
+MB = 1024 * 1024  # budgets and reports use MiB; the config keys keep the short `_mb` suffix
+
+
+class SettingsError(Exception):
+    """Bad verify settings: the message names the key (exit code 2)."""
+
+
+@dataclass
+class Settings:
+    entry: str
+    steps: int = 10
+    warmup: int = 2
+    seed: int = 0
+    device: str = "auto"
+    timeout: float = 300.0
+    budgets: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _as_int(key: str, value: Any, minimum: int) -> int:
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if not _is_int(value):
+        raise SettingsError(f"verify.{key} must be an integer, got {value!r}")
+    if value < minimum:
+        raise SettingsError(f"verify.{key} must be >= {minimum}, got {value}")
+    return value
+
+
+def _as_number(key: str, value: Any, *, positive: bool) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise SettingsError(f"{key} must be a number, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise SettingsError(f"{key} must be a number, got {value!r}")
+    if positive and value <= 0:
+        raise SettingsError(f"{key} must be > 0, got {value}")
+    if value < 0:
+        raise SettingsError(f"{key} must be >= 0, got {value}")
+    return float(value)
+
+
+def normalize_budget_key(key: str) -> str:
+    return key.strip().replace("-", "_")
+
+
+def parse_budget_flags(items: list[str]) -> dict[str, Any]:
+    """`--budget KEY=VALUE` items -> {key: value}; raises SettingsError naming a bad item."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise SettingsError(f"--budget expects KEY=VALUE, got {item!r}")
+        out[normalize_budget_key(key)] = value.strip()
+    return out
+
+
+def _validate_budgets(raw: Any, source: str) -> dict[str, float]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise SettingsError(f"{source}budgets must be a mapping of budget names to numbers")
+    budgets: dict[str, float] = {}
+    for key, value in raw.items():
+        name = normalize_budget_key(str(key))
+        if name not in BUDGET_KEYS:
+            raise SettingsError(
+                f"unknown budget '{key}' in {source}budgets (known: {', '.join(BUDGET_KEYS)})"
+            )
+        budgets[name] = _as_number(f"budget {name}", value, positive=False)
+    return budgets
+
+
+def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source: str = "verify.") -> Settings:
+    """Merge the config section with CLI overrides (None = not given) and validate everything."""
+    if not isinstance(section, dict):
+        raise SettingsError("the verify section must be a mapping")
+    unknown = [key for key in section if key not in VERIFY_KEYS]
+    if unknown:
+        raise SettingsError(
+            f"unknown key '{unknown[0]}' in the verify section (known: {', '.join(VERIFY_KEYS)})"
+        )
+    merged: dict[str, Any] = dict(DEFAULTS)
+    merged.update({k: v for k, v in section.items() if k != "budgets"})
+    budgets = _validate_budgets(section.get("budgets"), source)
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key == "budgets":
+            budgets.update(_validate_budgets(value, "--budget "))
+        else:
+            merged[key] = value
+
+    entry = merged["entry"]
+    if entry is None or (isinstance(entry, str) and not entry.strip()):
+        raise SettingsError(
+            "no verify entry: set `verify: {entry: module:function}` in stabfix.yaml "
+            "(or [tool.stabfix.verify] in pyproject.toml), or pass --entry module:function"
+        )
+    if not isinstance(entry, str) or ":" not in entry:
+        raise SettingsError(f"verify.entry must look like 'module:function', got {entry!r}")
+    module, _, func = entry.strip().rpartition(":")
+    if not module or not func.isidentifier():
+        raise SettingsError(f"verify.entry must look like 'module:function', got {entry!r}")
+
+    steps = _as_int("steps", merged["steps"], 1)
+    warmup = _as_int("warmup", merged["warmup"], 0)
+    if warmup >= steps:
+        raise SettingsError(f"verify.warmup ({warmup}) must be smaller than verify.steps ({steps})")
+    seed = _as_int("seed", merged["seed"], 0)
+    device = merged["device"]
+    if not isinstance(device, str) or not (
+        device in ("auto", "cpu", "cuda") or (device.startswith("cuda:") and device[5:].isdigit())
+    ):
+        raise SettingsError(f"verify.device must be auto, cpu, cuda or cuda:N, got {device!r}")
+    timeout = _as_number("verify.timeout", merged["timeout"], positive=True)
+    return Settings(
+        entry=entry.strip(),
+        steps=steps,
+        warmup=warmup,
+        seed=seed,
+        device=device,
+        timeout=timeout,
+        budgets=budgets,
+    )

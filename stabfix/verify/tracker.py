@@ -1,0 +1,212 @@
+"""Exact live-tensor accounting with a TorchDispatchMode (child process only; imports torch).
+
+Every aten op that runs while the mode is active is intercepted; each tensor it returns is mapped
+to its storage (`untyped_storage()`; the storage's Python object is preserved by torch for as long
+as the C++ storage lives, so its identity is a stable key), and a weak reference with a callback
+on that storage object tells us when the memory is released. Counting storages, not tensors, means
+views and in-place results are never double counted.
+
+Cost per op is one Python call plus, for ops that can allocate, one storage lookup; the stack walk
+that records where a storage was created runs only for new storages.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import weakref
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+FORWARD, BACKWARD, OPTIMIZER = 0, 1, 2
+PHASES = ("forward", "backward", "optimizer")
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_STABFIX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB_DIRS = tuple(
+    {os.path.join(p, "") for p in (sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")) if p}
+)
+# The ops that hand back (an alias of) an input but may be the first time we see a storage.
+_ALIAS_BUT_NEW = {"lift_fresh", "lift", "set_", "resize_", "resize_as_", "_resize_output_"}
+
+# Excluding the Python dispatch keys makes ops run past every dispatch mode: used by stabfix's own
+# probes (norms, finiteness checks) so that they neither cost a mode round trip nor get counted.
+_PY_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.Python) | torch._C.DispatchKeySet(
+    torch._C.DispatchKey.PythonTLSSnapshot
+)
+
+
+def untracked() -> Any:
+    """Context manager: ops inside bypass the tracker (and any other dispatch mode)."""
+    return torch._C._ExcludeDispatchKeyGuard(_PY_KEYS)
+
+
+def is_internal_file(filename: str) -> bool:
+    return (
+        filename.startswith(_TORCH_DIR)
+        or filename.startswith(_STABFIX_DIR)
+        or filename.startswith(_STDLIB_DIRS)
+        or filename.startswith("<")
+    )
+
+
+class _StorageRef(weakref.ref):
+    __slots__ = ("key", "nbytes", "step", "phase", "op", "site")
+
+
+class LiveTensorTracker(TorchDispatchMode):
+    """Live bytes, per-step and per-phase peaks, and the origin of every storage created."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: dict[int, _StorageRef] = {}
+        self.live = 0
+        self.step = 0  # 0 = tensors that existed before the first step
+        self.step_peak = 0
+        self.phase_peaks = [0, 0, 0]
+        self.in_optimizer = 0
+        self._kinds: dict[Any, int] = {}
+        self._internal_code: dict[Any, bool] = {}
+        self._graph_task_id = torch._C._current_graph_task_id
+        self._on_free_cb = self._on_free
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def _on_free(self, ref: _StorageRef) -> None:
+        if self.refs.pop(ref.key, None) is not None:
+            self.live -= ref.nbytes
+
+    def _classify(self, func: Any) -> int:
+        """0: returns aliases only (views, in-place), nothing new; 1: may return new storages;
+        2: may also resize a storage it was given (check sizes of known storages)."""
+        schema = func._schema
+        name = schema.name.split("::")[-1]
+        if name in _ALIAS_BUT_NEW or any(a.is_out for a in schema.arguments):
+            kind = 2
+        elif all(r.alias_info is not None for r in schema.returns):  # views, in-place, no returns
+            kind = 0
+        else:
+            kind = 1
+        self._kinds[func] = kind
+        return kind
+
+    def _site(self) -> tuple[str, int, str] | None:
+        frame = sys._getframe(3)
+        cache = self._internal_code
+        while frame is not None:
+            code = frame.f_code
+            internal = cache.get(code)
+            if internal is None:
+                internal = cache[code] = is_internal_file(code.co_filename)
+            if not internal:
+                return (code.co_filename, frame.f_lineno, code.co_name)
+            frame = frame.f_back
+        return None
+
+    def _see(self, t: torch.Tensor, func: Any, kind: int) -> None:
+        try:
+            st = t.untyped_storage()
+        except (RuntimeError, NotImplementedError):  # sparse, nested and other storage-less layouts
+            return
+        key = id(st)
+        ref = self.refs.get(key)
+        if ref is not None:
+            if kind == 2:
+                nbytes = st.nbytes()
+                if nbytes != ref.nbytes:  # resized in place (out= or resize_)
+                    self.live += nbytes - ref.nbytes
+                    ref.nbytes = nbytes
+                    self._bump()
+            return
+        nbytes = st.nbytes()
+        if nbytes == 0 or st.device.type == "meta":
+            return
+        self._add(st, key, nbytes, func, self._site())
+
+    def _add(self, st: Any, key: int, nbytes: int, op: Any, site: Any) -> None:
+        ref = _StorageRef(st, self._on_free_cb)
+        ref.key = key
+        ref.nbytes = nbytes
+        ref.step = self.step
+        ref.op = op
+        ref.site = site
+        self.refs[key] = ref
+        self.live += nbytes
+        ref.phase = self._bump()
+
+    def _bump(self) -> int:
+        live = self.live
+        if live > self.step_peak:
+            self.step_peak = live
+        if self.in_optimizer:
+            phase = OPTIMIZER
+        elif self._graph_task_id() >= 0:
+            phase = BACKWARD
+        else:
+            phase = FORWARD
+        if live > self.phase_peaks[phase]:
+            self.phase_peaks[phase] = live
+        return phase
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **kwargs) if kwargs else func(*args)
+        kind = self._kinds.get(func)
+        if kind is None:
+            kind = self._classify(func)
+        if kind:
+            if isinstance(out, torch.Tensor):
+                self._see(out, func, kind)
+            elif isinstance(out, (tuple, list)):
+                for item in out:
+                    if isinstance(item, torch.Tensor):
+                        self._see(item, func, kind)
+        return out
+
+    # -- API used by the child -----------------------------------------------------------------
+    def register_existing(self, tensors: Any) -> None:
+        """Count tensors that exist before the first step (parameters, buffers, data, ...)."""
+        for t in tensors:
+            try:
+                st = t.untyped_storage()
+            except (RuntimeError, NotImplementedError, TypeError):
+                continue
+            key = id(st)
+            if key in self.refs:
+                continue
+            nbytes = st.nbytes()
+            if nbytes == 0 or st.device.type == "meta":
+                continue
+            self._add(st, key, nbytes, "existing", None)
+
+    def begin_step(self, step: int) -> int:
+        self.step = step
+        self.step_peak = self.live
+        self.phase_peaks = [0, 0, 0]
+        return self.live
+
+    def enter_optimizer(self) -> None:
+        self.in_optimizer += 1
+        if self.live > self.phase_peaks[OPTIMIZER]:
+            self.phase_peaks[OPTIMIZER] = self.live
+
+    def exit_optimizer(self) -> None:
+        self.in_optimizer = max(0, self.in_optimizer - 1)
+
+    def survivors(self, first_step: int, last_step: int) -> list[_StorageRef]:
+        """Storages created in steps first_step..last_step (inclusive) that are still alive."""
+        return [r for r in list(self.refs.values()) if first_step <= r.step <= last_step and r() is not None]
+
+    def storage_ids_by_step(self) -> dict[int, int]:
+        return {key: ref.step for key, ref in self.refs.items()}
+
+
+def op_name(op: Any) -> str:
+    if isinstance(op, str):
+        return op
+    name = getattr(op, "__name__", None) or str(op)
+    # OpOverload names print as "mm.default"; show "aten.mm"
+    namespace = getattr(op, "namespace", "aten")
+    base = name.split(".")[0]
+    return f"{namespace}.{base}"
