@@ -11,6 +11,7 @@ import pathspec
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -36,7 +37,7 @@ PROGRESS_MIN_FILES = 50
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True, highlight=False).print(f"[bold red]error:[/bold red] {message}", markup=True)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/bold red] {escape(message)}")
     return typer.Exit(exit_codes.ERROR)
 
 

@@ -54,6 +54,13 @@ def read_source(path: Path, max_bytes: int = MAX_FILE_BYTES) -> SourceFile:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
+        # detect_encoding also rejects undeclared non-UTF-8 bytes in the first lines: name the byte.
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as decode_error:
+            raise SourceError(
+                f"not valid UTF-8: byte 0x{body[decode_error.start]:02x} at offset {decode_error.start}"
+            ) from None
         raise SourceError(f"bad encoding declaration: {exc}") from None
     encoding = "utf-8" if encoding == "utf-8-sig" else encoding
     try:

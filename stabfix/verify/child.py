@@ -434,6 +434,9 @@ def _dump_snapshot(torch: Any, path: str | None) -> str | None:
 def main(argv: list[str]) -> int:
     settings = json.loads(argv[0])
     channel = _Channel(int(settings["fd"]))
+    project = str(Path(settings["project"]).resolve())
+    if project not in sys.path:
+        sys.path.insert(0, project)
     if FAULT_SIGNAL is not None:
         faulthandler.register(FAULT_SIGNAL, file=sys.stderr, all_threads=True)
     try:

@@ -57,6 +57,19 @@ def _render(owner: str, path: list[Segment], owner_dict: bool) -> tuple[str, str
     return short, owner + "".join(text)
 
 
+def _slot_or_attr_name(owner: Any, child: Any) -> str | None:
+    d = getattr(owner, "__dict__", None)
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if v is child:
+                return str(k)
+    for cls in type(owner).__mro__:
+        for slot in getattr(cls, "__slots__", ()) or ():
+            if isinstance(slot, str) and getattr(owner, slot, None) is child:
+                return slot
+    return None
+
+
 def describe_holders(targets: list[Any], ignore: set[int]) -> list[tuple[str, str] | None]:
     """For each target object, (holder, path) of the first named holder above it, or None."""
     results: list[tuple[str, str] | None] = [None] * len(targets)

@@ -1,0 +1,676 @@
+"""Which expressions of one scope hold the very same tensor values, and which calls compute a loss.
+
+Built for SF401 (reference-aliases-source) and usable by any rule that must know whether two
+operands are the same tensor: `ref = x_src` (an alias), `ref = x_src.clone()` (a copy: the same
+values), `ref = x_src.detach().to(device)`. An alias is followed only when it provably holds at the
+use: the name is bound exactly once in the scope, unconditionally (not inside an `if`/`except`/
+`match` branch), before the use, and neither the source name is re-bound after it nor — for copies —
+either side is modified in place after it.
+
+`ScopeIndex` walks one scope (a function with its nested closures, or the module's top-level
+statements) once, lazily, only for scopes that already contain a trigger site.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from stabfix.analysis.imports import ImportTracker, dotted_name
+from stabfix.analysis.losses import LossInstances, is_loss_class_name
+
+# Methods that return the same values (a view, a copy, a cast, a move): `x.detach().clone()` is `x`.
+VIEW_METHODS = frozenset({"detach", "detach_", "requires_grad_", "contiguous", "view_as", "reshape_as"})
+COPY_METHODS = frozenset({"clone", "float", "double", "half", "bfloat16", "to", "cpu", "cuda", "type_as", "type"})
+COPY_FUNCTIONS = frozenset({"torch.clone", "copy.deepcopy", "copy.copy", "torch.Tensor.clone"})
+# `x.data` is the same storage.
+VIEW_ATTRIBUTES = frozenset({"data"})
+# In-place methods that do not change a tensor's values.
+_VALUE_KEEPING_INPLACE = frozenset({"requires_grad_", "detach_", "share_memory_", "retain_grad"})
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+LOSS_WORDS = frozenset({"loss", "losses", "criterion", "criterions", "criteria", "crit", "lossfn", "objective"})
+# Names with a loss word that hold something else: `get_loss_weights`, `loss_scaler`, `log_loss_curve`.
+NOT_LOSS_WORDS = frozenset(
+    {
+        "get", "log", "logger", "logging", "print", "plot", "save", "record", "update", "weight", "weights",
+        "scale", "scaler", "scaling", "history", "meter", "tracker", "names", "name", "list", "dict", "keys",
+        "write", "show", "reset", "init", "grad", "grads", "backward", "step", "item", "value", "values",
+        "fmt", "format", "str", "curve", "curves", "window", "ema", "avg", "average", "smooth", "smoothed",
+    }
+)
+
+
+def identifier_words(name: str) -> list[str]:
+    """`x_style_ref` -> [x, style, ref]; `PatchSWDLoss` -> [patch, swd, loss]."""
+    words: list[str] = []
+    for part in name.split("_"):
+        words.extend(match.group(0).lower() for match in _CAMEL.finditer(part))
+    return words
+
+
+def is_loss_like_name(name: str) -> bool:
+    """A variable, attribute or function name that says it holds or computes a loss."""
+    words = identifier_words(name.rsplit(".", 1)[-1])
+    return bool(words) and any(w in LOSS_WORDS for w in words) and not any(w in NOT_LOSS_WORDS for w in words)
+
+
+# --- value keys ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AliasStep:
+    """One followed binding: `alias = <source>` (kind `alias`, `view` or `copy`)."""
+
+    alias: str
+    source: str  # code of the source expression after the stripped wrappers
+    kind: str
+    binding: "Binding"
+
+
+@dataclass(frozen=True)
+class ValueKey:
+    """What an operand evaluates to: `key` is the root value (`x_src`, `batch["x"]`), `steps` the aliases used."""
+
+    key: str
+    root_name: str  # the leading Name of the root value
+    steps: tuple[AliasStep, ...]
+    copied: bool  # a wrapper like .clone()/.to() was stripped directly on the operand
+
+    @property
+    def is_bare_name(self) -> bool:
+        return self.key == self.root_name
+
+
+def strip_value_wrappers(expr: cst.BaseExpression, imports: ImportTracker) -> tuple[cst.BaseExpression, str]:
+    """`x.detach().clone().to(dev)` -> (`x`, "copy"); `x.data` -> (`x`, "view"); `x` -> (`x`, "alias")."""
+    kind = "alias"
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if method in VIEW_METHODS or method in COPY_METHODS:
+                if method == "type" and not expr.args:
+                    return expr, kind  # `x.type()` is the type string, not a tensor
+                if method in COPY_METHODS:
+                    kind = "copy"
+                elif kind == "alias":
+                    kind = "view"
+                expr = expr.func.value
+                continue
+        if isinstance(expr, cst.Call) and len(expr.args) == 1 and expr.args[0].keyword is None:
+            qualified = imports.qualify(expr.func)
+            if qualified in COPY_FUNCTIONS:
+                kind = "copy"
+                expr = expr.args[0].value
+                continue
+        if isinstance(expr, cst.Attribute) and expr.attr.value in VIEW_ATTRIBUTES:
+            kind = "view" if kind == "alias" else kind
+            expr = expr.value
+            continue
+        return expr, kind
+
+
+def _constant_code(expr: cst.BaseExpression) -> str | None:
+    """Code of an index that cannot change between two evaluations: literals, names, attribute chains."""
+    if isinstance(expr, (cst.Integer, cst.SimpleString, cst.Float)):
+        return expr.value
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _constant_code(expr.expression)
+        return f"-{inner}" if inner is not None else None
+    name = dotted_name(expr)
+    if name is not None:
+        return name
+    return None
+
+
+def _slice_code(node: cst.Subscript) -> str | None:
+    parts: list[str] = []
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Index):
+            code = _constant_code(index.value)
+            if code is None:
+                return None
+            parts.append(code)
+        elif isinstance(index, cst.Slice):
+            bounds = []
+            for bound in (index.lower, index.upper, index.step):
+                if bound is None:
+                    bounds.append("")
+                else:
+                    code = _constant_code(bound)
+                    if code is None:
+                        return None
+                    bounds.append(code)
+            parts.append(":".join(bounds).rstrip(":") or ":")
+        else:
+            return None
+    return ", ".join(parts)
+
+
+def literal_key(expr: cst.BaseExpression) -> str | None:
+    """A cheap spelling key (no alias following): `x`, `self.x`, `batch["x"]`, `x[:, 0]`; None otherwise."""
+    name = dotted_name(expr)
+    if name is not None:
+        return name
+    if isinstance(expr, cst.Subscript):
+        base = literal_key(expr.value)
+        index = _slice_code(expr)
+        if base is not None and index is not None:
+            return f"{base}[{index}]"
+    return None
+
+
+# --- the scope index -----------------------------------------------------------------------------
+
+
+@dataclass
+class Binding:
+    name: str
+    order: int
+    node: cst.CSTNode  # the statement or expression that binds
+    value: cst.BaseExpression | None  # for `name = value` bindings, else None
+    suites: tuple[int, ...]  # ids of the enclosing suites, outermost first
+    conditional: bool  # inside an if/elif/else/except/match branch of the scope
+
+
+@dataclass
+class CallSite:
+    call: cst.Call
+    order: int
+    suites: tuple[int, ...]
+    in_test: bool  # inside an `assert` or a test function: comparing a loss of x with x is a check
+
+
+@dataclass
+class ScopeIndex(cst.CSTVisitor):
+    """One walk over a scope: bindings of every form, in-place mutations, calls, and loss sinks."""
+
+    imports: ImportTracker
+    is_module: bool = False
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    unknown: set[str] = field(default_factory=set)  # global/nonlocal: anything may re-bind them
+    mutations: dict[str, list[int]] = field(default_factory=dict)  # name -> orders of in-place changes
+    calls: list[CallSite] = field(default_factory=list)
+    order_of: dict[int, int] = field(default_factory=dict)
+    sinks: list[cst.BaseExpression] = field(default_factory=list)  # expressions that are a loss value
+
+    def __post_init__(self) -> None:
+        super().__init__()
+        self._order = 0
+        self._suites: list[tuple[int, bool]] = []
+        self._branch: list[bool] = []  # is the next suite a conditional branch
+        self._functions: list[str] = []
+        self._classes: list[str] = []
+        self._asserts = 0
+        self._root: cst.CSTNode | None = None
+
+    # ordering and nesting ------------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._order += 1
+        self.order_of[id(node)] = self._order
+        if self._root is None:
+            self._root = node
+        elif self.is_module and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self._bind(node.name.value, node, None)
+            return False  # module scope: function and class bodies are other scopes
+        return super().on_visit(node)
+
+    def _suite_state(self) -> tuple[tuple[int, ...], bool]:
+        return tuple(s for s, _ in self._suites), any(c for _, c in self._suites)
+
+    def _enter_suite(self, node: cst.BaseSuite) -> None:
+        conditional = self._branch.pop() if self._branch else False
+        self._suites.append((id(node), conditional))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._enter_suite(node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._suites.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._enter_suite(node)
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self._suites.pop()
+
+    # Which suites are conditional: each compound statement announces its next suite.
+    def visit_If_body(self, node: cst.If) -> None:
+        self._branch.append(True)
+
+    def visit_Else_body(self, node: cst.Else) -> None:
+        self._branch.append(True)
+
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._branch.append(True)
+
+    def visit_ExceptStarHandler_body(self, node: cst.ExceptStarHandler) -> None:
+        self._branch.append(True)
+
+    def visit_MatchCase_body(self, node: cst.MatchCase) -> None:
+        self._branch.append(True)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node is not self._root:
+            self._bind(node.name.value, node, None)
+        self._functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name.value, node, None)
+        self._classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._asserts += 1
+
+    def leave_Assert(self, original_node: cst.Assert) -> None:
+        self._asserts -= 1
+
+    # bindings -------------------------------------------------------------------------------------
+    def _bind(self, name: str, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        suites, conditional = self._suite_state()
+        order = self.order_of.get(id(node), self._order)
+        self.bindings.setdefault(name, []).append(Binding(name, order, node, value, suites, conditional))
+
+    def _bind_target(self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Name):
+            self._bind(target.value, node, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind_target(element.value, node, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, node, None)
+        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+            root = _root_name(target)
+            if root is not None and isinstance(target, cst.Subscript):
+                self.mutations.setdefault(root, []).append(self.order_of.get(id(node), self._order))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, node, node.value)
+            self._record_loss_sink(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node, node.value)
+            self._record_loss_sink(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind_target(node.target, node, None)
+        self._record_loss_sink(node.target, node.value)
+        if isinstance(node.target, cst.Name):
+            # `loss += term`: the term is part of what `loss` holds
+            self.bindings[node.target.value][-1].value = None
+            self._augmented.setdefault(node.target.value, []).append(node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target, node, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, node, None)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_target(node.target, node, None)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, node, None)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind_target(node.name.name, node, None)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, node, None)
+        else:
+            name = dotted_name(node.name)
+            if name is not None:
+                self._bind(name.split(".")[0], node, None)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind(node.name.value, node, None)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind_target(node.target, node, None)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self._bind(node.name.value, node, None)
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self._bind(node.name.value, node, None)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.unknown.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.unknown.update(item.name.value for item in node.names)
+
+    # calls, mutations and loss sinks --------------------------------------------------------------------
+    @property
+    def _augmented(self) -> dict[str, list[cst.BaseExpression]]:
+        if not hasattr(self, "_augmented_values"):
+            self._augmented_values: dict[str, list[cst.BaseExpression]] = {}
+        return self._augmented_values
+
+    def augmented_values(self, name: str) -> list[cst.BaseExpression]:
+        return self._augmented.get(name, [])
+
+    def visit_Call(self, node: cst.Call) -> None:
+        suites, _ = self._suite_state()
+        in_test = self._asserts > 0 or any(_is_test_name(f) for f in self._functions) or any(
+            c.startswith("Test") for c in self._classes
+        )
+        self.calls.append(CallSite(node, self.order_of[id(node)], suites, in_test))
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method.endswith("_") and not method.startswith("_") and method not in _VALUE_KEEPING_INPLACE:
+                root = _root_name(func.value)
+                if root is not None:
+                    self.mutations.setdefault(root, []).append(self.order_of[id(node)])
+            if method == "backward":
+                positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+                if positional and not isinstance(func.value, cst.Name | cst.Subscript):
+                    self.sinks.append(positional[0])  # accelerator.backward(loss), self.manual_backward(loss)
+                elif positional and isinstance(func.value, cst.Name) and not is_loss_like_name(func.value.value):
+                    self.sinks.append(positional[0])  # fabric.backward(loss)
+                else:
+                    self.sinks.append(_unscaled(func.value))  # loss.backward(), scaler.scale(loss).backward()
+            elif method in ("append", "extend") and is_loss_like_name(_root_name(func.value) or ""):
+                self.sinks.extend(arg.value for arg in node.args)
+            elif method == "manual_backward" and node.args:
+                self.sinks.append(node.args[0].value)
+        qualified = self.imports.qualify(func) or ""
+        if qualified in ("torch.autograd.backward", "torch.autograd.grad") and node.args:
+            self.sinks.append(node.args[0].value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is None or not self._functions:
+            return
+        function = self._functions[-1]
+        owner = self._classes[-1] if self._classes else ""
+        if (
+            is_loss_like_name(function)
+            or identifier_words(function)[-1:] == ["step"]
+            or (function in ("forward", "__call__") and is_loss_class_name(owner))
+        ):
+            self.sinks.append(node.value)
+
+    def _record_loss_sink(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        root = _root_name(target)
+        if root is None or not is_loss_like_name(root):
+            return
+        if isinstance(value, cst.Dict):
+            self.sinks.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+        else:
+            self.sinks.append(value)
+
+    # questions ----------------------------------------------------------------------------------------
+    def binding_count(self, name: str) -> int:
+        return 10**6 if name in self.unknown else len(self.bindings.get(name, ()))
+
+    def rebound_between(self, name: str, start: int, end: int) -> bool:
+        if name in self.unknown:
+            return True
+        return any(start < b.order < end for b in self.bindings.get(name, ()))
+
+    def alias_binding(self, name: str, use_order: int, use_suites: tuple[int, ...]) -> Binding | None:
+        """The single, unconditional `name = value` binding that holds at a use, if there is one."""
+        if self.binding_count(name) != 1:
+            return None
+        binding = self.bindings[name][0]
+        if binding.value is None or binding.conditional or binding.order >= use_order:
+            return None
+        if use_suites[: len(binding.suites)] != binding.suites:
+            return None  # bound in a loop or block the use is not inside
+        return binding
+
+    def value_key(self, expr: cst.BaseExpression, use_order: int, use_suites: tuple[int, ...]) -> ValueKey | None:
+        """The root value an operand holds, following aliases and copies that provably hold at the use."""
+        expr, first_kind = strip_value_wrappers(expr, self.imports)
+        steps: list[AliasStep] = []
+        for _ in range(10):
+            if not isinstance(expr, cst.Name):
+                break
+            binding = self.alias_binding(expr.value, use_order, use_suites)
+            if binding is None:
+                break
+            source, kind = strip_value_wrappers(binding.value, self.imports)
+            source_key = literal_key(source)
+            source_root = _root_name(source)
+            if source_key is None or source_root is None or source_root == expr.value:
+                break
+            if self._source_changed(source_root, binding, use_order):
+                break
+            if kind == "copy" and self._mutated_after(expr.value, binding.order, use_order):
+                break
+            steps.append(AliasStep(expr.value, source_key, kind, binding))
+            expr = source
+        key = literal_key(expr)
+        root = _root_name(expr)
+        if key is None or root is None:
+            return None
+        return ValueKey(key, root, tuple(steps), first_kind == "copy")
+
+    def _source_changed(self, source_root: str, binding: Binding, use_order: int) -> bool:
+        if any(b.order > binding.order for b in self.bindings.get(source_root, ())) or source_root in self.unknown:
+            return True
+        copies = strip_value_wrappers(binding.value, self.imports)[1] == "copy" if binding.value is not None else False
+        return copies and self._mutated_after(source_root, binding.order, use_order)
+
+    def _mutated_after(self, name: str, start: int, end: int) -> bool:
+        return any(start < order for order in self.mutations.get(name, ()))
+
+    # loss terms -------------------------------------------------------------------------------------
+    def loss_term_calls(self) -> set[int]:
+        """ids of calls whose result is a term of a loss value (summed into what is backpropagated,
+        returned from a loss/step function, or stored under a loss name)."""
+        found: set[int] = set()
+        seen: set[int] = set()
+        for sink in self.sinks:
+            self._terms(sink, found, seen, depth=0)
+        return found
+
+    def _terms(self, expr: cst.BaseExpression, found: set[int], seen: set[int], depth: int) -> None:
+        if depth > 12 or id(expr) in seen:
+            return
+        seen.add(id(expr))
+        nxt = depth + 1
+        if isinstance(expr, cst.BinaryOperation):
+            self._terms(expr.left, found, seen, nxt)
+            self._terms(expr.right, found, seen, nxt)
+        elif isinstance(expr, cst.UnaryOperation):
+            self._terms(expr.expression, found, seen, nxt)
+        elif isinstance(expr, cst.Await):
+            self._terms(expr.expression, found, seen, nxt)
+        elif isinstance(expr, cst.IfExp):
+            self._terms(expr.body, found, seen, nxt)
+            self._terms(expr.orelse, found, seen, nxt)
+        elif isinstance(expr, (cst.Tuple, cst.List)):
+            for element in expr.elements:
+                self._terms(element.value, found, seen, nxt)
+        elif isinstance(expr, cst.Subscript):
+            self._terms(expr.value, found, seen, nxt)  # `self.energy_loss(...)["total"]`
+        elif isinstance(expr, cst.Name):
+            for binding in self.bindings.get(expr.value, ()):
+                if binding.value is not None:
+                    self._terms(binding.value, found, seen, nxt)
+            for value in self.augmented_values(expr.value):
+                self._terms(value, found, seen, nxt)
+        elif isinstance(expr, cst.Call):
+            func = expr.func
+            qualified = self.imports.qualify(func) or ""
+            if isinstance(func, cst.Attribute) and func.attr.value in _PASS_THROUGH_METHODS:
+                self._terms(func.value, found, seen, nxt)
+                if func.attr.value in _ARITHMETIC_METHODS:
+                    for arg in expr.args:
+                        self._terms(arg.value, found, seen, nxt)
+            elif (
+                isinstance(func, cst.Name) and func.value in _PASS_THROUGH_BUILTINS and func.value not in self.bindings
+            ) or qualified in _PASS_THROUGH_TORCH:
+                for arg in expr.args:
+                    self._terms(arg.value, found, seen, nxt)
+            elif not qualified.startswith("torch.") or qualified.startswith("torch.nn.functional."):
+                found.add(id(expr))
+
+
+_PASS_THROUGH_METHODS = frozenset(
+    {"mean", "sum", "squeeze", "float", "double", "view", "reshape", "add", "sub", "mul", "div", "clamp",
+     "abs", "sqrt", "pow", "log", "exp", "to", "nan_to_num", "__add__", "__mul__"}
+)
+_ARITHMETIC_METHODS = frozenset({"add", "sub", "mul", "div", "__add__", "__mul__"})
+_PASS_THROUGH_BUILTINS = frozenset({"sum", "abs", "float", "max", "min"})
+_PASS_THROUGH_TORCH = frozenset(
+    {"torch.mean", "torch.sum", "torch.stack", "torch.cat", "torch.add", "torch.mul", "torch.abs", "torch.log",
+     "torch.exp", "torch.sqrt", "torch.clamp", "torch.nan_to_num"}
+)
+
+
+def _root_name(expr: cst.BaseExpression) -> str | None:
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        else:
+            return None
+
+
+def _unscaled(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`scaler.scale(loss)` -> `loss`."""
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "scale"
+        and expr.args
+    ):
+        return expr.args[0].value
+    return expr
+
+
+def _is_test_name(name: str) -> bool:
+    return name.startswith("test") or name.endswith("_test")
+
+
+def index_scope(scope: cst.FunctionDef | cst.Module, imports: ImportTracker) -> ScopeIndex:
+    index = ScopeIndex(imports, is_module=isinstance(scope, cst.Module))
+    scope.visit(index)
+    return index
+
+
+# --- which calls are losses ---------------------------------------------------------------------
+
+# Tensor operands of library losses, by position and keyword (the rest are labels, weights, lengths).
+_LIBRARY_OPERANDS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "triplet_margin_loss": ((0, 1, 2), ("anchor", "positive", "negative")),
+    "TripletMarginLoss": ((0, 1, 2), ("anchor", "positive", "negative")),
+    "TripletMarginWithDistanceLoss": ((0, 1, 2), ("anchor", "positive", "negative")),
+    "margin_ranking_loss": ((0, 1), ("input1", "input2")),
+    "MarginRankingLoss": ((0, 1), ("input1", "input2")),
+    "cosine_embedding_loss": ((0, 1), ("input1", "input2")),
+    "CosineEmbeddingLoss": ((0, 1), ("input1", "input2")),
+}
+_DEFAULT_LIBRARY_OPERANDS = ((0, 1), ("input", "target", "log_probs", "targets"))
+# Keyword arguments of user losses that are not tensors to compare.
+_META_WORDS = frozenset(
+    {
+        "len", "lens", "length", "lengths", "mask", "masks", "weight", "weights", "w", "idx", "index", "indices",
+        "num", "n", "size", "sizes", "count", "step", "steps", "epoch", "scale", "temperature", "temp", "tau",
+        "margin", "eps", "epsilon", "dim", "reduction", "reduce", "ignore", "lr", "alpha", "beta", "gamma",
+        "lam", "lambda", "t", "time", "timestep", "timesteps", "sigma", "sigmas", "valid", "self", "model",
+        "config", "cfg", "args", "opt", "device", "dtype", "shape", "kwargs", "name", "mode", "training",
+    }
+)
+
+
+@dataclass(frozen=True)
+class LossCall:
+    call: cst.Call
+    display: str  # how the callee is spelled, for messages
+    library: bool  # a torch loss: operand positions are known
+    kind: str  # qualified function/class name or the user's callee name
+    by_usage: bool = False  # recognised from how its result is used, not from its name
+
+
+def classify_loss_call(
+    call: cst.Call, losses: LossInstances, imports: ImportTracker, class_name: str | None
+) -> LossCall | None:
+    """A call that computes a loss, recognised by what the callee is (not by how the result is used)."""
+    func = call.func
+    display = dotted_name(func) or "loss"
+    if isinstance(func, cst.Call):  # `nn.MSELoss()(pred, target)`
+        loss_class = losses.constructor_name(func)
+        if loss_class is not None:
+            return LossCall(call, display if display != "loss" else loss_class, loss_class.startswith("torch."), loss_class)
+        return None
+    qualified = imports.qualify(func)
+    if qualified is not None:
+        last = qualified.rsplit(".", 1)[-1]
+        if is_loss_class_name(qualified):
+            return None  # constructing the module
+        if qualified.startswith("torch."):
+            if last.endswith("_loss") or last in ("cross_entropy", "kl_div", "binary_cross_entropy", "nll_loss"):
+                return LossCall(call, display, True, qualified)
+            return None
+        module_words = {w for part in qualified.split(".")[:-1] for w in identifier_words(part)}
+        if is_loss_like_name(last) or (module_words & LOSS_WORDS and not last[:1].isupper()):
+            return LossCall(call, display, False, qualified)
+        return None
+    if isinstance(func, cst.Name):
+        if func.value in losses.local:
+            kind = losses.local[func.value]
+            return LossCall(call, display, kind.startswith("torch."), kind)
+        if is_loss_like_name(func.value) and not func.value[:1].isupper():
+            return LossCall(call, display, False, func.value)
+        return None
+    if isinstance(func, cst.Attribute):
+        attr = func.attr.value
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            kind = losses.on_self.get(class_name or "", {}).get(attr)
+            if kind is not None:
+                return LossCall(call, display, kind.startswith("torch."), kind)
+        if isinstance(func.value, (cst.Name, cst.Attribute)) and is_loss_like_name(attr) and not attr[:1].isupper():
+            if attr in ("backward", "item"):
+                return None
+            return LossCall(call, display, False, attr)
+    return None
+
+
+def operand_positions(loss: LossCall) -> list[tuple[str, cst.BaseExpression]]:
+    """(label, expression) of the tensor operands of a loss call, prediction first."""
+    call = loss.call
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if loss.library:
+        last = loss.kind.rsplit(".", 1)[-1]
+        positions, keywords = _LIBRARY_OPERANDS.get(last, _DEFAULT_LIBRARY_OPERANDS)
+        found = [(f"#{i}", positional[i].value) for i in positions if i < len(positional)]
+        found += [(arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None and arg.keyword.value in keywords]
+        return found
+    found = [(f"#{i}", arg.value) for i, arg in enumerate(positional)]
+    for arg in call.args:
+        if arg.keyword is not None and not any(w in _META_WORDS for w in identifier_words(arg.keyword.value)):
+            found.append((arg.keyword.value, arg.value))
+    return found
+
+
+def is_meta_operand(expr: cst.BaseExpression) -> bool:
+    """An argument that names a length, mask, weight, step... rather than a tensor to compare."""
+    root = _root_name(expr)
+    if root is None:
+        return True
+    name = dotted_name(expr) or root
+    words = identifier_words(name.rsplit(".", 1)[-1])
+    return not words or any(w in _META_WORDS for w in words)

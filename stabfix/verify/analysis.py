@@ -1,0 +1,308 @@
+"""Turn the child's raw measurements into a report: summary metrics, health checks, budget verdicts,
+and the exit code. Pure Python (no torch), so it is cheap to import and easy to test.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from stabfix import exit_codes
+from stabfix.verify.runner import RunResult
+from stabfix.verify.settings import MB, Settings
+
+REPORT_VERSION = 1
+SOURCE_DISPATCH = "live tensors (dispatch)"
+SOURCE_CUDA = "cuda allocator"
+TIME_TREND_WARN = 1.5  # last-third median step time / first-third median above this: warning
+
+
+def slope(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope of y over x; None with fewer than 2 points."""
+    if len(points) < 2:
+        return None
+    n = len(points)
+    mx = sum(p[0] for p in points) / n
+    my = sum(p[1] for p in points) / n
+    sxx = sum((p[0] - mx) ** 2 for p in points)
+    if sxx == 0:
+        return None
+    return sum((p[0] - mx) * (p[1] - my) for p in points) / sxx
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def fmt_num(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and math.isnan(x):
+        return "NaN"
+    if isinstance(x, float) and math.isinf(x):
+        return "Inf" if x > 0 else "-Inf"
+    if isinstance(x, int):
+        return f"{x:,}"
+    ax = abs(x)
+    if ax != 0 and (ax >= 1e5 or ax < 1e-3):
+        return f"{x:.2e}"
+    return f"{x:.4g}"
+
+
+def fmt_mib(nbytes: Any, signed: bool = False) -> str:
+    if nbytes is None:
+        return "-"
+    value = nbytes / MB
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
+
+
+def _check(checks: list[dict[str, Any]], name: str, status: str, message: str, **extra: Any) -> None:
+    checks.append({"name": name, "status": status, "message": message, **extra})
+
+
+def _accumulating(survivors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for s in survivors if s.get("steps", 0) >= 2]
+
+
+def _holder_text(group: dict[str, Any]) -> str:
+    where = f"{group['file']}:{group['line']}" if group.get("file") else "unknown site"
+    if group.get("holders"):
+        held = "held by " + ", ".join(group["holders"][:2])
+    elif group.get("python_refs"):
+        held = "holder not found"
+    else:
+        held = "no Python reference (kept alive by an autograd graph or C++ code)"
+    return f"{held}; created by {group['op']} at {where}"
+
+
+def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
+    steps = run.steps
+    use_cuda = bool(steps and steps[0].get("cuda"))
+    memory_source = SOURCE_CUDA if use_cuda else SOURCE_DISPATCH
+    report: dict[str, Any] = {
+        "stabfix_verify_report": REPORT_VERSION,
+        "project": project,
+        "settings": settings.to_dict(),
+        "environment": {k: v for k, v in (run.start or {}).items() if k not in ("type", "pid")},
+        "memory_source": memory_source,
+        "steps": [{k: v for k, v in s.items() if k != "type"} for s in steps],
+        "survivors": (run.done or {}).get("survivors", []),
+        "params": (run.done or {}).get("params"),
+        "error": run.error,
+        "output_tail": run.output_tail if run.error else "",
+        "snapshot": (run.done or {}).get("snapshot") or (run.error or {}).get("snapshot"),
+    }
+    checks: list[dict[str, Any]] = []
+    summary = summarize(settings, run, use_cuda)
+    report["summary"] = summary
+    if run.error is not None:
+        report["checks"] = checks
+        report["status"] = "error"
+        report["exit_code"] = exit_codes.ERROR
+        return report
+
+    budgets = settings.budgets
+    post = [s for s in steps if not s["warmup"]]
+
+    # -- health ----------------------------------------------------------------------------------
+    bad_loss = next((s for s in steps if s.get("loss") is not None and not _finite(s["loss"])), None)
+    if bad_loss is not None:
+        _check(checks, "loss", "fail", f"loss is {fmt_num(bad_loss['loss'])} at step {bad_loss['step']}",
+               step=bad_loss["step"])
+    elif all(s.get("loss") is None for s in steps):
+        _check(checks, "loss", "warn", "the step returned no loss; loss finiteness was not checked")
+    else:
+        _check(checks, "loss", "pass", "loss finite at every step")
+
+    bad_grad = next((s for s in steps if s.get("nonfinite_grads_count")), None)
+    stepped = any(s.get("optimizer_steps") for s in steps)
+    if bad_grad is not None:
+        names = bad_grad["nonfinite_grads"]
+        more = bad_grad["nonfinite_grads_count"] - len(names[:3])
+        listed = ", ".join(names[:3]) + (f" and {more} more" if more > 0 else "")
+        prev = [s for s in steps if s["step"] < bad_grad["step"] and _finite(s.get("grad_norm"))]
+        rise = ""
+        if prev:
+            last = prev[-1]
+            top = last["top_params"][0][0] if last.get("top_params") else None
+            rise = f"; grad norm was {fmt_num(last['grad_norm'])} at step {last['step']}" + (
+                f" (top: {top})" if top else "")
+        _check(checks, "gradients", "fail",
+               f"non-finite gradients at step {bad_grad['step']} in {bad_grad['nonfinite_grads_count']} "
+               f"parameter(s): {listed}{rise}", step=bad_grad["step"])
+    elif not stepped:
+        _check(checks, "gradients", "warn",
+               "no optimizer.step() ran during the steps; gradients were not checked")
+    else:
+        _check(checks, "gradients", "pass", "gradients finite at every optimizer step")
+
+    first_bad = (run.done or {}).get("first_nonfinite_module")
+    if first_bad:
+        _check(checks, "numerics", "fail",
+               f"first non-finite output ({first_bad['value']}): module {first_bad['module']} "
+               f"({first_bad['type']}) at step {first_bad['step']}", module=first_bad["module"],
+               step=first_bad["step"])
+    else:
+        _check(checks, "numerics", "pass", "every module output finite")
+
+    none_step = next((s for s in steps if s.get("none_grads_count")), None)
+    if none_step is not None:
+        names = none_step["none_grads"]
+        more = none_step["none_grads_count"] - len(names[:3])
+        _check(checks, "unused parameters", "warn",
+               f"{none_step['none_grads_count']} parameter(s) require grad but had no gradient at the "
+               f"optimizer step (step {none_step['step']}): {', '.join(names[:3])}"
+               + (f" and {more} more" if more > 0 else ""))
+    params = (run.done or {}).get("params") or {}
+    if params.get("trainable_not_in_optimizer"):
+        _check(checks, "optimizer coverage", "warn",
+               f"{params['trainable_not_in_optimizer']:,} trainable parameter values are in no optimizer "
+               "(they get gradients but are never updated)")
+
+    # -- growth ------------------------------------------------------------------------------------
+    growth = summary.get("growth_bytes_per_step")
+    acc = _accumulating((run.done or {}).get("survivors", []))
+    holder = f" — {_holder_text(acc[0])}" if acc else ""
+    series = [s["live_end_bytes"] if not use_cuda else s["cuda"]["allocated_end_bytes"] for s in post]
+    deltas = [b - a for a, b in zip(series, series[1:])]
+    steady = len(deltas) >= 2 and all(d > 0 for d in deltas)
+    window = f"steps {post[0]['step']}-{post[-1]['step']}" if post else ""
+    if "memory_growth_mb_per_step" in budgets:
+        limit = budgets["memory_growth_mb_per_step"]
+        if growth is not None and growth / MB > limit:
+            _check(checks, "memory growth", "fail",
+                   f"memory_growth {growth / MB:.3f} MiB/step > budget {limit:g} MiB/step ({window}){holder}",
+                   budget=limit, value=growth / MB)
+        else:
+            _check(checks, "memory growth", "pass",
+                   f"memory growth {fmt_num((growth or 0.0) / MB)} MiB/step within budget {limit:g}")
+    elif steady and growth is not None and growth > 0:
+        _check(checks, "memory growth", "fail",
+               f"memory grows every step after warm-up: +{growth / MB:.3f} MiB/step ({window}){holder}",
+               value=growth / MB)
+    else:
+        _check(checks, "memory growth", "pass",
+               "no steady growth after warm-up" + (f" (slope {growth / MB:+.3f} MiB/step)" if growth else ""))
+
+    # -- budgets -------------------------------------------------------------------------------
+    if "peak_memory_mb" in budgets:
+        limit = budgets["peak_memory_mb"]
+        peak = summary["peak_memory_bytes"]
+        if peak is not None and peak / MB > limit:
+            s = summary.get("peak_step")
+            phase = summary.get("peak_phase")
+            _check(checks, "peak memory", "fail",
+                   f"peak_memory {peak / MB:.2f} MiB > budget {limit:g} MiB (step {s}"
+                   + (f", {phase}" if phase else "") + f"; {memory_source})", budget=limit, value=peak / MB)
+        else:
+            _check(checks, "peak memory", "pass", f"peak memory within budget {limit:g} MiB")
+    if "grad_norm" in budgets:
+        limit = budgets["grad_norm"]
+        over = next((s for s in steps if s.get("grad_norm") is not None
+                     and (not _finite(s["grad_norm"]) or s["grad_norm"] > limit)), None)
+        if over is not None:
+            top = over["top_params"][0][0] if over.get("top_params") else None
+            if top is None and over.get("nonfinite_grads"):
+                top = over["nonfinite_grads"][0]
+            _check(checks, "grad norm", "fail",
+                   f"grad_norm {fmt_num(over['grad_norm'])} > budget {limit:g} (step {over['step']}"
+                   + (f", top: {top}" if top else "") + ")", budget=limit, value=over["grad_norm"],
+                   step=over["step"], top=top)
+        elif stepped:
+            _check(checks, "grad norm", "pass", f"grad norm within budget {limit:g}")
+    if "step_time_ms" in budgets:
+        limit = budgets["step_time_ms"]
+        median = summary.get("step_time_median_ms")
+        if median is not None and median > limit:
+            _check(checks, "step time", "fail", f"step_time {median:.1f} ms (median) > budget {limit:g} ms",
+                   budget=limit, value=median)
+        else:
+            _check(checks, "step time", "pass", f"step time within budget {limit:g} ms")
+    if "trainable_params" in budgets:
+        limit = budgets["trainable_params"]
+        trainable = params.get("trainable")
+        if trainable is not None and trainable > limit:
+            _check(checks, "trainable params", "fail",
+                   f"trainable_params {trainable:,} > budget {int(limit):,} (total {params['total']:,}, "
+                   f"frozen {params['frozen']:,})", budget=limit, value=trainable)
+        else:
+            _check(checks, "trainable params", "pass", f"trainable parameters within budget {int(limit):,}")
+
+    trend = summary.get("step_time_growth")
+    if trend is not None and trend > TIME_TREND_WARN:
+        _check(checks, "step time trend", "warn",
+               f"step time grows: last third of the steps is {trend:.1f}x slower than the first third")
+
+    report["checks"] = checks
+    failed = any(c["status"] == "fail" for c in checks)
+    report["status"] = "failed" if failed else "ok"
+    report["exit_code"] = exit_codes.FINDINGS if failed else exit_codes.OK
+    return report
+
+
+def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, Any]:
+    steps = run.steps
+    post = [s for s in steps if not s["warmup"]] or steps
+    out: dict[str, Any] = {"steps_run": len(steps)}
+    if not steps:
+        return out
+    losses = [s.get("loss") for s in steps]
+    out["loss_first"] = losses[0]
+    out["loss_last"] = losses[-1]
+    norms = [s.get("grad_norm") for s in steps if s.get("grad_norm") is not None]
+    finite_norms = [n for n in norms if _finite(n)]
+    out["grad_norm_max"] = max(norms, key=lambda n: (math.isnan(n), n)) if norms else None
+    if norms and any(math.isnan(n) for n in norms):
+        out["grad_norm_max"] = math.nan
+    out["grad_norm_median"] = statistics.median(finite_norms) if finite_norms else None
+    out["grad_norm_last"] = norms[-1] if norms else None
+    max_step = max((s for s in steps if _finite(s.get("grad_norm"))), key=lambda s: s["grad_norm"], default=None)
+    out["grad_norm_max_step"] = max_step["step"] if max_step else None
+    out["grad_norm_top"] = max_step["top_params"] if max_step else []
+
+    peak_step = max(steps, key=lambda s: s["peak_bytes"])
+    out["live_before_bytes"] = (run.ready or {}).get("live_before_bytes")
+    out["model_state_bytes"] = (run.ready or {}).get("model_state_bytes")
+    out["live_peak_bytes"] = peak_step["peak_bytes"]
+    out["live_end_bytes"] = steps[-1]["live_end_bytes"]
+    for phase in ("forward", "backward", "optimizer"):
+        values = [s["phase_peak_bytes"].get(phase) for s in steps if s["phase_peak_bytes"].get(phase)]
+        out[f"peak_{phase}_bytes"] = max(values) if values else None
+    phases = peak_step["phase_peak_bytes"]
+    out["peak_phase"] = max((p for p in phases if phases[p]), key=lambda p: phases[p], default=None)
+    if use_cuda:
+        cuda_peak = max(steps, key=lambda s: s["cuda"]["max_allocated_bytes"])
+        out["peak_memory_bytes"] = cuda_peak["cuda"]["max_allocated_bytes"]
+        out["peak_step"] = cuda_peak["step"]
+        out["peak_phase"] = None
+        out["peak_reserved_bytes"] = max(s["cuda"]["max_reserved_bytes"] for s in steps)
+        out["allocated_end_bytes"] = steps[-1]["cuda"]["allocated_end_bytes"]
+        out["alloc_retries"] = steps[-1]["cuda"]["alloc_retries"]
+        out["ooms"] = steps[-1]["cuda"]["ooms"]
+        series = [(s["step"], s["cuda"]["allocated_end_bytes"]) for s in post]
+    else:
+        out["peak_memory_bytes"] = peak_step["peak_bytes"]
+        out["peak_step"] = peak_step["step"]
+        series = [(s["step"], s["live_end_bytes"]) for s in post]
+    out["growth_bytes_per_step"] = slope(series)
+    out["live_growth_bytes_per_step"] = slope([(s["step"], s["live_end_bytes"]) for s in post])
+
+    times = [s["time_ms"] for s in post]
+    out["step_time_median_ms"] = statistics.median(times)
+    out["step_time_min_ms"] = min(times)
+    t_slope = slope([(s["step"], s["time_ms"]) for s in post])
+    out["step_time_trend_pct_per_step"] = (
+        100.0 * t_slope / out["step_time_median_ms"] if t_slope is not None and out["step_time_median_ms"] else None
+    )
+    third = len(times) // 3
+    if third >= 1:
+        first = statistics.median(times[:third])
+        last = statistics.median(times[-third:])
+        out["step_time_growth"] = last / first if first > 0 else None
+    else:
+        out["step_time_growth"] = None
+    params = (run.done or {}).get("params") or {}
+    out["trainable_params"] = params.get("trainable")
+    out["total_params"] = params.get("total")
+    return out

@@ -1,0 +1,189 @@
+"""`stabfix verify [PATH]`: a seeded, instrumented smoke-train of the project's real training step.
+
+Registered by the CLI with `app.command("verify")(verify)`. Imports no torch: the user's code and
+all torch work run in a child process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from stabfix import exit_codes
+from stabfix.config import ConfigError, load_config
+from stabfix.verify.settings import Settings, SettingsError, parse_budget_flags, resolve_settings
+
+
+def _console(stderr: bool = False) -> Console:
+    # Wide enough for the step rows and tables when output is piped (CI logs, files).
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 110
+    return Console(stderr=stderr, width=width, highlight=False)
+
+
+def verify(
+    path: Annotated[
+        Path, typer.Argument(help="Project folder: its stabfix.yaml / pyproject.toml `verify` section is used, "
+                                  "and it is put on sys.path to import the entry.")
+    ] = Path("."),
+    entry: Annotated[Optional[str], typer.Option(help="module:function returning (models, optimizers, step) "
+                                                      "or (models, step); overrides verify.entry.")] = None,
+    steps: Annotated[Optional[int], typer.Option(help="Training steps to run (default 10).")] = None,
+    warmup: Annotated[Optional[int], typer.Option(help="Steps excluded from growth and time statistics "
+                                                       "(default 2).")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="Seed for torch, random and numpy (default 0).")] = None,
+    device: Annotated[Optional[str], typer.Option(help="auto, cpu, cuda or cuda:N (default auto).")] = None,
+    timeout: Annotated[Optional[float], typer.Option(help="Seconds for the whole run, entry included "
+                                                          "(default 300).")] = None,
+    budget: Annotated[Optional[list[str]], typer.Option(
+        "--budget", help="KEY=VALUE, repeatable: peak_memory_mb, memory_growth_mb_per_step, grad_norm, "
+                         "step_time_ms, trainable_params. Overrides verify.budgets.KEY.")] = None,
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the full report as JSON.")] = None,
+    snapshot: Annotated[Optional[Path], typer.Option(help="CUDA only: record allocator history and dump a "
+                                                          "snapshot for pytorch.org/memory_viz.")] = None,
+    baseline: Annotated[Optional[str], typer.Option(help="Compare with a git ref (run in a temporary "
+                                                         "worktree) or a saved --json report.")] = None,
+) -> None:
+    """Run the training step a few times under instrumentation: memory, growth, gradients, numerics,
+    step time; exit 1 when a health check or budget fails, 2 when the code could not run."""
+    console = _console()
+    try:
+        code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
+                       json_path, snapshot, baseline)
+    except KeyboardInterrupt:
+        _console(stderr=True).print("[red]error:[/red] interrupted")
+        code = exit_codes.ERROR
+    except Exception as exc:  # noqa: BLE001 - never show a stabfix traceback
+        _console(stderr=True).print(f"[red]error:[/red] stabfix internal error: {escape(type(exc).__name__)}: "
+                                    f"{escape(str(exc))}")
+        code = exit_codes.ERROR
+    raise typer.Exit(code)
+
+
+def _fail(message: str) -> int:
+    _console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+    return exit_codes.ERROR
+
+
+def _verify(console: Console, path: Path, entry: str | None, steps: int | None, warmup: int | None,
+            seed: int | None, device: str | None, timeout: float | None, budget: list[str],
+            json_path: Path | None, snapshot: Path | None, baseline: str | None) -> int:
+    from stabfix.verify.analysis import analyze
+    from stabfix.verify.render import Progress, print_header, print_report
+    from stabfix.verify.runner import run_child
+
+    if not path.exists():
+        return _fail(f"{path}: no such file or directory")
+    project = path.resolve() if path.is_dir() else path.resolve().parent
+    try:
+        config = load_config(project)
+        overrides: dict[str, Any] = {
+            "entry": entry, "steps": steps, "warmup": warmup, "seed": seed, "device": device,
+            "timeout": timeout, "budgets": parse_budget_flags(budget) if budget else None,
+        }
+        where = f"{config.path}: " if config.path else ""
+        try:
+            settings = resolve_settings(config.verify, overrides)
+        except SettingsError as exc:
+            raise SettingsError(f"{where}{exc}") from None
+    except (ConfigError, SettingsError) as exc:
+        return _fail(str(exc))
+
+    label = _display(project)
+    snap = str(snapshot.resolve()) if snapshot else None
+    base_report: dict[str, Any] | None = None
+    base_label = None
+    if baseline:
+        from stabfix.verify.baseline import BaselineError, load_report, looks_like_report, worktree
+
+        base_label = baseline
+        try:
+            if looks_like_report(baseline):
+                base_report = load_report(baseline)
+                console.print(f"[dim]baseline: saved report {escape(baseline)}[/dim]")
+            else:
+                with worktree(project, baseline) as mapped:
+                    print_header(console, settings, label, f"baseline {baseline}")
+                    run = run_child(settings, mapped, Progress(console))
+                    base_report = analyze(settings, run, f"{label} @ {baseline}")
+                    base_report["baseline_ref"] = baseline
+                    if base_report.get("error"):
+                        console.print(f"[yellow]baseline {escape(baseline)} could not run:[/yellow] "
+                                      f"{escape(base_report['error']['message'])}")
+                    console.print()
+        except BaselineError as exc:
+            return _fail(str(exc))
+
+    print_header(console, settings, label, "working tree" if base_report is not None else None)
+    if snap and settings.device == "cpu":
+        console.print("[yellow]![/yellow] --snapshot records CUDA allocator history; this run is on CPU, "
+                      "so no snapshot is written")
+    run = run_child(settings, project, Progress(console), snapshot=snap)
+    report = analyze(settings, run, label)
+    print_report(console, report)
+    if base_report is not None:
+        from stabfix.verify.baseline import compare
+
+        rows = compare(base_report, report)
+        report["baseline"] = {"ref": base_label, "report": base_report}
+        report["comparison"] = rows
+        _print_comparison(console, rows, base_label or "baseline", base_report, report)
+    if json_path is not None:
+        try:
+            json_path.parent.mkdir(parents=True, exist_ok=True)
+            json_path.write_text(json.dumps(_jsonable(report), indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            return _fail(f"cannot write {json_path}: {exc}")
+        console.print(f"[dim]report written to {escape(str(json_path))}[/dim]")
+    return int(report["exit_code"])
+
+
+def _display(project: Path) -> str:
+    try:
+        rel = project.relative_to(Path.cwd())
+        return str(rel) if str(rel) != "." else "."
+    except ValueError:
+        return str(project)
+
+
+def _print_comparison(console: Console, rows: list[dict[str, Any]], ref: str, base: dict[str, Any],
+                      cur: dict[str, Any]) -> None:
+    console.print()
+    table = Table(title=f"before/after: {escape(ref)} → working tree", title_justify="left", header_style="bold")
+    table.add_column("metric")
+    table.add_column("baseline", justify="right")
+    table.add_column("current", justify="right")
+    table.add_column("Δ", justify="right")
+    table.add_column("verdict")
+    colors = {"better": "green", "worse": "red", "same": "dim", "changed": "yellow", "n/a": "dim"}
+    for r in rows:
+        table.add_row(r["label"], r["baseline_text"], r["current_text"], r["delta_text"],
+                      f"[{colors[r['verdict']]}]{r['verdict']}[/{colors[r['verdict']]}]")
+    console.print(table)
+    if base.get("memory_source") != cur.get("memory_source"):
+        console.print(f"[yellow]![/yellow] memory sources differ ({base.get('memory_source')} vs "
+                      f"{cur.get('memory_source')}): memory rows are not comparable")
+    console.print("[dim]same = within 1% for memory, loss and grad norm, 25% for step time; "
+                  "exact for counts[/dim]")
+
+
+def _jsonable(value: Any) -> Any:
+    """Strict JSON: non-finite floats become the strings "NaN", "Infinity", "-Infinity"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+__all__ = ["verify", "Settings"]

@@ -1,0 +1,185 @@
+"""Terminal output for `stabfix verify` (rich): live step rows, summary, checks, survivors, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from stabfix.verify.analysis import fmt_mib, fmt_num
+from stabfix.verify.settings import Settings
+
+ROW = "{step:>5} {loss:>10} {gnorm:>10} {peak:>9} {live:>9} {dlive:>8} {ms:>9}  {notes}"
+
+
+class Progress:
+    """Prints one row per step as the child reports it."""
+
+    def __init__(self, console: Console, title: str | None = None) -> None:
+        self.console = console
+        self.title = title
+        self.prev_live: int | None = None
+        self.header_done = False
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "start":
+            where = event.get("device_name") if event.get("device", "").startswith("cuda") else "cpu"
+            self.console.print(
+                f"[dim]torch {event.get('torch')} · python {event.get('python')} · device {event.get('device')}"
+                + (f" ({escape(str(where))})" if where != "cpu" else f" · {event.get('threads')} threads")
+                + "[/dim]"
+            )
+        elif kind == "ready":
+            self.prev_live = event.get("live_before_bytes")
+            self.console.print(
+                f"[dim]entry ready in {event['setup_s']:.1f}s · {event['modules_hooked']} modules hooked · "
+                f"live tensors before step 1: {fmt_mib(event['live_before_bytes'])} MiB[/dim]"
+            )
+        elif kind == "step":
+            if not self.header_done:
+                self.header_done = True
+                head = ROW.format(step="step", loss="loss", gnorm="grad norm", peak="peak MiB", live="live MiB",
+                                  dlive="Δlive", ms="time ms", notes="")
+                self.console.print(Text(head.rstrip(), style="bold"))
+            live = event.get("live_end_bytes")
+            cuda = event.get("cuda")
+            peak = cuda["max_allocated_bytes"] if cuda else event.get("peak_bytes")
+            end = cuda["allocated_end_bytes"] if cuda else live
+            dlive = None if self.prev_live is None or cuda else end - self.prev_live
+            self.prev_live = end
+            notes = []
+            if event.get("warmup"):
+                notes.append("warm-up")
+            loss = event.get("loss")
+            if loss is not None and not _finite(loss):
+                notes.append(f"[red]loss {fmt_num(loss)}[/red]")
+            if event.get("nonfinite_grads_count"):
+                notes.append(f"[red]{event['nonfinite_grads_count']} non-finite grads[/red]")
+            bad = event.get("nonfinite_module")
+            if bad:
+                notes.append(f"[red]{bad['value']} first in {escape(bad['module'])}[/red]")
+            if cuda and cuda.get("ooms"):
+                notes.append(f"[red]{cuda['ooms']} OOMs[/red]")
+            row = ROW.format(
+                step=event["step"], loss=fmt_num(loss), gnorm=fmt_num(event.get("grad_norm")),
+                peak=fmt_mib(peak), live=fmt_mib(end), dlive=fmt_mib(dlive, signed=True) if dlive is not None else "-",
+                ms=f"{event['time_ms']:.1f}", notes=" ".join(notes),
+            )
+            self.console.print(row.rstrip(), highlight=False)
+
+
+def _finite(x: Any) -> bool:
+    import math
+
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def print_header(console: Console, settings: Settings, project: str, label: str | None = None) -> None:
+    budgets = ", ".join(f"{k}={v:g}" for k, v in settings.budgets.items()) or "none"
+    title = f"stabfix verify {escape(project)}" + (f" [dim]({escape(label)})[/dim]" if label else "")
+    console.print(f"[bold]{title}[/bold]")
+    console.print(
+        f"[dim]entry {escape(settings.entry)} · steps {settings.steps} (warm-up {settings.warmup}) · "
+        f"seed {settings.seed} · device {settings.device} · timeout {settings.timeout:g}s · budgets {escape(budgets)}[/dim]"
+    )
+
+
+def print_error(console: Console, report: dict[str, Any]) -> None:
+    error = report["error"]
+    console.print(f"[bold red]✗ could not run:[/bold red] {escape(error['message'])}")
+    tb = error.get("traceback")
+    if tb:
+        title = "stack of your code" if error.get("kind") == "timeout" else "traceback from your code"
+        console.print(Rule(title, style="red"))
+        console.print(Text(tb), highlight=False)
+        console.print(Rule(style="red"))
+    elif error.get("kind") in ("crash",) and report.get("output_tail"):
+        console.print(Rule("last output of your code", style="red"))
+        console.print(Text(report["output_tail"]), highlight=False)
+        console.print(Rule(style="red"))
+    if error.get("snapshot"):
+        console.print(f"CUDA memory snapshot written to {escape(error['snapshot'])} "
+                      "(open it at https://pytorch.org/memory_viz)")
+
+
+def summary_table(report: dict[str, Any]) -> Table:
+    s = report["summary"]
+    source = report["memory_source"]
+    table = Table(title="summary", title_justify="left", show_header=True, header_style="bold")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("notes", overflow="fold")
+
+    def row(metric: str, value: str, notes: str = "") -> None:
+        table.add_row(metric, value, notes)
+
+    row("loss", f"{fmt_num(s.get('loss_first'))} → {fmt_num(s.get('loss_last'))}", "first step → last step")
+    gmax_step = s.get("grad_norm_max_step")
+    top = s.get("grad_norm_top") or []
+    row("grad norm (max)", fmt_num(s.get("grad_norm_max")),
+        (f"step {gmax_step}" + (f"; top: {top[0][0]} {fmt_num(top[0][1])}" if top else "")) if gmax_step else "")
+    row("grad norm (median)", fmt_num(s.get("grad_norm_median")), "global L2 norm before optimizer.step()")
+    row("peak memory", f"{fmt_mib(s.get('peak_memory_bytes'))} MiB",
+        f"{source}, step {s.get('peak_step')}" + (f", in {s['peak_phase']}" if s.get("peak_phase") else ""))
+    if source == "cuda allocator":
+        row("peak reserved", f"{fmt_mib(s.get('peak_reserved_bytes'))} MiB", "cuda allocator (cached segments)")
+        row("alloc retries / OOMs", f"{s.get('alloc_retries')} / {s.get('ooms')}", "cuda allocator")
+        row("peak live tensors", f"{fmt_mib(s.get('live_peak_bytes'))} MiB", "live tensors (dispatch)")
+    for phase in ("forward", "backward", "optimizer"):
+        value = s.get(f"peak_{phase}_bytes")
+        row(f"  peak in {phase}", f"{fmt_mib(value)} MiB" if value else "-", "live tensors (dispatch)")
+    row("live before step 1", f"{fmt_mib(s.get('live_before_bytes'))} MiB",
+        f"live tensors (dispatch); model parameters+buffers {fmt_mib(s.get('model_state_bytes'))} MiB")
+    row("live after last step", f"{fmt_mib(s.get('live_end_bytes'))} MiB", "live tensors (dispatch)")
+    growth = s.get("growth_bytes_per_step")
+    row("memory growth", f"{fmt_mib(growth, signed=True)} MiB/step" if growth is not None else "-",
+        f"least-squares slope after warm-up, {source}")
+    trend = s.get("step_time_trend_pct_per_step")
+    row("step time (median)", f"{s.get('step_time_median_ms', 0):.1f} ms",
+        f"after warm-up; min {s.get('step_time_min_ms', 0):.1f} ms"
+        + (f"; trend {trend:+.1f}%/step" if trend is not None else ""))
+    if s.get("trainable_params") is not None:
+        row("trainable params", f"{s['trainable_params']:,}", f"of {s['total_params']:,} total (shared counted once)")
+    return table
+
+
+def print_report(console: Console, report: dict[str, Any]) -> None:
+    if report.get("error"):
+        print_error(console, report)
+        return
+    console.print()
+    console.print(summary_table(report))
+    survivors = [g for g in report.get("survivors", []) if g.get("steps", 0) >= 2]
+    if survivors:
+        table = Table(title="tensors that survive steps (created after warm-up, still alive)",
+                      title_justify="left", header_style="bold")
+        table.add_column("MiB", justify="right")
+        table.add_column("count", justify="right")
+        table.add_column("created by")
+        table.add_column("at", overflow="fold")
+        table.add_column("held by", overflow="fold")
+        for g in survivors[:5]:
+            where = f"{g['file']}:{g['line']}" if g.get("file") else "-"
+            held = ", ".join(g["holders"][:2]) if g.get("holders") else (
+                "?" if g.get("python_refs") else "autograd graph / C++ (no Python reference)")
+            table.add_row(fmt_mib(g["bytes"]), str(g["count"]), f"{g['op']} ({g['phase']})", escape(where),
+                          escape(held))
+        console.print(table)
+    console.print()
+    for c in report["checks"]:
+        mark = {"pass": "[green]✓[/green]", "fail": "[bold red]✗[/bold red]", "warn": "[yellow]![/yellow]"}[c["status"]]
+        console.print(f"{mark} {escape(c['name'])}: {escape(c['message'])}", highlight=False)
+    if report.get("snapshot"):
+        console.print(f"CUDA memory snapshot: {escape(report['snapshot'])} (https://pytorch.org/memory_viz)")
+    fails = [c for c in report["checks"] if c["status"] == "fail"]
+    console.print()
+    if fails:
+        console.print(f"[bold red]verify failed[/bold red]: {len(fails)} check(s) failed "
+                      f"({', '.join(c['name'] for c in fails)})")
+    else:
+        console.print("[bold green]verify passed[/bold green]: healthy and within budgets")

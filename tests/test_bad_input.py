@@ -1,0 +1,174 @@
+"""Bad input: one clear line naming the file and the problem, the run goes on, exit code per contract."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from helpers import CLEAN_SOURCE, SF101_SOURCE, json_report, write
+
+
+def _scan_json(run_cli, *paths):
+    result = run_cli("scan", *map(str, paths), "--output-format", "json", "--no-cache")
+    assert "Traceback" not in result.stderr + result.stdout
+    return result, json_report(result)
+
+
+def _error_for(report, name):
+    return [e["message"] for e in report["errors"] if e["path"].endswith(name)]
+
+
+def test_nonexistent_path_exits_2_and_still_scans_the_rest(tmp_path, run_cli):
+    write(tmp_path, "train.py", SF101_SOURCE)
+    result, report = _scan_json(run_cli, tmp_path / "missing", tmp_path / "train.py")
+    assert result.returncode == 2
+    assert _error_for(report, "missing") == ["path does not exist"]
+    assert [f["code"] for f in report["findings"]] == ["SF101"]
+
+
+def test_nonexistent_path_in_text_mode_is_one_line(tmp_path, run_cli):
+    result = run_cli("scan", str(tmp_path / "nope.py"), "--no-cache")
+    assert result.returncode == 2
+    assert "nope.py: error: path does not exist" in result.stdout
+
+
+def test_directory_without_python_files_exits_0_with_a_warning(tmp_path, run_cli):
+    write(tmp_path, "notes.txt", "hello")
+    result = run_cli("scan", str(tmp_path), "--no-cache")
+    assert result.returncode == 0
+    assert "no Python files found" in result.stderr
+
+
+def test_syntax_error_is_reported_and_others_still_scanned(tmp_path, run_cli):
+    write(tmp_path, "a_broken.py", "def f(:\n    pass\n")
+    write(tmp_path, "b_train.py", SF101_SOURCE)
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1
+    (message,) = _error_for(report, "a_broken.py")
+    assert message.startswith("syntax error at line 1")
+    assert [f["path"].rsplit("/", 1)[-1] for f in report["findings"]] == ["b_train.py"]
+
+
+def test_syntax_error_in_a_file_a_rule_would_parse(tmp_path, run_cli):
+    write(tmp_path, "broken.py", "x.requires_grad_(True\n")
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1
+    assert _error_for(report, "broken.py")[0].startswith("syntax error")
+
+
+def test_python2_file_is_named_as_such(tmp_path, run_cli):
+    write(tmp_path, "old.py", 'print "hello"\nexec "x = 1"\n')
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1
+    assert "Python 2" in _error_for(report, "old.py")[0]
+
+
+def test_non_utf8_bytes_are_reported(tmp_path, run_cli):
+    write(tmp_path, "latin.py", b"# caf\xe9\nx = 1\n")
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1
+    assert _error_for(report, "latin.py") == ["not valid UTF-8: byte 0xe9 at offset 5"]
+
+
+def test_declared_latin1_encoding_is_honoured(tmp_path, run_cli):
+    write(tmp_path, "latin.py", b"# -*- coding: latin-1 -*-\n# caf\xe9\nx = 1\n")
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 0 and report["errors"] == []
+
+
+def test_binary_file_named_py(tmp_path, run_cli):
+    write(tmp_path, "blob.py", bytes(range(256)) * 4)
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1
+    assert "binary file" in _error_for(report, "blob.py")[0]
+
+
+def test_empty_file_is_fine(tmp_path, run_cli):
+    write(tmp_path, "empty.py", "")
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 0 and report["errors"] == []
+
+
+def test_symlink_loop(tmp_path, run_cli):
+    os.symlink(tmp_path / "loop.py", tmp_path / "loop.py")
+    write(tmp_path, "ok.py", CLEAN_SOURCE)
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1
+    assert _error_for(report, "loop.py") == ["symlink loop, skipped"]
+
+
+def test_directory_symlink_loop(tmp_path, run_cli):
+    write(tmp_path, "pkg/ok.py", CLEAN_SOURCE)
+    os.symlink(tmp_path / "pkg", tmp_path / "pkg" / "again")
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1
+    assert "symlink loop" in _error_for(report, "again")[0]
+    assert report["summary"]["files_scanned"] == 1
+
+
+def test_unreadable_file(tmp_path, monkeypatch):
+    # Root reads any file whatever its mode, so simulate the OS refusing the read.
+    from pathlib import Path
+
+    from stabfix import runner
+
+    target = write(tmp_path, "secret.py", CLEAN_SOURCE)
+    real = Path.read_bytes
+
+    def deny(self):
+        if self == target:
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    outcome = runner.process(runner.Task(str(target), "secret.py", ("SF101",), "scan", False))
+    assert outcome.result.error is not None
+    assert outcome.result.error.message == "permission denied"
+
+
+def test_unreadable_file_via_cli_when_not_root(tmp_path, run_cli):
+    if os.geteuid() == 0:
+        pytest.skip("root can read files whatever their mode; covered by test_unreadable_file")
+    target = write(tmp_path, "secret.py", CLEAN_SOURCE)
+    target.chmod(0)
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1
+    assert _error_for(report, "secret.py") == ["permission denied"]
+
+
+def test_very_large_file_is_skipped_with_a_reason(tmp_path, run_cli):
+    write(tmp_path, "huge.py", "x = 1\n" * 2_000_000)  # 12 MB
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1
+    assert "file too large" in _error_for(report, "huge.py")[0]
+
+
+@pytest.mark.parametrize(
+    "name,content,expected",
+    [
+        ("pyproject.toml", "[tool.stabfix\nselect = [", "malformed TOML"),
+        ("stabfix.yaml", "select: [SF101\nignore: {", "malformed YAML"),
+        ("stabfix.yaml", "selekt: [SF101]\n", "unknown config key 'selekt'"),
+        ("pyproject.toml", '[tool.stabfix]\nselect = ["SF999"]\n', "unknown rule selector 'SF999'"),
+        ("stabfix.yaml", "- just\n- a list\n", "expected a mapping"),
+        ("stabfix.yaml", "select: 3\n", "'select' must be a list of strings"),
+    ],
+)
+def test_broken_config_exits_2_with_the_problem_named(tmp_path, run_cli, name, content, expected):
+    write(tmp_path, name, content)
+    write(tmp_path, "train.py", SF101_SOURCE)
+    result = run_cli("scan", str(tmp_path), "--no-cache")
+    assert result.returncode == 2
+    assert expected in result.stderr
+    assert name in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_scanning_never_executes_the_code(tmp_path, run_cli):
+    marker = tmp_path / "executed"
+    write(tmp_path, "evil.py", f"open({str(marker)!r}, 'w').write('x')\nimport torch\nt = torch.zeros(1, requires_grad=True)\n")
+    run_cli("scan", str(tmp_path), "--no-cache")
+    run_cli("apply", str(tmp_path))
+    assert not marker.exists()
