@@ -10,7 +10,6 @@ from typing import Annotated, Optional
 import pathspec
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -249,6 +248,8 @@ def explain(rule: Annotated[str, typer.Argument(help="A rule code (SF101) or nam
     spec = catalog.get(rule.upper()) or by_name.get(rule)
     if spec is None:
         raise _fail(f"unknown rule '{rule}' (see `stabfix rules`)")
+    from rich.markdown import Markdown  # only this command renders Markdown
+
     Console().print(Markdown(explain_markdown(spec)))
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 from stabfix.catalog import RuleSpec
 from stabfix.checker import Checker
@@ -80,6 +78,10 @@ def _apply_round(module: cst.Module, fixes: list[Fix]) -> tuple[str, int]:
         count += 1
     rewritten = module.visit(_Replacer(changes))
     if imports:
+        # libcst.codemod pulls in libcst.matchers (slow to import): only fixes that add imports pay.
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import AddImportsVisitor
+
         context = CodemodContext()
         for name in dict.fromkeys(imports):
             AddImportsVisitor.add_needed_import(context, name)
