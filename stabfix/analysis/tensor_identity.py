@@ -14,7 +14,8 @@ statements) once, lazily, only for scopes that already contain a trigger site.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 
@@ -32,29 +33,45 @@ _VALUE_KEEPING_INPLACE = frozenset({"requires_grad_", "detach_", "share_memory_"
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 LOSS_WORDS = frozenset({"loss", "losses", "criterion", "criterions", "criteria", "crit", "lossfn", "objective"})
-# Names with a loss word that hold something else: `get_loss_weights`, `loss_scaler`, `log_loss_curve`.
-NOT_LOSS_WORDS = frozenset(
+# Loss-word names that hold something else: `loss_weights`, `loss_scaler`, `loss_history`.
+_NOT_A_LOSS_VALUE = frozenset(
     {
-        "get", "log", "logger", "logging", "print", "plot", "save", "record", "update", "weight", "weights",
-        "scale", "scaler", "scaling", "history", "meter", "tracker", "names", "name", "list", "dict", "keys",
-        "write", "show", "reset", "init", "grad", "grads", "backward", "step", "item", "value", "values",
-        "fmt", "format", "str", "curve", "curves", "window", "ema", "avg", "average", "smooth", "smoothed",
+        "weight", "weights", "scale", "scales", "scaler", "scaling", "history", "meter", "meters", "tracker",
+        "names", "name", "keys", "fmt", "format", "str", "curve", "curves", "window", "coef", "coeff", "factor",
+        "type", "types", "cfg", "config", "kwargs", "args",
+    }
+)
+# ... and callees with a loss word that compute something else: `get_loss_weights()`, `log_loss(...)`.
+_NOT_A_LOSS_CALL = _NOT_A_LOSS_VALUE | frozenset(
+    {
+        "get", "log", "logger", "logging", "print", "plot", "save", "record", "update", "dict", "list", "write",
+        "show", "reset", "init", "grad", "grads", "backward", "step", "item", "value", "values", "ema", "avg",
+        "average", "smooth", "smoothed", "build", "make", "create", "register", "add", "append",
     }
 )
 
 
-def identifier_words(name: str) -> list[str]:
-    """`x_style_ref` -> [x, style, ref]; `PatchSWDLoss` -> [patch, swd, loss]."""
-    words: list[str] = []
-    for part in name.split("_"):
-        words.extend(match.group(0).lower() for match in _CAMEL.finditer(part))
-    return words
+@lru_cache(maxsize=4096)
+def identifier_words(name: str) -> tuple[str, ...]:
+    """`x_style_ref` -> (x, style, ref); `PatchSWDLoss` -> (patch, swd, loss)."""
+    return tuple(match.group(0).lower() for match in _CAMEL.finditer(name))
 
 
 def is_loss_like_name(name: str) -> bool:
-    """A variable, attribute or function name that says it holds or computes a loss."""
+    """A variable or container whose name says it holds a loss value: `loss`, `style_loss`, `loss_dict`."""
     words = identifier_words(name.rsplit(".", 1)[-1])
-    return bool(words) and any(w in LOSS_WORDS for w in words) and not any(w in NOT_LOSS_WORDS for w in words)
+    return any(w in LOSS_WORDS for w in words) and not any(w in _NOT_A_LOSS_VALUE for w in words)
+
+
+def is_loss_callee_name(name: str) -> bool:
+    """A function or callable attribute whose name says it computes a loss: `energy_loss`, `criterion`."""
+    last = name.rsplit(".", 1)[-1]
+    words = identifier_words(last)
+    return (
+        not last[:1].isupper()  # `StyleLoss(...)` constructs the module
+        and any(w in LOSS_WORDS for w in words)
+        and not any(w in _NOT_A_LOSS_CALL for w in words)
+    )
 
 
 # --- value keys ---------------------------------------------------------------------------------
@@ -163,7 +180,7 @@ def literal_key(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-# --- the scope index -----------------------------------------------------------------------------
+# --- facts of one scope -----------------------------------------------------------------------
 
 
 @dataclass
@@ -184,62 +201,231 @@ class CallSite:
     in_test: bool  # inside an `assert` or a test function: comparing a loss of x with x is a check
 
 
-@dataclass
-class ScopeIndex(cst.CSTVisitor):
-    """One walk over a scope: bindings of every form, in-place mutations, calls, and loss sinks."""
+class ScopeFacts:
+    """What one scope (a function with its closures, or a module's top level) binds, changes and calls.
 
-    imports: ImportTracker
-    is_module: bool = False
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    unknown: set[str] = field(default_factory=set)  # global/nonlocal: anything may re-bind them
-    mutations: dict[str, list[int]] = field(default_factory=dict)  # name -> orders of in-place changes
-    calls: list[CallSite] = field(default_factory=list)
-    order_of: dict[int, int] = field(default_factory=dict)
-    sinks: list[cst.BaseExpression] = field(default_factory=list)  # expressions that are a loss value
+    Filled in source order by `ScopeFactsCollector` during the engine's single traversal; `order`
+    numbers the recorded events, so "before"/"after" questions are integer comparisons."""
 
-    def __post_init__(self) -> None:
-        super().__init__()
-        self._order = 0
+    def __init__(self, imports: ImportTracker, class_name: str | None) -> None:
+        self.imports = imports
+        self.class_name = class_name  # the class the scope's function is a method of
+        self.bindings: dict[str, list[Binding]] = {}
+        self.unknown: set[str] = set()  # global/nonlocal: anything may re-bind them
+        self.mutations: dict[str, list[int]] = {}  # name -> orders of in-place changes
+        self.augmented: dict[str, list[cst.BaseExpression]] = {}  # `loss += term`
+        self.calls: list[CallSite] = []
+        self.sinks: list[cst.BaseExpression] = []  # expressions whose value is a loss
+        self.order = 0
+        self.triggered = False  # set by a checker when the scope holds a site worth analysing
+
+    def next_order(self) -> int:
+        self.order += 1
+        return self.order
+
+    # questions ----------------------------------------------------------------------------------------
+    def binding_count(self, name: str) -> int:
+        return 10**6 if name in self.unknown else len(self.bindings.get(name, ()))
+
+    def rebound_between(self, name: str, start: int, end: int) -> bool:
+        if name in self.unknown:
+            return True
+        return any(start < b.order < end for b in self.bindings.get(name, ()))
+
+    def alias_binding(self, name: str, use_order: int, use_suites: tuple[int, ...]) -> Binding | None:
+        """The single, unconditional `name = value` binding that holds at a use, if there is one."""
+        if self.binding_count(name) != 1:
+            return None
+        binding = self.bindings[name][0]
+        if binding.value is None or binding.conditional or binding.order >= use_order:
+            return None
+        if use_suites[: len(binding.suites)] != binding.suites:
+            return None  # bound in a loop or block the use is not inside
+        return binding
+
+    def value_key(self, expr: cst.BaseExpression, use_order: int, use_suites: tuple[int, ...]) -> ValueKey | None:
+        """The root value an operand holds, following aliases and copies that provably hold at the use."""
+        expr, first_kind = strip_value_wrappers(expr, self.imports)
+        steps: list[AliasStep] = []
+        for _ in range(10):
+            if not isinstance(expr, cst.Name):
+                break
+            binding = self.alias_binding(expr.value, use_order, use_suites)
+            if binding is None:
+                break
+            source = alias_source(binding.value, self.imports)  # type: ignore[arg-type]
+            if source is None or _root_name(source) == expr.value:
+                break
+            kind = strip_value_wrappers(binding.value, self.imports)[1]  # type: ignore[arg-type]
+            if self._source_changed(source, kind, binding):
+                break
+            if kind == "copy" and self._mutated_after(expr.value, binding.order):
+                break
+            steps.append(AliasStep(expr.value, literal_key(source) or "", kind, binding))
+            expr = source
+        key = literal_key(expr)
+        root = _root_name(expr)
+        if key is None or root is None:
+            return None
+        return ValueKey(key, root, tuple(steps), first_kind == "copy")
+
+    def _source_changed(self, source: cst.BaseExpression, kind: str, binding: Binding) -> bool:
+        """Whether the source may hold other values at a later use than at the alias binding.
+
+        Conservative about loops: any re-binding or in-place change after the alias counts."""
+        root = _root_name(source)
+        if root is None or root in self.unknown:
+            return True
+        if any(b.order > binding.order for b in self.bindings.get(root, ())):
+            return True
+        if not isinstance(source, cst.Name) or kind == "copy":
+            # a copy no longer follows in-place changes of its source; `batch["x"] = ...` replaces the value
+            return self._mutated_after(root, binding.order)
+        return False
+
+    def _mutated_after(self, name: str, start: int) -> bool:
+        return any(start < order for order in self.mutations.get(name, ()))
+
+    # loss terms -------------------------------------------------------------------------------------
+    def loss_term_calls(self) -> set[int]:
+        """ids of calls whose result is a term of a loss value (summed into what is backpropagated,
+        returned from a loss/step function, or stored under a loss name)."""
+        found: set[int] = set()
+        seen: set[int] = set()
+        for sink in self.sinks:
+            self._terms(sink, found, seen, depth=0)
+        return found
+
+    def _terms(self, expr: cst.BaseExpression, found: set[int], seen: set[int], depth: int) -> None:
+        if depth > 12 or id(expr) in seen:
+            return
+        seen.add(id(expr))
+        nxt = depth + 1
+        if isinstance(expr, cst.BinaryOperation):
+            self._terms(expr.left, found, seen, nxt)
+            self._terms(expr.right, found, seen, nxt)
+        elif isinstance(expr, (cst.UnaryOperation, cst.Await)):
+            self._terms(expr.expression, found, seen, nxt)
+        elif isinstance(expr, cst.IfExp):
+            self._terms(expr.body, found, seen, nxt)
+            self._terms(expr.orelse, found, seen, nxt)
+        elif isinstance(expr, (cst.Tuple, cst.List)):
+            for element in expr.elements:
+                self._terms(element.value, found, seen, nxt)
+        elif isinstance(expr, cst.Subscript):
+            self._terms(expr.value, found, seen, nxt)  # `self.energy_loss(...)["total"]`
+        elif isinstance(expr, cst.Name):
+            for binding in self.bindings.get(expr.value, ()):
+                if binding.value is not None:
+                    self._terms(binding.value, found, seen, nxt)
+            for value in self.augmented.get(expr.value, ()):
+                self._terms(value, found, seen, nxt)
+        elif isinstance(expr, cst.Call):
+            func = expr.func
+            qualified = self.imports.qualify(func) or ""
+            if isinstance(func, cst.Attribute) and func.attr.value in _PASS_THROUGH_METHODS:
+                self._terms(func.value, found, seen, nxt)
+                if func.attr.value in _ARITHMETIC_METHODS:
+                    for arg in expr.args:
+                        self._terms(arg.value, found, seen, nxt)
+            elif (
+                isinstance(func, cst.Name) and func.value in _PASS_THROUGH_BUILTINS and func.value not in self.bindings
+            ) or qualified in _PASS_THROUGH_TORCH:
+                for arg in expr.args:
+                    self._terms(arg.value, found, seen, nxt)
+            elif not qualified.startswith("torch.") or qualified.startswith("torch.nn.functional."):
+                found.add(id(expr))
+
+
+class ScopeFactsCollector(cst.BatchableCSTVisitor):
+    """Mixin for a checker: fills one `ScopeFacts` per scope during the engine's traversal.
+
+    Scopes are the outermost functions (methods included, closures folded in: conservative, a
+    closure's bindings count as re-bindings) and the module's top level (class bodies excluded).
+    A subclass that overrides one of these hooks must call `super()`; call `init_scope_facts`
+    from `__init__`."""
+
+    def init_scope_facts(self, imports: ImportTracker) -> None:
+        self.scope_imports = imports
+        self.scope_facts: dict[cst.CSTNode, ScopeFacts] = {}
+        self._facts: ScopeFacts | None = None
+        self._scope_functions: list[cst.FunctionDef] = []
+        self._scope_classes: list[str] = []
         self._suites: list[tuple[int, bool]] = []
-        self._branch: list[bool] = []  # is the next suite a conditional branch
-        self._functions: list[str] = []
-        self._classes: list[str] = []
+        self._suite_marks: list[int] = []  # suite depth at each function start
+        self._branch: list[bool] = []  # the next suite is a conditional branch
         self._asserts = 0
-        self._root: cst.CSTNode | None = None
+        self._module_facts: ScopeFacts | None = None
+        self._suite_cache: tuple[tuple[int, ...], bool] | None = None
 
-    # ordering and nesting ------------------------------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self._order += 1
-        self.order_of[id(node)] = self._order
-        if self._root is None:
-            self._root = node
-        elif self.is_module and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            self._bind(node.name.value, node, None)
-            return False  # module scope: function and class bodies are other scopes
-        return super().on_visit(node)
+    # scopes -------------------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module_facts = ScopeFacts(self.scope_imports, None)
+        self.scope_facts[node] = self._module_facts
+        self._facts = self._module_facts
 
-    def _suite_state(self) -> tuple[tuple[int, ...], bool]:
-        return tuple(s for s, _ in self._suites), any(c for _, c in self._suites)
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name.value, node, None)
+        self._scope_classes.append(node.name.value)
+        if not self._scope_functions:
+            self._facts = None  # a class body is its own scope; its methods are scopes of their own
 
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._scope_classes.pop()
+        if not self._scope_functions and not self._scope_classes:
+            self._facts = self._module_facts
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._scope_functions:
+            self._bind(node.name.value, node, None)  # a closure re-binds its name in the scope
+        else:
+            if self._facts is not None:
+                self._bind(node.name.value, node, None)
+            class_name = self._scope_classes[-1] if self._scope_classes else None
+            self._facts = ScopeFacts(self.scope_imports, class_name)
+            self.scope_facts[node] = self._facts
+            self._suite_marks.append(len(self._suites))
+            self._suite_cache = None
+        self._scope_functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scope_functions.pop()
+        if not self._scope_functions:
+            del self._suites[self._suite_marks.pop():]
+            self._suite_cache = None
+            self._facts = None if self._scope_classes else self._module_facts
+
+    @property
+    def current_facts(self) -> ScopeFacts | None:
+        """The scope events are recorded for now (None inside a class body)."""
+        return self._facts
+
+    # suites: which blocks enclose a statement, and which of them are conditional branches -----------------
     def _enter_suite(self, node: cst.BaseSuite) -> None:
         conditional = self._branch.pop() if self._branch else False
         self._suites.append((id(node), conditional))
+        self._suite_cache = None
+
+    def _leave_suite(self) -> None:
+        if self._suites:
+            self._suites.pop()
+        self._suite_cache = None
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._enter_suite(node)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-        self._suites.pop()
+        self._leave_suite()
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._enter_suite(node)
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
-        self._suites.pop()
+        self._leave_suite()
 
-    # Which suites are conditional: each compound statement announces its next suite.
     def visit_If_body(self, node: cst.If) -> None:
-        self._branch.append(True)
+        # `if __name__ == "__main__":` guards a script, it does not choose between values
+        self._branch.append(not _is_main_guard(node.test))
 
     def visit_Else_body(self, node: cst.Else) -> None:
         self._branch.append(True)
@@ -253,20 +439,12 @@ class ScopeIndex(cst.CSTVisitor):
     def visit_MatchCase_body(self, node: cst.MatchCase) -> None:
         self._branch.append(True)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if node is not self._root:
-            self._bind(node.name.value, node, None)
-        self._functions.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._bind(node.name.value, node, None)
-        self._classes.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
+    def _suite_state(self) -> tuple[tuple[int, ...], bool]:
+        if self._suite_cache is None:
+            start = self._suite_marks[-1] if self._scope_functions and self._suite_marks else 0
+            scoped = self._suites[start:]
+            self._suite_cache = (tuple(s for s, _ in scoped), any(c for _, c in scoped))
+        return self._suite_cache
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self._asserts += 1
@@ -274,11 +452,17 @@ class ScopeIndex(cst.CSTVisitor):
     def leave_Assert(self, original_node: cst.Assert) -> None:
         self._asserts -= 1
 
-    # bindings -------------------------------------------------------------------------------------
+    # bindings -------------------------------------------------------------------------------------------
     def _bind(self, name: str, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        facts = self._facts
+        if facts is None:
+            return
         suites, conditional = self._suite_state()
-        order = self.order_of.get(id(node), self._order)
-        self.bindings.setdefault(name, []).append(Binding(name, order, node, value, suites, conditional))
+        facts.bindings.setdefault(name, []).append(Binding(name, facts.next_order(), node, value, suites, conditional))
+
+    def _mutate(self, root: str | None) -> None:
+        if root is not None and self._facts is not None:
+            self._facts.mutations.setdefault(root, []).append(self._facts.next_order())
 
     def _bind_target(self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Name):
@@ -289,9 +473,10 @@ class ScopeIndex(cst.CSTVisitor):
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, node, None)
         elif isinstance(target, (cst.Subscript, cst.Attribute)):
-            root = _root_name(target)
-            if root is not None and isinstance(target, cst.Subscript):
-                self.mutations.setdefault(root, []).append(self.order_of.get(id(node), self._order))
+            # `x[mask] = 0`, `batch.x = ...`, `t.data = ...`: the object behind the root name changes
+            if isinstance(target, cst.Attribute) and target.attr.value in ("requires_grad", "grad", "retains_grad"):
+                return
+            self._mutate(_root_name(target))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -306,10 +491,8 @@ class ScopeIndex(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._bind_target(node.target, node, None)
         self._record_loss_sink(node.target, node.value)
-        if isinstance(node.target, cst.Name):
-            # `loss += term`: the term is part of what `loss` holds
-            self.bindings[node.target.value][-1].value = None
-            self._augmented.setdefault(node.target.value, []).append(node.value)
+        if isinstance(node.target, cst.Name) and self._facts is not None:
+            self._facts.augmented.setdefault(node.target.value, []).append(node.value)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target, node, node.value)
@@ -351,178 +534,60 @@ class ScopeIndex(cst.CSTVisitor):
             self._bind(node.name.value, node, None)
 
     def visit_Global(self, node: cst.Global) -> None:
-        self.unknown.update(item.name.value for item in node.names)
+        if self._facts is not None:
+            self._facts.unknown.update(item.name.value for item in node.names)
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.unknown.update(item.name.value for item in node.names)
+        if self._facts is not None:
+            self._facts.unknown.update(item.name.value for item in node.names)
 
-    # calls, mutations and loss sinks --------------------------------------------------------------------
-    @property
-    def _augmented(self) -> dict[str, list[cst.BaseExpression]]:
-        if not hasattr(self, "_augmented_values"):
-            self._augmented_values: dict[str, list[cst.BaseExpression]] = {}
-        return self._augmented_values
-
-    def augmented_values(self, name: str) -> list[cst.BaseExpression]:
-        return self._augmented.get(name, [])
-
+    # calls, mutations and loss sinks -------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        facts = self._facts
+        if facts is None:
+            return
         suites, _ = self._suite_state()
-        in_test = self._asserts > 0 or any(_is_test_name(f) for f in self._functions) or any(
-            c.startswith("Test") for c in self._classes
+        in_test = self._asserts > 0 or any(_is_test_name(f.name.value) for f in self._scope_functions) or any(
+            c.startswith("Test") for c in self._scope_classes
         )
-        self.calls.append(CallSite(node, self.order_of[id(node)], suites, in_test))
+        facts.calls.append(CallSite(node, facts.next_order(), suites, in_test))
         func = node.func
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method.endswith("_") and not method.startswith("_") and method not in _VALUE_KEEPING_INPLACE:
-                root = _root_name(func.value)
-                if root is not None:
-                    self.mutations.setdefault(root, []).append(self.order_of[id(node)])
+                self._mutate(_root_name(func.value))
             if method == "backward":
-                positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-                if positional and not isinstance(func.value, cst.Name | cst.Subscript):
-                    self.sinks.append(positional[0])  # accelerator.backward(loss), self.manual_backward(loss)
-                elif positional and isinstance(func.value, cst.Name) and not is_loss_like_name(func.value.value):
-                    self.sinks.append(positional[0])  # fabric.backward(loss)
-                else:
-                    self.sinks.append(_unscaled(func.value))  # loss.backward(), scaler.scale(loss).backward()
+                facts.sinks.append(_backpropagated(node))
             elif method in ("append", "extend") and is_loss_like_name(_root_name(func.value) or ""):
-                self.sinks.extend(arg.value for arg in node.args)
+                facts.sinks.extend(arg.value for arg in node.args)
             elif method == "manual_backward" and node.args:
-                self.sinks.append(node.args[0].value)
-        qualified = self.imports.qualify(func) or ""
-        if qualified in ("torch.autograd.backward", "torch.autograd.grad") and node.args:
-            self.sinks.append(node.args[0].value)
+                facts.sinks.append(node.args[0].value)
+        if node.args and (dotted_name(func) or "").endswith("grad"):
+            if self.scope_imports.qualify(func) == "torch.autograd.grad":
+                facts.sinks.append(node.args[0].value)
 
     def visit_Return(self, node: cst.Return) -> None:
-        if node.value is None or not self._functions:
+        if node.value is None or not self._scope_functions or self._facts is None:
             return
-        function = self._functions[-1]
-        owner = self._classes[-1] if self._classes else ""
+        function = self._scope_functions[-1].name.value
+        owner = self._scope_classes[-1] if self._scope_classes else ""
         if (
-            is_loss_like_name(function)
-            or identifier_words(function)[-1:] == ["step"]
+            is_loss_callee_name(function)
+            or identifier_words(function)[-1:] == ("step",)
             or (function in ("forward", "__call__") and is_loss_class_name(owner))
         ):
-            self.sinks.append(node.value)
+            self._facts.sinks.append(node.value)
 
     def _record_loss_sink(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if self._facts is None:
+            return
         root = _root_name(target)
         if root is None or not is_loss_like_name(root):
             return
         if isinstance(value, cst.Dict):
-            self.sinks.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+            self._facts.sinks.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
         else:
-            self.sinks.append(value)
-
-    # questions ----------------------------------------------------------------------------------------
-    def binding_count(self, name: str) -> int:
-        return 10**6 if name in self.unknown else len(self.bindings.get(name, ()))
-
-    def rebound_between(self, name: str, start: int, end: int) -> bool:
-        if name in self.unknown:
-            return True
-        return any(start < b.order < end for b in self.bindings.get(name, ()))
-
-    def alias_binding(self, name: str, use_order: int, use_suites: tuple[int, ...]) -> Binding | None:
-        """The single, unconditional `name = value` binding that holds at a use, if there is one."""
-        if self.binding_count(name) != 1:
-            return None
-        binding = self.bindings[name][0]
-        if binding.value is None or binding.conditional or binding.order >= use_order:
-            return None
-        if use_suites[: len(binding.suites)] != binding.suites:
-            return None  # bound in a loop or block the use is not inside
-        return binding
-
-    def value_key(self, expr: cst.BaseExpression, use_order: int, use_suites: tuple[int, ...]) -> ValueKey | None:
-        """The root value an operand holds, following aliases and copies that provably hold at the use."""
-        expr, first_kind = strip_value_wrappers(expr, self.imports)
-        steps: list[AliasStep] = []
-        for _ in range(10):
-            if not isinstance(expr, cst.Name):
-                break
-            binding = self.alias_binding(expr.value, use_order, use_suites)
-            if binding is None:
-                break
-            source, kind = strip_value_wrappers(binding.value, self.imports)
-            source_key = literal_key(source)
-            source_root = _root_name(source)
-            if source_key is None or source_root is None or source_root == expr.value:
-                break
-            if self._source_changed(source_root, binding, use_order):
-                break
-            if kind == "copy" and self._mutated_after(expr.value, binding.order, use_order):
-                break
-            steps.append(AliasStep(expr.value, source_key, kind, binding))
-            expr = source
-        key = literal_key(expr)
-        root = _root_name(expr)
-        if key is None or root is None:
-            return None
-        return ValueKey(key, root, tuple(steps), first_kind == "copy")
-
-    def _source_changed(self, source_root: str, binding: Binding, use_order: int) -> bool:
-        if any(b.order > binding.order for b in self.bindings.get(source_root, ())) or source_root in self.unknown:
-            return True
-        copies = strip_value_wrappers(binding.value, self.imports)[1] == "copy" if binding.value is not None else False
-        return copies and self._mutated_after(source_root, binding.order, use_order)
-
-    def _mutated_after(self, name: str, start: int, end: int) -> bool:
-        return any(start < order for order in self.mutations.get(name, ()))
-
-    # loss terms -------------------------------------------------------------------------------------
-    def loss_term_calls(self) -> set[int]:
-        """ids of calls whose result is a term of a loss value (summed into what is backpropagated,
-        returned from a loss/step function, or stored under a loss name)."""
-        found: set[int] = set()
-        seen: set[int] = set()
-        for sink in self.sinks:
-            self._terms(sink, found, seen, depth=0)
-        return found
-
-    def _terms(self, expr: cst.BaseExpression, found: set[int], seen: set[int], depth: int) -> None:
-        if depth > 12 or id(expr) in seen:
-            return
-        seen.add(id(expr))
-        nxt = depth + 1
-        if isinstance(expr, cst.BinaryOperation):
-            self._terms(expr.left, found, seen, nxt)
-            self._terms(expr.right, found, seen, nxt)
-        elif isinstance(expr, cst.UnaryOperation):
-            self._terms(expr.expression, found, seen, nxt)
-        elif isinstance(expr, cst.Await):
-            self._terms(expr.expression, found, seen, nxt)
-        elif isinstance(expr, cst.IfExp):
-            self._terms(expr.body, found, seen, nxt)
-            self._terms(expr.orelse, found, seen, nxt)
-        elif isinstance(expr, (cst.Tuple, cst.List)):
-            for element in expr.elements:
-                self._terms(element.value, found, seen, nxt)
-        elif isinstance(expr, cst.Subscript):
-            self._terms(expr.value, found, seen, nxt)  # `self.energy_loss(...)["total"]`
-        elif isinstance(expr, cst.Name):
-            for binding in self.bindings.get(expr.value, ()):
-                if binding.value is not None:
-                    self._terms(binding.value, found, seen, nxt)
-            for value in self.augmented_values(expr.value):
-                self._terms(value, found, seen, nxt)
-        elif isinstance(expr, cst.Call):
-            func = expr.func
-            qualified = self.imports.qualify(func) or ""
-            if isinstance(func, cst.Attribute) and func.attr.value in _PASS_THROUGH_METHODS:
-                self._terms(func.value, found, seen, nxt)
-                if func.attr.value in _ARITHMETIC_METHODS:
-                    for arg in expr.args:
-                        self._terms(arg.value, found, seen, nxt)
-            elif (
-                isinstance(func, cst.Name) and func.value in _PASS_THROUGH_BUILTINS and func.value not in self.bindings
-            ) or qualified in _PASS_THROUGH_TORCH:
-                for arg in expr.args:
-                    self._terms(arg.value, found, seen, nxt)
-            elif not qualified.startswith("torch.") or qualified.startswith("torch.nn.functional."):
-                found.add(id(expr))
+            self._facts.sinks.append(value)
 
 
 _PASS_THROUGH_METHODS = frozenset(
@@ -549,6 +614,16 @@ def _root_name(expr: cst.BaseExpression) -> str | None:
             return None
 
 
+def _backpropagated(call: cst.Call) -> cst.BaseExpression:
+    """What `X.backward(...)` differentiates: `loss.backward()`, `scaler.scale(loss).backward()`,
+    `accelerator.backward(loss)`, `self.fabric.backward(loss)`."""
+    receiver = call.func.value  # type: ignore[attr-defined]
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if positional and not isinstance(receiver, cst.Call) and not is_loss_like_name(_root_name(receiver) or ""):
+        return positional[0]
+    return _unscaled(receiver)
+
+
 def _unscaled(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`scaler.scale(loss)` -> `loss`."""
     if (
@@ -561,14 +636,16 @@ def _unscaled(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value == "__name__"
+    )
+
+
 def _is_test_name(name: str) -> bool:
     return name.startswith("test") or name.endswith("_test")
-
-
-def index_scope(scope: cst.FunctionDef | cst.Module, imports: ImportTracker) -> ScopeIndex:
-    index = ScopeIndex(imports, is_module=isinstance(scope, cst.Module))
-    scope.visit(index)
-    return index
 
 
 # --- which calls are losses ---------------------------------------------------------------------
@@ -592,6 +669,7 @@ _META_WORDS = frozenset(
         "margin", "eps", "epsilon", "dim", "reduction", "reduce", "ignore", "lr", "alpha", "beta", "gamma",
         "lam", "lambda", "t", "time", "timestep", "timesteps", "sigma", "sigmas", "valid", "self", "model",
         "config", "cfg", "args", "opt", "device", "dtype", "shape", "kwargs", "name", "mode", "training",
+        "label", "labels", "class", "classes", "cls", "positions", "offsets", "batch",
     }
 )
 
@@ -625,15 +703,18 @@ def classify_loss_call(
             if last.endswith("_loss") or last in ("cross_entropy", "kl_div", "binary_cross_entropy", "nll_loss"):
                 return LossCall(call, display, True, qualified)
             return None
-        module_words = {w for part in qualified.split(".")[:-1] for w in identifier_words(part)}
-        if is_loss_like_name(last) or (module_words & LOSS_WORDS and not last[:1].isupper()):
+        # `from . import losses; losses.swd(a, b)`: a function of a module named for losses
+        module = qualified.split(".")[-2] if "." in qualified else ""
+        module_words = set(identifier_words(module))
+        in_loss_module = bool(module_words) and module_words <= LOSS_WORDS and not last[:1].isupper()
+        if is_loss_callee_name(last) or (in_loss_module and not set(identifier_words(last)) & _NOT_A_LOSS_CALL):
             return LossCall(call, display, False, qualified)
         return None
     if isinstance(func, cst.Name):
         if func.value in losses.local:
             kind = losses.local[func.value]
             return LossCall(call, display, kind.startswith("torch."), kind)
-        if is_loss_like_name(func.value) and not func.value[:1].isupper():
+        if is_loss_callee_name(func.value):
             return LossCall(call, display, False, func.value)
         return None
     if isinstance(func, cst.Attribute):
@@ -642,9 +723,7 @@ def classify_loss_call(
             kind = losses.on_self.get(class_name or "", {}).get(attr)
             if kind is not None:
                 return LossCall(call, display, kind.startswith("torch."), kind)
-        if isinstance(func.value, (cst.Name, cst.Attribute)) and is_loss_like_name(attr) and not attr[:1].isupper():
-            if attr in ("backward", "item"):
-                return None
+        if isinstance(func.value, (cst.Name, cst.Attribute)) and is_loss_callee_name(attr):
             return LossCall(call, display, False, attr)
     return None
 
@@ -674,3 +753,12 @@ def is_meta_operand(expr: cst.BaseExpression) -> bool:
     name = dotted_name(expr) or root
     words = identifier_words(name.rsplit(".", 1)[-1])
     return not words or any(w in _META_WORDS for w in words)
+
+
+def alias_source(value: cst.BaseExpression, imports: ImportTracker) -> cst.BaseExpression | None:
+    """The expression `name = value` makes `name` hold the values of: `x` for `x`, `x.clone()`,
+    `x.detach().to(dev)`, `batch["x"]`; None for anything computed (calls, arithmetic, `self.*`)."""
+    source, _ = strip_value_wrappers(value, imports)
+    if literal_key(source) is None or _root_name(source) in (None, "self"):
+        return None
+    return source

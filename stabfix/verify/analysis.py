@@ -15,7 +15,7 @@ from stabfix.verify.settings import MB, Settings
 REPORT_VERSION = 1
 SOURCE_DISPATCH = "live tensors (dispatch)"
 SOURCE_CUDA = "cuda allocator"
-TIME_TREND_WARN = 1.5  # last-third median step time / first-third median above this: warning
+TIME_TREND_WARN = 1.5  # median step time of the second half / first half above this: warning
 
 
 def slope(points: list[tuple[float, float]]) -> float | None:
@@ -108,7 +108,11 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
     # -- health ----------------------------------------------------------------------------------
     bad_loss = next((s for s in steps if s.get("loss") is not None and not _finite(s["loss"])), None)
     if bad_loss is not None:
-        _check(checks, "loss", "fail", f"loss is {fmt_num(bad_loss['loss'])} at step {bad_loss['step']}",
+        hint = ""
+        if bad_loss.get("modules_checked") and not bad_loss.get("nonfinite_module"):
+            hint = (" while every module output was finite (the non-finite value comes from code outside "
+                    "the modules, e.g. the loss)")
+        _check(checks, "loss", "fail", f"loss is {fmt_num(bad_loss['loss'])} at step {bad_loss['step']}{hint}",
                step=bad_loss["step"])
     elif all(s.get("loss") is None for s in steps):
         _check(checks, "loss", "warn", "the step returned no loss; loss finiteness was not checked")
@@ -144,7 +148,15 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
                f"({first_bad['type']}) at step {first_bad['step']}", module=first_bad["module"],
                step=first_bad["step"])
     else:
-        _check(checks, "numerics", "pass", "every module output finite")
+        benign = (run.done or {}).get("benign_nonfinite_modules") or []
+        if benign:
+            first = benign[0]
+            more = f" (and {len(benign) - 1} more)" if len(benign) > 1 else ""
+            _check(checks, "numerics", "warn",
+                   f"module {first['module']} ({first['type']}) outputs {first['value']}{more} while loss and "
+                   f"gradients stay finite (a deliberate mask?)")
+        else:
+            _check(checks, "numerics", "pass", "every module output finite")
 
     none_step = next((s for s in steps if s.get("none_grads_count")), None)
     if none_step is not None:
@@ -232,7 +244,7 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
     trend = summary.get("step_time_growth")
     if trend is not None and trend > TIME_TREND_WARN:
         _check(checks, "step time trend", "warn",
-               f"step time grows: last third of the steps is {trend:.1f}x slower than the first third")
+               f"step time grows: the second half of the steps is {trend:.1f}x slower than the first half")
 
     report["checks"] = checks
     failed = any(c["status"] == "fail" for c in checks)
@@ -295,10 +307,10 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
     out["step_time_trend_pct_per_step"] = (
         100.0 * t_slope / out["step_time_median_ms"] if t_slope is not None and out["step_time_median_ms"] else None
     )
-    third = len(times) // 3
-    if third >= 1:
-        first = statistics.median(times[:third])
-        last = statistics.median(times[-third:])
+    half = len(times) // 2
+    if half >= 3:  # median of the second half of the steps over the first half
+        first = statistics.median(times[:half])
+        last = statistics.median(times[-half:])
         out["step_time_growth"] = last / first if first > 0 else None
     else:
         out["step_time_growth"] = None

@@ -89,6 +89,25 @@ def _seed_everything(seed: int) -> None:
             pass
 
 
+def _check_entry_module(entry: str, project: Path) -> None:
+    module_name = entry.rpartition(":")[0]
+    if module_name.endswith(".py"):
+        if not (project / module_name).is_file():
+            raise UserCodeError("import", f"entry file {module_name} not found in {project}", kind="not_found")
+        return
+    top = module_name.split(".")[0]
+    try:
+        found = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        found = True  # let the real import report it
+    if not found:
+        raise UserCodeError(
+            "import",
+            f"entry module '{module_name}' not found (looked in {project} and the installed packages)",
+            kind="not_found",
+        )
+
+
 def _load_entry(entry: str, project: Path) -> Any:
     module_name, _, func_name = entry.rpartition(":")
     try:
@@ -209,12 +228,6 @@ def _param_counts(models: list[tuple[str, Any]], optimizers: list[Any]) -> dict[
     }
 
 
-def _all_tensors() -> list[Any]:
-    import torch
-
-    return [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
-
-
 def run(settings: dict[str, Any], channel: _Channel) -> int:
     """The instrumented smoke-train. Raises UserCodeError for the user's failures."""
     t_start = time.perf_counter()
@@ -223,11 +236,13 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
     warmup = int(settings["warmup"])
     seed = int(settings["seed"])
 
+    _check_entry_module(settings["entry"], project)  # fail fast, before the slow torch import
+
     import torch
 
     from stabfix.verify.holders import find_holders
-    from stabfix.verify.probes import Probes
-    from stabfix.verify.tracker import PHASES, LiveTensorTracker, op_name
+    from stabfix.verify.instrument import BadLoss, Instrumentation, StepFailed
+    from stabfix.verify.tracker import PHASES, op_name
 
     requested = settings["device"]
     if requested == "auto":
@@ -270,84 +285,34 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
         torch.cuda.memory._record_memory_history(max_entries=200_000)
         recording = True
 
-    tracker = LiveTensorTracker()
-    probes = Probes(models, tracker)
-    probes.install()
-    gc.collect()
-    existing = _all_tensors()
-    tracker.register_existing(existing)
-    del existing
-    model_bytes = _model_state_bytes(models)
+    inst = Instrumentation(models, device)
+    tracker, probes = inst.tracker, inst.probes
+    inst.install()
     channel.send({
         "type": "ready",
         "setup_s": time.perf_counter() - t_start,
         "live_before_bytes": tracker.live,
-        "model_state_bytes": model_bytes,
+        "model_state_bytes": _model_state_bytes(models),
         "models": [{"name": (p.rstrip(".") or type(m).__name__), "type": type(m).__name__} for p, m in models],
         "optimizers": [type(o).__name__ for o in optimizers],
         "modules_hooked": probes._module_hook_count,
     })
 
-    retries0 = ooms0 = 0
-    if use_cuda:
-        stats = torch.cuda.memory_stats(device)
-        retries0, ooms0 = stats.get("num_alloc_retries", 0), stats.get("num_ooms", 0)
-
-    live_ends: list[int] = []
     for i in range(1, steps + 1):
-        probes.begin_step()
-        start_live = tracker.begin_step(i)
-        cuda_start = 0
-        if use_cuda:
-            torch.cuda.synchronize(device)
-            torch.cuda.reset_peak_memory_stats(device)
-            cuda_start = torch.cuda.memory_allocated(device)
-        t0 = time.perf_counter()
         try:
-            with tracker:
-                loss = step_fn()
-        except BaseException as exc:  # noqa: BLE001 - everything the user's step does
-            tracker.step = -1
+            record = inst.run_step(i, step_fn, warmup=i <= warmup)
+        except StepFailed as failed:
+            exc = failed.original
             oom = type(exc).__name__ == "OutOfMemoryError"
-            info: dict[str, Any] = {}
-            if oom and use_cuda:
-                info["snapshot"] = _dump_snapshot(torch, snapshot_path or str(project / "stabfix-oom-snapshot.pickle"))
             err = UserCodeError("step", f"step {i} raised {_exc_message(exc)}", _user_traceback(exc), step=i,
                                 kind="oom" if oom else "exception")
-            err.extra = info  # type: ignore[attr-defined]
+            if oom and use_cuda:
+                err.extra = {"snapshot": _dump_snapshot(  # type: ignore[attr-defined]
+                    torch, snapshot_path or str(project / "stabfix-oom-snapshot.pickle"))}
             raise err from None
-        if loss is not None and not isinstance(loss, (torch.Tensor, int, float)) or isinstance(loss, bool):
-            raise UserCodeError(
-                "step", f"step must return the loss (a tensor or a float), got {type(loss).__name__}",
-                step=i, kind="bad_return",
-            )
-        readback = probes.end_step(i, loss)
-        t1 = time.perf_counter()
-        del loss
-        record: dict[str, Any] = {
-            "type": "step",
-            "step": i,
-            "warmup": i <= warmup,
-            "time_ms": (t1 - t0) * 1e3,
-            "start_live_bytes": start_live,
-            "peak_bytes": tracker.step_peak,
-            "phase_peak_bytes": {PHASES[k]: (v or None) for k, v in enumerate(tracker.phase_peaks)},
-            "live_end_bytes": tracker.live,
-        }
-        record.update(readback)
-        if use_cuda:
-            stats = torch.cuda.memory_stats(device)
-            record["cuda"] = {
-                "start_allocated_bytes": cuda_start,
-                "max_allocated_bytes": torch.cuda.max_memory_allocated(device),
-                "max_reserved_bytes": torch.cuda.max_memory_reserved(device),
-                "allocated_end_bytes": torch.cuda.memory_allocated(device),
-                "alloc_retries": stats.get("num_alloc_retries", 0) - retries0,
-                "ooms": stats.get("num_ooms", 0) - ooms0,
-            }
-        live_ends.append(tracker.live)
+        except BadLoss as bad:
+            raise UserCodeError("step", str(bad), step=i, kind="bad_return") from None
         channel.send(record)
-    tracker.step = -1  # anything allocated from here on is stabfix's
 
     # survivors: storages created after warm-up (all steps but the last) and still alive at the end
     probes.remove()
@@ -371,7 +336,9 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
         g["keys"].add(ref.key)
     ranked = sorted(groups.values(), key=lambda g: -g["bytes"])[:10]
     del survivors
-    holders = find_holders({i: g["keys"] for i, g in enumerate(ranked)}, ignore={id(groups), id(ranked)})
+    # who holds them: only for groups created in 2+ steps (the accumulating ones, the ones reported)
+    wanted = {i: g["keys"] for i, g in enumerate(ranked) if len(g["steps"]) >= 2}
+    holders = find_holders(wanted, ignore={id(groups), id(ranked)}) if wanted else {}
     survivor_out = []
     for i, g in enumerate(ranked):
         h = holders.get(i, {})
@@ -393,6 +360,7 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
                                                       if all(o is not x for x in optimizers)]),
         "optimizers_stepped": [type(o).__name__ for o in probes.optimizers_seen.values()],
         "first_nonfinite_module": probes.first_nonfinite,
+        "benign_nonfinite_modules": list(probes.benign.values())[:10],
         "survivors": survivor_out,
         "survivor_window": [first, steps - 1],
         "live_after_gc_bytes": tracker.live,

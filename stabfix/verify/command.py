@@ -44,20 +44,23 @@ def verify(
     timeout: Annotated[Optional[float], typer.Option(help="Seconds for the whole run, entry included "
                                                           "(default 300).")] = None,
     budget: Annotated[Optional[list[str]], typer.Option(
-        "--budget", help="KEY=VALUE, repeatable: peak_memory_mb, memory_growth_mb_per_step, grad_norm, "
+        "--budget", metavar="KEY=VALUE", help="Repeatable: peak_memory_mb, memory_growth_mb_per_step, grad_norm, "
                          "step_time_ms, trainable_params. Overrides verify.budgets.KEY.")] = None,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the full report as JSON.")] = None,
-    snapshot: Annotated[Optional[Path], typer.Option(help="CUDA only: record allocator history and dump a "
+    json_path: Annotated[Optional[Path], typer.Option("--json", metavar="FILE",
+                                                      help="Write the full report as JSON.")] = None,
+    snapshot: Annotated[Optional[Path], typer.Option(metavar="FILE", help="CUDA only: record allocator history and dump a "
                                                           "snapshot for pytorch.org/memory_viz.")] = None,
-    baseline: Annotated[Optional[str], typer.Option(help="Compare with a git ref (run in a temporary "
+    baseline: Annotated[Optional[str], typer.Option(metavar="REF|REPORT.json", help="Compare with a git ref (run in a temporary "
                                                          "worktree) or a saved --json report.")] = None,
+    config: Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml / pyproject.toml "
+                                                                     "instead of the nearest one.")] = None,
 ) -> None:
     """Run the training step a few times under instrumentation: memory, growth, gradients, numerics,
     step time; exit 1 when a health check or budget fails, 2 when the code could not run."""
     console = _console()
     try:
         code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
-                       json_path, snapshot, baseline)
+                       json_path, snapshot, baseline, config)
     except KeyboardInterrupt:
         _console(stderr=True).print("[red]error:[/red] interrupted")
         code = exit_codes.ERROR
@@ -75,7 +78,8 @@ def _fail(message: str) -> int:
 
 def _verify(console: Console, path: Path, entry: str | None, steps: int | None, warmup: int | None,
             seed: int | None, device: str | None, timeout: float | None, budget: list[str],
-            json_path: Path | None, snapshot: Path | None, baseline: str | None) -> int:
+            json_path: Path | None, snapshot: Path | None, baseline: str | None,
+            config_path: Path | None = None) -> int:
     from stabfix.verify.analysis import analyze
     from stabfix.verify.render import Progress, print_header, print_report
     from stabfix.verify.runner import run_child
@@ -84,7 +88,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         return _fail(f"{path}: no such file or directory")
     project = path.resolve() if path.is_dir() else path.resolve().parent
     try:
-        config = load_config(project)
+        config = load_config(project, config_path)
         overrides: dict[str, Any] = {
             "entry": entry, "steps": steps, "warmup": warmup, "seed": seed, "device": device,
             "timeout": timeout, "budgets": parse_budget_flags(budget) if budget else None,
@@ -123,11 +127,11 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             return _fail(str(exc))
 
     print_header(console, settings, label, "working tree" if base_report is not None else None)
-    if snap and settings.device == "cpu":
-        console.print("[yellow]![/yellow] --snapshot records CUDA allocator history; this run is on CPU, "
-                      "so no snapshot is written")
     run = run_child(settings, project, Progress(console), snapshot=snap)
     report = analyze(settings, run, label)
+    if snap and not str(report["environment"].get("device", "")).startswith("cuda") and not run.error:
+        console.print("[yellow]![/yellow] --snapshot records CUDA allocator history; this run was on CPU, "
+                      "so no snapshot was written")
     print_report(console, report)
     if base_report is not None:
         from stabfix.verify.baseline import compare

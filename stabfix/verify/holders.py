@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import types
+import warnings
 from typing import Any
 
 import torch
@@ -170,8 +171,7 @@ def find_holders(
     groups: dict[Any, set[int]], ignore: set[int] | None = None, samples: int = 3
 ) -> dict[Any, dict[str, Any]]:
     """groups: group key -> storage keys (id of the storage object). Returns group key ->
-    {"holders": [short names], "paths": [full paths], "python_refs": bool}."""
-    gc.collect()
+    {"holders": [short names], "paths": [full paths], "python_refs": bool}. Call after gc.collect()."""
     wanted: dict[int, Any] = {}
     for gkey, keys in groups.items():
         for k in keys:
@@ -179,16 +179,18 @@ def find_holders(
     per_group: dict[Any, list[Any]] = {g: [] for g in groups}
     objs = gc.get_objects()
     try:
-        for o in objs:
-            if not isinstance(o, torch.Tensor):
-                continue
-            try:
-                k = id(o.untyped_storage())
-            except Exception:  # noqa: BLE001 - storage-less tensor types
-                continue
-            gkey = wanted.get(k)
-            if gkey is not None and len(per_group[gkey]) < samples:
-                per_group[gkey].append(o)
+        with warnings.catch_warnings():  # isinstance() on deprecated torch objects warns
+            warnings.simplefilter("ignore")
+            for o in objs:
+                if not isinstance(o, torch.Tensor):
+                    continue
+                try:
+                    k = id(o.untyped_storage())
+                except Exception:  # noqa: BLE001 - storage-less tensor types
+                    continue
+                gkey = wanted.get(k)
+                if gkey is not None and len(per_group[gkey]) < samples:
+                    per_group[gkey].append(o)
     finally:
         del objs
     targets: list[Any] = []

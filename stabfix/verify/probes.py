@@ -21,6 +21,14 @@ TOP_K = 5
 MAX_NAMES = 20
 
 
+def _what(lo: float, hi: float) -> str:
+    if math.isnan(lo) or math.isnan(hi):
+        return "NaN"
+    if math.isinf(lo) and math.isinf(hi):
+        return "+-Inf"
+    return "-Inf" if math.isinf(lo) else "Inf"
+
+
 def _tensors_of(out: Any) -> list[torch.Tensor]:
     if isinstance(out, torch.Tensor):
         return [out]
@@ -43,6 +51,8 @@ class Probes:
         self.optimizers_seen: dict[int, Any] = {}
         self.first_nonfinite: dict[str, Any] | None = None
         self._checking_modules = True
+        self.benign: dict[str, dict[str, Any]] = {}  # non-finite outputs while loss and grads were finite
+        self._skip: set[str] = set()
         self._last_checked: Any = None
         self.begin_step()
 
@@ -126,7 +136,7 @@ class Probes:
         kind = type(module).__name__
 
         def hook(mod: Any, inputs: Any, output: Any) -> None:
-            if not self._checking_modules:
+            if not self._checking_modules or name in self._skip:
                 return
             for t in _tensors_of(output):
                 if t is self._last_checked or not t.is_floating_point() or t.numel() == 0:
@@ -137,6 +147,13 @@ class Probes:
                 self._fwd.append((name, kind, lo, hi))
 
         return hook
+
+    def _note_benign(self, found: dict[str, Any], values: list[float], pos: int) -> None:
+        for j, (name, kind, _, _) in enumerate(self._fwd):
+            lo, hi = values[pos + 2 * j], values[pos + 2 * j + 1]
+            if not (math.isfinite(lo) and math.isfinite(hi)) and name not in self.benign:
+                self.benign[name] = dict(found, module=name, type=kind, value=_what(lo, hi), index=j)
+                self._skip.add(name)
 
     # -- readback ------------------------------------------------------------------------------
     def end_step(self, step: int, loss: Any) -> dict[str, Any]:
@@ -215,19 +232,27 @@ class Probes:
         result["optimizer_steps"] = self.optimizer_steps
         # numerics ----------------------------------------------------------------------------
         result["nonfinite_module"] = None
+        loss_bad = loss_value is not None and not math.isfinite(loss_value)
+        grads_bad = bool(result["nonfinite_grads_count"]) or (
+            result["grad_norm"] is not None and not math.isfinite(result["grad_norm"]))
         for i, (name, kind, _, _) in enumerate(self._fwd):
             lo, hi = values[pos + 2 * i], values[pos + 2 * i + 1]
-            if not (math.isfinite(lo) and math.isfinite(hi)):
-                has_nan = math.isnan(lo) or math.isnan(hi)
-                what = "NaN" if has_nan else "Inf"
-                found = {"module": name, "type": kind, "step": step, "value": what,
-                         "index": i, "modules_checked": len(self._fwd)}
+            if math.isfinite(lo) and math.isfinite(hi):
+                continue
+            found = {"module": name, "type": kind, "step": step, "value": _what(lo, hi),
+                     "index": i, "modules_checked": len(self._fwd)}
+            if loss_bad or grads_bad:
+                # A real numerical failure: this is the first module whose output went non-finite.
                 result["nonfinite_module"] = found
                 if self.first_nonfinite is None:
                     self.first_nonfinite = found
                     self._checking_modules = False  # found: stop paying for the checks
                     self._remove_module_hooks()
-                break
+            else:
+                # Loss and gradients stayed finite: a deliberate -inf (attention masks) and the like.
+                # Remember it, and stop checking the modules that do it.
+                self._note_benign(found, values, pos)
+            break
         result["modules_checked"] = len(self._fwd)
         self._norm_groups = []
         self._none_grad = []

@@ -31,7 +31,7 @@ class Progress:
             where = event.get("device_name") if event.get("device", "").startswith("cuda") else "cpu"
             self.console.print(
                 f"[dim]torch {event.get('torch')} · python {event.get('python')} · device {event.get('device')}"
-                + (f" ({escape(str(where))})" if where != "cpu" else f" · {event.get('threads')} threads")
+                + (f" ({escape(str(where))})" if where != "cpu" else f" · {event.get('threads')} thread(s)")
                 + "[/dim]"
             )
         elif kind == "ready":
@@ -110,41 +110,46 @@ def print_error(console: Console, report: dict[str, Any]) -> None:
 def summary_table(report: dict[str, Any]) -> Table:
     s = report["summary"]
     source = report["memory_source"]
-    table = Table(title="summary", title_justify="left", show_header=True, header_style="bold")
+    cuda = source == "cuda allocator"
+    table = Table(title=f"summary (memory: {source})", title_justify="left", show_header=True,
+                  header_style="bold")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("notes", overflow="fold")
+    dispatch = " (live tensors, dispatch)" if cuda else ""
 
     def row(metric: str, value: str, notes: str = "") -> None:
         table.add_row(metric, value, notes)
 
-    row("loss", f"{fmt_num(s.get('loss_first'))} → {fmt_num(s.get('loss_last'))}", "first step → last step")
+    steps = report.get("steps") or []
+    last = steps[-1]["step"] if steps else "?"
+    row("loss", f"{fmt_num(s.get('loss_first'))} → {fmt_num(s.get('loss_last'))}", f"step 1 → step {last}")
     gmax_step = s.get("grad_norm_max_step")
     top = s.get("grad_norm_top") or []
     row("grad norm (max)", fmt_num(s.get("grad_norm_max")),
         (f"step {gmax_step}" + (f"; top: {top[0][0]} {fmt_num(top[0][1])}" if top else "")) if gmax_step else "")
-    row("grad norm (median)", fmt_num(s.get("grad_norm_median")), "global L2 norm before optimizer.step()")
+    row("grad norm (median)", fmt_num(s.get("grad_norm_median")), "global L2 norm, before optimizer.step()")
     row("peak memory", f"{fmt_mib(s.get('peak_memory_bytes'))} MiB",
-        f"{source}, step {s.get('peak_step')}" + (f", in {s['peak_phase']}" if s.get("peak_phase") else ""))
-    if source == "cuda allocator":
-        row("peak reserved", f"{fmt_mib(s.get('peak_reserved_bytes'))} MiB", "cuda allocator (cached segments)")
-        row("alloc retries / OOMs", f"{s.get('alloc_retries')} / {s.get('ooms')}", "cuda allocator")
-        row("peak live tensors", f"{fmt_mib(s.get('live_peak_bytes'))} MiB", "live tensors (dispatch)")
+        f"step {s.get('peak_step')}" + (f", in {s['peak_phase']}" if s.get("peak_phase") else ""))
+    if cuda:
+        row("peak reserved", f"{fmt_mib(s.get('peak_reserved_bytes'))} MiB", "cached segments")
+        row("alloc retries / OOMs", f"{s.get('alloc_retries')} / {s.get('ooms')}", "")
+        row("peak live tensors", f"{fmt_mib(s.get('live_peak_bytes'))} MiB", dispatch.strip(" ()"))
     for phase in ("forward", "backward", "optimizer"):
         value = s.get(f"peak_{phase}_bytes")
-        row(f"  peak in {phase}", f"{fmt_mib(value)} MiB" if value else "-", "live tensors (dispatch)")
+        row(f"  peak in {phase}", f"{fmt_mib(value)} MiB" if value else "-", dispatch.strip(" ()"))
     row("live before step 1", f"{fmt_mib(s.get('live_before_bytes'))} MiB",
-        f"live tensors (dispatch); model parameters+buffers {fmt_mib(s.get('model_state_bytes'))} MiB")
-    row("live after last step", f"{fmt_mib(s.get('live_end_bytes'))} MiB", "live tensors (dispatch)")
+        f"model parameters+buffers {fmt_mib(s.get('model_state_bytes'))} MiB{dispatch}")
+    row("live after last step", f"{fmt_mib(s.get('live_end_bytes'))} MiB", dispatch.strip(" ()"))
     growth = s.get("growth_bytes_per_step")
     row("memory growth", f"{fmt_mib(growth, signed=True)} MiB/step" if growth is not None else "-",
-        f"least-squares slope after warm-up, {source}")
+        "least-squares slope of live memory after warm-up")
     trend = s.get("step_time_trend_pct_per_step")
     row("step time (median)", f"{s.get('step_time_median_ms', 0):.1f} ms",
         f"after warm-up; min {s.get('step_time_min_ms', 0):.1f} ms"
         + (f"; trend {trend:+.1f}%/step" if trend is not None else ""))
     if s.get("trainable_params") is not None:
-        row("trainable params", f"{s['trainable_params']:,}", f"of {s['total_params']:,} total (shared counted once)")
+        row("trainable params", f"{s['trainable_params']:,}", f"of {s['total_params']:,} (shared counted once)")
     return table
 
 

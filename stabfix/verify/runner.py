@@ -82,7 +82,7 @@ def _hang_stack(output: str) -> tuple[str, str]:
     frames = []
     for line in (chosen or "").splitlines()[1:]:
         line = line.strip()
-        if line.startswith("File ") and _CHILD_DIR not in line:
+        if line.startswith("File ") and _CHILD_DIR not in line and not line.startswith('File "<string>"'):
             frames.append("  " + line)
     frames.reverse()  # show it like a traceback: most recent call last
     stack = "Stack of the running step (most recent call last):\n" + "\n".join(frames) if frames else ""

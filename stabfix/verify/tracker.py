@@ -60,6 +60,12 @@ class _StorageRef(weakref.ref):
 class LiveTensorTracker(TorchDispatchMode):
     """Live bytes, per-step and per-phase peaks, and the origin of every storage created."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps __torch_dispatch__ in a dynamo-disable shim by default (two extra Python calls
+        # per op); ours is plain eager Python that dynamo never needs to trace.
+        return False
+
     def __init__(self) -> None:
         super().__init__()
         self.refs: dict[int, _StorageRef] = {}
@@ -68,17 +74,22 @@ class LiveTensorTracker(TorchDispatchMode):
         self.step_peak = 0
         self.phase_peaks = [0, 0, 0]
         self.in_optimizer = 0
-        self._kinds: dict[Any, int] = {}
+        self._kinds: dict[Any, tuple[int, Any]] = {}
         self._internal_code: dict[Any, bool] = {}
         self._graph_task_id = torch._C._current_graph_task_id
         self._on_free_cb = self._on_free
+        # Inside backward and optimizer.step() the Python stack is the same for every allocation
+        # (the `loss.backward()` / `opt.step()` line): walk it once per graph task / step call.
+        self._site_task = -2
+        self._site_task_value: Any = None
+        self._optimizer_site: Any = None
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _on_free(self, ref: _StorageRef) -> None:
         if self.refs.pop(ref.key, None) is not None:
             self.live -= ref.nbytes
 
-    def _classify(self, func: Any) -> int:
+    def _classify(self, func: Any) -> tuple[int, Any]:
         """0: returns aliases only (views, in-place), nothing new; 1: may return new storages;
         2: may also resize a storage it was given (check sizes of known storages)."""
         schema = func._schema
@@ -89,11 +100,12 @@ class LiveTensorTracker(TorchDispatchMode):
             kind = 0
         else:
             kind = 1
-        self._kinds[func] = kind
-        return kind
+        entry = (kind, getattr(func, "_op", func))  # call the C++ op directly, skipping OpOverload.__call__
+        self._kinds[func] = entry
+        return entry
 
-    def _site(self) -> tuple[str, int, str] | None:
-        frame = sys._getframe(3)
+    def _site(self, depth: int = 3) -> tuple[str, int, str] | None:
+        frame = sys._getframe(depth)
         cache = self._internal_code
         while frame is not None:
             code = frame.f_code
@@ -123,7 +135,18 @@ class LiveTensorTracker(TorchDispatchMode):
         nbytes = st.nbytes()
         if nbytes == 0 or st.device.type == "meta":
             return
-        self._add(st, key, nbytes, func, self._site())
+        if self.in_optimizer:
+            site = self._optimizer_site
+        else:
+            task = self._graph_task_id()
+            if task >= 0:
+                if task != self._site_task:
+                    self._site_task = task
+                    self._site_task_value = self._site()
+                site = self._site_task_value
+            else:
+                site = self._site()
+        self._add(st, key, nbytes, func, site)
 
     def _add(self, st: Any, key: int, nbytes: int, op: Any, site: Any) -> None:
         ref = _StorageRef(st, self._on_free_cb)
@@ -151,10 +174,11 @@ class LiveTensorTracker(TorchDispatchMode):
         return phase
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        out = func(*args, **kwargs) if kwargs else func(*args)
-        kind = self._kinds.get(func)
-        if kind is None:
-            kind = self._classify(func)
+        entry = self._kinds.get(func)
+        if entry is None:
+            entry = self._classify(func)
+        kind, call = entry
+        out = call(*args, **kwargs) if kwargs else call(*args)
         if kind:
             if isinstance(out, torch.Tensor):
                 self._see(out, func, kind)
@@ -187,6 +211,8 @@ class LiveTensorTracker(TorchDispatchMode):
         return self.live
 
     def enter_optimizer(self) -> None:
+        if not self.in_optimizer:
+            self._optimizer_site = self._site(2)
         self.in_optimizer += 1
         if self.live > self.phase_peaks[OPTIMIZER]:
             self.phase_peaks[OPTIMIZER] = self.live

@@ -1,0 +1,127 @@
+"""Where a tensor lives: which expressions name the CPU, which calls move a tensor to it or off it.
+
+Static analysis cannot know the device of a tensor. These helpers answer the questions that can be
+answered from the code: is this device expression the CPU (`"cpu"`, `torch.device("cpu")`, a
+`host_device` variable)? does this call move its receiver to the CPU (`.cpu()`, `.to("cpu")`,
+`.numpy()`) or to an accelerator (`.cuda()`, `.to(device)`)? and which expression in a function
+names "the device the caller works on" (a `device` parameter, `self.device`, `x.device`)?
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.analysis.imports import dotted_name
+
+# Methods whose result is on the CPU, or is not a tensor at all.
+CPU_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "pin_memory"})
+# Parts of a variable name that say the value is (or is configured as) host memory.
+_HOST_WORDS = ("cpu", "host", "offload", "storage", "cache", "pinned")
+_TORCH_DTYPES = frozenset(
+    {
+        "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16",
+        "int32", "int64", "long", "uint8", "bool", "short", "complex64", "complex128",
+    }
+)
+
+
+def method_chain(
+    expr: cst.BaseExpression, qualify=None
+) -> tuple[cst.BaseExpression, list[tuple[str, cst.BaseExpression]]]:
+    """`x.float().clone().detach()` -> (`x`, [("float", call), ("clone", call), ("detach", call)]).
+
+    Attribute reads appear as `.name` steps and subscripts as `[]` steps, innermost first. With
+    `qualify`, a call of an imported function (`torch.cat(...)`) is a root, not a method call.
+    """
+    steps: list[tuple[str, cst.BaseExpression]] = []
+    current = expr
+    while True:
+        if (
+            isinstance(current, cst.Call)
+            and isinstance(current.func, cst.Attribute)
+            and (qualify is None or qualify(current.func) is None)
+        ):
+            steps.append((current.func.attr.value, current))
+            current = current.func.value
+        elif isinstance(current, cst.Subscript):
+            steps.append(("[]", current))
+            current = current.value
+        elif isinstance(current, cst.Attribute) and (qualify is None or qualify(current) is None):
+            steps.append(("." + current.attr.value, current))
+            current = current.value
+        else:
+            break
+    steps.reverse()
+    return current, steps
+
+
+def is_host_name(name: str) -> bool:
+    """A variable whose name says it holds host memory or a host-side device: `cpu_device`, `offload_to`."""
+    lowered = name.lower()
+    return any(word in lowered for word in _HOST_WORDS)
+
+
+def is_device_name(name: str) -> bool:
+    """`device`, `self.device`, `model_device`, `DEVICE`: a name that by convention holds a torch device."""
+    last = name.rsplit(".", 1)[-1].lower()
+    return last == "device" or last.endswith("_device")
+
+
+def is_cpu_expression(expr: cst.BaseExpression, qualify) -> bool:
+    """`"cpu"`, `"cpu:0"`, `torch.device("cpu")`, `cpu_device`: an expression naming host memory."""
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value.split(":")[0].strip().lower() == "cpu"  # type: ignore[union-attr]
+    if isinstance(expr, cst.Call):
+        name = qualify(expr.func) or ""
+        if name in ("torch.device",) and expr.args:
+            return is_cpu_expression(expr.args[0].value, qualify)
+        return False
+    dotted = dotted_name(expr)
+    return dotted is not None and is_host_name(dotted.rsplit(".", 1)[-1])
+
+
+def is_dtype_expression(expr: cst.BaseExpression, qualify) -> bool:
+    name = qualify(expr) or dotted_name(expr) or ""
+    if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_DTYPES:
+        return True
+    last = name.rsplit(".", 1)[-1].lower()
+    return last == "dtype" or last.endswith("_dtype")
+
+
+def to_call_target(call: cst.Call, qualify) -> tuple[str, cst.BaseExpression | None]:
+    """What a `.to(...)` call moves to: ("cpu", expr), ("device", expr), or ("dtype", None) when it only casts."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return ("cpu" if is_cpu_expression(arg.value, qualify) else "device", arg.value)
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if not positional:
+        return ("dtype", None)
+    first = positional[0].value
+    if is_dtype_expression(first, qualify):
+        return ("dtype", None)
+    if is_cpu_expression(first, qualify):
+        return ("cpu", first)
+    return ("device", first)
+
+
+def has_cpu_move(expr: cst.CSTNode, qualify) -> bool:
+    """Whether any call inside `expr` moves a value to the CPU or turns it into a Python object."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method in CPU_METHODS:
+            return True
+        if method == "to" and to_call_target(expr, qualify)[0] == "cpu":
+            return True
+    return any(has_cpu_move(child, qualify) for child in expr.children)
+
+
+def is_grad_disabling_context(call: cst.BaseExpression, qualify) -> bool:
+    """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)` (also as decorators)."""
+    target = call.func if isinstance(call, cst.Call) else call
+    name = qualify(target) or ""
+    if name in ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"):
+        return True
+    if name == "torch.set_grad_enabled" and isinstance(call, cst.Call) and call.args:
+        value = call.args[0].value
+        return isinstance(value, cst.Name) and value.value == "False"
+    return False

@@ -1,0 +1,773 @@
+"""Which code runs on every training step: training loops, step functions, and the gates in between.
+
+A *training loop* is a `for`/`while` loop whose own body (not a nested loop's) performs a parameter
+update — `loss.backward()`, `accelerator.backward(loss)`, `optimizer.step()`, `scaler.step(opt)` —
+or calls a step function of the file or a method named like one (`trainer.train_step(batch)`). An
+epoch loop whose updates all sit in an inner batch loop is not one, and neither is a loop that only
+calls a helper running a backward pass (a benchmark over configurations).
+
+A *step function* runs once per step because of what it does, with its name as supporting evidence:
+- it calls both backward and an optimizer step outside any loop of its own;
+- it does one of them and is named like a step (`train_step`, `training_step`, `fit_batch`...), or
+  is called from a training loop of the file (`grpo_step(batch)` runs backward, the loop steps);
+- it is named like a step and computes a loss, overrides a framework's step (its class derives from
+  a `LightningModule` or a `Trainer`), or calls another step (`super().training_step(...)`);
+- it is a framework's per-batch hook (`on_train_batch_end`, `on_step_end`, `on_after_backward`...)
+  of a class deriving from a callback/hook/LightningModule base, `compute_loss` of a class
+  deriving from a (Hugging Face) `Trainer`, or an ignite handler registered with
+  `@engine.on(Events.ITERATION_COMPLETED)`.
+Teardown, evaluation and generation functions (`__del__`, `cleanup`, `on_train_end`, `evaluate`...)
+never are, and test/benchmark/check harnesses (`test_*`, `check_*`, `bench*`...) hold no training
+loops.
+
+A *gate* is anything that makes a statement run on only some steps: an `if`/`elif`/`else`/`match`
+branch, except device-availability checks (`if torch.cuda.is_available():`) and branches that run
+the backward pass themselves (`if training:`); an `except` handler; a loop's `else`; or an earlier
+`if <interval test>: continue` in the same body (see `skipped_by_interval_guard`).
+
+The index is a batchable visitor: a checker merges it into its own traversal with `visitors_with`
+(one pass per file), snapshots `frames()` at the sites it cares about, and asks `step_path(frames)`
+once the module has been visited. `counter(path)` names a step counter in scope for fixes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Union
+
+import libcst as cst
+
+from stabfix.analysis.imports import ImportTracker, dotted_name
+
+# --- names (supporting evidence only) -----------------------------------------------------------
+
+_STEP_NAMES = {
+    "train_step",
+    "training_step",
+    "train_batch",
+    "train_on_batch",
+    "train_one_batch",
+    "train_one_step",
+    "train_iteration",
+    "train_iter",
+    "training_iteration",
+    "fit_batch",
+    "fit_step",
+    "optimize_step",
+    "optimization_step",
+    "update_step",
+}
+_PER_BATCH_HOOKS = {
+    "on_train_batch_start",
+    "on_train_batch_end",
+    "on_before_backward",
+    "on_after_backward",
+    "on_before_optimizer_step",
+    "on_before_zero_grad",
+    "on_optimizer_step",
+    "on_step_begin",
+    "on_step_end",
+    "on_substep_end",
+    "on_batch_begin",
+    "on_batch_end",
+    "before_batch",
+    "after_batch",
+    "before_step",
+    "after_step",
+    "before_backward",
+    "after_backward",
+}
+_NEVER_STEP = re.compile(
+    r"^(__\w+__|close|shutdown|teardown|tear_down|.*clean_?up.*|free_memory|release_memory"
+    r"|on_(train|fit|run)_(end|start)|on_\w*epoch\w*|on_(validation|test|predict|sanity|save|load|exception|evaluate)\w*"
+    r"|(eval|evaluat|valid|test|predict|generate|sample|inference|benchmark|profile)\w*)$"
+)
+# test, benchmark and check harnesses run backward passes but are not training
+_HARNESS = re.compile(
+    r"^_*(test|check|verify|assert|bench|benchmark|profile|measure|compare|run_test|debug|sanity)(_|$)"
+)
+_FRAMEWORK_STEP_BASE = re.compile(r"(LightningModule|Trainer)$")
+_HOOK_BASE = re.compile(r"(Callback|Hook|LightningModule|Handler)$")
+_COUNTER_PARAM = re.compile(
+    r"^((global|cur|current|train)_)?(step|iteration|iter|it|itr|step_?(idx|num|count|index)"
+    r"|batch_?(idx|nb|num|index|i)|i_iter)$"
+)
+_COUNTER_ATTR = re.compile(r"(step|iter|batch|update)", re.I)
+_INTERVAL_WORDS = re.compile(r"(interval|every|freq|period)", re.I)
+_DEVICE_FLAG = re.compile(
+    r"^(is_|use_|has_|on_|with_)?(cuda|gpu|gpus|mps|xpu|npu|mlu|musa|hpu|accelerator)(_available)?$"
+)
+_DEVICE_AVAILABLE_FUNC = re.compile(r"^is_(torch_)?(cuda|gpu|mps|xpu|npu|mlu|musa|hpu|sdaa|neuron)\w*_available$")
+_DEVICE_STRINGS = {"cuda", "cpu", "mps", "xpu", "npu", "mlu", "musa", "hpu", "gpu", "meta"}
+
+
+# --- frames -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _StepCall:
+    """A call that steps something: `optimizer.step()`, `scaler.step(opt)`, `xm.optimizer_step(opt)`."""
+
+    receiver: str | None  # dotted receiver of `.step`
+    first_argument: str | None  # dotted first positional argument
+    always: bool = False  # an explicit optimizer step (`optimizer_step`)
+
+
+@dataclass(eq=False)
+class PathFacts:
+    """What one function or loop body does itself (outside nested loops and functions)."""
+
+    backward: list[cst.Call] = field(default_factory=list)
+    step_candidates: list[_StepCall] = field(default_factory=list)
+    calls: set[str] = field(default_factory=set)  # last identifiers of called functions/methods
+    increments: list[tuple[str, bool]] = field(default_factory=list)  # (dotted target, ungated)
+
+
+@dataclass(eq=False)
+class ClassFrame:
+    node: cst.ClassDef
+    bases: tuple[str, ...]
+    self_increments: set[str] = field(default_factory=set)  # "self.global_step"
+
+
+@dataclass(eq=False)
+class FunctionFrame:
+    node: cst.FunctionDef
+    owner: ClassFrame | None  # the class this function is a method of
+    facts: PathFacts = field(default_factory=PathFacts)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+
+@dataclass(eq=False)
+class LoopFrame:
+    node: Union[cst.For, cst.While]
+    function: FunctionFrame | None  # the function the loop is written in
+    facts: PathFacts = field(default_factory=PathFacts)
+
+
+@dataclass(eq=False)
+class BranchFrame:
+    """A place reached on some executions only, unless it is a device-availability check."""
+
+    node: cst.CSTNode  # If, IfExp, MatchCase, ExceptHandler, For/While (their else)
+    kind: str  # "if", "else", "case", "except", "loop-else"
+    gate: bool
+
+
+@dataclass(eq=False)
+class OpaqueFrame:
+    """A lambda or class body: what runs there is not part of the enclosing step."""
+
+    node: cst.CSTNode
+
+
+Frame = Union[ClassFrame, FunctionFrame, LoopFrame, BranchFrame, OpaqueFrame]
+
+
+@dataclass(frozen=True)
+class StepPath:
+    """Where a site sits in the per-step training path."""
+
+    scope: Union[LoopFrame, FunctionFrame]  # the innermost training loop or step function around the site
+    gates: tuple[BranchFrame, ...]  # gates between the site and the scope (innermost first)
+    frames: tuple[Frame, ...]  # the site's frames, outermost first
+
+    @property
+    def every_step(self) -> bool:
+        return not self.gates
+
+    def between(self) -> tuple[Frame, ...]:
+        """Frames strictly inside the scope, outermost first."""
+        index = next(i for i, frame in enumerate(self.frames) if frame is self.scope)
+        return self.frames[index + 1 :]
+
+
+# --- the index ----------------------------------------------------------------------------------
+
+
+class StepIndex(cst.BatchableCSTVisitor):
+    """Collects loops, functions and gates in the main traversal; answers per-step questions after it."""
+
+    def __init__(self, imports: ImportTracker) -> None:
+        super().__init__()
+        self.imports = imports
+        self._stack: list[Frame] = []
+        self._functions: list[FunctionFrame] = []
+        self._loops: list[LoopFrame] = []
+        self._optimizer_bindings: set[str] = set()
+        self._step_cache: dict[int, bool] = {}
+        self._training_cache: dict[int, bool] = {}
+        self._optimizer_cache: dict[str, bool] = {}
+        self._branch_cache: dict[int, bool] = {}
+        self._evident_cache: dict[int, bool] = {}
+        self._evident_names: set[str] | None = None
+        self._loop_callees: set[str] | None = None
+
+    # -- public queries ---------------------------------------------------------------------
+    def frames(self) -> tuple[Frame, ...]:
+        """The frames around the node being visited, outermost first."""
+        return tuple(self._stack)
+
+    def step_path(self, frames: tuple[Frame, ...]) -> StepPath | None:
+        """The innermost training loop or step function a site with these frames runs in, or None."""
+        gates: list[BranchFrame] = []
+        for frame in reversed(frames):
+            if isinstance(frame, BranchFrame):
+                if frame.gate and not self._branch_does_backward(frame):
+                    gates.append(frame)
+            elif isinstance(frame, LoopFrame):
+                if self.is_training_loop(frame):
+                    return StepPath(frame, tuple(gates), frames)
+            elif isinstance(frame, FunctionFrame):
+                if self.is_step_function(frame):
+                    return StepPath(frame, tuple(gates), frames)
+                return None
+            else:
+                return None
+        return None
+
+    def _branch_does_backward(self, frame: BranchFrame) -> bool:
+        """`if training: loss.backward(); ...` is a mode switch, not a gate: the branch runs on every step."""
+        key = id(frame)
+        if key not in self._branch_cache:
+            node = frame.node
+            branch = None
+            if isinstance(node, cst.If):
+                branch = node.body if frame.kind == "if" else node.orelse
+            self._branch_cache[key] = branch is not None and _calls_backward(branch)
+        return self._branch_cache[key]
+
+    def is_training_loop(self, loop: LoopFrame) -> bool:
+        key = id(loop)
+        if key not in self._training_cache:
+            facts = loop.facts
+            called = {name.lstrip("_") for name in facts.calls}
+            self._training_cache[key] = not (loop.function is not None and _is_harness(loop.function.name)) and (
+                self._has_update(facts)
+                or bool(called & _STEP_NAMES)
+                or bool(facts.calls & self._self_evident_step_names())
+            )
+        return self._training_cache[key]
+
+    def is_step_function(self, function: FunctionFrame) -> bool:
+        key = id(function)
+        if key not in self._step_cache:
+            self._step_cache[key] = self._is_step_by_itself(function) or (
+                self._has_update(function.facts)
+                and not _is_harness(function.name)
+                and not _NEVER_STEP.match(function.name.lstrip("_") or function.name)
+                and function.name in self._names_called_in_training_loops()
+            )
+        return self._step_cache[key]
+
+    def counter(self, path: StepPath) -> str | None:
+        """An integer expression that counts steps at the site (`step`, `self.global_step`), if any."""
+        scope = path.scope
+        if isinstance(scope, LoopFrame):
+            target = _loop_index(scope.node)
+            if target is not None:
+                return target
+            return _best_increment(scope.facts.increments)
+        params = _parameter_names(scope.node)
+        named = [name for name in params if _COUNTER_PARAM.match(name)]
+        if named:
+            return named[0]
+        if _per_iteration_event_handler(scope.node) and params:
+            return f"{params[0]}.state.iteration"  # ignite: the handler receives the engine
+        owner = scope.owner
+        if owner is not None:
+            last_bases = {base.rsplit(".", 1)[-1] for base in owner.bases}
+            if any(base.endswith("LightningModule") for base in last_bases) and "self" in params:
+                return "self.global_step"
+            counters = sorted(
+                (attr for attr in owner.self_increments if _COUNTER_ATTR.search(attr)),
+                key=lambda attr: (not attr.endswith("global_step"), "step" not in attr, attr),
+            )
+            if counters and "self" in params:
+                return counters[0]
+            if scope.name in _PER_BATCH_HOOKS:
+                if "state" in params:
+                    return "state.global_step"
+                if "trainer" in params:
+                    return "trainer.global_step"
+            if any(base.endswith("Trainer") for base in last_bases) and "self" in params:
+                return "self.state.global_step"
+        return None
+
+    def describe(self, scope: Union[LoopFrame, FunctionFrame]) -> str:
+        """`the training loop `for step, batch in enumerate(loader)`` / `the step function `train_step()``."""
+        if isinstance(scope, FunctionFrame):
+            return f"the per-step function `{scope.name}()`"
+        return f"the training loop `{loop_header(scope.node)}`"
+
+    # -- traversal: frames --------------------------------------------------------------------
+    def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
+        bases = tuple(self._name_of(arg.value) or "" for arg in node.bases)
+        self._stack.append(ClassFrame(node, bases))
+
+    def leave_ClassDef_body(self, node: cst.ClassDef) -> None:
+        self._stack.pop()
+
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        owner = self._stack[-1] if self._stack and isinstance(self._stack[-1], ClassFrame) else None
+        frame = FunctionFrame(node, owner)
+        self._functions.append(frame)
+        self._stack.append(frame)
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self._stack.pop()
+
+    def visit_Lambda_body(self, node: cst.Lambda) -> None:
+        self._stack.append(OpaqueFrame(node))
+
+    def leave_Lambda_body(self, node: cst.Lambda) -> None:
+        self._stack.pop()
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self._push_loop(node)
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._stack.pop()
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._push_loop(node)
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._stack.pop()
+
+    def visit_For_orelse(self, node: cst.For) -> None:
+        self._stack.append(BranchFrame(node, "loop-else", True))
+
+    def leave_For_orelse(self, node: cst.For) -> None:
+        self._stack.pop()
+
+    def visit_While_orelse(self, node: cst.While) -> None:
+        self._stack.append(BranchFrame(node, "loop-else", True))
+
+    def leave_While_orelse(self, node: cst.While) -> None:
+        self._stack.pop()
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self._stack.append(BranchFrame(node, "if", not self.is_device_check(node.test)))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._stack.pop()
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self._stack.append(BranchFrame(node, "else", not self.is_device_check(node.test)))
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self._stack.pop()
+
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self._stack.append(BranchFrame(node, "if", not self.is_device_check(node.test)))
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self._stack.pop()
+
+    def visit_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self._stack.append(BranchFrame(node, "else", not self.is_device_check(node.test)))
+
+    def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self._stack.pop()
+
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._stack.append(BranchFrame(node, "except", True))
+
+    def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._stack.pop()
+
+    def visit_ExceptStarHandler_body(self, node: cst.ExceptStarHandler) -> None:
+        self._stack.append(BranchFrame(node, "except", True))
+
+    def leave_ExceptStarHandler_body(self, node: cst.ExceptStarHandler) -> None:
+        self._stack.pop()
+
+    def visit_MatchCase_body(self, node: cst.MatchCase) -> None:
+        self._stack.append(BranchFrame(node, "case", True))
+
+    def leave_MatchCase_body(self, node: cst.MatchCase) -> None:
+        self._stack.pop()
+
+    def _push_loop(self, node: Union[cst.For, cst.While]) -> None:
+        function = next((f for f in reversed(self._stack) if isinstance(f, FunctionFrame)), None)
+        frame = LoopFrame(node, function)
+        self._loops.append(frame)
+        self._stack.append(frame)
+
+    # -- traversal: facts -----------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        body = self._innermost_body()
+        if body is None:
+            return
+        facts = body.facts
+        func = node.func
+        last = (
+            func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        )
+        if last is None:
+            return
+        facts.calls.add(last)
+        if last in ("backward", "manual_backward") and isinstance(func, cst.Attribute):
+            facts.backward.append(node)
+        elif last == "optimizer_step":
+            facts.step_candidates.append(_StepCall(None, None, always=True))
+        elif self.imports.qualify(func) == "torch.autograd.backward":
+            facts.backward.append(node)
+        elif last == "step" and isinstance(func, cst.Attribute):
+            receiver = dotted_name(func.value)
+            first = next((arg.value for arg in node.args if arg.keyword is None), None)
+            facts.step_candidates.append(_StepCall(receiver, dotted_name(first) if first is not None else None))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if not (
+            isinstance(node.operator, cst.AddAssign) and isinstance(node.value, cst.Integer) and node.value.value == "1"
+        ):
+            return
+        target = dotted_name(node.target)
+        if target is None:
+            return
+        body = self._innermost_body()
+        if isinstance(body, LoopFrame):
+            ungated = not any(
+                isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
+            )
+            body.facts.increments.append((target, ungated))
+        function = next((f for f in reversed(self._stack) if isinstance(f, FunctionFrame)), None)
+        if function is not None and function.owner is not None and target.startswith("self."):
+            function.owner.self_increments.add(target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if not isinstance(value, cst.Call):
+            return
+        constructor = self._name_of(value.func) or ""
+        if not _constructs_optimizer(constructor):
+            return
+        for target in node.targets:
+            name = dotted_name(target.target)
+            if name is not None:
+                self._optimizer_bindings.add(name)
+
+    # -- conditions -----------------------------------------------------------------------------
+    def is_device_check(self, test: cst.BaseExpression) -> bool:
+        """True for tests that only ask which device we run on: they do not make a call run less often."""
+        if isinstance(test, cst.BooleanOperation):
+            return self.is_device_check(test.left) and self.is_device_check(test.right)
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.is_device_check(test.expression)
+        if isinstance(test, cst.Call):
+            name = self._name_of(test.func) or ""
+            last = name.rsplit(".", 1)[-1]
+            if last in ("is_available", "is_initialized") and name.startswith("torch."):
+                return True
+            if _DEVICE_AVAILABLE_FUNC.match(last):
+                return True
+            if last == "hasattr" and test.args and (self._name_of(test.args[0].value) or "").startswith("torch"):
+                return True
+            return False
+        if isinstance(test, cst.Comparison):
+            operands = [test.left, *(target.comparator for target in test.comparisons)]
+            if any(_is_device_string(operand) for operand in operands):
+                return True
+            return any(
+                isinstance(op, cst.Call) and (self._name_of(op.func) or "").endswith("device_count") for op in operands
+            )
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            last = test.value if isinstance(test, cst.Name) else test.attr.value
+            return bool(_DEVICE_FLAG.match(last.lower()))
+        return False
+
+    def is_interval_test(self, test: cst.BaseExpression) -> bool:
+        """A test that fires on some steps only: a modulo (`step % 100`) or an interval-like name (`log_every`)."""
+        found = False
+
+        class _Finder(cst.CSTVisitor):
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                nonlocal found
+                if isinstance(node.operator, cst.Modulo):
+                    found = True
+
+            def visit_Name(self, node: cst.Name) -> None:
+                nonlocal found
+                if _INTERVAL_WORDS.search(node.value):
+                    found = True
+
+        test.visit(_Finder())
+        return found
+
+    # -- deciding --------------------------------------------------------------------------------
+    def _is_step_by_itself(self, function: FunctionFrame) -> bool:
+        """A step function by what it does and how it is named, without looking at its callers."""
+        key = id(function)
+        if key in self._evident_cache:
+            return self._evident_cache[key]
+        name = function.name.lstrip("_") or function.name
+        facts = function.facts
+        backward = bool(facts.backward)
+        stepping = any(self._is_optimizer_step(c) for c in facts.step_candidates)
+        step_named = name in _STEP_NAMES
+        bases = tuple(base.rsplit(".", 1)[-1] for base in (function.owner.bases if function.owner else ()))
+        if _per_iteration_event_handler(function.node):
+            result = True
+        elif (_NEVER_STEP.match(name) or _is_harness(name)) and not step_named:
+            result = False
+        elif backward and stepping:
+            result = True
+        elif step_named:
+            result = (
+                backward
+                or stepping
+                or any(_FRAMEWORK_STEP_BASE.search(base) for base in bases)
+                or bool({call.lstrip("_") for call in facts.calls} & _STEP_NAMES)
+                or _mentions_loss(function.node)
+            )
+        elif name in _PER_BATCH_HOOKS:
+            result = any(_HOOK_BASE.search(base) for base in bases)
+        else:
+            # Hugging Face's Trainer calls compute_loss from training_step on every (micro-)batch
+            result = name == "compute_loss" and any(base.endswith("Trainer") for base in bases)
+        self._evident_cache[key] = result
+        return result
+
+    def _self_evident_step_names(self) -> set[str]:
+        if self._evident_names is None:
+            self._evident_names = {frame.name for frame in self._functions if self._is_step_by_itself(frame)}
+        return self._evident_names
+
+    def _names_called_in_training_loops(self) -> set[str]:
+        if self._loop_callees is None:
+            self._loop_callees = {
+                name for loop in self._loops if self.is_training_loop(loop) for name in loop.facts.calls
+            }
+        return self._loop_callees
+
+    def _has_update(self, facts: PathFacts) -> bool:
+        return bool(facts.backward) or any(self._is_optimizer_step(c) for c in facts.step_candidates)
+
+    def _is_optimizer_step(self, candidate: _StepCall) -> bool:
+        return (
+            candidate.always
+            or self._looks_like_optimizer(candidate.receiver)
+            or self._looks_like_optimizer(candidate.first_argument)
+        )
+
+    def _looks_like_optimizer(self, dotted: str | None) -> bool:
+        if dotted is None:
+            return False
+        if dotted not in self._optimizer_cache:
+            last = dotted.rsplit(".", 1)[-1].lower()
+            self._optimizer_cache[dotted] = dotted in self._optimizer_bindings or (
+                "sched" not in last and ("optim" in last or bool(re.search(r"(^|_)opt(\d*|_\w*)$", last)))
+            )
+        return self._optimizer_cache[dotted]
+
+    def _innermost_body(self) -> Union[FunctionFrame, LoopFrame, None]:
+        for frame in reversed(self._stack):
+            if isinstance(frame, (FunctionFrame, LoopFrame)):
+                return frame
+            if isinstance(frame, (ClassFrame, OpaqueFrame)):
+                return None
+        return None
+
+    def _name_of(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.qualify(node) or dotted_name(node)
+
+
+# --- merging into a checker's traversal ----------------------------------------------------------
+
+
+def visitors_with(owner: cst.BatchableCSTVisitor, *helpers: cst.BatchableCSTVisitor) -> Mapping[str, Callable]:
+    """`owner`'s visitor methods combined with its helpers': helpers see a node first and leave it last,
+    so their state describes the node while the owner handles it."""
+    merged: dict[str, list[Callable]] = {}
+    for helper in helpers:
+        for name, method in cst.BatchableCSTVisitor.get_visitors(helper).items():
+            merged.setdefault(name, []).append(method)
+    for name, method in cst.BatchableCSTVisitor.get_visitors(owner).items():
+        methods = merged.setdefault(name, [])
+        if name.startswith("leave_"):
+            methods.insert(0, method)
+        else:
+            methods.append(method)
+    return {name: _chain(methods) for name, methods in merged.items()}
+
+
+def _chain(methods: list[Callable]) -> Callable:
+    if len(methods) == 1:
+        return methods[0]
+
+    def call_all(node: cst.CSTNode) -> None:
+        for method in methods:
+            method(node)
+
+    return call_all
+
+
+# --- small helpers ------------------------------------------------------------------------------
+
+
+def loop_header(node: Union[cst.For, cst.While]) -> str:
+    code = cst.Module(body=[])
+    if isinstance(node, cst.For):
+        text = f"for {code.code_for_node(node.target)} in {code.code_for_node(node.iter)}"
+    else:
+        text = f"while {code.code_for_node(node.test)}"
+    text = " ".join(text.split())
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def _loop_index(node: Union[cst.For, cst.While]) -> str | None:
+    """`step` in `for step, batch in enumerate(loader)` / `for step in range(n)` (also through tqdm)."""
+    if not isinstance(node, cst.For):
+        return None
+    iterable = node.iter
+    for _ in range(3):
+        if not isinstance(iterable, cst.Call):
+            return None
+        func = dotted_name(iterable.func) or ""
+        last = func.rsplit(".", 1)[-1]
+        if last == "enumerate":
+            target = node.target
+            if isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+                first = target.elements[0].value
+                return first.value if isinstance(first, cst.Name) and first.value != "_" else None
+            return None
+        if last in ("range", "trange"):
+            positional = [arg for arg in iterable.args if arg.keyword is None]
+            if len(positional) > 2 or not isinstance(node.target, cst.Name) or node.target.value == "_":
+                return None
+            return node.target.value
+        # a progress-bar wrapper: tqdm(enumerate(loader)), track(range(n))
+        if not iterable.args:
+            return None
+        iterable = iterable.args[0].value
+    return None
+
+
+def _best_increment(increments: list[tuple[str, bool]]) -> str | None:
+    named = [target for target, _ in increments if _COUNTER_ATTR.search(target.rsplit(".", 1)[-1])]
+    if named:
+        return named[0]
+    ungated = [target for target, every in increments if every]
+    return ungated[0] if ungated else None
+
+
+def _parameter_names(node: cst.FunctionDef) -> list[str]:
+    params = node.params
+    return [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def _constructs_optimizer(name: str) -> bool:
+    if name.startswith("torch.optim.") and ".lr_scheduler" not in name and ".swa_utils" not in name:
+        return True
+    last = name.rsplit(".", 1)[-1]
+    return last.endswith("optimizers") or last.endswith("Optimizer")
+
+
+def _is_device_string(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        return isinstance(text, str) and text.split(":")[0].lower() in _DEVICE_STRINGS
+    return False
+
+
+def _per_iteration_event_handler(node: cst.FunctionDef) -> bool:
+    """`@trainer.on(Events.ITERATION_COMPLETED)` (ignite): runs after every iteration.
+    `Events.ITERATION_COMPLETED(every=100)` is a call, and so an interval, not every iteration."""
+    for decorator in node.decorators:
+        call = decorator.decorator
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "on"):
+            continue
+        for arg in call.args:
+            event = dotted_name(arg.value) or ""
+            if event.rsplit(".", 1)[-1] in ("ITERATION_COMPLETED", "ITERATION_STARTED"):
+                return True
+    return False
+
+
+def _is_harness(name: str) -> bool:
+    return bool(_HARNESS.match(name))
+
+
+def _calls_backward(node: cst.CSTNode) -> bool:
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("backward", "manual_backward"):
+                found = True
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return False
+
+    node.visit(_Finder())
+    return found
+
+
+def _mentions_loss(node: cst.CSTNode) -> bool:
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            nonlocal found
+            if "loss" in name.value.lower():
+                found = True
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node  # nested functions are not this function's work
+
+    node.visit(_Finder())
+    return found
+
+
+# --- statement structure (for checkers that already hold a site) ----------------------------------
+
+
+def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    """id(node) -> parent for every node under root. Build it only for scopes that hold a site."""
+    parents: dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
+
+def skipped_by_interval_guard(
+    index: StepIndex, statement: cst.CSTNode, scope_node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]
+) -> bool:
+    """True when an earlier `if <interval test>: continue/return/break` in the same step skips `statement`
+    on most steps (`if step % 100: continue` before it)."""
+    current = statement
+    while current is not scope_node:
+        parent = parents.get(id(current))
+        if parent is None:
+            return False
+        siblings = getattr(parent, "body", None)
+        if isinstance(siblings, (list, tuple)) and any(item is current for item in siblings):
+            for sibling in siblings:
+                if sibling is current:
+                    break
+                if isinstance(sibling, cst.If) and sibling.orelse is None and _ends_in_jump(sibling.body):
+                    if index.is_interval_test(sibling.test):
+                        return True
+        current = parent
+    return False
+
+
+def _ends_in_jump(body: cst.BaseSuite) -> bool:
+    if isinstance(body, cst.SimpleStatementSuite):
+        small = list(body.body)
+    else:
+        last = body.body[-1] if body.body else None
+        small = list(last.body) if isinstance(last, cst.SimpleStatementLine) else []
+    return bool(small) and isinstance(small[-1], (cst.Continue, cst.Return, cst.Break, cst.Raise))

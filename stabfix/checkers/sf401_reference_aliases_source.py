@@ -1,0 +1,311 @@
+"""SF401 reference-aliases-source: a loss's reference is (an alias of) the tensor it should differ from.
+
+Two shapes, both found per scope (a function with its closures, or a module-level script):
+
+* one loss call gets the same tensor for two operands — `F.mse_loss(x, x)`, or
+  `self.energy_loss(x_1, x_style_ref, x_src)` after `x_style_ref = x_src` (the seed);
+* two loss calls on the same prediction whose references are different names for the same tensor —
+  `swd(x1, x_style_ref)` next to `ssm(x1, x_src)` after `x_style_ref = x_src`.
+
+Aliases are followed only where they provably hold (see `stabfix.analysis.tensor_identity`); a
+`.clone()`/`.detach()`/`.to()` copy counts as the same tensor because it holds the same values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from stabfix.analysis.losses import LossInstances
+from stabfix.analysis.tensor_identity import (
+    AliasStep,
+    CallSite,
+    LossCall,
+    ScopeFacts,
+    ScopeFactsCollector,
+    ValueKey,
+    alias_source,
+    classify_loss_call,
+    is_meta_operand,
+    literal_key,
+    operand_positions,
+    strip_value_wrappers,
+)
+from stabfix.checker import Checker
+
+_MAX_CALL_TEXT = 70
+_PREDICTION_LABELS = ("#0", "input", "pred", "prediction", "preds", "predictions", "output", "outputs")
+
+
+@dataclass
+class _Operand:
+    label: str  # "#0" for the first positional argument, else the keyword
+    expr: cst.BaseExpression
+    spelled: str | None  # the operand's own name/spelling without value-keeping wrappers
+    value: ValueKey
+
+
+@dataclass
+class _Pending:
+    """A finding whose message still needs the line of an alias binding."""
+
+    node: cst.Call
+    build: object  # callable(line_of) -> message
+
+
+class ReferenceAliasesSource(ScopeFactsCollector, Checker):
+    code = "SF401"
+    tokens = ("loss", "Loss", "criterion", "backward", "objective")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.init_scope_facts(context.imports)
+        self.losses = LossInstances(context.imports)
+        self.classes: list[str] = []
+        self.module: cst.Module | None = None
+
+    # --- traversal: the scope facts (see ScopeFactsCollector) plus two cheap triggers ---------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self.module = node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        super().leave_ClassDef(original_node)
+        self.classes.pop()
+
+    def _trigger(self) -> None:
+        if self.current_facts is not None:
+            self.current_facts.triggered = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        super().visit_Assign(node)
+        class_name = self.classes[-1] if self.classes else None
+        for target in node.targets:
+            self.losses.record_assignment(target.target, node.value, class_name)
+        if any(isinstance(t.target, cst.Name) for t in node.targets) and alias_source(node.value, self.context.imports):
+            self._trigger()  # `ref = x_src`, `ref = x_src.clone()`
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        super().visit_AnnAssign(node)
+        if node.value is None:
+            return
+        self.losses.record_assignment(node.target, node.value, self.classes[-1] if self.classes else None)
+        if isinstance(node.target, cst.Name) and alias_source(node.value, self.context.imports):
+            self._trigger()
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        super().visit_NamedExpr(node)
+        if alias_source(node.value, self.context.imports):
+            self._trigger()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        if len(node.args) < 2:
+            return
+        seen: set[str] = set()
+        for arg in node.args:
+            key = literal_key(strip_value_wrappers(arg.value, self.context.imports)[0])
+            if key is not None:
+                if key in seen:
+                    self._trigger()  # `crit(x, x)`
+                    return
+                seen.add(key)
+
+    # --- deciding ---------------------------------------------------------------------------------
+    def leave_Module(self, original_node: cst.Module) -> None:
+        pending: list[_Pending] = []
+        for facts in self.scope_facts.values():
+            if facts.triggered:
+                pending.extend(_ScopeAnalysis(self, facts).findings())
+        if not pending or self.module is None:
+            return
+        # Positions cost a pass over the file: only files with findings pay for them.
+        positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+        def line_of(node: cst.CSTNode) -> int:
+            where = positions.get(node)
+            return where.start.line if where is not None else 0
+
+        for item in pending:
+            self.report(item.node, item.build(line_of))
+
+
+class _ScopeAnalysis:
+    """The loss calls of one scope, their operands as values, and the two shapes of the rule."""
+
+    def __init__(self, checker: ReferenceAliasesSource, facts: ScopeFacts):
+        self.imports = checker.context.imports
+        self.index = facts
+        self.by_name: list[tuple[CallSite, LossCall]] = []
+        self.by_usage: list[tuple[CallSite, LossCall]] = []
+        usage = None
+        for site in facts.calls:
+            if site.in_test:
+                continue
+            loss = classify_loss_call(site.call, checker.losses, self.imports, facts.class_name)
+            if loss is not None:
+                self.by_name.append((site, loss))
+                continue
+            if usage is None:
+                usage = facts.loss_term_calls()
+            if id(site.call) in usage:
+                display = _display_callee(site.call)
+                self.by_usage.append((site, LossCall(site.call, display, False, display, by_usage=True)))
+
+    def findings(self) -> list[_Pending]:
+        found: list[_Pending] = []
+        reported: set[int] = set()
+        for site, loss in self.by_name:
+            pending = self._same_operand_twice(site, loss)
+            if pending is not None:
+                found.append(pending)
+                reported.add(id(site.call))
+        found.extend(self._references_alias_each_other(reported))
+        return found
+
+    # shape 1: one call, the same tensor twice ----------------------------------------------------
+    def _operands(self, site: CallSite, loss: LossCall) -> list[_Operand]:
+        operands: list[_Operand] = []
+        for label, expr in operand_positions(loss):
+            if is_meta_operand(expr):
+                continue
+            value = self.index.value_key(expr, site.order, site.suites)
+            if value is None:
+                continue
+            stripped = strip_value_wrappers(expr, self.imports)[0]
+            operands.append(_Operand(label, expr, literal_key(stripped), value))
+        return operands
+
+    def _same_operand_twice(self, site: CallSite, loss: LossCall) -> _Pending | None:
+        operands = self._operands(site, loss)
+        groups: dict[str, list[_Operand]] = {}
+        for operand in operands:
+            groups.setdefault(operand.value.key, []).append(operand)
+        repeated = [group for group in groups.values() if len(group) > 1]
+        if not repeated:
+            return None
+        prediction = operands[0] if operands[0].label in _PREDICTION_LABELS else None
+        aliased = [group for group in repeated if any(op.value.steps for op in group)]
+        if aliased:
+            group = aliased[0]  # an alias says the author meant a different tensor
+        elif loss.library:
+            group = repeated[0]  # `F.mse_loss(x, x)`
+        elif len(repeated) == 1 and len(repeated[0]) == 2 and (len(operands) == 2 or prediction not in repeated[0]):
+            group = repeated[0]  # `crit(pred, pred)`, `energy_loss(x_1, x_src, x_src)`
+        else:
+            # A user loss with several slots that repeats several of them on purpose, e.g. DetCon's
+            # `loss(view0, view1, view0, view1, ...)` (predictions and targets from the same branch).
+            return None
+        return _Pending(site.call, _same_operand_message(site.call, loss, group[0].value.key, group, prediction))
+
+    # shape 2: two calls on one prediction, references aliasing each other -----------------------------
+    def _references_alias_each_other(self, reported: set[int]) -> list[_Pending]:
+        calls = sorted(self.by_name + self.by_usage, key=lambda item: item[0].order)
+        described = []
+        for site, loss in calls:
+            operands = self._operands(site, loss)
+            if len(operands) < 2 or operands[0].label not in _PREDICTION_LABELS:
+                continue
+            references = [op for op in operands[1:] if _is_plain_name(op) and op.value.key != operands[0].value.key]
+            if references:
+                described.append((site, loss, operands[0], references))
+        found: list[_Pending] = []
+        for i, (site_a, loss_a, pred_a, refs_a) in enumerate(described):
+            for site_b, loss_b, pred_b, refs_b in described[i + 1 :]:
+                if pred_a.value.key != pred_b.value.key or self._prediction_changes(pred_a, site_a, site_b):
+                    continue
+                for ref_a in refs_a:
+                    for ref_b in refs_b:
+                        if ref_a.value.key != ref_b.value.key or ref_a.spelled == ref_b.spelled:
+                            continue
+                        # report at the call whose reference goes through the alias
+                        alias_site, alias_ref, alias_loss, other_site, other_ref, other_loss = (
+                            (site_b, ref_b, loss_b, site_a, ref_a, loss_a)
+                            if ref_b.value.steps and not ref_a.value.steps
+                            else (site_a, ref_a, loss_a, site_b, ref_b, loss_b)
+                        )
+                        if id(alias_site.call) in reported:
+                            continue
+                        reported.add(id(alias_site.call))
+                        found.append(
+                            _Pending(
+                                alias_site.call,
+                                _two_losses_message(
+                                    alias_site.call, alias_ref, other_site.call, other_ref, pred_a, alias_loss, other_loss
+                                ),
+                            )
+                        )
+        return found
+
+    def _prediction_changes(self, prediction: _Operand, first: CallSite, second: CallSite) -> bool:
+        root = prediction.value.root_name
+        names = {root} | {step.alias for step in prediction.value.steps}
+        return any(self.index.rebound_between(name, first.order, second.order) for name in names)
+
+
+def _is_plain_name(operand: _Operand) -> bool:
+    """A reference spelled as a bare variable (after `.detach()`-like wrappers): `x_src`, `ref.clone()`."""
+    return operand.spelled is not None and "." not in operand.spelled and "[" not in operand.spelled
+
+
+def _display_callee(call: cst.Call) -> str:
+    code = cst.Module(body=[]).code_for_node(call.func)
+    return code if len(code) <= 40 else "loss"
+
+
+def _call_text(call: cst.Call, loss: LossCall) -> str:
+    code = " ".join(cst.Module(body=[]).code_for_node(call).split())
+    return code if len(code) <= _MAX_CALL_TEXT else f"{loss.display}(...)"
+
+
+def _describe_alias(step: AliasStep, root: str, line_of) -> str:
+    """"`x_style_ref` is an alias of `x_src` (line 320)"."""
+    line = line_of(step.binding.node)
+    where = f"line {line}" if line else "same function"
+    via = f", via `{step.source}`" if step.source != root else ""
+    if step.kind == "copy":
+        return f"`{step.alias}` is a copy of `{root}` with the same values ({where}{via})"
+    return f"`{step.alias}` is an alias of `{root}` ({where}{via})"
+
+
+def _same_operand_message(call: cst.Call, loss: LossCall, key: str, group: list[_Operand], prediction):
+    def build(line_of) -> str:
+        text = _call_text(call, loss)
+        aliased = next((op for op in group if op.value.steps), None)
+        head = _describe_alias(aliased.value.steps[0], key, line_of) + ": " if aliased is not None else ""
+        names = ", ".join(f"`{op.spelled or key}`" for op in group)
+        if prediction is not None and any(op is prediction for op in group):
+            return (
+                f"{head}`{text}` compares `{key}` with itself ({names}): the loss is constant and trains "
+                "nothing; pass the model's prediction and a separate reference tensor"
+            )
+        pred = f"`{prediction.spelled}`" if prediction is not None and prediction.spelled else "the prediction"
+        subject = f"`{aliased.spelled}`" if aliased is not None else "each reference"
+        return (
+            f"{head}`{text}` receives `{key}` for two different references ({names}), so every term pulls "
+            f"{pred} toward the same tensor and the loss trains an identity mapping; give {subject} its own "
+            "tensor (e.g. a batch sampled from the target distribution)"
+        )
+
+    return build
+
+
+def _two_losses_message(alias_call, alias_ref, other_call, other_ref, prediction, alias_loss, other_loss):
+    def build(line_of) -> str:
+        key = alias_ref.value.key
+        step = alias_ref.value.steps[0] if alias_ref.value.steps else other_ref.value.steps[0]
+        pred = prediction.spelled or prediction.value.key
+        return (
+            f"{_describe_alias(step, key, line_of)}: `{_call_text(alias_call, alias_loss)}` and "
+            f"`{_call_text(other_call, other_loss)}` both pull `{pred}` toward `{key}`, so the two losses "
+            f"cannot pull it toward different targets and training learns an identity mapping; give "
+            f"`{alias_ref.spelled}` its own tensor (e.g. a batch sampled from the target distribution)"
+        )
+
+    return build

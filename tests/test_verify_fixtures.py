@@ -1,0 +1,76 @@
+"""`stabfix verify` on the seed fixtures (fixtures/*/stabfix.yaml), CPU only.
+
+Each fixture is verified twice: the first run's report is checked against what the fixture's README
+says verify must see, and the two reports must agree on every memory number (exact on CPU), loss,
+gradient norm and check message. One test per fixture, so pytest-xdist never repeats a run.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_verify_run import REPO, Run, RunPool, assert_same_step
+
+FIXTURES = ["cascade_transformer", "text_bridge_trainer", "entropy_probe", "recurrent_lm", "style_transfer"]
+
+
+@pytest.fixture(scope="module")
+def fixture_runs(tmp_path_factory):
+    present = [f for f in FIXTURES if (REPO / "fixtures" / f / "stabfix.yaml").is_file()]
+    specs = {f"{f}-{i}": ([f"fixtures/{f}"], REPO) for f in present for i in (1, 2)}
+    pool = RunPool(specs, tmp_path_factory.mktemp("verify_fixtures"), list(specs))
+    yield pool
+    pool.pool.shutdown(wait=True)
+
+
+def _check(report: dict, name: str) -> dict:
+    return next(c for c in report["checks"] if c["name"] == name)
+
+
+def check_cascade_transformer(r: Run) -> None:
+    assert r.code == 1, r.out + r.err
+    rep = r.report
+    first = rep["steps"][0]
+    assert first["grad_norm"] >= 1e6
+    assert first["top_params"][0][0] == "cascade_stages.1.output_proj.weight"
+    budget = _check(rep, "grad norm")
+    assert budget["status"] == "fail" and budget["top"] == "cascade_stages.1.output_proj.weight"
+    assert "> budget 100 (step 1, top: cascade_stages.1.output_proj.weight)" in budget["message"]
+    assert _check(rep, "gradients")["status"] == "fail"
+    numerics = _check(rep, "numerics")
+    assert numerics["status"] == "fail" and numerics["module"] == "target_encoder"
+    assert "cascade_stages.1.output_proj.weight" in r.out and "module target_encoder" in r.out
+
+
+def check_text_bridge_trainer(r: Run) -> None:
+    assert r.code == 1, r.out + r.err
+    rep = r.report
+    growth = _check(rep, "memory growth")
+    assert growth["status"] == "fail" and "TextCache._cache" in growth["message"]
+    assert rep["summary"]["growth_bytes_per_step"] > 0
+    assert "TextCache._cache" in rep["survivors"][0]["holders"]
+    assert "TextCache._cache" in r.out
+
+
+def check_entropy_probe(r: Run) -> None:
+    assert r.code == 1, r.out + r.err
+    check = _check(r.report, "trainable params")
+    assert check["status"] == "fail" and check["message"].startswith("trainable_params ")
+    assert r.report["params"]["trainable"] > 1024
+
+
+@pytest.mark.parametrize("fixture", FIXTURES)
+def test_fixture(fixture_runs, fixture):
+    """What the fixture's README says verify must see, and the same report on a second run."""
+    if not (REPO / "fixtures" / fixture / "stabfix.yaml").is_file():
+        pytest.skip(f"fixtures/{fixture} is not present")
+    a, b = fixture_runs.get(f"{fixture}-1", f"{fixture}-2")
+    assert a.code in (0, 1), a.out + a.err
+    specific = globals().get(f"check_{fixture}")
+    if specific is not None:
+        specific(a)
+    assert a.code == b.code
+    assert len(a.report["steps"]) == len(b.report["steps"])
+    for sa, sb in zip(a.report["steps"], b.report["steps"]):
+        assert_same_step(sa, sb)
+    assert [c["name"] + c["status"] for c in a.report["checks"]] == [c["name"] + c["status"] for c in b.report["checks"]]
+    assert a.report["survivors"] == b.report["survivors"]
