@@ -5,7 +5,9 @@ cross-entropy, AdamW; forward + backward + optimizer step. Bare and instrumented
 interleaved in blocks (ABBA order, so drift and machine load hit both sides equally), and the
 instrumented side is exactly what the verify child runs per step (`Instrumentation.run_step`:
 live-tensor dispatch tracker, forward hooks on every module, optimizer step hooks with gradient
-norms, one host read-back). Prints medians and the ratio.
+norms, one host read-back). A third side runs the step under an empty TorchDispatchMode: the cost
+of any per-op Python interception, which stabfix's exact live-tensor accounting cannot go below.
+Prints medians and the ratios.
 
     python bench/verify_overhead.py [--rounds 12] [--block 5] [--vocab 4096] [--threads N]
 """
@@ -25,7 +27,20 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
 from stabfix.verify.instrument import Instrumentation  # noqa: E402
+
+
+class EmptyMode(TorchDispatchMode):
+    """A dispatch mode that does nothing: the floor that any per-op Python tracking pays."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func._op(*args, **kwargs) if kwargs else func._op(*args)
 
 
 class TinyLM(nn.Module):
@@ -85,30 +100,42 @@ def main() -> None:
 
     bare: list[float] = []
     instrumented: list[float] = []
+    bare_cpu: list[float] = []
+    instrumented_cpu: list[float] = []
     counter = [100]
 
     def run_bare() -> None:
         for _ in range(args.block):
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             step()
             bare.append(time.perf_counter() - t0)
+            bare_cpu.append(time.process_time() - c0)
+
+    empty: list[float] = []
+    empty_cpu: list[float] = []
+
+    def run_empty() -> None:
+        for _ in range(args.block):
+            c0, t0 = time.process_time(), time.perf_counter()
+            with EmptyMode():
+                step()
+            empty.append(time.perf_counter() - t0)
+            empty_cpu.append(time.process_time() - c0)
 
     def run_instrumented() -> None:
         inst.install()
         for _ in range(args.block):
             counter[0] += 1
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             inst.run_step(counter[0], step, warmup=False)
             instrumented.append(time.perf_counter() - t0)
+            instrumented_cpu.append(time.process_time() - c0)
         inst.remove()
 
+    sides = [run_bare, run_empty, run_instrumented]
     for r in range(args.rounds):
-        if r % 2 == 0:
-            run_bare()
-            run_instrumented()
-        else:
-            run_instrumented()
-            run_bare()
+        for side in sides if r % 2 == 0 else sides[::-1]:
+            side()
 
     ops = len(inst.tracker._kinds)
     b = statistics.median(bare) * 1e3
@@ -121,6 +148,12 @@ def main() -> None:
     print(f"instrumented step  median {i:8.2f} ms   min {min(instrumented) * 1e3:8.2f} ms")
     print(f"overhead ratio (median instrumented / median bare): {i / b:.3f}  ({(i / b - 1) * 100:+.1f}%)")
     print(f"overhead ratio (min / min): {min(instrumented) / min(bare):.3f}")
+    bc, ic, ec = statistics.median(bare_cpu), statistics.median(instrumented_cpu), statistics.median(empty_cpu)
+    print(f"CPU time per step (all threads): bare {bc * 1e3:.2f} ms, instrumented {ic * 1e3:.2f} ms, "
+          f"ratio {ic / bc:.3f} (less sensitive to other load on the machine)")
+    e = statistics.median(empty) * 1e3
+    print(f"floor: an empty TorchDispatchMode (no tracking at all): median {e:.2f} ms, ratio {e / b:.3f} "
+          f"(CPU {ec / bc:.3f}); stabfix's own bookkeeping and probes: {i / e:.3f}x on top of it")
 
 
 if __name__ == "__main__":

@@ -58,6 +58,15 @@ def check_entropy_probe(r: Run) -> None:
     assert r.report["params"]["trainable"] > 1024
 
 
+# Wall-clock checks depend on the machine's load (two verify children run at once under xdist); the
+# README promises identical memory, loss and gradient numbers across runs, not identical timings.
+TIMING_CHECKS = {"step time", "step time trend"}
+
+
+def _deterministic_checks(report: dict) -> list[tuple[str, str, str]]:
+    return [(c["name"], c["status"], c["message"]) for c in report["checks"] if c["name"] not in TIMING_CHECKS]
+
+
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_fixture(fixture_runs, fixture):
     """What the fixture's README says verify must see, and the same report on a second run."""
@@ -72,5 +81,5 @@ def test_fixture(fixture_runs, fixture):
     assert len(a.report["steps"]) == len(b.report["steps"])
     for sa, sb in zip(a.report["steps"], b.report["steps"]):
         assert_same_step(sa, sb)
-    assert [c["name"] + c["status"] for c in a.report["checks"]] == [c["name"] + c["status"] for c in b.report["checks"]]
+    assert _deterministic_checks(a.report) == _deterministic_checks(b.report)
     assert a.report["survivors"] == b.report["survivors"]

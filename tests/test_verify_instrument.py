@@ -51,3 +51,52 @@ def test_phases_grads_and_deliberate_masks():
     assert "model.1" in inst.probes.benign and inst.probes.benign["model.1"]["value"] == "-Inf"
     assert r["grad_norm"] > 0 and r["top_params"][0][0].startswith("model.0.")
     assert records[0]["live_end_bytes"] == records[2]["live_end_bytes"]
+
+
+class _Store:
+    shared = [torch.zeros(3)]  # a class attribute
+
+    def __init__(self):
+        self.cache = {"a": {"b": torch.zeros(5)}}
+        self.last = torch.zeros(7)
+
+
+class _WithBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("running", torch.zeros(11))
+
+
+GLOBAL_LIST = [torch.zeros(13)]
+
+
+def test_holders_are_named():
+    import gc
+
+    from stabfix.verify.holders import find_holders
+
+    store, module = _Store(), _WithBuffer()
+    kept = [torch.zeros(17)]
+
+    def closure():
+        return kept
+
+    targets = {
+        "dict-in-dict attribute": store.cache["a"]["b"],
+        "attribute": store.last,
+        "class attribute": _Store.shared[0],
+        "buffer": module.running,
+        "module global": GLOBAL_LIST[0],
+        "closure": kept[0],
+    }
+    gc.collect()
+    found = find_holders({name: {id(t.untyped_storage())} for name, t in targets.items()})
+    holders = {name: found[name]["holders"] for name in targets}
+    assert holders["dict-in-dict attribute"] == ["_Store.cache"]
+    assert found["dict-in-dict attribute"]["paths"] == ["_Store.cache['a']['b']"]
+    assert holders["attribute"] == ["_Store.last"]
+    assert holders["class attribute"] == ["_Store.shared"]
+    assert holders["buffer"] == ["_WithBuffer.running"]
+    assert holders["module global"] == [f"{__name__}.GLOBAL_LIST"]
+    assert holders["closure"] and "closure kept" in holders["closure"][0]
+    assert closure() is kept

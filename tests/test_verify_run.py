@@ -51,7 +51,7 @@ RUNS: dict[str, list[str]] = {
     "explodes": [f"{CASES}/broken", "--entry", "train:explodes"],
     "entry_raises": [f"{CASES}/broken", "--entry", "train:entry_raises"],
     "step_raises": [f"{CASES}/broken", "--entry", "train:step_raises"],
-    "hangs": [f"{CASES}/broken", "--entry", "train:hangs", "--timeout", "20"],
+    "hangs": [f"{CASES}/broken", "--entry", "train:hangs", "--timeout", "10"],
     "no_function": [f"{CASES}/broken", "--entry", "train:missing"],
     "no_module": [f"{CASES}/broken", "--entry", "nomod:build"],
     "crash": [f"{CASES}/broken", "--entry", "train:crash"],
@@ -214,7 +214,7 @@ def test_step_that_raises(runs):
 
 def test_step_that_hangs_times_out(runs):
     r = runs.get("hangs")
-    _assert_error(r, "timed out after 20s")
+    _assert_error(r, "timed out after 10s")
     if "during step" in r.out:  # on a very slow machine the timeout may hit during the import
         assert "train.py" in r.out and "in step" in r.out
 

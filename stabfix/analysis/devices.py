@@ -19,8 +19,24 @@ CPU_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "pin_memory"})
 _HOST_WORDS = ("cpu", "host", "offload", "storage", "cache", "pinned")
 _TORCH_DTYPES = frozenset(
     {
-        "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16",
-        "int32", "int64", "long", "uint8", "bool", "short", "complex64", "complex128",
+        "float",
+        "float16",
+        "float32",
+        "float64",
+        "half",
+        "double",
+        "bfloat16",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "long",
+        "uint8",
+        "bool",
+        "short",
+        "complex64",
+        "complex128",
     }
 )
 

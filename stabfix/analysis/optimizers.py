@@ -181,6 +181,9 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         """The current position's scope, to hand back to `resolve` after the traversal."""
         return Scope(tuple(self._functions), self._classes[-1] if self._classes else None)
 
+    def current_function(self) -> cst.FunctionDef | None:
+        return self._functions[-1] if self._functions else None
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
         for base in node.bases:
@@ -432,7 +435,7 @@ def combine_visitors(*visitors: cst.BatchableCSTVisitor) -> dict[str, Callable[[
     visit_* methods run in the given order, leave_* in reverse, so a tracker listed first has seen a
     node before the checker does and still holds its scope while the checker leaves it.
     """
-    tables: list[Mapping[str, Callable]] = [cst.BatchableCSTVisitor.get_visitors(v) for v in visitors]
+    tables = [{name: getattr(visitor, name) for name in _visitor_method_names(type(visitor))} for visitor in visitors]
     names = {name for table in tables for name in table}
     combined: dict[str, Callable[[cst.CSTNode], None]] = {}
     for name in names:
@@ -441,6 +444,24 @@ def combine_visitors(*visitors: cst.BatchableCSTVisitor) -> dict[str, Callable[[
             methods.reverse()
         combined[name] = methods[0] if len(methods) == 1 else _chain(methods)
     return combined
+
+
+_METHOD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _visitor_method_names(cls: type) -> tuple[str, ...]:
+    """The visit_/leave_ methods a visitor class really defines (libcst's no-op stubs excluded), cached:
+    `BatchableCSTVisitor.get_visitors` inspects every member on every call, which costs more than a
+    small file's whole traversal."""
+    names = _METHOD_NAMES.get(cls)
+    if names is None:
+        names = tuple(
+            name
+            for name in dir(cls)
+            if name.startswith(("visit_", "leave_")) and not getattr(getattr(cls, name), "_is_no_op", False)
+        )
+        _METHOD_NAMES[cls] = names
+    return names
 
 
 def _chain(methods: list[Callable[[cst.CSTNode], None]]) -> Callable[[cst.CSTNode], None]:

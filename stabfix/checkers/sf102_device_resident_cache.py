@@ -58,34 +58,95 @@ _SNAPSHOT_METHODS = frozenset({"detach", "detach_", "clone"})
 _TENSOR_ONLY_METHODS = frozenset({"contiguous", "unsqueeze", "requires_grad_", "softmax", "log_softmax"})
 _PARAMETER_ITERATORS = frozenset(
     {
-        "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "modules", "named_modules",
-        "children", "named_children",
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "state_dict",
+        "modules",
+        "named_modules",
+        "children",
+        "named_children",
     }
 )
 _PARAMETER_ATTRIBUTES = frozenset({".data", ".grad", ".weight", ".bias"})
 _TORCH_FROM_DATA = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "LongTensor", "FloatTensor", "asarray"})
 _TORCH_FACTORIES = frozenset(
     {
-        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range",
-        "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
-        "randn_like", "randint_like", "tril_indices", "triu_indices", "manual_seed",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "rand",
+        "randn",
+        "randint",
+        "randperm",
+        "arange",
+        "range",
+        "linspace",
+        "logspace",
+        "eye",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "rand_like",
+        "randn_like",
+        "randint_like",
+        "tril_indices",
+        "triu_indices",
+        "manual_seed",
     }
 )
 # Namespaces whose lowercase functions return tensors (`torch.cat`, `F.normalize`); classes and
 # other submodules (`torch.Generator`, `torch.autograd.profiler.record_function`) are not tensors.
 _TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"})
 _NOT_TENSOR_FUNCTIONS = frozenset(
-    {"load", "device", "is_tensor", "is_floating_point", "numel", "no_grad", "inference_mode", "enable_grad",
-     "set_grad_enabled", "get_default_dtype", "compile", "jit", "save", "manual_seed", "cuda", "distributed"}
+    {
+        "load",
+        "device",
+        "is_tensor",
+        "is_floating_point",
+        "numel",
+        "no_grad",
+        "inference_mode",
+        "enable_grad",
+        "set_grad_enabled",
+        "get_default_dtype",
+        "compile",
+        "jit",
+        "save",
+        "manual_seed",
+        "cuda",
+        "distributed",
+    }
 )
 _NOT_TENSOR_BUILTINS = frozenset(
-    {"str", "int", "float", "bool", "len", "list", "tuple", "dict", "set", "sorted", "repr", "round", "hash", "id", "type"}
+    {
+        "str",
+        "int",
+        "float",
+        "bool",
+        "len",
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "sorted",
+        "repr",
+        "round",
+        "hash",
+        "id",
+        "type",
+    }
 )
 # Reductions to one number: `loss.detach().mean()` appended per step is a history, not a cache.
 _REDUCTIONS = frozenset({"mean", "sum", "norm", "max", "min", "std", "var", "prod", "amax", "amin"})
 _LOSS_FUNCTIONS = frozenset(
     {"cross_entropy", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "ctc_loss"}
 )
+# Tensor metadata that is the same wherever the tensor lives: reading it needs no move back.
+_METADATA = frozenset({"shape", "dtype", "ndim", "size", "numel", "dim", "is_floating_point", "element_size"})
 _HARMLESS_BUILTINS = frozenset({"len", "bool", "isinstance", "id", "type", "print", "repr", "str"})
 # Classes whose instances already have a `.device` property.
 _DEVICE_BASES = ("LightningModule", "PreTrainedModel", "ModelMixin", "DiffusionPipeline")
@@ -150,7 +211,9 @@ class _Use:
     """One occurrence of a container in its owner, classified by what the code does with it."""
 
     node: cst.BaseExpression
-    kind: str  # empty, rebind, store, nested-store, clear, evict, read, moved, get, lookup, safe, unfixable
+    # empty, rebind, store, nested-store, clear, evict, read, moved, meta, mutate, get, lookup, iterate, safe,
+    # unfixable
+    kind: str
     parents: tuple[cst.CSTNode, ...]
     method: str | None  # outermost function in the owner (None: class body / module level)
     functions: tuple[cst.FunctionDef, ...]
@@ -196,7 +259,11 @@ class _Evidence:
 # small syntax helpers
 # ----------------------------------------------------------------------------------------------
 def _code(node: cst.CSTNode, limit: int = 60) -> str:
-    text = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    """The node's source on one line (comments of a multi-line expression dropped), shortened for messages."""
+    text = cst.Module(body=[]).code_for_node(node)
+    if "\n" in text:
+        text = re.sub(r"#[^\n]*", "", text)
+    text = " ".join(text.split()).replace("( ", "(").replace(" )", ")")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -253,9 +320,20 @@ def _is_literal(node: cst.BaseExpression) -> bool:
     return isinstance(
         node,
         (
-            cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
-            cst.Imaginary, cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp,
-            cst.DictComp, cst.GeneratorExp,
+            cst.SimpleString,
+            cst.ConcatenatedString,
+            cst.FormattedString,
+            cst.Integer,
+            cst.Float,
+            cst.Imaginary,
+            cst.List,
+            cst.Tuple,
+            cst.Set,
+            cst.Dict,
+            cst.ListComp,
+            cst.SetComp,
+            cst.DictComp,
+            cst.GeneratorExp,
         ),
     ) or (isinstance(node, cst.Name) and node.value in ("True", "False", "None"))
 
@@ -268,7 +346,11 @@ def _is_none_test(test: cst.BaseExpression, name: str, negated: bool) -> bool:
         return False
     target = test.comparisons[0]
     operator = cst.IsNot if negated else cst.Is
-    return isinstance(target.operator, operator) and isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
+    return (
+        isinstance(target.operator, operator)
+        and isinstance(target.comparator, cst.Name)
+        and target.comparator.value == "None"
+    )
 
 
 _TENSOR_TYPE = re.compile(r"\b(?:[A-Z][a-z]+)?Tensor\b")
@@ -361,7 +443,9 @@ class _ScopeFacts(cst.CSTVisitor):
     def _bind(self, name: str, value: cst.BaseExpression | None, statement: cst.CSTNode) -> None:
         self.bindings.setdefault(name, []).append(_Binding(value, self.grad_off[-1], statement))
 
-    def _bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode) -> None:
+    def _bind_target(
+        self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode
+    ) -> None:
         if isinstance(target, cst.Name):
             self._bind(target.value, value, statement)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -446,7 +530,9 @@ class _UseWalker(cst.CSTVisitor):
             parent = self.stack[-1] if self.stack else None
             if isinstance(parent, cst.Attribute) and parent.attr is node:
                 return
-            if isinstance(parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.NameItem, cst.ImportAlias, cst.AsName)):
+            if isinstance(
+                parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.NameItem, cst.ImportAlias, cst.AsName)
+            ):
                 if not (isinstance(parent, cst.Arg) and parent.value is node):
                     return
             if any(node.value in shadow for shadow in self.shadowed):
@@ -493,19 +579,32 @@ class _UseWalker(cst.CSTVisitor):
             elif any(isinstance(ancestor, cst.Del) for ancestor in self.stack):
                 self._add(name, node, "evict")
             elif isinstance(grand, cst.AugAssign) and grand.target is parent:
-                self._add(name, node, "unfixable")
+                self._add(name, node, "mutate")
             elif _single_index(parent) is None:
                 self._add(name, node, "unfixable")
-            elif isinstance(grand, cst.Attribute) and grand.value is parent and isinstance(great, cst.Call) and great.func is grand:
+            elif (
+                isinstance(grand, cst.Attribute)
+                and grand.value is parent
+                and isinstance(great, cst.Call)
+                and great.func is grand
+            ):
                 method = grand.attr.value
                 if method in ("append", "extend", "insert"):
                     self._add(name, node, "nested-store")
                 elif method in ("to", "cuda"):
                     self._add(name, node, "moved")
+                elif method in _METADATA:
+                    self._add(name, node, "meta")
                 elif method == "clone" and not great.args:
                     self._add(name, node, "read", rewrite=great)
+                elif _mutates(parent, grand, great):
+                    self._add(name, node, "mutate")
                 else:
                     self._add(name, node, "read", rewrite=parent)
+            elif isinstance(grand, cst.Attribute) and grand.value is parent and grand.attr.value in _METADATA:
+                self._add(name, node, "meta")  # `c[k].shape`: the same on any device
+            elif _mutates(parent, grand, great):
+                self._add(name, node, "mutate")
             else:
                 self._add(name, node, "read", rewrite=parent)
             return
@@ -670,7 +769,9 @@ class DeviceResidentCache(Checker):
             if isinstance(target.target, cst.Subscript):
                 index = _single_index(target.target)
                 if index is not None:
-                    self._record_store(target.target.value, node, node.value, index, "setitem", shared=len(node.targets) > 1)
+                    self._record_store(
+                        target.target.value, node, node.value, index, "setitem", shared=len(node.targets) > 1
+                    )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -709,9 +810,7 @@ class DeviceResidentCache(Checker):
                 if isinstance(element, cst.DictElement):
                     self._record_store(receiver, call, element.value, element.key, "update")
         elif isinstance(mapping, cst.DictComp):
-            names = frozenset(
-                name for comp in _comprehension_fors(mapping.for_in) for name in _names_in(comp.target)
-            )
+            names = frozenset(name for comp in _comprehension_fors(mapping.for_in) for name in _names_in(comp.target))
             self._record_store(receiver, call, mapping.value, mapping.key, "update", names)
 
     # --- what the traversal collects ------------------------------------------------------------
@@ -784,7 +883,16 @@ class DeviceResidentCache(Checker):
             return
         self.stores.append(
             _Store(
-                container, node, value, key, op, functions, tuple(self.loops), self.grad_off[-1], comprehension_names, shared
+                container,
+                node,
+                value,
+                key,
+                op,
+                functions,
+                tuple(self.loops),
+                self.grad_off[-1],
+                comprehension_names,
+                shared,
             )
         )
 
@@ -804,7 +912,12 @@ class DeviceResidentCache(Checker):
             if name.endswith("defaultdict"):
                 return kind
             # `dict()`, `dict({})`, `list([])`: created empty
-            if all(arg.keyword is None and isinstance(arg.value, (cst.Dict, cst.List, cst.Tuple)) and not arg.value.elements for arg in value.args):
+            if all(
+                arg.keyword is None
+                and isinstance(arg.value, (cst.Dict, cst.List, cst.Tuple))
+                and not arg.value.elements
+                for arg in value.args
+            ):
                 return kind
             return None
         return None
@@ -867,11 +980,16 @@ class DeviceResidentCache(Checker):
         if position + 1 < len(store.functions):
             closure = store.functions[position + 1]
             return any(
-                isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value == closure.name.value
+                isinstance(node, cst.Return)
+                and isinstance(node.value, cst.Name)
+                and node.value.value == closure.name.value
                 for node in _walk_scope(owner)
             )
         name = store.container.name
-        if any(isinstance(node, cst.Return) and node.value is not None and name in _names_in(node.value) for node in _walk_scope(owner)):
+        if any(
+            isinstance(node, cst.Return) and node.value is not None and name in _names_in(node.value)
+            for node in _walk_scope(owner)
+        ):
             return False  # a result the function builds and hands back, not a cache
         for loop in store.loops:
             if not _contains(owner, loop) or any(_contains(loop, definition) for definition in definitions):
@@ -918,6 +1036,8 @@ class DeviceResidentCache(Checker):
         kind = self._container_kind(uses)
         if kind is None or self._is_cleared(container, uses):
             return None
+        if any(use.kind == "mutate" for use in uses):
+            return None  # entries updated in place (`c[k].mul_(m).add_(x)`, `c[k] += x`): running state per key
         report = _ContainerReport(container, uses=uses)
         tensor_hint = self._container_holds_tensors(uses)
         for store, evidence in candidates:
@@ -928,7 +1048,9 @@ class DeviceResidentCache(Checker):
         return report
 
     def _container_kind(self, uses: list[_Use]) -> str | None:
-        kinds = {self.empty_container_kind(use.payload) for use in uses if use.kind == "empty" and use.payload is not None}
+        kinds = {
+            self.empty_container_kind(use.payload) for use in uses if use.kind == "empty" and use.payload is not None
+        }
         return kinds.pop() if len(kinds) == 1 else None
 
     def _is_cleared(self, container: _ContainerKey, uses: list[_Use]) -> bool:
@@ -946,8 +1068,10 @@ class DeviceResidentCache(Checker):
         if not outside:
             return False
         inside = [use for use in empties if use.method in _SETUP_METHODS]
-        return bool(inside) or len({use.method for use in outside}) > 1 or any(
-            any(word in (use.method or "").lower() for word in _PER_STEP_WORDS) for use in outside
+        return (
+            bool(inside)
+            or len({use.method for use in outside}) > 1
+            or any(any(word in (use.method or "").lower() for word in _PER_STEP_WORDS) for use in outside)
         )
 
     def _restores(self, use: _Use) -> bool:
@@ -965,7 +1089,9 @@ class DeviceResidentCache(Checker):
             for binding in facts.bindings.get(name, []):
                 if binding.value is not None and any(_contains(binding.value, load.call) for load in self.loads):
                     return True
-        return isinstance(payload, cst.Call) and isinstance(payload.func, cst.Attribute) and _is_self(payload.func.value)
+        return (
+            isinstance(payload, cst.Call) and isinstance(payload.func, cst.Attribute) and _is_self(payload.func.value)
+        )
 
     def _container_holds_tensors(self, uses: list[_Use]) -> bool:
         for use in uses:
@@ -1040,7 +1166,10 @@ class DeviceResidentCache(Checker):
 
     def _in_data_pipeline(self, store: _Store) -> bool:
         """Datasets cache what their (CPU) workers decode: `__getitem__`, or any method of a `*Dataset` class."""
-        if any(function.name.value in ("__getitem__", "__getitems__", "__iter__", "__next__") for function in store.functions):
+        if any(
+            function.name.value in ("__getitem__", "__getitems__", "__iter__", "__next__")
+            for function in store.functions
+        ):
             return True
         owner = store.container.owner
         if isinstance(owner, cst.ClassDef):
@@ -1114,11 +1243,15 @@ class DeviceResidentCache(Checker):
         if isinstance(root, cst.Call):
             return self._evaluate_call(root, scopes, depth)
         if isinstance(root, cst.BinaryOperation):
-            return _Evidence.merge([self.evaluate(root.left, scopes, depth + 1), self.evaluate(root.right, scopes, depth + 1)])
+            return _Evidence.merge(
+                [self.evaluate(root.left, scopes, depth + 1), self.evaluate(root.right, scopes, depth + 1)]
+            )
         if isinstance(root, cst.UnaryOperation):
             return self.evaluate(root.expression, scopes, depth + 1)
         if isinstance(root, cst.IfExp):
-            return _Evidence.merge([self.evaluate(root.body, scopes, depth + 1), self.evaluate(root.orelse, scopes, depth + 1)])
+            return _Evidence.merge(
+                [self.evaluate(root.body, scopes, depth + 1), self.evaluate(root.orelse, scopes, depth + 1)]
+            )
         return _Evidence()
 
     def _evaluate_name(self, name: str, scopes: list[_ScopeFacts], depth: int) -> _Evidence:
@@ -1153,7 +1286,9 @@ class DeviceResidentCache(Checker):
 
     def _is_parameter_iteration(self, iterable: cst.BaseExpression) -> bool:
         return any(
-            isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PARAMETER_ITERATORS
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _PARAMETER_ITERATORS
             for node in _walk(iterable)
         )
 
@@ -1196,9 +1331,8 @@ class DeviceResidentCache(Checker):
             return
         for use in report.uses:
             if use.kind == "unfixable":
-                report.unfixable = (
-                    f"`{container.display()}` is used in a way the fix cannot follow (`{_code(self._statement_of(use), 50)}`)"
-                )
+                statement = _code(self._statement_of(use), 50)
+                report.unfixable = f"`{container.display()}` is used in a way the fix cannot follow (`{statement}`)"
                 return
             if use.kind == "nested-store":
                 report.unfixable = f"`{container.display()}` holds lists of tensors"
@@ -1210,9 +1344,11 @@ class DeviceResidentCache(Checker):
         if other is not None:
             report.unfixable = f"`{container.display()}` also receives `{_code(other, 40)}`, which may not be a tensor"
             return
-        if not any(use.kind in ("read", "get", "moved") for use in report.uses):
+        if not any(use.kind in ("read", "get", "moved", "meta") for use in report.uses):
             # nothing here reads the entries back: whoever does (another module) would get CPU tensors
-            report.unfixable = f"`{container.display()}` is never read here, so its readers cannot be moved back to the device"
+            report.unfixable = (
+                f"`{container.display()}` is never read here, so its readers cannot be moved back to the device"
+            )
             return
         for use in report.uses:
             if use.kind == "read":
@@ -1231,8 +1367,8 @@ class DeviceResidentCache(Checker):
         for use in report.uses:
             if use.kind == "rebind" and not self._restores(use):
                 return use.payload
-            if use.kind != "store" or use.payload is None or id(use.payload) in covered:
-                continue
+            if use.kind != "store" or use.payload is None or id(use.payload) in covered or self._restores(use):
+                continue  # reported stores, and restores from `torch.load`, hold tensors
             for value in _stored_values(use.payload, use.node):
                 if value is None:
                     return use.payload
@@ -1249,7 +1385,9 @@ class DeviceResidentCache(Checker):
                 return use.node
         return use.node
 
-    def _plan_read(self, report: _ContainerReport, walker: _UseWalker, use: _Use, expression: cst.BaseExpression) -> bool:
+    def _plan_read(
+        self, report: _ContainerReport, walker: _UseWalker, use: _Use, expression: cst.BaseExpression
+    ) -> bool:
         device = self._device_expression(report.key, walker, use.functions, use.node)
         if device is None:
             where = f"`{use.functions[-1].name.value}()`" if use.functions else "module level"
@@ -1264,7 +1402,9 @@ class DeviceResidentCache(Checker):
         assert isinstance(call, cst.Call)
         reason = f"`{_code(call, 40)}` may return None where it is used"
         positional = [arg for arg in call.args if arg.keyword is None]
-        if len(call.args) > 1 and not (len(positional) == 2 and isinstance(positional[1].value, cst.Name) and positional[1].value.value == "None"):
+        if len(call.args) > 1 and not (
+            len(positional) == 2 and isinstance(positional[1].value, cst.Name) and positional[1].value.value == "None"
+        ):
             report.unfixable = reason
             return False
         position = next((i for i, ancestor in enumerate(use.parents) if ancestor is call), 0)
@@ -1300,11 +1440,20 @@ class DeviceResidentCache(Checker):
                 grand = ancestors[-2]
                 if parent_node.attr.value in ("to", "cuda") and isinstance(grand, cst.Call):
                     continue
+                if parent_node.attr.value in _METADATA:
+                    continue
             if not _guarded(node, ancestors, name):
                 report.unfixable = reason
                 return False
+            if _mutates(node, parent_node, ancestors[-2] if len(ancestors) > 1 else None):
+                report.unfixable = f"an entry of `{report.key.display()}` is modified in place through `{name}`"
+                return False
             expression: cst.BaseExpression = node
-            if isinstance(parent_node, cst.Attribute) and parent_node.value is node and parent_node.attr.value == "clone":
+            if (
+                isinstance(parent_node, cst.Attribute)
+                and parent_node.value is node
+                and parent_node.attr.value == "clone"
+            ):
                 grand = ancestors[-2]
                 if isinstance(grand, cst.Call) and grand.func is parent_node and not grand.args:
                     expression = grand
@@ -1330,7 +1479,10 @@ class DeviceResidentCache(Checker):
                 if is_device_name(name) and not is_host_name(name) and _bound_before(function, bindings, at):
                     return name
             for name, param in facts.params.items():
-                if param.annotation is not None and _code(param.annotation.annotation, 200) in ("Tensor", "torch.Tensor"):
+                if param.annotation is not None and _code(param.annotation.annotation, 200) in (
+                    "Tensor",
+                    "torch.Tensor",
+                ):
                     return f"{name}.device"
         if isinstance(container.owner, cst.ClassDef) and functions:
             first = functions[0].params.params
@@ -1373,7 +1525,11 @@ class DeviceResidentCache(Checker):
                 )
             self.report(store.node, message, fix)
         for load in self._restoring_loads(report):
-            fix = Fix("unsafe", 'load the cache with `map_location="cpu"`', {load.call: _with_map_location(load.call)}) if fixable else None
+            fix = (
+                Fix("unsafe", 'load the cache with `map_location="cpu"`', {load.call: _with_map_location(load.call)})
+                if fixable
+                else None
+            )
             self.report(
                 load.call,
                 f"`{_code(load.call, 50)}` restores `{container}` with every tensor on the device it was saved "
@@ -1391,14 +1547,21 @@ class DeviceResidentCache(Checker):
             if isinstance(root, cst.Name) and root.value != "self"
             else "on the device it was computed on"
         )
-        growth = "every call adds an entry" if store.op in ("append", "insert") else (
-            f"it gains an entry for every new key (`{_code(store.key, 30)}`)" if store.key is not None else "it gains an entry for every new key"
+        growth = (
+            "every call adds an entry"
+            if store.op in ("append", "insert")
+            else (
+                f"it gains an entry for every new key (`{_code(store.key, 30)}`)"
+                if store.key is not None
+                else "it gains an entry for every new key"
+            )
         )
         suggestion = _code(self._cpu_copy(store.value), 70)
         message = (
             f"`{container}` keeps `{stored}` {where} (the accelerator): "
             f"{growth} and nothing frees them between batches, so accelerator memory grows until it runs out; "
-            f"store a CPU copy (`{suggestion}`) and move entries back with `.to(device, non_blocking=True)` where they are read"
+            f"store a CPU copy (`{suggestion}`) and move entries back with `.to(device, non_blocking=True)` "
+            "where they are read"
         )
         if report.unfixable:
             message += f" (no automatic fix: {report.unfixable})"
@@ -1407,8 +1570,13 @@ class DeviceResidentCache(Checker):
         return message
 
     def _cpu_copy(self, value: cst.BaseExpression) -> cst.BaseExpression:
-        """`x.clone().detach()` -> `x.detach().to("cpu", copy=True)`; keeps any other part of the chain."""
-        base = value
+        """`x.clone().detach()` -> `x.detach().to("cpu", copy=True)`; keeps any other part of the chain.
+
+        Built as nodes around the user's own (possibly multi-line, commented) expression; parentheses
+        around the whole value stay around the whole new value.
+        """
+        outer_lpar, outer_rpar = value.lpar, value.rpar
+        base = value.with_changes(lpar=[], rpar=[])
         while (
             isinstance(base, cst.Call)
             and isinstance(base.func, cst.Attribute)
@@ -1421,8 +1589,9 @@ class DeviceResidentCache(Checker):
         if not isinstance(base, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not base.lpar:
             base = base.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         if not any(name in ("detach", "detach_") for name, _ in steps):
-            base = cst.Call(func=cst.Attribute(value=base, attr=cst.Name("detach")))
-        return cst.parse_expression(cst.Module(body=[]).code_for_node(base) + '.to("cpu", copy=True)')
+            base = _method_call(base, "detach", [])
+        moved = _method_call(base, "to", [cst.Arg(cst.SimpleString('"cpu"')), _keyword("copy", cst.Name("True"))])
+        return moved.with_changes(lpar=outer_lpar, rpar=outer_rpar)
 
     def _restoring_loads(self, report: _ContainerReport) -> list[_Load]:
         """`torch.load` calls (without map_location) whose result fills this container."""
@@ -1451,7 +1620,11 @@ class DeviceResidentCache(Checker):
             for name, bindings in facts.bindings.items()
             if any(b.value is not None and _contains(b.value, load.call) for b in bindings)
         }
-        derived = {name for name, iterable in facts.loop_iters.items() if _contains(iterable, load.call) or _names_in(iterable) & loaded}
+        derived = {
+            name
+            for name, iterable in facts.loop_iters.items()
+            if _contains(iterable, load.call) or _names_in(iterable) & loaded
+        }
         sources = loaded | derived
 
         def carries(node: cst.CSTNode | None) -> bool:
@@ -1481,16 +1654,35 @@ class DeviceResidentCache(Checker):
 # ----------------------------------------------------------------------------------------------
 def _move_back(expression: cst.BaseExpression, device: str) -> cst.BaseExpression:
     """`c[k]` -> `c[k].to(device, non_blocking=True)`; `v.clone()` -> `v.to(device, non_blocking=True, copy=True)`."""
-    if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute) and expression.func.attr.value == "clone":
-        receiver = cst.Module(body=[]).code_for_node(expression.func.value)
-        return cst.parse_expression(f"{receiver}.to({device}, non_blocking=True, copy=True)")
-    code = cst.Module(body=[]).code_for_node(expression)
-    return cst.parse_expression(f"{code}.to({device}, non_blocking=True)")
+    arguments = [cst.Arg(cst.parse_expression(device)), _keyword("non_blocking", cst.Name("True"))]
+    if (
+        isinstance(expression, cst.Call)
+        and isinstance(expression.func, cst.Attribute)
+        and expression.func.attr.value == "clone"
+    ):
+        moved = _method_call(expression.func.value, "to", [*arguments, _keyword("copy", cst.Name("True"))])
+        return moved.with_changes(lpar=expression.lpar, rpar=expression.rpar)
+    return _method_call(expression, "to", arguments)
+
+
+def _method_call(receiver: cst.BaseExpression, method: str, args: list[cst.Arg]) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(method)), args=args)
+
+
+def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
+    no_space = cst.SimpleWhitespace("")
+    return cst.Arg(
+        value=value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space),
+    )
 
 
 def _stored_values(payload: cst.BaseExpression, container: cst.BaseExpression) -> list[cst.BaseExpression | None]:
     """The values a store puts into a container (None where they cannot be told)."""
-    if not (isinstance(payload, cst.Call) and isinstance(payload.func, cst.Attribute) and payload.func.value is container):
+    if not (
+        isinstance(payload, cst.Call) and isinstance(payload.func, cst.Attribute) and payload.func.value is container
+    ):
         return [payload]  # `c[k] = value`
     method = payload.func.attr.value
     positional = [arg.value for arg in payload.args if arg.keyword is None and not arg.star]
@@ -1550,7 +1742,9 @@ def _walk_scope(function: cst.FunctionDef):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(child for child in current.children if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+        stack.extend(
+            child for child in current.children if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        )
 
 
 def _walk(node: cst.CSTNode):
@@ -1664,6 +1858,21 @@ class _NameUses(cst.CSTVisitor):
             if not any(isinstance(a, cst.If) and _is_none_test(a.test, self.name, negated=False) for a in ancestors):
                 return False
         return True
+
+
+def _mutates(entry: cst.CSTNode, parent: cst.CSTNode | None, grand: cst.CSTNode | None) -> bool:
+    """Whether the code writes into a cache entry it read (`e.mul_(d)`, `e[i] = v`, `e.data = t`, `e += 1`):
+    a copy moved to another device would take the write instead of the cached tensor."""
+    if isinstance(parent, cst.AugAssign) and parent.target is entry:
+        return True
+    if isinstance(parent, cst.Attribute) and parent.value is entry:
+        method = parent.attr.value
+        if isinstance(grand, cst.Call) and grand.func is parent and method.endswith("_") and not method.endswith("__"):
+            return True
+        return isinstance(grand, (cst.AssignTarget, cst.AugAssign))
+    if isinstance(parent, cst.Subscript) and parent.value is entry:
+        return isinstance(grand, (cst.AssignTarget, cst.AugAssign))
+    return isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "out"
 
 
 def _inside_refill(ancestors: tuple[cst.CSTNode, ...], name: str) -> bool:

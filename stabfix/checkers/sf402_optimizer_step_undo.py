@@ -110,6 +110,7 @@ class OptimizerStepUndo(Checker):
         self.clears: dict[cst.FunctionDef | None, list[tuple[int, str]]] = {}
         self.assigned: dict[cst.FunctionDef | None, dict[str, list[int]]] = {}
         self.for_order: dict[cst.For, int] = {}
+        self.with_bodies: set[int] = set()  # ids of blocks that are `with` bodies (always run)
 
     def get_visitors(self):
         # The optimizer tracker rides along in the same traversal.
@@ -143,6 +144,9 @@ class OptimizerStepUndo(Checker):
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self.blocks.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        self.with_bodies.add(id(node.body))
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self.lines.append(node)
@@ -197,7 +201,7 @@ class OptimizerStepUndo(Checker):
     def _note_assigned(self, target: cst.CSTNode) -> None:
         names = _target_names(target)
         if names:
-            scope = self.optimizers.scope().function
+            scope = self.optimizers.current_function()
             table = self.assigned.setdefault(scope, {})
             for name in names:
                 table.setdefault(name, []).append(self.order)
@@ -224,11 +228,8 @@ class OptimizerStepUndo(Checker):
             if isinstance(func.value, cst.Name) and func.value.value == "self":
                 self.local_calls.append(_LocalCall(method, True, self._site()))
         elif isinstance(func, cst.Name):
-            if self.qualified_name(func) in _BARRIER_FUNCTIONS:
-                self._record_barrier()
-            else:
-                self.local_calls.append(_LocalCall(func.value, False, self._site()))
-        if isinstance(func, cst.Attribute) and self.qualified_name(func) in _BARRIER_FUNCTIONS:
+            self.local_calls.append(_LocalCall(func.value, False, self._site()))
+        if self.qualified_name(func) in _BARRIER_FUNCTIONS:  # torch.autograd.grad(...), through aliases
             self._record_barrier()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -304,7 +305,7 @@ class OptimizerStepUndo(Checker):
                 fix = None
                 anchor = id(loops.chain[0]) if loops.chain else id(undo.node)
                 if anchor not in fixed_loops:
-                    fix = self._fix(undo, found.step, found.expression, loops, bindings)
+                    fix = self._fix(undo, found.step, found.expression, loops)
                     if fix is not None:
                         fixed_loops.add(anchor)
                 self.report(undo.node, _message(undo, sign, found, None), fix)
@@ -382,9 +383,8 @@ class OptimizerStepUndo(Checker):
                 origin = self._parameter_origin(value, chain, bindings, depth + 1)
                 if origin is not None:
                     return origin
-            if not values and "param" in expr.value.lower():
-                return _Origin()
-            return None
+            # `params = get_trainable_params(model)`: the name says what it holds
+            return _Origin() if "param" in expr.value.lower() else None
         if isinstance(expr, cst.Attribute) and "param" in expr.attr.value.lower():
             return _Origin()
         return None
@@ -472,14 +472,11 @@ class OptimizerStepUndo(Checker):
         return False
 
     # --- the fix ----------------------------------------------------------------------------------
-    def _fix(
-        self, undo: _Undo, step: _Step, optimizer: cst.BaseExpression, loops: _Loops, bindings: FunctionBindings
-    ) -> Fix | None:
+    def _fix(self, undo: _Undo, step: _Step, optimizer: cst.BaseExpression, loops: _Loops) -> Fix | None:
         module = self.module
         if module is None or step.line is None or not step.site.blocks:
             return None
-        step_block = step.site.blocks[-1]
-        if not any(block is step_block for block in undo.site.blocks):
+        if not self._snapshot_reaches(step, undo):
             return None  # the restore would run where the snapshot may never have been taken
         function = undo.site.scope.function
         if loops.chain:
@@ -500,6 +497,7 @@ class OptimizerStepUndo(Checker):
             names_needed = {undo.param}
             start = undo.site.order
         # Names the snapshot reads must hold the same objects before the step as at the undo.
+        names_needed |= _names_in(optimizer)
         table = self.assigned.get(function, {})
         if any(step.site.order < order < start for name in names_needed for order in table.get(name, [])):
             return None
@@ -547,6 +545,17 @@ class OptimizerStepUndo(Checker):
             },
             imports=("copy",) if deepcopy == "copy.deepcopy" else (),
         )
+
+    def _snapshot_reaches(self, step: _Step, undo: _Undo) -> bool:
+        """Whether code put right before the step always runs before the undo: the step's block encloses
+        the undo, or only `with` bodies (which always run) stand between them."""
+        undo_blocks = {id(block) for block in undo.site.blocks}
+        for block in reversed(step.site.blocks):
+            if id(block) in undo_blocks:
+                return True
+            if id(block) not in self.with_bodies:
+                return False
+        return False
 
     def _deepcopy_spelling(self, scope_node: cst.CSTNode) -> str | None:
         """`copy.deepcopy` (importing copy when needed), `deepcopy` if imported so, None if `copy` is taken."""
@@ -643,12 +652,28 @@ def _all_names(node: cst.CSTNode) -> set[str]:
 
 
 class _NameCounter(cst.CSTVisitor):
+    """How often each variable name occurs (attribute names, keyword names and imports do not count)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.counts: dict[str, int] = {}
 
     def visit_Name(self, node: cst.Name) -> None:
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
 
 
 def _fresh(base: str, taken: set[str]) -> str:

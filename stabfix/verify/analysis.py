@@ -16,6 +16,7 @@ REPORT_VERSION = 1
 SOURCE_DISPATCH = "live tensors (dispatch)"
 SOURCE_CUDA = "cuda allocator"
 TIME_TREND_WARN = 1.5  # median step time of the second half / first half above this: warning
+TIME_TREND_MIN_MS = 5.0  # ... and at least this many ms slower
 
 
 def slope(points: list[tuple[float, float]]) -> float | None:
@@ -311,7 +312,8 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
     if half >= 3:  # median of the second half of the steps over the first half
         first = statistics.median(times[:half])
         last = statistics.median(times[-half:])
-        out["step_time_growth"] = last / first if first > 0 else None
+        # ratio, when the slowdown is also large in absolute terms (tiny steps are mostly noise)
+        out["step_time_growth"] = last / first if first > 0 and last - first >= TIME_TREND_MIN_MS else None
     else:
         out["step_time_growth"] = None
     params = (run.done or {}).get("params") or {}

@@ -321,8 +321,8 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
     survivors = tracker.survivors(first, steps - 1)
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
     for ref in survivors:
-        site = ref.site
-        key = (op_name(ref.op), site[0] if site else None, site[1] if site else None, PHASES[ref.phase])
+        step_of, phase, op, site = ref.info
+        key = (op_name(op), site[0] if site else None, site[1] if site else None, PHASES[phase])
         g = groups.get(key)
         if g is None:
             g = groups[key] = {
@@ -332,7 +332,7 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
             }
         g["count"] += 1
         g["bytes"] += ref.nbytes
-        g["steps"].add(ref.step)
+        g["steps"].add(step_of)
         g["keys"].add(ref.key)
     ranked = sorted(groups.values(), key=lambda g: -g["bytes"])[:10]
     del survivors

@@ -37,7 +37,7 @@ class Progress:
         elif kind == "ready":
             self.prev_live = event.get("live_before_bytes")
             self.console.print(
-                f"[dim]entry ready in {event['setup_s']:.1f}s · {event['modules_hooked']} modules hooked · "
+                f"[dim]entry ready in {event['setup_s']:.1f}s · {event['modules_hooked']} module(s) hooked · "
                 f"live tensors before step 1: {fmt_mib(event['live_before_bytes'])} MiB[/dim]"
             )
         elif kind == "step":
@@ -117,17 +117,26 @@ def summary_table(report: dict[str, Any]) -> Table:
     table.add_column("value", justify="right")
     table.add_column("notes", overflow="fold")
     dispatch = " (live tensors, dispatch)" if cuda else ""
+    steps = report.get("steps") or []
 
     def row(metric: str, value: str, notes: str = "") -> None:
         table.add_row(metric, value, notes)
 
-    steps = report.get("steps") or []
     last = steps[-1]["step"] if steps else "?"
     row("loss", f"{fmt_num(s.get('loss_first'))} → {fmt_num(s.get('loss_last'))}", f"step 1 → step {last}")
     gmax_step = s.get("grad_norm_max_step")
     top = s.get("grad_norm_top") or []
-    row("grad norm (max)", fmt_num(s.get("grad_norm_max")),
-        (f"step {gmax_step}" + (f"; top: {top[0][0]} {fmt_num(top[0][1])}" if top else "")) if gmax_step else "")
+    gmax = s.get("grad_norm_max")
+    finite_max = isinstance(gmax, (int, float)) and gmax == gmax and abs(gmax) != float("inf")
+    where = ""
+    if gmax_step:
+        top_text = f"top: {top[0][0]} {fmt_num(top[0][1])}" if top else ""
+        if finite_max:
+            where = f"step {gmax_step}" + (f"; {top_text}" if top_text else "")
+        else:
+            largest = next((st["grad_norm"] for st in steps if st["step"] == gmax_step), None)
+            where = f"largest finite {fmt_num(largest)} at step {gmax_step}" + (f" ({top_text})" if top_text else "")
+    row("grad norm (max)", fmt_num(gmax), where)
     row("grad norm (median)", fmt_num(s.get("grad_norm_median")), "global L2 norm, before optimizer.step()")
     row("peak memory", f"{fmt_mib(s.get('peak_memory_bytes'))} MiB",
         f"step {s.get('peak_step')}" + (f", in {s['peak_phase']}" if s.get("peak_phase") else ""))

@@ -54,7 +54,9 @@ def is_internal_file(filename: str) -> bool:
 
 
 class _StorageRef(weakref.ref):
-    __slots__ = ("key", "nbytes", "step", "phase", "op", "site")
+    """Weak reference to a storage; `info` is (step, phase, op, site) of its creation."""
+
+    __slots__ = ("key", "nbytes", "info")
 
 
 class LiveTensorTracker(TorchDispatchMode):
@@ -118,6 +120,7 @@ class LiveTensorTracker(TorchDispatchMode):
         return None
 
     def _see(self, t: torch.Tensor, func: Any, kind: int) -> None:
+        """The hot path: one call per tensor an allocating op returns."""
         try:
             st = t.untyped_storage()
         except (RuntimeError, NotImplementedError):  # sparse, nested and other storage-less layouts
@@ -130,48 +133,49 @@ class LiveTensorTracker(TorchDispatchMode):
                 if nbytes != ref.nbytes:  # resized in place (out= or resize_)
                     self.live += nbytes - ref.nbytes
                     ref.nbytes = nbytes
-                    self._bump()
+                    self._bump(self._phase())
             return
         nbytes = st.nbytes()
-        if nbytes == 0 or st.device.type == "meta":
+        if not nbytes or t.is_meta:
             return
         if self.in_optimizer:
+            phase = OPTIMIZER
             site = self._optimizer_site
         else:
             task = self._graph_task_id()
             if task >= 0:
+                phase = BACKWARD
                 if task != self._site_task:
                     self._site_task = task
                     self._site_task_value = self._site()
                 site = self._site_task_value
             else:
+                phase = FORWARD
                 site = self._site()
-        self._add(st, key, nbytes, func, site)
-
-    def _add(self, st: Any, key: int, nbytes: int, op: Any, site: Any) -> None:
         ref = _StorageRef(st, self._on_free_cb)
         ref.key = key
         ref.nbytes = nbytes
-        ref.step = self.step
-        ref.op = op
-        ref.site = site
+        ref.info = (self.step, phase, func, site)
         self.refs[key] = ref
-        self.live += nbytes
-        ref.phase = self._bump()
+        live = self.live + nbytes
+        self.live = live
+        if live > self.step_peak:
+            self.step_peak = live
+        peaks = self.phase_peaks
+        if live > peaks[phase]:
+            peaks[phase] = live
 
-    def _bump(self) -> int:
+    def _phase(self) -> int:
+        if self.in_optimizer:
+            return OPTIMIZER
+        return BACKWARD if self._graph_task_id() >= 0 else FORWARD
+
+    def _bump(self, phase: int) -> None:
         live = self.live
         if live > self.step_peak:
             self.step_peak = live
-        if self.in_optimizer:
-            phase = OPTIMIZER
-        elif self._graph_task_id() >= 0:
-            phase = BACKWARD
-        else:
-            phase = FORWARD
         if live > self.phase_peaks[phase]:
             self.phase_peaks[phase] = live
-        return phase
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         entry = self._kinds.get(func)
@@ -200,9 +204,14 @@ class LiveTensorTracker(TorchDispatchMode):
             if key in self.refs:
                 continue
             nbytes = st.nbytes()
-            if nbytes == 0 or st.device.type == "meta":
+            if nbytes == 0 or t.is_meta:
                 continue
-            self._add(st, key, nbytes, "existing", None)
+            ref = _StorageRef(st, self._on_free_cb)
+            ref.key = key
+            ref.nbytes = nbytes
+            ref.info = (self.step, FORWARD, "existing", None)
+            self.refs[key] = ref
+            self.live += nbytes
 
     def begin_step(self, step: int) -> int:
         self.step = step
@@ -222,10 +231,7 @@ class LiveTensorTracker(TorchDispatchMode):
 
     def survivors(self, first_step: int, last_step: int) -> list[_StorageRef]:
         """Storages created in steps first_step..last_step (inclusive) that are still alive."""
-        return [r for r in list(self.refs.values()) if first_step <= r.step <= last_step and r() is not None]
-
-    def storage_ids_by_step(self) -> dict[int, int]:
-        return {key: ref.step for key, ref in self.refs.items()}
+        return [r for r in list(self.refs.values()) if first_step <= r.info[0] <= last_step and r() is not None]
 
 
 def op_name(op: Any) -> str:
