@@ -7,8 +7,12 @@ gradient norm and check message. One test per fixture, so pytest-xdist never rep
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+
 import pytest
-from test_verify_run import REPO, Run, RunPool, assert_same_step
+from test_verify_run import REPO, Run, RunPool, assert_same_step, cli
 
 FIXTURES = ["cascade_transformer", "text_bridge_trainer", "entropy_probe", "recurrent_lm", "style_transfer"]
 
@@ -83,3 +87,30 @@ def test_fixture(fixture_runs, fixture):
         assert_same_step(sa, sb)
     assert _deterministic_checks(a.report) == _deterministic_checks(b.report)
     assert a.report["survivors"] == b.report["survivors"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_text_bridge_sf101_fix_lowers_peak_memory(tmp_path):
+    """scan → apply → `verify --baseline HEAD`, the workflow the README promises, on seed 000's trainer:
+    dropping `requires_grad_(True)` from the loss target removes its gradient from backward's peak,
+    and changes no loss, gradient or parameter count."""
+    project = tmp_path / "text_bridge_trainer"
+    shutil.copytree(REPO / "fixtures" / "text_bridge_trainer", project)
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "seed"]):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+    fixed = subprocess.run(
+        [sys.executable, "-m", "stabfix", "apply", "--select", "SF101", str(project)],
+        capture_output=True, text=True,
+    )
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "requires_grad_(True)" not in (project / "energy_trainer.py").read_text()
+
+    r = cli([str(project), "--baseline", "HEAD"], cwd=tmp_path, json_path=tmp_path / "report.json")
+    assert r.code == 1, r.out + r.err  # the cache still grows: SF101 alone does not fix SF102
+    rows = {row["metric"]: row for row in r.report["comparison"]}
+    peak = rows["peak_memory_bytes"]
+    assert peak["verdict"] == "better" and peak["current"] < peak["baseline"]
+    assert rows["peak_backward_bytes"]["verdict"] == "better"
+    for same in ("loss_last", "grad_norm_max", "trainable_params"):
+        assert rows[same]["verdict"] == "same", rows[same]
+    assert "before/after: HEAD → working tree" in r.out
