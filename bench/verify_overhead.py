@@ -9,7 +9,8 @@ norms, one host read-back). A third side runs the step under an empty TorchDispa
 of any per-op Python interception, which stabfix's exact live-tensor accounting cannot go below.
 Prints medians and the ratios.
 
-    python bench/verify_overhead.py [--rounds 12] [--block 5] [--vocab 4096] [--threads N]
+    python bench/verify_overhead.py [--rounds 12] [--block 5] [--vocab 4096] [--d 128] [--layers 2]
+                                    [--seq 64] [--batch 8] [--threads N]
 """
 
 from __future__ import annotations
@@ -84,12 +85,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--block", type=int, default=5, help="steps per side per round")
     parser.add_argument("--vocab", type=int, default=4096)
+    parser.add_argument("--d", type=int, default=128, help="model width")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--seq", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch default)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    model, opt, step = build(args.vocab)
+    model, opt, step = build(args.vocab, d=args.d, layers=args.layers, seq=args.seq, batch=args.batch)
     for _ in range(3):  # warm up: optimizer state, allocator, kernels
         step()
     inst = Instrumentation([("", model)], torch.device("cpu"))
@@ -141,7 +146,7 @@ def main() -> None:
     b = statistics.median(bare) * 1e3
     i = statistics.median(instrumented) * 1e3
     params = sum(p.numel() for p in model.parameters())
-    print(f"step: TinyLM 2 layers d=128 seq=64 batch=8 vocab={args.vocab} ({params:,} params), AdamW, "
+    print(f"step: TinyLM {args.layers} layers d={args.d} seq={args.seq} batch={args.batch} vocab={args.vocab} ({params:,} params), AdamW, "
           f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"steps per side: {len(bare)} (interleaved in {args.rounds} rounds of {args.block}); {ops} distinct aten ops")
     print(f"bare step          median {b:8.2f} ms   min {min(bare) * 1e3:8.2f} ms")
