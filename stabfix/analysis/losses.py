@@ -129,3 +129,139 @@ class LossInstances:
             if _is_loss_function_name(attr) or is_loss_class_name(attr):
                 return operands(call, attr, display)
         return None
+
+
+# --- user loss functions defined in the same file -------------------------------------------------
+#
+# A call such as `make_loss(model, x)` is taken for a loss by its name, with the (prediction, target)
+# convention. When the function is defined in the same file its body says what the argument really
+# is: `def make_loss(model, x): return (model(x) - target).pow(2).mean()` feeds `x` to the model,
+# so `x` is the model's *input*, not a constant of the loss.
+
+
+@dataclass(frozen=True)
+class FunctionDefinition:
+    node: cst.FunctionDef
+    class_name: str | None  # the class it is a method of (defined directly in its body), else None
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(
+        (dotted_name(decorator.decorator) or "").rsplit(".", 1)[-1] == "staticmethod" for decorator in node.decorators
+    )
+
+
+def resolve_definition(
+    call: cst.Call, definitions: dict[str, list[FunctionDefinition]], class_name: str | None
+) -> tuple[cst.FunctionDef, int] | None:
+    """The function of this file a call runs (plain function, or `self.method`), with the number of
+    leading parameters the call does not pass (`self`/`cls`). None when it is not unambiguous."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        found = [d for d in definitions.get(func.value, []) if d.class_name is None]
+        return (found[0].node, 0) if len(found) == 1 else None
+    if (
+        class_name is not None
+        and isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+    ):
+        found = [d for d in definitions.get(func.attr.value, []) if d.class_name == class_name]
+        if len(found) != 1:
+            return None
+        return found[0].node, 0 if _is_static(found[0].node) else 1
+    return None
+
+
+def receiving_parameter(call: cst.Call, argument: cst.BaseExpression, node: cst.FunctionDef, skip: int) -> str | None:
+    """The parameter of `node` that the argument expression `argument` of `call` is bound to."""
+    params = node.params
+    positional = [*params.posonly_params, *params.params][skip:]
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None  # `*args`/`**kwargs` make later positions unknowable
+        if arg.value is argument:
+            if arg.keyword is not None:
+                names = {p.name.value for p in (*positional, *params.kwonly_params)}
+                return arg.keyword.value if arg.keyword.value in names else None
+            return positional[index].name.value if index < len(positional) else None
+        if arg.keyword is None:
+            index += 1
+    return None
+
+
+class _Names(cst.CSTVisitor):
+    """Variable names an expression reads (not attribute names, not keyword names)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+
+def read_names(expr: cst.CSTNode) -> set[str]:
+    collector = _Names()
+    expr.visit(collector)
+    return collector.names
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+
+def parameter_role(node: cst.FunctionDef, parameter: str, losses: LossInstances, class_name: str | None) -> str | None:
+    """What a parameter of a user loss function is, by the function's own body.
+
+    "target": it (or a value derived from it) is the target of a loss computed inside;
+    "input": it only reaches the prediction side of the losses inside, or it is fed to a model the
+    function receives as another parameter (`model(x)`); None: the body does not say.
+    """
+    from stabfix.analysis.flow import collect_bindings  # local: flow has no dependency on losses
+
+    derived = {parameter}
+    bindings = collect_bindings(node)
+    changed = True
+    while changed:
+        changed = False
+        for name, bound in bindings.by_name.items():
+            if name not in derived and any(read_names(b.value) & derived for b in bound):
+                derived.add(name)
+                changed = True
+    collector = _Calls()
+    node.body.visit(collector)
+    in_target = in_prediction = False
+    for call in collector.calls:
+        inner = losses.loss_call(call, class_name)
+        if inner is None:
+            continue
+        if inner.target is not None and read_names(inner.target) & derived:
+            in_target = True
+        if inner.prediction is not None and read_names(inner.prediction) & derived:
+            in_prediction = True
+    if in_target:
+        return "target"
+    if in_prediction:
+        return "input"
+    callables = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
+    callables -= derived
+    for call in collector.calls:
+        if isinstance(call.func, cst.Name) and call.func.value in callables:
+            if any(read_names(arg.value) & derived for arg in call.args):
+                return "input"
+    return None

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
 from stabfix.analysis.flow import FunctionBindings, collect_bindings
 from stabfix.analysis.imports import dotted_name
-from stabfix.analysis.losses import LossInstances, LossOperands
+from stabfix.analysis.losses import (
+    FunctionDefinition,
+    LossInstances,
+    LossOperands,
+    parameter_role,
+    receiving_parameter,
+    resolve_definition,
+)
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 
@@ -54,6 +61,9 @@ class LossTargetRequiresGrad(Checker):
         self.losses = LossInstances(context.imports)
         self.classes: list[str] = []
         self.functions: list[cst.FunctionDef] = []
+        self.scopes: list[cst.ClassDef | cst.FunctionDef] = []
+        # functions of this file by name, to read what a user loss does with its arguments
+        self.definitions: dict[str, list[FunctionDefinition]] = {}
         self.blocks: list[cst.BaseSuite] = []
         self.lines: list[cst.SimpleStatementLine] = []
         # outermost function -> (class name, marks inside it)
@@ -67,15 +77,22 @@ class LossTargetRequiresGrad(Checker):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node.name.value)
+        self.scopes.append(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
+        self.scopes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        owner = self.scopes[-1] if self.scopes else None
+        class_name = owner.name.value if isinstance(owner, cst.ClassDef) else None
+        self.definitions.setdefault(node.name.value, []).append(FunctionDefinition(node, class_name))
         self.functions.append(node)
+        self.scopes.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.functions.pop()
+        self.scopes.pop()
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.blocks.append(node)
@@ -286,7 +303,7 @@ class _FunctionFacts(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         loss = self.checker.losses.loss_call(node, self.class_name)
         if loss is not None:
-            self.losses.append(loss)
+            self.losses.append(self._with_user_target(loss))
         qualified = self.checker.qualified_name(node.func) or ""
         dotted = dotted_name(node.func) or ""
         if qualified in _AUTOGRAD_GRAD:
@@ -303,6 +320,22 @@ class _FunctionFacts(cst.CSTVisitor):
             for arg in node.args:
                 if qualified.startswith("torch.") or (arg.keyword is not None and arg.keyword.value == "inputs"):
                     self.differentiated |= _names_in(arg.value)
+
+    def _with_user_target(self, loss: LossOperands) -> LossOperands:
+        """A loss function of this file decides itself which argument is its target: one it feeds to
+        the model (`def make_loss(model, x): return (model(x) - ref).pow(2).mean()`) is an input."""
+        if loss.target is None:
+            return loss
+        resolved = resolve_definition(loss.call, self.checker.definitions, self.class_name)
+        if resolved is None:
+            return loss
+        definition, skip = resolved
+        parameter = receiving_parameter(loss.call, loss.target, definition, skip)
+        if parameter is None:
+            return loss
+        if parameter_role(definition, parameter, self.checker.losses, self.class_name) == "input":
+            return replace(loss, target=None)
+        return loss
 
     def loss_with_target(self, predicate) -> LossOperands | None:
         for loss in self.losses:

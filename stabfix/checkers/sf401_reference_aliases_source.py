@@ -28,6 +28,7 @@ from stabfix.analysis.tensor_identity import (
     ValueKey,
     alias_source,
     classify_loss_call,
+    identifier_words,
     is_meta_operand,
     literal_key,
     operand_positions,
@@ -37,6 +38,9 @@ from stabfix.checker import Checker
 
 _MAX_CALL_TEXT = 70
 _PREDICTION_LABELS = ("#0", "input", "pred", "prediction", "preds", "predictions", "output", "outputs")
+# Words of a keyword that says its slot takes the model's prediction, not a reference: `logits=`,
+# `pooled_logits=`, `student_logits=`.
+_PREDICTION_WORDS = frozenset({"pred", "preds", "prediction", "predictions", "output", "outputs", "logits", "logit"})
 
 
 @dataclass
@@ -187,7 +191,14 @@ class _ScopeAnalysis:
         groups: dict[str, list[_Operand]] = {}
         for operand in operands:
             groups.setdefault(operand.value.key, []).append(operand)
-        repeated = [group for group in groups.values() if len(group) > 1]
+        # The same prediction handed to two prediction slots (`loss_function(logits=p, pooled_logits=p,
+        # labels=y)`, a dispatcher whose variants name their input differently) compares nothing with
+        # itself: a repeat matters only when the tensor also fills a reference slot.
+        repeated = [
+            group
+            for group in groups.values()
+            if len(group) > 1 and not all(_is_prediction_slot(op.label) for op in group)
+        ]
         if not repeated:
             return None
         prediction = operands[0] if operands[0].label in _PREDICTION_LABELS else None
@@ -212,7 +223,11 @@ class _ScopeAnalysis:
             operands = self._operands(site, loss)
             if len(operands) < 2 or operands[0].label not in _PREDICTION_LABELS:
                 continue
-            references = [op for op in operands[1:] if _is_plain_name(op) and op.value.key != operands[0].value.key]
+            references = [
+                op
+                for op in operands[1:]
+                if _is_plain_name(op) and op.value.key != operands[0].value.key and not _is_prediction_slot(op.label)
+            ]
             if references:
                 described.append((site, loss, operands[0], references))
         found: list[_Pending] = []
@@ -247,6 +262,13 @@ class _ScopeAnalysis:
         root = prediction.value.root_name
         names = {root} | {step.alias for step in prediction.value.steps}
         return any(self.index.rebound_between(name, first.order, second.order) for name in names)
+
+
+def _is_prediction_slot(label: str) -> bool:
+    """A slot that takes the prediction: the first positional operand, or a keyword naming a prediction."""
+    if label in _PREDICTION_LABELS:
+        return True
+    return not label.startswith("#") and bool(set(identifier_words(label)) & _PREDICTION_WORDS)
 
 
 def _is_plain_name(operand: _Operand) -> bool:
