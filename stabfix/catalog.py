@@ -29,6 +29,8 @@ class Example:
     name: str
     code: str
     fixed: str | None = None  # expected output of `apply --unsafe-fixes`, when the rule fixes it
+    # words the finding's message must contain: the user's own variables and what to do
+    message_contains: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,13 @@ def _parse_spec(path: Path) -> RuleSpec:
 
 def _examples(items: Iterable[dict] | None) -> tuple[Example, ...]:
     return tuple(
-        Example(name=item["name"], code=item["code"], fixed=item.get("fixed")) for item in items or ()
+        Example(
+            name=item["name"],
+            code=item["code"],
+            fixed=item.get("fixed"),
+            message_contains=tuple(item.get("message_contains") or ()),
+        )
+        for item in items or ()
     )
 
 

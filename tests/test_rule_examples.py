@@ -44,6 +44,13 @@ def test_bad_example_is_reported(code, example):
     assert _findings(code, example.code), f"{code} did not fire on: {example.name}"
 
 
+@pytest.mark.parametrize("code,example", [case for case in _cases("bad") if case.values[1].message_contains])
+def test_message_names_the_users_variables(code, example):
+    messages = [finding.message for finding in _findings(code, example.code)]
+    for words in example.message_contains:
+        assert any(words in message for message in messages), (words, messages)
+
+
 @pytest.mark.parametrize("code,example", list(_cases("good")) + list(_cases("near_misses")))
 def test_good_example_and_near_miss_stay_silent(code, example):
     compile(example.code, "example.py", "exec")

@@ -201,7 +201,7 @@ class _ScopeAnalysis:
         ]
         if not repeated:
             return None
-        prediction = operands[0] if operands[0].label in _PREDICTION_LABELS else None
+        prediction = operands[0] if _is_prediction_slot(operands[0].label) else None
         aliased = [group for group in repeated if any(op.value.steps for op in group)]
         if aliased:
             group = aliased[0]  # an alias says the author meant a different tensor
