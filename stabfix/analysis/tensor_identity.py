@@ -602,10 +602,14 @@ _PASS_THROUGH_TORCH = frozenset(
 )
 
 
+# `True`/`False`/`None` parse as names but are constants: nothing can bind them, and no tensor is one.
+_CONSTANT_NAMES = frozenset({"True", "False", "None"})
+
+
 def _root_name(expr: cst.BaseExpression) -> str | None:
     while True:
         if isinstance(expr, cst.Name):
-            return expr.value
+            return None if expr.value in _CONSTANT_NAMES else expr.value
         if isinstance(expr, (cst.Attribute, cst.Subscript)):
             expr = expr.value
         elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):

@@ -70,6 +70,7 @@ _PARAMETER_ITERATORS = frozenset(
     }
 )
 _PARAMETER_ATTRIBUTES = frozenset({".data", ".grad", ".weight", ".bias"})
+_DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 _TORCH_FROM_DATA = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "LongTensor", "FloatTensor", "asarray"})
 _TORCH_FACTORIES = frozenset(
     {
@@ -400,6 +401,21 @@ class _Binding:
     statement: cst.CSTNode
 
 
+def _unpacked_values(
+    target: cst.Tuple | cst.List, value: cst.BaseExpression | None
+) -> list[cst.BaseExpression | None]:
+    """What each element of an unpacking target receives: `x, y = a[0], a[1]` binds `x` to `a[0]`;
+    None where it is not spelled out (a call, a starred element, lengths that differ)."""
+    elements = target.elements
+    if (
+        isinstance(value, (cst.Tuple, cst.List))
+        and len(value.elements) == len(elements)
+        and not any(isinstance(e, cst.StarredElement) for e in (*elements, *value.elements))
+    ):
+        return [e.value for e in value.elements]
+    return [None] * len(elements)
+
+
 class _ScopeFacts(cst.CSTVisitor):
     def __init__(self, root: cst.FunctionDef | cst.Module, qualify, grad_off: bool = False) -> None:
         super().__init__()
@@ -449,8 +465,9 @@ class _ScopeFacts(cst.CSTVisitor):
         if isinstance(target, cst.Name):
             self._bind(target.value, value, statement)
         elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind_target(element.value, None, statement)
+            values = _unpacked_values(target, value)
+            for element, element_value in zip(target.elements, values):
+                self._bind_target(element.value, element_value, statement)
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, None, statement)
 
@@ -1265,6 +1282,8 @@ class DeviceResidentCache(Checker):
                 items: list[_Evidence] = []
                 if name in facts.loop_iters and self._is_parameter_iteration(facts.loop_iters[name]):
                     return _Evidence(parameter=True)
+                if self._drawn_from_loader(name, facts, depth):
+                    return _Evidence(host=True)  # a batch as a DataLoader yields it: host memory
                 for binding in facts.bindings[name]:
                     if binding.value is None:
                         continue
@@ -1276,6 +1295,42 @@ class DeviceResidentCache(Checker):
                     items.append(item)
                 return _Evidence.merge(items)
         return _Evidence()
+
+    def _drawn_from_loader(self, name: str, facts: _ScopeFacts, depth: int) -> bool:
+        """Every binding of `name` in this scope hands it (a part of) a batch as a `DataLoader` yields
+        it, with no device move: `for batch in DataLoader(...)`, `x, y = batch[0], batch[1]`."""
+        bindings = facts.bindings.get(name, [])
+        if not bindings or name in facts.globals or name in facts.params or depth > 6:
+            return False
+        for binding in bindings:
+            if isinstance(binding.statement, cst.For) and binding.value is None:
+                if facts.loop_iters.get(name) is not binding.statement.iter:
+                    return False
+                if not self._is_loader(binding.statement.iter, facts):
+                    return False
+                continue
+            value = binding.value
+            while isinstance(value, cst.Subscript):
+                value = value.value  # `batch[0]`, `batch["x"]`: an element of the batch
+            if not (isinstance(value, cst.Name) and value.value != name):
+                return False
+            if not self._drawn_from_loader(value.value, facts, depth + 1):
+                return False
+        return True
+
+    def _is_loader(self, iterable: cst.BaseExpression, facts: _ScopeFacts) -> bool:
+        """`DataLoader(...)` (also under `enumerate`), or a name this scope binds only to one."""
+        if isinstance(iterable, cst.Call) and self.qualified_name(iterable.func) == "enumerate" and iterable.args:
+            iterable = iterable.args[0].value
+        if isinstance(iterable, cst.Call):
+            return (self.qualified_name(iterable.func) or "") in _DATA_LOADERS
+        if isinstance(iterable, cst.Name) and iterable.value not in facts.params and iterable.value not in facts.globals:
+            bindings = facts.bindings.get(iterable.value, [])
+            return bool(bindings) and all(
+                b.value is not None and self._is_loader(b.value, facts) and not isinstance(b.value, cst.Name)
+                for b in bindings
+            )
+        return False
 
     def _reads_container(self, value: cst.BaseExpression) -> bool:
         """`self._cache.get(k)`, `self._cache[k]`: a read of a container is neither evidence nor counter-evidence."""
