@@ -56,6 +56,14 @@ _HARMLESS_METHODS = frozenset({"keys", "__len__", "__contains__", "count", "inde
 _WHOLE_READ_METHODS = frozenset({"items", "values", "copy"})
 _SNAPSHOT_METHODS = frozenset({"detach", "detach_", "clone"})
 _TENSOR_ONLY_METHODS = frozenset({"contiguous", "unsqueeze", "requires_grad_", "softmax", "log_softmax"})
+# What a tensor says about itself is plain Python data (`torch.Size`, ints, dtypes, devices), not a tensor.
+_METADATA_STEPS = frozenset(
+    {
+        ".shape", ".ndim", ".dtype", ".device", ".layout", ".is_cuda", ".requires_grad", ".itemsize", ".nbytes",
+        "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
+        "get_device", "data_ptr", "is_contiguous", "is_floating_point", "is_complex",
+    }
+)
 _PARAMETER_ITERATORS = frozenset(
     {
         "parameters",
@@ -1144,7 +1152,32 @@ class DeviceResidentCache(Checker):
         """
         if any(_contains(store.value, use.node) for use in uses):
             return False  # updates an entry from itself (`c[k] = torch.cat([c[k], new])`): a KV-cache step
+        if store.functions and self._derives_from_container(store.value, self.facts(store.functions[-1]), uses):
+            return False  # the same, through a local: `old = c[k].clone(); c[k] = a * old + b` (a running update)
         return evidence.tensor or (evidence.call and tensor_hint)
+
+    def _derives_from_container(
+        self, value: cst.BaseExpression, facts: _ScopeFacts, uses: list[_Use], depth: int = 0
+    ) -> bool:
+        """A local in `value` whose every binding is computed from what the container already holds.
+
+        Every binding, so that the memo pattern (`e = c.get(k)`, then `e = compute()` when it is
+        missing, then `c[k] = e.detach()`) still counts as storing a newly computed value.
+        """
+        if depth > 4:
+            return False
+        for name in _names_in(value):
+            bindings = facts.bindings.get(name, [])
+            if bindings and all(
+                binding.value is not None
+                and (
+                    any(_contains(binding.value, use.node) for use in uses)
+                    or self._derives_from_container(binding.value, facts, uses, depth + 1)
+                )
+                for binding in bindings
+            ):
+                return True
+        return False
 
     def _grows(self, store: _Store, kind: str) -> bool:
         if store.op in ("append", "insert"):
@@ -1219,6 +1252,8 @@ class DeviceResidentCache(Checker):
         root, steps = method_chain(expr, self.qualified_name)
         evidence = self._evaluate_root(root, scopes, depth)
         for name, node in steps:
+            if name in _METADATA_STEPS:
+                return _Evidence(not_tensor=True)  # `x.shape[1:]`, `x.size(0)`: whatever follows is metadata too
             if name in ("numpy", "item", "tolist"):
                 evidence.host = evidence.not_tensor = True  # a Python/numpy value from here on
                 evidence.tensor = False
