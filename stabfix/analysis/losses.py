@@ -35,6 +35,7 @@ class LossOperands:
     loss_name: str  # for messages: `F.mse_loss`, `self.criterion`
     prediction: cst.BaseExpression | None
     target: cst.BaseExpression | None
+    kind: str = ""  # qualified name of the loss function or class (`torch.nn.MSELoss`), as far as known
 
 
 def is_loss_class_name(name: str) -> bool:
@@ -67,6 +68,7 @@ def operands(call: cst.Call, kind_name: str, display: str) -> LossOperands | Non
         loss_name=display,
         prediction=_argument(call, 0, _INPUT_KEYWORDS),
         target=_argument(call, index, _TARGET_KEYWORDS),
+        kind=kind_name,
     )
 
 

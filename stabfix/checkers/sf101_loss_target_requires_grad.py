@@ -20,6 +20,21 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 
 _AUTOGRAD_GRAD = {"torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.jacobian"}
+# torch namespaces that call back into user code or differentiate: a tensor handed to them may need its grad
+_TORCH_CALLING_BACK = (
+    "torch.utils.",
+    "torch.autograd.",
+    "torch.func.",
+    "torch.vmap",
+    "torch.compile",
+    "torch.jit.",
+    "torch.optim.",
+    "torch.nn.Parameter",
+    "torch.nn.parameter.",
+    "torch.distributed.",
+)
+# builtins that only look at a tensor
+_INSPECTING_BUILTINS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "float", "int", "bool"})
 
 
 @dataclass
@@ -233,17 +248,35 @@ class LossTargetRequiresGrad(Checker):
         if mark.inline is not None:
             loss = facts.loss_with_target(lambda expr: _contains(expr, mark.inline))
             if loss is not None:
-                self.report(mark.node, _message(mark, None, loss), mark.fix)
+                known = facts.is_known(loss)
+                self.report(mark.node, _message(mark, None, loss, known), mark.fix if known else None)
             return
         names = set(mark.names)
         names |= {name for name in bindings.by_name if bindings.alias_root(name)[0] in names}
         if not names or names & facts.differentiated or names & facts.returned:
             return
+        if _holders(names, bindings) & facts.escaped:
+            return
         if names & facts.parameters and not any(bindings.by_name.get(name) for name in mark.names):
             return  # marks the caller's tensor in place: the caller may read its grad
         loss = facts.loss_with_target(lambda expr: root_name(expr) in names)
         if loss is not None:
-            self.report(mark.node, _message(mark, mark.names[0] if mark.names else None, loss), mark.fix)
+            name = mark.names[0] if mark.names else None
+            known = facts.is_known(loss)
+            self.report(mark.node, _message(mark, name, loss, known), mark.fix if known else None)
+
+
+def _holders(names: set[str], bindings: FunctionBindings) -> set[str]:
+    """`names` and every name that is at some point bound to one of them (`h = x` before `h = block(h)`)."""
+    holders = set(names)
+    changed = True
+    while changed:
+        changed = False
+        for name, bound in bindings.by_name.items():
+            if name not in holders and any(isinstance(b.value, cst.Name) and b.value.value in holders for b in bound):
+                holders.add(name)
+                changed = True
+    return holders
 
 
 def _contains(expr: cst.CSTNode, needle: cst.CSTNode) -> bool:
@@ -252,16 +285,19 @@ def _contains(expr: cst.CSTNode, needle: cst.CSTNode) -> bool:
     return any(_contains(child, needle) for child in expr.children)
 
 
-def _message(mark: _Mark, name: str | None, loss: LossOperands) -> str:
+def _message(mark: _Mark, name: str | None, loss: LossOperands, known: bool = True) -> str:
     subject = f"`{name}`" if name else "this tensor"
     call = cst.Module(body=[]).code_for_node(loss.call)
     if len(call) > 70:
         call = f"{loss.loss_name}(...)"
-    return (
+    message = (
         f"{subject} is the target of `{call}` but is made to require grad ({mark.spelling}): autograd "
         "records it and allocates a gradient for it every step, and nothing reads that gradient; "
         "drop the requires_grad part and keep the detached tensor"
     )
+    if not known:
+        message += f" (no automatic fix: `{loss.loss_name}` is defined elsewhere; make sure it does not differentiate {subject})"
+    return message
 
 
 def _drop_keyword_fix(call: cst.Call, keyword: cst.Arg) -> Fix:
@@ -284,6 +320,14 @@ class _FunctionFacts(cst.CSTVisitor):
         self.differentiated: set[str] = set()
         self.returned: set[str] = set()
         self.parameters: set[str] = set()
+        # handed to code this file does not show (a model, a helper, an attribute, a container):
+        # that code may read the gradient, as a gradient penalty or a reentrant checkpoint does
+        self.escaped: set[str] = set()
+        self.verified: set[int] = set()  # loss calls whose target argument is known to be a target
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
+            self.escaped |= _bare_names(node.value)
 
     def visit_Param(self, node: cst.Param) -> None:
         self.parameters.add(node.name.value)
@@ -305,6 +349,9 @@ class _FunctionFacts(cst.CSTVisitor):
         if loss is not None:
             self.losses.append(self._with_user_target(loss))
         qualified = self.checker.qualified_name(node.func) or ""
+        if loss is None and not self._only_computes(node, qualified):
+            for arg in node.args:
+                self.escaped |= _bare_names(arg.value)
         dotted = dotted_name(node.func) or ""
         if qualified in _AUTOGRAD_GRAD:
             # grad(outputs, inputs): everything but the first argument may be differentiated
@@ -321,6 +368,18 @@ class _FunctionFacts(cst.CSTVisitor):
                 if qualified.startswith("torch.") or (arg.keyword is not None and arg.keyword.value == "inputs"):
                     self.differentiated |= _names_in(arg.value)
 
+    @staticmethod
+    def _only_computes(call: cst.Call, qualified: str) -> bool:
+        """A torch math function or an inspecting builtin: it neither keeps nor differentiates its arguments."""
+        if qualified.startswith("torch."):
+            return not qualified.startswith(_TORCH_CALLING_BACK)
+        return isinstance(call.func, cst.Name) and call.func.value in _INSPECTING_BUILTINS and not qualified
+
+    def is_known(self, loss: LossOperands) -> bool:
+        """The loss is torch's own, or a function of this file that uses the argument as its target: the
+        target is certainly not differentiated there, so dropping requires_grad is safe."""
+        return loss.kind.startswith("torch.") or id(loss.call) in self.verified
+
     def _with_user_target(self, loss: LossOperands) -> LossOperands:
         """A loss function of this file decides itself which argument is its target: one it feeds to
         the model (`def make_loss(model, x): return (model(x) - ref).pow(2).mean()`) is an input."""
@@ -333,8 +392,11 @@ class _FunctionFacts(cst.CSTVisitor):
         parameter = receiving_parameter(loss.call, loss.target, definition, skip)
         if parameter is None:
             return loss
-        if parameter_role(definition, parameter, self.checker.losses, self.class_name) == "input":
+        role = parameter_role(definition, parameter, self.checker.losses, self.class_name)
+        if role == "input":
             return replace(loss, target=None)
+        if role == "target":
+            self.verified.add(id(loss.call))
         return loss
 
     def loss_with_target(self, predicate) -> LossOperands | None:
