@@ -48,6 +48,15 @@ def _is_loss_function_name(name: str) -> bool:
     return last.endswith("_loss") or last in {"cross_entropy", "kl_div", "binary_cross_entropy"}
 
 
+# The names training code gives a loss callable it receives or stores: `criterion(pred, y)`, `self.loss_fn(...)`.
+_LOSS_CALLABLE_NAMES = frozenset({"criterion", "loss_fn", "loss_func", "loss_function", "lossfn", "loss_fct"})
+
+
+def _is_loss_callable_name(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1].lower().lstrip("_")
+    return last in _LOSS_CALLABLE_NAMES or last.endswith("_criterion")
+
+
 def _argument(call: cst.Call, index: int | None, keywords: tuple[str, ...]) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in keywords:
@@ -92,6 +101,8 @@ class LossInstances:
 
     def record_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression, class_name: str | None) -> None:
         loss_class = self.constructor_name(value)
+        if loss_class is None and isinstance(target, cst.Name):
+            loss_class = self._stored_loss(value, class_name)  # `loss_fn = self.criterion`
         if loss_class is None:
             return
         if isinstance(target, cst.Name):
@@ -103,6 +114,13 @@ class LossInstances:
             and target.value.value == "self"
         ):
             self.on_self.setdefault(class_name, {})[target.attr.value] = loss_class
+
+    def _stored_loss(self, value: cst.BaseExpression, class_name: str | None) -> str | None:
+        if isinstance(value, cst.Name):
+            return self.local.get(value.value)
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+            return self.on_self.get(class_name or "", {}).get(value.attr.value)
+        return None
 
     def loss_call(self, call: cst.Call, class_name: str | None) -> LossOperands | None:
         """Operands of `call` if it computes a loss, else None."""
@@ -120,7 +138,7 @@ class LossInstances:
         if isinstance(func, cst.Name):
             if func.value in self.local:
                 return operands(call, self.local[func.value], display)
-            if _is_loss_function_name(func.value):
+            if _is_loss_function_name(func.value) or _is_loss_callable_name(func.value):
                 return operands(call, func.value, display)
             return None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
@@ -128,7 +146,7 @@ class LossInstances:
             loss_class = self.on_self.get(class_name or "", {}).get(attr)
             if loss_class is not None:
                 return operands(call, loss_class, display)
-            if _is_loss_function_name(attr) or is_loss_class_name(attr):
+            if _is_loss_function_name(attr) or is_loss_class_name(attr) or _is_loss_callable_name(attr):
                 return operands(call, attr, display)
         return None
 
