@@ -678,6 +678,16 @@ _META_WORDS = frozenset(
 )
 
 
+# Words that say a name holds data to compare (`x_t`, `t_logits`, `model_pred`, `feat_mask`).
+_TENSOR_WORDS = frozenset(
+    {
+        "x", "y", "z", "h", "pred", "preds", "prediction", "logits", "logit", "out", "output", "outputs", "target",
+        "targets", "tgt", "ref", "src", "source", "feat", "feats", "features", "emb", "embeds", "embedding",
+        "latent", "latents", "img", "image", "images", "hidden", "probs", "scores", "recon", "gt",
+    }
+)
+
+
 @dataclass(frozen=True)
 class LossCall:
     call: cst.Call
@@ -756,7 +766,11 @@ def is_meta_operand(expr: cst.BaseExpression) -> bool:
         return True
     name = dotted_name(expr) or root
     words = identifier_words(name.rsplit(".", 1)[-1])
-    return not words or any(w in _META_WORDS for w in words)
+    if not words:
+        return True
+    # `x_t`, `t_logits`, `model_pred` are tensors: only a name that ends in a meta word and says
+    # nothing of a tensor (`t`, `mask`, `num_items`, `labels`) is taken for one
+    return words[-1] in _META_WORDS and not any(w in _TENSOR_WORDS for w in words)
 
 
 def alias_source(value: cst.BaseExpression, imports: ImportTracker) -> cst.BaseExpression | None:

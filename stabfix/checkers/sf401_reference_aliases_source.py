@@ -41,6 +41,15 @@ _PREDICTION_LABELS = ("#0", "input", "pred", "prediction", "preds", "predictions
 # Words of a keyword that says its slot takes the model's prediction, not a reference: `logits=`,
 # `pooled_logits=`, `student_logits=`.
 _PREDICTION_WORDS = frozenset({"pred", "preds", "prediction", "predictions", "output", "outputs", "logits", "logit"})
+# The roles a name gives a tensor in a loss. An alias whose name claims another role than its source's
+# (`x_style_ref = x_src`, `f_style = f_content`, `tgt = src`) was meant to hold a different tensor;
+# one that keeps the role or claims none (`gt_usm = gt`, `clean = x`) is a second name for one target.
+_ROLES = (
+    frozenset({"style"}),
+    frozenset({"content"}),
+    frozenset({"src", "source", "input", "inp", "orig", "original"}),
+    frozenset({"ref", "reference", "target", "tgt", "gt", "goal"}),
+)
 
 
 @dataclass
@@ -247,6 +256,8 @@ class _ScopeAnalysis:
                         )
                         if id(alias_site.call) in reported:
                             continue
+                        if not (_claims_another_role(alias_ref) or self._trains_identity(pred_a, alias_ref, site_a)):
+                            continue  # two losses toward one real target, named twice (`gt_usm = gt`)
                         reported.add(id(alias_site.call))
                         found.append(
                             _Pending(
@@ -257,6 +268,22 @@ class _ScopeAnalysis:
                             )
                         )
         return found
+
+    def _trains_identity(self, prediction: _Operand, reference: _Operand, site: CallSite) -> bool:
+        """The prediction is computed from the very tensor the plain alias stands for (`x1 = f(x_src)`,
+        `ref = x_src`): the losses pull the output toward its own input. An alias made with `.detach()`
+        or a copy says the author chose the input as the target knowingly (an autoencoder)."""
+        if any(step.kind != "alias" for step in reference.value.steps):
+            return False
+        bindings = self.index.bindings.get(prediction.value.root_name, [])
+        for binding in bindings:
+            if binding.order >= site.order or not isinstance(binding.value, cst.Call):
+                continue
+            for arg in binding.value.args:
+                key = self.index.value_key(arg.value, binding.order, binding.suites)
+                if key is not None and key.key == reference.value.key:
+                    return True
+        return False
 
     def _prediction_changes(self, prediction: _Operand, first: CallSite, second: CallSite) -> bool:
         root = prediction.value.root_name
@@ -269,6 +296,19 @@ def _is_prediction_slot(label: str) -> bool:
     if label in _PREDICTION_LABELS:
         return True
     return not label.startswith("#") and bool(set(identifier_words(label)) & _PREDICTION_WORDS)
+
+
+def _roles(name: str) -> set[frozenset[str]]:
+    words = set(identifier_words(name))
+    return {role for role in _ROLES if role & words}
+
+
+def _claims_another_role(reference: _Operand) -> bool:
+    """Some alias on the way names a role that the source's name does not have."""
+    source_roles = _roles(reference.value.key)
+    return bool(source_roles) and any(
+        _roles(step.alias) and not (_roles(step.alias) & source_roles) for step in reference.value.steps
+    )
 
 
 def _is_plain_name(operand: _Operand) -> bool:
