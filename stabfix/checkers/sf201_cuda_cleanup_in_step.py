@@ -2,8 +2,9 @@
 
 Two findings, both at the `empty_cache()` call:
 - *duplicate*: a cleanup block in a step function or training-loop body that repeats an earlier one of
-  the same step (same statements once comments, whitespace, constants — thresholds, messages — and
-  logging calls are ignored). Fix (safe): remove the later block.
+  the same step: the same cleanup calls (in any order, constants, logging calls and `synchronize()`
+  ignored) under the same conditions (thresholds ignored, interval and phase gates not). Fix (safe):
+  remove the later block, when it calls nothing the earlier one does not.
 - *every step*: the call runs on every iteration of a training loop / every call of a step function,
   with no gate (interval, threshold, flag, exception handler) in between. Fix (unsafe): put it behind
   `if <step counter> % 100 == 0:` when a counter is in scope; otherwise report only.
@@ -65,6 +66,17 @@ _CLEANUP_CALLS = _EMPTY_CACHE | {
         )
     ),
 }
+# Waits for the GPU and frees nothing: a block that adds it still flushes the cache the same way.
+_TIMING_ONLY_CALLS = {f"torch.{module}.synchronize" for module in _DEVICE_MODULES}
+# How much device memory is in use, however it is asked: `memory_allocated() > 8 GiB` and
+# `memory_reserved() > 12 GiB` are the same kind of threshold and are true on the same high-memory steps.
+_MEMORY_IN_USE_CALLS = {
+    f"torch.{module}.{name}"
+    for module in _DEVICE_MODULES
+    for name in ("memory_allocated", "memory_reserved", "max_memory_allocated", "max_memory_reserved")
+}
+_TIMING_ONLY_PREFIX = "timing-only:"
+_ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "print"}
 _LOG_FUNCTIONS = {"print", "warn", "pprint", "log"}
 # A statement next to the cleanup that moves or swaps a model makes the cleanup a phase boundary.
@@ -140,7 +152,13 @@ class _Unit:
 
     statements: tuple[Statement, ...]
     block: cst.CSTNode  # IndentedBlock or Module holding them
-    canonical: str
+    calls: frozenset[str]  # its cleanup calls, constants erased
+    conditions: frozenset[str]  # what must hold in the step for its cleanup to run
+
+    @property
+    def flushes(self) -> frozenset[str]:
+        """The calls that decide what the block does to memory (not the timing-only ones)."""
+        return frozenset(call for call in self.calls if not call.startswith(_TIMING_ONLY_PREFIX))
 
 
 class CudaCleanupInStep(Checker):
@@ -252,14 +270,14 @@ class CudaCleanupInStep(Checker):
                 continue  # OOM recovery and error paths
             if self._at_phase_boundary(site.call, parents):
                 continue  # a model is moved or swapped right here: one flush per swap is the point
-            unit = self._unit(site.call, scope.node, parents)
+            unit = self._unit(site.call, scope.node, parents, path)
             if unit is None or any(_same_nodes(seen.statements, unit.statements) for _, seen in earlier):
                 continue  # not a cleanup block, or a second call inside a block already looked at
             for first_site, first_unit in earlier:
-                if first_unit.canonical == unit.canonical and not _exclusive(paths[id(first_site)], path):
-                    self.report(
-                        site.call, self._duplicate_message(site, first_unit, scope), _removal_fix(unit, parents)
-                    )
+                if _repeats(unit, first_unit) and not _exclusive(paths[id(first_site)], path):
+                    # removing the later block must not drop a call the earlier one does not make
+                    fix = _removal_fix(unit, parents) if unit.calls <= first_unit.calls else None
+                    self.report(site.call, self._duplicate_message(site, first_unit, scope), fix)
                     reported.add(id(site))
                     break
             earlier.append((site, unit))
@@ -279,7 +297,9 @@ class CudaCleanupInStep(Checker):
             self.report(site.call, self._every_step_message(site, path, counter), fix)
 
     # --- cleanup blocks ---------------------------------------------------------------------------
-    def _unit(self, call: cst.Call, scope_node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> _Unit | None:
+    def _unit(
+        self, call: cst.Call, scope_node: cst.CSTNode, parents: Mapping[int, cst.CSTNode], path: StepPath
+    ) -> _Unit | None:
         expression = parents.get(id(call))
         if not isinstance(expression, cst.Expr) or expression.value is not call:
             return None
@@ -311,28 +331,80 @@ class CudaCleanupInStep(Checker):
             while end < len(siblings) and _is_line(siblings[end]) and self._is_cleanup_statement(siblings[end]):
                 end += 1
             statements = tuple(siblings[start:end])
-        return _Unit(statements, block, _canonical(self._without_device_checks(statements)))
+        return _Unit(statements, block, self._cleanup_calls(statements), self._conditions(path))
 
-    def _without_device_checks(self, statements: Sequence[Statement]) -> list[Statement]:
-        """`if torch.cuda.is_available(): <cleanup>` compares like `<cleanup>`."""
-        flat: list[Statement] = []
+    def _cleanup_calls(self, statements: Sequence[Statement]) -> frozenset[str]:
+        """The cleanup calls a block makes, wherever they sit in it (device checks and order do not matter)."""
+        found: set[str] = set()
+        checker = self
+
+        class _Collector(cst.CSTVisitor):
+            def visit_Expr(self, node: cst.Expr) -> None:
+                if checker._is_cleanup_small(node):
+                    qualified = checker.qualified_name(node.value.func) or ""
+                    marker = _TIMING_ONLY_PREFIX if qualified in _TIMING_ONLY_CALLS else ""
+                    found.add(marker + _canonical([cst.SimpleStatementLine(body=[node])]))
+
         for statement in statements:
-            if (
-                isinstance(statement, cst.If)
-                and statement.orelse is None
-                and isinstance(statement.body, cst.IndentedBlock)
-                and self.steps.is_device_check(statement.test)
-            ):
-                flat.extend(self._without_device_checks(statement.body.body))
-            elif (
-                isinstance(statement, cst.If)
-                and statement.orelse is None
-                and self.steps.is_device_check(statement.test)
-            ):
-                flat.append(cst.SimpleStatementLine(body=list(statement.body.body)))
+            statement.visit(_Collector())
+        return frozenset(found)
+
+    # --- conditions -----------------------------------------------------------------------------------
+    def _conditions(self, path: StepPath) -> frozenset[str]:
+        """The conditions between the step and the site, split at `and`, device checks left out.
+
+        Two blocks run together only on steps where both their conditions hold: `step % eval_every == 0`
+        and `step % save_every == 0` pick different steps, `mem() > 8.0` and `mem() > 12.0` the same ones.
+        """
+        conditions: set[str] = set()
+        for gate in path.gates:
+            test = getattr(gate.node, "test", None)
+            if gate.kind == "if" and test is not None:
+                conditions.update(self._condition_key(part) for part in self._conjuncts(test))
+            elif gate.kind == "else" and test is not None:
+                conditions.add("not " + self._condition_key(test))
             else:
-                flat.append(statement)
-        return flat
+                conditions.add(f"{gate.kind} #{id(gate.node)}")  # a `case` or loop `else`: only itself
+        return frozenset(conditions)
+
+    def _conjuncts(self, test: cst.BaseExpression) -> list[cst.BaseExpression]:
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._conjuncts(test.left) + self._conjuncts(test.right)
+        return [] if self.steps.is_device_check(test) else [test]
+
+    def _condition_key(self, test: cst.BaseExpression) -> str:
+        """The condition with layout erased, and thresholds too: the constants compared with `<`/`>`."""
+        checker = self
+
+        class _Thresholds(cst.CSTTransformer):
+            def __init__(self) -> None:
+                super().__init__()
+                self.orderings = 0
+
+            def visit_Comparison(self, node: cst.Comparison) -> None:
+                self.orderings += _is_ordering(node)
+
+            def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+                self.orderings -= _is_ordering(original)
+                return updated
+
+            def leave_Integer(self, original: cst.Integer, updated: cst.Integer) -> cst.BaseExpression:
+                return cst.Name("THRESHOLD") if self.orderings else updated
+
+            def leave_Float(self, original: cst.Float, updated: cst.Float) -> cst.BaseExpression:
+                return cst.Name("THRESHOLD") if self.orderings else updated
+
+            def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+                if checker.qualified_name(original.func) in _MEMORY_IN_USE_CALLS:
+                    return cst.Name("DEVICE_MEMORY_IN_USE")
+                return updated
+
+        normalized = test.visit(_Thresholds())
+        code = cst.Module(body=[]).code_for_node(normalized)
+        try:
+            return ast.dump(ast.parse(code.strip(), mode="eval"), annotate_fields=False, include_attributes=False)
+        except SyntaxError:
+            return " ".join(code.split())
 
     def _is_cleanup_statement(self, statement: cst.CSTNode, *, allow_logs_only: bool = False) -> bool:
         """Statements that only free memory (and log about it), with at least one freeing call."""
@@ -452,9 +524,10 @@ class CudaCleanupInStep(Checker):
     def _duplicate_message(self, site: _Site, first: _Unit, scope: Union[LoopFrame, FunctionFrame]) -> str:
         return (
             f"{_spelled(site)} here is a second copy of the cleanup block `{_describe_unit(first.statements)}` "
-            f"earlier in {self.steps.describe(scope)} (same statements, ignoring constants and log messages): "
-            "every step flushes the CUDA cache twice, which frees nothing the step can reuse and makes the "
-            "allocator request the same memory from the driver again; keep one block and remove this one"
+            f"earlier in {self.steps.describe(scope)} (same cleanup calls under the same conditions, ignoring "
+            "thresholds, statement order and log messages): every step that runs them flushes the CUDA cache "
+            "twice, which frees nothing the step can reuse and makes the allocator request the same memory from "
+            "the driver again; keep one block and remove this one"
         )
 
     def _every_step_message(self, site: _Site, path: StepPath, counter: str | None) -> str:
@@ -480,6 +553,19 @@ class CudaCleanupInStep(Checker):
 
 def _same_nodes(first: Sequence[cst.CSTNode], second: Sequence[cst.CSTNode]) -> bool:
     return len(first) == len(second) and all(a is b for a, b in zip(first, second, strict=True))
+
+
+def _repeats(later: _Unit, earlier: _Unit) -> bool:
+    """Both blocks flush the same way and run on the same steps.
+
+    A block behind a condition the other does not share (another interval, another phase) is not a copy:
+    each is its own phase-boundary cleanup.
+    """
+    return later.flushes == earlier.flushes and later.conditions == earlier.conditions
+
+
+def _is_ordering(comparison: cst.Comparison) -> bool:
+    return all(isinstance(target.operator, _ORDERINGS) for target in comparison.comparisons)
 
 
 def _rebound_between(path: StepPath, counter: str) -> bool:
