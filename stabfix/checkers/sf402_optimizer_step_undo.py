@@ -79,6 +79,8 @@ class _Origin:
 
     models: frozenset[str] = frozenset()
     optimizers: frozenset[str] = frozenset()
+    # a list the code keeps (`self.trainable`): parameters only if the optimizer was built from it
+    held_list: str | None = None
 
 
 @dataclass
@@ -108,6 +110,7 @@ class OptimizerStepUndo(Checker):
         self.local_calls: list[_LocalCall] = []
         self.barriers: dict[cst.FunctionDef | None, list[int]] = {}
         self.clears: dict[cst.FunctionDef | None, list[tuple[int, str]]] = {}
+        self.cleared_by: dict[cst.FunctionDef | None, set[str]] = {}  # what `X.zero_grad()` is called on
         self.assigned: dict[cst.FunctionDef | None, dict[str, list[int]]] = {}
         self.for_order: dict[cst.For, int] = {}
         self.with_bodies: set[int] = set()  # ids of blocks that are `with` bodies (always run)
@@ -218,6 +221,9 @@ class OptimizerStepUndo(Checker):
             elif method in _CLEARING_METHODS:
                 site = self._site()
                 self.clears.setdefault(site.scope.function, []).append((site.order, _code(node)))
+                receiver = dotted_name(func.value)
+                if receiver is not None:
+                    self.cleared_by.setdefault(site.scope.function, set()).add(receiver)
             elif method in _IN_PLACE:
                 if _is_grad_attribute(func.value):
                     self._record_barrier()  # `p.grad.copy_(g)`: the gradient is no longer the step's
@@ -387,6 +393,8 @@ class OptimizerStepUndo(Checker):
             return _Origin() if "param" in expr.value.lower() else None
         if isinstance(expr, cst.Attribute) and "param" in expr.attr.value.lower():
             return _Origin()
+        if isinstance(expr, cst.Attribute):
+            return _Origin(held_list=dotted_name(expr))
         return None
 
     def _step_before(
@@ -446,14 +454,26 @@ class OptimizerStepUndo(Checker):
             # A single tensor: it must be among the tensors the optimizer was built with.
             return optimizer.constructor is not None and undo.param in _names_in(optimizer.constructor)
         origin = loops.origin
+        if origin.held_list is not None:
+            return optimizer.constructor is not None and _builds_from(optimizer.constructor, origin.held_list)
         if origin.optimizers:
             stepped = dotted_name(spelled)
             return stepped is None or stepped in origin.optimizers or optimizer.expression in origin.optimizers
+        if origin.models and optimizer.constructor is None and self._managed_apart(origin.models, spelled, undo):
+            return False
         if origin.models and optimizer.constructor is not None:
             trained = _models_in(optimizer.constructor)
             if trained and "" not in origin.models:
                 return any(_overlaps(a, b) for a in trained for b in origin.models)
         return True
+
+    def _managed_apart(self, models: frozenset[str], spelled: cst.BaseExpression, undo: _Undo) -> bool:
+        """The function clears the optimizer's gradients and, separately, the undone model's
+        (`optimizer.zero_grad(); adversary.zero_grad()`): that model is trained by hand, not by this
+        optimizer (gradient descent-ascent, a manually updated critic)."""
+        cleared = self.cleared_by.get(undo.site.scope.function, set())
+        stepped = dotted_name(spelled)
+        return stepped in cleared and "" not in models and all(model in cleared for model in models)
 
     def _same_optimizer(
         self, optimizer: OptimizerInfo, spelled: cst.BaseExpression, loops: _Loops, undo: _Undo, bindings: FunctionBindings
@@ -571,6 +591,11 @@ class OptimizerStepUndo(Checker):
 
 
 # --- helpers -----------------------------------------------------------------------------------------
+def _builds_from(constructor: cst.Call, held: str) -> bool:
+    """`AdamW(self.trainable, lr=...)`, `SGD(params=self.trainable)`: the optimizer owns that list's tensors."""
+    return any(dotted_name(arg.value) == held for arg in constructor.args)
+
+
 def _param_of_receiver(node: cst.BaseExpression) -> str | None:
     """`p` for `p` or `p.data`."""
     if isinstance(node, cst.Name):
