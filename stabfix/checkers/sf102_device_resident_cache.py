@@ -8,10 +8,13 @@ container, or a function-local one that a training loop of the function (a loop 
 - adds an entry per new key (`c[key] = v`, `c.setdefault(key, v)`, `c.update({key: v})` with a key
   derived from the storing function's arguments or loop variables) or per call (`c.append(v)`),
 - stores a tensor (a `.detach()`/`.clone()` chain, a `torch` op, a parameter annotated `Tensor`,
-  or a call result when the container is annotated as holding tensors or read back with `.clone()`),
+  or a call result when the container is annotated as holding tensors, read back with `.clone()`,
+  or the result is put on the accelerator with `.to(device)`/`.cuda()`/`.half()`),
 - as a snapshot (detached, cloned, or computed under `no_grad`/`inference_mode`) - tensors stored
   *with* their graph are SF103's business and KV caches of a forward call store raw activations,
-- and nothing moves it to the CPU (`.cpu()`, `.to("cpu")`, `.numpy()`, `.item()`, `.tolist()`).
+- and nothing moves it to the CPU (`.cpu()`, `.to("cpu")`, `.to(d)` with `d` only ever bound to a CPU
+  device, `.numpy()`, `.item()`, `.tolist()`), neither the value nor what a loop draws it from
+  (`for i, row in zip(ids, out.cpu())`).
 
 It stays silent for caches that are cleared or evicted anywhere (`.clear()`, `.pop()`, `del`,
 re-created empty outside `__init__`), filled in `__init__`, filled from parameter loops (EMA
@@ -149,6 +152,9 @@ _NOT_TENSOR_BUILTINS = frozenset(
         "type",
     }
 )
+# Casts to accelerator precisions: like `.to(device)`, they say the value is a tensor headed for the
+# accelerator (`.float()` is as common on the CPU, so it says nothing).
+_HALF_PRECISION_CASTS = frozenset({"half", "bfloat16"})
 # Reductions to one number: `loss.detach().mean()` appended per step is a history, not a cache.
 _REDUCTIONS = frozenset({"mean", "sum", "norm", "max", "min", "std", "var", "prod", "amax", "amin"})
 _LOSS_FUNCTIONS = frozenset(
@@ -243,6 +249,7 @@ class _Evidence:
     parameter: bool = False  # a model parameter/gradient (EMA shadows, backups)
     scalar: bool = False  # a loss or a full reduction: history logging (SF103), not a cache entry
     call: bool = False  # result of a call of unknown type (a model output, a helper)
+    placed: bool = False  # put on an accelerator or cast to half precision (`.to(device)`, `.cuda()`, `.half()`)
 
     @property
     def silent(self) -> bool:
@@ -261,6 +268,7 @@ class _Evidence:
             parameter=any(e.parameter for e in items),
             scalar=any(e.scalar for e in items),
             call=any(e.call for e in items),
+            placed=any(e.placed for e in items),
         )
 
 
@@ -394,6 +402,48 @@ def _block_assigns(block: cst.BaseSuite, name: str) -> bool:
     for statement in statements:
         if isinstance(statement, cst.Assign) and any(
             isinstance(t.target, cst.Name) and t.target.value == name for t in statement.targets
+        ):
+            return True
+    return False
+
+
+def _reads_entry(use: _Use, key: cst.BaseExpression) -> bool:
+    """`c[key]` or `c.get(key, ...)`: a read of the entry stored under `key` (spelled the same way)."""
+    parent = use.parents[-1] if use.parents else None
+    if isinstance(parent, cst.Subscript) and parent.value is use.node:
+        index = _single_index(parent)
+        return index is not None and _code(index, 200) == _code(key, 200)
+    grand = use.parents[-2] if len(use.parents) > 1 else None
+    if (
+        isinstance(parent, cst.Attribute)
+        and parent.attr.value == "get"
+        and isinstance(grand, cst.Call)
+        and grand.func is parent
+        and grand.args
+    ):
+        return grand.args[0].keyword is None and _code(grand.args[0].value, 200) == _code(key, 200)
+    return False
+
+
+def _computed_from(
+    value: cst.BaseExpression, facts: "_ScopeFacts", sources: list[cst.BaseExpression], depth: int = 0
+) -> bool:
+    """A local in `value` whose every binding contains one of `sources`, directly or through other locals.
+
+    Every binding, so that the memo pattern (`e = c.get(k)`, then `e = compute()` when it is
+    missing, then `c[k] = e.detach()`) still counts as storing a newly computed value.
+    """
+    if depth > 4:
+        return False
+    for name in _names_in(value):
+        bindings = facts.bindings.get(name, [])
+        if bindings and all(
+            binding.value is not None
+            and (
+                any(_contains(binding.value, source) for source in sources)
+                or _computed_from(binding.value, facts, sources, depth + 1)
+            )
+            for binding in bindings
         ):
             return True
     return False
@@ -737,6 +787,7 @@ class DeviceResidentCache(Checker):
         self.loads: list[_Load] = []
         self.hook_names: set[str] = set()
         self.foreign_attributes: set[str] = set()
+        self.attribute_values: dict[str, list[cst.BaseExpression | None]] = {}
         self._facts: dict[int, _ScopeFacts] = {}
 
     # --- traversal ------------------------------------------------------------------------
@@ -854,6 +905,7 @@ class DeviceResidentCache(Checker):
         return tuple(reversed(functions))
 
     def _record_definition(self, target: cst.BaseExpression, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
+        self._record_attribute_values(target, value)
         attribute = _self_attribute(target)
         owner = self._enclosing_class()
         if attribute is not None and owner is not None and self._is_device_value(attribute, value):
@@ -873,6 +925,15 @@ class DeviceResidentCache(Checker):
                 self.class_body_definitions.setdefault((self.scopes[-1], target.value), []).append(statement)
         elif attribute is not None and owner is not None:
             self.class_containers.setdefault(owner, {}).setdefault(attribute, set()).add(kind)
+
+    def _record_attribute_values(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """Every value assigned to `self.<name>` in the module (None where unpacking hides it)."""
+        attribute = _self_attribute(target)
+        if attribute is not None:
+            self.attribute_values.setdefault(attribute, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._record_attribute_values(element.value, None)
 
     def _is_device_value(self, attribute: str, value: cst.BaseExpression) -> bool:
         """`self.device = torch.device(...)`, `self.model_device = device`: an attribute holding the working device."""
@@ -1152,32 +1213,22 @@ class DeviceResidentCache(Checker):
         """
         if any(_contains(store.value, use.node) for use in uses):
             return False  # updates an entry from itself (`c[k] = torch.cat([c[k], new])`): a KV-cache step
-        if store.functions and self._derives_from_container(store.value, self.facts(store.functions[-1]), uses):
+        if store.functions and self._recomputes_own_entry(store, self.facts(store.functions[-1]), uses):
             return False  # the same, through a local: `old = c[k].clone(); c[k] = a * old + b` (a running update)
-        return evidence.tensor or (evidence.call and tensor_hint)
+        # a snapshot of a call result put on the accelerator (`model(x).to(device)`, `.cuda()`, `.half()`):
+        # what a forward pass returns, handled like a tensor
+        return evidence.tensor or (evidence.call and (tensor_hint or evidence.placed))
 
-    def _derives_from_container(
-        self, value: cst.BaseExpression, facts: _ScopeFacts, uses: list[_Use], depth: int = 0
-    ) -> bool:
-        """A local in `value` whose every binding is computed from what the container already holds.
+    def _recomputes_own_entry(self, store: _Store, facts: _ScopeFacts, uses: list[_Use]) -> bool:
+        """The stored value is computed, through locals, from the entry it replaces (`old = c[k]`, `c[k] = f(old)`).
 
-        Every binding, so that the memo pattern (`e = c.get(k)`, then `e = compute()` when it is
-        missing, then `c[k] = e.detach()`) still counts as storing a newly computed value.
+        Only a read of the same key counts: a batched memo that looks up which keys are missing
+        (`k not in c`) and stores rows of the freshly computed batch adds new entries.
         """
-        if depth > 4:
+        if store.key is None:
             return False
-        for name in _names_in(value):
-            bindings = facts.bindings.get(name, [])
-            if bindings and all(
-                binding.value is not None
-                and (
-                    any(_contains(binding.value, use.node) for use in uses)
-                    or self._derives_from_container(binding.value, facts, uses, depth + 1)
-                )
-                for binding in bindings
-            ):
-                return True
-        return False
+        entry_reads = [use.node for use in uses if _reads_entry(use, store.key)]
+        return bool(entry_reads) and _computed_from(store.value, facts, entry_reads)
 
     def _grows(self, store: _Store, kind: str) -> bool:
         if store.op in ("append", "insert"):
@@ -1260,13 +1311,17 @@ class DeviceResidentCache(Checker):
             elif name in CPU_METHODS:
                 evidence.host = True
             elif name == "to":
-                target = to_call_target(node, self.qualified_name)[0]  # type: ignore[arg-type]
-                if target == "cpu":
+                target, where = to_call_target(node, self.qualified_name)  # type: ignore[arg-type]
+                if target == "cpu" or (target == "device" and self._names_cpu_device(where, scopes)):
                     evidence.host = True
                 elif target == "device":
                     evidence.host = False
+                    evidence.placed = True
             elif name == "cuda":
                 evidence.host = False
+                evidence.placed = True
+            elif name in _HALF_PRECISION_CASTS:
+                evidence.placed = True
             elif name in _SNAPSHOT_METHODS:
                 evidence.tensor = evidence.snapshot = True
                 evidence.not_tensor = False
@@ -1286,6 +1341,29 @@ class DeviceResidentCache(Checker):
             elif not evidence.tensor:
                 evidence.call = True
         return evidence
+
+    def _names_cpu_device(
+        self, expr: cst.BaseExpression | None, scopes: list[_ScopeFacts], depth: int = 0
+    ) -> bool:
+        """`store_device` / `self.store_device` where every assignment of it is a CPU device
+        (`torch.device("cpu")`, `"cpu"`): moving there is a move to the CPU, whatever the name says."""
+        if expr is None or depth > 4:
+            return False
+        if isinstance(expr, cst.Name):
+            facts = next((f for f in scopes if expr.value in f.params or expr.value in f.bindings), None)
+            if facts is None or expr.value in facts.params:
+                return False  # a parameter is whatever the caller passes
+            values = [binding.value for binding in facts.bindings[expr.value]]
+        else:
+            attribute = _self_attribute(expr)
+            if attribute is None:
+                return False
+            values = self.attribute_values.get(attribute, [])
+        return bool(values) and all(
+            value is not None
+            and (is_cpu_expression(value, self.qualified_name) or self._names_cpu_device(value, scopes, depth + 1))
+            for value in values
+        )
 
     def _evaluate_root(self, root: cst.BaseExpression, scopes: list[_ScopeFacts], depth: int) -> _Evidence:
         if isinstance(root, cst.Name):
@@ -1321,6 +1399,8 @@ class DeviceResidentCache(Checker):
                     return _Evidence(host=True)  # a batch as a DataLoader yields it: host memory
                 for binding in facts.bindings[name]:
                     if binding.value is None:
+                        if self._loop_element_on_host(name, binding.statement, scopes[index:], depth):
+                            items.append(_Evidence(host=True))
                         continue
                     if self._reads_container(binding.value):
                         continue
@@ -1330,6 +1410,48 @@ class DeviceResidentCache(Checker):
                     items.append(item)
                 return _Evidence.merge(items)
         return _Evidence()
+
+    def _loop_element_on_host(
+        self, name: str, statement: cst.CSTNode, scopes: list[_ScopeFacts], depth: int
+    ) -> bool:
+        """`for i, row in zip(ids, out.cpu())`: `row` is a row of what the loop iterates, so it is host
+        memory when that is (moved to the CPU in the loop header or by an earlier statement)."""
+        if not isinstance(statement, cst.For):
+            return False
+        source = self._loop_element_source(statement.target, statement.iter, name)
+        return source is not None and self.evaluate(source, scopes, depth + 1).host
+
+    def _loop_element_source(
+        self, target: cst.BaseExpression, iterable: cst.BaseExpression, name: str
+    ) -> cst.BaseExpression | None:
+        """The expression whose elements the loop target `name` takes: `out` for `row` in
+        `for i, row in zip(ids, out)` or `for j, row in enumerate(out)`; None for an `enumerate` counter."""
+        if isinstance(target, cst.Name):
+            return iterable if target.value == name else None
+        if not isinstance(target, (cst.Tuple, cst.List)) or name not in _names_in(target):
+            return None
+        elements = [element.value for element in target.elements]
+        if isinstance(iterable, cst.Call) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+            function = self._builtin_called(iterable)
+            positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+            if function == "zip" and len(positional) == len(elements) == len(iterable.args):
+                pairs = list(zip(elements, positional))
+            elif function == "enumerate" and len(elements) == 2 and positional:
+                pairs = [(elements[1], positional[0])]
+            else:
+                pairs = []
+            if function in ("zip", "enumerate"):
+                for element, part in pairs:
+                    if name in _names_in(element):
+                        return self._loop_element_source(element, part, name)
+                return None
+        return iterable  # unpacking one element (a row, a pair) of the iterable: a part of it
+
+    def _builtin_called(self, call: cst.Call) -> str | None:
+        """`zip` for `zip(...)`: a plain name that no import rebinds (builtins have no qualified name)."""
+        if isinstance(call.func, cst.Name) and self.qualified_name(call.func) is None:
+            return call.func.value
+        return None
 
     def _drawn_from_loader(self, name: str, facts: _ScopeFacts, depth: int) -> bool:
         """Every binding of `name` in this scope hands it (a part of) a batch as a `DataLoader` yields
@@ -1370,9 +1492,11 @@ class DeviceResidentCache(Checker):
     def _reads_container(self, value: cst.BaseExpression) -> bool:
         """`self._cache.get(k)`, `self._cache[k]`: a read of a container is neither evidence nor counter-evidence."""
         root, steps = method_chain(value, self.qualified_name)
-        if not (_is_self(root) or isinstance(root, cst.Name) and root.value in self.module_containers):
-            return False
-        return any(name in ("get", "[]", "pop", "setdefault") for name, _ in steps[:2])
+        if _is_self(root) and steps and steps[0][0].startswith("."):
+            steps = steps[1:]  # `self._cache`, then what is done with it
+        elif not (isinstance(root, cst.Name) and root.value in self.module_containers):
+            return False  # `self.encoder(x)[0]` indexes a method's result, not a container
+        return bool(steps) and steps[0][0] in ("get", "[]", "pop", "setdefault")
 
     def _is_parameter_iteration(self, iterable: cst.BaseExpression) -> bool:
         return any(
@@ -1675,13 +1799,37 @@ class DeviceResidentCache(Checker):
             and self.qualified_name(base.func) is None
         ):
             base = base.func.value
+        base, kept = self._without_device_move(base)
         _, steps = method_chain(base, self.qualified_name)
         if not isinstance(base, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not base.lpar:
             base = base.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         if not any(name in ("detach", "detach_") for name, _ in steps):
             base = _method_call(base, "detach", [])
-        moved = _method_call(base, "to", [cst.Arg(cst.SimpleString('"cpu"')), _keyword("copy", cst.Name("True"))])
+        moved = _method_call(
+            base, "to", [cst.Arg(cst.SimpleString('"cpu"')), *kept, _keyword("copy", cst.Name("True"))]
+        )
         return moved.with_changes(lpar=outer_lpar, rpar=outer_rpar)
+
+    def _without_device_move(self, value: cst.BaseExpression) -> tuple[cst.BaseExpression, list[cst.Arg]]:
+        """`emb.to(device, dtype=torch.float16)` -> (`emb`, [`dtype=torch.float16`]): a final move to the
+        accelerator is replaced by the move to the CPU rather than followed by it; a cast it does is kept."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.lpar):
+            return value, []
+        method = value.func.attr.value
+        only_non_blocking = all(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in value.args)
+        if method == "cuda" and only_non_blocking:
+            return value.func.value, []  # `.cuda()`: a move to the current accelerator, nothing else
+        if method != "to" or any(arg.star for arg in value.args):
+            return value, []
+        target, device = to_call_target(value, self.qualified_name)
+        if target != "device":
+            return value, []
+        kept = [
+            _keyword(arg.keyword.value, arg.value) if arg.keyword is not None else cst.Arg(arg.value)
+            for arg in value.args
+            if arg.value is not device and (arg.keyword is None or arg.keyword.value not in ("copy", "non_blocking"))
+        ]
+        return value.func.value, kept
 
     def _restoring_loads(self, report: _ContainerReport) -> list[_Load]:
         """`torch.load` calls (without map_location) whose result fills this container."""
