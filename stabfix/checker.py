@@ -2,7 +2,8 @@
 
 A checker is a libcst batchable visitor: the engine runs all selected checkers of a file in one
 traversal. A checker declares the literal `tokens` a file must contain for it to possibly fire
-(files with none are never parsed) and reports findings with optional fixes.
+(and optionally `also_needs`, further groups that must each be present; files without them are
+never parsed) and reports findings with optional fixes.
 """
 
 from __future__ import annotations
@@ -36,6 +37,15 @@ class Checker(cst.BatchableCSTVisitor):
     code: ClassVar[str]
     # Literal substrings of which a file must contain at least one for this rule to run.
     tokens: ClassVar[tuple[str, ...]]
+    # Further groups of substrings, one of each must be present too (a rule that needs both an
+    # optimizer step and a gradient read): files without them skip the parse as well.
+    also_needs: ClassVar[tuple[tuple[str, ...], ...]] = ()
+
+    @classmethod
+    def may_fire(cls, text: str) -> bool:
+        return any(token in text for token in cls.tokens) and all(
+            any(token in text for token in group) for group in cls.also_needs
+        )
 
     def __init__(self, context: CheckContext) -> None:
         super().__init__()

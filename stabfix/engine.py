@@ -33,7 +33,7 @@ class Analysis:
 
 
 def checkers_for_text(text: str, classes: list[type[Checker]]) -> list[type[Checker]]:
-    return [cls for cls in classes if any(token in text for token in cls.tokens)]
+    return [cls for cls in classes if cls.may_fire(text)]
 
 
 def analyse_text(

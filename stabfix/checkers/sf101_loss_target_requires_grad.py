@@ -70,6 +70,9 @@ def root_name(expr: cst.BaseExpression) -> str | None:
 class LossTargetRequiresGrad(Checker):
     code = "SF101"
     tokens = ("requires_grad",)
+    # every loss the rule recognises is spelled with one of these (`F.mse_loss`, `nn.KLDivLoss`,
+    # `criterion`, `loss_fn`, `F.cross_entropy`, `F.kl_div`)
+    also_needs = (("loss", "Loss", "criterion", "cross_entropy", "kl_div"),)
 
     def __init__(self, context) -> None:
         super().__init__(context)

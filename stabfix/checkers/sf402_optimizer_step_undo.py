@@ -94,6 +94,7 @@ class _Loops:
 class OptimizerStepUndo(Checker):
     code = "SF402"
     tokens = (".grad",)
+    also_needs = (("step",),)  # an undo is only reported after an optimizer step (`.step(`, `optimizer_step`)
 
     def __init__(self, context) -> None:
         super().__init__(context)
