@@ -45,7 +45,9 @@ def is_loss_class_name(name: str) -> bool:
 
 def _is_loss_function_name(name: str) -> bool:
     last = name.rsplit(".", 1)[-1]
-    return last.endswith("_loss") or last in {"cross_entropy", "kl_div", "binary_cross_entropy"}
+    return last.endswith("_loss") or last in {
+        "cross_entropy", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    }
 
 
 # The names training code gives a loss callable it receives or stores: `criterion(pred, y)`, `self.loss_fn(...)`.

@@ -238,6 +238,27 @@ class LossTargetRequiresGrad(Checker):
             return Fix("safe", description, {line: line.with_changes(body=[cst.Pass()])})
         return Fix("safe", description, {line: cst.RemoveFromParent()})
 
+    def _target_roots(self, expr: cst.BaseExpression, depth: int = 0) -> set[str]:
+        """The variables a loss target is computed from: `t`, `t.float()`, `t[mask]`, `y * mask`,
+        `F.softmax(t_logits / T, dim=-1)` (a torch function of them)."""
+        if depth > 8:
+            return set()
+        if isinstance(expr, cst.Name):
+            return {expr.value}
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            return self._target_roots(expr.value, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._target_roots(expr.left, depth + 1) | self._target_roots(expr.right, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._target_roots(expr.expression, depth + 1)
+        if isinstance(expr, cst.Call):
+            if (self.qualified_name(expr.func) or "").startswith("torch."):
+                positional = [arg.value for arg in expr.args if arg.keyword is None and not arg.star]
+                return self._target_roots(positional[0], depth + 1) if positional else set()
+            if isinstance(expr.func, cst.Attribute):
+                return self._target_roots(expr.func.value, depth + 1)  # a tensor method: `t.float()`
+        return set()
+
     # --- deciding ---------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
         for function, (class_name, marks) in self.marks.items():
@@ -262,7 +283,7 @@ class LossTargetRequiresGrad(Checker):
             return
         if names & facts.parameters and not any(bindings.by_name.get(name) for name in mark.names):
             return  # marks the caller's tensor in place: the caller may read its grad
-        loss = facts.loss_with_target(lambda expr: root_name(expr) in names)
+        loss = facts.loss_with_target(lambda expr: bool(self._target_roots(expr) & names))
         if loss is not None:
             name = mark.names[0] if mark.names else None
             known = facts.is_known(loss)
