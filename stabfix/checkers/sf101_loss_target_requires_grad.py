@@ -52,21 +52,6 @@ def _is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
-def root_name(expr: cst.BaseExpression) -> str | None:
-    """The variable an expression is derived from: `t`, `t.float()`, `t[mask]`, `t.view(-1)` -> `t`."""
-    while True:
-        if isinstance(expr, cst.Name):
-            return expr.value
-        if isinstance(expr, cst.Attribute):
-            expr = expr.value
-        elif isinstance(expr, cst.Subscript):
-            expr = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
-        else:
-            return None
-
-
 class LossTargetRequiresGrad(Checker):
     code = "SF101"
     tokens = ("requires_grad",)
@@ -143,7 +128,7 @@ class LossTargetRequiresGrad(Checker):
         if self._is_requires_grad_call(value):
             self.assign_values.add(id(value))
             inner = value.func.value  # type: ignore[attr-defined]
-            in_place = root_name(inner) if isinstance(inner, cst.Name) else None
+            in_place = inner.value if isinstance(inner, cst.Name) else None
             self._add(
                 _Mark(
                     node=value,

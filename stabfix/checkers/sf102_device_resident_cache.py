@@ -1477,7 +1477,7 @@ class DeviceResidentCache(Checker):
 
     def _is_loader(self, iterable: cst.BaseExpression, facts: _ScopeFacts) -> bool:
         """`DataLoader(...)` (also under `enumerate`), or a name this scope binds only to one."""
-        if isinstance(iterable, cst.Call) and _is_builtin_call(iterable, "enumerate", self.qualified_name) and iterable.args:
+        if isinstance(iterable, cst.Call) and self._builtin_called(iterable) == "enumerate" and iterable.args:
             iterable = iterable.args[0].value
         if isinstance(iterable, cst.Call):
             return (self.qualified_name(iterable.func) or "") in _DATA_LOADERS
@@ -2003,11 +2003,6 @@ def _comprehension_fors(comp: cst.CompFor | None):
     while comp is not None:
         yield comp
         comp = comp.inner_for_in
-
-
-def _is_builtin_call(call: cst.Call, builtin: str, qualify) -> bool:
-    """`enumerate(...)`: the builtin, not an imported function of the same name (builtins have no import)."""
-    return isinstance(call.func, cst.Name) and call.func.value == builtin and qualify(call.func) in (None, builtin)
 
 
 def _called_name(func: cst.BaseExpression) -> str | None:
