@@ -464,7 +464,7 @@ def crash_check() -> tuple[int, int, list[dict], dict]:
 TRACEBACK_SCRIPT = r"""
 import sys, traceback
 from stabfix.catalog import load_catalog
-from stabfix.runner import Task, _process
+from stabfix.scan_runner import Task, _process
 codes = tuple(sorted(load_catalog()))
 for path in sys.argv[1:]:
     try:
@@ -559,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
         import stabfix
     except ImportError as exc:
         sys.exit(f"run this with the Python that has stabfix installed ({exc})")
-    from stabfix.runner import default_jobs
+    from stabfix.scan_runner import default_jobs
 
     started = _dt.datetime.now().astimezone()
     roots = prepare_tree(CORPUS, CORPUS_PACKAGES)

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from stabfix.analysis.imports import ImportTracker
+from stabfix.model.imports import ImportTracker
 from stabfix.findings import Fix
 
 

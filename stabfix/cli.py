@@ -22,7 +22,8 @@ from stabfix.discovery import discover
 from stabfix.findings import FileError, FileResult
 from stabfix.reports import FORMATS, render_github, render_json, render_sarif
 from stabfix.reports.text import render_text
-from stabfix.runner import RunResult, Task, default_jobs, run_tasks
+from stabfix.findings import RunResult
+from stabfix.scan_runner import Task, default_jobs, run_tasks
 
 app = typer.Typer(
     name="stabfix",

@@ -60,3 +60,18 @@ class FileResult:
     error: FileError | None = None
     fixes_applied: int = 0
     diff: str = ""
+
+
+@dataclass
+class RunResult:
+    """Every file's result of one scan/apply run, in report order."""
+
+    results: list[FileResult] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [finding for result in self.results for finding in result.findings]
+
+    @property
+    def errors(self) -> list[FileError]:
+        return [result.error for result in self.results if result.error is not None]

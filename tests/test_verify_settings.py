@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from stabfix.verify.analysis import analyze, slope
+from stabfix.verify.metrics import analyze, slope
 from stabfix.verify.baseline import compare
 from stabfix.verify.runner import RunResult
 from stabfix.verify.settings import MB, SettingsError, parse_budget_flags, resolve_settings

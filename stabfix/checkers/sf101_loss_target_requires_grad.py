@@ -6,9 +6,9 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from stabfix.analysis.flow import FunctionBindings, collect_bindings
-from stabfix.analysis.imports import dotted_name
-from stabfix.analysis.losses import (
+from stabfix.model.bindings import FunctionBindings, collect_bindings
+from stabfix.model.imports import dotted_name
+from stabfix.model.losses import (
     FunctionDefinition,
     LossInstances,
     LossOperands,

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from stabfix.analysis.devices import (
+from stabfix.model.devices import (
     CPU_METHODS,
     has_cpu_move,
     is_cpu_expression,
@@ -49,7 +49,7 @@ from stabfix.analysis.devices import (
     method_chain,
     to_call_target,
 )
-from stabfix.analysis.imports import dotted_name
+from stabfix.model.imports import dotted_name
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 

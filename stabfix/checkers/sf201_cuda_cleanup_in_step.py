@@ -8,7 +8,7 @@ Two findings, both at the `empty_cache()` call:
 - *every step*: the call runs on every iteration of a training loop / every call of a step function,
   with no gate (interval, threshold, flag, exception handler) in between. Fix (unsafe): put it behind
   `if <step counter> % 100 == 0:` when a counter is in scope; otherwise report only.
-What is a training loop, a step function and a gate is decided in `stabfix.analysis.steps`.
+What is a training loop, a step function and a gate is decided in `stabfix.model.structure`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Mapping, Sequence, Union
 
 import libcst as cst
 
-from stabfix.analysis.imports import dotted_name
-from stabfix.analysis.steps import (
+from stabfix.model.imports import dotted_name
+from stabfix.model.structure import (
     BranchFrame,
     Frame,
     FunctionFrame,

@@ -7,7 +7,7 @@ Two shapes, both found per scope (a function with its closures, or a module-leve
 * two loss calls on the same prediction whose references are different names for the same tensor —
   `swd(x1, x_style_ref)` next to `ssm(x1, x_src)` after `x_style_ref = x_src`.
 
-Aliases are followed only where they provably hold (see `stabfix.analysis.tensor_identity`); a
+Aliases are followed only where they provably hold (see `stabfix.model.tensor_identity`); a
 `.clone()`/`.detach()`/`.to()` copy counts as the same tensor because it holds the same values.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from stabfix.analysis.losses import LossInstances
-from stabfix.analysis.tensor_identity import (
+from stabfix.model.losses import LossInstances
+from stabfix.model.tensor_identity import (
     AliasStep,
     CallSite,
     LossCall,

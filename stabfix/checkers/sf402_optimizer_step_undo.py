@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from stabfix.analysis.flow import FunctionBindings, collect_bindings
-from stabfix.analysis.imports import dotted_name
-from stabfix.analysis.optimizers import OptimizerInfo, OptimizerTracker, Scope, combine_visitors
+from stabfix.model.bindings import FunctionBindings, collect_bindings
+from stabfix.model.imports import dotted_name
+from stabfix.model.optimizers import OptimizerInfo, OptimizerTracker, Scope, combine_visitors
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stabfix.runner import RunResult
+from stabfix.findings import RunResult
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -6,7 +6,7 @@ import json
 
 from stabfix import __version__
 from stabfix.reports.summary import summarize
-from stabfix.runner import RunResult
+from stabfix.findings import RunResult
 
 
 def render_json(run: RunResult, files_scanned: int) -> str:

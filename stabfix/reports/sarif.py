@@ -7,7 +7,7 @@ import json
 
 from stabfix import __version__
 from stabfix.catalog import RuleSpec
-from stabfix.runner import RunResult
+from stabfix.findings import RunResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}

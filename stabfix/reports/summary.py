@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from stabfix.runner import RunResult
+from stabfix.findings import RunResult
 
 
 def summarize(run: RunResult, files_scanned: int) -> dict:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from stabfix.runner import RunResult
+from stabfix.findings import RunResult
 
 _SAFETY_NOTE = {
     "safe": "fix (safe): run `stabfix apply`",

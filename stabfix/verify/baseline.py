@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from stabfix.verify.analysis import REPORT_VERSION, fmt_mib, fmt_num
+from stabfix.verify.metrics import REPORT_VERSION, fmt_mib, fmt_num
 from stabfix.verify.settings import MB
 
 MEMORY_TOLERANCE = 0.01  # relative: memory is exact on CPU, allocator-rounded on CUDA

@@ -80,7 +80,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             seed: int | None, device: str | None, timeout: float | None, budget: list[str],
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
             config_path: Path | None = None) -> int:
-    from stabfix.verify.analysis import analyze
+    from stabfix.verify.metrics import analyze
     from stabfix.verify.render import Progress, print_header, print_report
     from stabfix.verify.runner import run_child
 

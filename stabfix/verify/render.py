@@ -10,7 +10,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from stabfix.verify.analysis import fmt_mib, fmt_num
+from stabfix.verify.metrics import fmt_mib, fmt_num
 from stabfix.verify.settings import Settings
 
 ROW = "{step:>5} {loss:>10} {gnorm:>10} {peak:>9} {live:>9} {dlive:>8} {ms:>9}  {notes}"

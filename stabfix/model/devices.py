@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from stabfix.analysis.imports import dotted_name
+from stabfix.model.imports import dotted_name
 
 # Methods whose result is on the CPU, or is not a tensor at all.
 CPU_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "pin_memory"})

@@ -7,7 +7,7 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Literal
@@ -16,7 +16,7 @@ from stabfix.cache import ScanCache, content_key
 from stabfix.catalog import load_catalog
 from stabfix.checkers import checker_classes
 from stabfix.engine import AnalysisError, analyse_text
-from stabfix.findings import FileError, FileResult, Finding
+from stabfix.findings import FileError, FileResult, Finding, RunResult
 from stabfix.fixer import FixError, fix_text
 from stabfix.source import SourceError, read_source, write_atomically
 
@@ -37,19 +37,6 @@ class Task:
 class TaskOutcome:
     result: FileResult
     cache_key: str | None = None
-
-
-@dataclass
-class RunResult:
-    results: list[FileResult] = field(default_factory=list)
-
-    @property
-    def findings(self) -> list[Finding]:
-        return [finding for result in self.results for finding in result.findings]
-
-    @property
-    def errors(self) -> list[FileError]:
-        return [result.error for result in self.results if result.error is not None]
 
 
 @lru_cache(maxsize=64)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from stabfix.analysis.imports import ImportTracker, dotted_name
+from stabfix.model.imports import ImportTracker, dotted_name
 
 # Position of the target argument, for losses where it is not the second one.
 _TARGET_INDEX = {
@@ -254,7 +254,7 @@ def parameter_role(node: cst.FunctionDef, parameter: str, losses: LossInstances,
     "input": it only reaches the prediction side of the losses inside, or it is fed to a model the
     function receives as another parameter (`model(x)`); None: the body does not say.
     """
-    from stabfix.analysis.flow import collect_bindings  # local: flow has no dependency on losses
+    from stabfix.model.bindings import collect_bindings  # local: flow has no dependency on losses
 
     derived = {parameter}
     bindings = collect_bindings(node)

@@ -19,8 +19,8 @@ from functools import lru_cache
 
 import libcst as cst
 
-from stabfix.analysis.imports import ImportTracker, dotted_name
-from stabfix.analysis.losses import LossInstances, is_loss_class_name
+from stabfix.model.imports import ImportTracker, dotted_name
+from stabfix.model.losses import LossInstances, is_loss_class_name
 
 # Methods that return the same values (a view, a copy, a cast, a move): `x.detach().clone()` is `x`.
 VIEW_METHODS = frozenset({"detach", "detach_", "requires_grad_", "contiguous", "view_as", "reshape_as"})

@@ -24,7 +24,7 @@ from typing import Callable, Mapping
 
 import libcst as cst
 
-from stabfix.analysis.imports import ImportTracker, dotted_name
+from stabfix.model.imports import ImportTracker, dotted_name
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
 # transformers, torch-optimizer, lion-pytorch, schedulefree, ...), matched on the class name itself.

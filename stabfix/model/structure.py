@@ -38,7 +38,7 @@ from typing import Callable, Mapping, Union
 
 import libcst as cst
 
-from stabfix.analysis.imports import ImportTracker, dotted_name
+from stabfix.model.imports import ImportTracker, dotted_name
 
 # --- names (supporting evidence only) -----------------------------------------------------------
 
