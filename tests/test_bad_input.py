@@ -111,7 +111,7 @@ def test_unreadable_file(tmp_path, monkeypatch):
     # Root reads any file whatever its mode, so simulate the OS refusing the read.
     from pathlib import Path
 
-    from stabfix import runner
+    from stabfix import scan_runner as runner
 
     target = write(tmp_path, "secret.py", CLEAN_SOURCE)
     real = Path.read_bytes
