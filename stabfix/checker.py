@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from stabfix.model import FileModel
 from stabfix.model.imports import ImportTracker
 from stabfix.findings import Fix
 
@@ -29,8 +30,12 @@ class RawFinding:
 class CheckContext:
     path: str
     text: str
-    imports: ImportTracker
+    model: FileModel
     reports: list[RawFinding] = field(default_factory=list)
+
+    @property
+    def imports(self) -> ImportTracker:
+        return self.model.imports
 
 
 class Checker(cst.BatchableCSTVisitor):
@@ -40,6 +45,8 @@ class Checker(cst.BatchableCSTVisitor):
     # Further groups of substrings, one of each must be present too (a rule that needs both an
     # optimizer step and a gradient read): files without them skip the parse as well.
     also_needs: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    # Parts of the file's model (see `stabfix.model`) this rule reads; only those are computed.
+    needs: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def may_fire(cls, text: str) -> bool:
@@ -50,6 +57,7 @@ class Checker(cst.BatchableCSTVisitor):
     def __init__(self, context: CheckContext) -> None:
         super().__init__()
         self.context = context
+        self.model = context.model
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """What an expression names through the imports: `t.cuda.empty_cache` -> `torch.cuda.empty_cache`."""

@@ -9,7 +9,8 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from stabfix.model.imports import ImportTracker
+from stabfix.model import FileModel
+from stabfix.model.traversal import MergedVisitor
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.findings import Finding, Fix
@@ -50,9 +51,9 @@ def analyse_text(
         return Analysis(module=None, findings=[])
     module = parse(text)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    tracker = ImportTracker()
-    context = CheckContext(path=display_path, text=text, imports=tracker)
-    wrapper.visit_batched([tracker, *(cls(context) for cls in active)])
+    model = FileModel(need for cls in active for need in cls.needs)
+    context = CheckContext(path=display_path, text=text, model=model)
+    wrapper.visit_batched([MergedVisitor([*model.visitors(), *(cls(context) for cls in active)])])
     if not context.reports:
         return Analysis(module=module, findings=[])
     return Analysis(module=module, findings=_locate(wrapper, context.reports, text, display_path, specs))

@@ -8,7 +8,7 @@ import libcst as cst
 
 from stabfix.model.bindings import FunctionBindings, collect_bindings
 from stabfix.model.imports import dotted_name
-from stabfix.model.optimizers import OptimizerInfo, OptimizerTracker, Scope, combine_visitors
+from stabfix.model.optimizers import OptimizerInfo, Scope
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 
@@ -95,10 +95,11 @@ class OptimizerStepUndo(Checker):
     code = "SF402"
     tokens = (".grad",)
     also_needs = (("step",),)  # an undo is only reported after an optimizer step (`.step(`, `optimizer_step`)
+    needs = ("optimizers",)
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self.optimizers = OptimizerTracker(context.imports)
+        self.optimizers = self.model.optimizers
         self.module: cst.Module | None = None
         self.order = 0
         self.fors: list[cst.For | None] = []  # None marks a function boundary
@@ -115,10 +116,6 @@ class OptimizerStepUndo(Checker):
         self.assigned: dict[cst.FunctionDef | None, dict[str, list[int]]] = {}
         self.for_order: dict[cst.For, int] = {}
         self.with_bodies: set[int] = set()  # ids of blocks that are `with` bodies (always run)
-
-    def get_visitors(self):
-        # The optimizer tracker rides along in the same traversal.
-        return combine_visitors(self.optimizers, self)
 
     # --- traversal bookkeeping ------------------------------------------------------------------
     def _site(self) -> _Site:

@@ -1,1 +1,44 @@
-"""Shared static-analysis helpers that checkers build on (name resolution, loss calls, data flow)."""
+"""The model of one file's training code that every rule queries.
+
+Built from the engine's one libcst parse, in the same single traversal as the checkers, and only
+the parts the selected rules declare in `needs` (a file no rule can fire on is never parsed):
+
+- `imports`     what an imported name or attribute chain stands for (always built; it is cheap)
+- `names`       every name use to its bindings, in Python's scopes; `self.<attr>` across methods
+- `steps`       training structure: step loops and functions, and the gates that make code run
+                on only some steps
+- `optimizers`  which expressions are optimizers, and what they were built from
+
+A checker reads the model; it never builds a part itself, so two rules that need the same fact
+share one computation.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from stabfix.model.imports import ImportTracker
+from stabfix.model.names import Names
+from stabfix.model.optimizers import OptimizerTracker
+from stabfix.model.structure import StepIndex
+
+PARTS = ("names", "steps", "optimizers")
+
+
+class FileModel:
+    def __init__(self, needs: Iterable[str] = ()) -> None:
+        wanted = set(needs)
+        unknown = wanted - set(PARTS)
+        if unknown:
+            raise ValueError(f"unknown model parts: {sorted(unknown)}")
+        self.imports = ImportTracker()
+        self.names: Names | None = Names() if "names" in wanted else None
+        self.steps: StepIndex | None = StepIndex(self.imports) if "steps" in wanted else None
+        self.optimizers: OptimizerTracker | None = OptimizerTracker(self.imports) if "optimizers" in wanted else None
+
+    def visitors(self) -> list[cst.BatchableCSTVisitor]:
+        """The parts to run ahead of the checkers, in dependency order."""
+        parts: list[cst.BatchableCSTVisitor | None] = [self.imports, self.names, self.steps, self.optimizers]
+        return [part for part in parts if part is not None]

@@ -12,15 +12,14 @@ An expression is an optimizer when it is
   optimizer` in `__init__`), or named like an optimizer;
 - Lightning's `self.optimizers()` (its class comes from `configure_optimizers` in the same class).
 
-`OptimizerTracker` collects the facts during the single traversal of a file: a checker composes it with
-`combine_visitors` (see `sf402_optimizer_step_undo.py`) and asks `resolve(expr, scope)` afterwards.
+`OptimizerTracker` is the model's `optimizers` part: it collects the facts during the single traversal
+of a file, and a checker that declares `needs = ("optimizers",)` asks `resolve(expr, scope)` afterwards.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import libcst as cst
 
@@ -427,49 +426,6 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
             return []
         info = self._from_value(bound, depth=1)
         return [info] if info is not None else []
-
-
-def combine_visitors(*visitors: cst.BatchableCSTVisitor) -> dict[str, Callable[[cst.CSTNode], None]]:
-    """One `get_visitors()` mapping for a checker and the trackers it builds on.
-
-    visit_* methods run in the given order, leave_* in reverse, so a tracker listed first has seen a
-    node before the checker does and still holds its scope while the checker leaves it.
-    """
-    tables = [{name: getattr(visitor, name) for name in _visitor_method_names(type(visitor))} for visitor in visitors]
-    names = {name for table in tables for name in table}
-    combined: dict[str, Callable[[cst.CSTNode], None]] = {}
-    for name in names:
-        methods = [table[name] for table in tables if name in table]
-        if name.startswith("leave_"):
-            methods.reverse()
-        combined[name] = methods[0] if len(methods) == 1 else _chain(methods)
-    return combined
-
-
-_METHOD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _visitor_method_names(cls: type) -> tuple[str, ...]:
-    """The visit_/leave_ methods a visitor class really defines (libcst's no-op stubs excluded), cached:
-    `BatchableCSTVisitor.get_visitors` inspects every member on every call, which costs more than a
-    small file's whole traversal."""
-    names = _METHOD_NAMES.get(cls)
-    if names is None:
-        names = tuple(
-            name
-            for name in dir(cls)
-            if name.startswith(("visit_", "leave_")) and not getattr(getattr(cls, name), "_is_no_op", False)
-        )
-        _METHOD_NAMES[cls] = names
-    return names
-
-
-def _chain(methods: list[Callable[[cst.CSTNode], None]]) -> Callable[[cst.CSTNode], None]:
-    def run(node: cst.CSTNode) -> None:
-        for method in methods:
-            method(node)
-
-    return run
 
 
 def _is_lightning_optimizers_call(node: cst.BaseExpression) -> bool:

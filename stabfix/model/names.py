@@ -1,0 +1,525 @@
+"""Names: every name use to its bindings, in Python's scopes, and qualified names through imports.
+
+One binding model for all rules. It is filled in the engine's single traversal (a batchable visitor)
+and answers afterwards:
+
+- which bindings a name has in the scope a use resolves to (module, class, function, lambda,
+  comprehension; `global`/`nonlocal` redirect; class bodies are invisible to nested functions),
+  with the value bound and, for tuple unpacking, the element that lands in the name;
+- which of them come before a use in source order (`order` numbers every binding and use), and
+  whether they sit in a branch (`conditional`) or in which blocks (`suites`);
+- attributes stored on `self` in any method of a class (`self.cache = {}` in `__init__`, read in
+  `step`), and module globals;
+- the qualified name an expression refers to through imports and plain aliases
+  (`import torch.nn.functional as F; mse = F.mse_loss` -> `torch.nn.functional.mse_loss`),
+  honouring local shadowing (a parameter named `F` is not the import).
+
+Why not libcst's ScopeProvider/QualifiedNameProvider: `bench/name_resolution.py` measures them on
+the bench corpus (see bench/README.md); this model is a fraction of their cost and also keeps the
+bound values and source order the rules ask about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+ScopeNode = Union[cst.Module, cst.ClassDef, cst.FunctionDef, cst.Lambda, cst.BaseComp]
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base is not None else None
+    return None
+
+
+@dataclass(eq=False)
+class Binding:
+    """One place where a name (or `self.<attr>`) gets a value."""
+
+    name: str
+    kind: str  # assign, augment, unpack, walrus, param, for, with, except, import, def, class, del, match
+    node: cst.CSTNode  # the binding statement, parameter, loop, with-item, import alias...
+    scope: "Scope"
+    order: int
+    value: Optional[cst.BaseExpression] = None  # the whole right-hand side (or iterable, context manager)
+    element: Optional[cst.BaseExpression] = None  # what lands in this name when a literal tuple is unpacked
+    position: tuple[int, ...] = ()  # index path into the unpacked value: `a, (b, c) = v` gives b (1, 0)
+    qualified: Optional[str] = None  # for imports: what the name stands for
+    suites: tuple[int, ...] = ()  # ids of the enclosing blocks of its scope, outermost first
+    conditional: bool = False  # inside an if/else/except/match branch or a loop of its scope
+
+    @property
+    def bound_value(self) -> Optional[cst.BaseExpression]:
+        """The expression this name holds right after the binding, when the code shows it."""
+        if self.kind == "unpack":
+            return self.element
+        if self.kind in ("assign", "walrus"):
+            return self.value
+        return None
+
+
+@dataclass(eq=False)
+class Scope:
+    node: ScopeNode
+    parent: Optional["Scope"]
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    declared_global: set[str] = field(default_factory=set)
+    declared_nonlocal: set[str] = field(default_factory=set)
+
+    @property
+    def is_class(self) -> bool:
+        return isinstance(self.node, cst.ClassDef)
+
+    @property
+    def is_function(self) -> bool:
+        return isinstance(self.node, (cst.FunctionDef, cst.Lambda))
+
+    def module(self) -> "Scope":
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def resolving(self, name: str) -> "Scope":
+        """The scope whose binding of `name` a use in this scope sees (LEGB; class bodies skipped)."""
+        if name in self.declared_global:
+            return self.module()
+        scope: Optional[Scope] = self
+        first = True
+        while scope is not None:
+            if name in scope.bindings and (first or not scope.is_class):
+                if not (name in scope.declared_nonlocal):
+                    return scope
+            first = False
+            scope = scope.parent
+        return self.module()
+
+
+@dataclass
+class Use:
+    scope: Scope
+    order: int
+    suites: tuple[int, ...]
+
+
+class Names(cst.BatchableCSTVisitor):
+    """The binding model of one file. Run it in the batched traversal, then query it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.module_scope: Optional[Scope] = None
+        self.scopes: dict[cst.CSTNode, Scope] = {}
+        self.uses: dict[cst.Name, Use] = {}
+        self.self_attributes: dict[cst.ClassDef, dict[str, list[Binding]]] = {}
+        self._stack: list[Scope] = []
+        self._suites: list[list[int]] = []  # per scope: ids of the open blocks
+        self._branch_depth: list[int] = []  # per scope: open if/else/except/match/loop bodies
+        self._methods: list[tuple[cst.ClassDef, str]] = []  # (class, self parameter) per open method
+        self._order = 0
+
+    # -- queries ---------------------------------------------------------------------------------------
+    def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
+        """The scope a scope-opening node opens, or the scope a recorded Name use sits in."""
+        scope = self.scopes.get(node)
+        if scope is not None:
+            return scope
+        use = self.uses.get(node)  # type: ignore[arg-type]
+        return use.scope if use is not None else None
+
+    def bindings_of(self, name: cst.Name) -> list[Binding]:
+        """All bindings of the name a use resolves to, in source order (loops make later ones reach too)."""
+        use = self.uses.get(name)
+        if use is None:
+            return []
+        return use.scope.resolving(name.value).bindings.get(name.value, [])
+
+    def reaching(self, name: cst.Name) -> list[Binding]:
+        """The bindings that may hold at a use: the last unconditional one before it and any
+        conditional ones after that; in a loop, bindings later in the same loop reach the use too."""
+        use = self.uses.get(name)
+        if use is None:
+            return []
+        scope = use.scope.resolving(name.value)
+        bindings = scope.bindings.get(name.value, [])
+        if scope is not use.scope:
+            return bindings  # a closure or global: any of them, whenever it is called
+        before = [b for b in bindings if b.order < use.order]
+        result: list[Binding] = []
+        for binding in reversed(before):
+            result.append(binding)
+            if not binding.conditional and use.suites[: len(binding.suites)] == binding.suites:
+                break
+        result.reverse()
+        later = [b for b in bindings if b.order > use.order and b.conditional and _shares_loop(b, use)]
+        return result + later
+
+    def single_value(self, name: cst.Name) -> Optional[cst.BaseExpression]:
+        """The value a use holds when exactly one binding with a visible value reaches it."""
+        reaching = self.reaching(name)
+        if len(reaching) != 1:
+            return None
+        return reaching[0].bound_value
+
+    def attribute_bindings(self, class_node: cst.ClassDef, attribute: str) -> list[Binding]:
+        """`self.<attribute> = ...` in any method of the class, in source order."""
+        return self.self_attributes.get(class_node, {}).get(attribute, [])
+
+    def enclosing_class(self, scope: Scope) -> Optional[cst.ClassDef]:
+        current: Optional[Scope] = scope
+        while current is not None:
+            if current.is_class:
+                return current.node  # type: ignore[return-value]
+            current = current.parent
+        return None
+
+    def qualify(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        """What an expression names through imports and single plain aliases, or None."""
+        if depth > 8:
+            return None
+        if isinstance(expr, cst.Attribute):
+            base = self.qualify(expr.value, depth + 1)
+            return f"{base}.{expr.attr.value}" if base is not None else None
+        if not isinstance(expr, cst.Name):
+            return None
+        bindings = self.bindings_of(expr) if expr in self.uses else self._module_bindings(expr.value)
+        if not bindings:
+            return None
+        imported = {b.qualified for b in bindings if b.kind == "import"}
+        if len(imported) == 1 and len(bindings) == len([b for b in bindings if b.kind == "import"]):
+            return imported.pop()
+        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+            value = bindings[0].value
+            if isinstance(value, (cst.Name, cst.Attribute)):
+                return self.qualify(value, depth + 1)
+        return None
+
+    def all_bindings(self) -> Iterator[Binding]:
+        for scope in self.scopes.values():
+            for bindings in scope.bindings.values():
+                yield from bindings
+
+    def _module_bindings(self, name: str) -> list[Binding]:
+        return self.module_scope.bindings.get(name, []) if self.module_scope is not None else []
+
+    # -- scopes ----------------------------------------------------------------------------------------
+    def _open(self, node: ScopeNode) -> None:
+        scope = Scope(node, self._stack[-1] if self._stack else None)
+        self.scopes[node] = scope
+        self._stack.append(scope)
+        self._suites.append([])
+        self._branch_depth.append(0)
+
+    def _close(self) -> None:
+        self._stack.pop()
+        self._suites.pop()
+        self._branch_depth.pop()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._open(node)
+        self.module_scope = self._stack[0]
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._close()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name.value, "class", node)
+        self._open(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._close()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name.value, "def", node)
+        owner = self._stack[-1].node if self._stack else None
+        self._open(node)
+        if isinstance(owner, cst.ClassDef):
+            first = _first_parameter(node)
+            is_static = any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in node.decorators)
+            self._methods.append((owner, first if first and not is_static else ""))
+        else:
+            self._methods.append(self._methods[-1] if self._methods else (None, ""))  # type: ignore[arg-type]
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._methods.pop()
+        self._close()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._open(node)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._close()
+
+    def _visit_comp(self, node: cst.BaseComp) -> None:
+        self._open(node)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._visit_comp(node)
+
+    def leave_ListComp(self, original_node: cst.ListComp) -> None:
+        self._close()
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._visit_comp(node)
+
+    def leave_SetComp(self, original_node: cst.SetComp) -> None:
+        self._close()
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._visit_comp(node)
+
+    def leave_DictComp(self, original_node: cst.DictComp) -> None:
+        self._close()
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._visit_comp(node)
+
+    def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
+        self._close()
+
+    # -- blocks: which suites and branches a binding sits in ------------------------------------------
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if self._suites:
+            self._suites[-1].append(id(node))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        if self._suites and self._suites[-1]:
+            self._suites[-1].pop()
+
+    # libcst finds visitor methods by their __name__, so each branch kind gets its own pair
+    def _enter_branch(self) -> None:
+        if self._branch_depth:
+            self._branch_depth[-1] += 1
+
+    def _leave_branch(self) -> None:
+        if self._branch_depth:
+            self._branch_depth[-1] -= 1
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self._enter_branch()
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._leave_branch()
+
+    def visit_Else_body(self, node: cst.Else) -> None:
+        self._enter_branch()
+
+    def leave_Else_body(self, node: cst.Else) -> None:
+        self._leave_branch()
+
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._enter_branch()
+
+    def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._leave_branch()
+
+    def visit_MatchCase_body(self, node: cst.MatchCase) -> None:
+        self._enter_branch()
+
+    def leave_MatchCase_body(self, node: cst.MatchCase) -> None:
+        self._leave_branch()
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self._enter_branch()
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._leave_branch()
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._enter_branch()
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._leave_branch()
+
+    # -- bindings --------------------------------------------------------------------------------------
+    def _bind(
+        self,
+        name: str,
+        kind: str,
+        node: cst.CSTNode,
+        value: Optional[cst.BaseExpression] = None,
+        element: Optional[cst.BaseExpression] = None,
+        position: tuple[int, ...] = (),
+        qualified: Optional[str] = None,
+        scope: Optional[Scope] = None,
+    ) -> None:
+        if not self._stack:
+            return
+        here = scope or self._stack[-1]
+        if name in here.declared_global:
+            here = here.module()
+        self._order += 1
+        binding = Binding(
+            name, kind, node, here, self._order, value, element, position, qualified,
+            tuple(self._suites[-1]), self._branch_depth[-1] > 0,
+        )
+        if name in here.declared_nonlocal and here.parent is not None:
+            here = here.parent.resolving(name)
+            binding.scope = here
+        here.bindings.setdefault(name, []).append(binding)
+
+    def _bind_target(
+        self,
+        target: cst.BaseExpression,
+        kind: str,
+        node: cst.CSTNode,
+        value: Optional[cst.BaseExpression],
+        element: Optional[cst.BaseExpression] = None,
+        position: tuple[int, ...] = (),
+    ) -> None:
+        if isinstance(target, cst.Name):
+            unpacked = bool(position)
+            self._bind(target.value, "unpack" if unpacked and kind == "assign" else kind, node, value,
+                       element if unpacked else None, position)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = _literal_elements(element if position else value)
+            for index, item in enumerate(target.elements):
+                inner = item.value
+                source = elements[index] if elements is not None and index < len(elements) else None
+                if isinstance(inner, cst.StarredElement) or isinstance(item, cst.StarredElement):
+                    source = None
+                    inner = inner.value if isinstance(inner, cst.StarredElement) else inner
+                self._bind_target(inner, kind, node, value, source, position + (index,))
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, kind, node, value, None, position + (-1,))
+        elif isinstance(target, cst.Attribute):
+            self._bind_attribute(target, kind, node, value, element, position)
+
+    def _bind_attribute(self, target, kind, node, value, element, position) -> None:
+        if not self._methods:
+            return
+        owner, self_name = self._methods[-1]
+        if owner is None or not self_name or not (isinstance(target.value, cst.Name) and target.value.value == self_name):
+            return
+        self._order += 1
+        attribute = target.attr.value
+        binding = Binding(
+            attribute, "unpack" if position else kind, node, self._stack[-1], self._order, value,
+            element if position else None, position, None, tuple(self._suites[-1]), self._branch_depth[-1] > 0,
+        )
+        self.self_attributes.setdefault(owner, {}).setdefault(attribute, []).append(binding)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, "assign", node, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, "assign", node, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind_target(node.target, "augment", node, node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        # a walrus in a comprehension binds in the enclosing function
+        scope = self._stack[-1] if self._stack else None
+        while scope is not None and isinstance(scope.node, cst.BaseComp):
+            scope = scope.parent
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, "walrus", node, node.value, scope=scope)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, "for", node, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_target(node.target, "for", node, node.iter)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, "with", node, node.item)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self._bind(node.name.name.value, "except", node)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._bind(alias.asname.name.value, "import", alias, qualified=full)
+            else:
+                top = full.split(".")[0]
+                self._bind(top, "import", alias, qualified=top)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted_name(node.module) if node.module is not None else ""
+        prefix = "." * len(node.relative) + (module or "")
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self._bind(local, "import", alias, qualified=f"{prefix}.{name}" if prefix else name)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind(node.name.value, "param", node, node.default)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind_target(node.target, "del", node, None)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self._bind(node.name.value, "match", node)
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self._bind(node.name.value, "match", node)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        if self._stack:
+            self._stack[-1].declared_global.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        if self._stack:
+            self._stack[-1].declared_nonlocal.update(item.name.value for item in node.names)
+
+    # -- uses ------------------------------------------------------------------------------------------
+    def visit_Name(self, node: cst.Name) -> None:
+        if self._stack:
+            self._order += 1
+            self.uses[node] = Use(self._stack[-1], self._order, tuple(self._suites[-1]))
+
+    def leave_Attribute_attr(self, node: cst.Attribute) -> None:
+        self.uses.pop(node.attr, None)  # `x.attr`: only `x` is a variable
+
+    def leave_Arg_keyword(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.uses.pop(node.keyword, None)
+
+
+def _first_parameter(node: cst.FunctionDef) -> str:
+    params = list(node.params.posonly_params) + list(node.params.params)
+    return params[0].name.value if params else ""
+
+
+def _literal_elements(value: Optional[cst.BaseExpression]) -> Optional[list[cst.BaseExpression]]:
+    if isinstance(value, (cst.Tuple, cst.List)):
+        if any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        return [e.value for e in value.elements]
+    return None
+
+
+def _shares_loop(binding: Binding, use: Use) -> bool:
+    """A later binding reaches an earlier use only around a loop that holds both."""
+    return binding.conditional and bool(set(binding.suites) & set(use.suites))
+
+
+def build_names(module: cst.Module) -> Names:
+    """The binding model of a module, computed on its own (outside the engine's batched traversal)."""
+    names = Names()
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([names])
+    return names

@@ -1,0 +1,184 @@
+"""The model's binding model: what rules rely on when they follow a value to where it was bound."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from stabfix.model.names import Names, build_names
+
+
+def _model(source: str) -> tuple[cst.Module, Names]:
+    module = cst.parse_module(textwrap.dedent(source))
+    return module, build_names(module)
+
+
+def _uses(module: cst.Module, names: Names, name: str) -> list[cst.Name]:
+    """Every recorded use of `name`, in source order."""
+    found = [node for node in names.uses if node.value == name]
+    return sorted(found, key=lambda node: names.uses[node].order)
+
+
+def _code(node: cst.CSTNode | None) -> str | None:
+    return None if node is None else cst.Module(body=[]).code_for_node(node)
+
+
+def test_tuple_unpacking_binds_each_name_to_its_element():
+    module, names = _model(
+        """
+        def step(batch):
+            x, (y, mask) = batch["x"], (batch["y"], None)
+            return x, y, mask
+        """
+    )
+    last = {name: _uses(module, names, name)[-1] for name in ("x", "y", "mask")}
+    assert _code(names.single_value(last["x"])) == 'batch["x"]'
+    assert _code(names.single_value(last["y"])) == 'batch["y"]'
+    assert _code(names.single_value(last["mask"])) == "None"
+
+
+def test_unpacking_a_call_keeps_the_position_of_each_name():
+    module, names = _model(
+        """
+        def step(batch):
+            inputs, target = prepare(batch)
+            return target
+        """
+    )
+    (binding,) = names.reaching(_uses(module, names, "target")[-1])
+    assert binding.kind == "unpack" and binding.position == (1,)
+    assert _code(binding.value) == "prepare(batch)" and binding.bound_value is None
+
+
+def test_a_rebinding_later_in_the_loop_reaches_an_earlier_use():
+    module, names = _model(
+        """
+        def train(loader):
+            hidden = None
+            for batch in loader:
+                out = model(batch, hidden)
+                if out is not None:
+                    hidden = out
+        """
+    )
+    use = _uses(module, names, "hidden")[1]  # the argument of model(...)
+    assert [_code(b.bound_value) for b in names.reaching(use)] == ["None", "out"]
+
+
+def test_an_unconditional_rebinding_hides_earlier_bindings():
+    module, names = _model(
+        """
+        def f(t):
+            ref = t
+            ref = t.clone()
+            return ref
+        """
+    )
+    assert _code(names.single_value(_uses(module, names, "ref")[-1])) == "t.clone()"
+
+
+def test_class_body_names_are_not_visible_in_methods_but_module_names_are():
+    module, names = _model(
+        """
+        scale = 2.0
+        class Trainer:
+            scale = 1.0
+            def step(self):
+                return scale
+        """
+    )
+    (binding,) = names.bindings_of(_uses(module, names, "scale")[-1])
+    assert _code(binding.bound_value) == "2.0"
+
+
+def test_global_and_nonlocal_bind_in_the_outer_scope():
+    module, names = _model(
+        """
+        CACHE = None
+        def fill():
+            global CACHE
+            CACHE = {}
+        def outer():
+            count = 0
+            def bump():
+                nonlocal count
+                count = count + 1
+            return count
+        """
+    )
+    assert [_code(b.bound_value) for b in names.module_scope.bindings["CACHE"]] == ["None", "{}"]
+    count_use = _uses(module, names, "count")[-1]  # `return count`
+    assert [_code(b.bound_value) for b in names.bindings_of(count_use)] == ["0", "count + 1"]
+
+
+def test_walrus_in_a_comprehension_binds_in_the_function():
+    module, names = _model(
+        """
+        def f(xs):
+            ys = [last := x for x in xs]
+            return last
+        """
+    )
+    assert [b.kind for b in names.bindings_of(_uses(module, names, "last")[-1])] == ["walrus"]
+
+
+def test_attributes_on_self_are_collected_across_methods():
+    module, names = _model(
+        """
+        class Trainer:
+            def __init__(self, encoder):
+                self.cache = {}
+                self.encoder = encoder
+            def reset(this):
+                this.cache = dict()
+            @staticmethod
+            def helper(other):
+                other.cache = None
+        """
+    )
+    (cls,) = [node for node in names.scopes if isinstance(node, cst.ClassDef)]
+    assert [_code(b.bound_value) for b in names.attribute_bindings(cls, "cache")] == ["{}", "dict()"]
+    assert [b.kind for b in names.attribute_bindings(cls, "encoder")] == ["assign"]
+
+
+def test_qualified_names_follow_imports_and_plain_aliases():
+    module, names = _model(
+        """
+        import torch.nn.functional as F
+        from torch.autograd import Variable as V
+        mse = F.mse_loss
+        def step(pred, y):
+            return mse(pred, y), V(y), F.l1_loss(pred, y)
+        """
+    )
+    calls = [node for node in _walk(module) if isinstance(node, cst.Call)]
+    assert [names.qualify(call.func) for call in calls] == [
+        "torch.nn.functional.mse_loss",
+        "torch.autograd.Variable",
+        "torch.nn.functional.l1_loss",
+    ]
+
+
+def test_a_parameter_shadows_an_import_of_the_same_name():
+    module, names = _model(
+        """
+        import torch.nn.functional as F
+        def step(x, F):
+            return F.relu(x)
+        """
+    )
+    (call,) = [node for node in _walk(module) if isinstance(node, cst.Call)]
+    assert names.qualify(call.func) is None
+
+
+def _walk(module: cst.Module) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found.append(node)
+            return True
+
+    module.visit(Collect())
+    return found
