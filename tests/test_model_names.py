@@ -182,3 +182,31 @@ def _walk(module: cst.Module) -> list[cst.CSTNode]:
 
     module.visit(Collect())
     return found
+
+
+def test_bindings_under_no_grad_blocks_and_decorators_are_marked():
+    module, names = _model(
+        """
+        import torch
+        from torch import inference_mode as im
+
+        @torch.no_grad()
+        def encode(model, x):
+            emb = model(x)
+            return emb
+
+        def step(model, x):
+            out = model(x)
+            with torch.no_grad():
+                teacher = model(x)
+            with im(False):
+                again = model(x)
+            with torch.set_grad_enabled(False):
+                frozen = model(x)
+            with im():
+                probs = [model(t) for t in x]
+            return out, teacher, again, frozen, probs
+        """
+    )
+    off = {b.name: b.grad_off for b in names.all_bindings() if b.kind == "assign"}
+    assert off == {"emb": True, "out": False, "teacher": True, "again": False, "frozen": True, "probs": True}

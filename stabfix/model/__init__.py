@@ -5,6 +5,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 
 - `imports`     what an imported name or attribute chain stands for (always built; it is cheap)
 - `names`       every name use to its bindings, in Python's scopes; `self.<attr>` across methods
+- `values`      what an expression is, where it lives and whether it is cut from autograd
+                (queried after the traversal; built on `names`)
 - `steps`       training structure: step loops and functions, and the gates that make code run
                 on only some steps
 - `optimizers`  which expressions are optimizers, and what they were built from
@@ -23,8 +25,11 @@ from stabfix.model.imports import ImportTracker
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
 from stabfix.model.structure import StepIndex
+from stabfix.model.values import Values
 
-PARTS = ("names", "steps", "optimizers")
+PARTS = ("names", "values", "steps", "optimizers")
+# A part that is built from another one: asking for it builds that one too.
+_REQUIRES = {"values": "names"}
 
 
 class FileModel:
@@ -33,10 +38,12 @@ class FileModel:
         unknown = wanted - set(PARTS)
         if unknown:
             raise ValueError(f"unknown model parts: {sorted(unknown)}")
+        wanted |= {_REQUIRES[part] for part in wanted if part in _REQUIRES}
         self.imports = ImportTracker()
         self.names: Names | None = Names() if "names" in wanted else None
         self.steps: StepIndex | None = StepIndex(self.imports) if "steps" in wanted else None
         self.optimizers: OptimizerTracker | None = OptimizerTracker(self.imports) if "optimizers" in wanted else None
+        self.values: Values | None = Values(self.names) if self.names is not None and "values" in wanted else None
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:
         """The parts to run ahead of the checkers, in dependency order."""

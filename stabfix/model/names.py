@@ -55,6 +55,7 @@ class Binding:
     qualified: Optional[str] = None  # for imports: what the name stands for
     suites: tuple[int, ...] = ()  # ids of the enclosing blocks of its scope, outermost first
     conditional: bool = False  # inside an if/else/except/match branch or a loop of its scope
+    grad_off: bool = False  # under `torch.no_grad()`/`inference_mode()` (a block or the function's decorator)
 
     @property
     def bound_value(self) -> Optional[cst.BaseExpression]:
@@ -108,6 +109,7 @@ class Use:
     scope: Scope
     order: int
     suites: tuple[int, ...]
+    grad_off: bool = False
 
 
 class Names(cst.BatchableCSTVisitor):
@@ -122,6 +124,8 @@ class Names(cst.BatchableCSTVisitor):
         self._stack: list[Scope] = []
         self._suites: list[list[int]] = []  # per scope: ids of the open blocks
         self._branch_depth: list[int] = []  # per scope: open if/else/except/match/loop bodies
+        self._grad_off: list[bool] = []  # per scope: autograd is off here
+        self.grad_off_functions: set[cst.FunctionDef] = set()
         self._methods: list[tuple[cst.ClassDef, str]] = []  # (class, self parameter) per open method
         self._order = 0
 
@@ -210,17 +214,21 @@ class Names(cst.BatchableCSTVisitor):
         return self.module_scope.bindings.get(name, []) if self.module_scope is not None else []
 
     # -- scopes ----------------------------------------------------------------------------------------
-    def _open(self, node: ScopeNode) -> None:
+    def _open(self, node: ScopeNode, grad_off: bool = False) -> None:
         scope = Scope(node, self._stack[-1] if self._stack else None)
         self.scopes[node] = scope
         self._stack.append(scope)
         self._suites.append([])
         self._branch_depth.append(0)
+        # comprehensions and lambdas run where they are written; a def runs where it is called
+        inherited = bool(self._grad_off) and self._grad_off[-1] and not isinstance(node, cst.FunctionDef)
+        self._grad_off.append(grad_off or inherited)
 
     def _close(self) -> None:
         self._stack.pop()
         self._suites.pop()
         self._branch_depth.pop()
+        self._grad_off.pop()
 
     def visit_Module(self, node: cst.Module) -> None:
         self._open(node)
@@ -239,7 +247,10 @@ class Names(cst.BatchableCSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._bind(node.name.value, "def", node)
         owner = self._stack[-1].node if self._stack else None
-        self._open(node)
+        grad_off = any(self._disables_grad(d.decorator) for d in node.decorators)
+        if grad_off:
+            self.grad_off_functions.add(node)
+        self._open(node, grad_off)
         if isinstance(owner, cst.ClassDef):
             first = _first_parameter(node)
             is_static = any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in node.decorators)
@@ -283,6 +294,36 @@ class Names(cst.BatchableCSTVisitor):
 
     def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
         self._close()
+
+    # -- autograd regions ------------------------------------------------------------------------------
+    def visit_With_body(self, node: cst.With) -> None:
+        if self._grad_off:
+            self._grad_off.append(self._grad_off[-1] or any(self._disables_grad(item.item) for item in node.items))
+
+    def leave_With_body(self, node: cst.With) -> None:
+        if len(self._grad_off) > len(self._stack):
+            self._grad_off.pop()
+
+    def _disables_grad(self, expr: cst.BaseExpression) -> bool:
+        """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)`, as imported so far."""
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        name = self._qualify_so_far(target) or ""
+        if name in GRAD_OFF_CONTEXTS:
+            # `inference_mode(False)` turns it back off
+            return not (isinstance(expr, cst.Call) and expr.args and _is_name(expr.args[0].value, "False"))
+        if name in GRAD_SWITCHES and isinstance(expr, cst.Call) and expr.args:
+            return _is_name(expr.args[0].value, "False")
+        return False
+
+    def _qualify_so_far(self, expr: cst.BaseExpression) -> Optional[str]:
+        """Qualified name by the imports met so far (the traversal has not reached later uses yet)."""
+        if isinstance(expr, cst.Attribute):
+            base = self._qualify_so_far(expr.value)
+            return f"{base}.{expr.attr.value}" if base is not None else None
+        if not isinstance(expr, cst.Name) or not self._stack:
+            return None
+        bindings = self._stack[-1].resolving(expr.value).bindings.get(expr.value, [])
+        return bindings[-1].qualified if bindings and bindings[-1].kind == "import" else None
 
     # -- blocks: which suites and branches a binding sits in ------------------------------------------
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -358,7 +399,7 @@ class Names(cst.BatchableCSTVisitor):
         self._order += 1
         binding = Binding(
             name, kind, node, here, self._order, value, element, position, qualified,
-            tuple(self._suites[-1]), self._branch_depth[-1] > 0,
+            tuple(self._suites[-1]), self._branch_depth[-1] > 0, self._grad_off[-1],
         )
         if name in here.declared_nonlocal and here.parent is not None:
             here = here.parent.resolving(name)
@@ -403,6 +444,7 @@ class Names(cst.BatchableCSTVisitor):
         binding = Binding(
             attribute, "unpack" if position else kind, node, self._stack[-1], self._order, value,
             element if position else None, position, None, tuple(self._suites[-1]), self._branch_depth[-1] > 0,
+            self._grad_off[-1],
         )
         self.self_attributes.setdefault(owner, {}).setdefault(attribute, []).append(binding)
 
@@ -490,7 +532,7 @@ class Names(cst.BatchableCSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if self._stack:
             self._order += 1
-            self.uses[node] = Use(self._stack[-1], self._order, tuple(self._suites[-1]))
+            self.uses[node] = Use(self._stack[-1], self._order, tuple(self._suites[-1]), self._grad_off[-1])
 
     def leave_Attribute_attr(self, node: cst.Attribute) -> None:
         self.uses.pop(node.attr, None)  # `x.attr`: only `x` is a variable
@@ -498,6 +540,17 @@ class Names(cst.BatchableCSTVisitor):
     def leave_Arg_keyword(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self.uses.pop(node.keyword, None)
+
+
+GRAD_OFF_CONTEXTS = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+     "torch.autograd.grad_mode.inference_mode"}
+)
+GRAD_SWITCHES = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+
+
+def _is_name(expr: cst.BaseExpression, value: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == value
 
 
 def _first_parameter(node: cst.FunctionDef) -> str:

@@ -1,0 +1,117 @@
+"""The model's value facts: what rules rely on to tell a device tensor from host data or metadata."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from stabfix.model.names import build_names
+from stabfix.model.values import Value, Values
+
+
+def _value_of_returned(source: str) -> Value:
+    """The value of the expression the last `return` of the source returns."""
+    module = cst.parse_module(textwrap.dedent(source))
+    names = build_names(module)
+    returns: list[cst.Return] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            returns.append(node)
+
+    module.visit(Collect())
+    return Values(names).value_of(returns[-1].value)
+
+
+def test_a_detached_model_output_is_a_snapshot_tensor():
+    value = _value_of_returned(
+        """
+        def embed(encoder, x):
+            out = encoder(x)
+            return out.detach()
+        """
+    )
+    assert value.tensor and value.snapshot and value.detached and not value.host
+
+
+def test_moving_to_a_cpu_device_bound_elsewhere_is_host_memory():
+    value = _value_of_returned(
+        """
+        import torch
+        def keep(t):
+            store = torch.device("cpu")
+            return t.detach().to(store)
+        """
+    )
+    assert value.host and not value.placed
+
+
+def test_to_device_is_placed_on_the_accelerator():
+    value = _value_of_returned(
+        """
+        def keep(t, device):
+            return t.detach().to(device, non_blocking=True)
+        """
+    )
+    assert value.placed and not value.host
+
+
+def test_tensor_metadata_and_python_numbers_are_not_tensors():
+    assert _value_of_returned("def f(x):\n    return x.shape[1:]\n").metadata
+    item = _value_of_returned("def f(loss):\n    return loss.detach().item()\n")
+    assert item.not_tensor and item.host and not item.tensor
+
+
+def test_values_under_no_grad_are_snapshots_through_aliases():
+    value = _value_of_returned(
+        """
+        import torch as th
+        def teacher_logits(teacher, x):
+            with th.no_grad():
+                logits = teacher(x)
+            result = logits
+            return result
+        """
+    )
+    assert value.snapshot and value.detached
+
+
+def test_a_batch_from_a_dataloader_is_host_memory_until_moved():
+    source = """
+        from torch.utils.data import DataLoader as DL
+        def run(ds, device):
+            loader = DL(ds, batch_size=4)
+            for i, batch in enumerate(loader):
+                x = batch[0]
+                y = x.to(device)
+            return {ret}
+        """
+    assert _value_of_returned(source.format(ret="x")).host
+    moved = _value_of_returned(source.format(ret="y"))
+    assert moved.placed and not moved.host
+
+
+def test_a_name_bound_on_two_branches_joins_both():
+    value = _value_of_returned(
+        """
+        def f(t, flag):
+            if flag:
+                v = t.cpu()
+            else:
+                v = t.detach()
+            return v
+        """
+    )
+    assert value.host and value.snapshot  # one branch is host memory: the finding would be unsure
+
+
+def test_factory_tables_and_parameters_are_told_apart_from_data():
+    assert _value_of_returned("import torch\ndef f(n):\n    return torch.arange(n)\n").constant
+    grads = _value_of_returned("def f(model):\n    for p in model.parameters():\n        g = p.grad\n    return g\n")
+    assert grads.parameter
+
+
+def test_arithmetic_of_a_tensor_and_a_number_is_a_tensor():
+    value = _value_of_returned("import torch\ndef f(x):\n    y = torch.tanh(x.detach())\n    return y * 2.0\n")
+    assert value.tensor and value.snapshot
