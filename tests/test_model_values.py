@@ -115,3 +115,35 @@ def test_factory_tables_and_parameters_are_told_apart_from_data():
 def test_arithmetic_of_a_tensor_and_a_number_is_a_tensor():
     value = _value_of_returned("import torch\ndef f(x):\n    y = torch.tanh(x.detach())\n    return y * 2.0\n")
     assert value.tensor and value.snapshot
+
+
+def test_values_are_followed_through_a_same_file_helper_and_its_tuple():
+    value = _value_of_returned(
+        """
+        class Trainer:
+            def _prepare(self, batch):
+                x = batch["x"].to(self.device)
+                return x, x.detach().cpu()
+
+            def step(self, batch):
+                on_device, on_host = self._prepare(batch)
+                return on_host
+        """
+    )
+    assert value.host and value.snapshot
+
+
+def test_a_helper_returning_a_detached_encoding_is_a_snapshot_tensor():
+    value = _value_of_returned(
+        """
+        import torch
+        @torch.no_grad()
+        def encode(encoder, ids):
+            return encoder(ids)
+
+        def step(encoder, ids):
+            feats = encode(encoder, ids)
+            return feats
+        """
+    )
+    assert value.call and value.snapshot and value.detached and not value.host

@@ -121,6 +121,7 @@ class Names(cst.BatchableCSTVisitor):
         self.scopes: dict[cst.CSTNode, Scope] = {}
         self.uses: dict[cst.Name, Use] = {}
         self.self_attributes: dict[cst.ClassDef, dict[str, list[Binding]]] = {}
+        self.returns: dict[cst.FunctionDef, list[cst.BaseExpression]] = {}  # what each function returns
         self._stack: list[Scope] = []
         self._suites: list[list[int]] = []  # per scope: ids of the open blocks
         self._branch_depth: list[int] = []  # per scope: open if/else/except/match/loop bodies
@@ -527,6 +528,35 @@ class Names(cst.BatchableCSTVisitor):
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         if self._stack:
             self._stack[-1].declared_nonlocal.update(item.name.value for item in node.names)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        scope = self._stack[-1] if self._stack else None
+        if scope is not None and isinstance(scope.node, cst.FunctionDef) and node.value is not None:
+            self.returns.setdefault(scope.node, []).append(node.value)
+
+    # -- same-file functions -----------------------------------------------------------------------------
+    def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The function of this file a call runs: `helper(x)` bound by a `def` the call sees, or
+        `self.method(x)` defined in the enclosing class."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            bindings = self.bindings_of(func)
+            defs = [b.node for b in bindings if b.kind == "def"]
+            return defs[-1] if defs and len(defs) == len(bindings) else None  # type: ignore[return-value]
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            use = self.uses.get(func.value)
+            if use is None:
+                return None
+            scope = use.scope
+            while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+                scope = scope.parent
+            owner = scope.parent if scope is not None else None
+            if owner is None or not owner.is_class or _first_parameter(scope.node) != func.value.value:  # type: ignore[arg-type]
+                return None
+            bindings = owner.bindings.get(func.attr.value, [])
+            defs = [b.node for b in bindings if b.kind == "def"]
+            return defs[-1] if defs and len(defs) == len(bindings) else None  # type: ignore[return-value]
+        return None
 
     # -- uses ------------------------------------------------------------------------------------------
     def visit_Name(self, node: cst.Name) -> None:

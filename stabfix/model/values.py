@@ -120,9 +120,12 @@ class Values:
         if binding.kind == "for" and binding.value is not None:
             return self._element_of(binding, depth)
         bound = binding.bound_value
-        if bound is None:
+        if bound is None and binding.kind == "unpack" and isinstance(binding.value, cst.Call):
+            value = self._returned_by(binding.value, binding.position, depth) or Value()
+        elif bound is None:
             return Value()
-        value = self.value_of(bound, depth + 1)
+        else:
+            value = self.value_of(bound, depth + 1)
         if binding.grad_off and (value.tensor or value.call or value.model_output):
             value = replace(value, snapshot=True, detached=True)
         return value
@@ -255,7 +258,28 @@ class Values:
             merged = _combine(operands) if operands else Value()
             return replace(merged, tensor=True, not_tensor=False, call=False, reduced=_names_a_loss(last),
                            model_output=False)
+        returned = self._returned_by(call, (), depth)
+        if returned is not None:
+            return returned
         return Value(call=True, reduced=_names_a_loss((dotted_name(call.func) or "").rsplit(".", 1)[-1]))
+
+    def _returned_by(self, call: cst.Call, position: tuple[int, ...], depth: int) -> Optional[Value]:
+        """What a function of this file returns (at a tuple position), joined over its returns."""
+        if depth > 4:
+            return None
+        function = self.names.definition_of(call)
+        if function is None or function not in self.names.returns:
+            return None
+        values = []
+        for returned in self.names.returns[function]:
+            part = _element_at(returned, position)
+            if part is None:
+                return None
+            values.append(self.value_of(part, depth + 2))
+        joined = Value.join(values)
+        if function in self.names.grad_off_functions and not joined.not_tensor:
+            joined = replace(joined, snapshot=True, detached=True)
+        return joined
 
     def _names_cpu_device(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         """`store_device` whose every binding is a CPU device: moving there is a move to the CPU."""
@@ -311,6 +335,17 @@ def _calls_parameter_iterator(expr: cst.BaseExpression) -> bool:
             return True
         return any(_calls_parameter_iterator(arg.value) for arg in expr.args)
     return False
+
+
+def _element_at(expr: cst.BaseExpression, position: tuple[int, ...]) -> Optional[cst.BaseExpression]:
+    """The part of a returned tuple that lands at an unpacking position (None when not visible)."""
+    for index in position:
+        if not isinstance(expr, (cst.Tuple, cst.List)) or index < 0 or index >= len(expr.elements):
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+            return None
+        expr = expr.elements[index].value
+    return expr
 
 
 def _iterated_part(binding: Binding) -> Optional[cst.BaseExpression]:
