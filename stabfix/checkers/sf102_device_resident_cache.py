@@ -10,6 +10,8 @@ container, or a function-local one that a training loop of the function (a loop 
 - stores a tensor (a `.detach()`/`.clone()` chain, a `torch` op, a parameter annotated `Tensor`,
   or a call result when the container is annotated as holding tensors, read back with `.clone()`,
   or the result is put on the accelerator with `.to(device)`/`.cuda()`/`.half()`),
+- (or a tuple of such values, reported without a fix; or a forward output stored as it is under
+  `no_grad`, when the callee is a module of the file or runs on a tensor put on the accelerator),
 - as a snapshot (detached, cloned, or computed under `no_grad`/`inference_mode`) - tensors stored
   *with* their graph are SF103's business and KV caches of a forward call store raw activations,
 - and nothing moves it to the CPU (`.cpu()`, `.to("cpu")`, `.to(d)` with `d` only ever bound to a CPU
@@ -20,7 +22,9 @@ It stays silent for caches that are cleared or evicted anywhere (`.clear()`, `.p
 re-created empty outside `__init__`), filled in `__init__`, filled from parameter loops (EMA
 shadows, backups), filled by forward hooks or with keys that cannot grow (constants, closure
 variables, `self.*`), keyed by device, holding constant tables built by factory calls, or
-holding losses/reductions (a logged history, SF103). `functools.lru_cache` memos are not
+holding losses/reductions (a logged history, SF103), and for results built once to be handed
+over: a module-level or local container saved, loaded into a model or returned, never read back by
+key, and filled by no training loop or step (conversion and merge scripts). `functools.lru_cache` memos are not
 containers this rule sees (they are bounded by `maxsize` and usually hold small constant tables).
 
 `torch.load(...)` without `map_location` is reported when its result restores such a cache: it is
@@ -49,7 +53,10 @@ from stabfix.model.devices import (
     method_chain,
     to_call_target,
 )
+from stabfix.model.containers import hands_over
 from stabfix.model.imports import dotted_name
+from stabfix.model.modules import ModuleIndex
+from stabfix.model.structure import Frame, StepIndex, visitors_with
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 
@@ -212,6 +219,7 @@ class _Store:
     grad_off: bool
     comprehension_names: frozenset[str] = frozenset()
     shared_value: bool = False  # `c[k] = v = t.detach()`: the stored value is also bound elsewhere
+    frames: tuple[Frame, ...] = ()  # where the store sits in the training structure of the file
 
 
 @dataclass
@@ -250,6 +258,8 @@ class _Evidence:
     scalar: bool = False  # a loss or a full reduction: history logging (SF103), not a cache entry
     call: bool = False  # result of a call of unknown type (a model output, a helper)
     placed: bool = False  # put on an accelerator or cast to half precision (`.to(device)`, `.cuda()`, `.half()`)
+    forward: bool = False  # what a forward pass returns: a module called, or a callable applied to a device tensor
+    tuple: bool = False  # a tuple/list display of such values (`(emb, mask)`, `(h.detach(), c.detach())`)
 
     @property
     def silent(self) -> bool:
@@ -269,6 +279,8 @@ class _Evidence:
             scalar=any(e.scalar for e in items),
             call=any(e.call for e in items),
             placed=any(e.placed for e in items),
+            forward=any(e.forward for e in items),
+            tuple=any(e.tuple for e in items),
         )
 
 
@@ -462,16 +474,20 @@ class _Binding:
 def _unpacked_values(
     target: cst.Tuple | cst.List, value: cst.BaseExpression | None
 ) -> list[cst.BaseExpression | None]:
-    """What each element of an unpacking target receives: `x, y = a[0], a[1]` binds `x` to `a[0]`;
-    None where it is not spelled out (a call, a starred element, lengths that differ)."""
+    """What each element of an unpacking target receives: `x, y = a[0], a[1]` binds `x` to `a[0]`, and
+    `h, c = rnn(x)` binds `h` to (a stand-in for) `rnn(x)[0]`; None where it is not spelled out (a
+    starred element, lengths that differ)."""
     elements = target.elements
-    if (
-        isinstance(value, (cst.Tuple, cst.List))
-        and len(value.elements) == len(elements)
-        and not any(isinstance(e, cst.StarredElement) for e in (*elements, *value.elements))
-    ):
-        return [e.value for e in value.elements]
-    return [None] * len(elements)
+    if any(isinstance(e, cst.StarredElement) for e in elements):
+        return [None] * len(elements)
+    if isinstance(value, (cst.Tuple, cst.List)):
+        if len(value.elements) == len(elements) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return [e.value for e in value.elements]
+        return [None] * len(elements)
+    if value is None:
+        return [None] * len(elements)
+    # an element of the value: the stand-in keeps the value itself as a child, so data flow through it holds
+    return [cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]) for i in range(len(elements))]
 
 
 class _ScopeFacts(cst.CSTVisitor):
@@ -789,6 +805,11 @@ class DeviceResidentCache(Checker):
         self.foreign_attributes: set[str] = set()
         self.attribute_values: dict[str, list[cst.BaseExpression | None]] = {}
         self._facts: dict[int, _ScopeFacts] = {}
+        self.steps = StepIndex(context.imports)
+        self.modules = ModuleIndex(context.imports)
+
+    def get_visitors(self):
+        return visitors_with(self, self.steps, self.modules)
 
     # --- traversal ------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -979,6 +1000,7 @@ class DeviceResidentCache(Checker):
                 self.grad_off[-1],
                 comprehension_names,
                 shared,
+                self.steps.frames(),
             )
         )
 
@@ -1124,14 +1146,38 @@ class DeviceResidentCache(Checker):
             return None
         if any(use.kind == "mutate" for use in uses):
             return None  # entries updated in place (`c[k].mul_(m).add_(x)`, `c[k] += x`): running state per key
+        if not container.on_self and self._built_once(candidates, uses):
+            return None
         report = _ContainerReport(container, uses=uses)
         tensor_hint = self._container_holds_tensors(uses)
         for store, evidence in candidates:
             if self._confirmed(store, evidence, tensor_hint, uses):
                 report.stores.append((store, evidence))
         if report.stores:
-            self._plan_reads(report, walker, kind)
+            report.unfixable = self._uncertain_entries(report, tensor_hint)
+            if report.unfixable is None:
+                self._plan_reads(report, walker, kind)
         return report
+
+    def _built_once(self, candidates: list[tuple[_Store, _Evidence]], uses: list[_Use]) -> bool:
+        """A result built to be handed over, not a cache: the container itself is saved, loaded into a
+        model or returned (`torch.save(out, p)`, `model.load_state_dict(sd)`, `return sd`), nothing reads
+        an entry back by key, and no store runs as part of training (a conversion or merge script)."""
+        if any(use.kind in ("read", "get", "lookup", "moved") for use in uses):
+            return False  # consulted by key: a memo
+        if any(self.steps.in_training(store.frames) for store, _ in candidates):
+            return False  # filled step after step: it grows with training whatever happens to it after
+        return any(hands_over(use.node, use.parents, self.qualified_name) for use in uses)
+
+    def _uncertain_entries(self, report: _ContainerReport, tensor_hint: bool) -> str | None:
+        """Why the fix cannot rewrite the entries: tuples of tensors, or a forward output that may be a
+        structure (a `ModelOutput`, a dict) rather than one tensor."""
+        for store, evidence in report.stores:
+            if evidence.tuple:
+                return f"`{report.key.display()}` holds tuples of tensors (`{_code(store.value, 40)}`)"
+            if not (evidence.tensor or evidence.placed or tensor_hint):
+                return f"`{_code(store.value, 40)}` may return more than one tensor"
+        return None
 
     def _container_kind(self, uses: list[_Use]) -> str | None:
         kinds = {
@@ -1187,6 +1233,33 @@ class DeviceResidentCache(Checker):
                     return True
             if use.kind == "read" and isinstance(use.rewrite, cst.Call):
                 return True  # read as `c[key].clone()`
+            if use.kind == "read" and self._operand_of_tensor_function(use):
+                return True  # read into `torch.cat([c[k] for k in keys])`
+        return False
+
+    def _operand_of_tensor_function(self, use: _Use) -> bool:
+        """`torch.stack([c[k] for k in ks])`, `F.normalize(c[k])`: the entry read is an operand of a torch
+        function that takes tensors, so the container holds tensors."""
+        child: cst.CSTNode = use.node
+        for parent in reversed(use.parents):
+            if isinstance(parent, cst.Call):
+                name = self.qualified_name(parent.func) or ""
+                module, _, last = name.rpartition(".")
+                return (
+                    any(arg is child for arg in parent.args)
+                    and module in _TENSOR_FUNCTION_MODULES
+                    and last[:1].islower()
+                    and last not in _NOT_TENSOR_FUNCTIONS
+                    and last not in _TORCH_FROM_DATA
+                )
+            if isinstance(parent, cst.Subscript) and parent.value is child:
+                child = parent
+            elif isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is child:
+                child = parent
+            elif isinstance(parent, (cst.List, cst.Tuple, cst.Element, cst.Arg)):
+                child = parent
+            else:
+                return False
         return False
 
     # --- one store ------------------------------------------------------------------------------
@@ -1217,7 +1290,7 @@ class DeviceResidentCache(Checker):
             return False  # the same, through a local: `old = c[k].clone(); c[k] = a * old + b` (a running update)
         # a snapshot of a call result put on the accelerator (`model(x).to(device)`, `.cuda()`, `.half()`):
         # what a forward pass returns, handled like a tensor
-        return evidence.tensor or (evidence.call and (tensor_hint or evidence.placed))
+        return evidence.tensor or (evidence.call and (tensor_hint or evidence.placed or evidence.forward))
 
     def _recomputes_own_entry(self, store: _Store, facts: _ScopeFacts, uses: list[_Use]) -> bool:
         """The stored value is computed, through locals, from the entry it replaces (`old = c[k]`, `c[k] = f(old)`).
@@ -1336,11 +1409,22 @@ class DeviceResidentCache(Checker):
                 evidence.scalar = True
             elif name == "[]":
                 evidence.not_tensor = False  # an element of a list/dict: whatever was put in it
+                evidence.tuple = False
             elif name.startswith("."):
                 continue
             elif not evidence.tensor:
                 evidence.call = True
+                evidence.forward = self._is_forward(node, scopes, depth)  # type: ignore[arg-type]
         return evidence
+
+    def _is_forward(self, call: cst.Call, scopes: list[_ScopeFacts], depth: int) -> bool:
+        """A forward pass: a call of a module of the file (`self.teacher(x)`, `encoder(ids)`), or of any
+        callable on a tensor placed on the accelerator (`text_encoder(ids.to(device))`)."""
+        if self.modules.is_module(call.func):
+            return True
+        return any(
+            arg.keyword is None and self.evaluate(arg.value, scopes, depth + 1).placed for arg in call.args
+        )
 
     def _names_cpu_device(
         self, expr: cst.BaseExpression | None, scopes: list[_ScopeFacts], depth: int = 0
@@ -1368,6 +1452,13 @@ class DeviceResidentCache(Checker):
     def _evaluate_root(self, root: cst.BaseExpression, scopes: list[_ScopeFacts], depth: int) -> _Evidence:
         if isinstance(root, cst.Name):
             return self._evaluate_name(root.value, scopes, depth)
+        if isinstance(root, (cst.Tuple, cst.List)) and root.elements:
+            # `(emb, mask)`, `(h.detach(), c.detach())`: what its elements are, kept together
+            if any(isinstance(element, cst.StarredElement) for element in root.elements):
+                return _Evidence()
+            merged = _Evidence.merge([self.evaluate(e.value, scopes, depth + 1) for e in root.elements])
+            merged.tuple = merged.tensor or merged.call
+            return merged
         if _is_literal(root):
             return _Evidence(not_tensor=True)
         if isinstance(root, cst.Call):
@@ -1535,7 +1626,11 @@ class DeviceResidentCache(Checker):
                 parameter=merged.parameter,
             )
         callee_name = dotted_name(call.func) or ""
-        return _Evidence(call=True, scalar=_names_a_loss(callee_name.rsplit(".", 1)[-1]))
+        return _Evidence(
+            call=True,
+            scalar=_names_a_loss(callee_name.rsplit(".", 1)[-1]),
+            forward=self._is_forward(call, scopes, depth),
+        )
 
     # --- reads and the fix --------------------------------------------------------------------------
     def _plan_reads(self, report: _ContainerReport, walker: _UseWalker, kind: str) -> None:
