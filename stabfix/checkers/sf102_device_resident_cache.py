@@ -10,6 +10,8 @@ container, or a function-local one that a training loop of the function (a loop 
 - stores a tensor (a `.detach()`/`.clone()` chain, a `torch` op, a parameter annotated `Tensor`,
   or a call result when the container is annotated as holding tensors, read back with `.clone()`,
   or the result is put on the accelerator with `.to(device)`/`.cuda()`/`.half()`),
+- (or a tuple of such values, reported without a fix; or a forward output stored as it is under
+  `no_grad`, when the callee is a module of the file or runs on a tensor put on the accelerator),
 - as a snapshot (detached, cloned, or computed under `no_grad`/`inference_mode`) - tensors stored
   *with* their graph are SF103's business and KV caches of a forward call store raw activations,
 - and nothing moves it to the CPU (`.cpu()`, `.to("cpu")`, `.to(d)` with `d` only ever bound to a CPU
@@ -20,7 +22,9 @@ It stays silent for caches that are cleared or evicted anywhere (`.clear()`, `.p
 re-created empty outside `__init__`), filled in `__init__`, filled from parameter loops (EMA
 shadows, backups), filled by forward hooks or with keys that cannot grow (constants, closure
 variables, `self.*`), keyed by device, holding constant tables built by factory calls, or
-holding losses/reductions (a logged history, SF103). `functools.lru_cache` memos are not
+holding losses/reductions (a logged history, SF103), and for results built once to be handed
+over: a module-level or local container saved, loaded into a model or returned, never read back by
+key, and filled by no training loop or step (conversion and merge scripts). `functools.lru_cache` memos are not
 containers this rule sees (they are bounded by `maxsize` and usually hold small constant tables).
 
 `torch.load(...)` without `map_location` is reported when its result restores such a cache: it is
@@ -49,7 +53,12 @@ from stabfix.model.devices import (
     method_chain,
     to_call_target,
 )
+from stabfix.model.containers import hands_over
 from stabfix.model.imports import dotted_name
+from stabfix.model.syntax import contains, names_in, preorder, walk, walk_scope
+from stabfix.model.modules import ModuleIndex
+from stabfix.model.scopes import ScopeBinding, ScopeBindings
+from stabfix.model.structure import Frame, StepIndex, visitors_with
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 
@@ -212,6 +221,7 @@ class _Store:
     grad_off: bool
     comprehension_names: frozenset[str] = frozenset()
     shared_value: bool = False  # `c[k] = v = t.detach()`: the stored value is also bound elsewhere
+    frames: tuple[Frame, ...] = ()  # where the store sits in the training structure of the file
 
 
 @dataclass
@@ -250,6 +260,8 @@ class _Evidence:
     scalar: bool = False  # a loss or a full reduction: history logging (SF103), not a cache entry
     call: bool = False  # result of a call of unknown type (a model output, a helper)
     placed: bool = False  # put on an accelerator or cast to half precision (`.to(device)`, `.cuda()`, `.half()`)
+    forward: bool = False  # what a forward pass returns: a module called, or a callable applied to a device tensor
+    tuple: bool = False  # a tuple/list display of such values (`(emb, mask)`, `(h.detach(), c.detach())`)
 
     @property
     def silent(self) -> bool:
@@ -269,6 +281,8 @@ class _Evidence:
             scalar=any(e.scalar for e in items),
             call=any(e.call for e in items),
             placed=any(e.placed for e in items),
+            forward=any(e.forward for e in items),
+            tuple=any(e.tuple for e in items),
         )
 
 
@@ -300,37 +314,10 @@ def _single_index(node: cst.Subscript) -> cst.BaseExpression | None:
     return None
 
 
-def _names_in(node: cst.CSTNode) -> set[str]:
-    """Variable names read in an expression (attribute names and keywords excluded)."""
-    found: set[str] = set()
-
-    def walk(current: cst.CSTNode) -> None:
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-            return
-        if isinstance(current, cst.Attribute):
-            walk(current.value)
-            return
-        if isinstance(current, cst.Arg):
-            walk(current.value)
-            return
-        for child in current.children:
-            walk(child)
-
-    walk(node)
-    return found
-
-
 def _names_a_loss(name: str) -> bool:
     """`mse_loss`, `cross_entropy`, `criterion`, `loss_fn`, `ContrastiveLoss`: a call computing a loss value."""
     lowered = name.lower()
     return "loss" in lowered or "criterion" in lowered or lowered in _LOSS_FUNCTIONS
-
-
-def _contains(node: cst.CSTNode, needle: cst.CSTNode) -> bool:
-    if node is needle:
-        return True
-    return any(_contains(child, needle) for child in node.children)
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:
@@ -426,7 +413,7 @@ def _reads_entry(use: _Use, key: cst.BaseExpression) -> bool:
 
 
 def _computed_from(
-    value: cst.BaseExpression, facts: "_ScopeFacts", sources: list[cst.BaseExpression], depth: int = 0
+    value: cst.BaseExpression, facts: "ScopeBindings", sources: list[cst.BaseExpression], depth: int = 0
 ) -> bool:
     """A local in `value` whose every binding contains one of `sources`, directly or through other locals.
 
@@ -435,127 +422,18 @@ def _computed_from(
     """
     if depth > 4:
         return False
-    for name in _names_in(value):
+    for name in names_in(value):
         bindings = facts.bindings.get(name, [])
         if bindings and all(
             binding.value is not None
             and (
-                any(_contains(binding.value, source) for source in sources)
+                any(contains(binding.value, source) for source in sources)
                 or _computed_from(binding.value, facts, sources, depth + 1)
             )
             for binding in bindings
         ):
             return True
     return False
-
-
-# ----------------------------------------------------------------------------------------------
-# scope facts: bindings, parameters and loop targets of one function (or the module)
-# ----------------------------------------------------------------------------------------------
-@dataclass
-class _Binding:
-    value: cst.BaseExpression | None  # None: unpacked or augmented, value unknown
-    grad_off: bool
-    statement: cst.CSTNode
-
-
-def _unpacked_values(
-    target: cst.Tuple | cst.List, value: cst.BaseExpression | None
-) -> list[cst.BaseExpression | None]:
-    """What each element of an unpacking target receives: `x, y = a[0], a[1]` binds `x` to `a[0]`;
-    None where it is not spelled out (a call, a starred element, lengths that differ)."""
-    elements = target.elements
-    if (
-        isinstance(value, (cst.Tuple, cst.List))
-        and len(value.elements) == len(elements)
-        and not any(isinstance(e, cst.StarredElement) for e in (*elements, *value.elements))
-    ):
-        return [e.value for e in value.elements]
-    return [None] * len(elements)
-
-
-class _ScopeFacts(cst.CSTVisitor):
-    def __init__(self, root: cst.FunctionDef | cst.Module, qualify, grad_off: bool = False) -> None:
-        super().__init__()
-        self.root = root
-        self.qualify = qualify
-        self.params: dict[str, cst.Param] = {}
-        self.bindings: dict[str, list[_Binding]] = {}
-        self.loop_iters: dict[str, cst.BaseExpression] = {}
-        self.globals: set[str] = set()
-        self.grad_off = [grad_off]
-        root.visit(self)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if node is not self.root:
-            self.bindings.setdefault(node.name.value, []).append(_Binding(None, False, node))
-            return False
-        for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
-            self.params[param.name.value] = param
-        for star in (node.params.star_arg, node.params.star_kwarg):
-            if isinstance(star, cst.Param):
-                self.params[star.name.value] = star
-        return True
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.bindings.setdefault(node.name.value, []).append(_Binding(None, False, node))
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_With(self, node: cst.With) -> None:
-        off = any(is_grad_disabling_context(item.item, self.qualify) for item in node.items)
-        self.grad_off.append(self.grad_off[-1] or off)
-        for item in node.items:
-            if item.asname is not None and isinstance(item.asname.name, cst.Name):
-                self._bind(item.asname.name.value, None, node)
-
-    def leave_With(self, original_node: cst.With) -> None:
-        self.grad_off.pop()
-
-    def _bind(self, name: str, value: cst.BaseExpression | None, statement: cst.CSTNode) -> None:
-        self.bindings.setdefault(name, []).append(_Binding(value, self.grad_off[-1], statement))
-
-    def _bind_target(
-        self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode
-    ) -> None:
-        if isinstance(target, cst.Name):
-            self._bind(target.value, value, statement)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            values = _unpacked_values(target, value)
-            for element, element_value in zip(target.elements, values):
-                self._bind_target(element.value, element_value, statement)
-        elif isinstance(target, cst.StarredElement):
-            self._bind_target(target.value, None, statement)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._bind_target(target.target, node.value, node)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind_target(node.target, node.value, node)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind_target(node.target, None, node)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind_target(node.target, node.value, node)
-
-    def visit_For(self, node: cst.For) -> None:
-        for name in _names_in(node.target):
-            self.loop_iters[name] = node.iter
-            self._bind(name, None, node)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.globals.update(item.name.value for item in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.globals.update(item.name.value for item in node.names)
-
-    def binds_locally(self, name: str) -> bool:
-        return name not in self.globals and (name in self.params or name in self.bindings)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -788,7 +666,12 @@ class DeviceResidentCache(Checker):
         self.hook_names: set[str] = set()
         self.foreign_attributes: set[str] = set()
         self.attribute_values: dict[str, list[cst.BaseExpression | None]] = {}
-        self._facts: dict[int, _ScopeFacts] = {}
+        self._facts: dict[int, ScopeBindings] = {}
+        self.steps = StepIndex(context.imports)
+        self.modules = ModuleIndex(context.imports)
+
+    def get_visitors(self):
+        return visitors_with(self, self.steps, self.modules)
 
     # --- traversal ------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -863,7 +746,7 @@ class DeviceResidentCache(Checker):
         method = func.attr.value
         if "hook" in method and method.startswith("register"):
             for arg in node.args:
-                self.hook_names |= {n for n in _names_in(arg.value)}
+                self.hook_names |= {n for n in names_in(arg.value)}
                 if isinstance(arg.value, cst.Attribute):
                     self.hook_names.add(arg.value.attr.value)
             return
@@ -886,7 +769,7 @@ class DeviceResidentCache(Checker):
                 if isinstance(element, cst.DictElement):
                     self._record_store(receiver, call, element.value, element.key, "update")
         elif isinstance(mapping, cst.DictComp):
-            names = frozenset(name for comp in _comprehension_fors(mapping.for_in) for name in _names_in(comp.target))
+            names = frozenset(name for comp in _comprehension_fors(mapping.for_in) for name in names_in(comp.target))
             self._record_store(receiver, call, mapping.value, mapping.key, "update", names)
 
     # --- what the traversal collects ------------------------------------------------------------
@@ -979,6 +862,7 @@ class DeviceResidentCache(Checker):
                 self.grad_off[-1],
                 comprehension_names,
                 shared,
+                self.steps.frames(),
             )
         )
 
@@ -1008,13 +892,13 @@ class DeviceResidentCache(Checker):
             return None
         return None
 
-    def facts(self, scope: cst.FunctionDef | cst.Module) -> _ScopeFacts:
+    def facts(self, scope: cst.FunctionDef | cst.Module) -> ScopeBindings:
         cached = self._facts.get(id(scope))
         if cached is None:
             grad_off = isinstance(scope, cst.FunctionDef) and any(
                 is_grad_disabling_context(d.decorator, self.qualified_name) for d in scope.decorators
             )
-            cached = self._facts[id(scope)] = _ScopeFacts(scope, self.qualified_name, grad_off)
+            cached = self._facts[id(scope)] = ScopeBindings(scope, self.qualified_name, grad_off)
         return cached
 
     # --- deciding -------------------------------------------------------------------------
@@ -1069,16 +953,16 @@ class DeviceResidentCache(Checker):
                 isinstance(node, cst.Return)
                 and isinstance(node.value, cst.Name)
                 and node.value.value == closure.name.value
-                for node in _walk_scope(owner)
+                for node in walk_scope(owner)
             )
         name = store.container.name
         if any(
-            isinstance(node, cst.Return) and node.value is not None and name in _names_in(node.value)
-            for node in _walk_scope(owner)
+            isinstance(node, cst.Return) and node.value is not None and name in names_in(node.value)
+            for node in walk_scope(owner)
         ):
             return False  # a result the function builds and hands back, not a cache
         for loop in store.loops:
-            if not _contains(owner, loop) or any(_contains(loop, definition) for definition in definitions):
+            if not contains(owner, loop) or any(contains(loop, definition) for definition in definitions):
                 continue
             if _is_training_loop(loop):
                 return True
@@ -1124,14 +1008,38 @@ class DeviceResidentCache(Checker):
             return None
         if any(use.kind == "mutate" for use in uses):
             return None  # entries updated in place (`c[k].mul_(m).add_(x)`, `c[k] += x`): running state per key
+        if not container.on_self and self._built_once(candidates, uses):
+            return None
         report = _ContainerReport(container, uses=uses)
         tensor_hint = self._container_holds_tensors(uses)
         for store, evidence in candidates:
             if self._confirmed(store, evidence, tensor_hint, uses):
                 report.stores.append((store, evidence))
         if report.stores:
-            self._plan_reads(report, walker, kind)
+            report.unfixable = self._uncertain_entries(report, tensor_hint)
+            if report.unfixable is None:
+                self._plan_reads(report, walker, kind)
         return report
+
+    def _built_once(self, candidates: list[tuple[_Store, _Evidence]], uses: list[_Use]) -> bool:
+        """A result built to be handed over, not a cache: the container itself is saved, loaded into a
+        model or returned (`torch.save(out, p)`, `model.load_state_dict(sd)`, `return sd`), nothing reads
+        an entry back by key, and no store runs as part of training (a conversion or merge script)."""
+        if any(use.kind in ("read", "get", "lookup", "moved") for use in uses):
+            return False  # consulted by key: a memo
+        if any(self.steps.in_training(store.frames) for store, _ in candidates):
+            return False  # filled step after step: it grows with training whatever happens to it after
+        return any(hands_over(use.node, use.parents, self.qualified_name) for use in uses)
+
+    def _uncertain_entries(self, report: _ContainerReport, tensor_hint: bool) -> str | None:
+        """Why the fix cannot rewrite the entries: tuples of tensors, or a forward output that may be a
+        structure (a `ModelOutput`, a dict) rather than one tensor."""
+        for store, evidence in report.stores:
+            if evidence.tuple:
+                return f"`{report.key.display()}` holds tuples of tensors (`{_code(store.value, 40)}`)"
+            if not (evidence.tensor or evidence.placed or tensor_hint):
+                return f"`{_code(store.value, 40)}` may return more than one tensor"
+        return None
 
     def _container_kind(self, uses: list[_Use]) -> str | None:
         kinds = {
@@ -1165,15 +1073,15 @@ class DeviceResidentCache(Checker):
         payload = use.payload
         if payload is None:
             return False
-        if any(_contains(payload, load.call) for load in self.loads):
+        if any(contains(payload, load.call) for load in self.loads):
             return True
         scope = use.functions[-1] if use.functions else self.module
         if scope is None:
             return False
         facts = self.facts(scope)
-        for name in _names_in(payload):
+        for name in names_in(payload):
             for binding in facts.bindings.get(name, []):
-                if binding.value is not None and any(_contains(binding.value, load.call) for load in self.loads):
+                if binding.value is not None and any(contains(binding.value, load.call) for load in self.loads):
                     return True
         return (
             isinstance(payload, cst.Call) and isinstance(payload.func, cst.Attribute) and _is_self(payload.func.value)
@@ -1187,6 +1095,33 @@ class DeviceResidentCache(Checker):
                     return True
             if use.kind == "read" and isinstance(use.rewrite, cst.Call):
                 return True  # read as `c[key].clone()`
+            if use.kind == "read" and self._operand_of_tensor_function(use):
+                return True  # read into `torch.cat([c[k] for k in keys])`
+        return False
+
+    def _operand_of_tensor_function(self, use: _Use) -> bool:
+        """`torch.stack([c[k] for k in ks])`, `F.normalize(c[k])`: the entry read is an operand of a torch
+        function that takes tensors, so the container holds tensors."""
+        child: cst.CSTNode = use.node
+        for parent in reversed(use.parents):
+            if isinstance(parent, cst.Call):
+                name = self.qualified_name(parent.func) or ""
+                module, _, last = name.rpartition(".")
+                return (
+                    any(arg is child for arg in parent.args)
+                    and module in _TENSOR_FUNCTION_MODULES
+                    and last[:1].islower()
+                    and last not in _NOT_TENSOR_FUNCTIONS
+                    and last not in _TORCH_FROM_DATA
+                )
+            if isinstance(parent, cst.Subscript) and parent.value is child:
+                child = parent
+            elif isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is child:
+                child = parent
+            elif isinstance(parent, (cst.List, cst.Tuple, cst.Element, cst.Arg)):
+                child = parent
+            else:
+                return False
         return False
 
     # --- one store ------------------------------------------------------------------------------
@@ -1211,15 +1146,15 @@ class DeviceResidentCache(Checker):
         Snapshot evidence was required before (detach/clone/no_grad): a value stored with its graph
         is SF103's concern, and a KV cache of one forward pass stores raw activations.
         """
-        if any(_contains(store.value, use.node) for use in uses):
+        if any(contains(store.value, use.node) for use in uses):
             return False  # updates an entry from itself (`c[k] = torch.cat([c[k], new])`): a KV-cache step
         if store.functions and self._recomputes_own_entry(store, self.facts(store.functions[-1]), uses):
             return False  # the same, through a local: `old = c[k].clone(); c[k] = a * old + b` (a running update)
         # a snapshot of a call result put on the accelerator (`model(x).to(device)`, `.cuda()`, `.half()`):
         # what a forward pass returns, handled like a tensor
-        return evidence.tensor or (evidence.call and (tensor_hint or evidence.placed))
+        return evidence.tensor or (evidence.call and (tensor_hint or evidence.placed or evidence.forward))
 
-    def _recomputes_own_entry(self, store: _Store, facts: _ScopeFacts, uses: list[_Use]) -> bool:
+    def _recomputes_own_entry(self, store: _Store, facts: ScopeBindings, uses: list[_Use]) -> bool:
         """The stored value is computed, through locals, from the entry it replaces (`old = c[k]`, `c[k] = f(old)`).
 
         Only a read of the same key counts: a batched memo that looks up which keys are missing
@@ -1238,7 +1173,7 @@ class DeviceResidentCache(Checker):
         if store.op == "nested-append":
             return True
         key = store.key
-        names = _names_in(key) - {"True", "False", "None"} if key is not None else set()
+        names = names_in(key) - {"True", "False", "None"} if key is not None else set()
         if not names:
             return False  # a constant key: one slot, overwritten
         if any(is_device_name(name) for name in names) or "device" in _code(key, 200):
@@ -1254,7 +1189,7 @@ class DeviceResidentCache(Checker):
                 return True
         return False
 
-    def _bound_to_data(self, facts: _ScopeFacts, name: str) -> bool:
+    def _bound_to_data(self, facts: ScopeBindings, name: str) -> bool:
         bindings = facts.bindings.get(name, [])
         return bool(bindings) and not all(b.value is not None and _is_literal(b.value) for b in bindings)
 
@@ -1284,20 +1219,20 @@ class DeviceResidentCache(Checker):
         for loop in store.loops:
             if not isinstance(loop, cst.For):
                 continue
-            for node in _walk(loop.iter):
+            for node in walk(loop.iter):
                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                     if node.func.attr.value in _PARAMETER_ITERATORS:
                         return True
         return False
 
-    def _scope_chain(self, functions: tuple[cst.FunctionDef, ...]) -> list[_ScopeFacts]:
+    def _scope_chain(self, functions: tuple[cst.FunctionDef, ...]) -> list[ScopeBindings]:
         chain = [self.facts(function) for function in reversed(functions)]
         if self.module is not None:
             chain.append(self.facts(self.module))
         return chain
 
     # --- evidence about a value -------------------------------------------------------------------
-    def evaluate(self, expr: cst.BaseExpression, scopes: list[_ScopeFacts], depth: int = 0) -> _Evidence:
+    def evaluate(self, expr: cst.BaseExpression, scopes: list[ScopeBindings], depth: int = 0) -> _Evidence:
         if depth > 6:
             return _Evidence()
         root, steps = method_chain(expr, self.qualified_name)
@@ -1336,14 +1271,25 @@ class DeviceResidentCache(Checker):
                 evidence.scalar = True
             elif name == "[]":
                 evidence.not_tensor = False  # an element of a list/dict: whatever was put in it
+                evidence.tuple = False
             elif name.startswith("."):
                 continue
             elif not evidence.tensor:
                 evidence.call = True
+                evidence.forward = self._is_forward(node, scopes, depth)  # type: ignore[arg-type]
         return evidence
 
+    def _is_forward(self, call: cst.Call, scopes: list[ScopeBindings], depth: int) -> bool:
+        """A forward pass: a call of a module of the file (`self.teacher(x)`, `encoder(ids)`), or of any
+        callable on a tensor placed on the accelerator (`text_encoder(ids.to(device))`)."""
+        if self.modules.is_module(call.func):
+            return True
+        return any(
+            arg.keyword is None and self.evaluate(arg.value, scopes, depth + 1).placed for arg in call.args
+        )
+
     def _names_cpu_device(
-        self, expr: cst.BaseExpression | None, scopes: list[_ScopeFacts], depth: int = 0
+        self, expr: cst.BaseExpression | None, scopes: list[ScopeBindings], depth: int = 0
     ) -> bool:
         """`store_device` / `self.store_device` where every assignment of it is a CPU device
         (`torch.device("cpu")`, `"cpu"`): moving there is a move to the CPU, whatever the name says."""
@@ -1365,9 +1311,16 @@ class DeviceResidentCache(Checker):
             for value in values
         )
 
-    def _evaluate_root(self, root: cst.BaseExpression, scopes: list[_ScopeFacts], depth: int) -> _Evidence:
+    def _evaluate_root(self, root: cst.BaseExpression, scopes: list[ScopeBindings], depth: int) -> _Evidence:
         if isinstance(root, cst.Name):
             return self._evaluate_name(root.value, scopes, depth)
+        if isinstance(root, (cst.Tuple, cst.List)) and root.elements:
+            # `(emb, mask)`, `(h.detach(), c.detach())`: what its elements are, kept together
+            if any(isinstance(element, cst.StarredElement) for element in root.elements):
+                return _Evidence()
+            merged = _Evidence.merge([self.evaluate(e.value, scopes, depth + 1) for e in root.elements])
+            merged.tuple = merged.tensor or merged.call
+            return merged
         if _is_literal(root):
             return _Evidence(not_tensor=True)
         if isinstance(root, cst.Call):
@@ -1384,7 +1337,7 @@ class DeviceResidentCache(Checker):
             )
         return _Evidence()
 
-    def _evaluate_name(self, name: str, scopes: list[_ScopeFacts], depth: int) -> _Evidence:
+    def _evaluate_name(self, name: str, scopes: list[ScopeBindings], depth: int) -> _Evidence:
         if name in ("True", "False", "None"):
             return _Evidence(not_tensor=True)
         for index, facts in enumerate(scopes):
@@ -1412,7 +1365,7 @@ class DeviceResidentCache(Checker):
         return _Evidence()
 
     def _loop_element_on_host(
-        self, name: str, statement: cst.CSTNode, scopes: list[_ScopeFacts], depth: int
+        self, name: str, statement: cst.CSTNode, scopes: list[ScopeBindings], depth: int
     ) -> bool:
         """`for i, row in zip(ids, out.cpu())`: `row` is a row of what the loop iterates, so it is host
         memory when that is (moved to the CPU in the loop header or by an earlier statement)."""
@@ -1428,7 +1381,7 @@ class DeviceResidentCache(Checker):
         `for i, row in zip(ids, out)` or `for j, row in enumerate(out)`; None for an `enumerate` counter."""
         if isinstance(target, cst.Name):
             return iterable if target.value == name else None
-        if not isinstance(target, (cst.Tuple, cst.List)) or name not in _names_in(target):
+        if not isinstance(target, (cst.Tuple, cst.List)) or name not in names_in(target):
             return None
         elements = [element.value for element in target.elements]
         if isinstance(iterable, cst.Call) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
@@ -1442,7 +1395,7 @@ class DeviceResidentCache(Checker):
                 pairs = []
             if function in ("zip", "enumerate"):
                 for element, part in pairs:
-                    if name in _names_in(element):
+                    if name in names_in(element):
                         return self._loop_element_source(element, part, name)
                 return None
         return iterable  # unpacking one element (a row, a pair) of the iterable: a part of it
@@ -1453,7 +1406,7 @@ class DeviceResidentCache(Checker):
             return call.func.value
         return None
 
-    def _drawn_from_loader(self, name: str, facts: _ScopeFacts, depth: int) -> bool:
+    def _drawn_from_loader(self, name: str, facts: ScopeBindings, depth: int) -> bool:
         """Every binding of `name` in this scope hands it (a part of) a batch as a `DataLoader` yields
         it, with no device move: `for batch in DataLoader(...)`, `x, y = batch[0], batch[1]`."""
         bindings = facts.bindings.get(name, [])
@@ -1475,7 +1428,7 @@ class DeviceResidentCache(Checker):
                 return False
         return True
 
-    def _is_loader(self, iterable: cst.BaseExpression, facts: _ScopeFacts) -> bool:
+    def _is_loader(self, iterable: cst.BaseExpression, facts: ScopeBindings) -> bool:
         """`DataLoader(...)` (also under `enumerate`), or a name this scope binds only to one."""
         if isinstance(iterable, cst.Call) and self._builtin_called(iterable) == "enumerate" and iterable.args:
             iterable = iterable.args[0].value
@@ -1503,10 +1456,10 @@ class DeviceResidentCache(Checker):
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in _PARAMETER_ITERATORS
-            for node in _walk(iterable)
+            for node in walk(iterable)
         )
 
-    def _evaluate_call(self, call: cst.Call, scopes: list[_ScopeFacts], depth: int) -> _Evidence:
+    def _evaluate_call(self, call: cst.Call, scopes: list[ScopeBindings], depth: int) -> _Evidence:
         name = self.qualified_name(call.func) or ""
         callee = call.func.value if isinstance(call.func, cst.Name) else ""
         if name.startswith(("numpy.", "np.")):
@@ -1535,7 +1488,11 @@ class DeviceResidentCache(Checker):
                 parameter=merged.parameter,
             )
         callee_name = dotted_name(call.func) or ""
-        return _Evidence(call=True, scalar=_names_a_loss(callee_name.rsplit(".", 1)[-1]))
+        return _Evidence(
+            call=True,
+            scalar=_names_a_loss(callee_name.rsplit(".", 1)[-1]),
+            forward=self._is_forward(call, scopes, depth),
+        )
 
     # --- reads and the fix --------------------------------------------------------------------------
     def _plan_reads(self, report: _ContainerReport, walker: _UseWalker, kind: str) -> None:
@@ -1856,17 +1813,17 @@ class DeviceResidentCache(Checker):
         loaded = {
             name
             for name, bindings in facts.bindings.items()
-            if any(b.value is not None and _contains(b.value, load.call) for b in bindings)
+            if any(b.value is not None and contains(b.value, load.call) for b in bindings)
         }
         derived = {
             name
             for name, iterable in facts.loop_iters.items()
-            if _contains(iterable, load.call) or _names_in(iterable) & loaded
+            if contains(iterable, load.call) or names_in(iterable) & loaded
         }
         sources = loaded | derived
 
         def carries(node: cst.CSTNode | None) -> bool:
-            return node is not None and (_contains(node, load.call) or bool(_names_in(node) & sources))
+            return node is not None and (contains(node, load.call) or bool(names_in(node) & sources))
 
         for use in report.uses:
             in_scope = (use.functions[-1] if use.functions else self.module) is scope
@@ -1881,7 +1838,7 @@ class DeviceResidentCache(Checker):
         if isinstance(scope, cst.FunctionDef) and _returns_any(scope, load.call, sources):
             for use in report.uses:
                 if use.kind in ("rebind", "store") and use.payload is not None:
-                    for call in _walk(use.payload):
+                    for call in walk(use.payload):
                         if isinstance(call, cst.Call) and _called_name(call.func) == scope.name.value:
                             return True
         return False
@@ -1964,7 +1921,7 @@ def _is_training_loop(loop: cst.For | cst.While) -> bool:
     runs backward is not one.
     """
     backward = update = False
-    for node in _walk(loop):
+    for node in walk(loop):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             backward = backward or method == "backward"
@@ -1972,25 +1929,6 @@ def _is_training_loop(loop: cst.For | cst.While) -> bool:
             if backward and update:
                 return True
     return False
-
-
-def _walk_scope(function: cst.FunctionDef):
-    """Nodes of a function body, not descending into nested functions or classes."""
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(
-            child for child in current.children if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-        )
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -2014,28 +1952,22 @@ def _called_name(func: cst.BaseExpression) -> str | None:
 
 
 def _returns_any(function: cst.FunctionDef, call: cst.Call, names: set[str]) -> bool:
-    for node in _walk(function.body):
+    for node in walk(function.body):
         if isinstance(node, cst.Return) and node.value is not None:
-            if _contains(node.value, call) or _names_in(node.value) & names:
+            if contains(node.value, call) or names_in(node.value) & names:
                 return True
     return False
 
 
-def _bound_before(scope: cst.CSTNode, bindings: list[_Binding], at: cst.CSTNode) -> bool:
+def _bound_before(scope: cst.CSTNode, bindings: list[ScopeBinding], at: cst.CSTNode) -> bool:
     """Whether one of the bindings comes before `at` in source order (a pre-order walk of the scope)."""
     statements = {id(b.statement) for b in bindings}
-    for node in _preorder(scope):
+    for node in preorder(scope):
         if id(node) in statements:
             return True
         if node is at:
             return False
     return False
-
-
-def _preorder(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _preorder(child)
 
 
 class _MethodCalls(cst.CSTVisitor):

@@ -230,6 +230,14 @@ class StepIndex(cst.BatchableCSTVisitor):
                 return None
         return None
 
+    def in_training(self, frames: tuple[Frame, ...]) -> bool:
+        """Whether a site runs as part of training: on a step path (see `step_path`), or inside a
+        function that a training loop of the file calls (a helper of the step)."""
+        if self.step_path(frames) is not None:
+            return True
+        called = self._names_called_in_training_loops()
+        return any(isinstance(frame, FunctionFrame) and frame.name in called for frame in frames)
+
     def _branch_does_backward(self, frame: BranchFrame) -> bool:
         """`if training: loss.backward(); ...` is a mode switch, not a gate: the branch runs on every step."""
         key = id(frame)

@@ -1,0 +1,110 @@
+"""Which callables of a file are torch modules (models): calling one runs a forward pass and returns tensors.
+
+Types are not declared in most training code, but a module gives itself away by what the code does
+with it. A callable `X` is a module when the file
+- binds it to a `torch.nn` class (`nn.Linear(...)`) or annotates it as one (`encoder: nn.Module`),
+- calls module-only methods on it (`X.eval()`, `X.train()`, `X.parameters()`, `X.state_dict()`), or
+  methods that a callable only has when it is a module (`X.requires_grad_(False)`, `X.to(device)`,
+  `X.cuda()`, `X.half()`: a tensor has them too, but a tensor is never called),
+- binds it from such a chain (`self.teacher = teacher.eval()`, `encoder = build().to(device)`).
+
+Callables are identified by their dotted spelling in the file (`model`, `self.teacher`); a name
+bound to a module anywhere in the file counts everywhere in it (most files use one name for one model).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.model.imports import ImportTracker, dotted_name
+
+# Methods only a torch.nn.Module has.
+_MODULE_METHODS = frozenset(
+    {
+        "eval",
+        "train",
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "modules",
+        "named_modules",
+        "children",
+        "named_children",
+        "state_dict",
+        "load_state_dict",
+        "register_forward_hook",
+        "register_buffer",
+    }
+)
+# Methods tensors have too: they say "module" only about something that is also called.
+_SHARED_METHODS = frozenset({"requires_grad_", "to", "cuda", "half", "bfloat16", "float"})
+
+
+class ModuleIndex(cst.BatchableCSTVisitor):
+    """Collects the dotted names the file treats as torch modules; ask `is_module(expr)` after the traversal."""
+
+    def __init__(self, imports: ImportTracker) -> None:
+        super().__init__()
+        self.imports = imports
+        self._modules: set[str] = set()
+        self._shared: set[str] = set()  # receivers of methods modules share with tensors
+        self._called: set[str] = set()
+
+    def is_module(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` (a name or attribute chain, as called) names a module of this file."""
+        name = dotted_name(expr)
+        if name is None:
+            return False
+        return name in self._modules or (name in self._shared and name in self._called)
+
+    # -- traversal -------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = dotted_name(node.func)
+        if callee is not None:
+            self._called.add(callee)
+        if isinstance(node.func, cst.Attribute):
+            receiver = dotted_name(node.func.value)
+            method = node.func.attr.value
+            if receiver is not None and method in _MODULE_METHODS:
+                self._modules.add(receiver)
+            elif receiver is not None and method in _SHARED_METHODS:
+                self._shared.add(receiver)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._builds_module(node.value):
+            for target in node.targets:
+                name = dotted_name(target.target)
+                if name is not None:
+                    self._modules.add(name)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        name = dotted_name(node.target)
+        if name is None:
+            return
+        if self._is_module_type(node.annotation.annotation) or (
+            node.value is not None and self._builds_module(node.value)
+        ):
+            self._modules.add(name)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.annotation is not None and self._is_module_type(node.annotation.annotation):
+            self._modules.add(node.name.value)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _is_module_type(self, expr: cst.BaseExpression) -> bool:
+        name = self.imports.qualify(expr) or ""
+        return name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper()
+
+    def _builds_module(self, value: cst.BaseExpression) -> bool:
+        """`nn.Linear(...)`, `teacher.eval()`, `build().to(device).eval()`, `copy.deepcopy(model).eval()`."""
+        current = value
+        while isinstance(current, cst.Call):
+            if isinstance(current.func, cst.Attribute):
+                method = current.func.attr.value
+                if method in ("eval", "train") and self.imports.qualify(current.func) is None:
+                    return True
+                current = current.func.value
+                continue
+            return self._is_module_type(current.func)
+        return False
