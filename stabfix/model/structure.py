@@ -38,6 +38,7 @@ from typing import Callable, Mapping, Union
 
 import libcst as cst
 
+from stabfix.model.bindings import BindingCollector, FunctionBindings
 from stabfix.model.imports import ImportTracker, dotted_name
 
 # --- names (supporting evidence only) -----------------------------------------------------------
@@ -100,6 +101,25 @@ _DEVICE_FLAG = re.compile(
 )
 _DEVICE_AVAILABLE_FUNC = re.compile(r"^is_(torch_)?(cuda|gpu|mps|xpu|npu|mlu|musa|hpu|sdaa|neuron)\w*_available$")
 _DEVICE_STRINGS = {"cuda", "cpu", "mps", "xpu", "npu", "mlu", "musa", "hpu", "gpu", "meta"}
+
+# --- memory readings (what a threshold can be compared against besides a user setting) ----------
+
+DEVICE_MODULES = ("cuda", "cuda.memory", "mps", "xpu", "npu", "mlu", "musa", "accelerator", "accelerator.memory")
+# How much device memory is in use, however it is asked: `memory_allocated() > 8 GiB` and
+# `memory_reserved() > 12 GiB` are the same kind of threshold and are true on the same high-memory steps.
+MEMORY_IN_USE_CALLS = frozenset(
+    f"torch.{module}.{name}"
+    for module in DEVICE_MODULES
+    for name in ("memory_allocated", "memory_reserved", "max_memory_allocated", "max_memory_reserved")
+)
+_MEMORY_QUERY_CALLS = MEMORY_IN_USE_CALLS | {
+    f"torch.{module}.{name}"
+    for module in DEVICE_MODULES
+    for name in ("mem_get_info", "memory_stats", "memory_usage", "current_allocated_memory", "driver_allocated_memory")
+}
+_MEMORY_QUERY_MODULES = ("psutil.", "pynvml.", "nvidia_smi.", "GPUtil.")
+# Supporting evidence only: the name of a call the file can neither resolve nor find defined.
+_MEMORY_WORDS = re.compile(r"(mem|vram)", re.I)
 
 
 # --- frames -------------------------------------------------------------------------------------
@@ -206,6 +226,7 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._evident_cache: dict[int, bool] = {}
         self._evident_names: set[str] | None = None
         self._loop_callees: set[str] | None = None
+        self._bindings: dict[int, FunctionBindings] = {}
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
@@ -303,6 +324,62 @@ class StepIndex(cst.BatchableCSTVisitor):
         if isinstance(scope, FunctionFrame):
             return f"the per-step function `{scope.name}()`"
         return f"the training loop `{loop_header(scope.node)}`"
+
+    def reads_memory(self, expression: cst.BaseExpression, function: FunctionFrame | None, depth: int = 0) -> bool:
+        """The expression is (computed from) a reading of how much memory is in use, not a user setting.
+
+        `torch.cuda.memory_reserved() / 2**30`, a local bound to such a reading (`gb = ...; if gb > 20:`),
+        a call of a function of this file that returns one, `psutil.virtual_memory().percent`. A config or
+        args attribute, a parameter or a constant is a setting: `args.level >= 1` and `args.level >= 2`
+        pick different runs, while `mem > 8` and `mem > 12` both pick the high-memory steps. A call the
+        file can neither resolve nor find defined (`self.memory_gb()`) counts when its name speaks of memory.
+        """
+        if depth > 4:
+            return False
+        if isinstance(expression, cst.Name):
+            if function is None:
+                return False
+            bindings = self._function_bindings(function).by_name.get(expression.value, [])
+            return any(self.reads_memory(binding.value, function, depth + 1) for binding in bindings)
+        if isinstance(expression, cst.Attribute):
+            return self.reads_memory(expression.value, function, depth)
+        if isinstance(expression, cst.Call):
+            if self._queries_memory(expression.func, depth):
+                return True
+            func = expression.func
+            parts = [func.value] if isinstance(func, cst.Attribute) else []
+            return any(self.reads_memory(part, function, depth) for part in [*parts, *(a.value for a in expression.args)])
+        return any(
+            self.reads_memory(child, function, depth)
+            for child in expression.children
+            if isinstance(child, cst.BaseExpression)
+            or isinstance(child, (cst.Arg, cst.SubscriptElement, cst.Index, cst.ComparisonTarget))
+        )
+
+    def _queries_memory(self, func: cst.BaseExpression, depth: int) -> bool:
+        qualified = self.imports.qualify(func)
+        if qualified is not None:
+            return qualified in _MEMORY_QUERY_CALLS or qualified.startswith(_MEMORY_QUERY_MODULES)
+        name = dotted_name(func) or ""
+        last = func.attr.value if isinstance(func, cst.Attribute) else name
+        local = (
+            [frame for frame in self._functions if frame.name == last]
+            if isinstance(func, cst.Name) or name == f"self.{last}"
+            else []
+        )
+        if local:
+            return any(
+                self.reads_memory(value, frame, depth + 1) for frame in local for value in _returned_values(frame.node)
+            )
+        return bool(last) and bool(_MEMORY_WORDS.search(last))
+
+    def _function_bindings(self, function: FunctionFrame) -> FunctionBindings:
+        key = id(function)
+        if key not in self._bindings:
+            collector = BindingCollector()
+            function.node.body.visit(collector)
+            self._bindings[key] = collector.bindings
+        return self._bindings[key]
 
     # -- traversal: frames --------------------------------------------------------------------
     def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
@@ -709,6 +786,21 @@ def _calls_backward(node: cst.CSTNode) -> bool:
 
     node.visit(_Finder())
     return found
+
+
+def _returned_values(node: cst.FunctionDef) -> list[cst.BaseExpression]:
+    values: list[cst.BaseExpression] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Return(self, ret: cst.Return) -> None:
+            if ret.value is not None:
+                values.append(ret.value)
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node
+
+    node.visit(_Finder())
+    return values
 
 
 def _mentions_loss(node: cst.CSTNode) -> bool:
