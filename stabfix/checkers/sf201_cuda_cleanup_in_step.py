@@ -32,8 +32,10 @@ from stabfix.model.structure import (
     LoopFrame,
     StepIndex,
     StepPath,
+    loop_header,
     parent_map,
     skipped_by_interval_guard,
+    target_names,
     visitors_with,
 )
 from stabfix.checker import Checker
@@ -129,6 +131,10 @@ _TENSOR_WORDS = {
     "input",
     "inputs",
     "batch",
+    "logp",
+    "logps",
+    "logprob",
+    "logprobs",
 }
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
@@ -253,7 +259,10 @@ class CudaCleanupInStep(Checker):
             if path is not None:
                 by_scope.setdefault(id(path.scope), (path, []))[1].append(site)
         for path, sites in by_scope.values():
-            self._check_scope(path.scope, sites)
+            if path.kind == "step":
+                self._check_scope(path.scope, sites)
+            else:
+                self._check_repeated_flushes(path.scope, sites)
 
     def _check_scope(self, scope: Union[LoopFrame, FunctionFrame], sites: list[_Site]) -> None:
         parents = parent_map(scope.node)
@@ -291,6 +300,40 @@ class CudaCleanupInStep(Checker):
                 counter = None
             fix = self._gate_fix(site.call, counter, parents) if counter is not None else None
             self.report(site.call, self._every_step_message(site, path, counter), fix)
+
+    def _check_repeated_flushes(self, scope: Union[LoopFrame, FunctionFrame], sites: list[_Site]) -> None:
+        """An update loop (one iteration is one step) or a helper every step calls: a flush is reported when
+        it runs on every item of an inner loop, or (update loops) after another flush of the same iteration.
+        One flush per iteration, at the boundary between generation and training, is left alone."""
+        parents = parent_map(scope.node)
+        flushes: list[tuple[_Site, LoopFrame | None]] = []
+        for site in sites:
+            path = self.steps.step_path(site.frames)
+            statement = _enclosing_statement(site.call, parents)
+            if path is None or path.gates or statement is None or self._at_phase_boundary(site.call, parents):
+                continue
+            inner = next((frame for frame in path.between() if isinstance(frame, LoopFrame)), None)
+            if (inner or isinstance(scope, LoopFrame)) and not skipped_by_interval_guard(
+                self.steps, statement, scope.node, parents
+            ):
+                flushes.append((site, inner))
+        where = (
+            f"`{scope.name}()`, which a training step calls every time"
+            if isinstance(scope, FunctionFrame)
+            else f"the update loop `{loop_header(scope.node)}` (one iteration: draw a batch, roll out, update)"
+        )
+        harm = (
+            "each flush hands the allocator's cached blocks back to the driver and the next phase allocates them "
+            "again with slow, synchronizing `cudaMalloc` calls; keep at most one flush per iteration, at the "
+            "boundary between generation and training, or put it behind an interval"
+        )
+        for position, (site, inner) in enumerate(flushes):
+            if inner is not None:
+                where_inner = f"every iteration of `{loop_header(inner.node)}` in {where}, so on every item"
+                self.report(site.call, f"{_spelled(site)} runs on {where_inner} of each step: {harm}")
+            elif position > 0:
+                again = f"{where} flushes it {len(flushes)} times in every iteration"
+                self.report(site.call, f"{_spelled(site)} flushes the CUDA cache again: {again}: {harm}")
 
     # --- cleanup blocks ---------------------------------------------------------------------------
     def _unit(
@@ -579,19 +622,9 @@ def _rebound_between(path: StepPath, counter: str) -> bool:
     root = counter.split(".", 1)[0]
     for frame in path.between():
         if isinstance(frame, LoopFrame) and isinstance(frame.node, cst.For):
-            if any(isinstance(node, cst.Name) and node.value == root for node in _target_names(frame.node.target)):
+            if any(isinstance(node, cst.Name) and node.value == root for node in target_names(frame.node.target)):
                 return True
     return False
-
-
-def _target_names(target: cst.BaseExpression):
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:
