@@ -3,7 +3,8 @@
 Two findings, both at the `empty_cache()` call:
 - *duplicate*: a cleanup block in a step function or training-loop body that repeats an earlier one of
   the same step: the same cleanup calls (in any order, constants, logging calls and `synchronize()`
-  ignored) under the same conditions (thresholds ignored, interval and phase gates not). Fix (safe):
+  ignored) under the same conditions (thresholds on a memory reading ignored; interval and phase gates
+  and thresholds on a user setting not). Fix (safe):
   remove the later block, when it calls nothing the earlier one does not.
 - *every step*: the call runs on every iteration of a training loop / every call of a step function,
   with no gate (interval, threshold, flag, exception handler) in between. Fix (unsafe): put it behind
@@ -23,14 +24,18 @@ import libcst as cst
 
 from stabfix.model.imports import dotted_name
 from stabfix.model.structure import (
+    DEVICE_MODULES,
+    MEMORY_IN_USE_CALLS,
     BranchFrame,
     Frame,
     FunctionFrame,
     LoopFrame,
     StepIndex,
     StepPath,
+    loop_header,
     parent_map,
     skipped_by_interval_guard,
+    target_names,
     visitors_with,
 )
 from stabfix.checker import Checker
@@ -38,7 +43,7 @@ from stabfix.findings import Fix
 
 INTERVAL = 100
 
-_DEVICE_MODULES = ("cuda", "cuda.memory", "mps", "xpu", "npu", "mlu", "musa", "accelerator", "accelerator.memory")
+_DEVICE_MODULES = DEVICE_MODULES
 _EMPTY_CACHE = {f"torch.{module}.empty_cache" for module in _DEVICE_MODULES} | {
     "torch_npu.npu.empty_cache",
     # library wrappers that do nothing but empty the device cache (and maybe gc.collect())
@@ -68,13 +73,6 @@ _CLEANUP_CALLS = _EMPTY_CACHE | {
 }
 # Waits for the GPU and frees nothing: a block that adds it still flushes the cache the same way.
 _TIMING_ONLY_CALLS = {f"torch.{module}.synchronize" for module in _DEVICE_MODULES}
-# How much device memory is in use, however it is asked: `memory_allocated() > 8 GiB` and
-# `memory_reserved() > 12 GiB` are the same kind of threshold and are true on the same high-memory steps.
-_MEMORY_IN_USE_CALLS = {
-    f"torch.{module}.{name}"
-    for module in _DEVICE_MODULES
-    for name in ("memory_allocated", "memory_reserved", "max_memory_allocated", "max_memory_reserved")
-}
 _TIMING_ONLY_PREFIX = "timing-only:"
 _ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "print"}
@@ -133,6 +131,10 @@ _TENSOR_WORDS = {
     "input",
     "inputs",
     "batch",
+    "logp",
+    "logps",
+    "logprob",
+    "logprobs",
 }
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
@@ -257,7 +259,10 @@ class CudaCleanupInStep(Checker):
             if path is not None:
                 by_scope.setdefault(id(path.scope), (path, []))[1].append(site)
         for path, sites in by_scope.values():
-            self._check_scope(path.scope, sites)
+            if path.kind == "step":
+                self._check_scope(path.scope, sites)
+            else:
+                self._check_repeated_flushes(path.scope, sites)
 
     def _check_scope(self, scope: Union[LoopFrame, FunctionFrame], sites: list[_Site]) -> None:
         parents = parent_map(scope.node)
@@ -295,6 +300,40 @@ class CudaCleanupInStep(Checker):
                 counter = None
             fix = self._gate_fix(site.call, counter, parents) if counter is not None else None
             self.report(site.call, self._every_step_message(site, path, counter), fix)
+
+    def _check_repeated_flushes(self, scope: Union[LoopFrame, FunctionFrame], sites: list[_Site]) -> None:
+        """An update loop (one iteration is one step) or a helper every step calls: a flush is reported when
+        it runs on every item of an inner loop, or (update loops) after another flush of the same iteration.
+        One flush per iteration, at the boundary between generation and training, is left alone."""
+        parents = parent_map(scope.node)
+        flushes: list[tuple[_Site, LoopFrame | None]] = []
+        for site in sites:
+            path = self.steps.step_path(site.frames)
+            statement = _enclosing_statement(site.call, parents)
+            if path is None or path.gates or statement is None or self._at_phase_boundary(site.call, parents):
+                continue
+            inner = next((frame for frame in path.between() if isinstance(frame, LoopFrame)), None)
+            if (inner or isinstance(scope, LoopFrame)) and not skipped_by_interval_guard(
+                self.steps, statement, scope.node, parents
+            ):
+                flushes.append((site, inner))
+        where = (
+            f"`{scope.name}()`, which a training step calls every time"
+            if isinstance(scope, FunctionFrame)
+            else f"the update loop `{loop_header(scope.node)}` (one iteration: draw a batch, roll out, update)"
+        )
+        harm = (
+            "each flush hands the allocator's cached blocks back to the driver and the next phase allocates them "
+            "again with slow, synchronizing `cudaMalloc` calls; keep at most one flush per iteration, at the "
+            "boundary between generation and training, or put it behind an interval"
+        )
+        for position, (site, inner) in enumerate(flushes):
+            if inner is not None:
+                where_inner = f"every iteration of `{loop_header(inner.node)}` in {where}, so on every item"
+                self.report(site.call, f"{_spelled(site)} runs on {where_inner} of each step: {harm}")
+            elif position > 0:
+                again = f"{where} flushes it {len(flushes)} times in every iteration"
+                self.report(site.call, f"{_spelled(site)} flushes the CUDA cache again: {again}: {harm}")
 
     # --- cleanup blocks ---------------------------------------------------------------------------
     def _unit(
@@ -354,15 +393,17 @@ class CudaCleanupInStep(Checker):
         """The conditions between the step and the site, split at `and`, device checks left out.
 
         Two blocks run together only on steps where both their conditions hold: `step % eval_every == 0`
-        and `step % save_every == 0` pick different steps, `mem() > 8.0` and `mem() > 12.0` the same ones.
+        and `step % save_every == 0` pick different steps, `mem() > 8.0` and `mem() > 12.0` the same ones,
+        `args.level >= 1` and `args.level >= 2` (a user setting, not a memory reading) different runs.
         """
+        function = next((f for f in reversed(path.frames) if isinstance(f, FunctionFrame)), None)
         conditions: set[str] = set()
         for gate in path.gates:
             test = getattr(gate.node, "test", None)
             if gate.kind == "if" and test is not None:
-                conditions.update(self._condition_key(part) for part in self._conjuncts(test))
+                conditions.update(self._condition_key(part, function) for part in self._conjuncts(test))
             elif gate.kind == "else" and test is not None:
-                conditions.add("not " + self._condition_key(test))
+                conditions.add("not " + self._condition_key(test, function))
             else:
                 conditions.add(f"{gate.kind} #{id(gate.node)}")  # a `case` or loop `else`: only itself
         return frozenset(conditions)
@@ -372,8 +413,9 @@ class CudaCleanupInStep(Checker):
             return self._conjuncts(test.left) + self._conjuncts(test.right)
         return [] if self.steps.is_device_check(test) else [test]
 
-    def _condition_key(self, test: cst.BaseExpression) -> str:
-        """The condition with layout erased, and thresholds too: the constants compared with `<`/`>`."""
+    def _condition_key(self, test: cst.BaseExpression, function: FunctionFrame | None) -> str:
+        """The condition with layout erased, and memory thresholds too: the constants compared with `<`/`>`
+        to a memory reading (a threshold on a user setting is kept: each value is its own gate)."""
         checker = self
 
         class _Thresholds(cst.CSTTransformer):
@@ -381,11 +423,15 @@ class CudaCleanupInStep(Checker):
                 super().__init__()
                 self.orderings = 0
 
+            def _on_memory(self, node: cst.Comparison) -> bool:
+                operands = [node.left, *(target.comparator for target in node.comparisons)]
+                return _is_ordering(node) and any(checker.steps.reads_memory(op, function) for op in operands)
+
             def visit_Comparison(self, node: cst.Comparison) -> None:
-                self.orderings += _is_ordering(node)
+                self.orderings += self._on_memory(node)
 
             def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
-                self.orderings -= _is_ordering(original)
+                self.orderings -= self._on_memory(original)
                 return updated
 
             def leave_Integer(self, original: cst.Integer, updated: cst.Integer) -> cst.BaseExpression:
@@ -395,7 +441,7 @@ class CudaCleanupInStep(Checker):
                 return cst.Name("THRESHOLD") if self.orderings else updated
 
             def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-                if checker.qualified_name(original.func) in _MEMORY_IN_USE_CALLS:
+                if checker.qualified_name(original.func) in MEMORY_IN_USE_CALLS:
                     return cst.Name("DEVICE_MEMORY_IN_USE")
                 return updated
 
@@ -525,7 +571,7 @@ class CudaCleanupInStep(Checker):
         return (
             f"{_spelled(site)} here is a second copy of the cleanup block `{_describe_unit(first.statements)}` "
             f"earlier in {self.steps.describe(scope)} (same cleanup calls under the same conditions, ignoring "
-            "thresholds, statement order and log messages): every step that runs them flushes the CUDA cache "
+            "memory thresholds, statement order and log messages): every step that runs them flushes the CUDA cache "
             "twice, which frees nothing the step can reuse and makes the allocator request the same memory from "
             "the driver again; keep one block and remove this one"
         )
@@ -576,19 +622,9 @@ def _rebound_between(path: StepPath, counter: str) -> bool:
     root = counter.split(".", 1)[0]
     for frame in path.between():
         if isinstance(frame, LoopFrame) and isinstance(frame.node, cst.For):
-            if any(isinstance(node, cst.Name) and node.value == root for node in _target_names(frame.node.target)):
+            if any(isinstance(node, cst.Name) and node.value == root for node in target_names(frame.node.target)):
                 return True
     return False
-
-
-def _target_names(target: cst.BaseExpression):
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:

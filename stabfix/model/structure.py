@@ -38,6 +38,7 @@ from typing import Callable, Mapping, Union
 
 import libcst as cst
 
+from stabfix.model.bindings import BindingCollector, FunctionBindings
 from stabfix.model.imports import ImportTracker, dotted_name
 
 # --- names (supporting evidence only) -----------------------------------------------------------
@@ -101,6 +102,25 @@ _DEVICE_FLAG = re.compile(
 _DEVICE_AVAILABLE_FUNC = re.compile(r"^is_(torch_)?(cuda|gpu|mps|xpu|npu|mlu|musa|hpu|sdaa|neuron)\w*_available$")
 _DEVICE_STRINGS = {"cuda", "cpu", "mps", "xpu", "npu", "mlu", "musa", "hpu", "gpu", "meta"}
 
+# --- memory readings (what a threshold can be compared against besides a user setting) ----------
+
+DEVICE_MODULES = ("cuda", "cuda.memory", "mps", "xpu", "npu", "mlu", "musa", "accelerator", "accelerator.memory")
+# How much device memory is in use, however it is asked: `memory_allocated() > 8 GiB` and
+# `memory_reserved() > 12 GiB` are the same kind of threshold and are true on the same high-memory steps.
+MEMORY_IN_USE_CALLS = frozenset(
+    f"torch.{module}.{name}"
+    for module in DEVICE_MODULES
+    for name in ("memory_allocated", "memory_reserved", "max_memory_allocated", "max_memory_reserved")
+)
+_MEMORY_QUERY_CALLS = MEMORY_IN_USE_CALLS | {
+    f"torch.{module}.{name}"
+    for module in DEVICE_MODULES
+    for name in ("mem_get_info", "memory_stats", "memory_usage", "current_allocated_memory", "driver_allocated_memory")
+}
+_MEMORY_QUERY_MODULES = ("psutil.", "pynvml.", "nvidia_smi.", "GPUtil.")
+# Supporting evidence only: the name of a call the file can neither resolve nor find defined.
+_MEMORY_WORDS = re.compile(r"(mem|vram)", re.I)
+
 
 # --- frames -------------------------------------------------------------------------------------
 
@@ -122,6 +142,9 @@ class PathFacts:
     step_candidates: list[_StepCall] = field(default_factory=list)
     calls: set[str] = field(default_factory=set)  # last identifiers of called functions/methods
     increments: list[tuple[str, bool]] = field(default_factory=list)  # (dotted target, ungated)
+    ungated_calls: set[str] = field(default_factory=set)  # of `calls`, those made behind no gate
+    bound: set[str] = field(default_factory=set)  # names assigned here (`x = ...`)
+    builds_optimizer: bool = False  # an optimizer is constructed here
 
 
 @dataclass(eq=False)
@@ -147,6 +170,7 @@ class LoopFrame:
     node: Union[cst.For, cst.While]
     function: FunctionFrame | None  # the function the loop is written in
     facts: PathFacts = field(default_factory=PathFacts)
+    enclosing: LoopFrame | None = None  # the loop around it in the same function
 
 
 @dataclass(eq=False)
@@ -175,6 +199,9 @@ class StepPath:
     scope: Union[LoopFrame, FunctionFrame]  # the innermost training loop or step function around the site
     gates: tuple[BranchFrame, ...]  # gates between the site and the scope (innermost first)
     frames: tuple[Frame, ...]  # the site's frames, outermost first
+    # "step": a training loop or step function; "update": an update loop (`is_update_loop`), one
+    # iteration of which is one step; "callee": a function of the file a step calls every time
+    kind: str = "step"
 
     @property
     def every_step(self) -> bool:
@@ -206,6 +233,8 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._evident_cache: dict[int, bool] = {}
         self._evident_names: set[str] | None = None
         self._loop_callees: set[str] | None = None
+        self._bindings: dict[int, FunctionBindings] = {}
+        self._update_cache: dict[int, bool] = {}
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
@@ -222,9 +251,13 @@ class StepIndex(cst.BatchableCSTVisitor):
             elif isinstance(frame, LoopFrame):
                 if self.is_training_loop(frame):
                     return StepPath(frame, tuple(gates), frames)
+                if self.is_update_loop(frame):
+                    return StepPath(frame, tuple(gates), frames, "update")
             elif isinstance(frame, FunctionFrame):
                 if self.is_step_function(frame):
                     return StepPath(frame, tuple(gates), frames)
+                if self.is_called_every_step(frame):
+                    return StepPath(frame, tuple(gates), frames, "callee")
                 return None
             else:
                 return None
@@ -272,6 +305,75 @@ class StepIndex(cst.BatchableCSTVisitor):
             )
         return self._step_cache[key]
 
+    def is_update_loop(self, loop: LoopFrame) -> bool:
+        """An RL-style update loop: each iteration draws a batch and runs a whole update on what it made of it.
+
+        `for update in range(n): batch = next(it); <rollout>; for epoch in range(k): for mb in ...:
+        loss.backward(); optimizer.step()`, or `for prompts in loader: ...; self.ppo_train()` whose
+        training loops only repeat over data it builds itself. The loop draws its data (iterates
+        something other than a counter, or calls `next()`), and every loop between it and the parameter
+        update repeats over that iteration's data: a counter (`range(ppo_epochs)`) or a name assigned inside
+        the iteration, never a loader from outside or the drawn item itself (a loader per dataset), never
+        `next()`; and no optimizer is built inside (a k-fold or trial loop trains a fresh model). An epoch
+        loop (a counter whose inner loop draws the batches), a loop over clients that each train on their
+        own loader, and curriculum stages whose inner loop draws batches are not update loops.
+        """
+        key = id(loop)
+        if key not in self._update_cache:
+            self._update_cache[key] = False  # a recursive call (a method calling itself) is not one
+            self._update_cache[key] = (
+                not (loop.function is not None and _is_harness(loop.function.name))
+                and not self.is_training_loop(loop)
+                and _draws_per_iteration(loop)
+                and (
+                    any(self._repeats_over_iteration(inner, loop, set()) for inner in self._loops)
+                    or any(
+                        self._repeats_over_iteration(inner, None, function.facts.bound)
+                        for function in self._functions
+                        if function.name in loop.facts.calls
+                        and not _is_harness(function.name)
+                        and not _NEVER_STEP.match(function.name.lstrip("_") or function.name)
+                        for inner in self._loops
+                        if inner.function is function
+                    )
+                )
+            )
+        return self._update_cache[key]
+
+    def _repeats_over_iteration(self, inner: LoopFrame, outer: LoopFrame | None, bound: set[str]) -> bool:
+        """`inner` is a training loop nested in `outer` (or at the top of its function when `outer` is
+        None) and each loop from it up to `outer` repeats over data bound in the iteration."""
+        if not self.is_training_loop(inner):
+            return False
+        chain = []
+        current: LoopFrame | None = inner
+        while current is not None and current is not outer:
+            chain.append(current)
+            current = current.enclosing
+        if current is not outer or not chain:
+            return False
+        names = set(bound).union(*(loop.facts.bound for loop in chain))
+        for loop in chain:
+            if isinstance(loop.node, cst.For):
+                names.update(name.value for name in target_names(loop.node.target))
+        if outer is not None:
+            if outer.facts.builds_optimizer:
+                return False  # a fresh optimizer each iteration: a fold, trial or client run, not a step
+            names |= outer.facts.bound
+        return all(
+            "next" not in loop.facts.calls and not loop.facts.builds_optimizer and _iterates_over(loop.node, names)
+            for loop in chain
+        )
+
+    def is_called_every_step(self, function: FunctionFrame) -> bool:
+        """A function of the file that a training loop or step function calls, behind no gate, every step."""
+        name = function.name
+        if _is_harness(name) or _NEVER_STEP.match(name.lstrip("_") or name):
+            return False
+        return any(name in loop.facts.ungated_calls for loop in self._loops if self.is_training_loop(loop)) or any(
+            name in frame.facts.ungated_calls for frame in self._functions if self.is_step_function(frame)
+        )
+
     def counter(self, path: StepPath) -> str | None:
         """An integer expression that counts steps at the site (`step`, `self.global_step`), if any."""
         scope = path.scope
@@ -311,6 +413,62 @@ class StepIndex(cst.BatchableCSTVisitor):
         if isinstance(scope, FunctionFrame):
             return f"the per-step function `{scope.name}()`"
         return f"the training loop `{loop_header(scope.node)}`"
+
+    def reads_memory(self, expression: cst.BaseExpression, function: FunctionFrame | None, depth: int = 0) -> bool:
+        """The expression is (computed from) a reading of how much memory is in use, not a user setting.
+
+        `torch.cuda.memory_reserved() / 2**30`, a local bound to such a reading (`gb = ...; if gb > 20:`),
+        a call of a function of this file that returns one, `psutil.virtual_memory().percent`. A config or
+        args attribute, a parameter or a constant is a setting: `args.level >= 1` and `args.level >= 2`
+        pick different runs, while `mem > 8` and `mem > 12` both pick the high-memory steps. A call the
+        file can neither resolve nor find defined (`self.memory_gb()`) counts when its name speaks of memory.
+        """
+        if depth > 4:
+            return False
+        if isinstance(expression, cst.Name):
+            if function is None:
+                return False
+            bindings = self._function_bindings(function).by_name.get(expression.value, [])
+            return any(self.reads_memory(binding.value, function, depth + 1) for binding in bindings)
+        if isinstance(expression, cst.Attribute):
+            return self.reads_memory(expression.value, function, depth)
+        if isinstance(expression, cst.Call):
+            if self._queries_memory(expression.func, depth):
+                return True
+            func = expression.func
+            parts = [func.value] if isinstance(func, cst.Attribute) else []
+            return any(self.reads_memory(part, function, depth) for part in [*parts, *(a.value for a in expression.args)])
+        return any(
+            self.reads_memory(child, function, depth)
+            for child in expression.children
+            if isinstance(child, cst.BaseExpression)
+            or isinstance(child, (cst.Arg, cst.SubscriptElement, cst.Index, cst.ComparisonTarget))
+        )
+
+    def _queries_memory(self, func: cst.BaseExpression, depth: int) -> bool:
+        qualified = self.imports.qualify(func)
+        if qualified is not None:
+            return qualified in _MEMORY_QUERY_CALLS or qualified.startswith(_MEMORY_QUERY_MODULES)
+        name = dotted_name(func) or ""
+        last = func.attr.value if isinstance(func, cst.Attribute) else name
+        local = (
+            [frame for frame in self._functions if frame.name == last]
+            if isinstance(func, cst.Name) or name == f"self.{last}"
+            else []
+        )
+        if local:
+            return any(
+                self.reads_memory(value, frame, depth + 1) for frame in local for value in _returned_values(frame.node)
+            )
+        return bool(last) and bool(_MEMORY_WORDS.search(last))
+
+    def _function_bindings(self, function: FunctionFrame) -> FunctionBindings:
+        key = id(function)
+        if key not in self._bindings:
+            collector = BindingCollector()
+            function.node.body.visit(collector)
+            self._bindings[key] = collector.bindings
+        return self._bindings[key]
 
     # -- traversal: frames --------------------------------------------------------------------
     def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
@@ -403,7 +561,8 @@ class StepIndex(cst.BatchableCSTVisitor):
 
     def _push_loop(self, node: Union[cst.For, cst.While]) -> None:
         function = next((f for f in reversed(self._stack) if isinstance(f, FunctionFrame)), None)
-        frame = LoopFrame(node, function)
+        enclosing = self._innermost_body()
+        frame = LoopFrame(node, function, enclosing=enclosing if isinstance(enclosing, LoopFrame) else None)
         self._loops.append(frame)
         self._stack.append(frame)
 
@@ -420,6 +579,10 @@ class StepIndex(cst.BatchableCSTVisitor):
         if last is None:
             return
         facts.calls.add(last)
+        if not any(
+            isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
+        ):
+            facts.ungated_calls.add(last)
         if last in ("backward", "manual_backward") and isinstance(func, cst.Attribute):
             facts.backward.append(node)
         elif last == "optimizer_step":
@@ -450,12 +613,18 @@ class StepIndex(cst.BatchableCSTVisitor):
             function.owner.self_increments.add(target)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        body = self._innermost_body()
+        if body is not None:
+            for target in node.targets:
+                body.facts.bound.update(name.value for name in target_names(target.target))
         value = node.value
         if not isinstance(value, cst.Call):
             return
         constructor = self._name_of(value.func) or ""
         if not _constructs_optimizer(constructor):
             return
+        if body is not None:
+            body.facts.builds_optimizer = True
         for target in node.targets:
             name = dotted_name(target.target)
             if name is not None:
@@ -717,6 +886,73 @@ def _calls_backward(node: cst.CSTNode) -> bool:
 
     node.visit(_Finder())
     return found
+
+
+_COUNTERS = {"range", "trange", "count", "repeat"}
+_ITERATION_WRAPPERS = {"enumerate", "tqdm", "track", "reversed", "list", "tuple", "iter", "zip", "sorted"}
+
+
+def _iterated(node: Union[cst.For, cst.While]) -> cst.BaseExpression | None:
+    """What a `for` loop iterates, through `enumerate(...)`, progress bars and `zip(...)` (first argument)."""
+    if not isinstance(node, cst.For):
+        return None
+    iterable = node.iter
+    for _ in range(4):
+        if not (isinstance(iterable, cst.Call) and iterable.args):
+            break
+        last = (dotted_name(iterable.func) or "").rsplit(".", 1)[-1]
+        if last not in _ITERATION_WRAPPERS:
+            break
+        iterable = iterable.args[0].value
+    return iterable
+
+
+def _is_counter(iterable: cst.BaseExpression) -> bool:
+    return isinstance(iterable, cst.Call) and (dotted_name(iterable.func) or "").rsplit(".", 1)[-1] in _COUNTERS
+
+
+def _draws_per_iteration(loop: LoopFrame) -> bool:
+    """Each iteration takes new data: the loop iterates something other than a counter, or calls `next()`."""
+    iterable = _iterated(loop.node)
+    return "next" in loop.facts.calls or (iterable is not None and not _is_counter(iterable))
+
+
+def _iterates_over(node: Union[cst.For, cst.While], names: set[str]) -> bool:
+    """The loop repeats a number of times, or iterates data named by one of `names`."""
+    iterable = _iterated(node)
+    if iterable is None:
+        return False
+    if _is_counter(iterable):
+        return True
+    root = iterable
+    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+        root = root.value if not isinstance(root, cst.Call) else root.func
+    return isinstance(root, cst.Name) and root.value in names
+
+
+def target_names(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value)
+
+
+def _returned_values(node: cst.FunctionDef) -> list[cst.BaseExpression]:
+    values: list[cst.BaseExpression] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Return(self, ret: cst.Return) -> None:
+            if ret.value is not None:
+                values.append(ret.value)
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node
+
+    node.visit(_Finder())
+    return values
 
 
 def _mentions_loss(node: cst.CSTNode) -> bool:
