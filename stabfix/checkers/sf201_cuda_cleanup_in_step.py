@@ -30,13 +30,11 @@ from stabfix.model.structure import (
     Frame,
     FunctionFrame,
     LoopFrame,
-    StepIndex,
     StepPath,
     loop_header,
     parent_map,
     skipped_by_interval_guard,
     target_names,
-    visitors_with,
 )
 from stabfix.checker import Checker
 from stabfix.findings import Fix
@@ -166,17 +164,15 @@ class _Unit:
 class CudaCleanupInStep(Checker):
     code = "SF201"
     tokens = ("empty_cache",)
+    needs = ("steps",)
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self.steps = StepIndex(context.imports)
+        self.steps = self.model.steps
         self.sites: list[_Site] = []
         # functions / methods of this file whose whole body empties the cache
         self.cleanup_functions: set[str] = set()
         self.cleanup_methods: set[str] = set()
-
-    def get_visitors(self):
-        return visitors_with(self, self.steps)
 
     # --- collecting ---------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:

@@ -25,9 +25,9 @@ branch, except device-availability checks (`if torch.cuda.is_available():`) and 
 the backward pass themselves (`if training:`); an `except` handler; a loop's `else`; or an earlier
 `if <interval test>: continue` in the same body (see `skipped_by_interval_guard`).
 
-The index is a batchable visitor: a checker merges it into its own traversal with `visitors_with`
-(one pass per file), snapshots `frames()` at the sites it cares about, and asks `step_path(frames)`
-once the module has been visited. `counter(path)` names a step counter in scope for fixes.
+The index is the model's `steps` part (a checker declares `needs = ("steps",)`): it rides in the
+engine's single traversal, a checker snapshots `frames()` at the sites it cares about, and asks
+`step_path(frames)` once the module has been visited. `counter(path)` names a step counter in scope for fixes.
 """
 
 from __future__ import annotations
