@@ -385,3 +385,21 @@ def parameter_role(node: cst.FunctionDef, parameter: str, losses: LossInstances,
             if any(read_names(arg.value) & derived for arg in call.args):
                 return "input"
     return None
+
+
+def helper_loss(
+    call: cst.Call, definitions: dict[str, list[FunctionDefinition]], losses: LossInstances, class_name: str | None
+) -> LossOperands | None:
+    """A call of a function of this file that computes a loss with one of its arguments as the target:
+    `def fit_term(pred, ref): return F.l1_loss(pred, ref)` makes `fit_term(model(x), y)` a loss of `y`."""
+    resolved = resolve_definition(call, definitions, class_name)
+    if resolved is None:
+        return None
+    definition, skip = resolved
+    for arg in call.args:
+        parameter = receiving_parameter(call, arg.value, definition, skip)
+        if parameter is not None and parameter_role(definition, parameter, losses, class_name) == "target":
+            display = dotted_name(call.func) or definition.name.value
+            prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
+            return LossOperands(call, display, prediction, arg.value, definition.name.value)
+    return None

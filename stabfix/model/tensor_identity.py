@@ -19,7 +19,6 @@ import libcst as cst
 
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.losses import (  # noqa: F401  (identifier_words, LossCall are re-exported for the rules)
-    LOSS_WORDS,
     LossCall,
     LossInstances,
     identifier_words,
