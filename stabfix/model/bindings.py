@@ -38,6 +38,18 @@ class FunctionBindings:
             current = bindings[0].value.value
         return current, chain
 
+    def holders(self, names: set[str]) -> set[str]:
+        """`names` and every name that is at some point bound to one of them (`h = x` before `h = block(h)`)."""
+        holders = set(names)
+        changed = True
+        while changed:
+            changed = False
+            for name, bound in self.by_name.items():
+                if name not in holders and any(isinstance(b.value, cst.Name) and b.value.value in holders for b in bound):
+                    holders.add(name)
+                    changed = True
+        return holders
+
 
 class BindingCollector(cst.CSTVisitor):
     """Collects simple name bindings of a function body. Used lazily, only for functions of interest."""

@@ -1,18 +1,78 @@
 """Which calls are loss computations, and which of their arguments is the target/reference.
 
-Recognised: torch functional losses (`F.mse_loss(input, target)`), `torch.nn.*Loss` instances
-(local, module-level, or stored on `self` in the same class), and user loss classes/functions
-whose name says so (`PatchSlicedWassersteinLoss`, `perceptual_loss`), which take (prediction,
-reference) by convention.
+This is the one definition of a loss every rule uses (`LossInstances.resolve`). Recognised:
+
+* torch functional losses through any import alias (`F.mse_loss`, `from torch.nn.functional import
+  smooth_l1_loss as sl1`), also when stored and called later (`self.loss_fn = F.smooth_l1_loss`);
+* `torch.nn.*Loss` and user `*Loss` instances: local, module-level, stored on `self` in the same class,
+  called through `.forward`, or constructed and called inline (`nn.MSELoss()(pred, y)`);
+* user losses by what the callee is called (`energy_loss`, `criterion`, `self.loss_fn` received as an
+  argument) or reached through a module or object holding losses (`losses.swd(x, ref)`);
+* functions of the same file that use an argument as the target of a loss they compute
+  (`helper_loss`).
+
+They take (prediction, reference) by convention.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 
 from stabfix.model.imports import ImportTracker, dotted_name
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+LOSS_WORDS = frozenset({"loss", "losses", "criterion", "criterions", "criteria", "crit", "lossfn", "objective"})
+# Loss-word names that hold something else: `loss_weights`, `loss_scaler`, `loss_history`.
+_NOT_A_LOSS_VALUE = frozenset(
+    {
+        "weight", "weights", "scale", "scales", "scaler", "scaling", "history", "meter", "meters", "tracker",
+        "names", "name", "keys", "fmt", "format", "str", "curve", "curves", "window", "coef", "coeff", "factor",
+        "type", "types", "cfg", "config", "kwargs", "args",
+    }
+)
+# ... and callees with a loss word that compute something else: `get_loss_weights()`, `log_loss(...)`.
+_NOT_A_LOSS_CALL = _NOT_A_LOSS_VALUE | frozenset(
+    {
+        "get", "log", "logger", "logging", "print", "plot", "save", "record", "update", "dict", "list", "write",
+        "show", "reset", "init", "grad", "grads", "backward", "step", "item", "value", "values", "ema", "avg",
+        "average", "smooth", "smoothed", "build", "make", "create", "register", "add", "append",
+    }
+)
+
+
+@lru_cache(maxsize=4096)
+def identifier_words(name: str) -> tuple[str, ...]:
+    """`x_style_ref` -> (x, style, ref); `PatchSWDLoss` -> (patch, swd, loss)."""
+    return tuple(match.group(0).lower() for match in _CAMEL.finditer(name))
+
+
+def is_loss_like_name(name: str) -> bool:
+    """A variable or container whose name says it holds a loss value: `loss`, `style_loss`, `loss_dict`."""
+    words = identifier_words(name.rsplit(".", 1)[-1])
+    return any(w in LOSS_WORDS for w in words) and not any(w in _NOT_A_LOSS_VALUE for w in words)
+
+
+def is_loss_callee_name(name: str) -> bool:
+    """A function or callable attribute whose name says it computes a loss: `energy_loss`, `criterion`."""
+    last = name.rsplit(".", 1)[-1]
+    words = identifier_words(last)
+    return (
+        not last[:1].isupper()  # `StyleLoss(...)` constructs the module
+        and any(w in LOSS_WORDS for w in words)
+        and not any(w in _NOT_A_LOSS_CALL for w in words)
+    )
+
+
+# Methods of a list or dict named for losses (`losses.append(loss)`): they store, not compute.
+_CONTAINER_METHODS = frozenset({"extend", "insert", "setdefault", "pop", "items", "keys", "index", "count", "remove"})
+# torch losses whose name does not end in `_loss`
+_TORCH_LOSS_FUNCTIONS = frozenset(
+    {"cross_entropy", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss"}
+)
 
 # Position of the target argument, for losses where it is not the second one.
 _TARGET_INDEX = {
@@ -26,7 +86,15 @@ _TARGET_INDEX = {
 }
 _TARGET_KEYWORDS = ("target", "targets", "y", "reference", "ref")
 _INPUT_KEYWORDS = ("input", "pred", "prediction", "x", "output")
-_FUNCTIONAL_PREFIXES = ("torch.nn.functional.", "torch.")
+
+
+@dataclass(frozen=True)
+class LossCall:
+    call: cst.Call
+    display: str  # how the callee is spelled, for messages
+    library: bool  # a torch loss: operand positions are known
+    kind: str  # qualified function/class name or the user's callee name
+    by_usage: bool = False  # recognised from how its result is used, not from its name
 
 
 @dataclass(frozen=True)
@@ -43,20 +111,17 @@ def is_loss_class_name(name: str) -> bool:
     return last.endswith("Loss") and last[:1].isupper()
 
 
-def _is_loss_function_name(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1]
-    return last.endswith("_loss") or last in {
-        "cross_entropy", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    }
+def is_torch_loss_function(qualified: str) -> bool:
+    """`torch.nn.functional.mse_loss`, `torch.nn.functional.cross_entropy` (not `torch.nn.MSELoss`)."""
+    last = qualified.rsplit(".", 1)[-1]
+    return qualified.startswith("torch.") and (last.endswith("_loss") or last in _TORCH_LOSS_FUNCTIONS)
 
 
-# The names training code gives a loss callable it receives or stores: `criterion(pred, y)`, `self.loss_fn(...)`.
-_LOSS_CALLABLE_NAMES = frozenset({"criterion", "loss_fn", "loss_func", "loss_function", "lossfn", "loss_fct"})
-
-
-def _is_loss_callable_name(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1].lower().lstrip("_")
-    return last in _LOSS_CALLABLE_NAMES or last.endswith("_criterion")
+def _holds_losses(receiver: cst.BaseExpression) -> bool:
+    """A module or object whose name says it holds loss functions: `losses`, `self.criteria`."""
+    name = dotted_name(receiver)
+    words = set(identifier_words(name.rsplit(".", 1)[-1])) if name else set()
+    return bool(words) and words <= LOSS_WORDS
 
 
 def _argument(call: cst.Call, index: int | None, keywords: tuple[str, ...]) -> cst.BaseExpression | None:
@@ -84,15 +149,15 @@ def operands(call: cst.Call, kind_name: str, display: str) -> LossOperands | Non
 
 
 class LossInstances:
-    """Names bound to loss-module instances: `crit = nn.MSELoss()`, `self.swd = SWDLoss()`.
+    """Names bound to losses: `crit = nn.MSELoss()`, `self.swd = SWDLoss()`, `self.loss_fn = F.smooth_l1_loss`.
 
     Filled during the traversal (see `record_assignment`); attribute names are tracked per class.
     """
 
     def __init__(self, imports: ImportTracker) -> None:
         self.imports = imports
-        self.local: dict[str, str] = {}  # variable -> loss class qualified name
-        self.on_self: dict[str, dict[str, str]] = {}  # class name -> attr -> loss class
+        self.local: dict[str, str] = {}  # variable -> loss class or function qualified name
+        self.on_self: dict[str, dict[str, str]] = {}  # class name -> attr -> loss class or function
 
     def constructor_name(self, value: cst.BaseExpression) -> str | None:
         """The loss class a value constructs, if it does."""
@@ -102,55 +167,88 @@ class LossInstances:
         return name if name is not None and is_loss_class_name(name) else None
 
     def record_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression, class_name: str | None) -> None:
-        loss_class = self.constructor_name(value)
-        if loss_class is None and isinstance(target, cst.Name):
-            loss_class = self._stored_loss(value, class_name)  # `loss_fn = self.criterion`
-        if loss_class is None:
+        loss = self.constructor_name(value)
+        if loss is None:
+            qualified = self.imports.qualify(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+            loss = qualified if qualified is not None and is_torch_loss_function(qualified) else None
+        if loss is None and isinstance(target, cst.Name):
+            loss = self._held(value, class_name)  # `loss_fn = self.criterion`
+        if loss is None:
             return
         if isinstance(target, cst.Name):
-            self.local[target.value] = loss_class
+            self.local[target.value] = loss
         elif (
             class_name is not None
             and isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
             and target.value.value == "self"
         ):
-            self.on_self.setdefault(class_name, {})[target.attr.value] = loss_class
+            self.on_self.setdefault(class_name, {})[target.attr.value] = loss
 
-    def _stored_loss(self, value: cst.BaseExpression, class_name: str | None) -> str | None:
+    def _held(self, value: cst.BaseExpression, class_name: str | None) -> str | None:
+        """The loss a name or `self` attribute was bound to."""
         if isinstance(value, cst.Name):
             return self.local.get(value.value)
         if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
             return self.on_self.get(class_name or "", {}).get(value.attr.value)
         return None
 
-    def loss_call(self, call: cst.Call, class_name: str | None) -> LossOperands | None:
-        """Operands of `call` if it computes a loss, else None."""
+    def resolve(self, call: cst.Call, class_name: str | None) -> LossCall | None:
+        """The loss `call` computes, by what its callee is; None when it is not a loss."""
         func = call.func
         display = dotted_name(func) or "loss"
+        if isinstance(func, cst.Call):  # `nn.MSELoss()(pred, target)`
+            loss_class = self.constructor_name(func)
+            if loss_class is None:
+                return None
+            shown = dotted_name(func.func) or loss_class
+            return LossCall(call, f"{shown}()", loss_class.startswith("torch."), loss_class)
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            held = self._held(func.value, class_name)  # `criterion.forward(pred, target)`
+            if held is not None:
+                return LossCall(call, display, held.startswith("torch."), held)
+        held = self._held(func, class_name)
+        if held is not None:
+            return LossCall(call, display, held.startswith("torch."), held)
         qualified = self.imports.qualify(func)
         if qualified is not None:
-            if any(qualified.startswith(prefix) for prefix in _FUNCTIONAL_PREFIXES) and _is_loss_function_name(qualified):
-                return operands(call, qualified, display)
+            last = qualified.rsplit(".", 1)[-1]
             if is_loss_class_name(qualified):
                 return None  # constructing the module, not computing the loss
-            if _is_loss_function_name(qualified):
-                return operands(call, qualified, display)
+            if qualified.startswith("torch."):
+                return LossCall(call, display, True, qualified) if is_torch_loss_function(qualified) else None
+            # `from . import losses; losses.swd(a, b)`: a function of a project module of losses
+            if self._is_loss_callee(last, func):
+                return LossCall(call, display, False, qualified)
             return None
-        if isinstance(func, cst.Name):
-            if func.value in self.local:
-                return operands(call, self.local[func.value], display)
-            if _is_loss_function_name(func.value) or _is_loss_callable_name(func.value):
-                return operands(call, func.value, display)
-            return None
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            attr = func.attr.value
-            loss_class = self.on_self.get(class_name or "", {}).get(attr)
-            if loss_class is not None:
-                return operands(call, loss_class, display)
-            if _is_loss_function_name(attr) or is_loss_class_name(attr) or _is_loss_callable_name(attr):
-                return operands(call, attr, display)
+        if isinstance(func, cst.Name) and self._is_loss_callee(func.value, None):
+            return LossCall(call, display, False, func.value)
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, (cst.Name, cst.Attribute))
+            and self._is_loss_callee(func.attr.value, func)
+        ):
+            return LossCall(call, display, False, func.attr.value)
         return None
+
+    @staticmethod
+    def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
+        if is_loss_callee_name(name) or name in _TORCH_LOSS_FUNCTIONS:
+            return True
+        # a method of a module or object holding losses (`losses.swd`), not a container method
+        words = set(identifier_words(name))
+        return (
+            isinstance(func, cst.Attribute)
+            and _holds_losses(func.value)
+            and not name[:1].isupper()
+            and not name.startswith("_")
+            and not words & (_NOT_A_LOSS_CALL | _CONTAINER_METHODS)
+        )
+
+    def loss_call(self, call: cst.Call, class_name: str | None) -> LossOperands | None:
+        """Operands of `call` if it computes a loss, else None."""
+        loss = self.resolve(call, class_name)
+        return operands(call, loss.kind, loss.display) if loss is not None else None
 
 
 # --- user loss functions defined in the same file -------------------------------------------------
@@ -286,4 +384,22 @@ def parameter_role(node: cst.FunctionDef, parameter: str, losses: LossInstances,
         if isinstance(call.func, cst.Name) and call.func.value in callables:
             if any(read_names(arg.value) & derived for arg in call.args):
                 return "input"
+    return None
+
+
+def helper_loss(
+    call: cst.Call, definitions: dict[str, list[FunctionDefinition]], losses: LossInstances, class_name: str | None
+) -> LossOperands | None:
+    """A call of a function of this file that computes a loss with one of its arguments as the target:
+    `def fit_term(pred, ref): return F.l1_loss(pred, ref)` makes `fit_term(model(x), y)` a loss of `y`."""
+    resolved = resolve_definition(call, definitions, class_name)
+    if resolved is None:
+        return None
+    definition, skip = resolved
+    for arg in call.args:
+        parameter = receiving_parameter(call, arg.value, definition, skip)
+        if parameter is not None and parameter_role(definition, parameter, losses, class_name) == "target":
+            display = dotted_name(call.func) or definition.name.value
+            prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
+            return LossOperands(call, display, prediction, arg.value, definition.name.value)
     return None

@@ -13,14 +13,19 @@ statements) once, lazily, only for scopes that already contain a trigger site.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 import libcst as cst
 
 from stabfix.model.imports import ImportTracker, dotted_name
-from stabfix.model.losses import LossInstances, is_loss_class_name
+from stabfix.model.losses import (  # noqa: F401  (identifier_words, LossCall are re-exported for the rules)
+    LossCall,
+    LossInstances,
+    identifier_words,
+    is_loss_callee_name,
+    is_loss_class_name,
+    is_loss_like_name,
+)
 
 # Methods that return the same values (a view, a copy, a cast, a move): `x.detach().clone()` is `x`.
 VIEW_METHODS = frozenset({"detach", "detach_", "requires_grad_", "contiguous", "view_as", "reshape_as"})
@@ -30,49 +35,6 @@ COPY_FUNCTIONS = frozenset({"torch.clone", "copy.deepcopy", "copy.copy", "torch.
 VIEW_ATTRIBUTES = frozenset({"data"})
 # In-place methods that do not change a tensor's values.
 _VALUE_KEEPING_INPLACE = frozenset({"requires_grad_", "detach_", "share_memory_", "retain_grad"})
-
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-LOSS_WORDS = frozenset({"loss", "losses", "criterion", "criterions", "criteria", "crit", "lossfn", "objective"})
-# Loss-word names that hold something else: `loss_weights`, `loss_scaler`, `loss_history`.
-_NOT_A_LOSS_VALUE = frozenset(
-    {
-        "weight", "weights", "scale", "scales", "scaler", "scaling", "history", "meter", "meters", "tracker",
-        "names", "name", "keys", "fmt", "format", "str", "curve", "curves", "window", "coef", "coeff", "factor",
-        "type", "types", "cfg", "config", "kwargs", "args",
-    }
-)
-# ... and callees with a loss word that compute something else: `get_loss_weights()`, `log_loss(...)`.
-_NOT_A_LOSS_CALL = _NOT_A_LOSS_VALUE | frozenset(
-    {
-        "get", "log", "logger", "logging", "print", "plot", "save", "record", "update", "dict", "list", "write",
-        "show", "reset", "init", "grad", "grads", "backward", "step", "item", "value", "values", "ema", "avg",
-        "average", "smooth", "smoothed", "build", "make", "create", "register", "add", "append",
-    }
-)
-
-
-@lru_cache(maxsize=4096)
-def identifier_words(name: str) -> tuple[str, ...]:
-    """`x_style_ref` -> (x, style, ref); `PatchSWDLoss` -> (patch, swd, loss)."""
-    return tuple(match.group(0).lower() for match in _CAMEL.finditer(name))
-
-
-def is_loss_like_name(name: str) -> bool:
-    """A variable or container whose name says it holds a loss value: `loss`, `style_loss`, `loss_dict`."""
-    words = identifier_words(name.rsplit(".", 1)[-1])
-    return any(w in LOSS_WORDS for w in words) and not any(w in _NOT_A_LOSS_VALUE for w in words)
-
-
-def is_loss_callee_name(name: str) -> bool:
-    """A function or callable attribute whose name says it computes a loss: `energy_loss`, `criterion`."""
-    last = name.rsplit(".", 1)[-1]
-    words = identifier_words(last)
-    return (
-        not last[:1].isupper()  # `StyleLoss(...)` constructs the module
-        and any(w in LOSS_WORDS for w in words)
-        and not any(w in _NOT_A_LOSS_CALL for w in words)
-    )
-
 
 # --- value keys ---------------------------------------------------------------------------------
 
@@ -688,58 +650,11 @@ _TENSOR_WORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class LossCall:
-    call: cst.Call
-    display: str  # how the callee is spelled, for messages
-    library: bool  # a torch loss: operand positions are known
-    kind: str  # qualified function/class name or the user's callee name
-    by_usage: bool = False  # recognised from how its result is used, not from its name
-
-
 def classify_loss_call(
     call: cst.Call, losses: LossInstances, imports: ImportTracker, class_name: str | None
 ) -> LossCall | None:
-    """A call that computes a loss, recognised by what the callee is (not by how the result is used)."""
-    func = call.func
-    display = dotted_name(func) or "loss"
-    if isinstance(func, cst.Call):  # `nn.MSELoss()(pred, target)`
-        loss_class = losses.constructor_name(func)
-        if loss_class is not None:
-            return LossCall(call, display if display != "loss" else loss_class, loss_class.startswith("torch."), loss_class)
-        return None
-    qualified = imports.qualify(func)
-    if qualified is not None:
-        last = qualified.rsplit(".", 1)[-1]
-        if is_loss_class_name(qualified):
-            return None  # constructing the module
-        if qualified.startswith("torch."):
-            if last.endswith("_loss") or last in ("cross_entropy", "kl_div", "binary_cross_entropy", "nll_loss"):
-                return LossCall(call, display, True, qualified)
-            return None
-        # `from . import losses; losses.swd(a, b)`: a function of a module named for losses
-        module = qualified.split(".")[-2] if "." in qualified else ""
-        module_words = set(identifier_words(module))
-        in_loss_module = bool(module_words) and module_words <= LOSS_WORDS and not last[:1].isupper()
-        if is_loss_callee_name(last) or (in_loss_module and not set(identifier_words(last)) & _NOT_A_LOSS_CALL):
-            return LossCall(call, display, False, qualified)
-        return None
-    if isinstance(func, cst.Name):
-        if func.value in losses.local:
-            kind = losses.local[func.value]
-            return LossCall(call, display, kind.startswith("torch."), kind)
-        if is_loss_callee_name(func.value):
-            return LossCall(call, display, False, func.value)
-        return None
-    if isinstance(func, cst.Attribute):
-        attr = func.attr.value
-        if isinstance(func.value, cst.Name) and func.value.value == "self":
-            kind = losses.on_self.get(class_name or "", {}).get(attr)
-            if kind is not None:
-                return LossCall(call, display, kind.startswith("torch."), kind)
-        if isinstance(func.value, (cst.Name, cst.Attribute)) and is_loss_callee_name(attr):
-            return LossCall(call, display, False, attr)
-    return None
+    """A call that computes a loss, by what the callee is: see `LossInstances.resolve` (the one definition)."""
+    return losses.resolve(call, class_name)
 
 
 def operand_positions(loss: LossCall) -> list[tuple[str, cst.BaseExpression]]:
