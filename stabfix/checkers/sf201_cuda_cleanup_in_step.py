@@ -15,7 +15,6 @@ What is a training loop, a step function and a gate is decided in `stabfix.model
 from __future__ import annotations
 
 import ast
-import re
 import textwrap
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
@@ -38,6 +37,7 @@ from stabfix.model.structure import (
 )
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.model import vocabulary as words
 
 INTERVAL = 100
 
@@ -51,10 +51,6 @@ _EMPTY_CACHE = {f"torch.{module}.empty_cache" for module in _DEVICE_MODULES} | {
     "diffusers.utils.torch_utils.backend_empty_cache",
     "diffusers.training_utils.free_memory",
 }
-# `get_accelerator().empty_cache()` (deepspeed), `get_torch_device().empty_cache()` (verl)
-_DEVICE_MODULE_GETTER = re.compile(r"^get_(torch_)?(device|accelerator)(_module)?$")
-# `X.empty_cache()` on a device-module handle: `self.device_module`, `accelerator`, `torch_backend`...
-_DEVICE_HANDLE = re.compile(r"(device|accelerator|backend|cuda|mps|xpu|npu|mlu|musa)", re.I)
 _CLEANUP_CALLS = _EMPTY_CACHE | {
     "gc.collect",
     *(
@@ -75,65 +71,7 @@ _TIMING_ONLY_PREFIX = "timing-only:"
 _ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "print"}
 _LOG_FUNCTIONS = {"print", "warn", "pprint", "log"}
-# A statement next to the cleanup that moves or swaps a model makes the cleanup a phase boundary.
-_SWAP_CALLS = (
-    "offload",
-    "onload",
-    "swap",
-    "sleep",
-    "wake_up",
-    "load_model",
-    "unload",
-    "reload",
-    "load_state_dict",
-    "load_adapter",
-    "set_adapter",
-    "deparallelize",
-    "sync_weights",
-    "update_weights",
-    "load_weights",
-    "vllm",
-    "move_model",
-)
 _MODULE_MOVES = {"to", "cpu", "cuda"}
-_MODEL_WORDS = {
-    "model",
-    "models",
-    "engine",
-    "pipe",
-    "pipeline",
-    "llm",
-    "vae",
-    "unet",
-    "teacher",
-    "ref",
-    "reference",
-    "critic",
-    "actor",
-    "reward",
-    "policy",
-    "net",
-    "module",
-}
-_TENSOR_WORDS = {
-    "output",
-    "outputs",
-    "out",
-    "logits",
-    "loss",
-    "losses",
-    "pred",
-    "preds",
-    "grad",
-    "grads",
-    "input",
-    "inputs",
-    "batch",
-    "logp",
-    "logps",
-    "logprob",
-    "logprobs",
-}
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 
@@ -213,11 +151,11 @@ class CudaCleanupInStep(Checker):
             # `get_accelerator().empty_cache()`, `getattr(torch, device_type).empty_cache()`
             callee = self.qualified_name(receiver.func) or dotted_name(receiver.func) or ""
             last = callee.rsplit(".", 1)[-1]
-            if _DEVICE_MODULE_GETTER.match(last):
+            if words.DEVICE_MODULE_GETTER.match(last):
                 return True
             return last == "getattr" and bool(receiver.args) and dotted_name(receiver.args[0].value) == "torch"
         name = dotted_name(receiver)
-        return name is not None and bool(_DEVICE_HANDLE.search(name.rsplit(".", 1)[-1]))
+        return name is not None and bool(words.DEVICE_HANDLE_NAME.search(name.rsplit(".", 1)[-1]))
 
     def _find_local_cleanup_functions(self) -> None:
         """Functions of this file whose whole body empties the cache.
@@ -768,7 +706,7 @@ def _moves_or_swaps_model(statement: cst.CSTNode) -> bool:
             last = (
                 func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
             )
-            if any(word in last.lower() for word in _SWAP_CALLS):
+            if any(word in last.lower() for word in words.MODEL_SWAP_WORDS):
                 found = True
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -786,6 +724,6 @@ def _deletes_a_model(target: cst.BaseDelTargetExpression) -> bool:
         if name is None:
             continue
         words = set(name.rsplit(".", 1)[-1].lower().split("_"))
-        if words & _MODEL_WORDS and not words & _TENSOR_WORDS:
+        if words & words.MODEL_WORDS and not words & words.TENSOR_WORDS:
             return True
     return False

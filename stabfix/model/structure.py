@@ -39,68 +39,8 @@ from typing import Callable, Mapping, Union
 import libcst as cst
 
 from stabfix.model.bindings import BindingCollector, FunctionBindings
+from stabfix.model import vocabulary as words
 from stabfix.model.imports import ImportTracker, dotted_name
-
-# --- names (supporting evidence only) -----------------------------------------------------------
-
-_STEP_NAMES = {
-    "train_step",
-    "training_step",
-    "train_batch",
-    "train_on_batch",
-    "train_one_batch",
-    "train_one_step",
-    "train_iteration",
-    "train_iter",
-    "training_iteration",
-    "fit_batch",
-    "fit_step",
-    "optimize_step",
-    "optimization_step",
-    "update_step",
-}
-_PER_BATCH_HOOKS = {
-    "on_train_batch_start",
-    "on_train_batch_end",
-    "on_before_backward",
-    "on_after_backward",
-    "on_before_optimizer_step",
-    "on_before_zero_grad",
-    "on_optimizer_step",
-    "on_step_begin",
-    "on_step_end",
-    "on_substep_end",
-    "on_batch_begin",
-    "on_batch_end",
-    "before_batch",
-    "after_batch",
-    "before_step",
-    "after_step",
-    "before_backward",
-    "after_backward",
-}
-_NEVER_STEP = re.compile(
-    r"^(__\w+__|close|shutdown|teardown|tear_down|.*clean_?up.*|free_memory|release_memory"
-    r"|on_(train|fit|run)_(end|start)|on_\w*epoch\w*|on_(validation|test|predict|sanity|save|load|exception|evaluate)\w*"
-    r"|(eval|evaluat|valid|test|predict|generate|sample|inference|benchmark|profile)\w*)$"
-)
-# test, benchmark and check harnesses run backward passes but are not training
-_HARNESS = re.compile(
-    r"^_*(test|check|verify|assert|bench|benchmark|profile|measure|compare|run_test|debug|sanity)(_|$)"
-)
-_FRAMEWORK_STEP_BASE = re.compile(r"(LightningModule|Trainer)$")
-_HOOK_BASE = re.compile(r"(Callback|Hook|LightningModule|Handler)$")
-_COUNTER_PARAM = re.compile(
-    r"^((global|cur|current|train)_)?(step|iteration|iter|it|itr|step_?(idx|num|count|index)"
-    r"|batch_?(idx|nb|num|index|i)|i_iter)$"
-)
-_COUNTER_ATTR = re.compile(r"(step|iter|batch|update)", re.I)
-_INTERVAL_WORDS = re.compile(r"(interval|every|freq|period)", re.I)
-_DEVICE_FLAG = re.compile(
-    r"^(is_|use_|has_|on_|with_)?(cuda|gpu|gpus|mps|xpu|npu|mlu|musa|hpu|accelerator)(_available)?$"
-)
-_DEVICE_AVAILABLE_FUNC = re.compile(r"^is_(torch_)?(cuda|gpu|mps|xpu|npu|mlu|musa|hpu|sdaa|neuron)\w*_available$")
-_DEVICE_STRINGS = {"cuda", "cpu", "mps", "xpu", "npu", "mlu", "musa", "hpu", "gpu", "meta"}
 
 # --- memory readings (what a threshold can be compared against besides a user setting) ----------
 
@@ -118,8 +58,6 @@ _MEMORY_QUERY_CALLS = MEMORY_IN_USE_CALLS | {
     for name in ("mem_get_info", "memory_stats", "memory_usage", "current_allocated_memory", "driver_allocated_memory")
 }
 _MEMORY_QUERY_MODULES = ("psutil.", "pynvml.", "nvidia_smi.", "GPUtil.")
-# Supporting evidence only: the name of a call the file can neither resolve nor find defined.
-_MEMORY_WORDS = re.compile(r"(mem|vram)", re.I)
 
 
 # --- frames -------------------------------------------------------------------------------------
@@ -289,7 +227,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             called = {name.lstrip("_") for name in facts.calls}
             self._training_cache[key] = not (loop.function is not None and _is_harness(loop.function.name)) and (
                 self._has_update(facts)
-                or bool(called & _STEP_NAMES)
+                or bool(called & words.STEP_FUNCTION_NAMES)
                 or bool(facts.calls & self._self_evident_step_names())
             )
         return self._training_cache[key]
@@ -300,7 +238,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             self._step_cache[key] = self._is_step_by_itself(function) or (
                 self._has_update(function.facts)
                 and not _is_harness(function.name)
-                and not _NEVER_STEP.match(function.name.lstrip("_") or function.name)
+                and not words.NEVER_STEP_FUNCTION.match(function.name.lstrip("_") or function.name)
                 and function.name in self._names_called_in_training_loops()
             )
         return self._step_cache[key]
@@ -332,7 +270,7 @@ class StepIndex(cst.BatchableCSTVisitor):
                         for function in self._functions
                         if function.name in loop.facts.calls
                         and not _is_harness(function.name)
-                        and not _NEVER_STEP.match(function.name.lstrip("_") or function.name)
+                        and not words.NEVER_STEP_FUNCTION.match(function.name.lstrip("_") or function.name)
                         for inner in self._loops
                         if inner.function is function
                     )
@@ -368,7 +306,7 @@ class StepIndex(cst.BatchableCSTVisitor):
     def is_called_every_step(self, function: FunctionFrame) -> bool:
         """A function of the file that a training loop or step function calls, behind no gate, every step."""
         name = function.name
-        if _is_harness(name) or _NEVER_STEP.match(name.lstrip("_") or name):
+        if _is_harness(name) or words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name):
             return False
         return any(name in loop.facts.ungated_calls for loop in self._loops if self.is_training_loop(loop)) or any(
             name in frame.facts.ungated_calls for frame in self._functions if self.is_step_function(frame)
@@ -383,7 +321,7 @@ class StepIndex(cst.BatchableCSTVisitor):
                 return target
             return _best_increment(scope.facts.increments)
         params = _parameter_names(scope.node)
-        named = [name for name in params if _COUNTER_PARAM.match(name)]
+        named = [name for name in params if words.STEP_COUNTER_NAME.match(name)]
         if named:
             return named[0]
         if _per_iteration_event_handler(scope.node) and params:
@@ -394,12 +332,12 @@ class StepIndex(cst.BatchableCSTVisitor):
             if any(base.endswith("LightningModule") for base in last_bases) and "self" in params:
                 return "self.global_step"
             counters = sorted(
-                (attr for attr in owner.self_increments if _COUNTER_ATTR.search(attr)),
+                (attr for attr in owner.self_increments if words.STEP_COUNTER_ATTRIBUTE.search(attr)),
                 key=lambda attr: (not attr.endswith("global_step"), "step" not in attr, attr),
             )
             if counters and "self" in params:
                 return counters[0]
-            if scope.name in _PER_BATCH_HOOKS:
+            if scope.name in words.PER_BATCH_HOOKS:
                 if "state" in params:
                     return "state.global_step"
                 if "trainer" in params:
@@ -460,7 +398,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             return any(
                 self.reads_memory(value, frame, depth + 1) for frame in local for value in _returned_values(frame.node)
             )
-        return bool(last) and bool(_MEMORY_WORDS.search(last))
+        return bool(last) and bool(words.MEMORY_NAME.search(last))
 
     def _function_bindings(self, function: FunctionFrame) -> FunctionBindings:
         key = id(function)
@@ -642,7 +580,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             last = name.rsplit(".", 1)[-1]
             if last in ("is_available", "is_initialized") and name.startswith("torch."):
                 return True
-            if _DEVICE_AVAILABLE_FUNC.match(last):
+            if words.DEVICE_AVAILABLE_FUNCTION.match(last):
                 return True
             if last == "hasattr" and test.args and (self._name_of(test.args[0].value) or "").startswith("torch"):
                 return True
@@ -656,7 +594,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             )
         if isinstance(test, (cst.Name, cst.Attribute)):
             last = test.value if isinstance(test, cst.Name) else test.attr.value
-            return bool(_DEVICE_FLAG.match(last.lower()))
+            return bool(words.DEVICE_FLAG_NAME.match(last.lower()))
         return False
 
     def is_interval_test(self, test: cst.BaseExpression) -> bool:
@@ -671,7 +609,7 @@ class StepIndex(cst.BatchableCSTVisitor):
 
             def visit_Name(self, node: cst.Name) -> None:
                 nonlocal found
-                if _INTERVAL_WORDS.search(node.value):
+                if words.INTERVAL_NAME.search(node.value):
                     found = True
 
         test.visit(_Finder())
@@ -687,11 +625,11 @@ class StepIndex(cst.BatchableCSTVisitor):
         facts = function.facts
         backward = bool(facts.backward)
         stepping = any(self._is_optimizer_step(c) for c in facts.step_candidates)
-        step_named = name in _STEP_NAMES
+        step_named = name in words.STEP_FUNCTION_NAMES
         bases = tuple(base.rsplit(".", 1)[-1] for base in (function.owner.bases if function.owner else ()))
         if _per_iteration_event_handler(function.node):
             result = True
-        elif (_NEVER_STEP.match(name) or _is_harness(name)) and not step_named:
+        elif (words.NEVER_STEP_FUNCTION.match(name) or _is_harness(name)) and not step_named:
             result = False
         elif backward and stepping:
             result = True
@@ -699,12 +637,12 @@ class StepIndex(cst.BatchableCSTVisitor):
             result = (
                 backward
                 or stepping
-                or any(_FRAMEWORK_STEP_BASE.search(base) for base in bases)
-                or bool({call.lstrip("_") for call in facts.calls} & _STEP_NAMES)
+                or any(words.FRAMEWORK_STEP_BASE.search(base) for base in bases)
+                or bool({call.lstrip("_") for call in facts.calls} & words.STEP_FUNCTION_NAMES)
                 or _mentions_loss(function.node)
             )
-        elif name in _PER_BATCH_HOOKS:
-            result = any(_HOOK_BASE.search(base) for base in bases)
+        elif name in words.PER_BATCH_HOOKS:
+            result = any(words.HOOK_BASE.search(base) for base in bases)
         else:
             # Hugging Face's Trainer calls compute_loss from training_step on every (micro-)batch
             result = name == "compute_loss" and any(base.endswith("Trainer") for base in bases)
@@ -827,7 +765,7 @@ def _loop_index(node: Union[cst.For, cst.While]) -> str | None:
 
 
 def _best_increment(increments: list[tuple[str, bool]]) -> str | None:
-    named = [target for target, _ in increments if _COUNTER_ATTR.search(target.rsplit(".", 1)[-1])]
+    named = [target for target, _ in increments if words.STEP_COUNTER_ATTRIBUTE.search(target.rsplit(".", 1)[-1])]
     if named:
         return named[0]
     ungated = [target for target, every in increments if every]
@@ -849,7 +787,7 @@ def _constructs_optimizer(name: str) -> bool:
 def _is_device_string(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.SimpleString):
         text = node.evaluated_value
-        return isinstance(text, str) and text.split(":")[0].lower() in _DEVICE_STRINGS
+        return isinstance(text, str) and text.split(":")[0].lower() in words.DEVICE_STRINGS
     return False
 
 
@@ -868,7 +806,7 @@ def _per_iteration_event_handler(node: cst.FunctionDef) -> bool:
 
 
 def _is_harness(name: str) -> bool:
-    return bool(_HARNESS.match(name))
+    return bool(words.HARNESS_FUNCTION.match(name))
 
 
 def _calls_backward(node: cst.CSTNode) -> bool:
