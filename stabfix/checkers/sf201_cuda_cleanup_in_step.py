@@ -723,7 +723,7 @@ def _deletes_a_model(target: cst.BaseDelTargetExpression) -> bool:
         name = dotted_name(item) if isinstance(item, (cst.Name, cst.Attribute)) else None
         if name is None:
             continue
-        words = set(name.rsplit(".", 1)[-1].lower().split("_"))
-        if words & words.MODEL_WORDS and not words & words.TENSOR_WORDS:
+        parts = set(name.rsplit(".", 1)[-1].lower().split("_"))
+        if parts & words.MODEL_WORDS and not parts & words.TENSOR_WORDS:
             return True
     return False
