@@ -146,8 +146,8 @@ class OptimizerStepUndo(Checker):
         """The function clears the optimizer's gradients and, separately, the updated model's
         (`optimizer.zero_grad(); adversary.zero_grad()`): that model is trained by hand, not by this
         optimizer (gradient descent-ascent, a manually updated critic)."""
-        clears = self.model.events.in_function(update.site.function, "clear")
-        cleared = {dotted_name(event.receiver) for event in clears if event.how == "zero_grad"}  # type: ignore[attr-defined]
+        here = self.model.events.in_function(update.site.function, "clear")
+        cleared = {dotted_name(e.receiver) for e in here if isinstance(e, ClearGrad) and e.how == "zero_grad"}
         return dotted_name(spelled) in cleared and "" not in models and all(model in cleared for model in models)
 
     def _same_optimizer(
@@ -191,12 +191,14 @@ class OptimizerStepUndo(Checker):
             replaced, needed, start = statement, {update.param}, update.site.names_order
         scope_node = update.site.function or module
         scope = names.scope_of(scope_node)
+        if scope is None:
+            return None
         # Names the snapshot reads must hold the same objects before the step as at the undo.
         for name in needed | names_in(found.expression):
             if any(step.site.names_order < b.order < start for b in scope.bindings.get(name, [])):
                 return None
         if loops.chain:
-            undo_nodes = {id(other.node) for other in events.of_kind("update") if other.param == update.param}  # type: ignore[attr-defined]
+            undo_nodes = {id(e.node) for e in events.of_kind("update") if isinstance(e, ParamUpdate) and e.param == update.param}
             loop_locals = names_local_to(names, scope_node, events.loop_span(loops.chain[0]))
             if not replaceable_loop(loops.chain[0], update.param, undo_nodes, loop_locals):
                 return None
