@@ -10,6 +10,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `steps`       training structure: step loops and functions, and the gates that make code run
                 on only some steps
 - `optimizers`  which expressions are optimizers, and what they were built from
+- `events`      training events in source order (backward, optimizer steps, gradient clears and
+                writes, clipping, unscaling, in-place parameter updates, optimizer constructions),
+                each with its site: function, loops, branches, blocks; it builds `names` too
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -21,15 +24,16 @@ from typing import Iterable
 
 import libcst as cst
 
+from stabfix.model.events import Events
 from stabfix.model.imports import ImportTracker
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
 from stabfix.model.structure import StepIndex
 from stabfix.model.values import Values
 
-PARTS = ("names", "values", "steps", "optimizers")
-# A part that is built from another one: asking for it builds that one too.
-_REQUIRES = {"values": "names"}
+PARTS = ("names", "values", "steps", "optimizers", "events")
+# Parts built from another part: asking for one builds what it reads too.
+_REQUIRES = {"values": ("names",), "events": ("names",)}
 
 
 class FileModel:
@@ -38,14 +42,16 @@ class FileModel:
         unknown = wanted - set(PARTS)
         if unknown:
             raise ValueError(f"unknown model parts: {sorted(unknown)}")
-        wanted |= {_REQUIRES[part] for part in wanted if part in _REQUIRES}
+        for part in list(wanted):
+            wanted.update(_REQUIRES.get(part, ()))
         self.imports = ImportTracker()
         self.names: Names | None = Names() if "names" in wanted else None
         self.steps: StepIndex | None = StepIndex(self.imports) if "steps" in wanted else None
         self.optimizers: OptimizerTracker | None = OptimizerTracker(self.imports) if "optimizers" in wanted else None
         self.values: Values | None = Values(self.names) if self.names is not None and "values" in wanted else None
+        self.events: Events | None = Events(self.imports, self.names) if self.names is not None and "events" in wanted else None
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:
         """The parts to run ahead of the checkers, in dependency order."""
-        parts: list[cst.BatchableCSTVisitor | None] = [self.imports, self.names, self.steps, self.optimizers]
+        parts: list[cst.BatchableCSTVisitor | None] = [self.imports, self.names, self.steps, self.optimizers, self.events]
         return [part for part in parts if part is not None]

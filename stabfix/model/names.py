@@ -206,6 +206,12 @@ class Names(cst.BatchableCSTVisitor):
                 return self.qualify(value, depth + 1)
         return None
 
+    @property
+    def position(self) -> int:
+        """The order number of the latest binding or use seen so far: another part that records a fact
+        during the traversal keeps this to place the fact among the bindings (`Binding.order`)."""
+        return self._order
+
     def all_bindings(self) -> Iterator[Binding]:
         for scope in self.scopes.values():
             for bindings in scope.bindings.values():

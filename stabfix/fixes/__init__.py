@@ -1,0 +1,1 @@
+"""Reusable codemods: builders that turn model facts into `Fix` objects for the rules that report them."""

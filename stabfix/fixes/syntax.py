@@ -1,0 +1,64 @@
+"""Small syntax helpers the fix builders share."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.names import Names, Scope
+
+
+def code_for(node: cst.CSTNode) -> str:
+    """The source text of a node, as the user wrote it."""
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def block_body(block: cst.CSTNode) -> tuple:
+    """The statements of a Module or IndentedBlock."""
+    return tuple(getattr(block, "body", ()))
+
+
+def starts_statement(line: cst.SimpleStatementLine, call: cst.Call) -> bool:
+    """Whether `call` is what the line does (`opt.step()`, `x = opt.step()`): code inserted before the
+    line then runs right before the call."""
+    first = line.body[0]
+    if isinstance(first, (cst.Expr, cst.Assign, cst.AnnAssign)):
+        return first.value is call
+    return False
+
+
+def fresh_name(base: str, taken: set[str]) -> str:
+    """`base`, or `base_1`, `base_2`... whichever is free; the name is then taken."""
+    name, index = base, 1
+    while name in taken:
+        name, index = f"{base}_{index}", index + 1
+    taken.add(name)
+    return name
+
+
+def names_taken(names: Names, scope_node: cst.CSTNode) -> set[str]:
+    """Every variable name read or bound in a scope or the scopes nested in it: a new variable there
+    must differ from all of them."""
+    scope = names.scope_of(scope_node)
+    return {node.value for node, use in names.uses.items() if scope is not None and _within(use.scope, scope)}
+
+
+def names_local_to(names: Names, scope_node: cst.CSTNode, span: tuple[int, int]) -> set[str]:
+    """The variables that occur in `span` (a range of the names model's order, such as a loop's) and
+    nowhere else in the scope or the scopes nested in it."""
+    scope = names.scope_of(scope_node)
+    inside: set[str] = set()
+    outside: set[str] = set()
+    for node, use in names.uses.items():
+        if scope is not None and _within(use.scope, scope):
+            (inside if span[0] <= use.order <= span[1] else outside).add(node.value)
+    return inside - outside
+
+
+def _within(scope: Optional[Scope], outer: Scope) -> bool:
+    while scope is not None:
+        if scope is outer:
+            return True
+        scope = scope.parent
+    return False

@@ -1,0 +1,419 @@
+"""Training events: what a file's training code does to gradients and parameters, where, in source order.
+
+The model's `events` part. During the single traversal it records, per function (and for module level):
+
+- `Backward`      `loss.backward()`, `accelerator.backward(loss)`, `self.manual_backward(loss)`,
+                  `torch.autograd.backward(...)`, `torch.autograd.grad(...)` (through import aliases);
+- `Step`          `opt.step()`, `scaler.step(opt)`, `xm.optimizer_step(opt)`, with the expressions that
+                  may be the stepped optimizer (whether one is, the `optimizers` part answers);
+- `ClearGrad`     `X.zero_grad()` (with its receiver) and `p.grad = None`;
+- `GradWrite`     a gradient overwritten by hand: `p.grad = g`, `p.grad.copy_(g)`, `p.grad.add_(g)`;
+- `Clip`          `clip_grad_norm_` / `clip_grad_value_` (torch's functions or a wrapper's method);
+- `Unscale`       `scaler.unscale_(opt)`;
+- `ParamUpdate`   a tensor variable changed in place: `p.add_(...)`, `p.data.sub_(...)`, `p.copy_(...)`,
+                  `p += ...`, `p.data -= ...`, `p.data = ...` (whether `p` is a parameter, and what
+                  the update adds, `model.parameters` and `model.updates` answer);
+- `OptimizerBuilt` a call that constructs an optimizer class (`torch.optim.AdamW(...)`, `Lion(...)`);
+- `LocalCall`     a call of a plain name or of a method on `self` (`helper()`, `self._undo()`), so a
+                  rule can follow an event into the function that the file calls.
+
+Each event has a `Site`: its enclosing functions and class, its order among all events, its place
+among the `names` model's bindings, its enclosing `for` loops (of its own function), the branches
+it sits in (`if`/`else`, `try`/`except`/`else`), its enclosing blocks, and its statement line.
+`for` loops get a site of their own (`loop_site`), and `with` bodies are known (they always run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Iterable, Optional
+
+import libcst as cst
+
+from stabfix.model.imports import ImportTracker, dotted_name
+from stabfix.model.names import Names
+from stabfix.model.optimizers import Scope, optimizer_class_name
+
+Branch = tuple[int, str]  # (id of the statement that branches, which of its branches)
+
+_BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
+_CLIP_FUNCTIONS = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_value"}
+_STEP_METHODS = {"step", "optimizer_step"}
+_IN_PLACE_UPDATES = {"add_", "sub_", "copy_"}
+# Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
+# on a tensor, a positional argument is the incoming gradient instead.
+_BACKWARD_WRAPPERS = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """Where an event (or a `for` loop) sits."""
+
+    functions: tuple[cst.FunctionDef, ...]  # enclosing functions, outermost first
+    cls: Optional[cst.ClassDef]  # innermost enclosing class
+    order: int  # strictly increasing over all events and loops of the file
+    names_order: int  # bindings of the `names` model with a smaller `order` come before this site
+    loops: tuple[cst.For, ...]  # enclosing `for` loops of the innermost function, outermost first
+    branches: tuple[Branch, ...]
+    blocks: tuple[cst.CSTNode, ...]  # enclosing Module/IndentedBlock nodes, outermost first
+    statement: Optional[cst.SimpleStatementLine]  # its line, unless it sits in a one-line suite
+
+    @property
+    def function(self) -> Optional[cst.FunctionDef]:
+        return self.functions[-1] if self.functions else None
+
+    @property
+    def scope(self) -> Scope:
+        """The position as the `optimizers` part takes it."""
+        return Scope(self.functions, self.cls)
+
+    def never_both_run(self, other: "Site") -> bool:
+        """Whether the two sites sit in branches of one statement that exclude each other."""
+        mine = dict(self.branches)
+        for owner, label in other.branches:
+            theirs = mine.get(owner)
+            if theirs is None or theirs == label:
+                continue
+            pair = {theirs, label}
+            if pair == {"if.body", "if.else"} or any(item.startswith("try.except.") for item in pair):
+                return True
+        return False
+
+    def leaves_before(self, later: "Site") -> bool:
+        """Whether this site sits in a block that `later` is not in and that ends in return, raise,
+        continue or break: then control never flows from here to `later` in the same pass."""
+        later_blocks = {id(block) for block in later.blocks}
+        for block in self.blocks:
+            if id(block) in later_blocks:
+                continue
+            body = getattr(block, "body", ())
+            if body and isinstance(body[-1], cst.SimpleStatementLine):
+                if isinstance(body[-1].body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+                    return True
+        return False
+
+
+@dataclass(eq=False)
+class Event:
+    kind: ClassVar[str]
+    node: cst.CSTNode  # the call, assignment or augmented assignment
+    site: Site
+
+
+@dataclass(eq=False)
+class Backward(Event):
+    kind: ClassVar[str] = "backward"
+    loss: Optional[cst.BaseExpression]  # what is differentiated, when the call shows it
+
+
+@dataclass(eq=False)
+class Step(Event):
+    kind: ClassVar[str] = "step"
+    candidates: tuple[cst.BaseExpression, ...]  # `opt` for `opt.step()`; `opt` for `scaler.step(opt)`
+
+
+@dataclass(eq=False)
+class ClearGrad(Event):
+    kind: ClassVar[str] = "clear"
+    receiver: cst.BaseExpression  # `optimizer` of `optimizer.zero_grad()`, `p` of `p.grad = None`
+    how: str  # zero_grad | set_none
+
+
+@dataclass(eq=False)
+class GradWrite(Event):
+    kind: ClassVar[str] = "grad_write"
+    tensor: cst.BaseExpression  # `p` of `p.grad = g`
+
+
+@dataclass(eq=False)
+class Clip(Event):
+    kind: ClassVar[str] = "clip"
+    parameters: Optional[cst.BaseExpression]  # the first argument: what is clipped
+
+
+@dataclass(eq=False)
+class Unscale(Event):
+    kind: ClassVar[str] = "unscale"
+    scaler: cst.BaseExpression
+    optimizer: Optional[cst.BaseExpression]
+
+
+@dataclass(eq=False)
+class ParamUpdate(Event):
+    kind: ClassVar[str] = "update"
+    param: str  # the variable changed in place
+    operation: str  # add_ | sub_ | copy_ | += | -= | data=
+
+
+@dataclass(eq=False)
+class OptimizerBuilt(Event):
+    kind: ClassVar[str] = "optimizer"
+    class_name: str
+
+
+@dataclass(eq=False)
+class LocalCall(Event):
+    kind: ClassVar[str] = "call"
+    name: str
+    on_self: bool  # `self.name(...)` rather than `name(...)`
+
+
+class Events(cst.BatchableCSTVisitor):
+    """The `events` part: run it in the batched traversal after `names`, then query it."""
+
+    def __init__(self, imports: ImportTracker, names: Names) -> None:
+        super().__init__()
+        self.imports = imports
+        self.names = names
+        self.events: list[Event] = []
+        self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
+        self._loop_sites: dict[cst.For, Site] = {}
+        self._loop_ends: dict[cst.For, int] = {}
+        self._with_bodies: set[int] = set()
+        self._order = 0
+        self._functions: list[cst.FunctionDef] = []
+        self._classes: list[cst.ClassDef] = []
+        self._loops: list[Optional[cst.For]] = []  # None marks a function boundary
+        self._blocks: list[cst.CSTNode] = []
+        self._statements: list[Optional[cst.SimpleStatementLine]] = []
+        self._branches: list[Branch] = []
+        self._tries: list[cst.Try] = []
+
+    # -- queries ---------------------------------------------------------------------------------------
+    def in_function(self, function: Optional[cst.FunctionDef], *kinds: str) -> list[Event]:
+        """The events of one function (None: module level), of the given kinds (all if none), in order."""
+        found = self._by_function.get(function, [])
+        return [event for event in found if event.kind in kinds] if kinds else list(found)
+
+    def of_kind(self, *kinds: str) -> list[Event]:
+        return [event for event in self.events if event.kind in kinds]
+
+    def loop_site(self, loop: cst.For) -> Site:
+        return self._loop_sites[loop]
+
+    def loop_span(self, loop: cst.For) -> tuple[int, int]:
+        """The loop's first and last place in the `names` model's order: a binding or use with an
+        order in this range (ends included) sits in the loop."""
+        return self._loop_sites[loop].names_order, self._loop_ends[loop]
+
+    def is_with_body(self, block: cst.CSTNode) -> bool:
+        """A `with` body always runs once its statement is reached (unlike a branch or a loop body)."""
+        return id(block) in self._with_bodies
+
+    def calls_of(self, name: str) -> list[LocalCall]:
+        return [event for event in self.events if isinstance(event, LocalCall) and event.name == name]
+
+    # -- recording -------------------------------------------------------------------------------------
+    def _site(self) -> Site:
+        self._order += 1
+        loops: list[cst.For] = []
+        for loop in reversed(self._loops):
+            if loop is None:
+                break
+            loops.append(loop)
+        return Site(
+            tuple(self._functions),
+            self._classes[-1] if self._classes else None,
+            self._order,
+            self.names.position,
+            tuple(reversed(loops)),
+            tuple(self._branches),
+            tuple(self._blocks),
+            self._statements[-1] if self._statements else None,
+        )
+
+    def _add(self, event: Event) -> None:
+        self.events.append(event)
+        self._by_function.setdefault(event.site.function, []).append(event)
+
+    # -- structure -------------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._blocks.append(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+        self._loops.append(None)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._loops.pop()
+        self._functions.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loop_sites[node] = self._site()
+        self._loops.append(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._loop_ends[original_node] = self.names.position
+        self._loops.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        self._with_bodies.add(id(node.body))
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statements.append(node)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._statements.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._statements.append(None)
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self._statements.pop()
+
+    # libcst finds visitor methods by their __name__, so each branch gets its own pair
+    def visit_If_body(self, node: cst.If) -> None:
+        self._branches.append((id(node), "if.body"))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._branches.pop()
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self._branches.append((id(node), "if.else"))
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self._branches.pop()
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._tries.append(node)
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self._tries.pop()
+
+    def visit_Try_body(self, node: cst.Try) -> None:
+        self._branches.append((id(node), "try.body"))
+
+    def leave_Try_body(self, node: cst.Try) -> None:
+        self._branches.pop()
+
+    def visit_Try_orelse(self, node: cst.Try) -> None:
+        self._branches.append((id(node), "try.else"))
+
+    def leave_Try_orelse(self, node: cst.Try) -> None:
+        self._branches.pop()
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        owner = id(self._tries[-1]) if self._tries else 0
+        self._branches.append((owner, f"try.except.{id(node)}"))
+
+    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
+        self._branches.pop()
+
+    # -- events ----------------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        qualified = self.imports.qualify(func) or ""
+        if isinstance(func, cst.Name):
+            self._add(LocalCall(node, self._site(), func.value, False))
+        if qualified in _BACKWARD_FUNCTIONS:
+            self._add(Backward(node, self._site(), _first_argument(node)))
+        elif qualified.startswith("torch.nn.utils.") and qualified.rsplit(".", 1)[-1] in _CLIP_FUNCTIONS:
+            self._add(Clip(node, self._site(), _first_argument(node)))
+        elif isinstance(func, cst.Attribute):
+            self._method_call(node, func)
+        class_name = optimizer_class_name(qualified or dotted_name(func) or "")
+        if class_name is not None:
+            self._add(OptimizerBuilt(node, self._site(), class_name))
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
+        method, receiver = func.attr.value, func.value
+        if method in _STEP_METHODS:
+            self._add(Step(node, self._site(), _stepped(node, func)))
+        elif method in ("backward", "manual_backward"):
+            self._add(Backward(node, self._site(), _differentiated(node, func)))
+        elif method == "zero_grad":
+            self._add(ClearGrad(node, self._site(), receiver, "zero_grad"))
+        elif method in _IN_PLACE_UPDATES:
+            if _is_grad_attribute(receiver):
+                self._add(GradWrite(node, self._site(), receiver.value))  # type: ignore[attr-defined]
+            else:
+                param = _variable_of(receiver)
+                if param is not None:
+                    self._add(ParamUpdate(node, self._site(), param, method))
+        elif method in _CLIP_FUNCTIONS:
+            self._add(Clip(node, self._site(), _first_argument(node)))  # `accelerator.clip_grad_norm_(...)`
+        elif method == "unscale_":
+            self._add(Unscale(node, self._site(), receiver, _first_argument(node)))
+        if isinstance(receiver, cst.Name) and receiver.value == "self":
+            self._add(LocalCall(node, self._site(), method, True))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        param = _variable_of(node.target)
+        if param is None:
+            return
+        if isinstance(node.operator, cst.AddAssign):
+            self._add(ParamUpdate(node, self._site(), param, "+="))
+        elif isinstance(node.operator, cst.SubtractAssign):
+            self._add(ParamUpdate(node, self._site(), param, "-="))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if _is_grad_attribute(target.target):
+                tensor = target.target.value  # type: ignore[attr-defined]
+                if isinstance(node.value, cst.Name) and node.value.value == "None":
+                    self._add(ClearGrad(node, self._site(), tensor, "set_none"))
+                else:
+                    self._add(GradWrite(node, self._site(), tensor))
+        if len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Attribute) and target.attr.value == "data" and isinstance(target.value, cst.Name):
+                self._add(ParamUpdate(node, self._site(), target.value.value, "data="))
+
+
+def gradient_resets(events: Iterable[Event]) -> list[Event]:
+    """The events after which `p.grad` no longer holds the gradient an earlier step used: a new
+    backward, or a gradient cleared or overwritten by hand (`zero_grad()` aside: it empties the
+    gradients rather than replacing them, and rules tell the two apart)."""
+    return [
+        event
+        for event in events
+        if isinstance(event, (Backward, GradWrite)) or (isinstance(event, ClearGrad) and event.how == "set_none")
+    ]
+
+
+def _first_argument(node: cst.Call) -> Optional[cst.BaseExpression]:
+    positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+    return positional[0] if positional else None
+
+
+def _stepped(call: cst.Call, func: cst.Attribute) -> tuple[cst.BaseExpression, ...]:
+    candidates: list[cst.BaseExpression] = [func.value] if func.attr.value == "step" else []
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    by_keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "optimizer"]
+    candidates.extend(by_keyword or positional[:1])  # `scaler.step(opt)`, `xm.optimizer_step(opt)`
+    return tuple(candidates)
+
+
+def _differentiated(call: cst.Call, func: cst.Attribute) -> Optional[cst.BaseExpression]:
+    argument = _first_argument(call)
+    if func.attr.value == "manual_backward":
+        return argument
+    owner = dotted_name(func.value)
+    if argument is not None and owner is not None and owner.rsplit(".", 1)[-1].lower() in _BACKWARD_WRAPPERS:
+        return argument
+    return func.value
+
+
+def _is_grad_attribute(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+
+
+def _variable_of(node: cst.BaseExpression) -> Optional[str]:
+    """`p` for `p` or `p.data`."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "data" and isinstance(node.value, cst.Name):
+        return node.value.value
+    return None

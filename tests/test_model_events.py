@@ -1,0 +1,203 @@
+"""The model's `events` part: training events of a file, in source order, with their sites."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from stabfix.model import FileModel
+from stabfix.model.events import Backward, ClearGrad, Clip, Events, GradWrite, OptimizerBuilt, ParamUpdate, Step, Unscale
+
+
+def _events(source: str) -> tuple[cst.Module, Events]:
+    module = cst.parse_module(textwrap.dedent(source))
+    model = FileModel(needs=("events",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(model.visitors())
+    assert model.events is not None
+    return module, model.events
+
+
+def _code(node: cst.CSTNode | None) -> str | None:
+    return None if node is None else cst.Module(body=[]).code_for_node(node)
+
+
+def _training(events: Events) -> list[tuple[str, str]]:
+    """(kind, code) of every event except plain calls, in order."""
+    return [(event.kind, _code(event.node)) for event in events.events if event.kind != "call"]
+
+
+def test_a_training_loop_in_source_order_with_its_loop():
+    _, events = _events(
+        """
+        import torch
+        from torch.nn.utils import clip_grad_norm_
+
+        def train(model, loader, scaler):
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            for batch in loader:
+                optimizer.zero_grad(set_to_none=True)
+                scaler.scale(model(batch)).backward()
+                scaler.unscale_(optimizer)
+                clip_grad_norm_(model.parameters(), 1.0)
+                scaler.step(optimizer)
+                scaler.update()
+        """
+    )
+    assert [kind for kind, _ in _training(events)] == ["optimizer", "clear", "backward", "unscale", "clip", "step"]
+    built, clear, backward, unscale, clip, step = [e for e in events.events if e.kind != "call"]
+    assert isinstance(built, OptimizerBuilt) and built.class_name == "AdamW" and built.site.loops == ()
+    (loop,) = step.site.loops
+    assert all(event.site.loops == (loop,) for event in (clear, backward, unscale, clip, step))
+    assert isinstance(clear, ClearGrad) and _code(clear.receiver) == "optimizer" and clear.how == "zero_grad"
+    assert isinstance(backward, Backward) and _code(backward.loss) == "scaler.scale(model(batch))"
+    assert isinstance(unscale, Unscale) and _code(unscale.scaler) == "scaler" and _code(unscale.optimizer) == "optimizer"
+    assert isinstance(clip, Clip) and _code(clip.parameters) == "model.parameters()"
+    # what may be stepped: the receiver or the argument (the optimizers part tells which is one)
+    assert isinstance(step, Step) and [_code(c) for c in step.candidates] == ["scaler", "optimizer"]
+    orders = [event.site.order for event in events.events]
+    assert orders == sorted(orders) and len(set(orders)) == len(orders)
+    assert events.loop_site(loop).order < clear.site.order
+    assert step.site.function is not None and step.site.function.name.value == "train"
+
+
+def test_backward_forms_and_what_they_differentiate():
+    _, events = _events(
+        """
+        import torch.autograd as ag
+
+        def step(self, accelerator, loss, x):
+            loss.backward()
+            accelerator.backward(loss)
+            self.manual_backward(loss)
+            ag.grad(loss, x)
+            ag.backward(loss)
+        """
+    )
+    backwards = events.of_kind("backward")
+    assert [_code(event.node) for event in backwards] == [
+        "loss.backward()", "accelerator.backward(loss)", "self.manual_backward(loss)", "ag.grad(loss, x)", "ag.backward(loss)",
+    ]  # one event per call: `ag.backward` is not also counted as a `.backward()` method
+    assert all(_code(event.loss) == "loss" for event in backwards)  # type: ignore[attr-defined]
+
+
+def test_gradient_clears_writes_and_in_place_updates():
+    _, events = _events(
+        """
+        def probe(model, g, lr):
+            for p in model.parameters():
+                p.data.add_(p.grad, alpha=lr)
+                p.sub_(lr * p.grad)
+                p -= lr * p.grad
+                p.data = p.data + lr * p.grad
+                p.grad.copy_(g)
+                p.grad = g
+                p.grad = None
+                p.grad.mul_(0.5)
+        """
+    )
+    assert _training(events) == [
+        ("update", "p.data.add_(p.grad, alpha=lr)"),
+        ("update", "p.sub_(lr * p.grad)"),
+        ("update", "p -= lr * p.grad"),
+        ("update", "p.data = p.data + lr * p.grad"),
+        ("grad_write", "p.grad.copy_(g)"),
+        ("grad_write", "p.grad = g"),
+        ("clear", "p.grad = None"),
+    ]
+    updates = [e for e in events.events if isinstance(e, ParamUpdate)]
+    assert [(u.param, u.operation) for u in updates] == [("p", "add_"), ("p", "sub_"), ("p", "-="), ("p", "data=")]
+    assert all(isinstance(e, (ParamUpdate, GradWrite, ClearGrad)) for e in events.events if e.kind != "call")
+
+
+def test_optimizer_constructions_follow_import_aliases_and_skip_schedulers():
+    _, events = _events(
+        """
+        import torch
+        from torch.optim import SGD as Plain
+
+        opt = Plain(params, lr=0.1)
+        sched = torch.optim.lr_scheduler.StepLR(opt, 10)
+        other = torch.optim.Adam(params)
+        """
+    )
+    assert [(e.class_name, _code(e.node)) for e in events.of_kind("optimizer")] == [  # type: ignore[attr-defined]
+        ("SGD", "Plain(params, lr=0.1)"), ("Adam", "torch.optim.Adam(params)"),
+    ]
+
+
+def test_branches_that_exclude_each_other_and_blocks_that_leave():
+    _, events = _events(
+        """
+        def update(model, optimizer, flag, loader):
+            if flag:
+                optimizer.step()
+            else:
+                model.zero_grad()
+            try:
+                optimizer.step()
+            except RuntimeError:
+                model.zero_grad()
+            for x in loader:
+                if x is None:
+                    optimizer.step()
+                    continue
+                model.zero_grad()
+        """
+    )
+    (if_step, try_step, loop_step) = events.of_kind("step")
+    (else_clear, except_clear, loop_clear) = events.of_kind("clear")
+    assert if_step.site.never_both_run(else_clear.site)
+    assert try_step.site.never_both_run(except_clear.site)
+    assert not if_step.site.never_both_run(except_clear.site)
+    assert loop_step.site.leaves_before(loop_clear.site)  # `continue` ends the step's block
+    assert not if_step.site.leaves_before(except_clear.site)
+
+
+def test_each_function_keeps_its_own_events_and_loops():
+    _, events = _events(
+        """
+        def outer(model, optimizer, loader):
+            for batch in loader:
+                def closure():
+                    model(batch).backward()
+                optimizer.step(closure)
+        """
+    )
+    outer_function = events.of_kind("step")[0].site.function
+    (backward,) = events.of_kind("backward")
+    assert backward.site.function is not outer_function and backward.site.loops == ()
+    assert events.in_function(outer_function, "backward") == []
+    assert [e.kind for e in events.in_function(backward.site.function, "backward")] == ["backward"]
+    assert len(events.of_kind("step")[0].site.loops) == 1
+
+
+def test_with_bodies_loop_spans_and_calls_of_helpers():
+    module, events = _events(
+        """
+        class Trainer:
+            def probe(self, opt, helper):
+                with torch.no_grad():
+                    opt.step()
+                for p in self.params:
+                    lr = 1
+                self._undo()
+                helper()
+        """
+    )
+    (step,) = events.of_kind("step")
+    assert events.is_with_body(step.site.blocks[-1])
+    assert not events.is_with_body(step.site.blocks[-2])
+    loop = module.body[0].body.body[0].body.body[1]
+    first, last = events.loop_span(loop)
+    assert first < last and events.loop_site(loop).names_order == first
+    (undo_call,) = events.calls_of("_undo")
+    assert undo_call.on_self and undo_call.site.cls is module.body[0]
+    assert [call.on_self for call in events.calls_of("helper")] == [False]
+
+
+def test_the_events_part_brings_the_names_it_reads():
+    model = FileModel(needs=("events",))
+    assert model.names is not None and model.events is not None
+    assert model.visitors().index(model.names) < model.visitors().index(model.events)
