@@ -255,11 +255,11 @@ def explain(rule: Annotated[str, typer.Argument(help="A rule code (SF101) or nam
 
 
 def explain_markdown(spec: RuleSpec) -> str:
-    seed = f" · from seed {spec.seed}" if spec.seed else ""
+    # `seed` in the rule files points at the team's internal write-ups; users get the rule itself
     return "\n\n".join(
         [
             f"# {spec.code} {spec.name}",
-            f"*{spec.category} · {spec.severity}{seed}* — {spec.summary}",
+            f"*{spec.category} · {spec.severity}* — {spec.summary}",
             f"## What it does\n{spec.docs['what_it_does']}",
             f"## Why is this bad?\n{spec.docs['why_is_this_bad']}",
             f"## Example\n```python\n{spec.docs['example']}\n```",

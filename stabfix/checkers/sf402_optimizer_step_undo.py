@@ -221,26 +221,6 @@ class OptimizerStepUndo(Checker):
 
 
 # --- message ------------------------------------------------------------------------------------------
-_ADAM_WHY = "its update is lr * m / (sqrt(v) + eps) from running moments"
-
-
-def _why(optimizer: OptimizerInfo) -> tuple[str, str]:
-    """Why this optimizer's step is not lr * grad, and which state stays advanced."""
-    klass = (optimizer.class_name or "").lower()
-    if "adam" in klass:
-        return _ADAM_WHY, "moments and step count stay"
-    if "sgd" in klass and optimizer.constructor is not None:
-        keywords = {arg.keyword.value for arg in optimizer.constructor.args if arg.keyword is not None}
-        reasons = []
-        if "momentum" in keywords or len(optimizer.constructor.args) > 2:
-            reasons.append("follows its momentum buffer")
-        if "weight_decay" in keywords:
-            reasons.append("includes weight decay")
-        if reasons:
-            return "its update " + " and ".join(reasons), "momentum buffer stays"
-    return "its update comes from its own rule and per-parameter state", "state stays"
-
-
 def _message(update: ParamUpdate, sign: int, found: _Found, caller: str | None) -> str:
     statement = code_for(update.node).strip()
     if len(statement) > 60:
@@ -250,21 +230,14 @@ def _message(update: ParamUpdate, sign: int, found: _Found, caller: str | None) 
     klass = optimizer.class_name
     where = f"`{name}.step()`" + (f" (in `{caller}`)" if caller else "")
     if sign == -1:
-        problem = (
-            "it moves the parameters along -grad once more (a second step, not an undo), "
-            "and the optimizer's state stays advanced"
-        )
+        problem = "that takes a second step instead of undoing the first"
     elif klass is None:
-        problem = (
-            f"that is exact only for plain SGD (the class of `{name}` is not visible here): Adam/AdamW, momentum "
-            "or weight decay take a different step, and the optimizer's state stays advanced"
-        )
+        problem = "that is exact only for plain SGD, and the optimizer state stays advanced"
     else:
-        why, state = _why(optimizer)
-        problem = f"`{name}` is {klass}: {why}, not lr * grad, and its {state} advanced"
+        problem = f"`{name}` is {klass}, whose step is not lr * grad, and its state stays advanced"
     if found.cleared_by:
-        problem += f"; `{found.cleared_by}` cleared the gradients first, so as written it changes nothing"
+        problem += f" (`{found.cleared_by}` cleared the gradients first)"
     return (
-        f"`{statement}` tries to undo {where} with gradient math, but {problem}; snapshot the parameters "
-        f"(on CPU) and `copy.deepcopy({name}.state_dict())` right before the step and restore both here"
+        f"`{statement}` tries to undo {where} with gradient math; {problem}. "
+        f"Instead, snapshot the parameters and `{name}.state_dict()` before the step and restore both"
     )
