@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from stabfix.model import vocabulary as words
 from stabfix.model.imports import ImportTracker, dotted_name
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
@@ -39,19 +40,6 @@ _OPTIMIZER_CLASS = re.compile(
 # Plain names of a class that ends in `Optimizer`, excluding ones known to be something else.
 _NOT_TORCH_OPTIMIZERS = {"Optimizer", "BayesianOptimizer", "HyperparameterOptimizer", "LightningOptimizer"}
 _TORCH_OPTIM_NOT_OPTIMIZERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.")
-_FACTORY = re.compile(
-    r"^_*(create|build|make|get|init|setup|configure|load|instantiate|new|prepare)_?optimi[sz]ers?(_v\d+)?$"
-    r"|^optimi[sz]er_?(factory|builder)$"
-)
-# Identifier words (split on `_` and camelCase) that make a name an optimizer, or that rule it out.
-_STRONG_WORDS = {"optimizer", "optimiser", "optimizers", "optimisers", "optim", "optims"}
-_WEAK_WORDS = {"opt", "opts", "optm"}
-_NOT_OPTIMIZER_WORDS = {
-    "sched", "scheduler", "schedulers", "state", "states", "cls", "class", "config", "cfg", "conf", "kwargs",
-    "args", "name", "names", "type", "types", "param", "params", "group", "groups", "factory", "builder",
-    "fn", "func", "step", "steps", "option", "options", "flag", "hparams", "spec", "mode", "key", "keys",
-    "dict", "path", "file", "ckpt", "checkpoint", "lr", "idx", "index", "num", "kind", "str", "id", "level",
-}
 _LIGHTNING_OPTIMIZERS = "optimizers"
 # Keyword arguments that give plain SGD momentum or weight decay (then it is no longer `p -= lr * grad`).
 _SGD_STATEFUL_KEYWORDS = ("momentum", "weight_decay", "dampening", "nesterov")
@@ -72,22 +60,17 @@ def optimizer_class_name(name: str) -> str | None:
 
 
 def is_optimizer_factory_name(name: str) -> bool:
-    return bool(_FACTORY.match(name.rsplit(".", 1)[-1]))
-
-
-def identifier_words(name: str) -> list[str]:
-    """`g_optimizer` -> [g, optimizer]; `optimizerD` -> [optimizer, d]; `optG2` -> [opt, g, 2]."""
-    return [word.lower() for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
+    return bool(words.OPTIMIZER_FACTORY_NAME.match(name.rsplit(".", 1)[-1]))
 
 
 def optimizer_name_strength(name: str) -> str | None:
     """'strong' for `optimizer`/`g_optim`-like identifiers, 'weak' for `opt`-like ones, else None."""
-    words = identifier_words(name)
-    if not words or any(word in _NOT_OPTIMIZER_WORDS for word in words):
+    parts = words.identifier_words(name)
+    if not parts or any(word in words.NOT_OPTIMIZER_WORDS for word in parts):
         return None
-    if any(word in _STRONG_WORDS for word in words):
+    if any(word in words.OPTIMIZER_WORDS for word in parts):
         return "strong"
-    if any(word in _WEAK_WORDS for word in words) or name in ("o", "o1", "o2"):
+    if any(word in words.OPTIMIZER_SHORT_WORDS for word in parts) or name in ("o", "o1", "o2"):
         return "weak"
     return None
 

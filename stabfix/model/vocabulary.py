@@ -143,3 +143,25 @@ TENSOR_WORDS = {
     "logprob",
     "logprobs",
 }
+
+
+# --- optimizers: factories and identifier words ------------------------------------------------------
+
+OPTIMIZER_FACTORY_NAME = re.compile(
+    r"^_*(create|build|make|get|init|setup|configure|load|instantiate|new|prepare)_?optimi[sz]ers?(_v\d+)?$"
+    r"|^optimi[sz]er_?(factory|builder)$"
+)
+# Identifier words (split on `_` and camelCase) that make a name an optimizer, or that rule it out.
+OPTIMIZER_WORDS = {"optimizer", "optimiser", "optimizers", "optimisers", "optim", "optims"}
+OPTIMIZER_SHORT_WORDS = {"opt", "opts", "optm"}
+NOT_OPTIMIZER_WORDS = {
+    "sched", "scheduler", "schedulers", "state", "states", "cls", "class", "config", "cfg", "conf", "kwargs",
+    "args", "name", "names", "type", "types", "param", "params", "group", "groups", "factory", "builder",
+    "fn", "func", "step", "steps", "option", "options", "flag", "hparams", "spec", "mode", "key", "keys",
+    "dict", "path", "file", "ckpt", "checkpoint", "lr", "idx", "index", "num", "kind", "str", "id", "level",
+}
+
+
+def identifier_words(name: str) -> list[str]:
+    """`g_optimizer` -> [g, optimizer]; `optimizerD` -> [optimizer, d]; `optG2` -> [opt, g, 2]."""
+    return [word.lower() for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
