@@ -7,6 +7,8 @@ QualifiedNameProvider and is all the rules need: they ask about library call tar
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import libcst as cst
 
 
@@ -20,6 +22,35 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def imported_names(node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str, cst.ImportAlias]]:
+    """(local name, what it stands for, alias node) for every name an import statement binds:
+    `import torch.nn as nn` -> nn = torch.nn; `import torch.nn` -> torch = torch;
+    `from ..utils import empty_cache as ec` -> ec = ..utils.empty_cache. Star imports bind nothing we know."""
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                yield alias.asname.name.value, full, alias
+            else:
+                top = full.split(".")[0]
+                yield top, top, alias
+        return
+    if isinstance(node.names, cst.ImportStar):
+        return
+    module = dotted_name(node.module) if node.module is not None else ""
+    prefix = "." * len(node.relative) + (module or "")
+    for alias in node.names:
+        name = dotted_name(alias.name)
+        if name is None:
+            continue
+        local = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
+        yield local, f"{prefix}.{name}" if prefix else name, alias
+
+
 class ImportTracker(cst.BatchableCSTVisitor):
     """Records import aliases as the traversal meets them; runs first in every batch."""
 
@@ -28,29 +59,12 @@ class ImportTracker(cst.BatchableCSTVisitor):
         self.aliases: dict[str, str] = {}
 
     def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = dotted_name(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.aliases[alias.asname.name.value] = full
-            else:
-                top = full.split(".")[0]
-                self.aliases[top] = top
+        for local, qualified, _ in imported_names(node):
+            self.aliases[local] = qualified
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
-        module = dotted_name(node.module) if node.module is not None else ""
-        prefix = "." * len(node.relative) + (module or "")
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            if name is None:
-                continue
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self.aliases[local] = f"{prefix}.{name}" if prefix else name
+        for local, qualified, _ in imported_names(node):
+            self.aliases[local] = qualified
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """The fully qualified name of an imported name/attribute chain, or None if not imported."""

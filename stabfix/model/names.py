@@ -27,17 +27,9 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from stabfix.model.imports import dotted_name, imported_names
+
 ScopeNode = Union[cst.Module, cst.ClassDef, cst.FunctionDef, cst.Lambda, cst.BaseComp]
-
-
-def dotted_name(node: cst.BaseExpression) -> Optional[str]:
-    """`a.b.c` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name(node.value)
-        return f"{base}.{node.attr.value}" if base is not None else None
-    return None
 
 
 @dataclass(eq=False)
@@ -489,29 +481,12 @@ class Names(cst.BatchableCSTVisitor):
             self._bind(node.name.name.value, "except", node)
 
     def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = dotted_name(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self._bind(alias.asname.name.value, "import", alias, qualified=full)
-            else:
-                top = full.split(".")[0]
-                self._bind(top, "import", alias, qualified=top)
+        for local, qualified, alias in imported_names(node):
+            self._bind(local, "import", alias, qualified=qualified)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
-        module = dotted_name(node.module) if node.module is not None else ""
-        prefix = "." * len(node.relative) + (module or "")
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            if name is None:
-                continue
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self._bind(local, "import", alias, qualified=f"{prefix}.{name}" if prefix else name)
+        for local, qualified, alias in imported_names(node):
+            self._bind(local, "import", alias, qualified=qualified)
 
     def visit_Param(self, node: cst.Param) -> None:
         self._bind(node.name.value, "param", node, node.default)
