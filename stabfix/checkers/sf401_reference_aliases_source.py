@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from stabfix.model.losses import CallSite
+from stabfix.model.losses import CallSite, loss_by_usage
 from stabfix.model.tensor_identity import (
     AliasStep,
     LossCall,
@@ -110,8 +110,7 @@ class _ScopeAnalysis:
             if usage is None:
                 usage = tensors.loss_term_calls(scope)
             if site.call in usage:
-                display = _display_callee(site.call)
-                self.by_usage.append((site, LossCall(site.call, display, False, display, by_usage=True)))
+                self.by_usage.append((site, loss_by_usage(site.call)))
 
     def findings(self) -> list[_Pending]:
         found: list[_Pending] = []
@@ -217,22 +216,10 @@ class _ScopeAnalysis:
         or a copy says the author chose the input as the target knowingly (an autoencoder)."""
         if any(step.kind != "alias" for step in reference.value.steps):
             return False
-        for binding in self.tensors.names.reaching(prediction.value.root):
-            if not isinstance(binding.bound_value, cst.Call):
-                continue
-            for arg in binding.bound_value.args:
-                key = self.tensors.value_key(arg.value)
-                if key is not None and key.key == reference.value.key:
-                    return True
-        return False
+        return self.tensors.computed_from(prediction.value.root, reference.value.key)
 
     def _prediction_changes(self, prediction: _Operand, first: CallSite, second: CallSite) -> bool:
-        start, end = self.order[first.call], self.order[second.call]
-        names = [prediction.value.root]
-        spelled = strip_value_wrappers(prediction.expr, self.imports)[0]
-        if isinstance(spelled, cst.Name):
-            names.append(spelled)  # the alias the call reads, if any
-        return any(self.tensors.rebound_between(name, start, end) for name in names)
+        return self.tensors.changes_between(prediction.expr, prediction.value, self.order[first.call], self.order[second.call])
 
 
 def _is_prediction_slot(label: str) -> bool:
@@ -258,11 +245,6 @@ def _claims_another_role(reference: _Operand) -> bool:
 def _is_plain_name(operand: _Operand) -> bool:
     """A reference spelled as a bare variable (after `.detach()`-like wrappers): `x_src`, `ref.clone()`."""
     return operand.spelled is not None and "." not in operand.spelled and "[" not in operand.spelled
-
-
-def _display_callee(call: cst.Call) -> str:
-    code = cst.Module(body=[]).code_for_node(call.func)
-    return code if len(code) <= 40 else "loss"
 
 
 def _call_text(call: cst.Call, loss: LossCall) -> str:

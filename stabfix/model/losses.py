@@ -99,6 +99,13 @@ class LossCall:
     by_usage: bool = False  # recognised from how its result is used, not from its name
 
 
+def loss_by_usage(call: cst.Call) -> LossCall:
+    """A call taken for a user loss because its result is a term of what is backpropagated."""
+    code = cst.Module(body=[]).code_for_node(call.func)
+    display = code if len(code) <= 40 else "loss"
+    return LossCall(call, display, False, display, by_usage=True)
+
+
 @dataclass(frozen=True)
 class LossOperands:
     call: cst.Call

@@ -370,6 +370,25 @@ class TensorFacts(cst.BatchableCSTVisitor):
     def rebound_between(self, name: cst.Name, start: int, end: int) -> bool:
         return any(start < b.order < end for b in self.names.bindings_of(name))
 
+    def changes_between(self, expr: cst.BaseExpression, value: ValueKey, start: int, end: int) -> bool:
+        """An operand may hold another tensor at `end` than at `start`: its name or its root is re-bound."""
+        names = [value.root]
+        spelled = strip_value_wrappers(expr, self.losses)[0]
+        if isinstance(spelled, cst.Name):
+            names.append(spelled)  # the alias the operand reads, if any
+        return any(self.rebound_between(name, start, end) for name in names)
+
+    def computed_from(self, name: cst.Name, key: str) -> bool:
+        """The value a name holds is computed by a call that takes the tensor `key` as an argument
+        (`x1 = f(x_src)`)."""
+        for binding in self.names.reaching(name):
+            if isinstance(binding.bound_value, cst.Call):
+                for arg in binding.bound_value.args:
+                    found = self.value_key(arg.value)
+                    if found is not None and found.key == key:
+                        return True
+        return False
+
     def _source_changed(self, source: cst.BaseExpression, kind: str, binding: Binding) -> bool:
         """Whether the source may hold other values at a later use than at the alias binding.
 
