@@ -210,3 +210,18 @@ def test_bindings_under_no_grad_blocks_and_decorators_are_marked():
     )
     off = {b.name: b.grad_off for b in names.all_bindings() if b.kind == "assign"}
     assert off == {"emb": True, "out": False, "teacher": True, "again": False, "frozen": True, "probs": True}
+
+
+def test_a_name_read_in_its_own_rebinding_sees_the_previous_value():
+    module, names = _model(
+        """
+        def run(cell, xs, h):
+            for x in xs:
+                h = cell(x, h)
+            return h
+        """
+    )
+    (call,) = [node for node in _walk(module) if isinstance(node, cst.Call)]
+    argument = call.args[1].value  # the `h` inside `cell(x, h)`
+    assert [b.kind for b in names.reaching(argument)] == ["param", "assign"]  # the parameter, or the last iteration
+    assert names.uses[argument].order < names.bindings_of(argument)[-1].order  # read before the rebinding

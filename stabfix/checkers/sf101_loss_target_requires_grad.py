@@ -6,18 +6,20 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from stabfix.model.bindings import FunctionBindings, collect_bindings
 from stabfix.model.gradient_use import (
     GradientUse,
     caller_bindings,
     contains,
+    holders,
     is_requires_grad_call,
     is_true,
+    plain_aliases,
     requires_grad_keyword,
     return_positions,
     target_roots,
 )
-from stabfix.model.losses import FunctionDefinition, LossInstances, LossOperands
+from stabfix.model.losses import LossOperands
+from stabfix.model.names import Binding
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 
@@ -38,19 +40,15 @@ class LossTargetRequiresGrad(Checker):
     # every loss the rule recognises is spelled with one of these (`F.mse_loss`, `nn.KLDivLoss`,
     # `criterion`, `loss_fn`, `F.cross_entropy`, `F.kl_div`)
     also_needs = (("loss", "Loss", "criterion", "cross_entropy", "kl_div"),)
+    needs = ("names", "losses", "gradients")
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self.losses = LossInstances(context.imports)
-        self.classes: list[str] = []
         self.functions: list[cst.FunctionDef] = []
-        self.scopes: list[cst.ClassDef | cst.FunctionDef] = []
-        # functions of this file by name, to read what a user loss does with its arguments
-        self.definitions: dict[str, list[FunctionDefinition]] = {}
         self.blocks: list[cst.BaseSuite] = []
         self.lines: list[cst.SimpleStatementLine] = []
-        # outermost function -> (class name, marks inside it)
-        self.marks: dict[cst.FunctionDef | cst.Module, tuple[str | None, list[_Mark]]] = {}
+        # outermost function (or the module, for a plain script) -> marks inside it
+        self.marks: dict[cst.FunctionDef | cst.Module, list[_Mark]] = {}
         self.module: cst.Module | None = None
         self.assign_values: set[int] = set()
 
@@ -58,24 +56,11 @@ class LossTargetRequiresGrad(Checker):
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.classes.append(node.name.value)
-        self.scopes.append(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.classes.pop()
-        self.scopes.pop()
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        owner = self.scopes[-1] if self.scopes else None
-        class_name = owner.name.value if isinstance(owner, cst.ClassDef) else None
-        self.definitions.setdefault(node.name.value, []).append(FunctionDefinition(node, class_name))
         self.functions.append(node)
-        self.scopes.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.functions.pop()
-        self.scopes.pop()
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.blocks.append(node)
@@ -89,20 +74,13 @@ class LossTargetRequiresGrad(Checker):
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
         self.lines.pop()
 
-    @property
-    def _class_name(self) -> str | None:
-        return self.classes[-1] if self.classes else None
-
     def _add(self, mark: _Mark) -> None:
         # Module-level scripts (a plain training loop) are analysed as one scope.
         outer = self.functions[0] if self.functions else self.module
-        class_name = self.classes[0] if self.classes else None
-        self.marks.setdefault(outer, (class_name, []))[1].append(mark)
+        self.marks.setdefault(outer, []).append(mark)  # type: ignore[arg-type]
 
     # --- collecting marks ----------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self.losses.record_assignment(target.target, node.value, self._class_name)
         value = node.value
         names = tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
         if is_requires_grad_call(value):
@@ -182,26 +160,25 @@ class LossTargetRequiresGrad(Checker):
 
     # --- deciding ---------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
-        for function, (class_name, marks) in self.marks.items():
-            facts, bindings = self._facts(function, class_name)
+        for function, marks in self.marks.items():
+            facts, bindings = self._facts(function)
             for mark in marks:
                 self._decide(mark, function, facts, bindings)
 
-    def _facts(self, function: cst.FunctionDef | cst.Module, class_name: str | None) -> tuple[GradientUse, FunctionBindings]:
-        facts = GradientUse(self.context.imports, self.losses, self.definitions, class_name)
-        function.visit(facts)
-        return facts, collect_bindings(function)
+    def _facts(self, scope: cst.FunctionDef | cst.Module) -> tuple[GradientUse, list[Binding]]:
+        gradients = self.model.gradients
+        return gradients.of(scope), gradients.bindings_in(scope)
 
-    def _decide(self, mark: _Mark, function, facts: GradientUse, bindings: FunctionBindings) -> None:
+    def _decide(self, mark: _Mark, function, facts: GradientUse, bindings: list[Binding]) -> None:
         if mark.inline is not None:
             loss = facts.loss_with_target(lambda expr: contains(expr, mark.inline))
             if loss is not None:
                 known = facts.is_known(loss)
                 self.report(mark.node, _message(mark, None, loss, known), mark.fix if known else None)
             return
-        names = set(mark.names)
-        names |= {name for name in bindings.by_name if bindings.alias_root(name)[0] in names}
-        if names & facts.parameters and not any(bindings.by_name.get(name) for name in mark.names):
+        names = plain_aliases(bindings, set(mark.names))
+        own = {b.name for b in bindings if b.kind in ("assign", "walrus")}
+        if names & facts.parameters and not set(mark.names) & own:
             return  # marks the caller's tensor in place: the caller may read its grad
         if names and names & facts.returned and not names & facts.differentiated:
             self._decide_in_callers(mark, function, names, facts, bindings)
@@ -211,27 +188,27 @@ class LossTargetRequiresGrad(Checker):
             known = facts.is_known(loss)
             self.report(mark.node, _message(mark, mark.names[0] if mark.names else None, loss, known), mark.fix if known else None)
 
-    def _unread_target_loss(self, names: set[str], facts: GradientUse, bindings: FunctionBindings) -> LossOperands | None:
+    def _unread_target_loss(self, names: set[str], facts: GradientUse, bindings: list[Binding]) -> LossOperands | None:
         """The loss `names` are the target of, when nothing else in the function may read their gradient."""
         if not names or names & facts.differentiated or names & facts.returned:
             return None
-        if bindings.holders(names) & facts.escaped:
+        if holders(bindings, names) & facts.escaped:
             return None
         return facts.loss_with_target(lambda expr: bool(target_roots(expr, self.context.imports) & names))
 
-    def _decide_in_callers(self, mark: _Mark, function, names: set[str], facts: GradientUse, bindings: FunctionBindings) -> None:
+    def _decide_in_callers(self, mark: _Mark, function, names: set[str], facts: GradientUse, bindings: list[Binding]) -> None:
         """A helper of this file returns the marked tensor (`return x, y`): report when every caller feeds
         it to a loss as its target and none may read its gradient. No automatic fix: code outside the file
         may call the helper too."""
-        if not isinstance(function, cst.FunctionDef) or self.module is None:
+        if not isinstance(function, cst.FunctionDef):
             return
-        if bindings.holders(names) & facts.escaped:
+        if holders(bindings, names) & facts.escaped:
             return
-        positions = return_positions(function, names)
-        callers = caller_bindings(self.module, function, positions, self.definitions) if positions else None
+        positions = return_positions(self.model.names.returns.get(function, []), names)
+        callers = caller_bindings(self.model.losses, function, positions) if positions else None
         found = []
-        for caller, class_name, name in callers or ():
-            caller_facts, caller_bindings_ = self._facts(caller, class_name)
+        for caller, name in callers or ():
+            caller_facts, caller_bindings_ = self._facts(caller)
             loss = self._unread_target_loss({name}, caller_facts, caller_bindings_)
             if loss is None:
                 return

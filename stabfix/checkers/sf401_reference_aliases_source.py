@@ -18,16 +18,12 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from stabfix.model.losses import LossInstances
+from stabfix.model.losses import CallSite, loss_by_usage
 from stabfix.model.tensor_identity import (
     AliasStep,
-    CallSite,
     LossCall,
-    ScopeFacts,
-    ScopeFactsCollector,
+    TensorFacts,
     ValueKey,
-    alias_source,
-    classify_loss_call,
     identifier_words,
     is_meta_operand,
     literal_key,
@@ -68,78 +64,23 @@ class _Pending:
     build: object  # callable(line_of) -> message
 
 
-class ReferenceAliasesSource(ScopeFactsCollector, Checker):
+class ReferenceAliasesSource(Checker):
     code = "SF401"
     tokens = ("loss", "Loss", "criterion", "backward", "objective")
+    needs = ("names", "losses", "tensors")
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self.init_scope_facts(context.imports)
-        self.losses = LossInstances(context.imports)
-        self.classes: list[str] = []
-        self.module: cst.Module | None = None
-
-    # --- traversal: the scope facts (see ScopeFactsCollector) plus two cheap triggers ---------------------
-    def visit_Module(self, node: cst.Module) -> None:
-        super().visit_Module(node)
-        self.module = node
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        super().visit_ClassDef(node)
-        self.classes.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        super().leave_ClassDef(original_node)
-        self.classes.pop()
-
-    def _trigger(self) -> None:
-        if self.current_facts is not None:
-            self.current_facts.triggered = True
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        super().visit_Assign(node)
-        class_name = self.classes[-1] if self.classes else None
-        for target in node.targets:
-            self.losses.record_assignment(target.target, node.value, class_name)
-        if any(isinstance(t.target, cst.Name) for t in node.targets) and alias_source(node.value, self.context.imports):
-            self._trigger()  # `ref = x_src`, `ref = x_src.clone()`
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        super().visit_AnnAssign(node)
-        if node.value is None:
-            return
-        self.losses.record_assignment(node.target, node.value, self.classes[-1] if self.classes else None)
-        if isinstance(node.target, cst.Name) and alias_source(node.value, self.context.imports):
-            self._trigger()
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        super().visit_NamedExpr(node)
-        if alias_source(node.value, self.context.imports):
-            self._trigger()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        super().visit_Call(node)
-        if len(node.args) < 2:
-            return
-        seen: set[str] = set()
-        for arg in node.args:
-            key = literal_key(strip_value_wrappers(arg.value, self.context.imports)[0])
-            if key is not None:
-                if key in seen:
-                    self._trigger()  # `crit(x, x)`
-                    return
-                seen.add(key)
-
-    # --- deciding ---------------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
+        scopes: dict[cst.CSTNode, list[CallSite]] = {}
+        for site in self.model.losses.sites:
+            if site.outer is not None and not site.in_test:
+                scopes.setdefault(site.outer, []).append(site)
         pending: list[_Pending] = []
-        for facts in self.scope_facts.values():
-            if facts.triggered:
-                pending.extend(_ScopeAnalysis(self, facts).findings())
-        if not pending or self.module is None:
+        for scope, sites in scopes.items():
+            pending.extend(_ScopeAnalysis(self.model.tensors, scope, sites).findings())
+        if not pending:
             return
         # Positions cost a pass over the file: only files with findings pay for them.
-        positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        positions = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
 
         def line_of(node: cst.CSTNode) -> int:
             where = positions.get(node)
@@ -152,24 +93,24 @@ class ReferenceAliasesSource(ScopeFactsCollector, Checker):
 class _ScopeAnalysis:
     """The loss calls of one scope, their operands as values, and the two shapes of the rule."""
 
-    def __init__(self, checker: ReferenceAliasesSource, facts: ScopeFacts):
-        self.imports = checker.context.imports
-        self.index = facts
+    def __init__(self, tensors: TensorFacts, scope: cst.CSTNode, sites: list[CallSite]):
+        self.tensors = tensors
+        self.imports = tensors.losses
         self.by_name: list[tuple[CallSite, LossCall]] = []
         self.by_usage: list[tuple[CallSite, LossCall]] = []
+        self.order = {site.call: tensors.order_of(site.call) for site in sites}
         usage = None
-        for site in facts.calls:
-            if site.in_test:
-                continue
-            loss = classify_loss_call(site.call, checker.losses, self.imports, facts.class_name)
+        for site in sites:
+            loss = tensors.losses.resolve(site.call)
             if loss is not None:
                 self.by_name.append((site, loss))
                 continue
+            if len(site.call.args) < 2:
+                continue
             if usage is None:
-                usage = facts.loss_term_calls()
-            if id(site.call) in usage:
-                display = _display_callee(site.call)
-                self.by_usage.append((site, LossCall(site.call, display, False, display, by_usage=True)))
+                usage = tensors.loss_term_calls(scope)
+            if site.call in usage:
+                self.by_usage.append((site, loss_by_usage(site.call)))
 
     def findings(self) -> list[_Pending]:
         found: list[_Pending] = []
@@ -188,7 +129,7 @@ class _ScopeAnalysis:
         for label, expr in operand_positions(loss):
             if is_meta_operand(expr):
                 continue
-            value = self.index.value_key(expr, site.order, site.suites)
+            value = self.tensors.value_key(expr)
             if value is None:
                 continue
             stripped = strip_value_wrappers(expr, self.imports)[0]
@@ -226,7 +167,7 @@ class _ScopeAnalysis:
 
     # shape 2: two calls on one prediction, references aliasing each other -----------------------------
     def _references_alias_each_other(self, reported: set[int]) -> list[_Pending]:
-        calls = sorted(self.by_name + self.by_usage, key=lambda item: item[0].order)
+        calls = sorted(self.by_name + self.by_usage, key=lambda item: self.order[item[0].call])
         described = []
         for site, loss in calls:
             operands = self._operands(site, loss)
@@ -275,20 +216,10 @@ class _ScopeAnalysis:
         or a copy says the author chose the input as the target knowingly (an autoencoder)."""
         if any(step.kind != "alias" for step in reference.value.steps):
             return False
-        bindings = self.index.bindings.get(prediction.value.root_name, [])
-        for binding in bindings:
-            if binding.order >= site.order or not isinstance(binding.value, cst.Call):
-                continue
-            for arg in binding.value.args:
-                key = self.index.value_key(arg.value, binding.order, binding.suites)
-                if key is not None and key.key == reference.value.key:
-                    return True
-        return False
+        return self.tensors.computed_from(prediction.value.root, reference.value.key)
 
     def _prediction_changes(self, prediction: _Operand, first: CallSite, second: CallSite) -> bool:
-        root = prediction.value.root_name
-        names = {root} | {step.alias for step in prediction.value.steps}
-        return any(self.index.rebound_between(name, first.order, second.order) for name in names)
+        return self.tensors.changes_between(prediction.expr, prediction.value, self.order[first.call], self.order[second.call])
 
 
 def _is_prediction_slot(label: str) -> bool:
@@ -314,11 +245,6 @@ def _claims_another_role(reference: _Operand) -> bool:
 def _is_plain_name(operand: _Operand) -> bool:
     """A reference spelled as a bare variable (after `.detach()`-like wrappers): `x_src`, `ref.clone()`."""
     return operand.spelled is not None and "." not in operand.spelled and "[" not in operand.spelled
-
-
-def _display_callee(call: cst.Call) -> str:
-    code = cst.Module(body=[]).code_for_node(call.func)
-    return code if len(code) <= 40 else "loss"
 
 
 def _call_text(call: cst.Call, loss: LossCall) -> str:

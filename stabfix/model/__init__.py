@@ -13,6 +13,10 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `events`      training events in source order (backward, optimizer steps, gradient clears and
                 writes, clipping, unscaling, in-place parameter updates, optimizer constructions),
                 each with its site: function, loops, branches, blocks; it builds `names` too
+- `losses`      every call of the file, and which compute a loss with which prediction and target
+                (built on `names`)
+- `gradients`   per function: what is differentiated, returned or handed to unseen code (SF101)
+- `tensors`     per scope: in-place changes, branch-bound names and loss sinks (SF401)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -20,38 +24,64 @@ share one computation.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
 from stabfix.model.events import Events
+from stabfix.model.gradient_use import GradientFacts
 from stabfix.model.imports import ImportTracker
+from stabfix.model.losses import LossIndex
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
 from stabfix.model.structure import StepIndex
+from stabfix.model.tensor_identity import TensorFacts
 from stabfix.model.values import Values
 
-PARTS = ("names", "values", "steps", "optimizers", "events")
-# Parts built from another part: asking for one builds what it reads too.
-_REQUIRES = {"values": ("names",), "events": ("names",)}
+# Every part: the parts it reads, and how to build it. The order is the build and traversal order,
+# so a part comes after everything it reads.
+_PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
+    "names": ((), lambda model: Names()),
+    "values": (("names",), lambda model: Values(model.names)),
+    "steps": ((), lambda model: StepIndex(model.imports)),
+    "optimizers": ((), lambda model: OptimizerTracker(model.imports)),
+    "events": (("names",), lambda model: Events(model.imports, model.names)),
+    "losses": (("names",), lambda model: LossIndex(model.imports, model.names)),
+    "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
+    "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
+}
+PARTS = tuple(_PARTS)
 
 
 class FileModel:
+    names: Optional[Names] = None
+    values: Optional[Values] = None
+    steps: Optional[StepIndex] = None
+    optimizers: Optional[OptimizerTracker] = None
+    events: Optional[Events] = None
+    losses: Optional[LossIndex] = None
+    gradients: Optional[GradientFacts] = None
+    tensors: Optional[TensorFacts] = None
+
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)
         unknown = wanted - set(PARTS)
         if unknown:
             raise ValueError(f"unknown model parts: {sorted(unknown)}")
-        for part in list(wanted):
-            wanted.update(_REQUIRES.get(part, ()))
+        pending = list(wanted)
+        while pending:
+            for required in _PARTS[pending.pop()][0]:
+                if required not in wanted:
+                    wanted.add(required)
+                    pending.append(required)
         self.imports = ImportTracker()
-        self.names: Names | None = Names() if "names" in wanted else None
-        self.steps: StepIndex | None = StepIndex(self.imports) if "steps" in wanted else None
-        self.optimizers: OptimizerTracker | None = OptimizerTracker(self.imports) if "optimizers" in wanted else None
-        self.values: Values | None = Values(self.names) if self.names is not None and "values" in wanted else None
-        self.events: Events | None = Events(self.imports, self.names) if self.names is not None and "events" in wanted else None
+        self._built: list[object] = []
+        for part in PARTS:
+            if part in wanted:
+                built = _PARTS[part][1](self)
+                setattr(self, part, built)
+                self._built.append(built)
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:
-        """The parts to run ahead of the checkers, in dependency order."""
-        parts: list[cst.BatchableCSTVisitor | None] = [self.imports, self.names, self.steps, self.optimizers, self.events]
-        return [part for part in parts if part is not None]
+        """The parts that ride in the traversal, ahead of the checkers, in dependency order."""
+        return [self.imports, *(part for part in self._built if isinstance(part, cst.BatchableCSTVisitor))]

@@ -4,25 +4,21 @@ Which statements make a tensor require grad (`t.requires_grad_(True)`, `t.requir
 `torch.tensor(y, requires_grad=True)`, legacy `Variable(y, requires_grad=True)`), which names are
 differentiated (`.grad` read, `torch.autograd.grad(..., inputs=t)`, handed to an optimizer), which
 are returned, which escape to code the file does not show, and which calls are losses with which
-target. Used by SF101; any rule that asks "is this tensor's gradient ever used?" can use it.
+target. The model part `gradients`, recorded in the engine's traversal for every outermost function
+and for the module as a whole; used by SF101, and by any rule that asks "is this tensor's gradient
+ever used?".
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field
+from typing import Callable
 
 import libcst as cst
 
 from stabfix.model.imports import ImportTracker, dotted_name
-from stabfix.model.losses import (
-    FunctionDefinition,
-    LossInstances,
-    LossOperands,
-    helper_loss,
-    parameter_role,
-    receiving_parameter,
-    resolve_definition,
-)
+from stabfix.model.losses import LossIndex, LossOperands, inside
+from stabfix.model.names import Binding
 
 _AUTOGRAD_GRAD = {"torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.jacobian"}
 # torch namespaces that call back into user code or differentiate: a tensor handed to them may need its grad
@@ -120,170 +116,183 @@ def names_in(expr: cst.CSTNode) -> set[str]:
     return {name for child in expr.children for name in names_in(child)}
 
 
-class GradientUse(cst.CSTVisitor):
-    """What one function does with its tensors: loss calls, gradients read, names returned, escapes."""
+@dataclass(eq=False)
+class GradientUse:
+    """What one scope (an outermost function with its closures, or the whole module) does with its
+    tensors: loss calls, gradients read, names returned, escapes."""
 
-    def __init__(
-        self,
-        imports: ImportTracker,
-        losses: LossInstances,
-        definitions: dict[str, list[FunctionDefinition]],
-        class_name: str | None,
-    ) -> None:
-        super().__init__()
-        self.imports = imports
-        self.loss_instances = losses
-        self.definitions = definitions
-        self.class_name = class_name
-        self.losses: list[LossOperands] = []
-        self.differentiated: set[str] = set()
-        self.returned: set[str] = set()
-        self.parameters: set[str] = set()
-        # handed to code this file does not show (a model, a helper, an attribute, a container):
-        # that code may read the gradient, as a gradient penalty or a reentrant checkpoint does
-        self.escaped: set[str] = set()
-        self.verified: set[int] = set()  # loss calls whose target argument is known to be a target
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
-            self.escaped |= bare_names(node.value)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self.parameters.add(node.name.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in ("grad", "register_hook", "retain_grad") and isinstance(node.value, cst.Name):
-            self.differentiated.add(node.value.value)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None:
-            self.returned |= bare_names(node.value)
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        if isinstance(node.value, cst.BaseExpression):
-            self.returned |= bare_names(node.value)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        loss = self.loss_instances.loss_call(node, self.class_name)
-        if loss is not None:
-            loss = self._with_user_target(loss)
-        else:
-            loss = helper_loss(node, self.definitions, self.loss_instances, self.class_name)
-            if loss is not None:
-                self.verified.add(id(node))
-        if loss is not None:
-            self.losses.append(loss)
-        qualified = self.imports.qualify(node.func) or ""
-        if loss is None and not self._only_computes(node, qualified):
-            for arg in node.args:
-                self.escaped |= bare_names(arg.value)
-        dotted = dotted_name(node.func) or ""
-        if qualified in _AUTOGRAD_GRAD:
-            # grad(outputs, inputs): everything but the first argument may be differentiated
-            for arg in node.args[1:]:
-                self.differentiated |= names_in(arg.value)
-            for arg in node.args[:1]:
-                if arg.keyword is not None and arg.keyword.value == "inputs":
-                    self.differentiated |= names_in(arg.value)
-        elif dotted.endswith(".backward") or qualified.startswith("torch.optim.") or qualified in (
-            "torch.nn.Parameter",
-            "torch.nn.parameter.Parameter",
-        ):
-            for arg in node.args:
-                if qualified.startswith("torch.") or (arg.keyword is not None and arg.keyword.value == "inputs"):
-                    self.differentiated |= names_in(arg.value)
+    scope: cst.FunctionDef | cst.Module
+    calls: list[cst.Call] = field(default_factory=list)
+    losses: list[LossOperands] = field(default_factory=list)
+    differentiated: set[str] = field(default_factory=set)
+    returned: set[str] = field(default_factory=set)
+    parameters: set[str] = field(default_factory=set)
+    # handed to code this file does not show (a model, a helper, an attribute, a container):
+    # that code may read the gradient, as a gradient penalty or a reentrant checkpoint does
+    escaped: set[str] = field(default_factory=set)
+    finished: bool = False
 
     @staticmethod
-    def _only_computes(call: cst.Call, qualified: str) -> bool:
-        """A torch math function or an inspecting builtin: it neither keeps nor differentiates its arguments."""
-        if qualified in _VALUE_WRAPPERS:
-            return True
-        if qualified.startswith("torch."):
-            return not qualified.startswith(_TORCH_CALLING_BACK)
-        return isinstance(call.func, cst.Name) and call.func.value in _INSPECTING_BUILTINS and not qualified
-
-    def is_known(self, loss: LossOperands) -> bool:
+    def is_known(loss: LossOperands) -> bool:
         """The loss is torch's own, or a function of this file that uses the argument as its target: the
         target is certainly not differentiated there, so dropping requires_grad is safe."""
-        return loss.kind.startswith("torch.") or id(loss.call) in self.verified
+        return loss.checked
 
-    def _with_user_target(self, loss: LossOperands) -> LossOperands:
-        """A loss function of this file decides itself which argument is its target: one it feeds to
-        the model (`def make_loss(model, x): return (model(x) - ref).pow(2).mean()`) is an input."""
-        if loss.target is None:
-            return loss
-        resolved = resolve_definition(loss.call, self.definitions, self.class_name)
-        if resolved is None:
-            return loss
-        definition, skip = resolved
-        parameter = receiving_parameter(loss.call, loss.target, definition, skip)
-        if parameter is None:
-            return loss
-        role = parameter_role(definition, parameter, self.loss_instances, self.class_name)
-        if role == "input":
-            return replace(loss, target=None)
-        if role == "target":
-            self.verified.add(id(loss.call))
-        return loss
-
-    def loss_with_target(self, predicate) -> LossOperands | None:
+    def loss_with_target(self, predicate: Callable[[cst.BaseExpression], bool]) -> LossOperands | None:
         for loss in self.losses:
             if loss.target is not None and predicate(loss.target):
                 return loss
         return None
 
 
+class GradientFacts(cst.BatchableCSTVisitor):
+    """The model part `gradients`: one `GradientUse` per outermost function and one for the module."""
+
+    def __init__(self, losses: LossIndex) -> None:
+        super().__init__()
+        self.loss_index = losses
+        self.scopes: dict[cst.CSTNode, GradientUse] = {}
+        self._open: list[GradientUse] = []  # the module's facts, then the outermost function's
+        self._depth = 0
+
+    def bindings_in(self, scope: cst.FunctionDef | cst.Module) -> list[Binding]:
+        """The binding model's bindings made inside `scope` (its closures included)."""
+        return [b for b in self.loss_index.names.all_bindings() if inside(b.scope, scope)]
+
+    def of(self, scope: cst.FunctionDef | cst.Module) -> GradientUse:
+        facts = self.scopes.get(scope) or GradientUse(scope)
+        if not facts.finished:
+            self._finish(facts)
+        return facts
+
+    # -- traversal -------------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._open = [self.scopes.setdefault(node, GradientUse(node))]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._depth == 0:
+            self._open.append(self.scopes.setdefault(node, GradientUse(node)))
+        self._depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._depth -= 1
+        if self._depth == 0 and len(self._open) > 1:
+            self._open.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
+            for facts in self._open:
+                facts.escaped |= bare_names(node.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        for facts in self._open:
+            facts.parameters.add(node.name.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("grad", "register_hook", "retain_grad") and isinstance(node.value, cst.Name):
+            for facts in self._open:
+                facts.differentiated.add(node.value.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            for facts in self._open:
+                facts.returned |= bare_names(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if isinstance(node.value, cst.BaseExpression):
+            for facts in self._open:
+                facts.returned |= bare_names(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for facts in self._open:
+            facts.calls.append(node)
+
+    # -- after the traversal: calls, once callees can be resolved --------------------------------------------
+    def _finish(self, facts: GradientUse) -> None:
+        facts.finished = True
+        for call in facts.calls:
+            loss = self.loss_index.operands(call)
+            if loss is not None:
+                facts.losses.append(loss)
+            qualified = self.loss_index.qualify(call.func) or ""
+            if loss is None and not _only_computes(call, qualified):
+                for arg in call.args:
+                    facts.escaped |= bare_names(arg.value)
+            dotted = dotted_name(call.func) or ""
+            if qualified in _AUTOGRAD_GRAD:
+                # grad(outputs, inputs): everything but the first argument may be differentiated
+                for arg in call.args[1:]:
+                    facts.differentiated |= names_in(arg.value)
+                for arg in call.args[:1]:
+                    if arg.keyword is not None and arg.keyword.value == "inputs":
+                        facts.differentiated |= names_in(arg.value)
+            elif dotted.endswith(".backward") or qualified.startswith("torch.optim.") or qualified in (
+                "torch.nn.Parameter",
+                "torch.nn.parameter.Parameter",
+            ):
+                for arg in call.args:
+                    if qualified.startswith("torch.") or (arg.keyword is not None and arg.keyword.value == "inputs"):
+                        facts.differentiated |= names_in(arg.value)
+
+
+def _only_computes(call: cst.Call, qualified: str) -> bool:
+    """A torch math function or an inspecting builtin: it neither keeps nor differentiates its arguments."""
+    if qualified in _VALUE_WRAPPERS:
+        return True
+    if qualified.startswith("torch."):
+        return not qualified.startswith(_TORCH_CALLING_BACK)
+    return isinstance(call.func, cst.Name) and call.func.value in _INSPECTING_BUILTINS and not qualified
+
+
 # --- values a function of this file returns to its callers ------------------------------------------
 
 
-def return_positions(function: cst.FunctionDef, names: set[str]) -> set[int | None] | None:
-    """Where `names` leave `function`: None for the whole returned value, i for element i of a returned
-    tuple (`return x, y`). None when a return hands them over in another shape (a dict, an expression)."""
+def return_positions(returns: list[cst.BaseExpression], names: set[str]) -> set[int | None] | None:
+    """Where `names` leave a function, given what it returns: None for the whole returned value, i for
+    element i of a returned tuple (`return x, y`). None when a return hands them over in another shape
+    (a dict, an expression)."""
     positions: set[int | None] = set()
-    for node in _returns(function.body):
-        if node.value is None:
-            continue
-        if isinstance(node.value, cst.Name) and node.value.value in names:
+    for value in returns:
+        if isinstance(value, cst.Name) and value.value in names:
             positions.add(None)
-        elif isinstance(node.value, cst.Tuple) and all(isinstance(e, cst.Element) for e in node.value.elements):
-            positions |= {i for i, e in enumerate(node.value.elements) if bare_names(e.value) & names}
-            if any(not isinstance(e.value, cst.Name) and names_in(e.value) & names for e in node.value.elements):
+        elif isinstance(value, cst.Tuple) and all(isinstance(e, cst.Element) for e in value.elements):
+            positions |= {i for i, e in enumerate(value.elements) if bare_names(e.value) & names}
+            if any(not isinstance(e.value, cst.Name) and names_in(e.value) & names for e in value.elements):
                 return None
-        elif names_in(node.value) & names:
+        elif names_in(value) & names:
             return None
     return positions
 
 
-def _returns(node: cst.CSTNode) -> list[cst.Return]:
-    """The return statements of a function body, not those of nested functions or lambdas."""
-    if isinstance(node, cst.Return):
-        return [node]
-    if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-        return []
-    return [found for child in node.children for found in _returns(child)]
-
-
 def caller_bindings(
-    module: cst.Module,
-    function: cst.FunctionDef,
-    positions: set[int | None],
-    definitions: dict[str, list[FunctionDefinition]],
-) -> list[tuple[cst.FunctionDef | cst.Module, str | None, str]] | None:
-    """Every place of the file that calls `function` and the name it binds the returned tensor to:
-    `x, y = prepare(batch)` binds position 1 to `y`. None when some call uses the result otherwise (it
-    may reach code the file does not show), or when no call is found."""
-    finder = _CallsOf(function, definitions)
-    module.visit(finder)
-    if finder.unknown or not finder.sites:
-        return None
-    found = []
-    for scope, class_name, target in finder.sites:
+    losses: LossIndex, function: cst.FunctionDef, positions: set[int | None]
+) -> list[tuple[cst.FunctionDef | cst.Module, str]] | None:
+    """Every place of the file that calls `function` (its outermost scope) and the name it binds the
+    returned tensor to: `x, y = prepare(batch)` binds position 1 to `y`. None when some call uses the
+    result otherwise (it may reach code the file does not show), or when no call is found."""
+    assigned = {
+        id(b.value): b.node.targets[0].target  # type: ignore[attr-defined]
+        for b in losses.names.all_bindings()
+        if isinstance(b.node, cst.Assign) and len(b.node.targets) == 1 and isinstance(b.value, cst.Call)
+    }
+    found: list[tuple[cst.FunctionDef | cst.Module, str]] = []
+    for site in losses.sites:
+        call = site.call
+        if losses.names.definition_of(call) is not function:
+            if dotted_name(call.func) == function.name.value or (
+                isinstance(call.func, cst.Attribute) and call.func.attr.value == function.name.value
+            ):
+                return None  # a call stabfix cannot tie to one definition
+            continue
+        target = assigned.get(id(call))
+        if target is None or site.outer is None:
+            return None
         for position in positions:
             name = _bound_at(target, position)
             if name is None:
                 return None
-            found.append((scope, class_name, name))
-    return found
+            found.append((site.outer, name))
+    return found or None
 
 
 def _bound_at(target: cst.BaseExpression, position: int | None) -> str | None:
@@ -296,51 +305,36 @@ def _bound_at(target: cst.BaseExpression, position: int | None) -> str | None:
     return None
 
 
-class _CallsOf(cst.CSTVisitor):
-    """Calls of one function of the file, with the outermost scope they are in and the assignment target."""
+def plain_aliases(bindings: list[Binding], names: set[str]) -> set[str]:
+    """`names` and the names that are a chain of plain aliases of them (`t = target`, `u = t`), each
+    alias bound exactly once in the scope."""
+    by_name: dict[str, list[Binding]] = {}
+    for binding in bindings:
+        by_name.setdefault(binding.name, []).append(binding)
+    found = set(names)
+    for name in by_name:
+        current = name
+        for _ in range(10):
+            bound = by_name.get(current, [])
+            value = bound[0].bound_value if len(bound) == 1 else None
+            if not isinstance(value, cst.Name):
+                break
+            current = value.value
+        if current in names:
+            found.add(name)
+    return found
 
-    def __init__(self, function: cst.FunctionDef, definitions: dict[str, list[FunctionDefinition]]) -> None:
-        super().__init__()
-        self.function = function
-        self.definitions = definitions
-        self.module: cst.Module | None = None
-        self.scopes: list[cst.FunctionDef] = []
-        self.classes: list[str] = []
-        self.assigned: dict[int, cst.BaseExpression] = {}  # id(call) -> the single assignment target
-        self.sites: list[tuple[cst.FunctionDef | cst.Module, str | None, cst.BaseExpression]] = []
-        self.unknown = False
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.module = node
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.classes.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.classes.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scopes.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scopes.pop()
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.value, cst.Call):
-            self.assigned[id(node.value)] = node.targets[0].target
-
-    def visit_Call(self, node: cst.Call) -> None:
-        class_name = self.classes[0] if self.classes else None
-        resolved = resolve_definition(node, self.definitions, class_name)
-        if resolved is None or resolved[0] is not self.function:
-            if dotted_name(node.func) == self.function.name.value or (
-                isinstance(node.func, cst.Attribute) and node.func.attr.value == self.function.name.value
-            ):
-                self.unknown = True  # a call stabfix cannot tie to one definition
-            return
-        target = self.assigned.get(id(node))
-        if target is None:
-            self.unknown = True
-            return
-        scope = self.scopes[0] if self.scopes else self.module
-        self.sites.append((scope, class_name, target))  # type: ignore[arg-type]
+def holders(bindings: list[Binding], names: set[str]) -> set[str]:
+    """`names` and every name bound, at some point, to one of them (`h = x` before `h = block(h)`), given
+    the binding model's bindings of a scope."""
+    holders = set(names)
+    changed = True
+    while changed:
+        changed = False
+        for binding in bindings:
+            value = binding.bound_value
+            if binding.name not in holders and isinstance(value, cst.Name) and value.value in holders:
+                holders.add(binding.name)
+                changed = True
+    return holders

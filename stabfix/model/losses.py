@@ -1,6 +1,7 @@
 """Which calls are loss computations, and which of their arguments is the target/reference.
 
-This is the one definition of a loss every rule uses (`LossInstances.resolve`). Recognised:
+This is the one definition of a loss every rule uses: the model part `losses` (`LossIndex`), built
+once per file on the binding model and shared by every rule that asks about losses. Recognised:
 
 * torch functional losses through any import alias (`F.mse_loss`, `from torch.nn.functional import
   smooth_l1_loss as sl1`), also when stored and called later (`self.loss_fn = F.smooth_l1_loss`);
@@ -17,12 +18,14 @@ They take (prediction, reference) by convention.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Iterator
 
 import libcst as cst
 
 from stabfix.model.imports import ImportTracker, dotted_name
+from stabfix.model.names import Names, Scope
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 LOSS_WORDS = frozenset({"loss", "losses", "criterion", "criterions", "criteria", "crit", "lossfn", "objective"})
@@ -74,12 +77,11 @@ _TORCH_LOSS_FUNCTIONS = frozenset(
     {"cross_entropy", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss"}
 )
 
-# Position of the target argument, for losses where it is not the second one.
+# Position of the target argument, for losses where it is not the second one. (`cosine_embedding_loss(
+# input1, input2, y)` compares two embeddings; the second is the reference, `y` only says +1/-1.)
 _TARGET_INDEX = {
     "margin_ranking_loss": 2,
-    "cosine_embedding_loss": 2,
     "MarginRankingLoss": 2,
-    "CosineEmbeddingLoss": 2,
     "triplet_margin_loss": None,  # anchor/positive/negative: no single target
     "TripletMarginLoss": None,
     "TripletMarginWithDistanceLoss": None,
@@ -97,6 +99,13 @@ class LossCall:
     by_usage: bool = False  # recognised from how its result is used, not from its name
 
 
+def loss_by_usage(call: cst.Call) -> LossCall:
+    """A call taken for a user loss because its result is a term of what is backpropagated."""
+    code = cst.Module(body=[]).code_for_node(call.func)
+    display = code if len(code) <= 40 else "loss"
+    return LossCall(call, display, False, display, by_usage=True)
+
+
 @dataclass(frozen=True)
 class LossOperands:
     call: cst.Call
@@ -104,6 +113,8 @@ class LossOperands:
     prediction: cst.BaseExpression | None
     target: cst.BaseExpression | None
     kind: str = ""  # qualified name of the loss function or class (`torch.nn.MSELoss`), as far as known
+    # the target is known to be one: a torch loss, or a function of this file that uses it as a loss target
+    checked: bool = False
 
 
 def is_loss_class_name(name: str) -> bool:
@@ -134,7 +145,7 @@ def _argument(call: cst.Call, index: int | None, keywords: tuple[str, ...]) -> c
     return positional[index].value if index < len(positional) else None
 
 
-def operands(call: cst.Call, kind_name: str, display: str) -> LossOperands | None:
+def operands(call: cst.Call, kind_name: str, display: str, checked: bool = False) -> LossOperands | None:
     last = kind_name.rsplit(".", 1)[-1]
     index = _TARGET_INDEX.get(last, 1)
     if last in _TARGET_INDEX and index is None:
@@ -145,56 +156,144 @@ def operands(call: cst.Call, kind_name: str, display: str) -> LossOperands | Non
         prediction=_argument(call, 0, _INPUT_KEYWORDS),
         target=_argument(call, index, _TARGET_KEYWORDS),
         kind=kind_name,
+        checked=checked,
     )
 
 
-class LossInstances:
-    """Names bound to losses: `crit = nn.MSELoss()`, `self.swd = SWDLoss()`, `self.loss_fn = F.smooth_l1_loss`.
+class LossIndex(cst.BatchableCSTVisitor):
+    """The model part `losses`: every call of the file, and which of them compute a loss with which
+    operands. One per file, shared by every rule that asks about losses.
 
-    Filled during the traversal (see `record_assignment`); attribute names are tracked per class.
+    The traversal only records where each call sits (its enclosing functions, whether it is test
+    code); what a callee is gets resolved afterwards through the binding model, so `self.crit` called
+    in a method above `__init__` still finds `self.crit = nn.MSELoss()`.
     """
 
-    def __init__(self, imports: ImportTracker) -> None:
+    def __init__(self, imports: ImportTracker, names: Names) -> None:
+        super().__init__()
         self.imports = imports
-        self.local: dict[str, str] = {}  # variable -> loss class or function qualified name
-        self.on_self: dict[str, dict[str, str]] = {}  # class name -> attr -> loss class or function
+        self.names = names
+        self.module: cst.Module | None = None
+        self.sites: list[CallSite] = []
+        self._functions: list[cst.FunctionDef] = []
+        self._classes: list[str] = []
+        self._class_body = [False]  # per function nesting level: directly inside a class body
+        self._asserts = 0
+        self._resolved: dict[cst.Call, LossCall | None] = {}
+        self._operands: dict[cst.Call, LossOperands | None] = {}
+        self._roles: dict[tuple[cst.FunctionDef, str], str | None] = {}
+
+    # -- traversal -----------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+        self._class_body.append(True)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+        self._class_body.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+        self._class_body.append(False)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+        self._class_body.pop()
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._asserts += 1
+
+    def leave_Assert(self, original_node: cst.Assert) -> None:
+        self._asserts -= 1
+
+    def visit_Call(self, node: cst.Call) -> None:
+        in_test = (
+            self._asserts > 0
+            or any(_is_test_name(f.name.value) for f in self._functions)
+            or any(c.startswith("Test") for c in self._classes)
+        )
+        outer: cst.FunctionDef | cst.Module | None = self._functions[0] if self._functions else self.module
+        if self._class_body[-1] and not self._functions:
+            outer = None  # a class body is not a scope of its own for the rules
+        self.sites.append(CallSite(node, tuple(self._functions), outer, in_test))
+
+    # -- queries -------------------------------------------------------------------------------------
+    def resolve(self, call: cst.Call) -> LossCall | None:
+        """The loss `call` computes, by what its callee is; None when it is not a loss."""
+        if call not in self._resolved:
+            self._resolved[call] = self._resolve(call)
+        return self._resolved[call]
+
+    def operands(self, call: cst.Call) -> LossOperands | None:
+        """Prediction and target of a loss call (a same-file helper that uses an argument as a loss
+        target counts as a loss of that argument); None when the call is not a loss."""
+        if call not in self._operands:
+            self._operands[call] = None  # a helper calling itself is not a loss of its own
+            self._operands[call] = self._find_operands(call)
+        return self._operands[call]
+
+    def loss_sites(self) -> Iterator[tuple[CallSite, LossOperands]]:
+        for site in self.sites:
+            found = self.operands(site.call)
+            if found is not None:
+                yield site, found
+
+    def qualify(self, expr: cst.BaseExpression) -> str | None:
+        """What an expression names through the imports, honouring local shadowing."""
+        if isinstance(expr, (cst.Name, cst.Attribute)) and _root(expr) in self.names.uses:
+            return self.names.qualify(expr)
+        return self.imports.qualify(expr)
+
+    def self_class(self, receiver: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class whose instance `receiver` is when it is a method's own first parameter (`self`)."""
+        if not isinstance(receiver, cst.Name) or receiver not in self.names.uses:
+            return None
+        scope = self.names.uses[receiver].scope.resolving(receiver.value)
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef) or scope.parent is None or not scope.parent.is_class:
+            return None
+        if _first_parameter(function) != receiver.value or _is_static(function):
+            return None
+        if any(b.kind != "param" for b in scope.bindings.get(receiver.value, ())):
+            return None  # `self` re-bound
+        return scope.parent.node  # type: ignore[return-value]
 
     def constructor_name(self, value: cst.BaseExpression) -> str | None:
         """The loss class a value constructs, if it does."""
         if not isinstance(value, cst.Call):
             return None
-        name = self.imports.qualify(value.func) or dotted_name(value.func)
+        name = self.qualify(value.func) or dotted_name(value.func)
         return name if name is not None and is_loss_class_name(name) else None
 
-    def record_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression, class_name: str | None) -> None:
-        loss = self.constructor_name(value)
-        if loss is None:
-            qualified = self.imports.qualify(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
-            loss = qualified if qualified is not None and is_torch_loss_function(qualified) else None
-        if loss is None and isinstance(target, cst.Name):
-            loss = self._held(value, class_name)  # `loss_fn = self.criterion`
-        if loss is None:
-            return
-        if isinstance(target, cst.Name):
-            self.local[target.value] = loss
-        elif (
-            class_name is not None
-            and isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
-        ):
-            self.on_self.setdefault(class_name, {})[target.attr.value] = loss
-
-    def _held(self, value: cst.BaseExpression, class_name: str | None) -> str | None:
-        """The loss a name or `self` attribute was bound to."""
-        if isinstance(value, cst.Name):
-            return self.local.get(value.value)
-        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
-            return self.on_self.get(class_name or "", {}).get(value.attr.value)
+    def held(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+        """The loss a name or `self` attribute is bound to: `crit = nn.MSELoss()`, `self.swd = SWDLoss()`,
+        `self.loss_fn = F.smooth_l1_loss`, `loss_fn = self.criterion`."""
+        if depth > 4:
+            return None
+        for value in self._bound_values(expr):
+            loss = self.constructor_name(value)
+            if loss is None and isinstance(value, (cst.Name, cst.Attribute)):
+                qualified = self.qualify(value)
+                loss = qualified if qualified is not None and is_torch_loss_function(qualified) else None
+                loss = loss or self.held(value, depth + 1)
+            if loss is not None:
+                return loss
         return None
 
-    def resolve(self, call: cst.Call, class_name: str | None) -> LossCall | None:
-        """The loss `call` computes, by what its callee is; None when it is not a loss."""
+    def _bound_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+        if isinstance(expr, cst.Name):
+            bindings = self.names.bindings_of(expr)
+        elif isinstance(expr, cst.Attribute):
+            owner = self.self_class(expr.value)
+            bindings = self.names.attribute_bindings(owner, expr.attr.value) if owner is not None else []
+        else:
+            return []
+        return [b.bound_value for b in bindings if b.bound_value is not None]
+
+    def _resolve(self, call: cst.Call) -> LossCall | None:
         func = call.func
         display = dotted_name(func) or "loss"
         if isinstance(func, cst.Call):  # `nn.MSELoss()(pred, target)`
@@ -204,13 +303,13 @@ class LossInstances:
             shown = dotted_name(func.func) or loss_class
             return LossCall(call, f"{shown}()", loss_class.startswith("torch."), loss_class)
         if isinstance(func, cst.Attribute) and func.attr.value == "forward":
-            held = self._held(func.value, class_name)  # `criterion.forward(pred, target)`
+            held = self.held(func.value)  # `criterion.forward(pred, target)`
             if held is not None:
                 return LossCall(call, display, held.startswith("torch."), held)
-        held = self._held(func, class_name)
+        held = self.held(func)
         if held is not None:
             return LossCall(call, display, held.startswith("torch."), held)
-        qualified = self.imports.qualify(func)
+        qualified = self.qualify(func)
         if qualified is not None:
             last = qualified.rsplit(".", 1)[-1]
             if is_loss_class_name(qualified):
@@ -218,79 +317,163 @@ class LossInstances:
             if qualified.startswith("torch."):
                 return LossCall(call, display, True, qualified) if is_torch_loss_function(qualified) else None
             # `from . import losses; losses.swd(a, b)`: a function of a project module of losses
-            if self._is_loss_callee(last, func):
+            if _is_loss_callee(last, func):
                 return LossCall(call, display, False, qualified)
             return None
-        if isinstance(func, cst.Name) and self._is_loss_callee(func.value, None):
+        if isinstance(func, cst.Name) and _is_loss_callee(func.value, None):
             return LossCall(call, display, False, func.value)
         if (
             isinstance(func, cst.Attribute)
             and isinstance(func.value, (cst.Name, cst.Attribute))
-            and self._is_loss_callee(func.attr.value, func)
+            and _is_loss_callee(func.attr.value, func)
         ):
             return LossCall(call, display, False, func.attr.value)
         return None
 
-    @staticmethod
-    def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
-        if is_loss_callee_name(name) or name in _TORCH_LOSS_FUNCTIONS:
+    def _plain_operands(self, call: cst.Call) -> LossOperands | None:
+        loss = self.resolve(call)
+        return operands(call, loss.kind, loss.display, loss.kind.startswith("torch.")) if loss is not None else None
+
+    def _find_operands(self, call: cst.Call) -> LossOperands | None:
+        found = self._plain_operands(call)
+        if found is None:
+            return self._helper_loss(call)
+        if found.target is None:
+            return found
+        resolved = self._definition(call)
+        if resolved is None:
+            return found
+        definition, skip = resolved
+        parameter = receiving_parameter(call, found.target, definition, skip)
+        role = self.parameter_role(definition, parameter) if parameter is not None else None
+        if role == "input":
+            return replace(found, target=None)  # `def make_loss(model, x): return (model(x) - ref)...`
+        return replace(found, checked=True) if role == "target" else found
+
+    def _definition(self, call: cst.Call) -> tuple[cst.FunctionDef, int] | None:
+        """The function of this file a call runs, with the leading parameters it does not pass (`self`)."""
+        definition = self.names.definition_of(call)
+        if definition is None:
+            return None
+        scope = self.names.scopes.get(definition)
+        is_method = scope is not None and scope.parent is not None and scope.parent.is_class
+        skip = 1 if is_method and isinstance(call.func, cst.Attribute) and not _is_static(definition) else 0
+        return definition, skip
+
+    def _helper_loss(self, call: cst.Call) -> LossOperands | None:
+        """A call of a function of this file that computes a loss with one of its arguments as the target:
+        `def fit_term(pred, ref): return F.l1_loss(pred, ref)` makes `fit_term(model(x), y)` a loss of `y`."""
+        resolved = self._definition(call)
+        if resolved is None:
+            return None
+        definition, skip = resolved
+        for arg in call.args:
+            parameter = receiving_parameter(call, arg.value, definition, skip)
+            if parameter is not None and self.parameter_role(definition, parameter) == "target":
+                display = dotted_name(call.func) or definition.name.value
+                prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
+                return LossOperands(call, display, prediction, arg.value, definition.name.value, checked=True)
+        return None
+
+    def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
+        return [site.call for site in self.sites if function in site.functions]
+
+    def parameter_role(self, node: cst.FunctionDef, parameter: str) -> str | None:
+        """What a parameter of a user loss function is, by the function's own body.
+
+        "target": it (or a value derived from it) is the target of a loss computed inside;
+        "input": it only reaches the prediction side of the losses inside, or it is fed to a model the
+        function receives as another parameter (`model(x)`); None: the body does not say.
+        """
+        key = (node, parameter)
+        if key not in self._roles:
+            self._roles[key] = None  # recursion guard
+            self._roles[key] = self._parameter_role(node, parameter)
+        return self._roles[key]
+
+    def _parameter_role(self, node: cst.FunctionDef, parameter: str) -> str | None:
+        derived = {parameter}
+        bindings = [b for b in self.names.all_bindings() if inside(b.scope, node) and b.value is not None]
+        changed = True
+        while changed:
+            changed = False
+            for binding in bindings:
+                if binding.name not in derived and read_names(binding.value) & derived:  # type: ignore[arg-type]
+                    derived.add(binding.name)
+                    changed = True
+        calls = self.calls_in(node)
+        in_target = in_prediction = False
+        for call in calls:
+            inner = self._plain_operands(call)
+            if inner is None:
+                continue
+            if inner.target is not None and read_names(inner.target) & derived:
+                in_target = True
+            if inner.prediction is not None and read_names(inner.prediction) & derived:
+                in_prediction = True
+        if in_target:
+            return "target"
+        if in_prediction:
+            return "input"
+        callables = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
+        callables -= derived
+        for call in calls:
+            if isinstance(call.func, cst.Name) and call.func.value in callables:
+                if any(read_names(arg.value) & derived for arg in call.args):
+                    return "input"
+        return None
+
+
+@dataclass(eq=False)
+class CallSite:
+    call: cst.Call
+    functions: tuple[cst.FunctionDef, ...]  # the enclosing functions, outermost first
+    outer: cst.FunctionDef | cst.Module | None  # outermost function, or the module; None in a class body
+    in_test: bool  # inside an `assert` or a test function: comparing a loss of x with x is a check
+
+
+def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
+    if is_loss_callee_name(name) or name in _TORCH_LOSS_FUNCTIONS:
+        return True
+    # a method of a module or object holding losses (`losses.swd`), not a container method
+    words = set(identifier_words(name))
+    return (
+        isinstance(func, cst.Attribute)
+        and _holds_losses(func.value)
+        and not name[:1].isupper()
+        and not name.startswith("_")
+        and not words & (_NOT_A_LOSS_CALL | _CONTAINER_METHODS)
+    )
+
+
+def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr
+
+
+def inside(scope: Scope | None, node: cst.CSTNode) -> bool:
+    """The scope is `node`'s own or nested in it."""
+    while scope is not None:
+        if scope.node is node:
             return True
-        # a method of a module or object holding losses (`losses.swd`), not a container method
-        words = set(identifier_words(name))
-        return (
-            isinstance(func, cst.Attribute)
-            and _holds_losses(func.value)
-            and not name[:1].isupper()
-            and not name.startswith("_")
-            and not words & (_NOT_A_LOSS_CALL | _CONTAINER_METHODS)
-        )
-
-    def loss_call(self, call: cst.Call, class_name: str | None) -> LossOperands | None:
-        """Operands of `call` if it computes a loss, else None."""
-        loss = self.resolve(call, class_name)
-        return operands(call, loss.kind, loss.display) if loss is not None else None
+        scope = scope.parent
+    return False
 
 
-# --- user loss functions defined in the same file -------------------------------------------------
-#
-# A call such as `make_loss(model, x)` is taken for a loss by its name, with the (prediction, target)
-# convention. When the function is defined in the same file its body says what the argument really
-# is: `def make_loss(model, x): return (model(x) - target).pow(2).mean()` feeds `x` to the model,
-# so `x` is the model's *input*, not a constant of the loss.
+def _first_parameter(node: cst.FunctionDef) -> str:
+    params = list(node.params.posonly_params) + list(node.params.params)
+    return params[0].name.value if params else ""
 
 
-@dataclass(frozen=True)
-class FunctionDefinition:
-    node: cst.FunctionDef
-    class_name: str | None  # the class it is a method of (defined directly in its body), else None
+def _is_test_name(name: str) -> bool:
+    return name.startswith("test") or name.endswith("_test")
 
 
 def _is_static(node: cst.FunctionDef) -> bool:
     return any(
         (dotted_name(decorator.decorator) or "").rsplit(".", 1)[-1] == "staticmethod" for decorator in node.decorators
     )
-
-
-def resolve_definition(
-    call: cst.Call, definitions: dict[str, list[FunctionDefinition]], class_name: str | None
-) -> tuple[cst.FunctionDef, int] | None:
-    """The function of this file a call runs (plain function, or `self.method`), with the number of
-    leading parameters the call does not pass (`self`/`cls`). None when it is not unambiguous."""
-    func = call.func
-    if isinstance(func, cst.Name):
-        found = [d for d in definitions.get(func.value, []) if d.class_name is None]
-        return (found[0].node, 0) if len(found) == 1 else None
-    if (
-        class_name is not None
-        and isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
-        and func.value.value == "self"
-    ):
-        found = [d for d in definitions.get(func.attr.value, []) if d.class_name == class_name]
-        if len(found) != 1:
-            return None
-        return found[0].node, 0 if _is_static(found[0].node) else 1
-    return None
 
 
 def receiving_parameter(call: cst.Call, argument: cst.BaseExpression, node: cst.FunctionDef, skip: int) -> str | None:
@@ -336,70 +519,3 @@ def read_names(expr: cst.CSTNode) -> set[str]:
     return collector.names
 
 
-class _Calls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-
-def parameter_role(node: cst.FunctionDef, parameter: str, losses: LossInstances, class_name: str | None) -> str | None:
-    """What a parameter of a user loss function is, by the function's own body.
-
-    "target": it (or a value derived from it) is the target of a loss computed inside;
-    "input": it only reaches the prediction side of the losses inside, or it is fed to a model the
-    function receives as another parameter (`model(x)`); None: the body does not say.
-    """
-    from stabfix.model.bindings import collect_bindings  # local: flow has no dependency on losses
-
-    derived = {parameter}
-    bindings = collect_bindings(node)
-    changed = True
-    while changed:
-        changed = False
-        for name, bound in bindings.by_name.items():
-            if name not in derived and any(read_names(b.value) & derived for b in bound):
-                derived.add(name)
-                changed = True
-    collector = _Calls()
-    node.body.visit(collector)
-    in_target = in_prediction = False
-    for call in collector.calls:
-        inner = losses.loss_call(call, class_name)
-        if inner is None:
-            continue
-        if inner.target is not None and read_names(inner.target) & derived:
-            in_target = True
-        if inner.prediction is not None and read_names(inner.prediction) & derived:
-            in_prediction = True
-    if in_target:
-        return "target"
-    if in_prediction:
-        return "input"
-    callables = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
-    callables -= derived
-    for call in collector.calls:
-        if isinstance(call.func, cst.Name) and call.func.value in callables:
-            if any(read_names(arg.value) & derived for arg in call.args):
-                return "input"
-    return None
-
-
-def helper_loss(
-    call: cst.Call, definitions: dict[str, list[FunctionDefinition]], losses: LossInstances, class_name: str | None
-) -> LossOperands | None:
-    """A call of a function of this file that computes a loss with one of its arguments as the target:
-    `def fit_term(pred, ref): return F.l1_loss(pred, ref)` makes `fit_term(model(x), y)` a loss of `y`."""
-    resolved = resolve_definition(call, definitions, class_name)
-    if resolved is None:
-        return None
-    definition, skip = resolved
-    for arg in call.args:
-        parameter = receiving_parameter(call, arg.value, definition, skip)
-        if parameter is not None and parameter_role(definition, parameter, losses, class_name) == "target":
-            display = dotted_name(call.func) or definition.name.value
-            prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
-            return LossOperands(call, display, prediction, arg.value, definition.name.value)
-    return None

@@ -447,18 +447,19 @@ class Names(cst.BatchableCSTVisitor):
         )
         self.self_attributes.setdefault(owner, {}).setdefault(attribute, []).append(binding)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    # A binding takes effect after its value is evaluated: in `h = cell(h)` the `h` read is the old one.
+    def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind_target(target.target, "assign", node, node.value)
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
             self._bind_target(node.target, "assign", node, node.value)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
         self._bind_target(node.target, "augment", node, node.value)
 
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
         # a walrus in a comprehension binds in the enclosing function
         scope = self._stack[-1] if self._stack else None
         while scope is not None and isinstance(scope.node, cst.BaseComp):

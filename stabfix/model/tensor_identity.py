@@ -3,29 +3,36 @@
 Built for SF401 (reference-aliases-source) and usable by any rule that must know whether two
 operands are the same tensor: `ref = x_src` (an alias), `ref = x_src.clone()` (a copy: the same
 values), `ref = x_src.detach().to(device)`. An alias is followed only when it provably holds at the
-use: the name is bound exactly once in the scope, unconditionally (not inside an `if`/`except`/
-`match` branch), before the use, and neither the source name is re-bound after it nor — for copies —
-either side is modified in place after it.
+use: exactly one binding of the name reaches the use (the binding model's `reaching`), it is not
+inside an `if`/`except`/`match` branch, and neither the source name is re-bound after it nor — for
+copies — either side is modified in place after it.
 
-`ScopeIndex` walks one scope (a function with its nested closures, or the module's top-level
-statements) once, lazily, only for scopes that already contain a trigger site.
+The model part `tensors` (`TensorFacts`) records, in the engine's traversal, what the binding model
+does not: in-place changes, bindings made inside a branch, and the expressions whose value is a loss
+(per scope: an outermost function with its closures, or the module's top level).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Optional, Protocol
 
 import libcst as cst
 
-from stabfix.model.imports import ImportTracker, dotted_name
+from stabfix.model.imports import dotted_name
 from stabfix.model.losses import (  # noqa: F401  (identifier_words, LossCall are re-exported for the rules)
     LossCall,
-    LossInstances,
+    LossIndex,
     identifier_words,
     is_loss_callee_name,
     is_loss_class_name,
     is_loss_like_name,
 )
+from stabfix.model.names import Binding
+
+
+class Qualifier(Protocol):
+    def qualify(self, expr: cst.BaseExpression) -> Optional[str]: ...
 
 # Methods that return the same values (a view, a copy, a cast, a move): `x.detach().clone()` is `x`.
 VIEW_METHODS = frozenset({"detach", "detach_", "requires_grad_", "contiguous", "view_as", "reshape_as"})
@@ -55,6 +62,7 @@ class ValueKey:
 
     key: str
     root_name: str  # the leading Name of the root value
+    root: cst.Name  # that Name, as written where the alias chain ends
     steps: tuple[AliasStep, ...]
     copied: bool  # a wrapper like .clone()/.to() was stripped directly on the operand
 
@@ -63,7 +71,7 @@ class ValueKey:
         return self.key == self.root_name
 
 
-def strip_value_wrappers(expr: cst.BaseExpression, imports: ImportTracker) -> tuple[cst.BaseExpression, str]:
+def strip_value_wrappers(expr: cst.BaseExpression, imports: Qualifier) -> tuple[cst.BaseExpression, str]:
     """`x.detach().clone().to(dev)` -> (`x`, "copy"); `x.data` -> (`x`, "view"); `x` -> (`x`, "alias")."""
     kind = "alias"
     while True:
@@ -145,120 +153,292 @@ def literal_key(expr: cst.BaseExpression) -> str | None:
 # --- facts of one scope -----------------------------------------------------------------------
 
 
-@dataclass
-class Binding:
-    name: str
-    order: int
-    node: cst.CSTNode  # the statement or expression that binds
-    value: cst.BaseExpression | None  # for `name = value` bindings, else None
-    suites: tuple[int, ...]  # ids of the enclosing suites, outermost first
-    conditional: bool  # inside an if/elif/else/except/match branch of the scope
+@dataclass(eq=False)
+class ScopeTensors:
+    """What one scope (an outermost function with its closures, or the module's top level) changes in
+    place and which of its expressions hold a loss."""
+
+    mutations: list[cst.Name] = field(default_factory=list)  # root names of in-place changes, as written
+    sinks: list[cst.BaseExpression] = field(default_factory=list)  # expressions whose value is a loss
 
 
-@dataclass
-class CallSite:
-    call: cst.Call
-    order: int
-    suites: tuple[int, ...]
-    in_test: bool  # inside an `assert` or a test function: comparing a loss of x with x is a check
+class TensorFacts(cst.BatchableCSTVisitor):
+    """The model part `tensors`: which operands hold the very same tensor values (`value_key`), and which
+    calls are terms of a loss (`loss_term_calls`). Built on the binding model and the loss index."""
 
+    def __init__(self, losses: LossIndex) -> None:
+        super().__init__()
+        self.losses = losses
+        self.names = losses.names
+        self.scopes: dict[cst.CSTNode, ScopeTensors] = {}
+        self.branched: set[cst.CSTNode] = set()  # bindings inside an if/else/except/match branch of their scope
+        self._current: list[ScopeTensors | None] = []
+        self._branches: list[int] = [0]  # per function nesting level: open branches
+        self._functions: list[cst.FunctionDef] = []
+        self._classes: list[str] = []
 
-class ScopeFacts:
-    """What one scope (a function with its closures, or a module's top level) binds, changes and calls.
+    # -- traversal -----------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._current = [self.scopes.setdefault(node, ScopeTensors())]
 
-    Filled in source order by `ScopeFactsCollector` during the engine's single traversal; `order`
-    numbers the recorded events, so "before"/"after" questions are integer comparisons."""
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+        if not self._functions:
+            self._current.append(None)  # a class body is its own scope; its methods are scopes of their own
 
-    def __init__(self, imports: ImportTracker, class_name: str | None) -> None:
-        self.imports = imports
-        self.class_name = class_name  # the class the scope's function is a method of
-        self.bindings: dict[str, list[Binding]] = {}
-        self.unknown: set[str] = set()  # global/nonlocal: anything may re-bind them
-        self.mutations: dict[str, list[int]] = {}  # name -> orders of in-place changes
-        self.augmented: dict[str, list[cst.BaseExpression]] = {}  # `loss += term`
-        self.calls: list[CallSite] = []
-        self.sinks: list[cst.BaseExpression] = []  # expressions whose value is a loss
-        self.order = 0
-        self.triggered = False  # set by a checker when the scope holds a site worth analysing
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+        if not self._functions:
+            self._current.pop()
 
-    def next_order(self) -> int:
-        self.order += 1
-        return self.order
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self._functions:
+            self._current.append(self.scopes.setdefault(node, ScopeTensors()))
+        self._functions.append(node)
+        self._branches.append(0)
 
-    # questions ----------------------------------------------------------------------------------------
-    def binding_count(self, name: str) -> int:
-        return 10**6 if name in self.unknown else len(self.bindings.get(name, ()))
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+        self._branches.pop()
+        if not self._functions:
+            self._current.pop()
 
-    def rebound_between(self, name: str, start: int, end: int) -> bool:
-        if name in self.unknown:
-            return True
-        return any(start < b.order < end for b in self.bindings.get(name, ()))
+    def _enter_branch(self) -> None:
+        self._branches[-1] += 1
 
-    def alias_binding(self, name: str, use_order: int, use_suites: tuple[int, ...]) -> Binding | None:
-        """The single, unconditional `name = value` binding that holds at a use, if there is one."""
-        if self.binding_count(name) != 1:
-            return None
-        binding = self.bindings[name][0]
-        if binding.value is None or binding.conditional or binding.order >= use_order:
-            return None
-        if use_suites[: len(binding.suites)] != binding.suites:
-            return None  # bound in a loop or block the use is not inside
-        return binding
+    def _leave_branch(self) -> None:
+        self._branches[-1] -= 1
 
-    def value_key(self, expr: cst.BaseExpression, use_order: int, use_suites: tuple[int, ...]) -> ValueKey | None:
+    def visit_If_body(self, node: cst.If) -> None:
+        # `if __name__ == "__main__":` guards a script, it does not choose between values
+        if not _is_main_guard(node.test):
+            self._enter_branch()
+
+    def leave_If_body(self, node: cst.If) -> None:
+        if not _is_main_guard(node.test):
+            self._leave_branch()
+
+    def visit_Else_body(self, node: cst.Else) -> None:
+        self._enter_branch()
+
+    def leave_Else_body(self, node: cst.Else) -> None:
+        self._leave_branch()
+
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._enter_branch()
+
+    def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._leave_branch()
+
+    def visit_ExceptStarHandler_body(self, node: cst.ExceptStarHandler) -> None:
+        self._enter_branch()
+
+    def leave_ExceptStarHandler_body(self, node: cst.ExceptStarHandler) -> None:
+        self._leave_branch()
+
+    def visit_MatchCase_body(self, node: cst.MatchCase) -> None:
+        self._enter_branch()
+
+    def leave_MatchCase_body(self, node: cst.MatchCase) -> None:
+        self._leave_branch()
+
+    @property
+    def _scope(self) -> ScopeTensors | None:
+        return self._current[-1] if self._current else None
+
+    def _binding(self, node: cst.CSTNode) -> None:
+        if self._branches[-1] > 0:
+            self.branched.add(node)
+
+    def _mutate(self, expr: cst.BaseExpression) -> None:
+        root = _root_name_node(expr)
+        if root is not None and self._scope is not None:
+            self._scope.mutations.append(root)
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value)
+        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+            # `x[mask] = 0`, `batch.x = ...`, `t.data = ...`: the object behind the root name changes
+            if isinstance(target, cst.Attribute) and target.attr.value in ("requires_grad", "grad", "retains_grad"):
+                return
+            self._mutate(target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._binding(node)
+        for target in node.targets:
+            self._target(target.target)
+            self._record_loss_sink(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._binding(node)
+        if node.value is not None:
+            self._target(node.target)
+            self._record_loss_sink(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._binding(node)
+        self._target(node.target)
+        self._record_loss_sink(node.target, node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._binding(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        scope = self._scope
+        if scope is None:
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method.endswith("_") and not method.startswith("_") and method not in _VALUE_KEEPING_INPLACE:
+                self._mutate(func.value)
+            if method == "backward":
+                scope.sinks.append(_backpropagated(node))
+            elif method in ("append", "extend") and is_loss_like_name(_root_name(func.value) or ""):
+                scope.sinks.extend(arg.value for arg in node.args)
+            elif method == "manual_backward" and node.args:
+                scope.sinks.append(node.args[0].value)
+        if node.args and (dotted_name(func) or "").endswith("grad"):
+            if self.losses.imports.qualify(func) == "torch.autograd.grad":
+                scope.sinks.append(node.args[0].value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is None or self._scope is None or not self._functions:
+            return
+        function = self._functions[-1].name.value
+        owner = self._classes[-1] if self._classes else ""
+        if (
+            is_loss_callee_name(function)
+            or identifier_words(function)[-1:] == ("step",)
+            or (function in ("forward", "__call__") and is_loss_class_name(owner))
+        ):
+            self._scope.sinks.append(node.value)
+
+    def _record_loss_sink(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if self._scope is None:
+            return
+        root = _root_name(target)
+        if root is None or not is_loss_like_name(root):
+            return
+        if isinstance(value, cst.Dict):
+            self._scope.sinks.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+        else:
+            self._scope.sinks.append(value)
+
+    # -- queries -------------------------------------------------------------------------------------
+    def value_key(self, expr: cst.BaseExpression) -> ValueKey | None:
         """The root value an operand holds, following aliases and copies that provably hold at the use."""
-        expr, first_kind = strip_value_wrappers(expr, self.imports)
+        expr, first_kind = strip_value_wrappers(expr, self.losses)
         steps: list[AliasStep] = []
         for _ in range(10):
             if not isinstance(expr, cst.Name):
                 break
-            binding = self.alias_binding(expr.value, use_order, use_suites)
+            binding = self.alias_binding(expr)
             if binding is None:
                 break
-            source = alias_source(binding.value, self.imports)  # type: ignore[arg-type]
+            value = binding.bound_value
+            source = alias_source(value, self.losses)  # type: ignore[arg-type]
             if source is None or _root_name(source) == expr.value:
                 break
-            kind = strip_value_wrappers(binding.value, self.imports)[1]  # type: ignore[arg-type]
+            kind = strip_value_wrappers(value, self.losses)[1]  # type: ignore[arg-type]
             if self._source_changed(source, kind, binding):
                 break
-            if kind == "copy" and self._mutated_after(expr.value, binding.order):
+            if kind == "copy" and self._mutated_after(expr, binding.order):
                 break
             steps.append(AliasStep(expr.value, literal_key(source) or "", kind, binding))
             expr = source
         key = literal_key(expr)
-        root = _root_name(expr)
+        root = _root_name_node(expr)
         if key is None or root is None:
             return None
-        return ValueKey(key, root, tuple(steps), first_kind == "copy")
+        return ValueKey(key, root.value, root, tuple(steps), first_kind == "copy")
+
+    def alias_binding(self, name: cst.Name) -> Binding | None:
+        """The one binding that holds at a use, when it binds a visible value outside any branch."""
+        reaching = [b for b in self.names.reaching(name) if not _within(b.bound_value, name)]
+        if len(reaching) != 1:
+            return None
+        binding = reaching[0]
+        if binding.bound_value is None or binding.node in self.branched:
+            return None
+        return binding
+
+    def rebound_between(self, name: cst.Name, start: int, end: int) -> bool:
+        return any(start < b.order < end for b in self.names.bindings_of(name))
+
+    def changes_between(self, expr: cst.BaseExpression, value: ValueKey, start: int, end: int) -> bool:
+        """An operand may hold another tensor at `end` than at `start`: its name or its root is re-bound."""
+        names = [value.root]
+        spelled = strip_value_wrappers(expr, self.losses)[0]
+        if isinstance(spelled, cst.Name):
+            names.append(spelled)  # the alias the operand reads, if any
+        return any(self.rebound_between(name, start, end) for name in names)
+
+    def computed_from(self, name: cst.Name, key: str) -> bool:
+        """The value a name holds is computed by a call that takes the tensor `key` as an argument
+        (`x1 = f(x_src)`)."""
+        for binding in self.names.reaching(name):
+            if isinstance(binding.bound_value, cst.Call):
+                for arg in binding.bound_value.args:
+                    found = self.value_key(arg.value)
+                    if found is not None and found.key == key:
+                        return True
+        return False
 
     def _source_changed(self, source: cst.BaseExpression, kind: str, binding: Binding) -> bool:
         """Whether the source may hold other values at a later use than at the alias binding.
 
         Conservative about loops: any re-binding or in-place change after the alias counts."""
-        root = _root_name(source)
-        if root is None or root in self.unknown:
+        root = _root_name_node(source)
+        if root is None:
             return True
-        if any(b.order > binding.order for b in self.bindings.get(root, ())):
+        if any(b.order > binding.order for b in self.names.bindings_of(root)):
             return True
         if not isinstance(source, cst.Name) or kind == "copy":
             # a copy no longer follows in-place changes of its source; `batch["x"] = ...` replaces the value
             return self._mutated_after(root, binding.order)
         return False
 
-    def _mutated_after(self, name: str, start: int) -> bool:
-        return any(start < order for order in self.mutations.get(name, ()))
+    def _mutated_after(self, name: cst.Name, start: int) -> bool:
+        use = self.names.uses.get(name)
+        if use is None:
+            return True
+        scope = use.scope.resolving(name.value)
+        for scope_facts in self.scopes.values():
+            for mutated in scope_facts.mutations:
+                other = self.names.uses.get(mutated)
+                if (
+                    other is not None
+                    and mutated.value == name.value
+                    and other.order > start
+                    and other.scope.resolving(mutated.value) is scope
+                ):
+                    return True
+        return False
+
+    def order_of(self, call: cst.Call) -> int:
+        """Where a call sits among the binding model's events: the order of the first name it reads."""
+        for name in _names_in_order(call):
+            use = self.names.uses.get(name)
+            if use is not None:
+                return use.order
+        return 0
 
     # loss terms -------------------------------------------------------------------------------------
-    def loss_term_calls(self) -> set[int]:
-        """ids of calls whose result is a term of a loss value (summed into what is backpropagated,
-        returned from a loss/step function, or stored under a loss name)."""
-        found: set[int] = set()
+    def loss_term_calls(self, scope: cst.CSTNode) -> set[cst.Call]:
+        """Calls whose result is a term of a loss value (summed into what is backpropagated, returned
+        from a loss/step function, or stored under a loss name)."""
+        found: set[cst.Call] = set()
         seen: set[int] = set()
-        for sink in self.sinks:
+        for sink in self.scopes[scope].sinks if scope in self.scopes else ():
             self._terms(sink, found, seen, depth=0)
         return found
 
-    def _terms(self, expr: cst.BaseExpression, found: set[int], seen: set[int], depth: int) -> None:
+    def _terms(self, expr: cst.BaseExpression, found: set[cst.Call], seen: set[int], depth: int) -> None:
         if depth > 12 or id(expr) in seen:
             return
         seen.add(id(expr))
@@ -277,279 +457,53 @@ class ScopeFacts:
         elif isinstance(expr, cst.Subscript):
             self._terms(expr.value, found, seen, nxt)  # `self.energy_loss(...)["total"]`
         elif isinstance(expr, cst.Name):
-            for binding in self.bindings.get(expr.value, ()):
-                if binding.value is not None:
-                    self._terms(binding.value, found, seen, nxt)
-            for value in self.augmented.get(expr.value, ()):
-                self._terms(value, found, seen, nxt)
+            for binding in self.names.bindings_of(expr):
+                value = binding.bound_value if binding.kind != "augment" else binding.value
+                if value is not None:
+                    self._terms(value, found, seen, nxt)
         elif isinstance(expr, cst.Call):
             func = expr.func
-            qualified = self.imports.qualify(func) or ""
+            qualified = self.losses.qualify(func) or ""
             if isinstance(func, cst.Attribute) and func.attr.value in _PASS_THROUGH_METHODS:
                 self._terms(func.value, found, seen, nxt)
                 if func.attr.value in _ARITHMETIC_METHODS:
                     for arg in expr.args:
                         self._terms(arg.value, found, seen, nxt)
             elif (
-                isinstance(func, cst.Name) and func.value in _PASS_THROUGH_BUILTINS and func.value not in self.bindings
+                isinstance(func, cst.Name) and func.value in _PASS_THROUGH_BUILTINS and not self.names.bindings_of(func)
             ) or qualified in _PASS_THROUGH_TORCH:
                 for arg in expr.args:
                     self._terms(arg.value, found, seen, nxt)
             elif not qualified.startswith("torch.") or qualified.startswith("torch.nn.functional."):
-                found.add(id(expr))
+                found.add(expr)
 
 
-class ScopeFactsCollector(cst.BatchableCSTVisitor):
-    """Mixin for a checker: fills one `ScopeFacts` per scope during the engine's traversal.
+def _within(value: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+    """`node` is part of `value` (`h = cell(h)`: the `h` read is not bound by its own statement)."""
+    if value is None:
+        return False
+    if value is node:
+        return True
+    return any(_within(child, node) for child in value.children)
 
-    Scopes are the outermost functions (methods included, closures folded in: conservative, a
-    closure's bindings count as re-bindings) and the module's top level (class bodies excluded).
-    A subclass that overrides one of these hooks must call `super()`; call `init_scope_facts`
-    from `__init__`."""
 
-    def init_scope_facts(self, imports: ImportTracker) -> None:
-        self.scope_imports = imports
-        self.scope_facts: dict[cst.CSTNode, ScopeFacts] = {}
-        self._facts: ScopeFacts | None = None
-        self._scope_functions: list[cst.FunctionDef] = []
-        self._scope_classes: list[str] = []
-        self._suites: list[tuple[int, bool]] = []
-        self._suite_marks: list[int] = []  # suite depth at each function start
-        self._branch: list[bool] = []  # the next suite is a conditional branch
-        self._asserts = 0
-        self._module_facts: ScopeFacts | None = None
-        self._suite_cache: tuple[tuple[int, ...], bool] | None = None
+def _names_in_order(node: cst.CSTNode):
+    if isinstance(node, cst.Name):
+        yield node
+    for child in node.children:
+        yield from _names_in_order(child)
 
-    # scopes -------------------------------------------------------------------------------------------
-    def visit_Module(self, node: cst.Module) -> None:
-        self._module_facts = ScopeFacts(self.scope_imports, None)
-        self.scope_facts[node] = self._module_facts
-        self._facts = self._module_facts
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._bind(node.name.value, node, None)
-        self._scope_classes.append(node.name.value)
-        if not self._scope_functions:
-            self._facts = None  # a class body is its own scope; its methods are scopes of their own
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._scope_classes.pop()
-        if not self._scope_functions and not self._scope_classes:
-            self._facts = self._module_facts
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self._scope_functions:
-            self._bind(node.name.value, node, None)  # a closure re-binds its name in the scope
+def _root_name_node(expr: cst.BaseExpression) -> cst.Name | None:
+    while True:
+        if isinstance(expr, cst.Name):
+            return None if expr.value in _CONSTANT_NAMES else expr
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
         else:
-            if self._facts is not None:
-                self._bind(node.name.value, node, None)
-            class_name = self._scope_classes[-1] if self._scope_classes else None
-            self._facts = ScopeFacts(self.scope_imports, class_name)
-            self.scope_facts[node] = self._facts
-            self._suite_marks.append(len(self._suites))
-            self._suite_cache = None
-        self._scope_functions.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._scope_functions.pop()
-        if not self._scope_functions:
-            del self._suites[self._suite_marks.pop():]
-            self._suite_cache = None
-            self._facts = None if self._scope_classes else self._module_facts
-
-    @property
-    def current_facts(self) -> ScopeFacts | None:
-        """The scope events are recorded for now (None inside a class body)."""
-        return self._facts
-
-    # suites: which blocks enclose a statement, and which of them are conditional branches -----------------
-    def _enter_suite(self, node: cst.BaseSuite) -> None:
-        conditional = self._branch.pop() if self._branch else False
-        self._suites.append((id(node), conditional))
-        self._suite_cache = None
-
-    def _leave_suite(self) -> None:
-        if self._suites:
-            self._suites.pop()
-        self._suite_cache = None
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._enter_suite(node)
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-        self._leave_suite()
-
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self._enter_suite(node)
-
-    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
-        self._leave_suite()
-
-    def visit_If_body(self, node: cst.If) -> None:
-        # `if __name__ == "__main__":` guards a script, it does not choose between values
-        self._branch.append(not _is_main_guard(node.test))
-
-    def visit_Else_body(self, node: cst.Else) -> None:
-        self._branch.append(True)
-
-    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
-        self._branch.append(True)
-
-    def visit_ExceptStarHandler_body(self, node: cst.ExceptStarHandler) -> None:
-        self._branch.append(True)
-
-    def visit_MatchCase_body(self, node: cst.MatchCase) -> None:
-        self._branch.append(True)
-
-    def _suite_state(self) -> tuple[tuple[int, ...], bool]:
-        if self._suite_cache is None:
-            start = self._suite_marks[-1] if self._scope_functions and self._suite_marks else 0
-            scoped = self._suites[start:]
-            self._suite_cache = (tuple(s for s, _ in scoped), any(c for _, c in scoped))
-        return self._suite_cache
-
-    def visit_Assert(self, node: cst.Assert) -> None:
-        self._asserts += 1
-
-    def leave_Assert(self, original_node: cst.Assert) -> None:
-        self._asserts -= 1
-
-    # bindings -------------------------------------------------------------------------------------------
-    def _bind(self, name: str, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
-        facts = self._facts
-        if facts is None:
-            return
-        suites, conditional = self._suite_state()
-        facts.bindings.setdefault(name, []).append(Binding(name, facts.next_order(), node, value, suites, conditional))
-
-    def _mutate(self, root: str | None) -> None:
-        if root is not None and self._facts is not None:
-            self._facts.mutations.setdefault(root, []).append(self._facts.next_order())
-
-    def _bind_target(self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None) -> None:
-        if isinstance(target, cst.Name):
-            self._bind(target.value, node, value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind_target(element.value, node, None)
-        elif isinstance(target, cst.StarredElement):
-            self._bind_target(target.value, node, None)
-        elif isinstance(target, (cst.Subscript, cst.Attribute)):
-            # `x[mask] = 0`, `batch.x = ...`, `t.data = ...`: the object behind the root name changes
-            if isinstance(target, cst.Attribute) and target.attr.value in ("requires_grad", "grad", "retains_grad"):
-                return
-            self._mutate(_root_name(target))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._bind_target(target.target, node, node.value)
-            self._record_loss_sink(target.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind_target(node.target, node, node.value)
-            self._record_loss_sink(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind_target(node.target, node, None)
-        self._record_loss_sink(node.target, node.value)
-        if isinstance(node.target, cst.Name) and self._facts is not None:
-            self._facts.augmented.setdefault(node.target.value, []).append(node.value)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind_target(node.target, node, node.value)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind_target(node.target, node, None)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind_target(node.target, node, None)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind_target(node.asname.name, node, None)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._bind_target(node.name.name, node, None)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if node.asname is not None:
-            self._bind_target(node.asname.name, node, None)
-        else:
-            name = dotted_name(node.name)
-            if name is not None:
-                self._bind(name.split(".")[0], node, None)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._bind(node.name.value, node, None)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._bind_target(node.target, node, None)
-
-    def visit_MatchAs(self, node: cst.MatchAs) -> None:
-        if node.name is not None:
-            self._bind(node.name.value, node, None)
-
-    def visit_MatchStar(self, node: cst.MatchStar) -> None:
-        if node.name is not None:
-            self._bind(node.name.value, node, None)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        if self._facts is not None:
-            self._facts.unknown.update(item.name.value for item in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        if self._facts is not None:
-            self._facts.unknown.update(item.name.value for item in node.names)
-
-    # calls, mutations and loss sinks -------------------------------------------------------------------
-    def visit_Call(self, node: cst.Call) -> None:
-        facts = self._facts
-        if facts is None:
-            return
-        suites, _ = self._suite_state()
-        in_test = self._asserts > 0 or any(_is_test_name(f.name.value) for f in self._scope_functions) or any(
-            c.startswith("Test") for c in self._scope_classes
-        )
-        facts.calls.append(CallSite(node, facts.next_order(), suites, in_test))
-        func = node.func
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            if method.endswith("_") and not method.startswith("_") and method not in _VALUE_KEEPING_INPLACE:
-                self._mutate(_root_name(func.value))
-            if method == "backward":
-                facts.sinks.append(_backpropagated(node))
-            elif method in ("append", "extend") and is_loss_like_name(_root_name(func.value) or ""):
-                facts.sinks.extend(arg.value for arg in node.args)
-            elif method == "manual_backward" and node.args:
-                facts.sinks.append(node.args[0].value)
-        if node.args and (dotted_name(func) or "").endswith("grad"):
-            if self.scope_imports.qualify(func) == "torch.autograd.grad":
-                facts.sinks.append(node.args[0].value)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is None or not self._scope_functions or self._facts is None:
-            return
-        function = self._scope_functions[-1].name.value
-        owner = self._scope_classes[-1] if self._scope_classes else ""
-        if (
-            is_loss_callee_name(function)
-            or identifier_words(function)[-1:] == ("step",)
-            or (function in ("forward", "__call__") and is_loss_class_name(owner))
-        ):
-            self._facts.sinks.append(node.value)
-
-    def _record_loss_sink(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if self._facts is None:
-            return
-        root = _root_name(target)
-        if root is None or not is_loss_like_name(root):
-            return
-        if isinstance(value, cst.Dict):
-            self._facts.sinks.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
-        else:
-            self._facts.sinks.append(value)
+            return None
 
 
 _PASS_THROUGH_METHODS = frozenset(
@@ -610,10 +564,6 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
     )
 
 
-def _is_test_name(name: str) -> bool:
-    return name.startswith("test") or name.endswith("_test")
-
-
 # --- which calls are losses ---------------------------------------------------------------------
 
 # Tensor operands of library losses, by position and keyword (the rest are labels, weights, lengths).
@@ -650,13 +600,6 @@ _TENSOR_WORDS = frozenset(
 )
 
 
-def classify_loss_call(
-    call: cst.Call, losses: LossInstances, imports: ImportTracker, class_name: str | None
-) -> LossCall | None:
-    """A call that computes a loss, by what the callee is: see `LossInstances.resolve` (the one definition)."""
-    return losses.resolve(call, class_name)
-
-
 def operand_positions(loss: LossCall) -> list[tuple[str, cst.BaseExpression]]:
     """(label, expression) of the tensor operands of a loss call, prediction first."""
     call = loss.call
@@ -688,7 +631,7 @@ def is_meta_operand(expr: cst.BaseExpression) -> bool:
     return words[-1] in _META_WORDS and not any(w in _TENSOR_WORDS for w in words)
 
 
-def alias_source(value: cst.BaseExpression, imports: ImportTracker) -> cst.BaseExpression | None:
+def alias_source(value: cst.BaseExpression, imports: Qualifier) -> cst.BaseExpression | None:
     """The expression `name = value` makes `name` hold the values of: `x` for `x`, `x.clone()`,
     `x.detach().to(dev)`, `batch["x"]`; None for anything computed (calls, arithmetic, `self.*`)."""
     source, _ = strip_value_wrappers(value, imports)

@@ -1,0 +1,99 @@
+"""The model's loss index: which calls compute a loss, with which prediction and target, shared by rules."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from stabfix.model import FileModel
+from stabfix.model.traversal import MergedVisitor
+
+
+def _model(source: str) -> FileModel:
+    model = FileModel(("losses",))
+    module = cst.parse_module(textwrap.dedent(source))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    return model
+
+
+def _code(node: cst.CSTNode | None) -> str | None:
+    return None if node is None else cst.Module(body=[]).code_for_node(node)
+
+
+def _targets(model: FileModel) -> dict[str, str | None]:
+    assert model.losses is not None
+    return {_code(site.call.func): _code(found.target) for site, found in model.losses.loss_sites()}  # type: ignore[misc]
+
+
+def test_a_loss_module_on_self_is_found_from_a_method_written_before_init():
+    model = _model(
+        """
+        import torch.nn as nn
+
+        class Trainer:
+            def step(self, x, y):
+                return self.crit(self.net(x), y)
+
+            def __init__(self, net):
+                self.net = net
+                self.crit = nn.SmoothL1Loss()
+        """
+    )
+    assert _targets(model) == {"self.crit": "y"}
+
+
+def test_a_shadowed_import_is_not_a_torch_loss():
+    model = _model(
+        """
+        import torch.nn.functional as F
+
+        def step(F, pred, y):
+            return F.mse_loss(pred, y)
+
+        def other(pred, y):
+            return F.mse_loss(pred, y)
+        """
+    )
+    assert model.losses is not None
+    kinds = [model.losses.resolve(site.call) for site in model.losses.sites]
+    library = [loss.library for loss in kinds if loss is not None]
+    assert library == [False, True]  # the parameter `F` is some object with a loss-named method
+
+
+def test_the_reference_of_a_cosine_embedding_loss_is_its_second_embedding():
+    model = _model(
+        """
+        import torch.nn as nn
+
+        crit = nn.CosineEmbeddingLoss()
+
+        def step(student, teacher, x, ones):
+            return crit(student(x), teacher(x), ones)
+        """
+    )
+    assert _targets(model) == {"crit": "teacher(x)"}
+
+
+def test_a_same_file_helper_is_a_loss_of_the_argument_it_uses_as_target():
+    model = _model(
+        """
+        import torch.nn.functional as F
+
+        def fit_term(pred, ref):
+            return F.l1_loss(pred, ref)
+
+        def step(model, x, y):
+            return fit_term(model(x), y)
+        """
+    )
+    targets = _targets(model)
+    assert targets["fit_term"] == "y"
+    assert targets["F.l1_loss"] == "ref"
+
+
+def test_both_rules_share_one_loss_index():
+    model = FileModel(("names", "losses", "gradients", "tensors"))
+    assert model.gradients is not None and model.tensors is not None
+    assert model.gradients.loss_index is model.losses and model.tensors.losses is model.losses
