@@ -54,6 +54,7 @@ from stabfix.model.devices import (
     to_call_target,
 )
 from stabfix.model.containers import hands_over
+from stabfix.fixes.device_moves import cpu_copy, has_map_location, move_back, with_map_location
 from stabfix.model.imports import dotted_name
 from stabfix.model.syntax import contains, names_in, preorder, walk, walk_scope
 from stabfix.model.modules import ModuleIndex
@@ -1564,7 +1565,7 @@ class DeviceResidentCache(Checker):
             where = f"`{use.functions[-1].name.value}()`" if use.functions else "module level"
             report.unfixable = f"no device is at hand where `{report.key.display()}` is read in {where}"
             return False
-        report.read_changes[expression] = _move_back(expression, device)
+        report.read_changes[expression] = move_back(expression, device)
         return True
 
     def _plan_get(self, report: _ContainerReport, walker: _UseWalker, use: _Use) -> bool:
@@ -1633,7 +1634,7 @@ class DeviceResidentCache(Checker):
                 where = f"`{use.functions[-1].name.value}()`" if use.functions else "module level"
                 report.unfixable = f"no device is at hand where `{report.key.display()}` is read in {where}"
                 return False
-            report.read_changes[expression] = _move_back(expression, device)
+            report.read_changes[expression] = move_back(expression, device)
         return True
 
     def _device_expression(
@@ -1687,7 +1688,7 @@ class DeviceResidentCache(Checker):
             message = self._store_message(report, store)
             fix = None
             if fixable and not store.shared_value:
-                changes: dict[cst.CSTNode, cst.CSTNode] = {store.value: self._cpu_copy(store.value)}
+                changes: dict[cst.CSTNode, cst.CSTNode] = {store.value: cpu_copy(store.value, self.qualified_name)}
                 changes.update(report.read_changes)
                 fix = Fix(
                     "unsafe",
@@ -1697,7 +1698,7 @@ class DeviceResidentCache(Checker):
             self.report(store.node, message, fix)
         for load in self._restoring_loads(report):
             fix = (
-                Fix("unsafe", 'load the cache with `map_location="cpu"`', {load.call: _with_map_location(load.call)})
+                Fix("unsafe", 'load the cache with `map_location="cpu"`', {load.call: with_map_location(load.call)})
                 if fixable
                 else None
             )
@@ -1727,7 +1728,7 @@ class DeviceResidentCache(Checker):
                 else "it gains an entry for every new key"
             )
         )
-        suggestion = _code(self._cpu_copy(store.value), 70)
+        suggestion = _code(cpu_copy(store.value, self.qualified_name), 70)
         message = (
             f"`{container}` keeps `{stored}` {where} (the accelerator): "
             f"{growth} and nothing frees them between batches, so accelerator memory grows until it runs out; "
@@ -1740,61 +1741,13 @@ class DeviceResidentCache(Checker):
             message += f" (no automatic fix: `{_code(store.value, 40)}` is also bound to another name here)"
         return message
 
-    def _cpu_copy(self, value: cst.BaseExpression) -> cst.BaseExpression:
-        """`x.clone().detach()` -> `x.detach().to("cpu", copy=True)`; keeps any other part of the chain.
-
-        Built as nodes around the user's own (possibly multi-line, commented) expression; parentheses
-        around the whole value stay around the whole new value.
-        """
-        outer_lpar, outer_rpar = value.lpar, value.rpar
-        base = value.with_changes(lpar=[], rpar=[])
-        while (
-            isinstance(base, cst.Call)
-            and isinstance(base.func, cst.Attribute)
-            and base.func.attr.value in _SNAPSHOT_METHODS
-            and not base.args
-            and self.qualified_name(base.func) is None
-        ):
-            base = base.func.value
-        base, kept = self._without_device_move(base)
-        _, steps = method_chain(base, self.qualified_name)
-        if not isinstance(base, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not base.lpar:
-            base = base.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        if not any(name in ("detach", "detach_") for name, _ in steps):
-            base = _method_call(base, "detach", [])
-        moved = _method_call(
-            base, "to", [cst.Arg(cst.SimpleString('"cpu"')), *kept, _keyword("copy", cst.Name("True"))]
-        )
-        return moved.with_changes(lpar=outer_lpar, rpar=outer_rpar)
-
-    def _without_device_move(self, value: cst.BaseExpression) -> tuple[cst.BaseExpression, list[cst.Arg]]:
-        """`emb.to(device, dtype=torch.float16)` -> (`emb`, [`dtype=torch.float16`]): a final move to the
-        accelerator is replaced by the move to the CPU rather than followed by it; a cast it does is kept."""
-        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.lpar):
-            return value, []
-        method = value.func.attr.value
-        only_non_blocking = all(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in value.args)
-        if method == "cuda" and only_non_blocking:
-            return value.func.value, []  # `.cuda()`: a move to the current accelerator, nothing else
-        if method != "to" or any(arg.star for arg in value.args):
-            return value, []
-        target, device = to_call_target(value, self.qualified_name)
-        if target != "device":
-            return value, []
-        kept = [
-            _keyword(arg.keyword.value, arg.value) if arg.keyword is not None else cst.Arg(arg.value)
-            for arg in value.args
-            if arg.value is not device and (arg.keyword is None or arg.keyword.value not in ("copy", "non_blocking"))
-        ]
-        return value.func.value, kept
-
     def _restoring_loads(self, report: _ContainerReport) -> list[_Load]:
         """`torch.load` calls (without map_location) whose result fills this container."""
         container = report.key
         storing_methods = {use.method for use in report.uses if use.kind in ("store", "nested-store") and use.method}
         restored: list[_Load] = []
         for load in self.loads:
-            if _has_map_location(load.call):
+            if has_map_location(load.call):
                 continue
             if isinstance(container.owner, cst.FunctionDef):
                 if container.owner not in load.functions:
@@ -1847,32 +1800,6 @@ class DeviceResidentCache(Checker):
 # ----------------------------------------------------------------------------------------------
 # fix helpers
 # ----------------------------------------------------------------------------------------------
-def _move_back(expression: cst.BaseExpression, device: str) -> cst.BaseExpression:
-    """`c[k]` -> `c[k].to(device, non_blocking=True)`; `v.clone()` -> `v.to(device, non_blocking=True, copy=True)`."""
-    arguments = [cst.Arg(cst.parse_expression(device)), _keyword("non_blocking", cst.Name("True"))]
-    if (
-        isinstance(expression, cst.Call)
-        and isinstance(expression.func, cst.Attribute)
-        and expression.func.attr.value == "clone"
-    ):
-        moved = _method_call(expression.func.value, "to", [*arguments, _keyword("copy", cst.Name("True"))])
-        return moved.with_changes(lpar=expression.lpar, rpar=expression.rpar)
-    return _method_call(expression, "to", arguments)
-
-
-def _method_call(receiver: cst.BaseExpression, method: str, args: list[cst.Arg]) -> cst.Call:
-    return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(method)), args=args)
-
-
-def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
-    no_space = cst.SimpleWhitespace("")
-    return cst.Arg(
-        value=value,
-        keyword=cst.Name(name),
-        equal=cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space),
-    )
-
-
 def _stored_values(payload: cst.BaseExpression, container: cst.BaseExpression) -> list[cst.BaseExpression | None]:
     """The values a store puts into a container (None where they cannot be told)."""
     if not (
@@ -1890,28 +1817,6 @@ def _stored_values(payload: cst.BaseExpression, container: cst.BaseExpression) -
     if method == "update" and len(positional) == 1 and isinstance(positional[0], cst.DictComp):
         return [positional[0].value]
     return [None]
-
-
-def _has_map_location(call: cst.Call) -> bool:
-    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-    return (
-        len(positional) > 1
-        or any(arg.keyword is not None and arg.keyword.value == "map_location" for arg in call.args)
-        or any(arg.star == "**" for arg in call.args)
-    )
-
-
-def _with_map_location(call: cst.Call) -> cst.Call:
-    argument = cst.Arg(
-        keyword=cst.Name("map_location"),
-        value=cst.SimpleString('"cpu"'),
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-    )
-    args = list(call.args)
-    if args and isinstance(args[-1].comma, cst.Comma):
-        # keep a trailing comma where the user had one
-        return call.with_changes(args=[*args, argument.with_changes(comma=args[-1].comma)])
-    return call.with_changes(args=[*args, argument])
 
 
 def _is_training_loop(loop: cst.For | cst.While) -> bool:

@@ -1,0 +1,1 @@
+"""Reusable codemods: node rewrites that more than one rule's fix is built from."""
