@@ -10,6 +10,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `steps`       training structure: step loops and functions, and the gates that make code run
                 on only some steps
 - `optimizers`  which expressions are optimizers, and what they were built from
+- `modules`     which callables are torch modules (calling one is a forward pass)
+- `containers`  long-lived dicts/lists (state carried across steps): their stores, reads,
+                evictions, clears and hand-overs (built on `steps`)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -21,15 +24,17 @@ from typing import Iterable
 
 import libcst as cst
 
+from stabfix.model.containers import Containers
 from stabfix.model.imports import ImportTracker
+from stabfix.model.modules import ModuleIndex
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
 from stabfix.model.structure import StepIndex
 from stabfix.model.values import Values
 
-PARTS = ("names", "values", "steps", "optimizers")
-# A part that is built from another one: asking for it builds that one too.
-_REQUIRES = {"values": "names"}
+PARTS = ("names", "values", "steps", "optimizers", "modules", "containers")
+# A part that is built from others: asking for it builds those too.
+_REQUIRES = {"values": ("names",), "containers": ("steps",)}
 
 
 class FileModel:
@@ -38,14 +43,20 @@ class FileModel:
         unknown = wanted - set(PARTS)
         if unknown:
             raise ValueError(f"unknown model parts: {sorted(unknown)}")
-        wanted |= {_REQUIRES[part] for part in wanted if part in _REQUIRES}
+        wanted |= {needed for part in wanted for needed in _REQUIRES.get(part, ())}
         self.imports = ImportTracker()
         self.names: Names | None = Names() if "names" in wanted else None
         self.steps: StepIndex | None = StepIndex(self.imports) if "steps" in wanted else None
         self.optimizers: OptimizerTracker | None = OptimizerTracker(self.imports) if "optimizers" in wanted else None
         self.values: Values | None = Values(self.names) if self.names is not None and "values" in wanted else None
+        self.modules: ModuleIndex | None = ModuleIndex(self.imports) if "modules" in wanted else None
+        self.containers: Containers | None = (
+            Containers(self.imports, self.steps) if self.steps is not None and "containers" in wanted else None
+        )
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:
         """The parts to run ahead of the checkers, in dependency order."""
-        parts: list[cst.BatchableCSTVisitor | None] = [self.imports, self.names, self.steps, self.optimizers]
+        parts: list[cst.BatchableCSTVisitor | None] = [
+            self.imports, self.names, self.steps, self.optimizers, self.modules, self.containers
+        ]
         return [part for part in parts if part is not None]

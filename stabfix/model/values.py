@@ -18,6 +18,7 @@ may hold at a use are joined. Calls of functions of the same file are not follow
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields, replace
 from typing import Optional
 
@@ -307,6 +308,16 @@ def _combine(values: list[Value]) -> Value:
         host=bool(tensors) and all(v.host for v in tensors),
         constant=all(v.constant or v.not_tensor for v in values) and any(v.constant for v in values),
     )
+
+
+_TENSOR_TYPE = re.compile(r"\b(?:[A-Z][a-z]+)?Tensor\b")
+
+
+def annotation_mentions_tensor(annotation: Optional[cst.Annotation]) -> bool:
+    """`Tensor`, `torch.Tensor`, `Optional[torch.FloatTensor]` - not `TensorDict` or `TensorType`."""
+    if annotation is None:
+        return False
+    return bool(_TENSOR_TYPE.search(cst.Module(body=[]).code_for_node(annotation.annotation)))
 
 
 def _names_a_loss(name: str) -> bool:
