@@ -34,7 +34,7 @@ from stabfix.model.values import Values
 
 PARTS = ("names", "values", "steps", "optimizers", "modules", "containers")
 # A part that is built from others: asking for it builds those too.
-_REQUIRES = {"values": ("names",), "containers": ("steps",)}
+_REQUIRES = {"values": ("names", "modules"), "containers": ("steps",)}
 
 
 class FileModel:
@@ -48,8 +48,10 @@ class FileModel:
         self.names: Names | None = Names() if "names" in wanted else None
         self.steps: StepIndex | None = StepIndex(self.imports) if "steps" in wanted else None
         self.optimizers: OptimizerTracker | None = OptimizerTracker(self.imports) if "optimizers" in wanted else None
-        self.values: Values | None = Values(self.names) if self.names is not None and "values" in wanted else None
         self.modules: ModuleIndex | None = ModuleIndex(self.imports) if "modules" in wanted else None
+        self.values: Values | None = (
+            Values(self.names, self.modules) if self.names is not None and "values" in wanted else None
+        )
         self.containers: Containers | None = (
             Containers(self.imports, self.steps) if self.steps is not None and "containers" in wanted else None
         )
