@@ -44,6 +44,7 @@ import libcst as cst
 
 from stabfix.model.devices import is_device_name, method_chain
 from stabfix.model.containers import (
+    LocalBindings,
     ContainerKey,
     ContainerUse,
     Load,
@@ -54,7 +55,6 @@ from stabfix.model.containers import (
 from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, with_map_location
 from stabfix.model.imports import dotted_name
 from stabfix.model.syntax import code_of, contains, names_in, walk
-from stabfix.model.scopes import ScopeBindings
 from stabfix.model.values import PARAMETER_ITERATORS, Value
 from stabfix.checker import Checker
 from stabfix.findings import Fix
@@ -85,7 +85,7 @@ def _is_literal(node: cst.BaseExpression) -> bool:
 
 
 def _computed_from(
-    value: cst.BaseExpression, facts: "ScopeBindings", sources: list[cst.BaseExpression], depth: int = 0
+    value: cst.BaseExpression, facts: "LocalBindings", sources: list[cst.BaseExpression], depth: int = 0
 ) -> bool:
     """A local in `value` whose every binding contains one of `sources`, directly or through other locals.
 
@@ -135,7 +135,7 @@ class DeviceResidentCache(Checker):
         self.steps = self.model.steps
         self.values = self.model.values
 
-    def facts(self, scope: cst.FunctionDef | cst.Module) -> ScopeBindings:
+    def facts(self, scope: cst.FunctionDef | cst.Module) -> LocalBindings:
         return self.containers.facts(scope)
 
 
@@ -236,7 +236,7 @@ class DeviceResidentCache(Checker):
         # what a forward pass returns, handled like a tensor
         return evidence.tensor or (evidence.call and (tensor_hint or evidence.placed or evidence.model_output))
 
-    def _recomputes_own_entry(self, store: Store, facts: ScopeBindings, uses: list[ContainerUse]) -> bool:
+    def _recomputes_own_entry(self, store: Store, facts: LocalBindings, uses: list[ContainerUse]) -> bool:
         """The stored value is computed, through locals, from the entry it replaces (`old = c[k]`, `c[k] = f(old)`).
 
         Only a read of the same key counts: a batched memo that looks up which keys are missing
@@ -271,7 +271,7 @@ class DeviceResidentCache(Checker):
                 return True
         return False
 
-    def _bound_to_data(self, facts: ScopeBindings, name: str) -> bool:
+    def _bound_to_data(self, facts: LocalBindings, name: str) -> bool:
         bindings = facts.bindings.get(name, [])
         return bool(bindings) and not all(b.value is not None and _is_literal(b.value) for b in bindings)
 

@@ -15,10 +15,16 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from stabfix.model.containers import METADATA_READS, ContainerKey, ContainerUse, Containers, mutates
+from stabfix.model.containers import (
+    METADATA_READS,
+    ContainerKey,
+    ContainerUse,
+    Containers,
+    LocalBinding,
+    mutates,
+)
 from stabfix.model.devices import is_device_name, is_host_name, method_chain, to_call_target
 from stabfix.model.imports import dotted_name
-from stabfix.model.scopes import ScopeBinding
 from stabfix.model.syntax import code_of, preorder
 
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
@@ -356,7 +362,7 @@ def _block_assigns(block: cst.BaseSuite, name: str) -> bool:
     return False
 
 
-def _bound_before(scope: cst.CSTNode, bindings: list[ScopeBinding], at: cst.CSTNode) -> bool:
+def _bound_before(scope: cst.CSTNode, bindings: list[LocalBinding], at: cst.CSTNode) -> bool:
     """Whether one of the bindings comes before `at` in source order (a pre-order walk of the scope)."""
     statements = {id(b.statement) for b in bindings}
     for node in preorder(scope):

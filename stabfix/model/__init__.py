@@ -34,7 +34,7 @@ from stabfix.model.values import Values
 
 PARTS = ("names", "values", "steps", "optimizers", "modules", "containers")
 # A part that is built from others: asking for it builds those too.
-_REQUIRES = {"values": ("names", "modules"), "containers": ("steps",)}
+_REQUIRES = {"values": ("names", "modules"), "containers": ("steps", "names")}
 
 
 class FileModel:
@@ -53,7 +53,9 @@ class FileModel:
             Values(self.names, self.modules) if self.names is not None and "values" in wanted else None
         )
         self.containers: Containers | None = (
-            Containers(self.imports, self.steps) if self.steps is not None and "containers" in wanted else None
+            Containers(self.imports, self.steps, self.names)
+            if self.steps is not None and self.names is not None and "containers" in wanted
+            else None
         )
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:

@@ -25,7 +25,7 @@ import libcst as cst
 
 from stabfix.model.devices import is_cpu_expression, is_device_name, is_grad_disabling_context, is_host_name
 from stabfix.model.imports import ImportTracker, dotted_name
-from stabfix.model.scopes import ScopeBindings
+from stabfix.model.names import Binding, Names, Scope
 from stabfix.model.structure import Frame, StepIndex
 from stabfix.model.syntax import code_of, contains, names_in, walk, walk_scope
 from stabfix.model.values import (
@@ -166,6 +166,52 @@ class ContainerUse:
     rewrite: cst.BaseExpression | None = None  # for reads: the expression that hands the tensor out
     payload: cst.BaseExpression | None = None  # for stores and rebinds: the value stored
     in_loop: bool = False
+
+
+@dataclass
+class LocalBinding:
+    """A binding of a name in the scope's own body, as the container questions need it."""
+
+    value: cst.BaseExpression | None  # the right-hand side (whole, for unpacking); None: not shown
+    statement: cst.CSTNode  # the binding statement (assignment, loop, with-item, def...)
+
+
+# Binding kinds of `model.names` that put a value the code shows into a name.
+_VALUE_KINDS = frozenset({"assign", "unpack", "walrus"})
+# Binding kinds that bind a name without showing its value (imports, `del`, `except ... as` are not
+# counted: what a container question asks about is where a name gets data).
+_OPAQUE_KINDS = frozenset({"augment", "for", "with", "def", "class"})
+
+
+class LocalBindings:
+    """One function's (or the module's) own bindings, read off `model.names`: parameters, the bindings of
+    each other name with the value it receives, what each loop target iterates, and `global`/`nonlocal`
+    names (which the scope does not bind itself)."""
+
+    def __init__(self, scope: Scope | None) -> None:
+        self.params: dict[str, cst.Param] = {}
+        self.bindings: dict[str, list[LocalBinding]] = {}
+        self.loop_iters: dict[str, cst.BaseExpression] = {}
+        self.globals: set[str] = set()
+        if scope is None:
+            return
+        self.globals = scope.declared_global | scope.declared_nonlocal
+        for name, bindings in scope.bindings.items():
+            for binding in bindings:
+                self._add(name, binding)
+
+    def _add(self, name: str, binding: Binding) -> None:
+        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+            self.params[name] = binding.node
+        elif binding.kind in _VALUE_KINDS:
+            self.bindings.setdefault(name, []).append(LocalBinding(binding.value, binding.node))
+        elif binding.kind in _OPAQUE_KINDS:
+            self.bindings.setdefault(name, []).append(LocalBinding(None, binding.node))
+            if binding.kind == "for" and binding.value is not None:
+                self.loop_iters[name] = binding.value
+
+    def binds_locally(self, name: str) -> bool:
+        return name not in self.globals and (name in self.params or name in self.bindings)
 
 
 def is_self(node: cst.BaseExpression) -> bool:
@@ -418,10 +464,11 @@ class UseWalker(cst.CSTVisitor):
 class Containers(cst.BatchableCSTVisitor):
     """The long-lived containers of one file, recorded in the engine's traversal; query after it."""
 
-    def __init__(self, imports: ImportTracker, steps: StepIndex) -> None:
+    def __init__(self, imports: ImportTracker, steps: StepIndex, names: Names) -> None:
         super().__init__()
         self.imports = imports
         self.steps = steps
+        self.names = names
         self.module: cst.Module | None = None
         self.scopes: list[cst.ClassDef | cst.FunctionDef] = []
         self.loops: list[cst.For | cst.While] = []
@@ -440,7 +487,7 @@ class Containers(cst.BatchableCSTVisitor):
         self.hook_names: set[str] = set()  # what is registered as a hook
         self.foreign_attributes: set[str] = set()  # attributes read on something other than `self`
         self.attribute_values: dict[str, list[cst.BaseExpression | None]] = {}  # `self.<name> = value`
-        self._facts: dict[int, ScopeBindings] = {}
+        self._facts: dict[int, LocalBindings] = {}
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualify(node)
@@ -664,13 +711,11 @@ class Containers(cst.BatchableCSTVisitor):
             return None
         return None
 
-    def facts(self, scope: cst.FunctionDef | cst.Module) -> ScopeBindings:
+    def facts(self, scope: cst.FunctionDef | cst.Module) -> "LocalBindings":
+        """What one function (or the module) binds itself, as `model.names` records it."""
         cached = self._facts.get(id(scope))
         if cached is None:
-            grad_off = isinstance(scope, cst.FunctionDef) and any(
-                is_grad_disabling_context(d.decorator, self.qualified_name) for d in scope.decorators
-            )
-            cached = self._facts[id(scope)] = ScopeBindings(scope, self.qualified_name, grad_off)
+            cached = self._facts[id(scope)] = LocalBindings(self.names.scopes.get(scope))
         return cached
 
     # --- queries ------------------------------------------------------------------------------
