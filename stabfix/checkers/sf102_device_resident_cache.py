@@ -34,6 +34,10 @@ method of the class that stores into it), or it is returned by a method whose re
 The unsafe fix stores `v.detach().to("cpu", copy=True)` and moves every read of the container back
 with `.to(device, non_blocking=True)`; it is only offered when every use of the container in the
 class (or module) is understood and each read site has a device expression at hand.
+
+The facts are the model's: containers and their uses in `stabfix.model.containers`, what a stored
+value is in `stabfix.model.values`, training steps in `stabfix.model.structure`; the rewrites are
+`stabfix.fixes.device_moves`. This module is the rule's decision over them and its message.
 """
 
 from __future__ import annotations
@@ -42,75 +46,15 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from stabfix.model.devices import is_device_name, method_chain
-from stabfix.model.containers import (
-    LocalBindings,
-    ContainerKey,
-    ContainerUse,
-    Load,
-    Store,
-    reads_entry,
-    stored_values,
-)
-from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, with_map_location
-from stabfix.model.imports import dotted_name
-from stabfix.model.syntax import code_of, contains, names_in, walk
-from stabfix.model.values import PARAMETER_ITERATORS, Value
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-
-# ----------------------------------------------------------------------------------------------
-# small syntax helpers
-# ----------------------------------------------------------------------------------------------
-def _is_literal(node: cst.BaseExpression) -> bool:
-    return isinstance(
-        node,
-        (
-            cst.SimpleString,
-            cst.ConcatenatedString,
-            cst.FormattedString,
-            cst.Integer,
-            cst.Float,
-            cst.Imaginary,
-            cst.List,
-            cst.Tuple,
-            cst.Set,
-            cst.Dict,
-            cst.ListComp,
-            cst.SetComp,
-            cst.DictComp,
-            cst.GeneratorExp,
-        ),
-    ) or (isinstance(node, cst.Name) and node.value in ("True", "False", "None"))
+from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, with_map_location
+from stabfix.model.containers import ContainerKey, ContainerUse, Load, Store, stored_values
+from stabfix.model.devices import method_chain
+from stabfix.model.syntax import code_of, contains
+from stabfix.model.values import Value
 
 
-def _computed_from(
-    value: cst.BaseExpression, facts: "LocalBindings", sources: list[cst.BaseExpression], depth: int = 0
-) -> bool:
-    """A local in `value` whose every binding contains one of `sources`, directly or through other locals.
-
-    Every binding, so that the memo pattern (`e = c.get(k)`, then `e = compute()` when it is
-    missing, then `c[k] = e.detach()`) still counts as storing a newly computed value.
-    """
-    if depth > 4:
-        return False
-    for name in names_in(value):
-        bindings = facts.bindings.get(name, [])
-        if bindings and all(
-            binding.value is not None
-            and (
-                any(contains(binding.value, source) for source in sources)
-                or _computed_from(binding.value, facts, sources, depth + 1)
-            )
-            for binding in bindings
-        ):
-            return True
-    return False
-
-
-# ----------------------------------------------------------------------------------------------
-# the checker
-# ----------------------------------------------------------------------------------------------
 @dataclass
 class _ContainerReport:
     """What was decided about one container: its reportable stores and whether it can be fixed."""
@@ -126,7 +70,6 @@ class DeviceResidentCache(Checker):
     code = "SF102"
     # A store is only reported as a snapshot: detached, cloned or computed with autograd off.
     tokens = ("detach", "clone", "no_grad", "inference_mode", "set_grad_enabled")
-
     needs = ("names", "values", "steps", "modules", "containers")
 
     def __init__(self, context) -> None:
@@ -134,10 +77,6 @@ class DeviceResidentCache(Checker):
         self.containers = self.model.containers
         self.steps = self.model.steps
         self.values = self.model.values
-
-    def facts(self, scope: cst.FunctionDef | cst.Module) -> LocalBindings:
-        return self.containers.facts(scope)
-
 
     # --- deciding -------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -174,7 +113,7 @@ class DeviceResidentCache(Checker):
             return None
         if any(use.kind == "mutate" for use in uses):
             return None  # entries updated in place (`c[k].mul_(m).add_(x)`, `c[k] += x`): running state per key
-        if not container.on_self and self._built_once(candidates, uses):
+        if not container.on_self and self.containers.built_once([store for store, _ in candidates], uses):
             return None
         report = _ContainerReport(container, uses=uses)
         tensor_hint = self.containers.holds_tensors(uses)
@@ -186,16 +125,6 @@ class DeviceResidentCache(Checker):
             if report.unfixable is None:
                 self._plan_reads(report, kind)
         return report
-
-    def _built_once(self, candidates: list[tuple[Store, Value]], uses: list[ContainerUse]) -> bool:
-        """A result built to be handed over, not a cache: the container itself is saved, loaded into a
-        model or returned (`torch.save(out, p)`, `model.load_state_dict(sd)`, `return sd`), nothing reads
-        an entry back by key, and no store runs as part of training (a conversion or merge script)."""
-        if any(use.kind in ("read", "get", "lookup", "moved") for use in uses):
-            return False  # consulted by key: a memo
-        if any(self.steps.in_training(store.frames) for store, _ in candidates):
-            return False  # filled step after step: it grows with training whatever happens to it after
-        return self.containers.handed_over(uses)
 
     def _uncertain_entries(self, report: _ContainerReport, tensor_hint: bool) -> str | None:
         """Why the fix cannot rewrite the entries: tuples of tensors, or a forward output that may be a
@@ -209,12 +138,13 @@ class DeviceResidentCache(Checker):
 
     def _plausible_store(self, store: Store, kind: str) -> Value | None:
         """What the code says about the stored value, if the store can be a device-resident cache entry."""
-        if not self._grows(store, kind):
+        containers = self.containers
+        if not containers.grows(store, kind):
             return None
-        if store.functions and store.functions[0].name.value in ("__init__", "__post_init__"):
-            return None  # filled once at construction, not per batch
-        if self._in_hook(store) or self._iterates_parameters(store) or self._in_data_pipeline(store):
-            return None
+        if containers.in_setup(store) or containers.in_hook(store) or containers.in_data_pipeline(store):
+            return None  # filled once at construction, by forward hooks, or by (CPU) data workers
+        if containers.iterates_parameters(store):
+            return None  # EMA shadows, backups of parameters
         evidence = self.values.value_of(store.value)
         if evidence.host_or_bookkeeping or not (evidence.tensor or evidence.call):
             return None
@@ -230,82 +160,11 @@ class DeviceResidentCache(Checker):
         """
         if any(contains(store.value, use.node) for use in uses):
             return False  # updates an entry from itself (`c[k] = torch.cat([c[k], new])`): a KV-cache step
-        if store.functions and self._recomputes_own_entry(store, self.facts(store.functions[-1]), uses):
+        if self.containers.recomputes_own_entry(store, uses):
             return False  # the same, through a local: `old = c[k].clone(); c[k] = a * old + b` (a running update)
         # a snapshot of a call result put on the accelerator (`model(x).to(device)`, `.cuda()`, `.half()`):
         # what a forward pass returns, handled like a tensor
         return evidence.tensor or (evidence.call and (tensor_hint or evidence.placed or evidence.model_output))
-
-    def _recomputes_own_entry(self, store: Store, facts: LocalBindings, uses: list[ContainerUse]) -> bool:
-        """The stored value is computed, through locals, from the entry it replaces (`old = c[k]`, `c[k] = f(old)`).
-
-        Only a read of the same key counts: a batched memo that looks up which keys are missing
-        (`k not in c`) and stores rows of the freshly computed batch adds new entries.
-        """
-        if store.key is None:
-            return False
-        entry_reads = [use.node for use in uses if reads_entry(use, store.key)]
-        return bool(entry_reads) and _computed_from(store.value, facts, entry_reads)
-
-    def _grows(self, store: Store, kind: str) -> bool:
-        if store.op in ("append", "insert"):
-            return kind == "list"
-        if kind != "dict":
-            return False
-        if store.op == "nested-append":
-            return True
-        key = store.key
-        names = names_in(key) - {"True", "False", "None"} if key is not None else set()
-        if not names:
-            return False  # a constant key: one slot, overwritten
-        if any(is_device_name(name) for name in names) or "device" in code_of(key, 200):
-            return False  # a per-device memo is meant to live on each device
-        if names & store.comprehension_names:
-            return True
-        if not store.functions:
-            facts = self.facts(self.containers.module)  # type: ignore[arg-type]
-            return any(name in facts.loop_iters or self._bound_to_data(facts, name) for name in names)
-        facts = self.facts(store.functions[-1])
-        for name in names - {"self", "cls"}:
-            if name in facts.params or name in facts.loop_iters or self._bound_to_data(facts, name):
-                return True
-        return False
-
-    def _bound_to_data(self, facts: LocalBindings, name: str) -> bool:
-        bindings = facts.bindings.get(name, [])
-        return bool(bindings) and not all(b.value is not None and _is_literal(b.value) for b in bindings)
-
-    def _in_hook(self, store: Store) -> bool:
-        for function in store.functions:
-            name = function.name.value
-            if name in self.containers.hook_names or "hook" in name.lower():
-                return True
-        return False
-
-    def _in_data_pipeline(self, store: Store) -> bool:
-        """Datasets cache what their (CPU) workers decode: `__getitem__`, or any method of a `*Dataset` class."""
-        if any(
-            function.name.value in ("__getitem__", "__getitems__", "__iter__", "__next__")
-            for function in store.functions
-        ):
-            return True
-        owner = store.container.owner
-        if isinstance(owner, cst.ClassDef):
-            for base in owner.bases:
-                name = self.qualified_name(base.value) or dotted_name(base.value) or ""
-                if name.rsplit(".", 1)[-1].endswith("Dataset"):
-                    return True
-        return False
-
-    def _iterates_parameters(self, store: Store) -> bool:
-        for loop in store.loops:
-            if not isinstance(loop, cst.For):
-                continue
-            for node in walk(loop.iter):
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-                    if node.func.attr.value in PARAMETER_ITERATORS:
-                        return True
-        return False
 
     def _plan_reads(self, report: _ContainerReport, kind: str) -> None:
         plan = ReadMoves(self.containers, report.key, report.uses, kind, lambda: self._other_store(report))

@@ -29,6 +29,7 @@ from stabfix.model.names import Binding, Names, Scope
 from stabfix.model.structure import Frame, StepIndex
 from stabfix.model.syntax import code_of, contains, names_in, walk, walk_scope
 from stabfix.model.values import (
+    PARAMETER_ITERATORS,
     NOT_TENSOR_FUNCTIONS,
     TENSOR_FUNCTION_MODULES,
     TORCH_FROM_DATA,
@@ -878,6 +879,93 @@ class Containers(cst.BatchableCSTVisitor):
         """The container itself is saved, loaded into a model or returned somewhere."""
         return any(hands_over(use.node, use.parents, self.qualified_name) for use in uses)
 
+    # --- stores --------------------------------------------------------------------------------
+    def grows(self, store: Store, kind: str) -> bool:
+        """Whether the store adds an entry per call (`append` to a list) or per new key: a key derived from
+        the storing function's arguments, loop variables or data (not a constant, not a device)."""
+        if store.op in ("append", "insert"):
+            return kind == "list"
+        if kind != "dict":
+            return False
+        if store.op == "nested-append":
+            return True
+        key = store.key
+        names = names_in(key) - {"True", "False", "None"} if key is not None else set()
+        if not names:
+            return False  # a constant key: one slot, overwritten
+        if any(is_device_name(name) for name in names) or "device" in code_of(key, 200):
+            return False  # a per-device memo is meant to live on each device
+        if names & store.comprehension_names:
+            return True
+        if not store.functions:
+            facts = self.facts(self.module)  # type: ignore[arg-type]
+            return any(name in facts.loop_iters or _bound_to_data(facts, name) for name in names)
+        facts = self.facts(store.functions[-1])
+        for name in names - {"self", "cls"}:
+            if name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name):
+                return True
+        return False
+
+    def in_setup(self, store: Store) -> bool:
+        """Filled in `__init__`: once at construction, not per step."""
+        return bool(store.functions) and store.functions[0].name.value in ("__init__", "__post_init__")
+
+    def in_hook(self, store: Store) -> bool:
+        """Filled by a function registered as a hook (or named like one)."""
+        for function in store.functions:
+            name = function.name.value
+            if name in self.hook_names or "hook" in name.lower():
+                return True
+        return False
+
+    def in_data_pipeline(self, store: Store) -> bool:
+        """Datasets cache what their (CPU) workers decode: `__getitem__`, or any method of a `*Dataset` class."""
+        if any(
+            function.name.value in ("__getitem__", "__getitems__", "__iter__", "__next__")
+            for function in store.functions
+        ):
+            return True
+        owner = store.container.owner
+        if isinstance(owner, cst.ClassDef):
+            for base in owner.bases:
+                name = self.qualified_name(base.value) or dotted_name(base.value) or ""
+                if name.rsplit(".", 1)[-1].endswith("Dataset"):
+                    return True
+        return False
+
+    def iterates_parameters(self, store: Store) -> bool:
+        """Filled in a loop over a model's parameters, buffers or modules (EMA shadows, backups)."""
+        for loop in store.loops:
+            if not isinstance(loop, cst.For):
+                continue
+            for node in walk(loop.iter):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                    if node.func.attr.value in PARAMETER_ITERATORS:
+                        return True
+        return False
+
+    def recomputes_own_entry(self, store: Store, uses: list[ContainerUse]) -> bool:
+        """The stored value is computed, through locals, from the entry it replaces (`old = c[k]`, `c[k] = f(old)`).
+
+        Only a read of the same key counts: a batched memo that looks up which keys are missing
+        (`k not in c`) and stores rows of the freshly computed batch adds new entries.
+        """
+        if store.key is None or not store.functions:
+            return False
+        facts = self.facts(store.functions[-1])
+        entry_reads = [use.node for use in uses if reads_entry(use, store.key)]
+        return bool(entry_reads) and _computed_from(store.value, facts, entry_reads)
+
+    def built_once(self, stores: list[Store], uses: list[ContainerUse]) -> bool:
+        """A result built to be handed over, not a cache: the container itself is saved, loaded into a
+        model or returned (`torch.save(out, p)`, `model.load_state_dict(sd)`, `return sd`), nothing reads
+        an entry back by key, and no store runs as part of training (a conversion or merge script)."""
+        if any(use.kind in ("read", "get", "lookup", "moved") for use in uses):
+            return False  # consulted by key: a memo
+        if any(self.steps.in_training(store.frames) for store in stores):
+            return False  # filled step after step: it grows with training whatever happens to it after
+        return self.handed_over(uses)
+
     def restoring_loads(self, container: ContainerKey, uses: list[ContainerUse]) -> list[Load]:
         """`torch.load` calls whose result fills this container: assigned to / merged into it, its entries
         stored into it (directly or through a method that stores into it), or returned by a method the
@@ -1009,3 +1097,54 @@ class _MethodCalls(cst.CSTVisitor):
         elif not self.on_self and isinstance(func, cst.Name):
             self.calls.append((func.value, node))
 
+
+def _bound_to_data(facts: LocalBindings, name: str) -> bool:
+    """Bound to something other than a literal: the key can differ from call to call."""
+    bindings = facts.bindings.get(name, [])
+    return bool(bindings) and not all(b.value is not None and _is_literal(b.value) for b in bindings)
+
+
+def _is_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(
+        node,
+        (
+            cst.SimpleString,
+            cst.ConcatenatedString,
+            cst.FormattedString,
+            cst.Integer,
+            cst.Float,
+            cst.Imaginary,
+            cst.List,
+            cst.Tuple,
+            cst.Set,
+            cst.Dict,
+            cst.ListComp,
+            cst.SetComp,
+            cst.DictComp,
+            cst.GeneratorExp,
+        ),
+    ) or (isinstance(node, cst.Name) and node.value in ("True", "False", "None"))
+
+
+def _computed_from(
+    value: cst.BaseExpression, facts: "LocalBindings", sources: list[cst.BaseExpression], depth: int = 0
+) -> bool:
+    """A local in `value` whose every binding contains one of `sources`, directly or through other locals.
+
+    Every binding, so that the memo pattern (`e = c.get(k)`, then `e = compute()` when it is
+    missing, then `c[k] = e.detach()`) still counts as storing a newly computed value.
+    """
+    if depth > 4:
+        return False
+    for name in names_in(value):
+        bindings = facts.bindings.get(name, [])
+        if bindings and all(
+            binding.value is not None
+            and (
+                any(contains(binding.value, source) for source in sources)
+                or _computed_from(binding.value, facts, sources, depth + 1)
+            )
+            for binding in bindings
+        ):
+            return True
+    return False
