@@ -147,3 +147,55 @@ def test_a_helper_returning_a_detached_encoding_is_a_snapshot_tensor():
         """
     )
     assert value.call and value.snapshot and value.detached and not value.host
+
+
+def test_a_tuple_display_of_snapshots_is_grouped():
+    value = _value_of_returned(
+        """
+        def embed(encoder, x):
+            out = encoder(x)
+            return (out.detach(), out.detach().mean())
+        """
+    )
+    assert value.grouped and value.tensor and value.snapshot
+
+
+def test_an_element_unpacked_from_a_call_under_no_grad_is_a_forward_snapshot():
+    value = _value_of_returned(
+        """
+        import torch
+
+        def embed(text_encoder, ids, device):
+            with torch.no_grad():
+                emb, mask = text_encoder(ids.to(device))
+            return emb
+        """
+    )
+    assert value.call and value.model_output and value.snapshot and not value.grouped
+
+
+def test_rows_of_a_cpu_tensor_drawn_through_enumerate_of_zip_are_host_memory():
+    value = _value_of_returned(
+        """
+        def rows(ids, feats):
+            for i, (sample_id, feat) in enumerate(zip(ids.tolist(), feats.cpu())):
+                return feat.clone()
+        """
+    )
+    assert value.host
+
+
+def test_moving_to_a_self_attribute_bound_only_to_the_cpu_is_host_memory():
+    value = _value_of_returned(
+        """
+        import torch
+
+        class Store:
+            def __init__(self):
+                self.store_device = torch.device("cpu")
+
+            def put(self, emb):
+                return emb.detach().to(self.store_device)
+        """
+    )
+    assert value.host and not value.placed

@@ -1,1 +1,1 @@
-"""Reusable codemods: builders that turn model facts into `Fix` objects for the rules that report them."""
+"""Reusable codemods: builders that turn model facts into `Fix` objects, shared by the rules that report them."""

@@ -6,10 +6,13 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `imports`     what an imported name or attribute chain stands for (always built; it is cheap)
 - `names`       every name use to its bindings, in Python's scopes; `self.<attr>` across methods
 - `values`      what an expression is, where it lives and whether it is cut from autograd
-                (queried after the traversal; built on `names`)
+                (queried after the traversal; built on `names` and `modules`)
 - `steps`       training structure: step loops and functions, and the gates that make code run
                 on only some steps
 - `optimizers`  which expressions are optimizers, and what they were built from
+- `modules`     which callables are torch modules (calling one is a forward pass)
+- `containers`  long-lived dicts/lists (state carried across steps): their stores, reads,
+                evictions, clears and hand-overs (built on `steps` and `names`)
 - `events`      training events in source order (backward, optimizer steps, gradient clears and
                 writes, clipping, unscaling, in-place parameter updates, optimizer constructions),
                 each with its site: function, loops, branches, blocks; it builds `names` too
@@ -28,10 +31,12 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
+from stabfix.model.containers import Containers
 from stabfix.model.events import Events
 from stabfix.model.gradient_use import GradientFacts
 from stabfix.model.imports import ImportTracker
 from stabfix.model.losses import LossIndex
+from stabfix.model.modules import ModuleIndex
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
 from stabfix.model.structure import StepIndex
@@ -42,9 +47,11 @@ from stabfix.model.values import Values
 # so a part comes after everything it reads.
 _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "names": ((), lambda model: Names()),
-    "values": (("names",), lambda model: Values(model.names)),
     "steps": ((), lambda model: StepIndex(model.imports)),
     "optimizers": ((), lambda model: OptimizerTracker(model.imports)),
+    "modules": ((), lambda model: ModuleIndex(model.imports)),
+    "values": (("names", "modules"), lambda model: Values(model.names, model.modules)),
+    "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
     "events": (("names",), lambda model: Events(model.imports, model.names)),
     "losses": (("names",), lambda model: LossIndex(model.imports, model.names)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
@@ -55,9 +62,11 @@ PARTS = tuple(_PARTS)
 
 class FileModel:
     names: Optional[Names] = None
-    values: Optional[Values] = None
     steps: Optional[StepIndex] = None
     optimizers: Optional[OptimizerTracker] = None
+    modules: Optional[ModuleIndex] = None
+    values: Optional[Values] = None
+    containers: Optional[Containers] = None
     events: Optional[Events] = None
     losses: Optional[LossIndex] = None
     gradients: Optional[GradientFacts] = None

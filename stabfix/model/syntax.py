@@ -3,6 +3,8 @@ whether a node lies inside another, and walks over a tree or one function's own 
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 
@@ -56,3 +58,12 @@ def preorder(node: cst.CSTNode):
     yield node
     for child in node.children:
         yield from preorder(child)
+
+
+def code_of(node: cst.CSTNode, limit: int = 60) -> str:
+    """The node's source on one line (comments of a multi-line expression dropped), shortened for messages."""
+    text = cst.Module(body=[]).code_for_node(node)
+    if "\n" in text:
+        text = re.sub(r"#[^\n]*", "", text)
+    text = " ".join(text.split()).replace("( ", "(").replace(" )", ")")
+    return text if len(text) <= limit else text[: limit - 3] + "..."

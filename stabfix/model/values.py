@@ -18,12 +18,14 @@ may hold at a use are joined. Calls of functions of the same file are not follow
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields, replace
 from typing import Optional
 
 import libcst as cst
 
 from stabfix.model.devices import CPU_METHODS, is_cpu_expression, method_chain, to_call_target
+from stabfix.model.modules import ModuleIndex
 from stabfix.model.names import Binding, Names, dotted_name
 
 # What a tensor says about itself is plain Python data (`torch.Size`, ints, dtypes, devices), not a tensor.
@@ -82,6 +84,13 @@ class Value:
     model_output: bool = False  # what calling a model returned
     batch: bool = False  # drawn from a DataLoader
     call: bool = False  # the result of a call the model cannot see into
+    grouped: bool = False  # a tuple/list display of such values kept together (`(emb, mask)`)
+
+    @property
+    def host_or_bookkeeping(self) -> bool:
+        """Not a device tensor worth keeping track of: in host memory, not a tensor, a constant table,
+        a model's parameters, or a loss/reduction."""
+        return self.host or self.not_tensor or self.constant or self.parameter or self.reduced
 
     @staticmethod
     def join(values: list["Value"]) -> "Value":
@@ -100,8 +109,9 @@ class Value:
 class Values:
     """Answers `value_of(expr)` for the expressions of one file, memoised per node."""
 
-    def __init__(self, names: Names) -> None:
+    def __init__(self, names: Names, modules: Optional[ModuleIndex] = None) -> None:
         self.names = names
+        self.modules = modules
         self._memo: dict[int, Value] = {}
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
@@ -121,7 +131,9 @@ class Values:
             return self._element_of(binding, depth)
         bound = binding.bound_value
         if bound is None and binding.kind == "unpack" and isinstance(binding.value, cst.Call):
-            value = self._returned_by(binding.value, binding.position, depth) or Value()
+            value = self._returned_by(binding.value, binding.position, depth)
+            if value is None:  # a part of what a call returns (`emb, mask = encoder(ids)`): like the call's result
+                value = replace(self.value_of(binding.value, depth + 1), not_tensor=False, grouped=False)
         elif bound is None:
             return Value()
         else:
@@ -137,12 +149,12 @@ class Values:
         root, steps = method_chain(expr, self.qualify)
         value = self._root(root, depth)
         for name, node in steps:
-            value = self._step(value, name, node)
+            value = self._step(value, name, node, depth)
             if value.metadata:
                 return value  # `x.shape[1:]`, `x.size(0)`: whatever follows is metadata too
         return value
 
-    def _step(self, value: Value, name: str, node: cst.BaseExpression) -> Value:
+    def _step(self, value: Value, name: str, node: cst.BaseExpression, depth: int = 0) -> Value:
         if name in METADATA_STEPS:
             return Value(not_tensor=True, metadata=True)
         if name in PYTHON_VALUE_METHODS:
@@ -170,15 +182,22 @@ class Values:
             return replace(value, parameter=True)
         if name in REDUCTIONS and isinstance(node, cst.Call) and not node.args:
             return replace(value, reduced=True)
-        if name == "[]":
-            return replace(value, not_tensor=False)  # an element of a list/dict: whatever was put in it
+        if name == "[]":  # an element of a list/dict/tuple: whatever was put in it
+            return replace(value, not_tensor=False, grouped=False)
         if name.startswith("."):
             return value
         if _names_a_loss(name):
             return replace(value, reduced=True)
         if not value.tensor:
-            return replace(value, call=True)
+            return replace(value, call=True, model_output=isinstance(node, cst.Call) and self._is_forward(node, depth))
         return value
+
+    def _is_forward(self, call: cst.Call, depth: int) -> bool:
+        """A forward pass: a call of a module of the file (`self.teacher(x)`, `encoder(ids)`), or of any
+        callable on a tensor placed on the accelerator (`text_encoder(ids.to(device))`)."""
+        if self.modules is not None and self.modules.is_module(call.func):
+            return True
+        return any(arg.keyword is None and self.value_of(arg.value, depth + 1).placed for arg in call.args)
 
     def _root(self, root: cst.BaseExpression, depth: int) -> Value:
         if isinstance(root, cst.Name):
@@ -188,6 +207,11 @@ class Values:
             return Value(not_tensor=True)
         if isinstance(root, (cst.Tuple, cst.List)) and not root.elements:
             return Value(not_tensor=True)
+        if isinstance(root, (cst.Tuple, cst.List)):
+            if any(isinstance(element, cst.StarredElement) for element in root.elements):
+                return Value()
+            joined = Value.join([self.value_of(element.value, depth + 1) for element in root.elements])
+            return replace(joined, grouped=joined.tensor or joined.call)
         if isinstance(root, cst.Call):
             return self._call(root, depth)
         if isinstance(root, cst.BinaryOperation):
@@ -261,7 +285,8 @@ class Values:
         returned = self._returned_by(call, (), depth)
         if returned is not None:
             return returned
-        return Value(call=True, reduced=_names_a_loss((dotted_name(call.func) or "").rsplit(".", 1)[-1]))
+        return Value(call=True, reduced=_names_a_loss((dotted_name(call.func) or "").rsplit(".", 1)[-1]),
+                     model_output=self._is_forward(call, depth))
 
     def _returned_by(self, call: cst.Call, position: tuple[int, ...], depth: int) -> Optional[Value]:
         """What a function of this file returns (at a tuple position), joined over its returns."""
@@ -287,12 +312,30 @@ class Values:
             return False
         if is_cpu_expression(expr, self.qualify):
             return True
-        if not isinstance(expr, cst.Name):
+        if isinstance(expr, cst.Attribute):
+            bindings = self._self_attribute_bindings(expr)
+        elif isinstance(expr, cst.Name):
+            bindings = self.names.reaching(expr)
+        else:
             return False
-        bindings = self.names.reaching(expr)
         return bool(bindings) and all(
             b.bound_value is not None and self._names_cpu_device(b.bound_value, depth + 1) for b in bindings
         )
+
+
+    def _self_attribute_bindings(self, expr: cst.Attribute) -> list[Binding]:
+        """`self.x = ...` anywhere in the class, for `self.x` read in one of its methods."""
+        receiver = expr.value
+        if not isinstance(receiver, cst.Name):
+            return []
+        use = self.names.uses.get(receiver)
+        reaching = self.names.reaching(receiver)
+        if use is None or len(reaching) != 1 or reaching[0].kind != "param" or reaching[0].node is None:
+            return []
+        owner = self.names.enclosing_class(use.scope)
+        if owner is None:
+            return []
+        return self.names.attribute_bindings(owner, expr.attr.value)
 
 
 def _combine(values: list[Value]) -> Value:
@@ -307,6 +350,16 @@ def _combine(values: list[Value]) -> Value:
         host=bool(tensors) and all(v.host for v in tensors),
         constant=all(v.constant or v.not_tensor for v in values) and any(v.constant for v in values),
     )
+
+
+_TENSOR_TYPE = re.compile(r"\b(?:[A-Z][a-z]+)?Tensor\b")
+
+
+def annotation_mentions_tensor(annotation: Optional[cst.Annotation]) -> bool:
+    """`Tensor`, `torch.Tensor`, `Optional[torch.FloatTensor]` - not `TensorDict` or `TensorType`."""
+    if annotation is None:
+        return False
+    return bool(_TENSOR_TYPE.search(cst.Module(body=[]).code_for_node(annotation.annotation)))
 
 
 def _names_a_loss(name: str) -> bool:
@@ -350,17 +403,19 @@ def _element_at(expr: cst.BaseExpression, position: tuple[int, ...]) -> Optional
 
 def _iterated_part(binding: Binding) -> Optional[cst.BaseExpression]:
     """What the loop target's name takes elements of: `out` for `row` in `for i, row in zip(ids, out)`
-    or `enumerate(out)`; None for an `enumerate` counter."""
-    iterable = binding.value
-    position = binding.position
-    if iterable is None:
+    or `for j, (i, row) in enumerate(zip(ids, out))`; None for an `enumerate` counter."""
+    if binding.value is None:
         return None
+    return _element_source(binding.value, binding.position)
+
+
+def _element_source(iterable: cst.BaseExpression, position: tuple[int, ...]) -> Optional[cst.BaseExpression]:
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and position:
         positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
         if iterable.func.value == "enumerate" and positional:
-            return positional[0] if position[0] == 1 else None
-        if iterable.func.value == "zip" and position[0] < len(positional):
-            return positional[position[0]]
+            return _element_source(positional[0], position[1:]) if position[0] == 1 else None
+        if iterable.func.value == "zip" and 0 <= position[0] < len(positional):
+            return _element_source(positional[position[0]], position[1:])
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
         return iterable.args[0].value if iterable.args else None
     return iterable

@@ -1,0 +1,460 @@
+"""Moving tensors between the accelerator and host memory, as libcst rewrites.
+
+- `cpu_copy(v)`: what to store instead of an accelerator tensor, `v.detach().to("cpu", copy=True)`;
+- `move_back(e, device)`: a read of such a copy, moved back where it is used,
+  `e.to(device, non_blocking=True)`;
+- `with_map_location(call)`: `torch.load(p)` -> `torch.load(p, map_location="cpu")`, so what was
+  saved from an accelerator is loaded into host memory.
+
+The rewrites keep the user's own nodes (comments, line breaks, parentheses) and only add around them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import libcst as cst
+
+from stabfix.model.containers import (
+    METADATA_READS,
+    ContainerKey,
+    ContainerUse,
+    Containers,
+    LocalBinding,
+    mutates,
+)
+from stabfix.model.devices import is_device_name, is_host_name, method_chain, to_call_target
+from stabfix.model.imports import dotted_name
+from stabfix.model.syntax import code_of, preorder
+
+Qualify = Callable[[cst.BaseExpression], Optional[str]]
+
+_SNAPSHOT_METHODS = frozenset({"detach", "detach_", "clone"})
+
+
+def cpu_copy(value: cst.BaseExpression, qualify: Qualify) -> cst.BaseExpression:
+    """`x.clone().detach()` -> `x.detach().to("cpu", copy=True)`; keeps any other part of the chain.
+
+    A final move to the accelerator (`.to(device)`, `.cuda()`) is replaced by the move to the CPU (a
+    cast it does is kept); parentheses around the whole value stay around the whole new value.
+    """
+    outer_lpar, outer_rpar = value.lpar, value.rpar
+    base = value.with_changes(lpar=[], rpar=[])
+    while (
+        isinstance(base, cst.Call)
+        and isinstance(base.func, cst.Attribute)
+        and base.func.attr.value in _SNAPSHOT_METHODS
+        and not base.args
+        and qualify(base.func) is None
+    ):
+        base = base.func.value
+    base, kept = _without_device_move(base, qualify)
+    _, steps = method_chain(base, qualify)
+    if not isinstance(base, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not base.lpar:
+        base = base.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    if not any(name in ("detach", "detach_") for name, _ in steps):
+        base = method_call(base, "detach", [])
+    moved = method_call(base, "to", [cst.Arg(cst.SimpleString('"cpu"')), *kept, keyword("copy", cst.Name("True"))])
+    return moved.with_changes(lpar=outer_lpar, rpar=outer_rpar)
+
+
+def _without_device_move(value: cst.BaseExpression, qualify: Qualify) -> tuple[cst.BaseExpression, list[cst.Arg]]:
+    """`emb.to(device, dtype=torch.float16)` -> (`emb`, [`dtype=torch.float16`])."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.lpar):
+        return value, []
+    method = value.func.attr.value
+    only_non_blocking = all(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in value.args)
+    if method == "cuda" and only_non_blocking:
+        return value.func.value, []  # `.cuda()`: a move to the current accelerator, nothing else
+    if method != "to" or any(arg.star for arg in value.args):
+        return value, []
+    target, device = to_call_target(value, qualify)
+    if target != "device":
+        return value, []
+    kept = [
+        keyword(arg.keyword.value, arg.value) if arg.keyword is not None else cst.Arg(arg.value)
+        for arg in value.args
+        if arg.value is not device and (arg.keyword is None or arg.keyword.value not in ("copy", "non_blocking"))
+    ]
+    return value.func.value, kept
+
+
+def move_back(expression: cst.BaseExpression, device: str) -> cst.BaseExpression:
+    """`c[k]` -> `c[k].to(device, non_blocking=True)`; `v.clone()` -> `v.to(device, non_blocking=True, copy=True)`."""
+    arguments = [cst.Arg(cst.parse_expression(device)), keyword("non_blocking", cst.Name("True"))]
+    if (
+        isinstance(expression, cst.Call)
+        and isinstance(expression.func, cst.Attribute)
+        and expression.func.attr.value == "clone"
+    ):
+        moved = method_call(expression.func.value, "to", [*arguments, keyword("copy", cst.Name("True"))])
+        return moved.with_changes(lpar=expression.lpar, rpar=expression.rpar)
+    return method_call(expression, "to", arguments)
+
+
+def has_map_location(call: cst.Call) -> bool:
+    """Whether a `torch.load` call already says where to load (a second positional, `map_location=`, `**kw`)."""
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return (
+        len(positional) > 1
+        or any(arg.keyword is not None and arg.keyword.value == "map_location" for arg in call.args)
+        or any(arg.star == "**" for arg in call.args)
+    )
+
+
+def with_map_location(call: cst.Call) -> cst.Call:
+    """`torch.load(p)` -> `torch.load(p, map_location="cpu")`, keeping a trailing comma where there was one."""
+    argument = keyword("map_location", cst.SimpleString('"cpu"'))
+    args = list(call.args)
+    if args and isinstance(args[-1].comma, cst.Comma):
+        return call.with_changes(args=[*args, argument.with_changes(comma=args[-1].comma)])
+    return call.with_changes(args=[*args, argument])
+
+
+def method_call(receiver: cst.BaseExpression, method: str, args: list[cst.Arg]) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(method)), args=args)
+
+
+def keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
+    """`name=value`, spelled without spaces around `=`."""
+    no_space = cst.SimpleWhitespace("")
+    return cst.Arg(value=value, keyword=cst.Name(name), equal=cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space))
+
+# ----------------------------------------------------------------------------------------------
+# moving the reads of a container back to the device
+# ----------------------------------------------------------------------------------------------
+# Classes whose instances already have a `.device` property.
+_DEVICE_BASES = ("LightningModule", "PreTrainedModel", "ModelMixin", "DiffusionPipeline")
+
+
+class ReadMoves:
+    """Where the entries of a container are read, the rewrite moving each back to the device it is used on.
+
+    When a container is changed to hold CPU copies, every read that hands an entry out
+    (`c[k]`, `c[k].clone()`, `v = c.get(k)` behind a None guard) must move it back, so the plan is
+    only made when every use of the container is understood and each read site has a device
+    expression at hand (a `device` parameter or local, `self.device`, a module-level device);
+    otherwise `unfixable` says why.
+    """
+
+    def __init__(
+        self,
+        containers: Containers,
+        container: ContainerKey,
+        uses: list[ContainerUse],
+        kind: str,
+        other_store: Callable[[], Optional[cst.BaseExpression]],
+    ) -> None:
+        self.containers = containers
+        self.container = container
+        self.uses = uses
+        self.changes: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.unfixable: Optional[str] = None
+        self._other_store = other_store  # a stored value that may not be a tensor (the rule knows values)
+        self._plan(kind)
+
+    def _plan(self, kind: str) -> None:
+        container = self.container
+        if container.on_self and container.name in self.containers.foreign_attributes:
+            self.unfixable = f"`{container.name}` is also used outside the class"
+            return
+        for use in self.uses:
+            if use.kind == "unfixable":
+                statement = code_of(self._statement_of(use), 50)
+                self.unfixable = f"`{container.display()}` is used in a way the fix cannot follow (`{statement}`)"
+                return
+            if use.kind == "nested-store":
+                self.unfixable = f"`{container.display()}` holds lists of tensors"
+                return
+            if use.kind == "iterate" and kind == "list":
+                self.unfixable = f"`{container.display()}` is iterated over"
+                return
+        other = self._other_store()
+        if other is not None:
+            self.unfixable = f"`{container.display()}` also receives `{code_of(other, 40)}`, which may not be a tensor"
+            return
+        if not any(use.kind in ("read", "get", "moved", "meta") for use in self.uses):
+            # nothing here reads the entries back: whoever does (another module) would get CPU tensors
+            self.unfixable = (
+                f"`{container.display()}` is never read here, so its readers cannot be moved back to the device"
+            )
+            return
+        for use in self.uses:
+            if use.kind == "read":
+                if not self._plan_read(use, use.rewrite):  # type: ignore[arg-type]
+                    return
+            elif use.kind == "get":
+                if not self._plan_get(use):
+                    return
+
+    def _statement_of(self, use: ContainerUse) -> cst.CSTNode:
+        for ancestor in reversed(use.parents):
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                if isinstance(ancestor, cst.SimpleStatementLine) and ancestor.body:
+                    return ancestor.body[0]
+                return use.node
+        return use.node
+
+    def _plan_read(
+        self, use: ContainerUse, expression: cst.BaseExpression
+    ) -> bool:
+        device = self._device_expression(self.container, use.functions, use.node)
+        if device is None:
+            where = f"`{use.functions[-1].name.value}()`" if use.functions else "module level"
+            self.unfixable = f"no device is at hand where `{self.container.display()}` is read in {where}"
+            return False
+        self.changes[expression] = move_back(expression, device)
+        return True
+
+    def _plan_get(self, use: ContainerUse) -> bool:
+        """`v = c.get(key)` with a None guard: move `v` back wherever it is handed out."""
+        call = use.rewrite
+        assert isinstance(call, cst.Call)
+        reason = f"`{code_of(call, 40)}` may return None where it is used"
+        positional = [arg for arg in call.args if arg.keyword is None]
+        if len(call.args) > 1 and not (
+            len(positional) == 2 and isinstance(positional[1].value, cst.Name) and positional[1].value.value == "None"
+        ):
+            self.unfixable = reason
+            return False
+        position = next((i for i, ancestor in enumerate(use.parents) if ancestor is call), 0)
+        parent = use.parents[position - 1] if position > 0 else None
+        if isinstance(parent, cst.Attribute) and parent.attr.value in ("to", "cuda"):
+            return True  # already moved where it is read
+        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+            return True  # `c.get(k) is None`
+        if not (
+            isinstance(parent, cst.Assign)
+            and parent.value is call
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)
+        ):
+            self.unfixable = reason
+            return False
+        assign = parent
+        name = assign.targets[0].target.value  # type: ignore[attr-defined]
+        function = use.functions[-1] if use.functions else self.containers.module
+        assert function is not None
+        finder = _NameUses(name, assign)
+        function.visit(finder)
+        if not finder.bindings_guarded():
+            self.unfixable = reason
+            return False
+        for node, ancestors in finder.uses:
+            if _inside_refill(ancestors, name):
+                continue  # the freshly computed value, not the cached one
+            parent_node = ancestors[-1]
+            if isinstance(parent_node, cst.Comparison) and parent_node.left is node:
+                continue
+            if isinstance(parent_node, cst.Attribute) and parent_node.value is node:
+                grand = ancestors[-2]
+                if parent_node.attr.value in ("to", "cuda") and isinstance(grand, cst.Call):
+                    continue
+                if parent_node.attr.value in METADATA_READS:
+                    continue
+            if not _guarded(node, ancestors, name):
+                self.unfixable = reason
+                return False
+            if mutates(node, parent_node, ancestors[-2] if len(ancestors) > 1 else None):
+                self.unfixable = f"an entry of `{self.container.display()}` is modified in place through `{name}`"
+                return False
+            expression: cst.BaseExpression = node
+            if (
+                isinstance(parent_node, cst.Attribute)
+                and parent_node.value is node
+                and parent_node.attr.value == "clone"
+            ):
+                grand = ancestors[-2]
+                if isinstance(grand, cst.Call) and grand.func is parent_node and not grand.args:
+                    expression = grand
+            device = self._device_expression(self.container, use.functions, node)
+            if device is None:
+                where = f"`{use.functions[-1].name.value}()`" if use.functions else "module level"
+                self.unfixable = f"no device is at hand where `{self.container.display()}` is read in {where}"
+                return False
+            self.changes[expression] = move_back(expression, device)
+        return True
+
+    def _device_expression(
+        self, container: ContainerKey, functions: tuple[cst.FunctionDef, ...], at: cst.CSTNode
+    ) -> str | None:
+        """An expression naming the device the reader works on, available where `at` is."""
+        for function in reversed(functions):
+            facts = self.containers.facts(function)
+            for name, param in facts.params.items():
+                annotation = code_of(param.annotation.annotation, 200) if param.annotation else ""
+                if (is_device_name(name) or annotation.endswith("device")) and not is_host_name(name):
+                    return name
+            for name, bindings in facts.bindings.items():
+                if is_device_name(name) and not is_host_name(name) and _bound_before(function, bindings, at):
+                    return name
+            for name, param in facts.params.items():
+                if param.annotation is not None and code_of(param.annotation.annotation, 200) in (
+                    "Tensor",
+                    "torch.Tensor",
+                ):
+                    return f"{name}.device"
+        if isinstance(container.owner, cst.ClassDef) and functions:
+            first = functions[0].params.params
+            if first and first[0].name.value == "self":
+                attributes = self.containers.device_attributes.get(container.owner, [])
+                methods = self.containers.class_methods.get(container.owner, set())
+                if "device" in attributes or "device" in methods or self._has_device_base(container.owner):
+                    return "self.device"
+                for attribute in attributes:
+                    return f"self.{attribute}"
+        if self.containers.module is not None:
+            facts = self.containers.facts(self.containers.module)
+            for name, bindings in facts.bindings.items():
+                if is_device_name(name) and not is_host_name(name):
+                    if functions or _bound_before(self.containers.module, bindings, at):
+                        return name
+        return None
+
+    def _has_device_base(self, owner: cst.ClassDef) -> bool:
+        for base in owner.bases:
+            name = self.containers.qualified_name(base.value) or dotted_name(base.value) or ""
+            if name.rsplit(".", 1)[-1] in _DEVICE_BASES:
+                return True
+        return False
+
+    # --- findings -------------------------------------------------------------------------------------
+
+def _is_none_test(test: cst.BaseExpression, name: str, negated: bool) -> bool:
+    """`name is None` (or `name is not None` when negated)."""
+    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == name):
+        return False
+    if len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    operator = cst.IsNot if negated else cst.Is
+    return (
+        isinstance(target.operator, operator)
+        and isinstance(target.comparator, cst.Name)
+        and target.comparator.value == "None"
+    )
+
+
+def _block_ends_flow(block: cst.BaseSuite) -> bool:
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    if not body:
+        return False
+    last = body[-1]
+    statements = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+    if isinstance(block, cst.SimpleStatementSuite):
+        statements = block.body
+    return bool(statements) and isinstance(statements[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _block_assigns(block: cst.BaseSuite, name: str) -> bool:
+    statements: list[cst.CSTNode] = []
+    if isinstance(block, cst.IndentedBlock):
+        for line in block.body:
+            if isinstance(line, cst.SimpleStatementLine):
+                statements.extend(line.body)
+    else:
+        statements.extend(block.body)  # type: ignore[attr-defined]
+    for statement in statements:
+        if isinstance(statement, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == name for t in statement.targets
+        ):
+            return True
+    return False
+
+
+def _bound_before(scope: cst.CSTNode, bindings: list[LocalBinding], at: cst.CSTNode) -> bool:
+    """Whether one of the bindings comes before `at` in source order (a pre-order walk of the scope)."""
+    statements = {id(b.statement) for b in bindings}
+    for node in preorder(scope):
+        if id(node) in statements:
+            return True
+        if node is at:
+            return False
+    return False
+
+
+class _NameUses(cst.CSTVisitor):
+    """Reads of one local name in a function, with their ancestors, and its other bindings."""
+
+    def __init__(self, name: str, binding: cst.Assign) -> None:
+        super().__init__()
+        self.name = name
+        self.binding = binding
+        self.stack: list[cst.CSTNode] = []
+        self.uses: list[tuple[cst.Name, tuple[cst.CSTNode, ...]]] = []
+        self.other_bindings: list[tuple[cst.CSTNode, ...]] = []
+        self.started = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.binding:
+            self.started = True
+        if isinstance(node, (cst.Lambda,)) or (isinstance(node, cst.FunctionDef) and self.stack):
+            return False
+        if isinstance(node, cst.Name) and node.value == self.name and self.stack:
+            parent = self.stack[-1]
+            if isinstance(parent, cst.AssignTarget) and parent.target is node:
+                if self.stack[-2] is not self.binding:
+                    self.other_bindings.append(tuple(self.stack))
+            elif isinstance(parent, cst.Attribute) and parent.attr is node:
+                pass
+            elif isinstance(parent, (cst.Arg,)) and parent.keyword is node:
+                pass
+            elif isinstance(parent, cst.Param):
+                self.other_bindings.append(tuple(self.stack))
+            elif self.started:
+                self.uses.append((node, tuple(self.stack)))
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+    def bindings_guarded(self) -> bool:
+        """Other bindings of the name are only the refill inside `if name is None:`."""
+        for ancestors in self.other_bindings:
+            if not any(isinstance(a, cst.If) and _is_none_test(a.test, self.name, negated=False) for a in ancestors):
+                return False
+        return True
+
+
+def _inside_refill(ancestors: tuple[cst.CSTNode, ...], name: str) -> bool:
+    """Inside `if name is None:` whose block re-binds the name (the miss path computing a fresh value)."""
+    for index, ancestor in enumerate(ancestors[:-1]):
+        if (
+            isinstance(ancestor, cst.If)
+            and _is_none_test(ancestor.test, name, negated=False)
+            and ancestors[index + 1] is ancestor.body
+            and _block_assigns(ancestor.body, name)
+        ):
+            return True
+    return False
+
+
+def _guarded(node: cst.Name, ancestors: tuple[cst.CSTNode, ...], name: str) -> bool:
+    """Whether `name` cannot be None here: inside `if name is not None:`, or after `if name is None: return/refill`."""
+    chain = (*ancestors, node)
+    for index, ancestor in enumerate(ancestors):
+        child = chain[index + 1]
+        if isinstance(ancestor, cst.If):
+            if _is_none_test(ancestor.test, name, negated=True) and child is ancestor.body:
+                return True
+            if _is_none_test(ancestor.test, name, negated=False) and child is ancestor.orelse:
+                return True
+            if _is_none_test(ancestor.test, name, negated=False) and child is ancestor.body:
+                return False
+        if isinstance(ancestor, cst.IfExp):
+            if _is_none_test(ancestor.test, name, negated=True) and child is ancestor.body:
+                return True
+            if _is_none_test(ancestor.test, name, negated=False) and child is ancestor.orelse:
+                return True
+        body = getattr(ancestor, "body", None)
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and isinstance(body, (list, tuple)):
+            position = next((i for i, statement in enumerate(body) if statement is child), None)
+            if position is None:
+                continue
+            for statement in body[:position]:
+                if isinstance(statement, cst.If) and _is_none_test(statement.test, name, negated=False):
+                    if _block_ends_flow(statement.body) or _block_assigns(statement.body, name):
+                        return True
+    return False
+

@@ -1,0 +1,105 @@
+"""The model's container facts: which dicts/lists outlive a step, what is stored into them, how each
+occurrence is used (read, evicted, cleared, handed over)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from stabfix.model import FileModel
+from stabfix.model.containers import Containers
+from stabfix.model.traversal import MergedVisitor
+
+
+def _containers(source: str) -> Containers:
+    module = cst.parse_module(textwrap.dedent(source))
+    model = FileModel(("containers",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    assert model.containers is not None
+    return model.containers
+
+
+def test_a_self_attribute_created_empty_is_long_lived_and_its_store_grows_per_key():
+    containers = _containers(
+        """
+        class Memo:
+            def __init__(self):
+                self.cache = {}
+
+            def get(self, key, x):
+                self.cache[key] = x.detach()
+                return self.cache[key]
+        """
+    )
+    [store] = containers.stores
+    assert store.container.display() == "Memo.cache" and store.op == "setitem"
+    assert containers.long_lived_kinds(store) == {"dict"}
+    assert containers.grows(store, "dict")
+    uses = containers.uses([store.container])[store.container]
+    assert [use.kind for use in uses] == ["empty", "store", "read"]
+    assert not containers.is_cleared(store.container, uses)
+
+
+def test_a_container_popped_somewhere_is_cleared():
+    containers = _containers(
+        """
+        pending = {}
+
+        def put(key, x):
+            pending[key] = x.detach()
+
+        def take(key):
+            return pending.pop(key)
+        """
+    )
+    [store] = containers.stores
+    uses = containers.uses([store.container])[store.container]
+    assert containers.is_cleared(store.container, uses)
+
+
+def test_a_local_shadowing_a_module_container_fills_its_own():
+    containers = _containers(
+        """
+        bank = []
+
+        def collect(x):
+            bank = []
+            bank.append(x.detach())
+            return bank
+        """
+    )
+    [store] = containers.stores
+    assert containers.long_lived_kinds(store) == set()
+
+
+def test_a_constant_key_does_not_grow():
+    containers = _containers(
+        """
+        class Swa:
+            def __init__(self):
+                self.state = {}
+
+            def update(self, x):
+                self.state["last"] = x.detach()
+        """
+    )
+    [store] = containers.stores
+    assert not containers.grows(store, "dict")
+
+
+def test_a_module_result_saved_whole_is_built_once():
+    containers = _containers(
+        """
+        import torch
+
+        converted = {}
+        for name, tensor in torch.load("in.pt").items():
+            converted[name] = tensor.clone()
+        torch.save(converted, "out.pt")
+        """
+    )
+    [store] = containers.stores
+    uses = containers.uses([store.container])[store.container]
+    assert containers.built_once([store], uses)
