@@ -199,3 +199,16 @@ def test_moving_to_a_self_attribute_bound_only_to_the_cpu_is_host_memory():
         """
     )
     assert value.host and not value.placed
+
+
+def test_a_record_of_nested_displays_is_not_a_group_of_tensors():
+    flat = _value_of_returned("def f(h, c):\n    return (h.detach(), c.detach())\n")
+    assert flat.grouped and flat.tensor
+    record = _value_of_returned(
+        """
+        def f(site, fn):
+            params = [("probs", fn.probs.detach().clone(), None)]
+            return (site, type(fn), params)
+        """
+    )
+    assert not record.grouped and not record.tensor

@@ -50,7 +50,6 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, with_map_location
 from stabfix.model.containers import ContainerKey, ContainerUse, Load, Store, stored_values
-from stabfix.model.devices import method_chain
 from stabfix.model.syntax import code_of, contains
 from stabfix.model.values import Value
 
@@ -212,36 +211,27 @@ class DeviceResidentCache(Checker):
             )
             self.report(
                 load.call,
-                f"`{code_of(load.call, 50)}` restores `{container}` with every tensor on the device it was saved "
-                "from (the accelerator), so the whole cache lands in accelerator memory at once; pass "
-                '`map_location="cpu"` and keep the cache on the CPU',
+                f"`{code_of(load.call, 50)}` restores `{container}` onto the accelerator it was saved from; "
+                'pass `map_location="cpu"` and keep the cache on the CPU',
                 fix,
             )
 
     def _store_message(self, report: _ContainerReport, store: Store) -> str:
         container = report.key.display()
-        root, _ = method_chain(store.value, self.qualified_name)
         stored = code_of(store.value, 60)
-        where = (
-            f"on the device `{root.value}` lives on"
-            if isinstance(root, cst.Name) and root.value != "self"
-            else "on the device it was computed on"
-        )
-        growth = (
-            "every call adds an entry"
-            if store.op in ("append", "insert")
-            else (
-                f"it gains an entry for every new key (`{code_of(store.key, 30)}`)"
-                if store.key is not None
-                else "it gains an entry for every new key"
-            )
-        )
-        suggestion = code_of(cpu_copy(store.value, self.qualified_name), 70)
+        if store.op in ("append", "insert"):
+            growth = "one more entry on every call"
+        elif store.key is not None:
+            growth = f"one entry per new key (`{code_of(store.key, 30)}`)"
+        else:
+            growth = "one entry per new key"
+        if isinstance(store.value, (cst.Tuple, cst.List)):
+            suggestion = "a CPU copy of each tensor (`t.detach().to(\"cpu\", copy=True)`)"
+        else:
+            suggestion = f"a CPU copy (`{code_of(cpu_copy(store.value, self.qualified_name), 70)}`)"
         message = (
-            f"`{container}` keeps `{stored}` {where} (the accelerator): "
-            f"{growth} and nothing frees them between batches, so accelerator memory grows until it runs out; "
-            f"store a CPU copy (`{suggestion}`) and move entries back with `.to(device, non_blocking=True)` "
-            "where they are read"
+            f"`{container}` keeps `{stored}` in accelerator memory, {growth}, never freed; "
+            f"store {suggestion} and move entries back with `.to(device, non_blocking=True)` where they are read"
         )
         if report.unfixable:
             message += f" (no automatic fix: {report.unfixable})"

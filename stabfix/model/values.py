@@ -210,7 +210,11 @@ class Values:
         if isinstance(root, (cst.Tuple, cst.List)):
             if any(isinstance(element, cst.StarredElement) for element in root.elements):
                 return Value()
-            joined = Value.join([self.value_of(element.value, depth + 1) for element in root.elements])
+            parts = [self.value_of(element.value, depth + 1) for element in root.elements]
+            if any(part.grouped for part in parts):
+                # a record of displays (`(site, cls, [(name, t, c)])`) is bookkeeping, not a tensor group
+                return Value()
+            joined = Value.join(parts)
             return replace(joined, grouped=joined.tensor or joined.call)
         if isinstance(root, cst.Call):
             return self._call(root, depth)
