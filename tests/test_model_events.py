@@ -111,6 +111,34 @@ def test_gradient_clears_writes_and_in_place_updates():
     assert all(isinstance(e, (ParamUpdate, GradWrite, ClearGrad)) for e in events.events if e.kind != "call")
 
 
+def test_updates_to_attribute_chains_lookups_out_and_foreach():
+    _, events = _events(
+        """
+        import torch as T
+
+        def probe(model, params, grads, name, lr, stats):
+            model.head.weight.data += lr * model.head.weight.grad
+            model.head.bias.data = model.head.bias.data - lr
+            params[name].add_(grads[name])
+            T.add(model.w.data, model.w.grad, alpha=lr, out=model.w.data)
+            T.sub(params[0], lr, out=params[0])
+            T._foreach_add_(params, grads, alpha=lr)
+            T._foreach_sub_([a, b], grads)
+            model.head.weight.grad.data.add_(lr)
+            self.state[p]["e_w"].add_(lr)
+            T.add(model.w, lr)
+        """
+    )
+    updates = [e for e in events.events if isinstance(e, ParamUpdate)]
+    assert [(u.param, u.operation, _code(u.tensor)) for u in updates] == [
+        ("model.head.weight", "+=", "model.head.weight"),
+        ("model.head.bias", "data=", "model.head.bias"),
+        ("params[name]", "add_", "params[name]"),
+        ("model.w", "out=add", "model.w"),
+        ("params", "foreach_add_", "params"),
+    ]  # not: an index by number, a list literal, a gradient, a nested lookup, arithmetic without out=
+
+
 def test_optimizer_constructions_follow_import_aliases_and_skip_schedulers():
     _, events = _events(
         """

@@ -24,6 +24,7 @@ from stabfix.model.parameters import (
     builds_from,
     models_in,
     names_in,
+    owned_attribute,
     parameter_loops,
     reads_param_groups,
     shares_parameters,
@@ -54,7 +55,7 @@ class OptimizerStepUndo(Checker):
         updates = events.of_kind("update")
         if not updates or not events.of_kind("step"):
             return
-        fixed_loops: set[int] = set()
+        found_after: list[tuple[ParamUpdate, int, ParameterLoops, _Found]] = []
         for update in updates:
             assert isinstance(update, ParamUpdate)
             sign = direction(update, names)
@@ -63,17 +64,23 @@ class OptimizerStepUndo(Checker):
                 continue
             found = self._step_before(update.site, update, loops, sign)
             if found is not None:
-                fix = None
-                anchor = id(loops.chain[0]) if loops.chain else id(update.node)
-                if anchor not in fixed_loops:
-                    fix = self._fix(original_node, update, found, loops)
-                    if fix is not None:
-                        fixed_loops.add(anchor)
-                self.report(update.node, _message(update, sign, found, None), fix)
+                found_after.append((update, sign, loops, found))
                 continue
             via = self._step_before_call_of(update, loops, sign)
             if via is not None:
                 self.report(update.node, _message(update, sign, *via), None)
+        # one snapshot per step: fixed when all the undos after a step sit in one loop (or are one line)
+        anchors: dict[int, set[int]] = {}
+        for update, _, loops, found in found_after:
+            anchors.setdefault(id(found.step), set()).add(id(loops.chain[0]) if loops.chain else id(update.node))
+        fixed_steps: set[int] = set()
+        for update, sign, loops, found in found_after:
+            fix = None
+            if len(anchors[id(found.step)]) == 1 and id(found.step) not in fixed_steps:
+                fix = self._fix(original_node, update, found, loops)
+                if fix is not None:
+                    fixed_steps.add(id(found.step))
+            self.report(update.node, _message(update, sign, found, None), fix)
 
     def _step_before(self, site: Site, update: ParamUpdate, loops: ParameterLoops, sign: int) -> _Found | None:
         """The latest optimizer step that runs before `site` in the same function with the same gradients."""
@@ -127,8 +134,10 @@ class OptimizerStepUndo(Checker):
     def _trains(self, optimizer: OptimizerInfo, loops: ParameterLoops, update: ParamUpdate, spelled: cst.BaseExpression) -> bool:
         """False when the file shows that the updated tensors are not this optimizer's parameters."""
         constructor, origin = optimizer.constructor, loops.origin
-        if not loops.chain:  # a single tensor: it must be among those the optimizer was built with
-            return constructor is not None and update.param in names_in(constructor)
+        if loops.single:  # one tensor: the optimizer was built with it, or with its model's parameters
+            return constructor is not None and (
+                update.param in names_in(constructor) or owned_attribute(update.param, models_in(constructor))
+            )
         if origin.held_list is not None:
             return constructor is not None and builds_from(constructor, origin.held_list)
         if origin.optimizers:
@@ -154,7 +163,7 @@ class OptimizerStepUndo(Checker):
         self, optimizer: OptimizerInfo, spelled: cst.BaseExpression, loops: ParameterLoops, update: ParamUpdate
     ) -> bool:
         """Positive evidence that the tensors are the stepped optimizer's own (needed for a -grad update)."""
-        if not loops.chain:
+        if loops.single:
             return True  # `_trains` found the tensor among the optimizer's constructor arguments
         stepped = dotted_name(spelled)
         if stepped is not None and (
@@ -172,6 +181,8 @@ class OptimizerStepUndo(Checker):
         line = step.site.statement
         if line is None or not starts_statement(line, step.node) or not self._snapshot_reaches(step.site, update.site):
             return None  # no line of its own to put the snapshot before, or it may not run before the undo
+        if loops.listed or update.tensor is None:
+            return None  # `params[name]`, `_foreach_add_(params, ...)`: the collection may be built after the step
         if loops.chain:
             outer = loops.chain[0]
             if any(loop.asynchronous is not None for loop in loops.chain):
@@ -188,7 +199,7 @@ class OptimizerStepUndo(Checker):
                 return None
             if not any(statement is other for other in block_body(update.site.blocks[-1])):
                 return None
-            replaced, needed, start = statement, {update.param}, update.site.names_order
+            replaced, needed, start = statement, names_in(update.tensor), update.site.names_order
         scope_node = update.site.function or module
         scope = names.scope_of(scope_node)
         if scope is None:

@@ -46,7 +46,8 @@ def snapshot_restore_fix(
 ) -> Fix:
     """Snapshot before `step_line`, restore in place of `replaced` (the undo loop or line).
 
-    `param` is the tensor variable, enumerated by `loops` (outermost first; empty for one tensor);
+    `param` is the tensor variable, enumerated by `loops` (outermost first; empty for one tensor, then
+    it may be an attribute chain: `model.head.weight`);
     `deepcopy` how the file spells `copy.deepcopy` (see `deepcopy_spelling`); `taken` the names the new
     variables must avoid (updated with them).
     """
@@ -63,7 +64,7 @@ def snapshot_restore_fix(
         ]
         restore = [f"for {p}, {item_var} in zip({params_var}, {saved_var}):\n    {p}.data.copy_({item_var}.to({p}.device))\n"]
     else:
-        saved_var = fresh_name(f"saved_{p}", taken)
+        saved_var = fresh_name("saved_" + p.replace(".", "_"), taken)
         snapshot = [f'{saved_var} = {p}.detach().to("cpu", copy=True)\n']
         restore = [f"{p}.data.copy_({saved_var}.to({p}.device))\n"]
     snapshot.append(f"{state_var} = {deepcopy}({opt}.state_dict())\n")

@@ -10,9 +10,11 @@ The model's `events` part. During the single traversal it records, per function 
 - `GradWrite`     a gradient overwritten by hand: `p.grad = g`, `p.grad.copy_(g)`, `p.grad.add_(g)`;
 - `Clip`          `clip_grad_norm_` / `clip_grad_value_` (torch's functions or a wrapper's method);
 - `Unscale`       `scaler.unscale_(opt)`;
-- `ParamUpdate`   a tensor variable changed in place: `p.add_(...)`, `p.data.sub_(...)`, `p.copy_(...)`,
-                  `p += ...`, `p.data -= ...`, `p.data = ...` (whether `p` is a parameter, and what
-                  the update adds, `model.parameters` and `model.updates` answer);
+- `ParamUpdate`   a tensor changed in place: `p.add_(...)`, `p.data.sub_(...)`, `p.copy_(...)`,
+                  `p += ...`, `p.data -= ...`, `p.data = ...`, `torch.add(p, x, out=p)`, the
+                  multi-tensor `torch._foreach_add_(params, xs)`; the tensor is a variable, an
+                  attribute chain (`model.head.weight`) or a lookup (`params[name]`) (whether it is a
+                  parameter, and what the update adds, `model.parameters` and `model.updates` answer);
 - `OptimizerBuilt` a call that constructs an optimizer class (`torch.optim.AdamW(...)`, `Lion(...)`);
 - `LocalCall`     a call of a plain name or of a method on `self` (`helper()`, `self._undo()`), so a
                   rule can follow an event into the function that the file calls.
@@ -40,6 +42,10 @@ _BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
 _CLIP_FUNCTIONS = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_value"}
 _STEP_METHODS = {"step", "optimizer_step"}
 _IN_PLACE_UPDATES = {"add_", "sub_", "copy_"}
+# Functions that update their first argument, a list of tensors, in place (one kernel for all of them).
+_FOREACH_UPDATES = {"torch._foreach_add_": "foreach_add_", "torch._foreach_sub_": "foreach_sub_"}
+# Out-of-place arithmetic that writes its result into `out=`.
+_OUT_UPDATES = {"torch.add": "out=add", "torch.sub": "out=sub"}
 # Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
 # on a tensor, a positional argument is the incoming gradient instead.
 _BACKWARD_WRAPPERS = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
@@ -141,8 +147,9 @@ class Unscale(Event):
 @dataclass(eq=False)
 class ParamUpdate(Event):
     kind: ClassVar[str] = "update"
-    param: str  # the variable changed in place
-    operation: str  # add_ | sub_ | copy_ | += | -= | data=
+    param: str  # the tensor changed in place as spelled (`p`, `model.head.weight`, `params[name]`; `.data` dropped)
+    operation: str  # add_ | sub_ | copy_ | += | -= | data= | out=add | out=sub | foreach_add_ | foreach_sub_
+    tensor: Optional[cst.BaseExpression] = None  # that expression (a list of tensors for foreach_*)
 
 
 @dataclass(eq=False)
@@ -319,6 +326,16 @@ class Events(cst.BatchableCSTVisitor):
             self._add(LocalCall(node, self._site(), func.value, False))
         if qualified in _BACKWARD_FUNCTIONS:
             self._add(Backward(node, self._site(), _first_argument(node)))
+        elif qualified in _FOREACH_UPDATES:
+            tensors = _first_argument(node)
+            spelled = tensor_spelling(tensors) if tensors is not None else None
+            if spelled is not None:
+                self._add(ParamUpdate(node, self._site(), spelled, _FOREACH_UPDATES[qualified], tensors))
+        elif qualified in _OUT_UPDATES:
+            out = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "out"), None)
+            spelled = _variable_of(out) if out is not None else None
+            if spelled is not None:
+                self._add(ParamUpdate(node, self._site(), spelled, _OUT_UPDATES[qualified], _tensor_of(out)))
         elif qualified.startswith("torch.nn.utils.") and qualified.rsplit(".", 1)[-1] in _CLIP_FUNCTIONS:
             self._add(Clip(node, self._site(), _first_argument(node)))
         elif isinstance(func, cst.Attribute):
@@ -341,7 +358,7 @@ class Events(cst.BatchableCSTVisitor):
             else:
                 param = _variable_of(receiver)
                 if param is not None:
-                    self._add(ParamUpdate(node, self._site(), param, method))
+                    self._add(ParamUpdate(node, self._site(), param, method, _tensor_of(receiver)))
         elif method in _CLIP_FUNCTIONS:
             self._add(Clip(node, self._site(), _first_argument(node)))  # `accelerator.clip_grad_norm_(...)`
         elif method == "unscale_":
@@ -354,9 +371,9 @@ class Events(cst.BatchableCSTVisitor):
         if param is None:
             return
         if isinstance(node.operator, cst.AddAssign):
-            self._add(ParamUpdate(node, self._site(), param, "+="))
+            self._add(ParamUpdate(node, self._site(), param, "+=", _tensor_of(node.target)))
         elif isinstance(node.operator, cst.SubtractAssign):
-            self._add(ParamUpdate(node, self._site(), param, "-="))
+            self._add(ParamUpdate(node, self._site(), param, "-=", _tensor_of(node.target)))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -368,8 +385,9 @@ class Events(cst.BatchableCSTVisitor):
                     self._add(GradWrite(node, self._site(), tensor))
         if len(node.targets) == 1:
             target = node.targets[0].target
-            if isinstance(target, cst.Attribute) and target.attr.value == "data" and isinstance(target.value, cst.Name):
-                self._add(ParamUpdate(node, self._site(), target.value.value, "data="))
+            param = _variable_of(target) if isinstance(target, cst.Attribute) and target.attr.value == "data" else None
+            if param is not None:
+                self._add(ParamUpdate(node, self._site(), param, "data=", _tensor_of(target)))
 
 
 def gradient_resets(events: Iterable[Event]) -> list[Event]:
@@ -410,10 +428,27 @@ def _is_grad_attribute(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == "grad"
 
 
+def _tensor_of(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`p` for `p.data`."""
+    return node.value if isinstance(node, cst.Attribute) and node.attr.value == "data" else node
+
+
 def _variable_of(node: cst.BaseExpression) -> Optional[str]:
-    """`p` for `p` or `p.data`."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute) and node.attr.value == "data" and isinstance(node.value, cst.Name):
-        return node.value.value
-    return None
+    """The spelling of the tensor `node` changes (`p` for `p` or `p.data`), see `tensor_spelling`."""
+    return tensor_spelling(_tensor_of(node))
+
+
+def tensor_spelling(node: cst.BaseExpression) -> Optional[str]:
+    """`p`, `model.head.weight`, `params[name]`: a name, an attribute chain (not through `.grad` or
+    `.data`) or a dict lookup by a name or string on one; None for anything else."""
+    if isinstance(node, cst.Subscript):
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        key, owner = node.slice[0].slice.value, tensor_spelling(node.value)
+        if owner is None or "[" in owner or not isinstance(key, (cst.Name, cst.SimpleString)):
+            return None
+        return f"{owner}[{key.value}]"
+    name = dotted_name(node)
+    if name is None or any(part in ("grad", "data") for part in name.split(".")[1:]):
+        return None
+    return name

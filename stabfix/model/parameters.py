@@ -3,8 +3,11 @@
 `parameter_loops(update, names)` answers for a `ParamUpdate` event: the `for` loops that enumerate
 the updated tensor (`for p in model.parameters()`, `for group in opt.param_groups: for p in
 group["params"]`, `for name, p in model.named_parameters()`, a list built from those, `zip(...)`,
-`enumerate(...)`, `itertools.chain(...)`), and what they draw from. Values are followed through the
-`names` model. The helpers below compare that origin with what an optimizer was built from.
+`enumerate(...)`, `itertools.chain(...)`), and what they draw from; or, without such loops, one
+tensor (`w`, `model.head.weight`) or a collection the update indexes or takes whole (`params[name]`
+with `params = dict(model.named_parameters())`, `torch._foreach_add_(params, grads)`). Values are
+followed through the `names` model. The helpers below compare that origin with what an optimizer was
+built from.
 """
 
 from __future__ import annotations
@@ -35,16 +38,25 @@ class Origin:
 
 @dataclass(frozen=True)
 class ParameterLoops:
-    """The loops that enumerate an updated tensor, outermost first (empty: a single tensor)."""
+    """The loops that enumerate an updated tensor, outermost first (empty: no loop yields it)."""
 
     chain: tuple[cst.For, ...]
     origin: Origin
+    listed: bool = False  # a collection indexed or updated whole (`params[name]`, `_foreach_add_(params, ...)`)
+
+    @property
+    def single(self) -> bool:
+        """One tensor: a variable or an attribute chain (`w`, `model.head.weight`)."""
+        return not self.chain and not self.listed
 
 
 def parameter_loops(update: ParamUpdate, names: Names) -> Optional[ParameterLoops]:
     """The loops that enumerate the updated tensor as parameters, None when they enumerate something
     else; no loops (`chain == ()`) when the update is to a single tensor."""
     loops, param = update.site.loops, update.param
+    if isinstance(update.tensor, cst.Subscript) or update.operation.startswith("foreach_"):
+        origin = _collection_origin(update.tensor, names) if update.tensor is not None else None
+        return ParameterLoops((), origin, listed=True) if origin is not None else None
     index = next((i for i in range(len(loops) - 1, -1, -1) if param in target_names(loops[i].target)), None)
     if index is None:
         return ParameterLoops((), Origin())
@@ -95,6 +107,30 @@ def _origin(expr: cst.BaseExpression, chain: tuple[cst.For, ...], names: Names, 
     return None
 
 
+def _collection_origin(tensor: cst.BaseExpression, names: Names) -> Optional[Origin]:
+    """Where the tensors of a list or of a dict by name come from: `[p for p in model.parameters()]`,
+    `dict(model.named_parameters())`, `{n: p for n, p in model.named_parameters()}`."""
+    collection = tensor.value if isinstance(tensor, cst.Subscript) else tensor
+    value = names.single_value(collection) if isinstance(collection, cst.Name) else collection
+    if isinstance(tensor, cst.Subscript):
+        if isinstance(value, cst.Call) and dotted_name(value.func) == "dict" and len(value.args) == 1:
+            value = value.args[0].value
+        elif isinstance(value, cst.DictComp) and value.for_in.inner_for_in is None:
+            value = value.for_in.iter
+        else:
+            return None
+    return _origin(value if value is not None else collection, (), names, 0)
+
+
+def owned_attribute(param: str, models: set[str]) -> bool:
+    """Whether `param` (`model.head.weight`) is an attribute reached from one of `models` (`model`);
+    on bare `self` it takes two steps (`self.head.weight`, not a tensor `self.delta`)."""
+    return any(
+        model and param.startswith(model + ".") and (model != "self" or param.count(".") >= 2)
+        for model in models
+    )
+
+
 def _param_group_origin(expr: cst.Subscript, chain: tuple[cst.For, ...], names: Names) -> Optional[Origin]:
     """`group["params"]` of `for group in opt.param_groups`, or `opt.param_groups[0]["params"]`."""
     if subscript_key(expr) != "params":
@@ -108,6 +144,9 @@ def _param_group_origin(expr: cst.Subscript, chain: tuple[cst.For, ...], names: 
         if isinstance(groups, cst.Name):
             value = names.single_value(groups)
             groups = value if value is not None else groups
+        elif groups is None:  # `group = opt.param_groups[0]`
+            value = names.single_value(group)
+            groups = value.value if isinstance(value, cst.Subscript) else None
     else:
         return None
     if isinstance(groups, cst.Attribute) and groups.attr.value == "param_groups":
