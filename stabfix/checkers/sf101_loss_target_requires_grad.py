@@ -224,9 +224,8 @@ def _message(mark: _Mark, name: str | None, loss: LossOperands, known: bool = Tr
     if len(call) > 70:
         call = f"{loss.loss_name}(...)"
     message = (
-        f"{subject} is the target of `{call}` but is made to require grad ({mark.spelling}): autograd "
-        "records it and allocates a gradient for it every step, and nothing reads that gradient; "
-        "drop the requires_grad part and keep the detached tensor"
+        f"{subject} is the target of `{call}` but is made to require grad ({mark.spelling}), "
+        "and nothing reads its gradient; drop the requires_grad part and keep the detached tensor"
     )
     if returned_by:
         message += f" (no automatic fix: `{returned_by}` returns it and may have callers in other files)"
