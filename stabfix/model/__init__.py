@@ -33,7 +33,7 @@ from stabfix.model.values import Values
 
 PARTS = ("names", "values", "steps", "optimizers", "events")
 # Parts built from another part: asking for one builds what it reads too.
-_REQUIRES = {"values": ("names",), "events": ("names",)}
+_REQUIRES = {"values": ("names",), "events": ("names",), "steps": ("names",)}
 
 
 class FileModel:
@@ -46,7 +46,7 @@ class FileModel:
             wanted.update(_REQUIRES.get(part, ()))
         self.imports = ImportTracker()
         self.names: Names | None = Names() if "names" in wanted else None
-        self.steps: StepIndex | None = StepIndex(self.imports) if "steps" in wanted else None
+        self.steps: StepIndex | None = StepIndex(self.imports, self.names) if "steps" in wanted else None
         self.optimizers: OptimizerTracker | None = OptimizerTracker(self.imports) if "optimizers" in wanted else None
         self.values: Values | None = Values(self.names) if self.names is not None and "values" in wanted else None
         self.events: Events | None = Events(self.imports, self.names) if self.names is not None and "events" in wanted else None
