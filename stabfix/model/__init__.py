@@ -10,6 +10,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `steps`       training structure: step loops and functions, and the gates that make code run
                 on only some steps
 - `optimizers`  which expressions are optimizers, and what they were built from
+- `memory`      what statements do to device memory: cache flushes (through aliases and the file's
+                own wrappers), cleanup blocks in canonical form, phase boundaries (model swaps)
+                (queried after the traversal; built on `names`)
 - `events`      training events in source order (backward, optimizer steps, gradient clears and
                 writes, clipping, unscaling, in-place parameter updates, optimizer constructions),
                 each with its site: function, loops, branches, blocks; it builds `names` too
@@ -24,6 +27,7 @@ from typing import Iterable
 
 import libcst as cst
 
+from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.events import Events
 from stabfix.model.imports import ImportTracker
 from stabfix.model.names import Names
@@ -31,9 +35,9 @@ from stabfix.model.optimizers import OptimizerTracker
 from stabfix.model.structure import StepIndex
 from stabfix.model.values import Values
 
-PARTS = ("names", "values", "steps", "optimizers", "events")
+PARTS = ("names", "values", "steps", "optimizers", "events", "memory")
 # Parts built from another part: asking for one builds what it reads too.
-_REQUIRES = {"values": ("names",), "events": ("names",), "steps": ("names",)}
+_REQUIRES = {"values": ("names",), "events": ("names",), "steps": ("names",), "memory": ("names",)}
 
 
 class FileModel:
@@ -49,6 +53,9 @@ class FileModel:
         self.steps: StepIndex | None = StepIndex(self.imports, self.names) if "steps" in wanted else None
         self.optimizers: OptimizerTracker | None = OptimizerTracker(self.imports) if "optimizers" in wanted else None
         self.values: Values | None = Values(self.names) if self.names is not None and "values" in wanted else None
+        self.memory: DeviceMemory | None = (
+            DeviceMemory(self.imports, self.names) if self.names is not None and "memory" in wanted else None
+        )
         self.events: Events | None = Events(self.imports, self.names) if self.names is not None and "events" in wanted else None
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:

@@ -23,7 +23,7 @@ loops.
 A *gate* is anything that makes a statement run on only some steps: an `if`/`elif`/`else`/`match`
 branch, except device-availability checks (`if torch.cuda.is_available():`) and branches that run
 the backward pass themselves (`if training:`); an `except` handler; a loop's `else`; or an earlier
-`if <interval test>: continue` in the same body (see `skipped_by_interval_guard`).
+`if <interval test>: continue` in the same body (see `model.gates.skipped_by_interval_guard`).
 
 The index is the model's `steps` part (a checker declares `needs = ("steps",)`): it rides in the
 engine's single traversal, a checker snapshots `frames()` at the sites it cares about, and asks
@@ -41,6 +41,7 @@ import libcst as cst
 from stabfix.model import vocabulary as words
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
+from stabfix.model.places import Place
 
 # --- memory readings (what a threshold can be compared against besides a user setting) ----------
 
@@ -129,10 +130,6 @@ class OpaqueFrame:
 
 
 Frame = Union[ClassFrame, FunctionFrame, LoopFrame, BranchFrame, OpaqueFrame]
-# The statements and blocks around a site, outermost first: Module, then each statement with the block
-# (IndentedBlock, SimpleStatementSuite, Else...) it sits in, down to the innermost statement. The
-# recorded form of "parent of" for statements: a checker snapshots it at a site and needs no parent map.
-Place = tuple[cst.CSTNode, ...]
 
 
 @dataclass(frozen=True)
@@ -317,7 +314,20 @@ class StepIndex(cst.BatchableCSTVisitor):
         )
 
     def counter(self, path: StepPath) -> str | None:
-        """An integer expression that counts steps at the site (`step`, `self.global_step`), if any."""
+        """An integer expression that counts steps at the site (`step`, `self.global_step`), if any: not
+        one whose name an inner loop between the scope and the site reuses (`for i in range(3):` inside
+        `for i, batch in enumerate(loader):` would make `i % 100` wrong)."""
+        counter = self._counter(path)
+        if counter is None:
+            return None
+        root = counter.split(".", 1)[0]
+        for frame in path.between():
+            if isinstance(frame, LoopFrame) and isinstance(frame.node, cst.For):
+                if any(name.value == root for name in target_names(frame.node.target)):
+                    return None
+        return counter
+
+    def _counter(self, path: StepPath) -> str | None:
         scope = path.scope
         if isinstance(scope, LoopFrame):
             target = _loop_index(scope.node)
@@ -895,53 +905,3 @@ def target_names(target: cst.BaseExpression):
             yield from target_names(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from target_names(target.value)
-
-
-
-
-
-
-# --- statement structure (for checkers that already hold a site) ----------------------------------
-
-
-def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
-    """id(node) -> parent for every node under root. Build it only for scopes that hold a site."""
-    parents: dict[int, cst.CSTNode] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in node.children:
-            parents[id(child)] = node
-            stack.append(child)
-    return parents
-
-
-def skipped_by_interval_guard(
-    index: StepIndex, statement: cst.CSTNode, scope_node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]
-) -> bool:
-    """True when an earlier `if <interval test>: continue/return/break` in the same step skips `statement`
-    on most steps (`if step % 100: continue` before it)."""
-    current = statement
-    while current is not scope_node:
-        parent = parents.get(id(current))
-        if parent is None:
-            return False
-        siblings = getattr(parent, "body", None)
-        if isinstance(siblings, (list, tuple)) and any(item is current for item in siblings):
-            for sibling in siblings:
-                if sibling is current:
-                    break
-                if isinstance(sibling, cst.If) and sibling.orelse is None and _ends_in_jump(sibling.body):
-                    if index.is_interval_test(sibling.test):
-                        return True
-        current = parent
-    return False
-
-
-def _ends_in_jump(body: cst.BaseSuite) -> bool:
-    if isinstance(body, cst.SimpleStatementSuite):
-        small = list(body.body)
-    else:
-        last = body.body[-1] if body.body else None
-        small = list(last.body) if isinstance(last, cst.SimpleStatementLine) else []
-    return bool(small) and isinstance(small[-1], (cst.Continue, cst.Return, cst.Break, cst.Raise))
