@@ -25,9 +25,13 @@ branch, except device-availability checks (`if torch.cuda.is_available():`) and 
 the backward pass themselves (`if training:`); an `except` handler; a loop's `else`; or an earlier
 `if <interval test>: continue` in the same body (see `model.gates.skipped_by_interval_guard`).
 
-The index is the model's `steps` part (a checker declares `needs = ("steps",)`): it rides in the
-engine's single traversal, a checker snapshots `frames()` at the sites it cares about, and asks
-`step_path(frames)` once the module has been visited. `counter(path)` names a step counter in scope for fixes.
+The index is the model's `steps` part (a checker declares `needs = ("steps",)`; it reads the `names`
+part for what a local holds): it rides in the engine's single traversal, a checker snapshots
+`frames()` (training structure) and `place()` (enclosing statements and blocks, see `model.places`)
+at the sites it cares about, and asks `step_path(frames)` once the module has been visited.
+`counter(path)` names a step counter in scope for fixes; `model.gates` compares the gates of two paths.
+What the index needs from a subtree (a backward pass in a branch, a loss in a function) is recorded
+on the way down, never found by walking the subtree again.
 """
 
 from __future__ import annotations
