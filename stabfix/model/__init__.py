@@ -13,6 +13,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `modules`     which callables are torch modules (calling one is a forward pass)
 - `containers`  long-lived dicts/lists (state carried across steps): their stores, reads,
                 evictions, clears and hand-overs (built on `steps` and `names`)
+- `memory`      what statements do to device memory: cache flushes (through aliases and the file's
+                own wrappers), cleanup blocks in canonical form, phase boundaries (model swaps)
+                (queried after the traversal; built on `names`)
 - `events`      training events in source order (backward, optimizer steps, gradient clears and
                 writes, clipping, unscaling, in-place parameter updates, optimizer constructions),
                 each with its site: function, loops, branches, blocks; it builds `names` too
@@ -31,6 +34,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
+from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.containers import Containers
 from stabfix.model.events import Events
 from stabfix.model.gradient_use import GradientFacts
@@ -47,12 +51,13 @@ from stabfix.model.values import Values
 # so a part comes after everything it reads.
 _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "names": ((), lambda model: Names()),
-    "steps": ((), lambda model: StepIndex(model.imports)),
+    "steps": (("names",), lambda model: StepIndex(model.imports, model.names)),
     "optimizers": ((), lambda model: OptimizerTracker(model.imports)),
     "modules": ((), lambda model: ModuleIndex(model.imports)),
     "values": (("names", "modules"), lambda model: Values(model.names, model.modules)),
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
     "events": (("names",), lambda model: Events(model.imports, model.names)),
+    "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),
     "losses": (("names",), lambda model: LossIndex(model.imports, model.names)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
@@ -68,6 +73,7 @@ class FileModel:
     values: Optional[Values] = None
     containers: Optional[Containers] = None
     events: Optional[Events] = None
+    memory: Optional[DeviceMemory] = None
     losses: Optional[LossIndex] = None
     gradients: Optional[GradientFacts] = None
     tensors: Optional[TensorFacts] = None

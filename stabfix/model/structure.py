@@ -23,24 +23,29 @@ loops.
 A *gate* is anything that makes a statement run on only some steps: an `if`/`elif`/`else`/`match`
 branch, except device-availability checks (`if torch.cuda.is_available():`) and branches that run
 the backward pass themselves (`if training:`); an `except` handler; a loop's `else`; or an earlier
-`if <interval test>: continue` in the same body (see `skipped_by_interval_guard`).
+`if <interval test>: continue` in the same body (see `model.gates.skipped_by_interval_guard`).
 
-The index is the model's `steps` part (a checker declares `needs = ("steps",)`): it rides in the
-engine's single traversal, a checker snapshots `frames()` at the sites it cares about, and asks
-`step_path(frames)` once the module has been visited. `counter(path)` names a step counter in scope for fixes.
+The index is the model's `steps` part (a checker declares `needs = ("steps",)`; it reads the `names`
+part for what a local holds): it rides in the engine's single traversal, a checker snapshots
+`frames()` (training structure) and `place()` (enclosing statements and blocks, see `model.places`)
+at the sites it cares about, and asks `step_path(frames)` once the module has been visited.
+`counter(path)` names a step counter in scope for fixes; `model.gates` compares the gates of two paths.
+What the index needs from a subtree (a backward pass in a branch, a loss in a function) is recorded
+on the way down, never found by walking the subtree again.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Union
+from typing import Union
 
 import libcst as cst
 
-from stabfix.model.bindings import BindingCollector, FunctionBindings
 from stabfix.model import vocabulary as words
 from stabfix.model.imports import ImportTracker, dotted_name
+from stabfix.model.names import Names
+from stabfix.model.places import Place
 
 # --- memory readings (what a threshold can be compared against besides a user setting) ----------
 
@@ -118,6 +123,7 @@ class BranchFrame:
     node: cst.CSTNode  # If, IfExp, MatchCase, ExceptHandler, For/While (their else)
     kind: str  # "if", "else", "case", "except", "loop-else"
     gate: bool
+    runs_backward: bool = False  # a backward pass is called in the branch (nested functions aside)
 
 
 @dataclass(eq=False)
@@ -157,9 +163,13 @@ class StepPath:
 class StepIndex(cst.BatchableCSTVisitor):
     """Collects loops, functions and gates in the main traversal; answers per-step questions after it."""
 
-    def __init__(self, imports: ImportTracker) -> None:
+    def __init__(self, imports: ImportTracker, names: Names | None = None) -> None:
         super().__init__()
         self.imports = imports
+        self.names = names  # the binding model, for what a local holds (`reads_memory`)
+        self._place: list[cst.CSTNode] = []
+        self._function_nodes: list[cst.FunctionDef] = []
+        self._loss_mentions: set[int] = set()  # ids of functions that mention a loss (own code only)
         self._stack: list[Frame] = []
         self._functions: list[FunctionFrame] = []
         self._loops: list[LoopFrame] = []
@@ -167,17 +177,19 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._step_cache: dict[int, bool] = {}
         self._training_cache: dict[int, bool] = {}
         self._optimizer_cache: dict[str, bool] = {}
-        self._branch_cache: dict[int, bool] = {}
         self._evident_cache: dict[int, bool] = {}
         self._evident_names: set[str] | None = None
         self._loop_callees: set[str] | None = None
-        self._bindings: dict[int, FunctionBindings] = {}
         self._update_cache: dict[int, bool] = {}
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
         """The frames around the node being visited, outermost first."""
         return tuple(self._stack)
+
+    def place(self) -> Place:
+        """The statements and blocks around the node being visited, outermost first (see `Place`)."""
+        return tuple(self._place)
 
     def step_path(self, frames: tuple[Frame, ...]) -> StepPath | None:
         """The innermost training loop or step function a site with these frames runs in, or None."""
@@ -211,14 +223,7 @@ class StepIndex(cst.BatchableCSTVisitor):
 
     def _branch_does_backward(self, frame: BranchFrame) -> bool:
         """`if training: loss.backward(); ...` is a mode switch, not a gate: the branch runs on every step."""
-        key = id(frame)
-        if key not in self._branch_cache:
-            node = frame.node
-            branch = None
-            if isinstance(node, cst.If):
-                branch = node.body if frame.kind == "if" else node.orelse
-            self._branch_cache[key] = branch is not None and _calls_backward(branch)
-        return self._branch_cache[key]
+        return isinstance(frame.node, cst.If) and frame.runs_backward
 
     def is_training_loop(self, loop: LoopFrame) -> bool:
         key = id(loop)
@@ -313,7 +318,20 @@ class StepIndex(cst.BatchableCSTVisitor):
         )
 
     def counter(self, path: StepPath) -> str | None:
-        """An integer expression that counts steps at the site (`step`, `self.global_step`), if any."""
+        """An integer expression that counts steps at the site (`step`, `self.global_step`), if any: not
+        one whose name an inner loop between the scope and the site reuses (`for i in range(3):` inside
+        `for i, batch in enumerate(loader):` would make `i % 100` wrong)."""
+        counter = self._counter(path)
+        if counter is None:
+            return None
+        root = counter.split(".", 1)[0]
+        for frame in path.between():
+            if isinstance(frame, LoopFrame) and isinstance(frame.node, cst.For):
+                if any(name.value == root for name in target_names(frame.node.target)):
+                    return None
+        return counter
+
+    def _counter(self, path: StepPath) -> str | None:
         scope = path.scope
         if isinstance(scope, LoopFrame):
             target = _loop_index(scope.node)
@@ -364,10 +382,10 @@ class StepIndex(cst.BatchableCSTVisitor):
         if depth > 4:
             return False
         if isinstance(expression, cst.Name):
-            if function is None:
+            if function is None or self.names is None:
                 return False
-            bindings = self._function_bindings(function).by_name.get(expression.value, [])
-            return any(self.reads_memory(binding.value, function, depth + 1) for binding in bindings)
+            values = [binding.bound_value for binding in self.names.bindings_of(expression)]
+            return any(self.reads_memory(value, function, depth + 1) for value in values if value is not None)
         if isinstance(expression, cst.Attribute):
             return self.reads_memory(expression.value, function, depth)
         if isinstance(expression, cst.Call):
@@ -396,17 +414,11 @@ class StepIndex(cst.BatchableCSTVisitor):
         )
         if local:
             return any(
-                self.reads_memory(value, frame, depth + 1) for frame in local for value in _returned_values(frame.node)
+                self.reads_memory(value, frame, depth + 1)
+                for frame in local
+                for value in (self.names.returns.get(frame.node, []) if self.names is not None else [])
             )
         return bool(last) and bool(words.MEMORY_NAME.search(last))
-
-    def _function_bindings(self, function: FunctionFrame) -> FunctionBindings:
-        key = id(function)
-        if key not in self._bindings:
-            collector = BindingCollector()
-            function.node.body.visit(collector)
-            self._bindings[key] = collector.bindings
-        return self._bindings[key]
 
     # -- traversal: frames --------------------------------------------------------------------
     def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
@@ -504,8 +516,33 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._loops.append(frame)
         self._stack.append(frame)
 
+    # -- traversal: places --------------------------------------------------------------------------
+    def _enter_place(self, node: cst.CSTNode) -> None:
+        self._place.append(node)
+
+    def _leave_place(self, node: cst.CSTNode) -> None:
+        self._place.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._place.append(node)
+        self._function_nodes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._function_nodes.pop()
+        self._place.pop()
+
     # -- traversal: facts -----------------------------------------------------------------------
+    def visit_Name(self, node: cst.Name) -> None:
+        if self._function_nodes and "loss" in node.value.lower():
+            self._loss_mentions.add(id(self._function_nodes[-1]))  # its own code, nested functions apart
+
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("backward", "manual_backward"):
+            for frame in reversed(self._stack):
+                if isinstance(frame, FunctionFrame):
+                    break
+                if isinstance(frame, BranchFrame):
+                    frame.runs_backward = True
         body = self._innermost_body()
         if body is None:
             return
@@ -639,7 +676,7 @@ class StepIndex(cst.BatchableCSTVisitor):
                 or stepping
                 or any(words.FRAMEWORK_STEP_BASE.search(base) for base in bases)
                 or bool({call.lstrip("_") for call in facts.calls} & words.STEP_FUNCTION_NAMES)
-                or _mentions_loss(function.node)
+                or id(function.node) in self._loss_mentions
             )
         elif name in words.PER_BATCH_HOOKS:
             result = any(words.HOOK_BASE.search(base) for base in bases)
@@ -693,34 +730,15 @@ class StepIndex(cst.BatchableCSTVisitor):
         return self.imports.qualify(node) or dotted_name(node)
 
 
-# --- merging into a checker's traversal ----------------------------------------------------------
-
-
-def visitors_with(owner: cst.BatchableCSTVisitor, *helpers: cst.BatchableCSTVisitor) -> Mapping[str, Callable]:
-    """`owner`'s visitor methods combined with its helpers': helpers see a node first and leave it last,
-    so their state describes the node while the owner handles it."""
-    merged: dict[str, list[Callable]] = {}
-    for helper in helpers:
-        for name, method in cst.BatchableCSTVisitor.get_visitors(helper).items():
-            merged.setdefault(name, []).append(method)
-    for name, method in cst.BatchableCSTVisitor.get_visitors(owner).items():
-        methods = merged.setdefault(name, [])
-        if name.startswith("leave_"):
-            methods.insert(0, method)
-        else:
-            methods.append(method)
-    return {name: _chain(methods) for name, methods in merged.items()}
-
-
-def _chain(methods: list[Callable]) -> Callable:
-    if len(methods) == 1:
-        return methods[0]
-
-    def call_all(node: cst.CSTNode) -> None:
-        for method in methods:
-            method(node)
-
-    return call_all
+# Each statement and block type enters the place stack on the way down and leaves it on the way up
+# (libcst finds visitor methods by their name, so every type gets its own pair).
+_PLACE_NODES = (
+    "Module", "IndentedBlock", "SimpleStatementSuite", "SimpleStatementLine", "Else", "Finally", "ExceptHandler",
+    "ExceptStarHandler", "MatchCase", "If", "For", "While", "With", "Try", "TryStar", "ClassDef", "Match",
+)
+for _kind in _PLACE_NODES:
+    setattr(StepIndex, f"visit_{_kind}", StepIndex._enter_place)
+    setattr(StepIndex, f"leave_{_kind}", StepIndex._leave_place)
 
 
 # --- small helpers ------------------------------------------------------------------------------
@@ -809,21 +827,6 @@ def _is_harness(name: str) -> bool:
     return bool(words.HARNESS_FUNCTION.match(name))
 
 
-def _calls_backward(node: cst.CSTNode) -> bool:
-    found = False
-
-    class _Finder(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            nonlocal found
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("backward", "manual_backward"):
-                found = True
-
-        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
-            return False
-
-    node.visit(_Finder())
-    return found
 
 
 _COUNTERS = {"range", "trange", "count", "repeat"}
@@ -876,80 +879,3 @@ def target_names(target: cst.BaseExpression):
             yield from target_names(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from target_names(target.value)
-
-
-def _returned_values(node: cst.FunctionDef) -> list[cst.BaseExpression]:
-    values: list[cst.BaseExpression] = []
-
-    class _Finder(cst.CSTVisitor):
-        def visit_Return(self, ret: cst.Return) -> None:
-            if ret.value is not None:
-                values.append(ret.value)
-
-        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
-            return inner is node
-
-    node.visit(_Finder())
-    return values
-
-
-def _mentions_loss(node: cst.CSTNode) -> bool:
-    found = False
-
-    class _Finder(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            nonlocal found
-            if "loss" in name.value.lower():
-                found = True
-
-        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
-            return inner is node  # nested functions are not this function's work
-
-    node.visit(_Finder())
-    return found
-
-
-# --- statement structure (for checkers that already hold a site) ----------------------------------
-
-
-def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
-    """id(node) -> parent for every node under root. Build it only for scopes that hold a site."""
-    parents: dict[int, cst.CSTNode] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in node.children:
-            parents[id(child)] = node
-            stack.append(child)
-    return parents
-
-
-def skipped_by_interval_guard(
-    index: StepIndex, statement: cst.CSTNode, scope_node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]
-) -> bool:
-    """True when an earlier `if <interval test>: continue/return/break` in the same step skips `statement`
-    on most steps (`if step % 100: continue` before it)."""
-    current = statement
-    while current is not scope_node:
-        parent = parents.get(id(current))
-        if parent is None:
-            return False
-        siblings = getattr(parent, "body", None)
-        if isinstance(siblings, (list, tuple)) and any(item is current for item in siblings):
-            for sibling in siblings:
-                if sibling is current:
-                    break
-                if isinstance(sibling, cst.If) and sibling.orelse is None and _ends_in_jump(sibling.body):
-                    if index.is_interval_test(sibling.test):
-                        return True
-        current = parent
-    return False
-
-
-def _ends_in_jump(body: cst.BaseSuite) -> bool:
-    if isinstance(body, cst.SimpleStatementSuite):
-        small = list(body.body)
-    else:
-        last = body.body[-1] if body.body else None
-        small = list(last.body) if isinstance(last, cst.SimpleStatementLine) else []
-    return bool(small) and isinstance(small[-1], (cst.Continue, cst.Return, cst.Break, cst.Raise))
