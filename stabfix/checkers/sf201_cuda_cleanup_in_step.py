@@ -140,44 +140,33 @@ class CudaCleanupInStep(Checker):
             if isinstance(scope, FunctionFrame)
             else f"the update loop `{loop_header(scope.node)}` (one iteration: draw a batch, roll out, update)"
         )
-        harm = (
-            "each flush hands the allocator's cached blocks back to the driver and the next phase allocates them "
-            "again with slow, synchronizing `cudaMalloc` calls; keep at most one flush per iteration, at the "
-            "boundary between generation and training, or put it behind an interval"
-        )
+        harm = "keep at most one flush per iteration, at the generation/training boundary, or gate it behind an interval"
         for position, (site, inner) in enumerate(flushes):
             if inner is not None:
                 where_inner = f"every iteration of `{loop_header(inner.node)}` in {where}, so on every item"
-                self.report(site.call, f"{_spelled(site)} runs on {where_inner} of each step: {harm}")
+                self.report(site.call, f"{_spelled(site)} runs on {where_inner} of each step; {harm}")
             elif position > 0:
                 again = f"{where} flushes it {len(flushes)} times in every iteration"
-                self.report(site.call, f"{_spelled(site)} flushes the CUDA cache again: {again}: {harm}")
+                self.report(site.call, f"{_spelled(site)} flushes the CUDA cache again: {again}; {harm}")
 
     # --- messages -------------------------------------------------------------------------------------
     def _duplicate_message(self, site: _Site, first: CleanupBlock, scope: Scope) -> str:
         return (
             f"{_spelled(site)} here is a second copy of the cleanup block `{_describe(first.statements)}` "
-            f"earlier in {self.steps.describe(scope)} (same cleanup calls under the same conditions, ignoring "
-            "memory thresholds, statement order and log messages): every step that runs them flushes the CUDA cache "
-            "twice, which frees nothing the step can reuse and makes the allocator request the same memory from "
-            "the driver again; keep one block and remove this one"
+            f"earlier in {self.steps.describe(scope)}, so every step flushes the cache twice; "
+            "keep one block and remove this one"
         )
 
     def _every_step_message(self, site: _Site, path: StepPath, counter: str | None) -> str:
         where = self.steps.describe(path.scope)
         when = "every call of" if isinstance(path.scope, FunctionFrame) else "every iteration of"
-        advice = "run it at phase boundaries only (after eval, once per epoch) or behind an interval"
         if counter is not None:
-            advice += f" such as `if {counter} % {INTERVAL} == 0:`"
+            advice = f"behind `if {counter} % {INTERVAL} == 0:`"
         else:
-            advice += (
-                "; there is no step counter in scope: add one (e.g. `for step, batch in enumerate(loader):`) "
-                f"and use `if step % {INTERVAL} == 0:`"
-            )
+            advice = f"behind an interval (add a step counter, e.g. `enumerate(loader)`, and `if step % {INTERVAL} == 0:`)"
         return (
-            f"{_spelled(site)} runs on {when} {where}: it hands the allocator's cached blocks back to the "
-            "driver, so the next step has to allocate them from the driver again (slow `cudaMalloc` calls that "
-            f"synchronize with the GPU) while freeing no memory the training can use; {advice}"
+            f"{_spelled(site)} runs on {when} {where}, so every step re-allocates the memory it hands back; "
+            f"move it to a phase boundary (after eval, once per epoch) or put it {advice}"
         )
 
 
