@@ -103,3 +103,23 @@ def test_a_module_result_saved_whole_is_built_once():
     [store] = containers.stores
     uses = containers.uses([store.container])[store.container]
     assert containers.built_once([store], uses)
+
+
+def test_a_key_bound_to_a_tuple_of_arguments_grows_and_a_constant_tuple_does_not():
+    containers = _containers(
+        """
+        class Crops:
+            def __init__(self):
+                self.feats = dict()
+
+            def add(self, image_id, scale, x):
+                key = (image_id, scale)
+                self.feats[key] = x.detach()
+                slot = ("last", 1)
+                self.feats[slot] = x.detach()
+        """
+    )
+    per_key, constant = containers.stores
+    assert containers.long_lived_kinds(per_key) == {"dict"}
+    assert containers.grows(per_key, "dict")
+    assert not containers.grows(constant, "dict")

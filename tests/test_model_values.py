@@ -212,3 +212,36 @@ def test_a_record_of_nested_displays_is_not_a_group_of_tensors():
         """
     )
     assert not record.grouped and not record.tensor
+
+
+def test_rows_of_a_detached_device_tensor_drawn_through_zip_are_device_snapshots():
+    # `.tolist()` on the ids beside it moves the ids, not the rows
+    row = _value_of_returned(
+        """
+        def rows(model, ids, x):
+            feats = model(x.cuda())
+            for sid, row in zip(ids.tolist(), feats.detach()):
+                return row
+        """
+    )
+    assert row.tensor and row.snapshot and not row.host
+    sid = _value_of_returned(
+        """
+        def rows(model, ids, x):
+            feats = model(x.cuda())
+            for sid, row in zip(ids.tolist(), feats.detach()):
+                return sid
+        """
+    )
+    assert sid.host and not sid.tensor
+
+
+def test_elements_of_an_unknown_iterable_are_unknown():
+    value = _value_of_returned(
+        """
+        def items(batch):
+            for key, item in batch.items():
+                return item
+        """
+    )
+    assert not value.tensor and not value.snapshot

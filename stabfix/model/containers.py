@@ -893,14 +893,13 @@ class Containers(cst.BatchableCSTVisitor):
         names = names_in(key) - {"True", "False", "None"} if key is not None else set()
         if not names:
             return False  # a constant key: one slot, overwritten
-        if any(is_device_name(name) for name in names) or "device" in code_of(key, 200):
+        facts = self.facts(store.functions[-1] if store.functions else self.module)  # type: ignore[arg-type]
+        if _keyed_by_device(facts, key):  # type: ignore[arg-type]
             return False  # a per-device memo is meant to live on each device
         if names & store.comprehension_names:
             return True
         if not store.functions:
-            facts = self.facts(self.module)  # type: ignore[arg-type]
             return any(name in facts.loop_iters or _bound_to_data(facts, name) for name in names)
-        facts = self.facts(store.functions[-1])
         for name in names - {"self", "cls"}:
             if name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name):
                 return True
@@ -1098,10 +1097,36 @@ class _MethodCalls(cst.CSTVisitor):
             self.calls.append((func.value, node))
 
 
-def _bound_to_data(facts: LocalBindings, name: str) -> bool:
-    """Bound to something other than a literal: the key can differ from call to call."""
+def _keyed_by_device(facts: LocalBindings, key: cst.BaseExpression) -> bool:
+    """The key names a device, itself or through a local tuple it is bound to (`k = (n, x.device)`)."""
+    parts = [key] + [
+        binding.value
+        for name in names_in(key)
+        for binding in facts.bindings.get(name, [])
+        if isinstance(binding.value, (cst.Tuple, cst.FormattedString))
+    ]
+    return any(
+        any(is_device_name(name) for name in names_in(part)) or "device" in code_of(part, 200) for part in parts
+    )
+
+
+def _bound_to_data(facts: LocalBindings, name: str, depth: int = 0) -> bool:
+    """Bound to something other than a literal: the key can differ from call to call. A tuple or an
+    f-string built from such names (`key = (image_id, scale)`, `key = f"{path}:{size}"`) is data too."""
     bindings = facts.bindings.get(name, [])
-    return bool(bindings) and not all(b.value is not None and _is_literal(b.value) for b in bindings)
+    return bool(bindings) and not all(
+        b.value is not None and _is_literal(b.value) and not _built_from_data(facts, b.value, depth) for b in bindings
+    )
+
+
+def _built_from_data(facts: LocalBindings, value: cst.BaseExpression, depth: int) -> bool:
+    """A tuple display or f-string holding an argument, a loop variable or a local bound to data."""
+    if depth > 4 or not isinstance(value, (cst.Tuple, cst.FormattedString)):
+        return False
+    return any(
+        name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name, depth + 1)
+        for name in names_in(value) - {"self", "cls", "True", "False", "None"}
+    )
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:

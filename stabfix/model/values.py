@@ -244,7 +244,7 @@ class Values:
 
     def _element_of(self, binding: Binding, depth: int) -> Value:
         """A `for` target: a batch when the loop draws from a DataLoader, a parameter when it walks
-        `model.parameters()`, a row of a host tensor when it iterates one."""
+        `model.parameters()`, a row of a tensor (host or not) when it iterates one."""
         iterable = _iterated_part(binding)
         if iterable is None:
             return Value()
@@ -253,7 +253,13 @@ class Values:
         if _calls_parameter_iterator(iterable):
             return Value(parameter=True)
         source = self.value_of(iterable, depth + 1)
-        return Value(host=True) if source.host else Value()
+        if source.host:
+            return Value(host=True)
+        if source.tensor and not source.grouped:
+            # a row of a tensor (`for i, row in zip(ids.tolist(), feats.detach())`): a tensor where the
+            # tensor lives, with its autograd state and origin
+            return replace(source, call=False, batch=False)
+        return Value()
 
     def _is_loader(self, iterable: cst.BaseExpression, depth: int) -> bool:
         if isinstance(iterable, cst.Call):
