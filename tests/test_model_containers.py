@@ -123,3 +123,22 @@ def test_a_key_bound_to_a_tuple_of_arguments_grows_and_a_constant_tuple_does_not
     assert containers.long_lived_kinds(per_key) == {"dict"}
     assert containers.grows(per_key, "dict")
     assert not containers.grows(constant, "dict")
+
+
+def test_a_class_attribute_written_through_the_class_name_is_the_class_container():
+    containers = _containers(
+        """
+        class Conditioner:
+            _embs = {}
+
+            def forward(self, spk, wav):
+                if spk not in Conditioner._embs:
+                    Conditioner._embs[spk] = wav.detach()
+                return Conditioner._embs[spk]
+        """
+    )
+    [store] = containers.stores
+    assert store.container.display() == "Conditioner._embs"
+    assert containers.long_lived_kinds(store) == {"dict"}
+    uses = containers.uses([store.container])[store.container]
+    assert [use.kind for use in uses] == ["empty", "lookup", "store", "read"]

@@ -219,6 +219,18 @@ def is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
 
 
+def names_own_class(node: cst.BaseExpression, owner: cst.ClassDef | None) -> bool:
+    """`Cls` written inside the methods of `class Cls` (`Cls._cache[k] = v`): the class itself."""
+    return owner is not None and isinstance(node, cst.Name) and node.value == owner.name.value
+
+
+def owner_attribute(node: cst.BaseExpression, owner: cst.ClassDef | None) -> str | None:
+    """`x` for `self.x`, or for `Cls.x` inside `class Cls` (a class attribute written through the class)."""
+    if isinstance(node, cst.Attribute) and (is_self(node.value) or names_own_class(node.value, owner)):
+        return node.attr.value
+    return None
+
+
 def self_attribute(node: cst.BaseExpression) -> str | None:
     """`x` for `self.x`."""
     if isinstance(node, cst.Attribute) and is_self(node.value):
@@ -331,8 +343,9 @@ class UseWalker(cst.CSTVisitor):
             elif isinstance(parent, cst.AnnAssign) and parent.target is node and parent.value is not None:
                 self._assignment(node.value, node, parent.value)
             return
-        if isinstance(node, cst.Attribute) and is_self(node.value) and node.attr.value in self.names:
-            self._classify(node, node.attr.value)
+        if isinstance(node, cst.Attribute) and node.attr.value in self.names:
+            if is_self(node.value) or names_own_class(node.value, self.owner):  # type: ignore[arg-type]
+                self._classify(node, node.attr.value)
 
     def _method(self) -> str | None:
         return self.functions[0].name.value if self.functions else None
@@ -534,11 +547,12 @@ class Containers(cst.BatchableCSTVisitor):
         self.loops.pop()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if not is_self(node.value):
-            self.foreign_attributes.add(node.attr.value)
-            return
-        functions = self._functions_in_owner()
         owner = self._enclosing_class()
+        if not is_self(node.value):
+            self.foreign_attributes.add(node.attr.value)  # `Cls.x` too: the fix only rewrites `self.x`
+            if not names_own_class(node.value, owner):
+                return
+        functions = self._functions_in_owner()
         if functions and owner is not None:
             self.occurrences.setdefault((owner, node.attr.value), set()).add(functions[0])
 
@@ -656,9 +670,9 @@ class Containers(cst.BatchableCSTVisitor):
         comprehension_names: frozenset[str] = frozenset(),
         shared: bool = False,
     ) -> None:
-        attribute = self_attribute(receiver)
+        owner = self._enclosing_class()
+        attribute = owner_attribute(receiver, owner)
         if attribute is not None:
-            owner = self._enclosing_class()
             if owner is None:
                 return
             container = ContainerKey(owner, attribute)
