@@ -25,7 +25,7 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.devices import CPU_METHODS, is_cpu_expression, method_chain, to_call_target
-from stabfix.model.modules import ModuleIndex
+from stabfix.model.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.names import Binding, Names, dotted_name
 
 # What a tensor says about itself is plain Python data (`torch.Size`, ints, dtypes, devices), not a tensor.
@@ -188,8 +188,11 @@ class Values:
             return value
         if _names_a_loss(name):
             return replace(value, reduced=True)
+        if value.model_output and name in ARRAY_SHAPE_METHODS:
+            return replace(value, tensor=True, not_tensor=False)  # `encoder(x).squeeze(0)`: one tensor
         if not value.tensor:
-            return replace(value, call=True, model_output=isinstance(node, cst.Call) and self._is_forward(node, depth))
+            forward = value.model_output or (isinstance(node, cst.Call) and self._is_forward(node, depth))
+            return replace(value, call=True, model_output=forward)
         return value
 
     def _is_forward(self, call: cst.Call, depth: int) -> bool:
