@@ -103,3 +103,42 @@ def test_a_module_result_saved_whole_is_built_once():
     [store] = containers.stores
     uses = containers.uses([store.container])[store.container]
     assert containers.built_once([store], uses)
+
+
+def test_a_key_bound_to_a_tuple_of_arguments_grows_and_a_constant_tuple_does_not():
+    containers = _containers(
+        """
+        class Crops:
+            def __init__(self):
+                self.feats = dict()
+
+            def add(self, image_id, scale, x):
+                key = (image_id, scale)
+                self.feats[key] = x.detach()
+                slot = ("last", 1)
+                self.feats[slot] = x.detach()
+        """
+    )
+    per_key, constant = containers.stores
+    assert containers.long_lived_kinds(per_key) == {"dict"}
+    assert containers.grows(per_key, "dict")
+    assert not containers.grows(constant, "dict")
+
+
+def test_a_class_attribute_written_through_the_class_name_is_the_class_container():
+    containers = _containers(
+        """
+        class Conditioner:
+            _embs = {}
+
+            def forward(self, spk, wav):
+                if spk not in Conditioner._embs:
+                    Conditioner._embs[spk] = wav.detach()
+                return Conditioner._embs[spk]
+        """
+    )
+    [store] = containers.stores
+    assert store.container.display() == "Conditioner._embs"
+    assert containers.long_lived_kinds(store) == {"dict"}
+    uses = containers.uses([store.container])[store.container]
+    assert [use.kind for use in uses] == ["empty", "lookup", "store", "read"]

@@ -212,3 +212,78 @@ def test_a_record_of_nested_displays_is_not_a_group_of_tensors():
         """
     )
     assert not record.grouped and not record.tensor
+
+
+def test_rows_of_a_detached_device_tensor_drawn_through_zip_are_device_snapshots():
+    # `.tolist()` on the ids beside it moves the ids, not the rows
+    row = _value_of_returned(
+        """
+        def rows(model, ids, x):
+            feats = model(x.cuda())
+            for sid, row in zip(ids.tolist(), feats.detach()):
+                return row
+        """
+    )
+    assert row.tensor and row.snapshot and not row.host
+    sid = _value_of_returned(
+        """
+        def rows(model, ids, x):
+            feats = model(x.cuda())
+            for sid, row in zip(ids.tolist(), feats.detach()):
+                return sid
+        """
+    )
+    assert sid.host and not sid.tensor
+
+
+def test_elements_of_an_unknown_iterable_are_unknown():
+    value = _value_of_returned(
+        """
+        def items(batch):
+            for key, item in batch.items():
+                return item
+        """
+    )
+    assert not value.tensor and not value.snapshot
+
+
+def _values_of_file(source: str):
+    from libcst.metadata import MetadataWrapper
+
+    from stabfix.model import FileModel
+    from stabfix.model.traversal import MergedVisitor
+
+    module = cst.parse_module(textwrap.dedent(source))
+    model = FileModel(("values",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    stored = [node for node in module.body[-1].body.body[-1].body.body if isinstance(node, cst.SimpleStatementLine)]
+    return model.values, stored
+
+
+def test_a_call_reshaped_under_no_grad_is_a_forward_pass_and_its_result_one_tensor():
+    values, statements = _values_of_file(
+        """
+        import torch
+
+        class Store:
+            @torch.no_grad()
+            def get(self, key, tokens):
+                a = self.encoder(tokens).squeeze(0)
+                b = self.encoder(tokens)
+        """
+    )
+    squeezed, whole = (values.value_of(line.body[0].value) for line in statements)
+    assert squeezed.tensor and squeezed.model_output
+    assert whole.model_output and not whole.tensor  # a forward output: may still be a structure
+
+
+def test_a_call_reshaped_with_autograd_on_is_not_taken_for_a_forward_pass():
+    values, statements = _values_of_file(
+        """
+        class Store:
+            def get(self, key, tokens):
+                a = self.featurizer(tokens).squeeze(0)
+        """
+    )
+    value = values.value_of(statements[0].body[0].value)
+    assert not value.model_output and not value.tensor

@@ -11,7 +11,8 @@ container, or a function-local one that a training loop of the function (a loop 
   or a call result when the container is annotated as holding tensors, read back with `.clone()`,
   or the result is put on the accelerator with `.to(device)`/`.cuda()`/`.half()`),
 - (or a tuple of such values, reported without a fix; or a forward output stored as it is under
-  `no_grad`, when the callee is a module of the file or runs on a tensor put on the accelerator),
+  `no_grad`, when the callee is a module of the file, runs on a tensor put on the accelerator, or has
+  its result reshaped there, `enc(ids).squeeze(0)`),
 - as a snapshot (detached, cloned, or computed under `no_grad`/`inference_mode`) - tensors stored
   *with* their graph are SF103's business and KV caches of a forward call store raw activations,
 - and nothing moves it to the CPU (`.cpu()`, `.to("cpu")`, `.to(d)` with `d` only ever bound to a CPU

@@ -219,6 +219,18 @@ def is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
 
 
+def names_own_class(node: cst.BaseExpression, owner: cst.ClassDef | None) -> bool:
+    """`Cls` written inside the methods of `class Cls` (`Cls._cache[k] = v`): the class itself."""
+    return owner is not None and isinstance(node, cst.Name) and node.value == owner.name.value
+
+
+def owner_attribute(node: cst.BaseExpression, owner: cst.ClassDef | None) -> str | None:
+    """`x` for `self.x`, or for `Cls.x` inside `class Cls` (a class attribute written through the class)."""
+    if isinstance(node, cst.Attribute) and (is_self(node.value) or names_own_class(node.value, owner)):
+        return node.attr.value
+    return None
+
+
 def self_attribute(node: cst.BaseExpression) -> str | None:
     """`x` for `self.x`."""
     if isinstance(node, cst.Attribute) and is_self(node.value):
@@ -331,8 +343,9 @@ class UseWalker(cst.CSTVisitor):
             elif isinstance(parent, cst.AnnAssign) and parent.target is node and parent.value is not None:
                 self._assignment(node.value, node, parent.value)
             return
-        if isinstance(node, cst.Attribute) and is_self(node.value) and node.attr.value in self.names:
-            self._classify(node, node.attr.value)
+        if isinstance(node, cst.Attribute) and node.attr.value in self.names:
+            if is_self(node.value) or names_own_class(node.value, self.owner):  # type: ignore[arg-type]
+                self._classify(node, node.attr.value)
 
     def _method(self) -> str | None:
         return self.functions[0].name.value if self.functions else None
@@ -534,11 +547,12 @@ class Containers(cst.BatchableCSTVisitor):
         self.loops.pop()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if not is_self(node.value):
-            self.foreign_attributes.add(node.attr.value)
-            return
-        functions = self._functions_in_owner()
         owner = self._enclosing_class()
+        if not is_self(node.value):
+            self.foreign_attributes.add(node.attr.value)  # `Cls.x` too: the fix only rewrites `self.x`
+            if not names_own_class(node.value, owner):
+                return
+        functions = self._functions_in_owner()
         if functions and owner is not None:
             self.occurrences.setdefault((owner, node.attr.value), set()).add(functions[0])
 
@@ -656,9 +670,9 @@ class Containers(cst.BatchableCSTVisitor):
         comprehension_names: frozenset[str] = frozenset(),
         shared: bool = False,
     ) -> None:
-        attribute = self_attribute(receiver)
+        owner = self._enclosing_class()
+        attribute = owner_attribute(receiver, owner)
         if attribute is not None:
-            owner = self._enclosing_class()
             if owner is None:
                 return
             container = ContainerKey(owner, attribute)
@@ -893,14 +907,13 @@ class Containers(cst.BatchableCSTVisitor):
         names = names_in(key) - {"True", "False", "None"} if key is not None else set()
         if not names:
             return False  # a constant key: one slot, overwritten
-        if any(is_device_name(name) for name in names) or "device" in code_of(key, 200):
+        facts = self.facts(store.functions[-1] if store.functions else self.module)  # type: ignore[arg-type]
+        if _keyed_by_device(facts, key):  # type: ignore[arg-type]
             return False  # a per-device memo is meant to live on each device
         if names & store.comprehension_names:
             return True
         if not store.functions:
-            facts = self.facts(self.module)  # type: ignore[arg-type]
             return any(name in facts.loop_iters or _bound_to_data(facts, name) for name in names)
-        facts = self.facts(store.functions[-1])
         for name in names - {"self", "cls"}:
             if name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name):
                 return True
@@ -1098,10 +1111,36 @@ class _MethodCalls(cst.CSTVisitor):
             self.calls.append((func.value, node))
 
 
-def _bound_to_data(facts: LocalBindings, name: str) -> bool:
-    """Bound to something other than a literal: the key can differ from call to call."""
+def _keyed_by_device(facts: LocalBindings, key: cst.BaseExpression) -> bool:
+    """The key names a device, itself or through a local tuple it is bound to (`k = (n, x.device)`)."""
+    parts = [key] + [
+        binding.value
+        for name in names_in(key)
+        for binding in facts.bindings.get(name, [])
+        if isinstance(binding.value, (cst.Tuple, cst.FormattedString))
+    ]
+    return any(
+        any(is_device_name(name) for name in names_in(part)) or "device" in code_of(part, 200) for part in parts
+    )
+
+
+def _bound_to_data(facts: LocalBindings, name: str, depth: int = 0) -> bool:
+    """Bound to something other than a literal: the key can differ from call to call. A tuple or an
+    f-string built from such names (`key = (image_id, scale)`, `key = f"{path}:{size}"`) is data too."""
     bindings = facts.bindings.get(name, [])
-    return bool(bindings) and not all(b.value is not None and _is_literal(b.value) for b in bindings)
+    return bool(bindings) and not all(
+        b.value is not None and _is_literal(b.value) and not _built_from_data(facts, b.value, depth) for b in bindings
+    )
+
+
+def _built_from_data(facts: LocalBindings, value: cst.BaseExpression, depth: int) -> bool:
+    """A tuple display or f-string holding an argument, a loop variable or a local bound to data."""
+    if depth > 4 or not isinstance(value, (cst.Tuple, cst.FormattedString)):
+        return False
+    return any(
+        name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name, depth + 1)
+        for name in names_in(value) - {"self", "cls", "True", "False", "None"}
+    )
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:

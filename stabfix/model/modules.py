@@ -6,7 +6,9 @@ with it. A callable `X` is a module when the file
 - calls module-only methods on it (`X.eval()`, `X.train()`, `X.parameters()`, `X.state_dict()`), or
   methods that a callable only has when it is a module (`X.requires_grad_(False)`, `X.to(device)`,
   `X.cuda()`, `X.half()`: a tensor has them too, but a tensor is never called),
-- binds it from such a chain (`self.teacher = teacher.eval()`, `encoder = build().to(device)`).
+- binds it from such a chain (`self.teacher = teacher.eval()`, `encoder = build().to(device)`), or
+- calls it with autograd off (under `torch.no_grad()`/`inference_mode()`) and reshapes what it returns
+  as a tensor (`self.encoder(tokens).squeeze(0)`): code turns autograd off to run models.
 
 Callables are identified by their dotted spelling in the file (`model`, `self.teacher`); a name
 bound to a module anywhere in the file counts everywhere in it (most files use one name for one model).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from stabfix.model.devices import is_grad_disabling_context
 from stabfix.model.imports import ImportTracker, dotted_name
 
 # Methods only a torch.nn.Module has.
@@ -39,6 +42,8 @@ _MODULE_METHODS = frozenset(
 )
 # Methods tensors have too: they say "module" only about something that is also called.
 _SHARED_METHODS = frozenset({"requires_grad_", "to", "cuda", "half", "bfloat16", "float"})
+# Shape methods of arrays: applied to what a call returns under no_grad, they say the call ran a model.
+ARRAY_SHAPE_METHODS = frozenset({"squeeze", "unsqueeze", "view", "permute", "reshape", "flatten", "transpose"})
 
 
 class ModuleIndex(cst.BatchableCSTVisitor):
@@ -50,6 +55,7 @@ class ModuleIndex(cst.BatchableCSTVisitor):
         self._modules: set[str] = set()
         self._shared: set[str] = set()  # receivers of methods modules share with tensors
         self._called: set[str] = set()
+        self._grad_off: list[bool] = [False]  # per function and `with` block: autograd turned off
 
     def is_module(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` (a name or attribute chain, as called) names a module of this file."""
@@ -59,6 +65,20 @@ class ModuleIndex(cst.BatchableCSTVisitor):
         return name in self._modules or (name in self._shared and name in self._called)
 
     # -- traversal -------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        # a nested def runs later, outside any enclosing no_grad block: only its own decorators count
+        self._grad_off.append(any(is_grad_disabling_context(d.decorator, self.imports.qualify) for d in node.decorators))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._grad_off.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        off = any(is_grad_disabling_context(item.item, self.imports.qualify) for item in node.items)
+        self._grad_off.append(self._grad_off[-1] or off)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self._grad_off.pop()
+
     def visit_Call(self, node: cst.Call) -> None:
         callee = dotted_name(node.func)
         if callee is not None:
@@ -66,6 +86,11 @@ class ModuleIndex(cst.BatchableCSTVisitor):
         if isinstance(node.func, cst.Attribute):
             receiver = dotted_name(node.func.value)
             method = node.func.attr.value
+            inner = node.func.value
+            if method in ARRAY_SHAPE_METHODS and self._grad_off[-1] and isinstance(inner, cst.Call):
+                forward = dotted_name(inner.func)
+                if forward is not None and self.imports.qualify(inner.func) is None:
+                    self._modules.add(forward)  # `self.encoder(tokens).squeeze(0)` under no_grad
             if receiver is not None and method in _MODULE_METHODS:
                 self._modules.add(receiver)
             elif receiver is not None and method in _SHARED_METHODS:

@@ -25,7 +25,7 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.devices import CPU_METHODS, is_cpu_expression, method_chain, to_call_target
-from stabfix.model.modules import ModuleIndex
+from stabfix.model.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.names import Binding, Names, dotted_name
 
 # What a tensor says about itself is plain Python data (`torch.Size`, ints, dtypes, devices), not a tensor.
@@ -188,8 +188,11 @@ class Values:
             return value
         if _names_a_loss(name):
             return replace(value, reduced=True)
+        if value.model_output and name in ARRAY_SHAPE_METHODS:
+            return replace(value, tensor=True, not_tensor=False)  # `encoder(x).squeeze(0)`: one tensor
         if not value.tensor:
-            return replace(value, call=True, model_output=isinstance(node, cst.Call) and self._is_forward(node, depth))
+            forward = value.model_output or (isinstance(node, cst.Call) and self._is_forward(node, depth))
+            return replace(value, call=True, model_output=forward)
         return value
 
     def _is_forward(self, call: cst.Call, depth: int) -> bool:
@@ -244,7 +247,7 @@ class Values:
 
     def _element_of(self, binding: Binding, depth: int) -> Value:
         """A `for` target: a batch when the loop draws from a DataLoader, a parameter when it walks
-        `model.parameters()`, a row of a host tensor when it iterates one."""
+        `model.parameters()`, a row of a tensor (host or not) when it iterates one."""
         iterable = _iterated_part(binding)
         if iterable is None:
             return Value()
@@ -253,7 +256,13 @@ class Values:
         if _calls_parameter_iterator(iterable):
             return Value(parameter=True)
         source = self.value_of(iterable, depth + 1)
-        return Value(host=True) if source.host else Value()
+        if source.host:
+            return Value(host=True)
+        if source.tensor and not source.grouped:
+            # a row of a tensor (`for i, row in zip(ids.tolist(), feats.detach())`): a tensor where the
+            # tensor lives, with its autograd state and origin
+            return replace(source, call=False, batch=False)
+        return Value()
 
     def _is_loader(self, iterable: cst.BaseExpression, depth: int) -> bool:
         if isinstance(iterable, cst.Call):
