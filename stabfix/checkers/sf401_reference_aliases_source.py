@@ -27,6 +27,7 @@ from stabfix.model.tensor_identity import (
     identifier_words,
     is_meta_operand,
     literal_key,
+    spells_whole_value,
     operand_positions,
     strip_value_wrappers,
 )
@@ -176,7 +177,7 @@ class _ScopeAnalysis:
             references = [
                 op
                 for op in operands[1:]
-                if _is_plain_name(op) and op.value.key != operands[0].value.key and not _is_prediction_slot(op.label)
+                if spells_whole_value(op.spelled) and op.value.key != operands[0].value.key and not _is_prediction_slot(op.label)
             ]
             if references:
                 described.append((site, loss, operands[0], references))
@@ -240,11 +241,6 @@ def _claims_another_role(reference: _Operand) -> bool:
     return bool(source_roles) and any(
         _roles(step.alias) and not (_roles(step.alias) & source_roles) for step in reference.value.steps
     )
-
-
-def _is_plain_name(operand: _Operand) -> bool:
-    """A reference spelled as a bare variable (after `.detach()`-like wrappers): `x_src`, `ref.clone()`."""
-    return operand.spelled is not None and "." not in operand.spelled and "[" not in operand.spelled
 
 
 def _call_text(call: cst.Call, loss: LossCall) -> str:
