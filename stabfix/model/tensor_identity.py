@@ -692,6 +692,60 @@ def is_meta_operand(expr: cst.BaseExpression) -> bool:
     return words[-1] in _META_WORDS and not any(w in _TENSOR_WORDS for w in words)
 
 
+# Pairs of callees that give equal results for equal inputs (`F.kl_div(F.log_softmax(s / T), F.softmax(t / T))`).
+_MATCHED_CALLEES = frozenset({frozenset({"log_softmax", "softmax"}), frozenset({"logsigmoid", "sigmoid"})})
+# Callees that draw random numbers: two calls on one tensor differ (R-Drop compares two dropout passes).
+_RANDOM_WORDS = frozenset({"dropout", "drop", "noise", "rand", "randn", "augment", "aug", "sample", "bernoulli"})
+
+
+def peel_common(a: cst.BaseExpression, b: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression]:
+    """Strip what both operands of a loss apply alike, down to where they differ: `gram(vgg(out))` and
+    `gram(vgg(ref))` give (`out`, `ref`); `F.log_softmax(s / T, -1)` and `F.softmax(t / T, -1)` give
+    (`s`, `t`). A deterministic function of one tensor gives equal results, so if the peeled operands are
+    the same tensor, so are the operands."""
+    for _ in range(8):
+        pair = _peel_once(a, b)
+        if pair is None:
+            return a, b
+        a, b = pair
+    return a, b
+
+
+def _peel_once(a: cst.BaseExpression, b: cst.BaseExpression):
+    if isinstance(a, cst.BinaryOperation) and isinstance(b, cst.BinaryOperation) and type(a.operator) is type(b.operator):
+        if _code(a.right) == _code(b.right):
+            return a.left, b.left
+        return (a.right, b.right) if _code(a.left) == _code(b.left) else None
+    if not (isinstance(a, cst.Call) and isinstance(b, cst.Call)) or len(a.args) != len(b.args):
+        return None
+    for x, y in zip(a.args, b.args):
+        if x.star or y.star or _code(x.keyword or cst.Name("_")) != _code(y.keyword or cst.Name("_")):
+            return None
+    last = [_callee_word(a.func), _callee_word(b.func)]
+    if not all(last) or any(set(identifier_words(w)) & _RANDOM_WORDS for w in last):  # type: ignore[arg-type]
+        return None
+    matched = last[0] == last[1] or frozenset(last) in _MATCHED_CALLEES
+    differing = [i for i, (x, y) in enumerate(zip(a.args, b.args)) if _code(x.value) != _code(y.value)]
+    if isinstance(a.func, cst.Attribute) and isinstance(b.func, cst.Attribute) and _code(a.func.value) != _code(b.func.value):
+        # methods on two receivers: `s.log_softmax(-1)` and `t.softmax(-1)`
+        return (a.func.value, b.func.value) if matched and not differing else None
+    if matched and _code(a.func) != _code(b.func) and not isinstance(a.func, type(b.func)):
+        return None
+    if (matched or _code(a.func) == _code(b.func)) and len(differing) == 1:
+        return a.args[differing[0]].value, b.args[differing[0]].value
+    return None
+
+
+def _callee_word(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
 def _string_index(expr: cst.BaseExpression) -> str | None:
     """The entry an index reads, `batch["style_ref"]` -> `style_ref`: the entry, not the container, says what it holds."""
     if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
