@@ -97,3 +97,52 @@ def test_both_rules_share_one_loss_index():
     model = FileModel(("names", "losses", "gradients", "tensors"))
     assert model.gradients is not None and model.tensors is not None
     assert model.gradients.loss_index is model.losses and model.tensors.losses is model.losses
+
+
+def test_peeling_strips_what_both_operands_apply_alike_and_stops_at_random_callees():
+    from stabfix.model.tensor_identity import peel_common
+
+    def peeled(a: str, b: str) -> tuple[str | None, str | None]:
+        x, y = peel_common(cst.parse_expression(a), cst.parse_expression(b))
+        return _code(x), _code(y)
+
+    assert peeled("gram(vgg(out))", "gram(vgg(ref))") == ("out", "ref")
+    assert peeled("F.log_softmax(s / T, -1)", "F.softmax(t / T, -1)") == ("s", "t")
+    assert peeled("F.dropout(h)", "F.dropout(g)") == ("F.dropout(h)", "F.dropout(g)")
+    assert peeled("self.vgg(a)", "self.enc(b)") == ("self.vgg(a)", "self.enc(b)")
+    assert peeled("f(a, b)", "f(c, d)") == ("f(a, b)", "f(c, d)")
+
+
+def test_value_keys_follow_a_self_attribute_and_a_dict_entry_only_where_they_provably_hold():
+    model = FileModel(("tensors",))
+    module = cst.parse_module(textwrap.dedent(
+        """
+        class T:
+            def step(self, x_src, batch):
+                self.ref = x_src
+                batch["style"] = batch["src"]
+                a = f(self.ref, batch["style"])
+
+            def other(self, batch):
+                if cond:
+                    batch["other"] = batch["src"]
+                self.ref2 = batch["src"]
+                b = f(batch["other"])
+
+            def reset(self, y):
+                self.ref2 = y
+                c = f(self.ref2)
+        """
+    ))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    assert model.tensors is not None
+    calls = [node for node in _walk(module) if isinstance(node, cst.Call) and _code(node.func) == "f"]
+    keys = [model.tensors.value_key(arg.value).key for call in calls for arg in call.args]  # type: ignore[union-attr]
+    # the branched store and the attribute bound in two methods are not followed
+    assert keys == ["x_src", 'batch["src"]', 'batch["other"]', "self.ref2"]
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)

@@ -27,7 +27,9 @@ from stabfix.model.tensor_identity import (
     identifier_words,
     is_meta_operand,
     literal_key,
+    spells_whole_value,
     operand_positions,
+    peel_common,
     strip_value_wrappers,
 )
 from stabfix.checker import Checker
@@ -57,9 +59,7 @@ class _Operand:
 
 
 @dataclass
-class _Pending:
-    """A finding whose message still needs the line of an alias binding."""
-
+class _Pending:  # a finding whose message still needs the line of an alias binding
     node: cst.Call
     build: object  # callable(line_of) -> message
 
@@ -79,12 +79,9 @@ class ReferenceAliasesSource(Checker):
             pending.extend(_ScopeAnalysis(self.model.tensors, scope, sites).findings())
         if not pending:
             return
-        # Positions cost a pass over the file: only files with findings pay for them.
         positions = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
-
-        def line_of(node: cst.CSTNode) -> int:
-            where = positions.get(node)
-            return where.start.line if where is not None else 0
+        def line_of(node: cst.CSTNode) -> int:  # positions cost a pass: only files with findings pay it
+            return positions[node].start.line if node in positions else 0
 
         for item in pending:
             self.report(item.node, item.build(line_of))
@@ -126,7 +123,11 @@ class _ScopeAnalysis:
     # shape 1: one call, the same tensor twice ----------------------------------------------------
     def _operands(self, site: CallSite, loss: LossCall) -> list[_Operand]:
         operands: list[_Operand] = []
-        for label, expr in operand_positions(loss):
+        positions = operand_positions(loss)
+        if len(positions) == 2:  # `mse(gram(vgg(out)), gram(vgg(ref)))` compares `out` with `ref`
+            pair = peel_common(positions[0][1], positions[1][1])
+            positions = [(positions[0][0], pair[0]), (positions[1][0], pair[1])]
+        for label, expr in positions:
             if is_meta_operand(expr):
                 continue
             value = self.tensors.value_key(expr)
@@ -176,7 +177,7 @@ class _ScopeAnalysis:
             references = [
                 op
                 for op in operands[1:]
-                if _is_plain_name(op) and op.value.key != operands[0].value.key and not _is_prediction_slot(op.label)
+                if spells_whole_value(op.spelled) and op.value.key != operands[0].value.key and not _is_prediction_slot(op.label)
             ]
             if references:
                 described.append((site, loss, operands[0], references))
@@ -189,10 +190,10 @@ class _ScopeAnalysis:
                     for ref_b in refs_b:
                         if ref_a.value.key != ref_b.value.key or ref_a.spelled == ref_b.spelled:
                             continue
-                        # report at the call whose reference goes through the alias
+                        # report at the call whose reference goes through the (later) alias
                         alias_site, alias_ref, alias_loss, other_site, other_ref, other_loss = (
                             (site_b, ref_b, loss_b, site_a, ref_a, loss_a)
-                            if ref_b.value.steps and not ref_a.value.steps
+                            if _alias_order(ref_b) > _alias_order(ref_a)
                             else (site_a, ref_a, loss_a, site_b, ref_b, loss_b)
                         )
                         if id(alias_site.call) in reported:
@@ -242,9 +243,8 @@ def _claims_another_role(reference: _Operand) -> bool:
     )
 
 
-def _is_plain_name(operand: _Operand) -> bool:
-    """A reference spelled as a bare variable (after `.detach()`-like wrappers): `x_src`, `ref.clone()`."""
-    return operand.spelled is not None and "." not in operand.spelled and "[" not in operand.spelled
+def _alias_order(reference: _Operand) -> int:  # -1: no alias; of two aliases the later is the placeholder
+    return reference.value.steps[0].binding.order if reference.value.steps else -1
 
 
 def _call_text(call: cst.Call, loss: LossCall) -> str:

@@ -150,6 +150,11 @@ def literal_key(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def spells_whole_value(spelled: str | None) -> bool:
+    """A spelling of a whole value (`x_src`, `self.x_ref`, `batch["src"]`), not a slice of a tensor (`out[:, 1:]`)."""
+    return spelled is not None and ("[" not in spelled or spelled.endswith(('"]', "']")))
+
+
 # --- facts of one scope -----------------------------------------------------------------------
 
 
@@ -176,6 +181,7 @@ class TensorFacts(cst.BatchableCSTVisitor):
         self._branches: list[int] = [0]  # per function nesting level: open branches
         self._functions: list[cst.FunctionDef] = []
         self._classes: list[str] = []
+        self.stores: list[tuple[cst.Subscript, cst.Assign]] = []  # `batch["ref"] = ...` with a literal index
 
     # -- traversal -----------------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -272,6 +278,8 @@ class TensorFacts(cst.BatchableCSTVisitor):
         for target in node.targets:
             self._target(target.target)
             self._record_loss_sink(target.target, node.value)
+            if isinstance(target.target, cst.Subscript) and literal_key(target.target) is not None:
+                self.stores.append((target.target, node))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._binding(node)
@@ -331,31 +339,84 @@ class TensorFacts(cst.BatchableCSTVisitor):
 
     # -- queries -------------------------------------------------------------------------------------
     def value_key(self, expr: cst.BaseExpression) -> ValueKey | None:
-        """The root value an operand holds, following aliases and copies that provably hold at the use."""
+        """The root value an operand holds, following aliases and copies that provably hold at the use:
+        names, `self.<attr>` set earlier in the same method, `batch["k"]` stored earlier in the scope."""
         expr, first_kind = strip_value_wrappers(expr, self.losses)
         steps: list[AliasStep] = []
         for _ in range(10):
-            if not isinstance(expr, cst.Name):
-                break
-            binding = self.alias_binding(expr)
+            binding = self._holding_binding(expr)
             if binding is None:
                 break
             value = binding.bound_value
             source = alias_source(value, self.losses)  # type: ignore[arg-type]
-            if source is None or _root_name(source) == expr.value:
+            spelled = literal_key(expr)
+            if source is None or _root_name(source) == spelled or literal_key(source) == spelled:
                 break
             kind = strip_value_wrappers(value, self.losses)[1]  # type: ignore[arg-type]
             if self._source_changed(source, kind, binding):
                 break
-            if kind == "copy" and self._mutated_after(expr, binding.order):
+            root = _root_name_node(expr)
+            if kind == "copy" and (root is None or self._mutated_after(root, binding.order)):
                 break
-            steps.append(AliasStep(expr.value, literal_key(source) or "", kind, binding))
+            steps.append(AliasStep(spelled or "", literal_key(source) or "", kind, binding))
             expr = source
         key = literal_key(expr)
         root = _root_name_node(expr)
         if key is None or root is None:
             return None
         return ValueKey(key, root.value, root, tuple(steps), first_kind == "copy")
+
+    def _holding_binding(self, expr: cst.BaseExpression) -> Binding | None:
+        if isinstance(expr, cst.Name):
+            return self.alias_binding(expr)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute_binding(expr)
+        if isinstance(expr, cst.Subscript):
+            return self._store_binding(expr)
+        return None
+
+    def _attribute_binding(self, expr: cst.Attribute) -> Binding | None:
+        """`self.x_ref` read in the method that set it: the class binds the attribute once, earlier in
+        this method and outside any branch or loop, so no other method or iteration can have replaced it."""
+        owner = expr.value
+        use = self.names.uses.get(owner) if isinstance(owner, cst.Name) else None
+        if use is None or not isinstance(use.scope.node, cst.FunctionDef) or use.scope.parent is None:
+            return None
+        params = use.scope.node.params.params
+        if not use.scope.parent.is_class or not params or params[0].name.value != owner.value:  # type: ignore[union-attr]
+            return None
+        if use.scope.resolving(owner.value) is not use.scope or len(self.names.bindings_of(owner)) != 1:
+            return None
+        bindings = self.names.attribute_bindings(use.scope.parent.node, expr.attr.value)  # type: ignore[arg-type]
+        if len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        if binding.scope is not use.scope or binding.order > use.order or binding.conditional or binding.kind != "assign":
+            return None
+        return binding
+
+    def _store_binding(self, expr: cst.Subscript) -> Binding | None:
+        """`batch["style_ref"]` read after the scope's one store under that index (`batch["style_ref"] =
+        batch["src"]`), made outside any branch, with `batch` not re-bound in between."""
+        key, root = literal_key(expr), _root_name_node(expr)
+        use = self.names.uses.get(root) if root is not None else None
+        if key is None or use is None:
+            return None
+        scope = use.scope.resolving(root.value)  # type: ignore[union-attr]
+        found = []
+        for target, node in self.stores:
+            target_root = _root_name_node(target)
+            store_use = self.names.uses.get(target_root) if target_root is not None else None
+            if store_use is not None and literal_key(target) == key and store_use.scope.resolving(target_root.value) is scope:
+                found.append((store_use, node))
+        if len(found) != 1:
+            return None
+        store_use, node = found[0]
+        if store_use.scope is not use.scope or store_use.order > use.order or node in self.branched:
+            return None
+        if self.rebound_between(root, store_use.order, use.order):  # type: ignore[arg-type]
+            return None
+        return Binding(key, "assign", node, store_use.scope, store_use.order, node.value)
 
     def alias_binding(self, name: cst.Name) -> Binding | None:
         """The one binding that holds at a use, when it binds a visible value outside any branch."""
@@ -622,13 +683,76 @@ def is_meta_operand(expr: cst.BaseExpression) -> bool:
     root = _root_name(expr)
     if root is None:
         return True
-    name = dotted_name(expr) or root
+    name = dotted_name(expr) or _string_index(expr) or root
     words = identifier_words(name.rsplit(".", 1)[-1])
     if not words:
         return True
     # `x_t`, `t_logits`, `model_pred` are tensors: only a name that ends in a meta word and says
     # nothing of a tensor (`t`, `mask`, `num_items`, `labels`) is taken for one
     return words[-1] in _META_WORDS and not any(w in _TENSOR_WORDS for w in words)
+
+
+# Pairs of callees that give equal results for equal inputs (`F.kl_div(F.log_softmax(s / T), F.softmax(t / T))`).
+_MATCHED_CALLEES = frozenset({frozenset({"log_softmax", "softmax"}), frozenset({"logsigmoid", "sigmoid"})})
+# Callees that draw random numbers: two calls on one tensor differ (R-Drop compares two dropout passes).
+_RANDOM_WORDS = frozenset({"dropout", "drop", "noise", "rand", "randn", "augment", "aug", "sample", "bernoulli"})
+
+
+def peel_common(a: cst.BaseExpression, b: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression]:
+    """Strip what both operands of a loss apply alike, down to where they differ: `gram(vgg(out))` and
+    `gram(vgg(ref))` give (`out`, `ref`); `F.log_softmax(s / T, -1)` and `F.softmax(t / T, -1)` give
+    (`s`, `t`). A deterministic function of one tensor gives equal results, so if the peeled operands are
+    the same tensor, so are the operands."""
+    for _ in range(8):
+        pair = _peel_once(a, b)
+        if pair is None:
+            return a, b
+        a, b = pair
+    return a, b
+
+
+def _peel_once(a: cst.BaseExpression, b: cst.BaseExpression):
+    if isinstance(a, cst.BinaryOperation) and isinstance(b, cst.BinaryOperation) and type(a.operator) is type(b.operator):
+        if _code(a.right) == _code(b.right):
+            return a.left, b.left
+        return (a.right, b.right) if _code(a.left) == _code(b.left) else None
+    if not (isinstance(a, cst.Call) and isinstance(b, cst.Call)) or len(a.args) != len(b.args):
+        return None
+    for x, y in zip(a.args, b.args):
+        if x.star or y.star or _code(x.keyword or cst.Name("_")) != _code(y.keyword or cst.Name("_")):
+            return None
+    last = [_callee_word(a.func), _callee_word(b.func)]
+    if not all(last) or any(set(identifier_words(w)) & _RANDOM_WORDS for w in last):  # type: ignore[arg-type]
+        return None
+    matched = last[0] == last[1] or frozenset(last) in _MATCHED_CALLEES
+    differing = [i for i, (x, y) in enumerate(zip(a.args, b.args)) if _code(x.value) != _code(y.value)]
+    if isinstance(a.func, cst.Attribute) and isinstance(b.func, cst.Attribute) and _code(a.func.value) != _code(b.func.value):
+        # methods on two receivers: `s.log_softmax(-1)` and `t.softmax(-1)`
+        return (a.func.value, b.func.value) if matched and not differing else None
+    if matched and _code(a.func) != _code(b.func) and not isinstance(a.func, type(b.func)):
+        return None
+    if (matched or _code(a.func) == _code(b.func)) and len(differing) == 1:
+        return a.args[differing[0]].value, b.args[differing[0]].value
+    return None
+
+
+def _callee_word(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _string_index(expr: cst.BaseExpression) -> str | None:
+    """The entry an index reads, `batch["style_ref"]` -> `style_ref`: the entry, not the container, says what it holds."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        index = expr.slice[0].slice.value
+        if isinstance(index, cst.SimpleString):
+            return str(index.evaluated_value)
+    return None
 
 
 def alias_source(value: cst.BaseExpression, imports: Qualifier) -> cst.BaseExpression | None:
