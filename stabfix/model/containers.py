@@ -27,7 +27,7 @@ from stabfix.model.devices import is_cpu_expression, is_device_name, is_grad_dis
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Binding, Names, Scope
 from stabfix.model.structure import Frame, StepIndex
-from stabfix.model.syntax import code_of, contains, names_in, walk, walk_scope
+from stabfix.model.syntax import code_of, contains, names_in, walk
 from stabfix.model.values import (
     PARAMETER_ITERATORS,
     NOT_TENSOR_FUNCTIONS,
@@ -502,6 +502,11 @@ class Containers(cst.BatchableCSTVisitor):
         self.foreign_attributes: set[str] = set()  # attributes read on something other than `self`
         self.attribute_values: dict[str, list[cst.BaseExpression | None]] = {}  # `self.<name> = value`
         self._facts: dict[int, LocalBindings] = {}
+        # recorded in the traversal so the queries below never walk a function again
+        self.loop_functions: dict[cst.CSTNode, tuple[cst.CSTNode, ...]] = {}  # loop -> enclosing functions
+        self.definition_loops: dict[int, tuple[cst.CSTNode, ...]] = {}  # id(definition) -> enclosing loops
+        self.loops_with_backward: set[cst.CSTNode] = set()
+        self.loops_with_update: set[cst.CSTNode] = set()
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualify(node)
@@ -535,12 +540,14 @@ class Containers(cst.BatchableCSTVisitor):
         self.grad_off.pop()
 
     def visit_For(self, node: cst.For) -> None:
+        self.loop_functions[node] = tuple(s for s in self.scopes if isinstance(s, cst.FunctionDef))
         self.loops.append(node)
 
     def leave_For(self, original_node: cst.For) -> None:
         self.loops.pop()
 
     def visit_While(self, node: cst.While) -> None:
+        self.loop_functions[node] = tuple(s for s in self.scopes if isinstance(s, cst.FunctionDef))
         self.loops.append(node)
 
     def leave_While(self, original_node: cst.While) -> None:
@@ -572,6 +579,14 @@ class Containers(cst.BatchableCSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if self.loops and isinstance(func, cst.Attribute):
+            # a training loop runs backward and an optimizer update: `loss.backward()` plus
+            # `opt.step()`/`zero_grad()` (a sampler's `scheduler.step(noise, t, x)` takes arguments)
+            method = func.attr.value
+            if method == "backward":
+                self.loops_with_backward.update(self.loops)
+            elif method == "zero_grad" or (method == "step" and not node.args):
+                self.loops_with_update.update(self.loops)
         if (self.qualified_name(func) or "") == "torch.load":
             self.loads.append(Load(node, self._functions_in_owner(), self._enclosing_class()))
             return
@@ -637,6 +652,7 @@ class Containers(cst.BatchableCSTVisitor):
                 key = (self.scopes[-1], target.value)
                 self.function_containers.setdefault(key, set()).add(kind)
                 self.function_definitions.setdefault(key, []).append(statement)
+                self.definition_loops[id(statement)] = tuple(self.loops)
             elif isinstance(self.scopes[-1], cst.ClassDef):
                 self.class_containers.setdefault(self.scopes[-1], {}).setdefault(target.value, set()).add(kind)
                 self.class_body_definitions.setdefault((self.scopes[-1], target.value), []).append(statement)
@@ -758,24 +774,19 @@ class Containers(cst.BatchableCSTVisitor):
         iterations (it is created before the loop), or when a closure the function returns fills it."""
         definitions = self.function_definitions.get((owner, store.container.name), [])
         position = store.functions.index(owner)
+        returned = self.names.returns.get(owner, [])
         if position + 1 < len(store.functions):
             closure = store.functions[position + 1]
-            return any(
-                isinstance(node, cst.Return)
-                and isinstance(node.value, cst.Name)
-                and node.value.value == closure.name.value
-                for node in walk_scope(owner)
-            )
+            return any(isinstance(value, cst.Name) and value.value == closure.name.value for value in returned)
         name = store.container.name
-        if any(
-            isinstance(node, cst.Return) and node.value is not None and name in names_in(node.value)
-            for node in walk_scope(owner)
-        ):
+        if any(name in names_in(value) for value in returned):
             return False  # a result the function builds and hands back, not a cache
         for loop in store.loops:
-            if not contains(owner, loop) or any(contains(loop, definition) for definition in definitions):
+            if owner not in self.loop_functions.get(loop, ()):
                 continue
-            if _is_training_loop(loop):
+            if any(loop in self.definition_loops.get(id(definition), ()) for definition in definitions):
+                continue
+            if loop in self.loops_with_backward and loop in self.loops_with_update:
                 return True
         return False
 
@@ -1054,23 +1065,6 @@ def stored_values(payload: cst.BaseExpression, container: cst.BaseExpression) ->
     if method == "update" and len(positional) == 1 and isinstance(positional[0], cst.DictComp):
         return [positional[0].value]
     return [None]
-
-
-def _is_training_loop(loop: cst.For | cst.While) -> bool:
-    """A loop that runs backward and an optimizer update: `loss.backward()` plus `opt.step()`/`zero_grad()`.
-
-    A sampling loop calling `scheduler.step(noise, t, x)` (arguments) or a guidance loop that only
-    runs backward is not one.
-    """
-    backward = update = False
-    for node in walk(loop):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            method = node.func.attr.value
-            backward = backward or method == "backward"
-            update = update or method == "zero_grad" or (method == "step" and not node.args)
-            if backward and update:
-                return True
-    return False
 
 
 def _comprehension_fors(comp: cst.CompFor | None):
