@@ -23,12 +23,19 @@ from typing import Iterable, Sequence
 
 import libcst as cst
 
-from stabfix.model.devices import is_cpu_expression, is_device_name, is_grad_disabling_context, is_host_name
+from stabfix.model.devices import (
+    is_cpu_expression,
+    is_device_name,
+    is_grad_disabling_context,
+    is_host_name,
+    method_chain,
+)
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Binding, Names, Scope
 from stabfix.model.structure import Frame, StepIndex
 from stabfix.model.syntax import code_of, contains, names_in, walk
 from stabfix.model.values import (
+    METADATA_STEPS,
     PARAMETER_ITERATORS,
     NOT_TENSOR_FUNCTIONS,
     TENSOR_FUNCTION_MODULES,
@@ -921,6 +928,8 @@ class Containers(cst.BatchableCSTVisitor):
         facts = self.facts(store.functions[-1] if store.functions else self.module)  # type: ignore[arg-type]
         if _keyed_by_device(facts, key):  # type: ignore[arg-type]
             return False  # a per-device memo is meant to live on each device
+        if _keyed_by_shape(facts, key):  # type: ignore[arg-type]
+            return False  # one entry per input geometry (`(x.shape[-2], x.shape[-1])`): a bounded table memo
         if names & store.comprehension_names:
             return True
         if not store.functions:
@@ -1116,6 +1125,23 @@ def _keyed_by_device(facts: LocalBindings, key: cst.BaseExpression) -> bool:
     return any(
         any(is_device_name(name) for name in names_in(part)) or "device" in code_of(part, 200) for part in parts
     )
+
+
+def _keyed_by_shape(facts: LocalBindings, key: cst.BaseExpression) -> bool:
+    """The key is made only of tensor metadata (`x.shape[-1]`, `(h, w)` read off `x.shape`), itself or
+    through a local it is bound to once: it takes one value per input geometry, not per sample."""
+    if isinstance(key, cst.Name):
+        bindings = facts.bindings.get(key.value, [])
+        if len(bindings) != 1 or bindings[0].value is None:
+            return False
+        key = bindings[0].value
+    parts = [element.value for element in key.elements] if isinstance(key, cst.Tuple) else [key]
+    return bool(parts) and all(_is_metadata(part) for part in parts)
+
+
+def _is_metadata(expr: cst.BaseExpression) -> bool:
+    _, steps = method_chain(expr)
+    return any(step in METADATA_STEPS for step, _ in steps)
 
 
 def _bound_to_data(facts: LocalBindings, name: str, depth: int = 0) -> bool:
