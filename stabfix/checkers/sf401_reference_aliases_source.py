@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from stabfix.model import vocabulary as vocab
 from stabfix.model.losses import CallSite, loss_by_usage
 from stabfix.model.tensor_identity import (
     AliasStep,
@@ -36,18 +37,6 @@ from stabfix.checker import Checker
 
 _MAX_CALL_TEXT = 70
 _PREDICTION_LABELS = ("#0", "input", "pred", "prediction", "preds", "predictions", "output", "outputs")
-# Words of a keyword that says its slot takes the model's prediction, not a reference: `logits=`,
-# `pooled_logits=`, `student_logits=`.
-_PREDICTION_WORDS = frozenset({"pred", "preds", "prediction", "predictions", "output", "outputs", "logits", "logit"})
-# The roles a name gives a tensor in a loss. An alias whose name claims another role than its source's
-# (`x_style_ref = x_src`, `f_style = f_content`, `tgt = src`) was meant to hold a different tensor;
-# one that keeps the role or claims none (`gt_usm = gt`, `clean = x`) is a second name for one target.
-_ROLES = (
-    frozenset({"style"}),
-    frozenset({"content"}),
-    frozenset({"src", "source", "input", "inp", "orig", "original"}),
-    frozenset({"ref", "reference", "target", "tgt", "gt", "goal"}),
-)
 
 
 @dataclass
@@ -227,12 +216,12 @@ def _is_prediction_slot(label: str) -> bool:
     """A slot that takes the prediction: the first positional operand, or a keyword naming a prediction."""
     if label in _PREDICTION_LABELS:
         return True
-    return not label.startswith("#") and bool(set(identifier_words(label)) & _PREDICTION_WORDS)
+    return not label.startswith("#") and bool(set(identifier_words(label)) & vocab.PREDICTION_WORDS)
 
 
 def _roles(name: str) -> set[frozenset[str]]:
     words = set(identifier_words(name))
-    return {role for role in _ROLES if role & words}
+    return {role for role in vocab.ALIAS_ROLES if role & words}
 
 
 def _claims_another_role(reference: _Operand) -> bool:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from stabfix.model import vocabulary as vocab
 from stabfix.model.imports import dotted_name
 
 # Methods whose result is on the CPU, or is not a tensor at all.
 CPU_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "pin_memory"})
-# Parts of a variable name that say the value is (or is configured as) host memory.
-_HOST_WORDS = ("cpu", "host", "offload", "storage", "cache", "pinned")
 _TORCH_DTYPES = frozenset(
     {
         "float",
@@ -74,7 +73,7 @@ def method_chain(
 def is_host_name(name: str) -> bool:
     """A variable whose name says it holds host memory or a host-side device: `cpu_device`, `offload_to`."""
     lowered = name.lower()
-    return any(word in lowered for word in _HOST_WORDS)
+    return any(word in lowered for word in vocab.HOST_WORDS)
 
 
 def is_device_name(name: str) -> bool:

@@ -24,27 +24,11 @@ from typing import Iterator
 
 import libcst as cst
 
+from stabfix.model import vocabulary as vocab
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names, Scope
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-LOSS_WORDS = frozenset({"loss", "losses", "criterion", "criterions", "criteria", "crit", "lossfn", "objective"})
-# Loss-word names that hold something else: `loss_weights`, `loss_scaler`, `loss_history`.
-_NOT_A_LOSS_VALUE = frozenset(
-    {
-        "weight", "weights", "scale", "scales", "scaler", "scaling", "history", "meter", "meters", "tracker",
-        "names", "name", "keys", "fmt", "format", "str", "curve", "curves", "window", "coef", "coeff", "factor",
-        "type", "types", "cfg", "config", "kwargs", "args",
-    }
-)
-# ... and callees with a loss word that compute something else: `get_loss_weights()`, `log_loss(...)`.
-_NOT_A_LOSS_CALL = _NOT_A_LOSS_VALUE | frozenset(
-    {
-        "get", "log", "logger", "logging", "print", "plot", "save", "record", "update", "dict", "list", "write",
-        "show", "reset", "init", "grad", "grads", "backward", "step", "item", "value", "values", "ema", "avg",
-        "average", "smooth", "smoothed", "build", "make", "create", "register", "add", "append",
-    }
-)
 
 
 @lru_cache(maxsize=4096)
@@ -56,7 +40,7 @@ def identifier_words(name: str) -> tuple[str, ...]:
 def is_loss_like_name(name: str) -> bool:
     """A variable or container whose name says it holds a loss value: `loss`, `style_loss`, `loss_dict`."""
     words = identifier_words(name.rsplit(".", 1)[-1])
-    return any(w in LOSS_WORDS for w in words) and not any(w in _NOT_A_LOSS_VALUE for w in words)
+    return any(w in vocab.LOSS_WORDS for w in words) and not any(w in vocab.NOT_A_LOSS_VALUE_WORDS for w in words)
 
 
 def is_loss_callee_name(name: str) -> bool:
@@ -65,8 +49,8 @@ def is_loss_callee_name(name: str) -> bool:
     words = identifier_words(last)
     return (
         not last[:1].isupper()  # `StyleLoss(...)` constructs the module
-        and any(w in LOSS_WORDS for w in words)
-        and not any(w in _NOT_A_LOSS_CALL for w in words)
+        and any(w in vocab.LOSS_WORDS for w in words)
+        and not any(w in vocab.NOT_A_LOSS_CALL_WORDS for w in words)
     )
 
 
@@ -132,7 +116,7 @@ def _holds_losses(receiver: cst.BaseExpression) -> bool:
     """A module or object whose name says it holds loss functions: `losses`, `self.criteria`."""
     name = dotted_name(receiver)
     words = set(identifier_words(name.rsplit(".", 1)[-1])) if name else set()
-    return bool(words) and words <= LOSS_WORDS
+    return bool(words) and words <= vocab.LOSS_WORDS
 
 
 def _argument(call: cst.Call, index: int | None, keywords: tuple[str, ...]) -> cst.BaseExpression | None:
@@ -442,7 +426,7 @@ def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
         and _holds_losses(func.value)
         and not name[:1].isupper()
         and not name.startswith("_")
-        and not words & (_NOT_A_LOSS_CALL | _CONTAINER_METHODS)
+        and not words & (vocab.NOT_A_LOSS_CALL_WORDS | _CONTAINER_METHODS)
     )
 
 

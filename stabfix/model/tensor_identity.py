@@ -19,6 +19,7 @@ from typing import Optional, Protocol
 
 import libcst as cst
 
+from stabfix.model import vocabulary as vocab
 from stabfix.model.imports import dotted_name
 from stabfix.model.losses import (  # noqa: F401  (identifier_words, LossCall are re-exported for the rules)
     LossCall,
@@ -638,27 +639,8 @@ _LIBRARY_OPERANDS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "CosineEmbeddingLoss": ((0, 1), ("input1", "input2")),
 }
 _DEFAULT_LIBRARY_OPERANDS = ((0, 1), ("input", "target", "log_probs", "targets"))
-# Keyword arguments of user losses that are not tensors to compare.
-_META_WORDS = frozenset(
-    {
-        "len", "lens", "length", "lengths", "mask", "masks", "weight", "weights", "w", "idx", "index", "indices",
-        "num", "n", "size", "sizes", "count", "step", "steps", "epoch", "scale", "temperature", "temp", "tau",
-        "margin", "eps", "epsilon", "dim", "reduction", "reduce", "ignore", "lr", "alpha", "beta", "gamma",
-        "lam", "lambda", "t", "time", "timestep", "timesteps", "sigma", "sigmas", "valid", "self", "model",
-        "config", "cfg", "args", "opt", "device", "dtype", "shape", "kwargs", "name", "mode", "training",
-        "label", "labels", "class", "classes", "cls", "positions", "offsets", "batch",
-    }
-)
 
 
-# Words that say a name holds data to compare (`x_t`, `t_logits`, `model_pred`, `feat_mask`).
-_TENSOR_WORDS = frozenset(
-    {
-        "x", "y", "z", "h", "pred", "preds", "prediction", "logits", "logit", "out", "output", "outputs", "target",
-        "targets", "tgt", "ref", "src", "source", "feat", "feats", "features", "emb", "embeds", "embedding",
-        "latent", "latents", "img", "image", "images", "hidden", "probs", "scores", "recon", "gt",
-    }
-)
 
 
 def operand_positions(loss: LossCall) -> list[tuple[str, cst.BaseExpression]]:
@@ -673,7 +655,7 @@ def operand_positions(loss: LossCall) -> list[tuple[str, cst.BaseExpression]]:
         return found
     found = [(f"#{i}", arg.value) for i, arg in enumerate(positional)]
     for arg in call.args:
-        if arg.keyword is not None and not any(w in _META_WORDS for w in identifier_words(arg.keyword.value)):
+        if arg.keyword is not None and not any(w in vocab.METADATA_WORDS for w in identifier_words(arg.keyword.value)):
             found.append((arg.keyword.value, arg.value))
     return found
 
@@ -689,13 +671,11 @@ def is_meta_operand(expr: cst.BaseExpression) -> bool:
         return True
     # `x_t`, `t_logits`, `model_pred` are tensors: only a name that ends in a meta word and says
     # nothing of a tensor (`t`, `mask`, `num_items`, `labels`) is taken for one
-    return words[-1] in _META_WORDS and not any(w in _TENSOR_WORDS for w in words)
+    return words[-1] in vocab.METADATA_WORDS and not any(w in vocab.TENSOR_VALUE_WORDS for w in words)
 
 
 # Pairs of callees that give equal results for equal inputs (`F.kl_div(F.log_softmax(s / T), F.softmax(t / T))`).
 _MATCHED_CALLEES = frozenset({frozenset({"log_softmax", "softmax"}), frozenset({"logsigmoid", "sigmoid"})})
-# Callees that draw random numbers: two calls on one tensor differ (R-Drop compares two dropout passes).
-_RANDOM_WORDS = frozenset({"dropout", "drop", "noise", "rand", "randn", "augment", "aug", "sample", "bernoulli"})
 
 
 def peel_common(a: cst.BaseExpression, b: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression]:
@@ -722,7 +702,7 @@ def _peel_once(a: cst.BaseExpression, b: cst.BaseExpression):
         if x.star or y.star or _code(x.keyword or cst.Name("_")) != _code(y.keyword or cst.Name("_")):
             return None
     last = [_callee_word(a.func), _callee_word(b.func)]
-    if not all(last) or any(set(identifier_words(w)) & _RANDOM_WORDS for w in last):  # type: ignore[arg-type]
+    if not all(last) or any(set(identifier_words(w)) & vocab.RANDOM_CALL_WORDS for w in last):  # type: ignore[arg-type]
         return None
     matched = last[0] == last[1] or frozenset(last) in _MATCHED_CALLEES
     differing = [i for i, (x, y) in enumerate(zip(a.args, b.args)) if _code(x.value) != _code(y.value)]

@@ -165,3 +165,76 @@ NOT_OPTIMIZER_WORDS = {
 def identifier_words(name: str) -> list[str]:
     """`g_optimizer` -> [g, optimizer]; `optimizerD` -> [optimizer, d]; `optG2` -> [opt, g, 2]."""
     return [word.lower() for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
+
+
+# --- losses, tensor roles and host memory (SF101, SF102, SF401) -------------------------------------
+
+# from losses.py
+LOSS_WORDS = frozenset({"loss", "losses", "criterion", "criterions", "criteria", "crit", "lossfn", "objective"})
+
+# from losses.py
+# Loss-word names that hold something else: `loss_weights`, `loss_scaler`, `loss_history`.
+NOT_A_LOSS_VALUE_WORDS = frozenset(
+    {
+        "weight", "weights", "scale", "scales", "scaler", "scaling", "history", "meter", "meters", "tracker",
+        "names", "name", "keys", "fmt", "format", "str", "curve", "curves", "window", "coef", "coeff", "factor",
+        "type", "types", "cfg", "config", "kwargs", "args",
+    }
+)
+
+# from losses.py
+# ... and callees with a loss word that compute something else: `get_loss_weights()`, `log_loss(...)`.
+NOT_A_LOSS_CALL_WORDS = NOT_A_LOSS_VALUE_WORDS | frozenset(
+    {
+        "get", "log", "logger", "logging", "print", "plot", "save", "record", "update", "dict", "list", "write",
+        "show", "reset", "init", "grad", "grads", "backward", "step", "item", "value", "values", "ema", "avg",
+        "average", "smooth", "smoothed", "build", "make", "create", "register", "add", "append",
+    }
+)
+
+# from tensor_identity.py
+# Keyword arguments of user losses that are not tensors to compare.
+METADATA_WORDS = frozenset(
+    {
+        "len", "lens", "length", "lengths", "mask", "masks", "weight", "weights", "w", "idx", "index", "indices",
+        "num", "n", "size", "sizes", "count", "step", "steps", "epoch", "scale", "temperature", "temp", "tau",
+        "margin", "eps", "epsilon", "dim", "reduction", "reduce", "ignore", "lr", "alpha", "beta", "gamma",
+        "lam", "lambda", "t", "time", "timestep", "timesteps", "sigma", "sigmas", "valid", "self", "model",
+        "config", "cfg", "args", "opt", "device", "dtype", "shape", "kwargs", "name", "mode", "training",
+        "label", "labels", "class", "classes", "cls", "positions", "offsets", "batch",
+    }
+)
+
+# from tensor_identity.py
+# Words that say a name holds data to compare (`x_t`, `t_logits`, `model_pred`, `feat_mask`).
+TENSOR_VALUE_WORDS = frozenset(
+    {
+        "x", "y", "z", "h", "pred", "preds", "prediction", "logits", "logit", "out", "output", "outputs", "target",
+        "targets", "tgt", "ref", "src", "source", "feat", "feats", "features", "emb", "embeds", "embedding",
+        "latent", "latents", "img", "image", "images", "hidden", "probs", "scores", "recon", "gt",
+    }
+)
+
+# from tensor_identity.py
+# Callees that draw random numbers: two calls on one tensor differ (R-Drop compares two dropout passes).
+RANDOM_CALL_WORDS = frozenset({"dropout", "drop", "noise", "rand", "randn", "augment", "aug", "sample", "bernoulli"})
+
+# from devices.py
+# Parts of a variable name that say the value is (or is configured as) host memory.
+HOST_WORDS = ("cpu", "host", "offload", "storage", "cache", "pinned")
+
+# from sf401_reference_aliases_source.py
+# Words of a keyword that says its slot takes the model's prediction, not a reference: `logits=`,
+# `pooled_logits=`, `student_logits=`.
+PREDICTION_WORDS = frozenset({"pred", "preds", "prediction", "predictions", "output", "outputs", "logits", "logit"})
+
+# from sf401_reference_aliases_source.py
+# The roles a name gives a tensor in a loss. An alias whose name claims another role than its source's
+# (`x_style_ref = x_src`, `f_style = f_content`, `tgt = src`) was meant to hold a different tensor;
+# one that keeps the role or claims none (`gt_usm = gt`, `clean = x`) is a second name for one target.
+ALIAS_ROLES = (
+    frozenset({"style"}),
+    frozenset({"content"}),
+    frozenset({"src", "source", "input", "inp", "orig", "original"}),
+    frozenset({"ref", "reference", "target", "tgt", "gt", "goal"}),
+)
