@@ -23,6 +23,7 @@ from typing import Iterable, Sequence
 
 import libcst as cst
 
+from stabfix.model import vocabulary as vocab
 from stabfix.model.devices import (
     is_cpu_expression,
     is_device_name,
@@ -103,7 +104,6 @@ METADATA_READS = frozenset({"shape", "dtype", "ndim", "size", "numel", "dim", "i
 _HARMLESS_BUILTINS = frozenset({"len", "bool", "isinstance", "id", "type", "print", "repr", "str"})
 # Methods that set a container up once; re-creating it empty anywhere else clears it.
 SETUP_METHODS = frozenset({None, "__init__", "__post_init__"})
-_PER_STEP_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", "flush", "invalidate", "start", "end")
 
 _EMPTY_CONSTRUCTORS = {
     "dict": "dict",
@@ -847,7 +847,7 @@ class Containers(cst.BatchableCSTVisitor):
         return (
             bool(inside)
             or len({use.method for use in outside}) > 1
-            or any(any(word in (use.method or "").lower() for word in _PER_STEP_WORDS) for use in outside)
+            or any(any(word in (use.method or "").lower() for word in vocab.PER_STEP_METHOD_WORDS) for use in outside)
         )
 
     def restores(self, use: ContainerUse) -> bool:

@@ -32,6 +32,7 @@ from typing import ClassVar, Iterable, Optional
 
 import libcst as cst
 
+from stabfix.model import vocabulary as vocab
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
 from stabfix.model.optimizers import Scope, optimizer_class_name
@@ -46,9 +47,6 @@ _IN_PLACE_UPDATES = {"add_", "sub_", "copy_"}
 _FOREACH_UPDATES = {"torch._foreach_add_": "foreach_add_", "torch._foreach_sub_": "foreach_sub_"}
 # Out-of-place arithmetic that writes its result into `out=`.
 _OUT_UPDATES = {"torch.add": "out=add", "torch.sub": "out=sub"}
-# Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
-# on a tensor, a positional argument is the incoming gradient instead.
-_BACKWARD_WRAPPERS = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -419,7 +417,7 @@ def _differentiated(call: cst.Call, func: cst.Attribute) -> Optional[cst.BaseExp
     if func.attr.value == "manual_backward":
         return argument
     owner = dotted_name(func.value)
-    if argument is not None and owner is not None and owner.rsplit(".", 1)[-1].lower() in _BACKWARD_WRAPPERS:
+    if argument is not None and owner is not None and owner.rsplit(".", 1)[-1].lower() in vocab.BACKWARD_WRAPPER_NAMES:
         return argument
     return func.value
 

@@ -238,3 +238,11 @@ ALIAS_ROLES = (
     frozenset({"src", "source", "input", "inp", "orig", "original"}),
     frozenset({"ref", "reference", "target", "tgt", "gt", "goal"}),
 )
+
+# from containers.py
+PER_STEP_METHOD_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", "flush", "invalidate", "start", "end")
+
+# from events.py
+# Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
+# on a tensor, a positional argument is the incoming gradient instead.
+BACKWARD_WRAPPER_NAMES = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
