@@ -198,7 +198,11 @@ class ReadMoves:
     def _plan_read(
         self, use: ContainerUse, expression: cst.BaseExpression
     ) -> bool:
-        device = self._device_expression(self.container, use.functions, use.node)
+        return self._move_back_at(use, expression, use.node)
+
+    def _move_back_at(self, use: ContainerUse, expression: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """Plan `expression.to(<device at hand>, non_blocking=True)`, or say why no device is at hand."""
+        device = self._device_expression(self.container, use.functions, at)
         if device is None:
             where = f"`{use.functions[-1].name.value}()`" if use.functions else "module level"
             self.unfixable = f"no device is at hand where `{self.container.display()}` is read in {where}"
@@ -267,12 +271,8 @@ class ReadMoves:
                 grand = ancestors[-2]
                 if isinstance(grand, cst.Call) and grand.func is parent_node and not grand.args:
                     expression = grand
-            device = self._device_expression(self.container, use.functions, node)
-            if device is None:
-                where = f"`{use.functions[-1].name.value}()`" if use.functions else "module level"
-                self.unfixable = f"no device is at hand where `{self.container.display()}` is read in {where}"
+            if not self._move_back_at(use, expression, node):
                 return False
-            self.changes[expression] = move_back(expression, device)
         return True
 
     def _device_expression(

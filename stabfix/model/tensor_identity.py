@@ -585,15 +585,8 @@ _CONSTANT_NAMES = frozenset({"True", "False", "None"})
 
 
 def _root_name(expr: cst.BaseExpression) -> str | None:
-    while True:
-        if isinstance(expr, cst.Name):
-            return None if expr.value in _CONSTANT_NAMES else expr.value
-        if isinstance(expr, (cst.Attribute, cst.Subscript)):
-            expr = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
-        else:
-            return None
+    root = _root_name_node(expr)
+    return root.value if root is not None else None
 
 
 def _backpropagated(call: cst.Call) -> cst.BaseExpression:
