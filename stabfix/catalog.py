@@ -48,6 +48,9 @@ class RuleSpec:
     good: tuple[Example, ...] = field(default=())
     near_misses: tuple[Example, ...] = field(default=())
     source: Path | None = None
+    # A rule whose false positives on real code could not be removed ships off: it runs only when
+    # selected by code, name, prefix or `ALL`.
+    enabled_by_default: bool = True
 
 
 def rules_dir() -> Path:
@@ -92,6 +95,7 @@ def _parse_spec(path: Path) -> RuleSpec:
             good=_examples(examples.get("good")),
             near_misses=_examples(examples.get("near_misses")),
             source=path,
+            enabled_by_default=bool(data.get("enabled_by_default", True)),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise CatalogError(f"{path}: missing or malformed field {exc}") from None
@@ -129,11 +133,15 @@ def resolve_selectors(selectors: Iterable[str], catalog: dict[str, RuleSpec], or
     return chosen
 
 
+def default_codes(catalog: dict[str, RuleSpec]) -> set[str]:
+    return {code for code, spec in catalog.items() if spec.enabled_by_default}
+
+
 def selected_codes(
     catalog: dict[str, RuleSpec],
     select: list[str],
     ignore: list[str],
     origin: str,
 ) -> set[str]:
-    base = resolve_selectors(select, catalog, origin) if select else set(catalog)
+    base = resolve_selectors(select, catalog, origin) if select else default_codes(catalog)
     return base - resolve_selectors(ignore, catalog, origin)

@@ -233,10 +233,11 @@ def apply(
 def rules_command() -> None:
     """List the rule catalog."""
     table = Table(title="stabfix rules")
-    for column in ("code", "name", "category", "severity", "fix", "summary"):
+    for column in ("code", "name", "category", "severity", "fix", "default", "summary"):
         table.add_column(column, overflow="fold")
     for spec in load_catalog().values():
-        table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_safety, spec.summary)
+        default = "on" if spec.enabled_by_default else "off"
+        table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_safety, default, spec.summary)
     # Pipes get a wide table so that codes and names stay greppable on one line.
     Console(width=None if sys.stdout.isatty() else 200).print(table)
 

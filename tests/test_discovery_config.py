@@ -93,3 +93,16 @@ def test_cache_hit_does_not_reparse(tmp_path, run_cli):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert json_report(result)["findings"][0]["code"] == "SF101"
+
+
+def test_a_rule_shipped_off_runs_only_when_selected():
+    from dataclasses import replace
+
+    from stabfix.catalog import load_catalog, selected_codes
+
+    catalog = dict(load_catalog())
+    catalog["SF201"] = replace(catalog["SF201"], enabled_by_default=False)
+    assert "SF201" not in selected_codes(catalog, [], [], "config")
+    assert "SF201" in selected_codes(catalog, ["ALL"], [], "config")
+    assert "SF201" in selected_codes(catalog, ["cuda-cleanup-in-step"], [], "config")
+    assert "SF201" in selected_codes(catalog, ["SF2"], [], "config")
