@@ -201,12 +201,14 @@ class _ScopeAnalysis:
         return found
 
     def _trains_identity(self, prediction: _Operand, reference: _Operand, site: CallSite) -> bool:
-        """The prediction is computed from the very tensor the plain alias stands for (`x1 = f(x_src)`,
-        `ref = x_src`): the losses pull the output toward its own input. An alias made with `.detach()`
-        or a copy says the author chose the input as the target knowingly (an autoencoder)."""
+        """The prediction is computed from the very tensor the plain alias stands for and from a
+        condition (`x1 = f(x_src, style_id)`, `ref = x_src`): the losses pull a conditional output toward
+        its own input, so the condition can change nothing. A plain reconstruction (`recon = ae(x)`)
+        legitimately targets its input under any name, and an alias made with `.detach()` or a copy
+        says the author chose the input as the target knowingly."""
         if any(step.kind != "alias" for step in reference.value.steps):
             return False
-        return self.tensors.computed_from(prediction.value.root, reference.value.key)
+        return self.tensors.conditioned_beyond(prediction.value.root, reference.value.key)
 
     def _prediction_changes(self, prediction: _Operand, first: CallSite, second: CallSite) -> bool:
         return self.tensors.changes_between(prediction.expr, prediction.value, self.order[first.call], self.order[second.call])

@@ -451,6 +451,22 @@ class TensorFacts(cst.BatchableCSTVisitor):
                         return True
         return False
 
+    def conditioned_beyond(self, name: cst.Name, key: str) -> bool:
+        """The value a name holds is computed by a call that takes the tensor `key` together with some
+        other varying input (`x1 = model(x_src, style_id)`, `integrate(x_t, t, cond)`, `net(img_a,
+        img_b)`): a conditional mapping, not a reconstruction of `key` alone (`recon = ae(images)`)."""
+        for binding in self.names.reaching(name):
+            call = binding.bound_value
+            if not isinstance(call, cst.Call):
+                continue
+            varying = [arg for arg in call.args if not _is_constant_argument(arg.value)]
+            takes_key = any(
+                (found := self.value_key(arg.value)) is not None and found.key == key for arg in varying
+            )
+            if takes_key and len(varying) >= 2:
+                return True
+        return False
+
     def _source_changed(self, source: cst.BaseExpression, kind: str, binding: Binding) -> bool:
         """Whether the source may hold other values at a later use than at the alias binding.
 
@@ -735,3 +751,10 @@ def alias_source(value: cst.BaseExpression, imports: Qualifier) -> cst.BaseExpre
     if literal_key(source) is None or _root_name(source) in (None, "self"):
         return None
     return source
+
+
+def _is_constant_argument(expr: cst.BaseExpression) -> bool:
+    """A literal or a flag (`True`, `None`, `4`, `"bicubic"`): an option, not an input."""
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    return isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation, cst.Imaginary))
