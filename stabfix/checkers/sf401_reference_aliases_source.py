@@ -84,7 +84,7 @@ class _ScopeAnalysis:
         self.imports = tensors.losses
         self.by_name: list[tuple[CallSite, LossCall]] = []
         self.by_usage: list[tuple[CallSite, LossCall]] = []
-        self.order = {site.call: tensors.order_of(site.call) for site in sites}
+        self.order = {site.call: site.order for site in sites}
         usage = None
         for site in sites:
             loss = tensors.losses.resolve(site.call)

@@ -202,7 +202,7 @@ class LossIndex(cst.BatchableCSTVisitor):
         outer: cst.FunctionDef | cst.Module | None = self._functions[0] if self._functions else self.module
         if self._class_body[-1] and not self._functions:
             outer = None  # a class body is not a scope of its own for the rules
-        self.sites.append(CallSite(node, tuple(self._functions), outer, in_test))
+        self.sites.append(CallSite(node, tuple(self._functions), outer, in_test, self.names.position))
 
     # -- queries -------------------------------------------------------------------------------------
     def resolve(self, call: cst.Call) -> LossCall | None:
@@ -414,6 +414,7 @@ class CallSite:
     functions: tuple[cst.FunctionDef, ...]  # the enclosing functions, outermost first
     outer: cst.FunctionDef | cst.Module | None  # outermost function, or the module; None in a class body
     in_test: bool  # inside an `assert` or a test function: comparing a loss of x with x is a check
+    order: int = 0  # the binding model's position when the call starts (`Names.position`)
 
 
 def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:

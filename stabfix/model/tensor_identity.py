@@ -440,17 +440,6 @@ class TensorFacts(cst.BatchableCSTVisitor):
             names.append(spelled)  # the alias the operand reads, if any
         return any(self.rebound_between(name, start, end) for name in names)
 
-    def computed_from(self, name: cst.Name, key: str) -> bool:
-        """The value a name holds is computed by a call that takes the tensor `key` as an argument
-        (`x1 = f(x_src)`)."""
-        for binding in self.names.reaching(name):
-            if isinstance(binding.bound_value, cst.Call):
-                for arg in binding.bound_value.args:
-                    found = self.value_key(arg.value)
-                    if found is not None and found.key == key:
-                        return True
-        return False
-
     def conditioned_beyond(self, name: cst.Name, key: str) -> bool:
         """The value a name holds is computed by a call that takes the tensor `key` together with some
         other varying input (`x1 = model(x_src, style_id)`, `integrate(x_t, t, cond)`, `net(img_a,
@@ -497,14 +486,6 @@ class TensorFacts(cst.BatchableCSTVisitor):
                 ):
                     return True
         return False
-
-    def order_of(self, call: cst.Call) -> int:
-        """Where a call sits among the binding model's events: the order of the first name it reads."""
-        for name in _names_in_order(call):
-            use = self.names.uses.get(name)
-            if use is not None:
-                return use.order
-        return 0
 
     # loss terms -------------------------------------------------------------------------------------
     def loss_term_calls(self, scope: cst.CSTNode) -> set[cst.Call]:
@@ -563,13 +544,6 @@ def _within(value: cst.CSTNode | None, node: cst.CSTNode) -> bool:
     if value is node:
         return True
     return any(_within(child, node) for child in value.children)
-
-
-def _names_in_order(node: cst.CSTNode):
-    if isinstance(node, cst.Name):
-        yield node
-    for child in node.children:
-        yield from _names_in_order(child)
 
 
 def _root_name_node(expr: cst.BaseExpression) -> cst.Name | None:
