@@ -1,0 +1,106 @@
+"""SF410 loss-input-mismatch: a loss is fed another kind of input than it expects.
+
+A query over two model parts: `losses` (every torch loss call and its input operand) and
+`activations` (which output activation the input has had last, through names, held modules,
+`Sequential`s and the `forward` of same-file models). Reported:
+- softmax or sigmoid outputs into `cross_entropy`/`CrossEntropyLoss`, which applies `log_softmax`
+  itself (log-softmax outputs are left alone: `log_softmax` of log-probabilities changes nothing);
+- sigmoid outputs into `binary_cross_entropy_with_logits`/`BCEWithLogitsLoss`, which applies `sigmoid`;
+- raw linear-layer outputs into `binary_cross_entropy`/`BCELoss` (it needs probabilities), and raw
+  outputs or probabilities into `nll_loss`/`NLLLoss` and `kl_div`/`KLDivLoss` (they need log-probabilities).
+Fix (unsafe, it changes the loss values): drop an extra activation written inline in the loss call.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.model.activations import Activation
+
+# What each torch loss expects as its input, and the message for each kind it must not get.
+_LOGITS_LOSSES = ("cross_entropy", "CrossEntropyLoss")
+_LOGIT_BINARY = ("binary_cross_entropy_with_logits", "BCEWithLogitsLoss")
+_PROBABILITY_BINARY = ("binary_cross_entropy", "BCELoss")
+_LOG_PROBABILITY = ("nll_loss", "NLLLoss")
+_DIVERGENCE = ("kl_div", "KLDivLoss")
+
+_WRONG = {
+    _LOGITS_LOSSES: {
+        "softmax": "applies log_softmax itself, so the softmax is applied twice and the gradients shrink",
+        "sigmoid": "applies log_softmax itself and expects raw scores, not sigmoid outputs",
+    },
+    _LOGIT_BINARY: {"sigmoid": "applies sigmoid itself, so the sigmoid is applied twice and the gradients vanish"},
+    _PROBABILITY_BINARY: {"logits": "expects probabilities in [0, 1], not raw scores"},
+    _LOG_PROBABILITY: {
+        "logits": "expects log-probabilities, not raw scores",
+        "softmax": "expects log-probabilities, not probabilities",
+        "sigmoid": "expects log-probabilities, not probabilities",
+    },
+    _DIVERGENCE: {
+        "logits": "expects log-probabilities as its input, not raw scores",
+        "softmax": "expects log-probabilities as its input, not probabilities",
+        "sigmoid": "expects log-probabilities as its input, not probabilities",
+    },
+}
+_ADVICE = {
+    _LOGITS_LOSSES: "pass the raw logits",
+    _LOGIT_BINARY: "pass the raw logits",
+    _PROBABILITY_BINARY: "use `binary_cross_entropy_with_logits`/`BCEWithLogitsLoss` on them (numerically stable)",
+    _LOG_PROBABILITY: "apply `log_softmax` to the logits (or use `cross_entropy` on them)",
+    _DIVERGENCE: "pass `log_softmax` of the logits (the target stays probabilities unless `log_target=True`)",
+}
+# Activations the fix can drop: the loss applies them itself.
+_DROPPABLE = {_LOGITS_LOSSES: ("softmax",), _LOGIT_BINARY: ("sigmoid",)}
+_MAX_TEXT = 60
+
+
+def _family(kind: str) -> Optional[tuple[str, ...]]:
+    if not kind.startswith("torch."):
+        return None
+    last = kind.rsplit(".", 1)[-1]
+    return next((family for family in _WRONG if last in family), None)
+
+
+class LossInputMismatch(Checker):
+    code = "SF410"
+    tokens = ("cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "kl_div", "KLDivLoss")
+    also_needs = (("softmax", "Softmax", "sigmoid", "Sigmoid", "expit", "Linear", "linear", "Conv"),)
+    needs = ("losses", "activations")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for site, loss in self.model.losses.loss_sites():
+            family = _family(loss.kind)
+            if family is None or site.in_test or loss.prediction is None:
+                continue
+            found = self.model.activations.of(loss.prediction)
+            if found is None or found.kind not in _WRONG[family]:
+                continue
+            fix = _drop_activation(found) if found.kind in _DROPPABLE.get(family, ()) else None
+            self.report(site.call, _message(loss.loss_name, loss.prediction, found, _WRONG[family][found.kind], _ADVICE[family]), fix)
+
+
+def _drop_activation(found: Activation) -> Optional[Fix]:
+    if found.inline is None or found.source is None:
+        return None  # the activation is elsewhere (a name, a module, a model's forward): only its author can move it
+    return Fix("unsafe", f"drop `{_text(found.inline)}` from the loss input", {found.inline: found.source})
+
+
+def _message(loss_name: str, prediction: cst.BaseExpression, found: Activation, wrong: str, advice: str) -> str:
+    what = {"softmax": "softmax output", "log_softmax": "log-softmax output", "sigmoid": "sigmoid output", "logits": "raw linear-layer output"}[found.kind]
+    spelled = _text(prediction)
+    if found.inline is not None:
+        origin = f"`{spelled}` is a {what}"
+    elif found.via and found.via != f"`{spelled}`":
+        origin = f"`{spelled}` is a {what} ({found.via} → `{_text(found.made_by)}`)"
+    else:
+        origin = f"`{spelled}` is a {what} (`{_text(found.made_by)}`)"
+    return f"{origin}, but `{loss_name}` {wrong}; {advice}"
+
+
+def _text(node: cst.CSTNode) -> str:
+    code = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    return code if len(code) <= _MAX_TEXT else code[: _MAX_TEXT - 3] + "..."

@@ -1,0 +1,213 @@
+"""Activations: which output normalisation a tensor expression has had last.
+
+A loss expects one kind of input: `cross_entropy` raw scores (it applies `log_softmax` itself),
+`nll_loss` and `kl_div` log-probabilities, `binary_cross_entropy_with_logits` raw scores (it applies
+`sigmoid`), `binary_cross_entropy` probabilities. The part answers what an expression is, as far as
+the code shows, with the call that made it:
+
+- "softmax", "log_softmax", "sigmoid": the last thing done to the values was that activation,
+  as a function (`F.softmax(x, 1)`, `torch.sigmoid`), a method (`x.softmax(-1)`), a module held
+  in a name or on `self` (`self.act = nn.Softmax(dim=1)`), the last layer of an `nn.Sequential`,
+  or the `forward` of a model class of the same file (`return F.softmax(self.fc(x), dim=1)`);
+- "logits": the values come straight out of a linear layer (`nn.Linear`/`nn.Conv*`/`F.linear`),
+  also as the last layer of a `Sequential` or the return of a same-file model's `forward`.
+
+Names are followed through every binding that may hold at a use (all must agree), shape-only
+steps (`.view`, `.squeeze(1)`, `[:, -1]`, `.float()`) keep the kind, and anything else gives None:
+unknown is never a finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.imports import ImportTracker
+from stabfix.model.names import Names
+
+_FUNCTIONS = {
+    "torch.softmax": "softmax",
+    "torch.nn.functional.softmax": "softmax",
+    "torch.special.softmax": "softmax",
+    "torch.log_softmax": "log_softmax",
+    "torch.nn.functional.log_softmax": "log_softmax",
+    "torch.special.log_softmax": "log_softmax",
+    "torch.sigmoid": "sigmoid",
+    "torch.nn.functional.sigmoid": "sigmoid",
+    "torch.special.expit": "sigmoid",
+    "torch.nn.functional.linear": "logits",
+}
+_METHODS = {"softmax": "softmax", "log_softmax": "log_softmax", "sigmoid": "sigmoid"}
+_MODULES = {
+    "torch.nn.Softmax": "softmax",
+    "torch.nn.LogSoftmax": "log_softmax",
+    "torch.nn.Sigmoid": "sigmoid",
+    "torch.nn.Linear": "logits",
+    "torch.nn.LazyLinear": "logits",
+    "torch.nn.Bilinear": "logits",
+    "torch.nn.Conv1d": "logits",
+    "torch.nn.Conv2d": "logits",
+    "torch.nn.Conv3d": "logits",
+}
+# Steps that rearrange or cast values without changing what they are.
+_SHAPE_METHODS = frozenset(
+    {"view", "reshape", "squeeze", "unsqueeze", "flatten", "contiguous", "permute", "transpose", "float",
+     "double", "half", "bfloat16", "to", "cuda", "view_as", "reshape_as", "t"}
+)
+_SEQUENTIAL = frozenset({"torch.nn.Sequential"})
+_MAX_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class Activation:
+    kind: str  # softmax, log_softmax, sigmoid, logits
+    made_by: cst.CSTNode  # the activation call, the module construction, or the `return` value
+    inline: Optional[cst.Call] = None  # the activation call itself, when the loss argument is it
+    source: Optional[cst.BaseExpression] = None  # what the inline activation was applied to
+    via: str = ""  # how the code reaches it, for messages: "`probs`", "`Net.forward`"
+
+
+class Activations:
+    """The model part `activations`: ask `of(expr)` after the traversal."""
+
+    def __init__(self, imports: ImportTracker, names: Names) -> None:
+        self.imports = imports
+        self.names = names
+
+    def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
+        """What a name or attribute chain stands for through the imports, honouring local shadowing."""
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and root in self.names.uses:
+            return self.names.qualify(expr)
+        return self.imports.qualify(expr)
+
+    def of(self, expr: cst.BaseExpression) -> Optional[Activation]:
+        return self._of(expr, 0)
+
+    # -- expressions ------------------------------------------------------------------------------
+    def _of(self, expr: cst.BaseExpression, depth: int) -> Optional[Activation]:
+        if depth > _MAX_DEPTH:
+            return None
+        expr = self._peel_shape(expr)
+        if isinstance(expr, cst.Name):
+            return self._of_name(expr, depth)
+        if not isinstance(expr, cst.Call):
+            return None
+        direct = self._activation_call(expr)
+        if direct is not None:
+            kind, source = direct
+            return Activation(kind, expr, inline=expr, source=source)
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "log" and self.qualify(expr.func) is None:
+            return None  # `probs.log()`: a different quantity, left alone
+        if self.qualify(expr.func) in ("torch.log",) and expr.args:
+            inner = self._of(expr.args[0].value, depth + 1)  # `torch.log(F.softmax(x))` is log-probabilities
+            if inner is not None and inner.kind == "softmax":
+                return Activation("log_softmax", expr, via=inner.via)
+            return None
+        return self._of_module_call(expr, depth)
+
+    def _activation_call(self, call: cst.Call) -> Optional[tuple[str, Optional[cst.BaseExpression]]]:
+        qualified = self.qualify(call.func)
+        if qualified in _FUNCTIONS:
+            return _FUNCTIONS[qualified], call.args[0].value if call.args else None
+        func = call.func
+        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
+            return _METHODS[func.attr.value], func.value
+        return None
+
+    def _of_name(self, name: cst.Name, depth: int) -> Optional[Activation]:
+        bindings = self.names.reaching(name)
+        if not bindings or any(b.bound_value is None for b in bindings):
+            return None
+        found = [self._of(b.bound_value, depth + 1) for b in bindings]  # type: ignore[arg-type]
+        if any(item is None for item in found) or len({item.kind for item in found}) != 1:  # type: ignore[union-attr]
+            return None
+        first = found[0]
+        return Activation(first.kind, first.made_by, via=first.via or f"`{name.value}`")  # type: ignore[union-attr]
+
+    # -- modules ----------------------------------------------------------------------------------
+    def _of_module_call(self, call: cst.Call, depth: int) -> Optional[Activation]:
+        """`act(x)`, `self.head(x)`, `model(x)`: what the called module's output is."""
+        if isinstance(call.func, cst.Call):  # `nn.Softmax(dim=1)(x)`
+            return self._of_module_value(call.func, depth)
+        for value in self._held(call.func):
+            found = self._of_module_value(value, depth)
+            if found is not None:
+                return found
+        return None
+
+    def _of_module_value(self, value: cst.BaseExpression, depth: int) -> Optional[Activation]:
+        """What calling the module that `value` constructs returns."""
+        if not isinstance(value, cst.Call):
+            return None
+        qualified = self.qualify(value.func)
+        if qualified in _MODULES:
+            return Activation(_MODULES[qualified], value)
+        if qualified in _SEQUENTIAL:
+            layers = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+            return self._of_module_value(layers[-1], depth + 1) if layers else None
+        if qualified is None and isinstance(value.func, cst.Name):
+            return self._of_model_class(value.func, depth)
+        return None
+
+    def _of_model_class(self, name: cst.Name, depth: int) -> Optional[Activation]:
+        """`Net()` of a class of this file: what every `return` of its `forward` is."""
+        bindings = self.names.bindings_of(name)
+        classes = [b.node for b in bindings if b.kind == "class"]
+        if len(classes) != 1 or len(bindings) != 1:
+            return None
+        forward = next(
+            (item for item in classes[0].body.body if isinstance(item, cst.FunctionDef) and item.name.value == "forward"),  # type: ignore[union-attr]
+            None,
+        )
+        returns = self.names.returns.get(forward, []) if forward is not None else []
+        if not returns:
+            return None
+        found = [self._of(value, depth + 1) for value in returns]
+        if any(item is None for item in found) or len({item.kind for item in found}) != 1:  # type: ignore[union-attr]
+            return None
+        return Activation(found[0].kind, returns[-1], via=f"`{name.value}.forward`")  # type: ignore[union-attr]
+
+    def _held(self, func: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """The values a called name or `self.<attr>` is bound to (each binding must show one)."""
+        if isinstance(func, cst.Name):
+            bindings = self.names.reaching(func)
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            owner = self._self_class(func.value)
+            bindings = self.names.attribute_bindings(owner, func.attr.value) if owner is not None else []
+        else:
+            return []
+        values = [b.bound_value for b in bindings]
+        return [] if not values or any(v is None for v in values) else values  # type: ignore[return-value]
+
+    def _peel_shape(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """`out.view(-1, C).float()[:, 0]` -> `out`."""
+        while True:
+            if isinstance(expr, cst.Subscript):
+                expr = expr.value
+            elif (
+                isinstance(expr, cst.Call)
+                and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _SHAPE_METHODS
+                and self.qualify(expr.func) is None  # a method of the value, not `torch.squeeze(...)`
+            ):
+                expr = expr.func.value
+            else:
+                return expr
+
+    def _self_class(self, receiver: cst.Name) -> Optional[cst.ClassDef]:
+        use = self.names.uses.get(receiver)
+        if use is None:
+            return None
+        scope = use.scope.resolving(receiver.value)
+        parent = scope.parent
+        if not isinstance(scope.node, cst.FunctionDef) or parent is None or not parent.is_class:
+            return None
+        params = scope.node.params.params
+        if not params or params[0].name.value != receiver.value:
+            return None
+        return parent.node  # type: ignore[return-value]
