@@ -57,7 +57,16 @@ def test_names_are_followed_and_every_reaching_binding_must_agree():
             out = torch.softmax(out, -1)
         probe(out)
     """
-    assert _kind_of_probe(branchy) is None
+    assert _kind_of_probe(branchy) == "softmax"  # on the path through the `if`
+    disagreeing = """
+        import torch
+        if cond:
+            out = torch.softmax(z, -1)
+        else:
+            out = torch.log_softmax(z, -1)
+        probe(out)
+    """
+    assert _kind_of_probe(disagreeing) is None
 
 
 def test_a_same_file_model_class_is_followed_into_its_forward_and_held_modules():

@@ -12,7 +12,8 @@ the code shows, with the call that made it:
 - "logits": the values come straight out of a linear layer (`nn.Linear`/`nn.Conv*`/`F.linear`),
   also as the last layer of a `Sequential` or the return of a same-file model's `forward`.
 
-Names are followed through every binding that may hold at a use (all must agree), shape-only
+Names are followed through every binding that may hold at a use (those that show an activation
+must agree; `if calibrated: out = out.softmax(-1)` makes `out` a softmax output on that path), shape-only
 steps (`.view`, `.squeeze(1)`, `[:, -1]`, `.float()`) keep the kind, and anything else gives None:
 unknown is never a finding.
 """
@@ -120,14 +121,16 @@ class Activations:
         return None
 
     def _of_name(self, name: cst.Name, depth: int) -> Optional[Activation]:
+        """The activation every binding that may reach the use shows (bindings the code shows
+        nothing about, such as `out = model(x)`, are left out: on the path through the known one,
+        the loss gets that kind)."""
         bindings = self.names.reaching(name)
-        if not bindings or any(b.bound_value is None for b in bindings):
+        found = [self._of(b.bound_value, depth + 1) for b in bindings if b.bound_value is not None]
+        known = [item for item in found if item is not None]
+        if not known or len({item.kind for item in known}) != 1:
             return None
-        found = [self._of(b.bound_value, depth + 1) for b in bindings]  # type: ignore[arg-type]
-        if any(item is None for item in found) or len({item.kind for item in found}) != 1:  # type: ignore[union-attr]
-            return None
-        first = found[0]
-        return Activation(first.kind, first.made_by, via=first.via or f"`{name.value}`")  # type: ignore[union-attr]
+        first = known[0]
+        return Activation(first.kind, first.made_by, via=first.via or f"`{name.value}`")
 
     # -- modules ----------------------------------------------------------------------------------
     def _of_module_call(self, call: cst.Call, depth: int) -> Optional[Activation]:
