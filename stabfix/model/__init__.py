@@ -23,6 +23,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 (built on `names`)
 - `gradients`   per function: what is differentiated, returned or handed to unseen code (SF101)
 - `tensors`     per scope: in-place changes, branch-bound names and loss sinks (SF401)
+- `accumulation` gradient-accumulation loops (backward every iteration, optimizer step behind
+                `% N`) and how the differentiated loss is scaled (built on `events`, `optimizers`, `losses`)
 - `activations` which output activation an expression has had last (softmax, log_softmax, sigmoid,
                 raw linear-layer logits), through names, held modules, `Sequential`s and same-file
                 models' `forward` (queried after the traversal; built on `names`)
@@ -37,6 +39,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
+from stabfix.model.accumulation import AccumulationIndex
 from stabfix.model.activations import Activations
 from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.containers import Containers
@@ -66,6 +69,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
     "activations": (("names",), lambda model: Activations(model.imports, model.names)),
+    "accumulation": (
+        ("events", "optimizers", "losses"),
+        lambda model: AccumulationIndex(model.events, model.optimizers, model.losses),
+    ),
 }
 PARTS = tuple(_PARTS)
 
@@ -83,6 +90,7 @@ class FileModel:
     gradients: Optional[GradientFacts] = None
     tensors: Optional[TensorFacts] = None
     activations: Optional[Activations] = None
+    accumulation: Optional[AccumulationIndex] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

@@ -1,0 +1,81 @@
+"""SF411 accumulation-loss-not-normalized: gradient accumulation that backpropagates each
+micro-batch's mean loss without dividing by the number of accumulation steps, or divides twice.
+
+A query over the `accumulation` part: for each backward that runs on every iteration of a loop whose
+optimizer steps run behind `% N` (accumulation over N micro-batches), the loss it differentiates
+must be scaled once:
+- shown to be a plain per-batch loss (a loss call, `outputs.loss`, a `.mean()`, a sum of those)
+  and never divided or multiplied on its way to `backward()`: the gradients are N times too large
+  (report; unsafe fix `(loss / N).backward()`);
+- divided by `N` twice (`loss = loss / N` and then `(loss / N).backward()`): N times too small.
+Losses the code does not show (a helper of another file) and libraries that scale the loss
+themselves (`accelerator.accumulate`, `engine.backward(loss)`) are left alone.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.model.accumulation import Accumulation
+
+_MAX_TEXT = 50
+
+
+class AccumulationLossNotNormalized(Checker):
+    code = "SF411"
+    tokens = ("%",)
+    also_needs = (("backward",), ("step",))
+    needs = ("accumulation",)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        accumulation = self.model.accumulation
+        for found in accumulation.loops():
+            every = _text(found.every)
+            scaled = [_text(divisor) for divisor in accumulation.divisors(found.loss)]
+            if not scaled and accumulation.is_plain_loss(found.loss):
+                self.report(found.backward.node, _unscaled(found, every), _divide_fix(found))
+            elif scaled.count(every) >= 2:
+                self.report(found.backward.node, _twice(found, every))
+
+
+def _unscaled(found: Accumulation, every: str) -> str:
+    loss = _text(found.loss)
+    return (
+        f"`{loss}` is backpropagated on every micro-batch but the optimizer steps once per `{every}` of them "
+        f"and the loss is never divided, so gradients come out `{every}`× too large; backpropagate `{loss} / {every}`"
+    )
+
+
+def _twice(found: Accumulation, every: str) -> str:
+    return (
+        f"`{_text(found.loss)}` is divided by `{every}` twice before `backward()`: the accumulated gradient is "
+        f"`{every}` times too small; divide once"
+    )
+
+
+def _divide_fix(found: Accumulation) -> Fix | None:
+    if not isinstance(found.every, (cst.Name, cst.Attribute, cst.Integer)):
+        return None  # `% (a * b)` and the like: the author names the count
+    loss = found.loss
+    if not isinstance(loss, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        loss = loss.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    divided = cst.BinaryOperation(
+        left=loss,
+        operator=cst.Divide(whitespace_before=cst.SimpleWhitespace(" "), whitespace_after=cst.SimpleWhitespace(" ")),
+        right=found.every.deep_clone(),
+    )
+    if found.loss is _receiver(found):  # `loss.backward()` -> `(loss / N).backward()`
+        divided = divided.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return Fix("unsafe", f"divide the loss by `{_text(found.every)}` before backward()", {found.loss: divided})
+
+
+def _receiver(found: Accumulation) -> cst.BaseExpression | None:
+    call = found.backward.node
+    return call.func.value if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
+
+
+def _text(node: cst.CSTNode) -> str:
+    code = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    return code if len(code) <= _MAX_TEXT else code[: _MAX_TEXT - 3] + "..."
