@@ -25,6 +25,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `tensors`     per scope: in-place changes, branch-bound names and loss sinks (SF401)
 - `accumulation` gradient-accumulation loops (backward every iteration, optimizer step behind
                 `% N`) and how the differentiated loss is scaled (built on `events`, `optimizers`, `losses`)
+- `cuts`        values cut from the autograd graph and made to require grad again
+                (`out.detach().requires_grad_()`, `Variable(out.data, requires_grad=True)`), with what
+                they copy (built on `values`)
 - `activations` which output activation an expression has had last (softmax, log_softmax, sigmoid,
                 raw linear-layer logits), through names, held modules, `Sequential`s and same-file
                 models' `forward` (queried after the traversal; built on `names`)
@@ -45,6 +48,7 @@ from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.containers import Containers
 from stabfix.model.events import Events
 from stabfix.model.gradient_use import GradientFacts
+from stabfix.model.graph_cuts import GraphCuts
 from stabfix.model.imports import ImportTracker
 from stabfix.model.losses import LossIndex
 from stabfix.model.modules import ModuleIndex
@@ -69,6 +73,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
     "activations": (("names",), lambda model: Activations(model.imports, model.names)),
+    "cuts": (("values",), lambda model: GraphCuts(model.imports, model.values)),
     "accumulation": (
         ("events", "optimizers", "losses"),
         lambda model: AccumulationIndex(model.events, model.optimizers, model.losses),
@@ -91,6 +96,7 @@ class FileModel:
     tensors: Optional[TensorFacts] = None
     activations: Optional[Activations] = None
     accumulation: Optional[AccumulationIndex] = None
+    cuts: Optional[GraphCuts] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

@@ -1,0 +1,78 @@
+"""SF409 prediction-cut-from-graph: a model's output (or a loss) is copied out of the autograd graph
+and made to require grad again, then trained on: no gradient reaches the model.
+
+A query over the `cuts` part (re-leafing copies and what they copy; through `values`, copies of
+data, parameters and constant tables are left out: saliency maps and attacks start from those) and
+`gradients` (which names a scope differentiates, returns, and feeds to
+which loss). A cut is reported when its copy is
+- the prediction of a loss (`crit(pred, y)` after `pred = Variable(out.data, requires_grad=True)`),
+- itself backpropagated (`loss = torch.tensor(loss, requires_grad=True); loss.backward()`), or
+- returned from a module's `forward` (every caller's loss stops there),
+and nothing reads the copy's gradient (`pred.grad`, `autograd.grad(..., pred)`, an optimizer over it:
+the decoupled-backward trick `out.backward(pred.grad)` is legitimate). Report only.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.model.gradient_use import contains, names_in, target_roots
+from stabfix.model.graph_cuts import Cut
+
+_MAX_TEXT = 60
+
+
+class PredictionCutFromGraph(Checker):
+    code = "SF409"
+    tokens = ("requires_grad",)
+    also_needs = (("detach", ".data", "tensor(", "numpy"),)
+    needs = ("cuts", "gradients")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for cut in self.model.cuts.cuts:
+            source = self.model.cuts.source_of(cut)
+            if source.constant or source.batch or source.parameter or source.not_tensor:
+                continue  # data, parameters and constant tables start saliency maps and attacks
+            use = self._trained_on(cut)
+            if use is not None:
+                what = "a loss" if use.startswith("backpropagated") else "a model output"
+                self.report(cut.node, _message(cut, what, use))
+
+    def _trained_on(self, cut: Cut) -> str | None:
+        """How the copy is trained on, when nothing reads its gradient."""
+        facts = self.model.gradients.of(cut.outer)
+        if set(cut.bound) & facts.differentiated:
+            return None
+        names = self.model.cuts.computed_from(cut)  # the copy's names and math on them
+        imports = self.context.imports
+        for loss in facts.losses:
+            prediction = loss.prediction
+            if prediction is None:
+                continue
+            if contains(prediction, cut.node) or (names and target_roots(prediction, imports) & names):
+                return f"the prediction of `{_text(loss.call)}`"
+        for call in facts.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "backward" and not call.args:
+                if contains(func.value, cut.node) or (isinstance(func.value, cst.Name) and func.value.value in names):
+                    return f"backpropagated by `{_text(call)}`"
+        function = cut.function
+        if function is not None and function.name.value == "forward" and names:
+            returns = self.model.names.returns.get(function, [])
+            if any(names & names_in(value) or contains(value, cut.node) for value in returns):
+                return "returned from `forward` (so is every loss on the module's output)"
+        return None
+
+
+def _message(cut: Cut, what: str, use: str) -> str:
+    copied = _text(cut.copied)
+    return (
+        f"`{_text(cut.node)}` copies {what} (`{copied}`) out of the autograd graph and is {use}: "
+        f"gradients stop at the copy and never reach the model; use `{copied}` itself"
+    )
+
+
+def _text(node: cst.CSTNode) -> str:
+    code = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    return code if len(code) <= _MAX_TEXT else code[: _MAX_TEXT - 3] + "..."
