@@ -28,6 +28,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `cuts`        values cut from the autograd graph and made to require grad again
                 (`out.detach().requires_grad_()`, `Variable(out.data, requires_grad=True)`), with what
                 they copy (built on `values`)
+- `carried`     state a training loop or step method feeds back into its next iteration
+                (`out, h = model(x, h)`) with a backward pass in between and no detach (built on
+                `names`, `events`)
 - `activations` which output activation an expression has had last (softmax, log_softmax, sigmoid,
                 raw linear-layer logits), through names, held modules, `Sequential`s and same-file
                 models' `forward` (queried after the traversal; built on `names`)
@@ -44,6 +47,7 @@ import libcst as cst
 
 from stabfix.model.accumulation import AccumulationIndex
 from stabfix.model.activations import Activations
+from stabfix.model.carried import CarriedStates
 from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.containers import Containers
 from stabfix.model.events import Events
@@ -73,6 +77,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
     "activations": (("names",), lambda model: Activations(model.imports, model.names)),
+    "carried": (("names", "events"), lambda model: CarriedStates(model.names, model.events)),
     "cuts": (("values",), lambda model: GraphCuts(model.imports, model.values)),
     "accumulation": (
         ("events", "optimizers", "losses"),
@@ -97,6 +102,7 @@ class FileModel:
     activations: Optional[Activations] = None
     accumulation: Optional[AccumulationIndex] = None
     cuts: Optional[GraphCuts] = None
+    carried: Optional[CarriedStates] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

@@ -1,0 +1,43 @@
+"""SF108 graph-carried-across-steps: a recurrent state or output is fed into the next step without
+`detach()`, so every backward pass runs through (and keeps alive) the graphs of all earlier steps.
+
+A query over the `carried` part: a name (or `self` attribute) that a call inside a training loop
+(or a step method) takes and re-binds from its result, with a backward pass on the same iterations
+and no detach or reset of it in the loop (or class). Often covered up with `retain_graph=True`,
+which the message names. Report only: where to cut (every step, every k steps for truncated
+backpropagation through time) is the author's choice.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.checker import Checker
+
+_MAX_TEXT = 50
+
+
+class GraphCarriedAcrossSteps(Checker):
+    code = "SF108"
+    tokens = ("backward",)
+    needs = ("carried",)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for state in self.model.carried.carried():
+            callee = _text(state.call.func)
+            cover = (
+                f"; `{_text(state.backward.node)}` only hides the error this causes"
+                if state.retain_graph
+                else ""
+            )
+            self.report(
+                state.call,
+                f"`{state.name}` is fed back into `{callee}` on every step without `detach()`, so each backward "
+                f"runs through every earlier step's graph and keeps it alive{cover}; detach it after the update "
+                f"(`{state.name} = {state.name}.detach()`)",
+            )
+
+
+def _text(node: cst.CSTNode) -> str:
+    code = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    return code if len(code) <= _MAX_TEXT else code[: _MAX_TEXT - 3] + "..."

@@ -1,0 +1,216 @@
+"""Carried state: values a training loop (or a step method) feeds back into the next iteration.
+
+`out, h = model(x, h)` inside a loop that runs `backward()` every iteration carries `h`, and with
+it the autograd graph of every earlier iteration, into the next one, unless the loop cuts it
+(`h = h.detach()`, `h.detach_()`, a same-file `repackage_hidden(h)` that detaches, or a fresh
+`h = model.init_hidden()` each iteration). The same holds for `self.h` in a step method:
+`out, self.h = self.rnn(x, self.h)` runs once per step. The model's `carried` part records the
+loops (and their enclosing class) during the traversal and answers afterwards:
+
+- `carried()`: one `CarriedState` per name or `self` attribute that a call inside a loop (or a
+  step method) takes as an argument and re-binds from its result, on a path with a backward pass in
+  the same loop body (or method), that nothing in the loop or class detaches or resets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import libcst as cst
+
+from stabfix.model.events import Backward, Events
+from stabfix.model.losses import read_names
+from stabfix.model.names import Binding, Names
+
+Loop = Union[cst.For, cst.While]
+_BUILTINS = frozenset({"max", "min", "sum", "abs", "round", "float", "int", "len", "list", "tuple", "dict"})
+_CUTTING = frozenset({"detach", "detach_", "item", "tolist", "numpy"})
+
+
+@dataclass(frozen=True)
+class CarriedState:
+    name: str  # `h`, or `self.h`
+    binding: Binding  # the re-binding from the call's result
+    call: cst.Call  # the call that takes the state and returns its next value
+    backward: Backward  # a backward pass that runs on the same iterations
+    retain_graph: bool  # that backward keeps the graph (`retain_graph=True`): the usual cover-up
+
+
+class CarriedStates(cst.BatchableCSTVisitor):
+    def __init__(self, names: Names, events: Events) -> None:
+        super().__init__()
+        self.names = names
+        self.events = events
+        self._loops: list[Loop] = []
+        self._classes: list[Optional[cst.ClassDef]] = [None]
+
+    # -- traversal ------------------------------------------------------------------------------------
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    # -- queries --------------------------------------------------------------------------------------
+    def carried(self) -> list[CarriedState]:
+        found: list[CarriedState] = []
+        backwards = [event for event in self.events.of_kind("backward") if isinstance(event, Backward)]
+        for loop in self._loops:
+            in_loop = [b for b in backwards if any(block is loop.body for block in b.site.blocks)]
+            if in_loop:
+                found.extend(self._in_loop(loop, in_loop[0]))
+        for owner, attributes in self.names.self_attributes.items():
+            for attribute, bindings in attributes.items():
+                state = self._across_steps(owner, attribute, bindings, backwards)
+                if state is not None:
+                    found.append(state)
+        return found
+
+    # -- loops ----------------------------------------------------------------------------------------
+    def _in_loop(self, loop: Loop, backward: Backward) -> list[CarriedState]:
+        body = id(loop.body)
+        inside = [b for b in self.names.all_bindings() if body in b.suites and not b.grad_off]
+        by_name: dict[str, list[Binding]] = {}
+        for binding in inside:
+            by_name.setdefault(binding.name, []).append(binding)
+        found = []
+        for name, bindings in by_name.items():
+            for binding in bindings:
+                call = _feeding_call(binding, lambda expr: name in read_names(expr))
+                if call is None or self._is_math(call) or any(self._cuts(other, name) for other in bindings):
+                    continue
+                if any(_detaches_in_place(c, name) for c in self._calls_in(loop.body)):
+                    continue
+                found.append(CarriedState(name, binding, call, backward, _retains(backward)))
+                break
+        return found
+
+    # -- step methods ---------------------------------------------------------------------------------
+    def _across_steps(self, owner, attribute, bindings, backwards) -> Optional[CarriedState]:
+        spelled = f"self.{attribute}"
+        for binding in bindings:
+            if binding.grad_off:
+                continue
+            call = _feeding_call(binding, lambda expr: _reads_attribute(expr, attribute))
+            if call is None or self._is_math(call):
+                continue
+            method = binding.scope.node
+            backward = next((b for b in backwards if b.site.function is method), None)
+            resets = [other for other in bindings if not _in_init(other)]  # `__init__` only sets the start
+            if backward is None or any(self._cuts(other, attribute, on_self=True) for other in resets):
+                continue
+            if any(_detaches_in_place(c, spelled) for c in self._calls_in(owner)):
+                continue
+            return CarriedState(spelled, binding, call, backward, _retains(backward))
+        return None
+
+    # -- helpers --------------------------------------------------------------------------------------
+    def _is_math(self, call: cst.Call) -> bool:
+        """`torch.add(total, loss)`, `max(best, x)`: a running sum or statistic (SF103's case), not a
+        model's recurrent state."""
+        qualified = self.names.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        if qualified is not None and qualified.startswith("torch."):
+            return True
+        return isinstance(call.func, cst.Name) and call.func.value in _BUILTINS and qualified in (None, f"builtins.{call.func.value}")
+
+    def _cuts(self, binding: Binding, name: str, on_self: bool = False) -> bool:
+        """The binding detaches the state or starts it afresh."""
+        value = binding.bound_value if binding.bound_value is not None else binding.value
+        if value is None:
+            return binding.kind not in ("param", "for")
+        reads = _reads_attribute(value, name) if on_self else name in read_names(value)
+        if not reads:
+            return True  # `h = model.init_hidden(bs)`, `h = None`: a fresh state
+        return _cuts_graph(value) or self._detaching_helper(value)
+
+    def _detaching_helper(self, value: cst.BaseExpression) -> bool:
+        """`repackage_hidden(h)`: a function of this file whose returns detach."""
+        if not isinstance(value, cst.Call):
+            return False
+        definition = self.names.definition_of(value)
+        if definition is None:
+            return False
+        return any(_cuts_graph(r) or _calls_itself(r, definition) for r in self.names.returns.get(definition, []))
+
+    def _calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
+        found: list[cst.Call] = []
+
+        class _Calls(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                found.append(call)
+
+        node.visit(_Calls())
+        return found
+
+
+def _in_init(binding: Binding) -> bool:
+    node = binding.scope.node
+    return isinstance(node, cst.FunctionDef) and node.name.value == "__init__"
+
+
+def _feeding_call(binding: Binding, reads_state) -> Optional[cst.Call]:
+    """The call whose result the binding takes and which gets the state as an argument."""
+    value = binding.value if binding.kind == "unpack" else binding.bound_value
+    if binding.kind not in ("assign", "unpack") or not isinstance(value, cst.Call):
+        return None
+    if any(reads_state(arg.value) for arg in value.args) and not _cuts_graph(value):
+        return value
+    return None
+
+
+def _cuts_graph(expr: cst.CSTNode) -> bool:
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value in _CUTTING or node.attr.value == "data":
+                self.found = True
+
+    finder = _Finder()
+    expr.visit(finder)
+    return finder.found
+
+
+def _calls_itself(value: cst.BaseExpression, definition: cst.FunctionDef) -> bool:
+    """`return tuple(repackage_hidden(v) for v in h)`: the recursive case of a detaching helper."""
+    return any(isinstance(n, cst.Name) and n.value == definition.name.value for n in _names(value))
+
+
+def _names(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found = [node]
+    for child in node.children:
+        found.extend(_names(child))
+    return found
+
+
+def _reads_attribute(expr: cst.CSTNode, attribute: str) -> bool:
+    return any(
+        isinstance(n, cst.Attribute) and n.attr.value == attribute and isinstance(n.value, cst.Name) and n.value.value == "self"
+        for n in _names(expr)
+    )
+
+
+def _detaches_in_place(call: cst.Call, name: str) -> bool:
+    """`h.detach_()`, `self.h.detach_()`, `for s in h: s.detach_()` is not followed."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "detach_"):
+        return False
+    spelled = cst.Module(body=[]).code_for_node(func.value)
+    return spelled == name
+
+
+def _retains(backward: Backward) -> bool:
+    call = backward.node
+    if not isinstance(call, cst.Call):
+        return False
+    return any(
+        arg.keyword is not None and arg.keyword.value == "retain_graph" and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+        for arg in call.args
+    )
