@@ -55,7 +55,9 @@ class PredictionCutFromGraph(Checker):
         for call in facts.calls:
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "backward" and not call.args:
-                if contains(func.value, cut.node) or (isinstance(func.value, cst.Name) and func.value.value in names):
+                if contains(func.value, cut.node) or (
+                    isinstance(func.value, cst.Name) and func.value.value in names and self._after(func.value, cut)
+                ):
                     return f"backpropagated by `{_text(call)}`"
         function = cut.function
         if function is not None and function.name.value == "forward" and names:
@@ -63,6 +65,21 @@ class PredictionCutFromGraph(Checker):
             if any(names & names_in(value) or contains(value, cut.node) for value in returns):
                 return "returned from `forward` (so is every loss on the module's output)"
         return None
+
+    def _after(self, name: cst.Name, cut: Cut) -> bool:
+        """The use comes after the cut (`loss.backward(); loss = loss.detach().requires_grad_()` hands a
+        fresh leaf to a caller after the real backward: the gradient-cache trick)."""
+        uses = self.model.names.uses
+        use = uses.get(name)
+        cut_reads = [uses[n].order for n in _names(cut.node) if n in uses]
+        return use is not None and bool(cut_reads) and use.order > min(cut_reads)
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    found = [node] if isinstance(node, cst.Name) else []
+    for child in node.children:
+        found.extend(_names(child))
+    return found
 
 
 def _message(cut: Cut, what: str, use: str) -> str:

@@ -76,13 +76,18 @@ class CarriedStates(cst.BatchableCSTVisitor):
     # -- loops ----------------------------------------------------------------------------------------
     def _in_loop(self, loop: Loop, backward: Backward) -> list[CarriedState]:
         body = id(loop.body)
-        inside = [b for b in self.names.all_bindings() if body in b.suites and not b.grad_off]
+        inside = [b for b in self.names.all_bindings() if body in b.suites]
         by_name: dict[str, list[Binding]] = {}
         for binding in inside:
             by_name.setdefault(binding.name, []).append(binding)
+        header = read_names(loop.target) if isinstance(loop, cst.For) else set()  # fresh every iteration
         found = []
         for name, bindings in by_name.items():
+            if name in header:
+                continue
             for binding in bindings:
+                if binding.grad_off:
+                    continue  # computed without a graph (a reset under no_grad still counts below)
                 call = _feeding_call(binding, lambda expr: name in read_names(expr))
                 if call is None or self._is_math(call) or any(self._cuts(other, name) for other in bindings):
                     continue
