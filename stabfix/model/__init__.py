@@ -24,6 +24,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `gradients`   per function: what is differentiated, returned or handed to unseen code (SF101)
 - `tensors`     per scope: in-place changes, branch-bound names and loss sinks (SF401)
 - `flows`       where a value goes: load_state_dict, a device move, a look, or elsewhere (SF107)
+- `recurrence`  whether a callable returns recurrent state or changes state outside the call (SF403)
+                (queried after the traversal; built on `names`)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -45,6 +47,7 @@ from stabfix.model.losses import LossIndex
 from stabfix.model.modules import ModuleIndex
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
+from stabfix.model.recurrence import Recurrence
 from stabfix.model.structure import StepIndex
 from stabfix.model.tensor_identity import TensorFacts
 from stabfix.model.values import Values
@@ -64,6 +67,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
     "flows": (("names",), lambda model: ValueFlows(model.names)),
+    "recurrence": (("names",), lambda model: Recurrence(model.names)),
 }
 PARTS = tuple(_PARTS)
 
@@ -81,6 +85,7 @@ class FileModel:
     gradients: Optional[GradientFacts] = None
     tensors: Optional[TensorFacts] = None
     flows: Optional[ValueFlows] = None
+    recurrence: Optional[Recurrence] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)
