@@ -64,7 +64,7 @@ class CheckpointStatefulFunction(Checker):
                 continue
             callee = self.names.element_of(function, 0) if CHECKPOINTS[qualified] else self.names.callable_of(function)
             what = code_of(function, 40)
-            reason = self.recurrence.state_output(callee)
+            reason = None if self._state_discarded(call) else self.recurrence.state_output(callee)
             if reason is not None:
                 self.report(call, self._returns_state(call, what, reason))
                 continue
@@ -85,6 +85,14 @@ class CheckpointStatefulFunction(Checker):
             f"`{code_of(call, 50)}` reruns `{what}` in backward, but it returns recurrent state ({reason}), whose "
             "recomputed gradient path breaks or is lost; checkpoint only the stateless part, or not this function"
         )
+
+    def _state_discarded(self, call: cst.Call) -> bool:
+        """`out, _ = checkpoint(self.lstm, x)`: only the first output is kept, the state goes nowhere."""
+        assign = self.assigned.get(id(call))
+        if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Tuple):
+            return False
+        rest = assign.targets[0].target.elements[1:]
+        return bool(rest) and all(isinstance(e.value, cst.Name) and e.value.value == "_" for e in rest)
 
     def _fed_back(self, call: cst.Call) -> str | None:
         """`out, h = checkpoint(step, x, h)`: an output after the first re-binds an argument's name."""

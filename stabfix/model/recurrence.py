@@ -155,8 +155,8 @@ class Recurrence:
                             assigned.setdefault(bound, []).append(node.value)
                 elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
                     assigned.setdefault(node.target.value, []).append(cst.BinaryOperation(node.target, cst.Add(), node.value))
-            if name not in assigned:
-                continue
+            if name not in assigned or _iterates_callables(loop, per_step):
+                continue  # `for layer in self.layers: x = layer(x)`: a stack of layers, not time steps
             reads, inputs = _dependencies(name, assigned, per_step)
             if name in reads and inputs:
                 return f"re-bound in `{_loop_head(loop)}` from itself"
@@ -282,6 +282,21 @@ def _dependencies(name: str, assigned: dict[str, list[cst.BaseExpression]], per_
             inputs |= step_inputs
             pending.extend(n for n in found if n in assigned and n not in per_step)
     return reads, inputs
+
+
+def _iterates_callables(loop: Union[cst.For, cst.While], per_step: set[str]) -> bool:
+    """The loop calls what it iterates over: `layer(x)` or `self.layers[i](x)` with a loop variable."""
+    for node in walk_scope_of(loop.body):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Name) and func.value in per_step:
+                return True
+            if isinstance(func, cst.Subscript) and any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value in per_step
+                for e in func.slice
+            ):
+                return True
+    return False
 
 
 def _loop_head(loop: Union[cst.For, cst.While]) -> str:
