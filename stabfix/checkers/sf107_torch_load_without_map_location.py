@@ -75,15 +75,20 @@ class TorchLoadWithoutMapLocation(Checker):
         )
 
     def _round_trip(self, call: cst.Call) -> bool:
-        """`torch.save(obj, buf)` ... `torch.load(buf)` in one function: an in-process copy, devices kept on purpose."""
+        """`torch.save(obj, f)` ... `torch.load(f)` in one function (a BytesIO buffer, a temporary file): an
+        in-process copy that comes back onto the devices it left from, on purpose."""
         source = _first_argument(call)
-        if not isinstance(source, cst.Name):
+        if source is None:
             return False
+        text = code_of(source, 200)
         function = self.flows.enclosing_function(call)
         for other in self.flows.calls():
             if self.flows.enclosing_function(other) is not function or self.names.qualify(other.func) not in SAVES:
                 continue
-            if any(isinstance(arg.value, cst.Name) and arg.value.value == source.value for arg in other.args[1:2]):
+            target = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == "f"), None)
+            positional = [a.value for a in other.args if a.keyword is None and not a.star]
+            target = target if target is not None else (positional[1] if len(positional) > 1 else None)
+            if target is not None and code_of(target, 200) == text:
                 return True
         return False
 

@@ -30,13 +30,13 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.names import Names
+from stabfix.model.vocabulary import LOG_RECEIVER_NAMES
 
 _MOVES = frozenset({"to", "cuda", "cpu"})
 _PART_METHODS = frozenset({"get", "pop", "copy"})
 _ELEMENT_METHODS = frozenset({"items", "values"})
 _INSPECT_METHODS = frozenset({"keys", "__contains__"})
 _INSPECT_CALLS = frozenset({"len", "isinstance", "print", "str", "repr", "type", "hasattr", "list", "sorted", "set"})
-_LOG_RECEIVERS = frozenset({"logger", "logging", "log", "_logger", "LOGGER", "warnings"})
 _LIMIT = 200  # nodes followed per question; a value spreads into few places in real code
 
 
@@ -147,7 +147,7 @@ class ValueFlows(cst.BatchableCSTVisitor):
                 return
         name = func.value if isinstance(func, cst.Name) else None
         receiver = func.value if isinstance(func, cst.Attribute) else None
-        if name in _INSPECT_CALLS or (isinstance(receiver, cst.Name) and receiver.value in _LOG_RECEIVERS):
+        if name in _INSPECT_CALLS or (isinstance(receiver, cst.Name) and receiver.value in LOG_RECEIVER_NAMES):
             found.append(Destination("inspect", call, whole))
             return
         found.append(Destination("other", call, whole))
