@@ -567,6 +567,10 @@ class Names(cst.BatchableCSTVisitor):
             return self.instance_of(expr, depth + 1)
         if isinstance(expr, cst.Subscript):
             return self.element_of(expr.value, depth + 1)
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("__call__", "forward"):
+            target = self.callable_of(expr.value, depth + 1)  # `layer.__call__`, `self.block.forward`
+            if target is not None and target.kind != "library":
+                return target
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             owner = self._self_class(expr.value)
             if owner is not None:
