@@ -43,12 +43,18 @@ class CheckpointStatefulFunction(Checker):
         self.recurrence = self.model.recurrence
         self.candidates: list[cst.Call] = []
         self.assigned: dict[int, cst.Assign] = {}
+        self.first_only: set[int] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if node.args and ("checkpoint" in name or "ckpt" in name or isinstance(func, cst.Name)):
             self.candidates.append(node)  # aliases resolve once the file is read
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        first = node.slice[0].slice if len(node.slice) == 1 else None
+        if isinstance(first, cst.Index) and isinstance(first.value, cst.Integer) and first.value.value == "0":
+            self.first_only.add(id(node.value))  # `checkpoint(self.lstm, x)[0]`
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call):
@@ -87,7 +93,9 @@ class CheckpointStatefulFunction(Checker):
         )
 
     def _state_discarded(self, call: cst.Call) -> bool:
-        """`out, _ = checkpoint(self.lstm, x)`: only the first output is kept, the state goes nowhere."""
+        """`out, _ = checkpoint(self.lstm, x)` / `checkpoint(...)[0]`: only the first output is kept."""
+        if id(call) in self.first_only:
+            return True
         assign = self.assigned.get(id(call))
         if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Tuple):
             return False
