@@ -12,7 +12,7 @@ The fix (safe) adds `map_location="cpu"`. It is withheld (report only) when the 
 is also used directly (stored, returned to unseen code, passed on), where the saved device may be relied on.
 
 Left alone: loads whose result is used as it is (nothing shows its tensors are copied or moved), an
-in-process round trip (`torch.save(x, buf)` into the buffer the same function loads), and a load that
+in-process round trip (`torch.save(x, f)` into the buffer or file the same function loads), and a load that
 has a sibling in the same function reading the same file with a `map_location` (a deliberate choice).
 """
 
