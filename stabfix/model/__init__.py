@@ -34,6 +34,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `activations` which output activation an expression has had last (softmax, log_softmax, sigmoid,
                 raw linear-layer logits), through names, held modules, `Sequential`s and same-file
                 models' `forward` (queried after the traversal; built on `names`)
+- `flows`       where a value goes: load_state_dict, a device move, a look, or elsewhere (SF107)
+- `recurrence`  whether a callable returns recurrent state or changes state outside the call (SF403)
+                (queried after the traversal; built on `names`)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -51,6 +54,7 @@ from stabfix.model.carried import CarriedStates
 from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.containers import Containers
 from stabfix.model.events import Events
+from stabfix.model.flows import ValueFlows
 from stabfix.model.gradient_use import GradientFacts
 from stabfix.model.graph_cuts import GraphCuts
 from stabfix.model.imports import ImportTracker
@@ -58,6 +62,7 @@ from stabfix.model.losses import LossIndex
 from stabfix.model.modules import ModuleIndex
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
+from stabfix.model.recurrence import Recurrence
 from stabfix.model.structure import StepIndex
 from stabfix.model.tensor_identity import TensorFacts
 from stabfix.model.values import Values
@@ -83,6 +88,8 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
         ("events", "optimizers", "losses"),
         lambda model: AccumulationIndex(model.events, model.optimizers, model.losses),
     ),
+    "flows": (("names",), lambda model: ValueFlows(model.names)),
+    "recurrence": (("names",), lambda model: Recurrence(model.names)),
 }
 PARTS = tuple(_PARTS)
 
@@ -103,6 +110,8 @@ class FileModel:
     accumulation: Optional[AccumulationIndex] = None
     cuts: Optional[GraphCuts] = None
     carried: Optional[CarriedStates] = None
+    flows: Optional[ValueFlows] = None
+    recurrence: Optional[Recurrence] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

@@ -246,3 +246,7 @@ PER_STEP_METHOD_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", 
 # Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
 # on a tensor, a positional argument is the incoming gradient instead.
 BACKWARD_WRAPPER_NAMES = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
+
+# from flows.py (SF107)
+# Receivers of log calls: a loaded value handed to `logger.info(...)` is only looked at, not used.
+LOG_RECEIVER_NAMES = frozenset({"logger", "logging", "log", "_logger", "LOGGER", "warnings"})

@@ -1,0 +1,119 @@
+"""SF107 torch-load-without-map-location: `torch.load` restores tensors onto the device they were saved from.
+
+A query over the model: which calls are `torch.load`/`torch.jit.load` (through imports and aliases,
+`names.qualify`), and where their result goes (`flows.destinations`). A load is reported when it has no
+`map_location` (a second positional argument, `map_location=`, or `**kwargs`) and its tensors are headed
+somewhere else anyway: copied by `<x>.load_state_dict(...)` (a model, an optimizer: both copy into their
+own tensors on their own device) or moved with `.to(...)`/`.cuda()`/`.cpu()`. There `map_location="cpu"`
+changes no value; without it every rank of a DDP job materialises the checkpoint on the GPU it was saved
+from (cuda:0) first, and a CPU-only machine cannot load a GPU checkpoint at all.
+
+The fix (safe) adds `map_location="cpu"`. It is withheld (report only) when the loaded object as a whole
+is also used directly (stored, returned to unseen code, passed on), where the saved device may be relied on.
+
+Left alone: loads whose result is used as it is (nothing shows its tensors are copied or moved), an
+in-process round trip (`torch.save(x, f)` into the buffer or file the same function loads), and a load that
+has a sibling in the same function reading the same file with a `map_location` (a deliberate choice).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.device_moves import has_map_location, with_map_location
+from stabfix.model.flows import Destination
+from stabfix.model.syntax import code_of
+
+LOADS = {"torch.load": "torch.load", "torch.serialization.load": "torch.load", "torch.jit.load": "torch.jit.load"}
+SAVES = frozenset({"torch.save", "torch.serialization.save", "torch.jit.save"})
+
+
+class TorchLoadWithoutMapLocation(Checker):
+    code = "SF107"
+    tokens = ("load",)
+    also_needs = (("torch",),)
+    needs = ("names", "flows")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.names = self.model.names
+        self.flows = self.model.flows
+        self.candidates: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if "load" in name.lower():
+            self.candidates.append(node)  # aliases (`from torch import load as tload`) resolve once the file is read
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        loads = [(call, LOADS[q]) for call in self.candidates if (q := self.names.qualify(call.func)) in LOADS]
+        for call, which in loads:
+            if has_map_location(call) or self._round_trip(call) or self._sibling_with_location(call, loads):
+                continue
+            destinations = self.flows.destinations(call)
+            consumers = [d for d in destinations if d.kind in ("restore", "move")]
+            if not consumers:
+                continue
+            fix = None
+            if not any(d.kind == "other" and d.whole for d in destinations):
+                fix = Fix("safe", 'add map_location="cpu"', {call: with_map_location(call)})
+            self.report(call, self._message(call, which, consumers[0], fix is not None), fix)
+
+    def _message(self, call: cst.Call, which: str, consumer: Destination, fixable: bool) -> str:
+        what = code_of(call, 50)
+        if consumer.kind == "restore":
+            then = f"`{code_of(consumer.node, 60)}` copies them into place anyway"
+        else:
+            then = f"`{code_of(consumer.node, 60)}` moves them anyway"
+        advice = 'pass `map_location="cpu"`' if fixable else 'pass `map_location="cpu"` (or the device the code uses)'
+        return (
+            f"`{what}` has no `map_location`, so every tensor first lands on the device it was saved from "
+            f"(cuda:0 on every DDP rank; an error on a CPU-only machine) before {then}; {advice}"
+        )
+
+    def _round_trip(self, call: cst.Call) -> bool:
+        """`torch.save(obj, f)` ... `torch.load(f)` in one function (a BytesIO buffer, a temporary file): an
+        in-process copy that comes back onto the devices it left from, on purpose."""
+        source = _first_argument(call)
+        if source is None:
+            return False
+        text = code_of(source, 200)
+        function = self.flows.enclosing_function(call)
+        for other in self.flows.calls():
+            if self.flows.enclosing_function(other) is not function or self.names.qualify(other.func) not in SAVES:
+                continue
+            target = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == "f"), None)
+            positional = [a.value for a in other.args if a.keyword is None and not a.star]
+            target = target if target is not None else (positional[1] if len(positional) > 1 else None)
+            if target is not None and code_of(target, 200) == text:
+                return True
+        return False
+
+    def _sibling_with_location(self, call: cst.Call, loads: list[tuple[cst.Call, str]]) -> bool:
+        """`torch.load(p)` next to `torch.load(p, map_location="cpu")` in the same function (a device check's
+        two branches): the author chose where each loads."""
+        source = _first_argument(call)
+        if source is None:
+            return False
+        function = self.flows.enclosing_function(call)
+        text = code_of(source, 200)
+        return any(
+            other is not call
+            and has_map_location(other)
+            and self.flows.enclosing_function(other) is function
+            and (first := _first_argument(other)) is not None
+            and code_of(first, 200) == text
+            for other, _ in loads
+        )
+
+
+def _first_argument(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+        if arg.keyword is not None and arg.keyword.value == "f":
+            return arg.value
+    return None

@@ -1,0 +1,78 @@
+"""Where a value goes (`stabfix.model.flows`): what SF107 asks of a `torch.load(...)` result."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from stabfix.model.flows import ValueFlows
+from stabfix.model.names import build_names
+
+
+def _destinations(source: str) -> list[tuple[str, bool, str]]:
+    module = cst.parse_module(textwrap.dedent(source))
+    names = build_names(module)
+    flows = ValueFlows(names)
+    flows.module = module
+    call = next(c for c in flows.calls() if names.qualify(c.func) == "torch.load")
+    return [(d.kind, d.whole, cst.Module(body=[]).code_for_node(d.node)) for d in flows.destinations(call)]
+
+
+def test_entries_of_a_checkpoint_reach_each_load_state_dict_in_source_order():
+    found = _destinations(
+        """
+        import torch
+        def resume(model, opt, path):
+            ckpt = torch.load(path)
+            if "state_dict" in ckpt:
+                ckpt = ckpt["state_dict"]
+            model.load_state_dict(ckpt["model"])
+            opt.load_state_dict(ckpt.get("opt"))
+            return ckpt["epoch"]
+        """
+    )
+    restores = [code for kind, _, code in found if kind == "restore"]
+    assert restores == ['model.load_state_dict(ckpt["model"])', 'opt.load_state_dict(ckpt.get("opt"))']
+    assert ("inspect", True, ' in ckpt') in found  # the membership test (at its ComparisonTarget)
+    assert not any(kind == "other" and whole for kind, whole, _ in found)  # only an entry is returned
+
+
+def test_values_drawn_by_items_and_rebuilt_by_a_comprehension_are_followed():
+    found = _destinations(
+        """
+        import torch
+        def load(model, path, device):
+            sd = {k[7:]: v for k, v in torch.load(path).items()}
+            model.load_state_dict(sd)
+            for name, t in torch.load(path).items():
+                print(t.to(device))
+        """
+    )
+    kinds = {(kind, code) for kind, _, code in found}
+    assert ("restore", "model.load_state_dict(sd)") in kinds
+
+
+def test_a_helper_returning_the_load_is_followed_to_its_callers():
+    found = _destinations(
+        """
+        import torch
+        def read(path):
+            return torch.load(path)
+        def build(model, path):
+            model.load_state_dict(read(path))
+        """
+    )
+    assert found == [("restore", True, "model.load_state_dict(read(path))")]
+
+
+def test_a_value_stored_on_an_attribute_or_used_directly_is_other():
+    found = _destinations(
+        """
+        import torch
+        class A:
+            def load(self, path):
+                self.table = torch.load(path)
+        """
+    )
+    assert [(kind, whole) for kind, whole, _ in found] == [("other", True)]
