@@ -366,3 +366,66 @@ def parameter_origin(tensor: cst.BaseExpression, names: Names, depth: int = 0) -
         if isinstance(value, cst.Call) and (names.qualify(value.func) or "") in _FLAT_PARAMETERS and value.args:
             return _origin(value.args[0].value, (), names, depth + 1) or Origin()
     return None
+
+
+# --- what an optimizer was built from ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AllParameters:
+    """An optimizer handed every parameter of a model (`AdamW(model.parameters())`)."""
+
+    model: cst.BaseExpression  # `self.model`
+    trainable_filter: bool  # filtered by `p.requires_grad` only: all of them while nothing is frozen
+
+
+def all_parameters_of(constructor: cst.Call, names: Names) -> Optional[AllParameters]:
+    """The model whose parameters an optimizer constructor receives whole: `model.parameters()`,
+    `list(...)` of it, `[{"params": model.parameters(), "lr": ...}]`, a local bound to one of those, or the
+    same filtered only by `requires_grad` (`filter(lambda p: p.requires_grad, ...)`, a comprehension with
+    `if p.requires_grad`). None when it receives a subset (`[p for n, p in ... if "lora_" in n]`) or
+    something the code does not show."""
+    params = next((arg.value for arg in constructor.args if arg.keyword and arg.keyword.value == "params"), None)
+    if params is None:
+        positional = [arg.value for arg in constructor.args if arg.keyword is None and not arg.star]
+        params = positional[0] if positional else None
+    return _whole(params, names, False, 0) if params is not None else None
+
+
+def _whole(expr: cst.BaseExpression, names: Names, filtered: bool, depth: int) -> Optional[AllParameters]:
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Name):
+        value = names.single_value(expr)
+        return _whole(value, names, filtered, depth + 1) if value is not None else None
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "parameters" and not expr.args:
+            return AllParameters(func.value, filtered)
+        wrapper = dotted_name(func) or ""
+        if wrapper in ("list", "tuple", "iter") and len(expr.args) == 1:
+            return _whole(expr.args[0].value, names, filtered, depth + 1)
+        if wrapper == "filter" and len(expr.args) == 2 and _only_requires_grad(expr.args[0].value):
+            return _whole(expr.args[1].value, names, True, depth + 1)
+        return None
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None:
+        conditions = expr.for_in.ifs
+        if not all(_only_requires_grad(condition.test) for condition in conditions):
+            return None
+        if not (isinstance(expr.elt, cst.Name) and isinstance(expr.for_in.target, cst.Name) and expr.elt.value == expr.for_in.target.value):
+            return None
+        return _whole(expr.for_in.iter, names, filtered or bool(conditions), depth + 1)
+    if isinstance(expr, (cst.List, cst.Tuple)) and len(expr.elements) == 1:
+        group = expr.elements[0].value
+        if isinstance(group, cst.Dict):
+            for element in group.elements:
+                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "params":
+                    return _whole(element.value, names, filtered, depth + 1)
+    return None
+
+
+def _only_requires_grad(node: cst.CSTNode) -> bool:
+    """`p.requires_grad`, `lambda p: p.requires_grad`: a test of trainability and nothing else."""
+    if isinstance(node, cst.Lambda):
+        node = node.body
+    return isinstance(node, cst.Attribute) and node.attr.value == "requires_grad"

@@ -246,3 +246,10 @@ PER_STEP_METHOD_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", 
 # Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
 # on a tensor, a positional argument is the incoming gradient instead.
 BACKWARD_WRAPPER_NAMES = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
+
+# --- adapters and frozen bases (SF109) ----------------------------------------------------------------
+
+# from adapters.py
+# Words of a module or function name that say it builds a model with adapter layers
+# (`from lora_model import load_policy`): the only evidence a file has about a model built elsewhere.
+ADAPTER_WORDS = frozenset({"lora", "qlora", "dora", "adapter", "adapters", "peft"})

@@ -1,0 +1,281 @@
+"""Adapters (LoRA and the like): which models of a file carry them, and whether their base is frozen.
+
+`AdapterFacts(module, names)` reads the file once and answers:
+
+- `adapter_classes`: classes of the file that are adapter layers, by what they do: `__init__` stores a
+  module it is handed (`self.base = base`) and creates weights of its own (`nn.Parameter`, a torch
+  layer), and `forward` adds the two paths (`self.base(x) + x @ self.lora_A.t() @ ...`); library
+  adapter layers (`loralib.Linear`, `loralib.MergedLinear`...) count too;
+- `injectors`: functions and classes of the file that build such layers (`apply_lora(model)` wrapping
+  children with `setattr`, a model class whose `__init__` makes `LoRALinear`s), following the file's own
+  calls;
+- `freezes`: where code stops parameters from training: `p.requires_grad = False` / `requires_grad_(False)`
+  (also inside a loop over `named_parameters()` filtered by name), `model.requires_grad_(False)`,
+  `loralib.mark_only_lora_as_trainable(model)`, peft's `get_peft_model` / `PeftModel.from_pretrained` /
+  `prepare_model_for_kbit_training`, a same-file helper that always does one of these, or an imported
+  helper named like one (`freeze_base(model)`, `model.freeze()`); each freeze knows whether it always
+  runs (not behind an `if`, `try` or `while` outside the loop over the parameters).
+
+`carries_adapters(expr, function, cls)` says what shows that a model expression holds adapters (how it
+was built, or an injector it was handed to before), or None; `frozen_before(call, function, cls)` says
+whether a freeze always runs before `call` (in its function, in a same-file function it calls first, in
+the builder of the model, or anywhere in its class). A model built by an imported function whose module
+or name says adapter (`from lora_model import load_policy`) is taken to carry adapters: another file
+cannot be read here, and the name is the only evidence the file has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from stabfix.model import vocabulary as words
+from stabfix.model.imports import dotted_name
+from stabfix.model.names import Names
+
+_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_LIBRARY_LAYERS = ("loralib.",)
+_FREEZING_CALLS = frozenset(
+    {
+        "loralib.mark_only_lora_as_trainable", "loralib.utils.mark_only_lora_as_trainable",
+        "peft.get_peft_model", "peft.PeftModel.from_pretrained", "peft.AutoPeftModelForCausalLM.from_pretrained",
+        "peft.prepare_model_for_kbit_training", "peft.prepare_model_for_int8_training",
+        "peft.inject_adapter_in_model", "peft.LoraModel",
+    }
+)
+_FREEZE_WORDS = frozenset({"freeze", "frozen", "mark_only"})
+
+
+@dataclass
+class _Body:
+    """What one function (or class) does, in source order."""
+
+    adapters: list[cst.Call] = field(default_factory=list)  # calls that build adapter layers
+    freezes: list[tuple[cst.CSTNode, bool]] = field(default_factory=list)  # (node, always runs)
+    calls: list[tuple[cst.Call, bool]] = field(default_factory=list)  # calls of this file's functions
+    adapter_targets: list[str] = field(default_factory=list)  # `model.blocks` of `model.blocks = [Adapter(b)...]`
+    order: dict[int, int] = field(default_factory=dict)  # id(node) -> position
+
+
+class AdapterFacts:
+    def __init__(self, module: cst.Module, names: Names) -> None:
+        self.names = names
+        self.module = module
+        self.classes: dict[str, cst.ClassDef] = {}
+        self.functions: dict[str, cst.FunctionDef] = {}
+        for node in _walk(module):
+            if isinstance(node, cst.ClassDef):
+                self.classes.setdefault(node.name.value, node)
+            elif isinstance(node, cst.FunctionDef):
+                self.functions.setdefault(node.name.value, node)
+        self.adapter_classes = {name for name, cls in self.classes.items() if self._is_adapter_layer(cls)}
+        self._bodies: dict[int, _Body] = {}
+        self._injecting: dict[int, bool] = {}
+
+    # --- questions --------------------------------------------------------------------------------------
+    def carries_adapters(self, expr: cst.BaseExpression, function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef]) -> Optional[str]:
+        """How the code shows that the model `expr` holds adapter layers, or None."""
+        if isinstance(expr, cst.Name) and expr.value == "self" and cls is not None:
+            return f"`{cls.name.value}` builds adapter layers" if self._injects(cls) else None
+        for value in self._built_from(expr, cls):
+            found = self._builder_evidence(value)
+            if found is not None:
+                return found
+        spelled = dotted_name(expr)
+        body = self._body(function if function is not None else self.module)
+        for call, _ in body.calls:
+            if any(dotted_name(arg.value) == spelled for arg in call.args) and self._injects(self._callee(call)):
+                return f"`{dotted_name(call.func)}(...)` puts adapter layers in it"
+        for target in body.adapter_targets:
+            if spelled and (target == spelled or target.startswith(spelled + ".")):
+                return f"`{target}` is set to adapter layers"
+        return None
+
+    def frozen_before(self, node: cst.CSTNode, model: cst.BaseExpression, function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef]) -> bool:
+        """Whether some freeze always runs before `node`: in its function, in a same-file function called
+        before it, in the same-file builder of `model`, or (for models held on `self`) in a method of `cls`."""
+        body = self._body(function if function is not None else self.module)
+        position = body.order.get(id(node), len(body.order))
+        if any(always and body.order[id(f)] < position for f, always in body.freezes):
+            return True
+        if any(always and body.order[id(c)] < position and self._freezes(self._callee(c)) for c, always in body.calls):
+            return True
+        for value in self._built_from(model, cls):
+            if isinstance(value, cst.Call) and self._freezes(self._callee(value)):
+                return True
+            if isinstance(value, cst.Call) and self._freezing_call(value):
+                return True
+        spelled = dotted_name(model) or ""
+        if cls is not None and (spelled == "self" or spelled.startswith("self.")):
+            return self._freezes(cls)
+        return False
+
+    # --- what a model was built from ------------------------------------------------------------------------
+    def _built_from(self, expr: cst.BaseExpression, cls: Optional[cst.ClassDef]) -> list[cst.BaseExpression]:
+        if isinstance(expr, cst.Name):
+            return [b.bound_value for b in self.names.reaching(expr) if b.bound_value is not None]
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and cls is not None:
+            return [b.bound_value for b in self.names.attribute_bindings(cls, expr.attr.value) if b.bound_value is not None]
+        return []
+
+    def _builder_evidence(self, value: cst.BaseExpression) -> Optional[str]:
+        if not isinstance(value, cst.Call):
+            return None
+        callee = self._callee(value)
+        spelled = dotted_name(value.func) or "the builder"
+        if self._injects(callee) or self._adapter_layer_call(value):
+            return f"`{spelled}(...)` builds adapter layers"
+        if any(self._builder_evidence(arg.value) for arg in value.args):
+            return f"`{spelled}(...)` wraps a model with adapter layers"
+        qualified = self.names.qualify(value.func) or ""
+        if callee is None and qualified and not self._freezing_call(value):
+            module, _, name = qualified.rpartition(".")
+            if any(word in words.ADAPTER_WORDS for part in qualified.split(".") for word in words.identifier_words(part)):
+                return f"built by `{name}` from `{module or name}`"
+        return None
+
+    # --- adapter layers and who builds them ------------------------------------------------------------------
+    def _is_adapter_layer(self, cls: cst.ClassDef) -> bool:
+        methods = {node.name.value: node for node in cls.body.body if isinstance(node, cst.FunctionDef)}
+        init, forward = methods.get("__init__"), methods.get("forward")
+        if init is None or forward is None:
+            return False
+        params = {p.name.value for p in init.params.params[1:]}
+        wrapped, own = set(), set()
+        for node in _walk(init.body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                target = dotted_name(node.targets[0].target) or ""
+                if not target.startswith("self."):
+                    continue
+                if isinstance(node.value, cst.Name) and node.value.value in params:
+                    wrapped.add(target)
+                elif isinstance(node.value, cst.Call) and self._is_weight(node.value):
+                    own.add(target)
+        if not wrapped or len(own) < 2:
+            return False  # a gate (`x + self.alpha * self.fn(x)`) has one weight; a low-rank pair has two
+        used = _attributes_in(forward.body)
+        adds = any(
+            isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)
+            or isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign)
+            for node in _walk(forward.body)
+        )
+        return adds and bool(used & wrapped) and len(used & own) >= 2
+
+    def _is_weight(self, call: cst.Call) -> bool:
+        name = self.names.qualify(call.func) or ""
+        last = name.rsplit(".", 1)[-1]
+        return name in _PARAMETER_CLASSES or (name.startswith("torch.nn.") and last[:1].isupper() and name.count(".") == 2)
+
+    def _adapter_layer_call(self, call: cst.Call) -> bool:
+        if isinstance(call.func, cst.Name) and call.func.value in self.adapter_classes:
+            return True
+        return (self.names.qualify(call.func) or "").startswith(_LIBRARY_LAYERS)
+
+    def _injects(self, scope: Optional[cst.CSTNode], depth: int = 0) -> bool:
+        """Whether a function or class of the file builds adapter layers (itself or through its own calls)."""
+        if scope is None or depth > 3:
+            return False
+        key = id(scope)
+        if key not in self._injecting:
+            self._injecting[key] = False
+            body = self._body(scope)
+            self._injecting[key] = bool(body.adapters) or any(self._injects(self._callee(c), depth + 1) for c, _ in body.calls)
+        return self._injecting[key]
+
+    def _freezes(self, scope: Optional[cst.CSTNode], depth: int = 0) -> bool:
+        """Whether a function (or a method of a class) of the file always freezes some parameters."""
+        if scope is None or depth > 3:
+            return False
+        body = self._body(scope)
+        return any(always for _, always in body.freezes) or any(
+            always and self._freezes(self._callee(c), depth + 1) for c, always in body.calls
+        )
+
+    def _callee(self, call: cst.Call) -> Optional[cst.CSTNode]:
+        definition = self.names.definition_of(call)
+        if definition is not None:
+            return definition
+        if isinstance(call.func, cst.Name):
+            bindings = self.names.bindings_of(call.func)
+            if bindings and all(b.kind == "class" for b in bindings):
+                return self.classes.get(call.func.value)
+        return None
+
+    # --- one pass over a function or class ----------------------------------------------------------------
+    def _body(self, scope: cst.CSTNode) -> _Body:
+        key = id(scope)
+        if key not in self._bodies:
+            body = self._bodies[key] = _Body()
+            for position, (node, guarded) in enumerate(_ordered(scope)):
+                body.order[id(node)] = position
+                if isinstance(node, cst.Call):
+                    if self._adapter_layer_call(node):
+                        body.adapters.append(node)
+                    if self._freezing_call(node):
+                        body.freezes.append((node, not guarded))
+                    elif self._callee(node) is not None:
+                        body.calls.append((node, not guarded))
+                elif isinstance(node, cst.Assign) and _sets_requires_grad_false(node):
+                    body.freezes.append((node, not guarded))
+                elif isinstance(node, cst.Assign) and any(
+                    isinstance(child, cst.Call) and self._adapter_layer_call(child) for child in _walk(node.value)
+                ):
+                    body.adapter_targets.extend(t for t in (dotted_name(t.target) for t in node.targets) if t)
+        return self._bodies[key]
+
+    def _freezing_call(self, call: cst.Call) -> bool:
+        qualified = self.names.qualify(call.func) or ""
+        if qualified in _FREEZING_CALLS:
+            return True
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
+            return bool(call.args) and _is_false(call.args[0].value)
+        last = (dotted_name(func) or "").rsplit(".", 1)[-1].lower()
+        if self._callee(call) is None and any(word in last for word in _FREEZE_WORDS):
+            return "unfreeze" not in last  # an imported `freeze_base(model)`, `model.freeze()`: trusted by name
+        return False
+
+
+def _sets_requires_grad_false(node: cst.Assign) -> bool:
+    return _is_false(node.value) and any(
+        isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
+    )
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _attributes_in(node: cst.CSTNode) -> set[str]:
+    return {name for child in _walk(node) if isinstance(child, cst.Attribute) for name in [dotted_name(child) or ""] if name}
+
+
+def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
+    """Calls and assignments of a function or class body in source order, each with whether it sits
+    behind an `if`, `try`/`except` or `while` (a loop over parameters is no guard: it always runs, and
+    a test inside it only picks which parameters)."""
+    body = scope.body if isinstance(scope, (cst.FunctionDef, cst.ClassDef)) else scope
+
+    def visit(node: cst.CSTNode, guarded: bool, in_params: bool) -> Iterator[tuple[cst.CSTNode, bool]]:
+        if isinstance(node, (cst.Call, cst.Assign)):
+            yield node, guarded
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope and not isinstance(scope, cst.ClassDef):
+            return  # a nested function runs when it is called, not here (a class's methods all count)
+        if isinstance(node, (cst.If, cst.Try, cst.While, cst.IfExp)) and not in_params:
+            guarded = True
+        if isinstance(node, cst.For) and "parameters" in cst.Module(body=[]).code_for_node(node.iter):
+            in_params = True
+        for child in node.children:
+            yield from visit(child, guarded, in_params)
+
+    yield from visit(body, False, False)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
