@@ -24,7 +24,7 @@ For each such holder it answers what the rest of its function does with it:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Union
 
 import libcst as cst
 
@@ -34,6 +34,7 @@ from stabfix.model.parameters import ParamSized, element_source, param_sized_all
 
 _ADDS = frozenset({"add_", "sub_", "+=", "-="})
 _DECAYS = frozenset({"mul_", "lerp_", "div_", "addcmul_", "addcdiv_"})
+Loop = Union[cst.For, cst.While]
 _HARMLESS_CALLS = frozenset({"zip", "enumerate", "len", "iter", "list", "tuple", "reversed", "sorted", "range"})
 
 
@@ -43,7 +44,7 @@ class Accumulator:
     allocation: ParamSized
     container: bool  # a list/dict of buffers (else the name is one buffer)
     adds: list[ParamUpdate] = field(default_factory=list)
-    passes: list[cst.For] = field(default_factory=list)
+    passes: list["Loop"] = field(default_factory=list)
     decayed: bool = False
     written_back: bool = False
     escapes: bool = False
@@ -75,7 +76,7 @@ def accumulators(events: Events, names: Names) -> list[Accumulator]:
 
 
 def holder_of(
-    tensor: cst.BaseExpression, names: Names, loops: tuple[cst.For, ...] = ()
+    tensor: cst.BaseExpression, names: Names, loops: tuple[Union[cst.For, cst.While], ...] = ()
 ) -> Optional[tuple[Binding, ParamSized, bool]]:
     """The local holding the parameter-sized buffer `tensor` is (an element of), with its allocation;
     `loops` are the `for` loops around the use, innermost last (their targets bind before anything else)."""
@@ -84,7 +85,9 @@ def holder_of(
     if not isinstance(tensor, cst.Name):
         return None
     candidates = list(reversed(names.reaching(tensor) or names.bindings_of(tensor)))
-    binder = next((loop for loop in reversed(loops) if tensor.value in target_names(loop.target)), None)
+    binder = next(
+        (loop for loop in reversed(loops) if isinstance(loop, cst.For) and tensor.value in target_names(loop.target)), None
+    )
     if binder is not None:
         candidates = [b for b in names.bindings_of(tensor) if b.node is binder]
     for binding in candidates:
@@ -156,15 +159,7 @@ def _filled_with(binding: Binding, names: Names) -> Optional[ParamSized]:
 
 def _describe_uses(accumulator: Accumulator, events: Events, names: Names, found: dict[int, Accumulator]) -> None:
     function = accumulator.holder.scope.node
-    element_loops = set()
-    for add in accumulator.adds:
-        loops = add.site.loops
-        for loop in loops:
-            if _mentions_holder(loop.iter, accumulator, names) or _holds_element(loop, add, names):
-                element_loops.add(id(loop))
-        for loop in loops:
-            if id(loop) not in element_loops and not _contains(loop, accumulator.allocation.call) and loop not in accumulator.passes:
-                accumulator.passes.append(loop)
+    adds = {id(add.node): add for add in accumulator.adds}
     for event in events.of_kind("update", "grad_write"):
         if isinstance(event, ParamUpdate) and event in accumulator.adds:
             continue
@@ -176,6 +171,8 @@ def _describe_uses(accumulator: Accumulator, events: Events, names: Names, found
         if any(_refers_to(name, accumulator, names, event.site.loops) for name in _names_in_node(event.node)):
             accumulator.written_back = True
     for node, parent, grandparent, loops in _walk_with_parent(function):
+        if id(node) in adds:
+            _add_passes(accumulator, adds[id(node)], loops, names)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _DECAYS:
             if _refers_to(node.func.value, accumulator, names, loops) and node.func.attr.value != "div_":
                 accumulator.decayed = True
@@ -183,6 +180,17 @@ def _describe_uses(accumulator: Accumulator, events: Events, names: Names, found
             accumulator.decayed |= _refers_to(node.target, accumulator, names, loops)
         elif isinstance(node, cst.Name) and _is_holder_use(node, accumulator, names):
             _classify_use(node, parent, grandparent, accumulator, names, found)
+
+
+def _add_passes(accumulator: Accumulator, add: ParamUpdate, loops: tuple[Loop, ...], names: Names) -> None:
+    """The loops around an add that repeat the sum: not the loop over the buffers, and not one the
+    allocation sits in (then each pass sums into a fresh buffer)."""
+    for loop in loops:
+        over_buffers = isinstance(loop, cst.For) and (
+            _mentions_holder(loop.iter, accumulator, names) or _holds_element(loop, add, names)
+        )
+        if not over_buffers and not _contains(loop, accumulator.allocation.call) and loop not in accumulator.passes:
+            accumulator.passes.append(loop)
 
 
 def _classify_use(node: cst.Name, parent: Optional[cst.CSTNode], call: Optional[cst.CSTNode], accumulator: Accumulator, names: Names, found: dict[int, Accumulator]) -> None:
@@ -215,7 +223,7 @@ def _is_holder_use(node: cst.Name, accumulator: Accumulator, names: Names) -> bo
     return node.value == accumulator.name and any(b is accumulator.holder for b in names.reaching(node))
 
 
-def _refers_to(expr: cst.BaseExpression, accumulator: Accumulator, names: Names, loops: tuple[cst.For, ...] = ()) -> bool:
+def _refers_to(expr: cst.BaseExpression, accumulator: Accumulator, names: Names, loops: tuple[Loop, ...] = ()) -> bool:
     while isinstance(expr, (cst.Attribute, cst.Subscript)) and not isinstance(expr, cst.Name):
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
             return _is_holder_use(expr.value, accumulator, names)
@@ -255,17 +263,17 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(current.children))
 
 
-def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode], tuple[cst.For, ...]]]:
+def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode], tuple[Loop, ...]]]:
     """Nodes with their parent, grandparent and enclosing `for` loops (outermost first), skipping the
     `.attr` of attributes and argument keywords."""
-    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode], tuple[cst.For, ...]]] = [(node, None, None, ())]
+    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode], tuple[Loop, ...]]] = [(node, None, None, ())]
     while stack:
         current, parent, grandparent, loops = stack.pop()
         yield current, parent, grandparent, loops
         if isinstance(current, cst.Attribute):
             stack.append((current.value, current, parent, loops))
             continue
-        inner = loops + (current,) if isinstance(current, cst.For) else loops
+        inner = loops + (current,) if isinstance(current, (cst.For, cst.While)) else loops
         for child in reversed(current.children):
             if isinstance(current, cst.Arg) and child is current.keyword:
                 continue

@@ -34,6 +34,7 @@ import libcst as cst
 from stabfix.model import vocabulary as words
 from stabfix.model.imports import dotted_name
 from stabfix.model.names import Names
+from stabfix.model.parameters import element_source
 
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _LIBRARY_LAYERS = ("loralib.",)
@@ -55,7 +56,8 @@ class _Body:
     adapters: list[cst.Call] = field(default_factory=list)  # calls that build adapter layers
     freezes: list[tuple[cst.CSTNode, bool]] = field(default_factory=list)  # (node, always runs)
     calls: list[tuple[cst.Call, bool]] = field(default_factory=list)  # calls of this file's functions
-    adapter_targets: list[str] = field(default_factory=list)  # `model.blocks` of `model.blocks = [Adapter(b)...]`
+    adapter_targets: list[cst.BaseExpression] = field(default_factory=list)  # `model.blocks = [Adapter(b)...]`
+    imported: list[tuple[cst.Call, bool]] = field(default_factory=list)  # calls of imported functions
     order: dict[int, int] = field(default_factory=dict)  # id(node) -> position
 
 
@@ -75,23 +77,52 @@ class AdapterFacts:
         self._injecting: dict[int, bool] = {}
 
     # --- questions --------------------------------------------------------------------------------------
-    def carries_adapters(self, expr: cst.BaseExpression, function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef]) -> Optional[str]:
-        """How the code shows that the model `expr` holds adapter layers, or None."""
+    def carries_adapters(
+        self, expr: cst.BaseExpression, function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef], depth: int = 0
+    ) -> Optional[str]:
+        """How the code shows that the model `expr` holds adapter layers, or None: how it was built, an
+        injector it is handed to, layers assigned into it (`model.fc = LoRA(model.fc)`, also through a
+        loop over its blocks); a name or `self.<attr>` bound to another model is followed."""
         if isinstance(expr, cst.Name) and expr.value == "self" and cls is not None:
             return f"`{cls.name.value}` builds adapter layers" if self._injects(cls) else None
-        for value in self._built_from(expr, cls):
-            found = self._builder_evidence(value)
-            if found is not None:
-                return found
         spelled = dotted_name(expr)
         body = self._body(function if function is not None else self.module)
-        for call, _ in body.calls:
-            if any(dotted_name(arg.value) == spelled for arg in call.args) and self._injects(self._callee(call)):
+        for call, _ in body.calls + body.imported:
+            if any(dotted_name(arg.value) == spelled for arg in call.args) and (
+                self._injects(self._callee(call)) or self._named_adapter(call) is not None
+            ):
                 return f"`{dotted_name(call.func)}(...)` puts adapter layers in it"
         for target in body.adapter_targets:
-            if spelled and (target == spelled or target.startswith(spelled + ".")):
-                return f"`{target}` is set to adapter layers"
+            if spelled and self._rooted_at(target, spelled):
+                return f"`{dotted_name(target)}` is set to adapter layers"
+        for binding_value, scope in self._built_from(expr, cls):
+            found = self._builder_evidence(binding_value)
+            if found is None and depth < 3 and isinstance(binding_value, (cst.Name, cst.Attribute)):
+                inner = scope if isinstance(scope, cst.FunctionDef) else None
+                found = self.carries_adapters(binding_value, inner, cls, depth + 1)
+            if found is not None:
+                return found
         return None
+
+    def _rooted_at(self, target: cst.BaseExpression, spelled: str) -> bool:
+        """`model.fc` for `model`; `block.mlp` where `block` iterates over `model.blocks`."""
+        text = dotted_name(target) or ""
+        if text == spelled or text.startswith(spelled + "."):
+            return True
+        root = target
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        for binding in self.names.bindings_of(root):
+            if binding.kind == "for" and binding.value is not None:
+                source = element_source(binding.node.target, binding.value, root.value)  # type: ignore[attr-defined]
+                while isinstance(source, (cst.Call, cst.Attribute, cst.Subscript)):
+                    inner = dotted_name(source) or ""
+                    if inner == spelled or inner.startswith(spelled + "."):
+                        return True
+                    source = source.func if isinstance(source, cst.Call) else source.value
+        return False
 
     def frozen_before(self, node: cst.CSTNode, model: cst.BaseExpression, function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef]) -> bool:
         """Whether some freeze always runs before `node`: in its function, in a same-file function called
@@ -102,7 +133,7 @@ class AdapterFacts:
             return True
         if any(always and body.order[id(c)] < position and self._freezes(self._callee(c)) for c, always in body.calls):
             return True
-        for value in self._built_from(model, cls):
+        for value, _ in self._built_from(model, cls):
             if isinstance(value, cst.Call) and self._freezes(self._callee(value)):
                 return True
             if isinstance(value, cst.Call) and self._freezing_call(value):
@@ -113,12 +144,14 @@ class AdapterFacts:
         return False
 
     # --- what a model was built from ------------------------------------------------------------------------
-    def _built_from(self, expr: cst.BaseExpression, cls: Optional[cst.ClassDef]) -> list[cst.BaseExpression]:
+    def _built_from(self, expr: cst.BaseExpression, cls: Optional[cst.ClassDef]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """The values a model expression was bound to, each with the scope node of its binding."""
+        bindings = []
         if isinstance(expr, cst.Name):
-            return [b.bound_value for b in self.names.reaching(expr) if b.bound_value is not None]
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and cls is not None:
-            return [b.bound_value for b in self.names.attribute_bindings(cls, expr.attr.value) if b.bound_value is not None]
-        return []
+            bindings = self.names.reaching(expr)
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and cls is not None:
+            bindings = self.names.attribute_bindings(cls, expr.attr.value)
+        return [(b.bound_value, b.scope.node) for b in bindings if b.bound_value is not None]
 
     def _builder_evidence(self, value: cst.BaseExpression) -> Optional[str]:
         if not isinstance(value, cst.Call):
@@ -129,21 +162,27 @@ class AdapterFacts:
             return f"`{spelled}(...)` builds adapter layers"
         if any(self._builder_evidence(arg.value) for arg in value.args):
             return f"`{spelled}(...)` wraps a model with adapter layers"
-        qualified = self.names.qualify(value.func) or ""
-        if callee is None and qualified and not self._freezing_call(value):
-            module, _, name = qualified.rpartition(".")
-            if any(word in words.ADAPTER_WORDS for part in qualified.split(".") for word in words.identifier_words(part)):
-                return f"built by `{name}` from `{module or name}`"
+        if callee is None and not self._freezing_call(value):
+            return self._named_adapter(value)
+        return None
+
+    def _named_adapter(self, call: cst.Call) -> Optional[str]:
+        """An imported builder whose module or name says adapter: `from lora_model import load_policy`."""
+        qualified = self.names.qualify(call.func) or ""
+        module, _, name = qualified.rpartition(".")
+        if qualified and any(word in words.ADAPTER_WORDS for part in qualified.split(".") for word in words.identifier_words(part)):
+            return f"built by `{name}` from `{module or name}`"
         return None
 
     # --- adapter layers and who builds them ------------------------------------------------------------------
     def _is_adapter_layer(self, cls: cst.ClassDef) -> bool:
-        methods = {node.name.value: node for node in cls.body.body if isinstance(node, cst.FunctionDef)}
+        methods = _methods(cls)
         init, forward = methods.get("__init__"), methods.get("forward")
         if init is None or forward is None:
             return False
         params = {p.name.value for p in init.params.params[1:]}
-        wrapped, own = set(), set()
+        wrapped: set[str] = set()
+        own: dict[str, int] = {}
         for node in _walk(init.body):
             if isinstance(node, cst.Assign) and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
@@ -151,9 +190,9 @@ class AdapterFacts:
                     continue
                 if isinstance(node.value, cst.Name) and node.value.value in params:
                     wrapped.add(target)
-                elif isinstance(node.value, cst.Call) and self._is_weight(node.value):
-                    own.add(target)
-        if not wrapped or len(own) < 2:
+                elif isinstance(node.value, cst.Call) and self._weights(node.value):
+                    own[target] = self._weights(node.value)
+        if not wrapped or sum(own.values()) < 2:
             return False  # a gate (`x + self.alpha * self.fn(x)`) has one weight; a low-rank pair has two
         used = _attributes_in(forward.body)
         adds = any(
@@ -161,12 +200,30 @@ class AdapterFacts:
             or isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign)
             for node in _walk(forward.body)
         )
-        return adds and bool(used & wrapped) and len(used & own) >= 2
+        return adds and bool(used & wrapped) and sum(own.get(name, 0) for name in used) >= 2
 
-    def _is_weight(self, call: cst.Call) -> bool:
+    def _weights(self, call: cst.Call, depth: int = 0) -> int:
+        """How many weights a constructor call creates: 1 for `nn.Parameter`/a torch layer, the weights a
+        module class of the file creates in its `__init__` (`self.lora = LoRALayer(...)`: two)."""
         name = self.names.qualify(call.func) or ""
         last = name.rsplit(".", 1)[-1]
-        return name in _PARAMETER_CLASSES or (name.startswith("torch.nn.") and last[:1].isupper() and name.count(".") == 2)
+        if name in _PARAMETER_CLASSES or (name.startswith("torch.nn.") and last[:1].isupper() and name.count(".") == 2):
+            return 1
+        local = self.classes.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        init = _methods(local).get("__init__") if local is not None and depth < 2 else None
+        if init is None:
+            return 0
+        return sum(
+            self._weights(node.value, depth + 1)
+            for node in _walk(init.body)
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)
+            and (dotted_name(node.targets[0].target) or "").startswith("self.")
+        )
+
+    def _self_freezing_layer(self, call: cst.Call) -> bool:
+        """`SimpleLoraLinear(base)` whose `__init__` freezes the base it wraps."""
+        local = self.classes.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        return local is not None and call.func.value in self.adapter_classes and self._freezes(local)
 
     def _adapter_layer_call(self, call: cst.Call) -> bool:
         if isinstance(call.func, cst.Name) and call.func.value in self.adapter_classes:
@@ -213,16 +270,20 @@ class AdapterFacts:
                 if isinstance(node, cst.Call):
                     if self._adapter_layer_call(node):
                         body.adapters.append(node)
+                        if not isinstance(scope, cst.ClassDef) and self._self_freezing_layer(node):
+                            body.freezes.append((node, True))  # the layer freezes what it wraps
                     if self._freezing_call(node):
                         body.freezes.append((node, not guarded))
                     elif self._callee(node) is not None:
                         body.calls.append((node, not guarded))
+                    elif self.names.qualify(node.func):
+                        body.imported.append((node, not guarded))
                 elif isinstance(node, cst.Assign) and _sets_requires_grad_false(node):
                     body.freezes.append((node, not guarded))
                 elif isinstance(node, cst.Assign) and any(
                     isinstance(child, cst.Call) and self._adapter_layer_call(child) for child in _walk(node.value)
                 ):
-                    body.adapter_targets.extend(t for t in (dotted_name(t.target) for t in node.targets) if t)
+                    body.adapter_targets.extend(t.target for t in node.targets)
         return self._bodies[key]
 
     def _freezing_call(self, call: cst.Call) -> bool:
@@ -236,6 +297,10 @@ class AdapterFacts:
         if self._callee(call) is None and any(word in last for word in _FREEZE_WORDS):
             return "unfreeze" not in last  # an imported `freeze_base(model)`, `model.freeze()`: trusted by name
         return False
+
+
+def _methods(cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    return {node.name.value: node for node in cls.body.body if isinstance(node, cst.FunctionDef)}
 
 
 def _sets_requires_grad_false(node: cst.Assign) -> bool:

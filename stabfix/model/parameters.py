@@ -429,3 +429,18 @@ def _only_requires_grad(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Lambda):
         node = node.body
     return isinstance(node, cst.Attribute) and node.attr.value == "requires_grad"
+
+
+_TRAINER_LIBRARIES = ("transformers.", "trl.")
+
+
+def trainer_parameters(call: cst.Call, names: Names) -> Optional[AllParameters]:
+    """A Hugging Face (or TRL) `Trainer(model=m, ...)` with no `optimizers=`: it builds its optimizer
+    from every parameter of `m` that requires grad."""
+    qualified = names.qualify(call.func) or ""
+    if not qualified.startswith(_TRAINER_LIBRARIES) or not qualified.endswith("Trainer"):
+        return None
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if "optimizers" in keywords or "optimizer_cls_and_kwargs" in keywords or "model" not in keywords:
+        return None
+    return AllParameters(keywords["model"], True)
