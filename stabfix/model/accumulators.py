@@ -160,6 +160,7 @@ def _filled_with(binding: Binding, names: Names) -> Optional[ParamSized]:
 def _describe_uses(accumulator: Accumulator, events: Events, names: Names, found: dict[int, Accumulator]) -> None:
     function = accumulator.holder.scope.node
     adds = {id(add.node): add for add in accumulator.adds}
+    in_adds = {id(node) for add in accumulator.adds for node in _walk(add.node)}
     for event in events.of_kind("update", "grad_write"):
         if isinstance(event, ParamUpdate) and event in accumulator.adds:
             continue
@@ -178,7 +179,7 @@ def _describe_uses(accumulator: Accumulator, events: Events, names: Names, found
                 accumulator.decayed = True
         elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):
             accumulator.decayed |= _refers_to(node.target, accumulator, names, loops)
-        elif isinstance(node, cst.Name) and _is_holder_use(node, accumulator, names):
+        elif isinstance(node, cst.Name) and id(node) not in in_adds and _is_holder_use(node, accumulator, names):
             _classify_use(node, parent, grandparent, accumulator, names, found)
 
 
@@ -194,7 +195,9 @@ def _add_passes(accumulator: Accumulator, add: ParamUpdate, loops: tuple[Loop, .
 
 
 def _classify_use(node: cst.Name, parent: Optional[cst.CSTNode], call: Optional[cst.CSTNode], accumulator: Accumulator, names: Names, found: dict[int, Accumulator]) -> None:
-    if isinstance(parent, (cst.Return, cst.Yield)) or isinstance(parent, (cst.Element, cst.DictElement)):
+    if isinstance(parent, cst.Subscript) and parent.value is node:
+        accumulator.foreign_read = True  # `xs[i]` read outside the adds: with what, the code does not say
+    elif isinstance(parent, (cst.Return, cst.Yield)) or isinstance(parent, (cst.Element, cst.DictElement)):
         accumulator.escapes = True
     elif isinstance(parent, cst.Assign) and parent.value is node:
         accumulator.escapes = True  # `self.fisher = fisher`, `out = X_sum`
@@ -208,6 +211,8 @@ def _classify_use(node: cst.Name, parent: Optional[cst.CSTNode], call: Optional[
         elif call.func.value == "zip":
             for arg in call.args:
                 other = _container(arg.value, names) if isinstance(arg.value, cst.Name) else None
+                if other is not None and other[0] is accumulator.holder:
+                    continue
                 if other is not None and id(other[0]) in found:
                     accumulator.partners.add(id(other[0]))
                 elif not _feeds_adds(call, accumulator):
