@@ -95,9 +95,9 @@ def _term(acc: Accumulator) -> str:
     elif isinstance(node, cst.AugAssign):
         receiver, value = node.target, node.value
     else:
-        return "each term with `.to(acc.device, acc.dtype)`"
+        return "each term moved to the buffer's device and dtype (`.to(...)`)"
     text = code_for(_moved(value, receiver))
-    return f"`{text}`" if len(text) <= 60 else "each term with `.to(acc.device, acc.dtype)`"
+    return f"`{text}`" if len(text) <= 60 else "each term moved to the buffer's device and dtype (`.to(...)`)"
 
 
 def _on_host(call: cst.Call, torch: str) -> cst.Call:

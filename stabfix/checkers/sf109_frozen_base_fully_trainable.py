@@ -74,9 +74,9 @@ def _position(expr: cst.BaseExpression, names: Names) -> tuple[Optional[cst.Func
 def _message(call: cst.CSTNode, model: cst.BaseExpression, evidence: str, filtered: bool) -> str:
     assert isinstance(call, cst.Call)
     spelled = code_for(model)
-    what = "every parameter that still requires grad" if filtered else "every parameter"
+    what = "every still-trainable parameter" if filtered else "every parameter"
     return (
-        f"`{code_for(call.func)}` trains {what} of `{spelled}`, which carries adapters ({evidence}), with no "
-        f"freeze of its base before it on every path; call `requires_grad_(False)` on the base parameters "
-        f"first and pass only `p.requires_grad` ones"
+        f"`{code_for(call.func)}` trains {what} of `{spelled}`, which carries adapters ({evidence}), but no "
+        f"freeze of its base always runs first; freeze the base (`requires_grad_(False)`) and pass only "
+        f"`p.requires_grad` parameters"
     )

@@ -24,6 +24,7 @@ For each such holder it answers what the rest of its function does with it:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterator, Optional, Union
 
 import libcst as cst
@@ -137,6 +138,7 @@ def _is_empty_collection(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "dict") and not value.args
 
 
+@lru_cache(maxsize=256)  # asked again for every name `_refers_to` looks at; a walk of the function each time
 def _filled_with(binding: Binding, names: Names) -> Optional[ParamSized]:
     """`grads = {}` then `grads[n] = torch.zeros_like(p)` / `grads.append(torch.zeros_like(p))` in its function."""
     for node in _walk(binding.scope.node):
