@@ -288,8 +288,8 @@ class AdapterFacts:
 
     def _freezing_call(self, call: cst.Call) -> bool:
         qualified = self.names.qualify(call.func) or ""
-        if qualified in _FREEZING_CALLS:
-            return True
+        if qualified in _FREEZING_CALLS or qualified.startswith("peft."):
+            return True  # every peft model (`PeftModel(...)`, `get_peft_model`, tuners) freezes its base
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
             return bool(call.args) and _is_false(call.args[0].value)
