@@ -74,6 +74,7 @@ def test_adapter_layers_are_recognised_by_what_they_do():
         ("    model.fc = LoRA(model.fc)\n    for n, p in model.named_parameters():\n        if 'a' not in n:\n"
          "            p.requires_grad = False\n", True),
         ("    model.fc = LoRA(model.fc)\n    freeze_backbone(model)\n", True),
+        ("    model.fc = LoRA(model.fc)\n    for n, p in model.named_parameters():\n        p.requires_grad = 'a' in n\n", True),
     ],
 )
 def test_a_freeze_counts_only_when_it_always_runs_before(setup, frozen):
@@ -113,3 +114,15 @@ def test_what_an_optimizer_was_built_from(params, model, filtered):
         assert found is None
     else:
         assert cst.Module(body=[]).code_for_node(found.model) == model and found.trainable_filter is filtered
+
+
+def test_a_freeze_behind_the_same_guard_as_the_optimizer_counts():
+    facts, module, _ = _facts(
+        LORA + "\nif __name__ == '__main__':\n    model.fc = LoRA(model.fc)\n    model.requires_grad_(False)\n"
+        "    opt = torch.optim.AdamW(model.parameters())\n"
+    )
+    guard = module.body[-1]
+    call = guard.body.body[-1].body[0].value  # type: ignore[attr-defined]
+    model_expr = call.args[0].value.func.value
+    assert facts.carries_adapters(model_expr, None, None) is not None
+    assert facts.frozen_before(call, model_expr, None, None)

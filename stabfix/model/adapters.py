@@ -46,6 +46,7 @@ _FREEZING_CALLS = frozenset(
         "peft.inject_adapter_in_model", "peft.LoraModel",
     }
 )
+Guards = frozenset  # ids of the `if`/`try`/`while` statements around a node, within its function
 _FREEZE_WORDS = frozenset({"freeze", "frozen", "mark_only"})
 
 
@@ -54,11 +55,12 @@ class _Body:
     """What one function (or class) does, in source order."""
 
     adapters: list[cst.Call] = field(default_factory=list)  # calls that build adapter layers
-    freezes: list[tuple[cst.CSTNode, bool]] = field(default_factory=list)  # (node, always runs)
-    calls: list[tuple[cst.Call, bool]] = field(default_factory=list)  # calls of this file's functions
+    freezes: list[tuple[cst.CSTNode, Guards]] = field(default_factory=list)  # (node, the guards it sits behind)
+    calls: list[tuple[cst.Call, Guards]] = field(default_factory=list)  # calls of this file's functions
     adapter_targets: list[cst.BaseExpression] = field(default_factory=list)  # `model.blocks = [Adapter(b)...]`
-    imported: list[tuple[cst.Call, bool]] = field(default_factory=list)  # calls of imported functions
+    imported: list[tuple[cst.Call, Guards]] = field(default_factory=list)  # calls of imported functions
     order: dict[int, int] = field(default_factory=dict)  # id(node) -> position
+    guards: dict[int, Guards] = field(default_factory=dict)  # id(node) -> the guards it sits behind
 
 
 class AdapterFacts:
@@ -129,9 +131,13 @@ class AdapterFacts:
         before it, in the same-file builder of `model`, or (for models held on `self`) in a method of `cls`."""
         body = self._body(function if function is not None else self.module)
         position = body.order.get(id(node), len(body.order))
-        if any(always and body.order[id(f)] < position for f, always in body.freezes):
+        around = body.guards.get(id(node), frozenset())
+        # a freeze runs whenever `node` does when it sits behind no guard that `node` is not behind too
+        if any(guards <= around and body.order[id(f)] < position for f, guards in body.freezes):
             return True
-        if any(always and body.order[id(c)] < position and self._freezes(self._callee(c)) for c, always in body.calls):
+        if any(
+            guards <= around and body.order[id(c)] < position and self._freezes(self._callee(c)) for c, guards in body.calls
+        ):
             return True
         for value, _ in self._built_from(model, cls):
             if isinstance(value, cst.Call) and self._freezes(self._callee(value)):
@@ -246,8 +252,8 @@ class AdapterFacts:
         if scope is None or depth > 3:
             return False
         body = self._body(scope)
-        return any(always for _, always in body.freezes) or any(
-            always and self._freezes(self._callee(c), depth + 1) for c, always in body.calls
+        return any(not guards for _, guards in body.freezes) or any(
+            not guards and self._freezes(self._callee(c), depth + 1) for c, guards in body.calls
         )
 
     def _callee(self, call: cst.Call) -> Optional[cst.CSTNode]:
@@ -265,21 +271,22 @@ class AdapterFacts:
         key = id(scope)
         if key not in self._bodies:
             body = self._bodies[key] = _Body()
-            for position, (node, guarded) in enumerate(_ordered(scope)):
+            for position, (node, guards) in enumerate(_ordered(scope)):
                 body.order[id(node)] = position
+                body.guards[id(node)] = guards
                 if isinstance(node, cst.Call):
                     if self._adapter_layer_call(node):
                         body.adapters.append(node)
                         if not isinstance(scope, cst.ClassDef) and self._self_freezing_layer(node):
-                            body.freezes.append((node, True))  # the layer freezes what it wraps
+                            body.freezes.append((node, frozenset()))  # the layer freezes what it wraps
                     if self._freezing_call(node):
-                        body.freezes.append((node, not guarded))
+                        body.freezes.append((node, guards))
                     elif self._callee(node) is not None:
-                        body.calls.append((node, not guarded))
+                        body.calls.append((node, guards))
                     elif self.names.qualify(node.func):
-                        body.imported.append((node, not guarded))
+                        body.imported.append((node, guards))
                 elif isinstance(node, cst.Assign) and _sets_requires_grad_false(node):
-                    body.freezes.append((node, not guarded))
+                    body.freezes.append((node, guards))
                 elif isinstance(node, cst.Assign) and any(
                     isinstance(child, cst.Call) and self._adapter_layer_call(child) for child in _walk(node.value)
                 ):
@@ -292,7 +299,7 @@ class AdapterFacts:
             return True  # every peft model (`PeftModel(...)`, `get_peft_model`, tuners) freezes its base
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
-            return bool(call.args) and _is_false(call.args[0].value)
+            return bool(call.args) and not _is_true(call.args[0].value)
         last = (dotted_name(func) or "").rsplit(".", 1)[-1].lower()
         if self._callee(call) is None and any(word in last for word in _FREEZE_WORDS):
             return "unfreeze" not in last  # an imported `freeze_base(model)`, `model.freeze()`: trusted by name
@@ -304,38 +311,39 @@ def _methods(cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
 
 
 def _sets_requires_grad_false(node: cst.Assign) -> bool:
-    return _is_false(node.value) and any(
+    """`p.requires_grad = False`, or a test (`p.requires_grad = "lora_" in n`): some parameters stop training."""
+    return not _is_true(node.value) and any(
         isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
     )
 
 
-def _is_false(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "False"
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
 
 
 def _attributes_in(node: cst.CSTNode) -> set[str]:
     return {name for child in _walk(node) if isinstance(child, cst.Attribute) for name in [dotted_name(child) or ""] if name}
 
 
-def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
-    """Calls and assignments of a function or class body in source order, each with whether it sits
-    behind an `if`, `try`/`except` or `while` (a loop over parameters is no guard: it always runs, and
-    a test inside it only picks which parameters)."""
+def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
+    """Calls and assignments of a function or class body in source order, each with the `if`, `try` and
+    `while` statements it sits behind (a loop over parameters is no guard: it always runs, and a test
+    inside it only picks which parameters)."""
     body = scope.body if isinstance(scope, (cst.FunctionDef, cst.ClassDef)) else scope
 
-    def visit(node: cst.CSTNode, guarded: bool, in_params: bool) -> Iterator[tuple[cst.CSTNode, bool]]:
+    def visit(node: cst.CSTNode, guards: Guards, in_params: bool) -> Iterator[tuple[cst.CSTNode, Guards]]:
         if isinstance(node, (cst.Call, cst.Assign)):
-            yield node, guarded
+            yield node, guards
         if isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope and not isinstance(scope, cst.ClassDef):
             return  # a nested function runs when it is called, not here (a class's methods all count)
         if isinstance(node, (cst.If, cst.Try, cst.While, cst.IfExp)) and not in_params:
-            guarded = True
+            guards = guards | {id(node)}
         if isinstance(node, cst.For) and "parameters" in cst.Module(body=[]).code_for_node(node.iter):
             in_params = True
         for child in node.children:
-            yield from visit(child, guarded, in_params)
+            yield from visit(child, guards, in_params)
 
-    yield from visit(body, False, False)
+    yield from visit(body, frozenset(), False)
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
