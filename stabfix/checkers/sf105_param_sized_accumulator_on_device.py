@@ -38,7 +38,7 @@ class ParamSizedAccumulatorOnDevice(Checker):
             acc for acc in accumulators(events, names)
             if acc.passes and not (acc.allocation.on_host or acc.decayed or acc.written_back or acc.escapes)
         ]
-        fixable = {id(acc.holder) for acc in found if not acc.foreign_read and not acc.allocation.moved}
+        fixable = {id(acc.holder) for acc in found if not acc.foreign_read and not acc.allocation.moved and not _legacy(acc)}
         changed = True
         while changed:  # sums read together (`zip(X_sum, Y_sum)`) move to the CPU together, or neither does
             changed = False
@@ -85,6 +85,12 @@ class ParamSizedAccumulatorOnDevice(Checker):
 
     def _torch_name(self) -> str | None:
         return next((local for local, qualified in self.context.imports.aliases.items() if qualified == "torch"), None)
+
+
+def _legacy(acc: Accumulator) -> bool:
+    """`p.new(p.size())`: the legacy constructor takes no `dtype=`; left to the user."""
+    func = acc.allocation.call.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "new"
 
 
 def _term(acc: Accumulator) -> str:
