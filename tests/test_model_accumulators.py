@@ -111,3 +111,30 @@ def test_a_single_pass_is_not_a_sum_over_passes():
     )
     (gs,) = accumulators(model.events, model.names)  # type: ignore[arg-type]
     assert gs.passes == [] and gs.escapes
+
+
+RETURNED = """
+import torch
+
+def task_grads(model, loader):
+    sums = [torch.zeros_like(p) for p in model.parameters()]
+    for b in loader:
+        model.loss(b).backward()
+        for s, p in zip(sums, model.parameters()):
+            s.add_(p.grad)
+    return sums
+"""
+
+
+@pytest.mark.parametrize(
+    "caller,escapes",
+    [
+        ("", True),  # no caller in the file: its consumer is unknown
+        ("def use(m, dl):\n    return sum(g.sum() for g in task_grads(m, dl))\n", False),
+        ("class K:\n    def keep(self, m, dl):\n        self.grads = task_grads(m, dl)\n", True),
+    ],
+)
+def test_returned_sums_count_as_read_only_when_every_caller_only_reads_them(caller, escapes):
+    model, _ = _model(RETURNED + "\n" + caller)
+    (sums,) = accumulators(model.events, model.names)  # type: ignore[arg-type]
+    assert sums.returned and sums.escapes is escapes

@@ -38,7 +38,10 @@ class ParamSizedAccumulatorOnDevice(Checker):
             acc for acc in accumulators(events, names)
             if acc.passes and not (acc.allocation.on_host or acc.decayed or acc.written_back or acc.escapes)
         ]
-        fixable = {id(acc.holder) for acc in found if not acc.foreign_read and not acc.allocation.moved and not _legacy(acc)}
+        fixable = {
+            id(acc.holder) for acc in found
+            if not (acc.foreign_read or acc.returned or acc.allocation.moved or _legacy(acc))
+        }
         changed = True
         while changed:  # sums read together (`zip(X_sum, Y_sum)`) move to the CPU together, or neither does
             changed = False

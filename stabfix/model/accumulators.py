@@ -15,8 +15,9 @@ For each such holder it answers what the rest of its function does with it:
   or an optimizer's state, not a sum;
 - `written_back`: an element is written into a parameter or a gradient (`p.grad.copy_(acc)`,
   `p.data.add_(acc)`): gradient accumulation or a hand-written optimizer, needed where the parameters are;
-- `escapes`: the holder leaves the function (returned, stored on an object, handed to a call other
-  than `zip`/`enumerate`/`len`...): its consumer decides where it must live;
+- `escapes`: the holder leaves the function (stored on an object, handed to a call other than
+  `zip`/`enumerate`/`len`..., returned to a caller that keeps it or to no caller of the file): its
+  consumer decides where it must live; `returned`: returned to same-file callers that only read it;
 - `partners`: the other holders it is zipped with when its sums are read (`zip(X_sum, Y_sum)`);
   `foreign_read`: it is zipped with, or its elements read next to, something that is not such a holder.
 """
@@ -49,6 +50,7 @@ class Accumulator:
     decayed: bool = False
     written_back: bool = False
     escapes: bool = False
+    returned: bool = False  # `return X_sum` to callers of this file that only read it (report-only then)
     partners: set[int] = field(default_factory=set)  # ids of the holders of zipped partners
     foreign_read: bool = False
 
@@ -73,7 +75,32 @@ def accumulators(events: Events, names: Names) -> list[Accumulator]:
     result = sorted(found.values(), key=lambda a: a.holder.order)
     for accumulator in result:
         _describe_uses(accumulator, events, names, found)
+        if accumulator.returned and not _callers_only_read(accumulator.holder.scope.node, names):
+            accumulator.escapes = True
     return result
+
+
+def _callers_only_read(function: cst.CSTNode, names: Names) -> bool:
+    """Whether the function's result has callers in this file and each only reads it (iterates it, hands it
+    to a call, binds it to a local); one that stores it on an object or returns it keeps it as state."""
+    module = names.module_scope.node if names.module_scope is not None else None
+    if module is None or not isinstance(function, cst.FunctionDef):
+        return False
+    callers = 0
+    for node, parent, _, _ in _walk_with_parent(module):
+        if isinstance(node, cst.Call) and names.definition_of(node) is function:
+            callers += 1
+            if isinstance(parent, (cst.Return, cst.Yield)) or (
+                isinstance(parent, (cst.Assign, cst.AnnAssign)) and not isinstance(_target(parent), cst.Name)
+            ):
+                return False
+    return callers > 0
+
+
+def _target(statement: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    if isinstance(statement, cst.Assign):
+        return statement.targets[0].target if len(statement.targets) == 1 else None
+    return statement.target if isinstance(statement, cst.AnnAssign) else None
 
 
 def holder_of(
@@ -199,7 +226,9 @@ def _add_passes(accumulator: Accumulator, add: ParamUpdate, loops: tuple[Loop, .
 def _classify_use(node: cst.Name, parent: Optional[cst.CSTNode], call: Optional[cst.CSTNode], accumulator: Accumulator, names: Names, found: dict[int, Accumulator]) -> None:
     if isinstance(parent, cst.Subscript) and parent.value is node:
         accumulator.foreign_read = True  # `xs[i]` read outside the adds: with what, the code does not say
-    elif isinstance(parent, (cst.Return, cst.Yield)) or isinstance(parent, (cst.Element, cst.DictElement)):
+    elif isinstance(parent, cst.Return):
+        accumulator.returned = True
+    elif isinstance(parent, cst.Yield) or isinstance(parent, (cst.Element, cst.DictElement)):
         accumulator.escapes = True
     elif isinstance(parent, cst.Assign) and parent.value is node:
         accumulator.escapes = True  # `self.fisher = fisher`, `out = X_sum`
