@@ -254,3 +254,193 @@ def names_in(node: cst.CSTNode) -> set[str]:
     if isinstance(node, cst.Attribute):
         return names_in(node.value)
     return {name for child in node.children for name in names_in(child)}
+
+
+# --- parameter-sized allocations ------------------------------------------------------------------------
+# `torch.zeros_like(p)`, `torch.empty_like(p)`, `torch.full_like(p, 0.0)`: a buffer shaped like `p`.
+_LIKE_FACTORIES = frozenset({"torch.zeros_like", "torch.empty_like", "torch.full_like"})
+# `p.new_zeros(p.shape)`, legacy `p.new(p.size()).zero_()`.
+_NEW_FACTORIES = frozenset({"new_zeros", "new_empty", "new_full", "new"})
+# `torch.zeros(p.shape, device=p.device)`, `torch.zeros(p.size())`, `torch.zeros(*p.shape)`.
+_SHAPED_FACTORIES = frozenset({"torch.zeros", "torch.empty", "torch.full"})
+# Steps after an allocation that keep its shape (`.zero_()` of `empty_like`, `.float()`, `.to(device)`).
+_SHAPE_KEEPING = frozenset({"zero_", "float", "double", "to", "cuda", "cpu", "detach", "requires_grad_", "contiguous"})
+_FLAT_PARAMETERS = frozenset({"torch.nn.utils.parameters_to_vector", "torch.nn.utils.convert_parameters.parameters_to_vector"})
+
+
+@dataclass(frozen=True)
+class ParamSized:
+    """A fresh buffer the shape of a parameter (`torch.zeros_like(p)` for `p` of `model.parameters()`)."""
+
+    call: cst.Call  # the allocating call
+    source: cst.BaseExpression  # the tensor whose shape it takes (`p`, `p.grad`, `flat`)
+    origin: Origin  # the models the parameters come from
+    on_host: bool  # the code puts it in host memory (`device="cpu"`, `.cpu()`, `.to("cpu")`)
+    moved: bool = False  # moved or cast after the allocation (`.to(device)`, `.cuda()`, `.float()`)
+
+
+def param_sized_allocation(expr: cst.BaseExpression, names: Names) -> Optional[ParamSized]:
+    """A zero/empty buffer shaped like a parameter, None otherwise. A copy (`p.clone()`, `p.detach()`) is
+    not one: it holds the parameter's values (a snapshot, an EMA shadow), not an empty sum."""
+    from stabfix.model.devices import is_cpu_expression, method_chain, to_call_target
+
+    qualify = names.qualify
+    current, on_host, moved = expr, False, False
+    while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and qualify(current.func) is None:
+        method = current.func.attr.value
+        if method in _NEW_FACTORIES:
+            break
+        if method not in _SHAPE_KEEPING:
+            return None
+        if method == "cpu" or (method == "to" and to_call_target(current, qualify)[0] == "cpu"):
+            on_host = True
+        moved |= method in ("to", "cuda", "cpu", "float", "double")
+        current = current.func.value
+    if not isinstance(current, cst.Call):
+        return None
+    call = current
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device" and is_cpu_expression(arg.value, qualify):
+            on_host = True
+    name = qualify(call.func) or ""
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    if name in _LIKE_FACTORIES and positional:
+        source = positional[0]
+    elif isinstance(call.func, cst.Attribute) and call.func.attr.value in _NEW_FACTORIES and not name:
+        source = call.func.value
+        if not positional or not _shape_of(positional[0], source):
+            return None
+    elif name in _SHAPED_FACTORIES and call.args:
+        first = call.args[0].value
+        root, steps = method_chain(first, qualify)
+        if not steps or steps[-1][0] not in (".shape", "size"):
+            return None
+        source = root
+    else:
+        return None
+    origin = parameter_origin(source, names)
+    return ParamSized(call, source, origin, on_host, moved) if origin is not None else None
+
+
+def _shape_of(shape: cst.BaseExpression, tensor: cst.BaseExpression) -> bool:
+    """`p.shape` / `p.size()` for `p.new_zeros(...)`: the receiver's own shape."""
+    from stabfix.model.devices import method_chain
+
+    root, steps = method_chain(shape)
+    return bool(steps) and steps[-1][0] in (".shape", "size") and dotted_name(root) == dotted_name(_strip_views(tensor))
+
+
+def _strip_views(tensor: cst.BaseExpression) -> cst.BaseExpression:
+    """`p` for `p.data`, `p.grad`, `p.detach()`: the parameter a read of its values or gradient names."""
+    while True:
+        if isinstance(tensor, cst.Attribute) and tensor.attr.value in ("data", "grad"):
+            tensor = tensor.value
+        elif (
+            isinstance(tensor, cst.Call) and isinstance(tensor.func, cst.Attribute)
+            and tensor.func.attr.value in ("detach", "float") and not tensor.args
+        ):
+            tensor = tensor.func.value
+        else:
+            return tensor
+
+
+def parameter_origin(tensor: cst.BaseExpression, names: Names, depth: int = 0) -> Optional[Origin]:
+    """The models a tensor is a parameter (or a parameter's gradient) of: `p` of `for p in
+    model.parameters()` or of a comprehension over them (through `zip`, `enumerate`, a list built from
+    them), `flat = parameters_to_vector(model.parameters())`; None when the code does not show one."""
+    tensor = _strip_views(tensor)
+    if depth > _MAX_DEPTH or not isinstance(tensor, cst.Name):
+        return None
+    for binding in names.bindings_of(tensor):
+        if binding.kind == "for" and isinstance(binding.node, (cst.For, cst.CompFor)) and binding.value is not None:
+            source = element_source(binding.node.target, binding.value, tensor.value)
+            if source is binding.value and isinstance(binding.node.target, (cst.Tuple, cst.List)):
+                # `for name, p in model.named_parameters()`: the second element is the tensor
+                if not (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute)
+                        and source.func.attr.value == "named_parameters"):
+                    continue
+            origin = _origin(source, (), names, depth + 1)
+            if origin is not None:
+                return origin
+        value = binding.bound_value
+        if isinstance(value, cst.Call) and (names.qualify(value.func) or "") in _FLAT_PARAMETERS and value.args:
+            return _origin(value.args[0].value, (), names, depth + 1) or Origin()
+    return None
+
+
+# --- what an optimizer was built from ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AllParameters:
+    """An optimizer handed every parameter of a model (`AdamW(model.parameters())`)."""
+
+    model: cst.BaseExpression  # `self.model`
+    trainable_filter: bool  # filtered by `p.requires_grad` only: all of them while nothing is frozen
+
+
+def all_parameters_of(constructor: cst.Call, names: Names) -> Optional[AllParameters]:
+    """The model whose parameters an optimizer constructor receives whole: `model.parameters()`,
+    `list(...)` of it, `[{"params": model.parameters(), "lr": ...}]`, a local bound to one of those, or the
+    same filtered only by `requires_grad` (`filter(lambda p: p.requires_grad, ...)`, a comprehension with
+    `if p.requires_grad`). None when it receives a subset (`[p for n, p in ... if "lora_" in n]`) or
+    something the code does not show."""
+    params = next((arg.value for arg in constructor.args if arg.keyword and arg.keyword.value == "params"), None)
+    if params is None:
+        positional = [arg.value for arg in constructor.args if arg.keyword is None and not arg.star]
+        params = positional[0] if positional else None
+    return _whole(params, names, False, 0) if params is not None else None
+
+
+def _whole(expr: cst.BaseExpression, names: Names, filtered: bool, depth: int) -> Optional[AllParameters]:
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Name):
+        value = names.single_value(expr)
+        return _whole(value, names, filtered, depth + 1) if value is not None else None
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "parameters" and not expr.args:
+            return AllParameters(func.value, filtered)
+        wrapper = dotted_name(func) or ""
+        if wrapper in ("list", "tuple", "iter") and len(expr.args) == 1:
+            return _whole(expr.args[0].value, names, filtered, depth + 1)
+        if wrapper == "filter" and len(expr.args) == 2 and _only_requires_grad(expr.args[0].value):
+            return _whole(expr.args[1].value, names, True, depth + 1)
+        return None
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None:
+        conditions = expr.for_in.ifs
+        if not all(_only_requires_grad(condition.test) for condition in conditions):
+            return None
+        if not (isinstance(expr.elt, cst.Name) and isinstance(expr.for_in.target, cst.Name) and expr.elt.value == expr.for_in.target.value):
+            return None
+        return _whole(expr.for_in.iter, names, filtered or bool(conditions), depth + 1)
+    if isinstance(expr, (cst.List, cst.Tuple)) and len(expr.elements) == 1:
+        group = expr.elements[0].value
+        if isinstance(group, cst.Dict):
+            for element in group.elements:
+                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "params":
+                    return _whole(element.value, names, filtered, depth + 1)
+    return None
+
+
+def _only_requires_grad(node: cst.CSTNode) -> bool:
+    """`p.requires_grad`, `lambda p: p.requires_grad`: a test of trainability and nothing else."""
+    if isinstance(node, cst.Lambda):
+        node = node.body
+    return isinstance(node, cst.Attribute) and node.attr.value == "requires_grad"
+
+
+_TRAINER_LIBRARIES = ("transformers.", "trl.")
+
+
+def trainer_parameters(call: cst.Call, names: Names) -> Optional[AllParameters]:
+    """A Hugging Face (or TRL) `Trainer(model=m, ...)` with no `optimizers=`: it builds its optimizer
+    from every parameter of `m` that requires grad."""
+    qualified = names.qualify(call.func) or ""
+    if not qualified.startswith(_TRAINER_LIBRARIES) or not qualified.endswith("Trainer"):
+        return None
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if "optimizers" in keywords or "optimizer_cls_and_kwargs" in keywords or "model" not in keywords:
+        return None
+    return AllParameters(keywords["model"], True)

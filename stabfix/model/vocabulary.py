@@ -250,3 +250,9 @@ BACKWARD_WRAPPER_NAMES = {"accelerator", "fabric", "engine", "model_engine", "st
 # from flows.py (SF107)
 # Receivers of log calls: a loaded value handed to `logger.info(...)` is only looked at, not used.
 LOG_RECEIVER_NAMES = frozenset({"logger", "logging", "log", "_logger", "LOGGER", "warnings"})
+# --- adapters and frozen bases (SF109) ----------------------------------------------------------------
+
+# from adapters.py
+# Words of a module or function name that say it builds a model with adapter layers
+# (`from lora_model import load_policy`): the only evidence a file has about a model built elsewhere.
+ADAPTER_WORDS = frozenset({"lora", "qlora", "dora", "adapter", "adapters", "peft"})

@@ -1,0 +1,133 @@
+"""SF105 param-sized-accumulator-on-device: buffers shaped like the parameters, summed on the accelerator.
+
+A query over the model: `model.accumulators` finds the parameter-sized buffers a function allocates
+(`torch.zeros_like(p)` per parameter, `p.new_zeros(p.shape)`, `torch.zeros(p.shape, device=p.device)`,
+in a list, a dict or one tensor) and sums into in place (`acc.add_(g)`, `acc += g`), with what else the
+function does with them (`events` and `names`). Reported, at the allocation: a temporary that is summed
+across the passes of a loop, not scaled in place (a moving average or optimizer state), not written back
+into parameters or gradients, and not handed out of its function (its consumer decides where it lives).
+
+Fix (unsafe, float32 instead of the parameters' dtype): allocate on the CPU in float32 and move what
+each add brings (`acc.add_(g.to(acc.device, acc.dtype))`). Only offered when every read of the sums
+stays among such buffers (`zip(X_sum, Y_sum)`); otherwise the finding is report-only.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.syntax import code_for
+from stabfix.model.accumulators import Accumulator, accumulators
+from stabfix.model.structure import loop_header
+
+_WRAP = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)
+
+
+class ParamSizedAccumulatorOnDevice(Checker):
+    code = "SF105"
+    tokens = ("zeros_like", "empty_like", "full_like", "new_zeros", "new_empty", "new_full", ".new(", "zeros(", "empty(")
+    also_needs = (("add_", "sub_", "+=", "-="), ("param",))
+    needs = ("names", "events")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        names, events = self.model.names, self.model.events
+        assert names is not None and events is not None
+        found = [
+            acc for acc in accumulators(events, names)
+            if acc.passes and not (acc.allocation.on_host or acc.decayed or acc.written_back or acc.escapes)
+        ]
+        fixable = {
+            id(acc.holder) for acc in found
+            if not (acc.foreign_read or acc.returned or acc.allocation.moved or _legacy(acc))
+        }
+        changed = True
+        while changed:  # sums read together (`zip(X_sum, Y_sum)`) move to the CPU together, or neither does
+            changed = False
+            for acc in found:
+                if id(acc.holder) in fixable and not acc.partners <= fixable:
+                    fixable.discard(id(acc.holder))
+                    changed = True
+        for acc in found:
+            fix = self._fix(acc) if id(acc.holder) in fixable else None
+            self.report(acc.allocation.call, self._message(acc, fix is not None), fix)
+
+    def _message(self, acc: Accumulator, fixed: bool) -> str:
+        models = sorted(model for model in acc.allocation.origin.models if model)
+        whose = f"`{models[0]}`" if models else "the model"
+        alloc = code_for(acc.allocation.call)
+        alloc = alloc if len(alloc) <= 40 else alloc[:37] + "..."
+        per = f"one `{alloc}` per parameter of {whose}" if acc.container else f"`{alloc}`, shaped like {whose}'s parameters,"
+        header = loop_header(acc.passes[0])
+        header = header if len(header) <= 45 else header[:42] + "..."
+        advice = f"allocate it on the CPU in float32 and add {_term(acc)}"
+        if not fixed:
+            advice += ", and move what reads the sums"
+        return f"`{acc.name}` keeps {per} on the accelerator, summed on every pass of `{header}`; {advice}"
+
+    def _fix(self, acc: Accumulator) -> Fix | None:
+        changes: dict[cst.CSTNode, cst.CSTNode] = {}
+        torch = self._torch_name()
+        changes[acc.allocation.call] = _on_host(acc.allocation.call, torch or "torch")
+        for add in acc.adds:
+            node = add.node
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                receiver, args = node.func.value, list(node.args)
+                first = next((i for i, arg in enumerate(args) if arg.keyword is None and not arg.star), None)
+                if first is None:
+                    return None
+                args[first] = args[first].with_changes(value=_moved(args[first].value, receiver))
+                changes[node] = node.with_changes(args=args)
+            elif isinstance(node, cst.AugAssign):
+                changes[node] = node.with_changes(value=_moved(node.value, node.target))
+            else:
+                return None  # `torch.add(acc, g, out=acc)`, `_foreach_add_`: left to the user
+        description = f"allocate `{acc.name}` on the CPU in float32 and move each added term there"
+        return Fix("unsafe", description, changes, imports=() if torch else ("torch",))
+
+    def _torch_name(self) -> str | None:
+        return next((local for local, qualified in self.context.imports.aliases.items() if qualified == "torch"), None)
+
+
+def _legacy(acc: Accumulator) -> bool:
+    """`p.new(p.size())`: the legacy constructor takes no `dtype=`; left to the user."""
+    func = acc.allocation.call.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "new"
+
+
+def _term(acc: Accumulator) -> str:
+    """`p.grad.to(acc.device, acc.dtype)` in the user's own words, from the first add."""
+    node = acc.adds[0].node
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
+        receiver, value = node.func.value, node.args[0].value
+    elif isinstance(node, cst.AugAssign):
+        receiver, value = node.target, node.value
+    else:
+        return "each term moved to the buffer's device and dtype (`.to(...)`)"
+    text = code_for(_moved(value, receiver))
+    return f"`{text}`" if len(text) <= 60 else "each term moved to the buffer's device and dtype (`.to(...)`)"
+
+
+def _on_host(call: cst.Call, torch: str) -> cst.Call:
+    args = [arg for arg in call.args if not (arg.keyword is not None and arg.keyword.value == "device")]
+    if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    args.append(cst.Arg(cst.SimpleString('"cpu"'), keyword=cst.Name("device"), equal=_EQUAL))
+    if not any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in call.args):
+        args.append(cst.Arg(cst.parse_expression(f"{torch}.float32"), keyword=cst.Name("dtype"), equal=_EQUAL))
+    return call.with_changes(args=args)
+
+
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _moved(value: cst.BaseExpression, receiver: cst.BaseExpression) -> cst.BaseExpression:
+    """`g` -> `g.to(acc.device, acc.dtype)`; numbers stay as they are."""
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return value
+    if isinstance(value, _WRAP) and not value.lpar:
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    spelled = code_for(receiver)
+    args = [cst.Arg(cst.parse_expression(f"{spelled}.device")), cst.Arg(cst.parse_expression(f"{spelled}.dtype"))]
+    return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("to")), args=args)
