@@ -23,6 +23,7 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 (built on `names`)
 - `gradients`   per function: what is differentiated, returned or handed to unseen code (SF101)
 - `tensors`     per scope: in-place changes, branch-bound names and loss sinks (SF401)
+- `amp`         autocast regions and their dtype, loss scaling, anomaly-mode switches, legacy `torch.cuda.amp` uses
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -34,6 +35,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
+from stabfix.model.amp import Amp
 from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.containers import Containers
 from stabfix.model.events import Events
@@ -61,6 +63,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "losses": (("names",), lambda model: LossIndex(model.imports, model.names)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
+    "amp": (("names", "steps"), lambda model: Amp(model.names, model.steps)),
 }
 PARTS = tuple(_PARTS)
 
@@ -77,6 +80,7 @@ class FileModel:
     losses: Optional[LossIndex] = None
     gradients: Optional[GradientFacts] = None
     tensors: Optional[TensorFacts] = None
+    amp: Optional[Amp] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)
