@@ -34,8 +34,8 @@ from typing import Optional, Union
 import libcst as cst
 
 from stabfix.model.imports import dotted_name
-from stabfix.model.names import Names
-from stabfix.model.places import Place, body_of, position_in
+from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
+from stabfix.model.places import Place, body_of, enclosing_statement, position_in
 from stabfix.model.structure import BranchFrame, Frame, StepIndex
 from stabfix.model.vocabulary import BACKWARD_WRAPPER_NAMES
 
@@ -195,6 +195,20 @@ class Amp(cst.BatchableCSTVisitor):
         arg = argument_of(region.call, AUTOCAST_APIS[region.api][1], parameter)
         return arg.value if arg is not None else None
 
+    def grad_off(self, region: AutocastRegion) -> bool:
+        """The region runs under `no_grad`/`inference_mode` (a block around it or the function's decorator)."""
+        root = region.call.func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+        if use is not None and use.grad_off:
+            return True
+        statement = enclosing_statement(region.place)  # `with torch.no_grad(), torch.autocast(...):`
+        return isinstance(statement, cst.With) and any(
+            isinstance(item.item, cst.Call) and self.qualify(item.item.func) in GRAD_OFF_CONTEXTS
+            for item in statement.items
+        )
+
     def enabled(self, region: AutocastRegion) -> bool:
         """False only when a literal switches the region off (`autocast(enabled=False)`)."""
         value = self.argument(region, "enabled")
@@ -217,7 +231,9 @@ class Amp(cst.BatchableCSTVisitor):
         """Follow names, `self` attributes and config fields of the file to a dtype; every value must agree."""
         if depth > 6:
             return None
-        qualified = self.qualify(expression)
+        # a variable is followed to its assignment (the fix changes the setting, not this use of it)
+        imported = isinstance(expression, cst.Name) and all(b.kind == "import" for b in self.names.reaching(expression))
+        qualified = self.qualify(expression) if not isinstance(expression, cst.Name) or imported else None
         if qualified in DTYPES:
             sources.append(expression)
             return DTYPES[qualified]
