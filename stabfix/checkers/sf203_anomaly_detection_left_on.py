@@ -4,7 +4,7 @@ A finding is an anomaly-mode switch (`model.amp.anomaly`) that a literal turns o
 (`torch.autograd.set_detect_anomaly(True)`, `with torch.autograd.detect_anomaly():`, Lightning's
 `Trainer(detect_anomaly=True)`), behind no gate (`if args.debug:`, an `except` handler; device checks
 and `if __name__ == "__main__":` are not gates), in training code:
-- at module level of a file that trains (a backward or an optimizer step somewhere in it);
+- at module level (it is on for every program that runs or imports the file);
 - in a function on a training step's path or called from a training loop (`model.steps.in_training`),
   one that runs a backward or an optimizer step itself, one that calls such a function of the file,
   or the `__init__` of a class whose methods train;
@@ -55,9 +55,8 @@ class AnomalyDetectionLeftOn(Checker):
         if any(words.HARNESS_FUNCTION.match(frame.name) for frame in functions):
             return None
         events = self.model.events
-        if not functions:
-            trains = bool(events.of_kind(*_TRAINING_EVENTS)) or switch.api.endswith("Trainer")
-            return "for the whole run (module level)" if trains else None
+        if not functions:  # module level: on for every program that runs or imports this file
+            return "for the whole run (module level)" if events.of_kind(*_TRAINING_EVENTS) else "for every program importing this module"
         function = functions[-1]
         callers = self.model.amp.local_calls(function.name)
         if callers and all(_gated(frames) for frames in callers):

@@ -73,9 +73,7 @@ _ANOMALY_SWITCHES = {
     "torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly",
 }
 _LIGHTNING_TRAINERS = ("pytorch_lightning.Trainer", "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer", "pytorch_lightning.trainer.Trainer")
-_WATCHED = {"autocast", "set_detect_anomaly", "detect_anomaly", "Trainer", "scale_loss", "backward", "unscale_",
-            "manual_backward", "custom_fwd", "custom_bwd", *_SCALER_CLASSES}
-
+_MISSING_API_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError", "TypeError")
 
 @dataclass(eq=False)
 class Site:
@@ -279,6 +277,10 @@ class Amp(cst.BatchableCSTVisitor):
             if isinstance(frame, BranchFrame) and isinstance(frame.node, (cst.If, cst.IfExp)):
                 if _is_version_test(frame.node.test):
                     return True
+            if isinstance(frame, BranchFrame) and isinstance(frame.node, cst.ExceptHandler) and frame.node.type is not None:
+                caught = cst.Module(body=[]).code_for_node(frame.node.type)
+                if any(error in caught for error in _MISSING_API_ERRORS):
+                    return True  # `except ImportError:` / `except AttributeError:` after trying torch.amp
         for index, node in enumerate(site.place):
             if index == 0 or not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 continue
@@ -312,18 +314,34 @@ class Amp(cst.BatchableCSTVisitor):
             if qualified in LEGACY_APIS:
                 self.legacy_uses.append(LegacyUse(expression, frames, place, how, qualified))
 
+    def _builds_scaler(self, call: cst.Call, qualified: str) -> bool:
+        last = _last_name(call.func) or ""
+        return qualified.rsplit(".", 1)[-1] in _SCALER_CLASSES or (not qualified and last in _SCALER_CLASSES)
+
+    def _disabled(self, scaler: cst.BaseExpression) -> bool:
+        """`scaler` only ever holds a scaler switched off by a literal (`GradScaler(enabled=False)`)."""
+        if isinstance(scaler, cst.Name):
+            values = [binding.bound_value for binding in self.names.reaching(scaler)]
+        elif isinstance(scaler, cst.Attribute):
+            values = self._field_values(scaler)
+        else:
+            return False
+        return bool(values) and all(
+            isinstance(value, cst.Call) and self._builds_scaler(value, self.qualify(value.func) or "") and _disabled_scaler(value)
+            for value in values
+        )
+
     def _scales(self, call: cst.Call, qualified: str) -> Optional[str]:
         func, last = call.func, _last_name(call.func) or ""
-        if qualified.rsplit(".", 1)[-1] in _SCALER_CLASSES or (not qualified and last in _SCALER_CLASSES):
-            enabled = argument_of(call, ("init_scale",), "enabled")
-            off = enabled is not None and isinstance(enabled.value, cst.Name) and enabled.value.value == "False"
-            return None if off else f"`{dotted_name(func) or last}(...)`"
+        if self._builds_scaler(call, qualified):
+            return None if _disabled_scaler(call) else f"`{dotted_name(func) or last}(...)`"
         if qualified.endswith("amp.scale_loss") or qualified.endswith("amp.initialize"):
             return f"`{qualified}`"  # apex
         if last == "backward" and isinstance(func, cst.Attribute):
             receiver = func.value
             if isinstance(receiver, cst.Call) and _last_name(receiver.func) == "scale":
-                return f"`{dotted_name(receiver.func) or 'scale'}(...)`"
+                scaler = receiver.func.value if isinstance(receiver.func, cst.Attribute) else None
+                return None if scaler is not None and self._disabled(scaler) else f"`{dotted_name(receiver.func) or 'scale'}(...)`"
             owner = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
             if call.args and owner in BACKWARD_WRAPPER_NAMES:
                 return f"`{dotted_name(func)}(...)`"
@@ -332,6 +350,11 @@ class Amp(cst.BatchableCSTVisitor):
         if "scaler" in last.lower() and not qualified and isinstance(func, (cst.Name, cst.Attribute)) and call.args:
             return f"`{dotted_name(func) or last}(...)`"  # a scaler object called with the loss
         return None
+
+
+def _disabled_scaler(call: cst.Call) -> bool:
+    enabled = argument_of(call, ("init_scale",), "enabled")
+    return enabled is not None and isinstance(enabled.value, cst.Name) and enabled.value.value == "False"
 
 
 def argument_of(call: cst.Call, positional: tuple[str, ...], parameter: str) -> Optional[cst.Arg]:

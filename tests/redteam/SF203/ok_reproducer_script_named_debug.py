@@ -1,0 +1,8 @@
+import torch
+
+
+def debug_nan(model, batch):
+    with torch.autograd.detect_anomaly():
+        loss = model(batch).mean()
+        loss.backward()
+    return loss

@@ -1,0 +1,6 @@
+import torch
+
+
+def cpu_forward(model, batch, use_bf16):
+    with torch.cpu.amp.autocast(enabled=use_bf16):  # expect: SF302
+        return model(batch)

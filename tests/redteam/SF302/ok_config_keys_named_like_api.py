@@ -1,0 +1,5 @@
+def build(cfg):
+    opts = {"torch.cuda.amp.autocast": cfg.train.amp}
+    if cfg.torch.cuda.amp.GradScaler:
+        return opts
+    return None
