@@ -178,3 +178,43 @@ def test_version_fallbacks():
         """
     )
     assert [amp.in_version_fallback(use) for use in amp.legacy_uses] == [True, True, False]
+
+
+def test_version_flags_except_fallbacks_probes_and_annotations_are_not_uses_to_port():
+    amp = _amp(
+        """
+        import torch
+        from .imports import _TORCH_GREATER_EQUAL_2_4
+
+        a = torch.amp.GradScaler("cuda") if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()
+        try:
+            b = torch.amp.GradScaler(device="cuda")
+        except (AttributeError, TypeError):
+            b = torch.cuda.amp.GradScaler()
+        try:
+            _ = torch.cpu.amp.autocast
+        except AttributeError:
+            pass
+        scaler: torch.cuda.amp.GradScaler = make()
+        """
+    )
+    assert [amp.in_version_fallback(use) for use in amp.legacy_uses] == [True, True, True]
+
+
+def test_no_dtype_in_a_framework_step_inherits_the_framework_autocast():
+    amp = _amp(
+        """
+        from torch import autocast
+        from transformers import Trainer
+
+        class T(Trainer):
+            def compute_loss(self, model, inputs):
+                with autocast("cuda"):
+                    return model(**inputs).loss
+
+        def plain(model, inputs):
+            with autocast("cuda"):
+                return model(**inputs).loss
+        """
+    )
+    assert [amp.dtype(region)[0] for region in amp.regions] == [None, "float16"]

@@ -36,8 +36,8 @@ import libcst as cst
 from stabfix.model.imports import dotted_name
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.places import Place, body_of, enclosing_statement, position_in
-from stabfix.model.structure import BranchFrame, Frame, StepIndex
-from stabfix.model.vocabulary import BACKWARD_WRAPPER_NAMES
+from stabfix.model.structure import BranchFrame, ClassFrame, Frame, StepIndex
+from stabfix.model.vocabulary import BACKWARD_WRAPPER_NAMES, FRAMEWORK_STEP_BASE, SCALER_NAME, VERSION_TEST
 
 # autocast entry point -> (its device when the API fixes one, positional parameters after the device)
 AUTOCAST_APIS: dict[str, tuple[Optional[str], tuple[str, ...]]] = {
@@ -114,6 +114,7 @@ class Amp(cst.BatchableCSTVisitor):
         self._with_items: set[int] = set()
         self._decorators: set[int] = set()
         self._callees: set[int] = set()
+        self._annotations = 0
         self._imports: dict[int, Union[cst.Import, cst.ImportFrom]] = {}
         self._local_calls: dict[str, list[tuple[Frame, ...]]] = {}
         self._resolved = False
@@ -156,7 +157,15 @@ class Amp(cst.BatchableCSTVisitor):
             how = "with" if id(node) in self._with_items else "call"
             self._calls.append((node, self.steps.frames(), self.steps.place(), how))
 
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self._annotations += 1
+
+    def leave_Annotation(self, original_node: cst.Annotation) -> None:
+        self._annotations -= 1
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._annotations:
+            return  # `scaler: torch.cuda.amp.GradScaler | None`: a type, never called from here
         if node.attr.value in ("autocast", "GradScaler") and id(node) not in self._decorators and id(node) not in self._callees:
             self._references.append((node, self.steps.frames(), self.steps.place(), "reference"))
 
@@ -219,6 +228,8 @@ class Amp(cst.BatchableCSTVisitor):
             return None, None  # `autocast(**amp_kwargs)`: the dtype may be in there
         explicit = self.argument(region, "dtype")
         if explicit is None or (isinstance(explicit, cst.Name) and explicit.value == "None"):
+            if any(isinstance(frame, ClassFrame) and _framework_class(frame) for frame in region.frames):
+                return None, None  # a framework's own autocast is around its step: the default carries its dtype
             device = self.device(region)
             return _DEFAULT_DTYPE.get(device, "float16") if device is not None else "float16", None
         sources: list[cst.BaseExpression] = []
@@ -278,9 +289,13 @@ class Amp(cst.BatchableCSTVisitor):
                 if _is_version_test(frame.node.test):
                     return True
             if isinstance(frame, BranchFrame) and isinstance(frame.node, cst.ExceptHandler) and frame.node.type is not None:
-                caught = cst.Module(body=[]).code_for_node(frame.node.type)
-                if any(error in caught for error in _MISSING_API_ERRORS):
+                if _catches_missing_api(frame.node.type):
                     return True  # `except ImportError:` / `except AttributeError:` after trying torch.amp
+        for node in site.place:
+            if site.how == "reference" and isinstance(node, cst.Try) and any(
+                handler.type is not None and _catches_missing_api(handler.type) for handler in node.handlers
+            ):
+                return True  # `try: _ = torch.cpu.amp.autocast except AttributeError:` probes what torch has
         for index, node in enumerate(site.place):
             if index == 0 or not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 continue
@@ -347,7 +362,7 @@ class Amp(cst.BatchableCSTVisitor):
                 return f"`{dotted_name(func)}(...)`"
         if last == "manual_backward" or last == "unscale_":
             return f"`{dotted_name(func) or last}(...)`"
-        if "scaler" in last.lower() and not qualified and isinstance(func, (cst.Name, cst.Attribute)) and call.args:
+        if SCALER_NAME.search(last) and not qualified and isinstance(func, (cst.Name, cst.Attribute)) and call.args:
             return f"`{dotted_name(func) or last}(...)`"  # a scaler object called with the loss
         return None
 
@@ -393,9 +408,17 @@ def _anomaly_switch(call: cst.Call, qualified: str, frames, place, how) -> Optio
     return AnomalySwitch(call, frames, place, how, qualified, mode, arg)
 
 
+def _framework_class(frame: ClassFrame) -> bool:
+    return any(FRAMEWORK_STEP_BASE.search(base.rsplit(".", 1)[-1]) for base in frame.bases)
+
+
+def _catches_missing_api(caught: cst.BaseExpression) -> bool:
+    code = cst.Module(body=[]).code_for_node(caught)
+    return any(error in code for error in _MISSING_API_ERRORS)
+
+
 def _is_version_test(test: cst.BaseExpression) -> bool:
-    code = cst.Module(body=[]).code_for_node(test)
-    return "version" in code.lower() or "hasattr(" in code or "getattr(" in code
+    return bool(VERSION_TEST.search(cst.Module(body=[]).code_for_node(test)))
 
 
 def _leaves(body: cst.BaseSuite) -> bool:

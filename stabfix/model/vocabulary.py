@@ -246,3 +246,11 @@ PER_STEP_METHOD_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", 
 # Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
 # on a tensor, a positional argument is the incoming gradient instead.
 BACKWARD_WRAPPER_NAMES = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
+
+# --- mixed precision and anomaly mode (SF203, SF301, SF302) --------------------------------------------
+
+# A test that picks code by torch version or by what torch provides: `torch.__version__ >= "2.4"`,
+# `TORCH_2_4`, `_TORCH_GREATER_EQUAL_2_4`, `hasattr(torch, "amp")`: the other branch is a fallback.
+VERSION_TEST = re.compile(r"(version|torch_?\d|greater_?equal|less_?than|hasattr\(|getattr\()", re.I)
+# A called object named like a loss scaler does the scaled backward (timm's `loss_scaler(loss, optimizer)`).
+SCALER_NAME = re.compile(r"scaler", re.I)
