@@ -6,7 +6,8 @@ A finding is an autocast region (`model.amp.regions`) that
   `torch.cuda.amp.autocast()`, `torch.autocast("cuda")`, a device the file does not spell);
 - is not switched off by a literal (`autocast(enabled=False)` forces float32);
 - runs in training: on a training step's path or in a helper a training loop calls
-  (`model.steps.in_training`), not under `no_grad`/`inference_mode`;
+  (`model.steps.in_training`), itself or where a `with ctx:` enters it (`ctx = torch.autocast(...)` built
+  once), not under `no_grad`/`inference_mode`;
 - in a file that never scales its loss (`model.amp.scaling()` is empty: no `GradScaler`, no scaled
   backward, no wrapper such as accelerate/DeepSpeed/Fabric/Lightning doing the backward for it).
 
@@ -38,7 +39,9 @@ class Fp16Autocast(Checker):
             if not amp.enabled(region) or amp.grad_off(region):
                 continue
             dtype, source = amp.dtype(region)
-            if dtype != "float16" or not steps.in_training(region.frames):
+            if dtype != "float16":
+                continue
+            if not any(steps.in_training(frames) for frames in (region.frames, *amp.entered(region))):
                 continue
             fix = bfloat16_fix(region.call, source, self.model.imports)
             self.report(region.call, self._message(region, source), fix)

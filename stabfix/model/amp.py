@@ -115,6 +115,7 @@ class Amp(cst.BatchableCSTVisitor):
         self._decorators: set[int] = set()
         self._callees: set[int] = set()
         self._annotations = 0
+        self._entered: list[tuple[cst.Name, tuple[Frame, ...]]] = []
         self._imports: dict[int, Union[cst.Import, cst.ImportFrom]] = {}
         self._local_calls: dict[str, list[tuple[Frame, ...]]] = {}
         self._resolved = False
@@ -126,6 +127,8 @@ class Amp(cst.BatchableCSTVisitor):
     # -- traversal -------------------------------------------------------------------------------------
     def visit_WithItem(self, node: cst.WithItem) -> None:
         self._with_items.add(id(node.item))
+        if isinstance(node.item, cst.Name):  # `ctx = torch.autocast(...)` built once, `with ctx:` every step
+            self._entered.append((node.item, self.steps.frames()))
 
     def visit_Import(self, node: cst.Import) -> None:
         self._imports.update({id(alias): node for alias in node.names})
@@ -201,6 +204,14 @@ class Amp(cst.BatchableCSTVisitor):
     def argument(self, region: AutocastRegion, parameter: str) -> Optional[cst.BaseExpression]:
         arg = argument_of(region.call, AUTOCAST_APIS[region.api][1], parameter)
         return arg.value if arg is not None else None
+
+    def entered(self, region: AutocastRegion) -> list[tuple[Frame, ...]]:
+        """The frames of every `with <name>:` that enters the region built earlier (`ctx = autocast(...)`)."""
+        return [
+            frames
+            for name, frames in self._entered
+            if any(binding.bound_value is region.call for binding in self.names.reaching(name))
+        ]
 
     def grad_off(self, region: AutocastRegion) -> bool:
         """The region runs under `no_grad`/`inference_mode` (a block around it or the function's decorator)."""

@@ -1,3 +1,4 @@
+"""Autograd alias import (must be reported)."""
 from torch import autograd
 
 

@@ -1,3 +1,4 @@
+"""Config module sets it on import (must be reported)."""
 import torch
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")

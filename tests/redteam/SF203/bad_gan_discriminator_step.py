@@ -1,3 +1,4 @@
+"""Gan discriminator step (must be reported)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Integer literal mode (must be reported)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""With set detect anomaly true in loop (must be reported)."""
 import torch
 
 for epoch in range(num_epochs):

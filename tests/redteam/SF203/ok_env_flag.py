@@ -1,3 +1,4 @@
+"""Env flag (must stay silent)."""
 import os
 
 import torch

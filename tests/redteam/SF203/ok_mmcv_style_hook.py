@@ -1,3 +1,4 @@
+"""Mmcv style hook (must stay silent)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Nan retry in except (must stay silent)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Plugin class toggles on start (must stay silent)."""
 import logging
 
 import torch

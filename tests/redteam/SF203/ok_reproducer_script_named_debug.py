@@ -1,3 +1,4 @@
+"""Reproducer script named debug (must stay silent)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Amp settings helper (must be reported)."""
 import torch
 
 

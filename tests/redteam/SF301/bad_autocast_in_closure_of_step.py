@@ -1,3 +1,4 @@
+"""Autocast in closure of step (must be reported)."""
 import torch
 
 

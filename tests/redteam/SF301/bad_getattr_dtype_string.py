@@ -1,3 +1,4 @@
+"""Getattr dtype string (must be reported)."""
 import torch
 
 DTYPE = getattr(torch, "float16")

@@ -1,3 +1,4 @@
+"""Self attribute dtype (must be reported)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Tutorial loop legacy autocast (must be reported)."""
 from torch.cuda.amp import autocast as autocast
 
 model = Net().cuda()

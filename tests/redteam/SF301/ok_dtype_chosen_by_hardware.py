@@ -1,3 +1,4 @@
+"""Dtype chosen by hardware (must stay silent)."""
 import torch
 
 amp_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16

@@ -1,3 +1,4 @@
+"""Fabric backward (must stay silent)."""
 import torch
 from lightning.fabric import Fabric
 

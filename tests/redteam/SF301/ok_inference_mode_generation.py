@@ -1,3 +1,4 @@
+"""Inference mode generation (must stay silent)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Model forward autocast no training (must stay silent)."""
 import torch
 from torch import nn
 

@@ -1,3 +1,4 @@
+"""Scaler passed in (must stay silent)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Cpu autocast in benchmark (must be reported)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Decorated forward autocast (must be reported)."""
 import torch.nn as nn
 from torch.cuda.amp import autocast
 

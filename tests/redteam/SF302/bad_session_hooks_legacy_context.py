@@ -1,3 +1,4 @@
+"""Session hooks legacy context (must be reported)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Two scalers from torch cuda import amp (must be reported)."""
 from torch.cuda import amp
 
 

@@ -1,3 +1,4 @@
+"""Wrapper method returns context (must be reported)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""New api from import (must stay silent)."""
 from torch.amp import GradScaler, autocast
 
 

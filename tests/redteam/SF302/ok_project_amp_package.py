@@ -1,3 +1,4 @@
+"""Project amp package (must stay silent)."""
 import mylib.cuda.amp as amp
 from mylib import amp as project_amp
 

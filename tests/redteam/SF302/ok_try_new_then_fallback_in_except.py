@@ -1,3 +1,4 @@
+"""Try new then fallback in except (must stay silent)."""
 from contextlib import nullcontext
 
 import torch

@@ -1,3 +1,4 @@
+"""Version tuple gate (must stay silent)."""
 import torch
 
 TORCH_VERSION = tuple(int(x) for x in torch.__version__.split(".")[:2])
