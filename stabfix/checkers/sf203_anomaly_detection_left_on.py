@@ -78,11 +78,11 @@ class AnomalyDetectionLeftOn(Checker):
 
     def _message(self, switch: AnomalySwitch, where: str) -> str:
         spelled = " ".join(cst.Module(body=[]).code_for_node(switch.node).split())
-        if len(spelled) > 60:
-            spelled = spelled[:57] + "..."
+        if len(spelled) > 50:
+            spelled = spelled[:47] + "..."
         return (
-            f"`{spelled}` turns on autograd anomaly detection {where}: every op records a traceback and every "
-            "backward checks for NaN, several times slower; turn it on only to debug, e.g. when `DETECT_ANOMALY=1` is set"
+            f"`{spelled}` turns on anomaly detection {where}: a traceback per op and a NaN check per backward "
+            "make steps several times slower; enable it only to debug (e.g. when `DETECT_ANOMALY=1`)"
         )
 
 

@@ -56,8 +56,8 @@ class Fp16Autocast(Checker):
         else:
             why = ""
         return (
-            f"`{_code(region.call)}` trains in float16 {why} with no `GradScaler` in this file: small gradients "
-            "underflow to zero, large activations overflow to inf/NaN; use `dtype=torch.bfloat16` or add a `GradScaler`"
+            f"`{_code(region.call)}` trains in float16 {why} with no `GradScaler` in this file: gradients "
+            "underflow to zero, activations overflow to inf/NaN; use `dtype=torch.bfloat16` or add a `GradScaler`"
         ).replace("  ", " ")
 
 
