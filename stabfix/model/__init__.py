@@ -37,6 +37,7 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `flows`       where a value goes: load_state_dict, a device move, a look, or elsewhere (SF107)
 - `recurrence`  whether a callable returns recurrent state or changes state outside the call (SF403)
                 (queried after the traversal; built on `names`)
+- `amp`         autocast regions and their dtype, loss scaling, anomaly-mode switches, legacy `torch.cuda.amp` uses
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -51,6 +52,7 @@ import libcst as cst
 from stabfix.model.accumulation import AccumulationIndex
 from stabfix.model.activations import Activations
 from stabfix.model.carried import CarriedStates
+from stabfix.model.amp import Amp
 from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.containers import Containers
 from stabfix.model.events import Events
@@ -90,6 +92,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     "flows": (("names",), lambda model: ValueFlows(model.names)),
     "recurrence": (("names",), lambda model: Recurrence(model.names)),
+    "amp": (("names", "steps"), lambda model: Amp(model.names, model.steps)),
 }
 PARTS = tuple(_PARTS)
 
@@ -112,6 +115,7 @@ class FileModel:
     carried: Optional[CarriedStates] = None
     flows: Optional[ValueFlows] = None
     recurrence: Optional[Recurrence] = None
+    amp: Optional[Amp] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

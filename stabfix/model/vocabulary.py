@@ -256,3 +256,10 @@ LOG_RECEIVER_NAMES = frozenset({"logger", "logging", "log", "_logger", "LOGGER",
 # Words of a module or function name that say it builds a model with adapter layers
 # (`from lora_model import load_policy`): the only evidence a file has about a model built elsewhere.
 ADAPTER_WORDS = frozenset({"lora", "qlora", "dora", "adapter", "adapters", "peft"})
+# --- mixed precision and anomaly mode (SF203, SF301, SF302) --------------------------------------------
+
+# A test that picks code by torch version or by what torch provides: `torch.__version__ >= "2.4"`,
+# `TORCH_2_4`, `_TORCH_GREATER_EQUAL_2_4`, `hasattr(torch, "amp")`: the other branch is a fallback.
+VERSION_TEST = re.compile(r"(version|torch_?\d|greater_?equal|less_?than|hasattr\(|getattr\()", re.I)
+# A called object named like a loss scaler does the scaled backward (timm's `loss_scaler(loss, optimizer)`).
+SCALER_NAME = re.compile(r"scaler", re.I)
