@@ -83,7 +83,7 @@ def test_steady_growth_fails_without_budget_and_budget_decides_with_one():
     report = analyze(settings, _run(growing), ".")
     assert report["exit_code"] == 1
     growth = next(c for c in report["checks"] if c["name"] == "memory growth")
-    assert growth["status"] == "fail" and "+0.500 MiB/step" in growth["message"]
+    assert growth["status"] == "fail" and "+512.00 KiB/step" in growth["message"]
 
     settings = resolve_settings({"entry": "a:b", "steps": 6, "warmup": 2,
                                  "budgets": {"memory_growth_mb_per_step": 1}}, {})
@@ -142,3 +142,18 @@ def test_step_without_loss_warns_and_unused_params_warn():
     assert report["exit_code"] == 0
     statuses = {c["name"]: c["status"] for c in report["checks"]}
     assert statuses["loss"] == "warn" and statuses["unused parameters"] == "warn"
+
+
+def test_sizes_are_printed_in_the_unit_that_shows_them():
+    from stabfix.verify.metrics import fmt_bytes
+
+    assert fmt_bytes(12, signed=True) == "+12 B"
+    assert fmt_bytes(12.5, signed=True) == "+12.5 B"
+    assert fmt_bytes(3 * 1024) == "3.00 KiB"
+    assert fmt_bytes(-int(1.5 * MB), signed=True) == "-1.50 MiB"
+    assert fmt_bytes(0, signed=True) == "+0 B"
+    assert fmt_bytes(None) == "-"
+    settings = resolve_settings({"entry": "a:b", "steps": 6, "warmup": 2}, {})
+    leaking = [_step(i, 1000 + 24 * i, warmup=i <= 2) for i in range(1, 7)]
+    growth = next(c for c in analyze(settings, _run(leaking), ".")["checks"] if c["name"] == "memory growth")
+    assert "+24 B/step" in growth["message"], growth["message"]
