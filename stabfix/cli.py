@@ -194,6 +194,7 @@ def _write(text: str, output: Optional[Path], markup: bool) -> None:
 
             text = Text.from_markup(text).plain
         try:
+            output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None

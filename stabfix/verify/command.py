@@ -38,8 +38,8 @@ def torch_problem(version: str | None) -> str | None:
         return "verify needs PyTorch >= 2.1 in this environment: pip install 'stabfix[verify]' (scan and apply do not)"
     numbers = re.match(r"(\d+)\.(\d+)", version)
     if numbers and (int(numbers.group(1)), int(numbers.group(2))) < MIN_TORCH:
-        return (f"verify needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]} and this environment has torch {version}; "
-                "upgrade torch to run verify (scan and apply work with any torch)")
+        return (f"verify needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]}; this environment has torch {version} "
+                "(scan and apply work with any torch)")
     return None
 
 
