@@ -18,6 +18,7 @@ ALL = "*"
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:[\s,]+[A-Za-z0-9_\-]+)*))?", re.I)
 _IGNORE = re.compile(r"#\s*stabfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
 _SPLIT = re.compile(r"[\s,]+")
+_ENTRY = re.compile(r"^(?:[A-Z]+[0-9]+|[a-z]+(?:-[a-z0-9]+)+)$")  # a code (SF101, E501) or a rule name
 _MULTILINE_SKIP = {tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
 
 
@@ -103,6 +104,9 @@ def remove_entries(comment: str, unused: set[str]) -> str:
         kept = [c for c in _SPLIT.split(codes.strip()) if c and c not in unused]
         if not kept:
             return ""
+        if not any(_ENTRY.match(c) for c in kept):
+            # `# noqa: SF101 because ...`: the words after the codes were never codes; keep them as text
+            return "# " + " ".join(kept)
         separator = ", " if "," in codes else " "
         start, end = match.span("codes")
         whole = match.group(0)

@@ -68,6 +68,8 @@ def test_remove_entries_keeps_everything_else():
     assert remove_entries("# type: ignore  # noqa: SF101", {"SF101"}) == "# type: ignore"
     assert remove_entries("# noqa: SF101  # why", {"SF101"}) == "# why"
     assert remove_entries("# stabfix: ignore[SF101, SF201]", {"SF201"}) == "# stabfix: ignore[SF101]"
+    assert remove_entries("# noqa: SF101 the target needs grad", {"SF101"}) == "# the target needs grad"
+    assert remove_entries("# noqa: E501 SF101 long line", {"SF101"}) == "# noqa: E501 long line"
 
 
 def test_unused_suppression_is_reported_and_removed_by_apply(tmp_path, run_cli):
