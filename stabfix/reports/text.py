@@ -103,7 +103,8 @@ def _summary_line(run: RunResult, files_scanned: int, mode: str) -> str:
         parts.append(f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} in {files_scanned} {files_word}.")
     elif run.errors:
         # a run with errors never says that all checks passed
-        parts.append(f"No findings in the files that could be analysed ({files_scanned} {files_word} scanned).")
+        if files_scanned:
+            parts.append(f"No findings in the files that could be analysed ({files_scanned} {files_word} scanned).")
     else:
         parts.append(f"All checks passed ({files_scanned} {files_word} scanned).")
     if findings and mode != "diff":
