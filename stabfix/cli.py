@@ -19,6 +19,7 @@ from stabfix.cache import ScanCache
 from stabfix.catalog import RuleSpec, SelectorError, load_catalog, resolve_selectors, selected_codes
 from stabfix.config import Config, ConfigError, load_config
 from stabfix.discovery import discover
+from stabfix.docs import rule_url
 from stabfix.findings import FileError, FileResult
 from stabfix.reports import FORMATS, render_github, render_json, render_sarif
 from stabfix.reports.text import render_text
@@ -302,6 +303,7 @@ def explain_markdown(spec: RuleSpec) -> str:
             f"## Example\n```python\n{spec.docs['example']}\n```",
             f"## Use instead\n```python\n{spec.docs['use_instead']}\n```",
             f"## Fix safety\n**{spec.fix_safety}** — {spec.fix_reason}",
+            f"Online: {rule_url(spec.code, spec.name)}",
         ]
     )
 
