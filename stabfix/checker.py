@@ -47,6 +47,9 @@ class Checker(cst.BatchableCSTVisitor):
     also_needs: ClassVar[tuple[tuple[str, ...], ...]] = ()
     # Parts of the file's model (see `stabfix.model`) this rule reads; only those are computed.
     needs: ClassVar[tuple[str, ...]] = ()
+    # A meta rule judges the other rules' findings (unused-suppression): instead of reporting while
+    # visiting, it reports from `audit(...)`, which the engine calls once suppressions are applied.
+    meta: ClassVar[bool] = False
 
     @classmethod
     def may_fire(cls, text: str) -> bool:

@@ -19,6 +19,7 @@ from stabfix.cache import ScanCache
 from stabfix.catalog import RuleSpec, SelectorError, load_catalog, resolve_selectors, selected_codes
 from stabfix.config import Config, ConfigError, load_config
 from stabfix.discovery import discover
+from stabfix.docs import rule_url
 from stabfix.findings import FileError, FileResult
 from stabfix.reports import FORMATS, render_github, render_json, render_sarif
 from stabfix.reports.text import render_text
@@ -66,6 +67,9 @@ OutputOpt = Annotated[Optional[Path], typer.Option("-o", "--output", help="Write
 JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write .stabfix_cache/.")]
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml or pyproject.toml.")]
+ExitZeroOpt = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (2 still means stabfix could not run).")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print the findings (or statistics) and errors only: no summary, no warnings.")]
+StatisticsOpt = Annotated[bool, typer.Option("--statistics", help="Text output: count the findings per rule instead of listing them.")]
 
 
 def _split(values: Optional[list[str]]) -> list[str]:
@@ -111,6 +115,9 @@ def _execute(
     config_file: Optional[Path],
     mode: str,
     unsafe: bool = False,
+    exit_zero: bool = False,
+    quiet: bool = False,
+    statistics: bool = False,
 ) -> None:
     if output_format not in FORMATS:
         raise _fail(f"unknown --output-format '{output_format}' (choose from {', '.join(FORMATS)})")
@@ -128,7 +135,7 @@ def _execute(
 
     found = discover(targets, config.root, config.exclude)
     stderr = Console(stderr=True, highlight=False)
-    for folder in found.empty_dirs:
+    for folder in found.empty_dirs if not quiet else ():
         stderr.print(f"warning: no Python files found in {_display_path(folder)}", markup=False)
     tasks = [
         Task(str(path), _display_path(path), _codes_for_file(path, config.root, codes, ignores), mode, unsafe)
@@ -138,8 +145,9 @@ def _execute(
     run = _run_with_progress(tasks, jobs or default_jobs(), cache)
     run.results.extend(FileResult(error.path, error=error) for error in found.errors)
     run.results.sort(key=lambda result: result.path)
-    _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes))
-    raise typer.Exit(_exit_code(run, found.errors, mode))
+    _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics)
+    code = _exit_code(run, found.errors, mode)
+    raise typer.Exit(exit_codes.OK if exit_zero and code == exit_codes.FINDINGS else code)
 
 
 def _run_with_progress(tasks: list[Task], jobs: int, cache: ScanCache | None) -> RunResult:
@@ -152,7 +160,17 @@ def _run_with_progress(tasks: list[Task], jobs: int, cache: ScanCache | None) ->
         return run_tasks(tasks, jobs, cache, on_progress=lambda: progress.advance(bar))
 
 
-def _emit(run: RunResult, files: int, output_format: str, output: Optional[Path], mode: str, catalog, codes) -> None:
+def _emit(
+    run: RunResult,
+    files: int,
+    output_format: str,
+    output: Optional[Path],
+    mode: str,
+    catalog,
+    codes,
+    quiet: bool = False,
+    statistics: bool = False,
+) -> None:
     if mode == "diff":
         diffs = "".join(result.diff for result in run.results if result.diff)
         _write(diffs, output, markup=False)
@@ -167,7 +185,7 @@ def _emit(run: RunResult, files: int, output_format: str, output: Optional[Path]
     elif output_format == "github":
         _write(render_github(run), output, markup=False)
     elif mode != "diff":
-        _write(render_text(run, files, mode), output, markup=True)
+        _write(render_text(run, files, mode, quiet=quiet, statistics=statistics), output, markup=True)
 
 
 def _write(text: str, output: Optional[Path], markup: bool) -> None:
@@ -177,6 +195,7 @@ def _write(text: str, output: Optional[Path], markup: bool) -> None:
 
             text = Text.from_markup(text).plain
         try:
+            output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
@@ -208,9 +227,19 @@ def scan(
     jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
     config: ConfigOpt = None,
+    add_noqa: Annotated[
+        bool, typer.Option("--add-noqa", help="Write `# noqa: CODE` on the line of every current finding (merged into an existing directive).")
+    ] = False,
+    statistics: StatisticsOpt = False,
+    exit_zero: ExitZeroOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Report anti-patterns. Exit 0: clean; 1: findings or unreadable files; 2: could not run."""
-    _execute(paths, select, ignore, output_format, output, jobs, no_cache, config, mode="scan")
+    mode = "noqa" if add_noqa else "scan"
+    _execute(
+        paths, select, ignore, output_format, output, jobs, no_cache or add_noqa, config, mode=mode,
+        exit_zero=exit_zero, quiet=quiet, statistics=statistics,
+    )
 
 
 @app.command()
@@ -223,10 +252,18 @@ def apply(
     output_format: FormatOpt = "text",
     output: OutputOpt = None,
     jobs: JobsOpt = None,
+    no_cache: NoCacheOpt = False,
     config: ConfigOpt = None,
+    statistics: StatisticsOpt = False,
+    exit_zero: ExitZeroOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Rewrite code to fix findings (safe fixes only unless --unsafe-fixes). Exit 0: nothing left."""
-    _execute(paths, select, ignore, output_format, output, jobs, True, config, mode="diff" if diff else "apply", unsafe=unsafe_fixes)
+    # apply always analyses afresh (the cache holds scan results only), so --no-cache is accepted as a no-op
+    _execute(
+        paths, select, ignore, output_format, output, jobs, True, config, mode="diff" if diff else "apply",
+        unsafe=unsafe_fixes, exit_zero=exit_zero, quiet=quiet, statistics=statistics,
+    )
 
 
 @app.command("rules")
@@ -266,6 +303,7 @@ def explain_markdown(spec: RuleSpec) -> str:
             f"## Example\n```python\n{spec.docs['example']}\n```",
             f"## Use instead\n```python\n{spec.docs['use_instead']}\n```",
             f"## Fix safety\n**{spec.fix_safety}** — {spec.fix_reason}",
+            f"Online: {rule_url(spec.code, spec.name)}",
         ]
     )
 

@@ -13,7 +13,7 @@ from stabfix.model.traversal import MergedVisitor
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.findings import Finding, Fix
-from stabfix.suppression import is_suppressed, suppressions_by_line
+from stabfix.suppression import Suppressions
 
 
 class AnalysisError(Exception):
@@ -52,10 +52,13 @@ def analyse_text(
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     model = FileModel(need for cls in active for need in cls.needs)
     context = CheckContext(path=display_path, text=text, model=model)
-    wrapper.visit_batched([MergedVisitor([*model.visitors(), *(cls(context) for cls in active)])])
-    if not context.reports:
+    checkers = [cls(context) for cls in active]
+    wrapper.visit_batched([MergedVisitor([*model.visitors(), *checkers])])
+    meta = [checker for checker in checkers if checker.meta]
+    if not context.reports and not meta:
         return Analysis(module=module, findings=[])
-    return Analysis(module=module, findings=_locate(wrapper, context.reports, text, display_path, specs))
+    ran = {cls.code: specs[cls.code].name for cls in classes if not cls.meta}
+    return Analysis(module=module, findings=_locate(wrapper, context, text, display_path, specs, meta, ran))
 
 
 def check_syntax(text: str, display_path: str) -> None:
@@ -92,25 +95,30 @@ def _looks_like_python2(text: str) -> bool:
 
 def _locate(
     wrapper: MetadataWrapper,
-    reports: list[RawFinding],
+    context: CheckContext,
     text: str,
     display_path: str,
     specs: dict[str, RuleSpec],
+    meta: list[Checker],
+    ran: dict[str, str],
 ) -> list[AnalysedFinding]:
     # Positions and parents cost a full pass each, so only files with findings pay for them.
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
-    suppressed = suppressions_by_line(text)
-    located: list[AnalysedFinding] = []
-    seen: set[tuple] = set()
-    for report in reports:
+    suppressions = Suppressions.of(text)
+    used: set[tuple[int, str]] = set()  # (comment line, entry) of every directive that suppressed a finding
+    located: dict[tuple, AnalysedFinding] = {}
+
+    def locate(report: RawFinding) -> None:
         spec = specs[report.code]
         where = positions[report.node]
         statement_line = positions[_enclosing_statement(report.node, parents)].start.line
-        if is_suppressed(suppressed.get(where.start.line), spec.code, spec.name) or is_suppressed(
-            suppressed.get(statement_line), spec.code, spec.name
-        ):
-            continue
+        matches = suppressions.matching(where.start.line, spec.code, spec.name) | suppressions.matching(
+            statement_line, spec.code, spec.name
+        )
+        if matches:
+            used.update(matches)
+            return
         finding = Finding(
             code=spec.code,
             name=spec.name,
@@ -124,13 +132,17 @@ def _locate(
             fix_safety=report.fix.safety if report.fix else "none",
             fix_description=report.fix.description if report.fix else "",
         )
-        key = finding.sort_key()
-        if key in seen:
-            continue
-        seen.add(key)
-        located.append(AnalysedFinding(finding, report.fix))
-    located.sort(key=lambda item: item.finding.sort_key())
-    return located
+        located.setdefault(finding.sort_key(), AnalysedFinding(finding, report.fix))
+
+    for report in list(context.reports):
+        locate(report)
+    for checker in meta:
+        # A meta rule judges the directives only once every other rule's findings were matched to them.
+        count = len(context.reports)
+        checker.audit(lambda node: positions[node].start.line, used, ran)
+        for report in context.reports[count:]:
+            locate(report)
+    return sorted(located.values(), key=lambda item: item.finding.sort_key())
 
 
 def _enclosing_statement(node: cst.CSTNode, parents) -> cst.CSTNode:

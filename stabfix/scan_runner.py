@@ -19,8 +19,9 @@ from stabfix.engine import AnalysisError, analyse_text
 from stabfix.findings import FileError, FileResult, Finding, RunResult
 from stabfix.fixer import FixError, fix_text
 from stabfix.source import SourceError, read_source, write_atomically
+from stabfix.suppression import add_noqa
 
-Mode = Literal["scan", "apply", "diff"]
+Mode = Literal["scan", "apply", "diff", "noqa"]
 SERIAL_THRESHOLD = 8
 
 
@@ -72,6 +73,8 @@ def _process(task: Task) -> TaskOutcome:
         findings = [Finding(**{**item, "path": task.display}) for item in cached]
         return TaskOutcome(FileResult(task.display, findings=findings), key)
     analysis = analyse_text(source.text, task.display, classes, specs)
+    if task.mode == "noqa":
+        return TaskOutcome(_add_noqa(task, source, analysis.findings, specs))
     if task.mode == "scan" or not any(item.fix for item in analysis.findings):
         findings = [item.finding for item in analysis.findings]
         return TaskOutcome(FileResult(task.display, findings=findings), key)
@@ -92,6 +95,22 @@ def _process(task: Task) -> TaskOutcome:
         else:
             write_atomically(Path(task.path), source.encode(outcome.text))
     return TaskOutcome(result, None if outcome.text != source.text else key)
+
+
+def _add_noqa(task: Task, source, findings, specs) -> FileResult:
+    """`scan --add-noqa`: suppress every current finding where it is reported; the file is rewritten
+    atomically only when something was added (so a second run changes nothing)."""
+    codes_by_line: dict[int, set[str]] = {}
+    for item in findings:
+        codes_by_line.setdefault(item.finding.line, set()).add(item.finding.code)
+    text, added = add_noqa(source.text, codes_by_line, {code: spec.name for code, spec in specs.items()})
+    if text != source.text:
+        try:
+            compile(text, task.display, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            raise FixError("adding the noqa comments would break the file; left unchanged") from None
+        write_atomically(Path(task.path), source.encode(text))
+    return FileResult(task.display, fixes_applied=added)
 
 
 def run_tasks(

@@ -32,3 +32,10 @@ def test_a_file_with_no_rule_token_is_not_parsed_by_libcst(monkeypatch):
     monkeypatch.setattr(libcst, "parse_module", fail)
     analysis = analyse_text("x = y.requires_grad\n", "a.py", CLASSES, load_catalog())
     assert analysis.findings == [] and analysis.module is None
+
+
+def test_unused_suppression_runs_only_where_a_directive_may_name_a_stabfix_rule():
+    assert "SF001" not in selected("import os  # noqa: F401\nx = 1  # noqa\n")
+    assert "SF001" in selected("x = 1  # noqa: E501, SF101\n")
+    assert "SF001" in selected("x = 1  # stabfix: ignore[loss-target-requires-grad]\n")
+    assert "SF001" in selected("x = 1  # NOQA:sf201\n")

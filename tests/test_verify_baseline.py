@@ -94,7 +94,7 @@ def test_baseline_saved_report(git_run, tmp_path):
     r = cli([str(leaky), "--baseline", str(fixed_report)])
     assert r.code == 1, r.out + r.err  # the leaky project fails its own checks
     assert "saved report" in r.out and "before/after" in r.out
-    growth = next(line for line in r.out.splitlines() if "memory growth (MiB/step)" in line)
+    growth = next(line for line in r.out.splitlines() if "memory growth (per step)" in line)
     assert "worse" in growth
 
 

@@ -140,7 +140,7 @@ def test_cpu_peak_and_growth_are_exact(runs):
     assert top["bytes"] == 5 * MIB and top["steps"] == 5 and top["count"] == 5
     growth = _check(rep, "memory growth")
     assert growth["status"] == "fail"
-    assert "+1.000 MiB/step" in growth["message"] and "History._kept" in growth["message"]
+    assert "+1.00 MiB/step" in growth["message"] and "History._kept" in growth["message"]
     assert "History._kept" in r.out and "memory grows every step" in r.out
 
 

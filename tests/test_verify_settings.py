@@ -83,7 +83,7 @@ def test_steady_growth_fails_without_budget_and_budget_decides_with_one():
     report = analyze(settings, _run(growing), ".")
     assert report["exit_code"] == 1
     growth = next(c for c in report["checks"] if c["name"] == "memory growth")
-    assert growth["status"] == "fail" and "+0.500 MiB/step" in growth["message"]
+    assert growth["status"] == "fail" and "+512.00 KiB/step" in growth["message"]
 
     settings = resolve_settings({"entry": "a:b", "steps": 6, "warmup": 2,
                                  "budgets": {"memory_growth_mb_per_step": 1}}, {})
@@ -142,3 +142,48 @@ def test_step_without_loss_warns_and_unused_params_warn():
     assert report["exit_code"] == 0
     statuses = {c["name"]: c["status"] for c in report["checks"]}
     assert statuses["loss"] == "warn" and statuses["unused parameters"] == "warn"
+
+
+def test_sizes_are_printed_in_the_unit_that_shows_them():
+    from stabfix.verify.metrics import fmt_bytes
+
+    assert fmt_bytes(12, signed=True) == "+12 B"
+    assert fmt_bytes(12.5, signed=True) == "+12.5 B"
+    assert fmt_bytes(3 * 1024) == "3.00 KiB"
+    assert fmt_bytes(-int(1.5 * MB), signed=True) == "-1.50 MiB"
+    assert fmt_bytes(0, signed=True) == "+0 B"
+    assert fmt_bytes(None) == "-"
+    settings = resolve_settings({"entry": "a:b", "steps": 6, "warmup": 2}, {})
+    leaking = [_step(i, 1000 + 24 * i, warmup=i <= 2) for i in range(1, 7)]
+    growth = next(c for c in analyze(settings, _run(leaking), ".")["checks"] if c["name"] == "memory growth")
+    assert "+24 B/step" in growth["message"], growth["message"]
+
+
+def test_verify_says_in_one_line_that_the_torch_is_too_old(tmp_path):
+    import re
+    from pathlib import Path
+
+    from stabfix.verify.command import MIN_TORCH, torch_problem
+
+    repo = Path(__file__).resolve().parent.parent
+    assert torch_problem("2.1.0") is None and torch_problem("2.13.0+cpu") is None
+    assert torch_problem("0+unknown") is None
+    old = torch_problem("2.0.1")
+    assert old and "torch >= 2.1" in old and "2.0.1" in old and "\n" not in old
+    assert "pip install" in torch_problem(None)
+    # the extra's lower bound is MIN_TORCH; the quick start and CI pin the CPU build with constraints.txt
+    pyproject = (repo / "pyproject.toml").read_text()
+    assert f'verify = ["torch>={MIN_TORCH[0]}.{MIN_TORCH[1]}"]' in pyproject
+    assert re.search(r"^torch==\d", (repo / "constraints.txt").read_text(), re.M)
+    # the real command: a torch 2.0 distribution first on sys.path
+    fake = tmp_path / "site" / "torch-2.0.1.dist-info"
+    fake.mkdir(parents=True)
+    (fake / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.0.1\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "stabfix", "verify", str(repo / "tests" / "verify_cases" / "healthy")],
+        capture_output=True, text=True, env={**__import__("os").environ, "PYTHONPATH": str(tmp_path / "site"),
+                                               "COLUMNS": "200"},
+    )
+    assert result.returncode == 2
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "torch >= 2.1" in result.stderr and "torch 2.0.1" in result.stderr

@@ -7,6 +7,7 @@ import json
 
 from stabfix import __version__
 from stabfix.catalog import RuleSpec
+from stabfix.docs import rule_url
 from stabfix.findings import RunResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -29,6 +30,7 @@ def _rule_descriptor(spec: RuleSpec) -> dict:
         "shortDescription": {"text": spec.summary},
         "fullDescription": {"text": spec.docs["what_it_does"]},
         "help": {"text": spec.docs["why_is_this_bad"], "markdown": help_markdown},
+        "helpUri": rule_url(spec.code, spec.name),
         "defaultConfiguration": {"level": _LEVEL.get(spec.severity, "warning")},
         "properties": {"tags": [spec.category, "pytorch"], "fix_safety": spec.fix_safety},
     }

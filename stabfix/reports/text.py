@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from collections import Counter
+
 from rich.markup import escape
 
+from stabfix.docs import rule_url
 from stabfix.findings import RunResult
 
 _SAFETY_NOTE = {
@@ -31,8 +34,31 @@ def _frame(lines: list[str], line: int, column: int, end_line: int, end_column: 
     return out
 
 
-def render_text(run: RunResult, files_scanned: int, mode: str = "scan") -> str:
-    """Rich markup; the caller prints it with or without colour."""
+def render_text(
+    run: RunResult, files_scanned: int, mode: str = "scan", quiet: bool = False, statistics: bool = False
+) -> str:
+    """Rich markup; the caller prints it with or without colour. `statistics`: counts per rule instead
+    of the findings; `quiet`: no summary line."""
+    out: list[str] = _statistics(run) if statistics else _findings(run)
+    for error in run.errors:
+        out.append(f"[bold]{escape(error.path)}:[/bold] [bold red]error:[/bold red] {escape(error.message)}")
+    if not quiet:
+        out.append(_summary_line(run, files_scanned, mode))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _statistics(run: RunResult) -> list[str]:
+    counts = Counter((finding.code, finding.name) for finding in run.findings)
+    fixable = {finding.code: finding.fix_safety for finding in run.findings if finding.fix_safety != "none"}
+    marks = {"safe": "[*]", "unsafe": "[-]"}
+    width = len(str(max(counts.values(), default=0)))
+    return [
+        f"{count:>{width}}  [bold red]{code}[/bold red]  {marks.get(fixable.get(code, ''), '   ')} {name}"
+        for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+
+
+def _findings(run: RunResult) -> list[str]:
     out: list[str] = []
     sources: dict[str, list[str]] = {}
     for finding in run.findings:
@@ -50,11 +76,9 @@ def render_text(run: RunResult, files_scanned: int, mode: str = "scan") -> str:
         if finding.fix_description:
             note += f" — {finding.fix_description}"
         out.append(f"[blue]  =[/blue] {escape(note)}")
+        out.append(f"[blue]  =[/blue] help: {escape(rule_url(finding.code, finding.name))}")
         out.append("")
-    for error in run.errors:
-        out.append(f"[bold]{escape(error.path)}:[/bold] [bold red]error:[/bold red] {escape(error.message)}")
-    out.append(_summary_line(run, files_scanned, mode))
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _summary_line(run: RunResult, files_scanned: int, mode: str) -> str:
@@ -64,14 +88,23 @@ def _summary_line(run: RunResult, files_scanned: int, mode: str) -> str:
     unsafe = sum(1 for finding in findings if finding.fix_safety == "unsafe")
     files_word = "file" if files_scanned == 1 else "files"
     parts = []
-    if mode == "apply":
+    if mode == "noqa":
+        entries = "entry" if applied == 1 else "entries"
+        parts.append(f"Added {applied} noqa {entries} in {files_scanned} {files_word} scanned.")
+    elif mode == "apply":
         parts.append(f"Applied {applied} fix{'es' if applied != 1 else ''}.")
         if findings:
             parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} remain.")
+        elif run.errors:
+            parts.append("Nothing left to fix in the files that could be analysed.")
         else:
             parts.append("Nothing left to fix.")
     elif findings:
         parts.append(f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} in {files_scanned} {files_word}.")
+    elif run.errors:
+        # a run with errors never says that all checks passed
+        if files_scanned:
+            parts.append(f"No findings in the files that could be analysed ({files_scanned} {files_word} scanned).")
     else:
         parts.append(f"All checks passed ({files_scanned} {files_word} scanned).")
     if findings and mode != "diff":

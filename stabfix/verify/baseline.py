@@ -12,8 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from stabfix.verify.metrics import REPORT_VERSION, fmt_mib, fmt_num
-from stabfix.verify.settings import MB
+from stabfix.verify.metrics import REPORT_VERSION, fmt_bytes, fmt_num
 
 MEMORY_TOLERANCE = 0.01  # relative: memory is exact on CPU, allocator-rounded on CUDA
 TIME_TOLERANCE = 0.25  # relative: step times vary between runs and machines
@@ -99,12 +98,12 @@ def worktree(project: Path, ref: str) -> Iterator[Path]:
 
 # metric key, label, kind ("mem" | "growth" | "time" | "value" | "count"), lower is better?
 METRICS: list[tuple[str, str, str, bool | None]] = [
-    ("peak_memory_bytes", "peak memory (MiB)", "mem", True),
-    ("peak_forward_bytes", "  peak in forward (MiB)", "mem", True),
-    ("peak_backward_bytes", "  peak in backward (MiB)", "mem", True),
-    ("peak_optimizer_bytes", "  peak in optimizer (MiB)", "mem", True),
-    ("live_end_bytes", "live after last step (MiB)", "mem", True),
-    ("growth_bytes_per_step", "memory growth (MiB/step)", "growth", True),
+    ("peak_memory_bytes", "peak memory", "mem", True),
+    ("peak_forward_bytes", "  peak in forward", "mem", True),
+    ("peak_backward_bytes", "  peak in backward", "mem", True),
+    ("peak_optimizer_bytes", "  peak in optimizer", "mem", True),
+    ("live_end_bytes", "live after last step", "mem", True),
+    ("growth_bytes_per_step", "memory growth (per step)", "growth", True),
     ("grad_norm_max", "grad norm (max)", "value", True),
     ("loss_last", "loss (last step)", "value", True),
     ("step_time_median_ms", "step time (median ms)", "time", True),
@@ -126,9 +125,9 @@ def _fmt(kind: str, value: Any) -> str:
     if value is None:
         return "-"
     if kind == "mem":
-        return fmt_mib(value)
+        return fmt_bytes(value)
     if kind == "growth":
-        return fmt_mib(value, signed=True)
+        return fmt_bytes(value, signed=True)
     if kind == "time":
         return f"{value:.1f}"
     return fmt_num(value)
@@ -166,7 +165,7 @@ def compare(base: dict[str, Any], cur: dict[str, Any]) -> list[dict[str, Any]]:
         if b is not None and c is not None and all(math.isfinite(x) for x in (b, c)):
             delta = c - b
             if kind in ("mem", "growth"):
-                delta_text = f"{delta / MB:+.2f}"
+                delta_text = fmt_bytes(delta, signed=True)
             elif kind == "time":
                 delta_text = f"{delta:+.1f}"
             elif kind == "count":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -21,6 +22,36 @@ from rich.table import Table
 from stabfix import exit_codes
 from stabfix.config import ConfigError, load_config
 from stabfix.verify.settings import Settings, SettingsError, parse_budget_flags, resolve_settings
+
+
+# The oldest torch with every API verify uses: weak references to storages whose Python object
+# torch preserves (UntypedStorage PyObject preservation, 2.1), the global optimizer step hooks (2.0)
+# and `torch.cuda.memory._record_memory_history(max_entries=...)` / `_dump_snapshot` (2.1).
+# pyproject.toml's `verify` extra says the same: torch>=2.1.
+MIN_TORCH = (2, 1)
+
+
+def torch_problem(version: str | None) -> str | None:
+    """One line saying why verify cannot run with this torch (None: it can). `version` is the
+    installed torch's version, None when torch is not installed."""
+    if version is None:
+        return "verify needs PyTorch >= 2.1 in this environment: pip install 'stabfix[verify]' (scan and apply do not)"
+    numbers = re.match(r"(\d+)\.(\d+)", version)
+    if numbers and (int(numbers.group(1)), int(numbers.group(2))) < MIN_TORCH:
+        return (f"verify needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]}; this environment has torch {version} "
+                "(scan and apply work with any torch)")
+    return None
+
+
+def installed_torch() -> str | None:
+    from importlib import metadata
+    from importlib.util import find_spec
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        # a source build on sys.path has no metadata: let the child import it
+        return "0+unknown" if find_spec("torch") is not None else None
 
 
 def _console(stderr: bool = False) -> Console:
@@ -84,6 +115,9 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
     from stabfix.verify.render import Progress, print_header, print_report
     from stabfix.verify.runner import run_child
 
+    problem = torch_problem(installed_torch())
+    if problem:
+        return _fail(problem)
     if not path.exists():
         return _fail(f"{path}: no such file or directory")
     project = path.resolve() if path.is_dir() else path.resolve().parent

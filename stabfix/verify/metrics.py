@@ -51,11 +51,19 @@ def fmt_num(x: Any) -> str:
     return f"{x:.4g}"
 
 
-def fmt_mib(nbytes: Any, signed: bool = False) -> str:
+def fmt_bytes(nbytes: Any, signed: bool = False) -> str:
+    """A size with the unit that shows it: `1.28 MiB`, `+64.0 KiB`, `+12 B` (a few bytes a step is
+    not `+0.00 MiB`)."""
     if nbytes is None:
         return "-"
-    value = nbytes / MB
-    return f"{value:+.2f}" if signed else f"{value:.2f}"
+    if isinstance(nbytes, float) and not math.isfinite(nbytes):
+        return fmt_num(nbytes)
+    sign = "-" if nbytes < 0 else ("+" if signed else "")
+    size = abs(nbytes)
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{sign}{size / scale:.2f} {unit}"
+    return f"{sign}{size:.3g} B" if size != int(size) else f"{sign}{int(size)} B"
 
 
 def _check(checks: list[dict[str, Any]], name: str, status: str, message: str, **extra: Any) -> None:
@@ -185,18 +193,18 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
         limit = budgets["memory_growth_mb_per_step"]
         if growth is not None and growth / MB > limit:
             _check(checks, "memory growth", "fail",
-                   f"memory_growth {growth / MB:.3f} MiB/step > budget {limit:g} MiB/step ({window}){holder}",
+                   f"memory_growth {fmt_bytes(growth, signed=True)}/step > budget {limit:g} MiB/step ({window}){holder}",
                    budget=limit, value=growth / MB)
         else:
             _check(checks, "memory growth", "pass",
-                   f"memory growth {fmt_num((growth or 0.0) / MB)} MiB/step within budget {limit:g}")
+                   f"memory growth {fmt_bytes(growth or 0, signed=True)}/step within budget {limit:g} MiB/step")
     elif steady and growth is not None and growth > 0:
         _check(checks, "memory growth", "fail",
-               f"memory grows every step after warm-up: +{growth / MB:.3f} MiB/step ({window}){holder}",
+               f"memory grows every step after warm-up: {fmt_bytes(growth, signed=True)}/step ({window}){holder}",
                value=growth / MB)
     else:
         _check(checks, "memory growth", "pass",
-               "no steady growth after warm-up" + (f" (slope {growth / MB:+.3f} MiB/step)" if growth else ""))
+               "no steady growth after warm-up" + (f" (slope {fmt_bytes(growth, signed=True)}/step)" if growth else ""))
 
     # -- budgets -------------------------------------------------------------------------------
     if "peak_memory_mb" in budgets:
@@ -206,7 +214,7 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
             s = summary.get("peak_step")
             phase = summary.get("peak_phase")
             _check(checks, "peak memory", "fail",
-                   f"peak_memory {peak / MB:.2f} MiB > budget {limit:g} MiB (step {s}"
+                   f"peak_memory {fmt_bytes(peak)} > budget {limit:g} MiB (step {s}"
                    + (f", {phase}" if phase else "") + f"; {memory_source})", budget=limit, value=peak / MB)
         else:
             _check(checks, "peak memory", "pass", f"peak memory within budget {limit:g} MiB")

@@ -10,10 +10,10 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from stabfix.verify.metrics import fmt_mib, fmt_num
+from stabfix.verify.metrics import fmt_bytes, fmt_num
 from stabfix.verify.settings import Settings
 
-ROW = "{step:>5} {loss:>10} {gnorm:>10} {peak:>9} {live:>9} {dlive:>8} {ms:>9}  {notes}"
+ROW = "{step:>5} {loss:>10} {gnorm:>10} {peak:>10} {live:>10} {dlive:>11} {ms:>9}  {notes}"
 
 
 class Progress:
@@ -38,12 +38,12 @@ class Progress:
             self.prev_live = event.get("live_before_bytes")
             self.console.print(
                 f"[dim]entry ready in {event['setup_s']:.1f}s · {event['modules_hooked']} module(s) hooked · "
-                f"live tensors before step 1: {fmt_mib(event['live_before_bytes'])} MiB[/dim]"
+                f"live tensors before step 1: {fmt_bytes(event['live_before_bytes'])}[/dim]"
             )
         elif kind == "step":
             if not self.header_done:
                 self.header_done = True
-                head = ROW.format(step="step", loss="loss", gnorm="grad norm", peak="peak MiB", live="live MiB",
+                head = ROW.format(step="step", loss="loss", gnorm="grad norm", peak="peak", live="live",
                                   dlive="Δlive", ms="time ms", notes="")
                 self.console.print(Text(head.rstrip(), style="bold"))
             live = event.get("live_end_bytes")
@@ -67,7 +67,7 @@ class Progress:
                 notes.append(f"[red]{cuda['ooms']} OOMs[/red]")
             row = ROW.format(
                 step=event["step"], loss=fmt_num(loss), gnorm=fmt_num(event.get("grad_norm")),
-                peak=fmt_mib(peak), live=fmt_mib(end), dlive=fmt_mib(dlive, signed=True) if dlive is not None else "-",
+                peak=fmt_bytes(peak), live=fmt_bytes(end), dlive=fmt_bytes(dlive, signed=True) if dlive is not None else "-",
                 ms=f"{event['time_ms']:.1f}", notes=" ".join(notes),
             )
             self.console.print(row.rstrip(), highlight=False)
@@ -138,20 +138,20 @@ def summary_table(report: dict[str, Any]) -> Table:
             where = f"largest finite {fmt_num(largest)} at step {gmax_step}" + (f" ({top_text})" if top_text else "")
     row("grad norm (max)", fmt_num(gmax), where)
     row("grad norm (median)", fmt_num(s.get("grad_norm_median")), "global L2 norm, before optimizer.step()")
-    row("peak memory", f"{fmt_mib(s.get('peak_memory_bytes'))} MiB",
+    row("peak memory", fmt_bytes(s.get('peak_memory_bytes')),
         f"step {s.get('peak_step')}" + (f", in {s['peak_phase']}" if s.get("peak_phase") else ""))
     if cuda:
-        row("peak reserved", f"{fmt_mib(s.get('peak_reserved_bytes'))} MiB", "cached segments")
+        row("peak reserved", fmt_bytes(s.get('peak_reserved_bytes')), "cached segments")
         row("alloc retries / OOMs", f"{s.get('alloc_retries')} / {s.get('ooms')}", "")
-        row("peak live tensors", f"{fmt_mib(s.get('live_peak_bytes'))} MiB", dispatch.strip(" ()"))
+        row("peak live tensors", fmt_bytes(s.get('live_peak_bytes')), dispatch.strip(" ()"))
     for phase in ("forward", "backward", "optimizer"):
         value = s.get(f"peak_{phase}_bytes")
-        row(f"  peak in {phase}", f"{fmt_mib(value)} MiB" if value else "-", dispatch.strip(" ()"))
-    row("live before step 1", f"{fmt_mib(s.get('live_before_bytes'))} MiB",
-        f"model parameters+buffers {fmt_mib(s.get('model_state_bytes'))} MiB{dispatch}")
-    row("live after last step", f"{fmt_mib(s.get('live_end_bytes'))} MiB", dispatch.strip(" ()"))
+        row(f"  peak in {phase}", fmt_bytes(value) if value else "-", dispatch.strip(" ()"))
+    row("live before step 1", fmt_bytes(s.get('live_before_bytes')),
+        f"model parameters+buffers {fmt_bytes(s.get('model_state_bytes'))}{dispatch}")
+    row("live after last step", fmt_bytes(s.get('live_end_bytes')), dispatch.strip(" ()"))
     growth = s.get("growth_bytes_per_step")
-    row("memory growth", f"{fmt_mib(growth, signed=True)} MiB/step" if growth is not None else "-",
+    row("memory growth", f"{fmt_bytes(growth, signed=True)}/step" if growth is not None else "-",
         "least-squares slope of live memory after warm-up")
     trend = s.get("step_time_trend_pct_per_step")
     row("step time (median)", f"{s.get('step_time_median_ms', 0):.1f} ms",
@@ -172,7 +172,7 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
     if survivors:
         table = Table(title="tensors that survive steps (created after warm-up, still alive)",
                       title_justify="left", header_style="bold")
-        table.add_column("MiB", justify="right")
+        table.add_column("size", justify="right")
         table.add_column("count", justify="right")
         table.add_column("created by")
         table.add_column("at", overflow="fold")
@@ -181,7 +181,7 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
             where = f"{g['file']}:{g['line']}" if g.get("file") else "-"
             held = ", ".join(g["holders"][:2]) if g.get("holders") else (
                 "?" if g.get("python_refs") else "autograd graph / C++ (no Python reference)")
-            table.add_row(fmt_mib(g["bytes"]), str(g["count"]), f"{g['op']} ({g['phase']})", escape(where),
+            table.add_row(fmt_bytes(g["bytes"]), str(g["count"]), f"{g['op']} ({g['phase']})", escape(where),
                           escape(held))
         console.print(table)
     console.print()
