@@ -94,7 +94,8 @@ class MissingZeroGrad(Checker):
 
     def _cleared_by_a_hook(self) -> bool:
         """A clear that runs when something else calls it: in a lambda, or in a function that steps
-        nothing (a callback, `on_before_optimizer_step`, a hook registered on the optimizer)."""
+        nothing and that the file never calls itself (a callback, `on_before_optimizer_step`, a hook
+        registered on the optimizer); a helper the file calls counts only where it is called."""
         events = self.model.events
         for event in events.events:
             if not _clears(event):
@@ -103,7 +104,8 @@ class MissingZeroGrad(Checker):
                 return True
             function = event.site.function
             if function is not None and not events.in_function(function, "step"):
-                return True
+                if not events.calls_of(function.name.value):
+                    return True  # called by a framework or registered as a hook, not by this file
         return False
 
     def _lightning(self, cls: cst.ClassDef) -> bool:
