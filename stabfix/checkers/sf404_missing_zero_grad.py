@@ -20,10 +20,9 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
+from stabfix.model import vocabulary as vocab
 from stabfix.model.events import Event, GradWrite, Step, stepped_optimizer
 from stabfix.model.structure import loop_header
-
-_LIGHTNING_BASES = ("LightningModule",)
 
 
 class MissingZeroGrad(Checker):
@@ -111,7 +110,7 @@ class MissingZeroGrad(Checker):
     def _lightning(self, cls: cst.ClassDef) -> bool:
         for base in cls.bases:
             name = self.qualified_name(base.value) or code_for(base.value)
-            if name.rsplit(".", 1)[-1] in _LIGHTNING_BASES:
+            if name.rsplit(".", 1)[-1] in vocab.LIGHTNING_MODULE_BASES:
                 return True
         return False
 

@@ -17,9 +17,8 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import move_before
 from stabfix.fixes.syntax import code_for, starts_statement
+from stabfix.model import vocabulary as vocab
 from stabfix.model.events import Clip, Event, Step, stepped_optimizer
-
-_INFINITE = {"inf", "math.inf", "torch.inf", "np.inf", "numpy.inf"}
 
 
 class ClipAfterStep(Checker):
@@ -116,7 +115,7 @@ def _measures_only(call: cst.CSTNode) -> bool:
     if limit is None:
         return False
     text = code_for(limit).replace(" ", "").replace("'", '"')
-    return text in _INFINITE or text in ('float("inf")', 'float("Inf")', 'float("infinity")')
+    return text in vocab.INFINITE_LIMITS
 
 
 def _message(clip: Clip, step: Step) -> str:

@@ -246,3 +246,12 @@ PER_STEP_METHOD_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", 
 # Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
 # on a tensor, a positional argument is the incoming gradient instead.
 BACKWARD_WRAPPER_NAMES = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
+
+# from the event-order rules (SF303, SF404-SF406, SF408)
+# Base classes whose `training_step` the Lightning trainer calls once per batch (SF404: with manual
+# optimization, clearing the gradients is the step's own job).
+LIGHTNING_MODULE_BASES = frozenset({"LightningModule"})
+# Limits that make a clip only measure the norm (`clip_grad_norm_(params, float("inf"))`, for logging).
+INFINITE_LIMITS = frozenset({
+    "inf", "math.inf", "torch.inf", "np.inf", "numpy.inf", 'float("inf")', 'float("Inf")', 'float("infinity")',
+})
