@@ -65,7 +65,7 @@ class ClipBeforeUnscale(Checker):
                 continue
             if step.site.never_both_run(site) or site.leaves_before(step.site):
                 continue
-            stepped = stepped_optimizer(step, self.model.optimizers)
+            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events)
             optimizer = code_for(stepped[0] if stepped is not None else step.candidates[1])
             if self._unscaled_before(here, site, step) or self._unscaled_before(
                 events.in_function(clip.site.function), clip.site, step

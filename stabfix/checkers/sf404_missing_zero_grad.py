@@ -38,7 +38,7 @@ class MissingZeroGrad(Checker):
         reported: set[int] = set()
         for step in events.of_kind("step"):
             assert isinstance(step, Step)
-            stepped = stepped_optimizer(step, self.model.optimizers)
+            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events)
             if step.site.in_lambda or stepped is None:
                 continue
             found = self._pass_without_clear(step)

@@ -34,7 +34,7 @@ class ZeroGradBetweenBackwardAndStep(Checker):
         events = self.model.events
         for step in events.of_kind("step"):
             assert isinstance(step, Step)
-            stepped = stepped_optimizer(step, self.model.optimizers)
+            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events)
             if stepped is None or step.site.in_lambda:
                 continue
             here = [e for e in events.in_function(step.site.function) if not e.site.in_lambda]
@@ -68,7 +68,7 @@ class ZeroGradBetweenBackwardAndStep(Checker):
         return None
 
     def _steps(self, other: Step, expression: cst.BaseExpression, info: OptimizerInfo) -> bool:
-        found = stepped_optimizer(other, self.model.optimizers)
+        found = stepped_optimizer(other, self.model.optimizers, self.model.events)
         return found is not None and self._same_optimizer(found[0], found[1], expression, info)
 
     def _same_optimizer(self, a: cst.BaseExpression, a_info: OptimizerInfo, b: cst.BaseExpression, b_info: OptimizerInfo) -> bool:

@@ -37,7 +37,7 @@ class ClipAfterStep(Checker):
             step = self._step_before(clip, here)
             if step is None or self._step_after(clip, here):
                 continue
-            stepped = stepped_optimizer(step, self.model.optimizers)
+            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events)
             assert stepped is not None
             self.report(clip.node, _message(clip, step), self._fix(clip, step, here, stepped[0]))
 
@@ -46,7 +46,7 @@ class ClipAfterStep(Checker):
         for event in reversed([e for e in here if e.site.order < clip.site.order]):
             if events.accumulates(event):
                 return None  # the clip acts on fresh gradients, for the next step
-            if not isinstance(event, Step) or stepped_optimizer(event, self.model.optimizers) is None:
+            if not isinstance(event, Step) or stepped_optimizer(event, self.model.optimizers, self.model.events) is None:
                 continue
             if event.site.never_both_run(clip.site) or event.site.leaves_before(clip.site):
                 continue
@@ -58,7 +58,7 @@ class ClipAfterStep(Checker):
         for event in here:
             if event.site.order <= clip.site.order or not isinstance(event, Step):
                 continue
-            if stepped_optimizer(event, self.model.optimizers) is None:
+            if stepped_optimizer(event, self.model.optimizers, self.model.events) is None:
                 continue
             if not clip.site.never_both_run(event.site) and not clip.site.leaves_before(event.site):
                 return True

@@ -31,7 +31,7 @@ class OptimizerCreatedInLoop(Checker):
     def leave_Module(self, original_node: cst.Module) -> None:
         events = self.model.events
         steps = [e for e in events.of_kind("step") if isinstance(e, Step) and not e.site.in_lambda]
-        stepped = [(step, stepped_optimizer(step, self.model.optimizers)) for step in steps]
+        stepped = [(step, stepped_optimizer(step, self.model.optimizers, self.model.events)) for step in steps]
         reported: set[int] = set()
         for built in events.of_kind("optimizer"):
             assert isinstance(built, OptimizerBuilt)

@@ -516,12 +516,18 @@ class Events(cst.BatchableCSTVisitor):
                 self._add(ParamUpdate(node, self._site(), param, "data=", _tensor_of(target)))
 
 
-def stepped_optimizer(step: Step, optimizers: OptimizerTracker) -> Optional[tuple[cst.BaseExpression, OptimizerInfo]]:
-    """The optimizer a step steps, as written there (`opt` of `scaler.step(opt)`), when it is one."""
+def stepped_optimizer(
+    step: Step, optimizers: OptimizerTracker, events: Optional["Events"] = None
+) -> Optional[tuple[cst.BaseExpression, OptimizerInfo]]:
+    """The optimizer a step steps, as written there (`opt` of `scaler.step(opt)`), when it is one. With
+    `events`, what a gradient scaler steps is an optimizer even when nothing else in the file says so."""
     for candidate in step.candidates:
         info = optimizers.resolve(candidate, step.site.scope)
         if info is not None:
             return candidate, info
+    if events is not None and len(step.candidates) > 1 and events.is_scaler(step.candidates[0]):
+        candidate = step.candidates[1]
+        return candidate, OptimizerInfo(dotted_name(candidate) or "optimizer", None, "scaled")
     return None
 
 

@@ -3,6 +3,8 @@ import torch
 
 scaler = torch.amp.GradScaler("cuda")
 for real in loader:
+    opt_d.zero_grad(set_to_none=True)
+    opt_g.zero_grad(set_to_none=True)
     with torch.autocast("cuda"):
         d_loss = critic_loss(D, G, real)
     scaler.scale(d_loss).backward()
