@@ -25,7 +25,9 @@ from stabfix.model.structure import loop_header
 
 class OptimizerCreatedInLoop(Checker):
     code = "SF408"
-    tokens = ("step",)
+    # an optimizer construction names `optim` (torch.optim, build_optimizer) or a known optimizer class
+    tokens = ("optim", "Optim", "Adam", "SGD", "Lion", "RMSprop", "Adagrad", "LBFGS", "Lamb", "LAMB", "Adafactor", "Muon")
+    also_needs = (("step",),)
     needs = ("names", "optimizers", "events")
 
     def leave_Module(self, original_node: cst.Module) -> None:
