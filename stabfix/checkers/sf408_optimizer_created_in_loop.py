@@ -19,7 +19,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.fixes.syntax import code_for
 from stabfix.model.events import OptimizerBuilt, Step, stepped_optimizer
-from stabfix.model.parameters import names_in
+from stabfix.model.parameters import names_in, target_names
 from stabfix.model.structure import loop_header
 
 
@@ -73,13 +73,16 @@ class OptimizerCreatedInLoop(Checker):
         return None
 
     def _fresh_parameters(self, built: OptimizerBuilt, loop: cst.CSTNode) -> bool:
-        """The tensors it optimizes come from a name bound in the same pass (`learner = deepcopy(model)`)."""
+        """The tensors it optimizes come from a name bound in the same pass (`learner = deepcopy(model)`, the
+    loop's own target)."""
         names, events = self.model.names, self.model.events
         scope = names.scope_of(built.site.function) if built.site.function is not None else names.module_scope
         if scope is None or not isinstance(built.node, cst.Call) or not built.node.args:
             return False
         start, end = events.loop_span(loop)  # type: ignore[arg-type]
         read = names_in(built.node.args[0].value) - {"self"}
+        if isinstance(loop, cst.For) and read & target_names(loop.target):
+            return True  # other tensors on each pass (`for model in ensemble:`): no state to carry over
         return any(start <= b.order <= end for name in read for b in scope.bindings.get(name, []))
 
     def _bound_in_loop(self, expression: cst.BaseExpression, loop: cst.CSTNode) -> Optional[cst.BaseExpression]:
