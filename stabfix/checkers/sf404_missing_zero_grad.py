@@ -22,6 +22,8 @@ from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
 from stabfix.model import vocabulary as vocab
 from stabfix.model.events import Event, GradWrite, Step, stepped_optimizer
+from stabfix.model.imports import dotted_name
+from stabfix.model.optimizers import optimizer_name_strength
 from stabfix.model.structure import loop_header
 
 
@@ -38,7 +40,7 @@ class MissingZeroGrad(Checker):
         reported: set[int] = set()
         for step in events.of_kind("step"):
             assert isinstance(step, Step)
-            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events)
+            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events) or _short_named(step)
             if step.site.in_lambda or stepped is None:
                 continue
             found = self._pass_without_clear(step)
@@ -120,6 +122,17 @@ class MissingZeroGrad(Checker):
             return None
         changes = insert_after(line, f"{optimizer}.zero_grad(set_to_none=True)")
         return Fix("unsafe", f"clear gradients after each step (`{optimizer}.zero_grad(set_to_none=True)`)", changes)
+
+
+def _short_named(step: Step) -> tuple[cst.BaseExpression, object] | None:
+    """`opt.step()` on a name like `opt`/`optim`: the `optimizers` part needs a `zero_grad()` or
+    `param_groups` use to take such a name as an optimizer, and a missing `zero_grad()` is this rule's
+    finding. The name only tells it from `env.step()`; the backward pass in the same pass decides."""
+    receiver = step.candidates[0] if step.candidates else None
+    name = dotted_name(receiver) if receiver is not None else None
+    if name is not None and optimizer_name_strength(name.rsplit(".", 1)[-1]) is not None:
+        return receiver, None
+    return None
 
 
 def _clears(event: Event) -> bool:
