@@ -21,7 +21,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
 from stabfix.model import vocabulary as vocab
-from stabfix.model.events import Event, GradWrite, Step, stepped_optimizer
+from stabfix.model.events import Event, GradWrite, Site, Step, stepped_optimizer
 from stabfix.model.imports import dotted_name
 from stabfix.model.optimizers import optimizer_name_strength
 from stabfix.model.structure import loop_header
@@ -139,7 +139,7 @@ def _clears(event: Event) -> bool:
     return event.kind == "clear" or (isinstance(event, GradWrite) and isinstance(event.node, cst.Assign))
 
 
-def _depth(site, loop: cst.CSTNode) -> int:
+def _depth(site: Site, loop: cst.CSTNode) -> int:
     return next((index for index, enclosing in enumerate(site.any_loops) if enclosing is loop), -1)
 
 

@@ -42,7 +42,9 @@ class ZeroGradBetweenBackwardAndStep(Checker):
             if clear is not None:
                 self.report(clear.node, _message(clear, step), self._fix(clear, step))
 
-    def _clear_before(self, step: Step, here: list[Event], expression: cst.BaseExpression, info: OptimizerInfo):
+    def _clear_before(
+        self, step: Step, here: list[Event], expression: cst.BaseExpression, info: OptimizerInfo
+    ) -> ClearGrad | None:
         """The clear of this optimizer's gradients that runs after a backward and before `step`."""
         events = self.model.events
         for clear in reversed([e for e in here if e.site.order < step.site.order]):
