@@ -65,6 +65,9 @@ class MissingZeroGrad(Checker):
             events.iteration(step.site.any_loops[-1], "call")
         )):
             loop = step.site.any_loops[-1]  # `for batch in loader: self._backward(batch); opt.step()`
+        while loop is not None and _leaves_after_step(step.site, loop):
+            outer = step.site.any_loops[: _depth(step.site, loop)]
+            loop = outer[-1] if outer else None  # a retry loop (`while True: ...; break`): its pass is the outer one's
         if loop is not None:
             return (loop, f"`{loop_header(loop)}`") if self._uncleared(events.iteration(loop)) else None
         if function is None or not backwards:
@@ -137,6 +140,19 @@ def _short_named(step: Step) -> tuple[cst.BaseExpression, object] | None:
 
 def _clears(event: Event) -> bool:
     return event.kind == "clear" or (isinstance(event, GradWrite) and isinstance(event.node, cst.Assign))
+
+
+def _leaves_after_step(site: Site, loop: cst.CSTNode) -> bool:
+    """The step's block inside `loop` ends with `break`/`return`: the loop does not repeat a step."""
+    body = getattr(loop, "body", None)
+    inside = False
+    for block in site.blocks:
+        inside = inside or block is body
+        statements = getattr(block, "body", ())
+        if inside and statements and isinstance(statements[-1], cst.SimpleStatementLine):
+            if isinstance(statements[-1].body[-1], (cst.Break, cst.Return)):
+                return True
+    return False
 
 
 def _depth(site: Site, loop: cst.CSTNode) -> int:
