@@ -357,3 +357,21 @@ def test_accumulating_backward_and_the_stepped_optimizer():
     found = stepped_optimizer(scaler_step, optimizers)
     assert found is not None and _code(found[0]) == "opt" and found[1].class_name == "AdamW"
     assert stepped_optimizer(scheduler_step, optimizers) is None
+
+
+def test_helpers_named_for_clearing_gradients_are_clears():
+    _, events = _events(
+        """
+        from pyro.infer.util import zero_grads
+        import utils
+
+        def loop(params, model, opt):
+            zero_grads(params)
+            utils.clear_grads(model)
+            opt.zero_grad()
+            model.zero_grads_count()
+        """
+    )
+    assert [(e.how, _code(e.receiver)) for e in events.of_kind("clear")] == [  # type: ignore[attr-defined]
+        ("helper", "params"), ("helper", "model"), ("zero_grad", "opt"),
+    ]

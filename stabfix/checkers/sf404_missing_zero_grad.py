@@ -35,7 +35,7 @@ class MissingZeroGrad(Checker):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         events = self.model.events
-        if self._cleared_by_a_hook():
+        if self._cleared_by_a_hook() or self._overwriting_autograd():
             return
         reported: set[int] = set()
         for step in events.of_kind("step"):
@@ -76,7 +76,7 @@ class MissingZeroGrad(Checker):
         for call in callers:
             if call.site.any_loops and not call.site.in_lambda:
                 outer = call.site.any_loops[-1]
-                if self._uncleared(events.iteration(outer)):
+                if self._uncleared(events.iteration(outer) + here):
                     return function, f"`{loop_header(outer)}` (through `{function.name.value}()`)"
                 return None
         if not callers and step.site.cls is not None and self._lightning(step.site.cls):
@@ -111,6 +111,11 @@ class MissingZeroGrad(Checker):
                 if not events.calls_of(function.name.value):
                     return True  # called by a framework or registered as a hook, not by this file
         return False
+
+    def _overwriting_autograd(self) -> bool:
+        """The file's backward is MXNet's (gradients overwritten by default), not torch's."""
+        modules = {name.split(".", 1)[0] for name in self.context.imports.aliases.values()}
+        return "torch" not in modules and any(m in modules for m in vocab.OVERWRITING_AUTOGRAD_MODULES)
 
     def _lightning(self, cls: cst.ClassDef) -> bool:
         for base in cls.bases:

@@ -19,6 +19,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.fixes.syntax import code_for
 from stabfix.model.events import OptimizerBuilt, Step, stepped_optimizer
+from stabfix.model.imports import dotted_name
 from stabfix.model.parameters import names_in, target_names
 from stabfix.model.structure import loop_header
 
@@ -83,7 +84,13 @@ class OptimizerCreatedInLoop(Checker):
         read = names_in(built.node.args[0].value) - {"self"}
         if isinstance(loop, cst.For) and read & target_names(loop.target):
             return True  # other tensors on each pass (`for model in ensemble:`): no state to carry over
-        return any(start <= b.order <= end for name in read for b in scope.bindings.get(name, []))
+        if any(start <= b.order <= end for name in read for b in scope.bindings.get(name, [])):
+            return True
+        cls = built.site.cls
+        attributes = {name.split(".")[1] for name in _dotted_in(built.node.args[0].value) if name.startswith("self.")}
+        return cls is not None and any(
+            start <= b.order <= end for attribute in attributes for b in names.attribute_bindings(cls, attribute)
+        )  # `self.lambda_op = torch.tensor(..., requires_grad=True)` in the same pass
 
     def _bound_in_loop(self, expression: cst.BaseExpression, loop: cst.CSTNode) -> Optional[cst.BaseExpression]:
         """The factory call a stepped name was bound to by a statement of the loop body itself."""
@@ -98,6 +105,21 @@ class OptimizerCreatedInLoop(Checker):
             if isinstance(value, cst.Call):
                 return value
         return None
+
+
+def _dotted_in(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            name = dotted_name(attribute)
+            if name is not None:
+                found.append(name)
+                return False
+            return True
+
+    node.visit(_Collect())
+    return found
 
 
 def _message(call: cst.CSTNode, step: Step, where: str) -> str:

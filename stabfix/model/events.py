@@ -30,7 +30,8 @@ hook), `iteration(loop)` the events one pass of a loop runs (its function's own,
 aside), `innermost_loop(*sites)` the innermost loop they share, `functions_called(events)` the
 same-file functions they call, `is_scaler(expr)` whether an expression is a `GradScaler`
 (constructed, or used as `scaler.scale(loss).backward()` / `scaler.unscale_`), and `ClearGrad`
-also covers `p.grad.zero_()` and `torch._foreach_zero_(grads)`.
+also covers `p.grad.zero_()`, `torch._foreach_zero_(grads)` and helpers named for clearing
+(`pyro.infer.util.zero_grads(params)`, how="helper").
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ class ClearGrad(Event):
     kind: ClassVar[str] = "clear"
     receiver: cst.BaseExpression  # `optimizer` of `optimizer.zero_grad()`, `p` of `p.grad = None`
     how: str  # zero_grad | set_none | zero_ (`p.grad.zero_()`) | foreach_zero_ (`torch._foreach_zero_(grads)`)
+    #         | helper (`zero_grads(params)`: a function named for it, receiver = its first argument)
 
 
 @dataclass(eq=False)
@@ -444,6 +446,8 @@ class Events(cst.BatchableCSTVisitor):
             spelled = _variable_of(out) if out is not None else None
             if spelled is not None:
                 self._add(ParamUpdate(node, self._site(), spelled, _OUT_UPDATES[qualified], _tensor_of(out)))
+        elif _clears_by_name(qualified or dotted_name(func) or "", func):
+            self._add(ClearGrad(node, self._site(), _first_argument(node) or func, "helper"))
         elif qualified.startswith("torch.nn.utils.") and qualified.rsplit(".", 1)[-1] in _CLIP_FUNCTIONS:
             self._add(Clip(node, self._site(), _first_argument(node)))
         elif isinstance(func, cst.Attribute):
@@ -548,6 +552,15 @@ def _builds_scaler(imports: ImportTracker, value: cst.BaseExpression) -> bool:
         return False
     name = imports.qualify(value.func) or dotted_name(value.func) or ""
     return name.rsplit(".", 1)[-1].endswith("GradScaler")
+
+
+def _clears_by_name(name: str, func: cst.BaseExpression) -> bool:
+    """`zero_grads(params)`, `util.clear_grads(model)`: a helper of another module named for clearing
+    gradients (not the `zero_grad()` method, recorded with its receiver)."""
+    last = name.rsplit(".", 1)[-1]
+    if isinstance(func, cst.Attribute) and func.attr.value == "zero_grad":
+        return False
+    return bool(last) and bool(vocab.GRADIENT_CLEAR_CALL.match(last))
 
 
 def _grad_owner(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:

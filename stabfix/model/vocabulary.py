@@ -255,3 +255,10 @@ LIGHTNING_MODULE_BASES = frozenset({"LightningModule"})
 INFINITE_LIMITS = frozenset({
     "inf", "math.inf", "torch.inf", "np.inf", "numpy.inf", 'float("inf")', 'float("Inf")', 'float("infinity")',
 })
+# Calls of another module's helper that clear gradients (`pyro.infer.util.zero_grads(params)`,
+# `utils.clear_grads(model)`); the file cannot show their body, so the name says what they do (SF404
+# only lets them silence a finding, never raise one).
+GRADIENT_CLEAR_CALL = re.compile(r"^_*(zero|clear|reset|zeros)_?(the_)?grad(s|ients)?_?$", re.IGNORECASE)
+# Frameworks whose backward overwrites the gradient instead of adding into it (MXNet's default
+# `grad_req="write"`): a loop without a clear is fine there.
+OVERWRITING_AUTOGRAD_MODULES = ("mxnet",)
