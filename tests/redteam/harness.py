@@ -19,6 +19,7 @@ from stabfix.engine import analyse_text
 
 ROOT = Path(__file__).resolve().parent
 MANIFEST = ROOT / "known_failures.yaml"
+# every rule with a folder of cases here
 CODES = tuple(sorted(path.name for path in ROOT.iterdir() if path.is_dir() and path.name in load_catalog()))
 _EXPECT = re.compile(r"#\s*expect:\s*([A-Z]{2}\d{3}(?:\s*,\s*[A-Z]{2}\d{3})*)")
 
