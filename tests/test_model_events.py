@@ -229,3 +229,149 @@ def test_the_events_part_brings_the_names_it_reads():
     model = FileModel(needs=("events",))
     assert model.names is not None and model.events is not None
     assert model.visitors().index(model.names) < model.visitors().index(model.events)
+
+
+# --- facts for the event-order rules (SF303, SF404-SF406, SF408) ----------------------------------------
+
+
+def test_while_loops_lambdas_and_the_events_of_one_pass():
+    module, events = _events(
+        """
+        def train(model, optimizer, it):
+            optimizer.register_step_post_hook(lambda opt, *_: opt.zero_grad())
+            while True:
+                batch = next(it)
+                for micro in batch:
+                    model(micro).backward()
+                optimizer.step()
+            optimizer.zero_grad()
+        """
+    )
+    hook_clear, after_clear = events.of_kind("clear")
+    assert hook_clear.site.in_lambda and not after_clear.site.in_lambda
+    (backward,) = events.of_kind("backward")
+    (step,) = events.of_kind("step")
+    loop = module.body[0].body.body[1]
+    assert isinstance(loop, cst.While) and step.site.any_loops == (loop,)
+    assert len(backward.site.any_loops) == 2 and backward.site.any_loops[0] is loop
+    assert events.innermost_loop(step.site, backward.site) is loop
+    assert after_clear.site.any_loops == () and events.innermost_loop(step.site, after_clear.site) is None
+    assert [e.kind for e in events.iteration(loop) if e.kind != "call"] == ["backward", "step"]
+    assert events.iteration(loop, "clear") == []
+    start, end = events.loop_span(loop)
+    assert start < end
+
+
+def test_gradient_zeroing_forms_are_clears():
+    _, events = _events(
+        """
+        import torch
+
+        def reset(model, grads):
+            for p in model.parameters():
+                p.grad.detach_()
+                p.grad.zero_()
+                p.grad.data.zero_()
+            torch._foreach_zero_(grads)
+            model.weight.zero_()
+        """
+    )
+    assert [(e.how, _code(e.receiver)) for e in events.of_kind("clear")] == [  # type: ignore[attr-defined]
+        ("zero_", "p"), ("zero_", "p"), ("foreach_zero_", "grads"),
+    ]  # `model.weight.zero_()` zeroes a weight, not a gradient
+
+
+def test_grad_scalers_are_known_by_construction_or_use():
+    _, events = _events(
+        """
+        import torch
+        from torch.cuda.amp import GradScaler as GS
+        from sklearn.preprocessing import StandardScaler
+
+        a = GS()
+        scaler = StandardScaler()
+
+        class T:
+            def __init__(self):
+                self.grad_scaler = torch.amp.GradScaler("cuda")
+
+            def step(self, loss, amp, opt):
+                amp.scale(loss).backward()
+                self.other.unscale_(opt)
+        """
+    )
+    spelled = lambda text: cst.parse_expression(text)  # noqa: E731
+    assert events.is_scaler(spelled("a")) and events.is_scaler(spelled("self.grad_scaler"))
+    assert events.is_scaler(spelled("amp")) and events.is_scaler(spelled("self.other"))
+    assert not events.is_scaler(spelled("scaler"))
+
+
+def test_functions_called_follow_plain_calls_and_methods_of_the_same_class():
+    _, events = _events(
+        """
+        import torch
+
+        def clear(opt):
+            opt.zero_grad()
+
+        class Trainer:
+            def _reset(self):
+                clear(self.opt)
+
+            def clear(self):
+                self.opt.zero_grad()
+
+            def fit(self, loader):
+                for batch in loader:
+                    self._reset()
+        """
+    )
+    (loop_call,) = [c for c in events.calls_of("_reset")]
+    called = events.functions_called([loop_call])
+    assert [f.name.value for f in called] == ["_reset", "clear"]
+    assert called[1] is not events.of_kind("clear")[1].site.function  # the plain `clear()`, not the method
+    assert [e.kind for e in events.of_kind("backward")] == []
+
+
+def test_accumulating_backward_and_the_stepped_optimizer():
+    from stabfix.model.events import stepped_optimizer
+
+    module = cst.parse_module(textwrap.dedent(
+        """
+        import torch
+
+        opt = torch.optim.AdamW(params)
+        g = torch.autograd.grad(loss, params)
+        loss.backward()
+        scaler.step(opt)
+        scheduler.step()
+        """
+    ))
+    model = FileModel(needs=("events", "optimizers"))
+    from stabfix.model.traversal import MergedVisitor
+
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    events, optimizers = model.events, model.optimizers
+    assert [events.accumulates(e) for e in events.of_kind("backward")] == [False, True]
+    scaler_step, scheduler_step = events.of_kind("step")
+    found = stepped_optimizer(scaler_step, optimizers)
+    assert found is not None and _code(found[0]) == "opt" and found[1].class_name == "AdamW"
+    assert stepped_optimizer(scheduler_step, optimizers) is None
+
+
+def test_helpers_named_for_clearing_gradients_are_clears():
+    _, events = _events(
+        """
+        from pyro.infer.util import zero_grads
+        import utils
+
+        def loop(params, model, opt):
+            zero_grads(params)
+            utils.clear_grads(model)
+            opt.zero_grad()
+            model.zero_grads_count()
+        """
+    )
+    assert [(e.how, _code(e.receiver)) for e in events.of_kind("clear")] == [  # type: ignore[attr-defined]
+        ("helper", "params"), ("helper", "model"), ("zero_grad", "opt"),
+    ]

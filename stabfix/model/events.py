@@ -23,6 +23,15 @@ Each event has a `Site`: its enclosing functions and class, its order among all 
 among the `names` model's bindings, its enclosing `for` loops (of its own function), the branches
 it sits in (`if`/`else`, `try`/`except`/`else`), its enclosing blocks, and its statement line.
 `for` loops get a site of their own (`loop_site`), and `with` bodies are known (they always run).
+
+For the event-order rules (SF303, SF404-SF406, SF408): `Site.any_loops` are the enclosing `for` *and*
+`while` loops of its function and `Site.in_lambda` marks code that runs when a lambda is called (a
+hook), `iteration(loop)` the events one pass of a loop runs (its function's own, nested functions
+aside), `innermost_loop(*sites)` the innermost loop they share, `functions_called(events)` the
+same-file functions they call, `is_scaler(expr)` whether an expression is a `GradScaler`
+(constructed, or used as `scaler.scale(loss).backward()` / `scaler.unscale_`), and `ClearGrad`
+also covers `p.grad.zero_()`, `torch._foreach_zero_(grads)` and helpers named for clearing
+(`pyro.infer.util.zero_grads(params)`, how="helper").
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import libcst as cst
 from stabfix.model import vocabulary as vocab
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
-from stabfix.model.optimizers import Scope, optimizer_class_name
+from stabfix.model.optimizers import OptimizerInfo, OptimizerTracker, Scope, optimizer_class_name
 
 Branch = tuple[int, str]  # (id of the statement that branches, which of its branches)
 
@@ -61,6 +70,8 @@ class Site:
     branches: tuple[Branch, ...]
     blocks: tuple[cst.CSTNode, ...]  # enclosing Module/IndentedBlock nodes, outermost first
     statement: Optional[cst.SimpleStatementLine]  # its line, unless it sits in a one-line suite
+    any_loops: tuple[cst.CSTNode, ...] = ()  # enclosing `for` and `while` loops of its function, outermost first
+    in_lambda: bool = False  # inside a lambda: runs when the lambda is called (a hook), not here
 
     @property
     def function(self) -> Optional[cst.FunctionDef]:
@@ -120,7 +131,8 @@ class Step(Event):
 class ClearGrad(Event):
     kind: ClassVar[str] = "clear"
     receiver: cst.BaseExpression  # `optimizer` of `optimizer.zero_grad()`, `p` of `p.grad = None`
-    how: str  # zero_grad | set_none
+    how: str  # zero_grad | set_none | zero_ (`p.grad.zero_()`) | foreach_zero_ (`torch._foreach_zero_(grads)`)
+    #         | helper (`zero_grads(params)`: a function named for it, receiver = its first argument)
 
 
 @dataclass(eq=False)
@@ -183,6 +195,9 @@ class Events(cst.BatchableCSTVisitor):
         self._statements: list[Optional[cst.SimpleStatementLine]] = []
         self._branches: list[Branch] = []
         self._tries: list[cst.Try] = []
+        self._any_loops: list[Optional[cst.CSTNode]] = []  # `for` and `while`; None marks a function boundary
+        self._lambdas = 0
+        self._scalers: set[str] = set()  # dotted names bound to a GradScaler or used as one
 
     # -- queries ---------------------------------------------------------------------------------------
     def in_function(self, function: Optional[cst.FunctionDef], *kinds: str) -> list[Event]:
@@ -196,7 +211,7 @@ class Events(cst.BatchableCSTVisitor):
     def loop_site(self, loop: cst.For) -> Site:
         return self._loop_sites[loop]
 
-    def loop_span(self, loop: cst.For) -> tuple[int, int]:
+    def loop_span(self, loop: cst.For) -> tuple[int, int]:  # also a `while` loop
         """The loop's first and last place in the `names` model's order: a binding or use with an
         order in this range (ends included) sits in the loop."""
         return self._loop_sites[loop].names_order, self._loop_ends[loop]
@@ -207,6 +222,64 @@ class Events(cst.BatchableCSTVisitor):
 
     def calls_of(self, name: str) -> list[LocalCall]:
         return [event for event in self.events if isinstance(event, LocalCall) and event.name == name]
+
+    def iteration(self, loop: cst.CSTNode, *kinds: str) -> list[Event]:
+        """The events one pass of a `for`/`while` loop runs in its own function (lambdas and nested
+        functions aside: they run when called), of the given kinds (all if none), in order."""
+        found = []
+        for event in self.of_kind(*kinds) if kinds else self.events:
+            if not event.site.in_lambda and any(enclosing is loop for enclosing in event.site.any_loops):
+                found.append(event)
+        return found
+
+    @staticmethod
+    def innermost_loop(*sites: Site) -> Optional[cst.CSTNode]:
+        """The innermost `for`/`while` loop of one function that encloses all the sites, or None."""
+        if not sites or any(site.function is not sites[0].function for site in sites):
+            return None
+        shared = None
+        for loops in zip(*(site.any_loops for site in sites)):
+            if any(loop is not loops[0] for loop in loops):
+                break
+            shared = loops[0]
+        return shared
+
+    def functions_called(self, events: Iterable[Event], depth: int = 3) -> list[cst.FunctionDef]:
+        """The functions of this file (with events) that the calls among `events` run, following their
+        own calls `depth` levels: `helper()` a function of that name, `self.m()` a method of the same class."""
+        by_name: dict[str, list[cst.FunctionDef]] = {}
+        classes: dict[int, Optional[cst.ClassDef]] = {}
+        for function, recorded in self._by_function.items():
+            if function is not None and recorded:
+                by_name.setdefault(function.name.value, []).append(function)
+                site = recorded[0].site
+                classes[id(function)] = site.cls if len(site.functions) == 1 else None  # a method
+        found: list[cst.FunctionDef] = []
+        pending = [(event, depth) for event in events if isinstance(event, LocalCall)]
+        while pending:
+            call, left = pending.pop(0)
+            for function in by_name.get(call.name, []):
+                owner = classes.get(id(function))
+                if any(function is seen for seen in found) or (call.on_self and owner is not call.site.cls):
+                    continue
+                if not call.on_self and owner is not None:
+                    continue  # `helper()` does not run a method
+                found.append(function)
+                if left > 1:
+                    pending.extend((event, left - 1) for event in self._by_function[function] if isinstance(event, LocalCall))
+        return found
+
+    def accumulates(self, backward: Event) -> bool:
+        """Whether a backward event adds into `.grad` (`torch.autograd.grad` returns the gradients instead)."""
+        return isinstance(backward, Backward) and not (
+            isinstance(backward.node, cst.Call) and self.imports.qualify(backward.node.func) == "torch.autograd.grad"
+        )
+
+    def is_scaler(self, expr: Optional[cst.BaseExpression]) -> bool:
+        """Whether `expr` is a gradient scaler: bound to `GradScaler(...)` (torch.amp, torch.cuda.amp,
+        `ShardedGradScaler`, any import alias), or used as one (`x.scale(loss).backward()`, `x.unscale_(opt)`)."""
+        name = dotted_name(expr) if expr is not None else None
+        return name is not None and name in self._scalers
 
     # -- recording -------------------------------------------------------------------------------------
     def _site(self) -> Site:
@@ -225,7 +298,17 @@ class Events(cst.BatchableCSTVisitor):
             tuple(self._branches),
             tuple(self._blocks),
             self._statements[-1] if self._statements else None,
+            tuple(self._enclosing_any_loops()),
+            self._lambdas > 0,
         )
+
+    def _enclosing_any_loops(self) -> list[cst.CSTNode]:
+        loops: list[cst.CSTNode] = []
+        for loop in reversed(self._any_loops):
+            if loop is None:
+                break
+            loops.append(loop)
+        return loops[::-1]
 
     def _add(self, event: Event) -> None:
         self.events.append(event)
@@ -244,10 +327,18 @@ class Events(cst.BatchableCSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
         self._loops.append(None)
+        self._any_loops.append(None)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._any_loops.pop()
         self._loops.pop()
         self._functions.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._lambdas += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._lambdas -= 1
 
     def visit_For(self, node: cst.For) -> None:
         self._loop_sites[node] = self._site()
@@ -256,6 +347,25 @@ class Events(cst.BatchableCSTVisitor):
     def leave_For(self, original_node: cst.For) -> None:
         self._loop_ends[original_node] = self.names.position
         self._loops.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loop_sites[node] = self._site()  # type: ignore[index]
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._loop_ends[original_node] = self.names.position  # type: ignore[index]
+
+    # the body (not the iterable or the test) is what runs once per pass
+    def visit_For_body(self, node: cst.For) -> None:
+        self._any_loops.append(node)
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._any_loops.pop()
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._any_loops.append(node)
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._any_loops.pop()
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.append(node)
@@ -324,6 +434,8 @@ class Events(cst.BatchableCSTVisitor):
             self._add(LocalCall(node, self._site(), func.value, False))
         if qualified in _BACKWARD_FUNCTIONS:
             self._add(Backward(node, self._site(), _first_argument(node)))
+        elif qualified == "torch._foreach_zero_" and _first_argument(node) is not None:
+            self._add(ClearGrad(node, self._site(), _first_argument(node), "foreach_zero_"))  # type: ignore[arg-type]
         elif qualified in _FOREACH_UPDATES:
             tensors = _first_argument(node)
             spelled = tensor_spelling(tensors) if tensors is not None else None
@@ -334,6 +446,8 @@ class Events(cst.BatchableCSTVisitor):
             spelled = _variable_of(out) if out is not None else None
             if spelled is not None:
                 self._add(ParamUpdate(node, self._site(), spelled, _OUT_UPDATES[qualified], _tensor_of(out)))
+        elif _clears_by_name(qualified or dotted_name(func) or "", func):
+            self._add(ClearGrad(node, self._site(), _first_argument(node) or func, "helper"))
         elif qualified.startswith("torch.nn.utils.") and qualified.rsplit(".", 1)[-1] in _CLIP_FUNCTIONS:
             self._add(Clip(node, self._site(), _first_argument(node)))
         elif isinstance(func, cst.Attribute):
@@ -350,6 +464,8 @@ class Events(cst.BatchableCSTVisitor):
             self._add(Backward(node, self._site(), _differentiated(node, func)))
         elif method == "zero_grad":
             self._add(ClearGrad(node, self._site(), receiver, "zero_grad"))
+        elif method == "zero_" and _grad_owner(receiver) is not None:
+            self._add(ClearGrad(node, self._site(), _grad_owner(receiver), "zero_"))  # type: ignore[arg-type]
         elif method in _IN_PLACE_UPDATES:
             if _is_grad_attribute(receiver):
                 self._add(GradWrite(node, self._site(), receiver.value))  # type: ignore[attr-defined]
@@ -361,8 +477,17 @@ class Events(cst.BatchableCSTVisitor):
             self._add(Clip(node, self._site(), _first_argument(node)))  # `accelerator.clip_grad_norm_(...)`
         elif method == "unscale_":
             self._add(Unscale(node, self._site(), receiver, _first_argument(node)))
+            self._note_scaler(receiver)
+        if method == "backward" and isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            if receiver.func.attr.value == "scale":
+                self._note_scaler(receiver.func.value)  # `scaler.scale(loss).backward()`
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             self._add(LocalCall(node, self._site(), method, True))
+
+    def _note_scaler(self, expr: cst.BaseExpression) -> None:
+        name = dotted_name(expr)
+        if name is not None:
+            self._scalers.add(name)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         param = _variable_of(node.target)
@@ -373,7 +498,14 @@ class Events(cst.BatchableCSTVisitor):
         elif isinstance(node.operator, cst.SubtractAssign):
             self._add(ParamUpdate(node, self._site(), param, "-=", _tensor_of(node.target)))
 
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and _builds_scaler(self.imports, node.value):
+            self._note_scaler(node.target)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        if _builds_scaler(self.imports, node.value):
+            for target in node.targets:
+                self._note_scaler(target.target)
         for target in node.targets:
             if _is_grad_attribute(target.target):
                 tensor = target.target.value  # type: ignore[attr-defined]
@@ -388,6 +520,21 @@ class Events(cst.BatchableCSTVisitor):
                 self._add(ParamUpdate(node, self._site(), param, "data=", _tensor_of(target)))
 
 
+def stepped_optimizer(
+    step: Step, optimizers: OptimizerTracker, events: Optional["Events"] = None
+) -> Optional[tuple[cst.BaseExpression, OptimizerInfo]]:
+    """The optimizer a step steps, as written there (`opt` of `scaler.step(opt)`), when it is one. With
+    `events`, what a gradient scaler steps is an optimizer even when nothing else in the file says so."""
+    for candidate in step.candidates:
+        info = optimizers.resolve(candidate, step.site.scope)
+        if info is not None:
+            return candidate, info
+    if events is not None and len(step.candidates) > 1 and events.is_scaler(step.candidates[0]):
+        candidate = step.candidates[1]
+        return candidate, OptimizerInfo(dotted_name(candidate) or "optimizer", None, "scaled")
+    return None
+
+
 def gradient_resets(events: Iterable[Event]) -> list[Event]:
     """The events after which `p.grad` no longer holds the gradient an earlier step used: a new
     backward, or a gradient cleared or overwritten by hand (`zero_grad()` aside: it empties the
@@ -397,6 +544,30 @@ def gradient_resets(events: Iterable[Event]) -> list[Event]:
         for event in events
         if isinstance(event, (Backward, GradWrite)) or (isinstance(event, ClearGrad) and event.how == "set_none")
     ]
+
+
+def _builds_scaler(imports: ImportTracker, value: cst.BaseExpression) -> bool:
+    """`GradScaler(...)`, `torch.cuda.amp.GradScaler(...)`, `ShardedGradScaler(...)`, by any import alias."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = imports.qualify(value.func) or dotted_name(value.func) or ""
+    return name.rsplit(".", 1)[-1].endswith("GradScaler")
+
+
+def _clears_by_name(name: str, func: cst.BaseExpression) -> bool:
+    """`zero_grads(params)`, `util.clear_grads(model)`: a helper of another module named for clearing
+    gradients (not the `zero_grad()` method, recorded with its receiver)."""
+    last = name.rsplit(".", 1)[-1]
+    if isinstance(func, cst.Attribute) and func.attr.value == "zero_grad":
+        return False
+    return bool(last) and bool(vocab.GRADIENT_CLEAR_CALL.match(last))
+
+
+def _grad_owner(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`p` for `p.grad` or `p.grad.data`, else None."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        node = node.value
+    return node.value if _is_grad_attribute(node) else None  # type: ignore[attr-defined]
 
 
 def _first_argument(node: cst.Call) -> Optional[cst.BaseExpression]:

@@ -263,3 +263,18 @@ ADAPTER_WORDS = frozenset({"lora", "qlora", "dora", "adapter", "adapters", "peft
 VERSION_TEST = re.compile(r"(version|torch_?\d|greater_?equal|less_?than|hasattr\(|getattr\()", re.I)
 # A called object named like a loss scaler does the scaled backward (timm's `loss_scaler(loss, optimizer)`).
 SCALER_NAME = re.compile(r"scaler", re.I)
+# from the event-order rules (SF303, SF404-SF406, SF408)
+# Base classes whose `training_step` the Lightning trainer calls once per batch (SF404: with manual
+# optimization, clearing the gradients is the step's own job).
+LIGHTNING_MODULE_BASES = frozenset({"LightningModule"})
+# Limits that make a clip only measure the norm (`clip_grad_norm_(params, float("inf"))`, for logging).
+INFINITE_LIMITS = frozenset({
+    "inf", "math.inf", "torch.inf", "np.inf", "numpy.inf", 'float("inf")', 'float("Inf")', 'float("infinity")',
+})
+# Calls of another module's helper that clear gradients (`pyro.infer.util.zero_grads(params)`,
+# `utils.clear_grads(model)`); the file cannot show their body, so the name says what they do (SF404
+# only lets them silence a finding, never raise one).
+GRADIENT_CLEAR_CALL = re.compile(r"^_*(zero|clear|reset|zeros)_?(the_)?grad(s|ients)?_?$", re.IGNORECASE)
+# Frameworks whose backward overwrites the gradient instead of adding into it (MXNet's default
+# `grad_req="write"`): a loop without a clear is fine there.
+OVERWRITING_AUTOGRAD_MODULES = ("mxnet",)

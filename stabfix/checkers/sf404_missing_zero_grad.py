@@ -1,0 +1,172 @@
+"""SF404 missing-zero-grad: a loop runs backward and an optimizer step on every pass but never clears gradients.
+
+A query over `events`: for each optimizer step (the `optimizers` part says what is stepped), the pass it
+runs in is the innermost `for`/`while` loop it shares with a backward pass, or, for a step function
+without a loop of its own, the loop of the file that calls it (or the Lightning trainer, for a manual
+`training_step`). Gradients are cleared in that pass when a clear of any form (`opt.zero_grad()`,
+`model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`, `p.grad = g`) runs in it, in a function it calls,
+or may run from a hook: a lambda, or a function of the file that steps nothing (a callback). Silent when
+a new optimizer is built in the pass (fresh state, SF408's business) and for `torch.autograd.grad`.
+Fix (unsafe): `opt.zero_grad(set_to_none=True)` right after the step.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.statements import insert_after
+from stabfix.fixes.syntax import code_for, starts_statement
+from stabfix.model import vocabulary as vocab
+from stabfix.model.events import Event, GradWrite, Site, Step, stepped_optimizer
+from stabfix.model.imports import dotted_name
+from stabfix.model.optimizers import optimizer_name_strength
+from stabfix.model.structure import loop_header
+
+
+class MissingZeroGrad(Checker):
+    code = "SF404"
+    tokens = ("backward",)
+    also_needs = (("step",),)
+    needs = ("optimizers", "events")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        events = self.model.events
+        if self._cleared_by_a_hook() or self._overwriting_autograd():
+            return
+        reported: set[int] = set()
+        for step in events.of_kind("step"):
+            assert isinstance(step, Step)
+            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events) or _short_named(step)
+            if step.site.in_lambda or stepped is None:
+                continue
+            found = self._pass_without_clear(step)
+            if found is None or id(found[0]) in reported:
+                continue
+            reported.add(id(found[0]))
+            optimizer = code_for(stepped[0])
+            self.report(step.node, _message(step, optimizer, found[1]), self._fix(step, optimizer))
+
+    def _pass_without_clear(self, step: Step) -> Optional[tuple[cst.CSTNode, str]]:
+        """The loop (or step function) whose every pass runs the step with no gradient clear, and how to name it."""
+        events = self.model.events
+        function = step.site.function
+        here = [e for e in events.in_function(function) if not e.site.in_lambda]
+        backwards = [e for e in here if events.accumulates(e)]
+        loop = None
+        for backward in backwards:
+            shared = events.innermost_loop(step.site, backward.site)
+            if shared is not None and (loop is None or _depth(step.site, shared) > _depth(step.site, loop)):
+                loop = shared
+        if loop is None and step.site.any_loops and self._backward_in(events.functions_called(
+            events.iteration(step.site.any_loops[-1], "call")
+        )):
+            loop = step.site.any_loops[-1]  # `for batch in loader: self._backward(batch); opt.step()`
+        while loop is not None and _leaves_after_step(step.site, loop):
+            outer = step.site.any_loops[: _depth(step.site, loop)]
+            loop = outer[-1] if outer else None  # a retry loop (`while True: ...; break`): its pass is the outer one's
+        if loop is not None:
+            return (loop, f"`{loop_header(loop)}`") if self._uncleared(events.iteration(loop)) else None
+        if function is None or not backwards:
+            return None
+        callers = [c for c in events.calls_of(function.name.value) if c.on_self == (step.site.cls is not None)]
+        for call in callers:
+            if call.site.any_loops and not call.site.in_lambda:
+                outer = call.site.any_loops[-1]
+                if self._uncleared(events.iteration(outer) + here):
+                    return function, f"`{loop_header(outer)}` (through `{function.name.value}()`)"
+                return None
+        if not callers and step.site.cls is not None and self._lightning(step.site.cls):
+            if function.name.value == "training_step" and self._uncleared(here):
+                return function, "Lightning's manual-optimization `training_step`"
+        return None
+
+    def _uncleared(self, iteration: list[Event]) -> bool:
+        """No gradient clear in the pass or the functions it calls, and no optimizer built in it."""
+        events = self.model.events
+        seen = list(iteration)
+        for function in events.functions_called(iteration):
+            seen.extend(events.in_function(function))
+        return not any(_clears(event) or event.kind == "optimizer" for event in seen)
+
+    def _backward_in(self, functions: list[cst.FunctionDef]) -> bool:
+        events = self.model.events
+        return any(events.accumulates(e) for function in functions for e in events.in_function(function, "backward"))
+
+    def _cleared_by_a_hook(self) -> bool:
+        """A clear that runs when something else calls it: in a lambda, or in a function that steps
+        nothing and that the file never calls itself (a callback, `on_before_optimizer_step`, a hook
+        registered on the optimizer); a helper the file calls counts only where it is called."""
+        events = self.model.events
+        for event in events.events:
+            if not _clears(event):
+                continue
+            if event.site.in_lambda:
+                return True
+            function = event.site.function
+            if function is not None and not events.in_function(function, "step"):
+                if not events.calls_of(function.name.value):
+                    return True  # called by a framework or registered as a hook, not by this file
+        return False
+
+    def _overwriting_autograd(self) -> bool:
+        """The file's backward is MXNet's (gradients overwritten by default), not torch's."""
+        modules = {name.split(".", 1)[0] for name in self.context.imports.aliases.values()}
+        return "torch" not in modules and any(m in modules for m in vocab.OVERWRITING_AUTOGRAD_MODULES)
+
+    def _lightning(self, cls: cst.ClassDef) -> bool:
+        for base in cls.bases:
+            name = self.qualified_name(base.value) or code_for(base.value)
+            if name.rsplit(".", 1)[-1] in vocab.LIGHTNING_MODULE_BASES:
+                return True
+        return False
+
+    def _fix(self, step: Step, optimizer: str) -> Fix | None:
+        line = step.site.statement
+        if line is None or not starts_statement(line, step.node):  # type: ignore[arg-type]
+            return None
+        changes = insert_after(line, f"{optimizer}.zero_grad(set_to_none=True)")
+        return Fix("unsafe", f"clear gradients after each step (`{optimizer}.zero_grad(set_to_none=True)`)", changes)
+
+
+def _short_named(step: Step) -> tuple[cst.BaseExpression, object] | None:
+    """`opt.step()` on a name like `opt`/`optim`: the `optimizers` part needs a `zero_grad()` or
+    `param_groups` use to take such a name as an optimizer, and a missing `zero_grad()` is this rule's
+    finding. The name only tells it from `env.step()`; the backward pass in the same pass decides."""
+    receiver = step.candidates[0] if step.candidates else None
+    name = dotted_name(receiver) if receiver is not None else None
+    if name is not None and optimizer_name_strength(name.rsplit(".", 1)[-1]) is not None:
+        return receiver, None
+    return None
+
+
+def _clears(event: Event) -> bool:
+    return event.kind == "clear" or (isinstance(event, GradWrite) and isinstance(event.node, cst.Assign))
+
+
+def _leaves_after_step(site: Site, loop: cst.CSTNode) -> bool:
+    """The step's block inside `loop` ends with `break`/`return`: the loop does not repeat a step."""
+    body = getattr(loop, "body", None)
+    inside = False
+    for block in site.blocks:
+        inside = inside or block is body
+        statements = getattr(block, "body", ())
+        if inside and statements and isinstance(statements[-1], cst.SimpleStatementLine):
+            if isinstance(statements[-1].body[-1], (cst.Break, cst.Return)):
+                return True
+    return False
+
+
+def _depth(site: Site, loop: cst.CSTNode) -> int:
+    return next((index for index, enclosing in enumerate(site.any_loops) if enclosing is loop), -1)
+
+
+def _message(step: Step, optimizer: str, where: str) -> str:
+    return (
+        f"`{code_for(step.node)}` runs on every pass of {where} after a backward pass, but nothing clears the "
+        f"gradients, so each step applies the sum of all earlier ones; call `{optimizer}.zero_grad(set_to_none=True)` "
+        "after the step"
+    )

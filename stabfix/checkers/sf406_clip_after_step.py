@@ -1,0 +1,128 @@
+"""SF406 clip-after-step: gradients are clipped after the optimizer step that used them.
+
+A query over `events` within one function: a clip (`clip_grad_norm_`/`clip_grad_value_`, torch's or a
+wrapper's method) that comes after an optimizer step with no backward pass in between (the gradients it
+clips are the ones the step already applied; a backward in between means the clip prepares the next
+step), and that precedes no later step of the same pass (GAN: D's step, G's clip, G's step). A clip
+with `max_norm=inf` only measures the norm and stays silent.
+Fix (unsafe): move the clip line to right before the step when both sit in the same block (with
+`scaler.unscale_(opt)` ahead of it when the step goes through a `GradScaler` that was not unscaled).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.statements import move_before
+from stabfix.fixes.syntax import code_for, starts_statement
+from stabfix.model import vocabulary as vocab
+from stabfix.model.events import Clip, Event, Step, stepped_optimizer
+
+
+class ClipAfterStep(Checker):
+    code = "SF406"
+    tokens = ("clip_grad",)
+    also_needs = (("step",),)
+    needs = ("names", "optimizers", "events")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        events = self.model.events
+        for clip in events.of_kind("clip"):
+            assert isinstance(clip, Clip)
+            if clip.site.in_lambda or _measures_only(clip.node):
+                continue
+            here = [e for e in events.in_function(clip.site.function) if not e.site.in_lambda]
+            step = self._step_before(clip, here)
+            if step is None or self._step_after(clip, here):
+                continue
+            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events)
+            assert stepped is not None
+            self.report(clip.node, _message(clip, step), self._fix(clip, step, here, stepped[0]))
+
+    def _step_before(self, clip: Clip, here: list[Event]) -> Step | None:
+        events = self.model.events
+        for event in reversed([e for e in here if e.site.order < clip.site.order]):
+            if events.accumulates(event):
+                return None  # the clip acts on fresh gradients, for the next step
+            if not isinstance(event, Step) or stepped_optimizer(event, self.model.optimizers, self.model.events) is None:
+                continue
+            if event.site.never_both_run(clip.site) or event.site.leaves_before(clip.site):
+                continue
+            return event
+        return None
+
+    def _step_after(self, clip: Clip, here: list[Event]) -> bool:
+        """A later optimizer step of the same pass uses the clipped gradients."""
+        for event in here:
+            if event.site.order <= clip.site.order or not isinstance(event, Step):
+                continue
+            if stepped_optimizer(event, self.model.optimizers, self.model.events) is None:
+                continue
+            if not clip.site.never_both_run(event.site) and not clip.site.leaves_before(event.site):
+                return True
+        return False
+
+    def _fix(self, clip: Clip, step: Step, here: list[Event], optimizer: cst.BaseExpression) -> Fix | None:
+        clip_line, step_line = clip.site.statement, step.site.statement
+        if clip_line is None or step_line is None or len(clip_line.body) != 1:
+            return None
+        if not starts_statement(clip_line, clip.node) or not starts_statement(step_line, step.node):  # type: ignore[arg-type]
+            return None
+        if clip.site.blocks[-1] is not step.site.blocks[-1]:
+            return None
+        if self._rebound_between(clip, step):
+            return None
+        extra: list[str] = []
+        scaler = step.candidates[0] if len(step.candidates) > 1 else None
+        if scaler is not None and self.model.events.is_scaler(scaler):
+            if not any(e.kind == "unscale" and e.site.order < step.site.order for e in here):
+                extra.append(f"{code_for(scaler)}.unscale_({code_for(optimizer)})")
+        changes = move_before(clip_line, step_line, *extra)
+        if changes is None:
+            return None
+        return Fix("unsafe", "clip the gradients before the step", changes)
+
+    def _rebound_between(self, clip: Clip, step: Step) -> bool:
+        """A name the clip reads is (re)bound between the step and the clip: moving it would read another value."""
+        names = self.model.names
+        read = {node.value for node in _names(clip.node)}
+        for binding in names.all_bindings():
+            if binding.name in read and step.site.names_order < binding.order <= clip.site.names_order:
+                return True
+        return False
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+    node.visit(_Collect())
+    return found
+
+
+def _measures_only(call: cst.CSTNode) -> bool:
+    """`clip_grad_norm_(params, float("inf"))`: computes the norm, clips nothing."""
+    if not isinstance(call, cst.Call):
+        return False
+    keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in ("max_norm", "clip_value")]
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    limit = keyword[0] if keyword else (positional[1] if len(positional) > 1 else None)
+    if limit is None:
+        return False
+    text = code_for(limit).replace(" ", "").replace("'", '"')
+    return text in vocab.INFINITE_LIMITS
+
+
+def _message(clip: Clip, step: Step) -> str:
+    text = code_for(clip.node)
+    if len(text) > 70:
+        text = text[:67] + "..."
+    return (
+        f"`{text}` clips the gradients after `{code_for(step.node)}` already applied them, so the update is "
+        "never clipped (and the next step may add to the clipped leftovers); move the clip to right before the step"
+    )

@@ -1,0 +1,132 @@
+"""SF408 optimizer-created-in-loop: a new optimizer is built on every pass of the loop that steps it.
+
+A query over `events` and `optimizers`: an optimizer construction (`OptimizerBuilt`, or a factory call
+bound in the loop body) whose step (`stepped_optimizer` resolves to that very construction) runs in the
+same innermost `for`/`while` loop, unconditionally with respect to the step (a construction behind an
+`if` that the step is not in is a rebuild at a phase boundary or a lazy init); or built in a step function
+that a loop of the file calls. Silent when the steps sit in a loop nested inside the constructing one (a
+new optimizer per stage, fold, trial or meta-learning task) and when the optimized model or tensors are
+themselves created in the same pass (a fresh learner each task: there is no state to keep).
+No fix: where to build it instead depends on the code around.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.fixes.syntax import code_for
+from stabfix.model.events import OptimizerBuilt, Step, stepped_optimizer
+from stabfix.model.imports import dotted_name
+from stabfix.model.parameters import names_in, target_names
+from stabfix.model.structure import loop_header
+
+
+class OptimizerCreatedInLoop(Checker):
+    code = "SF408"
+    # an optimizer construction names `optim` (torch.optim, build_optimizer) or a known optimizer class
+    tokens = ("optim", "Optim", "Adam", "SGD", "Lion", "RMSprop", "Adagrad", "LBFGS", "Lamb", "LAMB", "Adafactor", "Muon")
+    also_needs = (("step",),)
+    needs = ("names", "optimizers", "events")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        events = self.model.events
+        steps = [e for e in events.of_kind("step") if isinstance(e, Step) and not e.site.in_lambda]
+        stepped = [(step, stepped_optimizer(step, self.model.optimizers, self.model.events)) for step in steps]
+        reported: set[int] = set()
+        for built in events.of_kind("optimizer"):
+            assert isinstance(built, OptimizerBuilt)
+            if built.site.in_lambda:
+                continue
+            mine = [step for step, found in stepped if found is not None and found[1].constructor is built.node]
+            where = self._every_pass(built, mine)
+            if where is not None:
+                reported.add(id(built.node))
+                self.report(built.node, _message(built.node, mine[0], where))
+        for step, found in stepped:
+            if found is None or found[1].origin != "factory" or not step.site.any_loops:
+                continue
+            value = self._bound_in_loop(found[0], step.site.any_loops[-1])
+            if value is not None and id(value) not in reported:
+                reported.add(id(value))
+                self.report(value, _message(value, step, f"`{loop_header(step.site.any_loops[-1])}`"))
+
+    def _every_pass(self, built: OptimizerBuilt, steps: list[Step]) -> Optional[str]:
+        """How to name the loop whose every pass builds the optimizer and steps it, or None."""
+        events = self.model.events
+        for step in steps:
+            if not set(built.site.branches) <= set(step.site.branches):
+                continue  # built on some passes only: a rebuild at a milestone, a lazy init
+            if built.site.any_loops:
+                loop = built.site.any_loops[-1]
+                if step.site.any_loops[-1:] == (loop,) and not self._fresh_parameters(built, loop):
+                    return f"`{loop_header(loop)}`"
+                continue
+            function = built.site.function
+            if function is None or step.site.any_loops or step.site.function is not function:
+                continue
+            is_method = built.site.cls is not None and len(built.site.functions) == 1
+            for call in events.calls_of(function.name.value):
+                if call.on_self == is_method and call.site.any_loops and not call.site.in_lambda:
+                    return f"`{loop_header(call.site.any_loops[-1])}` (through `{function.name.value}()`)"
+        return None
+
+    def _fresh_parameters(self, built: OptimizerBuilt, loop: cst.CSTNode) -> bool:
+        """The tensors it optimizes come from a name bound in the same pass (`learner = deepcopy(model)`, the
+    loop's own target)."""
+        names, events = self.model.names, self.model.events
+        scope = names.scope_of(built.site.function) if built.site.function is not None else names.module_scope
+        if scope is None or not isinstance(built.node, cst.Call) or not built.node.args:
+            return False
+        start, end = events.loop_span(loop)  # type: ignore[arg-type]
+        read = names_in(built.node.args[0].value) - {"self"}
+        if isinstance(loop, cst.For) and read & target_names(loop.target):
+            return True  # other tensors on each pass (`for model in ensemble:`): no state to carry over
+        if any(start <= b.order <= end for name in read for b in scope.bindings.get(name, [])):
+            return True
+        cls = built.site.cls
+        attributes = {name.split(".")[1] for name in _dotted_in(built.node.args[0].value) if name.startswith("self.")}
+        return cls is not None and any(
+            start <= b.order <= end for attribute in attributes for b in names.attribute_bindings(cls, attribute)
+        )  # `self.lambda_op = torch.tensor(..., requires_grad=True)` in the same pass
+
+    def _bound_in_loop(self, expression: cst.BaseExpression, loop: cst.CSTNode) -> Optional[cst.BaseExpression]:
+        """The factory call a stepped name was bound to by a statement of the loop body itself."""
+        if not isinstance(expression, cst.Name):
+            return None
+        body = getattr(getattr(loop, "body", None), "body", ())
+        for binding in self.model.names.reaching(expression):
+            statement = binding.node
+            if not any(isinstance(line, cst.SimpleStatementLine) and any(s is statement for s in line.body) for line in body):
+                continue
+            value = binding.bound_value
+            if isinstance(value, cst.Call):
+                return value
+        return None
+
+
+def _dotted_in(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            name = dotted_name(attribute)
+            if name is not None:
+                found.append(name)
+                return False
+            return True
+
+    node.visit(_Collect())
+    return found
+
+
+def _message(call: cst.CSTNode, step: Step, where: str) -> str:
+    text = code_for(call)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return (
+        f"`{text}` builds a new optimizer on every pass of {where}, so each `{code_for(step.node)}` starts "
+        "from empty state (no momentum, Adam moments or step count); build it once before the loop"
+    )
