@@ -282,3 +282,185 @@ def _magnitude_operand(expr: cst.BaseExpression, names: Names) -> Optional[cst.B
 
 def _same_code(first: cst.CSTNode, second: cst.CSTNode) -> bool:
     return first.deep_equals(second)
+
+
+# --- epsilon-guarded divisors (SF304) -----------------------------------------------------------------
+@dataclass(frozen=True)
+class GuardedDivisor:
+    """`s + eps` (or `sqrt(v + eps)`) used to divide by: the sum, the statistic and the epsilon."""
+
+    guard: cst.BinaryOperation  # the `s + eps` / `v + eps` addition
+    statistic: cst.BaseExpression  # `s` / `v`
+    measured: cst.BaseExpression  # the tensor whose size the statistic is
+    epsilon: cst.BaseExpression
+    value: float  # what the epsilon holds
+    squared: bool  # the statistic is a square (a variance, a mean of squares), not a std/RMS/norm
+    under_sqrt: bool  # `sqrt(v + eps)` / `rsqrt(v + eps)`: the epsilon is added before the root
+
+
+def guarded_divisor(expr: cst.BaseExpression, names: Names, root: str = "sqrt", depth: int = 0) -> Optional[GuardedDivisor]:
+    """What a divisor (or, with root="rsqrt", a multiplier) is when it is a magnitude plus a constant:
+    `x.std() + 1e-8`, `eps + norm`, `torch.sqrt(var + 1e-12)`, `(ms + eps).sqrt()`, `(v + eps) ** 0.5`,
+    `torch.rsqrt(v + eps)`, or a name bound to one. The constant is any positive number; callers judge it."""
+    if depth > 2:
+        return None
+    if isinstance(expr, cst.Name):
+        value = names.single_value(expr)
+        return guarded_divisor(value, names, root, depth + 1) if value is not None else None
+    if root == "sqrt" and isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _guard(expr, names, under_sqrt=False)
+    inner = _root_operand(expr, names, root)
+    if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Add):
+        return _guard(inner, names, under_sqrt=True)
+    return None
+
+
+def _root_operand(expr: cst.BaseExpression, names: Names, root: str) -> Optional[cst.BaseExpression]:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power) and root == "sqrt":
+        return expr.left if constant_of(expr.right, names) == 0.5 else None
+    if not isinstance(expr, cst.Call):
+        return None
+    if names.qualify(expr.func) == f"torch.{root}":
+        return _arg(expr, 0, "input")
+    if _method(expr, names) == root and not expr.args:
+        return expr.func.value  # type: ignore[attr-defined]
+    return None
+
+
+def _guard(add: cst.BinaryOperation, names: Names, under_sqrt: bool) -> Optional[GuardedDivisor]:
+    for statistic, epsilon in ((add.left, add.right), (add.right, add.left)):
+        value = constant_of(epsilon, names)
+        if value is None or value <= 0 or constant_of(statistic, names) is not None:
+            continue
+        magnitude = magnitude_of(statistic, names)
+        if magnitude is not None:
+            squared = _is_squared(magnitude.expr, names)
+            return GuardedDivisor(add, statistic, magnitude.measured, epsilon, value, squared, under_sqrt)
+        if under_sqrt:  # `sqrt(v + eps)`: whatever v is, its root is the size being divided by
+            return GuardedDivisor(add, statistic, statistic, epsilon, value, True, True)
+    return None
+
+
+def _is_squared(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
+    """A variance or a mean/sum of squares (not yet rooted)."""
+    if isinstance(expr, (cst.Name, cst.Attribute)) and depth < 3:
+        value = _single_value(expr, names)
+        return _is_squared(value, names, depth + 1) if value is not None else False
+    if not isinstance(expr, cst.Call):
+        return False
+    qualified = names.qualify(expr.func) or ""
+    method = _method(expr, names) or ""
+    if qualified in ("torch.var", "torch.var_mean") or method == "var":
+        return True
+    receiver = expr.func.value if isinstance(expr.func, cst.Attribute) and method else _arg(expr, 0, "input")
+    return (method in REDUCTIONS or qualified in {"torch.mean", "torch.sum"}) and receiver is not None and (
+        _magnitude_operand(receiver, names) is not None and not _is_abs(receiver, names)
+    )
+
+
+def _is_abs(expr: cst.BaseExpression, names: Names) -> bool:
+    if not isinstance(expr, cst.Call):
+        return False
+    return names.qualify(expr.func) == "torch.abs" or _method(expr, names) == "abs"
+
+
+def scale_like(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
+    """A size rather than a tensor of values: a constant, a magnitude statistic, or arithmetic on those
+    (`0.5 * (input_rms + target_rms)`, `target_std`, `1.0`). Dividing it by a magnitude is scale matching."""
+    if depth > 4:
+        return False
+    if constant_of(expr, names) is not None or magnitude_of(expr, names) is not None:
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply, cst.Divide, cst.Subtract)):
+        return scale_like(expr.left, names, depth + 1) and scale_like(expr.right, names, depth + 1)
+    if isinstance(expr, cst.Name):
+        value = names.single_value(expr)
+        return value is not None and scale_like(value, names, depth + 1)
+    return False
+
+
+def roots(expr: cst.BaseExpression, names: Names, hops: int = 2) -> set[str]:
+    """The variables (and `self.<attr>` chains) an expression reads, and those their values read, `hops`
+    bindings back; imported names (`torch`, `F`) are not variables."""
+    found: set[str] = set()
+    frontier = [expr]
+    for _ in range(hops + 1):
+        following = []
+        for node in frontier:
+            for key, name in _variables_read(node, names):
+                if key in found:
+                    continue
+                found.add(key)
+                value = names.single_value(name) if isinstance(name, cst.Name) and name in names.uses else None
+                if value is not None:
+                    following.append(value)
+        frontier = following
+    return found
+
+
+def _variables_read(node: cst.CSTNode, names: Names) -> list[tuple[str, cst.BaseExpression]]:
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        dotted = _dotted(node)
+        if dotted is not None:
+            return [] if names.qualify(node) is not None else [(dotted, node)]
+        return _variables_read(node.value, names) if isinstance(node, cst.Attribute) else []
+    children = [node.value] if isinstance(node, cst.Arg) else node.children
+    return [found for child in children for found in _variables_read(child, names)]
+
+
+def _dotted(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base is not None else None
+    return None
+
+
+# --- precision ------------------------------------------------------------------------------------
+AUTOCAST = frozenset(
+    {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+     "torch.amp.autocast_mode.autocast"}
+)
+HALF = frozenset({"torch.float16", "torch.half"})
+
+
+def autocast_dtype(call: cst.BaseExpression, names: Names) -> Optional[str]:
+    """"float16" or "bfloat16" for an autocast context (`torch.autocast("cuda")` defaults to float16,
+    the CPU one to bfloat16); None when it is not one or the dtype is not known."""
+    if not isinstance(call, cst.Call) or names.qualify(call.func) not in AUTOCAST:
+        return None
+    dtype = _arg(call, 1, "dtype")  # `autocast(device_type, dtype)`, legacy `cuda.amp.autocast(enabled, dtype)`
+    if dtype is not None:
+        qualified = names.qualify(dtype)
+        return "float16" if qualified in HALF else "bfloat16" if qualified in ("torch.bfloat16",) else None
+    device = _arg(call, 0, "device_type")
+    if names.qualify(call.func) == "torch.cpu.amp.autocast" or (
+        isinstance(device, cst.SimpleString) and device.evaluated_value == "cpu"
+    ):
+        return "bfloat16"
+    return "float16"
+
+
+def made_half(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
+    """The tensor was cast to float16 on its way here (`.half()`, `.to(torch.float16)`, `dtype=torch.half`)."""
+    if depth > 3:
+        return False
+    for node in _walk(expr):
+        if isinstance(node, cst.Call) and _method(node, names) == "half":
+            return True
+        if isinstance(node, (cst.Attribute, cst.Name)) and names.qualify(node) in HALF:
+            return True
+        if isinstance(node, cst.Name) and node in names.uses:
+            value = names.single_value(node)
+            if value is not None and made_half(value, names, depth + 1):
+                return True
+    return False
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)

@@ -1,0 +1,152 @@
+"""SF304 tiny-epsilon-division: dividing by `rms + 1e-8` (or `sqrt(var + 1e-8)`, `* rsqrt(var + 1e-10)`).
+
+A query over `names` and the `numerics` helpers: a division whose divisor is a magnitude statistic (std,
+RMS, norm, variance...) plus a constant smaller than fp16's smallest subnormal (2**-24 ~ 6e-8, so fp16
+rounds it to 0 and the guard is gone). Reported when the quotient is unbounded as the statistic nears
+zero: scale matching (`target_rms / (output_rms + 1e-8)`, `1 / (std + eps)`) or a tensor scaled by the size
+of an unrelated one. A tensor divided by its own size (`(x - m) / (x.std() + 1e-8)`, RMSNorm) stays bounded
+in float32; it is reported only where it runs in float16 (an fp16 autocast region, a `.half()` tensor).
+Fix (unsafe): `stat.clamp_min(torch.finfo(t.dtype).eps)` (`** 0.5` for a root statistic), nn.RMSNorm's floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.model.numerics import (
+    GuardedDivisor,
+    autocast_dtype,
+    guarded_divisor,
+    is_tiny_epsilon,
+    made_half,
+    roots,
+    scale_like,
+)
+from stabfix.model.syntax import code_of, walk
+
+
+@dataclass
+class _Site:
+    node: cst.CSTNode  # the division (or `*= rsqrt(...)`) reported
+    numerator: cst.BaseExpression
+    divisor: cst.BaseExpression
+    root: str  # "sqrt": a division; "rsqrt": a multiplication by an inverse root
+    contexts: tuple[cst.BaseExpression, ...]  # enclosing `with` items and function decorators
+
+
+class TinyEpsilonDivision(Checker):
+    code = "SF304"
+    tokens = ("e-", "E-")
+    also_needs = (("std", "var", "norm", "sqrt", "rms", "abs", "pow", "**", "square"),)
+    needs = ("names",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.names = self.model.names
+        self.sites: list[_Site] = []
+        self.contexts: list[tuple[cst.BaseExpression, ...]] = []
+
+    # --- where autocast may be on -------------------------------------------------------------------
+    def visit_With(self, node: cst.With) -> None:
+        self.contexts.append(tuple(item.item for item in node.items))
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.contexts.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.contexts.append(tuple(decorator.decorator for decorator in node.decorators))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.contexts.pop()
+
+    # --- divisions ----------------------------------------------------------------------------------
+    def _add(self, node, numerator, divisor, root: str) -> None:
+        contexts = tuple(expr for level in self.contexts for expr in level)
+        self.sites.append(_Site(node, numerator, divisor, root, contexts))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Divide):
+            self._add(node, node.left, node.right, "sqrt")
+        elif isinstance(node.operator, cst.Multiply):
+            for numerator, factor in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(factor, cst.Call):
+                    self._add(node, numerator, factor, "rsqrt")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.DivideAssign):
+            self._add(node, node.target, node.value, "sqrt")
+        elif isinstance(node.operator, cst.MultiplyAssign) and isinstance(node.value, cst.Call):
+            self._add(node, node.target, node.value, "rsqrt")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        reported: set[int] = set()
+        for site in self.sites:
+            guard = guarded_divisor(site.divisor, self.names, site.root)
+            if guard is None or not is_tiny_epsilon(guard.value) or id(guard.guard) in reported:
+                continue
+            kind = self._kind(site, guard)
+            if kind is None:
+                continue
+            reported.add(id(guard.guard))
+            self.report(site.node, self._message(site, guard, kind), self._fix(guard))
+
+    def _kind(self, site: _Site, guard: GuardedDivisor) -> Optional[str]:
+        if scale_like(site.numerator, self.names):
+            return "scale"
+        if not roots(site.numerator, self.names) & roots(guard.measured, self.names):
+            return "unrelated"
+        # a tensor divided by its own size is bounded in float32; in float16 the guard rounds to 0
+        half = any(autocast_dtype(expr, self.names) == "float16" for expr in site.contexts)
+        if half or made_half(guard.measured, self.names):
+            return "half"
+        return None
+
+    # --- message and fix ----------------------------------------------------------------------------
+    def _message(self, site: _Site, guard: GuardedDivisor, kind: str) -> str:
+        stat, eps = code_of(guard.statistic, limit=40), code_of(guard.epsilon, limit=20)
+        shown = eps if eps == f"{guard.value:g}" or eps.startswith(("1e", "1E")) else f"{eps} = {guard.value:g}"
+        if kind == "half":
+            harm = f"in float16 (autocast / half) `{shown}` rounds to 0, and a zero `{stat}` gives NaN or inf"
+        else:
+            ratio = code_of(site.numerator, limit=30)
+            harm = f"when `{stat}` nears zero `{ratio}` / `{stat}` explodes, and fp16 rounds `{shown}` to 0"
+        floor = self._floor(guard) or "a dtype-aware floor (`torch.finfo(dtype).eps`)"
+        advice = f"take the root of `{floor}`" if guard.under_sqrt else f"divide by `{floor}`"
+        return f"`{stat} + {eps}` is too small a guard: {harm}; {advice} instead"
+
+    def _floor(self, guard: GuardedDivisor) -> Optional[str]:
+        dtype_of = _simple(guard.statistic) or _simple(guard.measured)
+        if dtype_of is None:
+            return None
+        statistic = code_of(guard.statistic, limit=10_000)
+        if not isinstance(guard.statistic, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or guard.statistic.lpar:
+            statistic = f"({statistic})" if not guard.statistic.lpar else statistic
+        power = "" if guard.squared or guard.under_sqrt else " ** 0.5"
+        return f"{statistic}.clamp_min({self._torch()}.finfo({dtype_of}.dtype).eps{power})"
+
+    def _torch(self) -> str:
+        local = [name for name, qualified in self.model.imports.aliases.items() if qualified == "torch"]
+        return "torch" if not local or "torch" in local else sorted(local)[0]
+
+    def _fix(self, guard: GuardedDivisor) -> Optional[Fix]:
+        floor = self._floor(guard)
+        if floor is None:
+            return None
+        replacement = cst.parse_expression(floor)
+        imports = () if "torch" in self.model.imports.aliases.values() else ("torch",)
+        return Fix("unsafe", "clamp the divisor at a dtype-aware floor instead of adding a tiny epsilon",
+                   {guard.guard: replacement}, imports)
+
+
+def _simple(expr: cst.BaseExpression) -> Optional[str]:
+    """The source of a name, attribute chain or plain subscript (no calls): safe to read `.dtype` from."""
+    if any(isinstance(node, (cst.Call, cst.Await, cst.NamedExpr)) for node in walk(expr)):
+        return None
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+        return code_of(expr, limit=10_000)
+    return None
