@@ -18,7 +18,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.gating import removal_fix
 from stabfix.model.names import Binding
-from stabfix.model.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of
+from stabfix.model.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of, maybe_same_dim
 from stabfix.model.syntax import code_of, walk
 
 _SAFE_SPOTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg)
@@ -29,6 +29,7 @@ class _Candidate:
     gather: Gather
     log_softmax: LogSoftmax
     binding: Optional[Binding]  # `lp = F.log_softmax(...)`, when the source is a name
+    assumed: bool = False  # softmax dim -1, gather dim 2: the same axis only for a rank-3 tensor
 
 
 class FullVocabLogprobMaterialization(Checker):
@@ -98,8 +99,11 @@ class FullVocabLogprobMaterialization(Checker):
         if gather is None or gather.source is None or gather.index is None or gather.dim is None:
             return None
         log_softmax = log_softmax_of(gather.source, self.names)
-        if log_softmax is None or not dims_equal(log_softmax.dim, gather.dim) or int_of(gather.dim) == 0:
-            return None  # a gather along another axis, or a softmax over dim 0 (the batch): not one pick per row
+        if log_softmax is None or int_of(gather.dim) == 0:
+            return None  # a softmax over dim 0 (the batch): not one pick per row of a vocabulary
+        assumed = not dims_equal(log_softmax.dim, gather.dim)
+        if assumed and not maybe_same_dim(log_softmax.dim, gather):
+            return None  # a gather along another axis than the softmax's
         binding = None
         if isinstance(gather.source, cst.Name):
             reaching = self.names.reaching(gather.source)
@@ -108,7 +112,7 @@ class FullVocabLogprobMaterialization(Checker):
                 return None
         elif not isinstance(gather.source, cst.Call):
             return None  # `self.lp` set elsewhere: other methods may use it whole
-        return _Candidate(gather, log_softmax, binding)
+        return _Candidate(gather, log_softmax, binding, assumed)
 
     def _uses(self, binding: Binding) -> list[cst.Name]:
         return [
@@ -130,6 +134,8 @@ class FullVocabLogprobMaterialization(Checker):
             changes.update(removal_fix([line], block, "").changes)
         for candidate in group:
             changes[candidate.gather.call] = self._rewrite(candidate)
+        if any(candidate.assumed for candidate in group):
+            return Fix("unsafe", "gather from the logits and subtract their logsumexp (same values if the dims are one axis)", changes)
         return Fix("safe", "gather from the logits and subtract their logsumexp", changes)
 
     def _rebound(self, binding: Binding, group: list[_Candidate]) -> bool:
@@ -153,7 +159,8 @@ class FullVocabLogprobMaterialization(Checker):
             args = [arg.with_changes(value=cst.parse_expression(logits)) if arg.value is gather.source else arg
                     for arg in gather.call.args]
             picked = gather.call.with_changes(args=args)
-        text = f"{_source(picked)} - {logits}.logsumexp({_source(gather.dim)}, keepdim=True)"
+        dim = candidate.log_softmax.dim if candidate.assumed else gather.dim
+        text = f"{_source(picked)} - {logits}.logsumexp({_source(dim)}, keepdim=True)"
         if id(gather.call) not in self.bare:
             text = f"({text})"
         return cst.parse_expression(text)
@@ -176,11 +183,14 @@ def _repeatable(operand: cst.BaseExpression) -> bool:
 
 def _message(candidate: _Candidate) -> str:
     gather, log_softmax = candidate.gather, candidate.log_softmax
-    logits, dim = code_of(log_softmax.operand, limit=40), code_of(gather.dim, limit=20)
+    logits = code_of(log_softmax.operand, limit=40)
+    dim = code_of(log_softmax.dim if candidate.assumed else gather.dim, limit=20)
     where = f"`{candidate.binding.name}`" if candidate.binding is not None else f"`{code_of(log_softmax.call, limit=50)}`"
     advice = f"gather from `{logits}` and subtract `{logits}.logsumexp({dim}, keepdim=True)`"
     if log_softmax.casts:
         advice = f"cast `{logits}` first, then {advice}"
     elif not _repeatable(log_softmax.operand):
         advice = f"bind `{logits}` to a name, then {advice}"
+    if candidate.assumed:
+        advice += f" (the same values when dim {code_of(gather.dim, limit=20)} is the last axis)"
     return f"{where} is a full log-softmax of `{logits}`, built (with its gradient) only to pick one entry per row here; {advice}"

@@ -21,6 +21,7 @@ from stabfix.findings import Fix
 from stabfix.model.numerics import (
     GuardedDivisor,
     autocast_dtype,
+    float32_under_autocast,
     guarded_divisor,
     is_tiny_epsilon,
     made_half,
@@ -101,8 +102,10 @@ class TinyEpsilonDivision(Checker):
         if not roots(site.numerator, self.names) & roots(guard.measured, self.names):
             return "unrelated"
         # a tensor divided by its own size is bounded in float32; in float16 the guard rounds to 0
-        half = any(autocast_dtype(expr, self.names) == "float16" for expr in site.contexts)
-        if half or made_half(guard.measured, self.names):
+        autocast = any(autocast_dtype(expr, self.names) == "float16" for expr in site.contexts)
+        if autocast and float32_under_autocast(guard.statistic, self.names):
+            autocast = False  # `x.pow(2).mean()`, `x.norm()`: autocast computes these in float32
+        if autocast or made_half(guard.measured, self.names):
             return "half"
         return None
 

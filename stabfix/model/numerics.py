@@ -163,6 +163,22 @@ def dims_equal(first: Optional[cst.BaseExpression], second: Optional[cst.BaseExp
     return isinstance(first, cst.Name) and isinstance(second, cst.Name) and first.value == second.value
 
 
+def maybe_same_dim(softmax_dim: Optional[cst.BaseExpression], gather: Gather) -> bool:
+    """`log_softmax(x, -1)` picked with `.gather(2, labels.unsqueeze(2))`: a last-dim softmax and a positive
+    gather dim whose index adds one axis right there (one pick per row). The same axis when x has rank 3
+    (the usual `[B, L, V]`), which a static check cannot prove."""
+    first, second = int_of(softmax_dim), int_of(gather.dim)
+    if first is None or second is None or first == second or -1 not in (first, second) or max(first, second) <= 0:
+        return False
+    index = gather.index
+    if isinstance(index, cst.Call) and isinstance(index.func, cst.Attribute) and index.func.attr.value == "unsqueeze":
+        return int_of(_arg(index, 0, "dim")) in (first, second)
+    if isinstance(index, cst.Subscript) and index.slice:
+        last = index.slice[-1].slice
+        return isinstance(last, cst.Index) and isinstance(last.value, cst.Name) and last.value.value == "None"
+    return False
+
+
 # --- constants ---------------------------------------------------------------------------------------
 def constant_of(expr: Optional[cst.BaseExpression], names: Names, depth: int = 0) -> Optional[float]:
     """The number an expression always holds, following names, parameter defaults and `self.<attr>`."""
@@ -239,13 +255,14 @@ def magnitude_of(expr: cst.BaseExpression, names: Names, depth: int = 0) -> Opti
     if not isinstance(expr, cst.Call):
         return None
     qualified = names.qualify(expr.func)
-    if qualified in MAGNITUDE_FUNCTIONS:
-        measured = _arg(expr, 0, "input")
-        return Magnitude(expr, measured) if measured is not None else None
     method = _method(expr, names)
     receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
-    if method in MAGNITUDE_METHODS and receiver is not None:
-        return Magnitude(expr, receiver)
+    measured = _arg(expr, 0, "input") if qualified in MAGNITUDE_FUNCTIONS else receiver if method in MAGNITUDE_METHODS else None
+    if measured is not None:
+        if qualified in ("torch.sqrt", "torch.rsqrt") or method in ("sqrt", "rsqrt"):
+            inner = magnitude_of(measured, names, depth + 1)  # the root of a mean of squares measures x
+            measured = inner.measured if inner is not None else measured
+        return Magnitude(expr, measured)
     if method in REDUCTIONS and receiver is not None:
         measured = _magnitude_operand(receiver, names)
         return Magnitude(expr, measured) if measured is not None else None
@@ -464,3 +481,35 @@ def _walk(node: cst.CSTNode):
         current = stack.pop()
         yield current
         stack.extend(current.children)
+
+
+# ops that CUDA autocast runs in float32 whatever their input (the AMP docs' "autocast to float32" list)
+AUTOCAST_FP32_OPS = frozenset(
+    {"norm", "pow", "sum", "prod", "rsqrt", "softmax", "log_softmax", "exp", "log", "cumsum", "cumprod",
+     "layer_norm", "group_norm", "normalize", "vector_norm", "matrix_norm", "reciprocal", "dist", "float", "double"}
+)
+
+
+def float32_under_autocast(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
+    """The expression's last op (following ops that keep their input's dtype: mean, std, sqrt, abs...) is one
+    that autocast computes in float32 (`x.pow(2).mean()`, `x.norm()`, `(x ** 2).sum()`), or a cast to it."""
+    if depth > 6:
+        return False
+    if isinstance(expr, cst.Name):
+        value = names.single_value(expr) if expr in names.uses else None
+        return value is not None and float32_under_autocast(value, names, depth + 1)
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Power):
+            return True
+        return any(float32_under_autocast(side, names, depth + 1) for side in (expr.left, expr.right))
+    if not isinstance(expr, cst.Call):
+        return False
+    qualified = names.qualify(expr.func) or ""
+    method = _method(expr, names)
+    op = method or qualified.rsplit(".", 1)[-1]
+    if op in AUTOCAST_FP32_OPS:
+        return True
+    if op == "to":
+        return any(names.qualify(arg.value) in ("torch.float32", "torch.float") for arg in expr.args)
+    inner = expr.func.value if method else _arg(expr, 0, "input")  # type: ignore[attr-defined]
+    return inner is not None and float32_under_autocast(inner, names, depth + 1)
