@@ -244,8 +244,14 @@ def magnitude_of(expr: cst.BaseExpression, names: Names, depth: int = 0) -> Opti
     or a name bound to one: the statistic and the tensor it measures."""
     if depth > 3:
         return None
-    if isinstance(expr, (cst.Name, cst.Attribute)):
-        value = _single_value(expr, names)
+    if isinstance(expr, cst.Attribute):  # `self.ret_std`: a running statistic, updated in some method
+        for binding in self_attribute_bindings(expr, names):
+            found = magnitude_of(binding.bound_value, names, depth + 1) if binding.bound_value is not None else None
+            if found is not None:
+                return Magnitude(expr, expr)
+        return None
+    if isinstance(expr, cst.Name):
+        value = names.single_value(expr)
         found = magnitude_of(value, names, depth + 1) if value is not None else None
         return Magnitude(expr, found.measured) if found is not None else None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power):

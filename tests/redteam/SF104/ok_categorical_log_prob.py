@@ -1,0 +1,7 @@
+import torch
+from torch.distributions import Categorical
+
+
+def evaluate(actor, obs, actions):
+    dist = Categorical(logits=actor(obs))
+    return dist.log_prob(actions), dist.entropy()

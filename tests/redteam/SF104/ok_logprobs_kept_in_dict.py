@@ -1,0 +1,7 @@
+import torch.nn.functional as F
+
+
+def forward_outputs(logits, labels):
+    lp = F.log_softmax(logits, dim=-1)
+    picked = lp.gather(-1, labels.unsqueeze(-1))
+    return {"log_probs": lp, "picked": picked}
