@@ -184,6 +184,8 @@ def _repeatable(operand: cst.BaseExpression) -> bool:
 def _message(candidate: _Candidate) -> str:
     gather, log_softmax = candidate.gather, candidate.log_softmax
     logits = code_of(log_softmax.operand, limit=40)
+    if not isinstance(log_softmax.operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not log_softmax.operand.lpar:
+        logits = f"({logits})"
     dim = code_of(log_softmax.dim if candidate.assumed else gather.dim, limit=20)
     where = f"`{candidate.binding.name}`" if candidate.binding is not None else f"`{code_of(log_softmax.call, limit=50)}`"
     advice = f"gather from `{logits}` and subtract `{logits}.logsumexp({dim}, keepdim=True)`"
