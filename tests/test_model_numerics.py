@@ -181,3 +181,49 @@ def test_autocast_dtype_and_half_casts():
     dtypes = [numerics.autocast_dtype(_value_of(module, f"w{i}"), names) for i in range(1, 6)]
     assert dtypes == ["float16", "bfloat16", "bfloat16", "float16", "float16"]
     assert numerics.made_half(_value_of(module, "h"), names)
+
+
+def test_what_tames_a_quotient_and_what_guards_it():
+    module, names = _parse(
+        """
+        import math
+        import torch
+
+        a = torch.log10(r / (m + 1e-10))
+        b = (c / (n + 1e-8)).clamp(min=0.5, max=1.0)
+        c = (c / (n + 1e-8)).clamp(min=0.5)
+        d = torch.clamp(q, max=1.0)
+        e = min(q, 1.0)
+        f = math.log(q)
+        xc = x - mean
+        g = w * xc
+        """
+    )
+    calls = {t: _value_of(module, t) for t in "abcdef"}
+    assert numerics.is_logarithm(calls["a"], names) and numerics.is_logarithm(calls["f"], names)
+    assert _code(numerics.bounds_above(calls["b"], names)) == "(c / (n + 1e-8))"
+    assert numerics.bounds_above(calls["c"], names) is None  # a lower clamp bounds nothing above
+    assert _code(numerics.bounds_above(calls["d"], names)) == "q"
+    assert _code(numerics.bounds_above(calls["e"], names)) == "q"
+    assert numerics.centred(_value_of(module, "g"), names)
+    assert not numerics.centred(cst.parse_expression("x * y"), names)
+    norm = cst.parse_expression("norm")
+    assert numerics.exceeds(cst.parse_expression("norm > eps"), norm)
+    assert numerics.exceeds(cst.parse_expression("ok and 0.9 < norm"), norm)
+    assert not numerics.exceeds(cst.parse_expression("norm < eps"), norm)
+
+
+def test_a_last_dim_softmax_and_a_positive_gather_dim_may_be_one_axis():
+    module, names = _parse(
+        """
+        import torch
+
+        a = torch.gather(lp, 2, labels.unsqueeze(2))
+        b = torch.gather(lp, 2, labels.unsqueeze(-1))
+        c = torch.gather(lp, 1, idx.expand(-1, 1, v))
+        d = lp.gather(2, labels[:, :, None])
+        """
+    )
+    minus_one = cst.parse_expression("-1")
+    found = {t: numerics.maybe_same_dim(minus_one, numerics.gather_of(_value_of(module, t), names)) for t in "abcd"}
+    assert found == {"a": True, "b": True, "c": False, "d": True}

@@ -21,6 +21,10 @@ from stabfix.findings import Fix
 from stabfix.model.numerics import (
     GuardedDivisor,
     autocast_dtype,
+    bounds_above,
+    centred,
+    exceeds,
+    is_logarithm,
     float32_under_autocast,
     guarded_divisor,
     is_tiny_epsilon,
@@ -38,6 +42,8 @@ class _Site:
     divisor: cst.BaseExpression
     root: str  # "sqrt": a division; "rsqrt": a multiplication by an inverse root
     contexts: tuple[cst.BaseExpression, ...]  # enclosing `with` items and function decorators
+    tests: tuple[cst.BaseExpression, ...]  # tests of the `if` bodies it sits in
+    tamed: bool  # the quotient feeds a log or a clamp from above
 
 
 class TinyEpsilonDivision(Checker):
@@ -51,6 +57,8 @@ class TinyEpsilonDivision(Checker):
         self.names = self.model.names
         self.sites: list[_Site] = []
         self.contexts: list[tuple[cst.BaseExpression, ...]] = []
+        self.tests: list[cst.BaseExpression] = []
+        self.tamers: list[cst.CSTNode] = []  # arguments of logs, operands of clamps, around the node visited
 
     # --- where autocast may be on -------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
@@ -65,10 +73,26 @@ class TinyEpsilonDivision(Checker):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.contexts.pop()
 
+    def visit_If_body(self, node: cst.If) -> None:
+        self.tests.append(node.test)
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self.tests.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # `log(a / (b + 1e-10))` (PSNR, SNR in dB) and `(a / (b + 1e-8)).clamp(max=1)` are bounded
+        if is_logarithm(node, self.names):
+            self.tamers.extend(arg.value for arg in node.args[:1])
+        else:
+            operand = bounds_above(node, self.names)
+            if operand is not None:
+                self.tamers.append(operand)
+
     # --- divisions ----------------------------------------------------------------------------------
     def _add(self, node, numerator, divisor, root: str) -> None:
         contexts = tuple(expr for level in self.contexts for expr in level)
-        self.sites.append(_Site(node, numerator, divisor, root, contexts))
+        tamed = any(node is tamer for tamer in self.tamers)
+        self.sites.append(_Site(node, numerator, divisor, root, contexts, tuple(self.tests), tamed))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Divide):
@@ -88,8 +112,10 @@ class TinyEpsilonDivision(Checker):
         reported: set[int] = set()
         for site in self.sites:
             guard = guarded_divisor(site.divisor, self.names, site.root)
-            if guard is None or not is_tiny_epsilon(guard.value) or id(guard.guard) in reported:
+            if guard is None or not is_tiny_epsilon(guard.value) or id(guard.guard) in reported or site.tamed:
                 continue
+            if any(exceeds(test, guard.statistic) for test in site.tests):
+                continue  # `if norm > eps: q = q * (eps / (norm + 1e-12))`: never near zero here
             kind = self._kind(site, guard)
             if kind is None:
                 continue
@@ -99,7 +125,8 @@ class TinyEpsilonDivision(Checker):
     def _kind(self, site: _Site, guard: GuardedDivisor) -> Optional[str]:
         if scale_like(site.numerator, self.names):
             return "scale"
-        if not roots(site.numerator, self.names) & roots(guard.measured, self.names):
+        standardised = centred(site.numerator, self.names)  # `(x - mean) / sqrt(var + eps)`
+        if not standardised and not roots(site.numerator, self.names) & roots(guard.measured, self.names):
             return "unrelated"
         # a tensor divided by its own size is bounded in float32; in float16 the guard rounds to 0
         autocast = any(autocast_dtype(expr, self.names) == "float16" for expr in site.contexts)

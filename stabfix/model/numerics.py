@@ -519,3 +519,60 @@ def float32_under_autocast(expr: cst.BaseExpression, names: Names, depth: int = 
         return any(names.qualify(arg.value) in ("torch.float32", "torch.float") for arg in expr.args)
     inner = expr.func.value if method else _arg(expr, 0, "input")  # type: ignore[attr-defined]
     return inner is not None and float32_under_autocast(inner, names, depth + 1)
+
+
+def centred(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
+    """`x - mean`, `(x - self.running_mean)`, or a name bound to one: a standardisation numerator, which
+    shrinks with the spread it is divided by (in distribution)."""
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Subtract):
+            return True
+        if isinstance(expr.operator, (cst.Multiply, cst.Divide)):  # `w * (x - m)`, `(x - m) * gamma`
+            return centred(expr.left, names, depth + 1) or centred(expr.right, names, depth + 1)
+        return False
+    if isinstance(expr, cst.Name) and depth < 3:
+        value = names.single_value(expr) if expr in names.uses else None
+        return value is not None and centred(value, names, depth + 1)
+    return False
+
+
+LOGARITHMS = frozenset({"log", "log10", "log2", "log1p"})
+
+
+def is_logarithm(call: cst.Call, names: Names) -> bool:
+    """`torch.log(...)`, `math.log10(...)`, `np.log(...)`, `x.log()`: a quotient inside is tamed by the log."""
+    qualified = names.qualify(call.func)
+    if qualified is not None:
+        return qualified.rsplit(".", 1)[-1] in LOGARITHMS
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in LOGARITHMS
+
+
+def bounds_above(call: cst.Call, names: Names) -> Optional[cst.BaseExpression]:
+    """The operand a call clamps from above: `q.clamp(max=1)`, `q.clamp(lo, hi)`, `q.clamp_max(1)`,
+    `torch.clamp(q, max=1)`, `torch.minimum(q, c)`, `min(q, 1.0)`; None for anything else."""
+    qualified = names.qualify(call.func) or ""
+    method = _method(call, names) if isinstance(call.func, cst.Attribute) else None
+    if method in ("clamp", "clip", "clamp_max") and not qualified:
+        if method == "clamp_max" or _arg(call, 1, "max") is not None:
+            return call.func.value  # type: ignore[attr-defined]
+        return None
+    if qualified in ("torch.clamp", "torch.clip"):
+        return _arg(call, 0, "input") if _arg(call, 2, "max") is not None else None
+    if qualified in ("torch.minimum", "torch.min") or (isinstance(call.func, cst.Name) and call.func.value == "min"
+                                                        and qualified == ""):
+        return _arg(call, 0, "input") if len(call.args) == 2 else None
+    return None
+
+
+def exceeds(test: cst.BaseExpression, statistic: cst.BaseExpression) -> bool:
+    """An `if` test that holds only when the statistic is large: `norm > eps`, `eps < norm`, `... and norm > c`."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return exceeds(test.left, statistic) or exceeds(test.right, statistic)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if isinstance(target.operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return test.left.deep_equals(statistic)
+    if isinstance(target.operator, (cst.LessThan, cst.LessThanEqual)):
+        return target.comparator.deep_equals(statistic)
+    return False
