@@ -19,18 +19,8 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.numerics import (
-    GuardedDivisor,
-    autocast_dtype,
-    bounds_above,
-    centred,
-    exceeds,
-    is_logarithm,
-    float32_under_autocast,
-    guarded_divisor,
-    is_tiny_epsilon,
-    made_half,
-    roots,
-    scale_like,
+    GuardedDivisor, autocast_dtype, bounds_above, centred, exceeds, float32_under_autocast, guarded_divisor,
+    is_logarithm, is_tiny_epsilon, made_half, roots, scale_like,
 )
 from stabfix.model.syntax import code_of, walk
 
@@ -59,6 +49,8 @@ class TinyEpsilonDivision(Checker):
         self.contexts: list[tuple[cst.BaseExpression, ...]] = []
         self.tests: list[cst.BaseExpression] = []
         self.tamers: list[cst.CSTNode] = []  # arguments of logs, operands of clamps, around the node visited
+        self.under_log: set[int] = set()  # names read inside the argument of a log
+        self.assigned: dict[int, cst.Name] = {}  # `q = a / (b + eps)`: the quotient -> q
 
     # --- where autocast may be on -------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
@@ -83,10 +75,26 @@ class TinyEpsilonDivision(Checker):
         # `log(a / (b + 1e-10))` (PSNR, SNR in dB) and `(a / (b + 1e-8)).clamp(max=1)` are bounded
         if is_logarithm(node, self.names):
             self.tamers.extend(arg.value for arg in node.args[:1])
+            self.under_log.update(id(n) for arg in node.args[:1] for n in walk(arg.value) if isinstance(n, cst.Name))
         else:
             operand = bounds_above(node, self.names)
             if operand is not None:
                 self.tamers.append(operand)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.assigned[id(node.value)] = node.targets[0].target
+
+    def _only_logged(self, site: _Site) -> bool:
+        """`snr = a / (b + EPS); 10 * log10(snr + EPS)`: the quotient is read only inside logs."""
+        target = self.assigned.get(id(site.node))
+        scope = self.names.scope_of(target) if target is not None else None
+        if scope is None:
+            return False
+        bindings = [b for b in scope.resolving(target.value).bindings.get(target.value, []) if b.value is site.node]
+        uses = [name for name in self.names.uses if name.value == target.value and name is not target
+                and bindings and bindings[0] in self.names.reaching(name)]
+        return bool(uses) and all(id(name) in self.under_log for name in uses)
 
     # --- divisions ----------------------------------------------------------------------------------
     def _add(self, node, numerator, divisor, root: str) -> None:
@@ -112,8 +120,10 @@ class TinyEpsilonDivision(Checker):
         reported: set[int] = set()
         for site in self.sites:
             guard = guarded_divisor(site.divisor, self.names, site.root)
-            if guard is None or not is_tiny_epsilon(guard.value) or id(guard.guard) in reported or site.tamed:
+            if guard is None or not is_tiny_epsilon(guard.value) or id(guard.guard) in reported:
                 continue
+            if site.tamed or self._only_logged(site):
+                continue  # the quotient feeds a log or an upper clamp: bounded
             if any(exceeds(test, guard.statistic) for test in site.tests):
                 continue  # `if norm > eps: q = q * (eps / (norm + 1e-12))`: never near zero here
             kind = self._kind(site, guard)
