@@ -38,7 +38,8 @@ class _Site:
 
 class TinyEpsilonDivision(Checker):
     code = "SF304"
-    tokens = ("e-", "E-")
+    # a tiny epsilon is written in the file (names are resolved within it): 1e-8, 1e-09, 1e-10 ... 1e-38
+    tokens = ("e-8", "e-9", "e-08", "e-09", "e-1", "e-2", "e-3", "E-8", "E-9", "E-1", "E-2")
     also_needs = (("std", "var", "norm", "sqrt", "rms", "abs", "pow", "**", "square"),)
     needs = ("names",)
 
