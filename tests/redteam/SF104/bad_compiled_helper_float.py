@@ -1,3 +1,4 @@
+"""torch.compile'd helper: log_softmax of float logits through the full torch.nn.functional path, then gather (bad)."""
 import torch
 
 

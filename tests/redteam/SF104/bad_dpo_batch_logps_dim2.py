@@ -1,3 +1,4 @@
+"""DPO batch log-probs: softmax over -1, gathered at dim=2 with an index unsqueezed there (bad)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Grokking-style loss: float64 logits, method log_softmax bound to a name, gathered with labels[:, None] (bad)."""
 def loss_fn(logits, labels):
     if logits.dim() == 3:
         logits = logits[:, -1]

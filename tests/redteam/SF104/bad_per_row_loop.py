@@ -1,3 +1,4 @@
+"""Per-row loop: a full log-softmax of each row, picked with gather (bad)."""
 import torch
 import torch.nn.functional as F
 

@@ -1,3 +1,4 @@
+"""PPO: reference log-probs through take_along_dim of an inline log_softmax; the policy's log-probs also feed a KL (bad once)."""
 import torch
 import torch.nn.functional as F
 

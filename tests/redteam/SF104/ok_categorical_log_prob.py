@@ -1,3 +1,4 @@
+"""Categorical(logits=...).log_prob: a distribution object, used for entropy too (ok)."""
 import torch
 from torch.distributions import Categorical
 

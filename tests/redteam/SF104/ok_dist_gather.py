@@ -1,3 +1,4 @@
+"""torch.distributed.gather of a log-softmax: a collective, not a tensor gather (ok)."""
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F

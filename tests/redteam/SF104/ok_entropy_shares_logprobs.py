@@ -1,3 +1,4 @@
+"""The same log-probs give the entropy: the full tensor is needed anyway (ok)."""
 import torch.nn.functional as F
 
 

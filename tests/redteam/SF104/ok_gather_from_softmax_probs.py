@@ -1,3 +1,4 @@
+"""Gather from softmax probabilities, not from a log-softmax (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Gather along the sequence dim with an expanded index, of a vocab log-softmax (ok)."""
 import torch
 
 

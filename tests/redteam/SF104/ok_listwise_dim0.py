@@ -1,3 +1,4 @@
+"""Listwise ranking: log-softmax over dim 0 (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""The log-probs are returned whole next to the picked entries (ok)."""
 import torch.nn.functional as F
 
 

@@ -1,3 +1,4 @@
+"""Already the fused form: gather from the logits, per-row logsumexp (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Legacy cuda.amp autocast: standardisation by sqrt(var + 1e-12) with var left in fp16 (bad)."""
 import torch
 from torch.cuda.amp import autocast
 

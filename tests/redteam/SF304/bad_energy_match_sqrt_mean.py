@@ -1,3 +1,4 @@
+"""Energy matching: ref RMS over out RMS + 1e-8, RMS spelled sqrt(mean(x ** 2)) (bad)."""
 import torch
 
 

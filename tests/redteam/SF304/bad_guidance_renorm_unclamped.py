@@ -1,3 +1,4 @@
+"""Guidance renormalisation without the clamp: a norm ratio that explodes (bad)."""
 import torch
 
 

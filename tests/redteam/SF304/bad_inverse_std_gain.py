@@ -1,3 +1,4 @@
+"""A gain 1 / (std + 1e-10): scale matching with a constant numerator (bad)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""A divisor bound to a name first, epsilon from a module constant (bad)."""
 import torch
 
 TINY = 1e-9

@@ -1,3 +1,4 @@
+"""Reward scaling by a running std kept on self, eps from an __init__ default (bad)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""L2 normalisation under fp16 autocast: autocast computes norm in float32 (ok)."""
 import torch
 import torch.nn.functional as F
 

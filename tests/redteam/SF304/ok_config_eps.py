@@ -1,3 +1,4 @@
+"""Epsilon from a config: not known to the file (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""LLaMA-style RMSNorm: float32 cast and eps 1e-6 (ok)."""
 import torch
 
 

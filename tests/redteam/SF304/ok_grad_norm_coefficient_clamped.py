@@ -1,3 +1,4 @@
+"""Hand-written clipping: the coefficient is clamped at 1 (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""1e-8 inside a log (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""numpy running-variance reward normalisation (ok)."""
 import numpy as np
 
 

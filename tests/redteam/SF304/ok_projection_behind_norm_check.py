@@ -1,3 +1,4 @@
+"""Projection that runs only when the norm exceeds the radius (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""PSNR: the quotient is inside a log10 (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""Standardisation by running mean and variance: a centred numerator (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""SI-SNR: the ratio is bound to a name and read only inside a log10 (ok)."""
 import torch
 
 EPS = 1e-8
