@@ -1,0 +1,198 @@
+"""SF104 full-vocab-logprob-materialization: `log_softmax(logits, -1).gather(-1, ids)`.
+
+A query over `names` and the `numerics` helpers: a gather (`.gather`, `torch.gather`, `take_along_dim`)
+whose source is a log_softmax over the same dim (inline, or through a name that is used for nothing else)
+builds the whole log-prob tensor (and its gradient) to pick one entry per row. Fix (safe, same values):
+`logits.gather(dim, ids) - logits.logsumexp(dim, keepdim=True)`, when the logits expression can be
+evaluated twice (no calls but dtype casts) and log_softmax does not cast (`dtype=`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.gating import removal_fix
+from stabfix.model.names import Binding
+from stabfix.model.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of, maybe_same_dim
+from stabfix.model.syntax import code_of, walk
+
+_SAFE_SPOTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg)
+
+
+@dataclass
+class _Candidate:
+    gather: Gather
+    log_softmax: LogSoftmax
+    binding: Optional[Binding]  # `lp = F.log_softmax(...)`, when the source is a name
+    assumed: bool = False  # softmax dim -1, gather dim 2: the same axis only for a rank-3 tensor
+
+
+class FullVocabLogprobMaterialization(Checker):
+    code = "SF104"
+    tokens = ("gather", "take_along_dim")
+    also_needs = (("log_softmax", "LogSoftmax"),)
+    needs = ("names",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.names = self.model.names
+        self.calls: list[cst.Call] = []
+        self.bare: set[int] = set()  # calls that need no parentheses once they become `a - b`
+        self.targets: set[int] = set()  # names written to, not read
+        self.lines: dict[int, tuple[cst.SimpleStatementLine, cst.CSTNode]] = {}  # assign -> (line, block)
+        self.blocks: list[cst.CSTNode] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # `x.gather`, `torch.gather`, `from torch import gather as g`: `gather_of` decides in leave_Module
+        func = node.func
+        if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and func.attr.value in ("gather", "take_along_dim")):
+            self.calls.append(node)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.blocks.append(node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) and self.blocks:
+            self.lines[id(node.body[0])] = (node, self.blocks[-1])
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.targets.update(id(name) for name in walk(node.target) if isinstance(name, cst.Name))
+
+    def _spot(self, node) -> None:
+        if getattr(node, "value", None) is not None:
+            self.bare.add(id(node.value))
+
+    visit_Assign = visit_AnnAssign = visit_AugAssign = visit_Return = visit_Arg = _spot
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        by_binding: dict[int, list[_Candidate]] = {}
+        for call in self.calls:
+            candidate = self._candidate(call)
+            if candidate is None:
+                continue
+            if candidate.binding is None:
+                self.report(call, _message(candidate), self._fix([candidate], None))
+            else:
+                by_binding.setdefault(id(candidate.binding), []).append(candidate)
+        for group in by_binding.values():
+            binding = group[0].binding
+            uses = self._uses(binding)
+            if {id(use) for use in uses} != {id(c.gather.source) for c in group}:
+                continue  # the log-probs are used whole too (entropy, KL): the full tensor is needed anyway
+            fix = self._fix(group, binding)
+            for candidate in group:
+                self.report(candidate.gather.call, _message(candidate), fix)
+
+    def _candidate(self, call: cst.Call) -> Optional[_Candidate]:
+        gather = gather_of(call, self.names)
+        if gather is None or gather.source is None or gather.index is None or gather.dim is None:
+            return None
+        log_softmax = log_softmax_of(gather.source, self.names)
+        if log_softmax is None or int_of(gather.dim) == 0:
+            return None  # a softmax over dim 0 (the batch): not one pick per row of a vocabulary
+        assumed = not dims_equal(log_softmax.dim, gather.dim)
+        if assumed and not maybe_same_dim(log_softmax.dim, gather):
+            return None  # a gather along another axis than the softmax's
+        binding = None
+        if isinstance(gather.source, cst.Name):
+            reaching = self.names.reaching(gather.source)
+            binding = reaching[0] if len(reaching) == 1 else None
+            if binding is None:
+                return None
+        elif not isinstance(gather.source, cst.Call):
+            return None  # `self.lp` set elsewhere: other methods may use it whole
+        return _Candidate(gather, log_softmax, binding, assumed)
+
+    def _uses(self, binding: Binding) -> list[cst.Name]:
+        return [
+            name
+            for name, use in self.names.uses.items()
+            if name.value == binding.name and id(name) not in self.targets and binding in self.names.reaching(name)
+        ]
+
+    # --- fix --------------------------------------------------------------------------------------------
+    def _fix(self, group: list[_Candidate], binding: Optional[Binding]) -> Optional[Fix]:
+        log_softmax = group[0].log_softmax
+        if log_softmax.casts or not _repeatable(log_softmax.operand):
+            return None
+        changes: dict[cst.CSTNode, object] = {}
+        if binding is not None:
+            if binding.kind != "assign" or id(binding.node) not in self.lines or self._rebound(binding, group):
+                return None
+            line, block = self.lines[id(binding.node)]
+            changes.update(removal_fix([line], block, "").changes)
+        for candidate in group:
+            changes[candidate.gather.call] = self._rewrite(candidate)
+        if any(candidate.assumed for candidate in group):
+            return Fix("unsafe", "gather from the logits and subtract their logsumexp (same values if the dims are one axis)", changes)
+        return Fix("safe", "gather from the logits and subtract their logsumexp", changes)
+
+    def _rebound(self, binding: Binding, group: list[_Candidate]) -> bool:
+        """A name of the logits expression is bound again between the log_softmax and a gather."""
+        for name in walk(group[0].log_softmax.operand):
+            if not isinstance(name, cst.Name) or name not in self.names.uses:
+                continue
+            for other in self.names.bindings_of(name):
+                if any(binding.order < other.order < self.names.uses[c.gather.source].order for c in group):
+                    return True
+        return False
+
+    def _rewrite(self, candidate: _Candidate) -> cst.BaseExpression:
+        gather, operand = candidate.gather, candidate.log_softmax.operand
+        logits = _source(operand)
+        if not isinstance(operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not operand.lpar:
+            logits = f"({logits})"
+        if isinstance(gather.call.func, cst.Attribute) and gather.call.func.value is gather.source:
+            picked = gather.call.with_changes(func=gather.call.func.with_changes(value=cst.parse_expression(logits)))
+        else:
+            args = [arg.with_changes(value=cst.parse_expression(logits)) if arg.value is gather.source else arg
+                    for arg in gather.call.args]
+            picked = gather.call.with_changes(args=args)
+        dim = candidate.log_softmax.dim if candidate.assumed else gather.dim
+        text = f"{_source(picked)} - {logits}.logsumexp({_source(dim)}, keepdim=True)"
+        if id(gather.call) not in self.bare:
+            text = f"({text})"
+        return cst.parse_expression(text)
+
+
+def _source(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _repeatable(operand: cst.BaseExpression) -> bool:
+    """Evaluating it twice gives the same tensor at no real cost: no calls but dtype casts and views."""
+    for node in walk(operand):
+        if isinstance(node, cst.Call):
+            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value in VALUE_PRESERVING and not node.args):
+                return False
+        elif isinstance(node, (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)):
+            return False
+    return True
+
+
+def _message(candidate: _Candidate) -> str:
+    gather, log_softmax = candidate.gather, candidate.log_softmax
+    logits = code_of(log_softmax.operand, limit=40)
+    if not isinstance(log_softmax.operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not log_softmax.operand.lpar:
+        logits = f"({logits})"
+    dim = code_of(log_softmax.dim if candidate.assumed else gather.dim, limit=20)
+    where = f"`{candidate.binding.name}`" if candidate.binding is not None else f"`{code_of(log_softmax.call, limit=50)}`"
+    advice = f"gather from `{logits}` and subtract `{logits}.logsumexp({dim}, keepdim=True)`"
+    if log_softmax.casts:
+        advice = f"cast `{logits}` first, then {advice}"
+    elif not _repeatable(log_softmax.operand):
+        advice = f"bind `{logits}` to a name, then {advice}"
+    if candidate.assumed:
+        advice += f" (the same values when dim {code_of(gather.dim, limit=20)} is the last axis)"
+    return f"{where} is a full log-softmax of `{logits}`, built (with its gradient) only to pick one entry per row here; {advice}"

@@ -1,0 +1,193 @@
+"""SF304 tiny-epsilon-division: dividing by `rms + 1e-8` (or `sqrt(var + 1e-8)`, `* rsqrt(var + 1e-10)`).
+
+A query over `names` and the `numerics` helpers: a division whose divisor is a magnitude statistic (std,
+RMS, norm, variance...) plus a constant smaller than fp16's smallest subnormal (2**-24 ~ 6e-8, so fp16
+rounds it to 0 and the guard is gone). Reported when the quotient is unbounded as the statistic nears
+zero: scale matching (`target_rms / (output_rms + 1e-8)`, `1 / (std + eps)`) or a tensor scaled by the size
+of an unrelated one. A tensor divided by its own size (`(x - m) / (x.std() + 1e-8)`, RMSNorm) stays bounded
+in float32; it is reported only where it runs in float16 (an fp16 autocast region, a `.half()` tensor).
+Fix (unsafe): `stat.clamp_min(torch.finfo(t.dtype).eps)` (`** 0.5` for a root statistic), nn.RMSNorm's floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.model.numerics import (
+    GuardedDivisor, autocast_dtype, bounds_above, centred, exceeds, float32_under_autocast, guarded_divisor,
+    is_logarithm, is_tiny_epsilon, made_half, roots, scale_like,
+)
+from stabfix.model.syntax import code_of, walk
+
+
+@dataclass
+class _Site:
+    node: cst.CSTNode  # the division (or `*= rsqrt(...)`) reported
+    numerator: cst.BaseExpression
+    divisor: cst.BaseExpression
+    root: str  # "sqrt": a division; "rsqrt": a multiplication by an inverse root
+    contexts: tuple[cst.BaseExpression, ...]  # enclosing `with` items and function decorators
+    tests: tuple[cst.BaseExpression, ...]  # tests of the `if` bodies it sits in
+    tamed: bool  # the quotient feeds a log or a clamp from above
+
+
+class TinyEpsilonDivision(Checker):
+    code = "SF304"
+    # a tiny epsilon is written in the file (names are resolved within it): 1e-8, 1e-09, 1e-10 ... 1e-38
+    tokens = ("e-8", "e-9", "e-08", "e-09", "e-1", "e-2", "e-3", "E-8", "E-9", "E-1", "E-2")
+    also_needs = (("std", "var", "norm", "sqrt", "rms", "abs", "pow", "**", "square"),)
+    needs = ("names",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.names = self.model.names
+        self.sites: list[_Site] = []
+        self.contexts: list[tuple[cst.BaseExpression, ...]] = []
+        self.tests: list[cst.BaseExpression] = []
+        self.tamers: list[cst.CSTNode] = []  # arguments of logs, operands of clamps, around the node visited
+        self.under_log: set[int] = set()  # names read inside the argument of a log
+        self.assigned: dict[int, cst.Name] = {}  # `q = a / (b + eps)`: the quotient -> q
+
+    # --- where autocast may be on -------------------------------------------------------------------
+    def visit_With(self, node: cst.With) -> None:
+        self.contexts.append(tuple(item.item for item in node.items))
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.contexts.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.contexts.append(tuple(decorator.decorator for decorator in node.decorators))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.contexts.pop()
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self.tests.append(node.test)
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self.tests.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # `log(a / (b + 1e-10))` (PSNR, SNR in dB) and `(a / (b + 1e-8)).clamp(max=1)` are bounded
+        if is_logarithm(node, self.names):
+            self.tamers.extend(arg.value for arg in node.args[:1])
+            self.under_log.update(id(n) for arg in node.args[:1] for n in walk(arg.value) if isinstance(n, cst.Name))
+        else:
+            operand = bounds_above(node, self.names)
+            if operand is not None:
+                self.tamers.append(operand)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.assigned[id(node.value)] = node.targets[0].target
+
+    def _only_logged(self, site: _Site) -> bool:
+        """`snr = a / (b + EPS); 10 * log10(snr + EPS)`: the quotient is read only inside logs."""
+        target = self.assigned.get(id(site.node))
+        scope = self.names.scope_of(target) if target is not None else None
+        if scope is None:
+            return False
+        bindings = [b for b in scope.resolving(target.value).bindings.get(target.value, []) if b.value is site.node]
+        uses = [name for name in self.names.uses if name.value == target.value and name is not target
+                and bindings and bindings[0] in self.names.reaching(name)]
+        return bool(uses) and all(id(name) in self.under_log for name in uses)
+
+    # --- divisions ----------------------------------------------------------------------------------
+    def _add(self, node, numerator, divisor, root: str) -> None:
+        contexts = tuple(expr for level in self.contexts for expr in level)
+        tamed = any(node is tamer for tamer in self.tamers)
+        self.sites.append(_Site(node, numerator, divisor, root, contexts, tuple(self.tests), tamed))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Divide):
+            self._add(node, node.left, node.right, "sqrt")
+        elif isinstance(node.operator, cst.Multiply):
+            for numerator, factor in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(factor, cst.Call):
+                    self._add(node, numerator, factor, "rsqrt")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.DivideAssign):
+            self._add(node, node.target, node.value, "sqrt")
+        elif isinstance(node.operator, cst.MultiplyAssign) and isinstance(node.value, cst.Call):
+            self._add(node, node.target, node.value, "rsqrt")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        reported: set[int] = set()
+        for site in self.sites:
+            guard = guarded_divisor(site.divisor, self.names, site.root)
+            if guard is None or not is_tiny_epsilon(guard.value) or id(guard.guard) in reported:
+                continue
+            if site.tamed or self._only_logged(site):
+                continue  # the quotient feeds a log or an upper clamp: bounded
+            if any(exceeds(test, guard.statistic) for test in site.tests):
+                continue  # `if norm > eps: q = q * (eps / (norm + 1e-12))`: never near zero here
+            kind = self._kind(site, guard)
+            if kind is None:
+                continue
+            reported.add(id(guard.guard))
+            self.report(site.node, self._message(site, guard, kind), self._fix(guard))
+
+    def _kind(self, site: _Site, guard: GuardedDivisor) -> Optional[str]:
+        if scale_like(site.numerator, self.names):
+            return "scale"
+        standardised = centred(site.numerator, self.names)  # `(x - mean) / sqrt(var + eps)`
+        if not standardised and not roots(site.numerator, self.names) & roots(guard.measured, self.names):
+            return "unrelated"
+        # a tensor divided by its own size is bounded in float32; in float16 the guard rounds to 0
+        autocast = any(autocast_dtype(expr, self.names) == "float16" for expr in site.contexts)
+        if autocast and float32_under_autocast(guard.statistic, self.names):
+            autocast = False  # `x.pow(2).mean()`, `x.norm()`: autocast computes these in float32
+        if autocast or made_half(guard.measured, self.names):
+            return "half"
+        return None
+
+    # --- message and fix ----------------------------------------------------------------------------
+    def _message(self, site: _Site, guard: GuardedDivisor, kind: str) -> str:
+        stat, eps = code_of(guard.statistic, limit=40), code_of(guard.epsilon, limit=20)
+        shown = eps if eps == f"{guard.value:g}" or eps.startswith(("1e", "1E")) else f"{eps} = {guard.value:g}"
+        if kind == "half":
+            harm = f"in float16 (autocast / half) `{shown}` rounds to 0, and a zero `{stat}` gives NaN or inf"
+        else:
+            ratio = code_of(site.numerator, limit=30)
+            harm = f"when `{stat}` nears zero `{ratio}` / `{stat}` explodes, and fp16 rounds `{shown}` to 0"
+        floor = self._floor(guard) or "a dtype-aware floor (`torch.finfo(dtype).eps`)"
+        advice = f"take the root of `{floor}`" if guard.under_sqrt else f"divide by `{floor}`"
+        return f"`{stat} + {eps}` is too small a guard: {harm}; {advice} instead"
+
+    def _floor(self, guard: GuardedDivisor) -> Optional[str]:
+        dtype_of = _simple(guard.statistic) or _simple(guard.measured)
+        if dtype_of is None:
+            return None
+        statistic = code_of(guard.statistic, limit=10_000)
+        if not isinstance(guard.statistic, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or guard.statistic.lpar:
+            statistic = f"({statistic})" if not guard.statistic.lpar else statistic
+        power = "" if guard.squared or guard.under_sqrt else " ** 0.5"
+        return f"{statistic}.clamp_min({self._torch()}.finfo({dtype_of}.dtype).eps{power})"
+
+    def _torch(self) -> str:
+        local = [name for name, qualified in self.model.imports.aliases.items() if qualified == "torch"]
+        return "torch" if not local or "torch" in local else sorted(local)[0]
+
+    def _fix(self, guard: GuardedDivisor) -> Optional[Fix]:
+        floor = self._floor(guard)
+        if floor is None:
+            return None
+        replacement = cst.parse_expression(floor)
+        imports = () if "torch" in self.model.imports.aliases.values() else ("torch",)
+        return Fix("unsafe", "clamp the divisor at a dtype-aware floor instead of adding a tiny epsilon",
+                   {guard.guard: replacement}, imports)
+
+
+def _simple(expr: cst.BaseExpression) -> Optional[str]:
+    """The source of a name, attribute chain or plain subscript (no calls): safe to read `.dtype` from."""
+    if any(isinstance(node, (cst.Call, cst.Await, cst.NamedExpr)) for node in walk(expr)):
+        return None
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+        return code_of(expr, limit=10_000)
+    return None
