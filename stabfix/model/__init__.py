@@ -23,6 +23,10 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 (built on `names`)
 - `gradients`   per function: what is differentiated, returned or handed to unseen code (SF101)
 - `tensors`     per scope: in-place changes, branch-bound names and loss sinks (SF401)
+- `syncs`       which calls and truth tests make the host wait for the accelerator (barriers, memory
+                reports, health checks, reads to the host) (queried after the traversal; built on `values`)
+- `generation`  which calls and loops generate token by token, and whether what they make feeds the
+                update (queried after the traversal; built on `names` and `modules`)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -37,7 +41,9 @@ import libcst as cst
 from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.containers import Containers
 from stabfix.model.events import Events
+from stabfix.model.generation import Generation
 from stabfix.model.gradient_use import GradientFacts
+from stabfix.model.host_sync import HostSyncs
 from stabfix.model.imports import ImportTracker
 from stabfix.model.losses import LossIndex
 from stabfix.model.modules import ModuleIndex
@@ -61,6 +67,8 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "losses": (("names",), lambda model: LossIndex(model.imports, model.names)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
+    "syncs": (("values", "modules"), lambda model: HostSyncs(model.values, model.modules)),
+    "generation": (("names", "modules"), lambda model: Generation(model.names, model.modules)),
 }
 PARTS = tuple(_PARTS)
 
@@ -77,6 +85,8 @@ class FileModel:
     losses: Optional[LossIndex] = None
     gradients: Optional[GradientFacts] = None
     tensors: Optional[TensorFacts] = None
+    syncs: Optional[HostSyncs] = None
+    generation: Optional[Generation] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

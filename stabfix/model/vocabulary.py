@@ -246,3 +246,24 @@ PER_STEP_METHOD_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", 
 # Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
 # on a tensor, a positional argument is the incoming gradient instead.
 BACKWARD_WRAPPER_NAMES = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
+
+# --- SF202 host syncs / SF204 generation in the training step -----------------------------------
+
+# Keyword arguments that only generation takes (`model.generate(ids, max_new_tokens=32)`): evidence
+# that a call decodes; together with a name word below for calls that are not `.generate`.
+GENERATION_SETTINGS = frozenset(
+    {
+        "max_new_tokens", "min_new_tokens", "max_length", "max_len", "max_gen_len", "max_decode_len",
+        "num_beams", "do_sample", "top_k", "top_p", "generation_config", "num_return_sequences",
+        "sampling_params", "max_tokens", "beam_size", "greedy",
+    }
+)
+# Breaks the tie for a call passing generation settings: it decodes (not a tokenizer padding to `max_length`).
+GENERATION_CALL_WORD = re.compile(r"(generat|decode|sampl|rollout|beam|greedy|autoregress)", re.I)
+# Calls that only look at what generation made: logging, decoding ids to text, metric writers.
+OBSERVING_CALLS = frozenset(
+    {
+        "print", "decode", "batch_decode", "convert_ids_to_tokens", "add_text", "add_scalar", "add_scalars",
+        "log", "log_text", "log_dict", "write", "set_postfix", "set_description", "len", "str",
+    }
+)
