@@ -20,6 +20,7 @@ The model part `generation` answers:
 
 from __future__ import annotations
 
+import builtins
 from typing import Optional, Union
 
 import libcst as cst
@@ -31,6 +32,7 @@ from stabfix.model.modules import ModuleIndex
 from stabfix.model.names import Names
 
 Loop = Union[cst.For, cst.While]
+_BUILTINS = frozenset(dir(builtins))
 
 
 class Generation:
@@ -97,9 +99,21 @@ class Generation:
                 picks = True
             elif last in ("append", "extend") or qualified in ("torch.cat", "torch.stack", "torch.concat"):
                 grows = True
-            elif self.modules is not None and self.modules.is_module(func):
+            elif self._runs_a_model(node):
                 forward = True
         return picks and grows and forward
+
+    def _runs_a_model(self, call: cst.Call) -> bool:
+        """A module of the file, or a callable handed in or bound locally (`net(x)` with `net` a parameter)."""
+        func = call.func
+        if self.modules is not None and self.modules.is_module(func):
+            return True
+        return (
+            isinstance(func, cst.Name)
+            and func.value not in _BUILTINS
+            and self.names.qualify(func) is None
+            and self.names.definition_of(call) is None
+        )
 
     # -- where it goes -----------------------------------------------------------------------------------
     def feeds_training(self, node: cst.CSTNode, statement: cst.CSTNode, scope: cst.CSTNode) -> bool:
