@@ -29,7 +29,8 @@ from stabfix.model.structure import Frame, FunctionFrame, LoopFrame, StepPath, l
 
 INTERVAL = 100
 _SYNC_WORDS = {"synchronize", "memory_summary", "memory_snapshot", "_snapshot", "list_gpu_processes", "item",
-               "tolist", "cpu", "to", "float", "int", "bool", "equal", "allclose", "wait_device_ops"}
+               "tolist", "cpu", "to", "float", "int", "bool", "equal", "allclose", "wait_device_ops", "isnan", "isinf",
+               "isfinite"}
 _ACCELERATOR = re.compile(r"cuda|device|accelerat|xla|mps|lightning|Trainer|deepspeed|fabric")
 _KIND_WORDS = {"barrier": "waits for the whole device queue", "snapshot": "builds a memory report on the host",
                "check": "is a health check that copies a device value to the host",
@@ -91,11 +92,12 @@ class HostSyncInStep(Checker):
             if site.sync.kind in ("read", "check") and not on_device_code:
                 continue  # a CPU-only script: reading a value costs nothing
             path = self.steps.helper_path(site.frames)
-            if path is None or gates.live_gates(self.steps, names, path) or gates.on_host_branch(site.frames):
+            if path is None or gates.step_gates(self.steps, names, path) or gates.on_host_branch(site.frames):
                 continue
             scope = path.scope.node
             if gates.skipped_by_interval_guard(self.steps, site.place, statement, scope) or gates.exited_early(
-                self.steps, names, site.place, statement, scope, rare=syncs.truth_test_sync
+                self.steps, names, site.place, statement, scope,
+                rare=lambda test: syncs.truth_test_sync(test) or gates.filters_items(self.steps, path, test)
             ):
                 continue
             seen.add(id(statement))

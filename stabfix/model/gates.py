@@ -200,3 +200,45 @@ def on_host_branch(frames) -> bool:
         if re.search(r"==['\"]cpu['\"]", code) or (code.startswith("not") and code.endswith("is_available()")):
             return True
     return False
+
+
+def item_names(path: StepPath) -> set[str]:
+    """The names the `for` loops inside the step (between its scope and the site) bind to their items."""
+    from stabfix.model.structure import LoopFrame, target_names
+
+    return {
+        name.value
+        for frame in path.between()
+        if isinstance(frame, LoopFrame) and isinstance(frame.node, cst.For)
+        for name in target_names(frame.node.target)
+    }
+
+
+def filters_items(steps: StepIndex, path: StepPath, test: cst.BaseExpression) -> bool:
+    """A test about the item an inner loop of the step is on (`if p.grad is None: continue`,
+    `if param.grad is not None:`): it skips items, not steps. Interval tests never are."""
+    own = item_names(path)
+    if not own or steps.is_interval_test(test):
+        return False
+    found = False
+
+    class _Uses(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value in own
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+    test.visit(_Uses())
+    return found
+
+
+def step_gates(steps: StepIndex, names, path: StepPath) -> tuple[BranchFrame, ...]:
+    """`live_gates` without the per-item filters of inner loops (see `filters_items`)."""
+    return tuple(
+        gate
+        for gate in live_gates(steps, names, path)
+        if not (gate.kind == "if" and getattr(gate.node, "test", None) is not None and filters_items(steps, path, gate.node.test))
+    )

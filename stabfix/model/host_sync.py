@@ -15,7 +15,7 @@ with a `Sync`, or None:
   `assert torch.isfinite(x).all()`, `if loss > 1e4:`) or read to the host from a NaN/Inf test
   (`torch.isnan(t).any().item()`), `torch.equal`/`torch.allclose`.
 - `read`: a tensor value read to the host: `.item()`, `.tolist()`, `.cpu()` / `.to("cpu")`, `float(t)`,
-  `int(t)`, `bool(t)`. A module's `.cpu()`, `.item()` of numpy/Python data and values already on the host
+  `int(t)`, `bool(t)`, `math.isnan(t)`. A module's `.cpu()`, `.item()` of numpy/Python data and values already on the host
   are not syncs.
 
 `Sync.value` is the expression whose value crosses to the host (for messages and for deciding whether it
@@ -52,6 +52,7 @@ DEVICE_COMPARISONS = frozenset({"equal", "allclose"})
 TRUTH_REDUCTIONS = frozenset({"any", "all"})
 READ_METHODS = frozenset({"item", "tolist", "cpu"})
 READ_BUILTINS = frozenset({"float", "int", "bool"})
+MATH_TESTS = frozenset({"math.isnan", "math.isinf", "math.isfinite"})  # `math.isnan(t.mean())` reads t first
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class HostSyncs:
                 return Sync("barrier", call)
         if name in {f"torch.{op}" for op in DEVICE_COMPARISONS}:
             return Sync("check", call, call)
+        if name in MATH_TESTS and len(call.args) == 1 and self._on_device(call.args[0].value, strict=True):
+            return Sync("check", call, call.args[0].value)
         if isinstance(func, cst.Name) and func.value in READ_BUILTINS and not name and len(call.args) == 1:
             value = call.args[0].value
             if self._on_device(value, strict=True):
