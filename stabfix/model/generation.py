@@ -108,12 +108,11 @@ class Generation:
         func = call.func
         if self.modules is not None and self.modules.is_module(func):
             return True
-        return (
-            isinstance(func, cst.Name)
-            and func.value not in _BUILTINS
-            and self.names.qualify(func) is None
-            and self.names.definition_of(call) is None
-        )
+        if self.names.definition_of(call) is not None or self.names.qualify(func) is not None:
+            return False
+        if isinstance(func, cst.Attribute):  # `self.decoder(...)`: a callable stored on the object
+            return isinstance(func.value, cst.Name) and func.value.value == "self"
+        return isinstance(func, cst.Name) and func.value not in _BUILTINS
 
     # -- where it goes -----------------------------------------------------------------------------------
     def feeds_training(self, node: cst.CSTNode, statement: cst.CSTNode, scope: cst.CSTNode) -> bool:
@@ -151,8 +150,8 @@ class Generation:
             elif isinstance(inner, cst.Expr) and isinstance(inner.value, cst.Call) and not _observes(inner.value.func):
                 call = inner.value  # a statement that hands values over (an update, a buffer, a reward model)
                 last = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
-                if last not in ("append", "extend", "add", "insert", "put", "push"):
-                    sinks |= set().union(*(_names_in(arg.value) for arg in call.args)) if call.args else set()
+                if last not in ("append", "extend", "add", "insert", "put", "push"):  # text decoded for a log table
+                    sinks |= set().union(*(_names_in(arg.value, observed=False) for arg in call.args)) if call.args else set()
         derived = set(seeds)
         changed = True
         while changed:
@@ -206,11 +205,15 @@ def _root_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _names_in(node: cst.CSTNode) -> set[str]:
-    """The variable names an expression reads (attribute and keyword names left out)."""
+def _names_in(node: cst.CSTNode, observed: bool = True) -> set[str]:
+    """The variable names an expression reads (attribute and keyword names left out; without `observed`,
+    also those read only inside an observing call such as `tokenizer.decode(ids)`)."""
     found: set[str] = set()
 
     class _Reads(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> bool:
+            return observed or not _observes(call.func)
+
         def visit_Name(self, name: cst.Name) -> None:
             found.add(name.value)
 

@@ -1,3 +1,4 @@
+"""accelerate loop timing every step behind torch.cuda.synchronize() (bad)."""
 import time
 
 import torch

@@ -1,3 +1,4 @@
+"""two NaN/Inf asserts per training iteration (bad)."""
 import torch
 
 

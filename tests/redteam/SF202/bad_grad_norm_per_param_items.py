@@ -1,3 +1,4 @@
+"""per-parameter gradient norms read with .item() inside fit_batch, every step (bad)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""HF TrainerCallback checking every gradient for NaN/Inf before each step: one sync per parameter (bad)."""
 import torch
 from transformers import TrainerCallback
 

@@ -1,3 +1,4 @@
+"""Lightning callback testing each gradient with isfinite().all() before every optimizer step (bad)."""
 import lightning.pytorch as pl
 import torch
 

@@ -1,3 +1,4 @@
+"""math.isnan of a per-parameter mean in a helper the loop calls every step (bad)."""
 import math
 
 import torch

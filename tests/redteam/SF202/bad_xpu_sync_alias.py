@@ -1,3 +1,4 @@
+"""Intel XPU barrier through an aliased torch import in a step function (bad)."""
 import torch as th
 
 

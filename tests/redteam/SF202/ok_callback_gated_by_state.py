@@ -1,3 +1,4 @@
+"""gradient NaN check in on_step_end behind an early return on the step interval (ok)."""
 import torch
 from transformers import TrainerCallback
 

@@ -1,3 +1,4 @@
+"""nan_to_num on gradients (no sync) and a model moved to the CPU after training (ok)."""
 import torch
 
 for step, (x, y) in enumerate(loader):

@@ -1,3 +1,4 @@
+"""one loss.item() per step for the progress bar (ok)."""
 import torch
 from tqdm import tqdm
 

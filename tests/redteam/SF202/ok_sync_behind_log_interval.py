@@ -1,3 +1,4 @@
+"""nanoGPT-style barrier and loss read behind the log interval (ok)."""
 import time
 
 import torch

@@ -1,3 +1,4 @@
+"""syncs in a Lightning validation_step, not in training (ok)."""
 import lightning.pytorch as pl
 import torch
 

@@ -1,3 +1,4 @@
+"""NMT trainer running beam search every step for a BLEU meter (bad)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""GPT training loop generating 100 tokens on every iteration for a printout (bad)."""
 import torch
 
 model = GPT(config).to("cuda")

@@ -1,3 +1,4 @@
+"""LightningModule generating a summary in on_train_batch_end on every batch (bad)."""
 import lightning.pytorch as pl
 
 

@@ -1,3 +1,4 @@
+"""accelerate loop calling a sampling helper (model.generate) after every update (bad)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""greedy while-loop decode written in the step function, only printed (bad)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""batch-end hook that generates only every eval_every_n_steps (ok)."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""generation preview callback behind a step interval (ok)."""
 from transformers import TrainerCallback
 
 

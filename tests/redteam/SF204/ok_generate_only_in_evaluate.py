@@ -1,3 +1,4 @@
+"""generation only in evaluate(), called behind the eval interval (ok)."""
 import torch
 
 

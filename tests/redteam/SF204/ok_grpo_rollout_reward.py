@@ -1,3 +1,4 @@
+"""GRPO update: the sampled sequences are rewarded and trained on (ok)."""
 import torch
 
 

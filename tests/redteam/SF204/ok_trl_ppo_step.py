@@ -1,3 +1,4 @@
+"""trl PPO loop: responses handed to ppo_trainer.step (ok)."""
 for epoch, batch in enumerate(ppo_trainer.dataloader):
     queries = batch["input_ids"]
     responses = ppo_trainer.generate(queries, return_prompt=False, max_new_tokens=32)
