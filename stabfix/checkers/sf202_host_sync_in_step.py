@@ -173,7 +173,7 @@ class HostSyncInStep(Checker):
             where = f"`{path.scope.name}()`, which {self._caller_text(calls)} calls {_times(len(calls))} every step,"
         what = f"`{code}` {_KIND_WORDS[site.sync.kind]}"
         if per_item is not None:
-            inner = "" if per_item is path.scope else f" in {where}"
+            inner = "" if per_item is path.scope else f" in {where.rstrip(',')}"
             return (f"{what} on every iteration of `{loop_header(per_item.node)}`{inner}, one device stall per "
                     "item of every step; keep values on the device (`.detach()`) and read them once per step or every N steps")
         if checks:
