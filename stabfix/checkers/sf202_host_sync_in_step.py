@@ -142,7 +142,7 @@ class HostSyncInStep(Checker):
             if isinstance(frame, LoopFrame) and (any_value or not is_loop_item(site.sync.value, frame.node)):
                 return frame
         scope = path.scope
-        if isinstance(scope, LoopFrame) and path.kind == "step":
+        if isinstance(scope, LoopFrame) and path.kind == "step" and not self.steps.steps_optimizer(scope):
             outer = [f for f in path.frames[: path.frames.index(scope)] if isinstance(f, (LoopFrame, FunctionFrame))]
             if any(self.steps.is_training_loop(f) if isinstance(f, LoopFrame) else self.steps.is_step_function(f)
                    for f in outer[-1:]):

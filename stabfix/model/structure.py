@@ -317,6 +317,11 @@ class StepIndex(cst.BatchableCSTVisitor):
             name in frame.facts.ungated_calls for frame in self._functions if self.is_step_function(frame)
         )
 
+    def steps_optimizer(self, frame: Union[LoopFrame, FunctionFrame]) -> bool:
+        """The loop or function body steps an optimizer itself (`d_optimizer.step()`): each iteration of
+        such a loop is a whole update, not a micro-batch of one."""
+        return any(self._is_optimizer_step(candidate) for candidate in frame.facts.step_candidates)
+
     def helper_path(self, frames: tuple[Frame, ...]) -> StepPath | None:
         """Like `step_path`, and also for a helper of the file that a training loop or step function
         calls behind no gate although its name reads like a check (`check_tensor_health(x)` called
