@@ -38,6 +38,10 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `recurrence`  whether a callable returns recurrent state or changes state outside the call (SF403)
                 (queried after the traversal; built on `names`)
 - `amp`         autocast regions and their dtype, loss scaling, anomaly-mode switches, legacy `torch.cuda.amp` uses
+- `syncs`       which calls and truth tests make the host wait for the accelerator (barriers, memory
+                reports, health checks, reads to the host) (queried after the traversal; built on `values`)
+- `generation`  which calls and loops generate token by token, and whether what they make feeds the
+                update (queried after the traversal; built on `names` and `modules`)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -59,6 +63,9 @@ from stabfix.model.events import Events
 from stabfix.model.flows import ValueFlows
 from stabfix.model.gradient_use import GradientFacts
 from stabfix.model.graph_cuts import GraphCuts
+from stabfix.model.generation import Generation
+from stabfix.model.gradient_use import GradientFacts
+from stabfix.model.host_sync import HostSyncs
 from stabfix.model.imports import ImportTracker
 from stabfix.model.losses import LossIndex
 from stabfix.model.modules import ModuleIndex
@@ -93,6 +100,8 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "flows": (("names",), lambda model: ValueFlows(model.names)),
     "recurrence": (("names",), lambda model: Recurrence(model.names)),
     "amp": (("names", "steps"), lambda model: Amp(model.names, model.steps)),
+    "syncs": (("values", "modules"), lambda model: HostSyncs(model.values, model.modules)),
+    "generation": (("names", "modules"), lambda model: Generation(model.names, model.modules)),
 }
 PARTS = tuple(_PARTS)
 
@@ -116,6 +125,8 @@ class FileModel:
     flows: Optional[ValueFlows] = None
     recurrence: Optional[Recurrence] = None
     amp: Optional[Amp] = None
+    syncs: Optional[HostSyncs] = None
+    generation: Optional[Generation] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

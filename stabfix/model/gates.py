@@ -16,6 +16,7 @@ function. These queries compare two such paths:
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -115,10 +116,129 @@ def skipped_by_interval_guard(steps: StepIndex, place: Place, statement: cst.CST
     return False
 
 
-def _ends_in_jump(body: cst.BaseSuite) -> bool:
+def _ends_in_jump(body: cst.BaseSuite, errors: bool = True) -> bool:
     if isinstance(body, cst.SimpleStatementSuite):
         small = list(body.body)
     else:
         last = body.body[-1] if body.body else None
         small = list(last.body) if isinstance(last, cst.SimpleStatementLine) else []
-    return bool(small) and isinstance(small[-1], (cst.Continue, cst.Return, cst.Break, cst.Raise))
+    jumps = (cst.Continue, cst.Return, cst.Break, cst.Raise) if errors else (cst.Continue, cst.Return, cst.Break)
+    return bool(small) and isinstance(small[-1], jumps)
+
+
+# --- flags fixed by module constants, and early exits (SF202/SF204) --------------------------------
+
+
+def constant_truth(names, test: cst.BaseExpression, depth: int = 0) -> bool | None:
+    """The value of a test that module-level constants fix: `DEBUG_MEMORY` bound only to `True` at module
+    level (a flag left on) is always true, `not DEBUG_MEMORY` always false; None when the code may vary it."""
+    if depth > 6:
+        return None
+    if isinstance(test, cst.Name):
+        if test.value in ("True", "False"):
+            return test.value == "True"
+        bindings = names.bindings_of(test) if names is not None else []
+        if not bindings or any(b.kind != "assign" or b.scope.parent is not None for b in bindings):
+            return None  # a parameter, a loop variable, or a local: it varies
+        results = {constant_truth(names, b.bound_value, depth + 1) if b.bound_value is not None else None for b in bindings}
+        return results.pop() if len(results) == 1 else None
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = constant_truth(names, test.expression, depth + 1)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left = constant_truth(names, test.left, depth + 1)
+        right = constant_truth(names, test.right, depth + 1)
+        if isinstance(test.operator, cst.And):
+            return False if False in (left, right) else (True if left and right else None)
+        return True if True in (left, right) else (False if left is False and right is False else None)
+    return None
+
+
+def live_gates(steps: StepIndex, names, path: StepPath) -> tuple[BranchFrame, ...]:
+    """The path's gates without the branches a module constant always takes (`if DEBUG:` with `DEBUG = True`)."""
+    kept = []
+    for gate in path.gates:
+        test = getattr(gate.node, "test", None)
+        value = constant_truth(names, test) if test is not None and gate.kind in ("if", "else") else None
+        if value is None or (gate.kind == "if") != value:
+            kept.append(gate)
+    return tuple(kept)
+
+
+def exited_early(
+    steps: StepIndex, names, place: Place, statement: cst.CSTNode, scope_node: cst.CSTNode, rare=lambda test: False
+) -> bool:
+    """An earlier `if <test>: return/continue/break` in the scope may skip the statement: a guard like
+    `if not self.debug: return`. Device checks, guards a module constant never takes
+    (`if not DEBUG_MEMORY: return` with `DEBUG_MEMORY = True`), `raise` (an error path) and tests the
+    caller knows to fire rarely (`rare(test)`: a NaN guard skips a bad batch, not most steps) do not count."""
+    index = index_in(place, statement)
+    stop = index_in(place, scope_node)
+    if index is None or stop is None:
+        return False
+    while index > stop:
+        current, parent = place[index], place[index - 1]
+        for sibling in body_of(parent):
+            if sibling is current:
+                break
+            if isinstance(sibling, cst.If) and sibling.orelse is None and _ends_in_jump(sibling.body, errors=False):
+                test = sibling.test
+                if not steps.is_device_check(test) and constant_truth(names, test) is not False and not rare(test):
+                    return True
+        index -= 1
+    return False
+
+
+def on_host_branch(frames) -> bool:
+    """Inside `if device == "cpu":` or `if not torch.cuda.is_available():`: the host path of a step,
+    where reading a value back costs nothing."""
+    for frame in frames:
+        test = getattr(frame.node, "test", None) if getattr(frame, "kind", None) == "if" else None
+        if test is None:
+            continue
+        code = cst.Module(body=[]).code_for_node(test).replace(" ", "")
+        if re.search(r"==['\"]cpu['\"]", code) or (code.startswith("not") and code.endswith("is_available()")):
+            return True
+    return False
+
+
+def item_names(path: StepPath) -> set[str]:
+    """The names the `for` loops inside the step (between its scope and the site) bind to their items."""
+    from stabfix.model.structure import LoopFrame, target_names
+
+    return {
+        name.value
+        for frame in path.between()
+        if isinstance(frame, LoopFrame) and isinstance(frame.node, cst.For)
+        for name in target_names(frame.node.target)
+    }
+
+
+def filters_items(steps: StepIndex, path: StepPath, test: cst.BaseExpression) -> bool:
+    """A test about the item an inner loop of the step is on (`if p.grad is None: continue`,
+    `if param.grad is not None:`): it skips items, not steps. Interval tests never are."""
+    own = item_names(path)
+    if not own or steps.is_interval_test(test):
+        return False
+    found = False
+
+    class _Uses(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value in own
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+    test.visit(_Uses())
+    return found
+
+
+def step_gates(steps: StepIndex, names, path: StepPath) -> tuple[BranchFrame, ...]:
+    """`live_gates` without the per-item filters of inner loops (see `filters_items`)."""
+    return tuple(
+        gate
+        for gate in live_gates(steps, names, path)
+        if not (gate.kind == "if" and getattr(gate.node, "test", None) is not None and filters_items(steps, path, gate.node.test))
+    )

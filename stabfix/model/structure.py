@@ -317,6 +317,36 @@ class StepIndex(cst.BatchableCSTVisitor):
             name in frame.facts.ungated_calls for frame in self._functions if self.is_step_function(frame)
         )
 
+    def steps_optimizer(self, frame: Union[LoopFrame, FunctionFrame]) -> bool:
+        """The loop or function body steps an optimizer itself (`d_optimizer.step()`): each iteration of
+        such a loop is a whole update, not a micro-batch of one."""
+        return any(self._is_optimizer_step(candidate) for candidate in frame.facts.step_candidates)
+
+    def helper_path(self, frames: tuple[Frame, ...]) -> StepPath | None:
+        """Like `step_path`, and also for a helper of the file that a training loop or step function
+        calls behind no gate although its name reads like a check (`check_tensor_health(x)` called
+        from `train_step`): what matters is that the step calls it, not what it is named."""
+        path = self.step_path(frames)
+        if path is not None:
+            return path
+        gates: list[BranchFrame] = []
+        for frame in reversed(frames):
+            if isinstance(frame, BranchFrame):
+                if frame.gate and not self._branch_does_backward(frame):
+                    gates.append(frame)
+            elif isinstance(frame, FunctionFrame):
+                name = frame.name
+                called = any(name in loop.facts.ungated_calls for loop in self._loops if self.is_training_loop(loop))
+                called = called or any(
+                    name in other.facts.ungated_calls for other in self._functions if self.is_step_function(other)
+                )
+                if called and not words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name):
+                    return StepPath(frame, tuple(gates), frames, "callee")
+                return None
+            elif not isinstance(frame, LoopFrame):
+                return None
+        return None
+
     def counter(self, path: StepPath) -> str | None:
         """An integer expression that counts steps at the site (`step`, `self.global_step`), if any: not
         one whose name an inner loop between the scope and the site reuses (`for i in range(3):` inside

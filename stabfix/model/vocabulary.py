@@ -278,3 +278,23 @@ GRADIENT_CLEAR_CALL = re.compile(r"^_*(zero|clear|reset|zeros)_?(the_)?grad(s|ie
 # Frameworks whose backward overwrites the gradient instead of adding into it (MXNet's default
 # `grad_req="write"`): a loop without a clear is fine there.
 OVERWRITING_AUTOGRAD_MODULES = ("mxnet",)
+# --- SF202 host syncs / SF204 generation in the training step -----------------------------------
+
+# Keyword arguments that only generation takes (`model.generate(ids, max_new_tokens=32)`): evidence
+# that a call decodes; together with a name word below for calls that are not `.generate`.
+GENERATION_SETTINGS = frozenset(
+    {
+        "max_new_tokens", "min_new_tokens", "max_length", "max_len", "max_gen_len", "max_decode_len",
+        "num_beams", "do_sample", "top_k", "top_p", "generation_config", "num_return_sequences",
+        "sampling_params", "max_tokens", "beam_size", "greedy",
+    }
+)
+# Breaks the tie for a call passing generation settings: it decodes (not a tokenizer padding to `max_length`).
+GENERATION_CALL_WORD = re.compile(r"(generat|decode|sampl|rollout|beam|greedy|autoregress)", re.I)
+# Calls that only look at what generation made: logging, decoding ids to text, metric writers.
+OBSERVING_CALLS = frozenset(
+    {
+        "print", "decode", "batch_decode", "convert_ids_to_tokens", "add_text", "add_scalar", "add_scalars",
+        "log", "log_text", "log_dict", "write", "set_postfix", "set_description", "len", "str",
+    }
+)

@@ -1,0 +1,105 @@
+"""SF204 heavy-generation-in-train-step: generation (decoding token by token) on every training step.
+
+Generation comes from the model (`generation`): `.generate(...)` of a model, a call with generation
+settings whose name says it decodes, a function of the file that generates, or a decode loop written in
+the step. It is reported when it runs on every step (no interval, eval or flag gate; a module flag bound
+only to `True` is no gate) and what it makes does not feed the update: RL/RLHF rollouts (PPO, GRPO,
+REINFORCE) generate the very data the loss is computed on, and are left alone. Report only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.model import gates
+from stabfix.model.places import Place, enclosing_statement
+from stabfix.model.structure import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+
+INTERVAL = 100
+
+
+@dataclass
+class _Site:
+    node: Union[cst.Call, cst.For, cst.While]
+    frames: tuple[Frame, ...]
+    place: Place
+
+
+class HeavyGenerationInTrainStep(Checker):
+    code = "SF204"
+    tokens = ("generate", "decode", "argmax", "multinomial", "sample", "max_new_tokens", "max_length", "beam")
+    needs = ("steps", "generation")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.steps = self.model.steps
+        self.sites: list[_Site] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, (cst.Name, cst.Attribute)):
+            self.sites.append(_Site(node, self.steps.frames(), self.steps.place()))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.sites.append(_Site(node, self.steps.frames(), self.steps.place()))
+
+    def visit_While(self, node: cst.While) -> None:
+        self.sites.append(_Site(node, self.steps.frames(), self.steps.place()))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        generation, names = self.model.generation, self.model.names
+        inside: list[cst.CSTNode] = []  # decode loops already reported: their calls are part of them
+        for site in self.sites:
+            path = self.steps.step_path(site.frames)
+            if path is None or path.kind == "callee" or gates.live_gates(self.steps, names, path):
+                continue  # in a helper, the step's call of the helper is what is reported
+            if any(_contains(loop, site.node) for loop in inside):
+                continue
+            statement = enclosing_statement(site.place) if isinstance(site.node, cst.Call) else site.node
+            scope_node = path.scope.node
+            if statement is None or gates.skipped_by_interval_guard(
+                self.steps, site.place, statement, scope_node
+            ) or gates.exited_early(self.steps, names, site.place, statement, scope_node):
+                continue
+            if isinstance(site.node, cst.Call):
+                why = generation.generation_call(site.node)
+            else:
+                why = "decodes token by token" if generation.decode_loop(site.node) else None
+            if why is None:
+                continue
+            function = next((f for f in reversed(site.frames) if isinstance(f, FunctionFrame)), None)
+            scope = function.node if function is not None else original_node
+            if generation.feeds_training(site.node, statement, scope):
+                continue  # a rollout: the generated tokens are the data the update trains on
+            if not isinstance(site.node, cst.Call):
+                inside.append(site.node)
+            self.report(site.node, self._message(site, path, why, statement))
+
+    def _message(self, site: _Site, path: StepPath, why: str, statement: cst.CSTNode) -> str:
+        if isinstance(site.node, cst.Call):
+            code = cst.Module(body=[]).code_for_node(site.node.func) + "(...)"
+        else:
+            code = loop_header(site.node)
+        target = _assigned(statement) if isinstance(site.node, cst.Call) else None
+        result = f"its result `{target}` does not feed the loss" if target else "what it makes does not feed the loss"
+        counter = self.steps.counter(path)
+        gate = f"`if {counter} % {INTERVAL} == 0:`" if counter else "an interval (`if step % 100 == 0:`)"
+        when = "every call of" if isinstance(path.scope, FunctionFrame) else "every iteration of"
+        where = self.steps.describe(path.scope)
+        return (f"`{code}` {why} on {when} {where}, and {result}; run it behind {gate} or at evaluation")
+
+
+def _assigned(statement: cst.CSTNode) -> str | None:
+    if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
+        text = cst.Module(body=[]).code_for_node(statement.body[0].targets[0].target)
+        return text if len(text) <= 40 else None
+    return None
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    if outer is inner:
+        return True
+    return any(_contains(child, inner) for child in outer.children)
