@@ -23,6 +23,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 (built on `names`)
 - `gradients`   per function: what is differentiated, returned or handed to unseen code (SF101)
 - `tensors`     per scope: in-place changes, branch-bound names and loss sinks (SF401)
+- `history`     which expressions still carry autograd history, and whether a backward pass or a
+                return later uses what was accumulated from them (SF103)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -38,6 +40,7 @@ from stabfix.model.cleanup import DeviceMemory
 from stabfix.model.containers import Containers
 from stabfix.model.events import Events
 from stabfix.model.gradient_use import GradientFacts
+from stabfix.model.history import History
 from stabfix.model.imports import ImportTracker
 from stabfix.model.losses import LossIndex
 from stabfix.model.modules import ModuleIndex
@@ -61,6 +64,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "losses": (("names",), lambda model: LossIndex(model.imports, model.names)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
+    "history": (
+        ("names", "values", "losses", "events"),
+        lambda model: History(model.names, model.values, model.losses, model.events),
+    ),
 }
 PARTS = tuple(_PARTS)
 
@@ -77,6 +84,7 @@ class FileModel:
     losses: Optional[LossIndex] = None
     gradients: Optional[GradientFacts] = None
     tensors: Optional[TensorFacts] = None
+    history: Optional[History] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

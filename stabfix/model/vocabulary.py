@@ -246,3 +246,8 @@ PER_STEP_METHOD_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", 
 # Objects whose `.backward(loss)` takes the loss as argument (accelerate, Fabric, DeepSpeed engines);
 # on a tensor, a positional argument is the incoming gradient instead.
 BACKWARD_WRAPPER_NAMES = {"accelerator", "fabric", "engine", "model_engine", "strategy", "trainer"}
+
+# SF103 / SF106 / SF407 (graph kept alive, evaluation with autograd on, train/eval mode)
+# Words of an iterable that draws evaluation batches (`val_loader`, `test_dataset`): they break the tie
+# between a loop that sums a loss over data (evaluation) and one that sums the parts of one loss.
+DATA_SOURCE_WORDS = frozenset({"loader", "dataloader", "dataset", "batches", "iterator", "dl", "ds"})

@@ -1,0 +1,204 @@
+"""SF103 loss-history-accumulation: a tensor with autograd history summed or stored across iterations.
+
+A query over the model: the `history` part says which expressions still carry a graph (a loss, a
+forward's output, arithmetic on one; not `.item()`/`.detach()`/`float()`/`no_grad` values) and
+whether a backward pass (or the function's return) later uses what was accumulated. Sites:
+`total += loss`, `total = total + loss`, `logs["loss"] += loss`, `losses.append(loss)` /
+`.extend(...)` / `.insert(i, ...)`, where the holder outlives the iteration: a local bound before the
+loop it is updated in, or state on `self` / a module global updated in a step function.
+Silent when the accumulated value is differentiated later (gradient accumulation), returned by a
+function that is not an evaluation loop (a `compute_loss` summing its parts), or under `no_grad`.
+Fix (safe): read the value out of the graph: `.item()` for a scalar loss summed into a Python number
+or appended to a list that no torch function reads, `.detach()` otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.syntax import code_for
+from stabfix.model.history import LOSS
+from stabfix.model.imports import dotted_name
+from stabfix.model.structure import Frame, FunctionFrame
+from stabfix.model import vocabulary as vocab
+
+_APPENDS = {"append": 0, "extend": 0, "insert": 1}
+
+
+@dataclass
+class _Site:
+    node: cst.CSTNode  # the statement expression (AugAssign, Assign) or the append call
+    holder: cst.BaseExpression  # what keeps the value: `total`, `logs["loss"]`, `self.losses`
+    value: cst.BaseExpression  # what is added or stored
+    kind: str  # "sum" | "append"
+    function: Optional[cst.FunctionDef]
+    cls: Optional[cst.ClassDef]
+    loops: tuple[tuple[cst.CSTNode, int], ...]  # enclosing loops of the function, with their start order
+    frames: tuple[Frame, ...]
+    order: int
+
+
+class LossHistoryAccumulation(Checker):
+    code = "SF103"
+    tokens = ("+=", ".append(", ".extend(", ".insert(", " + ")
+    also_needs = (("torch", "loss", "model"),)
+    needs = ("history", "steps")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.names = self.model.names
+        self.sites: list[_Site] = []
+        self._functions: list[Optional[cst.FunctionDef]] = [None]
+        self._classes: list[Optional[cst.ClassDef]] = [None]
+        self._loops: list[list[tuple[cst.CSTNode, int]]] = [[]]
+        self._torch_args: set[str] = set()  # holders handed to a torch function (`torch.stack(losses)`)
+
+    # -- traversal -------------------------------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+        self._loops.append([])
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+        self._loops.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops[-1].append((node, self.names.position))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._loops[-1].pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops[-1].append((node, self.names.position))
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._loops[-1].pop()
+
+    def _record(self, node, holder, value, kind) -> None:
+        self.sites.append(_Site(node, holder, value, kind, self._functions[-1], self._classes[-1],
+                                tuple(self._loops[-1]), self.model.steps.frames(), self.names.position))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            self._record(node, node.target, node.value, "sum")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Add):
+            return
+        target = code_for(node.targets[0].target)
+        if code_for(value.left) == target:
+            self._record(node, node.targets[0].target, value.right, "sum")
+        elif code_for(value.right) == target:
+            self._record(node, node.targets[0].target, value.left, "sum")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _APPENDS:
+            positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+            index = _APPENDS[func.attr.value]
+            if len(positional) == index + 1:
+                self._record(node, func.value, positional[index], "append")
+        qualified = self.qualified_name(func) or ""
+        if qualified.startswith("torch."):
+            self._torch_args.update(dotted_name(arg.value) or "" for arg in node.args)
+
+    # -- decision --------------------------------------------------------------------------------------
+    def leave_Module(self, original_node: cst.Module) -> None:
+        history = self.model.history
+        for site in self.sites:
+            path = self.model.steps.step_path(site.frames) if site.function is not None else None
+            if path is not None and isinstance(path.scope, FunctionFrame) and path.scope.node is site.function:
+                history.mark_returned(site.function)  # the framework backpropagates what a step returns
+        for site in self.sites:
+            holder = _holder_spelling(site.holder)
+            if holder is None or not self._outlives_iteration(site, holder):
+                continue
+            origin = history.origin(site.value)
+            if origin is None or history.read_under_no_grad(site.value):
+                continue
+            on_self = holder.startswith("self.")
+            if history.feeds_backward({holder}, site.function, site.cls if on_self else None):
+                continue  # gradient accumulation: the graph is kept on purpose
+            if not on_self and history.feeds_return({holder}, site.function) and not self._trains_or_evaluates(site):
+                continue  # the caller decides (a loss summed from its parts)
+            self.report(site.node, self._message(site, holder, origin), self._fix(site, holder, origin))
+
+    def _outlives_iteration(self, site: _Site, holder: str) -> bool:
+        """The holder keeps its value from one iteration (or step call) to the next."""
+        root = holder.split(".", 1)[0].split("[", 1)[0]
+        if root == "self" or root not in self._scope(site).bindings:
+            return bool(site.loops) or self.model.steps.step_path(site.frames) is not None
+        if not site.loops:
+            return False
+        start = site.loops[-1][1]
+        bindings = self._scope(site).bindings.get(root, [])
+        fresh = [b for b in bindings if b.kind in ("assign", "for", "unpack", "with") and start < b.order <= site.order
+                 and b.node is not site.node and not b.conditional]
+        return bool(bindings) and any(b.order <= start for b in bindings) and not fresh
+
+    def _scope(self, site: _Site):
+        return self.names.scopes[site.function or self.names.module_scope.node]
+
+    def _trains_or_evaluates(self, site: _Site) -> bool:
+        """The function backpropagates on its own (what it returns is a log), or its loop draws
+        batches from a data loader (an evaluation loop): a returned sum is not a loss for the caller."""
+        if self.model.events.in_function(site.function, "backward"):
+            return True
+        if not site.loops:
+            return False
+        loop = site.loops[-1][0]
+        iterated = dotted_name(loop.iter) if isinstance(loop, cst.For) else None
+        words = set((iterated or "").lower().replace(".", "_").split("_"))
+        return bool(words & vocab.DATA_SOURCE_WORDS)
+
+    # -- message and fix -------------------------------------------------------------------------------
+    def _message(self, site: _Site, holder: str, origin: str) -> str:
+        value = _short(code_for(site.value))
+        statement = _short(code_for(site.node))
+        where = "every iteration" if site.loops else "every step"
+        return (
+            f"`{statement}` keeps the autograd graph of {where} alive through `{holder}` (`{value}` is {origin} "
+            f"that still carries its history), so memory grows; store `{value}.{self._method(site, holder, origin)}()`"
+        )
+
+    def _method(self, site: _Site, holder: str, origin: str) -> str:
+        if origin != LOSS or not isinstance(site.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            return "detach"
+        if site.kind == "append":
+            return "detach" if holder in self._torch_args else "item"
+        root = site.holder if isinstance(site.holder, cst.Name) else None
+        if root is None:
+            return "detach"
+        start = site.loops[-1][1] if site.loops else site.order
+        bindings = [b for b in self._scope(site).bindings.get(root.value, []) if b.kind == "assign" and b.order <= start]
+        numeric = bindings and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in bindings)
+        return "item" if numeric else "detach"
+
+    def _fix(self, site: _Site, holder: str, origin: str) -> Fix:
+        method = self._method(site, holder, origin)
+        value = site.value
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        new = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
+        return Fix("safe", f"store `{_short(code_for(site.value))}.{method}()` instead", {site.value: new})
+
+
+def _holder_spelling(holder: cst.BaseExpression) -> Optional[str]:
+    return dotted_name(holder.value if isinstance(holder, cst.Subscript) else holder)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
