@@ -8,8 +8,7 @@ whether a backward pass (or the function's return) later uses what was accumulat
 loop it is updated in, or state on `self` / a module global updated in a step function.
 Silent when the accumulated value is differentiated later (gradient accumulation), returned by a
 function that is not an evaluation loop (a `compute_loss` summing its parts), or under `no_grad`.
-Fix (safe): read the value out of the graph: `.item()` for a scalar loss summed into a Python number
-or appended to a list that no torch function reads, `.detach()` otherwise.
+Fix (safe): `.item()` for a scalar loss summed into a number or appended to a list no torch function reads, else `.detach()`.
 """
 
 from __future__ import annotations
@@ -22,10 +21,10 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
+from stabfix.model import vocabulary as vocab
 from stabfix.model.history import LOSS
 from stabfix.model.imports import dotted_name
 from stabfix.model.structure import Frame, FunctionFrame
-from stabfix.model import vocabulary as vocab
 
 _APPENDS = {"append": 0, "extend": 0, "insert": 1}
 
@@ -79,11 +78,7 @@ class LossHistoryAccumulation(Checker):
     def leave_For(self, original_node: cst.For) -> None:
         self._loops[-1].pop()
 
-    def visit_While(self, node: cst.While) -> None:
-        self._loops[-1].append((node, self.names.position))
-
-    def leave_While(self, original_node: cst.While) -> None:
-        self._loops[-1].pop()
+    visit_While, leave_While = visit_For, leave_For
 
     def _record(self, node, holder, value, kind) -> None:
         self.sites.append(_Site(node, holder, value, kind, self._functions[-1], self._classes[-1],
