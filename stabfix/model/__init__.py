@@ -25,6 +25,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `tensors`     per scope: in-place changes, branch-bound names and loss sinks (SF401)
 - `history`     which expressions still carry autograd history, and whether a backward pass or a
                 return later uses what was accumulated from them (SF103)
+- `modes`       train/eval mode switches (`X.eval()`, `X.train(...)`), the statements each eval switch
+                governs, and what runs there: forwards with autograd on or off, backward passes (SF106, SF407)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -43,6 +45,7 @@ from stabfix.model.gradient_use import GradientFacts
 from stabfix.model.history import History
 from stabfix.model.imports import ImportTracker
 from stabfix.model.losses import LossIndex
+from stabfix.model.modes import ModeSwitches
 from stabfix.model.modules import ModuleIndex
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
@@ -68,6 +71,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
         ("names", "values", "losses", "events"),
         lambda model: History(model.names, model.values, model.losses, model.events),
     ),
+    "modes": (
+        ("names", "steps", "modules"),
+        lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules),
+    ),
 }
 PARTS = tuple(_PARTS)
 
@@ -85,6 +92,7 @@ class FileModel:
     gradients: Optional[GradientFacts] = None
     tensors: Optional[TensorFacts] = None
     history: Optional[History] = None
+    modes: Optional[ModeSwitches] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

@@ -180,11 +180,14 @@ class History:
         return any(self.names.uses[node].grad_off for node in _names_outside_tests(expr) if node in self.names.uses)
 
     # -- what a graph is used for ----------------------------------------------------------------------
-    def feeds_backward(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None) -> bool:
-        """A backward pass in `function` (or, with `cls`, in any method of that class) differentiates
-        something computed from one of `spellings`."""
+    def feeds_backward(
+        self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
+    ) -> bool:
+        """A backward pass in `function` (or, with `cls`, in any method of that class; with `after`, only
+        one placed after that position of the `names` model) differentiates something computed from one
+        of `spellings`."""
         for event in self.events.of_kind("backward"):
-            if not isinstance(event, Backward):
+            if not isinstance(event, Backward) or event.site.names_order <= after:
                 continue
             if cls is not None:
                 if event.site.cls is not cls:
