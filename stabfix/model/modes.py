@@ -136,8 +136,36 @@ class ModeSwitches(cst.BatchableCSTVisitor):
     def restores(self, node: cst.CSTNode, receiver: str) -> bool:
         """The statement switches `receiver` (or a module it belongs to) back to train mode."""
         return any(
-            not other.to_eval and within(other.call, node) and _owns(other.receiver, receiver) for other in self.switches
+            not other.to_eval and within(other.call, node) and owns(other.receiver, receiver) for other in self.switches
         )
+
+    def in_function(self, function: Optional[cst.FunctionDef]) -> list[Switch]:
+        return [switch for switch in self.switches if switch.function is function]
+
+    def mode_before(self, receiver: str, function: Optional[cst.FunctionDef], order: int) -> Optional[str]:
+        """"train" or "eval": what the last switch of `receiver` (or a module it belongs to) before `order`
+        in `function` set; None when there is none (or `train(mode)` passes a mode through)."""
+        last = None
+        for switch in self.in_function(function):
+            if switch.order < order and owns(switch.receiver, receiver):
+                last = switch
+        if last is None or last.passed_mode:
+            return None
+        return "eval" if last.to_eval else "train"
+
+    def caller_spelling(self, call: cst.Call, helper: cst.FunctionDef, receiver: str) -> Optional[str]:
+        """What a call of `helper` passes for the module the helper knows as `receiver`: `model` for
+        `evaluate(model, loader)` when the helper switches its first parameter; `self.net` stays `self.net`."""
+        root, _, rest = receiver.partition(".")
+        params = [p.name.value for p in helper.params.params]
+        if root == "self" or root not in params:
+            return receiver if root == "self" else None
+        index = params.index(root) - (1 if params and params[0] == "self" else 0)
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == root]
+        passed = keyword[0] if keyword else positional[index] if 0 <= index < len(positional) else None
+        spelled = dotted_name(passed) if passed is not None else None
+        return None if spelled is None else spelled + ("." + rest if rest else "")
 
     def scan(self, statements: list[cst.CSTNode], receiver: str) -> RegionFacts:
         facts = RegionFacts()
@@ -208,7 +236,7 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _owns(outer: str, inner: str) -> bool:
+def owns(outer: str, inner: str) -> bool:
     """`model.train()` switches `model.encoder` back too: `train()` recurses into submodules."""
     return inner == outer or inner.startswith(outer + ".")
 
