@@ -19,7 +19,7 @@ from stabfix.engine import analyse_text
 
 ROOT = Path(__file__).resolve().parent
 MANIFEST = ROOT / "known_failures.yaml"
-CODES = ("SF101", "SF102", "SF201", "SF401", "SF402")
+CODES = ("SF101", "SF102", "SF201", "SF401", "SF402", "SF103", "SF106", "SF407")
 _EXPECT = re.compile(r"#\s*expect:\s*([A-Z]{2}\d{3}(?:\s*,\s*[A-Z]{2}\d{3})*)")
 
 
