@@ -173,11 +173,13 @@ class LossHistoryAccumulation(Checker):
             return "detach"
         if site.kind == "append":
             return "detach" if holder in self._torch_args else "item"
-        root = site.holder if isinstance(site.holder, cst.Name) else None
-        if root is None:
+        if isinstance(site.holder, cst.Name):
+            start = site.loops[-1][1] if site.loops else site.order
+            bindings = [b for b in self._scope(site).bindings.get(site.holder.value, []) if b.kind == "assign" and b.order <= start]
+        elif holder.startswith("self.") and holder.count(".") == 1 and site.cls is not None:
+            bindings = [b for b in self.names.attribute_bindings(site.cls, holder[5:]) if b.kind == "assign"]
+        else:
             return "detach"
-        start = site.loops[-1][1] if site.loops else site.order
-        bindings = [b for b in self._scope(site).bindings.get(root.value, []) if b.kind == "assign" and b.order <= start]
         numeric = bindings and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in bindings)
         return "item" if numeric else "detach"
 
