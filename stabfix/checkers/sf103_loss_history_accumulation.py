@@ -1,8 +1,7 @@
 """SF103 loss-history-accumulation: a tensor with autograd history summed or stored across iterations.
 
-A query over the model: the `history` part says which expressions still carry a graph (a loss, a
-forward's output, arithmetic on one; not `.item()`/`.detach()`/`float()`/`no_grad` values) and
-whether a backward pass (or the function's return) later uses what was accumulated. Sites:
+A query over the model: the `history` part says which expressions still carry a graph and whether a
+backward pass (or the function's return) later uses what was accumulated. Sites:
 `total += loss`, `total = total + loss`, `logs["loss"] += loss`, `losses.append(loss)` /
 `.extend(...)` / `.insert(i, ...)`, where the holder outlives the iteration: a local bound before the
 loop it is updated in, or state on `self` / a module global updated in a step function.
@@ -135,13 +134,10 @@ class LossHistoryAccumulation(Checker):
         root = holder.split(".", 1)[0].split("[", 1)[0]
         if root == "self" or root not in self._scope(site).bindings:
             return bool(site.loops) or self.model.steps.step_path(site.frames) is not None
-        if not site.loops:
-            return False
-        start = site.loops[-1][1]
-        bindings = self._scope(site).bindings.get(root, [])
+        start, bindings = (site.loops[-1][1] if site.loops else 0), self._scope(site).bindings.get(root, [])
         fresh = [b for b in bindings if b.kind in ("assign", "for", "unpack", "with") and start < b.order <= site.order
                  and b.node is not site.node and not b.conditional]
-        return bool(bindings) and any(b.order <= start for b in bindings) and not fresh
+        return bool(site.loops) and any(b.order <= start for b in bindings) and not fresh
 
     def _scope(self, site: _Site):
         return self.names.scopes[site.function or self.names.module_scope.node]
