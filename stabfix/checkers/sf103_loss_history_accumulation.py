@@ -44,7 +44,7 @@ class _Site:
 class LossHistoryAccumulation(Checker):
     code = "SF103"
     tokens = ("+=", ".append(", ".extend(", ".insert(", " + ")
-    also_needs = (("torch", "loss", "model"),)
+    also_needs = (("loss", "criterion", ".eval()", "backward"), ("torch",))
     needs = ("history", "steps")
 
     def __init__(self, context) -> None:
@@ -125,6 +125,8 @@ class LossHistoryAccumulation(Checker):
             on_self = holder.startswith("self.")
             if history.feeds_backward({holder}, site.function, site.cls if on_self else None):
                 continue  # gradient accumulation: the graph is kept on purpose
+            if on_self and history.feeds_return({holder}, None, site.cls):
+                continue  # a method hands the stored graphs to a caller (pipeline schedules, chunked losses)
             if not on_self and history.feeds_return({holder}, site.function) and not self._trains_or_evaluates(site):
                 continue  # the caller decides (a loss summed from its parts)
             self.report(site.node, self._message(site, holder, origin), self._fix(site, holder, origin))

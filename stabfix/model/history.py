@@ -51,10 +51,14 @@ class History:
         self.events = events
         self._memo: dict[int, Optional[str]] = {}
         self._evidence: Optional[dict[int, str]] = None  # binding id -> origin, from how the name is used
+        self._marked: set[cst.FunctionDef] = set()
 
     def mark_returned(self, function: cst.FunctionDef) -> None:
         """What a framework's training step returns is the loss the framework backpropagates (Lightning's
         `training_step`, a Hugging Face `Trainer.compute_loss`): the names it reads carry history."""
+        if function in self._marked:
+            return
+        self._marked.add(function)
         evidence = self._uses_as_evidence()
         for returned in self.names.returns.get(function, []):
             for name in _names_outside_tests(returned):
@@ -198,10 +202,13 @@ class History:
                 return True
         return False
 
-    def feeds_return(self, spellings: set[str], function: Optional[cst.FunctionDef]) -> bool:
-        if function is None:
-            return False
-        return any(self._mentions(returned, spellings) for returned in self.names.returns.get(function, []))
+    def feeds_return(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None) -> bool:
+        """What `function` returns (with `cls`: any method of that class) is computed from one of `spellings`."""
+        if cls is not None:
+            functions = [f for f in self.names.returns if self.names.enclosing_class(self.names.scopes[f]) is cls]
+        else:
+            functions = [function] if function is not None else []
+        return any(self._mentions(returned, spellings) for f in functions for returned in self.names.returns.get(f, []))
 
     def _mentions(self, expr: cst.CSTNode, spellings: set[str], depth: int = 0, seen: Optional[set] = None) -> bool:
         """Whether `expr`, or what a name in it was bound to (transitively), reads one of the spellings."""

@@ -136,7 +136,8 @@ class ModeSwitches(cst.BatchableCSTVisitor):
     def restores(self, node: cst.CSTNode, receiver: str) -> bool:
         """The statement switches `receiver` (or a module it belongs to) back to train mode."""
         return any(
-            not other.to_eval and within(other.call, node) and owns(other.receiver, receiver) for other in self.switches
+            not other.to_eval and owns(other.receiver, receiver) and any(part is node for part in other.place)
+            for other in self.switches
         )
 
     def in_function(self, function: Optional[cst.FunctionDef]) -> list[Switch]:
