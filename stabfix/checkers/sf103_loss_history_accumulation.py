@@ -5,8 +5,7 @@ backward pass (or the function's return) later uses what was accumulated. Sites:
 `total += loss`, `total = total + loss`, `logs["loss"] += loss`, `losses.append(loss)` /
 `.extend(...)` / `.insert(i, ...)`, where the holder outlives the iteration: a local bound before the
 loop it is updated in, or state on `self` / a module global updated in a step function.
-Silent when the accumulated value is differentiated later (gradient accumulation), returned by a
-function that is not an evaluation loop (a `compute_loss` summing its parts), or under `no_grad`.
+Silent when it is differentiated later, returned (a `compute_loss` summing parts), reset, or under `no_grad`.
 Fix (safe): `.item()` for a scalar loss summed into a number or appended to a list no torch function reads, else `.detach()`.
 """
 
@@ -44,7 +43,7 @@ class _Site:
 class LossHistoryAccumulation(Checker):
     code = "SF103"
     tokens = ("+=", ".append(", ".extend(", ".insert(", " + ")
-    also_needs = (("loss", "criterion", ".eval()", "backward"), ("torch",))
+    also_needs = (("loss", "criterion", ".eval()", "backward"),)
     needs = ("history", "steps")
 
     def __init__(self, context) -> None:
@@ -55,6 +54,7 @@ class LossHistoryAccumulation(Checker):
         self._classes: list[Optional[cst.ClassDef]] = [None]
         self._loops: list[list[tuple[cst.CSTNode, int]]] = [[]]
         self._torch_args: set[str] = set()  # holders handed to a torch function (`torch.stack(losses)`)
+        self._resets: list[tuple[str, Optional[cst.FunctionDef], int]] = []
 
     # -- traversal -------------------------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -97,6 +97,10 @@ class LossHistoryAccumulation(Checker):
         elif code_for(value.right) == target:
             self._record(node, node.targets[0].target, value.left, "sum")
 
+    def leave_Assign(self, original_node: cst.Assign) -> None:  # resets: `self.loss = 0` at each iteration's top
+        spelled = [dotted_name(target.target) for target in original_node.targets]
+        self._resets.extend((name, self._functions[-1], self.names.position) for name in spelled if name)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _APPENDS:
@@ -135,6 +139,9 @@ class LossHistoryAccumulation(Checker):
         """The holder keeps its value from one iteration (or step call) to the next."""
         root = holder.split(".", 1)[0].split("[", 1)[0]
         if root == "self" or root not in self._scope(site).bindings:
+            start = site.loops[-1][1] if site.loops else 0
+            if any(h == holder and f is site.function and start <= o < site.order for h, f, o in self._resets):
+                return False  # reset earlier in the same iteration or call
             return bool(site.loops) or self.model.steps.step_path(site.frames) is not None
         start, bindings = (site.loops[-1][1] if site.loops else 0), self._scope(site).bindings.get(root, [])
         fresh = [b for b in bindings if b.kind in ("assign", "for", "unpack", "with") and start < b.order <= site.order
@@ -171,19 +178,12 @@ class LossHistoryAccumulation(Checker):
             return "detach"
         if site.kind == "append":
             return "detach" if holder in self._torch_args else "item"
-        if isinstance(site.holder, cst.Name):
-            start = site.loops[-1][1] if site.loops else site.order
-            bindings = [b for b in self._scope(site).bindings.get(site.holder.value, []) if b.kind == "assign" and b.order <= start]
-        elif holder.startswith("self.") and holder.count(".") == 1 and site.cls is not None:
-            bindings = [b for b in self.names.attribute_bindings(site.cls, holder[5:]) if b.kind == "assign"]
-        else:
-            return "detach"
-        numeric = bindings and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in bindings)
+        start = site.loops[-1][1] if site.loops else site.order
+        numeric = self.model.history.starts_as_number(site.holder, self._scope(site), site.cls, start)
         return "item" if numeric else "detach"
 
     def _fix(self, site: _Site, holder: str, origin: str) -> Fix:
-        method = self._method(site, holder, origin)
-        value = site.value
+        method, value = self._method(site, holder, origin), site.value
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         new = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))

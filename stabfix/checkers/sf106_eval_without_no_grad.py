@@ -21,7 +21,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
-from stabfix.model.modes import Switch, within
+from stabfix.model.modes import Switch, in_harness, within
 
 # Lightning runs these hooks with autograd off.
 LIGHTNING_NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
@@ -36,11 +36,13 @@ class EvalWithoutNoGrad(Checker):
         modes = self.model.modes
         reported: set[int] = set()
         for switch in modes.switches:
-            if not switch.to_eval or switch.grad_off or self._framework_no_grad(switch.function):
+            if not switch.to_eval or switch.grad_off or self._framework_no_grad(switch.function) or in_harness(
+                switch.function, switch.cls
+            ):
                 continue
             region = modes.region(switch)
             facts = modes.scan(region, switch.receiver)
-            live = [call for call, grad_on in facts.forwards if grad_on]
+            live = [call for call, grad_on in facts.forwards if grad_on and any(call is r for r in facts.repeated)]
             if not live or facts.backward or facts.needs_grad or id(live[0]) in reported:
                 continue
             if facts.bound and self.model.history.feeds_backward(facts.bound, switch.function, after=switch.order):

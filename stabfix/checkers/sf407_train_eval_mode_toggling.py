@@ -26,7 +26,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.events import LocalCall
 from stabfix.model.imports import dotted_name
-from stabfix.model.modes import Switch, owns, within
+from stabfix.model.modes import Switch, in_harness, owns, within
 from stabfix.model.structure import loop_header
 
 Loop = Union[cst.For, cst.While]
@@ -71,6 +71,8 @@ class TrainEvalModeToggling(Checker):
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
         for loop in sorted(self.loops, key=lambda item: item.start):
+            if in_harness(loop.function):
+                continue  # a test toggles modes to compare them
             for node, receiver, after in self._unrestored_evals(loop):
                 if id(node) not in reported:
                     reported.add(id(node))
@@ -153,7 +155,7 @@ class TrainEvalModeToggling(Checker):
         reported: set[int] = set()
         backward_orders = [(e.site.function, e.site.names_order) for e in self.model.events.of_kind("backward")]
         for loop in self.loops:
-            if any(self._in(loop, order, function) for function, order in backward_orders):
+            if in_harness(loop.function) or any(self._in(loop, order, function) for function, order in backward_orders):
                 continue
             if not self._under_no_grad(loop):
                 continue

@@ -170,18 +170,27 @@ class History:
                 if found:
                     return found  # `torch.stack(...)`, `F.softmax(out)` of a graph
             return None
-        if qualified and not qualified.startswith("torch.nn."):
-            return None  # a library function (a metric, a logger): not shown
-        value = self.values.value_of(call)
-        if value.snapshot or value.detached or value.not_tensor:
-            return None
-        if value.model_output:
-            return MODEL_OUTPUT
+        if qualified:
+            return None  # a library function (a metric, a logger), a module or parameter constructor
+        modules = self.values.modules
+        forward = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+        if modules is not None and modules.is_module(forward):
+            return MODEL_OUTPUT  # `model(x)`, `self.encoder(x)`, `model.forward(x)` of a module of the file
         return None
 
     def read_under_no_grad(self, expr: cst.BaseExpression) -> bool:
         """Some variable of the expression is read where autograd is off (a `no_grad` block or decorator)."""
         return any(self.names.uses[node].grad_off for node in _names_outside_tests(expr) if node in self.names.uses)
+
+    def starts_as_number(self, holder: cst.BaseExpression, scope, cls, before: int) -> bool:
+        """A sum's holder (`total`, `self.total`) starts as a Python number (`total = 0.0` before `before`)."""
+        if isinstance(holder, cst.Name):
+            bindings = [b for b in scope.bindings.get(holder.value, []) if b.kind == "assign" and b.order <= before]
+        elif isinstance(holder, cst.Attribute) and dotted_name(holder.value) == "self" and cls is not None:
+            bindings = [b for b in self.names.attribute_bindings(cls, holder.attr.value) if b.kind == "assign"]
+        else:
+            return False
+        return bool(bindings) and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in bindings)
 
     # -- what a graph is used for ----------------------------------------------------------------------
     def feeds_backward(

@@ -21,6 +21,7 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model import vocabulary as vocab
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.places import Place, body_of, called_as_statement, parent_in, position_in
@@ -59,6 +60,7 @@ class Switch:
 @dataclass
 class RegionFacts:
     forwards: list[tuple[cst.Call, bool]] = field(default_factory=list)  # (call, autograd on)
+    repeated: list[cst.Call] = field(default_factory=list)  # forwards inside a loop or comprehension there
     backward: bool = False  # a backward pass or an optimizer step
     needs_grad: bool = False  # code that asks for gradients
     bound: set[str] = field(default_factory=set)  # names assigned in the region
@@ -182,6 +184,17 @@ class _RegionScanner(cst.CSTVisitor):
         self.receiver = receiver
         self.facts = facts
         self.grad_off = [False]
+        self.loops = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.For, cst.While, cst.BaseComp)):
+            self.loops += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, (cst.For, cst.While, cst.BaseComp)):
+            self.loops -= 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -216,6 +229,8 @@ class _RegionScanner(cst.CSTVisitor):
             and "." not in callee[len(self.receiver) + 1:] and self.modes.is_module_call(func)
         ):
             self.facts.forwards.append((node, not self.grad_off[-1]))
+            if self.loops:
+                self.facts.repeated.append(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -235,6 +250,32 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [name for element in target.elements for name in _target_names(element.value)]
     return []
+
+
+def in_harness(function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef] = None) -> bool:
+    """Test, check and benchmark code (`test_*`, `_check_outputs`, a `Test*` class): it switches modes to
+    compare behaviours, not to evaluate a model."""
+    if cls is not None and cls.name.value.startswith("Test"):
+        return True
+    if function is None or not vocab.HARNESS_FUNCTION.match(function.name.value):
+        return False
+    return _asserts(function)  # `def test(model, loader)` of a training script evaluates; a pytest test asserts
+
+
+def _asserts(function: cst.FunctionDef) -> bool:
+    found: list[bool] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Assert(self, node: cst.Assert) -> None:
+            found.append(True)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            name = dotted_name(node.func) or ""
+            if name.rsplit(".", 1)[-1].startswith(("assert", "allclose")):
+                found.append(True)
+
+    function.visit(_Finder())
+    return bool(found)
 
 
 def owns(outer: str, inner: str) -> bool:
