@@ -149,6 +149,12 @@ class History:
 
     def _call_origin(self, call: cst.Call, depth: int) -> Optional[str]:
         func = call.func
+        root = func
+        while isinstance(root, (cst.Attribute, cst.Call)):
+            root = root.value if isinstance(root, cst.Attribute) else root.func
+        use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+        if use is not None and use.grad_off:
+            return None  # computed where autograd is off
         qualified = self.names.qualify(func) or ""
         if qualified in CUT_FUNCTIONS or qualified.startswith(("numpy.", "np.", "math.", "statistics.")):
             return None
