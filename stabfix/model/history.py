@@ -35,6 +35,8 @@ CUT_METHODS = frozenset(
      "isfinite", "sign", "round", "floor", "ceil"}
 )
 CUT_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda"})
+# Namespaces whose functions return host data or gradients (`torch.autograd.grad` without `create_graph`).
+CUT_NAMESPACES = ("numpy.", "np.", "math.", "statistics.", "torch.autograd.")
 CUT_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "list", "tuple", "abs"})
 CUT_FUNCTIONS = frozenset(
     {"torch.tensor", "torch.as_tensor", "torch.argmax", "torch.argmin", "torch.eq", "torch.isnan",
@@ -156,7 +158,7 @@ class History:
         if use is not None and use.grad_off:
             return None  # computed where autograd is off
         qualified = self.names.qualify(func) or ""
-        if qualified in CUT_FUNCTIONS or qualified.startswith(("numpy.", "np.", "math.", "statistics.")):
+        if qualified in CUT_FUNCTIONS or qualified.startswith(CUT_NAMESPACES):
             return None
         if isinstance(func, cst.Name) and func.value in CUT_BUILTINS and not qualified:
             return None
