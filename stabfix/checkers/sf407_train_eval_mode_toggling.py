@@ -94,7 +94,7 @@ class TrainEvalModeToggling(Checker):
         if not trains:
             return []
         switches = [s for s in modes.switches if self._in(loop, s.order, s.function)]
-        evals = [(s.call, s.receiver, s) for s in switches if s.to_eval]
+        evals = [(s.call, s.receiver, s) for s in switches if s.to_eval and not _leaves(modes.region(s))]
         restored = [s.receiver for s in switches if not s.to_eval]
         for event, helper in helpers:
             inside = modes.in_function(helper)
@@ -175,6 +175,12 @@ class TrainEvalModeToggling(Checker):
         first = next(iter(_names(header)), None)
         use = self.model.names.uses.get(first) if first is not None else None
         return bool(use and use.grad_off)
+
+
+def _leaves(region: list[cst.CSTNode]) -> bool:
+    """The evaluation ends the loop or the function (`break`, `return`): no iteration follows it."""
+    last = region[-1] if region else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Break, cst.Return, cst.Raise))
 
 
 def _names(expr: cst.CSTNode) -> list[cst.Name]:
