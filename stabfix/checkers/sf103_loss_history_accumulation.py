@@ -5,7 +5,8 @@ backward pass (or the function's return) later uses what was accumulated. Sites:
 `total += loss`, `total = total + loss`, `logs["loss"] += loss`, `losses.append(loss)` /
 `.extend(...)` / `.insert(i, ...)`, where the holder outlives the iteration: a local bound before the
 loop it is updated in, or state on `self` / a module global updated in a step function.
-Silent when it is differentiated later, returned (a `compute_loss` summing parts), reset, or under `no_grad`.
+Silent when it is differentiated later, returned (a `compute_loss` summing parts), reset, under `no_grad`,
+or a model output collected outside a training or evaluation loop.
 Fix (safe): `.item()` for a scalar loss summed into a number or appended to a list no torch function reads, else `.detach()`.
 """
 
@@ -19,7 +20,6 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
-from stabfix.model import vocabulary as vocab
 from stabfix.model.history import LOSS
 from stabfix.model.imports import dotted_name
 from stabfix.model.structure import Frame, FunctionFrame
@@ -126,6 +126,8 @@ class LossHistoryAccumulation(Checker):
             origin = history.origin(site.value)
             if origin is None or history.read_under_no_grad(site.value):
                 continue
+            if origin != LOSS and not self._trains_or_evaluates(site):
+                continue  # outputs collected inside a forward (tiles, chunks, layers), not a training log
             on_self = holder.startswith("self.")
             if history.feeds_backward({holder}, site.function, site.cls if on_self else None):
                 continue  # gradient accumulation: the graph is kept on purpose
@@ -152,16 +154,7 @@ class LossHistoryAccumulation(Checker):
         return self.names.scopes[site.function or self.names.module_scope.node]
 
     def _trains_or_evaluates(self, site: _Site) -> bool:
-        """The function backpropagates on its own (what it returns is a log), or its loop draws
-        batches from a data loader (an evaluation loop): a returned sum is not a loss for the caller."""
-        if self.model.events.in_function(site.function, "backward"):
-            return True
-        if not site.loops:
-            return False
-        loop = site.loops[-1][0]
-        iterated = dotted_name(loop.iter) if isinstance(loop, cst.For) else None
-        words = set((iterated or "").lower().replace(".", "_").split("_"))
-        return bool(words & vocab.DATA_SOURCE_WORDS)
+        return self.model.history.trains_or_evaluates(site.function, site.loops[-1][0] if site.loops else None)
 
     # -- message and fix -------------------------------------------------------------------------------
     def _message(self, site: _Site, holder: str, origin: str) -> str:

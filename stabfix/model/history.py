@@ -21,6 +21,7 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
+from stabfix.model import vocabulary as vocab
 from stabfix.model.events import Backward, Events
 from stabfix.model.imports import dotted_name
 from stabfix.model.losses import LossIndex
@@ -199,6 +200,15 @@ class History:
         else:
             return False
         return bool(bindings) and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in bindings)
+
+    def trains_or_evaluates(self, function: Optional[cst.FunctionDef], loop: Optional[cst.CSTNode]) -> bool:
+        """The function backpropagates on its own (what it keeps is a log), or the loop draws batches from a
+        data source (`for x, y in val_loader`: an evaluation loop): not a forward that assembles outputs."""
+        if self.events.in_function(function, "backward"):
+            return True
+        iterated = dotted_name(loop.iter) if isinstance(loop, cst.For) else None
+        words = set((iterated or "").lower().replace(".", "_").split("_"))
+        return bool(words & vocab.DATA_SOURCE_WORDS)
 
     # -- what a graph is used for ----------------------------------------------------------------------
     def feeds_backward(
