@@ -133,8 +133,11 @@ class LossHistoryAccumulation(Checker):
                 continue  # gradient accumulation: the graph is kept on purpose
             if on_self and history.feeds_return({holder}, None, site.cls):
                 continue  # a method hands the stored graphs to a caller (pipeline schedules, chunked losses)
-            if not on_self and history.feeds_return({holder}, site.function) and not self._trains_or_evaluates(site):
-                continue  # the caller decides (a loss summed from its parts)
+            if not on_self and history.feeds_return({holder}, site.function) and not (
+                self._trains_or_evaluates(site) if origin == LOSS
+                else history.switches_to_eval(site.function) or self.model.events.in_function(site.function, "backward")
+            ):
+                continue  # the caller decides (a loss summed from its parts, outputs assembled by a forward)
             self.report(site.node, self._message(site, holder, origin), self._fix(site, holder, origin))
 
     def _outlives_iteration(self, site: _Site, holder: str) -> bool:

@@ -210,6 +210,20 @@ class History:
         words = set((iterated or "").lower().replace(".", "_").split("_"))
         return bool(words & vocab.DATA_SOURCE_WORDS)
 
+    def switches_to_eval(self, function: Optional[cst.FunctionDef]) -> bool:
+        """The function puts a module in eval mode (`model.eval()`): what it collects is an evaluation's output."""
+        if function is None:
+            return False
+        found: list[bool] = []
+
+        class _Finder(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if isinstance(node.func, cst.Attribute) and node.func.attr.value == "eval" and not node.args:
+                    found.append(True)
+
+        function.visit(_Finder())
+        return bool(found)
+
     # -- what a graph is used for ----------------------------------------------------------------------
     def feeds_backward(
         self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
