@@ -134,8 +134,9 @@ class LossHistoryAccumulation(Checker):
             if on_self and history.feeds_return({holder}, None, site.cls):
                 continue  # a method hands the stored graphs to a caller (pipeline schedules, chunked losses)
             if not on_self and history.feeds_return({holder}, site.function) and not (
-                self._trains_or_evaluates(site) if origin == LOSS
-                else history.switches_to_eval(site.function) or self.model.events.in_function(site.function, "backward")
+                history.switches_to_eval(site.function) or (
+                    history.draws_batches(loop for loop, _ in site.loops) if origin == LOSS
+                    else bool(self.model.events.in_function(site.function, "backward")))
             ):
                 continue  # the caller decides (a loss summed from its parts, outputs assembled by a forward)
             self.report(site.node, self._message(site, holder, origin), self._fix(site, holder, origin))

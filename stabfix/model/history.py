@@ -138,6 +138,8 @@ class History:
                 value = binding.value  # `logits, loss = model(x)`: a part of a forward's result
                 if binding.position and self._cut_position(binding.value, binding.position):
                     continue
+                if self.losses.resolve(binding.value) is not None:
+                    continue  # `loss, pred = self.compute_loss(...)`: which part is the loss is not shown
             if value is None:
                 continue
             found = self.origin(value, depth + 1)
@@ -204,11 +206,16 @@ class History:
     def trains_or_evaluates(self, function: Optional[cst.FunctionDef], loop: Optional[cst.CSTNode]) -> bool:
         """The function backpropagates on its own (what it keeps is a log), or the loop draws batches from a
         data source (`for x, y in val_loader`: an evaluation loop): not a forward that assembles outputs."""
-        if self.events.in_function(function, "backward"):
-            return True
-        iterated = dotted_name(loop.iter) if isinstance(loop, cst.For) else None
-        words = set((iterated or "").lower().replace(".", "_").split("_"))
-        return bool(words & vocab.DATA_SOURCE_WORDS)
+        return bool(self.events.in_function(function, "backward")) or self.draws_batches([loop])
+
+    def draws_batches(self, loops: Iterable[Optional[cst.CSTNode]]) -> bool:
+        """One of the loops iterates a data source (`for x, y in val_loader`, `for batch in train_dl`)."""
+        for loop in loops:
+            iterated = dotted_name(loop.iter) if isinstance(loop, cst.For) else None
+            words = (iterated or "").lower().replace(".", "_").split("_")
+            if any(w in vocab.DATA_SOURCE_WORDS or w.endswith(("loader", "dataset", "batches")) for w in words):
+                return True  # `val_loader`, `trainloader`, `self.eval_dataset`
+        return False
 
     def switches_to_eval(self, function: Optional[cst.FunctionDef]) -> bool:
         """The function puts a module in eval mode (`model.eval()`): what it collects is an evaluation's output."""
@@ -249,7 +256,10 @@ class History:
             functions = [f for f in self.names.returns if self.names.enclosing_class(self.names.scopes[f]) is cls]
         else:
             functions = [function] if function is not None else []
-        return any(self._mentions(returned, spellings) for f in functions for returned in self.names.returns.get(f, []))
+        return any(
+            self._mentions(returned, spellings) and not _cut_at_top(returned)
+            for f in functions for returned in self.names.returns.get(f, [])
+        )
 
     def _mentions(self, expr: cst.CSTNode, spellings: set[str], depth: int = 0, seen: Optional[set] = None) -> bool:
         """Whether `expr`, or what a name in it was bound to (transitively), reads one of the spellings."""
@@ -266,6 +276,16 @@ class History:
                     if binding.value is not None and self._mentions(binding.value, spellings, depth + 1, seen):
                         return True
         return False
+
+
+def _cut_at_top(expr: cst.BaseExpression) -> bool:
+    """`total.item()`, `float(total)`, `torch.stack(xs).mean().detach()`: a returned number, not a graph."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in ("item", "tolist", "detach", "numpy")
+    return isinstance(func, cst.Name) and func.value in CUT_BUILTINS
 
 
 def _names_outside_tests(expr: cst.CSTNode) -> list[cst.Name]:
