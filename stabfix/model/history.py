@@ -38,6 +38,8 @@ CUT_METHODS = frozenset(
 CUT_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda"})
 # Namespaces whose functions return host data or gradients (`torch.autograd.grad` without `create_graph`).
 CUT_NAMESPACES = ("numpy.", "np.", "math.", "statistics.", "torch.autograd.")
+# Framework hooks whose return value the framework backpropagates (Lightning, Hugging Face `Trainer`).
+FRAMEWORK_LOSS_STEPS = frozenset({"training_step", "compute_loss"})
 CUT_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "list", "tuple", "abs"})
 CUT_FUNCTIONS = frozenset(
     {"torch.tensor", "torch.as_tensor", "torch.argmax", "torch.argmin", "torch.eq", "torch.isnan",
@@ -59,12 +61,12 @@ class History:
     def mark_returned(self, function: cst.FunctionDef) -> None:
         """What a framework's training step returns is the loss the framework backpropagates (Lightning's
         `training_step`, a Hugging Face `Trainer.compute_loss`): the names it reads carry history."""
-        if function in self._marked:
+        if function in self._marked or function.name.value not in FRAMEWORK_LOSS_STEPS:
             return
         self._marked.add(function)
         evidence = self._uses_as_evidence()
         for returned in self.names.returns.get(function, []):
-            for name in _names_outside_tests(returned):
+            for name in _names_outside_tests(returned, calls=False):
                 for binding in self.names.reaching(name):
                     evidence.setdefault(id(binding), LOSS)
         self._memo.clear()
@@ -288,11 +290,18 @@ def _cut_at_top(expr: cst.BaseExpression) -> bool:
     return isinstance(func, cst.Name) and func.value in CUT_BUILTINS
 
 
-def _names_outside_tests(expr: cst.CSTNode) -> list[cst.Name]:
-    """The variables an expression reads, not counting the conditions of `a if cond else b`."""
+def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name]:
+    """The variables an expression reads, not counting the conditions of `a if cond else b` (nor, with
+    `calls=False`, what is passed to a call: `Result(stats=stats)` is not `stats`)."""
     found: list[cst.Name] = []
 
     class _Collector(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            if not calls:
+                node.func.visit(self)
+                return False
+            return True
+
         def visit_IfExp(self, node: cst.IfExp) -> bool:
             node.body.visit(self)
             node.orelse.visit(self)
