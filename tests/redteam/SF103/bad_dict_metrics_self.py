@@ -1,4 +1,4 @@
-# Trainer that keeps running totals of several loss terms in a dict on self.
+"""Trainer that keeps running totals of several loss terms in a dict on self."""
 import torch.nn.functional as F
 
 

@@ -1,4 +1,4 @@
-# Validation that collects raw predictions without no_grad: every batch's graph stays alive.
+"""Validation that collects raw predictions without no_grad: every batch's graph stays alive."""
 import torch
 
 

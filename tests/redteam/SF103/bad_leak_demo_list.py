@@ -1,4 +1,4 @@
-# A memory-leak demo: the per-batch losses are kept as tensors in a list for plotting.
+"""A memory-leak demo: the per-batch losses are kept as tensors in a list for plotting."""
 import torch.nn as nn
 import torch.optim as optim
 

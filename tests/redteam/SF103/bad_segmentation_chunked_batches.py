@@ -1,4 +1,4 @@
-# Segmentation trainer that splits each batch into chunks of 7 and logs the summed chunk losses.
+"""Segmentation trainer that splits each batch into chunks of 7 and logs the summed chunk losses."""
 import torch
 
 

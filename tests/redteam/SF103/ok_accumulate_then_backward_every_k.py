@@ -1,3 +1,4 @@
+"""ok accumulate then backward every k."""
 import torch
 
 

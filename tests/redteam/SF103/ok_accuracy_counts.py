@@ -1,3 +1,4 @@
+"""ok accuracy counts."""
 import torch.nn.functional as F
 
 

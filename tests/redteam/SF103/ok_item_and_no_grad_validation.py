@@ -1,3 +1,4 @@
+"""ok item and no grad validation."""
 import torch
 
 

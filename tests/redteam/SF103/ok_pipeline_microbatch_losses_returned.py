@@ -1,4 +1,4 @@
-# Pipeline schedule: per-microbatch losses are stored with their graphs and handed back for backward.
+"""Pipeline schedule: per-microbatch losses are stored with their graphs and handed back for backward."""
 import torch.nn.functional as F
 
 

@@ -1,3 +1,4 @@
+"""ok sequence loss sum returned."""
 import torch.nn.functional as F
 
 

@@ -1,4 +1,4 @@
-# Tiled VAE decoding: decoder outputs per tile are collected in lists and concatenated into the result.
+"""Tiled VAE decoding: decoder outputs per tile are collected in lists and concatenated into the result."""
 import torch
 from torch import nn
 

@@ -1,4 +1,4 @@
-# Classic tutorial evaluation: eval mode set, but no no_grad around the test loop.
+"""Classic tutorial evaluation: eval mode set, but no no_grad around the test loop."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""bad epoch loop val method."""
 import torch.nn.functional as F
 
 

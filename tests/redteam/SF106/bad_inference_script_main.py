@@ -1,4 +1,4 @@
-# Inference entry point that loads a checkpoint and predicts a folder of inputs.
+"""Inference entry point that loads a checkpoint and predicts a folder of inputs."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""ok called under inference mode."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""ok no grad per batch."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""ok saliency map."""
 import torch
 
 

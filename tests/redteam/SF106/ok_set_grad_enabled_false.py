@@ -1,3 +1,4 @@
+"""ok set grad enabled false."""
 import torch
 
 

@@ -1,4 +1,4 @@
-# The usual epoch loop: train, then validate, with train() called once before the loop.
+"""The usual epoch loop: train, then validate, with train() called once before the loop."""
 import torch
 import torch.nn.functional as F
 

@@ -1,3 +1,4 @@
+"""bad eval helper in epoch loop."""
 import torch
 import torch.nn.functional as F
 

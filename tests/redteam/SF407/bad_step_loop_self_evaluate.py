@@ -1,3 +1,4 @@
+"""bad step loop self evaluate."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""bad validation in train mode."""
 import torch
 import torch.nn.functional as F
 

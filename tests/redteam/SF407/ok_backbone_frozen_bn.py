@@ -1,4 +1,4 @@
-# Fine-tuning with a frozen batch-norm backbone: the submodule is put in eval mode on purpose.
+"""Fine-tuning with a frozen batch-norm backbone: the submodule is put in eval mode on purpose."""
 import torch.nn.functional as F
 
 

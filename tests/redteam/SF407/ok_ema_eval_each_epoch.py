@@ -1,3 +1,4 @@
+"""ok ema eval each epoch."""
 import copy
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-# The last evaluation ends training: no iteration follows it.
+"""The last evaluation ends training: no iteration follows it."""
 import torch
 import torch.nn.functional as F
 

@@ -1,3 +1,4 @@
+"""ok gan generator no grad fakes."""
 import torch
 import torch.nn.functional as F
 

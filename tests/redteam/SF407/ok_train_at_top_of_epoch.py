@@ -1,3 +1,4 @@
+"""ok train at top of epoch."""
 import torch
 import torch.nn.functional as F
 

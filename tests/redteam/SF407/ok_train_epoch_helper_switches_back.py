@@ -1,3 +1,4 @@
+"""ok train epoch helper switches back."""
 import torch
 import torch.nn.functional as F
 
