@@ -83,8 +83,8 @@ class LossHistoryAccumulation(Checker):
         self.sites.append(_Site(node, holder, value, kind, self._functions[-1], self._classes[-1],
                                 tuple(self._loops[-1]), self.model.steps.frames(), self.names.position))
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:  # `losses += (l,)` concatenates: not a sum
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and not isinstance(node.value, (cst.Tuple, cst.List)):
             self._record(node, node.target, node.value, "sum")
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -114,6 +114,8 @@ class LossHistoryAccumulation(Checker):
 
     # -- decision --------------------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
+        if any(f"{kind} {lib}" in self.context.text for kind in ("import", "from") for lib in ("tensorflow", "jax", "mxnet")):
+            return  # another framework's autograd: no graph is recorded by default
         history = self.model.history
         for site in self.sites:
             path = self.model.steps.step_path(site.frames) if site.function is not None else None
