@@ -42,6 +42,10 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 reports, health checks, reads to the host) (queried after the traversal; built on `values`)
 - `generation`  which calls and loops generate token by token, and whether what they make feeds the
                 update (queried after the traversal; built on `names` and `modules`)
+- `history`     which expressions still carry autograd history, and whether a backward pass or a
+                return later uses what was accumulated from them (SF103)
+- `modes`       train/eval mode switches (`X.eval()`, `X.train(...)`), the statements each eval switch
+                governs, and what runs there: forwards with autograd on or off, backward passes (SF106, SF407)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -66,8 +70,10 @@ from stabfix.model.graph_cuts import GraphCuts
 from stabfix.model.generation import Generation
 from stabfix.model.gradient_use import GradientFacts
 from stabfix.model.host_sync import HostSyncs
+from stabfix.model.history import History
 from stabfix.model.imports import ImportTracker
 from stabfix.model.losses import LossIndex
+from stabfix.model.modes import ModeSwitches
 from stabfix.model.modules import ModuleIndex
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
@@ -102,6 +108,14 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "amp": (("names", "steps"), lambda model: Amp(model.names, model.steps)),
     "syncs": (("values", "modules"), lambda model: HostSyncs(model.values, model.modules)),
     "generation": (("names", "modules"), lambda model: Generation(model.names, model.modules)),
+    "history": (
+        ("names", "values", "losses", "events"),
+        lambda model: History(model.names, model.values, model.losses, model.events),
+    ),
+    "modes": (
+        ("names", "steps", "modules"),
+        lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules),
+    ),
 }
 PARTS = tuple(_PARTS)
 
@@ -127,6 +141,8 @@ class FileModel:
     amp: Optional[Amp] = None
     syncs: Optional[HostSyncs] = None
     generation: Optional[Generation] = None
+    history: Optional[History] = None
+    modes: Optional[ModeSwitches] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = set(needs)

@@ -298,3 +298,7 @@ OBSERVING_CALLS = frozenset(
         "log", "log_text", "log_dict", "write", "set_postfix", "set_description", "len", "str",
     }
 )
+# SF103 / SF106 / SF407 (graph kept alive, evaluation with autograd on, train/eval mode)
+# Words of an iterable that draws evaluation batches (`val_loader`, `test_dataset`): they break the tie
+# between a loop that sums a loss over data (evaluation) and one that sums the parts of one loss.
+DATA_SOURCE_WORDS = frozenset({"loader", "dataloader", "dataset", "batches", "iterator", "dl", "ds"})

@@ -214,4 +214,76 @@ def find_holders(
         if path not in out[gkey]["paths"]:
             out[gkey]["paths"].append(path)
     targets.clear()
+    unnamed = {gkey: groups[gkey] for gkey in groups if not out[gkey]["holders"]}
+    if unnamed:
+        for gkey, (short, path) in _graph_holders(unnamed, skip).items():
+            out[gkey]["holders"].append(f"{short} (autograd graph)")
+            out[gkey]["paths"].append(f"{path}.grad_fn → saved tensor")
     return out
+
+
+# Autograd nodes visited per search at most: a graph kept alive across many steps has thousands.
+MAX_GRAPH_NODES = 50_000
+
+
+def _graph_holders(groups: dict[Any, set[int]], ignore: set[int]) -> dict[Any, tuple[str, str]]:
+    """Storages that no Python object names may be tensors an autograd node saved for backward (a
+    `log_softmax` output kept by the graph of a loss summed into `self.total`). Walk the graphs of the
+    Python tensors that have one, find the nodes that saved one of these storages, and name the holder
+    of the tensor whose graph it is: `Trainer.running_nll (autograd graph)`."""
+    wanted = {k: gkey for gkey, keys in groups.items() for k in keys}
+    roots_of: dict[Any, list[Any]] = {}
+    seen_nodes: set[int] = set()
+    kept: list[Any] = []
+    budget = MAX_GRAPH_NODES
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        roots = [o for o in gc.get_objects() if isinstance(o, torch.Tensor) and getattr(o, "grad_fn", None) is not None]
+    for root in roots:
+        if budget <= 0:
+            break
+        stack = [root.grad_fn]
+        while stack and budget > 0:
+            node = stack.pop()
+            if node is None or id(node) in seen_nodes:
+                continue
+            seen_nodes.add(id(node))
+            kept.append(node)  # keep the wrapper alive: a freed one's id may be reused by the next
+            budget -= 1
+            for key in _saved_storages(node):
+                gkey = wanted.get(key)
+                if gkey is not None and len(roots_of.setdefault(gkey, [])) < 64 and all(r is not root for r in roots_of[gkey]):
+                    roots_of[gkey].append(root)
+            stack.extend(next_node for next_node, _ in getattr(node, "next_functions", ()) if next_node is not None)
+    del roots, kept
+    found: dict[Any, tuple[str, str]] = {}
+    skip = set(ignore) | {id(roots_of), id(seen_nodes), id(wanted)} | {id(v) for v in roots_of.values()}
+    for gkey, tensors in roots_of.items():
+        named = [d for d in describe_holders(tensors, skip) if d is not None]
+        if named:
+            found[gkey] = named[0]
+    return found
+
+
+_SAVED_NAMES: dict[str, tuple[str, ...]] = {}
+
+
+def _saved_storages(node: Any) -> list[int]:
+    """Storage keys of the tensors an autograd node still saves (freed ones raise and are skipped)."""
+    kind = type(node).__name__
+    names = _SAVED_NAMES.get(kind)
+    if names is None:
+        names = _SAVED_NAMES[kind] = tuple(n for n in dir(node) if n.startswith("_saved_"))
+    keys = []
+    for name in names:
+        try:
+            value = getattr(node, name)
+        except Exception:  # noqa: BLE001 - released after backward
+            continue
+        for tensor in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(tensor, torch.Tensor):
+                try:
+                    keys.append(id(tensor.untyped_storage()))
+                except Exception:  # noqa: BLE001
+                    continue
+    return keys

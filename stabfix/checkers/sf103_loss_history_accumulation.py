@@ -1,0 +1,198 @@
+"""SF103 loss-history-accumulation: a tensor with autograd history summed or stored across iterations.
+
+A query over the model: the `history` part says which expressions still carry a graph and whether a
+backward pass (or the function's return) later uses what was accumulated. Sites:
+`total += loss`, `total = total + loss`, `logs["loss"] += loss`, `losses.append(loss)` /
+`.extend(...)` / `.insert(i, ...)`, where the holder outlives the iteration: a local bound before the
+loop it is updated in, or state on `self` / a module global updated in a step function.
+Silent when it is differentiated later, returned (a `compute_loss` summing parts), reset, under `no_grad`,
+or a model output collected outside a training or evaluation loop.
+Fix (safe): `.item()` for a scalar loss summed into a number or appended to a list no torch function reads, else `.detach()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.syntax import code_for
+from stabfix.model.history import LOSS
+from stabfix.model.imports import dotted_name
+from stabfix.model.structure import Frame, FunctionFrame
+
+_APPENDS = {"append": 0, "extend": 0, "insert": 1}
+
+
+@dataclass
+class _Site:
+    node: cst.CSTNode  # the statement expression (AugAssign, Assign) or the append call
+    holder: cst.BaseExpression  # what keeps the value: `total`, `logs["loss"]`, `self.losses`
+    value: cst.BaseExpression  # what is added or stored
+    kind: str  # "sum" | "append"
+    function: Optional[cst.FunctionDef]
+    cls: Optional[cst.ClassDef]
+    loops: tuple[tuple[cst.CSTNode, int], ...]  # enclosing loops of the function, with their start order
+    frames: tuple[Frame, ...]
+    order: int
+
+
+class LossHistoryAccumulation(Checker):
+    code = "SF103"
+    tokens = ("+=", ".append(", ".extend(", ".insert(", " + ")
+    also_needs = (("loss", "criterion", ".eval()", "backward"),)
+    needs = ("history", "steps")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.names = self.model.names
+        self.sites: list[_Site] = []
+        self._functions: list[Optional[cst.FunctionDef]] = [None]
+        self._classes: list[Optional[cst.ClassDef]] = [None]
+        self._loops: list[list[tuple[cst.CSTNode, int]]] = [[]]
+        self._torch_args: set[str] = set()  # holders handed to a torch function (`torch.stack(losses)`)
+        self._resets: list[tuple[str, Optional[cst.FunctionDef], int]] = []
+
+    # -- traversal -------------------------------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+        self._loops.append([])
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+        self._loops.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops[-1].append((node, self.names.position))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._loops[-1].pop()
+
+    visit_While, leave_While = visit_For, leave_For
+
+    def _record(self, node, holder, value, kind) -> None:
+        self.sites.append(_Site(node, holder, value, kind, self._functions[-1], self._classes[-1],
+                                tuple(self._loops[-1]), self.model.steps.frames(), self.names.position))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:  # `losses += (l,)` concatenates: not a sum
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and not isinstance(node.value, (cst.Tuple, cst.List)):
+            self._record(node, node.target, node.value, "sum")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Add):
+            return
+        target = code_for(node.targets[0].target)
+        if code_for(value.left) == target:
+            self._record(node, node.targets[0].target, value.right, "sum")
+        elif code_for(value.right) == target:
+            self._record(node, node.targets[0].target, value.left, "sum")
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:  # resets: `self.loss = 0` at each iteration's top
+        spelled = [dotted_name(target.target) for target in original_node.targets]
+        self._resets.extend((name, self._functions[-1], self.names.position) for name in spelled if name)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _APPENDS:
+            positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+            index = _APPENDS[func.attr.value]
+            if len(positional) == index + 1:
+                self._record(node, func.value, positional[index], "append")
+        qualified = self.qualified_name(func) or ""
+        if qualified.startswith("torch."):
+            self._torch_args.update(dotted_name(arg.value) or "" for arg in node.args)
+
+    # -- decision --------------------------------------------------------------------------------------
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if any(f"{kind} {lib}" in self.context.text for kind in ("import", "from") for lib in ("tensorflow", "jax", "mxnet")):
+            return  # another framework's autograd: no graph is recorded by default
+        history = self.model.history
+        for site in self.sites:
+            path = self.model.steps.step_path(site.frames) if site.function is not None else None
+            if path is not None and isinstance(path.scope, FunctionFrame) and path.scope.node is site.function:
+                history.mark_returned(site.function)  # the framework backpropagates what a step returns
+        for site in self.sites:
+            holder = _holder_spelling(site.holder)
+            if holder is None or not self._outlives_iteration(site, holder):
+                continue
+            origin = history.origin(site.value)
+            if origin is None or history.read_under_no_grad(site.value):
+                continue
+            if origin != LOSS and not self._trains_or_evaluates(site):
+                continue  # outputs collected inside a forward (tiles, chunks, layers), not a training log
+            on_self = holder.startswith("self.")
+            if history.feeds_backward({holder}, site.function, site.cls if on_self else None):
+                continue  # gradient accumulation: the graph is kept on purpose
+            if on_self and history.feeds_return({holder}, None, site.cls):
+                continue  # a method hands the stored graphs to a caller (pipeline schedules, chunked losses)
+            if not on_self and history.feeds_return({holder}, site.function) and not (
+                history.switches_to_eval(site.function) or (
+                    history.draws_batches(loop for loop, _ in site.loops) if origin == LOSS
+                    else bool(self.model.events.in_function(site.function, "backward")))
+            ):
+                continue  # the caller decides (a loss summed from its parts, outputs assembled by a forward)
+            self.report(site.node, self._message(site, holder, origin), self._fix(site, holder, origin))
+
+    def _outlives_iteration(self, site: _Site, holder: str) -> bool:
+        """The holder keeps its value from one iteration (or step call) to the next."""
+        root = holder.split(".", 1)[0].split("[", 1)[0]
+        if root == "self" or root not in self._scope(site).bindings:
+            start = site.loops[-1][1] if site.loops else 0
+            if any(h == holder and f is site.function and start <= o < site.order for h, f, o in self._resets):
+                return False  # reset earlier in the same iteration or call
+            return bool(site.loops) or self.model.steps.step_path(site.frames) is not None
+        start, bindings = (site.loops[-1][1] if site.loops else 0), self._scope(site).bindings.get(root, [])
+        fresh = [b for b in bindings if b.kind in ("assign", "for", "unpack", "with") and start < b.order <= site.order
+                 and b.node is not site.node and not b.conditional]
+        return bool(site.loops) and any(b.order <= start for b in bindings) and not fresh
+
+    def _scope(self, site: _Site):
+        return self.names.scopes[site.function or self.names.module_scope.node]
+
+    def _trains_or_evaluates(self, site: _Site) -> bool:
+        return self.model.history.trains_or_evaluates(site.function, site.loops[-1][0] if site.loops else None)
+
+    # -- message and fix -------------------------------------------------------------------------------
+    def _message(self, site: _Site, holder: str, origin: str) -> str:
+        value = _short(code_for(site.value))
+        statement = _short(code_for(site.node))
+        where = "every iteration" if site.loops else "every step"
+        return (
+            f"`{statement}` keeps the autograd graph of {where} alive through `{holder}` (`{value}` is {origin} "
+            f"that still carries its history), so memory grows; store `{value}.{self._method(site, holder, origin)}()`"
+        )
+
+    def _method(self, site: _Site, holder: str, origin: str) -> str:
+        if origin != LOSS or not isinstance(site.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            return "detach"
+        if site.kind == "append":
+            return "detach" if holder in self._torch_args else "item"
+        start = site.loops[-1][1] if site.loops else site.order
+        numeric = self.model.history.starts_as_number(site.holder, self._scope(site), site.cls, start)
+        return "item" if numeric else "detach"
+
+    def _fix(self, site: _Site, holder: str, origin: str) -> Fix:
+        method, value = self._method(site, holder, origin), site.value
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        new = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
+        return Fix("safe", f"store `{_short(code_for(site.value))}.{method}()` instead", {site.value: new})
+
+
+def _holder_spelling(holder: cst.BaseExpression) -> Optional[str]:
+    return dotted_name(holder.value if isinstance(holder, cst.Subscript) else holder)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,194 @@
+"""SF407 train-eval-mode-toggling: `.train()` never restored after an evaluation in the training loop,
+or a validation loop that runs in train mode.
+
+A query over the `modes` part (mode switches) and `events` (backward passes, calls of the file's
+functions). Two findings:
+- *not restored*: a loop that trains (a backward pass in it, directly, in a nested loop or in a helper it
+  calls) switches a trained module to eval mode — `model.eval()` in the loop, or a helper of the file that
+  calls `.eval()` on what it is passed and does not switch it back — and nothing in the loop switches it
+  back (`model.train()`, `model.train(mode)`, in the loop or in a helper it calls). A module is trained
+  when the file switches it to train mode somewhere or builds an optimizer from its parameters. Frozen
+  teachers, EMA and target networks are never trained and stay silent. Fix (unsafe): insert
+  `model.train()` after the evaluation (after the helper call's line, or at the end of the direct eval's
+  block) where that line is a plain statement of the loop.
+- *validation in train mode*: under `torch.no_grad()`, a loop over data (no backward in it) runs
+  forwards of a module whose last switch before it, in the same function, is `.train()`. Report only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.model.events import LocalCall
+from stabfix.model.imports import dotted_name
+from stabfix.model.modes import Switch, in_harness, owns, within
+from stabfix.model.structure import loop_header
+
+Loop = Union[cst.For, cst.While]
+
+
+@dataclass
+class _Loop:
+    node: Loop
+    function: Optional[cst.FunctionDef]
+    start: int
+    end: int = 0
+
+
+class TrainEvalModeToggling(Checker):
+    code = "SF407"
+    tokens = (".eval()", ".train(")
+    also_needs = (("backward",),)
+    needs = ("modes", "events")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.loops: list[_Loop] = []
+        self._open: list[_Loop] = []
+        self._functions: list[Optional[cst.FunctionDef]] = [None]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._open.append(_Loop(node, self._functions[-1], self.model.names.position))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        loop = self._open.pop()
+        loop.end = self.model.names.position
+        self.loops.append(loop)
+
+    visit_While, leave_While = visit_For, leave_For
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        reported: set[int] = set()
+        for loop in sorted(self.loops, key=lambda item: item.start):
+            if in_harness(loop.function):
+                continue  # a test toggles modes to compare them
+            for node, receiver, after in self._unrestored_evals(loop):
+                if id(node) not in reported:
+                    reported.add(id(node))
+                    self.report(node, self._not_restored(receiver, loop), self._fix(receiver, after, loop))
+        self._validation_in_train_mode()
+
+    # -- not restored ----------------------------------------------------------------------------------
+    def _in(self, loop: _Loop, order: int, function) -> bool:
+        return function is loop.function and loop.start <= order < loop.end
+
+    def _unrestored_evals(self, loop: _Loop):
+        modes, events = self.model.modes, self.model.events
+        calls = [e for e in events.of_kind("call") if self._in(loop, e.site.names_order, e.site.function)]
+        helpers = [(e, self.model.names.definition_of(e.node)) for e in calls if isinstance(e, LocalCall)]
+        helpers = [(e, h) for e, h in helpers if h is not None and h is not loop.function]
+        trains = any(self._in(loop, e.site.names_order, e.site.function) for e in events.of_kind("backward")) or any(
+            events.in_function(h, "backward") for _, h in helpers
+        )
+        if not trains:
+            return []
+        switches = [s for s in modes.switches if self._in(loop, s.order, s.function)]
+        evals = [(s.call, s.receiver, s) for s in switches if s.to_eval and not _leaves(modes.region(s))]
+        restored = [s.receiver for s in switches if not s.to_eval]
+        for event, helper in helpers:
+            inside = modes.in_function(helper)
+            for switch in inside:
+                receiver = modes.caller_spelling(event.node, helper, switch.receiver)
+                if not switch.to_eval:
+                    restored.append(receiver or "")  # a train switch the file cannot map restores anything
+                elif receiver is not None and not any(not o.to_eval and o.order > switch.order for o in inside):
+                    evals.append((event.node, receiver, event))
+        return [
+            (node, receiver, after)
+            for node, receiver, after in evals
+            if self._trained(receiver) and not any(r == "" or owns(r, receiver) or owns(receiver, r) for r in restored)
+        ]
+
+    def _trained(self, receiver: str) -> bool:
+        """The file switches the module to train mode somewhere, or builds an optimizer from its parameters."""
+        if any(not s.to_eval and (owns(s.receiver, receiver) or owns(receiver, s.receiver)) for s in self.model.modes.switches):
+            return True
+        for event in self.model.events.of_kind("optimizer"):
+            if any(dotted_name(arg.value.func.value) == receiver for arg in event.node.args
+                   if isinstance(arg.value, cst.Call) and isinstance(arg.value.func, cst.Attribute)):
+                return True
+        return False
+
+    def _not_restored(self, receiver: str, loop: _Loop) -> str:
+        return (
+            f"`{receiver}` is switched to eval mode inside the training loop `{loop_header(loop.node)}` and never back, "
+            f"so the next iteration trains it with dropout off and batch-norm statistics frozen; call `{receiver}.train()` "
+            "after the evaluation"
+        )
+
+    def _fix(self, receiver: str, after, loop: _Loop) -> Optional[Fix]:
+        """Insert `receiver.train()` after the helper call's line, or after the last line of a direct eval's block."""
+        if isinstance(after, Switch):
+            line, block = self.model.modes.statement_of(after)
+            body = list(getattr(block, "body", ()))
+            anchor = body[-1] if body else None
+        else:
+            line = after.site.statement
+            block = after.site.blocks[-1] if after.site.blocks else None
+            body = list(getattr(block, "body", ()))
+            anchor = line if line is not None and line.body[0] is not None and within(after.node, line) else None
+        if anchor is None or anchor not in body or not isinstance(anchor, cst.SimpleStatementLine):
+            return None
+        if any(isinstance(small, (cst.Return, cst.Continue, cst.Break, cst.Raise)) for small in anchor.body):
+            return None
+        if not within(block, loop.node.body) and block is not loop.node.body:
+            return None
+        restore = cst.parse_statement(f"{receiver}.train()\n")
+        index = body.index(anchor)
+        new_body = body[: index + 1] + [restore] + body[index + 1:]
+        return Fix("unsafe", f"switch `{receiver}` back to train mode after the evaluation", {block: block.with_changes(body=new_body)})
+
+    # -- validation in train mode ----------------------------------------------------------------------
+    def _validation_in_train_mode(self) -> None:
+        modes = self.model.modes
+        reported: set[int] = set()
+        backward_orders = [(e.site.function, e.site.names_order) for e in self.model.events.of_kind("backward")]
+        for loop in self.loops:
+            if in_harness(loop.function) or any(self._in(loop, order, function) for function, order in backward_orders):
+                continue
+            if not self._under_no_grad(loop):
+                continue
+            for receiver in sorted({s.receiver for s in modes.switches if s.function is loop.function and not s.to_eval}):
+                forwards = [call for call, _ in modes.scan([loop.node], receiver).forwards]
+                if forwards and id(forwards[0]) not in reported and modes.mode_before(receiver, loop.function, loop.start) == "train":
+                    reported.add(id(forwards[0]))
+                    self.report(forwards[0], (
+                        f"`{receiver}` runs this no-grad evaluation loop `{loop_header(loop.node)}` in train mode (its last switch "
+                        f"before it is `{receiver}.train()`): dropout stays on and batch norm updates its statistics; call "
+                        f"`{receiver}.eval()` before the loop and `{receiver}.train()` after it"
+                    ))
+
+    def _under_no_grad(self, loop: _Loop) -> bool:
+        """The loop runs where autograd is off: the first variable its header reads is read under `no_grad`."""
+        header = loop.node.iter if isinstance(loop.node, cst.For) else loop.node.test
+        first = next(iter(_names(header)), None)
+        use = self.model.names.uses.get(first) if first is not None else None
+        return bool(use and use.grad_off)
+
+
+def _leaves(region: list[cst.CSTNode]) -> bool:
+    """The evaluation ends the loop or the function (`break`, `return`): no iteration follows it."""
+    last = region[-1] if region else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Break, cst.Return, cst.Raise))
+
+
+def _names(expr: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _Collector(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node)
+
+    expr.visit(_Collector())
+    return found

@@ -1,0 +1,297 @@
+"""Train/eval mode switches and the code each one governs.
+
+The model's `modes` part (built on `names` and `steps`). During the traversal it records every mode
+switch: `X.eval()`, `X.train(False)` (eval) and `X.train()`, `X.train(True)`, `X.train(mode)` (train,
+or a mode passed through), with the receiver as spelled (`model`, `self.student`), its statement
+place, its function and class, and whether autograd is off there (a `no_grad`/`inference_mode` block
+or decorator). After the traversal:
+
+- `region(switch)`: the statements that run in eval mode after an eval switch: the rest of its block
+  up to the statement that switches the same receiver (or an enclosing module) back to train mode;
+- `scan(statements, receiver)`: what runs there: forward passes of the receiver (`model(x)`,
+  `model.forward(x)`, a submodule `model.encoder(x)`) and whether each runs with autograd on, backward
+  passes and optimizer steps, and code that asks for gradients (`requires_grad_`, `enable_grad`,
+  `torch.autograd.grad`). Nested functions and classes are not part of a region (they run later).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model import vocabulary as vocab
+from stabfix.model.imports import ImportTracker, dotted_name
+from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
+from stabfix.model.places import Place, body_of, called_as_statement, parent_in, position_in
+
+# Methods of a module that are not forward passes.
+NOT_FORWARD_METHODS = frozenset(
+    {"train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "parameters", "named_parameters",
+     "buffers", "named_buffers", "modules", "named_modules", "children", "named_children", "state_dict",
+     "load_state_dict", "zero_grad", "apply", "requires_grad_", "register_buffer", "register_forward_hook",
+     "register_forward_pre_hook", "register_full_backward_hook", "save_pretrained", "generate", "get_input_embeddings",
+     "resize_token_embeddings", "share_memory", "add_module", "get_submodule", "extra_repr", "type", "set_mode"}
+)
+NEEDS_GRAD_CALLS = frozenset({"torch.enable_grad", "torch.autograd.grad", "torch.autograd.backward", "torch.set_grad_enabled"})
+
+
+@dataclass(eq=False)
+class Switch:
+    call: cst.Call
+    receiver: str  # `model`, `self.student`
+    to_eval: bool  # eval() / train(False); False for train() / train(True) / train(mode)
+    passed_mode: bool  # `train(mode)`: the mode comes from a variable
+    place: Place
+    function: Optional[cst.FunctionDef]
+    cls: Optional[cst.ClassDef]
+    root: Optional[cst.Name]  # the variable the receiver starts from
+    names: Names
+    order: int  # its place among the `names` model's bindings and uses
+
+    @property
+    def grad_off(self) -> bool:
+        """Autograd is off where the switch runs (a `no_grad` block or decorator around it)."""
+        use = self.names.uses.get(self.root) if self.root is not None else None
+        return bool(use and use.grad_off)
+
+
+@dataclass
+class RegionFacts:
+    forwards: list[tuple[cst.Call, bool]] = field(default_factory=list)  # (call, autograd on)
+    repeated: list[cst.Call] = field(default_factory=list)  # forwards inside a loop or comprehension there
+    backward: bool = False  # a backward pass or an optimizer step
+    needs_grad: bool = False  # code that asks for gradients
+    bound: set[str] = field(default_factory=set)  # names assigned in the region
+
+
+class ModeSwitches(cst.BatchableCSTVisitor):
+    def __init__(self, imports: ImportTracker, names: Names, steps, modules) -> None:
+        super().__init__()
+        self.imports = imports
+        self.names = names
+        self.steps = steps
+        self.is_module_call = modules.is_module
+        self.switches: list[Switch] = []
+        self._functions: list[Optional[cst.FunctionDef]] = [None]
+        self._classes: list[Optional[cst.ClassDef]] = [None]
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("eval", "train"):
+            return
+        receiver = dotted_name(func.value)
+        if receiver is None or self.imports.qualify(func.value):
+            return  # `ast.literal_eval`, `torch.eval`: not a module
+        args = [arg for arg in node.args if not arg.star]
+        if func.attr.value == "eval":
+            if args:
+                return
+            to_eval, passed = True, False
+        elif not args:
+            to_eval, passed = False, False
+        elif isinstance(args[0].value, cst.Name) and args[0].value.value in ("True", "False"):
+            to_eval, passed = args[0].value.value == "False", False
+        else:
+            to_eval, passed = False, True
+        root = func.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        self.switches.append(Switch(node, receiver, to_eval, passed, self.steps.place(), self._functions[-1],
+                                    self._classes[-1], root if isinstance(root, cst.Name) else None, self.names,
+                                    self.names.position))
+
+    # -- queries -------------------------------------------------------------------------------------
+    def statement_of(self, switch: Switch) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
+        """The line that is the switch alone, and the block it sits in."""
+        line = called_as_statement(switch.place, switch.call)
+        block = parent_in(switch.place, line) if line is not None else None
+        return line, block
+
+    def region(self, switch: Switch) -> list[cst.CSTNode]:
+        """The statements after an eval switch in its block, up to the one that switches back."""
+        line, block = self.statement_of(switch)
+        siblings = body_of(block)
+        index = position_in(siblings, line) if line is not None else None
+        if index is None:
+            return []
+        region: list[cst.CSTNode] = []
+        for statement in siblings[index + 1:]:
+            if self.restores(statement, switch.receiver):
+                break
+            region.append(statement)
+        return region
+
+    def restores(self, node: cst.CSTNode, receiver: str) -> bool:
+        """The statement switches `receiver` (or a module it belongs to) back to train mode."""
+        return any(
+            not other.to_eval and owns(other.receiver, receiver) and any(part is node for part in other.place)
+            for other in self.switches
+        )
+
+    def in_function(self, function: Optional[cst.FunctionDef]) -> list[Switch]:
+        return [switch for switch in self.switches if switch.function is function]
+
+    def mode_before(self, receiver: str, function: Optional[cst.FunctionDef], order: int) -> Optional[str]:
+        """"train" or "eval": what the last switch of `receiver` (or a module it belongs to) before `order`
+        in `function` set; None when there is none (or `train(mode)` passes a mode through)."""
+        last = None
+        for switch in self.in_function(function):
+            if switch.order < order and owns(switch.receiver, receiver):
+                last = switch
+        if last is None or last.passed_mode:
+            return None
+        return "eval" if last.to_eval else "train"
+
+    def caller_spelling(self, call: cst.Call, helper: cst.FunctionDef, receiver: str) -> Optional[str]:
+        """What a call of `helper` passes for the module the helper knows as `receiver`: `model` for
+        `evaluate(model, loader)` when the helper switches its first parameter; `self.net` stays `self.net`."""
+        root, _, rest = receiver.partition(".")
+        params = [p.name.value for p in helper.params.params]
+        if root == "self" or root not in params:
+            return receiver if root == "self" else None
+        index = params.index(root) - (1 if params and params[0] == "self" else 0)
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == root]
+        passed = keyword[0] if keyword else positional[index] if 0 <= index < len(positional) else None
+        spelled = dotted_name(passed) if passed is not None else None
+        return None if spelled is None else spelled + ("." + rest if rest else "")
+
+    def scan(self, statements: list[cst.CSTNode], receiver: str) -> RegionFacts:
+        facts = RegionFacts()
+        scanner = _RegionScanner(self, receiver, facts)
+        for statement in statements:
+            statement.visit(scanner)
+        return facts
+
+
+class _RegionScanner(cst.CSTVisitor):
+    def __init__(self, modes: ModeSwitches, receiver: str, facts: RegionFacts) -> None:
+        self.modes = modes
+        self.receiver = receiver
+        self.facts = facts
+        self.grad_off = [False]
+        self.loops = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.For, cst.While, cst.BaseComp)):
+            self.loops += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, (cst.For, cst.While, cst.BaseComp)):
+            self.loops -= 1
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_With(self, node: cst.With) -> None:
+        off = any((self.modes.names.qualify(_callee(item.item)) or "") in GRAD_OFF_CONTEXTS for item in node.items)
+        self.grad_off.append(self.grad_off[-1] or off)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.grad_off.pop()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        for name in _target_names(node.target):
+            self.facts.bound.add(name)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        callee = dotted_name(func) or ""
+        qualified = self.modes.names.qualify(func) or ""
+        if isinstance(func, cst.Attribute) and func.attr.value in ("backward", "manual_backward", "step"):
+            self.facts.backward = True
+        if qualified in NEEDS_GRAD_CALLS or (isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_"):
+            self.facts.needs_grad = True
+        if callee == self.receiver or callee == self.receiver + ".forward" or (
+            callee.startswith(self.receiver + ".") and callee.rsplit(".", 1)[-1] not in NOT_FORWARD_METHODS
+            and "." not in callee[len(self.receiver) + 1:] and self.modes.is_module_call(func)
+        ):
+            self.facts.forwards.append((node, not self.grad_off[-1]))
+            if self.loops:
+                self.facts.repeated.append(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if dotted_name(value) is not None and any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
+        ):
+            self.facts.needs_grad = True
+
+
+def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    return []
+
+
+def in_harness(function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef] = None) -> bool:
+    """Test, check and benchmark code (`test_*`, `_check_outputs`, a `Test*` class): it switches modes to
+    compare behaviours, not to evaluate a model."""
+    if cls is not None and cls.name.value.startswith("Test"):
+        return True
+    if function is None or not vocab.HARNESS_FUNCTION.match(function.name.value):
+        return False
+    return _asserts(function)  # `def test(model, loader)` of a training script evaluates; a pytest test asserts
+
+
+def _asserts(function: cst.FunctionDef) -> bool:
+    found: list[bool] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Assert(self, node: cst.Assert) -> None:
+            found.append(True)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            name = dotted_name(node.func) or ""
+            if name.rsplit(".", 1)[-1].startswith(("assert", "allclose")):
+                found.append(True)
+
+    function.visit(_Finder())
+    return bool(found)
+
+
+def owns(outer: str, inner: str) -> bool:
+    """`model.train()` switches `model.encoder` back too: `train()` recurses into submodules."""
+    return inner == outer or inner.startswith(outer + ".")
+
+
+def within(node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """Whether `node` is part of `statement`."""
+    found = []
+
+    class _Finder(cst.CSTVisitor):
+        def on_visit(self, candidate: cst.CSTNode) -> bool:
+            if candidate is node:
+                found.append(True)
+            return not found
+
+    statement.visit(_Finder())
+    return bool(found)

@@ -1,0 +1,83 @@
+"""The model's `modes` part: train/eval switches, the region an eval switch governs, and what runs there."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from stabfix.model import FileModel
+from stabfix.model.traversal import MergedVisitor
+
+
+def _modes(source: str):
+    module = cst.parse_module(textwrap.dedent(source))
+    model = FileModel(needs=("modes",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    return module, model.modes
+
+
+def test_switches_regions_and_forwards():
+    module, modes = _modes(
+        """
+        import torch
+
+        def fit(model, train_loader, val_loader, opt):
+            model.train()
+            for x, y in train_loader:
+                model(x).sum().backward()
+                opt.step()
+            model.eval()
+            total = 0.0
+            for x, y in val_loader:
+                total += model(x).sum().item()
+            with torch.no_grad():
+                once = model(x)
+            model.train(False)
+            model.train(mode)
+            model.train()
+            print(total)
+        """
+    )
+    kinds = [(s.receiver, s.to_eval, s.passed_mode) for s in modes.switches]
+    assert kinds == [
+        ("model", False, False), ("model", True, False), ("model", True, False), ("model", False, True),
+        ("model", False, False),
+    ]
+    evaluation = modes.switches[1]
+    region = modes.region(evaluation)
+    # `model.train(False)` is another eval switch; the region stops at `model.train(mode)`
+    assert [module.code_for_node(statement).strip().splitlines()[0] for statement in region] == [
+        "total = 0.0", "for x, y in val_loader:", "with torch.no_grad():", "model.train(False)",
+    ]
+    facts = modes.scan(region, "model")
+    assert [grad_on for _, grad_on in facts.forwards] == [True, False]
+    assert len(facts.repeated) == 1 and not facts.backward
+    function = evaluation.function
+    assert modes.mode_before("model", function, evaluation.order) == "train"
+    assert modes.mode_before("model", function, modes.switches[2].order) == "eval"
+
+
+def test_a_helper_receiver_maps_to_the_callers_argument():
+    module, modes = _modes(
+        """
+        def evaluate(net, loader):
+            net.eval()
+            return [net(x) for x in loader]
+
+        def fit(model, loader):
+            evaluate(model, loader)
+            evaluate(loader=loader, net=model.encoder)
+        """
+    )
+    helper = modes.switches[0].function
+    calls = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "evaluate":
+                calls.append(node)
+
+    module.visit(_Calls())
+    assert [modes.caller_spelling(call, helper, "net") for call in calls] == ["model", "model.encoder"]
