@@ -73,6 +73,8 @@ class MissingZeroGrad(Checker):
         if function is None or not backwards:
             return None
         callers = [c for c in events.calls_of(function.name.value) if c.on_self == (step.site.cls is not None)]
+        if step.site.cls is not None:
+            callers += events.calls_on_instances_of(step.site.cls, function.name.value)
         for call in callers:
             if call.site.any_loops and not call.site.in_lambda:
                 outer = call.site.any_loops[-1]

@@ -183,6 +183,7 @@ class Events(cst.BatchableCSTVisitor):
         self.imports = imports
         self.names = names
         self.events: list[Event] = []
+        self.instance_calls: list[LocalCall] = []  # `obj.method(...)` on a local name (not events)
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._loop_sites: dict[cst.For, Site] = {}
         self._loop_ends: dict[cst.For, int] = {}
@@ -219,6 +220,22 @@ class Events(cst.BatchableCSTVisitor):
     def is_with_body(self, block: cst.CSTNode) -> bool:
         """A `with` body always runs once its statement is reached (unlike a branch or a loop body)."""
         return id(block) in self._with_bodies
+
+    def calls_on_instances_of(self, cls: cst.ClassDef, method: str) -> list[LocalCall]:
+        """`trainer.train_step(batch)` where `trainer` holds one instance of the file's class `cls`
+        (`trainer = Trainer(...)`): a method call from outside the class."""
+        found = []
+        for call in self.instance_calls:
+            receiver = call.node.func.value  # type: ignore[attr-defined]
+            if call.name != method or not isinstance(receiver, cst.Name):
+                continue
+            value = self.names.single_value(receiver)
+            if isinstance(value, cst.Call):
+                built = self.names.instance_of(value)
+                owner = None if built is None else (built.module_class or (built.node if built.kind == "class" else None))
+                if owner is cls:
+                    found.append(call)
+        return found
 
     def calls_of(self, name: str) -> list[LocalCall]:
         return [event for event in self.events if isinstance(event, LocalCall) and event.name == name]
@@ -483,6 +500,8 @@ class Events(cst.BatchableCSTVisitor):
                 self._note_scaler(receiver.func.value)  # `scaler.scale(loss).backward()`
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             self._add(LocalCall(node, self._site(), method, True))
+        elif isinstance(receiver, cst.Name):
+            self.instance_calls.append(LocalCall(node, self._site(), method, False))
 
     def _note_scaler(self, expr: cst.BaseExpression) -> None:
         name = dotted_name(expr)

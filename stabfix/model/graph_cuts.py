@@ -65,10 +65,33 @@ class GraphCuts(cst.BatchableCSTVisitor):
             for binding in bindings:
                 if binding.name in derived:
                     continue
-                if read_names(binding.bound_value) & derived and self._only_math(binding.bound_value, derived):
+                value = binding.bound_value
+                if read_names(value) & derived and self._only_math(value, derived) and not self._other_graph(value, derived):
                     derived.add(binding.name)
                     changed = True
         return derived
+
+    def _other_graph(self, expr: cst.CSTNode, derived: set[str]) -> bool:
+        """The math also reads another value with autograd history (a model's output): gradients reach
+        that one (`F.mse_loss(encoder_outputs, copy)` trains the encoder; only the copy's side stops)."""
+        names = self.values.names
+
+        class _Names(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.found: list[cst.Name] = []
+
+            def visit_Name(self, node: cst.Name) -> None:
+                self.found.append(node)
+
+        finder = _Names()
+        expr.visit(finder)
+        for node in finder.found:
+            if node.value in derived or node not in names.uses:
+                continue
+            value = self.values.value_of(node)
+            if value.model_output or (value.call and not (value.constant or value.not_tensor or value.batch)):
+                return True
+        return False
 
     def _only_math(self, expr: cst.CSTNode, derived: set[str]) -> bool:
         class _Calls(cst.CSTVisitor):

@@ -1,0 +1,19 @@
+"""The instance's step method clears after stepping; called from a loop on an instance (correct)."""
+import torch
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+
+    def train_step(self, x, y):
+        loss = torch.nn.functional.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+
+
+trainer = Trainer(torch.nn.Linear(8, 2))
+for x, y in loader:
+    trainer.train_step(x, y)
