@@ -34,7 +34,7 @@ _MAX_DEPTH = 4
 class Accumulation:
     backward: Backward
     step: Step
-    loop: cst.For
+    loop: cst.CSTNode  # the `for` or `while` loop
     gate: cst.If  # the `if` whose test holds the modulo
     every: cst.BaseExpression  # N of `% N`
     loss: cst.BaseExpression  # what is differentiated, `scaler.scale(...)` peeled
@@ -46,8 +46,8 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         self.events = events
         self.optimizers = optimizers
         self.losses = losses
-        self._ifs: dict[int, tuple[cst.If, tuple[cst.For, ...]]] = {}
-        self._loops: list[cst.For] = []
+        self._ifs: dict[int, tuple[cst.If, tuple[cst.CSTNode, ...]]] = {}
+        self._loops: list[cst.CSTNode] = []
         self._managed: set[int] = set()  # ids of `with X.accumulate(...)` bodies
 
     # -- traversal ----------------------------------------------------------------------------------
@@ -55,6 +55,12 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         self._loops.append(node)
 
     def leave_For(self, original_node: cst.For) -> None:
+        self._loops.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
         self._loops.pop()
 
     def visit_If(self, node: cst.If) -> None:
@@ -146,13 +152,13 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         return any(id(block) in self._managed for block in backward.site.blocks)
 
     def _gated_step(self, backward: Backward, loss: cst.BaseExpression) -> Optional[Accumulation]:
-        if not backward.site.loops:
+        if not backward.site.any_loops:
             return None
-        loop = backward.site.loops[-1]
+        loop = backward.site.any_loops[-1]
         steps = [
             event
             for event in self.events.in_function(backward.site.function, "step")
-            if isinstance(event, Step) and loop in event.site.loops and self._steps_optimizer(event)
+            if isinstance(event, Step) and any(l is loop for l in event.site.any_loops) and self._steps_optimizer(event)
         ]
         if not steps:
             return None
@@ -168,7 +174,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
     def _steps_optimizer(self, step: Step) -> bool:
         return any(self.optimizers.resolve(candidate, step.site.scope) is not None for candidate in step.candidates)
 
-    def _modulo_gate(self, step: Step, loop: cst.For, backward: Backward) -> Optional[tuple[cst.If, cst.BaseExpression]]:
+    def _modulo_gate(self, step: Step, loop: cst.CSTNode, backward: Backward) -> Optional[tuple[cst.If, cst.BaseExpression]]:
         """The `if ... % N ...:` inside `loop` that the step sits under and the backward does not."""
         theirs = set(backward.site.branches)
         for branch in step.site.branches:
