@@ -104,18 +104,19 @@ def _locate(
 ) -> list[AnalysedFinding]:
     # Positions and parents cost a full pass each, so only files with findings pay for them.
     positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
     suppressions = Suppressions.of(text)
+    # The statement a finding sits in only matters to a suppression comment: most files have none.
+    parents = wrapper.resolve(ParentNodeProvider) if suppressions.by_line else None
     used: set[tuple[int, str]] = set()  # (comment line, entry) of every directive that suppressed a finding
     located: dict[tuple, AnalysedFinding] = {}
 
     def locate(report: RawFinding) -> None:
         spec = specs[report.code]
         where = positions[report.node]
-        statement_line = positions[_enclosing_statement(report.node, parents)].start.line
-        matches = suppressions.matching(where.start.line, spec.code, spec.name) | suppressions.matching(
-            statement_line, spec.code, spec.name
-        )
+        matches = suppressions.matching(where.start.line, spec.code, spec.name)
+        if parents is not None:
+            statement_line = positions[_enclosing_statement(report.node, parents)].start.line
+            matches |= suppressions.matching(statement_line, spec.code, spec.name)
         if matches:
             used.update(matches)
             return
