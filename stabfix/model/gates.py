@@ -97,23 +97,27 @@ def never_both(first: StepPath, second: StepPath) -> bool:
     return bool(cases) and bool(other_cases) and cases.isdisjoint(other_cases)
 
 
-def skipped_by_interval_guard(steps: StepIndex, place: Place, statement: cst.CSTNode, scope_node: cst.CSTNode) -> bool:
-    """An earlier `if <interval test>: continue/return/break` in the same step skips `statement` on most
-    steps (`if step % 100: continue` before it), at any level between the statement and the scope."""
+def earlier_jump_guards(place: Place, statement: cst.CSTNode, scope_node: cst.CSTNode, errors: bool = True):
+    """The tests of the `if <test>: continue/return/break` statements (and `raise`, with `errors`) that
+    come before `statement` at any level between it and the scope: each may skip it."""
     index = index_in(place, statement)
     stop = index_in(place, scope_node)
     if index is None or stop is None:
-        return False
+        return
     while index > stop:
         current, parent = place[index], place[index - 1]
         for sibling in body_of(parent):
             if sibling is current:
                 break
-            if isinstance(sibling, cst.If) and sibling.orelse is None and _ends_in_jump(sibling.body):
-                if steps.is_interval_test(sibling.test):
-                    return True
+            if isinstance(sibling, cst.If) and sibling.orelse is None and _ends_in_jump(sibling.body, errors):
+                yield sibling.test
         index -= 1
-    return False
+
+
+def skipped_by_interval_guard(steps: StepIndex, place: Place, statement: cst.CSTNode, scope_node: cst.CSTNode) -> bool:
+    """An earlier `if <interval test>: continue/return/break` in the same step skips `statement` on most
+    steps (`if step % 100: continue` before it), at any level between the statement and the scope."""
+    return any(steps.is_interval_test(test) for test in earlier_jump_guards(place, statement, scope_node))
 
 
 def _ends_in_jump(body: cst.BaseSuite, errors: bool = True) -> bool:
@@ -172,21 +176,10 @@ def exited_early(
     `if not self.debug: return`. Device checks, guards a module constant never takes
     (`if not DEBUG_MEMORY: return` with `DEBUG_MEMORY = True`), `raise` (an error path) and tests the
     caller knows to fire rarely (`rare(test)`: a NaN guard skips a bad batch, not most steps) do not count."""
-    index = index_in(place, statement)
-    stop = index_in(place, scope_node)
-    if index is None or stop is None:
-        return False
-    while index > stop:
-        current, parent = place[index], place[index - 1]
-        for sibling in body_of(parent):
-            if sibling is current:
-                break
-            if isinstance(sibling, cst.If) and sibling.orelse is None and _ends_in_jump(sibling.body, errors=False):
-                test = sibling.test
-                if not steps.is_device_check(test) and constant_truth(names, test) is not False and not rare(test):
-                    return True
-        index -= 1
-    return False
+    return any(
+        not steps.is_device_check(test) and constant_truth(names, test) is not False and not rare(test)
+        for test in earlier_jump_guards(place, statement, scope_node, errors=False)
+    )
 
 
 def on_host_branch(frames) -> bool:
