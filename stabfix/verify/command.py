@@ -85,13 +85,15 @@ def verify(
                                                          "worktree) or a saved --json report.")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml / pyproject.toml "
                                                                      "instead of the nearest one.")] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", metavar="FILE", help="Draw memory, grad norm and loss per "
+                                                 "step (and the baseline) into a .png or .svg (needs stabfix[plot]).")] = None,
 ) -> None:
     """Run the training step a few times under instrumentation: memory, growth, gradients, numerics,
     step time; exit 1 when a health check or budget fails, 2 when the code could not run."""
     console = _console()
     try:
         code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
-                       json_path, snapshot, baseline, config)
+                       json_path, snapshot, baseline, config, plot)
     except KeyboardInterrupt:
         _console(stderr=True).print("[red]error:[/red] interrupted")
         code = exit_codes.ERROR
@@ -110,7 +112,7 @@ def _fail(message: str) -> int:
 def _verify(console: Console, path: Path, entry: str | None, steps: int | None, warmup: int | None,
             seed: int | None, device: str | None, timeout: float | None, budget: list[str],
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
-            config_path: Path | None = None) -> int:
+            config_path: Path | None = None, plot_path: Path | None = None) -> int:
     from stabfix.verify.metrics import analyze
     from stabfix.verify.render import Progress, print_header, print_report
     from stabfix.verify.runner import run_child
@@ -120,6 +122,12 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         return _fail(problem)
     if not path.exists():
         return _fail(f"{path}: no such file or directory")
+    if plot_path is not None:
+        from stabfix.verify.plot import matplotlib_problem, path_problem
+
+        problem = path_problem(plot_path) or matplotlib_problem()
+        if problem:
+            return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent
     try:
         config = load_config(project, config_path)
@@ -181,6 +189,17 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         except OSError as exc:
             return _fail(f"cannot write {json_path}: {exc}")
         console.print(f"[dim]report written to {escape(str(json_path))}[/dim]")
+    if plot_path is not None:
+        from stabfix.verify.plot import PlotError, plot_report
+
+        if not report.get("steps") and not report.get("estimate"):
+            console.print(f"[yellow]![/yellow] no step ran, so no picture was written to {escape(str(plot_path))}")
+        else:
+            try:
+                plot_report(report, plot_path)
+            except PlotError as exc:
+                return _fail(str(exc))
+            console.print(f"[dim]picture written to {escape(str(plot_path))}[/dim]")
     return int(report["exit_code"])
 
 

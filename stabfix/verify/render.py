@@ -162,12 +162,23 @@ def summary_table(report: dict[str, Any]) -> Table:
     return table
 
 
+def print_sparklines(console: Console, report: dict[str, Any]) -> None:
+    """One line per series under the summary: live memory and grad norm, step by step."""
+    from stabfix.verify.sparkline import BLOCKS, can_encode, summary_lines
+
+    lines = summary_lines(report, ascii_only=not can_encode(console.encoding, BLOCKS + "…"))
+    width = max((len(name) for name, _, _ in lines), default=0)
+    for name, line, text in lines:
+        console.print(Text.assemble((f"{name:<{width}}  ", "bold"), (line, "cyan"), (f"  {text}", "dim")))
+
+
 def print_report(console: Console, report: dict[str, Any]) -> None:
     if report.get("error"):
         print_error(console, report)
         return
     console.print()
     console.print(summary_table(report))
+    print_sparklines(console, report)
     survivors = [g for g in report.get("survivors", []) if g.get("steps", 0) >= 2]
     if survivors:
         table = Table(title="tensors that survive steps (created after warm-up, still alive)",
