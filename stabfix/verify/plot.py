@@ -24,7 +24,7 @@ INSTALL_HINT = "pip install 'stabfix[plot]'"
 
 # series key -> (legend label, colour, line width, marker)
 MEMORY_SERIES = [
-    ("peak", "peak in step", "#1f4e79", 3.4, "o"),
+    ("peak", "peak (whole step)", "#1f4e79", 3.4, "o"),
     ("forward", "peak in forward", "#5aa2d6", 1.1, "^"),
     ("backward", "peak in backward", "#e08a2c", 1.1, "v"),
     ("optimizer", "peak in optimizer", "#7a5195", 1.1, "s"),
@@ -120,10 +120,10 @@ def byte_unit(values: list[float]) -> tuple[str, float]:
     return "MiB", float(1 << 20)
 
 
-def _fmt_size(nbytes: float) -> str:
+def _fmt_size(nbytes: float, signed: bool = False) -> str:
     from stabfix.verify.metrics import fmt_bytes
 
-    return fmt_bytes(int(nbytes))
+    return fmt_bytes(round(nbytes), signed=signed)
 
 
 # -- drawing -----------------------------------------------------------------------------------
@@ -177,8 +177,10 @@ def _runs(report: dict[str, Any], baseline: dict[str, Any] | None) -> list[tuple
         ref = report["baseline"].get("ref")
     runs = [(report, "working tree" if baseline else "this run", "-")]
     if baseline:
-        ref = ref or baseline.get("baseline_ref") or "baseline"
-        runs.append((baseline, f"baseline {ref}", "--"))
+        ref = ref or baseline.get("baseline_ref")
+        if ref and str(ref).endswith(".json"):
+            ref = Path(ref).name  # a saved report: its file name, not the whole path
+        runs.append((baseline, f"baseline {ref}" if ref else "baseline", "--"))
     return runs
 
 
@@ -192,12 +194,22 @@ def _memory_panel(ax, runs, spans) -> None:
             drawn += _line(ax, series[key], scale, color=color, lw=lw, marker=marker, style=style,
                            label=label if style == "-" else None)
     source = runs[0][0].get("memory_source") or "memory"
-    ax.set_title(f"memory per step — {source}", loc="left", fontsize=10)
+    growth = []
+    for r, label, _ in runs:
+        value = (r.get("summary") or {}).get("growth_bytes_per_step")
+        if _num(value) is not None and math.isfinite(value):
+            growth.append(f"{_fmt_size(value, signed=True)}/step" + (f" ({label})" if len(runs) > 1 else ""))
+    ax.set_title(f"memory per step — {source}" + (f"; growth after warm-up {', '.join(growth)}" if growth else ""),
+                 loc="left", fontsize=10)
     ax.set_ylabel(unit)
     if not drawn:
         _no_data(ax, "no memory measured")
     else:
         ax.set_ylim(bottom=0)
+        budget = _num(((runs[0][0].get("settings") or {}).get("budgets") or {}).get("peak_memory_mb"))
+        if budget is not None and budget * (1 << 20) <= 2 * max(all_values):  # far above: it would flatten the data
+            ax.axhline(budget * (1 << 20) / scale, color=BAD, linestyle=":", linewidth=1.3,
+                       label=f"budget peak_memory_mb {budget:g}")
     _shade_warmup(ax, spans, label=True)
 
 
@@ -308,6 +320,11 @@ def build_figure(report: dict[str, Any], baseline: dict[str, Any] | None = None)
         _log_panel(loss, runs, spans, "loss", "loss", "#34495e", log=False)
         loss.set_xlabel("step")
         loss.xaxis.set_major_locator(MaxNLocator(integer=True))
+        numbers = [s["step"] for r, _, _ in runs for s in r.get("steps") or [] if isinstance(s.get("step"), int)]
+        if numbers:
+            loss.set_xlim(min(numbers) - 0.6, max(numbers) + 0.6)
+            if max(numbers) - min(numbers) < 16:
+                loss.set_xticks(range(min(numbers), max(numbers) + 1))
         for ax in (mem, grad, loss):
             ax.grid(True, alpha=0.3)
         handles, labels = mem.get_legend_handles_labels()

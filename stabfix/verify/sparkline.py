@@ -13,6 +13,7 @@ BLOCKS = "▁▂▃▄▅▆▇█"
 ASCII_LEVELS = "_.-:=+*#"
 NONFINITE = "!"
 MISSING = " "
+FLAT = 0.001  # grad norms within 0.1% of each other (e.g. clipped to max_norm) are drawn flat
 WIDTH = 60  # more steps than this: each character is the largest value of a run of steps
 
 
@@ -38,9 +39,11 @@ def _bucket(values: list[float | None], width: int) -> list[float | None]:
     return out
 
 
-def sparkline(values: list[Any], *, log: bool = False, ascii_only: bool = False, width: int = WIDTH) -> str:
+def sparkline(values: list[Any], *, log: bool = False, ascii_only: bool = False, width: int = WIDTH,
+              flat_within: float = 0.0) -> str:
     """`values` scaled from their minimum to their maximum onto 8 levels (log scale: of the
-    positive values; zero and below sit on the lowest level)."""
+    positive values; zero and below sit on the lowest level). Values that all lie within
+    `flat_within` (relative) of the largest are drawn flat, so float noise does not look like a trend."""
     levels = ASCII_LEVELS if ascii_only else BLOCKS
     nums = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in values]
     nums = _bucket(nums, width)
@@ -53,6 +56,9 @@ def sparkline(values: list[Any], *, log: bool = False, ascii_only: bool = False,
     keyed = [key(v) for v in nums if v is not None and math.isfinite(v)]
     keyed = [k for k in keyed if k is not None]
     lo, hi = (min(keyed), max(keyed)) if keyed else (0.0, 0.0)
+    finite = [abs(v) for v in nums if v is not None and math.isfinite(v)]
+    if finite and max(finite) - min(finite) <= flat_within * max(finite):
+        hi = lo
     chars = []
     for v in nums:
         if v is None:
@@ -90,5 +96,5 @@ def summary_lines(report: dict[str, Any], ascii_only: bool = False) -> list[tupl
         text = f"{fmt_num(min(finite))} {dots} {fmt_num(max(finite))}, log scale" if finite else "no finite value"
         if any(isinstance(v, float) and not math.isfinite(v) for v in norms):
             text += f"; {NONFINITE} = NaN/Inf"
-        out.append(("grad norm", sparkline(norms, log=True, ascii_only=ascii_only), text))
+        out.append(("grad norm", sparkline(norms, log=True, ascii_only=ascii_only, flat_within=FLAT), text))
     return out
