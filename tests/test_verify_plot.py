@@ -185,6 +185,18 @@ def test_estimate_panel(tmp_path):
     assert width >= 400 and height >= 300
 
 
+def test_cuda_runs_plot_the_allocator(tmp_path):
+    report = synthetic_report()
+    report["memory_source"] = "cuda allocator"
+    for s in report["steps"]:
+        s["cuda"] = {"max_allocated_bytes": 3 * GIB + s["step"], "allocated_end_bytes": 2 * GIB}
+    series = plotmod.memory_series(report)
+    assert series["peak"][0] == (1, 3 * GIB + 1) and series["live"][0] == (1, 2 * GIB)
+    assert series["forward"][0] == (1, 31 * MIB)  # phase peaks: the dispatch counts
+    assert summary_lines(report)[0][2].startswith("2.00 GiB")
+    plausible_png(plotmod.plot_report(report, tmp_path / "cuda.png"))
+
+
 def test_path_checks():
     assert plotmod.path_problem("a/b.PNG") is None and plotmod.path_problem("x.svg") is None
     assert "no extension" in plotmod.path_problem("memory")

@@ -340,8 +340,13 @@ def build_figure(report: dict[str, Any], baseline: dict[str, Any] | None = None)
         _estimate_panel(fig.add_subplot(grid[:, cols - 1] if has_steps else grid[0, 0]), estimate)
     env = report.get("environment") or {}
     where = " · ".join(str(x) for x in (env.get("device"), f"torch {env['torch']}" if env.get("torch") else None) if x)
-    fig.suptitle(f"stabfix verify {report.get('project', '')}" + (f"  ({where})" if where else ""), fontsize=12,
-                 x=0.01, ha="left")
+    title = f"stabfix verify {report.get('project', '')}" + (f"  ({where})" if where else "")
+    error = report.get("error") if isinstance(report.get("error"), dict) else None
+    if error:  # a run that stopped part-way: say so above the steps it did run
+        steps = report.get("steps") or []
+        after = f" after step {steps[-1]['step']}" if steps else ""
+        title += "\n" + textwrap.shorten(f"stopped{after}: {error.get('message', '')}", 140)
+    fig.suptitle(title, fontsize=12, x=0.01, ha="left", color=BAD if error else "black")
     return fig
 
 
