@@ -237,3 +237,19 @@ def test_ascii_console_gets_ascii_sparklines():
     print_sparklines(Console(file=out, width=100), synthetic_report())
     text = out.getvalue()
     assert text.isascii() and "live memory" in text and "grad norm" in text
+
+
+def test_progress_rows_tolerate_unmeasured_steps():
+    """A cheap step (exact accounting skipped) reports None memory: the row shows `-`, no crash."""
+    from rich.console import Console
+
+    from stabfix.verify.render import Progress
+
+    out = io.StringIO()
+    progress = Progress(Console(file=out, width=120))
+    progress({"type": "step", "step": 1, "warmup": True, "time_ms": 1.0, "peak_bytes": 100, "live_end_bytes": 50,
+              "loss": 1.0, "grad_norm": 0.5})
+    progress({"type": "step", "step": 2, "warmup": False, "time_ms": 1.0, "peak_bytes": None, "live_end_bytes": None,
+              "loss": 1.0, "grad_norm": None})
+    row = out.getvalue().splitlines()[-1].split()
+    assert row[0] == "2" and row[2:6] == ["-", "-", "-", "-"]

@@ -50,7 +50,7 @@ class Progress:
             cuda = event.get("cuda")
             peak = cuda["max_allocated_bytes"] if cuda else event.get("peak_bytes")
             end = cuda["allocated_end_bytes"] if cuda else live
-            dlive = None if self.prev_live is None or cuda else end - self.prev_live
+            dlive = None if self.prev_live is None or end is None or cuda else end - self.prev_live  # None: not measured
             self.prev_live = end
             notes = []
             if event.get("warmup"):
