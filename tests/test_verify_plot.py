@@ -155,11 +155,13 @@ ESTIMATE = {
 
 def test_nonfinite_and_missing_values(tmp_path):
     report = synthetic_report()
+    report["settings"] = {"budgets": {"peak_memory_mb": 50}}
     series = plotmod.memory_series(report)
     assert series["peak"][3] == (4, None) and series["forward"][3] == (4, None)  # None stays missing
     out = plotmod.plot_report(report, tmp_path / "bad.svg")
     _, text = svg_texts(out)
     assert "<!-- NaN -->" in text and "<!-- +Inf -->" in text and "non-finite (NaN/Inf)" in text
+    assert "budget peak_memory_mb 50" in text
     plausible_png(plotmod.plot_report(report, tmp_path / "bad.png"))
     # nothing finite at all, no loss at all
     for s in report["steps"]:

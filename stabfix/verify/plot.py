@@ -141,7 +141,7 @@ def _line(ax, points, scale=1.0, *, color, lw, marker, style="-", label=None, po
     return len(xs)
 
 
-def _mark_nonfinite(ax, points, *, style="-", where="top") -> int:
+def _mark_nonfinite(ax, points, *, style="-") -> int:
     """Mark NaN / ±Inf steps with a red cross at the top of the panel and a short label."""
     from matplotlib.transforms import blended_transform_factory
 
@@ -199,8 +199,11 @@ def _memory_panel(ax, runs, spans) -> None:
         value = (r.get("summary") or {}).get("growth_bytes_per_step")
         if _num(value) is not None and math.isfinite(value):
             growth.append(f"{_fmt_size(value, signed=True)}/step" + (f" ({label})" if len(runs) > 1 else ""))
+    other = {r.get("memory_source") for r, _, _ in runs[1:]} - {source}
+    if other:  # CUDA allocator vs dispatch counts: drawn together, but not the same quantity
+        source += f" (baseline: {', '.join(sorted(map(str, other)))}; not comparable)"
     ax.set_title(f"memory per step — {source}" + (f"; growth after warm-up {', '.join(growth)}" if growth else ""),
-                 loc="left", fontsize=10)
+                 loc="left", fontsize=10, wrap=True)
     ax.set_ylabel(unit)
     if not drawn:
         _no_data(ax, "no memory measured")
@@ -292,7 +295,7 @@ def _estimate_panel(ax, est: dict[str, Any]) -> None:
         if any(v.get("computed") for v in variants):
             handles.append(Patch(facecolor="white", edgecolor="#1f4e79", hatch="//"))
             labels.append("computed, not run")
-    ax.legend(handles, labels, fontsize=7, loc="upper right", framealpha=0.9)
+    ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
 def build_figure(report: dict[str, Any], baseline: dict[str, Any] | None = None):
@@ -306,10 +309,10 @@ def build_figure(report: dict[str, Any], baseline: dict[str, Any] | None = None)
     has_steps = any(r.get("steps") for r, _, _ in runs)
     spans = warmup_spans(report)
     cols = (1 if has_steps else 0) + (1 if estimate else 0) or 1
-    width = (10.5 if has_steps else 0) + (6 if estimate else 0) or 8
+    width = (10.5 if has_steps else 0) + (7.5 if estimate else 0) or 8
     fig = Figure(figsize=(width, 9 if has_steps else 5.5), dpi=100, layout="constrained")
     grid = fig.add_gridspec(3 if has_steps else 1, cols, height_ratios=[2, 1.2, 1.2] if has_steps else None,
-                            width_ratios=[10.5, 6] if cols == 2 else None)
+                            width_ratios=[10.5, 7.5] if cols == 2 else None)
     if has_steps:
         mem = fig.add_subplot(grid[0, 0])
         grad = fig.add_subplot(grid[1, 0], sharex=mem)
