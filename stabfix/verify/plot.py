@@ -135,6 +135,7 @@ def _line(ax, points, scale=1.0, *, color, lw, marker, style="-", label=None, po
     ys = [y / scale for x, y in points if y is not None and math.isfinite(y) and (y > 0 or not positive)]
     if xs:
         wide = lw > 3  # the overall peak: a broad band under the phase peak it equals
+        marker = marker if len(xs) <= 60 else None  # long runs: a marker per step would hide the line
         ax.plot(xs, ys, linestyle=style, color=color, linewidth=lw, marker=marker, markersize=7 if wide else 4,
                 label=label, alpha=(0.45 if wide else 0.95) if style == "-" else (0.35 if wide else 0.75),
                 zorder=1.5 if wide else 2)
