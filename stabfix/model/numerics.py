@@ -484,13 +484,19 @@ def made_half(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
 FULL_PRECISION = frozenset({"torch.float32", "torch.float", "torch.float64", "torch.double"})
 _HOST_READ_METHODS = frozenset({"item", "tolist"})
 _HOST_READ_BUILTINS = frozenset({"float", "int"})
-_VALUE_KEEPING = frozenset({"detach", "cpu", "clone", "squeeze", "sum", "mean"})
+_VALUE_KEEPING = frozenset({"detach", "cpu", "clone", "squeeze"})  # not a reduction: one huge element would dominate it
 
 
-def made_full_precision(expr: cst.BaseExpression, names: Names) -> bool:
-    """The tensor is cast to float32 or wider right here (`.float()`, `.double()`, `.to(torch.float32)`), so a
-    tiny constant added to what is measured from it survives: it is no float16 value whatever its input was."""
+def made_full_precision(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
+    """The tensor was cast to float32 or wider on its way here (`.float()`, `.double()`, `.to(torch.float32)`), so
+    a tiny constant added to what is measured from it survives: it is no float16 value whatever its input was."""
+    if depth > 3:
+        return False
     for node in _walk(expr):
+        if isinstance(node, cst.Name) and node in names.uses:
+            value = names.single_value(node)
+            if value is not None and made_full_precision(value, names, depth + 1):
+                return True
         if not isinstance(node, cst.Call):
             continue
         method = _method(node, names)
