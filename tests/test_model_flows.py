@@ -76,3 +76,27 @@ def test_a_value_stored_on_an_attribute_or_used_directly_is_other():
         """
     )
     assert [(kind, whole) for kind, whole, _ in found] == [("other", True)]
+
+
+def test_restores_into_loss_scalers_and_schedulers_copy_no_tensors():
+    module = cst.parse_module(textwrap.dedent(
+        """
+        import torch
+        from torch.optim import lr_scheduler
+
+        def restore(model, opt, helper_scaler, sd):
+            built = torch.cuda.amp.GradScaler()
+            sched = lr_scheduler.StepLR(opt, 10)
+            helper_scaler.scale(sd).backward()
+            model.load_state_dict(sd)
+            opt.load_state_dict(sd)
+            built.load_state_dict(sd)
+            sched.load_state_dict(sd)
+            helper_scaler.load_state_dict(sd)
+        """
+    ))
+    flows = ValueFlows(build_names(module))
+    flows.module = module
+    restores = [c for c in flows.calls() if isinstance(c.func, cst.Attribute) and c.func.attr.value == "load_state_dict"]
+    owners = {cst.Module(body=[]).code_for_node(c.func.value): flows.restores_no_tensors(c) for c in restores}
+    assert owners == {"model": False, "opt": False, "built": True, "sched": True, "helper_scaler": True}

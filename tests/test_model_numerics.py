@@ -227,3 +227,28 @@ def test_a_last_dim_softmax_and_a_positive_gather_dim_may_be_one_axis():
     minus_one = cst.parse_expression("-1")
     found = {t: numerics.maybe_same_dim(minus_one, numerics.gather_of(_value_of(module, t), names)) for t in "abcd"}
     assert found == {"a": True, "b": True, "c": False, "d": True}
+
+
+def test_host_number_reads_and_full_precision_casts():
+    module, names = _parse(
+        """
+        import torch
+        a = float((x / y).detach().cpu())
+        b = (x / y).item()
+        c = torch.float(x)
+        d = float(x.detach().cpu().numpy())
+        e = x.float().abs().mean()
+        f = x.to(torch.float32).norm()
+        g = x.half().abs().mean()
+        h = x.to(torch.bfloat16).abs().mean()
+        n = torch.linalg.norm(y.float(), dim=-1)
+        i = n + 1e-8
+        j = (x / i).mean().item()
+        """
+    )
+    outer = {_code(_value_of(module, t)): t for t in "abcd"}
+    read = {t: _code(numerics.host_number_of(_value_of(module, t), names)) for t in outer.values()}
+    assert read == {"a": "(x / y)", "b": "(x / y)", "c": None, "d": "x.detach().cpu().numpy()"}
+    precise = {t: numerics.made_full_precision(_value_of(module, t), names) for t in "efghi"}
+    assert precise == {"e": True, "f": True, "g": False, "h": False, "i": True}
+    assert _code(numerics.host_number_of(_value_of(module, "j"), names)) == "(x / i).mean()"  # reduced first

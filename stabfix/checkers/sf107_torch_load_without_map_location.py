@@ -54,7 +54,8 @@ class TorchLoadWithoutMapLocation(Checker):
             if has_map_location(call) or self._round_trip(call) or self._sibling_with_location(call, loads):
                 continue
             destinations = self.flows.destinations(call)
-            consumers = [d for d in destinations if d.kind in ("restore", "move")]
+            consumers = [d for d in destinations if d.kind == "move"
+                         or d.kind == "restore" and not self.flows.restores_no_tensors(d.node)]
             if not consumers:
                 continue
             fix = None

@@ -20,7 +20,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.numerics import (
     GuardedDivisor, autocast_dtype, bounds_above, centred, exceeds, float32_under_autocast, guarded_divisor,
-    is_logarithm, is_tiny_epsilon, made_half, roots, scale_like,
+    host_number_of, is_logarithm, is_tiny_epsilon, made_full_precision, made_half, roots, scale_like,
 )
 from stabfix.model.syntax import code_of, walk
 
@@ -52,6 +52,7 @@ class TinyEpsilonDivision(Checker):
         self.tamers: list[cst.CSTNode] = []  # arguments of logs, operands of clamps, around the node visited
         self.under_log: set[int] = set()  # names read inside the argument of a log
         self.assigned: dict[int, cst.Name] = {}  # `q = a / (b + eps)`: the quotient -> q
+        self.read_out: set[int] = set()  # quotients turned into Python numbers: `float((a / (b + eps)).cpu())`
 
     # --- where autocast may be on -------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
@@ -73,6 +74,9 @@ class TinyEpsilonDivision(Checker):
         self.tests.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
+        if (number := host_number_of(node, self.names)) is not None:
+            value = self.names.single_value(number) if isinstance(number, cst.Name) else None
+            self.read_out.add(id(value if value is not None else number))
         # `log(a / (b + 1e-10))` (PSNR, SNR in dB) and `(a / (b + 1e-8)).clamp(max=1)` are bounded
         if is_logarithm(node, self.names):
             self.tamers.extend(arg.value for arg in node.args[:1])
@@ -125,6 +129,8 @@ class TinyEpsilonDivision(Checker):
                 continue
             if site.tamed or self._only_logged(site):
                 continue  # the quotient feeds a log or an upper clamp: bounded
+            if id(site.node) in self.read_out and made_full_precision(guard.statistic, self.names):
+                continue  # a float32 ratio read out as a Python number (a relative change vs a threshold): no tensor scaled
             if any(exceeds(test, guard.statistic) for test in site.tests):
                 continue  # `if norm > eps: q = q * (eps / (norm + 1e-12))`: never near zero here
             kind = self._kind(site, guard)

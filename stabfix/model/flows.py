@@ -29,7 +29,9 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.imports import dotted_name
 from stabfix.model.names import Names
+from stabfix.model.numerics import self_attribute_bindings
 from stabfix.model.vocabulary import LOG_RECEIVER_NAMES
 
 _MOVES = frozenset({"to", "cuda", "cpu"})
@@ -57,6 +59,7 @@ class ValueFlows(cst.BatchableCSTVisitor):
         self._parents: Optional[dict[int, cst.CSTNode]] = None
         self._calls: list[cst.Call] = []
         self._uses_by_name: dict[str, list[cst.Name]] = {}
+        self._number_state: Optional[set[str]] = None  # receivers used as loss scalers
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -90,6 +93,26 @@ class ValueFlows(cst.BatchableCSTVisitor):
             seen.add((id(node), whole))
             self._step(node, whole, depth, found, work)
         return found
+
+    def restores_no_tensors(self, restore: cst.Call) -> bool:
+        """`<x>.load_state_dict(sd)` copies no tensors: `x` is a loss scaler (built from a `GradScaler` class or used
+        as one in the file: `x.scale(loss).backward()`, `x.unscale_(opt)`) or a `torch.optim.lr_scheduler` scheduler,
+        whose state dicts hold Python numbers only."""
+        receiver = restore.func.value if isinstance(restore.func, cst.Attribute) else None
+        key = dotted_name(receiver) if receiver is not None else None
+        if key is None:
+            return False
+        if self._number_state is None:
+            self._number_state = {used for call in self.calls() if (used := _scaler_used(call)) is not None}
+        if key in self._number_state:
+            return True
+        if isinstance(receiver, cst.Name):
+            values = [binding.bound_value for binding in self.names.reaching(receiver)]
+        else:
+            values = [binding.bound_value for binding in self_attribute_bindings(receiver, self.names)]
+        return bool(values) and all(
+            isinstance(value, cst.Call) and _builds_number_state(self.names.qualify(value.func) or "") for value in values
+        )
 
     # --- following one step -------------------------------------------------------------------------
     def _step(self, node, whole, depth, found, work) -> None:
@@ -244,3 +267,23 @@ class ValueFlows(cst.BatchableCSTVisitor):
         self._calls = order
         for use in self.names.uses:
             self._uses_by_name.setdefault(use.value, []).append(use)
+
+
+def _scaler_used(call: cst.Call) -> Optional[str]:
+    """The receiver a call uses as a loss scaler: `x.unscale_(opt)`, `x.scale(loss).backward()`."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    if func.attr.value == "unscale_":
+        return dotted_name(func.value)
+    inner = func.value
+    if func.attr.value == "backward" and isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+        return dotted_name(inner.func.value) if inner.func.attr.value == "scale" else None
+    return None
+
+
+def _builds_number_state(qualified: str) -> bool:
+    return qualified.rsplit(".", 1)[-1] in ("GradScaler", "ShardedGradScaler") or qualified.startswith(
+        "torch.optim.lr_scheduler."
+    )
+

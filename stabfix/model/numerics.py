@@ -481,6 +481,47 @@ def made_half(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
     return False
 
 
+FULL_PRECISION = frozenset({"torch.float32", "torch.float", "torch.float64", "torch.double"})
+_HOST_READ_METHODS = frozenset({"item", "tolist"})
+_HOST_READ_BUILTINS = frozenset({"float", "int"})
+_VALUE_KEEPING = frozenset({"detach", "cpu", "clone", "squeeze"})  # not a reduction: one huge element would dominate it
+
+
+def made_full_precision(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
+    """The tensor was cast to float32 or wider on its way here (`.float()`, `.double()`, `.to(torch.float32)`), so
+    a tiny constant added to what is measured from it survives: it is no float16 value whatever its input was."""
+    if depth > 3:
+        return False
+    for node in _walk(expr):
+        if isinstance(node, cst.Name) and node in names.uses:
+            value = names.single_value(node)
+            if value is not None and made_full_precision(value, names, depth + 1):
+                return True
+        if not isinstance(node, cst.Call):
+            continue
+        method = _method(node, names)
+        if method in ("float", "double"):
+            return True
+        if method == "to" and any(names.qualify(arg.value) in FULL_PRECISION for arg in node.args):
+            return True
+    return False
+
+
+def host_number_of(call: cst.Call, names: Names) -> Optional[cst.BaseExpression]:
+    """The tensor that `call` turns into a Python number (`float(q)`, `q.item()`, `float(q.detach().cpu())`,
+    `q.tolist()`), stripped of the value-keeping steps on its way out; None when `call` is no such read."""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value in _HOST_READ_BUILTINS and len(call.args) == 1 and names.qualify(func) is None:
+        operand = call.args[0].value
+    elif _method(call, names) in _HOST_READ_METHODS and not call.args:
+        operand = func.value
+    else:
+        return None
+    while isinstance(operand, cst.Call) and _method(operand, names) in _VALUE_KEEPING and not operand.args:
+        operand = operand.func.value
+    return operand
+
+
 def _walk(node: cst.CSTNode):
     stack = [node]
     while stack:
