@@ -319,7 +319,17 @@ def _register_verify() -> None:
 _register_verify()
 
 
+def _tolerate_narrow_terminals() -> None:
+    """An ASCII or legacy-codepage stdout (PYTHONIOENCODING=ascii, a cp1252 console) gets `?` for the characters it
+    cannot show instead of a UnicodeEncodeError half-way through the report."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+
 def main() -> None:
+    _tolerate_narrow_terminals()
     try:
         app()
     except KeyboardInterrupt:

@@ -191,3 +191,11 @@ def test_import_stabfix_and_scan_work_without_torch(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 1, result.stderr
     assert "SF101" in result.stdout
+
+
+def test_an_ascii_only_terminal_gets_the_report_not_a_traceback(tmp_path, run_cli):
+    target = write(tmp_path, "train.py", SF101_SOURCE)
+    result = run_cli("scan", "--no-cache", str(target), env={"PYTHONIOENCODING": "ascii"})
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr and "UnicodeEncodeError" not in result.stderr
+    assert "SF101" in result.stdout
