@@ -444,7 +444,7 @@ def run_steps(built: Built, mode: Any, kernels: str, transform: Callable[[Callab
             breakdown["activations"] = max(0, acts)
         out["breakdown"] = breakdown
         out["largest"] = rows[:LARGEST]
-    out["sdpa_calls"] = sum(getattr(m, "calls", 0) for m in extra)
+    out["sdpa_calls"] = sum(getattr(m, "calls", 0) for m in extra) // max(1, len(records))
     out["scalar_reads"] = tracker.scalar_reads // max(1, len(records))
     if tracker.scalar_site:
         out["scalar_site"] = f"{tracker.scalar_site[0]}:{tracker.scalar_site[1]}"
