@@ -79,3 +79,8 @@ def build_verify(device, batch_size=4):
         return loss.detach()
 
     return model, opt, step
+
+
+def make_model():
+    """The 1B model alone (for a peer tool's `--model causal_lm:make_model`)."""
+    return CausalLM(CONFIG_SMALL if os.environ.get("SMALL") else CONFIG_1B)

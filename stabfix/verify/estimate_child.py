@@ -95,7 +95,7 @@ def _keep_meta_mode() -> Any:
     moves = {torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu}
 
     class KeepMeta(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        def __torch_function__(self, func: Any, kinds: Any, args: Any = (), kwargs: Any = None) -> Any:
             kwargs = kwargs or {}
             if func in moves and args and isinstance(args[0], torch.Tensor) and args[0].is_meta:
                 t = args[0]
@@ -175,31 +175,47 @@ def _patch_dict(d: dict[Any, Any], memo: dict[int, Any], torch: Any) -> None:
 def _flash_attention_mode() -> Any:
     """TorchFunctionMode routing `F.scaled_dot_product_attention` to a flash-style kernel (saves q, k,
     v, the output and a float32 logsumexp; no L x L matrix, no dropout mask) as CUDA's flash /
-    memory-efficient kernels do; CPU's math path materialises the attention matrix."""
+    memory-efficient kernels do; CPU's math path materialises the attention matrix. Calls made from
+    inside torch's own Python functions (nn.MultiheadAttention) are not seen by a mode: entering it
+    also swaps the `torch.nn.functional` attribute for the duration."""
     import torch
     import torch.nn.functional as F
     from torch.overrides import TorchFunctionMode
 
     flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+    original = F.scaled_dot_product_attention
+
+    def sdpa(q: Any, k: Any, v: Any, *rest: Any, **kwargs: Any) -> Any:
+        mask = kwargs.pop("attn_mask", rest[0] if len(rest) > 0 else None)
+        dropout = kwargs.pop("dropout_p", rest[1] if len(rest) > 1 else 0.0)
+        causal = kwargs.pop("is_causal", rest[2] if len(rest) > 2 else False)
+        scale = kwargs.pop("scale", rest[3] if len(rest) > 3 else None)
+        gqa = kwargs.pop("enable_gqa", rest[4] if len(rest) > 4 else False)
+        if q.dim() != 4 or q.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            return original(q, k, v, mask, dropout, causal, scale=scale, enable_gqa=gqa)
+        if gqa and k.shape[-3] != q.shape[-3]:
+            rep = q.shape[-3] // k.shape[-3]
+            k, v = k.repeat_interleave(rep, dim=-3), v.repeat_interleave(rep, dim=-3)
+        if mask is not None and mask.dtype == torch.bool:
+            mask = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(~mask, float("-inf"))
+        Flash.calls += 1
+        return flash(q, k, v, 0.0, bool(causal) and mask is None, attn_mask=mask, scale=scale)[0]
 
     class Flash(TorchFunctionMode):
         calls = 0
 
-        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            kwargs = dict(kwargs or {})
-            if func is F.scaled_dot_product_attention:
-                q, k, v = args[:3]
-                rest = list(args[3:])
-                mask = kwargs.pop("attn_mask", rest[0] if len(rest) > 0 else None)
-                causal = kwargs.pop("is_causal", rest[2] if len(rest) > 2 else False)
-                scale = kwargs.pop("scale", rest[3] if len(rest) > 3 else None)
-                if kwargs.pop("enable_gqa", rest[4] if len(rest) > 4 else False) and k.shape[-3] != q.shape[-3]:
-                    rep = q.shape[-3] // k.shape[-3]
-                    k, v = k.repeat_interleave(rep, dim=-3), v.repeat_interleave(rep, dim=-3)
-                if q.dim() == 4 and q.dtype in (torch.float32, torch.float16, torch.bfloat16):
-                    Flash.calls += 1
-                    return flash(q, k, v, 0.0, bool(causal) and mask is None, attn_mask=mask, scale=scale)[0]
-            return func(*args, **kwargs)
+        def __torch_function__(self, func: Any, kinds: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if func is original:
+                return sdpa(*args, **(kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+        def __enter__(self) -> Any:
+            F.scaled_dot_product_attention = sdpa
+            return super().__enter__()
+
+        def __exit__(self, *exc: Any) -> Any:
+            F.scaled_dot_product_attention = original
+            return super().__exit__(*exc)
 
     return Flash()
 
@@ -267,7 +283,12 @@ def _make_tracker() -> Any:
                     where = "backward"
                 else:
                     where = self.module_stack[-1] if self.module_stack else "(step code)"
-                self.made[key] = (tuple(t.shape), str(t.dtype).replace("torch.", ""), where)
+                shape = tuple(t.shape)
+                size = t.element_size()
+                nbytes = self.refs[key].nbytes if key in self.refs else 0
+                if nbytes and t.numel() * size != nbytes:  # a view of a larger new storage: show the storage
+                    shape, where = (nbytes // size,), f"{where} (storage under a view)"
+                self.made[key] = (shape, str(t.dtype).replace("torch.", ""), where)
                 if self.snap_at is not None and self.snapshot is None and self.live >= self.snap_at:
                     self.snapshot = [(r.key, r.nbytes) for r in self.refs.values()]
                     if self.on_snapshot is not None:
