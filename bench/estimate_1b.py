@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import json
 import os
-import resource
-import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -87,7 +84,9 @@ def main() -> None:
     print("\n## the same code at a small size (SMALL=1), where a real CPU run is affordable\n")
     small = {"SMALL": "1"}
     real, *_ = stabfix([], LM, small)
-    print(f"real CPU run (verify): peak {real.get('summary', {}).get('peak_memory_bytes')} bytes")
+    steps = real.get("steps") or [{}, {}]
+    print(f"real CPU run (verify): step 1 peak {steps[0].get('peak_bytes')} bytes, step 2 peak "
+          f"{steps[1].get('peak_bytes')} bytes")
     for kernels in ("cpu", "cuda"):
         cfg = _config(LM, kernels)
         rep, *_ = stabfix(["--estimate", "--config", str(cfg)], LM, small)
@@ -98,8 +97,10 @@ def main() -> None:
     fixture = REPO / "fixtures" / "classic_pitfalls"
     print("\n## fixture classic_pitfalls (TinyLM: nn.TransformerEncoder, dropout 0.1, AdamW, batch 8 x 32)\n")
     real, *_ = stabfix([], fixture)
-    print(f"real CPU run (verify): peak {real.get('summary', {}).get('peak_memory_bytes')} bytes "
-          f"({real.get('summary', {}).get('peak_phase')})")
+    steps = real.get("steps") or [{}, {}]
+    print(f"real CPU run (verify): step 1 peak {steps[0].get('peak_bytes')} bytes, step 2 peak "
+          f"{steps[1].get('peak_bytes')} bytes; run peak {real.get('summary', {}).get('peak_memory_bytes')} bytes "
+          f"(the fixture's planted leak grows it over {len(steps)} steps)")
     for kernels in ("cpu", "cuda"):
         cfg = _config(fixture, kernels)
         rep, *_ = stabfix(["--estimate", "--config", str(cfg)], fixture)
@@ -110,7 +111,7 @@ def main() -> None:
         rc, text, wall, rss = run([str(PEER), "estimate", "--model", "peer_factories:classic_pitfalls_tiny_lm",
                                    "--batch-size", "8", "--seq-len", "32", "--dtype", "fp32", "--optimizer", "adamw",
                                    "--gpu", "h100-80gb"], LM, {"PYTHONPATH": f"{LM}:{fixture}"})
-        print(f"\ntorch-preflight estimate:\n```")
+        print("\ntorch-preflight estimate:\n```")
         print("\n".join(line for line in text.splitlines() if "NumPy" not in line and "_conversion" not in line).strip())
         print("```")
 

@@ -77,6 +77,8 @@ def build_report(raw: dict[str, Any], est: EstimateSettings) -> dict[str, Any]:
         "gpu": est.gpu,
         "entry": raw.get("entry"),
         "peak_step": raw.get("peak_step"),
+        "cold_peak_bytes": (raw.get("cold_step") or {}).get("peak_bytes"),
+        "steady_peak_bytes": (raw.get("steady_step") or {}).get("peak_bytes"),
         "phase_peak_bytes": raw.get("phase_peak_bytes") or (raw.get("steady_step") or {}).get("phase_peak_bytes"),
         "params": raw.get("params"),
         "seconds": round(float(raw.get("total_s", 0.0)), 2),

@@ -391,8 +391,6 @@ def build(entry: Callable[..., Any], entry_name: str, seed: int, mode: Any, kwar
 def run_steps(built: Built, mode: Any, kernels: str, transform: Callable[[Callable[[], Any]], Callable[[], Any]] | None = None,
               snapshot: bool = True) -> dict[str, Any]:
     """Cold step, steady step, and (for the snapshot) a replay of the steady step, under the fake mode."""
-    import torch
-
     from stabfix.verify.instrument import all_tensors
     from stabfix.verify.tracker import PHASES
 
@@ -459,10 +457,10 @@ def run_steps(built: Built, mode: Any, kernels: str, transform: Callable[[Callab
             shape, dtype, where = tracker.made.get(key, ((), "?", "(before the step)"))
             rows.append({"bytes": nbytes, "shape": list(shape), "dtype": dtype, "module": label or where})
         rows.sort(key=lambda r: -r["bytes"])
-        scale = worst["peak_bytes"] / max(1, sum(breakdown.values()))
-        if worst is not steady and scale != 1:  # the cold step peaked higher: keep its total, steady's split
-            acts = worst["peak_bytes"] - breakdown["parameters"] - breakdown["gradients"] - breakdown["optimizer_state"]
-            breakdown["activations"] = max(0, acts)
+        # the snapshot is the steady step's peak; when the cold step peaked higher, keep the cold total
+        # with the steady split of model state (activations take the rest)
+        state = breakdown["parameters"] + breakdown["gradients"] + breakdown["optimizer_state"]
+        breakdown["activations"] = max(0, worst["peak_bytes"] - state)
         out["breakdown"] = breakdown
         out["largest"] = rows[:LARGEST]
     out["sdpa_calls"] = sum(getattr(m, "calls", 0) for m in extra) // max(1, len(records))
@@ -533,6 +531,13 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
     if fake_error is not None:
         from stabfix.verify.estimate_fallback import extrapolate
 
+        need = 4 * int((result.get("params") or {}).get("bytes", 0))  # parameters, gradients, Adam's two states
+        free = _available_ram()
+        if free is not None and need > free // 2:
+            raise UserCodeError(
+                "estimate", f"{fake_error}; the real-CPU fallback is not tried: the model state alone would take "
+                f"about {need / 2**30:.1f} GiB of this machine's {free / 2**30:.1f} GiB available RAM", kind="estimate")
+
         try:
             result.update(extrapolate(entry, entry_name, seed, batch_kw, channel))
             result["label"] = "estimate(extrapolated)"
@@ -549,6 +554,17 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
         pass
     channel.send({"type": "done", "estimate": result})
     return 0
+
+
+def _available_ram() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * KB
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _batch_size_default(entry: Callable[..., Any]) -> int | None:

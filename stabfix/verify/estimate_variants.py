@@ -78,7 +78,6 @@ def _fused(optimizers: list[Any]) -> bool:
 
 def run_variants(entry: Callable[..., Any], entry_name: str, seed: int, kernels: str, base: dict[str, Any],
                  batch_size: int | None) -> list[dict[str, Any]]:
-    import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     from stabfix.verify.estimate_child import FakeModeFailed, _cuda_optimizers, build, margin_for, run_steps
@@ -152,5 +151,4 @@ def run_variants(entry: Callable[..., Any], entry_name: str, seed: int, kernels:
                      "tensor_peak_bytes": per_gpu, "computed": True,
                      "detail": "computed, not run: model state at the peak divided by N; activations unchanged; "
                                "gathered-layer buffers and communication buckets not counted"})
-    del torch
     return rows
