@@ -103,7 +103,10 @@ def main() -> None:
           f"(the fixture's planted leak grows it over {len(steps)} steps)")
     for kernels in ("cpu", "cuda"):
         cfg = _config(fixture, kernels)
-        rep, *_ = stabfix(["--estimate", "--config", str(cfg)], fixture)
+        try:
+            rep, *_ = stabfix(["--estimate", "--config", str(cfg)], fixture)
+        finally:
+            cfg.unlink()
         e = rep.get("estimate") or {}
         print(f"estimate kernels={kernels}: tensor peak {e.get('tensor_peak_bytes')} bytes ({e.get('peak_phase')}), "
               f"with margin {e.get('peak_bytes')} bytes")
