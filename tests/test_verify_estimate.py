@@ -45,6 +45,7 @@ COMPARE = textwrap.dedent("""
     out = {}
     for project, entry_name in json.loads(sys.argv[1]):
         project = Path(project); sys.path.insert(0, str(project))
+        sys.modules.pop(entry_name.partition(":")[0], None)
         r = real(project, entry_name)
         mode = FakeTensorMode(allow_non_fake_inputs=True)
         built = ec.build(ec._load_entry(entry_name, project), entry_name, 0, mode, {})
@@ -67,8 +68,9 @@ def _env() -> dict[str, str]:
 
 
 def test_fake_estimate_equals_real_cpu_peak():
-    """At the fixtures' sizes the fake step's peak equals the real CPU step's (within 1%; it is exact:
-    entropy_probe 213,028 / 263,644 bytes cold / steady)."""
+    """At the fixtures' sizes the fake step's peak equals the real CPU step's within 1% (exact for
+    entropy_probe, 213,028 / 263,644 bytes cold / steady, and recurrent_lm; healthy's CPU mse_loss
+    returns its 0-d loss in a 256-byte storage, which fake tensors count as 4 bytes)."""
     arg = json.dumps([[str(REPO / p), e] for p, e in CASES])
     done = subprocess.run([sys.executable, "-c", COMPARE, arg], capture_output=True, text=True, env=_env(),
                           cwd=REPO, timeout=300)

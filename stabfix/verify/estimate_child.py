@@ -283,6 +283,10 @@ def _make_tracker() -> Any:
                     where = "backward"
                 else:
                     where = self.module_stack[-1] if self.module_stack else "(step code)"
+                    ref = self.refs.get(key)
+                    site = ref.info[3] if ref is not None else None
+                    if not self.module_stack and site:
+                        where = f"{os.path.basename(site[0])}:{site[1]} ({site[2]})"
                 shape = tuple(t.shape)
                 size = t.element_size()
                 nbytes = self.refs[key].nbytes if key in self.refs else 0
