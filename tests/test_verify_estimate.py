@@ -93,7 +93,7 @@ def _report_keys(est: dict) -> None:
     for row in est["largest"]:
         assert set(row) == {"bytes", "shape", "dtype", "module"}
     for v in est["variants"]:
-        assert {"name", "peak_bytes", "computed"} <= set(v)
+        assert {"name", "peak_bytes", "computed"} <= set(v) and v["peak_bytes"] > 0
 
 
 def test_cli_estimate_over_device_memory(tmp_path):
@@ -108,9 +108,11 @@ def test_cli_estimate_over_device_memory(tmp_path):
     assert est["peak_phase"] == "backward"
     assert est["breakdown"]["parameters"] == 25348 and est["breakdown"]["optimizer_state"] == 50720
     names = [v["name"] for v in est["variants"]]
-    assert names[:2] == ["bf16 autocast", "activation checkpointing"]
+    assert names[:2] == ["bf16 autocast", "fused optimizer"]
     assert any(v["computed"] for v in est["variants"]) and "ZeRO-3/FSDP across 8 GPUs" in names
     assert "does not fit" in r.out and "estimate(fake)" in r.out
+    skipped = {v["name"] for v in est["variants_skipped"]}
+    assert {"activation checkpointing", "half micro-batch", "adapters only"} <= skipped  # an MLP, no batch_size
     assert any("parameter body.2.weight" == row["module"] for row in est["largest"])
 
 

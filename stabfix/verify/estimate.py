@@ -51,17 +51,15 @@ def build_report(raw: dict[str, Any], est: EstimateSettings) -> dict[str, Any]:
     breakdown["non_tensor_margin"] = margin
     peak = tensors + margin
     memory = est.device_memory_bytes
-    variants = []
+    variants, skipped = [], []
     for v in raw.get("variants") or []:
-        row = {"name": v["name"], "peak_bytes": 0, "computed": bool(v.get("computed"))}
-        if v.get("skipped"):
-            row["skipped"] = v["skipped"]
-        else:
-            t = int(v["tensor_peak_bytes"])
-            row["peak_bytes"] = t + margin_for(t, est.margin_bytes)
-            row["fits"] = None if memory is None else row["peak_bytes"] <= memory
-            row["detail"] = v.get("detail", "")
-        variants.append(row)
+        if v.get("skipped"):  # not measured: listed apart, so every variant row has a real peak
+            skipped.append({"name": v["name"], "reason": v["skipped"]})
+            continue
+        t = int(v["tensor_peak_bytes"])
+        peak_v = t + margin_for(t, est.margin_bytes)
+        variants.append({"name": v["name"], "peak_bytes": peak_v, "computed": bool(v.get("computed")),
+                         "fits": None if memory is None else peak_v <= memory, "detail": v.get("detail", "")})
     report: dict[str, Any] = {
         "label": raw.get("label", "estimate(fake)"),
         "peak_bytes": peak,
@@ -72,6 +70,7 @@ def build_report(raw: dict[str, Any], est: EstimateSettings) -> dict[str, Any]:
         "variants": variants,
         "largest": raw.get("largest") or [],
         "assumptions": assumptions(raw, est),
+        "variants_skipped": skipped,
         # extra detail (not drawn by the plot)
         "tensor_peak_bytes": tensors,
         "gpu": est.gpu,
@@ -181,19 +180,18 @@ def print_estimate(console: Console, result: dict[str, Any], title: str) -> None
         else:
             console.print(f"[red]✗ does not fit[/red] on {escape(card)}: {label} peak {fmt_bytes(rep['peak_bytes'])} "
                           f"is {fmt_bytes(rep['peak_bytes'] - memory)} over")
-    if rep["variants"]:
+    if rep["variants"] or rep.get("variants_skipped"):
         vt = Table(title="what would make it fit", title_justify="left", header_style="bold")
         vt.add_column("change")
         vt.add_column("peak", justify="right")
         vt.add_column("fits", justify="center")
         vt.add_column("how")
         for v in rep["variants"]:
-            if v.get("skipped"):
-                vt.add_row(v["name"], "—", "", f"[dim]{escape(v['skipped'])}[/dim]")
-                continue
             fits = "" if v.get("fits") is None else ("[green]yes[/green]" if v["fits"] else "[red]no[/red]")
             tag = "computed" if v["computed"] else label
             vt.add_row(v["name"], f"{fmt_bytes(v['peak_bytes'])} [dim]{tag}[/dim]", fits, escape(v.get("detail", "")))
+        for v in rep.get("variants_skipped") or []:
+            vt.add_row(v["name"], "—", "", f"[dim]{escape(v['reason'])}[/dim]")
         console.print(vt)
     console.print("[dim]assumptions:[/dim]")
     for a in rep["assumptions"]:
