@@ -67,16 +67,50 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "COLUMNS": "160"}
 
 
-def test_fake_estimate_equals_real_cpu_peak():
+TIED = """
+import torch
+from torch import nn
+
+
+class TiedLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.mix = nn.Linear(32, 32)
+        self.head = nn.Linear(32, 100, bias=False)
+        self.head.weight = self.embed.weight        # tied: one parameter, counted once
+        self.register_buffer("scale", torch.ones(32))
+
+
+def build(device):
+    model = TiedLM().to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    ids = torch.randint(0, 100, (4, 16), device=device)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        h = torch.tanh(model.mix(model.embed(ids) * model.scale))
+        loss = nn.functional.cross_entropy(model.head(h).flatten(0, 1), ids.flatten())
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return model, opt, step
+"""
+
+
+def test_fake_estimate_equals_real_cpu_peak(tmp_path):
     """At the fixtures' sizes the fake step's peak equals the real CPU step's within 1% (exact for
     entropy_probe, 213,028 / 263,644 bytes cold / steady, and recurrent_lm; healthy's CPU mse_loss
     returns its 0-d loss in a 256-byte storage, which fake tensors count as 4 bytes)."""
-    arg = json.dumps([[str(REPO / p), e] for p, e in CASES])
+    (tmp_path / "tied_lm.py").write_text(TIED)
+    arg = json.dumps([[str(REPO / p), e] for p, e in CASES] + [[str(tmp_path), "tied_lm:build"]])
     done = subprocess.run([sys.executable, "-c", COMPARE, arg], capture_output=True, text=True, env=_env(),
                           cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["entropy_probe"]["fake"] == [213028, 263644]
+    assert out[tmp_path.name]["fake"] == out[tmp_path.name]["real"]  # tied weights stayed tied
     for name, got in out.items():
         for real, fake in zip(got["real"], got["fake"]):
             assert abs(fake - real) <= 0.01 * real, (name, got)

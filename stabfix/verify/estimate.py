@@ -125,7 +125,8 @@ def assumptions(raw: dict[str, Any], est: EstimateSettings) -> list[str]:
                    "1 for numbers, so data-dependent branches take that path")
     if raw.get("unpatched_references"):
         out.append(f"{raw['unpatched_references']} reference(s) to meta tensors inside tuples could not be replaced")
-    out.append("autocast variants use CPU autocast's op lists (bf16), which cast fewer ops than CUDA's")
+    if raw.get("variants"):
+        out.append("the bf16 autocast variant uses CPU autocast's op lists, which cast fewer ops than CUDA's")
     out.append("every number is a prediction for one CUDA device, labelled " + raw.get("label", "estimate(fake)"))
     return out
 

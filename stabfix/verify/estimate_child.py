@@ -383,6 +383,8 @@ def build(entry: Callable[..., Any], entry_name: str, seed: int, mode: Any, kwar
     except BaseException as exc:  # noqa: BLE001
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
+        if isinstance(exc, ImportError):  # a missing package is not a fake-tensor problem: no fallback
+            raise UserCodeError("entry", f"{entry_name}(cpu) raised {_exc_message(exc)}", _user_traceback(exc)) from None
         raise FakeModeFailed("building the models on the meta device", exc) from None
     models_raw, optimizers_raw, step_fn = _unpack(result)
     del result
