@@ -248,7 +248,7 @@ def _make_tracker() -> Any:
             self.module_stack: list[str] = []
             self.made: dict[int, tuple[tuple[int, ...], str, str]] = {}
             self.snap_at: int | None = None
-            self.snapshot: list[tuple[int, int]] | None = None
+            self.snapshot: list[tuple[int, int, Any]] | None = None
             self.on_snapshot: Callable[[], Any] | None = None
             self.snapshot_labels: Any = None
             self.scalar_reads = 0
@@ -294,7 +294,8 @@ def _make_tracker() -> Any:
                     shape, where = (nbytes // size,), f"{where} (storage under a view)"
                 self.made[key] = (shape, str(t.dtype).replace("torch.", ""), where)
                 if self.snap_at is not None and self.snapshot is None and self.live >= self.snap_at:
-                    self.snapshot = [(r.key, r.nbytes) for r in self.refs.values()]
+                    # copy what made each storage now: ids of storages freed later get reused
+                    self.snapshot = [(r.key, r.nbytes, self.made.get(r.key)) for r in self.refs.values()]
                     if self.on_snapshot is not None:
                         self.snapshot_labels = self.on_snapshot()
 
@@ -457,10 +458,10 @@ def run_steps(built: Built, mode: Any, kernels: str, transform: Callable[[Callab
         labels = tracker.snapshot_labels or {}
         breakdown = {"parameters": 0, "gradients": 0, "optimizer_state": 0, "activations": 0}
         rows = []
-        for key, nbytes in tracker.snapshot:
+        for key, nbytes, made in tracker.snapshot:
             cat, label = labels.get(key, ("activations", None))
             breakdown[cat] += nbytes
-            shape, dtype, where = tracker.made.get(key, ((), "?", "(before the step)"))
+            shape, dtype, where = made or ((), "?", "(before the step)")
             rows.append({"bytes": nbytes, "shape": list(shape), "dtype": dtype, "module": label or where})
         rows.sort(key=lambda r: -r["bytes"])
         # the snapshot is the steady step's peak; when the cold step peaked higher, keep the cold total
