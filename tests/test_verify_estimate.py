@@ -229,3 +229,42 @@ def test_estimate_key_is_accepted_by_verify_settings():
 
     s = resolve_settings({"entry": "a:b", "estimate": {"device_memory_gb": 8}}, {})
     assert s.entry == "a:b"
+
+
+HF = """
+import torch
+
+
+def build(device, batch_size=2):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                         attn_implementation="sdpa")
+    model = LlamaForCausalLM(config).to(device)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    ids = torch.randint(0, 128, (batch_size, 32), device=device)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return model, opt, step
+"""
+
+
+def test_hf_model_from_config(tmp_path):
+    """A transformers model built from a config (no weights, no download) estimates under fake tensors."""
+    pytest.importorskip("transformers")
+    (tmp_path / "hf_entry.py").write_text(HF)
+    r = cli([str(tmp_path), "--estimate", "--entry", "hf_entry:build", "--gpu", "l4"], json_path=tmp_path / "e.json")
+    assert r.code == 0, r.out + r.err
+    est = r.report["estimate"]
+    assert est["label"] == "estimate(fake)" and est["fits"] is True
+    state, params = est["breakdown"]["optimizer_state"], est["params"]["bytes"]
+    assert 2 * params <= state < 2 * params + 4096  # exp_avg, exp_avg_sq + a 4-byte step per tensor
+    assert any("scaled_dot_product_attention" in a for a in est["assumptions"])
