@@ -59,8 +59,7 @@ COMPARE = textwrap.dedent("""
 CASES = [
     ("tests/verify_cases/healthy", "train:build_verify"),
     ("fixtures/entropy_probe", "offline_entropy_probe:build_verify"),
-    ("fixtures/recurrent_lm", "train_ten:build_verify"),
-]
+]  # recurrent_lm and classic_pitfalls are equal too (bench/estimate_fixtures.py); left out for speed
 
 
 def _env() -> dict[str, str]:
@@ -101,7 +100,7 @@ def build(device):
 
 def test_fake_estimate_equals_real_cpu_peak(tmp_path):
     """At the fixtures' sizes the fake step's peak equals the real CPU step's within 1% (exact for
-    entropy_probe, 213,028 / 263,644 bytes cold / steady, and recurrent_lm; healthy's CPU mse_loss
+    entropy_probe, 213,028 / 263,644 bytes cold / steady, and a tied-weights LM; healthy's CPU mse_loss
     returns its 0-d loss in a 256-byte storage, which fake tensors count as 4 bytes)."""
     (tmp_path / "tied_lm.py").write_text(TIED)
     arg = json.dumps([[str(REPO / p), e] for p, e in CASES] + [[str(tmp_path), "tied_lm:build"]])
