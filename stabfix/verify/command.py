@@ -85,6 +85,16 @@ def verify(
                                                          "worktree) or a saved --json report.")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml / pyproject.toml "
                                                                      "instead of the nearest one.")] = None,
+    estimate: Annotated[bool, typer.Option("--estimate", help="Instead of the smoke-train: predict the full-size "
+                                           "step's peak GPU memory with fake tensors (no GPU, nothing allocated); "
+                                           "exit 1 when it does not fit.")] = False,
+    estimate_entry: Annotated[Optional[str], typer.Option(metavar="MODULE:FUNCTION", help="Full-size entry for "
+                                                          "--estimate; overrides verify.estimate.entry (default: the "
+                                                          "verify entry).")] = None,
+    device_memory_gb: Annotated[Optional[float], typer.Option(help="Device memory (GiB) --estimate checks "
+                                                              "against; overrides verify.estimate.device_memory_gb.")] = None,
+    gpu: Annotated[Optional[str], typer.Option(metavar="NAME", help="--estimate against a catalog card: "
+                                               "h100-80gb, a100-40gb, l4-24gb, rtx4090-24gb, ...")] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", metavar="FILE", help="Draw memory, grad norm and loss per "
                                                  "step (and the baseline) into a .png or .svg (needs stabfix[plot]).")] = None,
 ) -> None:
@@ -92,8 +102,12 @@ def verify(
     step time; exit 1 when a health check or budget fails, 2 when the code could not run."""
     console = _console()
     try:
-        code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
-                       json_path, snapshot, baseline, config, plot)
+        if estimate or estimate_entry or device_memory_gb is not None or gpu:
+            code = _estimate(console, path, entry, seed, timeout, json_path, config, plot,
+                             {"entry": estimate_entry, "device_memory_gb": device_memory_gb, "gpu": gpu})
+        else:
+            code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
+                           json_path, snapshot, baseline, config, plot)
     except KeyboardInterrupt:
         _console(stderr=True).print("[red]error:[/red] interrupted")
         code = exit_codes.ERROR
@@ -122,12 +136,9 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         return _fail(problem)
     if not path.exists():
         return _fail(f"{path}: no such file or directory")
-    if plot_path is not None:
-        from stabfix.verify.plot import matplotlib_problem, path_problem
-
-        problem = path_problem(plot_path) or matplotlib_problem()
-        if problem:
-            return _fail(problem)
+    problem = _plot_problem(plot_path)
+    if problem:
+        return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent
     try:
         config = load_config(project, config_path)
@@ -182,6 +193,13 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         report["baseline"] = {"ref": base_label, "report": base_report}
         report["comparison"] = rows
         _print_comparison(console, rows, base_label or "baseline", base_report, report)
+    failed = _write_outputs(console, report, json_path, plot_path)
+    return failed if failed is not None else int(report["exit_code"])
+
+
+def _write_outputs(console: Console, report: dict[str, Any], json_path: Path | None,
+                   plot_path: Path | None) -> int | None:
+    """`--json` and `--plot` for a finished report; the exit code when one cannot be written."""
     if json_path is not None:
         try:
             json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,7 +218,54 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             except PlotError as exc:
                 return _fail(str(exc))
             console.print(f"[dim]picture written to {escape(str(plot_path))}[/dim]")
-    return int(report["exit_code"])
+    return None
+
+
+def _plot_problem(plot_path: Path | None) -> str | None:
+    if plot_path is None:
+        return None
+    from stabfix.verify.plot import matplotlib_problem, path_problem
+
+    return path_problem(plot_path) or matplotlib_problem()
+
+
+def _estimate(console: Console, path: Path, entry: str | None, seed: int | None, timeout: float | None,
+              json_path: Path | None, config_path: Path | None, plot_path: Path | None, flags: dict[str, Any]) -> int:
+    """`verify --estimate`: the full-size step's peak on a GPU, predicted with fake tensors."""
+    from stabfix.verify.estimate import exit_code, print_estimate, run_estimate
+    from stabfix.verify.settings import resolve_estimate
+
+    problem = torch_problem(installed_torch())
+    if problem:
+        return _fail(problem)
+    if not path.exists():
+        return _fail(f"{path}: no such file or directory")
+    problem = _plot_problem(plot_path)
+    if problem:
+        return _fail(problem)
+    project = path.resolve() if path.is_dir() else path.resolve().parent
+    try:
+        config = load_config(project, config_path)
+        where = f"{config.path}: " if config.path else ""
+        try:
+            est = resolve_estimate(config.verify.get("estimate") if isinstance(config.verify, dict) else None, flags)
+            fallback_entry = entry or (None if (config.verify or {}).get("entry") else est.entry)
+            settings = resolve_settings(config.verify, {"entry": fallback_entry, "seed": seed, "timeout": timeout})
+        except SettingsError as exc:
+            raise SettingsError(f"{where}{exc}") from None
+    except (ConfigError, SettingsError) as exc:
+        return _fail(str(exc))
+    if est.entry is None:
+        est.entry = settings.entry
+    label = _display(project)
+    console.print(f"[bold]stabfix verify --estimate[/bold] {escape(label)} · entry {escape(est.entry)}")
+    result = run_estimate(settings, est, project, console)
+    print_estimate(console, result, f"{label} ({est.entry})")
+    code = exit_code(result)
+    out = {"stabfix_verify_report": 1, "project": label, "estimate": result["estimate"],
+           "error": result.get("error"), "exit_code": code}
+    failed = _write_outputs(console, out, json_path, plot_path)
+    return failed if failed is not None else code
 
 
 def _display(project: Path) -> str:

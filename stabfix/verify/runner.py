@@ -94,14 +94,19 @@ def run_child(
     project: Path,
     on_event: Callable[[dict[str, Any]], None] | None = None,
     snapshot: str | None = None,
+    child_module: str = "stabfix.verify.child",
+    extra: dict[str, Any] | None = None,
 ) -> RunResult:
+    """`child_module` / `extra`: another child entry point (its `main(argv)`) and payload keys for it."""
     result = RunResult()
     payload = settings.to_dict()
     read_fd, write_fd = os.pipe()
     payload.update(project=str(project), fd=write_fd, snapshot=snapshot)
+    payload.update(extra or {})
     env = dict(os.environ)
     env.update(PYTHONHASHSEED="0", PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
-    cmd = [sys.executable, "-c", _BOOTSTRAP, _STABFIX_PARENT, json.dumps(payload)]
+    bootstrap = _BOOTSTRAP.replace("stabfix.verify.child", child_module)
+    cmd = [sys.executable, "-c", bootstrap, _STABFIX_PARENT, json.dumps(payload)]
     started = time.monotonic()
     deadline = started + settings.timeout
     out_file = tempfile.TemporaryFile()

@@ -9,7 +9,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-VERIFY_KEYS = ("entry", "steps", "warmup", "seed", "device", "timeout", "budgets")
+VERIFY_KEYS = ("entry", "steps", "warmup", "seed", "device", "timeout", "budgets", "estimate")
 BUDGET_KEYS = (
     "peak_memory_mb",
     "memory_growth_mb_per_step",
@@ -158,3 +158,67 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
         timeout=timeout,
         budgets=budgets,
     )
+
+
+# -- `verify: estimate:` (stabfix verify --estimate) ------------------------------------------------
+ESTIMATE_KEYS = ("entry", "device_memory_gb", "gpu", "variants", "kernels", "margin_gb")
+GIB = 1024**3
+
+
+@dataclass
+class EstimateSettings:
+    entry: str | None = None           # None: the verify entry
+    device_memory_bytes: int | None = None
+    gpu: str | None = None             # the catalog's display name when --gpu / estimate.gpu named one
+    variants: str = "auto"             # auto (when it does not fit), always, never
+    kernels: str = "cuda"              # cuda: model CUDA's optimizer/attention kernels; cpu: run as the CPU does
+    margin_bytes: int | None = None    # None: the stated default margin
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def resolve_estimate(section: Any, overrides: dict[str, Any]) -> EstimateSettings:
+    """verify.estimate merged with the --estimate-entry / --device-memory-gb / --gpu flags (None = not given)."""
+    from stabfix.verify.gpus import lookup, names
+
+    if section is None:
+        section = {}
+    if not isinstance(section, dict):
+        raise SettingsError("verify.estimate must be a mapping")
+    unknown = [key for key in section if key not in ESTIMATE_KEYS]
+    if unknown:
+        raise SettingsError(f"unknown key '{unknown[0]}' in verify.estimate (known: {', '.join(ESTIMATE_KEYS)})")
+    merged = dict(section)
+    merged.update({k: v for k, v in overrides.items() if v is not None})
+    out = EstimateSettings()
+    entry = merged.get("entry")
+    if entry is not None:
+        if not isinstance(entry, str) or ":" not in entry or not entry.strip().rpartition(":")[2].isidentifier():
+            raise SettingsError(f"verify.estimate.entry must look like 'module:function', got {entry!r}")
+        out.entry = entry.strip()
+    # the config's gpu / device_memory_gb first, then the flags' (device_memory_gb wins within each)
+    for layer in (section, {k: v for k, v in overrides.items() if v is not None}):
+        if layer.get("gpu") is not None:
+            found = lookup(str(layer["gpu"]))
+            if found is None:
+                raise SettingsError(f"unknown GPU {layer['gpu']!r} (known: {', '.join(names())})")
+            out.gpu, out.device_memory_bytes = found[1], found[2]
+        if layer.get("device_memory_gb") is not None:
+            gb = _as_number("verify.estimate.device_memory_gb", layer["device_memory_gb"], positive=True)
+            out.device_memory_bytes = int(gb * GIB)
+            if layer.get("gpu") is None:
+                out.gpu = None
+    if merged.get("margin_gb") is not None:
+        out.margin_bytes = int(_as_number("verify.estimate.margin_gb", merged["margin_gb"], positive=False) * GIB)
+    variants = merged.get("variants", "auto")
+    if isinstance(variants, bool):
+        variants = "always" if variants else "never"
+    if variants not in ("auto", "always", "never"):
+        raise SettingsError(f"verify.estimate.variants must be auto, always or never, got {variants!r}")
+    out.variants = variants
+    kernels = merged.get("kernels", "cuda")
+    if kernels not in ("cuda", "cpu"):
+        raise SettingsError(f"verify.estimate.kernels must be cuda or cpu, got {kernels!r}")
+    out.kernels = kernels
+    return out
