@@ -241,7 +241,7 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
     import torch
 
     from stabfix.verify.holders import find_holders
-    from stabfix.verify.instrument import BadLoss, Instrumentation, StepFailed
+    from stabfix.verify.instrument import BadLoss, Instrumentation, StepFailed, exact_schedule
     from stabfix.verify.tracker import PHASES, op_name
 
     requested = settings["device"]
@@ -298,9 +298,10 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
         "modules_hooked": probes._module_hook_count,
     })
 
+    exact = exact_schedule(steps, warmup, str(settings.get("exact_steps") or "auto"))
     for i in range(1, steps + 1):
         try:
-            record = inst.run_step(i, step_fn, warmup=i <= warmup)
+            record = inst.run_step(i, step_fn, warmup=i <= warmup, exact=i in exact)
         except StepFailed as failed:
             exc = failed.original
             oom = type(exc).__name__ == "OutOfMemoryError"
@@ -322,32 +323,67 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
     for ref in survivors:
         step_of, phase, op, site = ref.info
-        key = (op_name(op), site[0] if site else None, site[1] if site else None, PHASES[phase])
-        g = groups.get(key)
-        if g is None:
-            g = groups[key] = {
-                "op": key[0], "file": _display_path(site[0], project) if site else None,
-                "line": site[1] if site else None, "function": site[2] if site else None,
-                "phase": key[3], "count": 0, "bytes": 0, "steps": set(), "keys": set(),
-            }
+        if op == "sampled":  # created in a sampled step: site unknown, grouped by size
+            key = ("sampled", ref.nbytes)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = {"op": "unknown", "file": None, "line": None, "function": None,
+                                   "phase": "sampled step", "count": 0, "bytes": 0, "steps": set(), "keys": set(),
+                                   "sampled": 0, "sizes": {ref.nbytes}}
+        else:
+            key = (op_name(op), site[0] if site else None, site[1] if site else None, PHASES[phase])
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = {
+                    "op": key[0], "file": _display_path(site[0], project) if site else None,
+                    "line": site[1] if site else None, "function": site[2] if site else None,
+                    "phase": key[3], "count": 0, "bytes": 0, "steps": set(), "keys": set(),
+                    "sampled": 0, "sizes": set(),
+                }
+            g["sizes"].add(ref.nbytes)
         g["count"] += 1
         g["bytes"] += ref.nbytes
         g["steps"].add(step_of)
         g["keys"].add(ref.key)
-    ranked = sorted(groups.values(), key=lambda g: -g["bytes"])[:10]
+        if op == "sampled":
+            g["sampled"] += 1
     del survivors
-    # who holds them: only for groups created in 2+ steps (the accumulating ones, the ones reported)
-    wanted = {i: g["keys"] for i, g in enumerate(ranked) if len(g["steps"]) >= 2}
-    holders = find_holders(wanted, ignore={id(groups), id(ranked)}) if wanted else {}
-    survivor_out = []
-    for i, g in enumerate(ranked):
+    sampled_groups = [g for k, g in groups.items() if k[0] == "sampled"]
+    exact_groups = [g for k, g in groups.items() if k[0] != "sampled"]
+    # who holds them: only for groups created in 2+ steps (the accumulating ones, the ones reported),
+    # and for every group of storages from sampled steps (their holder is what attributes them)
+    candidates = sorted(exact_groups, key=lambda g: -g["bytes"])[:10] + sampled_groups
+    wanted = {i: g["keys"] for i, g in enumerate(candidates)
+              if len(g["steps"]) >= 2 or g["phase"] == "sampled step"}
+    holders = find_holders(wanted, ignore={id(groups), id(candidates), id(exact_groups), id(sampled_groups)}) \
+        if wanted else {}
+    for i, g in enumerate(candidates):
         h = holders.get(i, {})
+        g["holders"], g["paths"], g["python_refs"] = h.get("holders", []), h.get("paths", []), h.get("python_refs", False)
+    # A storage created in a sampled step, of the same size and held by the same holder as the ones an
+    # exact step created at a known site, is counted with that site (the schedule samples a step of a
+    # loop whose other steps were measured exactly); the rest stay op "unknown", phase "sampled step".
+    merged: list[dict[str, Any]] = []
+    for sg in sampled_groups:
+        home = next((g for g in candidates if g["phase"] != "sampled step" and g["holders"]
+                     and g["holders"] == sg["holders"] and g["sizes"] == sg["sizes"]), None)
+        if home is None:
+            merged.append(sg)
+            continue
+        for k in ("count", "bytes", "sampled"):
+            home[k] += sg[k]
+        home["steps"] |= sg["steps"]
+        home["keys"] |= sg["keys"]
+    ranked = sorted(exact_groups + merged, key=lambda g: -g["bytes"])[:10]
+    survivor_out = []
+    for g in ranked:
         survivor_out.append({
             "op": g["op"], "file": g["file"], "line": g["line"], "function": g["function"], "phase": g["phase"],
             "count": g["count"], "bytes": g["bytes"], "steps": len(g["steps"]),
-            "holders": h.get("holders", []), "paths": h.get("paths", [])[:3],
-            "python_refs": h.get("python_refs", False),
+            "holders": g.get("holders", []), "paths": g.get("paths", [])[:3],
+            "python_refs": g.get("python_refs", False), "sampled": g["sampled"],
         })
+    del candidates, exact_groups, sampled_groups, merged
 
     snapshot_written = None
     if recording:

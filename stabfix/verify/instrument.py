@@ -1,8 +1,17 @@
 """One instrumented training step (child process and bench only; imports torch).
 
 `Instrumentation.run_step` wraps the user's zero-argument step: it resets the per-step counters,
-runs the step with the live-tensor tracker active (and the gradient/numerics probes installed),
-reads everything back with one host transfer, and returns the step's record.
+runs the step, reads everything back with one host transfer, and returns the step's record.
+
+Two kinds of step (`exact_schedule` picks which runs where):
+- exact: the live-tensor tracker (a TorchDispatchMode, one Python call per aten op) is active, so
+  the step's peak, per-phase peaks and the creation site of every storage are measured.
+- sampled: no dispatch mode. The probes still run (loss, gradient norms, module output checks, CUDA
+  allocator stats), and at the step boundary the storages of the tensors created during the step are
+  counted: automatic garbage collection is paused for the step, so every Python object the step
+  created and kept is still in the youngest generation, and one pass over it finds them. Live bytes
+  at the boundaries are therefore known; the step's peak and its phases are not (None), and storages
+  kept only by C++ (an autograd graph, no Python tensor) are not seen on these steps.
 """
 
 from __future__ import annotations
@@ -36,6 +45,26 @@ def all_tensors() -> list[Any]:
         return [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
 
 
+def exact_schedule(steps: int, warmup: int, exact: str = "auto") -> set[int]:
+    """The steps that run under exact per-op accounting; the others are sampled.
+
+    auto: the first three steps after warm-up (two consecutive deltas, the least that tells steady
+    growth from a one-off; survivors created in two or more steps, the least that names a holder;
+    the steady-state peak and its phases) and the last step (the peak when memory grows). Runs of 20
+    steps or more add one step in the middle (a peak that moves with the data). Warm-up steps are
+    sampled: their memory at the step boundaries is still counted. `all`: every step exact.
+    """
+    if steps <= 0:
+        return set()
+    if exact == "all":
+        return set(range(1, steps + 1))
+    first = warmup + 1 if warmup + 1 <= steps else 1
+    chosen = {s for s in (first, first + 1, first + 2, steps) if 1 <= s <= steps}
+    if steps >= 20:
+        chosen.add((first + steps) // 2)
+    return chosen
+
+
 class Instrumentation:
     def __init__(self, models: list[tuple[str, torch.nn.Module]], device: torch.device) -> None:
         self.device = device
@@ -62,7 +91,9 @@ class Instrumentation:
     def remove(self) -> None:
         self.probes.remove()
 
-    def run_step(self, index: int, step_fn: Callable[[], Any], warmup: bool) -> dict[str, Any]:
+    def run_step(self, index: int, step_fn: Callable[[], Any], warmup: bool, exact: bool = True) -> dict[str, Any]:
+        if not exact:
+            return self._run_sampled(index, step_fn, warmup)
         tracker, probes = self.tracker, self.probes
         probes.begin_step()
         start_live = tracker.begin_step(index)
@@ -94,8 +125,74 @@ class Instrumentation:
             "peak_bytes": tracker.step_peak,
             "phase_peak_bytes": {PHASES[k]: (v or None) for k, v in enumerate(tracker.phase_peaks)},
             "live_end_bytes": tracker.live,
+            "exact": True,
         }
         record.update(readback)
+        self._cuda_stats(record, cuda_start)
+        return record
+
+    def _run_sampled(self, index: int, step_fn: Callable[[], Any], warmup: bool) -> dict[str, Any]:
+        """The step without the dispatch mode; live bytes counted at the step boundary (see the
+        module docstring)."""
+        tracker, probes = self.tracker, self.probes
+        probes.begin_step()
+        start_live = tracker.begin_step(index)
+        cuda_start = 0
+        if self.use_cuda:
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            cuda_start = torch.cuda.memory_allocated(self.device)
+        gc_was_enabled = gc.isenabled()
+        collected = [False]
+
+        def on_gc(phase: str, info: dict[str, Any]) -> None:  # the user's own gc.collect()
+            collected[0] = True
+
+        gc.callbacks.append(on_gc)
+        gc.disable()
+        t0 = time.perf_counter()
+        try:
+            try:
+                loss = step_fn()
+            except BaseException as exc:  # noqa: BLE001 - everything the user's step does
+                tracker.step = -1
+                raise StepFailed(exc) from None
+            if isinstance(loss, bool) or not (loss is None or isinstance(loss, (torch.Tensor, int, float))):
+                tracker.step = -1
+                raise BadLoss(f"step must return the loss (a tensor or a float), got {type(loss).__name__}")
+            readback = probes.end_step(index, loss)  # the one host transfer (syncs CUDA)
+            t1 = time.perf_counter()
+            del loss
+            # everything the step created and kept is in the youngest generation, unless a collection
+            # ran during the step (then look at all of them)
+            young = gc.get_objects(0) if not collected[0] else gc.get_objects()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fresh = [o for o in young if isinstance(o, torch.Tensor)]
+            del young
+            tracker.register_existing(fresh, origin="sampled")
+            del fresh
+        finally:
+            gc.callbacks.remove(on_gc)
+            if gc_was_enabled:
+                gc.enable()
+        tracker.step = -1
+        record: dict[str, Any] = {
+            "type": "step",
+            "step": index,
+            "warmup": warmup,
+            "time_ms": (t1 - t0) * 1e3,
+            "start_live_bytes": start_live,
+            "peak_bytes": None,
+            "phase_peak_bytes": {p: None for p in PHASES},
+            "live_end_bytes": tracker.live,
+            "exact": False,
+        }
+        record.update(readback)
+        self._cuda_stats(record, cuda_start)
+        return record
+
+    def _cuda_stats(self, record: dict[str, Any], cuda_start: int) -> None:
         if self.use_cuda:
             stats = torch.cuda.memory_stats(self.device)
             record["cuda"] = {
@@ -106,4 +203,3 @@ class Instrumentation:
                 "alloc_retries": stats.get("num_alloc_retries", 0) - self._retries0,
                 "ooms": stats.get("num_ooms", 0) - self._ooms0,
             }
-        return record
