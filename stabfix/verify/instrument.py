@@ -9,9 +9,11 @@ Two kinds of step (`exact_schedule` picks which runs where):
 - sampled: no dispatch mode. The probes still run (loss, gradient norms, module output checks, CUDA
   allocator stats), and at the step boundary the storages of the tensors created during the step are
   counted: automatic garbage collection is paused for the step, so every Python object the step
-  created and kept is still in the youngest generation, and one pass over it finds them. Live bytes
-  at the boundaries are therefore known; the step's peak and its phases are not (None), and storages
-  kept only by C++ (an autograd graph, no Python tensor) are not seen on these steps.
+  created and kept is still in the youngest generation, and one pass over it finds them; the tensors
+  that an autograd graph kept alive by one of them saved for backward are counted too (a walk over the
+  graph nodes created during the step). Live bytes at the boundaries are therefore known; the step's
+  peak and its phases are not (None). Storages kept only by C++ with no Python tensor and no graph
+  leading to them are not seen on these steps.
 """
 
 from __future__ import annotations
@@ -45,24 +47,70 @@ def all_tensors() -> list[Any]:
         return [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
 
 
+EXACT_EVERY = 10  # one exact step in ten: an exact CPU step costs up to ~1.4x a bare one
+
+
 def exact_schedule(steps: int, warmup: int, exact: str = "auto") -> set[int]:
     """The steps that run under exact per-op accounting; the others are sampled.
 
-    auto: the first three steps after warm-up (two consecutive deltas, the least that tells steady
-    growth from a one-off; survivors created in two or more steps, the least that names a holder;
-    the steady-state peak and its phases) and the last step (the peak when memory grows). Runs of 20
-    steps or more add one step in the middle (a peak that moves with the data). Warm-up steps are
-    sampled: their memory at the step boundaries is still counted. `all`: every step exact.
+    auto: the last step, and every EXACT_EVERY-th step before it down to the end of warm-up (10 steps:
+    step 10; 50 steps: 10, 20, ..., 50). Growth and the survivors' count and holders need no exact step
+    (the sampled steps' boundary counts give them); the exact steps give what only per-op accounting
+    measures: the peak and its phases (the last step is the steady state, and the highest when memory
+    grows) and the op and source line that created each surviving storage (a storage of a sampled step
+    takes the site of the exact step's storages of the same size and holder). `all`: every step.
     """
     if steps <= 0:
         return set()
     if exact == "all":
         return set(range(1, steps + 1))
-    first = warmup + 1 if warmup + 1 <= steps else 1
-    chosen = {s for s in (first, first + 1, first + 2, steps) if 1 <= s <= steps}
-    if steps >= 20:
-        chosen.add((first + steps) // 2)
-    return chosen
+    chosen = {s for s in range(steps, warmup, -EXACT_EVERY)}
+    return chosen or {steps}
+
+
+_SAVED_NAMES: dict[type, tuple[str, ...]] = {}
+MAX_GRAPH_NODES = 20_000
+
+
+def _next_sequence_nr() -> int:
+    """The sequence number the next autograd node created on this thread will get."""
+    with torch.enable_grad():
+        probe = torch.empty(0, requires_grad=True)
+        return int((probe * 1).grad_fn._sequence_nr()) + 1
+
+
+def _saved_by_new_nodes(roots: list[Any], seq0: int) -> list[torch.Tensor]:
+    """The tensors saved for backward by the autograd nodes created since `seq0` that these graphs
+    reach (older nodes were looked at when they were new; released ones raise and are skipped)."""
+    out: list[torch.Tensor] = []
+    seen: set[int] = set()
+    keep: list[Any] = []  # keep the node wrappers alive: a freed one's id may be reused
+    stack = list(roots)
+    while stack and len(keep) < MAX_GRAPH_NODES:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        keep.append(node)
+        try:
+            seq = int(node._sequence_nr())
+        except Exception:  # noqa: BLE001 - a node type without a sequence number
+            seq = seq0
+        if seq < seq0 or seq == 2**64 - 1:  # an older node, or AccumulateGrad (the leaf itself)
+            continue
+        names = _SAVED_NAMES.get(type(node))
+        if names is None:
+            names = _SAVED_NAMES[type(node)] = tuple(n for n in dir(node) if n.startswith("_saved_"))
+        for name in names:
+            try:
+                value = getattr(node, name)
+            except Exception:  # noqa: BLE001 - released after backward
+                continue
+            for t in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(t, torch.Tensor):
+                    out.append(t)
+        stack.extend(nxt for nxt, _ in getattr(node, "next_functions", ()) if nxt is not None)
+    return out
 
 
 class Instrumentation:
@@ -150,6 +198,7 @@ class Instrumentation:
 
         gc.callbacks.append(on_gc)
         gc.disable()
+        seq0 = _next_sequence_nr()
         t0 = time.perf_counter()
         try:
             try:
@@ -171,7 +220,11 @@ class Instrumentation:
                 fresh = [o for o in young if isinstance(o, torch.Tensor)]
             del young
             tracker.register_existing(fresh, origin="sampled")
+            graphs = [t.grad_fn for t in fresh if t.grad_fn is not None]
             del fresh
+            if graphs:
+                tracker.register_existing(_saved_by_new_nodes(graphs, seq0), origin="sampled")
+            del graphs
         finally:
             gc.callbacks.remove(on_gc)
             if gc_was_enabled:

@@ -90,17 +90,6 @@ def _is_exact(step: dict[str, Any]) -> bool:
     return step.get("exact", True) is not False
 
 
-def _growth_steps(post: list[dict[str, Any]], use_cuda: bool) -> tuple[list[dict[str, Any]], bool]:
-    """The post-warm-up steps growth is judged on, and whether they are judged by their own net
-    change (live at the end minus live at the start of each exact step) rather than by the series of
-    live bytes at the step ends: when some CPU steps were sampled, memory kept only by C++ (an
-    autograd graph) in a sampled step is not counted at its boundary, so only the exact steps' own
-    net changes are complete."""
-    if use_cuda or all(_is_exact(s) for s in post):
-        return post, False
-    return [s for s in post if _is_exact(s)], True
-
-
 def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
     steps = run.steps
     use_cuda = bool(steps and steps[0].get("cuda"))
@@ -201,16 +190,10 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
     growth = summary.get("growth_bytes_per_step")
     acc = _accumulating((run.done or {}).get("survivors", []))
     holder = f" — {_holder_text(acc[0])}" if acc else ""
-    judged, by_net = _growth_steps(post, use_cuda)
-    if by_net:
-        deltas = [s["live_end_bytes"] - s["start_live_bytes"] for s in judged]
-        steady = len(deltas) >= 3 and all(d > 0 for d in deltas)
-        window = "exact steps " + ", ".join(str(s["step"]) for s in judged)
-    else:
-        series = [s["live_end_bytes"] if not use_cuda else s["cuda"]["allocated_end_bytes"] for s in post]
-        deltas = [b - a for a, b in zip(series, series[1:])]
-        steady = len(deltas) >= 2 and all(d > 0 for d in deltas)
-        window = f"steps {post[0]['step']}-{post[-1]['step']}" if post else ""
+    series = [s["live_end_bytes"] if not use_cuda else s["cuda"]["allocated_end_bytes"] for s in post]
+    deltas = [b - a for a, b in zip(series, series[1:])]
+    steady = len(deltas) >= 2 and all(d > 0 for d in deltas)
+    window = f"steps {post[0]['step']}-{post[-1]['step']}" if post else ""
     if "memory_growth_mb_per_step" in budgets:
         limit = budgets["memory_growth_mb_per_step"]
         if growth is not None and growth / MB > limit:
@@ -332,14 +315,10 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
         out["peak_memory_bytes"] = peak_step["peak_bytes"] if peak_step else None
         out["peak_step"] = peak_step["step"] if peak_step else None
         series = [(s["step"], s["live_end_bytes"]) for s in post]
-    judged, by_net = _growth_steps(post, use_cuda)
-    if by_net:  # the mean net change of the exact steps (see _growth_steps)
-        nets = [s["live_end_bytes"] - s["start_live_bytes"] for s in judged]
-        out["growth_bytes_per_step"] = sum(nets) / len(nets) if nets else None
-        out["live_growth_bytes_per_step"] = out["growth_bytes_per_step"]
-    else:
-        out["growth_bytes_per_step"] = slope(series)
-        out["live_growth_bytes_per_step"] = slope([(s["step"], s["live_end_bytes"]) for s in post])
+    # Live bytes at the step ends are counted on sampled steps too (at the step boundary), so growth
+    # is judged on every step after warm-up, as when every step was exact.
+    out["growth_bytes_per_step"] = slope(series)
+    out["live_growth_bytes_per_step"] = slope([(s["step"], s["live_end_bytes"]) for s in post])
 
     # Step times: the sampled steps when there are some after warm-up (they run without the per-op
     # accounting, so they are the closest to the bare step); otherwise every step after warm-up.
