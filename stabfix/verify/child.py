@@ -388,8 +388,10 @@ def _survivor_groups(refs: list[Any], last: int, project: Path) -> list[dict[str
             g["sampled"] += 1
     del refs
     sampled = [g for g in groups.values() if g["phase"] == SAMPLED_PHASE]
-    exact = sorted((g for g in groups.values() if g["phase"] != SAMPLED_PHASE),
-                   key=lambda g: -(g["bytes"] or g["probe_bytes"]))[:10]
+    exact = [g for g in groups.values() if g["phase"] != SAMPLED_PHASE]
+    # the ten largest survivor groups, and the ten largest groups only the last step made (sites)
+    exact = (sorted((g for g in exact if g["count"]), key=lambda g: -g["bytes"])[:10]
+             + sorted((g for g in exact if not g["count"]), key=lambda g: -g["probe_bytes"])[:10])
     # who holds them: the groups created in 2+ steps (the accumulating ones, the ones reported), and,
     # when sampled steps left survivors, every group (the holder is what attributes those)
     candidates = exact + sampled
@@ -401,7 +403,7 @@ def _survivor_groups(refs: list[Any], last: int, project: Path) -> list[dict[str
         g["holders"], g["paths"], g["python_refs"] = h.get("holders", []), h.get("paths", []), h.get("python_refs", False)
     unmatched = []
     for sg in sampled:
-        home = next((g for g in exact if g["holders"] and g["holders"] == sg["holders"]
+        home = next((g for g in exact if g["holders"] and set(g["holders"]) == set(sg["holders"])
                      and sg["sizes"] <= g["sizes"]), None)
         if home is None:
             unmatched.append(sg)
