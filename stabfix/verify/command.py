@@ -85,16 +85,13 @@ def verify(
                                                          "worktree) or a saved --json report.")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml / pyproject.toml "
                                                                      "instead of the nearest one.")] = None,
-    exact_steps: Annotated[Optional[str], typer.Option(
-        "--exact-steps", metavar="auto|all", help="Steps under exact per-op memory accounting: auto (the last "
-                                                  "and one in ten; default) or all. Overrides verify.exact_steps.")] = None,
 ) -> None:
     """Run the training step a few times under instrumentation: memory, growth, gradients, numerics,
     step time; exit 1 when a health check or budget fails, 2 when the code could not run."""
     console = _console()
     try:
         code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
-                       json_path, snapshot, baseline, config, exact_steps=exact_steps)
+                       json_path, snapshot, baseline, config)
     except KeyboardInterrupt:
         _console(stderr=True).print("[red]error:[/red] interrupted")
         code = exit_codes.ERROR
@@ -113,7 +110,7 @@ def _fail(message: str) -> int:
 def _verify(console: Console, path: Path, entry: str | None, steps: int | None, warmup: int | None,
             seed: int | None, device: str | None, timeout: float | None, budget: list[str],
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
-            config_path: Path | None = None, exact_steps: str | None = None) -> int:
+            config_path: Path | None = None) -> int:
     from stabfix.verify.metrics import analyze
     from stabfix.verify.render import Progress, print_header, print_report
     from stabfix.verify.runner import run_child
@@ -129,7 +126,6 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         overrides: dict[str, Any] = {
             "entry": entry, "steps": steps, "warmup": warmup, "seed": seed, "device": device,
             "timeout": timeout, "budgets": parse_budget_flags(budget) if budget else None,
-            "exact_steps": exact_steps,
         }
         where = f"{config.path}: " if config.path else ""
         try:
