@@ -1,16 +1,24 @@
-"""Overhead of `stabfix verify`'s per-step instrumentation on a realistic CPU training step.
+"""Overhead of `stabfix verify`'s instrumentation on a realistic CPU training step, over a whole run.
 
 The step: a small causal transformer LM (2 layers, d=128, 4 heads, seq 64, batch 8, vocab 4096),
-cross-entropy, AdamW; forward + backward + optimizer step. Bare and instrumented steps are
-interleaved in blocks (ABBA order, so drift and machine load hit both sides equally), and the
-instrumented side is exactly what the verify child runs per step (`Instrumentation.run_step`:
-live-tensor dispatch tracker, forward hooks on every module, optimizer step hooks with gradient
-norms, one host read-back). A third side runs the step under an empty TorchDispatchMode: the cost
-of any per-op Python interception, which stabfix's exact live-tensor accounting cannot go below.
-Prints medians and the ratios.
+cross-entropy, AdamW; forward + backward + optimizer step. One round runs each side for a whole
+verify run of `--steps` steps (default 10, with `--warmup` 2, verify's defaults), the sides in ABBA
+order across rounds so that drift and machine load hit all of them equally:
 
-    python bench/verify_overhead.py [--rounds 12] [--block 5] [--vocab 4096] [--d 128] [--layers 2]
-                                    [--seq 64] [--batch 8] [--threads N]
+- bare: the step, `--steps` times;
+- verify: what the verify child runs, step by step (`Instrumentation.run_step`), exact per-op
+  accounting on the steps `exact_schedule` picks (verify.exact_steps: auto) and sampled steps on the
+  others, including the sampled steps' boundary count;
+- all exact: every step exact (verify.exact_steps: all; what verify ran on every step before);
+- empty mode: the step under an empty TorchDispatchMode, the floor of any per-op Python
+  interception (what an exact step cannot go below).
+
+The headline is the run's total instrumented step time over the bare run's total (medians over the
+rounds). The steps here are all warm (the bench warms the model up first), unlike a real run's
+first step.
+
+    python bench/verify_overhead.py [--rounds 12] [--steps 10] [--warmup 2] [--vocab 4096] [--d 128]
+                                    [--layers 2] [--seq 64] [--batch 8] [--threads N] [--no-all-exact]
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from torch import nn  # noqa: E402
 
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
-from stabfix.verify.instrument import Instrumentation  # noqa: E402
+from stabfix.verify.instrument import Instrumentation, exact_schedule  # noqa: E402
 
 
 class EmptyMode(TorchDispatchMode):
@@ -83,13 +91,15 @@ def build(vocab: int, d: int = 128, layers: int = 2, seq: int = 64, batch: int =
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--block", type=int, default=5, help="steps per side per round")
+    parser.add_argument("--steps", type=int, default=10, help="steps per verify run (verify.steps)")
+    parser.add_argument("--warmup", type=int, default=2, help="warm-up steps of the run (verify.warmup)")
     parser.add_argument("--vocab", type=int, default=4096)
     parser.add_argument("--d", type=int, default=128, help="model width")
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--seq", type=int, default=64)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch default)")
+    parser.add_argument("--no-all-exact", action="store_true", help="skip the all-exact and empty-mode sides")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -100,65 +110,66 @@ def main() -> None:
     inst = Instrumentation([("", model)], torch.device("cpu"))
     inst.install()
     for i in range(3):
-        inst.run_step(i + 1, step, warmup=True)
+        inst.run_step(i + 1, step, warmup=True, exact=i != 1)
     inst.remove()
 
-    bare: list[float] = []
-    instrumented: list[float] = []
-    bare_cpu: list[float] = []
-    instrumented_cpu: list[float] = []
+    schedule = exact_schedule(args.steps, args.warmup, "auto")
     counter = [100]
+    # side -> per-round totals (wall, CPU) and per-step times by kind
+    totals: dict[str, list[tuple[float, float]]] = {}
+    per_step: dict[str, list[float]] = {"bare": [], "exact": [], "sampled": []}
 
-    def run_bare() -> None:
-        for _ in range(args.block):
-            c0, t0 = time.process_time(), time.perf_counter()
+    def timed(name: str, body) -> None:
+        c0, t0 = time.process_time(), time.perf_counter()
+        body()
+        totals.setdefault(name, []).append((time.perf_counter() - t0, time.process_time() - c0))
+
+    def bare_run() -> None:
+        for _ in range(args.steps):
+            t0 = time.perf_counter()
             step()
-            bare.append(time.perf_counter() - t0)
-            bare_cpu.append(time.process_time() - c0)
+            per_step["bare"].append(time.perf_counter() - t0)
 
-    empty: list[float] = []
-    empty_cpu: list[float] = []
-
-    def run_empty() -> None:
-        for _ in range(args.block):
-            c0, t0 = time.process_time(), time.perf_counter()
+    def empty_run() -> None:
+        for _ in range(args.steps):
             with EmptyMode():
                 step()
-            empty.append(time.perf_counter() - t0)
-            empty_cpu.append(time.process_time() - c0)
 
-    def run_instrumented() -> None:
+    def verify_run(exact_all: bool) -> None:
         inst.install()
-        for _ in range(args.block):
+        for pos in range(1, args.steps + 1):
             counter[0] += 1
-            c0, t0 = time.process_time(), time.perf_counter()
-            inst.run_step(counter[0], step, warmup=False)
-            instrumented.append(time.perf_counter() - t0)
-            instrumented_cpu.append(time.process_time() - c0)
+            exact = exact_all or pos in schedule
+            t0 = time.perf_counter()
+            inst.run_step(counter[0], step, warmup=pos <= args.warmup, exact=exact)
+            if not exact_all:
+                per_step["exact" if exact else "sampled"].append(time.perf_counter() - t0)
         inst.remove()
 
-    sides = [run_bare, run_empty, run_instrumented]
+    sides = [("bare", bare_run), ("verify", lambda: verify_run(False))]
+    if not args.no_all_exact:
+        sides += [("all exact", lambda: verify_run(True)), ("empty mode", empty_run)]
     for r in range(args.rounds):
-        for side in sides if r % 2 == 0 else sides[::-1]:
-            side()
+        for name, body in sides if r % 2 == 0 else sides[::-1]:
+            timed(name, lambda: body())
 
-    ops = len(inst.tracker._kinds)
-    b = statistics.median(bare) * 1e3
-    i = statistics.median(instrumented) * 1e3
     params = sum(p.numel() for p in model.parameters())
-    print(f"step: TinyLM {args.layers} layers d={args.d} seq={args.seq} batch={args.batch} vocab={args.vocab} ({params:,} params), AdamW, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"steps per side: {len(bare)} (interleaved in {args.rounds} rounds of {args.block}); {ops} distinct aten ops")
-    print(f"bare step          median {b:8.2f} ms   min {min(bare) * 1e3:8.2f} ms")
-    print(f"instrumented step  median {i:8.2f} ms   min {min(instrumented) * 1e3:8.2f} ms")
-    print(f"overhead ratio (median instrumented / median bare): {i / b:.3f}  ({(i / b - 1) * 100:+.1f}%)")
-    print(f"overhead ratio (min / min): {min(instrumented) / min(bare):.3f}")
-    bc, ic, ec = statistics.median(bare_cpu), statistics.median(instrumented_cpu), statistics.median(empty_cpu)
-    print(f"CPU time per step (all threads): bare {bc * 1e3:.2f} ms, instrumented {ic * 1e3:.2f} ms, "
-          f"ratio {ic / bc:.3f} (less sensitive to other load on the machine)")
-    e = statistics.median(empty) * 1e3
-    print(f"floor: an empty TorchDispatchMode (no tracking at all): median {e:.2f} ms, ratio {e / b:.3f} "
-          f"(CPU {ec / bc:.3f}); stabfix's own bookkeeping and probes: {i / e:.3f}x on top of it")
+    print(f"step: TinyLM {args.layers} layers d={args.d} seq={args.seq} batch={args.batch} vocab={args.vocab} "
+          f"({params:,} params), AdamW, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"run: {args.steps} steps, warm-up {args.warmup}; exact steps {sorted(schedule)} "
+          f"({len(schedule)} of {args.steps}); {args.rounds} rounds, sides interleaved ABBA")
+    bare_wall = statistics.median(t[0] for t in totals["bare"])
+    bare_cpu = statistics.median(t[1] for t in totals["bare"])
+    print(f"{'side':<12} {'run total (median)':>19} {'ratio':>7} {'CPU ratio':>10}")
+    for name, _ in sides:
+        wall = statistics.median(t[0] for t in totals[name])
+        cpu = statistics.median(t[1] for t in totals[name])
+        print(f"{name:<12} {wall * 1e3:16.1f} ms {wall / bare_wall:7.3f} {cpu / bare_cpu:10.3f}")
+    b = statistics.median(per_step["bare"])
+    print(f"per step (median): bare {b * 1e3:.2f} ms, exact {statistics.median(per_step['exact']) * 1e3:.2f} ms "
+          f"({statistics.median(per_step['exact']) / b:.3f}), sampled "
+          + (f"{statistics.median(per_step['sampled']) * 1e3:.2f} ms ({statistics.median(per_step['sampled']) / b:.3f})"
+             if per_step["sampled"] else "-"))
 
 
 if __name__ == "__main__":

@@ -240,9 +240,7 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
 
     import torch
 
-    from stabfix.verify.holders import find_holders
-    from stabfix.verify.instrument import BadLoss, Instrumentation, StepFailed
-    from stabfix.verify.tracker import PHASES, op_name
+    from stabfix.verify.instrument import BadLoss, Instrumentation, StepFailed, exact_schedule
 
     requested = settings["device"]
     if requested == "auto":
@@ -298,9 +296,10 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
         "modules_hooked": probes._module_hook_count,
     })
 
+    exact = exact_schedule(steps, warmup, str(settings.get("exact_steps") or "auto"))
     for i in range(1, steps + 1):
         try:
-            record = inst.run_step(i, step_fn, warmup=i <= warmup)
+            record = inst.run_step(i, step_fn, warmup=i <= warmup, exact=i in exact)
         except StepFailed as failed:
             exc = failed.original
             oom = type(exc).__name__ == "OutOfMemoryError"
@@ -318,36 +317,7 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
     probes.remove()
     gc.collect()
     first = warmup + 1 if warmup + 1 < steps else 1
-    survivors = tracker.survivors(first, steps - 1)
-    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for ref in survivors:
-        step_of, phase, op, site = ref.info
-        key = (op_name(op), site[0] if site else None, site[1] if site else None, PHASES[phase])
-        g = groups.get(key)
-        if g is None:
-            g = groups[key] = {
-                "op": key[0], "file": _display_path(site[0], project) if site else None,
-                "line": site[1] if site else None, "function": site[2] if site else None,
-                "phase": key[3], "count": 0, "bytes": 0, "steps": set(), "keys": set(),
-            }
-        g["count"] += 1
-        g["bytes"] += ref.nbytes
-        g["steps"].add(step_of)
-        g["keys"].add(ref.key)
-    ranked = sorted(groups.values(), key=lambda g: -g["bytes"])[:10]
-    del survivors
-    # who holds them: only for groups created in 2+ steps (the accumulating ones, the ones reported)
-    wanted = {i: g["keys"] for i, g in enumerate(ranked) if len(g["steps"]) >= 2}
-    holders = find_holders(wanted, ignore={id(groups), id(ranked)}) if wanted else {}
-    survivor_out = []
-    for i, g in enumerate(ranked):
-        h = holders.get(i, {})
-        survivor_out.append({
-            "op": g["op"], "file": g["file"], "line": g["line"], "function": g["function"], "phase": g["phase"],
-            "count": g["count"], "bytes": g["bytes"], "steps": len(g["steps"]),
-            "holders": h.get("holders", []), "paths": h.get("paths", [])[:3],
-            "python_refs": h.get("python_refs", False),
-        })
+    survivor_out = _survivor_groups(tracker.survivors(first, steps), steps, project)
 
     snapshot_written = None
     if recording:
@@ -368,6 +338,89 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
         "total_s": time.perf_counter() - t_start,
     })
     return 0
+
+
+SAMPLED_PHASE = "sampled step"
+
+
+def _survivor_groups(refs: list[Any], last: int, project: Path) -> list[dict[str, Any]]:
+    """Survivors (storages created after warm-up, before the last step, still alive) grouped by the op
+    and source line that created them, the largest first, with their holders.
+
+    A storage created in a sampled step has no site; it is counted with the exact-step group whose
+    storages have its size and the same holder (the last step is exact, so a storage it created and
+    kept gives the site of the same storages that sampled steps kept, without being counted itself).
+    The others are grouped by size under op "unknown", phase "sampled step"."""
+    from stabfix.verify.holders import find_holders
+    from stabfix.verify.tracker import PHASES, op_name
+
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for ref in refs:
+        step_of, phase, op, site = ref.info
+        in_window = step_of < last
+        if op == "sampled":
+            if not in_window:
+                continue
+            key: tuple[Any, ...] = (SAMPLED_PHASE, ref.nbytes)
+            site = None
+            name, phase_name = "unknown", SAMPLED_PHASE
+        else:
+            name, phase_name = op_name(op), PHASES[phase]
+            key = (name, site[0] if site else None, site[1] if site else None, phase_name)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = {
+                "op": name, "file": _display_path(site[0], project) if site else None,
+                "line": site[1] if site else None, "function": site[2] if site else None,
+                "phase": phase_name, "count": 0, "bytes": 0, "steps": set(), "keys": set(),
+                "sampled": 0, "sizes": set(), "probe": set(), "probe_bytes": 0,
+            }
+        g["sizes"].add(ref.nbytes)
+        if not in_window:  # the last step's: a site for sampled storages, not a survivor
+            g["probe"].add(ref.key)
+            g["probe_bytes"] += ref.nbytes
+            continue
+        g["count"] += 1
+        g["bytes"] += ref.nbytes
+        g["steps"].add(step_of)
+        g["keys"].add(ref.key)
+        if op == "sampled":
+            g["sampled"] += 1
+    del refs
+    sampled = [g for g in groups.values() if g["phase"] == SAMPLED_PHASE]
+    exact = [g for g in groups.values() if g["phase"] != SAMPLED_PHASE]
+    # the ten largest survivor groups, and the ten largest groups only the last step made (sites)
+    exact = (sorted((g for g in exact if g["count"]), key=lambda g: -g["bytes"])[:10]
+             + sorted((g for g in exact if not g["count"]), key=lambda g: -g["probe_bytes"])[:10])
+    # who holds them: the groups created in 2+ steps (the accumulating ones, the ones reported), and,
+    # when sampled steps left survivors, every group (the holder is what attributes those)
+    candidates = exact + sampled
+    wanted = {i: (g["keys"] | g["probe"]) if sampled else g["keys"] for i, g in enumerate(candidates)
+              if len(g["steps"]) >= 2 or sampled}
+    holders = find_holders(wanted, ignore={id(groups), id(candidates), id(exact), id(sampled)}) if wanted else {}
+    for i, g in enumerate(candidates):
+        h = holders.get(i, {})
+        g["holders"], g["paths"], g["python_refs"] = h.get("holders", []), h.get("paths", []), h.get("python_refs", False)
+    unmatched = []
+    for sg in sampled:
+        home = next((g for g in exact if g["holders"] and set(g["holders"]) == set(sg["holders"])
+                     and sg["sizes"] <= g["sizes"]), None)
+        if home is None:
+            unmatched.append(sg)
+            continue
+        for k in ("count", "bytes", "sampled"):
+            home[k] += sg[k]
+        home["steps"] |= sg["steps"]
+        if not home["keys"]:  # its paths so far are the last step's storages, not survivors
+            home["paths"] = []
+        home["paths"] = home["paths"] + [p for p in sg["paths"] if p not in home["paths"]]
+    ranked = sorted((g for g in exact + unmatched if g["count"]), key=lambda g: -g["bytes"])[:10]
+    return [{
+        "op": g["op"], "file": g["file"], "line": g["line"], "function": g["function"], "phase": g["phase"],
+        "count": g["count"], "bytes": g["bytes"], "steps": len(g["steps"]),
+        "holders": g["holders"], "paths": g["paths"][:3], "python_refs": g["python_refs"],
+        "sampled": g["sampled"],
+    } for g in ranked]
 
 
 def _model_state_bytes(models: list[tuple[str, Any]]) -> int:

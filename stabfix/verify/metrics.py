@@ -85,6 +85,11 @@ def _holder_text(group: dict[str, Any]) -> str:
     return f"{held}; created by {group['op']} at {where}"
 
 
+def _is_exact(step: dict[str, Any]) -> bool:
+    """Steps of reports written before sampled steps existed have no `exact` field: all were exact."""
+    return step.get("exact", True) is not False
+
+
 def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
     steps = run.steps
     use_cuda = bool(steps and steps[0].get("cuda"))
@@ -282,15 +287,19 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
     out["grad_norm_max_step"] = max_step["step"] if max_step else None
     out["grad_norm_top"] = max_step["top_params"] if max_step else []
 
-    peak_step = max(steps, key=lambda s: s["peak_bytes"])
+    # Peaks come from the exact steps (a sampled step's peak is not measured on the CPU).
+    exact_steps = [s for s in steps if _is_exact(s)]
+    out["exact_steps"] = [s["step"] for s in exact_steps]
+    peak_step = max((s for s in exact_steps if s.get("peak_bytes") is not None), key=lambda s: s["peak_bytes"],
+                    default=None)
     out["live_before_bytes"] = (run.ready or {}).get("live_before_bytes")
     out["model_state_bytes"] = (run.ready or {}).get("model_state_bytes")
-    out["live_peak_bytes"] = peak_step["peak_bytes"]
+    out["live_peak_bytes"] = peak_step["peak_bytes"] if peak_step else None
     out["live_end_bytes"] = steps[-1]["live_end_bytes"]
     for phase in ("forward", "backward", "optimizer"):
-        values = [s["phase_peak_bytes"].get(phase) for s in steps if s["phase_peak_bytes"].get(phase)]
+        values = [s["phase_peak_bytes"].get(phase) for s in steps if (s.get("phase_peak_bytes") or {}).get(phase)]
         out[f"peak_{phase}_bytes"] = max(values) if values else None
-    phases = peak_step["phase_peak_bytes"]
+    phases = peak_step["phase_peak_bytes"] if peak_step else {}
     out["peak_phase"] = max((p for p in phases if phases[p]), key=lambda p: phases[p], default=None)
     if use_cuda:
         cuda_peak = max(steps, key=lambda s: s["cuda"]["max_allocated_bytes"])
@@ -303,12 +312,19 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
         out["ooms"] = steps[-1]["cuda"]["ooms"]
         series = [(s["step"], s["cuda"]["allocated_end_bytes"]) for s in post]
     else:
-        out["peak_memory_bytes"] = peak_step["peak_bytes"]
-        out["peak_step"] = peak_step["step"]
+        out["peak_memory_bytes"] = peak_step["peak_bytes"] if peak_step else None
+        out["peak_step"] = peak_step["step"] if peak_step else None
         series = [(s["step"], s["live_end_bytes"]) for s in post]
+    # Live bytes at the step ends are counted on sampled steps too (at the step boundary), so growth
+    # is judged on every step after warm-up, as when every step was exact.
     out["growth_bytes_per_step"] = slope(series)
     out["live_growth_bytes_per_step"] = slope([(s["step"], s["live_end_bytes"]) for s in post])
 
+    # Step times: the sampled steps when there are some after warm-up (they run without the per-op
+    # accounting, so they are the closest to the bare step); otherwise every step after warm-up.
+    timed = [s for s in post if not _is_exact(s)] or post
+    out["step_time_steps"] = "sampled" if timed is not post else "all"
+    post = timed
     times = [s["time_ms"] for s in post]
     out["step_time_median_ms"] = statistics.median(times)
     out["step_time_min_ms"] = min(times)

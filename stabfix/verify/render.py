@@ -55,6 +55,8 @@ class Progress:
             notes = []
             if event.get("warmup"):
                 notes.append("warm-up")
+            if event.get("exact") is False:
+                notes.append("sampled")
             loss = event.get("loss")
             if loss is not None and not _finite(loss):
                 notes.append(f"[red]loss {fmt_num(loss)}[/red]")

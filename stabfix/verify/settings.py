@@ -24,7 +24,10 @@ DEFAULTS: dict[str, Any] = {
     "seed": 0,
     "device": "auto",
     "timeout": 300.0,
+    "exact_steps": "auto",  # which steps run under exact per-op accounting: auto (a few) or all
 }
+EXACT_STEPS = ("auto", "all")
+VERIFY_KEYS += ("exact_steps",)
 MB = 1024 * 1024  # budgets and reports use MiB; the config keys keep the short `_mb` suffix
 
 
@@ -41,6 +44,7 @@ class Settings:
     device: str = "auto"
     timeout: float = 300.0
     budgets: dict[str, float] = field(default_factory=dict)
+    exact_steps: str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -149,6 +153,9 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
     ):
         raise SettingsError(f"verify.device must be auto, cpu, cuda or cuda:N, got {device!r}")
     timeout = _as_number("verify.timeout", merged["timeout"], positive=True)
+    exact_steps = merged["exact_steps"]
+    if exact_steps not in EXACT_STEPS:
+        raise SettingsError(f"verify.exact_steps must be auto or all, got {exact_steps!r}")
     return Settings(
         entry=entry.strip(),
         steps=steps,
@@ -157,6 +164,7 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
         device=device,
         timeout=timeout,
         budgets=budgets,
+        exact_steps=exact_steps,
     )
 
 

@@ -193,8 +193,12 @@ class LiveTensorTracker(TorchDispatchMode):
         return out
 
     # -- API used by the child -----------------------------------------------------------------
-    def register_existing(self, tensors: Any) -> None:
-        """Count tensors that exist before the first step (parameters, buffers, data, ...)."""
+    def register_existing(self, tensors: Any, origin: str = "existing") -> int:
+        """Count tensors whose storages the tracker has not seen: before the first step (parameters,
+        buffers, data, ...; origin "existing"), or found at the end of a sampled step (origin
+        "sampled": created during that step, op and site unknown). Returns the bytes added."""
+        phase = FORWARD if origin == "existing" else None
+        added = 0
         for t in tensors:
             try:
                 st = t.untyped_storage()
@@ -209,9 +213,11 @@ class LiveTensorTracker(TorchDispatchMode):
             ref = _StorageRef(st, self._on_free_cb)
             ref.key = key
             ref.nbytes = nbytes
-            ref.info = (self.step, FORWARD, "existing", None)
+            ref.info = (self.step, phase, origin, None)
             self.refs[key] = ref
             self.live += nbytes
+            added += nbytes
+        return added
 
     def begin_step(self, step: int) -> int:
         self.step = step
