@@ -109,17 +109,17 @@ def verify(
             code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
                            json_path, snapshot, baseline, config, plot)
     except KeyboardInterrupt:
-        _console(stderr=True).print("[red]error:[/red] interrupted")
+        _console(stderr=True).print("[red]error:[/red] interrupted", soft_wrap=True)
         code = exit_codes.ERROR
     except Exception as exc:  # noqa: BLE001 - never show a stabfix traceback
         _console(stderr=True).print(f"[red]error:[/red] stabfix internal error: {escape(type(exc).__name__)}: "
-                                    f"{escape(str(exc))}")
+                                    f"{escape(str(exc))}", soft_wrap=True)
         code = exit_codes.ERROR
     raise typer.Exit(code)
 
 
 def _fail(message: str) -> int:
-    _console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+    _console(stderr=True).print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     return exit_codes.ERROR
 
 

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import torch
@@ -139,9 +140,11 @@ class Probes:
             if not self._checking_modules or name in self._skip:
                 return
             for t in _tensors_of(output):
-                if t is self._last_checked or not t.is_floating_point() or t.numel() == 0:
+                if (self._last_checked is not None and t is self._last_checked()) or not t.is_floating_point() \
+                        or t.numel() == 0:
                     continue
-                self._last_checked = t
+                # a weak reference: holding the output itself would add it to backward's live bytes
+                self._last_checked = weakref.ref(t)
                 with untracked():
                     lo, hi = torch.aminmax(t.detach())
                 self._fwd.append((name, kind, lo, hi))
