@@ -500,7 +500,8 @@ class Containers(cst.BatchableCSTVisitor):
         self.class_containers: dict[cst.ClassDef, dict[str, set[str]]] = {}
         self.class_body_definitions: dict[tuple[cst.ClassDef, str], list[cst.CSTNode]] = {}
         # (class, attribute) -> the methods that mention `self.<attribute>`
-        self.occurrences: dict[tuple[cst.ClassDef, str], set[cst.FunctionDef]] = {}
+        # in source order (a dict, not a set: the uses of a container are walked in this order)
+        self.occurrences: dict[tuple[cst.ClassDef, str], dict[cst.FunctionDef, None]] = {}
         self.class_methods: dict[cst.ClassDef, set[str]] = {}
         self.device_attributes: dict[cst.ClassDef, list[str]] = {}  # `self.device = ...`
         self.stores: list[Store] = []
@@ -568,7 +569,7 @@ class Containers(cst.BatchableCSTVisitor):
                 return
         functions = self._functions_in_owner()
         if functions and owner is not None:
-            self.occurrences.setdefault((owner, node.attr.value), set()).add(functions[0])
+            self.occurrences.setdefault((owner, node.attr.value), {})[functions[0]] = None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -800,19 +801,19 @@ class Containers(cst.BatchableCSTVisitor):
     def uses(self, containers: Iterable[ContainerKey]) -> dict[ContainerKey, list[ContainerUse]]:
         """Every occurrence of these containers in their owners, classified (see `ContainerUse.kind`).
         Walks each owner once (of a class, only the methods that mention the containers)."""
-        owners: dict[cst.ClassDef | cst.FunctionDef | None, set[str]] = {}
+        owners: dict[cst.ClassDef | cst.FunctionDef | None, dict[str, None]] = {}  # ordered: roots are walked in this order
         for container in containers:
-            owners.setdefault(container.owner, set()).add(container.name)
+            owners.setdefault(container.owner, {})[container.name] = None
         result: dict[ContainerKey, list[ContainerUse]] = {}
         for owner, names in owners.items():
             if not isinstance(owner, cst.ClassDef):
                 root = owner if owner is not None else self.module
                 assert root is not None
-                walker = UseWalker(self, root, names)
+                walker = UseWalker(self, root, set(names))
                 root.visit(walker)
             else:
                 # only the methods that mention the containers, and their class-body definitions
-                walker = UseWalker(self, owner, names)
+                walker = UseWalker(self, owner, set(names))
                 roots: list[cst.CSTNode] = []
                 for name in names:
                     roots.extend(self.class_body_definitions.get((owner, name), ()))
