@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from stabfix.model import FileModel
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.traversal import walk
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.findings import Finding, Fix
@@ -49,15 +49,15 @@ def analyse_text(
         check_syntax(text, display_path)
         return Analysis(module=None, findings=[])
     module = parse(text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     model = FileModel(need for cls in active for need in cls.needs)
     context = CheckContext(path=display_path, text=text, model=model)
     checkers = [cls(context) for cls in active]
-    wrapper.visit_batched([MergedVisitor([*model.visitors(), *checkers])])
+    walk(module, [*model.visitors(), *checkers])
     meta = [checker for checker in checkers if checker.meta]
     if not context.reports and not meta:
         return Analysis(module=module, findings=[])
     ran = {cls.code: specs[cls.code].name for cls in classes if not cls.meta}
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     return Analysis(module=module, findings=_locate(wrapper, context, text, display_path, specs, meta, ran))
 
 
