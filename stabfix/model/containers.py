@@ -24,6 +24,7 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from stabfix.model import vocabulary as vocab
+from stabfix.model.traversal import visit_readonly
 from stabfix.model.devices import (
     is_cpu_expression,
     is_device_name,
@@ -810,7 +811,7 @@ class Containers(cst.BatchableCSTVisitor):
                 root = owner if owner is not None else self.module
                 assert root is not None
                 walker = UseWalker(self, root, set(names))
-                root.visit(walker)
+                visit_readonly(root, walker)
             else:
                 # only the methods that mention the containers, and their class-body definitions
                 walker = UseWalker(self, owner, set(names))
@@ -819,7 +820,7 @@ class Containers(cst.BatchableCSTVisitor):
                     roots.extend(self.class_body_definitions.get((owner, name), ()))
                     roots.extend(self.occurrences.get((owner, name), ()))
                 for root in dict.fromkeys(roots):
-                    root.visit(walker)
+                    visit_readonly(root, walker)
             for name in names:
                 result[ContainerKey(owner, name)] = walker.uses[name]
         return result
@@ -1043,7 +1044,7 @@ class Containers(cst.BatchableCSTVisitor):
             if in_scope and use.kind in ("store", "rebind", "empty") and carries(use.payload):
                 return True
         finder = _MethodCalls(container.on_self)
-        scope.visit(finder)
+        visit_readonly(scope, finder)
         for name, call in finder.calls:
             if name in storing_methods and any(carries(arg.value) for arg in call.args):
                 return True

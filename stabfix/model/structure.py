@@ -43,6 +43,7 @@ from typing import Union
 import libcst as cst
 
 from stabfix.model import vocabulary as words
+from stabfix.model.traversal import children, visit_readonly
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
 from stabfix.model.places import Place
@@ -426,7 +427,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             return any(self.reads_memory(part, function, depth) for part in [*parts, *(a.value for a in expression.args)])
         return any(
             self.reads_memory(child, function, depth)
-            for child in expression.children
+            for child in children(expression)
             if isinstance(child, cst.BaseExpression)
             or isinstance(child, (cst.Arg, cst.SubscriptElement, cst.Index, cst.ComparisonTarget))
         )
@@ -679,7 +680,7 @@ class StepIndex(cst.BatchableCSTVisitor):
                 if words.INTERVAL_NAME.search(node.value):
                     found = True
 
-        test.visit(_Finder())
+        visit_readonly(test, _Finder())
         return found
 
     # -- deciding --------------------------------------------------------------------------------
