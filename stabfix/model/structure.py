@@ -181,6 +181,7 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._evident_cache: dict[int, bool] = {}
         self._evident_names: set[str] | None = None
         self._loop_callees: set[str] | None = None
+        self._every_step_callees: set[str] | None = None
         self._update_cache: dict[int, bool] = {}
 
     # -- public queries ---------------------------------------------------------------------
@@ -314,9 +315,16 @@ class StepIndex(cst.BatchableCSTVisitor):
         name = function.name
         if _is_harness(name) or words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name):
             return False
-        return any(name in loop.facts.ungated_calls for loop in self._loops if self.is_training_loop(loop)) or any(
-            name in frame.facts.ungated_calls for frame in self._functions if self.is_step_function(frame)
-        )
+        return name in self._called_every_step()
+
+    def _called_every_step(self) -> set[str]:
+        """Names that a training loop or a step function calls behind no gate (asked after the traversal,
+        like every step query; one set instead of a walk over all loops and functions per question)."""
+        if self._every_step_callees is None:
+            self._every_step_callees = {
+                name for loop in self._loops if self.is_training_loop(loop) for name in loop.facts.ungated_calls
+            } | {name for frame in self._functions if self.is_step_function(frame) for name in frame.facts.ungated_calls}
+        return self._every_step_callees
 
     def steps_optimizer(self, frame: Union[LoopFrame, FunctionFrame]) -> bool:
         """The loop or function body steps an optimizer itself (`d_optimizer.step()`): each iteration of
@@ -337,10 +345,7 @@ class StepIndex(cst.BatchableCSTVisitor):
                     gates.append(frame)
             elif isinstance(frame, FunctionFrame):
                 name = frame.name
-                called = any(name in loop.facts.ungated_calls for loop in self._loops if self.is_training_loop(loop))
-                called = called or any(
-                    name in other.facts.ungated_calls for other in self._functions if self.is_step_function(other)
-                )
+                called = name in self._called_every_step()
                 if called and not words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name):
                     return StepPath(frame, tuple(gates), frames, "callee")
                 return None
