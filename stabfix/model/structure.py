@@ -66,6 +66,26 @@ _MEMORY_QUERY_CALLS = MEMORY_IN_USE_CALLS | {
 _MEMORY_QUERY_MODULES = ("psutil.", "pynvml.", "nvidia_smi.", "GPUtil.")
 
 
+# --- the pre-filter of step rules ---------------------------------------------------------------
+
+# Text that a file must contain for any training loop or step function to exist in it, so for any
+# `step_path`, `helper_path` or `in_training` to be found: a rule that only reports on a step path can
+# name these as an `also_needs` group and skip (never parse) files without them. Why each is needed:
+# a training loop or a step function does a backward pass (an attribute call `.backward`/`.manual_backward`,
+# or `torch.autograd.backward`, whose name the file spells in the call or its import) or an optimizer
+# step (`.step(...)`, `optimizer_step`), or calls / is named like a step function (STEP_FUNCTION_NAMES),
+# or is a per-batch hook (PER_BATCH_HOOKS), a `compute_loss` override, or an ignite handler registered
+# on `ITERATION_COMPLETED`/`ITERATION_STARTED`; update loops and callees every step calls need one of those.
+# The names of both vocabularies are in the group (those not already containing `step` or `backward`), so a
+# name added there is covered here.
+STEP_TOKENS: tuple[str, ...] = (
+    "backward", "step", "compute_loss", "ITERATION_COMPLETED", "ITERATION_STARTED",
+    *sorted(
+        name for name in words.STEP_FUNCTION_NAMES | words.PER_BATCH_HOOKS if "step" not in name and "backward" not in name
+    ),
+)
+
+
 # --- frames -------------------------------------------------------------------------------------
 
 
