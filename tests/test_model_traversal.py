@@ -106,3 +106,27 @@ def test_walk_skips_whitespace_no_visitor_asked_for():
     MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([expected])
     walk(module, [got])
     assert [id(n) for n in got.seen] == [id(n) for n in expected.seen] and len(got.seen) == 3
+
+
+def test_engine_positions_and_parents_match_libcst_metadata():
+    import random
+
+    from libcst.metadata import ParentNodeProvider, PositionProvider
+
+    from stabfix.engine import _parents, _Positions
+    from stabfix.model.traversal import children
+
+    for label, text in _sources():
+        for variant in (text, text.rstrip("\n"), "# header\n\n" + text + "\n# footer\n"):
+            module = cst.parse_module(variant)
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            expected, parents = wrapper.resolve(PositionProvider), wrapper.resolve(ParentNodeProvider)
+            nodes = [module]
+            for node in nodes:
+                nodes.extend(children(node))
+            order = list(nodes)
+            random.Random(len(order)).shuffle(order)
+            positions, found = _Positions(module), _parents(module)
+            for node in order[: len(order) // 3] + nodes:
+                assert positions[node] == expected[node], label
+            assert {key: id(value) for key, value in found.items()} == {id(k): id(v) for k, v in parents.items()}
