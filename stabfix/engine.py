@@ -185,7 +185,12 @@ class _Positions:
         )
         state.before_codegen(module)
         for node in (*module.header, *module.body, *module.footer):
-            node._codegen(state)
+            try:
+                node._codegen(state)
+            except (RecursionError, KeyError):
+                # too deep for libcst's recursive codegen (a RecursionError can surface as a KeyError from
+                # libcst's position bookkeeping): the caller reports the file as nested too deeply
+                raise RecursionError("code nested too deeply to locate findings") from None
             yield
         # the end of Module._codegen_impl, then Module._codegen
         if module.has_trailing_newline:

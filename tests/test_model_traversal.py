@@ -130,3 +130,21 @@ def test_engine_positions_and_parents_match_libcst_metadata():
             for node in order[: len(order) // 3] + nodes:
                 assert positions[node] == expected[node], label
             assert {key: id(value) for key, value in found.items()} == {id(k): id(v) for k, v in parents.items()}
+
+
+def test_deeply_nested_code_is_an_error_or_analysed_never_a_crash(tmp_path):
+    from stabfix.catalog import load_catalog
+    from stabfix.scan_runner import Task, process
+
+    codes = tuple(sorted(load_catalog()))
+    for depth in (100, 200, 400):
+        path = tmp_path / f"d{depth}.py"
+        path.write_text(
+            "import torch\ndef step(model, opt, x):\n    loss = " + "f(" * depth + "x" + ")" * depth
+            + "\n    loss.backward()\n    opt.step()\n    torch.cuda.empty_cache()\n"
+        )
+        result = process(Task(str(path), path.name, codes, "scan", False)).result
+        if result.error is not None:
+            assert "nested too deeply" in result.error.message, result.error.message
+        else:
+            assert [finding.code for finding in result.findings] == ["SF201"]
