@@ -6,10 +6,12 @@ import ast
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst._position import CodeRange
+from libcst.metadata import PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from stabfix.model import FileModel
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.traversal import children, walk
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.findings import Finding, Fix
@@ -49,16 +51,15 @@ def analyse_text(
         check_syntax(text, display_path)
         return Analysis(module=None, findings=[])
     module = parse(text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     model = FileModel(need for cls in active for need in cls.needs)
     context = CheckContext(path=display_path, text=text, model=model)
     checkers = [cls(context) for cls in active]
-    wrapper.visit_batched([MergedVisitor([*model.visitors(), *checkers])])
+    walk(module, [*model.visitors(), *checkers])
     meta = [checker for checker in checkers if checker.meta]
     if not context.reports and not meta:
         return Analysis(module=module, findings=[])
     ran = {cls.code: specs[cls.code].name for cls in classes if not cls.meta}
-    return Analysis(module=module, findings=_locate(wrapper, context, text, display_path, specs, meta, ran))
+    return Analysis(module=module, findings=_locate(module, context, text, display_path, specs, meta, ran))
 
 
 def check_syntax(text: str, display_path: str) -> None:
@@ -94,7 +95,7 @@ def _looks_like_python2(text: str) -> bool:
 
 
 def _locate(
-    wrapper: MetadataWrapper,
+    module: cst.Module,
     context: CheckContext,
     text: str,
     display_path: str,
@@ -102,11 +103,11 @@ def _locate(
     meta: list[Checker],
     ran: dict[str, str],
 ) -> list[AnalysedFinding]:
-    # Positions and parents cost a full pass each, so only files with findings pay for them.
-    positions = wrapper.resolve(PositionProvider)
+    # Positions and parents cost a pass each, so only files with findings pay for them.
+    positions = _Positions(module)
     suppressions = Suppressions.of(text)
     # The statement a finding sits in only matters to a suppression comment: most files have none.
-    parents = wrapper.resolve(ParentNodeProvider) if suppressions.by_line else None
+    parents = _parents(module) if suppressions.by_line else None
     used: set[tuple[int, str]] = set()  # (comment line, entry) of every directive that suppressed a finding
     located: dict[tuple, AnalysedFinding] = {}
 
@@ -149,8 +150,58 @@ def _locate(
 def _enclosing_statement(node: cst.CSTNode, parents) -> cst.CSTNode:
     current = node
     while not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.Module)):
-        parent = parents.get(current)
+        parent = parents.get(id(current))
         if parent is None:
             return node
         current = parent
     return current if not isinstance(current, cst.Module) else node
+
+
+def _parents(module: cst.Module) -> dict[int, cst.CSTNode]:
+    """id(node) -> its parent, for every node (what libcst's ParentNodeProvider gives, without its rebuilding pass)."""
+    parents: dict[int, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in children(node):
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
+
+class _Positions:
+    """libcst's PositionProvider positions, computed lazily: the module is generated top-level statement by
+    top-level statement (the same codegen calls as `Module._codegen`, so the same positions) only as far as
+    the nodes asked about, instead of the whole file up front."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.provider = PositionProvider()
+        self.provider._computed = {}
+        self._steps = self._codegen(module)
+
+    def _codegen(self, module: cst.Module):
+        state = PositionProvidingCodegenState(
+            default_indent=module.default_indent, default_newline=module.default_newline, provider=self.provider
+        )
+        state.before_codegen(module)
+        for node in (*module.header, *module.body, *module.footer):
+            try:
+                node._codegen(state)
+            except (RecursionError, KeyError):
+                # too deep for libcst's recursive codegen (a RecursionError can surface as a KeyError from
+                # libcst's position bookkeeping): the caller reports the file as nested too deeply
+                raise RecursionError("code nested too deeply to locate findings") from None
+            yield
+        # the end of Module._codegen_impl, then Module._codegen
+        if module.has_trailing_newline:
+            if len(state.tokens) == 0:
+                state.add_token(state.default_newline)
+        else:
+            state.pop_trailing_newline()
+        state.after_codegen(module)
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        computed = self.provider._computed
+        while node not in computed and next(self._steps, StopIteration) is not StopIteration:
+            pass
+        return computed[node]

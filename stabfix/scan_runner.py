@@ -59,7 +59,11 @@ def process(task: Task) -> TaskOutcome:
     except RecursionError:
         return TaskOutcome(FileResult(task.display, error=FileError(task.display, "code nested too deeply to analyse")))
     except Exception as exc:  # a stabfix bug must not take the whole run down
-        message = f"internal error while analysing ({exc.__class__.__name__}: {exc}); please report it"
+        try:
+            detail = str(exc)
+        except RecursionError:  # an exception carrying a deeply nested node: its repr recurses too
+            detail = "(message too deeply nested to show)"
+        message = f"internal error while analysing ({exc.__class__.__name__}: {detail}); please report it"
         return TaskOutcome(FileResult(task.display, error=FileError(task.display, message)))
 
 

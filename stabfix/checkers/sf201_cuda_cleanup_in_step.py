@@ -28,7 +28,7 @@ from stabfix.model import gates
 from stabfix.model.cleanup import CleanupBlock
 from stabfix.model.imports import dotted_name
 from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.structure import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.structure import STEP_TOKENS, Frame, FunctionFrame, LoopFrame, StepPath, loop_header
 
 INTERVAL = 100
 Scope = Union[LoopFrame, FunctionFrame]
@@ -46,6 +46,7 @@ class _Site:
 class CudaCleanupInStep(Checker):
     code = "SF201"
     tokens = ("empty_cache",)
+    also_needs = (STEP_TOKENS,)  # reported only on a step path, which needs one of them
     needs = ("steps", "memory")
 
     def __init__(self, context) -> None:

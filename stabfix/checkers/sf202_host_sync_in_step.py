@@ -25,7 +25,7 @@ from stabfix.model import gates
 from stabfix.model.cleanup import is_log_call
 from stabfix.model.host_sync import Sync, is_loop_item
 from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.structure import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.structure import STEP_TOKENS, Frame, FunctionFrame, LoopFrame, StepPath, loop_header
 
 INTERVAL = 100
 _SYNC_WORDS = {"synchronize", "memory_summary", "memory_snapshot", "_snapshot", "list_gpu_processes", "item",
@@ -51,6 +51,7 @@ class HostSyncInStep(Checker):
     code = "SF202"
     tokens = ("synchronize", ".item()", ".cpu()", ".tolist()", "float(", "isnan", "isfinite", "isinf",
               "memory_summary", "_snapshot", ".any()", ".all()", "equal(", "allclose(")
+    also_needs = (STEP_TOKENS,)  # reported only on a step path or in a helper every step calls
     needs = ("steps", "syncs")
 
     def __init__(self, context) -> None:

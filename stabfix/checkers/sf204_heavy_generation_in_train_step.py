@@ -17,7 +17,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.model import gates
 from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.structure import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.structure import STEP_TOKENS, Frame, FunctionFrame, LoopFrame, StepPath, loop_header
 
 INTERVAL = 100
 
@@ -32,6 +32,7 @@ class _Site:
 class HeavyGenerationInTrainStep(Checker):
     code = "SF204"
     tokens = ("generate", "decode", "argmax", "multinomial", "sample", "max_new_tokens", "max_length", "beam")
+    also_needs = (STEP_TOKENS,)  # reported only on a step path, which needs one of them
     needs = ("steps", "generation")
 
     def __init__(self, context) -> None:

@@ -22,6 +22,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.fixes.amp import bfloat16_fix
 from stabfix.model.amp import AutocastRegion
+from stabfix.model.structure import STEP_TOKENS
 
 _SHOWN = 50
 
@@ -29,6 +30,7 @@ _SHOWN = 50
 class Fp16Autocast(Checker):
     code = "SF301"
     tokens = ("autocast",)
+    also_needs = (STEP_TOKENS,)  # reported only in training (`steps.in_training`), which needs one of them
     needs = ("amp", "steps")
 
     def leave_Module(self, original_node: cst.Module) -> None:

@@ -35,6 +35,9 @@ CHECKPOINTS = {
 class CheckpointStatefulFunction(Checker):
     code = "SF403"
     tokens = ("checkpoint",)
+    # only CHECKPOINTS are reported, and a qualified name is built from identifiers the file spells
+    # (imports and attribute chains): each of them has `utils` or `deepspeed` among its parts
+    also_needs = (("utils", "deepspeed"),)
     needs = ("names", "recurrence")
 
     def __init__(self, context) -> None:

@@ -21,6 +21,7 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.traversal import visit_readonly
 from stabfix.model.events import Backward, Events, Step
 from stabfix.model.losses import LossIndex
 from stabfix.model.optimizers import OptimizerTracker
@@ -214,7 +215,7 @@ def _modulo_divisor(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
             if isinstance(node.operator, cst.Modulo):
                 found.append(node.right)
 
-    test.visit(_Finder())
+    visit_readonly(test, _Finder())
     return found[0] if found else None
 
 

@@ -30,6 +30,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
+from stabfix.model.traversal import children
 from stabfix.model.events import Events, GradWrite, ParamUpdate
 from stabfix.model.names import Binding, Names
 from stabfix.model.parameters import ParamSized, element_source, param_sized_allocation, target_names
@@ -296,7 +297,7 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(children(current)))
 
 
 def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode], tuple[Loop, ...]]]:
@@ -310,7 +311,7 @@ def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional
             stack.append((current.value, current, parent, loops))
             continue
         inner = loops + (current,) if isinstance(current, (cst.For, cst.While)) else loops
-        for child in reversed(current.children):
+        for child in reversed(children(current)):
             if isinstance(current, cst.Arg) and child is current.keyword:
                 continue
             stack.append((child, current, parent, inner if child is getattr(current, "body", None) else loops))

@@ -32,6 +32,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from stabfix.model import vocabulary as words
+from stabfix.model.traversal import children
 from stabfix.model.imports import dotted_name
 from stabfix.model.names import Names
 from stabfix.model.parameters import element_source
@@ -340,7 +341,7 @@ def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
             guards = guards | {id(node)}
         if isinstance(node, cst.For) and "parameters" in cst.Module(body=[]).code_for_node(node.iter):
             in_params = True
-        for child in node.children:
+        for child in children(node):
             yield from visit(child, guards, in_params)
 
     yield from visit(body, frozenset(), False)
@@ -351,4 +352,4 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(children(current)))

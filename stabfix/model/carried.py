@@ -19,6 +19,7 @@ from typing import Optional, Union
 
 import libcst as cst
 
+from stabfix.model.traversal import children, visit_readonly
 from stabfix.model.events import Backward, Events
 from stabfix.model.losses import read_names
 from stabfix.model.names import Binding, Names
@@ -151,7 +152,7 @@ class CarriedStates(cst.BatchableCSTVisitor):
             def visit_Call(self, call: cst.Call) -> None:
                 found.append(call)
 
-        node.visit(_Calls())
+        visit_readonly(node, _Calls())
         return found
 
 
@@ -179,7 +180,7 @@ def _cuts_graph(expr: cst.CSTNode) -> bool:
                 self.found = True
 
     finder = _Finder()
-    expr.visit(finder)
+    visit_readonly(expr, finder)
     return finder.found
 
 
@@ -190,7 +191,7 @@ def _calls_itself(value: cst.BaseExpression, definition: cst.FunctionDef) -> boo
 
 def _names(node: cst.CSTNode) -> list[cst.CSTNode]:
     found = [node]
-    for child in node.children:
+    for child in children(node):
         found.extend(_names(child))
     return found
 

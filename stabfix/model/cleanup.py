@@ -28,6 +28,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from stabfix.model import vocabulary as words
+from stabfix.model.traversal import visit_readonly
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
 from stabfix.model.places import (
@@ -344,7 +345,7 @@ def _moves_or_swaps_model(statement: cst.CSTNode) -> bool:
             return False
 
     if isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-        statement.visit(_Finder())
+        visit_readonly(statement, _Finder())
     return found
 
 

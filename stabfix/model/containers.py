@@ -24,6 +24,7 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from stabfix.model import vocabulary as vocab
+from stabfix.model.traversal import visit_readonly
 from stabfix.model.devices import (
     is_cpu_expression,
     is_device_name,
@@ -500,7 +501,8 @@ class Containers(cst.BatchableCSTVisitor):
         self.class_containers: dict[cst.ClassDef, dict[str, set[str]]] = {}
         self.class_body_definitions: dict[tuple[cst.ClassDef, str], list[cst.CSTNode]] = {}
         # (class, attribute) -> the methods that mention `self.<attribute>`
-        self.occurrences: dict[tuple[cst.ClassDef, str], set[cst.FunctionDef]] = {}
+        # in source order (a dict, not a set: the uses of a container are walked in this order)
+        self.occurrences: dict[tuple[cst.ClassDef, str], dict[cst.FunctionDef, None]] = {}
         self.class_methods: dict[cst.ClassDef, set[str]] = {}
         self.device_attributes: dict[cst.ClassDef, list[str]] = {}  # `self.device = ...`
         self.stores: list[Store] = []
@@ -568,7 +570,7 @@ class Containers(cst.BatchableCSTVisitor):
                 return
         functions = self._functions_in_owner()
         if functions and owner is not None:
-            self.occurrences.setdefault((owner, node.attr.value), set()).add(functions[0])
+            self.occurrences.setdefault((owner, node.attr.value), {})[functions[0]] = None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -800,25 +802,25 @@ class Containers(cst.BatchableCSTVisitor):
     def uses(self, containers: Iterable[ContainerKey]) -> dict[ContainerKey, list[ContainerUse]]:
         """Every occurrence of these containers in their owners, classified (see `ContainerUse.kind`).
         Walks each owner once (of a class, only the methods that mention the containers)."""
-        owners: dict[cst.ClassDef | cst.FunctionDef | None, set[str]] = {}
+        owners: dict[cst.ClassDef | cst.FunctionDef | None, dict[str, None]] = {}  # ordered: roots are walked in this order
         for container in containers:
-            owners.setdefault(container.owner, set()).add(container.name)
+            owners.setdefault(container.owner, {})[container.name] = None
         result: dict[ContainerKey, list[ContainerUse]] = {}
         for owner, names in owners.items():
             if not isinstance(owner, cst.ClassDef):
                 root = owner if owner is not None else self.module
                 assert root is not None
-                walker = UseWalker(self, root, names)
-                root.visit(walker)
+                walker = UseWalker(self, root, set(names))
+                visit_readonly(root, walker)
             else:
                 # only the methods that mention the containers, and their class-body definitions
-                walker = UseWalker(self, owner, names)
+                walker = UseWalker(self, owner, set(names))
                 roots: list[cst.CSTNode] = []
                 for name in names:
                     roots.extend(self.class_body_definitions.get((owner, name), ()))
                     roots.extend(self.occurrences.get((owner, name), ()))
                 for root in dict.fromkeys(roots):
-                    root.visit(walker)
+                    visit_readonly(root, walker)
             for name in names:
                 result[ContainerKey(owner, name)] = walker.uses[name]
         return result
@@ -1042,7 +1044,7 @@ class Containers(cst.BatchableCSTVisitor):
             if in_scope and use.kind in ("store", "rebind", "empty") and carries(use.payload):
                 return True
         finder = _MethodCalls(container.on_self)
-        scope.visit(finder)
+        visit_readonly(scope, finder)
         for name, call in finder.calls:
             if name in storing_methods and any(carries(arg.value) for arg in call.args):
                 return True

@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.model import vocabulary as vocab
+from stabfix.model.traversal import children
 from stabfix.model.imports import dotted_name
 
 # Methods whose result is on the CPU, or is not a tensor at all.
@@ -127,7 +128,7 @@ def has_cpu_move(expr: cst.CSTNode, qualify) -> bool:
             return True
         if method == "to" and to_call_target(expr, qualify)[0] == "cpu":
             return True
-    return any(has_cpu_move(child, qualify) for child in expr.children)
+    return any(has_cpu_move(child, qualify) for child in children(expr))
 
 
 def is_grad_disabling_context(call: cst.BaseExpression, qualify) -> bool:

@@ -32,6 +32,7 @@ import libcst as cst
 from stabfix.model.imports import dotted_name
 from stabfix.model.names import Names
 from stabfix.model.numerics import self_attribute_bindings
+from stabfix.model.traversal import children
 from stabfix.model.vocabulary import LOG_RECEIVER_NAMES
 
 _MOVES = frozenset({"to", "cuda", "cpu"})
@@ -260,10 +261,10 @@ class ValueFlows(cst.BatchableCSTVisitor):
             current = stack.pop()
             if isinstance(current, cst.Call):
                 order.append(current)
-            children = current.children
-            for child in children:
+            kids = children(current)
+            for child in kids:
                 self._parents[id(child)] = current
-            stack.extend(reversed(children))
+            stack.extend(reversed(kids))
         self._calls = order
         for use in self.names.uses:
             self._uses_by_name.setdefault(use.value, []).append(use)

@@ -20,6 +20,7 @@ import re
 
 import libcst as cst
 
+from stabfix.model.traversal import visit_readonly
 from stabfix.model.places import Place, body_of, index_in
 from stabfix.model.structure import MEMORY_IN_USE_CALLS, BranchFrame, FunctionFrame, StepIndex, StepPath
 
@@ -221,10 +222,10 @@ def filters_items(steps: StepIndex, path: StepPath, test: cst.BaseExpression) ->
             found = found or node.value in own
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            visit_readonly(node.value, self)
             return False
 
-    test.visit(_Uses())
+    visit_readonly(test, _Uses())
     return found
 
 

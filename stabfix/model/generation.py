@@ -26,6 +26,7 @@ from typing import Optional, Union
 import libcst as cst
 
 from stabfix.model import vocabulary as words
+from stabfix.model.traversal import children, visit_readonly
 from stabfix.model.cleanup import is_log_call
 from stabfix.model.imports import dotted_name
 from stabfix.model.modules import ModuleIndex
@@ -173,13 +174,13 @@ def _observes(func: cst.BaseExpression) -> bool:
 
 def _walk(node: cst.CSTNode):
     """Every node under `node`, nested functions and classes left out."""
-    stack = list(node.children) if not isinstance(node, (list, tuple)) else list(node)
+    stack = list(children(node)) if not isinstance(node, (list, tuple)) else list(node)
     while stack:
         current = stack.pop(0)
         if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         yield current
-        stack[0:0] = list(current.children)
+        stack[0:0] = list(children(current))
 
 
 def _targets_of(node: cst.CSTNode) -> list[str]:
@@ -218,12 +219,12 @@ def _names_in(node: cst.CSTNode, observed: bool = True) -> set[str]:
             found.add(name.value)
 
         def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
+            visit_readonly(attribute.value, self)
             return False
 
         def visit_Arg(self, arg: cst.Arg) -> bool:
-            arg.value.visit(self)
+            visit_readonly(arg.value, self)
             return False
 
-    node.visit(_Reads())
+    visit_readonly(node, _Reads())
     return found

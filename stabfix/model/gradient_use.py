@@ -16,6 +16,7 @@ from typing import Callable
 
 import libcst as cst
 
+from stabfix.model.traversal import children
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.losses import LossIndex, LossOperands, inside
 from stabfix.model.names import Binding
@@ -91,7 +92,7 @@ def target_roots(expr: cst.BaseExpression, imports: ImportTracker, depth: int = 
 def contains(expr: cst.CSTNode, needle: cst.CSTNode) -> bool:
     if expr is needle:
         return True
-    return any(contains(child, needle) for child in expr.children)
+    return any(contains(child, needle) for child in children(expr))
 
 
 def bare_names(expr: cst.BaseExpression) -> set[str]:
@@ -113,7 +114,7 @@ def bare_names(expr: cst.BaseExpression) -> set[str]:
 def names_in(expr: cst.CSTNode) -> set[str]:
     if isinstance(expr, cst.Name):
         return {expr.value}
-    return {name for child in expr.children for name in names_in(child)}
+    return {name for child in children(expr) for name in names_in(child)}
 
 
 @dataclass(eq=False)

@@ -16,6 +16,7 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.traversal import visit_readonly
 from stabfix.model.gradient_use import is_requires_grad_call, requires_grad_keyword
 from stabfix.model.imports import ImportTracker
 from stabfix.model.losses import inside, read_names
@@ -84,7 +85,7 @@ class GraphCuts(cst.BatchableCSTVisitor):
                 self.found.append(node)
 
         finder = _Names()
-        expr.visit(finder)
+        visit_readonly(expr, finder)
         for node in finder.found:
             if node.value in derived or node not in names.uses:
                 continue
@@ -102,7 +103,7 @@ class GraphCuts(cst.BatchableCSTVisitor):
                 self.calls.append(node)
 
         finder = _Calls()
-        expr.visit(finder)
+        visit_readonly(expr, finder)
         for call in finder.calls:
             if (self.imports.qualify(call.func) or "").startswith("torch."):
                 continue

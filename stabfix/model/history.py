@@ -22,6 +22,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from stabfix.model import vocabulary as vocab
+from stabfix.model.traversal import visit_readonly
 from stabfix.model.events import Backward, Events
 from stabfix.model.imports import dotted_name
 from stabfix.model.losses import LossIndex
@@ -230,7 +231,7 @@ class History:
                 if isinstance(node.func, cst.Attribute) and node.func.attr.value == "eval" and not node.args:
                     found.append(True)
 
-        function.visit(_Finder())
+        visit_readonly(function, _Finder())
         return bool(found)
 
     # -- what a graph is used for ----------------------------------------------------------------------
@@ -298,27 +299,27 @@ def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name
     class _Collector(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> bool:
             if not calls:
-                node.func.visit(self)
+                visit_readonly(node.func, self)
                 return False
             return True
 
         def visit_IfExp(self, node: cst.IfExp) -> bool:
-            node.body.visit(self)
-            node.orelse.visit(self)
+            visit_readonly(node.body, self)
+            visit_readonly(node.orelse, self)
             return False
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            visit_readonly(node.value, self)
             return False
 
         def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
+            visit_readonly(node.value, self)
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
             found.append(node)
 
-    expr.visit(_Collector())
+    visit_readonly(expr, _Collector())
     return found
 
 
@@ -335,5 +336,5 @@ def _reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
         def visit_Name(self, node: cst.Name) -> None:
             found.append(node)
 
-    expr.visit(_Collector())
+    visit_readonly(expr, _Collector())
     return found

@@ -29,6 +29,7 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.traversal import children
 from stabfix.model.devices import to_call_target
 from stabfix.model.modules import ModuleIndex
 from stabfix.model.structure import target_names
@@ -140,7 +141,7 @@ class HostSyncs:
             )
             if last in NONFINITE_TESTS and (name.startswith("torch.") or not name):
                 return True
-        return any(self.mentions_nonfinite_test(child) for child in expr.children)
+        return any(self.mentions_nonfinite_test(child) for child in children(expr))
 
     def _read_kind(self, value: cst.BaseExpression) -> str:
         return "check" if self.mentions_nonfinite_test(value) else "read"

@@ -25,6 +25,7 @@ from typing import Iterator
 import libcst as cst
 
 from stabfix.model import vocabulary as vocab
+from stabfix.model.traversal import visit_readonly
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names, Scope
 
@@ -490,17 +491,17 @@ class _Names(cst.CSTVisitor):
         self.names.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        visit_readonly(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        visit_readonly(node.value, self)
         return False
 
 
 def read_names(expr: cst.CSTNode) -> set[str]:
     collector = _Names()
-    expr.visit(collector)
+    visit_readonly(expr, collector)
     return collector.names
 
 

@@ -22,6 +22,7 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model import vocabulary as vocab
+from stabfix.model.traversal import visit_readonly
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.places import Place, body_of, called_as_statement, parent_in, position_in
@@ -174,7 +175,7 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         facts = RegionFacts()
         scanner = _RegionScanner(self, receiver, facts)
         for statement in statements:
-            statement.visit(scanner)
+            visit_readonly(statement, scanner)
         return facts
 
 
@@ -274,7 +275,7 @@ def _asserts(function: cst.FunctionDef) -> bool:
             if name.rsplit(".", 1)[-1].startswith(("assert", "allclose")):
                 found.append(True)
 
-    function.visit(_Finder())
+    visit_readonly(function, _Finder())
     return bool(found)
 
 
@@ -293,5 +294,5 @@ def within(node: cst.CSTNode, statement: cst.CSTNode) -> bool:
                 found.append(True)
             return not found
 
-    statement.visit(_Finder())
+    visit_readonly(statement, _Finder())
     return bool(found)

@@ -22,6 +22,7 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.traversal import children
 from stabfix.model.names import Binding, Names
 
 LOG_SOFTMAX_FUNCTIONS = frozenset(
@@ -427,8 +428,8 @@ def _variables_read(node: cst.CSTNode, names: Names) -> list[tuple[str, cst.Base
         if dotted is not None:
             return [] if names.qualify(node) is not None else [(dotted, node)]
         return _variables_read(node.value, names) if isinstance(node, cst.Attribute) else []
-    children = [node.value] if isinstance(node, cst.Arg) else node.children
-    return [found for child in children for found in _variables_read(child, names)]
+    parts = [node.value] if isinstance(node, cst.Arg) else children(node)
+    return [found for child in parts for found in _variables_read(child, names)]
 
 
 def _dotted(node: cst.BaseExpression) -> Optional[str]:
@@ -527,7 +528,7 @@ def _walk(node: cst.CSTNode):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 # ops that CUDA autocast runs in float32 whatever their input (the AMP docs' "autocast to float32" list)

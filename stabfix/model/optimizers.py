@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from stabfix.model import vocabulary as words
+from stabfix.model.traversal import children
 from stabfix.model.imports import ImportTracker, dotted_name
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
@@ -438,11 +439,11 @@ def _annotation_names(annotation: cst.BaseExpression) -> list[str]:
     if name is not None:
         return [name]
     found: list[str] = []
-    for child in annotation.children:
+    for child in children(annotation):
         if isinstance(child, cst.BaseExpression):
             found.extend(_annotation_names(child))
         else:
-            for grandchild in child.children:
+            for grandchild in children(child):
                 if isinstance(grandchild, cst.BaseExpression):
                     found.extend(_annotation_names(grandchild))
                 elif isinstance(grandchild, cst.Index):

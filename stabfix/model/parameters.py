@@ -17,6 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.traversal import children
 from stabfix.model.events import ParamUpdate
 from stabfix.model.imports import dotted_name
 from stabfix.model.names import Names
@@ -186,7 +187,7 @@ def models_in(constructor: cst.Call) -> set[str]:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PARAMETER_METHODS:
             found.add(dotted_name(node.func.value) or "")
             return
-        for child in node.children:
+        for child in children(node):
             walk(child)
 
     walk(params)
@@ -223,7 +224,7 @@ def reads_param_groups(node: cst.CSTNode, optimizer: str, chain: tuple[cst.For, 
                 return reads_param_groups(loop.iter, optimizer, (), names, depth + 1)
         value = names.single_value(node)
         return value is not None and reads_param_groups(value, optimizer, chain, names, depth + 1)
-    return any(reads_param_groups(child, optimizer, chain, names, depth) for child in node.children)
+    return any(reads_param_groups(child, optimizer, chain, names, depth) for child in children(node))
 
 
 def subscript_key(node: cst.Subscript) -> Optional[str]:
@@ -253,7 +254,7 @@ def names_in(node: cst.CSTNode) -> set[str]:
         return {node.value}
     if isinstance(node, cst.Attribute):
         return names_in(node.value)
-    return {name for child in node.children for name in names_in(child)}
+    return {name for child in children(node) for name in names_in(child)}
 
 
 # --- parameter-sized allocations ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import Optional, Union
 
 import libcst as cst
 
+from stabfix.model.traversal import children
 from stabfix.model.names import Callee, Names
 from stabfix.model.syntax import code_of, walk_scope
 
@@ -203,7 +204,7 @@ def walk_scope_of(block: cst.CSTNode):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(c for c in current.children if not isinstance(c, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+        stack.extend(c for c in children(current) if not isinstance(c, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
 
 
 def _param_names(function: cst.FunctionDef, skip_self: bool) -> set[str]:
@@ -259,7 +260,7 @@ def _reads(expr: cst.CSTNode, per_step: set[str]) -> tuple[set[str], set[str]]:
             for element in node.slice:
                 walk(element)
             return
-        for child in node.children:
+        for child in children(node):
             walk(child)
 
     walk(expr)

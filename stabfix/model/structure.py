@@ -43,6 +43,7 @@ from typing import Union
 import libcst as cst
 
 from stabfix.model import vocabulary as words
+from stabfix.model.traversal import children, visit_readonly
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
 from stabfix.model.places import Place
@@ -63,6 +64,26 @@ _MEMORY_QUERY_CALLS = MEMORY_IN_USE_CALLS | {
     for name in ("mem_get_info", "memory_stats", "memory_usage", "current_allocated_memory", "driver_allocated_memory")
 }
 _MEMORY_QUERY_MODULES = ("psutil.", "pynvml.", "nvidia_smi.", "GPUtil.")
+
+
+# --- the pre-filter of step rules ---------------------------------------------------------------
+
+# Text that a file must contain for any training loop or step function to exist in it, so for any
+# `step_path`, `helper_path` or `in_training` to be found: a rule that only reports on a step path can
+# name these as an `also_needs` group and skip (never parse) files without them. Why each is needed:
+# a training loop or a step function does a backward pass (an attribute call `.backward`/`.manual_backward`,
+# or `torch.autograd.backward`, whose name the file spells in the call or its import) or an optimizer
+# step (`.step(...)`, `optimizer_step`), or calls / is named like a step function (STEP_FUNCTION_NAMES),
+# or is a per-batch hook (PER_BATCH_HOOKS), a `compute_loss` override, or an ignite handler registered
+# on `ITERATION_COMPLETED`/`ITERATION_STARTED`; update loops and callees every step calls need one of those.
+# The names of both vocabularies are in the group (those not already containing `step` or `backward`), so a
+# name added there is covered here.
+STEP_TOKENS: tuple[str, ...] = (
+    "backward", "step", "compute_loss", "ITERATION_COMPLETED", "ITERATION_STARTED",
+    *sorted(
+        name for name in words.STEP_FUNCTION_NAMES | words.PER_BATCH_HOOKS if "step" not in name and "backward" not in name
+    ),
+)
 
 
 # --- frames -------------------------------------------------------------------------------------
@@ -180,6 +201,7 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._evident_cache: dict[int, bool] = {}
         self._evident_names: set[str] | None = None
         self._loop_callees: set[str] | None = None
+        self._every_step_callees: set[str] | None = None
         self._update_cache: dict[int, bool] = {}
 
     # -- public queries ---------------------------------------------------------------------
@@ -313,9 +335,16 @@ class StepIndex(cst.BatchableCSTVisitor):
         name = function.name
         if _is_harness(name) or words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name):
             return False
-        return any(name in loop.facts.ungated_calls for loop in self._loops if self.is_training_loop(loop)) or any(
-            name in frame.facts.ungated_calls for frame in self._functions if self.is_step_function(frame)
-        )
+        return name in self._called_every_step()
+
+    def _called_every_step(self) -> set[str]:
+        """Names that a training loop or a step function calls behind no gate (asked after the traversal,
+        like every step query; one set instead of a walk over all loops and functions per question)."""
+        if self._every_step_callees is None:
+            self._every_step_callees = {
+                name for loop in self._loops if self.is_training_loop(loop) for name in loop.facts.ungated_calls
+            } | {name for frame in self._functions if self.is_step_function(frame) for name in frame.facts.ungated_calls}
+        return self._every_step_callees
 
     def steps_optimizer(self, frame: Union[LoopFrame, FunctionFrame]) -> bool:
         """The loop or function body steps an optimizer itself (`d_optimizer.step()`): each iteration of
@@ -336,10 +365,7 @@ class StepIndex(cst.BatchableCSTVisitor):
                     gates.append(frame)
             elif isinstance(frame, FunctionFrame):
                 name = frame.name
-                called = any(name in loop.facts.ungated_calls for loop in self._loops if self.is_training_loop(loop))
-                called = called or any(
-                    name in other.facts.ungated_calls for other in self._functions if self.is_step_function(other)
-                )
+                called = name in self._called_every_step()
                 if called and not words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name):
                     return StepPath(frame, tuple(gates), frames, "callee")
                 return None
@@ -426,7 +452,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             return any(self.reads_memory(part, function, depth) for part in [*parts, *(a.value for a in expression.args)])
         return any(
             self.reads_memory(child, function, depth)
-            for child in expression.children
+            for child in children(expression)
             if isinstance(child, cst.BaseExpression)
             or isinstance(child, (cst.Arg, cst.SubscriptElement, cst.Index, cst.ComparisonTarget))
         )
@@ -679,7 +705,7 @@ class StepIndex(cst.BatchableCSTVisitor):
                 if words.INTERVAL_NAME.search(node.value):
                     found = True
 
-        test.visit(_Finder())
+        visit_readonly(test, _Finder())
         return found
 
     # -- deciding --------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ import re
 
 import libcst as cst
 
+from stabfix.model.traversal import children
+
 
 def names_in(node: cst.CSTNode) -> set[str]:
     """Variable names read in an expression (attribute names and keywords excluded)."""
@@ -22,7 +24,7 @@ def names_in(node: cst.CSTNode) -> set[str]:
         if isinstance(current, cst.Arg):
             walk(current.value)
             return
-        for child in current.children:
+        for child in children(current):
             walk(child)
 
     walk(node)
@@ -32,7 +34,7 @@ def names_in(node: cst.CSTNode) -> set[str]:
 def contains(node: cst.CSTNode, needle: cst.CSTNode) -> bool:
     if node is needle:
         return True
-    return any(contains(child, needle) for child in node.children)
+    return any(contains(child, needle) for child in children(node))
 
 
 def walk_scope(function: cst.FunctionDef):
@@ -42,7 +44,7 @@ def walk_scope(function: cst.FunctionDef):
         current = stack.pop()
         yield current
         stack.extend(
-            child for child in current.children if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+            child for child in children(current) if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
         )
 
 
@@ -51,12 +53,12 @@ def walk(node: cst.CSTNode):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def preorder(node: cst.CSTNode):
     yield node
-    for child in node.children:
+    for child in children(node):
         yield from preorder(child)
 
 

@@ -20,6 +20,7 @@ from typing import Optional, Protocol
 import libcst as cst
 
 from stabfix.model import vocabulary as vocab
+from stabfix.model.traversal import children
 from stabfix.model.imports import dotted_name
 from stabfix.model.losses import (  # noqa: F401  (identifier_words, LossCall are re-exported for the rules)
     LossCall,
@@ -543,7 +544,7 @@ def _within(value: cst.CSTNode | None, node: cst.CSTNode) -> bool:
         return False
     if value is node:
         return True
-    return any(_within(child, node) for child in value.children)
+    return any(_within(child, node) for child in children(value))
 
 
 def _root_name_node(expr: cst.BaseExpression) -> cst.Name | None:

@@ -66,3 +66,218 @@ def _chain(methods: list[VisitorMethod]) -> VisitorMethod:
             method(node)
 
     return run
+
+
+# --- A traversal that only reads the tree ---------------------------------------------------------
+#
+# libcst's `visit` rebuilds (and re-validates) every node from its visited children, even for a
+# visitor that changes nothing: on the bench corpus that costs about as much as the parse. `walk`
+# calls the same `visit_*`/`leave_*` and attribute methods, in the same order, on the same nodes,
+# without rebuilding anything. The order of each node type's children is read once from the source
+# of libcst's own `_visit_and_replace_children` (the fields it visits, in the order it visits them),
+# so it follows the installed libcst; a node type whose order cannot be read makes `walk` fall back
+# to libcst's traversal for that file.
+
+_VISIT_HELPERS = frozenset({"visit_required", "visit_optional", "visit_sentinel", "visit_sequence",
+                            "visit_iterable", "visit_body_sequence", "visit_body_iterable"})
+# Whitespace, comments and punctuation: nodes that hold nothing but other such nodes. A walk skips
+# them unless a visitor has a method for one of them.
+_TRIVIA_LEAVES = frozenset({cst.SimpleWhitespace, cst.Newline, cst.Comment})
+_TRIVIA_NAMES = ("whitespace", "op")  # libcst._nodes modules whose node types are all trivia
+
+
+class _UnknownOrder(Exception):
+    """The visiting order of a node type could not be read from libcst's source."""
+
+
+# node type -> ((field, visited only when not None), ...) in libcst's visiting order
+_FIELD_ORDER: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def field_order(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The child fields libcst visits for a node type, in its order; with each, whether libcst skips
+    the field altogether (no attribute callbacks) when it is None."""
+    order = _FIELD_ORDER.get(cls)
+    if order is None:
+        order = _FIELD_ORDER[cls] = _read_field_order(cls)
+    return order
+
+
+def _read_field_order(cls: type) -> tuple[tuple[str, bool], ...]:
+    import ast
+    import inspect
+    import textwrap
+
+    method = getattr(cls, "_visit_and_replace_children", None)
+    if method is None or method is cst.CSTNode._visit_and_replace_children:
+        raise _UnknownOrder(cls.__name__)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+    except (OSError, TypeError, SyntaxError):
+        raise _UnknownOrder(cls.__name__) from None
+    fields: list[tuple[str, bool]] = []
+    seen: set[str] = set()
+
+    def scan(node: ast.AST, optional_branch: bool) -> None:
+        if isinstance(node, ast.IfExp):
+            # `visit_x(...) if cond else None`: no callbacks at all when the field holds None
+            maybe = any(isinstance(side, ast.Constant) and side.value is None for side in (node.body, node.orelse))
+            for child in (node.test, node.body, node.orelse):
+                scan(child, optional_branch or maybe)
+            return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _VISIT_HELPERS:
+            if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant) or not isinstance(node.args[1].value, str):
+                raise _UnknownOrder(cls.__name__)
+            name = node.args[1].value
+            if name not in seen:
+                seen.add(name)
+                fields.append((name, optional_branch))
+        for child in ast.iter_child_nodes(node):
+            scan(child, optional_branch)
+
+    scan(tree, False)
+    return tuple(fields)
+
+
+def _trivia_types() -> frozenset[type]:
+    import libcst._nodes.op as op_nodes
+    import libcst._nodes.whitespace as whitespace_nodes
+
+    found = set()
+    for module in (op_nodes, whitespace_nodes):
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, cst.CSTNode) and value.__module__ == module.__name__:
+                found.add(value)
+    return frozenset(found)
+
+
+_TRIVIA: frozenset[type] | None = None
+_READABLE: bool | None = None  # whether the order of every node type could be read
+
+
+def _all_orders_readable() -> bool:
+    """Read the order of every concrete node type once per process, before any walk calls back."""
+    global _READABLE
+    if _READABLE is None:
+        pending, concrete = [cst.CSTNode], []
+        while pending:
+            for sub in pending.pop().__subclasses__():
+                pending.append(sub)
+                if sub.__module__.startswith("libcst.") and "_visit_and_replace_children" in vars(sub):
+                    concrete.append(sub)
+        try:
+            for cls in concrete:
+                field_order(cls)
+            _READABLE = True
+        except _UnknownOrder:
+            _READABLE = False
+    return _READABLE
+
+
+def walk(module: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor]) -> None:
+    """Run batchable visitors over a tree in one read-only pass: what `MetadataWrapper.visit_batched`
+    does for visitors without metadata dependencies, without rebuilding the tree."""
+    global _TRIVIA
+    if not _all_orders_readable():
+        from libcst.metadata import MetadataWrapper
+
+        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(visitors)])
+        return
+    methods = merged_visitor_methods(visitors)
+    if _TRIVIA is None:
+        _TRIVIA = _trivia_types()
+    visited_types = {name.split("_", 2)[1] for name in methods}
+    if any(kind.__name__ in visited_types for kind in _TRIVIA - _TRIVIA_LEAVES):
+        skip = frozenset(kind for kind in _TRIVIA_LEAVES if kind.__name__ not in visited_types)
+    else:
+        skip = frozenset(kind for kind in _TRIVIA if kind.__name__ not in visited_types)
+    _Walk(methods, skip).run(module)
+
+
+class _Walk:
+    def __init__(self, methods: dict[str, VisitorMethod], skip: frozenset[type]) -> None:
+        self.methods = methods
+        self.skip = skip
+        self.plans: dict[type, tuple] = {}
+
+    def plan(self, cls: type) -> tuple:
+        methods = self.methods
+        name = cls.__name__
+        fields = tuple(
+            (field, when_set, methods.get(f"visit_{name}_{field}"), methods.get(f"leave_{name}_{field}"))
+            for field, when_set in field_order(cls)
+        )
+        plan = self.plans[cls] = (methods.get(f"visit_{name}"), methods.get(f"leave_{name}"), fields)
+        return plan
+
+    def run(self, module: cst.CSTNode) -> None:
+        skip, plans, plan_of = self.skip, self.plans, self.plan
+        node_type = cst.CSTNode
+
+        def visit(node: cst.CSTNode) -> None:
+            plan = plans.get(type(node)) or plan_of(type(node))
+            enter, leave, fields = plan
+            if enter is not None:
+                enter(node)
+            for field, when_set, enter_field, leave_field in fields:
+                value = getattr(node, field)
+                if when_set and value is None:
+                    continue
+                if enter_field is not None:
+                    enter_field(node)
+                if isinstance(value, node_type):
+                    if type(value) not in skip:
+                        visit(value)
+                elif isinstance(value, (tuple, list)):
+                    for child in value:
+                        if type(child) not in skip:
+                            visit(child)
+                if leave_field is not None:
+                    leave_field(node)
+            if leave is not None:
+                leave(node)
+
+        visit(module)
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node.children` (every child node, whitespace included, in libcst's visiting order) without
+    libcst's rebuild of the node."""
+    if not _all_orders_readable():
+        return list(node.children)
+    found: list[cst.CSTNode] = []
+    for field, _ in field_order(type(node)):
+        value = getattr(node, field)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            found.extend(value)
+    return found
+
+
+def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """`node.visit(visitor)` for a visitor that only reads (a `CSTVisitor`): the same callbacks in the
+    same order, `visit_*` returning False still skips the children, and no node is rebuilt."""
+    if not isinstance(visitor, cst.CSTVisitor) or not _all_orders_readable():
+        node.visit(visitor)
+        return
+    on_visit, on_leave = visitor.on_visit, visitor.on_leave
+    on_visit_attribute, on_leave_attribute = visitor.on_visit_attribute, visitor.on_leave_attribute
+    node_type = cst.CSTNode
+
+    def visit(current: cst.CSTNode) -> None:
+        if on_visit(current):
+            for field, when_set in field_order(type(current)):
+                value = getattr(current, field)
+                if when_set and value is None:
+                    continue
+                on_visit_attribute(current, field)
+                if isinstance(value, node_type):
+                    visit(value)
+                elif isinstance(value, (tuple, list)):
+                    for child in value:
+                        visit(child)
+                on_leave_attribute(current, field)
+        on_leave(current)
+
+    visit(node)

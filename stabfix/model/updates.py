@@ -17,6 +17,7 @@ from typing import Mapping, Optional
 
 import libcst as cst
 
+from stabfix.model.traversal import children
 from stabfix.model.events import ParamUpdate, tensor_spelling
 from stabfix.model.imports import dotted_name
 from stabfix.model.names import Names
@@ -112,13 +113,13 @@ def mentions_tensor(node: cst.CSTNode, p: str) -> bool:
         return node.value == p
     if _spells(node, p):
         return True
-    return any(mentions_tensor(child, p) for child in node.children)
+    return any(mentions_tensor(child, p) for child in children(node))
 
 
 def contains_grad(node: cst.CSTNode, p: str) -> bool:
     if isinstance(node, cst.BaseExpression) and is_grad_of(node, p):
         return True
-    return any(contains_grad(child, p) for child in node.children)
+    return any(contains_grad(child, p) for child in children(node))
 
 
 def grad_sign(
