@@ -50,3 +50,15 @@ def test_exact_steps_setting():
     assert resolve_settings({"entry": "a:b", "exact_steps": "all"}, {"exact_steps": "auto"}).exact_steps == "auto"
     with pytest.raises(SettingsError, match="verify.exact_steps must be auto or all"):
         resolve_settings({"entry": "a:b", "exact_steps": 3}, {})
+
+
+def test_exact_steps_flag_overrides_the_config(tmp_path):
+    from test_verify_run import CASES, cli
+
+    every = cli([f"{CASES}/healthy", "--steps", "4", "--exact-steps", "all"], json_path=tmp_path / "all.json")
+    assert every.code == 0, every.out + every.err
+    assert [step["exact"] for step in every.report["steps"]] == [True] * 4
+    default = cli([f"{CASES}/healthy", "--steps", "4"], json_path=tmp_path / "auto.json")
+    assert [step["exact"] for step in default.report["steps"]] == [False, False, False, True]
+    bad = cli([f"{CASES}/healthy", "--exact-steps", "some"])
+    assert bad.code == 2 and "exact_steps must be auto or all" in bad.err and "Traceback" not in bad.err

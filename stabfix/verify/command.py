@@ -95,6 +95,9 @@ def verify(
                                                               "against; overrides verify.estimate.device_memory_gb.")] = None,
     gpu: Annotated[Optional[str], typer.Option(metavar="NAME", help="--estimate against a catalog card: "
                                                "h100-80gb, a100-40gb, l4-24gb, rtx4090-24gb, ...")] = None,
+    exact_steps: Annotated[Optional[str], typer.Option(metavar="auto|all", help="Steps under exact per-op memory "
+                                                       "accounting: auto (the last and every tenth) or all; "
+                                                       "overrides verify.exact_steps.")] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", metavar="FILE", help="Draw memory, grad norm and loss per "
                                                  "step (and the baseline) into a .png or .svg (needs stabfix[plot]).")] = None,
 ) -> None:
@@ -107,7 +110,7 @@ def verify(
                              {"entry": estimate_entry, "device_memory_gb": device_memory_gb, "gpu": gpu})
         else:
             code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
-                           json_path, snapshot, baseline, config, plot)
+                           json_path, snapshot, baseline, config, plot, exact_steps)
     except KeyboardInterrupt:
         _console(stderr=True).print("[red]error:[/red] interrupted", soft_wrap=True)
         code = exit_codes.ERROR
@@ -126,7 +129,7 @@ def _fail(message: str) -> int:
 def _verify(console: Console, path: Path, entry: str | None, steps: int | None, warmup: int | None,
             seed: int | None, device: str | None, timeout: float | None, budget: list[str],
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
-            config_path: Path | None = None, plot_path: Path | None = None) -> int:
+            config_path: Path | None = None, plot_path: Path | None = None, exact_steps: str | None = None) -> int:
     from stabfix.verify.metrics import analyze
     from stabfix.verify.render import Progress, print_header, print_report
     from stabfix.verify.runner import run_child
@@ -145,6 +148,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         overrides: dict[str, Any] = {
             "entry": entry, "steps": steps, "warmup": warmup, "seed": seed, "device": device,
             "timeout": timeout, "budgets": parse_budget_flags(budget) if budget else None,
+            "exact_steps": exact_steps,
         }
         where = f"{config.path}: " if config.path else ""
         try:
