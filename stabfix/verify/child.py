@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 FAULT_SIGNAL = getattr(signal, "SIGUSR1", None)
@@ -203,11 +203,17 @@ def _unpack(result: Any) -> tuple[Any, Any, Any]:
     return models, optimizers, step
 
 
-def _param_counts(models: list[tuple[str, Any]], optimizers: list[Any]) -> dict[str, int]:
+def unique_parameters(models: list[tuple[str, Any]]) -> dict[int, Any]:
+    """Every parameter of the models once, by identity (shared and tied ones counted once)."""
     seen: dict[int, Any] = {}
     for _, model in models:
         for p in model.parameters():
             seen.setdefault(id(p), p)
+    return seen
+
+
+def _param_counts(models: list[tuple[str, Any]], optimizers: list[Any]) -> dict[str, int]:
+    seen = unique_parameters(models)
     total = sum(p.numel() for p in seen.values())
     trainable = sum(p.numel() for p in seen.values() if p.requires_grad)
     in_opt: set[int] = set()
@@ -453,6 +459,12 @@ def _dump_snapshot(torch: Any, path: str | None) -> str | None:
 
 
 def main(argv: list[str]) -> int:
+    return serve(argv, run)
+
+
+def serve(argv: list[str], body: Callable[[dict[str, Any], _Channel], int]) -> int:
+    """A child's life around `body` (verify's run, the estimate's run): settings from argv, the project on
+    sys.path, the user's errors and stabfix's own failures sent as events, never as a traceback."""
     settings = json.loads(argv[0])
     channel = _Channel(int(settings["fd"]))
     project = str(Path(settings["project"]).resolve())
@@ -461,7 +473,7 @@ def main(argv: list[str]) -> int:
     if FAULT_SIGNAL is not None:
         faulthandler.register(FAULT_SIGNAL, file=sys.stderr, all_threads=True)
     try:
-        return run(settings, channel)
+        return body(settings, channel)
     except UserCodeError as exc:
         event = {"type": "error", "phase": exc.phase, "kind": exc.kind, "message": exc.message,
                  "traceback": exc.tb, "step": exc.step}

@@ -134,12 +134,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
     from stabfix.verify.render import Progress, print_header, print_report
     from stabfix.verify.runner import run_child
 
-    problem = torch_problem(installed_torch())
-    if problem:
-        return _fail(problem)
-    if not path.exists():
-        return _fail(f"{path}: no such file or directory")
-    problem = _plot_problem(plot_path)
+    problem = _preflight_problem(path, plot_path)
     if problem:
         return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent
@@ -225,7 +220,13 @@ def _write_outputs(console: Console, report: dict[str, Any], json_path: Path | N
     return None
 
 
-def _plot_problem(plot_path: Path | None) -> str | None:
+def _preflight_problem(path: Path, plot_path: Path | None) -> str | None:
+    """Why the run cannot start (torch missing or too old, no such path, a `--plot` that cannot be drawn)."""
+    problem = torch_problem(installed_torch())
+    if problem:
+        return problem
+    if not path.exists():
+        return f"{path}: no such file or directory"
     if plot_path is None:
         return None
     from stabfix.verify.plot import matplotlib_problem, path_problem
@@ -239,12 +240,7 @@ def _estimate(console: Console, path: Path, entry: str | None, seed: int | None,
     from stabfix.verify.estimate import exit_code, print_estimate, run_estimate
     from stabfix.verify.settings import resolve_estimate
 
-    problem = torch_problem(installed_torch())
-    if problem:
-        return _fail(problem)
-    if not path.exists():
-        return _fail(f"{path}: no such file or directory")
-    problem = _plot_problem(plot_path)
+    problem = _preflight_problem(path, plot_path)
     if problem:
         return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stabfix.verify.child import (
-    FAULT_SIGNAL,
     UserCodeError,
     _Channel,
     _check_entry_module,
@@ -33,6 +32,8 @@ from stabfix.verify.child import (
     _seed_everything,
     _unpack,
     _user_traceback,
+    serve,
+    unique_parameters,
 )
 
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -587,10 +588,7 @@ def _batch_size_default(entry: Callable[..., Any]) -> int | None:
 
 
 def _param_info(models: list[tuple[str, Any]], optimizers: list[Any]) -> dict[str, Any]:
-    seen: dict[int, Any] = {}
-    for _, model in models:
-        for p in model.parameters():
-            seen.setdefault(id(p), p)
+    seen = unique_parameters(models)
     total = sum(p.numel() for p in seen.values())
     trainable = sum(p.numel() for p in seen.values() if p.requires_grad)
     nbytes = sum(p.numel() * p.element_size() for p in seen.values())
@@ -599,30 +597,4 @@ def _param_info(models: list[tuple[str, Any]], optimizers: list[Any]) -> dict[st
 
 
 def main(argv: list[str]) -> int:
-    import json
-
-    settings = json.loads(argv[0])
-    channel = _Channel(int(settings["fd"]))
-    project = str(Path(settings["project"]).resolve())
-    if project not in sys.path:
-        sys.path.insert(0, project)
-    if FAULT_SIGNAL is not None:
-        import faulthandler
-
-        faulthandler.register(FAULT_SIGNAL, file=sys.stderr, all_threads=True)
-    try:
-        return run(settings, channel)
-    except UserCodeError as exc:
-        channel.send({"type": "error", "phase": exc.phase, "kind": exc.kind, "message": exc.message,
-                      "traceback": exc.tb, "step": exc.step})
-        return 3
-    except BaseException as exc:  # noqa: BLE001
-        channel.send({"type": "internal", "message": _exc_message(exc),
-                      "traceback": "".join(traceback.format_exception(exc))})
-        return 4
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:  # noqa: BLE001
-            pass
+    return serve(argv, run)

@@ -147,23 +147,10 @@ class Instrumentation:
         if not exact:
             return self._run_sampled(index, step_fn, warmup)
         tracker, probes = self.tracker, self.probes
-        probes.begin_step()
-        start_live = tracker.begin_step(index)
-        cuda_start = 0
-        if self.use_cuda:
-            torch.cuda.synchronize(self.device)
-            torch.cuda.reset_peak_memory_stats(self.device)
-            cuda_start = torch.cuda.memory_allocated(self.device)
+        start_live, cuda_start = self._begin(index)
         t0 = time.perf_counter()
-        try:
-            with tracker:
-                loss = step_fn()
-        except BaseException as exc:  # noqa: BLE001 - everything the user's step does
-            tracker.step = -1
-            raise StepFailed(exc) from None
-        if isinstance(loss, bool) or not (loss is None or isinstance(loss, (torch.Tensor, int, float))):
-            tracker.step = -1
-            raise BadLoss(f"step must return the loss (a tensor or a float), got {type(loss).__name__}")
+        with tracker:
+            loss = self._call(step_fn)
         readback = probes.end_step(index, loss)  # the one host transfer (syncs CUDA)
         t1 = time.perf_counter()
         del loss
@@ -187,13 +174,7 @@ class Instrumentation:
         """The step without the dispatch mode; live bytes counted at the step boundary (see the
         module docstring)."""
         tracker, probes = self.tracker, self.probes
-        probes.begin_step()
-        start_live = tracker.begin_step(index)
-        cuda_start = 0
-        if self.use_cuda:
-            torch.cuda.synchronize(self.device)
-            torch.cuda.reset_peak_memory_stats(self.device)
-            cuda_start = torch.cuda.memory_allocated(self.device)
+        start_live, cuda_start = self._begin(index)
         gc_was_enabled = gc.isenabled()
         collected = [False]
 
@@ -205,14 +186,7 @@ class Instrumentation:
         seq0 = _next_sequence_nr()
         t0 = time.perf_counter()
         try:
-            try:
-                loss = step_fn()
-            except BaseException as exc:  # noqa: BLE001 - everything the user's step does
-                tracker.step = -1
-                raise StepFailed(exc) from None
-            if isinstance(loss, bool) or not (loss is None or isinstance(loss, (torch.Tensor, int, float))):
-                tracker.step = -1
-                raise BadLoss(f"step must return the loss (a tensor or a float), got {type(loss).__name__}")
+            loss = self._call(step_fn)
             readback = probes.end_step(index, loss)  # the one host transfer (syncs CUDA)
             t1 = time.perf_counter()
             del loss
@@ -248,6 +222,29 @@ class Instrumentation:
         record.update(readback)
         self._cuda_stats(record, cuda_start)
         return record
+
+    def _begin(self, index: int) -> tuple[int, int]:
+        """Start a step: the probes and tracker reset; the live bytes (and CUDA's allocated bytes) it starts from."""
+        self.probes.begin_step()
+        start_live = self.tracker.begin_step(index)
+        cuda_start = 0
+        if self.use_cuda:
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            cuda_start = torch.cuda.memory_allocated(self.device)
+        return start_live, cuda_start
+
+    def _call(self, step_fn: Callable[[], Any]) -> Any:
+        """The user's step, its failure or a return value that is no loss turned into verify's errors."""
+        try:
+            loss = step_fn()
+        except BaseException as exc:  # noqa: BLE001 - everything the user's step does
+            self.tracker.step = -1
+            raise StepFailed(exc) from None
+        if isinstance(loss, bool) or not (loss is None or isinstance(loss, (torch.Tensor, int, float))):
+            self.tracker.step = -1
+            raise BadLoss(f"step must return the loss (a tensor or a float), got {type(loss).__name__}")
+        return loss
 
     def _cuda_stats(self, record: dict[str, Any], cuda_start: int) -> None:
         if self.use_cuda:
