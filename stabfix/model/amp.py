@@ -37,7 +37,7 @@ from stabfix.model.imports import dotted_name
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.places import Place, body_of, enclosing_statement, position_in
 from stabfix.model.structure import BranchFrame, ClassFrame, Frame, StepIndex
-from stabfix.model.vocabulary import BACKWARD_WRAPPER_NAMES, FRAMEWORK_STEP_BASE, SCALER_NAME, VERSION_TEST
+from stabfix.model.vocabulary import BACKWARD_WRAPPER_NAMES, FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME, VERSION_TEST
 
 # autocast entry point -> (its device when the API fixes one, positional parameters after the device)
 AUTOCAST_APIS: dict[str, tuple[Optional[str], tuple[str, ...]]] = {
@@ -67,7 +67,6 @@ LEGACY_APIS: dict[str, tuple[str, str]] = {
     if not (device == "cpu" and name.startswith("custom"))
 }
 LEGACY_MODULES = {"torch.cuda.amp": "cuda", "torch.cpu.amp": "cpu"}
-_SCALER_CLASSES = ("GradScaler", "ShardedGradScaler")
 _ANOMALY_SWITCHES = {
     "torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly",
     "torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly",
@@ -342,7 +341,7 @@ class Amp(cst.BatchableCSTVisitor):
 
     def _builds_scaler(self, call: cst.Call, qualified: str) -> bool:
         last = _last_name(call.func) or ""
-        return qualified.rsplit(".", 1)[-1] in _SCALER_CLASSES or (not qualified and last in _SCALER_CLASSES)
+        return qualified.rsplit(".", 1)[-1] in SCALER_CLASSES or (not qualified and last in SCALER_CLASSES)
 
     def _disabled(self, scaler: cst.BaseExpression) -> bool:
         """`scaler` only ever holds a scaler switched off by a literal (`GradScaler(enabled=False)`)."""

@@ -33,7 +33,7 @@ from stabfix.model.imports import dotted_name
 from stabfix.model.names import Names
 from stabfix.model.numerics import self_attribute_bindings
 from stabfix.model.traversal import children
-from stabfix.model.vocabulary import LOG_RECEIVER_NAMES
+from stabfix.model.vocabulary import LOG_RECEIVER_NAMES, SCALER_CLASSES
 
 _MOVES = frozenset({"to", "cuda", "cpu"})
 _PART_METHODS = frozenset({"get", "pop", "copy"})
@@ -284,7 +284,7 @@ def _scaler_used(call: cst.Call) -> Optional[str]:
 
 
 def _builds_number_state(qualified: str) -> bool:
-    return qualified.rsplit(".", 1)[-1] in ("GradScaler", "ShardedGradScaler") or qualified.startswith(
+    return qualified.rsplit(".", 1)[-1] in SCALER_CLASSES or qualified.startswith(
         "torch.optim.lr_scheduler."
     )
 

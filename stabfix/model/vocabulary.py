@@ -302,3 +302,6 @@ OBSERVING_CALLS = frozenset(
 # Words of an iterable that draws evaluation batches (`val_loader`, `test_dataset`): they break the tie
 # between a loop that sums a loss over data (evaluation) and one that sums the parts of one loss.
 DATA_SOURCE_WORDS = frozenset({"loader", "dataloader", "dataset", "batches", "iterator", "dl", "ds"})
+
+# loss-scaler classes (torch.amp / torch.cuda.amp / FSDP's sharded one): their state dicts hold Python numbers
+SCALER_CLASSES = ("GradScaler", "ShardedGradScaler")
