@@ -13,7 +13,7 @@ import pytest
 from test_verify_run import REPO, cli
 
 from stabfix.verify.gpus import lookup
-from stabfix.verify.settings import GIB, SettingsError, resolve_estimate
+from stabfix.verify.settings import GIB, FlagError, SettingsError, resolve_estimate
 
 # Fake (kernels as the CPU runs them) vs a real CPU run of the same step, both counted by verify's
 # live-tensor tracker (without verify's gradient/numerics probes), cold and steady step.
@@ -208,8 +208,13 @@ def test_resolve_estimate_flags_override_config():
     est = resolve_estimate({"gpu": "a100-40gb"}, {"device_memory_gb": 24, "entry": "x:y"})
     assert est.device_memory_bytes == 24 * GIB and est.gpu is None and est.entry == "x:y"
     assert resolve_estimate(None, {}).device_memory_bytes is None
-    with pytest.raises(SettingsError, match="unknown GPU 'h900'"):
+    with pytest.raises(SettingsError, match="verify.estimate.gpu: unknown GPU 'h900'") as config_error:
         resolve_estimate({"gpu": "h900"}, {})
+    assert not isinstance(config_error.value, FlagError)  # the command prefixes the config file's path
+    with pytest.raises(FlagError, match="--gpu: unknown GPU 'h900'"):
+        resolve_estimate({"gpu": "h100-80gb"}, {"gpu": "h900"})
+    with pytest.raises(FlagError, match="--device-memory-gb must be > 0"):
+        resolve_estimate({}, {"device_memory_gb": -3})
     with pytest.raises(SettingsError, match="unknown key 'memory'"):
         resolve_estimate({"memory": 3}, {})
     with pytest.raises(SettingsError, match="module:function"):

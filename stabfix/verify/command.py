@@ -21,7 +21,7 @@ from rich.table import Table
 
 from stabfix import exit_codes
 from stabfix.config import ConfigError, load_config
-from stabfix.verify.settings import Settings, SettingsError, parse_budget_flags, resolve_settings
+from stabfix.verify.settings import FlagError, Settings, SettingsError, parse_budget_flags, resolve_settings
 
 
 # The oldest torch with every API verify uses: weak references to storages whose Python object
@@ -251,6 +251,8 @@ def _estimate(console: Console, path: Path, entry: str | None, seed: int | None,
             est = resolve_estimate(config.verify.get("estimate") if isinstance(config.verify, dict) else None, flags)
             fallback_entry = entry or (None if (config.verify or {}).get("entry") else est.entry)
             settings = resolve_settings(config.verify, {"entry": fallback_entry, "seed": seed, "timeout": timeout})
+        except FlagError:
+            raise
         except SettingsError as exc:
             raise SettingsError(f"{where}{exc}") from None
     except (ConfigError, SettingsError) as exc:

@@ -35,6 +35,10 @@ class SettingsError(Exception):
     """Bad verify settings: the message names the key (exit code 2)."""
 
 
+class FlagError(SettingsError):
+    """A bad command-line value: the message names the flag, and no config file is to blame."""
+
+
 @dataclass
 class Settings:
     entry: str
@@ -206,14 +210,20 @@ def resolve_estimate(section: Any, overrides: dict[str, Any]) -> EstimateSetting
             raise SettingsError(f"verify.estimate.entry must look like 'module:function', got {entry!r}")
         out.entry = entry.strip()
     # the config's gpu / device_memory_gb first, then the flags' (device_memory_gb wins within each)
-    for layer in (section, {k: v for k, v in overrides.items() if v is not None}):
+    flags = {k: v for k, v in overrides.items() if v is not None}
+    layers = ((section, SettingsError, "verify.estimate.gpu", "verify.estimate.device_memory_gb"),
+              (flags, FlagError, "--gpu", "--device-memory-gb"))
+    for layer, error, gpu_key, memory_key in layers:
         if layer.get("gpu") is not None:
             found = lookup(str(layer["gpu"]))
             if found is None:
-                raise SettingsError(f"unknown GPU {layer['gpu']!r} (known: {', '.join(names())})")
+                raise error(f"{gpu_key}: unknown GPU {layer['gpu']!r} (known: {', '.join(names())})")
             out.gpu, out.device_memory_bytes = found[1], found[2]
         if layer.get("device_memory_gb") is not None:
-            gb = _as_number("verify.estimate.device_memory_gb", layer["device_memory_gb"], positive=True)
+            try:
+                gb = _as_number(memory_key, layer["device_memory_gb"], positive=True)
+            except SettingsError as exc:
+                raise error(str(exc)) from None
             out.device_memory_bytes = int(gb * GIB)
             if layer.get("gpu") is None:
                 out.gpu = None
