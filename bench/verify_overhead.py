@@ -8,13 +8,15 @@ order across rounds so that drift and machine load hit all of them equally:
 - bare: the step, `--steps` times;
 - verify: what the verify child runs, step by step (`Instrumentation.run_step`), exact per-op
   accounting on the steps `exact_schedule` picks (verify.exact_steps: auto) and sampled steps on the
-  others, including the sampled steps' boundary count;
+  others, including the sampled steps' boundary count; module output checks as they come on the first
+  step and deferred after it, as the child runs them;
 - all exact: every step exact (verify.exact_steps: all; what verify ran on every step before);
 - empty mode: the step under an empty TorchDispatchMode, the floor of any per-op Python
   interception (what an exact step cannot go below).
 
-The headline is the run's total instrumented step time over the bare run's total (medians over the
-rounds). The steps here are all warm (the bench warms the model up first), unlike a real run's
+The headline is the run's total instrumented step time over the bare run's total: the ratio of the
+medians over the rounds, and the median over the rounds of each round's own ratio ("paired": both
+runs of a round are back to back, so drift in the machine's speed cancels). The steps here are all warm (the bench warms the model up first), unlike a real run's
 first step.
 
     python bench/verify_overhead.py [--rounds 12] [--steps 10] [--warmup 2] [--vocab 4096] [--d 128]
@@ -141,7 +143,7 @@ def main() -> None:
             counter[0] += 1
             exact = exact_all or pos in schedule
             t0 = time.perf_counter()
-            inst.run_step(counter[0], step, warmup=pos <= args.warmup, exact=exact)
+            inst.run_step(counter[0], step, warmup=pos <= args.warmup, exact=exact, defer_checks=pos > 1)
             if not exact_all:
                 per_step["exact" if exact else "sampled"].append(time.perf_counter() - t0)
         inst.remove()
@@ -160,11 +162,14 @@ def main() -> None:
           f"({len(schedule)} of {args.steps}); {args.rounds} rounds, sides interleaved ABBA")
     bare_wall = statistics.median(t[0] for t in totals["bare"])
     bare_cpu = statistics.median(t[1] for t in totals["bare"])
-    print(f"{'side':<12} {'run total (median)':>19} {'ratio':>7} {'CPU ratio':>10}")
+    print(f"{'side':<12} {'run total (median)':>19} {'ratio':>7} {'CPU ratio':>10} {'paired ratio':>13}")
     for name, _ in sides:
         wall = statistics.median(t[0] for t in totals[name])
         cpu = statistics.median(t[1] for t in totals[name])
-        print(f"{name:<12} {wall * 1e3:16.1f} ms {wall / bare_wall:7.3f} {cpu / bare_cpu:10.3f}")
+        # each round's total over the same round's bare total (the two ran back to back), median over
+        # rounds: the machine's slow drift cancels out of it, unlike a ratio of two medians
+        paired = statistics.median(t[0] / b[0] for t, b in zip(totals[name], totals["bare"]))
+        print(f"{name:<12} {wall * 1e3:16.1f} ms {wall / bare_wall:7.3f} {cpu / bare_cpu:10.3f} {paired:13.3f}")
     b = statistics.median(per_step["bare"])
     print(f"per step (median): bare {b * 1e3:.2f} ms, exact {statistics.median(per_step['exact']) * 1e3:.2f} ms "
           f"({statistics.median(per_step['exact']) / b:.3f}), sampled "

@@ -53,6 +53,65 @@ def test_phases_grads_and_deliberate_masks():
     assert records[0]["live_end_bytes"] == records[2]["live_end_bytes"]
 
 
+class Amplify(torch.nn.Module):
+    """Finite until `fail_at`, then overflows to inf (the culprit a NaN hunt must name)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.fail_at = 3
+
+    def forward(self, x):
+        self.calls += 1
+        return x * (1e39 if self.calls >= self.fail_at else 1.0)
+
+
+def _deliberate_mask_then_overflow(defer: bool):
+    """Linear -> Masker (-inf on purpose every step) -> Amplify (inf from step 3) -> Tanh; the loss
+    ignores the masked entries, so it is finite on steps 1-2 and NaN from step 3."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), Masker(), Amplify(), torch.nn.Linear(4, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x = torch.randn(8, 4)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        h = model[1](model[0](x))
+        out = model[3](model[2](torch.where(torch.isinf(h), torch.zeros_like(h), h)))
+        loss = out.pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    inst = Instrumentation([("", model)], torch.device("cpu"))
+    inst.install()
+    try:
+        return [inst.run_step(i, step, warmup=i == 1, exact=False, defer_checks=defer and i > 1)
+                for i in (1, 2, 3)], inst.probes
+    finally:
+        inst.remove()
+
+
+@pytest.mark.parametrize("max_held", [None, 1])
+def test_deferred_checks_name_the_same_first_module(monkeypatch, max_held):
+    from stabfix.verify import probes as probes_module
+
+    eager, eager_probes = _deliberate_mask_then_overflow(defer=False)
+    if max_held is not None:  # past the cap the kept outputs are checked at once: same answer
+        monkeypatch.setattr(probes_module, "MAX_HELD_BYTES", max_held)
+    deferred, deferred_probes = _deliberate_mask_then_overflow(defer=True)
+    # the mask was learnt on step 1 (checked as it came) and is not blamed on step 3
+    assert "1" in deferred_probes.benign and deferred_probes.benign["1"]["value"] == "-Inf"
+    assert deferred[2]["loss"] != deferred[2]["loss"] or deferred[2]["loss"] == float("inf")
+    culprit = deferred[2]["nonfinite_module"]
+    assert culprit is not None and culprit["module"] == "2" and culprit["type"] == "Amplify"
+    assert culprit == eager[2]["nonfinite_module"]
+    assert deferred_probes.first_nonfinite == eager_probes.first_nonfinite
+    # a healthy deferred step checks nothing, unless the cap made it check as it went
+    assert deferred[1]["modules_checked"] == (0 if max_held is None else eager[1]["modules_checked"])
+    assert deferred[2]["modules_checked"] == eager[2]["modules_checked"] > 0
+
+
 class _Store:
     shared = [torch.zeros(3)]  # a class attribute
 

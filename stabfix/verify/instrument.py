@@ -13,7 +13,10 @@ Two kinds of step (`exact_schedule` picks which runs where):
   that an autograd graph kept alive by one of them saved for backward are counted too (a walk over the
   graph nodes created during the step). Live bytes at the boundaries are therefore known; the step's
   peak and its phases are not (None). Storages kept only by C++ with no Python tensor and no graph
-  leading to them are not seen on these steps.
+  leading to them are not seen on these steps. On the CPU the module output checks of a sampled step
+  can be deferred (`defer_checks`, verify's steps after the first): they then run only when the loss
+  or a gradient is non-finite (see `probes`), which leaves a healthy sampled step with the gradient
+  norms, the read-back and the boundary count as its only extra work.
 """
 
 from __future__ import annotations
@@ -143,11 +146,15 @@ class Instrumentation:
     def remove(self) -> None:
         self.probes.remove()
 
-    def run_step(self, index: int, step_fn: Callable[[], Any], warmup: bool, exact: bool = True) -> dict[str, Any]:
+    def run_step(self, index: int, step_fn: Callable[[], Any], warmup: bool, exact: bool = True,
+                 defer_checks: bool = False) -> dict[str, Any]:
+        """One step, exact or sampled. `defer_checks` asks for deferred module output checks; they are
+        used on the CPU's sampled steps only: an exact step would count the kept outputs in its peak,
+        and on CUDA in the allocator's peak (there the checks run asynchronously anyway)."""
         if not exact:
-            return self._run_sampled(index, step_fn, warmup)
+            return self._run_sampled(index, step_fn, warmup, defer_checks and not self.use_cuda)
         tracker, probes = self.tracker, self.probes
-        start_live, cuda_start = self._begin(index)
+        start_live, cuda_start = self._begin(index, defer_checks=False)
         t0 = time.perf_counter()
         with tracker:
             loss = self._call(step_fn)
@@ -170,11 +177,11 @@ class Instrumentation:
         self._cuda_stats(record, cuda_start)
         return record
 
-    def _run_sampled(self, index: int, step_fn: Callable[[], Any], warmup: bool) -> dict[str, Any]:
+    def _run_sampled(self, index: int, step_fn: Callable[[], Any], warmup: bool, defer_checks: bool) -> dict[str, Any]:
         """The step without the dispatch mode; live bytes counted at the step boundary (see the
         module docstring)."""
         tracker, probes = self.tracker, self.probes
-        start_live, cuda_start = self._begin(index)
+        start_live, cuda_start = self._begin(index, defer_checks)
         gc_was_enabled = gc.isenabled()
         collected = [False]
 
@@ -223,9 +230,9 @@ class Instrumentation:
         self._cuda_stats(record, cuda_start)
         return record
 
-    def _begin(self, index: int) -> tuple[int, int]:
+    def _begin(self, index: int, defer_checks: bool) -> tuple[int, int]:
         """Start a step: the probes and tracker reset; the live bytes (and CUDA's allocated bytes) it starts from."""
-        self.probes.begin_step()
+        self.probes.begin_step(defer_checks)
         start_live = self.tracker.begin_step(index)
         cuda_start = 0
         if self.use_cuda:
@@ -240,9 +247,11 @@ class Instrumentation:
             loss = step_fn()
         except BaseException as exc:  # noqa: BLE001 - everything the user's step does
             self.tracker.step = -1
+            self.probes.drop_held()
             raise StepFailed(exc) from None
         if isinstance(loss, bool) or not (loss is None or isinstance(loss, (torch.Tensor, int, float))):
             self.tracker.step = -1
+            self.probes.drop_held()
             raise BadLoss(f"step must return the loss (a tensor or a float), got {type(loss).__name__}")
         return loss
 

@@ -6,6 +6,16 @@
 - A forward hook on every submodule records `aminmax` of each floating output (NaN propagates to
   both, +-inf shows in max/min), in execution order, until the first non-finite one is found.
 - `end_step` moves all of it (loss, norms, minima/maxima) to the host in one transfer per device.
+
+Deferred module checks (`begin_step(defer_checks=True)`; verify uses them on the CPU's sampled steps
+after the first step, see `Instrumentation.run_step`): the hook only keeps the outputs, in order;
+`end_step` reads the loss and gradient norms first and runs the `aminmax` checks on the kept outputs
+only when one of them is non-finite, so a healthy step pays no check at all. The outputs are read at
+the end of the step, so an output that a later op changed in place is judged by its final values
+(NaN and +-inf survive the usual in-place ops, ReLU and the like, so the first culprit is still
+found); the outputs are kept until the step ends (on the CPU's sampled steps nothing measures memory
+inside the step, and past MAX_HELD_BYTES the kept outputs are checked at once instead); a module that
+outputs -inf on purpose is learnt on the eagerly checked steps (the first one, the exact ones).
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from stabfix.verify.tracker import untracked
 
 TOP_K = 5
 MAX_NAMES = 20
+MAX_HELD_BYTES = 128 * 1024 * 1024  # deferred checks keep at most this much output alive per step
 
 
 def _what(lo: float, hi: float) -> str:
@@ -38,6 +49,20 @@ def _tensors_of(out: Any) -> list[torch.Tensor]:
     if isinstance(out, dict):
         return [o for o in out.values() if isinstance(o, torch.Tensor)]
     return []
+
+
+def _to_host(pieces: list[torch.Tensor]) -> list[float]:
+    """The values of these 0-d tensors as floats: one transfer per device."""
+    values: list[float] = [0.0] * len(pieces)
+    by_device: dict[Any, list[int]] = {}
+    for i, t in enumerate(pieces):
+        by_device.setdefault(t.device, []).append(i)
+    with untracked():
+        for idx in by_device.values():
+            got = torch.stack([pieces[i] for i in idx]).double().tolist()
+            for i, v in zip(idx, got):
+                values[i] = v
+    return values
 
 
 class Probes:
@@ -87,12 +112,20 @@ class Probes:
         del self.handles[2:]
 
     # -- per-step state ------------------------------------------------------------------------
-    def begin_step(self) -> None:
+    def begin_step(self, defer_checks: bool = False) -> None:
         self._norm_groups: list[tuple[list[int], list[torch.Tensor]]] = []  # (param ids, norms)
         self._none_grad: list[int] = []
-        self._fwd: list[tuple[str, str, torch.Tensor, torch.Tensor]] = []
+        self._fwd: list[tuple[str, str, torch.Tensor, torch.Tensor]] = []  # checked: (name, kind, min, max)
+        self._held: list[tuple[str, str, torch.Tensor]] = []  # deferred: (name, kind, output)
+        self._held_bytes = 0
+        self._defer = defer_checks
         self._last_checked = None
         self.optimizer_steps = 0
+
+    def drop_held(self) -> None:
+        """Let go of the outputs kept for deferred checks (the step failed, or ended healthy)."""
+        self._held = []
+        self._held_bytes = 0
 
     def name_of(self, p: torch.Tensor) -> str:
         name = self.param_names.get(id(p))
@@ -140,8 +173,17 @@ class Probes:
             if not self._checking_modules or name in self._skip:
                 return
             for t in _tensors_of(output):
-                if (self._last_checked is not None and t is self._last_checked()) or not t.is_floating_point() \
-                        or t.numel() == 0:
+                if not t.is_floating_point() or t.numel() == 0:
+                    continue
+                if self._defer:
+                    if self._held and self._held[-1][2] is t:  # a container returning its last child's output
+                        continue
+                    self._held.append((name, kind, t))
+                    self._held_bytes += t.numel() * t.element_size()
+                    if self._held_bytes > MAX_HELD_BYTES:
+                        self._check_held()
+                    continue
+                if self._last_checked is not None and t is self._last_checked():
                     continue
                 # a weak reference: holding the output itself would add it to backward's live bytes
                 self._last_checked = weakref.ref(t)
@@ -151,9 +193,19 @@ class Probes:
 
         return hook
 
-    def _note_benign(self, found: dict[str, Any], values: list[float], pos: int) -> None:
-        for j, (name, kind, _, _) in enumerate(self._fwd):
-            lo, hi = values[pos + 2 * j], values[pos + 2 * j + 1]
+    def _check_held(self) -> None:
+        """Check the kept outputs now, in order, and check the rest of the step at once."""
+        with untracked():
+            for name, kind, t in self._held:
+                lo, hi = torch.aminmax(t.detach())
+                self._fwd.append((name, kind, lo, hi))
+        if self._held:
+            self._last_checked = weakref.ref(self._held[-1][2])
+        self.drop_held()
+        self._defer = False
+
+    def _note_benign(self, found: dict[str, Any], outputs: list[tuple[str, str, float, float]]) -> None:
+        for j, (name, kind, lo, hi) in enumerate(outputs):
             if not (math.isfinite(lo) and math.isfinite(hi)) and name not in self.benign:
                 self.benign[name] = dict(found, module=name, type=kind, value=_what(lo, hi), index=j)
                 self._skip.add(name)
@@ -181,16 +233,7 @@ class Probes:
             pieces.append(lo)
             pieces.append(hi)
 
-        values: list[float] = [0.0] * len(pieces)
-        if pieces:
-            by_device: dict[Any, list[int]] = {}
-            for i, t in enumerate(pieces):
-                by_device.setdefault(t.device, []).append(i)
-            with untracked():
-                for idx in by_device.values():
-                    got = torch.stack([pieces[i] for i in idx]).double().tolist()
-                    for i, v in zip(idx, got):
-                        values[i] = v
+        values = _to_host(pieces)
         pos = 0
         if loss_kind == "tensor":
             loss_value = values[0]
@@ -238,12 +281,19 @@ class Probes:
         loss_bad = loss_value is not None and not math.isfinite(loss_value)
         grads_bad = bool(result["nonfinite_grads_count"]) or (
             result["grad_norm"] is not None and not math.isfinite(result["grad_norm"]))
-        for i, (name, kind, _, _) in enumerate(self._fwd):
-            lo, hi = values[pos + 2 * i], values[pos + 2 * i + 1]
+        outputs = [(name, kind, values[pos + 2 * i], values[pos + 2 * i + 1])
+                   for i, (name, kind, _, _) in enumerate(self._fwd)]
+        if self._held and (loss_bad or grads_bad):  # deferred checks: only a failing step needs them
+            with untracked():
+                extrema = [m for _, _, t in self._held for m in torch.aminmax(t.detach())]
+            got = _to_host(extrema)
+            outputs += [(name, kind, got[2 * i], got[2 * i + 1]) for i, (name, kind, _) in enumerate(self._held)]
+        self.drop_held()
+        for i, (name, kind, lo, hi) in enumerate(outputs):
             if math.isfinite(lo) and math.isfinite(hi):
                 continue
             found = {"module": name, "type": kind, "step": step, "value": _what(lo, hi),
-                     "index": i, "modules_checked": len(self._fwd)}
+                     "index": i, "modules_checked": len(outputs)}
             if loss_bad or grads_bad:
                 # A real numerical failure: this is the first module whose output went non-finite.
                 result["nonfinite_module"] = found
@@ -254,9 +304,9 @@ class Probes:
             else:
                 # Loss and gradients stayed finite: a deliberate -inf (attention masks) and the like.
                 # Remember it, and stop checking the modules that do it.
-                self._note_benign(found, values, pos)
+                self._note_benign(found, outputs)
             break
-        result["modules_checked"] = len(self._fwd)
+        result["modules_checked"] = len(outputs)
         self._norm_groups = []
         self._none_grad = []
         self._fwd = []
