@@ -159,3 +159,33 @@ def test_holders_are_named():
     assert holders["module global"] == [f"{__name__}.GLOBAL_LIST"]
     assert holders["closure"] and "closure kept" in holders["closure"][0]
     assert closure() is kept
+
+
+def test_optimizer_state_is_created_at_the_users_step_line():
+    import inspect
+
+    from stabfix.verify.tracker import OPTIMIZER
+
+    model = torch.nn.Linear(4, 4)
+    opt = torch.optim.Adam(model.parameters())
+    x = torch.randn(2, 4)
+    lines = {}
+
+    def step():
+        opt.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        lines["step"] = inspect.currentframe().f_lineno + 1
+        opt.step()
+        return loss.detach()
+
+    inst = Instrumentation([("", model)], torch.device("cpu"))
+    inst.install()
+    try:
+        inst.run_step(1, step, warmup=True, exact=True)
+    finally:
+        inst.remove()
+    state = [r for r in inst.tracker.survivors(1, 1) if r.info[1] == OPTIMIZER]
+    assert len(state) == 6  # Adam: step, exp_avg, exp_avg_sq for weight and bias
+    assert {r.info[3][1:] for r in state} == {(lines["step"], "step")}
+    assert inst.tracker._optimizer_frame is None  # no frame is kept past optimizer.step()

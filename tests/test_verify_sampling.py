@@ -98,3 +98,12 @@ def test_a_failing_sampled_step_restores_gc():
     finally:
         inst.remove()
     assert gc.isenabled() == was_enabled and not any(getattr(cb, "__name__", "") == "on_gc" for cb in gc.callbacks)
+
+
+def test_the_sequence_number_read_is_the_next_nodes():
+    from stabfix.verify.instrument import _next_sequence_nr
+
+    x = torch.ones(3, requires_grad=True)
+    expected = _next_sequence_nr()
+    assert (x * 2).grad_fn._sequence_nr() == expected
+    assert (x * 3).grad_fn._sequence_nr() == _next_sequence_nr() - 1

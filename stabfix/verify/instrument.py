@@ -78,6 +78,12 @@ MAX_GRAPH_NODES = 20_000
 def _next_sequence_nr() -> int:
     """The sequence number the next autograd node created on this thread will get (0 when it cannot
     be read: then every node the graphs reach is looked at, up to MAX_GRAPH_NODES)."""
+    peek = getattr(torch._C._autograd, "_get_sequence_nr", None)  # a plain read where torch has it
+    if peek is not None:
+        try:
+            return int(peek())
+        except Exception:  # noqa: BLE001 - fall back to creating a node
+            pass
     try:
         with torch.enable_grad():
             probe = torch.empty(0, requires_grad=True)
@@ -200,9 +206,10 @@ class Instrumentation:
             # everything the step created and kept is in the youngest generation, unless a collection
             # ran during the step (then look at all of them)
             young = gc.get_objects(0) if not collected[0] else gc.get_objects()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fresh = [o for o in young if isinstance(o, torch.Tensor)]
+            # type(), not isinstance(): isinstance() reads __class__, which warns on some deprecated
+            # torch objects and lies on proxies
+            tensor = torch.Tensor
+            fresh = [o for o in young if issubclass(type(o), tensor)]
             del young
             tracker.register_existing(fresh, origin="sampled")
             graphs = [t.grad_fn for t in fresh if t.grad_fn is not None]

@@ -85,6 +85,7 @@ class LiveTensorTracker(TorchDispatchMode):
         self._site_task = -2
         self._site_task_value: Any = None
         self._optimizer_site: Any = None
+        self._optimizer_frame: Any = None  # the frame that called optimizer.step(), until its site is needed
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _on_free(self, ref: _StorageRef) -> None:
@@ -107,7 +108,10 @@ class LiveTensorTracker(TorchDispatchMode):
         return entry
 
     def _site(self, depth: int = 3) -> tuple[str, int, str] | None:
-        frame = sys._getframe(depth)
+        return self._site_of(sys._getframe(depth))
+
+    def _site_of(self, frame: Any) -> tuple[str, int, str] | None:
+        """The innermost frame from here up that is the user's code (not torch, stabfix or the stdlib)."""
         cache = self._internal_code
         while frame is not None:
             code = frame.f_code
@@ -140,6 +144,9 @@ class LiveTensorTracker(TorchDispatchMode):
             return
         if self.in_optimizer:
             phase = OPTIMIZER
+            if self._optimizer_frame is not None:  # the first allocation of this optimizer step
+                self._optimizer_site = self._site_of(self._optimizer_frame)
+                self._optimizer_frame = None
             site = self._optimizer_site
         else:
             task = self._graph_task_id()
@@ -227,13 +234,18 @@ class LiveTensorTracker(TorchDispatchMode):
 
     def enter_optimizer(self) -> None:
         if not self.in_optimizer:
-            self._optimizer_site = self._site(2)
+            # the site is walked for at the first allocation (sampled steps and steps that allocate
+            # nothing there never pay for it); the frame is alive anyway while optimizer.step() runs
+            self._optimizer_frame = sys._getframe(2)
+            self._optimizer_site = None
         self.in_optimizer += 1
         if self.live > self.phase_peaks[OPTIMIZER]:
             self.phase_peaks[OPTIMIZER] = self.live
 
     def exit_optimizer(self) -> None:
         self.in_optimizer = max(0, self.in_optimizer - 1)
+        if not self.in_optimizer:
+            self._optimizer_frame = None  # never keep a frame (and its locals) past the step
 
     def survivors(self, first_step: int, last_step: int) -> list[_StorageRef]:
         """Storages created in steps first_step..last_step (inclusive) that are still alive."""
