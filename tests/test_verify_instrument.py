@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -67,10 +69,11 @@ class Amplify(torch.nn.Module):
 
 
 def _deliberate_mask_then_overflow(defer: bool):
-    """Linear -> Masker (-inf on purpose every step) -> Amplify (inf from step 3) -> Tanh; the loss
-    ignores the masked entries, so it is finite on steps 1-2 and NaN from step 3."""
+    """Linear -> Masker (-inf on purpose every step) -> Amplify (inf from step 3) -> Linear; the loss
+    ignores the masked entries, so it is finite on steps 1-2 and not from step 3. Outputs: 128 bytes
+    each, the last one 256."""
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(4, 4), Masker(), Amplify(), torch.nn.Linear(4, 4))
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), Masker(), Amplify(), torch.nn.Linear(4, 8))
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(8, 4)
 
@@ -92,23 +95,28 @@ def _deliberate_mask_then_overflow(defer: bool):
         inst.remove()
 
 
-@pytest.mark.parametrize("max_held", [None, 1])
-def test_deferred_checks_name_the_same_first_module(monkeypatch, max_held):
+@pytest.mark.parametrize("limits", [{}, {"MAX_HELD_BYTES": 1}, {"LARGE_OUTPUT_BYTES": 1},
+                                    {"LARGE_OUTPUT_BYTES": 256}])
+def test_deferred_checks_name_the_same_first_module(monkeypatch, limits):
     from stabfix.verify import probes as probes_module
 
     eager, eager_probes = _deliberate_mask_then_overflow(defer=False)
-    if max_held is not None:  # past the cap the kept outputs are checked at once: same answer
-        monkeypatch.setattr(probes_module, "MAX_HELD_BYTES", max_held)
+    for name, value in limits.items():  # past a limit outputs are checked at once: same answer
+        monkeypatch.setattr(probes_module, name, value)
     deferred, deferred_probes = _deliberate_mask_then_overflow(defer=True)
     # the mask was learnt on step 1 (checked as it came) and is not blamed on step 3
     assert "1" in deferred_probes.benign and deferred_probes.benign["1"]["value"] == "-Inf"
-    assert deferred[2]["loss"] != deferred[2]["loss"] or deferred[2]["loss"] == float("inf")
+    assert not math.isfinite(deferred[2]["loss"])
+    # the culprit, not the later output it made non-finite (LARGE_OUTPUT_BYTES 256: the culprit is
+    # kept for a deferred check and the later output checked at once; the order still holds)
     culprit = deferred[2]["nonfinite_module"]
     assert culprit is not None and culprit["module"] == "2" and culprit["type"] == "Amplify"
     assert culprit == eager[2]["nonfinite_module"]
     assert deferred_probes.first_nonfinite == eager_probes.first_nonfinite
-    # a healthy deferred step checks nothing, unless the cap made it check as it went
-    assert deferred[1]["modules_checked"] == (0 if max_held is None else eager[1]["modules_checked"])
+    # a healthy deferred step checks only what a limit made it check at once
+    expected = {(): 0, ("LARGE_OUTPUT_BYTES", 256): 1}.get(tuple(x for kv in limits.items() for x in kv),
+                                                           eager[1]["modules_checked"])
+    assert deferred[1]["modules_checked"] == expected
     assert deferred[2]["modules_checked"] == eager[2]["modules_checked"] > 0
 
 

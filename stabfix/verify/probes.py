@@ -8,14 +8,15 @@
 - `end_step` moves all of it (loss, norms, minima/maxima) to the host in one transfer per device.
 
 Deferred module checks (`begin_step(defer_checks=True)`; verify uses them on the CPU's sampled steps
-after the first step, see `Instrumentation.run_step`): the hook only keeps the outputs, in order;
-`end_step` reads the loss and gradient norms first and runs the `aminmax` checks on the kept outputs
-only when one of them is non-finite, so a healthy step pays no check at all. The outputs are read at
+after the first step, see `Instrumentation.run_step`): the hook only keeps the small outputs, in
+order; `end_step` reads the loss and gradient norms first and runs the `aminmax` checks on the kept
+outputs only when one of them is non-finite, so a healthy step pays for no check of them. They are read at
 the end of the step, so an output that a later op changed in place is judged by its final values
 (NaN and +-inf survive the usual in-place ops, ReLU and the like, so the first culprit is still
-found); the outputs are kept until the step ends (on the CPU's sampled steps nothing measures memory
-inside the step, and past MAX_HELD_BYTES the kept outputs are checked at once instead); a module that
-outputs -inf on purpose is learnt on the eagerly checked steps (the first one, the exact ones).
+found); they are kept until the step ends (on the CPU's sampled steps nothing measures memory
+inside the step); large outputs, and every output past MAX_HELD_BYTES kept in a step, are checked
+at once (LARGE_OUTPUT_BYTES); a module that outputs -inf on purpose is learnt on the eagerly checked
+steps (the first one, the exact ones).
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ from stabfix.verify.tracker import untracked
 
 TOP_K = 5
 MAX_NAMES = 20
-MAX_HELD_BYTES = 128 * 1024 * 1024  # deferred checks keep at most this much output alive per step
+# Deferred checks keep small outputs only: a kept large output makes the allocator find fresh memory
+# for what would have reused its block (first-touch page faults cost more per byte than the check
+# reads), while a small one costs nothing to keep and a kernel launch plus two result tensors to
+# check. Outputs from LARGE_OUTPUT_BYTES on are checked at once; past MAX_HELD_BYTES kept in one
+# step, the kept ones are checked and the rest of the step is checked as it comes.
+LARGE_OUTPUT_BYTES = 4 * 1024 * 1024
+MAX_HELD_BYTES = 32 * 1024 * 1024
 
 
 def _what(lo: float, hi: float) -> str:
@@ -115,8 +122,9 @@ class Probes:
     def begin_step(self, defer_checks: bool = False) -> None:
         self._norm_groups: list[tuple[list[int], list[torch.Tensor]]] = []  # (param ids, norms)
         self._none_grad: list[int] = []
-        self._fwd: list[tuple[str, str, torch.Tensor, torch.Tensor]] = []  # checked: (name, kind, min, max)
-        self._held: list[tuple[str, str, torch.Tensor]] = []  # deferred: (name, kind, output)
+        # module outputs in execution order: (name, kind, min, max) once checked, (name, kind, output, None)
+        # while kept for a deferred check
+        self._fwd: list[tuple[str, str, torch.Tensor, torch.Tensor | None]] = []
         self._held_bytes = 0
         self._defer = defer_checks
         self._last_checked = None
@@ -124,7 +132,7 @@ class Probes:
 
     def drop_held(self) -> None:
         """Let go of the outputs kept for deferred checks (the step failed, or ended healthy)."""
-        self._held = []
+        self._fwd = [entry for entry in self._fwd if entry[3] is not None]
         self._held_bytes = 0
 
     def name_of(self, p: torch.Tensor) -> str:
@@ -173,20 +181,19 @@ class Probes:
             if not self._checking_modules or name in self._skip:
                 return
             for t in _tensors_of(output):
-                if not t.is_floating_point() or t.numel() == 0:
-                    continue
-                if self._defer:
-                    if self._held and self._held[-1][2] is t:  # a container returning its last child's output
-                        continue
-                    self._held.append((name, kind, t))
-                    self._held_bytes += t.numel() * t.element_size()
-                    if self._held_bytes > MAX_HELD_BYTES:
-                        self._check_held()
-                    continue
-                if self._last_checked is not None and t is self._last_checked():
+                if (self._last_checked is not None and t is self._last_checked()) or not t.is_floating_point() \
+                        or t.numel() == 0:
                     continue
                 # a weak reference: holding the output itself would add it to backward's live bytes
                 self._last_checked = weakref.ref(t)
+                if self._defer:
+                    nbytes = t.numel() * t.element_size()
+                    if nbytes < LARGE_OUTPUT_BYTES:
+                        self._fwd.append((name, kind, t, None))
+                        self._held_bytes += nbytes
+                        if self._held_bytes > MAX_HELD_BYTES:
+                            self._check_held()
+                        continue
                 with untracked():
                     lo, hi = torch.aminmax(t.detach())
                 self._fwd.append((name, kind, lo, hi))
@@ -194,14 +201,12 @@ class Probes:
         return hook
 
     def _check_held(self) -> None:
-        """Check the kept outputs now, in order, and check the rest of the step at once."""
+        """Check the kept outputs now, and every output of the rest of the step as it comes."""
         with untracked():
-            for name, kind, t in self._held:
-                lo, hi = torch.aminmax(t.detach())
-                self._fwd.append((name, kind, lo, hi))
-        if self._held:
-            self._last_checked = weakref.ref(self._held[-1][2])
-        self.drop_held()
+            for i, (name, kind, t, hi) in enumerate(self._fwd):
+                if hi is None:
+                    self._fwd[i] = (name, kind, *torch.aminmax(t.detach()))
+        self._held_bytes = 0
         self._defer = False
 
     def _note_benign(self, found: dict[str, Any], outputs: list[tuple[str, str, float, float]]) -> None:
@@ -229,7 +234,8 @@ class Probes:
         norms_flat = [n for _, norms in self._norm_groups for n in norms]
         params_flat = [p for params, _ in self._norm_groups for p in params]
         pieces.extend(norms_flat)
-        for _, _, lo, hi in self._fwd:
+        checked = [(name, kind, lo, hi) for name, kind, lo, hi in self._fwd if hi is not None]
+        for _, _, lo, hi in checked:
             pieces.append(lo)
             pieces.append(hi)
 
@@ -281,13 +287,24 @@ class Probes:
         loss_bad = loss_value is not None and not math.isfinite(loss_value)
         grads_bad = bool(result["nonfinite_grads_count"]) or (
             result["grad_norm"] is not None and not math.isfinite(result["grad_norm"]))
-        outputs = [(name, kind, values[pos + 2 * i], values[pos + 2 * i + 1])
-                   for i, (name, kind, _, _) in enumerate(self._fwd)]
-        if self._held and (loss_bad or grads_bad):  # deferred checks: only a failing step needs them
+        kept = [t for _, _, t, hi in self._fwd if hi is None]
+        kept_values = None
+        if kept and (loss_bad or grads_bad):  # deferred checks: only a failing step needs them
             with untracked():
-                extrema = [m for _, _, t in self._held for m in torch.aminmax(t.detach())]
-            got = _to_host(extrema)
-            outputs += [(name, kind, got[2 * i], got[2 * i + 1]) for i, (name, kind, _) in enumerate(self._held)]
+                kept_values = _to_host([m for t in kept for m in torch.aminmax(t.detach())])
+        del kept
+        # in execution order; outputs kept for a check that turned out not to be needed are left out
+        outputs: list[tuple[str, str, float, float]] = []
+        n_checked = n_kept = 0
+        for name, kind, _, hi in self._fwd:
+            if hi is not None:
+                at = pos + 2 * n_checked
+                outputs.append((name, kind, values[at], values[at + 1]))
+                n_checked += 1
+            else:
+                if kept_values is not None:
+                    outputs.append((name, kind, kept_values[2 * n_kept], kept_values[2 * n_kept + 1]))
+                n_kept += 1
         self.drop_held()
         for i, (name, kind, lo, hi) in enumerate(outputs):
             if math.isfinite(lo) and math.isfinite(hi):
