@@ -19,13 +19,25 @@ medians over the rounds, and the median over the rounds of each round's own rati
 runs of a round are back to back, so drift in the machine's speed cancels). The steps here are all warm (the bench warms the model up first), unlike a real run's
 first step.
 
+Page faults: glibc's malloc hands large CPU tensors back to the kernel and asks again (mmap, heap
+trimming, a threshold that moves with the history), so a side's run total can carry thousands of
+first-touch page faults more or fewer than the other side's for reasons that have nothing to do with
+the instrumentation (20,000-39,000 minor faults per 10-step run were seen on the default shape, about
+10% of the step time). The minor faults per run are printed; `--stable-malloc` re-runs the bench
+with GLIBC_TUNABLES that keep freed memory in the heap (no faults after the warm-up), which measures
+the instrumentation's own cost with far less noise. Both are worth reporting: the default is what a
+user's run sees.
+
     python bench/verify_overhead.py [--rounds 12] [--steps 10] [--warmup 2] [--vocab 4096] [--d 128]
                                     [--layers 2] [--seq 64] [--batch 8] [--threads N] [--no-all-exact]
+                                    [--stable-malloc]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import sys
 import time
@@ -41,6 +53,10 @@ from torch import nn  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from stabfix.verify.instrument import Instrumentation, exact_schedule  # noqa: E402
+
+
+# never give memory back to the kernel, never serve an allocation with its own mmap (4 GiB thresholds)
+STABLE_MALLOC = "glibc.malloc.trim_threshold=4294967296:glibc.malloc.mmap_threshold=4294967296"
 
 
 class EmptyMode(TorchDispatchMode):
@@ -102,7 +118,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch default)")
     parser.add_argument("--no-all-exact", action="store_true", help="skip the all-exact and empty-mode sides")
+    parser.add_argument("--stable-malloc", action="store_true",
+                        help="re-run with GLIBC_TUNABLES that keep freed memory in the heap (no page-fault noise)")
     args = parser.parse_args()
+    if args.stable_malloc and os.environ.get("GLIBC_TUNABLES") != STABLE_MALLOC:
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "GLIBC_TUNABLES": STABLE_MALLOC})
     if args.threads:
         torch.set_num_threads(args.threads)
 
@@ -121,10 +141,14 @@ def main() -> None:
     totals: dict[str, list[tuple[float, float]]] = {}
     per_step: dict[str, list[float]] = {"bare": [], "exact": [], "sampled": []}
 
+    faults: dict[str, list[int]] = {}
+
     def timed(name: str, body) -> None:
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         c0, t0 = time.process_time(), time.perf_counter()
         body()
         totals.setdefault(name, []).append((time.perf_counter() - t0, time.process_time() - c0))
+        faults.setdefault(name, []).append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
 
     def bare_run() -> None:
         for _ in range(args.steps):
@@ -159,17 +183,20 @@ def main() -> None:
     print(f"step: TinyLM {args.layers} layers d={args.d} seq={args.seq} batch={args.batch} vocab={args.vocab} "
           f"({params:,} params), AdamW, torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"run: {args.steps} steps, warm-up {args.warmup}; exact steps {sorted(schedule)} "
-          f"({len(schedule)} of {args.steps}); {args.rounds} rounds, sides interleaved ABBA")
+          f"({len(schedule)} of {args.steps}); {args.rounds} rounds, sides interleaved ABBA; malloc: "
+          + ("stable (GLIBC_TUNABLES)" if os.environ.get("GLIBC_TUNABLES") == STABLE_MALLOC else "default"))
     bare_wall = statistics.median(t[0] for t in totals["bare"])
     bare_cpu = statistics.median(t[1] for t in totals["bare"])
-    print(f"{'side':<12} {'run total (median)':>19} {'ratio':>7} {'CPU ratio':>10} {'paired ratio':>13}")
+    print(f"{'side':<12} {'run total (median)':>19} {'ratio':>7} {'CPU ratio':>10} {'paired ratio':>13} "
+          f"{'minor faults/run':>17}")
     for name, _ in sides:
         wall = statistics.median(t[0] for t in totals[name])
         cpu = statistics.median(t[1] for t in totals[name])
         # each round's total over the same round's bare total (the two ran back to back), median over
         # rounds: the machine's slow drift cancels out of it, unlike a ratio of two medians
         paired = statistics.median(t[0] / b[0] for t, b in zip(totals[name], totals["bare"]))
-        print(f"{name:<12} {wall * 1e3:16.1f} ms {wall / bare_wall:7.3f} {cpu / bare_cpu:10.3f} {paired:13.3f}")
+        print(f"{name:<12} {wall * 1e3:16.1f} ms {wall / bare_wall:7.3f} {cpu / bare_cpu:10.3f} {paired:13.3f} "
+              f"{statistics.median(faults[name]):17,.0f}")
     b = statistics.median(per_step["bare"])
     print(f"per step (median): bare {b * 1e3:.2f} ms, exact {statistics.median(per_step['exact']) * 1e3:.2f} ms "
           f"({statistics.median(per_step['exact']) / b:.3f}), sampled "
