@@ -59,13 +59,17 @@ def _tensors_of(out: Any) -> list[torch.Tensor]:
 
 
 def _to_host(pieces: list[torch.Tensor]) -> list[float]:
-    """The values of these 0-d tensors as floats: one transfer per device."""
+    """The values of these 0-d tensors as floats: one transfer per accelerator device."""
     values: list[float] = [0.0] * len(pieces)
     by_device: dict[Any, list[int]] = {}
     for i, t in enumerate(pieces):
         by_device.setdefault(t.device, []).append(i)
     with untracked():
-        for idx in by_device.values():
+        for device, idx in by_device.items():
+            if device.type == "cpu":  # no transfer to batch: reading each is cheaper than stacking them
+                for i in idx:
+                    values[i] = pieces[i].item()
+                continue
             got = torch.stack([pieces[i] for i in idx]).double().tolist()
             for i, v in zip(idx, got):
                 values[i] = v
