@@ -8,15 +8,14 @@
 - `end_step` moves all of it (loss, norms, minima/maxima) to the host in one transfer per device.
 
 Deferred module checks (`begin_step(defer_checks=True)`; verify uses them on the CPU's sampled steps
-after the first step, see `Instrumentation.run_step`): the hook only keeps the small outputs, in
-order; `end_step` reads the loss and gradient norms first and runs the `aminmax` checks on the kept
-outputs only when one of them is non-finite, so a healthy step pays for no check of them. They are read at
+after the first step, see `Instrumentation.run_step`): the hook only keeps the outputs, in order;
+`end_step` reads the loss and gradient norms first and runs the `aminmax` checks on the kept outputs
+only when one of them is non-finite, so a healthy step pays no check at all. They are read at
 the end of the step, so an output that a later op changed in place is judged by its final values
 (NaN and +-inf survive the usual in-place ops, ReLU and the like, so the first culprit is still
 found); they are kept until the step ends (on the CPU's sampled steps nothing measures memory
-inside the step); large outputs, and every output past MAX_HELD_BYTES kept in a step, are checked
-at once (LARGE_OUTPUT_BYTES); a module that outputs -inf on purpose is learnt on the eagerly checked
-steps (the first one, the exact ones).
+inside the step), up to MAX_HELD_BYTES a step; a module that outputs -inf on purpose is learnt on the
+eagerly checked steps (the first one, the exact ones).
 """
 
 from __future__ import annotations
@@ -31,13 +30,10 @@ from stabfix.verify.tracker import untracked
 
 TOP_K = 5
 MAX_NAMES = 20
-# Deferred checks keep small outputs only: a kept large output makes the allocator find fresh memory
-# for what would have reused its block (first-touch page faults cost more per byte than the check
-# reads), while a small one costs nothing to keep and a kernel launch plus two result tensors to
-# check. Outputs from LARGE_OUTPUT_BYTES on are checked at once; past MAX_HELD_BYTES kept in one
-# step, the kept ones are checked and the rest of the step is checked as it comes.
-LARGE_OUTPUT_BYTES = 4 * 1024 * 1024
-MAX_HELD_BYTES = 32 * 1024 * 1024
+# Deferred checks keep at most this much output alive in a step; past it, the kept outputs are checked
+# and the rest of the step is checked as it comes (reading each output costs a few % of a CPU step,
+# keeping it costs nothing measurable under a steady allocator; this bounds the memory it can take).
+MAX_HELD_BYTES = 256 * 1024 * 1024
 
 
 def _what(lo: float, hi: float) -> str:
@@ -191,13 +187,11 @@ class Probes:
                 # a weak reference: holding the output itself would add it to backward's live bytes
                 self._last_checked = weakref.ref(t)
                 if self._defer:
-                    nbytes = t.numel() * t.element_size()
-                    if nbytes < LARGE_OUTPUT_BYTES:
-                        self._fwd.append((name, kind, t, None))
-                        self._held_bytes += nbytes
-                        if self._held_bytes > MAX_HELD_BYTES:
-                            self._check_held()
-                        continue
+                    self._fwd.append((name, kind, t, None))
+                    self._held_bytes += t.numel() * t.element_size()
+                    if self._held_bytes > MAX_HELD_BYTES:
+                        self._check_held()
+                    continue
                 with untracked():
                     lo, hi = torch.aminmax(t.detach())
                 self._fwd.append((name, kind, lo, hi))
