@@ -4,6 +4,7 @@ Built from the engine's one libcst parse, in the same single traversal as the ch
 the parts the selected rules declare in `needs` (a file no rule can fire on is never parsed):
 
 - `imports`     what an imported name or attribute chain stands for (always built; it is cheap)
+- `enclosing`   the classes and functions around the node being visited (always built; it is cheap)
 - `names`       every name use to its bindings, in Python's scopes; `self.<attr>` across methods
 - `values`      what an expression is, where it lives and whether it is cut from autograd
                 (queried after the traversal; built on `names` and `modules`)
@@ -62,6 +63,7 @@ from stabfix.model.activations import Activations
 from stabfix.model.carried import CarriedStates
 from stabfix.model.amp import Amp
 from stabfix.model.cleanup import DeviceMemory
+from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.containers import Containers
 from stabfix.model.events import Events
 from stabfix.model.flows import ValueFlows
@@ -156,6 +158,7 @@ class FileModel:
                     wanted.add(required)
                     pending.append(required)
         self.imports = ImportTracker()
+        self.enclosing = EnclosingDefinitions()
         self._built: list[object] = []
         for part in PARTS:
             if part in wanted:
@@ -164,5 +167,6 @@ class FileModel:
                 self._built.append(built)
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:
-        """The parts that ride in the traversal, ahead of the checkers, in dependency order."""
-        return [self.imports, *(part for part in self._built if isinstance(part, cst.BatchableCSTVisitor))]
+        """The parts that ride in the traversal, ahead of the checkers, in dependency order; the
+        enclosing definitions first, so every other part and checker can ask for them."""
+        return [self.enclosing, self.imports, *(part for part in self._built if isinstance(part, cst.BatchableCSTVisitor))]
