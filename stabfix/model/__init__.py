@@ -169,4 +169,5 @@ class FileModel:
     def visitors(self) -> list[cst.BatchableCSTVisitor]:
         """The parts that ride in the traversal, ahead of the checkers, in dependency order; the
         enclosing definitions first, so every other part and checker can ask for them."""
-        return [self.enclosing, self.imports, *(part for part in self._built if isinstance(part, cst.BatchableCSTVisitor))]
+        parts = [part for part in self._built if isinstance(part, cst.BatchableCSTVisitor)]
+        return [self.enclosing, self.imports, *parts]
