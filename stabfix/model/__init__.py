@@ -93,7 +93,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "modules": ((), lambda model: ModuleIndex(model.imports)),
     "values": (("names", "modules"), lambda model: Values(model.names, model.modules)),
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
-    "events": (("names",), lambda model: Events(model.imports, model.names)),
+    "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),
     "losses": (("names",), lambda model: LossIndex(model.imports, model.names)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),

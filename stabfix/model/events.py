@@ -42,6 +42,7 @@ from typing import ClassVar, Iterable, Optional
 import libcst as cst
 
 from stabfix.model import vocabulary as vocab
+from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerInfo, OptimizerTracker, Scope, optimizer_class_name
@@ -178,10 +179,11 @@ class LocalCall(Event):
 class Events(cst.BatchableCSTVisitor):
     """The `events` part: run it in the batched traversal after `names`, then query it."""
 
-    def __init__(self, imports: ImportTracker, names: Names) -> None:
+    def __init__(self, imports: ImportTracker, names: Names, enclosing: EnclosingDefinitions) -> None:
         super().__init__()
         self.imports = imports
         self.names = names
+        self.enclosing = enclosing
         self.events: list[Event] = []
         self.instance_calls: list[LocalCall] = []  # `obj.method(...)` on a local name (not events)
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
@@ -189,8 +191,6 @@ class Events(cst.BatchableCSTVisitor):
         self._loop_ends: dict[cst.For, int] = {}
         self._with_bodies: set[int] = set()
         self._order = 0
-        self._functions: list[cst.FunctionDef] = []
-        self._classes: list[cst.ClassDef] = []
         self._loops: list[Optional[cst.For]] = []  # None marks a function boundary
         self._blocks: list[cst.CSTNode] = []
         self._statements: list[Optional[cst.SimpleStatementLine]] = []
@@ -307,8 +307,8 @@ class Events(cst.BatchableCSTVisitor):
                 break
             loops.append(loop)
         return Site(
-            tuple(self._functions),
-            self._classes[-1] if self._classes else None,
+            self.enclosing.enclosing_functions(),
+            self.enclosing.innermost_class(),
             self._order,
             self.names.position,
             tuple(reversed(loops)),
@@ -335,21 +335,13 @@ class Events(cst.BatchableCSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self._blocks.append(node)
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
         self._loops.append(None)
         self._any_loops.append(None)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._any_loops.pop()
         self._loops.pop()
-        self._functions.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._lambdas += 1
