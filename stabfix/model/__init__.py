@@ -89,7 +89,7 @@ from stabfix.model.values import Values
 _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "names": ((), lambda model: Names()),
     "steps": (("names",), lambda model: StepIndex(model.imports, model.names)),
-    "optimizers": ((), lambda model: OptimizerTracker(model.imports)),
+    "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
     "modules": ((), lambda model: ModuleIndex(model.imports)),
     "values": (("names", "modules"), lambda model: Values(model.names, model.modules)),
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),

@@ -25,6 +25,7 @@ import libcst as cst
 
 from stabfix.model import vocabulary as words
 from stabfix.model.traversal import children
+from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
@@ -152,41 +153,29 @@ _USAGE_METHODS = {"step", "zero_grad", "state_dict", "load_state_dict", "add_par
 class OptimizerTracker(cst.BatchableCSTVisitor):
     """Collects, in the main traversal, what makes an expression an optimizer; `resolve` answers later."""
 
-    def __init__(self, imports: ImportTracker) -> None:
+    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions) -> None:
         super().__init__()
         self.imports = imports
+        self.enclosing = enclosing
         self.facts = _Facts()
-        self._functions: list[cst.FunctionDef] = []
-        self._classes: list[cst.ClassDef] = []
 
     # --- traversal -------------------------------------------------------------------------------
     def scope(self) -> Scope:
         """The current position's scope, to hand back to `resolve` after the traversal."""
-        return Scope(tuple(self._functions), self._classes[-1] if self._classes else None)
-
-    def current_function(self) -> cst.FunctionDef | None:
-        return self._functions[-1] if self._functions else None
+        return Scope(self.enclosing.enclosing_functions(), self.enclosing.innermost_class())
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node)
         for base in node.bases:
             name = self.imports.qualify(base.value) or dotted_name(base.value) or ""
             if _is_annotation_for_optimizer(name):
                 self.facts.local_optimizer_classes.add(node.name.value)
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
         params = node.params
         every = [*params.posonly_params, *params.params, *params.kwonly_params]
         self.facts.parameters[node] = {
             param.name.value: (param.annotation.annotation if param.annotation else None) for param in every
         }
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -210,11 +199,11 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
                 self.facts.usage.setdefault(receiver, set()).add("param_groups")
 
     def visit_Return(self, node: cst.Return) -> None:
-        function = self._functions[-1] if self._functions else None
+        function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
         if node.value is None or function is None or function.name.value != "configure_optimizers":
             return
-        if self._classes:
-            self.facts.configured.setdefault(self._classes[-1], []).append(_Bound(node.value, self.scope()))
+        if cls is not None:
+            self.facts.configured.setdefault(cls, []).append(_Bound(node.value, self.scope()))
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         scope = self.scope()
