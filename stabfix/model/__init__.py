@@ -116,7 +116,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     "modes": (
         ("names", "steps", "modules"),
-        lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules),
+        lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules, model.enclosing),
     ),
 }
 PARTS = tuple(_PARTS)

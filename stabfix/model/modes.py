@@ -23,6 +23,7 @@ import libcst as cst
 
 from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import visit_readonly
+from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.places import Place, body_of, called_as_statement, parent_in, position_in
@@ -68,27 +69,14 @@ class RegionFacts:
 
 
 class ModeSwitches(cst.BatchableCSTVisitor):
-    def __init__(self, imports: ImportTracker, names: Names, steps, modules) -> None:
+    def __init__(self, imports: ImportTracker, names: Names, steps, modules, enclosing: EnclosingDefinitions) -> None:
         super().__init__()
         self.imports = imports
         self.names = names
         self.steps = steps
         self.is_module_call = modules.is_module
+        self.enclosing = enclosing
         self.switches: list[Switch] = []
-        self._functions: list[Optional[cst.FunctionDef]] = [None]
-        self._classes: list[Optional[cst.ClassDef]] = [None]
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -111,9 +99,9 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         root = func.value
         while isinstance(root, cst.Attribute):
             root = root.value
-        self.switches.append(Switch(node, receiver, to_eval, passed, self.steps.place(), self._functions[-1],
-                                    self._classes[-1], root if isinstance(root, cst.Name) else None, self.names,
-                                    self.names.position))
+        function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
+        self.switches.append(Switch(node, receiver, to_eval, passed, self.steps.place(), function, cls,
+                                    root if isinstance(root, cst.Name) else None, self.names, self.names.position))
 
     # -- queries -------------------------------------------------------------------------------------
     def statement_of(self, switch: Switch) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
