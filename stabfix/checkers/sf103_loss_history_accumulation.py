@@ -49,26 +49,17 @@ class LossHistoryAccumulation(Checker):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.names = self.model.names
+        self.enclosing = self.model.enclosing
         self.sites: list[_Site] = []
-        self._functions: list[Optional[cst.FunctionDef]] = [None]
-        self._classes: list[Optional[cst.ClassDef]] = [None]
         self._loops: list[list[tuple[cst.CSTNode, int]]] = [[]]
         self._torch_args: set[str] = set()  # holders handed to a torch function (`torch.stack(losses)`)
         self._resets: list[tuple[str, Optional[cst.FunctionDef], int]] = []
 
     # -- traversal -------------------------------------------------------------------------------------
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
         self._loops.append([])
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
         self._loops.pop()
 
     def visit_For(self, node: cst.For) -> None:
@@ -80,8 +71,9 @@ class LossHistoryAccumulation(Checker):
     visit_While, leave_While = visit_For, leave_For
 
     def _record(self, node, holder, value, kind) -> None:
-        self.sites.append(_Site(node, holder, value, kind, self._functions[-1], self._classes[-1],
-                                tuple(self._loops[-1]), self.model.steps.frames(), self.names.position))
+        function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
+        self.sites.append(_Site(node, holder, value, kind, function, cls, tuple(self._loops[-1]),
+                                self.model.steps.frames(), self.names.position))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:  # `losses += (l,)` concatenates: not a sum
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and not isinstance(node.value, (cst.Tuple, cst.List)):
@@ -99,7 +91,8 @@ class LossHistoryAccumulation(Checker):
 
     def leave_Assign(self, original_node: cst.Assign) -> None:  # resets: `self.loss = 0` at each iteration's top
         spelled = [dotted_name(target.target) for target in original_node.targets]
-        self._resets.extend((name, self._functions[-1], self.names.position) for name in spelled if name)
+        function = self.enclosing.innermost_function()
+        self._resets.extend((name, function, self.names.position) for name in spelled if name)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
