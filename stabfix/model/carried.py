@@ -5,7 +5,7 @@ it the autograd graph of every earlier iteration, into the next one, unless the 
 (`h = h.detach()`, `h.detach_()`, a same-file `repackage_hidden(h)` that detaches, or a fresh
 `h = model.init_hidden()` each iteration). The same holds for `self.h` in a step method:
 `out, self.h = self.rnn(x, self.h)` runs once per step. The model's `carried` part records the
-loops (and their enclosing class) during the traversal and answers afterwards:
+loops during the traversal (a `self` attribute's class comes from `names`) and answers afterwards:
 
 - `carried()`: one `CarriedState` per name or `self` attribute that a call inside a loop (or a
   step method) takes as an argument and re-binds from its result, on a path with a backward pass in
@@ -44,7 +44,6 @@ class CarriedStates(cst.BatchableCSTVisitor):
         self.names = names
         self.events = events
         self._loops: list[Loop] = []
-        self._classes: list[Optional[cst.ClassDef]] = [None]
 
     # -- traversal ------------------------------------------------------------------------------------
     def visit_For(self, node: cst.For) -> None:
@@ -52,12 +51,6 @@ class CarriedStates(cst.BatchableCSTVisitor):
 
     def visit_While(self, node: cst.While) -> None:
         self._loops.append(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
 
     # -- queries --------------------------------------------------------------------------------------
     def carried(self) -> list[CarriedState]:
