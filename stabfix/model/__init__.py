@@ -88,7 +88,7 @@ from stabfix.model.values import Values
 # so a part comes after everything it reads.
 _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "names": ((), lambda model: Names()),
-    "steps": (("names",), lambda model: StepIndex(model.imports, model.names)),
+    "steps": (("names",), lambda model: StepIndex(model.imports, model.enclosing, model.names)),
     "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
     "modules": ((), lambda model: ModuleIndex(model.imports)),
     "values": (("names", "modules"), lambda model: Values(model.names, model.modules)),

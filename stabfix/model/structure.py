@@ -44,6 +44,7 @@ import libcst as cst
 
 from stabfix.model import vocabulary as words
 from stabfix.model.traversal import children, visit_readonly
+from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
 from stabfix.model.places import Place
@@ -184,12 +185,12 @@ class StepPath:
 class StepIndex(cst.BatchableCSTVisitor):
     """Collects loops, functions and gates in the main traversal; answers per-step questions after it."""
 
-    def __init__(self, imports: ImportTracker, names: Names | None = None) -> None:
+    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names | None = None) -> None:
         super().__init__()
         self.imports = imports
+        self.enclosing = enclosing
         self.names = names  # the binding model, for what a local holds (`reads_memory`)
         self._place: list[cst.CSTNode] = []
-        self._function_nodes: list[cst.FunctionDef] = []
         self._loss_mentions: set[int] = set()  # ids of functions that mention a loss (own code only)
         self._stack: list[Frame] = []
         self._functions: list[FunctionFrame] = []
@@ -581,16 +582,16 @@ class StepIndex(cst.BatchableCSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._place.append(node)
-        self._function_nodes.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._function_nodes.pop()
         self._place.pop()
 
     # -- traversal: facts -----------------------------------------------------------------------
     def visit_Name(self, node: cst.Name) -> None:
-        if self._function_nodes and "loss" in node.value.lower():
-            self._loss_mentions.add(id(self._function_nodes[-1]))  # its own code, nested functions apart
+        if "loss" in node.value.lower():
+            function = self.enclosing.innermost_function()
+            if function is not None:
+                self._loss_mentions.add(id(function))  # its own code, nested functions apart
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("backward", "manual_backward"):
