@@ -34,6 +34,10 @@ class EnclosingDefinitions(cst.BatchableCSTVisitor):
         """Every enclosing function, outermost first, across classes."""
         return tuple(self._functions)
 
+    def enclosing_classes(self) -> tuple[cst.ClassDef, ...]:
+        """Every enclosing class, outermost first, across functions."""
+        return tuple(self._classes)
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
 
