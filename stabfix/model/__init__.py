@@ -95,7 +95,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),
-    "losses": (("names",), lambda model: LossIndex(model.imports, model.names)),
+    "losses": (("names",), lambda model: LossIndex(model.imports, model.enclosing, model.names)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
     "activations": (("names",), lambda model: Activations(model.imports, model.names)),

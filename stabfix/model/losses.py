@@ -26,6 +26,7 @@ import libcst as cst
 
 from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import visit_readonly
+from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names, Scope
 
@@ -154,15 +155,13 @@ class LossIndex(cst.BatchableCSTVisitor):
     in a method above `__init__` still finds `self.crit = nn.MSELoss()`.
     """
 
-    def __init__(self, imports: ImportTracker, names: Names) -> None:
+    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names) -> None:
         super().__init__()
         self.imports = imports
+        self.enclosing = enclosing
         self.names = names
         self.module: cst.Module | None = None
         self.sites: list[CallSite] = []
-        self._functions: list[cst.FunctionDef] = []
-        self._classes: list[str] = []
-        self._class_body = [False]  # per function nesting level: directly inside a class body
         self._asserts = 0
         self._resolved: dict[cst.Call, LossCall | None] = {}
         self._operands: dict[cst.Call, LossOperands | None] = {}
@@ -172,22 +171,6 @@ class LossIndex(cst.BatchableCSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node.name.value)
-        self._class_body.append(True)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
-        self._class_body.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
-        self._class_body.append(False)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
-        self._class_body.pop()
-
     def visit_Assert(self, node: cst.Assert) -> None:
         self._asserts += 1
 
@@ -195,15 +178,16 @@ class LossIndex(cst.BatchableCSTVisitor):
         self._asserts -= 1
 
     def visit_Call(self, node: cst.Call) -> None:
+        functions = self.enclosing.enclosing_functions()
         in_test = (
             self._asserts > 0
-            or any(_is_test_name(f.name.value) for f in self._functions)
-            or any(c.startswith("Test") for c in self._classes)
+            or any(_is_test_name(f.name.value) for f in functions)
+            or any(c.name.value.startswith("Test") for c in self.enclosing.enclosing_classes())
         )
-        outer: cst.FunctionDef | cst.Module | None = self._functions[0] if self._functions else self.module
-        if self._class_body[-1] and not self._functions:
+        outer: cst.FunctionDef | cst.Module | None = functions[0] if functions else self.module
+        if not functions and self.enclosing.innermost_class() is not None:
             outer = None  # a class body is not a scope of its own for the rules
-        self.sites.append(CallSite(node, tuple(self._functions), outer, in_test, self.names.position))
+        self.sites.append(CallSite(node, functions, outer, in_test, self.names.position))
 
     # -- queries -------------------------------------------------------------------------------------
     def resolve(self, call: cst.Call) -> LossCall | None:
