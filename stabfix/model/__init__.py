@@ -96,7 +96,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),
     "losses": (("names",), lambda model: LossIndex(model.imports, model.enclosing, model.names)),
-    "gradients": (("losses",), lambda model: GradientFacts(model.losses)),
+    "gradients": (("losses",), lambda model: GradientFacts(model.losses, model.enclosing)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
     "activations": (("names",), lambda model: Activations(model.imports, model.names)),
     "carried": (("names", "events"), lambda model: CarriedStates(model.names, model.events)),

@@ -17,6 +17,7 @@ from typing import Callable
 import libcst as cst
 
 from stabfix.model.traversal import children
+from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.losses import LossIndex, LossOperands, inside
 from stabfix.model.names import Binding
@@ -149,12 +150,12 @@ class GradientUse:
 class GradientFacts(cst.BatchableCSTVisitor):
     """The model part `gradients`: one `GradientUse` per outermost function and one for the module."""
 
-    def __init__(self, losses: LossIndex) -> None:
+    def __init__(self, losses: LossIndex, enclosing: EnclosingDefinitions) -> None:
         super().__init__()
         self.loss_index = losses
+        self.enclosing = enclosing
         self.scopes: dict[cst.CSTNode, GradientUse] = {}
         self._open: list[GradientUse] = []  # the module's facts, then the outermost function's
-        self._depth = 0
 
     def bindings_in(self, scope: cst.FunctionDef | cst.Module) -> list[Binding]:
         """The binding model's bindings made inside `scope` (its closures included)."""
@@ -170,14 +171,16 @@ class GradientFacts(cst.BatchableCSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self._open = [self.scopes.setdefault(node, GradientUse(node))]
 
+    def _is_outermost(self, function: cst.FunctionDef) -> bool:
+        # the tracker has entered `function` before this part's visit and leaves it after its leave
+        return self.enclosing.enclosing_functions()[0] is function
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self._depth == 0:
+        if self._is_outermost(node):
             self._open.append(self.scopes.setdefault(node, GradientUse(node)))
-        self._depth += 1
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._depth -= 1
-        if self._depth == 0 and len(self._open) > 1:
+        if self._is_outermost(original_node) and len(self._open) > 1:
             self._open.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
