@@ -97,7 +97,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),
     "losses": (("names",), lambda model: LossIndex(model.imports, model.enclosing, model.names)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses, model.enclosing)),
-    "tensors": (("losses",), lambda model: TensorFacts(model.losses)),
+    "tensors": (("losses",), lambda model: TensorFacts(model.losses, model.enclosing)),
     "activations": (("names",), lambda model: Activations(model.imports, model.names)),
     "carried": (("names", "events"), lambda model: CarriedStates(model.names, model.events)),
     "cuts": (("values",), lambda model: GraphCuts(model.imports, model.values)),

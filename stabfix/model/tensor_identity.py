@@ -21,6 +21,7 @@ import libcst as cst
 
 from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import children
+from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import dotted_name
 from stabfix.model.losses import (  # noqa: F401  (identifier_words, LossCall are re-exported for the rules)
     LossCall,
@@ -173,16 +174,15 @@ class TensorFacts(cst.BatchableCSTVisitor):
     """The model part `tensors`: which operands hold the very same tensor values (`value_key`), and which
     calls are terms of a loss (`loss_term_calls`). Built on the binding model and the loss index."""
 
-    def __init__(self, losses: LossIndex) -> None:
+    def __init__(self, losses: LossIndex, enclosing: EnclosingDefinitions) -> None:
         super().__init__()
         self.losses = losses
+        self.enclosing = enclosing
         self.names = losses.names
         self.scopes: dict[cst.CSTNode, ScopeTensors] = {}
         self.branched: set[cst.CSTNode] = set()  # bindings inside an if/else/except/match branch of their scope
         self._current: list[ScopeTensors | None] = []
         self._branches: list[int] = [0]  # per function nesting level: open branches
-        self._functions: list[cst.FunctionDef] = []
-        self._classes: list[str] = []
         self.stores: list[tuple[cst.Subscript, cst.Assign]] = []  # `batch["ref"] = ...` with a literal index
 
     # -- traversal -----------------------------------------------------------------------------------
@@ -190,25 +190,25 @@ class TensorFacts(cst.BatchableCSTVisitor):
         self._current = [self.scopes.setdefault(node, ScopeTensors())]
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node.name.value)
-        if not self._functions:
+        if self.enclosing.innermost_function() is None:
             self._current.append(None)  # a class body is its own scope; its methods are scopes of their own
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
-        if not self._functions:
+        if self.enclosing.innermost_function() is None:
             self._current.pop()
 
+    def _is_outermost(self, function: cst.FunctionDef) -> bool:
+        # the tracker has entered `function` before this part's visit and leaves it after its leave
+        return self.enclosing.enclosing_functions()[0] is function
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if not self._functions:
+        if self._is_outermost(node):
             self._current.append(self.scopes.setdefault(node, ScopeTensors()))
-        self._functions.append(node)
         self._branches.append(0)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
         self._branches.pop()
-        if not self._functions:
+        if self._is_outermost(original_node):
             self._current.pop()
 
     def _enter_branch(self) -> None:
@@ -317,10 +317,12 @@ class TensorFacts(cst.BatchableCSTVisitor):
                 scope.sinks.append(node.args[0].value)
 
     def visit_Return(self, node: cst.Return) -> None:
-        if node.value is None or self._scope is None or not self._functions:
+        function_node = self.enclosing.innermost_function()
+        if node.value is None or self._scope is None or function_node is None:
             return
-        function = self._functions[-1].name.value
-        owner = self._classes[-1] if self._classes else ""
+        function = function_node.name.value
+        class_node = self.enclosing.innermost_class()
+        owner = class_node.name.value if class_node is not None else ""
         if (
             is_loss_callee_name(function)
             or identifier_words(function)[-1:] == ("step",)
