@@ -100,7 +100,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "tensors": (("losses",), lambda model: TensorFacts(model.losses, model.enclosing)),
     "activations": (("names",), lambda model: Activations(model.imports, model.names)),
     "carried": (("names", "events"), lambda model: CarriedStates(model.names, model.events)),
-    "cuts": (("values",), lambda model: GraphCuts(model.imports, model.values)),
+    "cuts": (("values",), lambda model: GraphCuts(model.imports, model.enclosing, model.values)),
     "accumulation": (
         ("events", "optimizers", "losses"),
         lambda model: AccumulationIndex(model.events, model.optimizers, model.losses),

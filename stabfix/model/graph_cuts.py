@@ -18,6 +18,7 @@ import libcst as cst
 
 from stabfix.model.traversal import visit_readonly
 from stabfix.model.gradient_use import is_requires_grad_call, requires_grad_keyword
+from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker
 from stabfix.model.losses import inside, read_names
 from stabfix.model.values import Value, Values
@@ -38,12 +39,12 @@ class Cut:
 
 
 class GraphCuts(cst.BatchableCSTVisitor):
-    def __init__(self, imports: ImportTracker, values: Values) -> None:
+    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, values: Values) -> None:
         super().__init__()
         self.imports = imports
+        self.enclosing = enclosing
         self.values = values
         self.cuts: list[Cut] = []
-        self._functions: list[cst.FunctionDef] = []
         self._targets: list[tuple[str, ...]] = []
         self._module: Optional[cst.Module] = None
 
@@ -116,12 +117,6 @@ class GraphCuts(cst.BatchableCSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
-
     def visit_Assign(self, node: cst.Assign) -> None:
         self._targets.append(tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name)))
 
@@ -132,13 +127,14 @@ class GraphCuts(cst.BatchableCSTVisitor):
         copied = self._copied(node)
         if copied is None:
             return
+        functions = self.enclosing.enclosing_functions()
         self.cuts.append(
             Cut(
                 node=node,
                 copied=copied,
                 bound=self._targets[-1] if self._targets else (),
-                function=self._functions[-1] if self._functions else None,
-                outer=self._functions[0] if self._functions else self._module,  # type: ignore[arg-type]
+                function=functions[-1] if functions else None,
+                outer=functions[0] if functions else self._module,  # type: ignore[arg-type]
             )
         )
 
