@@ -44,7 +44,6 @@ class LossTargetRequiresGrad(Checker):
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self.functions: list[cst.FunctionDef] = []
         self.blocks: list[cst.BaseSuite] = []
         self.lines: list[cst.SimpleStatementLine] = []
         # outermost function (or the module, for a plain script) -> marks inside it
@@ -55,12 +54,6 @@ class LossTargetRequiresGrad(Checker):
     # --- traversal bookkeeping -------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.functions.pop()
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.blocks.append(node)
@@ -76,7 +69,8 @@ class LossTargetRequiresGrad(Checker):
 
     def _add(self, mark: _Mark) -> None:
         # Module-level scripts (a plain training loop) are analysed as one scope.
-        outer = self.functions[0] if self.functions else self.module
+        functions = self.model.enclosing.enclosing_functions()
+        outer = functions[0] if functions else self.module
         self.marks.setdefault(outer, []).append(mark)  # type: ignore[arg-type]
 
     # --- collecting marks ----------------------------------------------------------------------
