@@ -50,16 +50,9 @@ class TrainEvalModeToggling(Checker):
         super().__init__(context)
         self.loops: list[_Loop] = []
         self._open: list[_Loop] = []
-        self._functions: list[Optional[cst.FunctionDef]] = [None]
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
 
     def visit_For(self, node: cst.For) -> None:
-        self._open.append(_Loop(node, self._functions[-1], self.model.names.position))
+        self._open.append(_Loop(node, self.model.enclosing.innermost_function(), self.model.names.position))
 
     def leave_For(self, original_node: cst.For) -> None:
         loop = self._open.pop()
