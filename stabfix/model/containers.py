@@ -492,6 +492,8 @@ class Containers(cst.BatchableCSTVisitor):
         self.steps = steps
         self.names = names
         self.module: cst.Module | None = None
+        # classes and functions in one stack, not the shared tracker's two: a store or load asks which
+        # functions sit inside the innermost class, and whether the innermost definition is a class body
         self.scopes: list[cst.ClassDef | cst.FunctionDef] = []
         self.loops: list[cst.For | cst.While] = []
         self.grad_off: list[bool] = [False]
