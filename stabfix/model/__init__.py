@@ -70,7 +70,6 @@ from stabfix.model.flows import ValueFlows
 from stabfix.model.gradient_use import GradientFacts
 from stabfix.model.graph_cuts import GraphCuts
 from stabfix.model.generation import Generation
-from stabfix.model.gradient_use import GradientFacts
 from stabfix.model.host_sync import HostSyncs
 from stabfix.model.history import History
 from stabfix.model.imports import ImportTracker
