@@ -22,7 +22,7 @@ first step.
 Page faults: glibc's malloc hands large CPU tensors back to the kernel and asks again (mmap, heap
 trimming, a threshold that moves with the history), so a side's run total can carry thousands of
 first-touch page faults more or fewer than the other side's for reasons that have nothing to do with
-the instrumentation (20,000-39,000 minor faults per 10-step run were seen on the default shape, about
+the instrumentation (20,000-66,000 minor faults per 10-step run were seen on the default shape, about
 10% of the step time). The minor faults per run are printed; `--stable-malloc` re-runs the bench
 with GLIBC_TUNABLES that keep freed memory in the heap (no faults after the warm-up), which measures
 the instrumentation's own cost with far less noise. Both are worth reporting: the default is what a
