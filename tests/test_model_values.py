@@ -287,3 +287,39 @@ def test_a_call_reshaped_with_autograd_on_is_not_taken_for_a_forward_pass():
     )
     value = values.value_of(statements[0].body[0].value)
     assert not value.model_output and not value.tensor
+
+
+def test_a_loop_over_a_display_of_constants_draws_constants():
+    value = _value_of_returned(
+        """
+        import torch
+        def rows():
+            a = torch.tensor([1.0, 2.0])
+            b = torch.zeros(2)
+            for t in (a, b):
+                pass
+            return t
+        """
+    )
+    assert value.tensor and value.constant
+
+
+def test_a_factory_asked_for_grad_is_not_a_constant():
+    for made in ("torch.zeros(3, requires_grad=True)", "torch.tensor([1.0]).requires_grad_()"):
+        value = _value_of_returned(
+            f"""
+            import torch
+            def leaf():
+                w = {made}
+                return w
+            """
+        )
+        assert value.tensor and not value.constant, made
+    still = _value_of_returned(
+        """
+        import torch
+        def table():
+            return torch.zeros(3, requires_grad=False)
+        """
+    )
+    assert still.constant

@@ -162,7 +162,7 @@ class LossHistoryAccumulation(Checker):
         where = "every iteration" if site.loops else "every step"
         return (
             f"`{statement}` keeps the autograd graph of {where} alive through `{holder}` (`{value}` is {origin} "
-            f"that still carries its history), so memory grows; store `{value}.{self._method(site, holder, origin)}()`"
+            f"that still carries its history), so memory grows; store `{_receiver(site.value)}.{self._method(site, holder, origin)}()`"
         )
 
     def _method(self, site: _Site, holder: str, origin: str) -> str:
@@ -176,10 +176,21 @@ class LossHistoryAccumulation(Checker):
 
     def _fix(self, site: _Site, holder: str, origin: str) -> Fix:
         method, value = self._method(site, holder, origin), site.value
-        if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        if not _atomic(value):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         new = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
-        return Fix("safe", f"store `{_short(code_for(site.value))}.{method}()` instead", {site.value: new})
+        return Fix("safe", f"store `{_receiver(site.value)}.{method}()` instead", {site.value: new})
+
+
+def _atomic(value: cst.BaseExpression) -> bool:
+    """A method call on it needs no parentheses (`loss.item()`, not `(a / b).item()`)."""
+    return isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(value.lpar)
+
+
+def _receiver(value: cst.BaseExpression) -> str:
+    """The value as the receiver of a method call in a message: parenthesised when it has to be."""
+    text = _short(code_for(value))
+    return text if _atomic(value) else f"({text})"
 
 
 def _holder_spelling(holder: cst.BaseExpression) -> Optional[str]:

@@ -171,7 +171,7 @@ class History:
         if isinstance(func, cst.Attribute) and func.attr.value in CUT_METHODS:
             return None
         if self.losses.resolve(call) is not None:
-            return LOSS
+            return None if self._of_constants(call) else LOSS
         if isinstance(func, cst.Attribute) and not qualified.startswith("torch."):
             receiver = self.origin(func.value, depth + 1)
             if receiver:
@@ -191,6 +191,12 @@ class History:
         if modules is not None and modules.is_module(forward):
             return MODEL_OUTPUT  # `model(x)`, `self.encoder(x)`, `model.forward(x)` of a module of the file
         return None
+
+    def _of_constants(self, call: cst.Call) -> bool:
+        """A loss computed only from constant tensors (factories, data, no `requires_grad`) and plain
+        values: a unit test of a loss function, which records no graph."""
+        values = [self.values.value_of(arg.value) for arg in call.args if not arg.star]
+        return bool(values) and any(v.constant for v in values) and all(v.constant or v.not_tensor for v in values)
 
     def read_under_no_grad(self, expr: cst.BaseExpression) -> bool:
         """Some variable of the expression is read where autograd is off (a `no_grad` block or decorator)."""
