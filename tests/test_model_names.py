@@ -212,6 +212,54 @@ def test_bindings_under_no_grad_blocks_and_decorators_are_marked():
     assert off == {"emb": True, "out": False, "teacher": True, "again": False, "frozen": True, "probs": True}
 
 
+def test_decorators_made_to_turn_autograd_off_turn_it_off():
+    module, names = _model(
+        """
+        import functools
+        import torch
+        from project.utils import smart_inference_mode, profile_step
+
+        def autograd_off(fast=True):
+            def decorate(fn):
+                return (torch.inference_mode if fast else torch.no_grad)()(fn)
+            return decorate
+
+        def no_grad_factory():
+            return torch.no_grad()
+
+        def timed(fn):
+            @functools.wraps(fn)
+            def inner(*a):
+                with torch.no_grad():
+                    pass
+                return fn(*a)
+            return inner
+
+        @autograd_off()
+        def a(model, x):
+            pa = model(x)
+
+        @no_grad_factory()
+        def b(model, x):
+            pb = model(x)
+
+        @smart_inference_mode()
+        def c(model, x):
+            pc = model(x)
+
+        @timed
+        def d(model, x):
+            pd = model(x)
+
+        @profile_step()
+        def e(model, x):
+            pe = model(x)
+        """
+    )
+    off = {b.name: b.grad_off for b in names.all_bindings() if b.kind == "assign"}
+    assert off == {"pa": True, "pb": True, "pc": True, "pd": False, "pe": False}
+
+
 def test_a_name_read_in_its_own_rebinding_sees_the_previous_value():
     module, names = _model(
         """

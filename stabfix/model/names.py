@@ -21,6 +21,8 @@ bound values and source order the rules ask about.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Union
 
@@ -129,6 +131,9 @@ class Names(cst.BatchableCSTVisitor):
         self._branch_depth: list[int] = []  # per scope: open if/else/except/match/loop bodies
         self._grad_off: list[bool] = []  # per scope: autograd is off here
         self.grad_off_functions: set[cst.FunctionDef] = set()
+        # functions that build a decorator turning autograd off (`def smart_inference_mode(): ...
+        # return torch.inference_mode()(fn)`): `@smart_inference_mode()` turns it off too
+        self._grad_off_makers: set[cst.CSTNode] = set()
         self._methods: list[tuple[cst.ClassDef, str]] = []  # (class, self parameter) per open method
         self._order = 0
 
@@ -256,7 +261,7 @@ class Names(cst.BatchableCSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._bind(node.name.value, "def", node)
         owner = self._stack[-1].node if self._stack else None
-        grad_off = any(self._disables_grad(d.decorator) for d in node.decorators)
+        grad_off = any(self._disables_grad(d.decorator) or self._grad_off_decorator(d.decorator) for d in node.decorators)
         if grad_off:
             self.grad_off_functions.add(node)
         self._open(node, grad_off)
@@ -323,6 +328,39 @@ class Names(cst.BatchableCSTVisitor):
         if name in GRAD_SWITCHES and isinstance(expr, cst.Call) and expr.args:
             return _is_name(expr.args[0].value, "False")
         return False
+
+    def _grad_off_context(self, expr: cst.BaseExpression) -> bool:
+        """`torch.no_grad()`, or a choice between such contexts (`(torch.inference_mode if new else
+        torch.no_grad)()`)."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.IfExp) and not expr.args:
+            branches = (expr.func.body, expr.func.orelse)
+            return all((self._qualify_so_far(b) or "") in GRAD_OFF_CONTEXTS for b in branches)
+        return isinstance(expr, cst.Call) and self._disables_grad(expr)
+
+    def _grad_off_decorator(self, decorator: cst.BaseExpression) -> bool:
+        """A decorator made by a function that turns autograd off: one of this file whose body applies
+        or returns a no-grad context, or, when the file cannot show its body (imported from the
+        project), one whose name says what it does (`smart_inference_mode()`, `torch_no_grad`)."""
+        target = decorator.func if isinstance(decorator, cst.Call) else decorator
+        if not isinstance(target, (cst.Name, cst.Attribute)) or not self._stack:
+            return False
+        if isinstance(target, cst.Name):
+            bindings = self._stack[-1].resolving(target.value).bindings.get(target.value, [])
+            if bindings and bindings[-1].kind == "def":
+                return bindings[-1].node in self._grad_off_makers
+        qualified = self._qualify_so_far(target)
+        if qualified is None or qualified.startswith("torch."):
+            return False  # a local variable, or a torch name (its real contexts are matched exactly)
+        return bool(_GRAD_OFF_NAME.search(qualified.rsplit(".", 1)[-1].lower()))
+
+    def _mark_grad_off_maker(self) -> None:
+        for scope in self._stack:
+            if isinstance(scope.node, cst.FunctionDef):
+                self._grad_off_makers.add(scope.node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Call) and self._grad_off_context(node.func):
+            self._mark_grad_off_maker()  # `torch.inference_mode()(fn)`: a context applied as a decorator
 
     def _qualify_so_far(self, expr: cst.BaseExpression) -> Optional[str]:
         """Qualified name by the imports met so far (the traversal has not reached later uses yet)."""
@@ -525,6 +563,8 @@ class Names(cst.BatchableCSTVisitor):
         scope = self._stack[-1] if self._stack else None
         if scope is not None and isinstance(scope.node, cst.FunctionDef) and node.value is not None:
             self.returns.setdefault(scope.node, []).append(node.value)
+            if self._grad_off_context(node.value):
+                self._mark_grad_off_maker()  # `return torch.no_grad()`: the factory's result decorates
 
     # -- same-file functions -----------------------------------------------------------------------------
     def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
@@ -668,6 +708,7 @@ GRAD_OFF_CONTEXTS = frozenset(
      "torch.autograd.grad_mode.inference_mode"}
 )
 GRAD_SWITCHES = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+_GRAD_OFF_NAME = re.compile(r"(?:^|_)(?:no_grad|inference_mode)(?:$|_)")
 
 
 def _is_name(expr: cst.BaseExpression, value: str) -> bool:
