@@ -100,3 +100,22 @@ def test_restores_into_loss_scalers_and_schedulers_copy_no_tensors():
     restores = [c for c in flows.calls() if isinstance(c.func, cst.Attribute) and c.func.attr.value == "load_state_dict"]
     owners = {cst.Module(body=[]).code_for_node(c.func.value): flows.restores_no_tensors(c) for c in restores}
     assert owners == {"model": False, "opt": False, "built": True, "sched": True, "helper_scaler": True}
+
+
+def test_library_restore_functions_restore_through_their_state_dict_argument_only():
+    found = _destinations(
+        """
+        import torch
+        from peft import set_peft_model_state_dict
+        from torch.distributed.checkpoint.state_dict import set_model_state_dict, set_state_dict
+        def resume(model, opt, path):
+            ckpt = torch.load(path)
+            set_peft_model_state_dict(model, ckpt["adapter"])
+            set_model_state_dict(model, model_state_dict=ckpt["model"])
+            set_state_dict(model, [opt], model_state_dict=ckpt["model"], optim_state_dict=ckpt["optim"])
+            set_peft_model_state_dict(ckpt["adapter"], {})  # in the model's place: not a restore of it
+        """
+    )
+    restores = [code.split("(")[0] for kind, _, code in found if kind == "restore"]
+    assert restores == ["set_peft_model_state_dict", "set_model_state_dict", "set_state_dict", "set_state_dict"]
+    assert sum(kind == "other" for kind, _, _ in found) == 1

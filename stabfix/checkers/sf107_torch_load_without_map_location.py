@@ -25,6 +25,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.device_moves import has_map_location, with_map_location
 from stabfix.model.flows import Destination
 from stabfix.model.syntax import code_of
+from stabfix.model.traversal import children
 
 LOADS = {"torch.load": "torch.load", "torch.serialization.load": "torch.load", "torch.jit.load": "torch.jit.load"}
 SAVES = frozenset({"torch.save", "torch.serialization.save", "torch.jit.save"})
@@ -34,7 +35,7 @@ class TorchLoadWithoutMapLocation(Checker):
     code = "SF107"
     tokens = ("load",)
     also_needs = (("torch",),)
-    needs = ("names", "flows")
+    needs = ("names", "flows", "values")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -51,7 +52,8 @@ class TorchLoadWithoutMapLocation(Checker):
     def leave_Module(self, original_node: cst.Module) -> None:
         loads = [(call, LOADS[q]) for call in self.candidates if (q := self.names.qualify(call.func)) in LOADS]
         for call, which in loads:
-            if has_map_location(call) or self._round_trip(call) or self._sibling_with_location(call, loads):
+            if has_map_location(call) or self._round_trip(call) or self._sibling_with_location(call, loads) \
+                    or self._written_from_host(call):
                 continue
             destinations = self.flows.destinations(call)
             consumers = [d for d in destinations if d.kind == "move"
@@ -93,6 +95,27 @@ class TorchLoadWithoutMapLocation(Checker):
                 return True
         return False
 
+    def _written_from_host(self, call: cst.Call) -> bool:
+        """The file this loads is one the file itself writes from host memory (`torch.save(feats.cpu(),
+        os.path.join(out, "feats.pth"))` ... `torch.load(os.path.join(cache, "feats.pth"))`: the same file
+        name): its tensors were saved from the CPU and load back there."""
+        source = _first_argument(call)
+        file_names = _file_names(source) if source is not None else set()
+        if not file_names:
+            return False
+        for other in self.flows.calls():
+            if self.names.qualify(other.func) not in SAVES:
+                continue
+            positional = [a.value for a in other.args if a.keyword is None and not a.star]
+            saved = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == "obj"), None)
+            target = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == "f"), None)
+            saved = saved if saved is not None else (positional[0] if positional else None)
+            target = target if target is not None else (positional[1] if len(positional) > 1 else None)
+            if saved is not None and target is not None and file_names & _file_names(target) \
+                    and self.model.values.value_of(saved).host:
+                return True
+        return False
+
     def _sibling_with_location(self, call: cst.Call, loads: list[tuple[cst.Call, str]]) -> bool:
         """`torch.load(p)` next to `torch.load(p, map_location="cpu")` in the same function (a device check's
         two branches): the author chose where each loads."""
@@ -118,3 +141,19 @@ def _first_argument(call: cst.Call) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value == "f":
             return arg.value
     return None
+
+
+def _file_names(path: cst.BaseExpression) -> set[str]:
+    """The file names a path expression spells out: string literals with an extension (`"feats.pth"`,
+    the last part of `"out/feats.pth"`), not directories or bare words."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [path]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleString):
+            name = node.evaluated_value
+            name = name.rsplit("/", 1)[-1] if isinstance(name, str) else ""
+            if "." in name.strip(".") and "{" not in name:
+                found.add(name)
+        stack.extend(children(node))
+    return found

@@ -3,8 +3,10 @@
 Asked of one expression (a `torch.load(...)` call), `ValueFlows.destinations(expr)` follows its result
 through the file and lists where it ends up:
 
-- `restore`: handed to `<x>.load_state_dict(...)` (a module, an optimizer, a scheduler), which copies
-  every tensor into the receiver's own storage, on the receiver's device;
+- `restore`: handed to `<x>.load_state_dict(...)` (a module, an optimizer, a scheduler), or to a
+  library function that does the same (peft's `set_peft_model_state_dict(model, sd)`, torch's
+  distributed `set_model_state_dict`), which copies every tensor into the model's own storage, on
+  its device;
 - `move`: moved with `.to(...)`, `.cuda()` or `.cpu()`;
 - `inspect`: only looked at (`k in sd`, `len(sd)`, `sd.keys()`, `isinstance(sd, dict)`, an `if` test,
   a log call);
@@ -41,6 +43,17 @@ _ELEMENT_METHODS = frozenset({"items", "values"})
 _INSPECT_METHODS = frozenset({"keys", "__contains__"})
 _INSPECT_CALLS = frozenset({"len", "isinstance", "print", "str", "repr", "type", "hasattr", "list", "sorted", "set"})
 _LIMIT = 200  # nodes followed per question; a value spreads into few places in real code
+# Library functions that copy a state dict into a model or optimizer, as `load_state_dict` does: the
+# (position, keyword) of each state-dict argument
+_PEFT_SET = ((1, "peft_model_state_dict"),)
+_RESTORE_FUNCTIONS: dict[str, tuple[tuple[int, str], ...]] = {
+    "peft.set_peft_model_state_dict": _PEFT_SET,
+    "peft.utils.set_peft_model_state_dict": _PEFT_SET,
+    "peft.utils.save_and_load.set_peft_model_state_dict": _PEFT_SET,
+    "torch.distributed.checkpoint.state_dict.set_model_state_dict": ((1, "model_state_dict"),),
+    "torch.distributed.checkpoint.state_dict.set_optimizer_state_dict": ((2, "optim_state_dict"),),
+    "torch.distributed.checkpoint.state_dict.set_state_dict": ((-1, "model_state_dict"), (-1, "optim_state_dict")),
+}
 
 
 @dataclass(frozen=True)
@@ -168,6 +181,14 @@ class ValueFlows(cst.BatchableCSTVisitor):
         if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
             if arg.keyword is None or arg.keyword.value == "state_dict":
                 found.append(Destination("restore", call, whole))
+                return
+        slots = _RESTORE_FUNCTIONS.get(self.names.qualify(func) or "")
+        if slots is not None:
+            positional = [a for a in call.args if a.keyword is None]
+            position = next((i for i, a in enumerate(positional) if a is arg), -1)
+            if any(arg.keyword is not None and arg.keyword.value == keyword or position == index >= 0
+                   for index, keyword in slots):
+                found.append(Destination("restore", call, whole))  # `set_peft_model_state_dict(model, sd)`
                 return
         name = func.value if isinstance(func, cst.Name) else None
         receiver = func.value if isinstance(func, cst.Attribute) else None
