@@ -375,3 +375,17 @@ def test_helpers_named_for_clearing_gradients_are_clears():
     assert [(e.how, _code(e.receiver)) for e in events.of_kind("clear")] == [  # type: ignore[attr-defined]
         ("helper", "params"), ("helper", "model"), ("zero_grad", "opt"),
     ]
+
+
+def test_an_environment_transition_unpacked_from_step_is_not_an_optimizer_step():
+    import libcst as cst
+
+    from stabfix.model.events import unpacked_step
+
+    def first_assign(source: str) -> cst.Assign:
+        return cst.ensure_type(cst.parse_module(source).body[0].body[0], cst.Assign)
+
+    assert unpacked_step(first_assign("obs, reward, done, info = env.step(action)\n")) is not None
+    assert unpacked_step(first_assign("[obs, reward] = env.step(action)\n")) is not None
+    assert unpacked_step(first_assign("loss = opt.step(closure)\n")) is None
+    assert unpacked_step(first_assign("(result,) = opt.step(closure)\n")) is None

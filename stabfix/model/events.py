@@ -198,6 +198,7 @@ class Events(cst.BatchableCSTVisitor):
         self._tries: list[cst.Try] = []
         self._any_loops: list[Optional[cst.CSTNode]] = []  # `for` and `while`; None marks a function boundary
         self._lambdas = 0
+        self._transitions: set[int] = set()  # `obs, reward, done = env.step(a)`: not an optimizer step
         self._scalers: set[str] = set()  # dotted names bound to a GradScaler or used as one
 
     # -- queries ---------------------------------------------------------------------------------------
@@ -467,7 +468,7 @@ class Events(cst.BatchableCSTVisitor):
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
         method, receiver = func.attr.value, func.value
-        if method in _STEP_METHODS:
+        if method in _STEP_METHODS and id(node) not in self._transitions:
             self._add(Step(node, self._site(), _stepped(node, func)))
         elif method in ("backward", "manual_backward"):
             self._add(Backward(node, self._site(), _differentiated(node, func)))
@@ -514,6 +515,9 @@ class Events(cst.BatchableCSTVisitor):
             self._note_scaler(node.target)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        transition = unpacked_step(node)
+        if transition is not None:
+            self._transitions.add(id(transition))
         if _builds_scaler(self.imports, node.value):
             for target in node.targets:
                 self._note_scaler(target.target)
@@ -584,6 +588,17 @@ def _grad_owner(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
 def _first_argument(node: cst.Call) -> Optional[cst.BaseExpression]:
     positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
     return positional[0] if positional else None
+
+
+def unpacked_step(assign: cst.Assign) -> Optional[cst.Call]:
+    """The `.step(...)` call whose result this assignment unpacks into several names (`obs, reward,
+    done, info = env.step(action)`): an environment's transition, since an optimizer's step returns
+    None or the closure's loss."""
+    value = assign.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "step"):
+        return None
+    unpacks = any(isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) > 1 for t in assign.targets)
+    return value if unpacks else None
 
 
 def _stepped(call: cst.Call, func: cst.Attribute) -> tuple[cst.BaseExpression, ...]:

@@ -24,6 +24,7 @@ import libcst as cst
 from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import visit_readonly
 from stabfix.model.enclosing import EnclosingDefinitions
+from stabfix.model.events import unpacked_step
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.places import Place, body_of, called_as_statement, parent_in, position_in
@@ -174,6 +175,7 @@ class _RegionScanner(cst.CSTVisitor):
         self.facts = facts
         self.grad_off = [False]
         self.loops = 0
+        self._transitions: set[int] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.For, cst.While, cst.BaseComp)):
@@ -209,7 +211,8 @@ class _RegionScanner(cst.CSTVisitor):
         func = node.func
         callee = dotted_name(func) or ""
         qualified = self.modes.names.qualify(func) or ""
-        if isinstance(func, cst.Attribute) and func.attr.value in ("backward", "manual_backward", "step"):
+        if isinstance(func, cst.Attribute) and func.attr.value in ("backward", "manual_backward", "step") \
+                and id(node) not in self._transitions:
             self.facts.backward = True
         if qualified in NEEDS_GRAD_CALLS or (isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_"):
             self.facts.needs_grad = True
@@ -222,6 +225,9 @@ class _RegionScanner(cst.CSTVisitor):
                 self.facts.repeated.append(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        transition = unpacked_step(node)
+        if transition is not None:
+            self._transitions.add(id(transition))  # an environment's step, not training
         value = node.value
         if dotted_name(value) is not None and any(
             isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
