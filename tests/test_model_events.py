@@ -375,3 +375,22 @@ def test_helpers_named_for_clearing_gradients_are_clears():
     assert [(e.how, _code(e.receiver)) for e in events.of_kind("clear")] == [  # type: ignore[attr-defined]
         ("helper", "params"), ("helper", "model"), ("zero_grad", "opt"),
     ]
+
+
+def test_a_fresh_distributed_autograd_context_is_a_clear_and_its_backward_takes_the_roots():
+    _, events = _events(
+        """
+        from torch.distributed import autograd as dist_ag
+
+        def train(opt, batches):
+            for x in batches:
+                with dist_ag.context() as ctx:
+                    dist_ag.backward(ctx, [model(x).sum()])
+                    opt.step(ctx)
+        """
+    )
+    assert [kind for kind, _ in _training(events)] == ["clear", "backward", "step"]
+    clear, backward = events.of_kind("clear", "backward")
+    assert isinstance(clear, ClearGrad) and clear.how == "context" and _code(clear.receiver) == "ctx"
+    assert clear.site.any_loops == backward.site.any_loops  # made anew on every pass
+    assert isinstance(backward, Backward) and _code(backward.loss) == "[model(x).sum()]"

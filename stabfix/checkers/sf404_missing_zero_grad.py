@@ -4,9 +4,10 @@ A query over `events`: for each optimizer step (the `optimizers` part says what 
 runs in is the innermost `for`/`while` loop it shares with a backward pass, or, for a step function
 without a loop of its own, the loop of the file that calls it (or the Lightning trainer, for a manual
 `training_step`). Gradients are cleared in that pass when a clear of any form (`opt.zero_grad()`,
-`model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`, `p.grad = g`) runs in it, in a function it calls,
-or may run from a hook: a lambda, or a function of the file that steps nothing (a callback). Silent when
-a new optimizer is built in the pass (fresh state, SF408's business) and for `torch.autograd.grad`.
+`model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`, `p.grad = g`, a fresh `dist_autograd.context()`)
+runs in it, in a function it calls, or may run from a hook: a lambda, or a function of the file that steps
+nothing (a callback). Silent when a new optimizer is built in the pass (fresh state, SF408's business) and
+for `torch.autograd.grad`.
 Fix (unsafe): `opt.zero_grad(set_to_none=True)` right after the step.
 """
 

@@ -3,10 +3,13 @@
 The model's `events` part. During the single traversal it records, per function (and for module level):
 
 - `Backward`      `loss.backward()`, `accelerator.backward(loss)`, `self.manual_backward(loss)`,
-                  `torch.autograd.backward(...)`, `torch.autograd.grad(...)` (through import aliases);
+                  `torch.autograd.backward(...)`, `torch.autograd.grad(...)`,
+                  `dist_autograd.backward(ctx, [loss])` (through import aliases);
 - `Step`          `opt.step()`, `scaler.step(opt)`, `xm.optimizer_step(opt)`, with the expressions that
                   may be the stepped optimizer (whether one is, the `optimizers` part answers);
-- `ClearGrad`     `X.zero_grad()` (with its receiver) and `p.grad = None`;
+- `ClearGrad`     `X.zero_grad()` (with its receiver), `p.grad = None`, and a fresh distributed
+                  autograd context (`with dist_autograd.context() as ctx:`, how="context": what
+                  `dist_autograd.backward(ctx, [loss])` accumulates lives and dies with it);
 - `GradWrite`     a gradient overwritten by hand: `p.grad = g`, `p.grad.copy_(g)`, `p.grad.add_(g)`;
 - `Clip`          `clip_grad_norm_` / `clip_grad_value_` (torch's functions or a wrapper's method);
 - `Unscale`       `scaler.unscale_(opt)`;
@@ -50,6 +53,8 @@ from stabfix.model.optimizers import OptimizerInfo, OptimizerTracker, Scope, opt
 Branch = tuple[int, str]  # (id of the statement that branches, which of its branches)
 
 _BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
+_DISTRIBUTED_BACKWARD = "torch.distributed.autograd.backward"  # (context_id, roots): into the context, not `.grad`
+_DISTRIBUTED_CONTEXT = "torch.distributed.autograd.context"
 _CLIP_FUNCTIONS = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_value"}
 _STEP_METHODS = {"step", "optimizer_step"}
 _IN_PLACE_UPDATES = {"add_", "sub_", "copy_"}
@@ -134,6 +139,7 @@ class ClearGrad(Event):
     receiver: cst.BaseExpression  # `optimizer` of `optimizer.zero_grad()`, `p` of `p.grad = None`
     how: str  # zero_grad | set_none | zero_ (`p.grad.zero_()`) | foreach_zero_ (`torch._foreach_zero_(grads)`)
     #         | helper (`zero_grads(params)`: a function named for it, receiver = its first argument)
+    #         | context (`with dist_autograd.context() as ctx:`, receiver = `ctx`)
 
 
 @dataclass(eq=False)
@@ -384,6 +390,10 @@ class Events(cst.BatchableCSTVisitor):
 
     def visit_With(self, node: cst.With) -> None:
         self._with_bodies.add(id(node.body))
+        for item in node.items:
+            if isinstance(item.item, cst.Call) and self.imports.qualify(item.item.func) == _DISTRIBUTED_CONTEXT:
+                context = item.asname.name if item.asname is not None else item.item
+                self._add(ClearGrad(item.item, self._site(), context, "context"))  # type: ignore[arg-type]
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statements.append(node)
@@ -443,6 +453,9 @@ class Events(cst.BatchableCSTVisitor):
             self._add(LocalCall(node, self._site(), func.value, False))
         if qualified in _BACKWARD_FUNCTIONS:
             self._add(Backward(node, self._site(), _first_argument(node)))
+        elif qualified == _DISTRIBUTED_BACKWARD:
+            roots = [arg.value for arg in node.args if arg.keyword is None and not arg.star][1:2]
+            self._add(Backward(node, self._site(), roots[0] if roots else None))
         elif qualified == "torch._foreach_zero_" and _first_argument(node) is not None:
             self._add(ClearGrad(node, self._site(), _first_argument(node), "foreach_zero_"))  # type: ignore[arg-type]
         elif qualified in _FOREACH_UPDATES:
