@@ -394,3 +394,34 @@ def test_a_fresh_distributed_autograd_context_is_a_clear_and_its_backward_takes_
     assert isinstance(clear, ClearGrad) and clear.how == "context" and _code(clear.receiver) == "ctx"
     assert clear.site.any_loops == backward.site.any_loops  # made anew on every pass
     assert isinstance(backward, Backward) and _code(backward.loss) == "[model(x).sum()]"
+
+
+def test_stepped_by_tells_an_optimizers_own_step_from_a_wrappers():
+    _, events = _events(
+        """
+        import torch_xla.core.xla_model as xm
+
+        class Backend:
+            def optimizer_step(self, optimizer):
+                optimizer.step()
+
+        class Trainer:
+            def optimizer_step(self, optimizer):
+                self.engine.step()
+
+            def fit(self, opt, scaler, strategy):
+                opt.step()
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                xm.optimizer_step(opt)
+                self.optimizer_step(opt)
+                strategy.optimizer_step(opt)
+                self.strategy.step(opt)
+        """
+    )
+    fit = [s for s in events.of_kind("step") if s.site.function.name.value == "fit"]  # type: ignore[union-attr]
+    wrappers = [events.stepped_by(step, step.candidates[-1]) for step in fit]  # type: ignore[attr-defined]
+    assert wrappers[:3] == [None, None, None]  # the optimizer's own step
+    classes = [[events.in_function(f)[0].site.cls.name.value for f in found] for found in wrappers[3:]]  # type: ignore
+    # `self.m(opt)`: the class's own method; `strategy.m(opt)`: any class's; no `step` method in the file
+    assert classes == [["Trainer"], ["Backend", "Trainer"], []]

@@ -1,6 +1,7 @@
 """SF404 missing-zero-grad: a loop runs backward and an optimizer step on every pass but never clears gradients.
 
-A query over `events`: for each optimizer step (the `optimizers` part says what is stepped), the pass it
+A query over `events`: for each optimizer step (the `optimizers` part says what is stepped; the step must
+be the optimizer's own, or a same-file wrapper's that runs one: `events.stepped_by`), the pass it
 runs in is the innermost `for`/`while` loop it shares with a backward pass, or, for a step function
 without a loop of its own, the loop of the file that calls it (or the Lightning trainer, for a manual
 `training_step`). Gradients are cleared in that pass when a clear of any form (`opt.zero_grad()`,
@@ -41,18 +42,35 @@ class MissingZeroGrad(Checker):
         reported: set[int] = set()
         for step in events.of_kind("step"):
             assert isinstance(step, Step)
-            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events) or _short_named(step)
+            stepped = self._stepped(step)
             if step.site.in_lambda or stepped is None:
                 continue
-            found = self._pass_without_clear(step)
+            wrapper = events.stepped_by(step, stepped[0])
+            if wrapper is not None and not self._runs_an_optimizer_step(wrapper):
+                continue  # handed to a wrapper not shown to step an optimizer: it may step an engine, or clear
+            found = self._pass_without_clear(step, [e for f in wrapper or [] for e in events.in_function(f)])
             if found is None or id(found[0]) in reported:
                 continue
             reported.add(id(found[0]))
             optimizer = code_for(stepped[0])
             self.report(step.node, _message(step, optimizer, found[1]), self._fix(step, optimizer))
 
-    def _pass_without_clear(self, step: Step) -> Optional[tuple[cst.CSTNode, str]]:
-        """The loop (or step function) whose every pass runs the step with no gradient clear, and how to name it."""
+    def _stepped(self, step: Step) -> tuple[cst.BaseExpression, object] | None:
+        return stepped_optimizer(step, self.model.optimizers, self.model.events) or _short_named(step)
+
+    def _runs_an_optimizer_step(self, functions: list[cst.FunctionDef]) -> bool:
+        """Whether these functions, or those they call, run an optimizer's own step."""
+        events = self.model.events
+        ran = [e for f in functions for e in events.in_function(f)]
+        for inner in ran + [e for f in events.functions_called(ran) for e in events.in_function(f)]:
+            stepped = self._stepped(inner) if isinstance(inner, Step) else None
+            if stepped is not None and events.stepped_by(inner, stepped[0]) is None:  # type: ignore[arg-type]
+                return True
+        return False
+
+    def _pass_without_clear(self, step: Step, wrapped: list[Event]) -> Optional[tuple[cst.CSTNode, str]]:
+        """The loop (or step function) whose every pass runs the step (and `wrapped`, the events of the
+        wrapper it hands the optimizer to) with no gradient clear, and how to name it."""
         events = self.model.events
         function = step.site.function
         here = [e for e in events.in_function(function) if not e.site.in_lambda]
@@ -70,7 +88,7 @@ class MissingZeroGrad(Checker):
             outer = step.site.any_loops[: _depth(step.site, loop)]
             loop = outer[-1] if outer else None  # a retry loop (`while True: ...; break`): its pass is the outer one's
         if loop is not None:
-            return (loop, f"`{loop_header(loop)}`") if self._uncleared(events.iteration(loop)) else None
+            return (loop, f"`{loop_header(loop)}`") if self._uncleared(events.iteration(loop) + wrapped) else None
         if function is None or not backwards:
             return None
         callers = [c for c in events.calls_of(function.name.value) if c.on_self == (step.site.cls is not None)]
@@ -79,11 +97,11 @@ class MissingZeroGrad(Checker):
         for call in callers:
             if call.site.any_loops and not call.site.in_lambda:
                 outer = call.site.any_loops[-1]
-                if self._uncleared(events.iteration(outer) + here):
+                if self._uncleared(events.iteration(outer) + here + wrapped):
                     return function, f"`{loop_header(outer)}` (through `{function.name.value}()`)"
                 return None
         if not callers and step.site.cls is not None and self._lightning(step.site.cls):
-            if function.name.value == "training_step" and self._uncleared(here):
+            if function.name.value == "training_step" and self._uncleared(here + wrapped):
                 return function, "Lightning's manual-optimization `training_step`"
         return None
 

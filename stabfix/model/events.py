@@ -34,7 +34,9 @@ aside), `innermost_loop(*sites)` the innermost loop they share, `functions_calle
 same-file functions they call, `is_scaler(expr)` whether an expression is a `GradScaler`
 (constructed, or used as `scaler.scale(loss).backward()` / `scaler.unscale_`), and `ClearGrad`
 also covers `p.grad.zero_()`, `torch._foreach_zero_(grads)` and helpers named for clearing
-(`pyro.infer.util.zero_grads(params)`, how="helper").
+(`pyro.infer.util.zero_grads(params)`, how="helper"). `stepped_by(step, optimizer)` tells an
+optimizer's own step (`opt.step()`, `scaler.step(opt)`) from one handed to a wrapper
+(`strategy.optimizer_step(opt)`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ Branch = tuple[int, str]  # (id of the statement that branches, which of its bra
 _BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
 _DISTRIBUTED_BACKWARD = "torch.distributed.autograd.backward"  # (context_id, roots): into the context, not `.grad`
 _DISTRIBUTED_CONTEXT = "torch.distributed.autograd.context"
+# Functions that run the optimizer they are handed through its own `step()` (torch_xla reduces gradients first).
+_OPTIMIZER_STEP_FUNCTIONS = {"torch_xla.core.xla_model.optimizer_step"}
 _CLIP_FUNCTIONS = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_value"}
 _STEP_METHODS = {"step", "optimizer_step"}
 _IN_PLACE_UPDATES = {"add_", "sub_", "copy_"}
@@ -241,6 +245,28 @@ class Events(cst.BatchableCSTVisitor):
                 owner = None if built is None else (built.module_class or (built.node if built.kind == "class" else None))
                 if owner is cls:
                     found.append(call)
+        return found
+
+    def stepped_by(self, step: Step, optimizer: cst.BaseExpression) -> Optional[list[cst.FunctionDef]]:
+        """None when the call runs the optimizer's own `step()` (`opt.step()`, a GradScaler's
+        `scaler.step(opt)`, torch_xla's `xm.optimizer_step(opt)`); else it hands the optimizer to a method
+        of another object, and this lists the file's functions that method may be (`self.m(opt)`: the
+        class's own; `strategy.optimizer_step(opt)`: any class's of that name), empty when the file does
+        not show its code: a wrapper that may step an engine instead or clear the gradients itself."""
+        func = step.node.func
+        assert isinstance(func, cst.Attribute)
+        if optimizer is func.value or self.is_scaler(func.value):
+            return None
+        if self.imports.qualify(func) in _OPTIMIZER_STEP_FUNCTIONS:
+            return None
+        on_self = isinstance(func.value, cst.Name) and func.value.value == "self"
+        found = []
+        for function, recorded in self._by_function.items():
+            if function is None or function is step.site.function or function.name.value != func.attr.value:
+                continue
+            site = recorded[0].site
+            if len(site.functions) == 1 and site.cls is not None and (not on_self or site.cls is step.site.cls):
+                found.append(function)
         return found
 
     def calls_of(self, name: str) -> list[LocalCall]:
