@@ -425,3 +425,24 @@ def test_stepped_by_tells_an_optimizers_own_step_from_a_wrappers():
     classes = [[events.in_function(f)[0].site.cls.name.value for f in found] for found in wrappers[3:]]  # type: ignore
     # `self.m(opt)`: the class's own method; `strategy.m(opt)`: any class's; no `step` method in the file
     assert classes == [["Trainer"], ["Backend", "Trainer"], []]
+
+
+def test_gates_are_the_ifs_between_a_loop_and_a_site():
+    _, events = _events(
+        """
+        def train(loader, opt, flags, warm):
+            if warm:
+                for i, x in enumerate(loader):
+                    x.backward()
+                    if flags[i]:
+                        if i > 2:
+                            pass
+                        else:
+                            opt.step()
+        """
+    )
+    (step,) = events.of_kind("step")
+    (loop,) = step.site.any_loops
+    gates = [(_code(test), negated) for test, negated in events.gates(step.site, loop)]
+    assert gates == [("flags[i]", False), ("i > 2", True)]  # `if warm:` is outside the loop
+    assert events.gates(events.of_kind("backward")[0].site, loop) == []

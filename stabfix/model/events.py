@@ -36,7 +36,7 @@ same-file functions they call, `is_scaler(expr)` whether an expression is a `Gra
 also covers `p.grad.zero_()`, `torch._foreach_zero_(grads)` and helpers named for clearing
 (`pyro.infer.util.zero_grads(params)`, how="helper"). `stepped_by(step, optimizer)` tells an
 optimizer's own step (`opt.step()`, `scaler.step(opt)`) from one handed to a wrapper
-(`strategy.optimizer_step(opt)`).
+(`strategy.optimizer_step(opt)`), and `gates(site, scope)` gives the `if` tests a site runs under.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerInfo, OptimizerTracker, Scope, optimizer_class_name
 
 Branch = tuple[int, str]  # (id of the statement that branches, which of its branches)
+Gate = tuple[cst.BaseExpression, bool]  # an `if` test, and whether a site sits in its `else` branch
 
 _BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
 _DISTRIBUTED_BACKWARD = "torch.distributed.autograd.backward"  # (context_id, roots): into the context, not `.grad`
@@ -200,6 +201,7 @@ class Events(cst.BatchableCSTVisitor):
         self._loop_sites: dict[cst.For, Site] = {}
         self._loop_ends: dict[cst.For, int] = {}
         self._with_bodies: set[int] = set()
+        self._gates: dict[int, Gate] = {}  # by the id of an `if`'s body or `else` body
         self._order = 0
         self._loops: list[Optional[cst.For]] = []  # None marks a function boundary
         self._blocks: list[cst.CSTNode] = []
@@ -267,6 +269,16 @@ class Events(cst.BatchableCSTVisitor):
             site = recorded[0].site
             if len(site.functions) == 1 and site.cls is not None and (not on_self or site.cls is step.site.cls):
                 found.append(function)
+        return found
+
+    def gates(self, site: Site, scope: cst.CSTNode) -> list[Gate]:
+        """The tests of the `if` statements between `scope` (a loop or a function) and `site`, outermost
+        first, each with whether the site sits in its `else` branch."""
+        inside, found = False, []
+        for block in site.blocks:
+            if inside and id(block) in self._gates:
+                found.append(self._gates[id(block)])
+            inside = inside or block is getattr(scope, "body", None)
         return found
 
     def calls_of(self, name: str) -> list[LocalCall]:
@@ -420,6 +432,11 @@ class Events(cst.BatchableCSTVisitor):
             if isinstance(item.item, cst.Call) and self.imports.qualify(item.item.func) == _DISTRIBUTED_CONTEXT:
                 context = item.asname.name if item.asname is not None else item.item
                 self._add(ClearGrad(item.item, self._site(), context, "context"))  # type: ignore[arg-type]
+
+    def visit_If(self, node: cst.If) -> None:
+        self._gates[id(node.body)] = (node.test, False)
+        if isinstance(node.orelse, cst.Else):
+            self._gates[id(node.orelse.body)] = (node.test, True)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statements.append(node)
