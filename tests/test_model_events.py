@@ -389,3 +389,74 @@ def test_an_environment_transition_unpacked_from_step_is_not_an_optimizer_step()
     assert unpacked_step(first_assign("[obs, reward] = env.step(action)\n")) is not None
     assert unpacked_step(first_assign("loss = opt.step(closure)\n")) is None
     assert unpacked_step(first_assign("(result,) = opt.step(closure)\n")) is None
+
+
+def test_a_fresh_distributed_autograd_context_is_a_clear_and_its_backward_takes_the_roots():
+    _, events = _events(
+        """
+        from torch.distributed import autograd as dist_ag
+
+        def train(opt, batches):
+            for x in batches:
+                with dist_ag.context() as ctx:
+                    dist_ag.backward(ctx, [model(x).sum()])
+                    opt.step(ctx)
+        """
+    )
+    assert [kind for kind, _ in _training(events)] == ["clear", "backward", "step"]
+    clear, backward = events.of_kind("clear", "backward")
+    assert isinstance(clear, ClearGrad) and clear.how == "context" and _code(clear.receiver) == "ctx"
+    assert clear.site.any_loops == backward.site.any_loops  # made anew on every pass
+    assert isinstance(backward, Backward) and _code(backward.loss) == "[model(x).sum()]"
+
+
+def test_stepped_by_tells_an_optimizers_own_step_from_a_wrappers():
+    _, events = _events(
+        """
+        import torch_xla.core.xla_model as xm
+
+        class Backend:
+            def optimizer_step(self, optimizer):
+                optimizer.step()
+
+        class Trainer:
+            def optimizer_step(self, optimizer):
+                self.engine.step()
+
+            def fit(self, opt, scaler, strategy):
+                opt.step()
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                xm.optimizer_step(opt)
+                self.optimizer_step(opt)
+                strategy.optimizer_step(opt)
+                self.strategy.step(opt)
+        """
+    )
+    fit = [s for s in events.of_kind("step") if s.site.function.name.value == "fit"]  # type: ignore[union-attr]
+    wrappers = [events.stepped_by(step, step.candidates[-1]) for step in fit]  # type: ignore[attr-defined]
+    assert wrappers[:3] == [None, None, None]  # the optimizer's own step
+    classes = [[events.in_function(f)[0].site.cls.name.value for f in found] for found in wrappers[3:]]  # type: ignore
+    # `self.m(opt)`: the class's own method; `strategy.m(opt)`: any class's; no `step` method in the file
+    assert classes == [["Trainer"], ["Backend", "Trainer"], []]
+
+
+def test_gates_are_the_ifs_between_a_loop_and_a_site():
+    _, events = _events(
+        """
+        def train(loader, opt, flags, warm):
+            if warm:
+                for i, x in enumerate(loader):
+                    x.backward()
+                    if flags[i]:
+                        if i > 2:
+                            pass
+                        else:
+                            opt.step()
+        """
+    )
+    (step,) = events.of_kind("step")
+    (loop,) = step.site.any_loops
+    gates = [(_code(test), negated) for test, negated in events.gates(step.site, loop)]
+    assert gates == [("flags[i]", False), ("i > 2", True)]  # `if warm:` is outside the loop
+    assert events.gates(events.of_kind("backward")[0].site, loop) == []

@@ -1,12 +1,14 @@
 """SF404 missing-zero-grad: a loop runs backward and an optimizer step on every pass but never clears gradients.
 
-A query over `events`: for each optimizer step (the `optimizers` part says what is stepped), the pass it
+A query over `events`: for each optimizer step (the `optimizers` part says what is stepped; the step must
+be the optimizer's own, or a same-file wrapper's that runs one: `events.stepped_by`), the pass it
 runs in is the innermost `for`/`while` loop it shares with a backward pass, or, for a step function
 without a loop of its own, the loop of the file that calls it (or the Lightning trainer, for a manual
 `training_step`). Gradients are cleared in that pass when a clear of any form (`opt.zero_grad()`,
-`model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`, `p.grad = g`) runs in it, in a function it calls,
-or may run from a hook: a lambda, or a function of the file that steps nothing (a callback). Silent when
-a new optimizer is built in the pass (fresh state, SF408's business) and for `torch.autograd.grad`.
+`model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`, `p.grad = g`, a fresh `dist_autograd.context()`)
+runs in it, in a function it calls, or may run from a hook: a lambda, or a function of the file that steps
+nothing (a callback). Silent when a new optimizer is built in the pass (fresh state, SF408's business) and
+for `torch.autograd.grad`. The message names the `if`s that gate the step (`events.gates`).
 Fix (unsafe): `opt.zero_grad(set_to_none=True)` right after the step.
 """
 
@@ -21,7 +23,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
 from stabfix.model import vocabulary as vocab
-from stabfix.model.events import Event, GradWrite, Site, Step, stepped_optimizer
+from stabfix.model.events import Event, Gate, GradWrite, Site, Step, stepped_optimizer
 from stabfix.model.imports import dotted_name
 from stabfix.model.optimizers import optimizer_name_strength
 from stabfix.model.structure import loop_header
@@ -40,18 +42,35 @@ class MissingZeroGrad(Checker):
         reported: set[int] = set()
         for step in events.of_kind("step"):
             assert isinstance(step, Step)
-            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events) or _short_named(step)
+            stepped = self._stepped(step)
             if step.site.in_lambda or stepped is None:
                 continue
-            found = self._pass_without_clear(step)
+            wrapper = events.stepped_by(step, stepped[0])
+            if wrapper is not None and not self._runs_an_optimizer_step(wrapper):
+                continue  # handed to a wrapper not shown to step an optimizer: it may step an engine, or clear
+            found = self._pass_without_clear(step, [e for f in wrapper or [] for e in events.in_function(f)])
             if found is None or id(found[0]) in reported:
                 continue
             reported.add(id(found[0]))
             optimizer = code_for(stepped[0])
-            self.report(step.node, _message(step, optimizer, found[1]), self._fix(step, optimizer))
+            self.report(step.node, _message(step, optimizer, *found[1:]), self._fix(step, optimizer))
 
-    def _pass_without_clear(self, step: Step) -> Optional[tuple[cst.CSTNode, str]]:
-        """The loop (or step function) whose every pass runs the step with no gradient clear, and how to name it."""
+    def _stepped(self, step: Step) -> tuple[cst.BaseExpression, object] | None:
+        return stepped_optimizer(step, self.model.optimizers, self.model.events) or _short_named(step)
+
+    def _runs_an_optimizer_step(self, functions: list[cst.FunctionDef]) -> bool:
+        """Whether these functions, or those they call, run an optimizer's own step."""
+        events = self.model.events
+        ran = [e for f in functions for e in events.in_function(f)]
+        for inner in ran + [e for f in events.functions_called(ran) for e in events.in_function(f)]:
+            stepped = self._stepped(inner) if isinstance(inner, Step) else None
+            if stepped is not None and events.stepped_by(inner, stepped[0]) is None:  # type: ignore[arg-type]
+                return True
+        return False
+
+    def _pass_without_clear(self, step: Step, wrapped: list[Event]) -> Optional[tuple[cst.CSTNode, str, list[Gate]]]:
+        """The loop (or step function) whose passes run the step (and `wrapped`, the events of the wrapper
+        it hands the optimizer to) with no gradient clear, how to name it, and the `if`s that gate the step."""
         events = self.model.events
         function = step.site.function
         here = [e for e in events.in_function(function) if not e.site.in_lambda]
@@ -69,7 +88,9 @@ class MissingZeroGrad(Checker):
             outer = step.site.any_loops[: _depth(step.site, loop)]
             loop = outer[-1] if outer else None  # a retry loop (`while True: ...; break`): its pass is the outer one's
         if loop is not None:
-            return (loop, f"`{loop_header(loop)}`") if self._uncleared(events.iteration(loop)) else None
+            if not self._uncleared(events.iteration(loop) + wrapped):
+                return None
+            return loop, f"`{loop_header(loop)}`", events.gates(step.site, loop)
         if function is None or not backwards:
             return None
         callers = [c for c in events.calls_of(function.name.value) if c.on_self == (step.site.cls is not None)]
@@ -78,12 +99,13 @@ class MissingZeroGrad(Checker):
         for call in callers:
             if call.site.any_loops and not call.site.in_lambda:
                 outer = call.site.any_loops[-1]
-                if self._uncleared(events.iteration(outer) + here):
-                    return function, f"`{loop_header(outer)}` (through `{function.name.value}()`)"
+                if self._uncleared(events.iteration(outer) + here + wrapped):
+                    where = f"`{loop_header(outer)}` (through `{function.name.value}()`)"
+                    return function, where, events.gates(call.site, outer) + events.gates(step.site, function)
                 return None
         if not callers and step.site.cls is not None and self._lightning(step.site.cls):
-            if function.name.value == "training_step" and self._uncleared(here):
-                return function, "Lightning's manual-optimization `training_step`"
+            if function.name.value == "training_step" and self._uncleared(here + wrapped):
+                return function, "Lightning's manual-optimization `training_step`", events.gates(step.site, function)
         return None
 
     def _uncleared(self, iteration: list[Event]) -> bool:
@@ -166,9 +188,12 @@ def _depth(site: Site, loop: cst.CSTNode) -> int:
     return next((index for index, enclosing in enumerate(site.any_loops) if enclosing is loop), -1)
 
 
-def _message(step: Step, optimizer: str, where: str) -> str:
+def _message(step: Step, optimizer: str, where: str, gates: list[Gate]) -> str:
+    when = f"on every pass of {where}"
+    if gates:  # an accumulation gate does not help: what it sums is never emptied either
+        tests = " and ".join(f"`{code_for(test)}` {'is false' if negated else 'holds'}" for test, negated in gates)
+        when = f"on the passes of {where} where {tests},"
     return (
-        f"`{code_for(step.node)}` runs on every pass of {where} after a backward pass, but nothing clears the "
-        f"gradients, so each step applies the sum of all earlier ones; call `{optimizer}.zero_grad(set_to_none=True)` "
-        "after the step"
+        f"`{code_for(step.node)}` runs {when} after a backward pass, but nothing clears the gradients, so each "
+        f"step applies the sum of all earlier ones; call `{optimizer}.zero_grad(set_to_none=True)` after the step"
     )

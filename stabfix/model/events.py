@@ -3,10 +3,13 @@
 The model's `events` part. During the single traversal it records, per function (and for module level):
 
 - `Backward`      `loss.backward()`, `accelerator.backward(loss)`, `self.manual_backward(loss)`,
-                  `torch.autograd.backward(...)`, `torch.autograd.grad(...)` (through import aliases);
+                  `torch.autograd.backward(...)`, `torch.autograd.grad(...)`,
+                  `dist_autograd.backward(ctx, [loss])` (through import aliases);
 - `Step`          `opt.step()`, `scaler.step(opt)`, `xm.optimizer_step(opt)`, with the expressions that
                   may be the stepped optimizer (whether one is, the `optimizers` part answers);
-- `ClearGrad`     `X.zero_grad()` (with its receiver) and `p.grad = None`;
+- `ClearGrad`     `X.zero_grad()` (with its receiver), `p.grad = None`, and a fresh distributed
+                  autograd context (`with dist_autograd.context() as ctx:`, how="context": what
+                  `dist_autograd.backward(ctx, [loss])` accumulates lives and dies with it);
 - `GradWrite`     a gradient overwritten by hand: `p.grad = g`, `p.grad.copy_(g)`, `p.grad.add_(g)`;
 - `Clip`          `clip_grad_norm_` / `clip_grad_value_` (torch's functions or a wrapper's method);
 - `Unscale`       `scaler.unscale_(opt)`;
@@ -31,7 +34,9 @@ aside), `innermost_loop(*sites)` the innermost loop they share, `functions_calle
 same-file functions they call, `is_scaler(expr)` whether an expression is a `GradScaler`
 (constructed, or used as `scaler.scale(loss).backward()` / `scaler.unscale_`), and `ClearGrad`
 also covers `p.grad.zero_()`, `torch._foreach_zero_(grads)` and helpers named for clearing
-(`pyro.infer.util.zero_grads(params)`, how="helper").
+(`pyro.infer.util.zero_grads(params)`, how="helper"). `stepped_by(step, optimizer)` tells an
+optimizer's own step (`opt.step()`, `scaler.step(opt)`) from one handed to a wrapper
+(`strategy.optimizer_step(opt)`), and `gates(site, scope)` gives the `if` tests a site runs under.
 """
 
 from __future__ import annotations
@@ -48,8 +53,13 @@ from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerInfo, OptimizerTracker, Scope, optimizer_class_name
 
 Branch = tuple[int, str]  # (id of the statement that branches, which of its branches)
+Gate = tuple[cst.BaseExpression, bool]  # an `if` test, and whether a site sits in its `else` branch
 
 _BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
+_DISTRIBUTED_BACKWARD = "torch.distributed.autograd.backward"  # (context_id, roots): into the context, not `.grad`
+_DISTRIBUTED_CONTEXT = "torch.distributed.autograd.context"
+# Functions that run the optimizer they are handed through its own `step()` (torch_xla reduces gradients first).
+_OPTIMIZER_STEP_FUNCTIONS = {"torch_xla.core.xla_model.optimizer_step"}
 _CLIP_FUNCTIONS = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_value"}
 _STEP_METHODS = {"step", "optimizer_step"}
 _IN_PLACE_UPDATES = {"add_", "sub_", "copy_"}
@@ -134,6 +144,7 @@ class ClearGrad(Event):
     receiver: cst.BaseExpression  # `optimizer` of `optimizer.zero_grad()`, `p` of `p.grad = None`
     how: str  # zero_grad | set_none | zero_ (`p.grad.zero_()`) | foreach_zero_ (`torch._foreach_zero_(grads)`)
     #         | helper (`zero_grads(params)`: a function named for it, receiver = its first argument)
+    #         | context (`with dist_autograd.context() as ctx:`, receiver = `ctx`)
 
 
 @dataclass(eq=False)
@@ -190,6 +201,7 @@ class Events(cst.BatchableCSTVisitor):
         self._loop_sites: dict[cst.For, Site] = {}
         self._loop_ends: dict[cst.For, int] = {}
         self._with_bodies: set[int] = set()
+        self._gates: dict[int, Gate] = {}  # by the id of an `if`'s body or `else` body
         self._order = 0
         self._loops: list[Optional[cst.For]] = []  # None marks a function boundary
         self._blocks: list[cst.CSTNode] = []
@@ -236,6 +248,38 @@ class Events(cst.BatchableCSTVisitor):
                 owner = None if built is None else (built.module_class or (built.node if built.kind == "class" else None))
                 if owner is cls:
                     found.append(call)
+        return found
+
+    def stepped_by(self, step: Step, optimizer: cst.BaseExpression) -> Optional[list[cst.FunctionDef]]:
+        """None when the call runs the optimizer's own `step()` (`opt.step()`, a GradScaler's
+        `scaler.step(opt)`, torch_xla's `xm.optimizer_step(opt)`); else it hands the optimizer to a method
+        of another object, and this lists the file's functions that method may be (`self.m(opt)`: the
+        class's own; `strategy.optimizer_step(opt)`: any class's of that name), empty when the file does
+        not show its code: a wrapper that may step an engine instead or clear the gradients itself."""
+        func = step.node.func
+        assert isinstance(func, cst.Attribute)
+        if optimizer is func.value or self.is_scaler(func.value):
+            return None
+        if self.imports.qualify(func) in _OPTIMIZER_STEP_FUNCTIONS:
+            return None
+        on_self = isinstance(func.value, cst.Name) and func.value.value == "self"
+        found = []
+        for function, recorded in self._by_function.items():
+            if function is None or function is step.site.function or function.name.value != func.attr.value:
+                continue
+            site = recorded[0].site
+            if len(site.functions) == 1 and site.cls is not None and (not on_self or site.cls is step.site.cls):
+                found.append(function)
+        return found
+
+    def gates(self, site: Site, scope: cst.CSTNode) -> list[Gate]:
+        """The tests of the `if` statements between `scope` (a loop or a function) and `site`, outermost
+        first, each with whether the site sits in its `else` branch."""
+        inside, found = False, []
+        for block in site.blocks:
+            if inside and id(block) in self._gates:
+                found.append(self._gates[id(block)])
+            inside = inside or block is getattr(scope, "body", None)
         return found
 
     def calls_of(self, name: str) -> list[LocalCall]:
@@ -385,6 +429,15 @@ class Events(cst.BatchableCSTVisitor):
 
     def visit_With(self, node: cst.With) -> None:
         self._with_bodies.add(id(node.body))
+        for item in node.items:
+            if isinstance(item.item, cst.Call) and self.imports.qualify(item.item.func) == _DISTRIBUTED_CONTEXT:
+                context = item.asname.name if item.asname is not None else item.item
+                self._add(ClearGrad(item.item, self._site(), context, "context"))  # type: ignore[arg-type]
+
+    def visit_If(self, node: cst.If) -> None:
+        self._gates[id(node.body)] = (node.test, False)
+        if isinstance(node.orelse, cst.Else):
+            self._gates[id(node.orelse.body)] = (node.test, True)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statements.append(node)
@@ -444,6 +497,9 @@ class Events(cst.BatchableCSTVisitor):
             self._add(LocalCall(node, self._site(), func.value, False))
         if qualified in _BACKWARD_FUNCTIONS:
             self._add(Backward(node, self._site(), _first_argument(node)))
+        elif qualified == _DISTRIBUTED_BACKWARD:
+            roots = [arg.value for arg in node.args if arg.keyword is None and not arg.star][1:2]
+            self._add(Backward(node, self._site(), roots[0] if roots else None))
         elif qualified == "torch._foreach_zero_" and _first_argument(node) is not None:
             self._add(ClearGrad(node, self._site(), _first_argument(node), "foreach_zero_"))  # type: ignore[arg-type]
         elif qualified in _FOREACH_UPDATES:
