@@ -59,3 +59,70 @@ def test_self_attributes_are_carried_across_calls_of_a_method_that_runs_backward
                 self.crit(out, y).backward()
     """
     assert _carried(source) == [("self.h", False)]
+
+
+def _states(source: str):
+    model = FileModel(("carried",))
+    module = cst.parse_module(textwrap.dedent(source))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    return model.carried.carried()
+
+
+def test_every_element_of_a_tuple_state_detached_in_place_cuts_it():
+    for cut in (
+        "h[0].detach_(); h[1].detach_()",
+        "[t.detach_() for t in h]",
+        "for t in h: t.detach_()",
+        "for i in range(len(h)): h[i].detach_()",
+    ):
+        assert _carried(LOOP.format(cut=cut, retain="")) == [], cut
+
+
+def test_one_element_detached_in_place_leaves_the_rest_carried():
+    assert _carried(LOOP.format(cut="h[0].detach_()", retain="")) == [("h", False)]
+    # a three-tensor state built in the file needs all three
+    three = "h = (a, b, c)\n" + textwrap.dedent(LOOP.format(cut="h[0].detach_(); h[1].detach_()", retain=""))
+    assert _carried(three) == [("h", False)]
+
+
+def test_a_state_shown_to_be_a_tuple_or_list_is_a_sequence():
+    shown = {
+        "h = (h0, c0)": True,
+        "h = [torch.zeros(2), torch.zeros(2)]": True,
+        "h = init_state()": True,  # a function of the file that returns a tuple
+        "h = torch.zeros(2)": False,
+        "h = model.init_hidden(4)": False,  # not shown
+    }
+    for start, expected in shown.items():
+        source = f"""
+            def init_state():
+                return torch.zeros(1), torch.zeros(1)
+
+            def fit(model, loader, crit, opt, h0, c0):
+                {start}
+                for x, y in loader:
+                    out, h = model(x, h)
+                    crit(out, y).backward()
+        """
+        assert [s.is_sequence for s in _states(source)] == [expected], start
+
+
+def test_an_lstm_state_or_an_unpacked_one_is_a_sequence():
+    lstm = """
+        import torch
+
+        def fit(loader, crit, h):
+            rnn = torch.nn.LSTM(4, 8)
+            for x, y in loader:
+                out, h = rnn(x, h)
+                crit(out, y).backward()
+    """
+    unpacked = """
+        def fit(model, loader, crit, h):
+            for x, y in loader:
+                out, h = model(x, h)
+                crit(out, y).backward()
+                a, b = h
+    """
+    assert [s.is_sequence for s in _states(lstm)] == [True]
+    assert [s.is_sequence for s in _states(unpacked)] == [True]

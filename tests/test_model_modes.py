@@ -81,3 +81,21 @@ def test_a_helper_receiver_maps_to_the_callers_argument():
 
     module.visit(_Calls())
     assert [modes.caller_spelling(call, helper, "net") for call in calls] == ["model", "model.encoder"]
+
+
+def test_a_switch_anywhere_in_a_chain_of_module_methods_is_the_chains_start():
+    module, modes = _modes(
+        """
+        def save(net, dev, path):
+            net.eval().cpu()
+            write(net, path)
+            net.to(dev).train()
+            net.half().cuda().eval()
+            build().eval()
+        """
+    )
+    assert [(s.receiver, s.to_eval) for s in modes.switches] == [("net", True), ("net", False), ("net", True)]
+    line, _ = modes.statement_of(modes.switches[0])
+    assert module.code_for_node(line).strip() == "net.eval().cpu()"
+    # the region of the first eval stops at the chained switch back
+    assert [module.code_for_node(s).strip() for s in modes.region(modes.switches[0])] == ["write(net, path)"]

@@ -5,7 +5,8 @@ A query over the `carried` part: a name (or `self` attribute) that a call inside
 (or a step method) takes and re-binds from its result, with a backward pass on the same iterations
 and no detach or reset of it in the loop (or class). Often covered up with `retain_graph=True`,
 which the message names. Report only: where to cut (every step, every k steps for truncated
-backpropagation through time) is the author's choice.
+backpropagation through time) is the author's choice. The detach it suggests goes element by element
+when the state is a tuple or list (an LSTM's `(h, c)`), which has no `.detach()`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
+from stabfix.model.carried import CarriedState
 
 _MAX_TEXT = 50
 
@@ -34,8 +36,17 @@ class GraphCarriedAcrossSteps(Checker):
                 state.call,
                 f"`{state.name}` is fed back into `{callee}` on every step without `detach()`, so each backward "
                 f"runs through every earlier step's graph and keeps it alive{cover}; detach it after the update "
-                f"(`{state.name} = {state.name}.detach()`)",
+                f"(`{_detached(state)}`)",
             )
+
+
+def _detached(state: CarriedState) -> str:
+    """The detaching assignment to suggest; a tuple or list has no `.detach()`: detach each element."""
+    name = state.name
+    if not state.is_sequence:
+        return f"{name} = {name}.detach()"
+    element = "t" if name == "h" else "h"
+    return f"{name} = tuple({element}.detach() for {element} in {name})"
 
 
 def _text(node: cst.CSTNode) -> str:

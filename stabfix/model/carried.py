@@ -4,12 +4,15 @@
 it the autograd graph of every earlier iteration, into the next one, unless the loop cuts it
 (`h = h.detach()`, `h.detach_()`, a same-file `repackage_hidden(h)` that detaches, or a fresh
 `h = model.init_hidden()` each iteration). The same holds for `self.h` in a step method:
-`out, self.h = self.rnn(x, self.h)` runs once per step. The model's `carried` part records the
-loops during the traversal (a `self` attribute's class comes from `names`) and answers afterwards:
+`out, self.h = self.rnn(x, self.h)` runs once per step. A tuple or list state (an LSTM's `(h, c)`)
+is cut just as well element by element in place: `h[0].detach_()` and `h[1].detach_()`, or
+`for t in h: t.detach_()`. The model's `carried` part records the loops during the traversal (a
+`self` attribute's class comes from `names`) and answers afterwards:
 
 - `carried()`: one `CarriedState` per name or `self` attribute that a call inside a loop (or a
   step method) takes as an argument and re-binds from its result, on a path with a backward pass in
-  the same loop body (or method), that nothing in the loop or class detaches or resets.
+  the same loop body (or method), that nothing in the loop or class detaches or resets; with whether
+  the code shows the state to be a tuple or list (then `h.detach()` would fail on it).
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from stabfix.model.names import Binding, Names
 Loop = Union[cst.For, cst.While]
 _BUILTINS = frozenset({"max", "min", "sum", "abs", "round", "float", "int", "len", "list", "tuple", "dict"})
 _CUTTING = frozenset({"detach", "detach_", "item", "tolist", "numpy"})
+# Recurrent modules whose state is an `(h, c)` pair.
+_PAIR_STATE_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.LSTMCell"})
+_PAIR = 2
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,7 @@ class CarriedState:
     call: cst.Call  # the call that takes the state and returns its next value
     backward: Backward  # a backward pass that runs on the same iterations
     retain_graph: bool  # that backward keeps the graph (`retain_graph=True`): the usual cover-up
+    is_sequence: bool = False  # the code shows a tuple or list of tensors (`(h0, c0)`, an LSTM's state)
 
 
 class CarriedStates(cst.BatchableCSTVisitor):
@@ -85,9 +92,10 @@ class CarriedStates(cst.BatchableCSTVisitor):
                 call = _feeding_call(binding, lambda expr: name in read_names(expr))
                 if call is None or self._is_math(call) or any(self._cuts(other, name) for other in bindings):
                     continue
-                if any(_detaches_in_place(c, name) for c in self._calls_in(loop.body)):
+                length = self._sequence_length(name, binding.scope.bindings.get(name, []), call)
+                if self._detached_in_place(loop.body, name, length):
                     continue
-                found.append(CarriedState(name, binding, call, backward, _retains(backward)))
+                found.append(CarriedState(name, binding, call, backward, _retains(backward), length is not None))
                 break
         return found
 
@@ -105,9 +113,10 @@ class CarriedStates(cst.BatchableCSTVisitor):
             resets = [other for other in bindings if not _in_init(other)]  # `__init__` only sets the start
             if backward is None or any(self._cuts(other, attribute, on_self=True) for other in resets):
                 continue
-            if any(_detaches_in_place(c, spelled) for c in self._calls_in(owner)):
+            length = self._sequence_length(spelled, bindings, call)
+            if self._detached_in_place(owner, spelled, length):
                 continue
-            return CarriedState(spelled, binding, call, backward, _retains(backward))
+            return CarriedState(spelled, binding, call, backward, _retains(backward), length is not None)
         return None
 
     # -- helpers --------------------------------------------------------------------------------------
@@ -137,6 +146,69 @@ class CarriedStates(cst.BatchableCSTVisitor):
         if definition is None:
             return False
         return any(_cuts_graph(r) or _calls_itself(r, definition) for r in self.names.returns.get(definition, []))
+
+    def _detached_in_place(self, region: cst.CSTNode, state: str, length: Optional[int]) -> bool:
+        """`h.detach_()`, or every element of a tuple state: `h[0].detach_()` and `h[1].detach_()` (all
+        `length` of them; an LSTM's pair when the length is not shown), `h[i].detach_()` in a loop over
+        the indices, `t.detach_()` in a loop or comprehension over `h`."""
+        indices: set[int] = set()
+        for call in self._calls_in(region):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "detach_"):
+                continue
+            target = func.value
+            if _spelled(target) == state or self._iterates(target, state):
+                return True
+            if isinstance(target, cst.Subscript) and _spelled(target.value) == state and len(target.slice) == 1:
+                index = target.slice[0].slice
+                index = index.value if isinstance(index, cst.Index) else None
+                if isinstance(index, cst.Integer):
+                    indices.add(int(index.value))
+                elif isinstance(index, cst.Name):
+                    return True
+        return bool(indices) and indices >= set(range(length or _PAIR))
+
+    def _iterates(self, target: cst.BaseExpression, state: str) -> bool:
+        """`t` bound only by loops or comprehensions over the state (`for t in h`)."""
+        if not isinstance(target, cst.Name):
+            return False
+        # a comprehension's element comes before its `for` in the source, so nothing "reaches" it there
+        reaching = self.names.reaching(target) or self.names.bindings_of(target)
+        return bool(reaching) and all(b.kind == "for" and b.value is not None and _spelled(b.value) == state for b in reaching)
+
+    def _sequence_length(self, state: str, bindings: list[Binding], call: cst.Call) -> Optional[int]:
+        """Whether the code shows the state to be a tuple or list: None if not, else its length (0 when not
+        shown). It is bound to a tuple or list (`h = (h0, c0)`, `list(...)`, a same-file function returning
+        one), unpacked (`a, b = h`), or fed to an LSTM, whose state is a pair."""
+        callee = self.names.callable_of(call.func)
+        if callee is not None and callee.qualified in _PAIR_STATE_MODULES:
+            return _PAIR
+        for binding in bindings:
+            value = binding.bound_value
+            length = self._displayed_length(value)
+            if length is None and isinstance(value, cst.Call):
+                callee = self.names.callable_of(value.func)
+                returns = self.names.returns.get(callee.node, []) if callee is not None and callee.kind == "function" else []
+                length = next((n for n in map(self._displayed_length, returns) if n is not None), None)
+            if length is not None:
+                return length
+        scopes = {id(b.scope): b.scope for b in bindings}.values()
+        for other in (b for scope in scopes for found in scope.bindings.values() for b in found):
+            if other.kind == "unpack" and other.value is not None and _spelled(other.value) == state:
+                target = other.node.targets[0].target if isinstance(other.node, cst.Assign) else None
+                return len(target.elements) if isinstance(target, (cst.Tuple, cst.List)) else 0
+        return None
+
+    def _displayed_length(self, value: Optional[cst.BaseExpression]) -> Optional[int]:
+        """`(h0, c0)` -> 2; `[...]`, `tuple(...)`, `list(...)` -> 0 (length not shown); anything else -> None."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            starred = any(isinstance(e, cst.StarredElement) for e in value.elements)
+            return 0 if starred else len(value.elements)
+        if isinstance(value, cst.ListComp):
+            return 0
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("tuple", "list"):
+            return 0 if self.names.qualify(value.func) in (None, f"builtins.{value.func.value}") else None
+        return None
 
     def _calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
         found: list[cst.Call] = []
@@ -196,13 +268,10 @@ def _reads_attribute(expr: cst.CSTNode, attribute: str) -> bool:
     )
 
 
-def _detaches_in_place(call: cst.Call, name: str) -> bool:
-    """`h.detach_()`, `self.h.detach_()`, `for s in h: s.detach_()` is not followed."""
-    func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "detach_"):
-        return False
-    spelled = cst.Module(body=[]).code_for_node(func.value)
-    return spelled == name
+def _spelled(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
 
 
 def _retains(backward: Backward) -> bool:

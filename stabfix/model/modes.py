@@ -4,7 +4,9 @@ The model's `modes` part (built on `names` and `steps`). During the traversal it
 switch: `X.eval()`, `X.train(False)` (eval) and `X.train()`, `X.train(True)`, `X.train(mode)` (train,
 or a mode passed through), with the receiver as spelled (`model`, `self.student`), its statement
 place, its function and class, and whether autograd is off there (a `no_grad`/`inference_mode` block
-or decorator). After the traversal:
+or decorator). A switch anywhere in a chain of methods that return the module counts
+(`model.to(device).train()`, `model.eval().cpu()`): its receiver is the chain's start. After the
+traversal:
 
 - `region(switch)`: the statements that run in eval mode after an eval switch: the rest of its block
   up to the statement that switches the same receiver (or an enclosing module) back to train mode;
@@ -26,6 +28,7 @@ from stabfix.model.traversal import visit_readonly
 from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.events import unpacked_step
 from stabfix.model.imports import ImportTracker, dotted_name
+from stabfix.model.modules import chain_receiver
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.places import Place, body_of, called_as_statement, parent_in, position_in
 
@@ -43,6 +46,7 @@ NEEDS_GRAD_CALLS = frozenset({"torch.enable_grad", "torch.autograd.grad", "torch
 @dataclass(eq=False)
 class Switch:
     call: cst.Call
+    chain: cst.Call  # the whole chain it sits in (`model.eval().cpu()`); the switch itself when alone
     receiver: str  # `model`, `self.student`
     to_eval: bool  # eval() / train(False); False for train() / train(True) / train(mode)
     passed_mode: bool  # `train(mode)`: the mode comes from a variable
@@ -78,13 +82,20 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         self.is_module_call = modules.is_module
         self.enclosing = enclosing
         self.switches: list[Switch] = []
+        self._chains: dict[int, cst.Call] = {}  # inner calls of a method chain -> the whole chain
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in ("eval", "train"):
+        chain = self._chains.pop(id(node), node)
+        if not isinstance(func, cst.Attribute):
             return
-        receiver = dotted_name(func.value)
-        if receiver is None or self.imports.qualify(func.value):
+        if isinstance(func.value, cst.Call):
+            self._chains[id(func.value)] = chain  # the outer call is visited first
+        if func.attr.value not in ("eval", "train"):
+            return
+        module = chain_receiver(func.value)
+        receiver = dotted_name(module)
+        if receiver is None or self.imports.qualify(module):
             return  # `ast.literal_eval`, `torch.eval`: not a module
         args = [arg for arg in node.args if not arg.star]
         if func.attr.value == "eval":
@@ -97,17 +108,17 @@ class ModeSwitches(cst.BatchableCSTVisitor):
             to_eval, passed = args[0].value.value == "False", False
         else:
             to_eval, passed = False, True
-        root = func.value
+        root = module
         while isinstance(root, cst.Attribute):
             root = root.value
         function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
-        self.switches.append(Switch(node, receiver, to_eval, passed, self.steps.place(), function, cls,
+        self.switches.append(Switch(node, chain, receiver, to_eval, passed, self.steps.place(), function, cls,
                                     root if isinstance(root, cst.Name) else None, self.names, self.names.position))
 
     # -- queries -------------------------------------------------------------------------------------
     def statement_of(self, switch: Switch) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
-        """The line that is the switch alone, and the block it sits in."""
-        line = called_as_statement(switch.place, switch.call)
+        """The line that is the switch (or the chain it sits in) alone, and the block it sits in."""
+        line = called_as_statement(switch.place, switch.chain)
         block = parent_in(switch.place, line) if line is not None else None
         return line, block
 

@@ -3,7 +3,8 @@
 Types are not declared in most training code, but a module gives itself away by what the code does
 with it. A callable `X` is a module when the file
 - binds it to a `torch.nn` class (`nn.Linear(...)`) or annotates it as one (`encoder: nn.Module`),
-- calls module-only methods on it (`X.eval()`, `X.train()`, `X.parameters()`, `X.state_dict()`), or
+- calls module-only methods on it (`X.eval()`, `X.train()`, `X.parameters()`, `X.state_dict()`), also after
+  methods that return the module (`X.cuda().eval()`), or
   methods that a callable only has when it is a module (`X.requires_grad_(False)`, `X.to(device)`,
   `X.cuda()`, `X.half()`: a tensor has them too, but a tensor is never called),
 - binds it from such a chain (`self.teacher = teacher.eval()`, `encoder = build().to(device)`), or
@@ -40,10 +41,25 @@ _MODULE_METHODS = frozenset(
         "register_buffer",
     }
 )
+# Methods of a module that return the module itself: `model.to(device).train()` switches `model`.
+SELF_RETURNING_METHODS = frozenset(
+    {"to", "cuda", "cpu", "xpu", "half", "float", "double", "bfloat16", "type", "train", "eval", "requires_grad_",
+     "apply", "share_memory", "to_empty"}
+)
 # Methods tensors have too: they say "module" only about something that is also called.
 _SHARED_METHODS = frozenset({"requires_grad_", "to", "cuda", "half", "bfloat16", "float"})
 # Shape methods of arrays: applied to what a call returns under no_grad, they say the call ran a model.
 ARRAY_SHAPE_METHODS = frozenset({"squeeze", "unsqueeze", "view", "permute", "reshape", "flatten", "transpose"})
+
+
+def chain_receiver(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The module a chain of self-returning module methods starts from: `model` for `model.to(d).cuda()`."""
+    while (
+        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in SELF_RETURNING_METHODS
+    ):
+        expr = expr.func.value
+    return expr
 
 
 class ModuleIndex(cst.BatchableCSTVisitor):
@@ -91,8 +107,8 @@ class ModuleIndex(cst.BatchableCSTVisitor):
                 forward = dotted_name(inner.func)
                 if forward is not None and self.imports.qualify(inner.func) is None:
                     self._modules.add(forward)  # `self.encoder(tokens).squeeze(0)` under no_grad
-            if receiver is not None and method in _MODULE_METHODS:
-                self._modules.add(receiver)
+            if method in _MODULE_METHODS and (chained := dotted_name(chain_receiver(inner))) is not None:
+                self._modules.add(chained)  # `model.eval()`, `model.cuda().eval()`
             elif receiver is not None and method in _SHARED_METHODS:
                 self._shared.add(receiver)
 
