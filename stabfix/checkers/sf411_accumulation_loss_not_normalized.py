@@ -3,7 +3,7 @@ micro-batch's mean loss without dividing by the number of accumulation steps, or
 
 A query over the `accumulation` part: for each backward that runs on every iteration of a loop whose
 optimizer steps run behind `% N` (accumulation over N micro-batches), the loss it differentiates
-must be scaled once:
+must be scaled once (over the slices of one batch with one step around the loop, scaled at all):
 - shown to be a plain per-batch loss (a loss call, `outputs.loss`, a `.mean()`, a sum of those)
   and never divided or multiplied on its way to `backward()`: the gradients are N times too large
   (report; unsafe fix `(loss / N).backward()`);
@@ -19,21 +19,26 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.accumulation import Accumulation
+from stabfix.model.structure import loop_header
 
 _MAX_TEXT = 50
 
 
 class AccumulationLossNotNormalized(Checker):
     code = "SF411"
-    tokens = ("%",)
+    tokens = ("%", "range(", "split(", "chunk(")  # a modulo gate, or a loop over slices of one batch
     also_needs = (("backward",), ("step",))
     needs = ("accumulation",)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         accumulation = self.model.accumulation
         for found in accumulation.loops():
-            every = _text(found.every)
             scaled = [_text(divisor) for divisor in accumulation.divisors(found.loss)]
+            if found.every is None:  # micro-batches of one batch: any scaling is the author's share
+                if not scaled and accumulation.is_plain_loss(found.loss):
+                    self.report(found.backward.node, _unscaled_slices(found))
+                continue
+            every = _text(found.every)
             if not scaled and accumulation.is_plain_loss(found.loss):
                 self.report(found.backward.node, _unscaled(found, every), _divide_fix(found))
             elif scaled.count(every) >= 2:
@@ -48,6 +53,16 @@ def _unscaled(found: Accumulation, every: str) -> str:
     )
 
 
+def _unscaled_slices(found: Accumulation) -> str:
+    loss = _text(found.loss)
+    return (
+        f"`{loss}` is each micro-batch's mean, backpropagated on every pass of `{loop_header(found.loop)}` over the "
+        f"slices of one batch, and the optimizer steps once for all of them without the loss being scaled, so "
+        f"gradients come out as many times too large as there are slices; weight each one by its share of the "
+        f"batch (`{loss} * len(micro_batch) / len(batch)`)"
+    )
+
+
 def _twice(found: Accumulation, every: str) -> str:
     return (
         f"`{_text(found.loss)}` is divided by `{every}` twice before `backward()`: the accumulated gradient is "
@@ -56,7 +71,7 @@ def _twice(found: Accumulation, every: str) -> str:
 
 
 def _divide_fix(found: Accumulation) -> Fix | None:
-    if not isinstance(found.every, (cst.Name, cst.Attribute, cst.Integer)):
+    if found.every is None or not isinstance(found.every, (cst.Name, cst.Attribute, cst.Integer)):
         return None  # `% (a * b)` and the like: the author names the count
     loss = found.loss
     if not isinstance(loss, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):

@@ -7,7 +7,10 @@ only records each `if` with the loops around it, and the bodies of `with X.accum
 (accelerate, Fabric: the library scales the loss itself). Queried afterwards:
 
 - `loops()`: one `Accumulation` per backward pass that runs on every iteration of a loop whose
-  optimizer steps all sit behind a modulo test of that loop (`% N`), with `N` as written;
+  optimizer steps all sit behind a modulo test of that loop (`% N`), with `N` as written; or of a
+  loop over the micro-batches of one batch (`for i in range(0, len(x), micro): ... x[i:i + micro]`,
+  `for xb in x.split(micro)`) whose optimizer step runs once around it (`every` None: the count is
+  how many slices the batch has);
 - `divisors(expr)`: the divisions and multiplications applied to a loss on its way to `backward()`,
   following its bindings (`loss = loss / N`, `loss /= N`, `(loss / N).backward()`);
 - `is_plain_loss(expr)`: the value is shown to be an unscaled per-batch loss: a loss call, the
@@ -36,8 +39,8 @@ class Accumulation:
     backward: Backward
     step: Step
     loop: cst.CSTNode  # the `for` or `while` loop
-    gate: cst.If  # the `if` whose test holds the modulo
-    every: cst.BaseExpression  # N of `% N`
+    gate: Optional[cst.If]  # the `if` whose test holds the modulo (None: a loop over one batch's slices)
+    every: Optional[cst.BaseExpression]  # N of `% N` (None: as many as the batch has slices)
     loss: cst.BaseExpression  # what is differentiated, `scaler.scale(...)` peeled
 
 
@@ -162,7 +165,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
             if isinstance(event, Step) and any(l is loop for l in event.site.any_loops) and self._steps_optimizer(event)
         ]
         if not steps:
-            return None
+            return self._step_around_slices(backward, loss, loop)
         gated: list[tuple[Step, cst.If, cst.BaseExpression]] = []
         for step in steps:
             gate = self._modulo_gate(step, loop, backward)
@@ -171,6 +174,20 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
             gated.append((step, *gate))
         step, gate, every = gated[0]
         return Accumulation(backward, step, loop, gate, every, loss)
+
+    def _step_around_slices(self, backward: Backward, loss: cst.BaseExpression, loop: cst.CSTNode) -> Optional[Accumulation]:
+        """The loop runs over the slices of one batch and the optimizer steps once per pass of the code
+        around it: every slice's backward adds to the same step."""
+        if not isinstance(loop, cst.For) or not _slices_one_batch(loop):
+            return None
+        outer = backward.site.any_loops[:-1]
+        steps = [
+            event
+            for event in self.events.in_function(backward.site.function, "step")
+            if isinstance(event, Step) and len(event.site.any_loops) == len(outer)
+            and all(a is b for a, b in zip(event.site.any_loops, outer)) and self._steps_optimizer(event)
+        ]
+        return Accumulation(backward, steps[0], loop, None, None, loss) if steps else None
 
     def _steps_optimizer(self, step: Step) -> bool:
         return any(self.optimizers.resolve(candidate, step.site.scope) is not None for candidate in step.candidates)
@@ -205,6 +222,36 @@ def _on_tensor(backward: Backward) -> bool:
     """`loss.backward()` (a library's `engine.backward(loss)` may scale by the accumulation itself)."""
     call = backward.node
     return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and not call.args and call.func.attr.value == "backward"
+
+
+_SPLITS = frozenset({"split", "chunk", "tensor_split"})
+
+
+def _slices_one_batch(loop: cst.For) -> bool:
+    """`for i in range(0, len(x), micro):` whose body slices from `i` (`x[i:i + micro]`), or a loop over
+    `x.split(micro)` / `torch.chunk(x, n)` (also zipped): the micro-batches of one batch."""
+    iterable = loop.iter
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "zip":
+        return bool(iterable.args) and all(_is_split(arg.value) for arg in iterable.args)
+    if _is_split(iterable):
+        return True
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
+            and len(iterable.args) == 3 and isinstance(loop.target, cst.Name)):
+        return False
+    start = loop.target.value
+    found: list[bool] = []
+
+    class _Slices(cst.CSTVisitor):
+        def visit_Slice(self, node: cst.Slice) -> None:
+            if isinstance(node.lower, cst.Name) and node.lower.value == start:
+                found.append(True)
+
+    visit_readonly(loop.body, _Slices())
+    return bool(found)
+
+
+def _is_split(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SPLITS
 
 
 def _modulo_divisor(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
