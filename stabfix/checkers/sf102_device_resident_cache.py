@@ -21,7 +21,7 @@ container, or a function-local one that a training loop of the function (a loop 
 
 It stays silent for caches that are cleared or evicted anywhere (`.clear()`, `.pop()`, `del`,
 re-created empty outside `__init__`), filled in `__init__`, filled from parameter loops (EMA
-shadows, backups), filled by forward hooks or with keys that cannot grow (constants, closure
+shadows, backups) or with snapshots of a tensor an optimizer trains (`Adam([latent])`), filled by forward hooks or with keys that cannot grow (constants, closure
 variables, `self.*`), keyed by device, holding constant tables built by factory calls, or
 holding losses/reductions (a logged history, SF103), and for results built once to be handed
 over: a module-level or local container saved, loaded into a model or returned, never read back by
