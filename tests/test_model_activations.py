@@ -89,6 +89,30 @@ def test_a_same_file_model_class_is_followed_into_its_forward_and_held_modules()
     assert _kind_of_probe(source) == "softmax"
 
 
+@pytest.mark.parametrize(
+    "rebinding, kind",
+    [
+        ("        self.net = nn.Sequential(self.net, nn.Sigmoid())\n", "sigmoid"),
+        ("        self.net = nn.Sequential(nn.Dropout(0.1), self.net)\n", "logits"),
+        ("        if probabilities:\n            self.net = nn.Sequential(self.net, nn.Sigmoid())\n", None),
+        ("        if probabilities:\n            self.net = nn.Sequential(nn.Flatten(), self.net)\n", "logits"),
+    ],
+)
+def test_a_held_module_rebound_around_itself_is_followed(rebinding, kind):
+    source = (
+        "import torch.nn as nn\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self, probabilities):\n"
+        "        super().__init__()\n"
+        "        self.net = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))\n"
+        f"{rebinding}"
+        "    def forward(self, x):\n"
+        "        return self.net(x)\n\n"
+        "probe(Net(True)(batch))\n"
+    )
+    assert _kind_of_probe(source) == kind
+
+
 def test_unknown_values_stay_unknown():
     assert _kind_of_probe("from lib import build\nmodel = build()\nprobe(model(x))") is None
     assert _kind_of_probe("def f(logits):\n    probe(logits)") is None

@@ -65,6 +65,36 @@ def test_adapter_layers_are_recognised_by_what_they_do():
     assert facts.adapter_classes == {"LoRA"}  # not the one-weight gate, not the head on a backbone
 
 
+def test_a_stored_size_is_not_a_wrapped_module():
+    facts, _, _ = _facts(
+        """
+        from torch import nn
+
+        class Dueling(nn.Module):
+            def __init__(self, n_actions):
+                super().__init__()
+                self.n_actions = n_actions
+                self.value = nn.Linear(8, 1)
+                self.adv = nn.Linear(8, n_actions)
+
+            def forward(self, h):
+                a = self.adv(h).view(-1, self.n_actions)
+                return self.value(h) + a - a.mean(dim=1, keepdim=True)
+
+        class WeightLoRA(nn.Module):
+            def __init__(self, base, r=4):
+                super().__init__()
+                self.base = base
+                self.a = nn.Linear(base.in_features, r, bias=False)
+                self.b = nn.Linear(r, base.out_features, bias=False)
+
+            def forward(self, x):
+                return nn.functional.linear(x, self.base.weight, self.base.bias) + self.b(self.a(x))
+        """
+    )
+    assert facts.adapter_classes == {"WeightLoRA"}
+
+
 @pytest.mark.parametrize(
     "setup,frozen",
     [

@@ -105,6 +105,39 @@ def test_a_module_result_saved_whole_is_built_once():
     assert containers.built_once([store], uses)
 
 
+def test_a_script_collection_consumed_after_its_for_loop_is_built_once_but_not_under_while_or_in_a_function():
+    script = """
+        import torch
+
+        samples = []
+        with torch.no_grad():
+            {loop}:
+                samples.append(decoder(torch.randn(4, 8, device="cuda")).detach())
+        grid = torch.stack(samples)
+        """
+    for loop, once in (("for _ in range(3)", True), ("while more()", False)):
+        containers = _containers(script.format(loop=loop))
+        [store] = containers.stores
+        uses = containers.uses([store.container])[store.container]
+        assert containers.built_once([store], uses) is once, loop
+    in_a_function = """
+        import torch
+
+        samples = []
+
+        @torch.no_grad()
+        def draw():
+            samples.append(decoder(torch.randn(4, 8, device="cuda")).detach())
+
+        for _ in range(3):
+            draw()
+        grid = torch.stack(samples)
+        """
+    containers = _containers(in_a_function)
+    [store] = containers.stores
+    assert not containers.built_once([store], containers.uses([store.container])[store.container])
+
+
 def test_a_key_bound_to_a_tuple_of_arguments_grows_and_a_constant_tuple_does_not():
     containers = _containers(
         """

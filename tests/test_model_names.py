@@ -142,6 +142,35 @@ def test_attributes_on_self_are_collected_across_methods():
     assert [b.kind for b in names.attribute_bindings(cls, "encoder")] == ["assign"]
 
 
+def test_an_attribute_read_sees_what_init_leaves_or_the_binding_before_it_in_its_method():
+    module, names = _model(
+        """
+        class Net:
+            def __init__(self, wrap):
+                self.head = first()
+                self.head = second(self.head)
+                if wrap:
+                    self.head = third(self.head)
+
+            def forward(self, x):
+                return self.head(x)
+
+            def reset(self):
+                self.head = fourth()
+        """
+    )
+    (cls,) = [node for node in names.scopes if isinstance(node, cst.ClassDef)]
+    selves = _uses(module, names, "self")
+    in_second, in_third, in_forward = selves[2], selves[4], selves[6]
+
+    def reaching(receiver):
+        return [_code(b.bound_value) for b in names.attribute_reaching(cls, "head", receiver)]
+
+    assert reaching(in_second) == ["first()"]
+    assert reaching(in_third) == ["second(self.head)"]
+    assert reaching(in_forward) == ["second(self.head)", "third(self.head)", "fourth()"]
+
+
 def test_qualified_names_follow_imports_and_plain_aliases():
     module, names = _model(
         """

@@ -5,8 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper
 
+from stabfix.model import FileModel
 from stabfix.model.names import build_names
+from stabfix.model.traversal import MergedVisitor
 from stabfix.model.values import Value, Values
 
 
@@ -323,3 +326,29 @@ def test_a_factory_asked_for_grad_is_not_a_constant():
         """
     )
     assert still.constant
+
+
+def test_a_tensor_handed_to_an_optimizer_is_a_parameter_whatever_made_it():
+    source = textwrap.dedent(
+        """
+        import torch
+        from torch import optim
+
+        with torch.no_grad():
+            start = mapper(codes).mean(0)
+        latent = start.detach().clone()
+        latent.requires_grad = True
+        offsets = torch.zeros(4, requires_grad=True)
+        trained = [latent] + [offsets]
+        opt = optim.Adam([{"params": trained, "lr": 0.1}])
+        other = start.detach().clone()
+        probe(latent.detach().clone(), offsets.detach(), other)
+        """
+    )
+    module = cst.parse_module(source)
+    model = FileModel(needs=("values",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    probe = module.body[-1].body[0].value  # type: ignore[attr-defined]
+    latent, offsets, other = (model.values.value_of(arg.value) for arg in probe.args)  # type: ignore[union-attr]
+    assert latent.parameter and offsets.parameter and not other.parameter
+    assert latent.host_or_bookkeeping and not other.host_or_bookkeeping

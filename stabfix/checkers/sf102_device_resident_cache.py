@@ -21,11 +21,12 @@ container, or a function-local one that a training loop of the function (a loop 
 
 It stays silent for caches that are cleared or evicted anywhere (`.clear()`, `.pop()`, `del`,
 re-created empty outside `__init__`), filled in `__init__`, filled from parameter loops (EMA
-shadows, backups), filled by forward hooks or with keys that cannot grow (constants, closure
+shadows, backups) or with snapshots of a tensor an optimizer trains (`Adam([latent])`), filled by forward hooks or with keys that cannot grow (constants, closure
 variables, `self.*`), keyed by device, holding constant tables built by factory calls, or
 holding losses/reductions (a logged history, SF103), and for results built once to be handed
-over: a module-level or local container saved, loaded into a model or returned, never read back by
-key, and filled by no training loop or step (conversion and merge scripts). `functools.lru_cache` memos are not
+over: a module-level or local container saved, loaded into a model or returned, or filled by script
+code in `for` loops and consumed whole after them (a sample grid), never read back by key, and filled
+by no training loop or step (conversion, merge and sampling scripts). `functools.lru_cache` memos are not
 containers this rule sees (they are bounded by `maxsize` and usually hold small constant tables).
 
 `torch.load(...)` without `map_location` is reported when its result restores such a cache: it is

@@ -7,10 +7,11 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `enclosing`   the classes and functions around the node being visited (always built; it is cheap)
 - `names`       every name use to its bindings, in Python's scopes; `self.<attr>` across methods
 - `values`      what an expression is, where it lives and whether it is cut from autograd
-                (queried after the traversal; built on `names` and `modules`)
+                (queried after the traversal; built on `names`, `modules` and `optimizers`)
 - `steps`       training structure: step loops and functions, and the gates that make code run
                 on only some steps
-- `optimizers`  which expressions are optimizers, and what they were built from
+- `optimizers`  which expressions are optimizers, what they were built from, and the names of the
+                tensors they are handed to train
 - `modules`     which callables are torch modules (calling one is a forward pass)
 - `containers`  long-lived dicts/lists (state carried across steps): their stores, reads,
                 evictions, clears and hand-overs (built on `steps` and `names`)
@@ -90,7 +91,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "steps": (("names",), lambda model: StepIndex(model.imports, model.enclosing, model.names)),
     "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
     "modules": ((), lambda model: ModuleIndex(model.imports)),
-    "values": (("names", "modules"), lambda model: Values(model.names, model.modules)),
+    "values": (("names", "modules", "optimizers"), lambda model: Values(model.names, model.modules, model.optimizers)),
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),

@@ -7,7 +7,9 @@ the code shows, with the call that made it:
 
 - "softmax", "log_softmax", "sigmoid": the last thing done to the values was that activation,
   as a function (`F.softmax(x, 1)`, `torch.sigmoid`), a method (`x.softmax(-1)`), a module held
-  in a name or on `self` (`self.act = nn.Softmax(dim=1)`), the last layer of an `nn.Sequential`,
+  in a name or on `self` (`self.act = nn.Softmax(dim=1)`; every binding that may hold it must agree,
+  and a rebinding that wraps it, `self.net = nn.Sequential(self.net, nn.Sigmoid())`, is followed), the
+  last layer of an `nn.Sequential`,
   or the `forward` of a model class of the same file (`return F.softmax(self.fc(x), dim=1)`);
 - "logits": the values come straight out of a linear layer (`nn.Linear`/`nn.Conv*`/`F.linear`),
   also as the last layer of a `Sequential` or the return of a same-file model's `forward`.
@@ -137,14 +139,20 @@ class Activations:
         """`act(x)`, `self.head(x)`, `model(x)`: what the called module's output is."""
         if isinstance(call.func, cst.Call):  # `nn.Softmax(dim=1)(x)`
             return self._of_module_value(call.func, depth)
-        for value in self._held(call.func):
-            found = self._of_module_value(value, depth)
-            if found is not None:
-                return found
-        return None
+        return self._of_held(call.func, depth)
+
+    def _of_held(self, func: cst.BaseExpression, depth: int) -> Optional[Activation]:
+        """What a module held in a name or on `self` returns: every binding that may hold it must show
+        the same kind (`if probs: self.net = nn.Sequential(self.net, nn.Sigmoid())` is not raw logits)."""
+        found = [self._of_module_value(value, depth) for value in self._held(func)]
+        if not found or any(item is None for item in found) or len({item.kind for item in found}) != 1:  # type: ignore[union-attr]
+            return None
+        return found[-1]
 
     def _of_module_value(self, value: cst.BaseExpression, depth: int) -> Optional[Activation]:
-        """What calling the module that `value` constructs returns."""
+        """What calling the module that `value` constructs (or names) returns."""
+        if isinstance(value, (cst.Name, cst.Attribute)) and depth < _MAX_DEPTH:
+            return self._of_held(value, depth + 1)  # `nn.Sequential(nn.Dropout(p), self.net)`: the earlier `self.net`
         if not isinstance(value, cst.Call):
             return None
         qualified = self.qualify(value.func)
@@ -181,7 +189,7 @@ class Activations:
             bindings = self.names.reaching(func)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             owner = self._self_class(func.value)
-            bindings = self.names.attribute_bindings(owner, func.attr.value) if owner is not None else []
+            bindings = self.names.attribute_reaching(owner, func.attr.value, func.value) if owner is not None else []
         else:
             return []
         values = [b.bound_value for b in bindings]

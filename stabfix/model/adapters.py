@@ -3,8 +3,9 @@
 `AdapterFacts(module, names)` reads the file once and answers:
 
 - `adapter_classes`: classes of the file that are adapter layers, by what they do: `__init__` stores a
-  module it is handed (`self.base = base`) and creates weights of its own (`nn.Parameter`, a torch
-  layer), and `forward` adds the two paths (`self.base(x) + x @ self.lora_A.t() @ ...`); library
+  module it is handed (`self.base = base`, which `forward` then calls or reads the weights of: a stored
+  size such as `self.n_atoms = n_atoms` is no module) and creates weights of its own (`nn.Parameter`, a
+  torch layer), and `forward` adds the two paths (`self.base(x) + x @ self.lora_A.t() @ ...`); library
   adapter layers (`loralib.Linear`, `loralib.MergedLinear`...) count too;
 - `injectors`: functions and classes of the file that build such layers (`apply_lora(model)` wrapping
   children with `setattr`, a model class whose `__init__` makes `LoRALinear`s), following the file's own
@@ -199,6 +200,7 @@ class AdapterFacts:
                     wrapped.add(target)
                 elif isinstance(node.value, cst.Call) and self._weights(node.value):
                     own[target] = self._weights(node.value)
+        wrapped &= _run_as_layers(forward)  # a stored size or flag (`self.n_atoms = n_atoms`) wraps nothing
         if not wrapped or sum(own.values()) < 2:
             return False  # a gate (`x + self.alpha * self.fn(x)`) has one weight; a low-rank pair has two
         used = _attributes_in(forward.body)
@@ -320,6 +322,18 @@ def _sets_requires_grad_false(node: cst.Assign) -> bool:
 
 def _is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _run_as_layers(forward: cst.FunctionDef) -> set[str]:
+    """The `self.<attr>` chains `forward` uses as layers: called (`self.base(x)`) or read for their
+    weights (`F.linear(x, self.base.weight)`)."""
+    found = set()
+    for node in _walk(forward.body):
+        if isinstance(node, cst.Call):
+            found.add(dotted_name(node.func) or "")
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
+            found.add(dotted_name(node.value) or "")
+    return {name for name in found if name.startswith("self.")}
 
 
 def _attributes_in(node: cst.CSTNode) -> set[str]:

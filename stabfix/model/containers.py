@@ -995,13 +995,32 @@ class Containers(cst.BatchableCSTVisitor):
 
     def built_once(self, stores: list[Store], uses: list[ContainerUse]) -> bool:
         """A result built to be handed over, not a cache: the container itself is saved, loaded into a
-        model or returned (`torch.save(out, p)`, `model.load_state_dict(sd)`, `return sd`), nothing reads
-        an entry back by key, and no store runs as part of training (a conversion or merge script)."""
+        model or returned (`torch.save(out, p)`, `model.load_state_dict(sd)`, `return sd`), or is a
+        script's one-shot collection consumed after the loop that fills it; nothing reads an entry back
+        by key, and no store runs as part of training (a conversion, merge or sampling script)."""
         if any(use.kind in ("read", "get", "lookup", "moved") for use in uses):
             return False  # consulted by key: a memo
         if any(self.steps.in_training(store.frames) for store in stores):
             return False  # filled step after step: it grows with training whatever happens to it after
-        return self.handed_over(uses)
+        return self.handed_over(uses) or self._collected_by_script(stores, uses)
+
+    def _collected_by_script(self, stores: list[Store], uses: list[ContainerUse]) -> bool:
+        """A script's one-shot collection (`samples.append(x)` in `for _ in range(n_iter)`, then
+        `torch.stack(samples)` once the loop is done): module-level code runs once, so `for` loops fill
+        it to a bounded size and nothing consults it while it grows. A function could run again and
+        again, and a `while` loop need not end, so either makes it a cache again."""
+        if any(store.functions or any(not isinstance(loop, cst.For) for loop in store.loops) for store in stores):
+            return False
+        if any(use.functions for use in uses):
+            return False
+        filling = {id(loop) for store in stores for loop in store.loops}
+
+        def while_filling(use: ContainerUse) -> bool:
+            return any(id(parent) in filling for parent in use.parents)
+
+        looked_at = [use for use in uses if use.kind not in ("empty", "store")]
+        consulted = [use for use in looked_at if use.kind not in ("safe", "meta") and while_filling(use)]
+        return not consulted and any(not while_filling(use) for use in looked_at)
 
     def restoring_loads(self, container: ContainerKey, uses: list[ContainerUse]) -> list[Load]:
         """`torch.load` calls whose result fills this container: assigned to / merged into it, its entries

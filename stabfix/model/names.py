@@ -9,7 +9,8 @@ and answers afterwards:
 - which of them come before a use in source order (`order` numbers every binding and use), and
   whether they sit in a branch (`conditional`) or in which blocks (`suites`);
 - attributes stored on `self` in any method of a class (`self.cache = {}` in `__init__`, read in
-  `step`), and module globals;
+  `step`), which of them may hold at a read (what `__init__` leaves, or the earlier binding a
+  method rebinds from), and module globals;
 - the qualified name an expression refers to through imports and plain aliases
   (`import torch.nn.functional as F; mse = F.mse_loss` -> `torch.nn.functional.mse_loss`),
   honouring local shadowing (a parameter named `F` is not the import).
@@ -163,15 +164,7 @@ class Names(cst.BatchableCSTVisitor):
         bindings = scope.bindings.get(name.value, [])
         if scope is not use.scope:
             return bindings  # a closure or global: any of them, whenever it is called
-        before = [b for b in bindings if b.order < use.order]
-        result: list[Binding] = []
-        for binding in reversed(before):
-            result.append(binding)
-            if not binding.conditional and use.suites[: len(binding.suites)] == binding.suites:
-                break
-        result.reverse()
-        later = [b for b in bindings if b.order > use.order and b.conditional and _shares_loop(b, use)]
-        return result + later
+        return _reaching_use(bindings, use)
 
     def single_value(self, name: cst.Name) -> Optional[cst.BaseExpression]:
         """The value a use holds when exactly one binding with a visible value reaches it."""
@@ -183,6 +176,23 @@ class Names(cst.BatchableCSTVisitor):
     def attribute_bindings(self, class_node: cst.ClassDef, attribute: str) -> list[Binding]:
         """`self.<attribute> = ...` in any method of the class, in source order."""
         return self.self_attributes.get(class_node, {}).get(attribute, [])
+
+    def attribute_reaching(self, class_node: cst.ClassDef, attribute: str, receiver: Optional[cst.Name] = None) -> list[Binding]:
+        """The `self.<attribute>` bindings that may hold where `receiver` (the `self` of a read) is read.
+        In a method that binds it before the read, the ones `reaching` gives a name there
+        (`self.net = nn.Sequential(self.net, nn.Sigmoid())` reads the earlier `self.net`); anywhere
+        else, what construction leaves (the last unconditional binding of `__init__` and the conditional
+        ones after it) and every binding of the other methods, which may have run before."""
+        bindings = self.attribute_bindings(class_node, attribute)
+        use = self.uses.get(receiver) if receiver is not None else None
+        earlier = [b for b in bindings if use is not None and b.scope is use.scope and b.order < use.order]
+        if use is not None and earlier:
+            # only earlier ones: a later rebinding reaches a read only around a loop (rare in `__init__`),
+            # and `_shares_loop` would also let a conditional wrap reach its own read
+            return _reaching_use(earlier, use)
+        init = [b for b in bindings if isinstance(b.scope.node, cst.FunctionDef) and b.scope.node.name.value == "__init__"]
+        last = max((i for i, b in enumerate(init) if not b.conditional), default=0)
+        return sorted(init[last:] + [b for b in bindings if b not in init], key=lambda b: b.order)
 
     def enclosing_class(self, scope: Scope) -> Optional[cst.ClassDef]:
         current: Optional[Scope] = scope
@@ -748,6 +758,18 @@ def _iterated(iterable: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "zip"):
         return iterable.args[0].value if iterable.args else iterable
     return iterable
+
+
+def _reaching_use(bindings: list[Binding], use: Use) -> list[Binding]:
+    """Of one scope's bindings of a name, those that may hold at `use`: the last unconditional one before
+    it, any conditional ones after that, and later ones in a loop around both."""
+    result: list[Binding] = []
+    for binding in reversed([b for b in bindings if b.order < use.order]):
+        result.append(binding)
+        if not binding.conditional and use.suites[: len(binding.suites)] == binding.suites:
+            break
+    result.reverse()
+    return result + [b for b in bindings if b.order > use.order and b.conditional and _shares_loop(b, use)]
 
 
 def _shares_loop(binding: Binding, use: Use) -> bool:

@@ -14,6 +14,9 @@ An expression is an optimizer when it is
 
 `OptimizerTracker` is the model's `optimizers` part: it collects the facts during the single traversal
 of a file, and a checker that declares `needs = ("optimizers",)` asks `resolve(expr, scope)` afterwards.
+It also keeps `trained`: the names an optimizer constructor is handed as its tensors
+(`Adam([latent] + noises)`, `SGD([{"params": [w, b]}])`, `Adam(params)`), which are the program's
+parameters whatever made them (`latent = mean.detach().clone(); latent.requires_grad = True`).
 """
 
 from __future__ import annotations
@@ -158,6 +161,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         self.imports = imports
         self.enclosing = enclosing
         self.facts = _Facts()
+        self.trained: list[cst.Name] = []  # names handed to an optimizer constructor as the tensors to train
 
     # --- traversal -------------------------------------------------------------------------------
     def scope(self) -> Scope:
@@ -191,6 +195,11 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
             receiver = dotted_name(func.value)
             if receiver is not None:
                 self.facts.usage.setdefault(receiver, set()).add(func.attr.value)
+        if optimizer_class_name(self.imports.qualify(func) or dotted_name(func) or "") is not None:
+            params = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "params"), None)
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            if params is not None or positional:
+                self.trained.extend(listed_names(params if params is not None else positional[0]))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "param_groups":
@@ -399,6 +408,24 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
             return []
         info = self._from_value(bound, depth=1)
         return [info] if info is not None else []
+
+
+def listed_names(params: cst.BaseExpression) -> list[cst.Name]:
+    """The names among an optimizer's params: `z`, `[z, w]`, `[z] + noises`, `[{"params": [z], "lr": 0.1}]`
+    (not `model.parameters()`: a module's parameters are known as such already)."""
+    if isinstance(params, cst.Name):
+        return [params]
+    if isinstance(params, (cst.List, cst.Tuple)):
+        return [name for element in params.elements for name in listed_names(element.value)]
+    if isinstance(params, cst.BinaryOperation) and isinstance(params.operator, cst.Add):
+        return listed_names(params.left) + listed_names(params.right)
+    if isinstance(params, cst.Dict):
+        return [
+            name for element in params.elements if isinstance(element, cst.DictElement)
+            and isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "params"
+            for name in listed_names(element.value)
+        ]
+    return []
 
 
 def _is_lightning_optimizers_call(node: cst.BaseExpression) -> bool:

@@ -10,7 +10,8 @@ piece of evidence ("`False`" means "not shown", not "no"):
 - its autograd state: detached (`.detach()`, `.data`, computed under `no_grad`) or copied
   (`.clone()`), i.e. a snapshot rather than a live part of the graph;
 - where it came from: a model's output, a loss or a reduction to one number, parameters or
-  gradients of a model, a constant table built by factories, an unknown call.
+  gradients of a model (also a tensor handed to an optimizer, `Adam([latent])`: what the program
+  trains is a parameter whatever made it), a constant table built by factories, an unknown call.
 
 Names are followed through the binding model (`names.reaching`): the facts of every binding that
 may hold at a use are joined. Calls of functions of the same file are not followed here.
@@ -27,6 +28,7 @@ import libcst as cst
 from stabfix.model.devices import CPU_METHODS, is_cpu_expression, method_chain, to_call_target
 from stabfix.model.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.names import Binding, Names, dotted_name
+from stabfix.model.optimizers import OptimizerTracker, listed_names
 
 # What a tensor says about itself is plain Python data (`torch.Size`, ints, dtypes, devices), not a tensor.
 METADATA_STEPS = frozenset(
@@ -109,10 +111,12 @@ class Value:
 class Values:
     """Answers `value_of(expr)` for the expressions of one file, memoised per node."""
 
-    def __init__(self, names: Names, modules: Optional[ModuleIndex] = None) -> None:
+    def __init__(self, names: Names, modules: Optional[ModuleIndex] = None, optimizers: Optional[OptimizerTracker] = None) -> None:
         self.names = names
         self.modules = modules
+        self.optimizers = optimizers
         self._memo: dict[int, Value] = {}
+        self._trained: Optional[set[int]] = None
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         return self.names.qualify(expr)
@@ -243,9 +247,21 @@ class Values:
                 values.append(Value(tensor=_annotated_tensor(binding.node)))
             elif binding.kind in ("import", "def", "class"):
                 values.append(Value(not_tensor=True))
+            elif id(binding) in self._trained_bindings():
+                values.append(Value(tensor=True, parameter=True))
             else:
                 values.append(self.binding_value(binding, depth))
         return Value.join(values)
+
+    def _trained_bindings(self) -> set[int]:
+        """The bindings whose tensors an optimizer trains: those of the names it is handed, through one
+        list the code builds first (`params = [latent] + noises; Adam(params)`)."""
+        if self._trained is None:
+            handed = list(self.optimizers.trained) if self.optimizers is not None else []
+            bindings = [binding for name in handed for binding in self.names.reaching(name)]
+            listed = [name for b in bindings if b.bound_value is not None for name in listed_names(b.bound_value)]
+            self._trained = {id(binding) for binding in bindings + [b for name in listed for b in self.names.reaching(name)]}
+        return self._trained
 
     def _element_of(self, binding: Binding, depth: int) -> Value:
         """A `for` target: a batch when the loop draws from a DataLoader, a parameter when it walks
