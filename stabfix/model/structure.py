@@ -277,12 +277,14 @@ class StepIndex(cst.BatchableCSTVisitor):
         `for update in range(n): batch = next(it); <rollout>; for epoch in range(k): for mb in ...:
         loss.backward(); optimizer.step()`, or `for prompts in loader: ...; self.ppo_train()` whose
         training loops only repeat over data it builds itself. The loop draws its data (iterates
-        something other than a counter, or calls `next()`), and every loop between it and the parameter
+        something other than a counter or constants of the code, or calls `next()`), and every loop between it and the parameter
         update repeats over that iteration's data: a counter (`range(ppo_epochs)`) or a name assigned inside
         the iteration, never a loader from outside or the drawn item itself (a loader per dataset), never
         `next()`; and no optimizer is built inside (a k-fold or trial loop trains a fresh model). An epoch
         loop (a counter whose inner loop draws the batches), a loop over clients that each train on their
-        own loader, and curriculum stages whose inner loop draws batches are not update loops.
+        own loader, curriculum stages whose inner loop draws batches, and the phases of a benchmark
+        (`for phase, n in enumerate([10, 20]): for _ in range(n): <step>`, warm-up then timed: each phase
+        runs many steps) are not update loops.
         """
         key = id(loop)
         if key not in self._update_cache:
@@ -290,7 +292,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             self._update_cache[key] = (
                 not (loop.function is not None and _is_harness(loop.function.name))
                 and not self.is_training_loop(loop)
-                and _draws_per_iteration(loop)
+                and _draws_per_iteration(loop, self.names)
                 and (
                     any(self._repeats_over_iteration(inner, loop, set()) for inner in self._loops)
                     or any(
@@ -909,10 +911,24 @@ def _is_counter(iterable: cst.BaseExpression) -> bool:
     return isinstance(iterable, cst.Call) and (dotted_name(iterable.func) or "").rsplit(".", 1)[-1] in _COUNTERS
 
 
-def _draws_per_iteration(loop: LoopFrame) -> bool:
-    """Each iteration takes new data: the loop iterates something other than a counter, or calls `next()`."""
+def _draws_per_iteration(loop: LoopFrame, names: Names | None) -> bool:
+    """Each iteration takes new data: the loop calls `next()`, or iterates something other than a counter
+    or constants written in the code (`enumerate([10, 20])`: the phases of a run, warm-up then timed)."""
     iterable = _iterated(loop.node)
-    return "next" in loop.facts.calls or (iterable is not None and not _is_counter(iterable))
+    if "next" in loop.facts.calls:
+        return True
+    if isinstance(iterable, cst.Name) and names is not None:
+        iterable = names.single_value(iterable) or iterable
+    return iterable is not None and not _is_counter(iterable) and not _is_constant(iterable)
+
+
+def _is_constant(node: cst.BaseExpression) -> bool:
+    """A number, a string, or a list/tuple/set display of them."""
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return all(not isinstance(e, cst.StarredElement) and _is_constant(e.value) for e in node.elements)
+    if isinstance(node, cst.UnaryOperation):
+        return _is_constant(node.expression)
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString))
 
 
 def _iterates_over(node: Union[cst.For, cst.While], names: set[str]) -> bool:
