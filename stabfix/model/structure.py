@@ -1,10 +1,12 @@
 """Which code runs on every training step: training loops, step functions, and the gates in between.
 
 A *training loop* is a `for`/`while` loop whose own body (not a nested loop's) performs a parameter
-update — `loss.backward()`, `accelerator.backward(loss)`, `optimizer.step()`, `scaler.step(opt)` —
-or calls a step function of the file or a method named like one (`trainer.train_step(batch)`). An
-epoch loop whose updates all sit in an inner batch loop is not one, and neither is a loop that only
-calls a helper running a backward pass (a benchmark over configurations).
+update — `loss.backward()`, `accelerator.backward(loss)`, `optimizer.step()`, `scaler.step(opt)`,
+or a live loss handed with an optimizer to code the file does not show (`loss_scaler(loss, optimizer)`,
+see `hands_over_update`) — or calls a step function of the file or a method named like one
+(`trainer.train_step(batch)`). An epoch loop whose updates all sit in an inner batch loop is not one,
+nor are the phases of a benchmark around a step loop, nor a loop that only calls a helper running a
+backward pass (a benchmark over configurations).
 
 A *step function* runs once per step because of what it does, with its name as supporting evidence:
 - it calls both backward and an optimizer step outside any loop of its own;
@@ -48,6 +50,7 @@ from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
 from stabfix.model.places import Place
+from stabfix.model.values import Value, Values
 
 # --- memory readings (what a threshold can be compared against besides a user setting) ----------
 
@@ -76,11 +79,13 @@ _MEMORY_QUERY_MODULES = ("psutil.", "pynvml.", "nvidia_smi.", "GPUtil.")
 # or `torch.autograd.backward`, whose name the file spells in the call or its import) or an optimizer
 # step (`.step(...)`, `optimizer_step`), or calls / is named like a step function (STEP_FUNCTION_NAMES),
 # or is a per-batch hook (PER_BATCH_HOOKS), a `compute_loss` override, or an ignite handler registered
-# on `ITERATION_COMPLETED`/`ITERATION_STARTED`; update loops and callees every step calls need one of those.
+# on `ITERATION_COMPLETED`/`ITERATION_STARTED`, or hands its loss and an optimizer to unseen code (an
+# OPTIMIZER_TOKENS spelling, see `hands_over_update`); update loops and callees every step calls need one of those.
 # The names of both vocabularies are in the group (those not already containing `step` or `backward`), so a
 # name added there is covered here.
+OPTIMIZER_TOKENS = ("optim", "Optim", "OPTIM")
 STEP_TOKENS: tuple[str, ...] = (
-    "backward", "step", "compute_loss", "ITERATION_COMPLETED", "ITERATION_STARTED",
+    "backward", "step", "compute_loss", "ITERATION_COMPLETED", "ITERATION_STARTED", *OPTIMIZER_TOKENS,
     *sorted(
         name for name in words.STEP_FUNCTION_NAMES | words.PER_BATCH_HOOKS if "step" not in name and "backward" not in name
     ),
@@ -110,6 +115,7 @@ class PathFacts:
     ungated_calls: set[str] = field(default_factory=set)  # of `calls`, those made behind no gate
     bound: set[str] = field(default_factory=set)  # names assigned here (`x = ...`)
     builds_optimizer: bool = False  # an optimizer is constructed here
+    handovers: list[cst.Call] = field(default_factory=list)  # calls given two or more arguments (`hands_over_update`)
 
 
 @dataclass(eq=False)
@@ -185,11 +191,14 @@ class StepPath:
 class StepIndex(cst.BatchableCSTVisitor):
     """Collects loops, functions and gates in the main traversal; answers per-step questions after it."""
 
-    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names | None = None) -> None:
+    def __init__(
+        self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names | None = None, values: Values | None = None
+    ) -> None:
         super().__init__()
         self.imports = imports
         self.enclosing = enclosing
         self.names = names  # the binding model, for what a local holds (`reads_memory`)
+        self.values = values  # what an argument is: a live loss handed over with the optimizer (`hands_over_update`)
         self._place: list[cst.CSTNode] = []
         self._loss_mentions: set[int] = set()  # ids of functions that mention a loss (own code only)
         self._stack: list[Frame] = []
@@ -204,6 +213,7 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._loop_callees: set[str] | None = None
         self._every_step_callees: set[str] | None = None
         self._update_cache: dict[int, bool] = {}
+        self._defined: set[str] | None = None
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
@@ -352,7 +362,47 @@ class StepIndex(cst.BatchableCSTVisitor):
     def steps_optimizer(self, frame: Union[LoopFrame, FunctionFrame]) -> bool:
         """The loop or function body steps an optimizer itself (`d_optimizer.step()`): each iteration of
         such a loop is a whole update, not a micro-batch of one."""
-        return any(self._is_optimizer_step(candidate) for candidate in frame.facts.step_candidates)
+        return any(self._is_optimizer_step(candidate) for candidate in frame.facts.step_candidates) or self._delegates(
+            frame.facts
+        )
+
+    def hands_over_update(self, call: cst.Call) -> bool:
+        """The call hands a live loss and an optimizer to code the file does not show, which then runs the
+        backward pass and the optimizer step: `loss_scaler(loss, optimizer, parameters=model.parameters())`
+        (timm/MAE's scaler object, whose `__call__` does `scale(loss).backward()` and `step(optimizer)`),
+        `update(loss, opt)` imported from another module. The loss is what a model or a loss function
+        returned, not detached or read to the host (`lr_sched.adjust_learning_rate(optimizer, it / n)` and
+        `log(loss.item(), optimizer)` hand over no loss); a method of the optimizer itself, or a function of
+        the file (its own body says what it does), is no hand-over."""
+        if self.values is None:
+            return False
+        func = call.func
+        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last is None or (receiver is not None and self._looks_like_optimizer(receiver)):
+            return False
+        if (isinstance(func, cst.Name) or receiver == "self") and last in self._function_names():
+            return False
+        arguments = [arg.value for arg in call.args if not arg.star]
+        if not any(self._names_optimizer(dotted_name(value)) for value in arguments):
+            return False
+        return any(_is_live_loss(self.values.value_of(value)) for value in arguments)
+
+    def _names_optimizer(self, dotted: str | None) -> bool:
+        """An optimizer the file builds, or one its spelling names (`optimizer`, `self.g_optim`): the short
+        `opt` alone is too little to say an unseen callee steps it (and is no pre-filter token)."""
+        return dotted is not None and (
+            dotted in self._optimizer_bindings
+            or (self._looks_like_optimizer(dotted) and any(token in dotted for token in OPTIMIZER_TOKENS))
+        )
+
+    def _function_names(self) -> set[str]:
+        if self._defined is None:
+            self._defined = {frame.name for frame in self._functions}
+        return self._defined
+
+    def _delegates(self, facts: PathFacts) -> bool:
+        return any(self.hands_over_update(call) for call in facts.handovers)
 
     def helper_path(self, frames: tuple[Frame, ...]) -> StepPath | None:
         """Like `step_path`, and also for a helper of the file that a training loop or step function
@@ -627,6 +677,8 @@ class StepIndex(cst.BatchableCSTVisitor):
             receiver = dotted_name(func.value)
             first = next((arg.value for arg in node.args if arg.keyword is None), None)
             facts.step_candidates.append(_StepCall(receiver, dotted_name(first) if first is not None else None))
+        elif len(node.args) >= 2:
+            facts.handovers.append(node)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if not (
@@ -719,8 +771,9 @@ class StepIndex(cst.BatchableCSTVisitor):
             return self._evident_cache[key]
         name = function.name.lstrip("_") or function.name
         facts = function.facts
-        backward = bool(facts.backward)
-        stepping = any(self._is_optimizer_step(c) for c in facts.step_candidates)
+        delegated = self._delegates(facts)  # backward and step in one call the file does not show
+        backward = bool(facts.backward) or delegated
+        stepping = any(self._is_optimizer_step(c) for c in facts.step_candidates) or delegated
         step_named = name in words.STEP_FUNCTION_NAMES
         bases = tuple(base.rsplit(".", 1)[-1] for base in (function.owner.bases if function.owner else ()))
         if _per_iteration_event_handler(function.node):
@@ -758,7 +811,7 @@ class StepIndex(cst.BatchableCSTVisitor):
         return self._loop_callees
 
     def _has_update(self, facts: PathFacts) -> bool:
-        return bool(facts.backward) or any(self._is_optimizer_step(c) for c in facts.step_candidates)
+        return bool(facts.backward) or any(self._is_optimizer_step(c) for c in facts.step_candidates) or self._delegates(facts)
 
     def _is_optimizer_step(self, candidate: _StepCall) -> bool:
         return (
@@ -852,6 +905,13 @@ def _best_increment(increments: list[tuple[str, bool]]) -> str | None:
 def _parameter_names(node: cst.FunctionDef) -> list[str]:
     params = node.params
     return [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def _is_live_loss(value: Value) -> bool:
+    """A loss or a model's output that still carries its autograd graph."""
+    return (value.reduced or value.model_output) and not (
+        value.host or value.not_tensor or value.detached or value.snapshot or value.parameter or value.metadata
+    )
 
 
 def _constructs_optimizer(name: str) -> bool:
