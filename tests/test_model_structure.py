@@ -46,12 +46,16 @@ def test_a_live_loss_handed_with_the_optimizer_to_unseen_code_is_an_update():
     assert _training_loops(steps) == ["for x, y in loader"]
 
 
-def test_a_learning_rate_setter_or_a_logged_loss_hands_over_no_update():
+def test_a_learning_rate_setter_a_logged_loss_or_a_model_wrapper_hands_over_no_update():
     steps = _steps(
         """
         import lr_sched
+        from torch.nn.parallel import DistributedDataParallel as DDP
 
-        def train_one_epoch(model, loader, optimizer, device, log):
+        def train_one_epoch(model, loader, optimizer, device, log, engine):
+            model = DDP(model.to(device))
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            model, optimizer = engine.make_private(module=model, optimizer=optimizer, data_loader=loader)
             model.train()
             for it, (x, y) in enumerate(loader):
                 lr_sched.adjust_learning_rate(optimizer, it / len(loader), 0.1)

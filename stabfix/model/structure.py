@@ -372,8 +372,9 @@ class StepIndex(cst.BatchableCSTVisitor):
         (timm/MAE's scaler object, whose `__call__` does `scale(loss).backward()` and `step(optimizer)`),
         `update(loss, opt)` imported from another module. The loss is what a model or a loss function
         returned, not detached or read to the host (`lr_sched.adjust_learning_rate(optimizer, it / n)` and
-        `log(loss.item(), optimizer)` hand over no loss); a method of the optimizer itself, or a function of
-        the file (its own body says what it does), is no hand-over."""
+        `log(loss.item(), optimizer)` hand over no loss, and `make_private(module=model, optimizer=optimizer)`
+        wraps a model); a method of the optimizer itself, or a function of the file (its own body says
+        what it does), is no hand-over."""
         if self.values is None:
             return False
         func = call.func
@@ -384,9 +385,13 @@ class StepIndex(cst.BatchableCSTVisitor):
         if (isinstance(func, cst.Name) or receiver == "self") and last in self._function_names():
             return False
         arguments = [arg.value for arg in call.args if not arg.star]
-        if not any(self._names_optimizer(dotted_name(value)) for value in arguments):
-            return False
-        return any(_is_live_loss(self.values.value_of(value)) for value in arguments)
+        optimizers = [value for value in arguments if self._names_optimizer(dotted_name(value))]
+        modules = self.values.modules
+        return bool(optimizers) and any(
+            _is_live_loss(self.values.value_of(value)) and not (modules is not None and modules.is_module(value))
+            for value in arguments
+            if value not in optimizers
+        )
 
     def _names_optimizer(self, dotted: str | None) -> bool:
         """An optimizer the file builds, or one its spelling names (`optimizer`, `self.g_optim`): the short
