@@ -99,3 +99,46 @@ def test_the_phases_of_a_benchmark_run_many_steps_each():
     outer, inner = steps._loops
     assert not steps.is_training_loop(outer) and not steps.is_update_loop(outer)
     assert steps.is_training_loop(inner)
+
+
+HELPER_STEP = """
+class Runner:
+    def run(self):
+        while True:
+            self.run_step(next(self.data))
+
+    def run_step(self, batch):
+        self.forward_backward(batch)
+        if self.ready():
+            self.optimize()
+        self.update_ema()
+
+    def forward_backward(self, batch):
+        self.model(batch).mean().backward()
+
+    def optimize(self):
+        self.norms()
+        self.opt.step()
+
+    def update_ema(self):
+        self.ema_copy()
+
+    def norms(self): ...
+    def ema_copy(self): ...
+    def ready(self): ...
+"""
+
+
+def test_a_step_made_of_helpers_is_a_step_function():
+    steps = _steps(HELPER_STEP)
+    functions = {frame.name: frame for frame in steps._functions}
+    assert steps.is_step_function(functions["run_step"])
+    assert not steps.is_step_function(functions["forward_backward"])
+    assert _training_loops(steps) == ["while True"]
+
+
+def test_what_an_every_step_helper_calls_behind_no_gate_runs_every_step():
+    steps = _steps(HELPER_STEP)
+    functions = {frame.name: frame for frame in steps._functions}
+    assert steps.is_called_every_step(functions["ema_copy"])  # run_step -> update_ema -> ema_copy
+    assert not steps.is_called_every_step(functions["norms"])  # optimize() runs behind `if self.ready():`

@@ -9,7 +9,8 @@ nor are the phases of a benchmark around a step loop, nor a loop that only calls
 backward pass (a benchmark over configurations).
 
 A *step function* runs once per step because of what it does, with its name as supporting evidence:
-- it calls both backward and an optimizer step outside any loop of its own;
+- it calls both backward and an optimizer step outside any loop of its own, itself or through functions
+  of the file it calls (`run_step` calling `self.forward_backward()` and `self.optimize()`);
 - it does one of them and is named like a step (`train_step`, `training_step`, `fit_batch`...), or
   is called from a training loop of the file (`grpo_step(batch)` runs backward, the loop steps);
 - it is named like a step and computes a loss, overrides a framework's step (its class derives from
@@ -111,6 +112,7 @@ class PathFacts:
     backward: list[cst.Call] = field(default_factory=list)
     step_candidates: list[_StepCall] = field(default_factory=list)
     calls: set[str] = field(default_factory=set)  # last identifiers of called functions/methods
+    own_calls: set[str] = field(default_factory=set)  # of `calls`, those by a plain name or on `self`
     increments: list[tuple[str, bool]] = field(default_factory=list)  # (dotted target, ungated)
     ungated_calls: set[str] = field(default_factory=set)  # of `calls`, those made behind no gate
     bound: set[str] = field(default_factory=set)  # names assigned here (`x = ...`)
@@ -213,7 +215,8 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._loop_callees: set[str] | None = None
         self._every_step_callees: set[str] | None = None
         self._update_cache: dict[int, bool] = {}
-        self._defined: set[str] | None = None
+        self._by_name: dict[str, list[FunctionFrame]] | None = None
+        self._reach_cache: dict[int, tuple[bool, bool]] = {}
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
@@ -344,20 +347,34 @@ class StepIndex(cst.BatchableCSTVisitor):
         )
 
     def is_called_every_step(self, function: FunctionFrame) -> bool:
-        """A function of the file that a training loop or step function calls, behind no gate, every step."""
-        name = function.name
-        if _is_harness(name) or words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name):
-            return False
-        return name in self._called_every_step()
+        """A function of the file that a training loop or step function calls behind no gate, or that such a
+        function calls behind no gate (`run_step` -> `optimize()` -> `_grad_norm()`): it runs every step."""
+        return not _never_a_step(function.name) and function.name in self._called_every_step()
 
     def _called_every_step(self) -> set[str]:
         """Names that a training loop or a step function calls behind no gate (asked after the traversal,
         like every step query; one set instead of a walk over all loops and functions per question)."""
         if self._every_step_callees is None:
-            self._every_step_callees = {
+            called = {
                 name for loop in self._loops if self.is_training_loop(loop) for name in loop.facts.ungated_calls
             } | {name for frame in self._functions if self.is_step_function(frame) for name in frame.facts.ungated_calls}
+            # and what those call behind no gate: `run_step` -> `optimize()` -> `self._grad_norm()`
+            pending = list(called)
+            while pending:
+                name = pending.pop()
+                for frame in self._functions_named(name):
+                    if not _never_a_step(frame.name):
+                        pending.extend(frame.facts.ungated_calls - called)
+                        called |= frame.facts.ungated_calls
+            self._every_step_callees = called
         return self._every_step_callees
+
+    def _functions_named(self, name: str) -> list[FunctionFrame]:
+        if self._by_name is None:
+            self._by_name = {}
+            for frame in self._functions:
+                self._by_name.setdefault(frame.name, []).append(frame)
+        return self._by_name.get(name, [])
 
     def steps_optimizer(self, frame: Union[LoopFrame, FunctionFrame]) -> bool:
         """The loop or function body steps an optimizer itself (`d_optimizer.step()`): each iteration of
@@ -382,7 +399,7 @@ class StepIndex(cst.BatchableCSTVisitor):
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         if last is None or (receiver is not None and self._looks_like_optimizer(receiver)):
             return False
-        if (isinstance(func, cst.Name) or receiver == "self") and last in self._function_names():
+        if (isinstance(func, cst.Name) or receiver == "self") and self._functions_named(last):
             return False
         arguments = [arg.value for arg in call.args if not arg.star]
         optimizers = [value for value in arguments if self._names_optimizer(dotted_name(value))]
@@ -400,11 +417,6 @@ class StepIndex(cst.BatchableCSTVisitor):
             dotted in self._optimizer_bindings
             or (self._looks_like_optimizer(dotted) and any(token in dotted for token in OPTIMIZER_TOKENS))
         )
-
-    def _function_names(self) -> set[str]:
-        if self._defined is None:
-            self._defined = {frame.name for frame in self._functions}
-        return self._defined
 
     def _delegates(self, facts: PathFacts) -> bool:
         return any(self.hands_over_update(call) for call in facts.handovers)
@@ -668,6 +680,8 @@ class StepIndex(cst.BatchableCSTVisitor):
         if last is None:
             return
         facts.calls.add(last)
+        if isinstance(func, cst.Name) or (isinstance(func.value, cst.Name) and func.value.value == "self"):
+            facts.own_calls.add(last)
         if not any(
             isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
         ):
@@ -776,9 +790,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             return self._evident_cache[key]
         name = function.name.lstrip("_") or function.name
         facts = function.facts
-        delegated = self._delegates(facts)  # backward and step in one call the file does not show
-        backward = bool(facts.backward) or delegated
-        stepping = any(self._is_optimizer_step(c) for c in facts.step_candidates) or delegated
+        backward, stepping = self._update_reached(function)
         step_named = name in words.STEP_FUNCTION_NAMES
         bases = tuple(base.rsplit(".", 1)[-1] for base in (function.owner.bases if function.owner else ()))
         if _per_iteration_event_handler(function.node):
@@ -802,6 +814,25 @@ class StepIndex(cst.BatchableCSTVisitor):
             result = name == "compute_loss" and any(base.endswith("Trainer") for base in bases)
         self._evident_cache[key] = result
         return result
+
+    def _update_reached(self, function: FunctionFrame) -> tuple[bool, bool]:
+        """(backward pass, optimizer step) that the function runs outside its own loops, itself or through
+        functions of the file it calls by name or on `self`: `run_step` calling `self.forward_backward()`
+        and then `self.optimize()` runs a whole step although neither helper does."""
+        key = id(function)
+        if key not in self._reach_cache:
+            backward = stepping = False
+            seen, pending = {key}, [function]
+            while pending and not (backward and stepping):
+                frame = pending.pop()
+                backward = backward or bool(frame.facts.backward) or self._delegates(frame.facts)
+                stepping = stepping or self.steps_optimizer(frame)
+                for callee in (f for name in frame.facts.own_calls for f in self._functions_named(name)):
+                    if id(callee) not in seen and not _never_a_step(callee.name):
+                        seen.add(id(callee))
+                        pending.append(callee)
+            self._reach_cache[key] = (backward, stepping)
+        return self._reach_cache[key]
 
     def _self_evident_step_names(self) -> set[str]:
         if self._evident_names is None:
@@ -949,6 +980,11 @@ def _per_iteration_event_handler(node: cst.FunctionDef) -> bool:
 
 def _is_harness(name: str) -> bool:
     return bool(words.HARNESS_FUNCTION.match(name))
+
+
+def _never_a_step(name: str) -> bool:
+    """Teardown, evaluation, generation, or a test/benchmark harness."""
+    return _is_harness(name) or bool(words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name))
 
 
 
