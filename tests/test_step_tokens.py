@@ -36,6 +36,7 @@ STEPS = [
     "@trainer.on(Events.ITERATION_COMPLETED)\ndef log(engine):\n    print(engine.state.output)\n",
     "class C(Callback):\n    def on_batch_end(self, trainer):\n        torch.cuda.empty_cache()\n",
     "def fit_batch(self, batch):\n    return self.compute(batch)\nfor b in data:\n    fit_batch(b)\n",
+    "for x in loader:\n    model.train()\n    update(model(x), optimizer)\n",
 ]
 
 

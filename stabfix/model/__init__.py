@@ -9,7 +9,7 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `values`      what an expression is, where it lives and whether it is cut from autograd
                 (queried after the traversal; built on `names`, `modules` and `optimizers`)
 - `steps`       training structure: step loops and functions, and the gates that make code run
-                on only some steps
+                on only some steps (built on `names` and `values`)
 - `optimizers`  which expressions are optimizers, what they were built from, and the names of the
                 tensors they are handed to train
 - `modules`     which callables are torch modules (calling one is a forward pass)
@@ -88,10 +88,10 @@ from stabfix.model.values import Values
 # so a part comes after everything it reads.
 _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "names": ((), lambda model: Names()),
-    "steps": (("names",), lambda model: StepIndex(model.imports, model.enclosing, model.names)),
-    "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
     "modules": ((), lambda model: ModuleIndex(model.imports)),
+    "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
     "values": (("names", "modules", "optimizers"), lambda model: Values(model.names, model.modules, model.optimizers)),
+    "steps": (("names", "values"), lambda model: StepIndex(model.imports, model.enclosing, model.names, model.values)),
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),

@@ -1,13 +1,16 @@
 """Which code runs on every training step: training loops, step functions, and the gates in between.
 
 A *training loop* is a `for`/`while` loop whose own body (not a nested loop's) performs a parameter
-update — `loss.backward()`, `accelerator.backward(loss)`, `optimizer.step()`, `scaler.step(opt)` —
-or calls a step function of the file or a method named like one (`trainer.train_step(batch)`). An
-epoch loop whose updates all sit in an inner batch loop is not one, and neither is a loop that only
-calls a helper running a backward pass (a benchmark over configurations).
+update — `loss.backward()`, `accelerator.backward(loss)`, `optimizer.step()`, `scaler.step(opt)`,
+or a live loss handed with an optimizer to code the file does not show (`loss_scaler(loss, optimizer)`,
+see `hands_over_update`) — or calls a step function of the file or a method named like one
+(`trainer.train_step(batch)`). An epoch loop whose updates all sit in an inner batch loop is not one,
+nor are the phases of a benchmark around a step loop, nor a loop that only calls a helper running a
+backward pass (a benchmark over configurations).
 
 A *step function* runs once per step because of what it does, with its name as supporting evidence:
-- it calls both backward and an optimizer step outside any loop of its own;
+- it calls both backward and an optimizer step outside any loop of its own, itself or through functions
+  of the file it calls (`run_step` calling `self.forward_backward()` and `self.optimize()`);
 - it does one of them and is named like a step (`train_step`, `training_step`, `fit_batch`...), or
   is called from a training loop of the file (`grpo_step(batch)` runs backward, the loop steps);
 - it is named like a step and computes a loss, overrides a framework's step (its class derives from
@@ -48,6 +51,7 @@ from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
 from stabfix.model.places import Place
+from stabfix.model.values import Value, Values
 
 # --- memory readings (what a threshold can be compared against besides a user setting) ----------
 
@@ -76,11 +80,13 @@ _MEMORY_QUERY_MODULES = ("psutil.", "pynvml.", "nvidia_smi.", "GPUtil.")
 # or `torch.autograd.backward`, whose name the file spells in the call or its import) or an optimizer
 # step (`.step(...)`, `optimizer_step`), or calls / is named like a step function (STEP_FUNCTION_NAMES),
 # or is a per-batch hook (PER_BATCH_HOOKS), a `compute_loss` override, or an ignite handler registered
-# on `ITERATION_COMPLETED`/`ITERATION_STARTED`; update loops and callees every step calls need one of those.
+# on `ITERATION_COMPLETED`/`ITERATION_STARTED`, or hands its loss and an optimizer to unseen code (an
+# OPTIMIZER_TOKENS spelling, see `hands_over_update`); update loops and callees every step calls need one of those.
 # The names of both vocabularies are in the group (those not already containing `step` or `backward`), so a
 # name added there is covered here.
+OPTIMIZER_TOKENS = ("optim", "Optim", "OPTIM")
 STEP_TOKENS: tuple[str, ...] = (
-    "backward", "step", "compute_loss", "ITERATION_COMPLETED", "ITERATION_STARTED",
+    "backward", "step", "compute_loss", "ITERATION_COMPLETED", "ITERATION_STARTED", *OPTIMIZER_TOKENS,
     *sorted(
         name for name in words.STEP_FUNCTION_NAMES | words.PER_BATCH_HOOKS if "step" not in name and "backward" not in name
     ),
@@ -106,10 +112,12 @@ class PathFacts:
     backward: list[cst.Call] = field(default_factory=list)
     step_candidates: list[_StepCall] = field(default_factory=list)
     calls: set[str] = field(default_factory=set)  # last identifiers of called functions/methods
+    own_calls: set[str] = field(default_factory=set)  # of `calls`, those by a plain name or on `self`
     increments: list[tuple[str, bool]] = field(default_factory=list)  # (dotted target, ungated)
     ungated_calls: set[str] = field(default_factory=set)  # of `calls`, those made behind no gate
     bound: set[str] = field(default_factory=set)  # names assigned here (`x = ...`)
     builds_optimizer: bool = False  # an optimizer is constructed here
+    handovers: list[cst.Call] = field(default_factory=list)  # calls given two or more arguments (`hands_over_update`)
 
 
 @dataclass(eq=False)
@@ -185,11 +193,14 @@ class StepPath:
 class StepIndex(cst.BatchableCSTVisitor):
     """Collects loops, functions and gates in the main traversal; answers per-step questions after it."""
 
-    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names | None = None) -> None:
+    def __init__(
+        self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names | None = None, values: Values | None = None
+    ) -> None:
         super().__init__()
         self.imports = imports
         self.enclosing = enclosing
         self.names = names  # the binding model, for what a local holds (`reads_memory`)
+        self.values = values  # what an argument is: a live loss handed over with the optimizer (`hands_over_update`)
         self._place: list[cst.CSTNode] = []
         self._loss_mentions: set[int] = set()  # ids of functions that mention a loss (own code only)
         self._stack: list[Frame] = []
@@ -204,6 +215,8 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._loop_callees: set[str] | None = None
         self._every_step_callees: set[str] | None = None
         self._update_cache: dict[int, bool] = {}
+        self._by_name: dict[str, list[FunctionFrame]] | None = None
+        self._reach_cache: dict[int, tuple[bool, bool]] = {}
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
@@ -277,12 +290,14 @@ class StepIndex(cst.BatchableCSTVisitor):
         `for update in range(n): batch = next(it); <rollout>; for epoch in range(k): for mb in ...:
         loss.backward(); optimizer.step()`, or `for prompts in loader: ...; self.ppo_train()` whose
         training loops only repeat over data it builds itself. The loop draws its data (iterates
-        something other than a counter, or calls `next()`), and every loop between it and the parameter
+        something other than a counter or constants of the code, or calls `next()`), and every loop between it and the parameter
         update repeats over that iteration's data: a counter (`range(ppo_epochs)`) or a name assigned inside
         the iteration, never a loader from outside or the drawn item itself (a loader per dataset), never
         `next()`; and no optimizer is built inside (a k-fold or trial loop trains a fresh model). An epoch
         loop (a counter whose inner loop draws the batches), a loop over clients that each train on their
-        own loader, and curriculum stages whose inner loop draws batches are not update loops.
+        own loader, curriculum stages whose inner loop draws batches, and the phases of a benchmark
+        (`for phase, n in enumerate([10, 20]): for _ in range(n): <step>`, warm-up then timed: each phase
+        runs many steps) are not update loops.
         """
         key = id(loop)
         if key not in self._update_cache:
@@ -290,7 +305,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             self._update_cache[key] = (
                 not (loop.function is not None and _is_harness(loop.function.name))
                 and not self.is_training_loop(loop)
-                and _draws_per_iteration(loop)
+                and _draws_per_iteration(loop, self.names)
                 and (
                     any(self._repeats_over_iteration(inner, loop, set()) for inner in self._loops)
                     or any(
@@ -332,25 +347,79 @@ class StepIndex(cst.BatchableCSTVisitor):
         )
 
     def is_called_every_step(self, function: FunctionFrame) -> bool:
-        """A function of the file that a training loop or step function calls, behind no gate, every step."""
-        name = function.name
-        if _is_harness(name) or words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name):
-            return False
-        return name in self._called_every_step()
+        """A function of the file that a training loop or step function calls behind no gate, or that such a
+        function calls behind no gate (`run_step` -> `optimize()` -> `_grad_norm()`): it runs every step."""
+        return not _never_a_step(function.name) and function.name in self._called_every_step()
 
     def _called_every_step(self) -> set[str]:
         """Names that a training loop or a step function calls behind no gate (asked after the traversal,
         like every step query; one set instead of a walk over all loops and functions per question)."""
         if self._every_step_callees is None:
-            self._every_step_callees = {
+            called = {
                 name for loop in self._loops if self.is_training_loop(loop) for name in loop.facts.ungated_calls
             } | {name for frame in self._functions if self.is_step_function(frame) for name in frame.facts.ungated_calls}
+            # and what those call behind no gate: `run_step` -> `optimize()` -> `self._grad_norm()`
+            pending = list(called)
+            while pending:
+                name = pending.pop()
+                for frame in self._functions_named(name):
+                    if not _never_a_step(frame.name):
+                        pending.extend(frame.facts.ungated_calls - called)
+                        called |= frame.facts.ungated_calls
+            self._every_step_callees = called
         return self._every_step_callees
+
+    def _functions_named(self, name: str) -> list[FunctionFrame]:
+        if self._by_name is None:
+            self._by_name = {}
+            for frame in self._functions:
+                self._by_name.setdefault(frame.name, []).append(frame)
+        return self._by_name.get(name, [])
 
     def steps_optimizer(self, frame: Union[LoopFrame, FunctionFrame]) -> bool:
         """The loop or function body steps an optimizer itself (`d_optimizer.step()`): each iteration of
         such a loop is a whole update, not a micro-batch of one."""
-        return any(self._is_optimizer_step(candidate) for candidate in frame.facts.step_candidates)
+        return any(self._is_optimizer_step(candidate) for candidate in frame.facts.step_candidates) or self._delegates(
+            frame.facts
+        )
+
+    def hands_over_update(self, call: cst.Call) -> bool:
+        """The call hands a live loss and an optimizer to code the file does not show, which then runs the
+        backward pass and the optimizer step: `loss_scaler(loss, optimizer, parameters=model.parameters())`
+        (timm/MAE's scaler object, whose `__call__` does `scale(loss).backward()` and `step(optimizer)`),
+        `update(loss, opt)` imported from another module. The loss is what a model or a loss function
+        returned, not detached or read to the host (`lr_sched.adjust_learning_rate(optimizer, it / n)` and
+        `log(loss.item(), optimizer)` hand over no loss, and `make_private(module=model, optimizer=optimizer)`
+        wraps a model); a method of the optimizer itself, or a function of the file (its own body says
+        what it does), is no hand-over."""
+        if self.values is None:
+            return False
+        func = call.func
+        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last is None or (receiver is not None and self._looks_like_optimizer(receiver)):
+            return False
+        if (isinstance(func, cst.Name) or receiver == "self") and self._functions_named(last):
+            return False
+        arguments = [arg.value for arg in call.args if not arg.star]
+        optimizers = [value for value in arguments if self._names_optimizer(dotted_name(value))]
+        modules = self.values.modules
+        return bool(optimizers) and any(
+            _is_live_loss(self.values.value_of(value)) and not (modules is not None and modules.is_module(value))
+            for value in arguments
+            if value not in optimizers
+        )
+
+    def _names_optimizer(self, dotted: str | None) -> bool:
+        """An optimizer the file builds, or one its spelling names (`optimizer`, `self.g_optim`): the short
+        `opt` alone is too little to say an unseen callee steps it (and is no pre-filter token)."""
+        return dotted is not None and (
+            dotted in self._optimizer_bindings
+            or (self._looks_like_optimizer(dotted) and any(token in dotted for token in OPTIMIZER_TOKENS))
+        )
+
+    def _delegates(self, facts: PathFacts) -> bool:
+        return any(self.hands_over_update(call) for call in facts.handovers)
 
     def helper_path(self, frames: tuple[Frame, ...]) -> StepPath | None:
         """Like `step_path`, and also for a helper of the file that a training loop or step function
@@ -611,6 +680,8 @@ class StepIndex(cst.BatchableCSTVisitor):
         if last is None:
             return
         facts.calls.add(last)
+        if isinstance(func, cst.Name) or (isinstance(func.value, cst.Name) and func.value.value == "self"):
+            facts.own_calls.add(last)
         if not any(
             isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
         ):
@@ -625,6 +696,8 @@ class StepIndex(cst.BatchableCSTVisitor):
             receiver = dotted_name(func.value)
             first = next((arg.value for arg in node.args if arg.keyword is None), None)
             facts.step_candidates.append(_StepCall(receiver, dotted_name(first) if first is not None else None))
+        elif len(node.args) >= 2:
+            facts.handovers.append(node)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if not (
@@ -717,8 +790,7 @@ class StepIndex(cst.BatchableCSTVisitor):
             return self._evident_cache[key]
         name = function.name.lstrip("_") or function.name
         facts = function.facts
-        backward = bool(facts.backward)
-        stepping = any(self._is_optimizer_step(c) for c in facts.step_candidates)
+        backward, stepping = self._update_reached(function)
         step_named = name in words.STEP_FUNCTION_NAMES
         bases = tuple(base.rsplit(".", 1)[-1] for base in (function.owner.bases if function.owner else ()))
         if _per_iteration_event_handler(function.node):
@@ -743,6 +815,25 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._evident_cache[key] = result
         return result
 
+    def _update_reached(self, function: FunctionFrame) -> tuple[bool, bool]:
+        """(backward pass, optimizer step) that the function runs outside its own loops, itself or through
+        functions of the file it calls by name or on `self`: `run_step` calling `self.forward_backward()`
+        and then `self.optimize()` runs a whole step although neither helper does."""
+        key = id(function)
+        if key not in self._reach_cache:
+            backward = stepping = False
+            seen, pending = {key}, [function]
+            while pending and not (backward and stepping):
+                frame = pending.pop()
+                backward = backward or bool(frame.facts.backward) or self._delegates(frame.facts)
+                stepping = stepping or self.steps_optimizer(frame)
+                for callee in (f for name in frame.facts.own_calls for f in self._functions_named(name)):
+                    if id(callee) not in seen and not _never_a_step(callee.name):
+                        seen.add(id(callee))
+                        pending.append(callee)
+            self._reach_cache[key] = (backward, stepping)
+        return self._reach_cache[key]
+
     def _self_evident_step_names(self) -> set[str]:
         if self._evident_names is None:
             self._evident_names = {frame.name for frame in self._functions if self._is_step_by_itself(frame)}
@@ -756,7 +847,7 @@ class StepIndex(cst.BatchableCSTVisitor):
         return self._loop_callees
 
     def _has_update(self, facts: PathFacts) -> bool:
-        return bool(facts.backward) or any(self._is_optimizer_step(c) for c in facts.step_candidates)
+        return bool(facts.backward) or any(self._is_optimizer_step(c) for c in facts.step_candidates) or self._delegates(facts)
 
     def _is_optimizer_step(self, candidate: _StepCall) -> bool:
         return (
@@ -852,6 +943,13 @@ def _parameter_names(node: cst.FunctionDef) -> list[str]:
     return [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
 
 
+def _is_live_loss(value: Value) -> bool:
+    """A loss or a model's output that still carries its autograd graph."""
+    return (value.reduced or value.model_output) and not (
+        value.host or value.not_tensor or value.detached or value.snapshot or value.parameter or value.metadata
+    )
+
+
 def _constructs_optimizer(name: str) -> bool:
     if name.startswith("torch.optim.") and ".lr_scheduler" not in name and ".swa_utils" not in name:
         return True
@@ -884,6 +982,11 @@ def _is_harness(name: str) -> bool:
     return bool(words.HARNESS_FUNCTION.match(name))
 
 
+def _never_a_step(name: str) -> bool:
+    """Teardown, evaluation, generation, or a test/benchmark harness."""
+    return _is_harness(name) or bool(words.NEVER_STEP_FUNCTION.match(name.lstrip("_") or name))
+
+
 
 
 _COUNTERS = {"range", "trange", "count", "repeat"}
@@ -909,10 +1012,24 @@ def _is_counter(iterable: cst.BaseExpression) -> bool:
     return isinstance(iterable, cst.Call) and (dotted_name(iterable.func) or "").rsplit(".", 1)[-1] in _COUNTERS
 
 
-def _draws_per_iteration(loop: LoopFrame) -> bool:
-    """Each iteration takes new data: the loop iterates something other than a counter, or calls `next()`."""
+def _draws_per_iteration(loop: LoopFrame, names: Names | None) -> bool:
+    """Each iteration takes new data: the loop calls `next()`, or iterates something other than a counter
+    or constants written in the code (`enumerate([10, 20])`: the phases of a run, warm-up then timed)."""
     iterable = _iterated(loop.node)
-    return "next" in loop.facts.calls or (iterable is not None and not _is_counter(iterable))
+    if "next" in loop.facts.calls:
+        return True
+    if isinstance(iterable, cst.Name) and names is not None:
+        iterable = names.single_value(iterable) or iterable
+    return iterable is not None and not _is_counter(iterable) and not _is_constant(iterable)
+
+
+def _is_constant(node: cst.BaseExpression) -> bool:
+    """A number, a string, or a list/tuple/set display of them."""
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return all(not isinstance(e, cst.StarredElement) and _is_constant(e.value) for e in node.elements)
+    if isinstance(node, cst.UnaryOperation):
+        return _is_constant(node.expression)
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString))
 
 
 def _iterates_over(node: Union[cst.For, cst.While], names: set[str]) -> bool:
