@@ -352,3 +352,22 @@ def test_a_tensor_handed_to_an_optimizer_is_a_parameter_whatever_made_it():
     latent, offsets, other = (model.values.value_of(arg.value) for arg in probe.args)  # type: ignore[union-attr]
     assert latent.parameter and offsets.parameter and not other.parameter
     assert latent.host_or_bookkeeping and not other.host_or_bookkeeping
+
+
+def test_a_class_wrapping_a_placed_model_is_no_forward_pass():
+    wrapped = _value_of_returned(
+        """
+        def wrap(model, device):
+            model = model.to(device)
+            ema = ModelEMA(model)
+            return ema
+        """
+    )
+    assert not wrapped.model_output
+    forward = _value_of_returned(
+        """
+        def encode(text_encoder, ids, device):
+            return text_encoder(ids.to(device))
+        """
+    )
+    assert forward.model_output

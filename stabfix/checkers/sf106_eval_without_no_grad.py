@@ -43,7 +43,7 @@ class EvalWithoutNoGrad(Checker):
             region = modes.region(switch)
             facts = modes.scan(region, switch.receiver)
             live = [call for call, grad_on in facts.forwards if grad_on and any(call is r for r in facts.repeated)]
-            if not live or facts.backward or facts.needs_grad or id(live[0]) in reported:
+            if not live or facts.backward or facts.needs_grad or switch.freezes or facts.frozen or id(live[0]) in reported:
                 continue
             if facts.bound and self.model.history.feeds_backward(facts.bound, switch.function, after=switch.order):
                 continue  # something computed in eval mode is differentiated later: not an evaluation

@@ -27,6 +27,7 @@ from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import visit_readonly
 from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.events import unpacked_step
+from stabfix.model.gradient_use import is_requires_grad_call
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.modules import chain_receiver
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
@@ -63,6 +64,17 @@ class Switch:
         use = self.names.uses.get(self.root) if self.root is not None else None
         return bool(use and use.grad_off)
 
+    @property
+    def freezes(self) -> bool:
+        """The chain also freezes the module's parameters (`model.eval().requires_grad_(False)`): its
+        forward records no graph unless its input asks for one."""
+        link: cst.BaseExpression = self.chain
+        while isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute):
+            if link.func.attr.value == "requires_grad_" and not is_requires_grad_call(link):
+                return True
+            link = link.func.value
+        return False
+
 
 @dataclass
 class RegionFacts:
@@ -70,6 +82,7 @@ class RegionFacts:
     repeated: list[cst.Call] = field(default_factory=list)  # forwards inside a loop or comprehension there
     backward: bool = False  # a backward pass or an optimizer step
     needs_grad: bool = False  # code that asks for gradients
+    frozen: bool = False  # the receiver's parameters are frozen there (`model.requires_grad_(False)`)
     bound: set[str] = field(default_factory=set)  # names assigned in the region
 
 
@@ -225,8 +238,11 @@ class _RegionScanner(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and func.attr.value in ("backward", "manual_backward", "step") \
                 and id(node) not in self._transitions:
             self.facts.backward = True
-        if qualified in NEEDS_GRAD_CALLS or (isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_"):
+        if qualified in NEEDS_GRAD_CALLS or is_requires_grad_call(node):
             self.facts.needs_grad = True
+        elif isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" \
+                and dotted_name(chain_receiver(func.value)) == self.receiver:
+            self.facts.frozen = True  # `model.requires_grad_(False)`
         if callee == self.receiver or callee == self.receiver + ".forward" or (
             callee.startswith(self.receiver + ".") and callee.rsplit(".", 1)[-1] not in NOT_FORWARD_METHODS
             and "." not in callee[len(self.receiver) + 1:] and self.modes.is_module_call(func)

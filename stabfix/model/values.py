@@ -206,6 +206,9 @@ class Values:
         callable on a tensor placed on the accelerator (`text_encoder(ids.to(device))`)."""
         if self.modules is not None and self.modules.is_module(call.func):
             return True
+        callee = dotted_name(call.func) or ""
+        if callee.rsplit(".", 1)[-1][:1].isupper():
+            return False  # `ModelEMA(model)`, `DDP(model.to(device))`: a class wraps what it is given
         return any(arg.keyword is None and self.value_of(arg.value, depth + 1).placed for arg in call.args)
 
     def _root(self, root: cst.BaseExpression, depth: int) -> Value:
