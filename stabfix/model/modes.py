@@ -245,11 +245,25 @@ class _RegionScanner(cst.CSTVisitor):
             self.facts.frozen = True  # `model.requires_grad_(False)`
         if callee == self.receiver or callee == self.receiver + ".forward" or (
             callee.startswith(self.receiver + ".") and callee.rsplit(".", 1)[-1] not in NOT_FORWARD_METHODS
-            and "." not in callee[len(self.receiver) + 1:] and self.modes.is_module_call(func)
+            and "." not in callee[len(self.receiver) + 1:]
+            and (self.modes.is_module_call(func) or self._fed_a_tensor(node))
         ):
             self.facts.forwards.append((node, not self.grad_off[-1]))
             if self.loops:
                 self.facts.repeated.append(node)
+
+    def _fed_a_tensor(self, call: cst.Call) -> bool:
+        """A method of the switched module called on a tensor (`agent.get_action_and_value(obs.to(d))`,
+        `model.encode(x)`): a forward through one of its own methods."""
+        values = self.modes.steps.values
+        if values is None:
+            return False
+        for arg in call.args:
+            if arg.keyword is None and not arg.star:
+                value = values.value_of(arg.value)
+                if (value.tensor or value.placed or value.batch) and not (value.not_tensor or value.metadata):
+                    return True
+        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         transition = unpacked_step(node)
