@@ -85,13 +85,9 @@ class TorchLoadWithoutMapLocation(Checker):
             return False
         text = code_of(source, 200)
         function = self.flows.enclosing_function(call)
-        for other in self.flows.calls():
-            if self.flows.enclosing_function(other) is not function or self.names.qualify(other.func) not in SAVES:
-                continue
-            target = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == "f"), None)
-            positional = [a.value for a in other.args if a.keyword is None and not a.star]
-            target = target if target is not None else (positional[1] if len(positional) > 1 else None)
-            if target is not None and code_of(target, 200) == text:
+        for other in self._saves():
+            target = _argument(other, 1, "f")
+            if self.flows.enclosing_function(other) is function and target is not None and code_of(target, 200) == text:
                 return True
         return False
 
@@ -103,18 +99,15 @@ class TorchLoadWithoutMapLocation(Checker):
         file_names = _file_names(source) if source is not None else set()
         if not file_names:
             return False
-        for other in self.flows.calls():
-            if self.names.qualify(other.func) not in SAVES:
-                continue
-            positional = [a.value for a in other.args if a.keyword is None and not a.star]
-            saved = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == "obj"), None)
-            target = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == "f"), None)
-            saved = saved if saved is not None else (positional[0] if positional else None)
-            target = target if target is not None else (positional[1] if len(positional) > 1 else None)
+        for other in self._saves():
+            saved, target = _argument(other, 0, "obj"), _argument(other, 1, "f")
             if saved is not None and target is not None and file_names & _file_names(target) \
                     and self.model.values.value_of(saved).host:
                 return True
         return False
+
+    def _saves(self) -> list[cst.Call]:
+        return [other for other in self.flows.calls() if self.names.qualify(other.func) in SAVES]
 
     def _sibling_with_location(self, call: cst.Call, loads: list[tuple[cst.Call, str]]) -> bool:
         """`torch.load(p)` next to `torch.load(p, map_location="cpu")` in the same function (a device check's
@@ -141,6 +134,15 @@ def _first_argument(call: cst.Call) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value == "f":
             return arg.value
     return None
+
+
+def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
+    """The argument passed by this keyword, or at this position."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    return positional[position] if len(positional) > position else None
 
 
 def _file_names(path: cst.BaseExpression) -> set[str]:

@@ -115,8 +115,8 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
         lambda model: History(model.names, model.values, model.losses, model.events),
     ),
     "modes": (
-        ("names", "steps", "modules"),
-        lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules, model.enclosing),
+        ("names", "steps", "modules", "events"),
+        lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules, model.enclosing, model.events),
     ),
 }
 PARTS = tuple(_PARTS)

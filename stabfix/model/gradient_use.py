@@ -58,6 +58,20 @@ def is_requires_grad_call(node: cst.BaseExpression) -> bool:
     return (first.keyword is None or first.keyword.value == "requires_grad") and is_true(first.value)
 
 
+def asks_for_grad(node: cst.BaseExpression) -> bool:
+    """`t.requires_grad_()` / `t.requires_grad_(True)`, or a call passing `requires_grad=` anything but
+    `False` (`torch.zeros(n, requires_grad=flag)` may make a leaf autograd records from)."""
+    if is_requires_grad_call(node):
+        return True
+    return isinstance(node, cst.Call) and any(
+        arg.keyword is not None and arg.keyword.value == "requires_grad" and not _is_false(arg.value) for arg in node.args
+    )
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
 def requires_grad_keyword(node: cst.BaseExpression, imports: ImportTracker) -> cst.Arg | None:
     """The `requires_grad=True` argument of a torch factory or `Variable(...)` call."""
     if not isinstance(node, cst.Call) or not (imports.qualify(node.func) or "").startswith("torch."):

@@ -26,7 +26,7 @@ import libcst as cst
 from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import visit_readonly
 from stabfix.model.enclosing import EnclosingDefinitions
-from stabfix.model.events import unpacked_step
+from stabfix.model.events import Events
 from stabfix.model.gradient_use import is_requires_grad_call
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.modules import chain_receiver
@@ -87,13 +87,16 @@ class RegionFacts:
 
 
 class ModeSwitches(cst.BatchableCSTVisitor):
-    def __init__(self, imports: ImportTracker, names: Names, steps, modules, enclosing: EnclosingDefinitions) -> None:
+    def __init__(self, imports: ImportTracker, names: Names, steps, modules, enclosing: EnclosingDefinitions,
+                 events: Events) -> None:
         super().__init__()
         self.imports = imports
         self.names = names
         self.steps = steps
         self.is_module_call = modules.is_module
         self.enclosing = enclosing
+        self.events = events
+        self._updates: Optional[set[int]] = None
         self.switches: list[Switch] = []
         self._chains: dict[int, cst.Call] = {}  # inner calls of a method chain -> the whole chain
 
@@ -184,6 +187,13 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         spelled = dotted_name(passed) if passed is not None else None
         return None if spelled is None else spelled + ("." + rest if rest else "")
 
+    def is_update(self, call: cst.Call) -> bool:
+        """A backward pass or an optimizer step, as the `events` part reads them (an environment's
+        `obs, reward, ... = env.step(a)` is neither)."""
+        if self._updates is None:
+            self._updates = {id(event.node) for event in self.events.of_kind("backward", "step")}
+        return id(call) in self._updates
+
     def scan(self, statements: list[cst.CSTNode], receiver: str) -> RegionFacts:
         facts = RegionFacts()
         scanner = _RegionScanner(self, receiver, facts)
@@ -199,7 +209,6 @@ class _RegionScanner(cst.CSTVisitor):
         self.facts = facts
         self.grad_off = [False]
         self.loops = 0
-        self._transitions: set[int] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.For, cst.While, cst.BaseComp)):
@@ -235,8 +244,7 @@ class _RegionScanner(cst.CSTVisitor):
         func = node.func
         callee = dotted_name(func) or ""
         qualified = self.modes.names.qualify(func) or ""
-        if isinstance(func, cst.Attribute) and func.attr.value in ("backward", "manual_backward", "step") \
-                and id(node) not in self._transitions:
+        if self.modes.is_update(node):
             self.facts.backward = True
         if qualified in NEEDS_GRAD_CALLS or is_requires_grad_call(node):
             self.facts.needs_grad = True
@@ -266,9 +274,6 @@ class _RegionScanner(cst.CSTVisitor):
         return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        transition = unpacked_step(node)
-        if transition is not None:
-            self._transitions.add(id(transition))  # an environment's step, not training
         value = node.value
         if dotted_name(value) is not None and any(
             isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets

@@ -26,6 +26,7 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.devices import CPU_METHODS, is_cpu_expression, method_chain, to_call_target
+from stabfix.model.gradient_use import asks_for_grad
 from stabfix.model.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.names import Binding, Names, dotted_name
 from stabfix.model.optimizers import OptimizerTracker, listed_names
@@ -180,7 +181,7 @@ class Values:
             return replace(value, tensor=True, not_tensor=False, snapshot=True, detached=value.detached or name in DETACHING_METHODS)
         if name == ".data":
             return replace(value, snapshot=True, detached=True, parameter=value.parameter or value.call)
-        if name == "requires_grad_" and _asks_for_grad(node):
+        if name == "requires_grad_" and asks_for_grad(node):
             return replace(value, tensor=True, not_tensor=False, constant=False, snapshot=False, detached=False)
         if name in TENSOR_ONLY_METHODS:
             return replace(value, tensor=True, not_tensor=False)
@@ -314,7 +315,7 @@ class Values:
             placed = any(arg.keyword is not None and arg.keyword.value == "device"
                          and not is_cpu_expression(arg.value, self.qualify) for arg in call.args)
             # `torch.zeros(n, requires_grad=True)` is a leaf that autograd records from: not a constant
-            return Value(tensor=True, constant=not _asks_for_grad(call), placed=placed)
+            return Value(tensor=True, constant=not asks_for_grad(call), placed=placed)
         if module in TENSOR_FUNCTION_MODULES and last[:1].islower() and last not in NOT_TENSOR_FUNCTIONS:
             operands = [self.value_of(element, depth + 1) for arg in call.args if arg.keyword is None
                         for element in _elements(arg.value)]
@@ -399,19 +400,6 @@ def annotation_mentions_tensor(annotation: Optional[cst.Annotation]) -> bool:
     if annotation is None:
         return False
     return bool(_TENSOR_TYPE.search(cst.Module(body=[]).code_for_node(annotation.annotation)))
-
-
-def _asks_for_grad(call: cst.BaseExpression) -> bool:
-    """`requires_grad=True` in a factory call, or `t.requires_grad_()` / `t.requires_grad_(True)`."""
-    if not isinstance(call, cst.Call):
-        return False
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "requires_grad":
-            return not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_":
-        first = call.args[0].value if call.args and call.args[0].keyword is None else None
-        return not (isinstance(first, cst.Name) and first.value == "False")
-    return False
 
 
 def _names_a_loss(name: str) -> bool:
