@@ -42,6 +42,7 @@ class TorchLoadWithoutMapLocation(Checker):
         self.names = self.model.names
         self.flows = self.model.flows
         self.candidates: list[cst.Call] = []
+        self._saves_found: list[cst.Call] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -107,7 +108,9 @@ class TorchLoadWithoutMapLocation(Checker):
         return False
 
     def _saves(self) -> list[cst.Call]:
-        return [other for other in self.flows.calls() if self.names.qualify(other.func) in SAVES]
+        if self._saves_found is None:  # asked for every load: one pass over the file's calls, not one each
+            self._saves_found = [other for other in self.flows.calls() if self.names.qualify(other.func) in SAVES]
+        return self._saves_found
 
     def _sibling_with_location(self, call: cst.Call, loads: list[tuple[cst.Call, str]]) -> bool:
         """`torch.load(p)` next to `torch.load(p, map_location="cpu")` in the same function (a device check's

@@ -198,6 +198,7 @@ class Events(cst.BatchableCSTVisitor):
         self.events: list[Event] = []
         self.instance_calls: list[LocalCall] = []  # `obj.method(...)` on a local name (not events)
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
+        self._by_kind: dict[str, list[tuple[int, Event]]] = {}  # with each event's place in `events`
         self._loop_sites: dict[cst.For, Site] = {}
         self._loop_ends: dict[cst.For, int] = {}
         self._with_bodies: set[int] = set()
@@ -220,7 +221,11 @@ class Events(cst.BatchableCSTVisitor):
         return [event for event in found if event.kind in kinds] if kinds else list(found)
 
     def of_kind(self, *kinds: str) -> list[Event]:
-        return [event for event in self.events if event.kind in kinds]
+        """The events of the given kinds, in order (from an index: rules ask this for every candidate)."""
+        if len(kinds) == 1:
+            return [event for _, event in self._by_kind.get(kinds[0], ())]
+        placed = [item for kind in dict.fromkeys(kinds) for item in self._by_kind.get(kind, ())]
+        return [event for _, event in sorted(placed, key=lambda item: item[0])]
 
     def loop_site(self, loop: cst.For) -> Site:
         return self._loop_sites[loop]
@@ -373,6 +378,7 @@ class Events(cst.BatchableCSTVisitor):
         return loops[::-1]
 
     def _add(self, event: Event) -> None:
+        self._by_kind.setdefault(event.kind, []).append((len(self.events), event))
         self.events.append(event)
         self._by_function.setdefault(event.site.function, []).append(event)
 
