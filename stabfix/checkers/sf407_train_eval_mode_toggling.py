@@ -149,13 +149,14 @@ class TrainEvalModeToggling(Checker):
     def _validation_in_train_mode(self) -> None:
         modes = self.model.modes
         reported: set[int] = set()
-        backward_orders = [(e.site.function, e.site.names_order) for e in self.model.events.of_kind("backward")]
+        events = self.model.events
         for loop in self.loops:
-            if in_harness(loop.function) or any(self._in(loop, order, function) for function, order in backward_orders):
+            backwards = events.in_function(loop.function, "backward")
+            if in_harness(loop.function) or any(self._in(loop, e.site.names_order, e.site.function) for e in backwards):
                 continue
             if not self._under_no_grad(loop):
                 continue
-            for receiver in sorted({s.receiver for s in modes.switches if s.function is loop.function and not s.to_eval}):
+            for receiver in sorted({s.receiver for s in modes.in_function(loop.function) if not s.to_eval}):
                 forwards = [call for call, _ in modes.scan([loop.node], receiver).forwards]
                 if forwards and id(forwards[0]) not in reported and modes.mode_before(receiver, loop.function, loop.start) == "train":
                     reported.add(id(forwards[0]))

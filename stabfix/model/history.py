@@ -58,6 +58,8 @@ class History:
         self._memo: dict[int, Optional[str]] = {}
         self._evidence: Optional[dict[int, str]] = None  # binding id -> origin, from how the name is used
         self._marked: set[cst.FunctionDef] = set()
+        self._methods_by_class: Optional[dict[int, list[cst.FunctionDef]]] = None
+        self._methods_indexed = -1  # how many returning functions `_methods_by_class` was built from
 
     def mark_returned(self, function: cst.FunctionDef) -> None:
         """What a framework's training step returns is the loss the framework backpropagates (Lightning's
@@ -247,7 +249,8 @@ class History:
         """A backward pass in `function` (or, with `cls`, in any method of that class; with `after`, only
         one placed after that position of the `names` model) differentiates something computed from one
         of `spellings`."""
-        for event in self.events.of_kind("backward"):
+        candidates = self.events.of_kind("backward") if cls is not None else self.events.in_function(function, "backward")
+        for event in candidates:
             if not isinstance(event, Backward) or event.site.names_order <= after:
                 continue
             if cls is not None:
@@ -259,10 +262,20 @@ class History:
                 return True
         return False
 
+    def _returning_methods(self) -> dict[int, list[cst.FunctionDef]]:
+        """id(class) -> the functions in it that return a value, in order (asked per candidate: built once)."""
+        if self._methods_by_class is None or self._methods_indexed != len(self.names.returns):
+            self._methods_indexed = len(self.names.returns)
+            self._methods_by_class = {}
+            for f in self.names.returns:
+                owner = self.names.enclosing_class(self.names.scopes[f])
+                self._methods_by_class.setdefault(id(owner), []).append(f)
+        return self._methods_by_class
+
     def feeds_return(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None) -> bool:
         """What `function` returns (with `cls`: any method of that class) is computed from one of `spellings`."""
         if cls is not None:
-            functions = [f for f in self.names.returns if self.names.enclosing_class(self.names.scopes[f]) is cls]
+            functions = self._returning_methods().get(id(cls), [])
         else:
             functions = [function] if function is not None else []
         return any(
