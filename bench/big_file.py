@@ -14,9 +14,10 @@ a call chain of --terms/10 links.
 For each file it measures, in one fresh subprocess per file (so nothing is cached between sizes):
   * parse  - `libcst.parse_module` of the text
   * scan   - `stabfix.engine.analyse_text` with every rule (what `stabfix scan --no-cache` does per
-             file, without process start-up and output)
-and prints lines, findings, both CPU times and scan/parse. Linear growth shows as a flat ratio and a
-per-line scan time that does not grow with size.
+             file, without process start-up and output; its own parse included)
+and prints lines, both CPU times, scan/parse and what the scan reported (findings, or the error line
+`stabfix scan` prints). Linear growth shows as a flat ratio and a per-line scan time that does not grow
+with size. The interpreter's recursion limit is left as the CLI has it.
 """
 
 from __future__ import annotations
@@ -216,24 +217,30 @@ def generate_call_chain(links: int) -> str:
 
 MEASURE_SCRIPT = textwrap.dedent(
     """
-    import json, resource, sys, time
-    sys.setrecursionlimit(10000)
+    import json, sys, time
     import libcst
     from stabfix.catalog import load_catalog
     from stabfix.checkers import checker_classes
-    from stabfix.engine import analyse_text
+    from stabfix.engine import AnalysisError, analyse_text
     text = open(sys.argv[1], encoding="utf-8").read()
     specs = load_catalog()
     available = checker_classes()
     classes = [available[code] for code in sorted(specs) if code in available]
     t0 = time.process_time()
-    libcst.parse_module(text)
-    parse = time.process_time() - t0
+    try:
+        libcst.parse_module(text)
+        parse = time.process_time() - t0
+    except (libcst.ParserSyntaxError, RecursionError):
+        parse = None
     t0 = time.process_time()
-    analysis = analyse_text(text, sys.argv[1], classes, specs)
+    try:  # what `stabfix scan` reports for the file (scan_runner turns a RecursionError into this line)
+        outcome = f"{len(analyse_text(text, sys.argv[1], classes, specs).findings)} findings"
+    except RecursionError:
+        outcome = "error: code nested too deeply to analyse"
+    except AnalysisError as exc:
+        outcome = f"error: {exc}"
     scan = time.process_time() - t0
-    print(json.dumps({"parse": parse, "scan": scan, "findings": len(analysis.findings),
-                      "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(json.dumps({"parse": parse, "scan": scan, "outcome": outcome}))
     """
 )
 
@@ -277,7 +284,7 @@ def main() -> int:
         for label, text in built:
             (args.write_only / (label.replace(" ", "_") + ".py")).write_text(text, encoding="utf-8")
         return 0
-    print(f"{'file':<28}{'lines':>8}{'findings':>10}{'parse s':>10}{'scan s':>10}{'scan/parse':>12}{'scan ms/kline':>15}")
+    print(f"{'file':<28}{'lines':>8}{'parse s':>10}{'scan s':>10}{'scan/parse':>12}{'scan ms/kline':>15}  outcome")
     with tempfile.TemporaryDirectory() as folder:
         for label, text in built:
             path = Path(folder) / "big.py"
@@ -288,9 +295,11 @@ def main() -> int:
                 print(f"{label:<28}{line_count:>8}  did not finish in {args.timeout:.0f} s")
                 continue
             best = min(runs, key=lambda run: run["scan"])
+            parse = f"{best['parse']:>10.2f}" if best["parse"] is not None else f"{'failed':>10}"
+            ratio = f"{best['scan'] / best['parse']:>12.2f}" if best["parse"] else f"{'-':>12}"
             print(
-                f"{label:<28}{line_count:>8}{best['findings']:>10}{best['parse']:>10.2f}{best['scan']:>10.2f}"
-                f"{best['scan'] / best['parse']:>12.2f}{1000 * best['scan'] / (line_count / 1000):>15.0f}",
+                f"{label:<28}{line_count:>8}{parse}{best['scan']:>10.2f}{ratio}"
+                f"{1000 * best['scan'] / (line_count / 1000):>15.0f}  {best['outcome']}",
                 flush=True,
             )
     return 0
