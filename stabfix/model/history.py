@@ -60,6 +60,7 @@ class History:
         self._marked: set[cst.FunctionDef] = set()
         self._methods_by_class: Optional[dict[int, list[cst.FunctionDef]]] = None
         self._methods_indexed = -1  # how many returning functions `_methods_by_class` was built from
+        self._differentiated: dict[tuple[int, frozenset[str]], bool] = {}
 
     def mark_returned(self, function: cst.FunctionDef) -> None:
         """What a framework's training step returns is the loss the framework backpropagates (Lightning's
@@ -258,9 +259,17 @@ class History:
                     continue
             elif event.site.function is not function:
                 continue
-            if self._mentions(event.node if event.loss is None else event.loss, spellings):
+            if self._differentiates(event, spellings):
                 return True
         return False
+
+    def _differentiates(self, event: Backward, spellings: set[str]) -> bool:
+        # Every accumulation site asks about the same backward passes: in a script whose cells rebind
+        # `loss` in loops, each answer follows every earlier cell, so each is worked out once.
+        key = (id(event), frozenset(spellings))
+        if key not in self._differentiated:
+            self._differentiated[key] = self._mentions(event.node if event.loss is None else event.loss, spellings)
+        return self._differentiated[key]
 
     def _returning_methods(self) -> dict[int, list[cst.FunctionDef]]:
         """id(class) -> the functions in it that return a value, in order (asked per candidate: built once)."""
@@ -344,16 +353,21 @@ def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name
 
 def _reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
     """The names and attribute chains an expression reads (`self.losses`, `total`)."""
-    found: list[cst.BaseExpression] = []
+    collector = _ReadsCollector()
+    visit_readonly(expr, collector)
+    return collector.found
 
-    class _Collector(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if dotted_name(node) is not None:
-                found.append(node)
-            return True
 
-        def visit_Name(self, node: cst.Name) -> None:
-            found.append(node)
+class _ReadsCollector(cst.CSTVisitor):
+    # one class for every call of `_reads` (it runs for every binding a query follows)
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.BaseExpression] = []
 
-    visit_readonly(expr, _Collector())
-    return found
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if dotted_name(node) is not None:
+            self.found.append(node)
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.append(node)
