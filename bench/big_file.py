@@ -1,15 +1,17 @@
 #!/usr/bin/env python
 """Does `stabfix scan` stay linear on one big file? Scan time next to a bare libcst parse, by file size.
 
-    python bench/big_file.py [--lines 1000,2000,4000,8000,16000,50000] [--terms 20000] [--runs 1]
+    python bench/big_file.py [--lines 1000,2000,4000,8000,16000,50000] [--scripts 1000,2000,4000]
+                             [--terms 20000] [--runs 1]
     python bench/big_file.py --write-only DIR      # just write the generated files, for profiling
 
 Run it with the Python that has stabfix installed (the repo's .venv). Each size is one generated
 training file (`generate_training_file`): many units of training code, each a model class, a trainer
 with a step, clipping, AMP, evaluation, accumulation, checkpoints, caches, generation and a plain
-training loop, so every rule's tokens are present and every model part does work. Plus two
-shapes that stress a single statement: one `x = a0 + a1 + ...` expression with --terms terms, and
-a call chain of --terms/10 links.
+training loop, so every rule's tokens are present and every model part does work. Then scripts
+(`generate_script`): notebook cells exported to one module, rebinding the same names at module level
+in every cell. Plus two shapes that stress a single statement: one `x = a0 + a1 + ...` expression
+with --terms terms, and a call chain of --terms/10 links.
 
 For each file it measures, in one fresh subprocess per file (so nothing is cached between sizes):
   * parse  - `libcst.parse_module` of the text
@@ -196,6 +198,37 @@ def finetune_{i}(base, adapter, loader):
 '''
 
 
+# One notebook cell exported to a script: module-level code that rebinds the same names in every cell.
+CELL = '''
+# cell {i}
+model = nn.Linear(32, 10).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+total = 0.0
+losses = []
+for step, (inputs, targets) in enumerate(loader):
+    optimizer.zero_grad()
+    out = model(inputs.cuda())
+    loss = F.cross_entropy(out, targets.cuda())
+    loss.backward()
+    optimizer.step()
+    total += loss
+    losses.append(loss)
+    if step % 10 == 0:
+        print(step, loss.item())
+model.eval()
+with torch.no_grad():
+    acc = sum((model(x.cuda()).argmax(-1) == y.cuda()).float().mean().item() for x, y in loader)
+state = torch.load("cell_{i}.pt")
+model.load_state_dict(state)
+'''
+
+
+def generate_script(lines: int) -> str:
+    """A notebook exported to a script: as many cells as fit in `lines`, all at module level."""
+    cells = max(1, round((lines - HEADER.count("\n")) / CELL.count("\n")))
+    return HEADER + "loader = []\n" + "".join(CELL.format(i=index) for index in range(cells))
+
+
 def generate_training_file(lines: int) -> str:
     """A training module of about `lines` lines: the header and as many units as fit."""
     unit_lines = UNIT.count("\n")
@@ -261,8 +294,9 @@ def measure(path: Path, timeout: float) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def cases(sizes: list[int], terms: int) -> list[tuple[str, str]]:
+def cases(sizes: list[int], terms: int, scripts: list[int]) -> list[tuple[str, str]]:
     built = [(f"training {size} lines", generate_training_file(size)) for size in sizes]
+    built += [(f"script {size} lines", generate_script(size)) for size in scripts]
     if terms:
         built.append((f"{terms}-term sum", generate_long_expression(terms)))
         built.append((f"{terms // 10}-link call chain", generate_call_chain(terms // 10)))
@@ -272,13 +306,14 @@ def cases(sizes: list[int], terms: int) -> list[tuple[str, str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", default="1000,2000,4000,8000,16000,50000", help="comma-separated file sizes")
+    parser.add_argument("--scripts", default="1000,2000,4000", help="sizes of module-level scripts (empty: skip)")
     parser.add_argument("--terms", type=int, default=20000, help="terms of the long expression (0: skip)")
     parser.add_argument("--runs", type=int, default=1, help="measure each file N times, keep the fastest scan")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before a file counts as not finishing")
     parser.add_argument("--write-only", type=Path, help="write the generated files to this folder and stop")
     args = parser.parse_args()
     sizes = [int(size) for size in args.lines.split(",") if size]
-    built = cases(sizes, args.terms)
+    built = cases(sizes, args.terms, [int(size) for size in args.scripts.split(",") if size])
     if args.write_only:
         args.write_only.mkdir(parents=True, exist_ok=True)
         for label, text in built:
