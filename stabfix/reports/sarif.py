@@ -64,7 +64,8 @@ def render_sarif(run: RunResult, specs: dict[str, RuleSpec], codes: list[str]) -
                     }
                 ],
                 "partialFingerprints": {"primaryLocationLineHash": fingerprint},
-                "properties": {"fix_safety": finding.fix_safety},
+                "properties": {"fix_safety": finding.fix_safety}
+                | ({"fix_withheld": finding.fix_withheld} if finding.fix_withheld else {}),
             }
         )
     notifications = [
