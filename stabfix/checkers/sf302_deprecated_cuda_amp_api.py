@@ -10,7 +10,8 @@ Fix (safe): `torch.amp.autocast("cuda", ...)`, `torch.amp.GradScaler("cuda", ...
 `enabled` becomes a keyword). A use through `torch` is rewritten in place; a use through
 `from torch.cuda.amp import autocast` (or a module alias `amp`) is rewritten together with its import,
 when every use of the imported names can be; otherwise the use is spelled `torch.amp.<name>` and the
-old import stays (unused, harmless).
+old import stays (unused, harmless). Each fix requires the torch that has the names it writes
+(`TORCH_AMP_SINCE`): a project that allows an older torch is not offered it (`stabfix.target`).
 """
 
 from __future__ import annotations
