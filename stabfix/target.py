@@ -2,7 +2,8 @@
 
 Like ruff's target version: the config's `target-torch` wins. Otherwise each file's project is the
 nearest folder at or above it, up to the repository root (the folder holding `.git`), whose
-`pyproject.toml` (`[project]` dependencies and optional dependencies, `[dependency-groups]`),
+`pyproject.toml` (`[project]` dependencies and optional dependencies, `[dependency-groups]`, the
+files of setuptools' dynamic dependencies),
 `requirements*.txt` (following `-r` includes), `setup.cfg` (`install_requires`, `extras_require`) or
 literal `setup.py` names torch. The target is the lowest lower bound among those requirements
 (`torch>=1.13` -> 1.13, `torch==1.6.0` -> 1.6, `torch~=2.0` -> 2.0); torch named without a lower
@@ -137,12 +138,20 @@ class TorchTargets:
         except tomllib.TOMLDecodeError as exc:
             self._warn(f"{_shown(path)}: cannot read TOML ({exc}); its torch requirement is ignored")
             return []
-        project = data.get("project") if isinstance(data.get("project"), dict) else {}
+        project = _table(data, "project")
         lists: list[Any] = [project.get("dependencies")]
         for table in (project.get("optional-dependencies"), data.get("dependency-groups")):
             if isinstance(table, dict):
                 lists.extend(table.values())
-        return self._requirements(_strings(lists), path)
+        found = self._requirements(_strings(lists), path)
+        # `dynamic = ["dependencies"]` read by setuptools from requirement files.
+        dynamic = _table(_table(_table(data, "tool"), "setuptools"), "dynamic")
+        optional = _table(dynamic, "optional-dependencies")
+        for entry in (dynamic.get("dependencies"), *optional.values()):
+            files = entry.get("file") if isinstance(entry, dict) else None
+            for name in [files] if isinstance(files, str) else _strings([files]):
+                found += self._from_requirements(path.parent / name, set())
+        return found
 
     def _from_setup_cfg(self, path: Path) -> list[_Declaration]:
         text = self._read(path)
@@ -272,6 +281,11 @@ def _logical_lines(text: str) -> list[str]:
         if line:
             lines.append(line)
     return lines
+
+
+def _table(data: Any, key: str) -> dict:
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
 
 
 def _strings(values: Iterable[Any]) -> list[str]:

@@ -80,6 +80,22 @@ def test_pyproject_dependencies_optional_dependencies_and_groups(tmp_path):
     assert target.version == (2, 1) and target.source.startswith("`torch>=2.1` in ")
 
 
+def test_pyproject_dynamic_dependencies_read_from_files(tmp_path):
+    write(tmp_path, "pyproject.toml", textwrap.dedent(
+        """\
+        [project]
+        name = "p"
+        dynamic = ["dependencies", "optional-dependencies"]
+        [tool.setuptools.dynamic]
+        dependencies = { file = ["deps/base.in"] }
+        optional-dependencies.train = { file = "deps/train.in" }
+        """
+    ))
+    write(tmp_path, "deps/base.in", "numpy\n")
+    write(tmp_path, "deps/train.in", "torch>=2.2\n")
+    assert target_of(tmp_path)[0].version == (2, 2)
+
+
 def test_requirements_follow_includes_and_skip_comments_options_and_continuations(tmp_path):
     write(tmp_path, "requirements-dev.txt", "-r requirements/base.txt\npytest  # torch>=9.0 is only a comment\n")
     write(tmp_path, "requirements/base.txt", textwrap.dedent(
