@@ -25,6 +25,7 @@ from stabfix.reports import FORMATS, render_github, render_json, render_sarif
 from stabfix.reports.text import render_text
 from stabfix.findings import RunResult
 from stabfix.scan_runner import Task, default_jobs, run_tasks
+from stabfix.target import TorchTargets
 
 app = typer.Typer(
     name="stabfix",
@@ -137,10 +138,14 @@ def _execute(
     stderr = Console(stderr=True, highlight=False)
     for folder in found.empty_dirs if not quiet else ():
         stderr.print(f"warning: no Python files found in {_display_path(folder)}", markup=False)
+    torch_targets = TorchTargets(config.target_torch, config.path)
     tasks = [
-        Task(str(path), _display_path(path), _codes_for_file(path, config.root, codes, ignores), mode, unsafe)
+        Task(str(path), _display_path(path), _codes_for_file(path, config.root, codes, ignores), mode, unsafe,
+             torch_targets.for_file(path))
         for path in found.files
     ]
+    for warning in torch_targets.warnings if not quiet else ():
+        stderr.print(f"warning: {warning}", markup=False)
     cache = None if no_cache or mode != "scan" else ScanCache(config.root).load()
     run = _run_with_progress(tasks, jobs or default_jobs(), cache)
     run.results.extend(FileResult(error.path, error=error) for error in found.errors)

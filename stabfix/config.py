@@ -9,7 +9,9 @@ from typing import Any
 
 import yaml
 
-CONFIG_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "verify")
+from stabfix.target import TorchVersion, parse_target
+
+CONFIG_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "verify", "target-torch")
 YAML_NAME = "stabfix.yaml"
 
 
@@ -26,6 +28,8 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     verify: dict[str, Any] = field(default_factory=dict)  # raw; stabfix.verify validates its keys
+    # `target-torch`: the oldest torch the project supports, over what its dependencies declare.
+    target_torch: TorchVersion | None = None
 
 
 def find_config_file(start: Path) -> Path | None:
@@ -112,7 +116,17 @@ def _config_from_table(table: dict[str, Any], path: Path) -> Config:
         },
         exclude=_string_list(table, "exclude", path),
         verify=verify,
+        target_torch=_target_torch(table, path),
     )
+
+
+def _target_torch(table: dict[str, Any], path: Path) -> TorchVersion | None:
+    if table.get("target-torch") is None:
+        return None
+    try:
+        return parse_target(table["target-torch"])
+    except ValueError as exc:
+        raise ConfigError(f"{path}: 'target-torch' {exc}") from None
 
 
 def _string_list(table: dict[str, Any], key: str, path: Path) -> list[str]:

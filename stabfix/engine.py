@@ -16,6 +16,7 @@ from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.findings import Finding, Fix
 from stabfix.suppression import Suppressions
+from stabfix.target import TorchTarget, withheld_reason
 
 
 class AnalysisError(Exception):
@@ -43,8 +44,10 @@ def analyse_text(
     display_path: str,
     classes: list[type[Checker]],
     specs: dict[str, RuleSpec],
+    torch_target: TorchTarget | None = None,
 ) -> Analysis:
-    """Findings of the given checkers on text, with suppressions applied, sorted by position."""
+    """Findings of the given checkers on text, with suppressions applied, sorted by position; a fix whose
+    API is newer than `torch_target` is withheld (the finding says why)."""
     active = checkers_for_text(text, classes)
     if not active:
         # No rule can fire, so skip libcst; CPython's own parser still reports broken files, fast.
@@ -59,7 +62,7 @@ def analyse_text(
     if not context.reports and not meta:
         return Analysis(module=module, findings=[])
     ran = {cls.code: specs[cls.code].name for cls in classes if not cls.meta}
-    return Analysis(module=module, findings=_locate(module, context, text, display_path, specs, meta, ran))
+    return Analysis(module=module, findings=_locate(module, context, text, display_path, specs, meta, ran, torch_target))
 
 
 def check_syntax(text: str, display_path: str) -> None:
@@ -102,6 +105,7 @@ def _locate(
     specs: dict[str, RuleSpec],
     meta: list[Checker],
     ran: dict[str, str],
+    torch_target: TorchTarget | None = None,
 ) -> list[AnalysedFinding]:
     # Positions and parents cost a pass each, so only files with findings pay for them.
     positions = _Positions(module)
@@ -121,6 +125,10 @@ def _locate(
         if matches:
             used.update(matches)
             return
+        fix = report.fix
+        withheld = withheld_reason(fix, torch_target) if fix is not None else ""
+        if withheld:
+            fix = None
         finding = Finding(
             code=spec.code,
             name=spec.name,
@@ -131,10 +139,11 @@ def _locate(
             end_column=where.end.column + 1,
             message=report.message,
             severity=spec.severity,
-            fix_safety=report.fix.safety if report.fix else "none",
-            fix_description=report.fix.description if report.fix else "",
+            fix_safety=fix.safety if fix else "none",
+            fix_description=fix.description if fix else "",
+            fix_withheld=withheld,
         )
-        located.setdefault(finding.sort_key(), AnalysedFinding(finding, report.fix))
+        located.setdefault(finding.sort_key(), AnalysedFinding(finding, fix))
 
     for report in list(context.reports):
         locate(report)

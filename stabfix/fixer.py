@@ -10,6 +10,7 @@ from stabfix.catalog import RuleSpec
 from stabfix.checker import Checker
 from stabfix.engine import Analysis, AnalysisError, analyse_text
 from stabfix.findings import Fix
+from stabfix.target import TorchTarget
 
 MAX_ROUNDS = 8
 
@@ -32,10 +33,11 @@ def fix_text(
     specs: dict[str, RuleSpec],
     unsafe: bool,
     analysis: Analysis | None = None,
+    torch_target: TorchTarget | None = None,
 ) -> FixOutcome:
     applied = 0
     current = text
-    analysis = analysis or analyse_text(current, display_path, classes, specs)
+    analysis = analysis or analyse_text(current, display_path, classes, specs, torch_target)
     for _ in range(MAX_ROUNDS):
         fixes = [
             item.fix
@@ -49,7 +51,7 @@ def fix_text(
             break
         _validate(rewritten, display_path)
         current, applied = rewritten, applied + count
-        analysis = analyse_text(current, display_path, classes, specs)
+        analysis = analyse_text(current, display_path, classes, specs, torch_target)
     return FixOutcome(text=current, applied=applied, remaining=analysis)
 
 

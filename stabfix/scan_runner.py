@@ -20,6 +20,7 @@ from stabfix.findings import FileError, FileResult, Finding, RunResult
 from stabfix.fixer import FixError, fix_text
 from stabfix.source import SourceError, read_source, write_atomically
 from stabfix.suppression import add_noqa
+from stabfix.target import TorchTarget
 
 Mode = Literal["scan", "apply", "diff", "noqa"]
 SERIAL_THRESHOLD = 8
@@ -32,6 +33,7 @@ class Task:
     codes: tuple[str, ...]
     mode: Mode
     unsafe: bool
+    torch_target: TorchTarget | None = None  # the oldest torch the file's project allows (stabfix.target)
 
 
 @dataclass
@@ -71,18 +73,19 @@ def _process(task: Task) -> TaskOutcome:
     source = read_source(Path(task.path))
     specs = load_catalog()
     classes = _classes_for(task.codes)
-    key = content_key(source.raw, task.codes)
+    # The torch target decides which fixes are offered, so it is part of what produced the results.
+    key = content_key(source.raw, (*task.codes, repr(task.torch_target)))
     cached = _CACHE.get(key) if _CACHE is not None else None
     if cached is not None and (task.mode == "scan" or not any(item["fix_safety"] != "none" for item in cached)):
         findings = [Finding(**{**item, "path": task.display}) for item in cached]
         return TaskOutcome(FileResult(task.display, findings=findings), key)
-    analysis = analyse_text(source.text, task.display, classes, specs)
+    analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target)
     if task.mode == "noqa":
         return TaskOutcome(_add_noqa(task, source, analysis.findings, specs))
     if task.mode == "scan" or not any(item.fix for item in analysis.findings):
         findings = [item.finding for item in analysis.findings]
         return TaskOutcome(FileResult(task.display, findings=findings), key)
-    outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis)
+    outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis, task.torch_target)
     remaining = [item.finding for item in outcome.remaining.findings]
     result = FileResult(task.display, findings=remaining, fixes_applied=outcome.applied)
     if outcome.text != source.text:
