@@ -88,11 +88,38 @@ def _tail(tail: str) -> list[str]:
     return _needs(LOOP.replace("{tail}", tail), "running_loss += loss")
 
 
-def test_numbers_suffice_for_arithmetic_formatting_and_logging():
-    assert _tail("print(running_loss / len(loader))") == [NUMBER]
-    assert _tail("logging.info('loss %.3f', running_loss)") == [NUMBER]
+def test_numbers_suffice_for_arithmetic_comparisons_and_formatting_with_a_spec():
+    assert _tail("print(f'{running_loss / len(loader):.3f}')") == [NUMBER]
     assert _tail("mean = running_loss / len(loader)\n        print(f'{mean:.3f}')") == [NUMBER]
     assert _tail("if running_loss > 10:\n            print('high')") == [NUMBER]
+    assert _tail("history = [float(running_loss)]") == [NUMBER]
+
+
+def test_the_text_of_a_tensor_shows_its_graph():
+    assert _tail("print(running_loss / len(loader))") == [GRAPH]
+    assert _tail("print(f'{running_loss}')") == [GRAPH]
+    assert _tail("logging.info('loss %s', running_loss)") == [GRAPH]
+
+
+def test_state_on_self_or_a_module_global_is_readable_by_unseen_code():
+    source = """
+        import torch.nn.functional as F
+
+        class Trainer:
+            def __init__(self, model, opt):
+                self.model, self.opt, self.history = model, opt, []
+
+            def step(self, x, y):
+                loss = F.mse_loss(self.model(x), y)
+                loss.backward()
+                self.opt.step()
+                self.history.append(loss)
+    """
+    module, model = _model(source)
+    site = _site(module, "self.history.append(loss)")
+    cls = next(n for n in module.body if isinstance(n, cst.ClassDef))
+    method = cls.body.body[1]
+    assert [r.need for r in model.uses.reads(_holder(site), site, 0, method, cls)] == [UNSEEN]
 
 
 def test_tensor_methods_and_torch_functions_need_a_tensor():
@@ -111,7 +138,7 @@ def test_a_return_to_a_caller_of_the_file_is_followed():
     source = LOOP.replace("{tail}", "return running_loss") + """
     def main(model, loader, opt):
         total = train(model, loader, opt)
-        print(total)
+        print(f"{total:.4f}")
 """
     assert _needs(source, "running_loss += loss") == [NUMBER]
 

@@ -12,14 +12,17 @@ class's methods. Each read says what it *needs* of the value, following the valu
 indexing, literals, local names it is bound to and same-file callers of a function that returns it:
 
 - `number`: works the same on a Python number or a tensor: arithmetic whose result only meets such
-  uses, comparisons and truth tests, f-strings, `print`/`str`/`float`/`round`/`len`, a logger's
-  call, updating the holder itself (`total /= n`), list bookkeeping (`losses.append`, `.clear()`);
+  uses, comparisons and truth tests, formatting with a format spec (`f"{total:.3f}"`),
+  `float`/`int`/`round`/`len`, updating the holder itself (`total /= n`), list bookkeeping
+  (`losses.append`, `.clear()`);
 - `tensor`: needs a tensor: a tensor method or attribute (`total.item()`, `.detach()`, `.cpu()`,
   `.shape`), a torch function (`torch.stack(losses)`, `dist.all_reduce(total)`);
 - `unseen`: hands the value to code the file does not show: returned to no caller of the file,
-  passed to an unknown or same-file function, stored on an object, yielded;
+  passed to an unknown or same-file function, stored on an object, yielded; a holder on `self` or
+  a module global is such state itself (any code holding the object or module can read it);
 - `graph`: differentiates it or reads its autograd state (`.backward()`, `torch.autograd.grad`,
-  `.requires_grad`, `.grad_fn`, `.register_hook`).
+  `.requires_grad`, `.grad_fn`, `.register_hook`), also through its text: `print(total)`,
+  `str(total)`, `f"{total}"` and a logger's arguments show a tensor's `grad_fn=`.
 
 `strongest(reads)` orders them `number` < `tensor` < `unseen` < `graph`.
 
@@ -56,8 +59,8 @@ _CUT_METHODS = frozenset({"item", "tolist", "numpy", "detach", "detach_"})
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "clear", "remove", "index", "count", "keys", "update"})
 _ELEMENT_METHODS = frozenset({"pop", "get", "values", "items", "copy"})  # hand out what the holder holds
 # Builtins whose result is plain Python data whatever they are given (a tensor converts itself).
-_PLAIN_BUILTINS = frozenset({"print", "str", "repr", "format", "float", "int", "bool", "round", "len",
-                             "isinstance", "type", "id", "hash"})
+_PLAIN_BUILTINS = frozenset({"float", "int", "bool", "round", "len", "isinstance", "type", "id", "hash"})
+_TEXT_BUILTINS = frozenset({"print", "str", "repr", "format"})  # a tensor's text shows its `grad_fn=`
 _PASS_THROUGH_BUILTINS = frozenset({"sum", "min", "max", "abs", "sorted", "list", "tuple", "reversed", "enumerate", "zip"})
 _PLAIN_MODULES = ("math.", "statistics.")
 _RESETTING_METHODS = frozenset({"zero_", "clear", "fill_"})
@@ -130,6 +133,8 @@ class LaterUses(cst.BatchableCSTVisitor):
         """The reads of `holder` that see what `site` stored (see the module docstring), with their needs."""
         root = holder.value if isinstance(holder, cst.Subscript) else holder
         found: list[Read] = []
+        if isinstance(root, cst.Attribute) or self._module_global(root):
+            found.append(Read(root, UNSEEN, root))  # state any code holding the object or module can read
         for node in self._holder_reads(root, site, after, function, cls):
             need, consumer = self._need(node, 0, set())
             found.append(Read(node, need, consumer))
@@ -162,6 +167,10 @@ class LaterUses(cst.BatchableCSTVisitor):
                 continue
             found.append(use)
         return found
+
+    def _module_global(self, root: cst.BaseExpression) -> bool:
+        use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+        return use is not None and use.scope.resolving(root.value).parent is None
 
     def _attribute_reads(self, cls: cst.ClassDef, spelled: str) -> list[cst.CSTNode]:
         found: list[cst.CSTNode] = []
@@ -217,8 +226,11 @@ class LaterUses(cst.BatchableCSTVisitor):
             return (NUMBER, parent) if isinstance(parent.operator, cst.Not) else self._need(parent, depth, seen)
         if isinstance(parent, cst.IfExp):
             return self._need(parent, depth, seen) if node is not parent.test else (NUMBER, parent)
+        if isinstance(parent, cst.FormattedStringExpression):
+            shown = parent.format_spec is None or parent.conversion is not None
+            return (GRAPH if shown else NUMBER), parent  # `f"{total}"` shows `grad_fn=`; `f"{total:.3f}"` a number
         if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.If, cst.While,
-                               cst.Assert, cst.FormattedStringExpression, cst.Expr)):
+                               cst.Assert, cst.Expr)):
             return NUMBER, parent
         if isinstance(parent, (cst.Element, cst.DictElement)) and parent.value is node and grand is not None:
             return self._need(grand, depth, seen)  # in a literal: what happens to the literal
@@ -261,8 +273,10 @@ class LaterUses(cst.BatchableCSTVisitor):
         if qualified in _GRAPH_FUNCTIONS:
             return GRAPH, call
         if isinstance(func, cst.Name) and not qualified:
-            if func.value in _PLAIN_BUILTINS:
+            if func.value in _PLAIN_BUILTINS or func.value == "format" and len(call.args) > 1:
                 return NUMBER, call
+            if func.value in _TEXT_BUILTINS:
+                return GRAPH, call
             if func.value in _PASS_THROUGH_BUILTINS:
                 return self._need(call, depth + 1, seen)
         if qualified.startswith(_PLAIN_MODULES):
@@ -272,7 +286,7 @@ class LaterUses(cst.BatchableCSTVisitor):
             return (need if _RANK[need] > _RANK[TENSOR] else TENSOR), consumer
         receiver = func.value if isinstance(func, cst.Attribute) else None
         if isinstance(receiver, cst.Name) and receiver.value in LOG_RECEIVER_NAMES and not qualified.startswith("torch"):
-            return NUMBER, call  # `logger.info(...)`, `logging.info(...)`: formats what it is given
+            return GRAPH, call  # `logger.info(...)`: formats what it is given, `grad_fn=` and all
         return UNSEEN, call
 
     def _bound_need(self, target: cst.BaseExpression, statement: cst.CSTNode, depth: int,
