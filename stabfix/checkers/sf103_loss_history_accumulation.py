@@ -151,10 +151,17 @@ class LossHistoryAccumulation(Checker):
         return bool(site.loops) and any(b.order <= start for b in bindings) and not fresh
 
     def _keeps_a_record(self, site: _Site) -> bool:
-        """The function backpropagates on its own (a training loop: what it returns is a log of losses it
-        has differentiated already) or evaluates (puts a model in eval mode): no caller differentiates it."""
+        """The function differentiates what it sums itself (a training loop: what it returns is a log of
+        losses whose graphs its backward passes used) or evaluates (puts a model in eval mode): no caller
+        is left to differentiate the sum. A backward of something else (the inner `autograd.grad` of a
+        meta-learning loss) leaves the returned sum to the caller."""
         history = self.model.history
-        return history.switches_to_eval(site.function) or bool(self.model.events.in_function(site.function, "backward"))
+        if history.switches_to_eval(site.function):
+            return True
+        spelled = dotted_name(site.value)
+        if spelled is not None:
+            return history.feeds_backward({spelled}, site.function)
+        return bool(self.model.events.in_function(site.function, "backward"))
 
     def _scope(self, site: _Site):
         return self.names.scopes[site.function or self.names.module_scope.node]

@@ -92,6 +92,7 @@ class LaterUses(cst.BatchableCSTVisitor):
         self.module: Optional[cst.Module] = None
         self._parents: Optional[dict[int, cst.CSTNode]] = None
         self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
+        self._call_nodes: Optional[list[cst.Call]] = None
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -312,7 +313,9 @@ class LaterUses(cst.BatchableCSTVisitor):
         return max((self._need(call, depth + 1, seen) for call in callers), key=lambda r: _RANK[r[0]])
 
     def _calls(self) -> list[cst.Call]:
-        return [node for node in self._all_nodes() if isinstance(node, cst.Call)]
+        if self._call_nodes is None:
+            self._call_nodes = [node for node in self._all_nodes() if isinstance(node, cst.Call)]
+        return self._call_nodes
 
     def _all_nodes(self) -> Iterator[cst.CSTNode]:
         stack: list[cst.CSTNode] = [self.module] if self.module is not None else []
