@@ -273,3 +273,25 @@ def test_a_reset_before_the_micro_batches_of_each_step_is_a_window():
                 print(step, loss_accum.item())
     """
     assert _window(source, "loss_accum += loss")
+
+
+def test_runs_whenever_compares_the_branches_inside_the_shared_loop():
+    source = """
+        def train(model, loader, opt, accum, with_backward):
+            total = 0.0
+            for i, (x, y) in enumerate(loader):
+                loss = model(x, y)
+                if with_backward:
+                    loss.backward()
+                total += loss
+                if (i + 1) % accum == 0:
+                    opt.step()
+                    if total > 0:
+                        print(total)
+    """
+    module, model = _model(source)
+    site, backward = _site(module, "total += loss"), _site(module, "loss.backward()")
+    step, shown = _site(module, "opt.step()"), _site(module, "print(total)")
+    uses = model.uses
+    assert uses.runs_whenever(site, backward) and not uses.runs_whenever(backward, site)
+    assert uses.runs_whenever(step, shown) and not uses.runs_whenever(shown, step)

@@ -151,17 +151,18 @@ class LossHistoryAccumulation(Checker):
         return bool(site.loops) and any(b.order <= start for b in bindings) and not fresh
 
     def _keeps_a_record(self, site: _Site) -> bool:
-        """The function differentiates what it sums itself (a training loop: what it returns is a log of
-        losses whose graphs its backward passes used) or evaluates (puts a model in eval mode): no caller
-        is left to differentiate the sum. A backward of something else (the inner `autograd.grad` of a
-        meta-learning loss) leaves the returned sum to the caller."""
-        history = self.model.history
+        """The function differentiates what it sums itself, whenever it sums it (a training loop: what it
+        returns is a log of losses whose graphs its backward passes used), or evaluates (puts a model in
+        eval mode): no caller is left to differentiate the sum. A backward of something else (the inner
+        `autograd.grad` of a meta-learning loss), or one only on some calls (`if with_backward:`), leaves
+        the returned sum to the caller."""
+        history, uses = self.model.history, self.model.uses
         if history.switches_to_eval(site.function):
             return True
         spelled = dotted_name(site.value)
-        if spelled is not None:
-            return history.feeds_backward({spelled}, site.function)
-        return bool(self.model.events.in_function(site.function, "backward"))
+        backwards = (history.backwards_of({spelled}, site.function) if spelled is not None
+                     else self.model.events.in_function(site.function, "backward"))
+        return any(uses.runs_whenever(backward.node, site.node) for backward in backwards)
 
     def _scope(self, site: _Site):
         return self.names.scopes[site.function or self.names.module_scope.node]

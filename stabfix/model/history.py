@@ -247,6 +247,12 @@ class History:
         """A backward pass in `function` (or, with `cls`, in any method of that class; with `after`, only
         one placed after that position of the `names` model) differentiates something computed from one
         of `spellings`."""
+        return any(True for _ in self.backwards_of(spellings, function, cls, after))
+
+    def backwards_of(
+        self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
+    ) -> Iterable[Backward]:
+        """The backward passes `feeds_backward` asks about, in source order."""
         for event in self.events.of_kind("backward"):
             if not isinstance(event, Backward) or event.site.names_order <= after:
                 continue
@@ -256,8 +262,7 @@ class History:
             elif event.site.function is not function:
                 continue
             if self._mentions(event.node if event.loss is None else event.loss, spellings):
-                return True
-        return False
+                yield event
 
     def feeds_return(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None) -> bool:
         """What `function` returns (with `cls`: any method of that class) is computed from one of `spellings`."""

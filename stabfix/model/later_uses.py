@@ -375,15 +375,23 @@ class LaterUses(cst.BatchableCSTVisitor):
             return False
         if step_loops[0] is not shared:
             return False  # the step repeats in a loop of its own: many steps per reset
-        step_guards = set(self._guards(step, shared))
-        return all(guard in step_guards for guard in self._guards(reset, shared))
+        return self.runs_whenever(reset, step)
 
-    def _guards(self, node: cst.CSTNode, loop: Loop) -> list[int]:
-        """The conditional blocks between `loop` and `node` (`if`/`else`/`try` branches), by id."""
+    def runs_whenever(self, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """`node` runs whenever `other` does, in one pass of the loops around both: every `if`/`else`/
+        `except` branch between their innermost shared loop (or function) and `node` holds `other` too."""
+        other_loops = self.loops_around(other)
+        container = next((loop for loop in self.loops_around(node) if any(loop is o for o in other_loops)), None)
+        other_guards = set(self._guards(other, container))
+        return all(guard in other_guards for guard in self._guards(node, container))
+
+    def _guards(self, node: cst.CSTNode, container: Optional[cst.CSTNode]) -> list[int]:
+        """The conditional blocks (`if`/`else`/`try` branches) between `container` (a loop; None: the
+        function) and `node`, by id."""
         found: list[int] = []
         previous = node
         for ancestor in self.ancestors(node):
-            if ancestor is loop:
+            if ancestor is container or isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 break
             if isinstance(previous, cst.IndentedBlock) and isinstance(
                 ancestor, (cst.If, cst.Else, cst.ExceptHandler, cst.Try, cst.MatchCase)
