@@ -15,6 +15,7 @@ safe when every later read of the holder is seen in the file and none differenti
 autograd state (printing a tensor shows its `grad_fn`); unsafe when it is state on `self`/a module
 global or reaches code the file does not show.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -170,7 +171,7 @@ class LossHistoryAccumulation(Checker):
     def _trains_or_evaluates(self, site: _Site) -> bool:
         return self.model.history.trains_or_evaluates(site.function, site.loops[-1][0] if site.loops else None)
 
-    # -- message and fix -------------------------------------------------------------------------------------
+    # -- message and fix -------------------------------------------------------------------------------
     def _message(self, site: _Site, holder: str, origin: str) -> str:
         value = _short(code_for(site.value))
         statement = _short(code_for(site.node))
