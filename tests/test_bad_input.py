@@ -109,19 +109,17 @@ def test_directory_symlink_loop(tmp_path, run_cli):
 
 def test_unreadable_file(tmp_path, monkeypatch):
     # Root reads any file whatever its mode, so simulate the OS refusing the read.
-    from pathlib import Path
-
     from stabfix import scan_runner as runner
 
     target = write(tmp_path, "secret.py", CLEAN_SOURCE)
-    real = Path.read_bytes
+    real_open = os.open
 
-    def deny(self):
-        if self == target:
+    def deny(path, *args, **kwargs):
+        if os.fspath(path) == str(target):
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(os, "open", deny)
     outcome = runner.process(runner.Task(str(target), "secret.py", ("SF101",), "scan", False))
     assert outcome.result.error is not None
     assert outcome.result.error.message == "permission denied"
