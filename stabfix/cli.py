@@ -25,6 +25,7 @@ from stabfix.findings import FileError, FileResult
 from stabfix.reports import FORMATS, render_github, render_json, render_sarif
 from stabfix.reports.text import render_text
 from stabfix.findings import RunResult
+from stabfix.run_control import exit_now
 from stabfix.scan_runner import RunInterrupted, Task, default_jobs, run_tasks
 
 app = typer.Typer(
@@ -149,7 +150,7 @@ def _execute(
         run = _run_with_progress(tasks, jobs or default_jobs(), cache)
     except RunInterrupted as stop:
         _report_interrupted(stop, mode)
-        raise typer.Exit(exit_codes.TERMINATED if stop.signum == signal.SIGTERM else exit_codes.INTERRUPTED)
+        exit_now(exit_codes.TERMINATED if stop.signum == signal.SIGTERM else exit_codes.INTERRUPTED)
     run.results.extend(FileResult(error.path, error=error) for error in found.errors)
     run.results.sort(key=lambda result: result.path)
     _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics)

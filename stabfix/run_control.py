@@ -4,6 +4,7 @@ outliving the run (workers only analyse; the parent alone writes, so it knows ex
 from __future__ import annotations
 
 import ctypes
+import multiprocessing
 import os
 import signal
 import sys
@@ -11,7 +12,7 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, NoReturn
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -94,12 +95,17 @@ def _exit_when_orphaned(parent_pid: int) -> None:
     os._exit(1)
 
 
-def stop_workers(executor: ProcessPoolExecutor) -> None:
-    """End the workers now, their current files unfinished (they write nothing), and cancel the rest."""
-    terminate = getattr(executor, "terminate_workers", None)  # Python 3.14+
-    if terminate is not None:
-        terminate()
-        return
-    for process in list((getattr(executor, "_processes", None) or {}).values()):
-        process.terminate()
-    executor.shutdown(wait=True, cancel_futures=True)
+def abandon_workers(executor: ProcessPoolExecutor) -> None:
+    """Hand out no more work and wait for none: the workers write nothing, so what they are busy with can be
+    dropped. (Terminating them here could cut a result in half in the executor's pipe and hang its shutdown.)"""
+    executor.shutdown(wait=False, cancel_futures=True)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process without waiting for abandoned workers to finish their files: they are killed (and
+    would die with this process anyway)."""
+    for child in multiprocessing.active_children():
+        child.kill()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -21,7 +21,7 @@ from stabfix.checkers import checker_classes
 from stabfix.engine import AnalysisError, analyse_text
 from stabfix.findings import FileError, FileResult, Finding, RunResult
 from stabfix.fixer import FixError, fix_text
-from stabfix.run_control import SignalGuard, Stopped, start_worker, stop_workers
+from stabfix.run_control import SignalGuard, Stopped, abandon_workers, start_worker
 from stabfix.source import SourceError, read_source, replace_content
 from stabfix.suppression import add_noqa
 
@@ -222,7 +222,7 @@ def run_tasks(
         except Stopped as stop:
             guard.hold_from_now()
             if executor is not None:
-                stop_workers(executor)
+                abandon_workers(executor)
                 executor = None
             raise RunInterrupted(stop.signum, sorted(written)) from None
         finally:
