@@ -175,32 +175,44 @@ def _wait_for(condition, seconds: float) -> bool:
     return condition()
 
 
-def _workers_of(process: subprocess.Popen) -> set[int]:
-    workers: set[int] = set()
-
+def _record_workers(process: subprocess.Popen, workers: set[int]) -> None:
     def two_started() -> bool:
         workers.update(_children(process.pid))
         return len(workers) >= 2 or process.poll() is not None
 
     assert _wait_for(two_started, 60), "the workers never started"
     assert process.poll() is None, "the run ended before it could be stopped; give it more files"
-    return workers
 
 
 def _rewritten(files: list[Path]) -> list[Path]:
     return [path for path in files if path.read_text() != SLOW_FILE]
 
 
-def _stop_after_the_first_write(process: subprocess.Popen, files: list[Path], send) -> tuple[set[int], str]:
-    workers = _workers_of(process)
-    assert _wait_for(lambda: bool(_rewritten(files)) or process.poll() is not None, 60)
-    assert process.poll() is None, "the run ended before it could be stopped; give it more files"
-    send()
+def _kill_leftovers(workers: set[int]) -> None:
+    """Whatever a test found, it leaves no process of its run behind."""
+    for pid in workers:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _stop_after_the_first_write(process: subprocess.Popen, files: list[Path], send) -> tuple[bool, str]:
+    """Send a stop once the first file is rewritten; (did the workers end with the run?, the run's stderr)."""
+    workers: set[int] = set()
     try:
-        _, stderr = process.communicate(timeout=30)
+        _record_workers(process, workers)
+        assert _wait_for(lambda: bool(_rewritten(files)) or process.poll() is not None, 60)
+        assert process.poll() is None, "the run ended before it could be stopped; give it more files"
+        send()
+        process.wait(timeout=30)
+        # only now read the pipes: a worker that outlived the run would hold them open
+        workers_ended = _wait_for(lambda: not any(map(_alive, workers)), 10)
     finally:
         process.kill()
-    return workers, stderr
+        _kill_leftovers(workers)
+    return workers_ended, process.stderr.read()
 
 
 def _listed_as_rewritten(stderr: str) -> set[str]:
@@ -220,11 +232,11 @@ def _assert_each_file_whole_and_listed(files: list[Path], stderr: str, tmp_path:
 @linux_only
 def test_ctrl_c_stops_the_run_and_lists_the_files_already_rewritten(tmp_path):
     process, files = _start_parallel_apply(tmp_path)
-    workers, stderr = _stop_after_the_first_write(process, files, lambda: os.killpg(process.pid, signal.SIGINT))
+    workers_ended, stderr = _stop_after_the_first_write(process, files, lambda: os.killpg(process.pid, signal.SIGINT))
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     _assert_each_file_whole_and_listed(files, stderr, tmp_path)
-    assert _wait_for(lambda: not any(map(_alive, workers)), 10), "workers outlived the run"
+    assert workers_ended, "workers outlived the run"
     settled = [path.read_text() for path in files]
     time.sleep(0.5)
     assert [path.read_text() for path in files] == settled
@@ -233,25 +245,23 @@ def test_ctrl_c_stops_the_run_and_lists_the_files_already_rewritten(tmp_path):
 @linux_only
 def test_sigterm_stops_the_run_and_lists_the_files_already_rewritten(tmp_path):
     process, files = _start_parallel_apply(tmp_path)
-    workers, stderr = _stop_after_the_first_write(process, files, lambda: os.kill(process.pid, signal.SIGTERM))
+    workers_ended, stderr = _stop_after_the_first_write(process, files, lambda: os.kill(process.pid, signal.SIGTERM))
     assert process.returncode == 143, stderr
     _assert_each_file_whole_and_listed(files, stderr, tmp_path)
-    assert _wait_for(lambda: not any(map(_alive, workers)), 10), "workers outlived the run"
+    assert workers_ended, "workers outlived the run"
 
 
 @linux_only
 def test_workers_die_with_a_parent_killed_by_sigkill(tmp_path):
     process, files = _start_parallel_apply(tmp_path)
-    workers = _workers_of(process)
-    process.kill()
-    process.wait(timeout=30)
-    gone = _wait_for(lambda: not any(map(_alive, workers)), 10)
-    for pid in workers:  # never leave them running past the test, whatever it found
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    assert gone, "workers outlived a parent killed by SIGKILL"
+    workers: set[int] = set()
+    try:
+        _record_workers(process, workers)
+        process.kill()
+        process.wait(timeout=30)
+        assert _wait_for(lambda: not any(map(_alive, workers)), 10), "workers outlived a parent killed by SIGKILL"
+    finally:
+        _kill_leftovers(workers)
     settled = [path.read_text() for path in files]
     time.sleep(0.5)
     assert [path.read_text() for path in files] == settled
