@@ -51,6 +51,9 @@ class RuleSpec:
     # A rule whose false positives on real code could not be removed ships off: it runs only when
     # selected by code, name, prefix or `ALL`.
     enabled_by_default: bool = True
+    # How far a safe fix may move values (units in the last place of the dtype, relative to
+    # max(|value|, 1)); None: bitwise equal. Enforced by tests/test_fix_differential.py.
+    fix_bound_ulps: float | None = None
 
 
 def rules_dir() -> Path:
@@ -96,9 +99,18 @@ def _parse_spec(path: Path) -> RuleSpec:
             near_misses=_examples(examples.get("near_misses")),
             source=path,
             enabled_by_default=bool(data.get("enabled_by_default", True)),
+            fix_bound_ulps=_bound(path, data["fix"].get("bound_ulps")),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise CatalogError(f"{path}: missing or malformed field {exc}") from None
+
+
+def _bound(path: Path, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise CatalogError(f"{path}: fix.bound_ulps must be a non-negative number")
+    return float(value)
 
 
 def _examples(items: Iterable[dict] | None) -> tuple[Example, ...]:
