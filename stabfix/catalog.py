@@ -31,6 +31,9 @@ class Example:
     fixed: str | None = None  # expected output of `apply --unsafe-fixes`, when the rule fixes it
     # words the finding's message must contain: the user's own variables and what to do
     message_contains: tuple[str, ...] = ()
+    # a few lines that drive the example where the generic driver of tests/differential.py cannot
+    # (they run after the module, before and after the fix); stabfix itself never reads them
+    run: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,7 @@ def _examples(items: Iterable[dict] | None) -> tuple[Example, ...]:
             code=item["code"],
             fixed=item.get("fixed"),
             message_contains=tuple(item.get("message_contains") or ()),
+            run=item.get("run"),
         )
         for item in items or ()
     )

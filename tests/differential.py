@@ -74,20 +74,24 @@ class TinyNet(nn.Module):
         tensors = [value for value in _tensors_in((*args, *kwargs.values()))]
         x = tensors[0] if tensors else torch.ones(BATCH, FEATURES)
         weight = self.layer.weight
+        if not x.is_floating_point():  # token ids: one-hot over FEATURES "words", so logits are (..., vocab)
+            x = F.one_hot(x.long() % FEATURES, FEATURES)
         x = x.to(weight.dtype)
         if x.dim() == 0:
             x = x.reshape(1, 1)
         elif x.dim() == 1:
             x = x.reshape(1, -1)
-        x = x.flatten(1)
-        x = F.pad(x, (0, max(0, FEATURES - x.shape[1])))[:, :FEATURES]
+        elif x.dim() != 3:  # images and the like: one row per sample; a sequence keeps its positions
+            x = x.flatten(1)
+        x = F.pad(x, (0, max(0, FEATURES - x.shape[-1])))[..., :FEATURES]
         out = self.layer(x)
         if len(tensors) >= 2:
             loss = _loss_against(out, tensors[1])
             loss.logits = out
             loss.loss = loss
             return loss
-        out.logits = out
+        out.logits = out.last_hidden_state = out.input_ids = out
+        out.hidden_states = (out, out)
         out.loss = out.float().pow(2).mean().to(out.dtype)
         return out
 
@@ -102,7 +106,8 @@ class TinyNet(nn.Module):
 
 def _loss_against(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     if not target.is_floating_point():
-        return F.cross_entropy(out, target.reshape(-1)[: out.shape[0]] % FEATURES)
+        logits = out.reshape(-1, FEATURES)
+        return F.cross_entropy(logits, target.reshape(-1)[: logits.shape[0]] % FEATURES)
     return F.mse_loss(out, target.to(out.dtype).reshape(out.shape) if target.numel() == out.numel() else out.detach())
 
 
@@ -120,7 +125,8 @@ class Batch(dict):
     """A batch that unpacks as `(x, y)`, indexes as `batch[0]`/`batch["x"]`/`batch["labels"]` and
     spreads as `model(**batch)`."""
 
-    TARGET_KEYS = {"y", "label", "labels", "target", "targets", "returns", "reward", "rewards", "clean", 1}
+    TARGET_KEYS = {"y", "label", "labels", "target", "targets", "returns", "reward", "rewards", "clean", 1,
+                   "chosen", "rejected", "chosen_ids", "rejected_ids", "actions"}
 
     def __iter__(self):
         return iter((self["x"], self["y"]))
@@ -129,10 +135,30 @@ class Batch(dict):
         return 2
 
     def __missing__(self, key: Any) -> Any:
+        if isinstance(key, str) and "mask" in key:
+            return torch.ones(dict.__getitem__(self, "y").shape, dtype=torch.get_default_dtype())
         return dict.__getitem__(self, "y" if key in self.TARGET_KEYS else "x")
 
     def to(self, *args: Any, **kwargs: Any) -> "Batch":
         return self
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        x = dict.__getitem__(self, "x")
+        if hasattr(torch.Tensor, name):  # `batch.size(0)`, `batch.shape`: the batch as its input tensor
+            return getattr(x, name)
+        return self[name]  # `batch.obs`, `batch.labels`
+
+
+class Triple(Batch):
+    """A batch of (sample ids, inputs, targets)."""
+
+    def __iter__(self):
+        return iter((self["ids"], self["x"], self["y"]))
+
+    def __len__(self) -> int:
+        return 3
 
 
 class Loader(list):
@@ -180,7 +206,7 @@ MODEL_NAMES = re.compile(
 )
 TEACHER_NAMES = re.compile(r"teacher|target_net|reference|ref_model|frozen|ema")
 OPTIMIZER_NAMES = re.compile(r"optim|^opt$|^opt_|_opt$")
-LOADER_NAMES = re.compile(r"loader|batches|^data$|dataset|iterator|stream|^loader")
+LOADER_NAMES = re.compile(r"loader|batches|^data$|dataset|iterator|stream|_iter$|^iter_|^data_")
 BATCH_NAMES = re.compile(r"batch$|^batch|^inputs$|^sample$|^minibatch")
 TARGET_NAMES = re.compile(r"^y$|target|label|returns|rewards?$|^r$|^gt$|^clean$|^truth")
 INT_NAMES = re.compile(
@@ -188,7 +214,7 @@ INT_NAMES = re.compile(
 )
 FLOAT_NAMES = re.compile(r"^lr$|eps|gamma|^t$|temperature|weight|alpha|beta|scale|^w$|coef|lambda|clip|max_norm|tau")
 PATH_NAMES = re.compile(r"path|ckpt|checkpoint|file|^fn$|dir$|folder")
-CRITERION_NAMES = re.compile(r"criterion|loss_fn|loss_func|^loss$")
+CRITERION_NAMES = re.compile(r"criterion|loss_fn|loss_func")
 
 
 @dataclass
@@ -197,17 +223,22 @@ class Profile:
 
     targets: str = "regression"  # regression: y like the output; classes: y integer labels
     checkpoint: str = "state_dict"  # what a file a snippet loads holds: the model's state dict or a dict of them
+    batch: str = "pair"  # pair: batches are (x, y); triple: (ids, x, y); tokens: (token ids, next token ids)
 
     def label(self) -> str:
-        return f"targets={self.targets}, checkpoint={self.checkpoint}"
+        return f"targets={self.targets}, checkpoint={self.checkpoint}, batches={self.batch}"
 
 
 PROFILES = [
-    Profile("regression", "state_dict"),
-    Profile("classes", "state_dict"),
-    Profile("regression", "dict"),
-    Profile("classes", "dict"),
+    Profile("regression", "state_dict", "pair"),
+    Profile("classes", "state_dict", "pair"),
+    Profile("regression", "dict", "pair"),
+    Profile("classes", "dict", "pair"),
+    Profile("classes", "state_dict", "tokens"),
+    Profile("regression", "state_dict", "triple"),
+    Profile("classes", "state_dict", "triple"),
 ]
+SEQUENCE = 3  # tokens per sequence in the tokens profile
 
 
 class Context:
@@ -218,6 +249,7 @@ class Context:
         self.models: list[TinyNet] = []
         self.optimizers: list[torch.optim.Optimizer] = []
         self.named: dict[str, Any] = {}
+        self.called: set[str] = set()  # names the snippet calls (`self.text_encoder(ids)`): models
         self.generator = torch.Generator().manual_seed(1234)
 
     # the objects
@@ -241,15 +273,28 @@ class Context:
         return optimizer
 
     def x(self) -> torch.Tensor:
+        if self.profile.batch == "tokens":
+            return torch.randint(0, FEATURES, (BATCH, SEQUENCE), generator=self.generator)
+        return self.floats()
+
+    def floats(self) -> torch.Tensor:
         return torch.randn(BATCH, FEATURES, generator=self.generator).to(self.dtype)
 
     def y(self) -> torch.Tensor:
+        if self.profile.batch == "tokens":
+            return torch.randint(0, FEATURES, (BATCH, SEQUENCE), generator=self.generator)
         if self.profile.targets == "classes":
             return torch.randint(0, FEATURES, (BATCH,), generator=self.generator)
         return torch.randn(BATCH, FEATURES, generator=self.generator).to(self.dtype)
 
     def batch(self) -> Batch:
+        if self.profile.batch == "triple":
+            return Triple(ids=self.ids(), x=self.x(), y=self.y())
         return Batch(x=self.x(), y=self.y())
+
+    def ids(self) -> torch.Tensor:
+        self.next_id = getattr(self, "next_id", 0) + BATCH
+        return torch.arange(self.next_id - BATCH, self.next_id)
 
     def loader(self) -> Loader:
         return Loader(self.batch() for _ in range(BATCHES))
@@ -270,6 +315,10 @@ class Context:
                 torch.save(payload, path)
         return str(path)
 
+    @staticmethod
+    def namespace(**attributes: Any) -> types.SimpleNamespace:
+        return types.SimpleNamespace(**attributes)
+
     def for_name(self, name: str, default: Any = inspect.Parameter.empty) -> Any:
         """An argument for a parameter (or a free variable) called `name`; the same name gets the same
         object within one run, so `train(model, optimizer)` and `evaluate(model)` share the model."""
@@ -287,6 +336,14 @@ class Context:
             return torch.device("cpu")
         if key in ("dtype",):
             return self.dtype
+        if key in self.called and not OPTIMIZER_NAMES.search(key) and not CRITERION_NAMES.search(key):
+            return self.model(teacher=bool(TEACHER_NAMES.search(key)))
+        if key in ("state", "trainer_state"):
+            return types.SimpleNamespace(global_step=0, epoch=0, max_steps=SMALL_INT)
+        if key == "loss" or key.endswith("_loss"):
+            return self.primary_model()(self.x(), self.y())
+        if re.search(r"idx|index|step$|^steps?_|^n_|^num_|count|epoch", key):
+            return SMALL_INT
         if OPTIMIZER_NAMES.search(key):
             return self.optimizer()
         if "sched" in key:
@@ -295,17 +352,29 @@ class Context:
             return torch.amp.GradScaler("cpu")
         if CRITERION_NAMES.search(key):
             return self.criterion()
+        if key.endswith("dir") or key.endswith("folder"):
+            folder = self.folder / f"input-{key}"
+            folder.mkdir(exist_ok=True)
+            return str(folder)
         if PATH_NAMES.search(key):
             return self.checkpoint_path(key)
         if LOADER_NAMES.search(key):
             return self.loader()
         if BATCH_NAMES.search(key):
             return self.batch()
+        if re.search(r"logits|probs|logp|scores|emb|feats|features|hidden|^h$|^z$", key):
+            return self.floats()
+        if re.search(r"len$|length|^hidden$|^vocab|dim$", key):
+            return SMALL_INT
+        if key == "ids" or key.endswith("_ids") or key.endswith("_id") or key == "keys":
+            return self.ids()
+        if re.fullmatch(r"a|actions?", key):
+            return torch.randint(0, FEATURES, (BATCH, 1), generator=self.generator)
         if key == "mask" or key.endswith("_mask"):
             return torch.ones(BATCH, FEATURES, dtype=self.dtype)
         if TARGET_NAMES.search(key):
             return self.y()
-        if MODEL_NAMES.search(key):
+        if MODEL_NAMES.search(key) or key in self.called:
             return self.model(teacher=bool(TEACHER_NAMES.search(key)))
         if FLOAT_NAMES.search(key):
             return 0.5
@@ -363,6 +432,7 @@ def _stub_trainer(context_getter):
             self.args = args if args is not None else context.for_name("args")
             self.optimizer = context.optimizer(self.model.parameters())
             self.accelerator = Accelerator()
+            self.state = types.SimpleNamespace(global_step=0, epoch=0, max_steps=SMALL_INT)
 
         def training_step(self, model: Any, inputs: Any, *args: Any) -> torch.Tensor:
             loss = self.compute_loss(model, inputs)
@@ -413,6 +483,11 @@ class Accelerator:
         return Anything()
 
 
+def _passthrough(*args: Any, **kwargs: Any) -> Any:
+    """A library function: `tqdm(loader)`, `get_peft_model(model, config)` give back their first argument."""
+    return args[0] if args else Anything()
+
+
 class _StubModule(types.ModuleType):
     def __init__(self, name: str, context_getter) -> None:
         super().__init__(name)
@@ -432,7 +507,7 @@ class _StubModule(types.ModuleType):
         elif name[:1].isupper():
             value = type(name, (Anything,), {})
         else:
-            value = Anything()
+            value = _passthrough
         setattr(self, name, value)
         return value
 
@@ -534,6 +609,19 @@ def cuda_on_cpu():
     patch(torch, "device", _CpuForCudaDevice)
     patch(torch.amp.autocast_mode.autocast, "__init__", autocast)
     patch(torch.amp.GradScaler, "__init__", scaler)
+    clock = [1000.0]
+
+    def tick(*args):
+        # a snippet that prints a timing prints the same one before and after the fix
+        clock[0] += 0.001
+        return clock[0]
+
+    import time
+
+    for name in ("time", "perf_counter", "monotonic", "process_time"):
+        patch(time, name, tick)
+    for name in ("time_ns", "perf_counter_ns", "monotonic_ns"):
+        patch(time, name, lambda: int(tick() * 1e9))
     patch(torch.cuda, "is_available", lambda: True)
     patch(torch.cuda, "device_count", lambda: 1)
     patch(torch.cuda, "current_device", lambda: 0)
@@ -553,6 +641,9 @@ def cuda_on_cpu():
 # observations
 
 
+_RUN_FOLDER = [""]  # the temporary folder of the current run: its random name is no difference
+
+
 def canonical(value: Any, seen: set[int] | None = None, depth: int = 0) -> Any:
     """A comparable picture of a value: tensors by dtype, shape, requires_grad and exact values."""
     seen = seen if seen is not None else set()
@@ -562,7 +653,9 @@ def canonical(value: Any, seen: set[int] | None = None, depth: int = 0) -> Any:
         data = value.detach()
         floats = data.double().flatten().tolist() if data.numel() <= 4096 else [data.double().sum().item()]
         return ("tensor", str(data.dtype), tuple(data.shape), bool(value.requires_grad), tuple(floats))
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    if isinstance(value, str):
+        return ("atom", value.replace(_RUN_FOLDER[0], "<tmp>") if _RUN_FOLDER[0] else value)
+    if isinstance(value, bool) or value is None:
         return ("atom", value)
     if isinstance(value, (int, float)):
         return ("number", type(value).__name__, float(value))
@@ -588,6 +681,7 @@ class Run:
     observations: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # what raised: where -> "TypeError: ..."
     executed: set[int] = field(default_factory=set)
+    raised: set[int] = field(default_factory=set)  # lines where an exception went through
     calls_ok: int = 0
     fatal: str | None = None  # the module itself could not run
 
@@ -599,11 +693,13 @@ class _Budget(Exception):
     pass
 
 
-def _tracer(executed: set[int]):
+def _tracer(executed: set[int], raised: set[int]):
     count = [0]
 
     def local(frame, event, arg):
-        if event == "line":
+        if event == "exception" and not issubclass(arg[0], (StopIteration, GeneratorExit)):
+            raised.add(frame.f_lineno)
+        elif event == "line":
             executed.add(frame.f_lineno)
             count[0] += 1
             if count[0] > LINE_BUDGET:
@@ -617,6 +713,18 @@ def _tracer(executed: set[int]):
         return None
 
     return global_
+
+
+def _called_names(tree: ast.Module) -> set[str]:
+    called = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                called.add(node.func.id.lower().lstrip("_"))
+            elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and \
+                    node.func.value.id == "self":
+                called.add(node.func.attr.lower().lstrip("_"))
+    return called
 
 
 def _free_names(tree: ast.Module) -> list[str]:
@@ -682,12 +790,26 @@ def _synthesize_attributes(cls: type, context: Context) -> None:
 
 
 def _is_local(value: Any, namespace: dict[str, Any]) -> bool:
+    value = inspect.unwrap(value)
     return getattr(value, "__module__", None) == namespace["__name__"] and getattr(
         getattr(value, "__code__", None), "co_filename", EXAMPLE_FILE) == EXAMPLE_FILE
 
 
-def run_source(source: str, dtype: torch.dtype, profile: Profile) -> Run:
-    """Executes a snippet and drives everything it defines; what it leaves behind is in the Run."""
+def run_source(source: str, dtype: torch.dtype, profile: Profile, also_free: tuple[str, ...] = (),
+               driver: str | None = None) -> Run:
+    """Executes a snippet and drives everything it defines; what it leaves behind is in the Run.
+    A name the snippet reads before binding it (`model = accelerator.prepare(model)`) is synthesized
+    too, on a second try."""
+    run = _run_once(source, dtype, profile, also_free, driver)
+    for error in run.errors.values():
+        missing = re.match(r"NameError: name '(\w+)' is not defined", error)
+        if missing and missing.group(1) not in also_free and len(also_free) < 5:
+            return run_source(source, dtype, profile, (*also_free, missing.group(1)), driver)
+    return run
+
+
+def _run_once(source: str, dtype: torch.dtype, profile: Profile, also_free: tuple[str, ...],
+              driver: str | None) -> Run:
     run = Run()
     tree = ast.parse(source)
     code = compile(tree, EXAMPLE_FILE, "exec")
@@ -698,7 +820,9 @@ def run_source(source: str, dtype: torch.dtype, profile: Profile) -> Run:
     stdout = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="stabfix-diff-") as folder:
         context = Context(dtype, profile, Path(folder))
+        _RUN_FOLDER[0] = folder
         holder["context"] = context
+        context.called = _called_names(tree)
         torch.manual_seed(0)
         random.seed(0)
         namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(Path(folder) / "example.py")}
@@ -707,9 +831,9 @@ def run_source(source: str, dtype: torch.dtype, profile: Profile) -> Run:
         previous_trace = sys.gettrace()
         try:
             with cuda_on_cpu(), contextlib.redirect_stdout(stdout), _quiet_warnings():
-                for name in _free_names(tree):
+                for name in (*_free_names(tree), *also_free):
                     namespace[name] = _free_value(name, tree, context)
-                sys.settrace(_tracer(run.executed))
+                sys.settrace(_tracer(run.executed, run.raised))
                 try:
                     exec(code, namespace)  # noqa: S102 - the point of the harness
                 except _Budget as exc:
@@ -718,7 +842,10 @@ def run_source(source: str, dtype: torch.dtype, profile: Profile) -> Run:
                     run.errors["module"] = _describe(exc)
                 else:
                     run.calls_ok += 1
-                _drive(tree, namespace, context, run)
+                if driver is None:
+                    _drive(tree, namespace, context, run)
+                else:
+                    _run_driver(driver, namespace, context, run)
                 sys.settrace(previous_trace)
                 _observe_state(namespace, context, run, Path(folder))
         finally:
@@ -728,7 +855,8 @@ def run_source(source: str, dtype: torch.dtype, profile: Profile) -> Run:
             for name in set(sys.modules) - modules_before:
                 if isinstance(sys.modules[name], _StubModule):
                     del sys.modules[name]
-    run.observations["stdout"] = ("text", _normalise_stdout(stdout.getvalue(), folder))
+        run.observations["stdout"] = ("text", _normalise_stdout(stdout.getvalue(), folder))
+        _RUN_FOLDER[0] = ""
     return run
 
 
@@ -772,11 +900,8 @@ def _call(run: Run, where: str, function: Any, args: list[Any], kwargs: dict[str
     run.calls_ok += 1
     if isinstance(result, torch.Tensor) and result.requires_grad and result.grad_fn is not None:
         # the caller of a function that returns a graph may differentiate it: do, so gradients are compared
-        try:
+        with contextlib.suppress(RuntimeError):  # a graph already freed by the snippet's own backward
             result.float().sum().backward(retain_graph=True)
-            run.observations[f"{where}: backward"] = ("atom", "ok")
-        except RuntimeError as exc:
-            run.observations[f"{where}: backward"] = ("raised", _describe(exc))
     run.note(where, result)
     return result
 
@@ -792,12 +917,34 @@ def _drive(tree: ast.Module, namespace: dict[str, Any], context: Context, run: R
             if _first_is_self(node):
                 arguments[0].insert(0, _instance_for_function(context))
             result = _call(run, f"{node.name}()", function, *arguments)
-            if callable(result) and getattr(result, "__code__", None) is not None and _is_local(result, namespace):
+            if callable(result) and _is_local(result, namespace):
                 inner = _arguments(result, context, skip_first=False)
                 _call(run, f"{node.name}() returned function", result, *inner)
         elif isinstance(node, ast.ClassDef) and node.name in namespace:
             _drive_class(node, namespace[node.name], context, run)
         sys.settrace(tracer)
+
+
+def _self_attributes(node: ast.ClassDef) -> list[str]:
+    names = [child.attr for child in ast.walk(node) if isinstance(child, ast.Attribute)
+             and isinstance(child.value, ast.Name) and child.value.id == "self" and not child.attr.startswith("_")]
+    return list(dict.fromkeys(names))
+
+
+def _run_driver(driver: str, namespace: dict[str, Any], context: Context, run: Run) -> None:
+    """The example's own `run:` lines: they see the module's names and `harness` (the Context: model(),
+    optimizer(), floats(), x(), y(), batch(), loader(), folder, namespace(...))."""
+    namespace["harness"] = context
+    try:
+        exec(compile(driver, "<stabfix-driver>", "exec"), namespace)  # noqa: S102
+    except _Budget as exc:
+        run.errors["run"] = f"stopped: {exc}"
+    except BaseException as exc:  # noqa: BLE001
+        run.errors["run"] = _describe(exc)
+        run.observations["run"] = ("raised", type(exc).__name__)
+    else:
+        run.calls_ok += 1
+    del namespace["harness"]
 
 
 def _first_is_self(node: ast.FunctionDef) -> bool:
@@ -825,8 +972,15 @@ def _drive_class(node: ast.ClassDef, cls: Any, context: Context, run: Run) -> No
         run.observations[f"{node.name}()"] = ("raised", type(exc).__name__)
         return
     run.calls_ok += 1
+    # models the class only reaches through `self.net(...)` exist before any method (configure_optimizers) runs
+    for name in _self_attributes(node):
+        if MODEL_NAMES.search(name.lower()) or name.lower() in context.called:
+            with contextlib.suppress(Exception):
+                getattr(instance, name)
     for item in node.body:
-        if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) or item.name.startswith("__"):
+        if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if item.name.startswith("__") and item.name != "__call__":
             continue
         if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "property") for d in item.decorator_list):
             continue
@@ -853,13 +1007,13 @@ def _observe_state(namespace: dict[str, Any], context: Context, run: Run, folder
     for index, optimizer in enumerate(context.optimizers):
         run.note(f"optimizer {index} state", [optimizer.state.get(p, {}) for group in optimizer.param_groups
                                               for p in group["params"]])
-    for path in sorted(folder.iterdir()):
-        if path.name.startswith("input-") and path.suffix == ".pt":
+    for path in sorted(folder.rglob("*")):
+        if path.is_dir() or (path.parent == folder and path.name.startswith("input-") and path.suffix == ".pt"):
             continue
         try:
-            run.note(f"file {path.name}", torch.load(path, weights_only=False))
+            run.note(f"file {path.relative_to(folder)}", torch.load(path, weights_only=False))
         except Exception:  # noqa: BLE001 - not a torch file: its bytes are what it is
-            run.note(f"file {path.name}", path.read_bytes().decode("latin-1"))
+            run.note(f"file {path.relative_to(folder)}", path.read_bytes().decode("latin-1"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -892,6 +1046,19 @@ def _compare(where: str, a: Any, b: Any, out: list[Difference]) -> None:
     if kind_a == "raised" or kind_b == "raised":
         out.append(Difference(where, "raised" if kind_b == "raised" and kind_a != "raised" else "type",
                               f"{_short(a)} -> {_short(b)}"))
+        return
+    if where.endswith(".grad") and "atom" in (kind_a, kind_b):
+        out.append(Difference(where, "gradient", f"{_short(a)} -> {_short(b)}"))
+        return
+    if kind_a == kind_b == "text":
+        lines_a, lines_b = a[1].splitlines(), b[1].splitlines()
+        first = next((i for i, (x, y) in enumerate(zip(lines_a, lines_b)) if x != y), min(len(lines_a), len(lines_b)))
+        line_a = lines_a[first] if first < len(lines_a) else "<end>"
+        line_b = lines_b[first] if first < len(lines_b) else "<end>"
+        out.append(Difference(where, "printed", f"{line_a[:60]!r} -> {line_b[:60]!r}"))
+        return
+    if kind_a == kind_b == "atom":
+        out.append(Difference(where, "state", f"{a[1]!r} -> {b[1]!r}"[:120]))
         return
     if kind_a == "tensor" and kind_b == "tensor":
         _, dtype_a, shape_a, grad_a, values_a = a
@@ -950,6 +1117,8 @@ def _short(value: Any) -> str:
         return f"tensor({value[1].replace('torch.', '')}, shape {list(value[2])})"
     if value[0] == "number":
         return value[1]
+    if value[0] == "atom":
+        return repr(value[1])[:40]
     if value[0] == "text":
         return "printed text"
     if value[0] == "raised":
@@ -972,32 +1141,41 @@ class Verdict:
     differences: dict[str, list[Difference]] = field(default_factory=dict)  # dtype -> differences
     profile: str = ""
 
+    def graph_only(self) -> bool:
+        """Only `requires_grad` of some tensor changed: the fix cuts a graph nothing differentiates."""
+        return all(d.kind == "requires_grad" for ds in self.differences.values() for d in ds)
+
     def summary(self) -> str:
         if self.status in ("not-runnable", "same-program"):
             return self.reason
         parts = []
+        first: Difference | None = None
         for dtype, differences in self.differences.items():
             if not differences:
+                parts.append(f"{dtype}: equal")
                 continue
+            first = first or next((d for d in differences if d.kind != "requires_grad"), differences[0])
             kinds = sorted({d.kind for d in differences})
             values = [d.size for d in differences if d.kind == "value"]
             text = ", ".join(kinds)
             if values:
-                text += f" (largest {max(values):.2g})"
+                text += f" (up to {max(values):.2g} relative)"
             parts.append(f"{dtype}: {text}")
-        return "; ".join(parts) if parts else "equal"
+        if first is None:
+            return "equal in all three dtypes"
+        return "; ".join(parts) + f". E.g. `{first.where}`: {first.detail}"
 
 
-def changed_lines(before: str, after: str) -> tuple[list[int], list[int]]:
-    """1-based line numbers the fix replaced or removed (before) and wrote (after)."""
+def changed_hunks(before: str, after: str) -> tuple[list[list[int]], list[list[int]]]:
+    """The fix's hunks as 1-based line numbers: what it replaced or removed (before), what it wrote (after)."""
     old, new = before.splitlines(), after.splitlines()
-    removed: list[int] = []
-    added: list[int] = []
+    removed: list[list[int]] = []
+    added: list[list[int]] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
-            removed.extend(range(i1 + 1, i2 + 1))
+            removed.append(list(range(i1 + 1, i2 + 1)))
         if tag in ("replace", "insert"):
-            added.extend(range(j1 + 1, j2 + 1))
+            added.append(list(range(j1 + 1, j2 + 1)))
     return removed, added
 
 
@@ -1027,16 +1205,20 @@ def _statement_starts(source: str) -> dict[int, set[int]]:
     return mapping
 
 
-def unreached(source: str, lines: list[int], executed: set[int]) -> list[int]:
+def unreached(source: str, hunks: list[list[int]], run: Run, raising_counts: bool = True) -> list[int]:
+    """The first line of every hunk none of whose code lines ran, or (raising_counts) one of whose
+    statements raised (a gate the fix adds counts as reached when its test ran, even if its body did
+    not on these inputs). The fixed side's raising is not "unreached": it is the fix breaking the program."""
+    executed = run.executed
     starts = _statement_starts(source)
     source_lines = source.splitlines()
     missing = []
-    for line in lines:
-        text = source_lines[line - 1].strip() if line <= len(source_lines) else ""
-        if not text or text.startswith("#") or line not in starts:
-            continue
-        if not (starts[line] & executed):
-            missing.append(line)
+    for hunk in hunks:
+        code_lines = [line for line in hunk if line in starts and line <= len(source_lines)
+                      and source_lines[line - 1].strip() and not source_lines[line - 1].strip().startswith("#")]
+        if code_lines and (not any(starts[line] & executed for line in code_lines)
+                           or (raising_counts and any(starts[line] & run.raised for line in code_lines))):
+            missing.append(code_lines[0])
     return missing
 
 
@@ -1045,39 +1227,41 @@ def same_program(before: str, after: str) -> bool:
 
 
 def judge(code: str, index: int, name: str, before: str, after: str, safety: str,
-          bound_ulps: float | None = None, dtypes: dict[str, torch.dtype] = DTYPES) -> Verdict:
+          bound_ulps: float | None = None, dtypes: dict[str, torch.dtype] = DTYPES,
+          driver: str | None = None) -> Verdict:
     verdict = Verdict(code, index, name, safety, status="equal")
     if same_program(before, after):
         verdict.status, verdict.reason = "same-program", "same program (the fix changes comments only)"
         return verdict
-    removed, added = changed_lines(before, after)
+    removed, added = changed_hunks(before, after)
     best: tuple[Profile, Run, Run] | None = None
     best_score = None
     for profile in PROFILES:
-        original = run_source(before, torch.float32, profile)
-        fixed = run_source(after, torch.float32, profile)
-        missing = unreached(before, removed, original.executed) + unreached(after, added, fixed.executed)
+        original = run_source(before, torch.float32, profile, driver=driver)
+        fixed = run_source(after, torch.float32, profile, driver=driver)
+        missing = unreached(before, removed, original) + unreached(after, added, fixed, raising_counts=False)
         score = (not missing, original.calls_ok)
         if best_score is None or score > best_score:
             best, best_score = (profile, original, fixed), score
-        if not missing and not original.errors:
+        if not missing:
             break
     assert best is not None
     profile, original, fixed = best
     verdict.profile = profile.label()
-    missing_before = unreached(before, removed, original.executed)
-    missing_after = unreached(after, added, fixed.executed)
+    missing_before = unreached(before, removed, original)
+    missing_after = unreached(after, added, fixed, raising_counts=False)
     if missing_before or missing_after:
         first_error = next(iter(original.errors.items()), None)
         why = f"{first_error[0]} raised {first_error[1]}" if first_error else "the driver never reaches it"
         where = ", ".join(map(str, missing_before)) or "new " + ", ".join(map(str, missing_after))
-        verdict.status, verdict.reason = "not-runnable", f"changed line {where} not reached: {why}"
+        verdict.status, verdict.reason = "not-runnable", f"changed line {where} not run through: {why}"
         return verdict
     for label, dtype in dtypes.items():
         if dtype is torch.float32:
             run_a, run_b = original, fixed
         else:
-            run_a, run_b = run_source(before, dtype, profile), run_source(after, dtype, profile)
+            run_a = run_source(before, dtype, profile, driver=driver)
+            run_b = run_source(after, dtype, profile, driver=driver)
         verdict.differences[label] = compare(run_a, run_b)
     everything = [d for ds in verdict.differences.values() for d in ds]
     if any(d.kind == "raised" for d in everything):
@@ -1142,7 +1326,7 @@ def judge_example(code: str, index: int, example: Any) -> Verdict:
     spec = load_catalog()[code]
     after = fixed_source(code, example.code)
     safety = fix_safety_of(code, example.code)
-    return judge(code, index, example.name, example.code, after, safety, spec.fix_bound_ulps)
+    return judge(code, index, example.name, example.code, after, safety, spec.fix_bound_ulps, driver=example.run)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1155,10 +1339,13 @@ TABLE_END = "<!-- fix-differential: end -->"
 def outcome(verdict: Verdict) -> str:
     if verdict.status == "not-runnable":
         return "not runnable"
-    proven = verdict.status in ("equal", "same-program", "within-bound")
+    proven = verdict.status in ("equal", "same-program", "within-bound") or (
+        verdict.status == "differs" and verdict.graph_only())
+    if verdict.status == "broken":
+        return "**breaks the program**"
     if verdict.safety == "safe":
-        return "proven safe" if proven else "**labelled safe, changes values**"
-    return "unsafe, changes nothing here" if proven else "unsafe, difference shown"
+        return "proven safe" if proven else "**labelled safe, changes what the program observes**"
+    return "unsafe, no difference on these inputs" if proven else "unsafe, difference shown"
 
 
 def table(verdicts: list[Verdict]) -> str:
@@ -1173,7 +1360,8 @@ def table(verdicts: list[Verdict]) -> str:
         if len(name) > 70:
             name = name[:67] + "..."
         summary = verdict.summary().replace("|", "\\|")
-        lines.append(f"| {verdict.code} | {verdict.index}: {name} | {verdict.safety} | {outcome(verdict)} | {summary} |")
+        lines.append(f"| {verdict.code} | {verdict.index}: {name} | {verdict.safety} | {outcome(verdict)} | "
+                     f"{summary.replace(chr(10), ' ')} |")
     counts: dict[str, int] = {}
     for verdict in verdicts:
         counts[outcome(verdict)] = counts.get(outcome(verdict), 0) + 1
