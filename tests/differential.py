@@ -48,7 +48,7 @@ EXAMPLE_FILE = "<stabfix-example>"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 FEATURES = 4
 BATCH = 2
-BATCHES = 3
+BATCHES = 4  # an accumulation gate every 2 or 4 micro-batches fires at least once
 SMALL_INT = 2
 LINE_BUDGET = 200_000  # traced lines per run: a loop the driver cannot end is stopped, not waited for
 
@@ -141,6 +141,9 @@ class Batch(dict):
 
     def to(self, *args: Any, **kwargs: Any) -> "Batch":
         return self
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        return dict.pop(self, key) if key in self else self[key]
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -241,6 +244,21 @@ PROFILES = [
 SEQUENCE = 3  # tokens per sequence in the tokens profile
 
 
+class Settings(types.SimpleNamespace):
+    """`args.init_weights`, `cfg.amp`: a setting nobody set is synthesized by its name."""
+
+    def __init__(self, context: "Context", **values: Any) -> None:
+        super().__init__(**values)
+        object.__setattr__(self, "_context", context)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = True if re.fullmatch(r"amp|fp16|bf16|use_\w+|\w+_enabled", name) else self._context.for_name(name)
+        setattr(self, name, value)
+        return value
+
+
 class Context:
     def __init__(self, dtype: torch.dtype, profile: Profile, folder: Path) -> None:
         self.dtype = dtype
@@ -336,6 +354,12 @@ class Context:
             return torch.device("cpu")
         if key in ("dtype",):
             return self.dtype
+        if key.endswith("dtype"):
+            return self.dtype if key == "dtype" else torch.float16  # `self.amp_dtype`: what autocast is given
+        if key in self.called and re.search(r"memory|mem_|_gb$|_mb$|bytes", key):
+            return lambda *args, **kwargs: 0.0  # `self.memory_gb()`: no memory is in use on the CPU
+        if key in self.called and "loss" in key and not CRITERION_NAMES.search(key):
+            return lambda *args, **kwargs: next(_tensors_in(args)).float().pow(2).mean()  # `self.aux_loss(out)`
         if key in self.called and not OPTIMIZER_NAMES.search(key) and not CRITERION_NAMES.search(key):
             return self.model(teacher=bool(TEACHER_NAMES.search(key)))
         if key in ("state", "trainer_state"):
@@ -380,9 +404,8 @@ class Context:
             return 0.5
         if INT_NAMES.search(key):
             return SMALL_INT
-        if key in ("args", "config", "cfg", "opts", "hparams", "settings"):
-            return types.SimpleNamespace(gradient_accumulation_steps=SMALL_INT, max_grad_norm=1.0, lr=0.1,
-                                         epochs=SMALL_INT, steps=SMALL_INT, eps=1e-8, fp16=True, log_every=1)
+        if key in ("args", "config", "cfg", "opts", "hparams", "settings", "conf", "training_args"):
+            return Settings(self, gradient_accumulation_steps=SMALL_INT, max_grad_norm=1.0, lr=0.1, fp16=True)
         return self.x()
 
 
@@ -392,7 +415,17 @@ class Context:
 
 def _stub_lightning_module(context_getter):
     class LightningModule(nn.Module):
+        """A module that shows only its training_step gets a tiny net as its forward, so `self(batch)`
+        and `self.parameters()` work; `optimizers()` is what its configure_optimizers returns."""
+
         automatic_optimization = True
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__()
+            self.stub_net = context_getter().model()
+
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return self.stub_net(*args, **kwargs)
 
         def log(self, *args: Any, **kwargs: Any) -> None:
             pass
@@ -405,7 +438,18 @@ def _stub_lightning_module(context_getter):
 
         def optimizers(self) -> torch.optim.Optimizer:
             if "_stub_optimizer" not in self.__dict__:
-                self.__dict__["_stub_optimizer"] = context_getter().optimizer(self.parameters())
+                configured = None
+                if "configure_optimizers" in type(self).__dict__:
+                    configured = self.configure_optimizers()
+                    while isinstance(configured, (list, tuple)) and configured:
+                        configured = configured[0]
+                    if isinstance(configured, dict):
+                        configured = configured.get("optimizer")
+                if not isinstance(configured, torch.optim.Optimizer):
+                    configured = context_getter().optimizer(self.parameters())
+                else:
+                    context_getter().optimizers.append(configured)
+                self.__dict__["_stub_optimizer"] = configured
             return self.__dict__["_stub_optimizer"]
 
         def lr_schedulers(self) -> Any:
@@ -1238,8 +1282,11 @@ def judge(code: str, index: int, name: str, before: str, after: str, safety: str
     best_score = None
     for profile in PROFILES:
         original = run_source(before, torch.float32, profile, driver=driver)
+        missing = unreached(before, removed, original)
+        if missing and best is not None:
+            continue  # the fixed program is only run once the original reaches what the fix changes
         fixed = run_source(after, torch.float32, profile, driver=driver)
-        missing = unreached(before, removed, original) + unreached(after, added, fixed, raising_counts=False)
+        missing += unreached(after, added, fixed, raising_counts=False)
         score = (not missing, original.calls_ok)
         if best_score is None or score > best_score:
             best, best_score = (profile, original, fixed), score
