@@ -230,7 +230,7 @@ TARGET_NAMES = re.compile(r"^y$|target|label|returns|rewards?$|^r$|^gt$|^clean$|
 INT_NAMES = re.compile(
     r"step|epoch|episode|^n$|^n_|count|num|iter|idx|index|every|interval|^k$|accum|size|^i$|^j$|dones?$|^a$|actions?"
 )
-FLOAT_NAMES = re.compile(r"^lr$|eps|gamma|^t$|temperature|weight|alpha|beta|scale|^w$|coef|lambda|clip|max_norm|tau")
+FLOAT_NAMES = re.compile(r"^lr$|^eps|_eps$|epsilon|gamma|^t$|temperature|weight|alpha|beta|scale|^w$|coef|lambda|clip|max_norm|tau")
 PATH_NAMES = re.compile(r"path|ckpt|checkpoint|file|^fn$|dir$|folder")
 CRITERION_NAMES = re.compile(r"criterion|loss_fn|loss_func")
 
@@ -381,7 +381,7 @@ class Context:
             return types.SimpleNamespace(global_step=0, epoch=0, max_steps=SMALL_INT)
         if key == "loss" or key.endswith("_loss"):
             return self.primary_model()(self.x(), self.y())
-        if re.search(r"idx|index|step$|^steps?_|^n_|^num_|count|epoch", key):
+        if re.search(r"idx|index|steps?$|^steps?_|^n_|^num_|count|epoch|accum", key):
             return SMALL_INT
         if OPTIMIZER_NAMES.search(key):
             return self.optimizer()
