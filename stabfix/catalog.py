@@ -117,6 +117,9 @@ def _bound(path: Path, value: object) -> float | None:
 
 
 def _examples(items: Iterable[dict] | None) -> tuple[Example, ...]:
+    for item in items or ():
+        if item.get("run") is not None and not isinstance(item["run"], str):
+            raise TypeError(f"example {item.get('name')!r}: run must be text")
     return tuple(
         Example(
             name=item["name"],

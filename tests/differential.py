@@ -224,7 +224,7 @@ MODEL_NAMES = re.compile(
 )
 TEACHER_NAMES = re.compile(r"teacher|target_net|reference|ref_model|frozen|ema")
 OPTIMIZER_NAMES = re.compile(r"optim|^opt$|^opt_|_opt$")
-LOADER_NAMES = re.compile(r"loader|batches|^data$|dataset|iterator|stream|_iter$|^iter_|^data_|buffer|replay")
+LOADER_NAMES = re.compile(r"loader|batches|^data$|dataset|iterator|stream|_iter$|^iter_|^data_|buffer|replay|_dl$|^dl$")
 BATCH_NAMES = re.compile(r"batch$|^batch|^inputs$|^sample$|^minibatch")
 TARGET_NAMES = re.compile(r"^y$|target|label|returns|rewards?$|^r$|^gt$|^clean$|^truth")
 INT_NAMES = re.compile(
@@ -626,8 +626,6 @@ def _cpu(value: Any) -> Any:
         return "cpu"
     if isinstance(value, _REAL_DEVICE) and value.type == "cuda":
         return _REAL_DEVICE("cpu")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value  # a device index only means cuda when it is the only argument; `.to(0)` is rare
     return value
 
 
@@ -851,7 +849,7 @@ def _synthesize_attributes(cls: type, context: Context) -> None:
 def _is_local(value: Any, namespace: dict[str, Any]) -> bool:
     value = inspect.unwrap(value)
     return getattr(value, "__module__", None) == namespace["__name__"] and getattr(
-        getattr(value, "__code__", None), "co_filename", EXAMPLE_FILE) == EXAMPLE_FILE
+        getattr(value, "__code__", None), "co_filename", None) == EXAMPLE_FILE
 
 
 def run_source(source: str, dtype: torch.dtype, profile: Profile, also_free: tuple[str, ...] = (),

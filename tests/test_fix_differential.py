@@ -47,6 +47,12 @@ def test_fix_keeps_what_it_claims_in_three_dtypes(code, index, example):
         )
 
 
+@pytest.mark.parametrize("code,index,example", [case for case in CASES if case.values[2].run])
+def test_an_example_with_its_own_driver_runs_through_its_fix(code, index, example):
+    verdict = judge_example(code, index, example)
+    assert verdict.status != "not-runnable", verdict.reason
+
+
 # the harness itself: it must tell an equal rewrite from one that changes values, types, gradients or
 # raises, and must refuse to judge a rewrite whose lines never ran
 
