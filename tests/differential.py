@@ -1135,6 +1135,13 @@ def _compare(where: str, a: Any, b: Any, out: list[Difference]) -> None:
         if size:
             out.append(Difference(where, "value", f"differs by {size:.3g} (relative)", size))
         return
+    if kind_a == "number" and kind_b == "number":
+        if a[1] != b[1]:
+            out.append(Difference(where, "type", f"{a[1]} -> {b[1]}"))
+        size = _largest((a[2],), (b[2],))
+        if size:
+            out.append(Difference(where, "value", f"differs by {size:.3g} (relative)", size))
+        return
     if {kind_a, kind_b} <= {"tensor", "number"}:
         value_a = a[4] if kind_a == "tensor" else (a[2],)
         value_b = b[4] if kind_b == "tensor" else (b[2],)
@@ -1143,13 +1150,6 @@ def _compare(where: str, a: Any, b: Any, out: list[Difference]) -> None:
             size = _largest(value_a, value_b)
             if size:
                 out.append(Difference(where, "value", f"differs by {size:.3g} (relative)", size))
-        return
-    if kind_a == "number" and kind_b == "number":
-        if a[1] != b[1]:
-            out.append(Difference(where, "type", f"{a[1]} -> {b[1]}"))
-        size = _largest((a[2],), (b[2],))
-        if size:
-            out.append(Difference(where, "value", f"differs by {size:.3g} (relative)", size))
         return
     if kind_a == kind_b and kind_a in ("list", "tuple") and len(a[1]) == len(b[1]):
         for index, (item_a, item_b) in enumerate(zip(a[1], b[1])):

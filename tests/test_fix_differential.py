@@ -107,3 +107,10 @@ def test_harness_refuses_to_judge_lines_it_never_ran():
     verdict = judge("SF000", 0, "harness self-test", unreachable, unreachable.replace("print(1)", "print(2)"), "safe")
     assert verdict.status == "not-runnable"
     assert "not run through" in verdict.reason
+
+
+def test_harness_enforces_a_stated_bound_in_units_in_the_last_place():
+    nudged = ORIGINAL.replace("total += loss.item()", "total += loss.item() * (1 + 2**-22)")
+    assert judge("SF000", 0, "harness self-test", ORIGINAL, nudged, "safe").status == "differs"
+    assert judge("SF000", 0, "harness self-test", ORIGINAL, nudged, "safe", bound_ulps=8).status == "within-bound"
+    assert judge("SF000", 0, "harness self-test", ORIGINAL, nudged, "safe", bound_ulps=0.5).status == "differs"
