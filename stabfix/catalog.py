@@ -31,6 +31,8 @@ class Example:
     fixed: str | None = None  # expected output of `apply --unsafe-fixes`, when the rule fixes it
     # words the finding's message must contain: the user's own variables and what to do
     message_contains: tuple[str, ...] = ()
+    # the safety of the fix this example's findings get, where a rule's fixes are not all alike
+    fix_safety: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,16 @@ def _examples(items: Iterable[dict] | None) -> tuple[Example, ...]:
             code=item["code"],
             fixed=item.get("fixed"),
             message_contains=tuple(item.get("message_contains") or ()),
+            fix_safety=_example_safety(item.get("fix_safety")),
         )
         for item in items or ()
     )
+
+
+def _example_safety(value: object) -> str | None:
+    if value is not None and value not in SAFETIES:
+        raise CatalogError(f"example fix_safety must be one of {', '.join(SAFETIES)}, not {value!r}")
+    return value  # type: ignore[return-value]
 
 
 def resolve_selectors(selectors: Iterable[str], catalog: dict[str, RuleSpec], origin: str) -> set[str]:
