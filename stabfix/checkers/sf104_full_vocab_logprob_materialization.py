@@ -47,6 +47,7 @@ class FullVocabLogprobMaterialization(Checker):
         self.calls: list[cst.Call] = []
         self.bare: set[int] = set()  # calls that need no parentheses once they become `a - b`
         self.targets: set[int] = set()  # names written to, not read
+        self.new_names: set[str] = set()  # names the fixes bind
 
     def visit_Call(self, node: cst.Call) -> None:
         # `x.gather`, `torch.gather`, `from torch import gather as g`: `gather_of` decides in leave_Module
@@ -154,11 +155,12 @@ class FullVocabLogprobMaterialization(Checker):
         return name, cst.ensure_type(cst.parse_statement(code), cst.SimpleStatementLine).body[0]
 
     def _fresh_name(self, name: str) -> str:
-        """`name`, or `name_2`, ... : one the file does not use yet."""
+        """`name`, or `name_2`, ... : one the file does not use yet, nor another of these fixes."""
         candidate, number = name, 1
-        while re.search(rf"\b{re.escape(candidate)}\b", self.context.text):
+        while candidate in self.new_names or re.search(rf"\b{re.escape(candidate)}\b", self.context.text):
             number += 1
             candidate = f"{name}_{number}"
+        self.new_names.add(candidate)
         return candidate
 
     def _rebound(self, binding: Binding, group: list[_Candidate]) -> bool:
@@ -211,6 +213,8 @@ def _stem(operand: cst.BaseExpression) -> Optional[str]:
             return operand.attr.value
         elif isinstance(operand, cst.Name):
             return operand.value
+        elif isinstance(operand, cst.BinaryOperation):
+            operand = operand.left  # `student_logits / self.temperature`
         else:
             return None
 

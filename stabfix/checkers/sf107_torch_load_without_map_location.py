@@ -85,7 +85,8 @@ class TorchLoadWithoutMapLocation(Checker):
             if destination.kind == "move" and _is_to(node) and to_call_target(node, qualify)[0] == "dtype":
                 return f"`{code_of(node, 60)}` only casts: the tensors stay on the device they load to"
             if destination.kind == "other" and not _to_number(node, self.names):
-                return f"`{code_of(node, 60)}` uses loaded entries as they are, on the device they load to"
+                what = f"`{node.name.value}` (a parameter) receives" if isinstance(node, cst.Param) else f"`{code_of(node, 60)}` uses"
+                return f"{what} loaded entries as they are, on the device they load to"
         return None
 
     def _message(self, call: cst.Call, which: str, consumer: Destination, fixable: bool) -> str:
