@@ -34,6 +34,8 @@ class Example:
     # a few lines that drive the example where the generic driver of tests/differential.py cannot
     # (they run after the module, before and after the fix); stabfix itself never reads them
     run: str | None = None
+    # the safety of the fix this example's findings get, where a rule's fixes are not all alike
+    fix_safety: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,9 +129,16 @@ def _examples(items: Iterable[dict] | None) -> tuple[Example, ...]:
             fixed=item.get("fixed"),
             message_contains=tuple(item.get("message_contains") or ()),
             run=item.get("run"),
+            fix_safety=_example_safety(item.get("fix_safety")),
         )
         for item in items or ()
     )
+
+
+def _example_safety(value: object) -> str | None:
+    if value is not None and value not in SAFETIES:
+        raise CatalogError(f"example fix_safety must be one of {', '.join(SAFETIES)}, not {value!r}")
+    return value  # type: ignore[return-value]
 
 
 def resolve_selectors(selectors: Iterable[str], catalog: dict[str, RuleSpec], origin: str) -> set[str]:

@@ -10,6 +10,7 @@ from stabfix.catalog import RuleSpec
 from stabfix.checker import Checker
 from stabfix.engine import Analysis, AnalysisError, analyse_text
 from stabfix.findings import Fix
+from stabfix.fixes.comments import replace_keeping_comments
 from stabfix.target import TorchTarget
 
 MAX_ROUNDS = 8
@@ -55,15 +56,6 @@ def fix_text(
     return FixOutcome(text=current, applied=applied, remaining=analysis)
 
 
-class _Replacer(cst.CSTTransformer):
-    def __init__(self, changes: dict[int, object]) -> None:
-        super().__init__()
-        self.changes = changes
-
-    def on_leave(self, original_node, updated_node):
-        return self.changes.get(id(original_node), updated_node)
-
-
 def _apply_round(module: cst.Module, fixes: list[Fix]) -> tuple[str, int]:
     """Apply every fix whose nodes do not overlap an earlier one's; the rest wait for the next round."""
     changes: dict[int, object] = {}
@@ -78,7 +70,7 @@ def _apply_round(module: cst.Module, fixes: list[Fix]) -> tuple[str, int]:
         changes.update({id(node): replacement for node, replacement in fix.changes.items()})
         imports.extend(fix.imports)
         count += 1
-    rewritten = module.visit(_Replacer(changes))
+    rewritten = replace_keeping_comments(module, changes)
     if imports:
         # libcst.codemod pulls in libcst.matchers (slow to import): only fixes that add imports pay.
         from libcst.codemod import CodemodContext

@@ -2,13 +2,15 @@
 
 A query over `names` and the `numerics` helpers: a gather (`.gather`, `torch.gather`, `take_along_dim`)
 whose source is a log_softmax over the same dim (inline, or through a name that is used for nothing else)
-builds the whole log-prob tensor (and its gradient) to pick one entry per row. Fix (safe, same values):
-`logits.gather(dim, ids) - logits.logsumexp(dim, keepdim=True)`, when the logits expression can be
-evaluated twice (no calls but dtype casts) and log_softmax does not cast (`dtype=`).
+builds the whole log-prob tensor (and its gradient) to pick one entry per row. Fix (unsafe: it rounds
+differently in bf16/fp16): `logits.gather(dim, ids) - logits.logsumexp(dim, keepdim=True)`, when the
+logits expression can be evaluated twice (no calls but dtype casts) and log_softmax does not cast
+(`dtype=`); a named log-prob tensor becomes the logits' logsumexp, computed once in its place.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -16,12 +18,13 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.fixes.gating import removal_fix
 from stabfix.model.names import Binding
 from stabfix.model.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of, maybe_same_dim
 from stabfix.model.syntax import code_of, walk
 
-_SAFE_SPOTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg)
+# the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,
+# not to the log-prob's (measured and bounded in tests/test_sf104_equivalence.py)
+_ROUNDING = "rounds relative to the logits' size: not the same values in bf16/fp16"
 
 
 @dataclass
@@ -44,27 +47,13 @@ class FullVocabLogprobMaterialization(Checker):
         self.calls: list[cst.Call] = []
         self.bare: set[int] = set()  # calls that need no parentheses once they become `a - b`
         self.targets: set[int] = set()  # names written to, not read
-        self.lines: dict[int, tuple[cst.SimpleStatementLine, cst.CSTNode]] = {}  # assign -> (line, block)
-        self.blocks: list[cst.CSTNode] = []
+        self.new_names: set[str] = set()  # names the fixes bind
 
     def visit_Call(self, node: cst.Call) -> None:
         # `x.gather`, `torch.gather`, `from torch import gather as g`: `gather_of` decides in leave_Module
         func = node.func
         if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and func.attr.value in ("gather", "take_along_dim")):
             self.calls.append(node)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.blocks.append(node)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.blocks.append(node)
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-        self.blocks.pop()
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) and self.blocks:
-            self.lines[id(node.body[0])] = (node, self.blocks[-1])
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.targets.update(id(name) for name in walk(node.target) if isinstance(name, cst.Name))
@@ -127,16 +116,52 @@ class FullVocabLogprobMaterialization(Checker):
         if log_softmax.casts or not _repeatable(log_softmax.operand):
             return None
         changes: dict[cst.CSTNode, object] = {}
+        normalizer = None
         if binding is not None:
-            if binding.kind != "assign" or id(binding.node) not in self.lines or self._rebound(binding, group):
+            # the log-probs' name becomes the logits' logsumexp, computed once where the log_softmax was
+            # (its comments stay), and every gather subtracts it
+            bound = self._logsumexp_binding(group, binding)
+            if bound is None:
                 return None
-            line, block = self.lines[id(binding.node)]
-            changes.update(removal_fix([line], block, "").changes)
+            normalizer, assign = bound
+            changes[binding.node] = assign
         for candidate in group:
-            changes[candidate.gather.call] = self._rewrite(candidate)
+            changes[candidate.gather.call] = self._rewrite(candidate, normalizer)
+        description = f"gather from the logits and subtract their logsumexp ({_ROUNDING})"
         if any(candidate.assumed for candidate in group):
-            return Fix("unsafe", "gather from the logits and subtract their logsumexp (same values if the dims are one axis)", changes)
-        return Fix("safe", "gather from the logits and subtract their logsumexp", changes)
+            description += "; the same axis only if the dims are one"
+        return Fix("unsafe", description, changes)
+
+    def _logsumexp_binding(self, group: list[_Candidate], binding: Binding) -> Optional[tuple[str, cst.Assign]]:
+        """`lp = F.log_softmax(logits, -1)` -> (`logits_logsumexp`, `logits_logsumexp = logits.logsumexp(-1, keepdim=True)`)."""
+        assign, log_softmax = binding.node, group[0].log_softmax
+        if (
+            binding.kind != "assign"
+            or not isinstance(assign, cst.Assign)
+            or len(assign.targets) != 1
+            or not isinstance(assign.targets[0].target, cst.Name)
+            or assign.value is not log_softmax.call
+            or self._rebound(binding, group)
+        ):
+            return None
+        dim = log_softmax.dim
+        if dim is None or not any(arg.value is dim for arg in log_softmax.call.args):
+            # the dim is spelled elsewhere (an `nn.LogSoftmax(dim=...)` module): only a literal carries over
+            dim = next((d for d in (log_softmax.dim, group[0].gather.dim) if int_of(d) is not None), None)
+            if dim is None:
+                return None
+        name = self._fresh_name(f"{_stem(log_softmax.operand) or 'logits'}_logsumexp")
+        code = f"{name} = {_parenthesized(log_softmax.operand)}.logsumexp({_source(dim)}, keepdim=True)"
+        return name, cst.ensure_type(cst.parse_statement(code), cst.SimpleStatementLine).body[0]
+
+    def _fresh_name(self, name: str) -> str:
+        """`name`, or `name_2`, ... : one the file does not use yet, nor another of these fixes."""
+        candidate, number = name, 1
+        while candidate in self.new_names or re.search(rf"\b{re.escape(candidate)}\b", self.context.text):
+            number += 1
+            candidate = f"{name}_{number}"
+        self.new_names.add(candidate)
+        return candidate
 
     def _rebound(self, binding: Binding, group: list[_Candidate]) -> bool:
         """A name of the logits expression is bound again between the log_softmax and a gather."""
@@ -148,19 +173,19 @@ class FullVocabLogprobMaterialization(Checker):
                     return True
         return False
 
-    def _rewrite(self, candidate: _Candidate) -> cst.BaseExpression:
+    def _rewrite(self, candidate: _Candidate, normalizer: Optional[str]) -> cst.BaseExpression:
         gather, operand = candidate.gather, candidate.log_softmax.operand
-        logits = _source(operand)
-        if not isinstance(operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not operand.lpar:
-            logits = f"({logits})"
+        logits = _parenthesized(operand)
         if isinstance(gather.call.func, cst.Attribute) and gather.call.func.value is gather.source:
             picked = gather.call.with_changes(func=gather.call.func.with_changes(value=cst.parse_expression(logits)))
         else:
             args = [arg.with_changes(value=cst.parse_expression(logits)) if arg.value is gather.source else arg
                     for arg in gather.call.args]
             picked = gather.call.with_changes(args=args)
-        dim = candidate.log_softmax.dim if candidate.assumed else gather.dim
-        text = f"{_source(picked)} - {logits}.logsumexp({_source(dim)}, keepdim=True)"
+        if normalizer is None:
+            dim = candidate.log_softmax.dim if candidate.assumed else gather.dim
+            normalizer = f"{logits}.logsumexp({_source(dim)}, keepdim=True)"
+        text = f"{_source(picked)} - {normalizer}"
         if id(gather.call) not in self.bare:
             text = f"({text})"
         return cst.parse_expression(text)
@@ -168,6 +193,30 @@ class FullVocabLogprobMaterialization(Checker):
 
 def _source(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def _parenthesized(operand: cst.BaseExpression) -> str:
+    logits = _source(operand)
+    if not isinstance(operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not operand.lpar:
+        return f"({logits})"
+    return logits
+
+
+def _stem(operand: cst.BaseExpression) -> Optional[str]:
+    """The word a name for the logits' logsumexp starts with: `out.logits[:, :-1].float()` -> `logits`."""
+    while True:
+        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute):
+            operand = operand.func.value
+        elif isinstance(operand, cst.Subscript):
+            operand = operand.value
+        elif isinstance(operand, cst.Attribute):
+            return operand.attr.value
+        elif isinstance(operand, cst.Name):
+            return operand.value
+        elif isinstance(operand, cst.BinaryOperation):
+            operand = operand.left  # `student_logits / self.temperature`
+        else:
+            return None
 
 
 def _repeatable(operand: cst.BaseExpression) -> bool:
