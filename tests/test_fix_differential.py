@@ -15,17 +15,6 @@ import pytest
 
 from tests.differential import DTYPES, fixable_examples, judge, judge_example
 
-# Rules whose safe fixes other work of issue 23 is changing (SF103: downstream use; SF104, SF106, SF107,
-# SF304: the fixes themselves). Where the harness shows such a fix changing what a program observes, the
-# test is an expected failure that names the difference, until that work lands; then the entry goes.
-SAFETY_UNDER_REVIEW = {
-    "SF103": "issue 23 items 2-3: SF103's fix turns tensors into numbers (`.item()`) and cuts graphs",
-    "SF104": "issue 23: SF104's logsumexp form is not bitwise equal to log_softmax (up to 1 ulp here)",
-    "SF106": "issue 23 item 2: SF106's no_grad safety is being reworked",
-    "SF107": "issue 23 item 2: SF107's map_location safety is being reworked",
-    "SF304": "issue 23 item 5: SF304's eps handling is being reworked",
-}
-
 CASES = [pytest.param(code, index, example, id=f"{code}-bad-{index}") for code, index, example in fixable_examples()]
 
 
@@ -40,8 +29,6 @@ def test_fix_keeps_what_it_claims_in_three_dtypes(code, index, example):
     assert verdict.status != "broken", f"the fixed program raises where the original did not: {verdict.summary()}"
     if verdict.safety == "safe":
         keeps = verdict.status in ("equal", "within-bound") or verdict.graph_only()
-        if not keeps and code in SAFETY_UNDER_REVIEW:
-            pytest.xfail(f"{SAFETY_UNDER_REVIEW[code]}: {verdict.summary()}")
         assert keeps, (
             f"{code}'s fix is labelled safe but changes what the program observes: {verdict.summary()}"
         )
