@@ -16,7 +16,7 @@ from stabfix.model.flows import ValueFlows
 from stabfix.model.names import Names
 from stabfix.reports.text import render_text
 from stabfix.findings import RunResult
-from stabfix.scan_runner import Task, process
+from stabfix.scan_runner import Task, process, run_tasks
 
 RESUME = '''import torch
 
@@ -95,7 +95,7 @@ def test_apply_still_applies_the_other_rules_fixes(tmp_path, monkeypatch):
     path.write_text(RESUME, encoding="utf-8")
     monkeypatch.setattr(scan_runner, "_classes_for", lambda codes: [*_real("SF107"), CrashingChecker])
 
-    result = process(Task(str(path), "train.py", ("SF106", "SF107"), "apply", False)).result
+    (result,) = run_tasks([Task(str(path), "train.py", ("SF106", "SF107"), "apply", False)], 1, None).results
 
     assert result.fixes_applied == 1
     assert 'torch.load(path, map_location="cpu")' in path.read_text(encoding="utf-8")
@@ -110,7 +110,7 @@ def test_a_suppression_of_the_crashing_rule_is_not_called_unused(tmp_path, monke
     monkeypatch.setattr(scan_runner, "_classes_for", lambda codes: [*_real("SF001"), CrashingChecker])
 
     scanned = process(Task(str(path), "train.py", ("SF001", "SF106"), "scan", False)).result
-    applied = process(Task(str(path), "train.py", ("SF001", "SF106"), "apply", False)).result
+    (applied,) = run_tasks([Task(str(path), "train.py", ("SF001", "SF106"), "apply", False)], 1, None).results
 
     assert scanned.findings == [] and scanned.error is not None
     assert applied.fixes_applied == 0 and path.read_text(encoding="utf-8") == text

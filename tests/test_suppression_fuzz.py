@@ -13,7 +13,7 @@ from stabfix.catalog import load_catalog
 from stabfix.checkers import checker_classes
 from stabfix.engine import analyse_text
 from stabfix.fixer import fix_text
-from stabfix.scan_runner import Task, process
+from stabfix.scan_runner import Task, run_tasks
 
 CODES = ("SF001", "SF101", "SF107", "SF302")
 # SF107 fires on the load line; the others name rules that ran and found nothing; the rest are unknown
@@ -103,7 +103,7 @@ def test_generated_suppression_comments(text, texts, tmp_path, monkeypatch):
     monkeypatch.setattr(scan_runner, "_classes_for", lambda codes: classes)
     path = tmp_path / "t.py"
     path.write_text(text, encoding="utf-8")
-    outcome = process(Task(str(path), "t.py", CODES, "noqa", False)).result
+    (outcome,) = run_tasks([Task(str(path), "t.py", CODES, "noqa", False)], 1, None).results
     assert outcome.error is None, outcome.error
     noqa_text = path.read_text(encoding="utf-8")
     compile(noqa_text, "t.py", "exec")
