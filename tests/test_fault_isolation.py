@@ -95,7 +95,7 @@ def test_apply_still_applies_the_other_rules_fixes(tmp_path, monkeypatch):
     path.write_text(RESUME, encoding="utf-8")
     monkeypatch.setattr(scan_runner, "_classes_for", lambda codes: [*_real("SF107"), CrashingChecker])
 
-    (result,) = run_tasks([Task(str(path), "train.py", ("SF106", "SF107"), "apply", False)], 1, None).results
+    (result,) = run_tasks([Task(str(path), "train.py", ("SF106", "SF107"), "apply", True)], 1, None).results
 
     assert result.fixes_applied == 1
     assert 'torch.load(path, map_location="cpu")' in path.read_text(encoding="utf-8")
