@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Literal
 from stabfix.cache import ScanCache, content_key
 from stabfix.catalog import load_catalog
 from stabfix.checkers import checker_classes
-from stabfix.engine import AnalysisError, analyse_text
+from stabfix.engine import Analysis, AnalysisError, analyse_text, failures_message
 from stabfix.findings import FileError, FileResult, Finding, RunResult
 from stabfix.fixer import FixError, fix_text
 from stabfix.run_control import SignalGuard, Stopped, abandon_workers, start_worker
@@ -106,13 +106,17 @@ def _process(task: Task) -> TaskOutcome:
         return TaskOutcome(FileResult(task.display, findings=findings), key)
     analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target)
     if task.mode == "noqa":
-        return _add_noqa(task, source, analysis.findings, specs)
+        outcome = _add_noqa(task, source, analysis.findings, specs)
+        _with_rule_failures(outcome.result, analysis)
+        return outcome
     if task.mode == "scan" or not any(item.fix for item in analysis.findings):
         findings = [item.finding for item in analysis.findings]
-        return TaskOutcome(FileResult(task.display, findings=findings), key)
+        return TaskOutcome(_with_rule_failures(FileResult(task.display, findings=findings), analysis), key)
     outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis, task.torch_target)
     remaining = [item.finding for item in outcome.remaining.findings]
-    result = FileResult(task.display, findings=remaining, fixes_applied=outcome.applied)
+    result = _with_rule_failures(
+        FileResult(task.display, findings=remaining, fixes_applied=outcome.applied), analysis, outcome.remaining
+    )
     if outcome.text != source.text:
         if task.mode == "diff":
             result.diff = "".join(
@@ -129,6 +133,15 @@ def _process(task: Task) -> TaskOutcome:
             write = PendingWrite(task.path, source.raw, source.encode(outcome.text), unwritten)
             return TaskOutcome(result, None, write)
     return TaskOutcome(result, None if outcome.text != source.text else key)
+
+
+def _with_rule_failures(result: FileResult, *analyses: Analysis) -> FileResult:
+    """The file's error line for the rules that failed on it; their findings are already gone, every
+    other rule's are kept (and a result with an error is never cached)."""
+    message = failures_message([failure for analysis in analyses for failure in analysis.failures])
+    if message is not None:
+        result.error = FileError(result.path, message)
+    return result
 
 
 def _add_noqa(task: Task, source, findings, specs) -> TaskOutcome:

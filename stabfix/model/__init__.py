@@ -130,6 +130,24 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
 PARTS = tuple(_PARTS)
 
 
+ALWAYS_BUILT = ("enclosing", "imports")  # every part and rule may read these
+
+
+def required_parts(needs: Iterable[str]) -> set[str]:
+    """The parts named in `needs` and every part they read, transitively."""
+    wanted = set(needs)
+    unknown = wanted - set(PARTS)
+    if unknown:
+        raise ValueError(f"unknown model parts: {sorted(unknown)}")
+    pending = list(wanted)
+    while pending:
+        for required in _PARTS[pending.pop()][0]:
+            if required not in wanted:
+                wanted.add(required)
+                pending.append(required)
+    return wanted
+
+
 class FileModel:
     names: Optional[Names] = None
     steps: Optional[StepIndex] = None
@@ -156,24 +174,18 @@ class FileModel:
     uses: Optional[LaterUses] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
-        wanted = set(needs)
-        unknown = wanted - set(PARTS)
-        if unknown:
-            raise ValueError(f"unknown model parts: {sorted(unknown)}")
-        pending = list(wanted)
-        while pending:
-            for required in _PARTS[pending.pop()][0]:
-                if required not in wanted:
-                    wanted.add(required)
-                    pending.append(required)
+        wanted = required_parts(needs)
         self.imports = ImportTracker()
         self.enclosing = EnclosingDefinitions()
         self._built: list[object] = []
+        # name -> part, the always-built ones included: what fault isolation reports a failure by
+        self.parts: dict[str, object] = {"enclosing": self.enclosing, "imports": self.imports}
         for part in PARTS:
             if part in wanted:
                 built = _PARTS[part][1](self)
                 setattr(self, part, built)
                 self._built.append(built)
+                self.parts[part] = built
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:
         """The parts that ride in the traversal, ahead of the checkers, in dependency order; the
