@@ -71,16 +71,33 @@ def _apply_round(module: cst.Module, fixes: list[Fix]) -> tuple[str, int]:
         imports.extend(fix.imports)
         count += 1
     rewritten = replace_keeping_comments(module, changes)
+    imports = [name for name in dict.fromkeys(imports) if name not in _module_level_imports(rewritten)]
     if imports:
         # libcst.codemod pulls in libcst.matchers (slow to import): only fixes that add imports pay.
         from libcst.codemod import CodemodContext
         from libcst.codemod.visitors import AddImportsVisitor
 
         context = CodemodContext()
-        for name in dict.fromkeys(imports):
+        for name in imports:
             AddImportsVisitor.add_needed_import(context, name)
         rewritten = AddImportsVisitor(context).transform_module(rewritten)
     return rewritten.code, count
+
+
+def _module_level_imports(module: cst.Module) -> set[str]:
+    """Modules bound by a plain `import X` anywhere at the top level: AddImportsVisitor only sees the
+    imports above the first other statement, and would add a second `import torch` above a
+    `DATA_HUB = dict()` that precedes the file's imports."""
+    names: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                names.update(
+                    cst.Module([]).code_for_node(alias.name) for alias in small.names if alias.asname is None
+                )
+    return names
 
 
 def _subtree(node: cst.CSTNode):
