@@ -51,6 +51,10 @@ def copy_corpora(repos: list[Path]) -> list[Path]:
         shutil.copytree(repo, target, ignore=shutil.ignore_patterns(".git"))
         (target / "stabfix.yaml").write_text("# no project config applies\n", encoding="utf-8")
         roots.append(target)
+    for root in roots:
+        # each copy is its own repository, as a checkout is: the search for the project's declared torch
+        # version (stabfix.target) stops there instead of reaching this repository's pyproject.toml
+        (root / ".git").mkdir(exist_ok=True)
     return roots
 
 
