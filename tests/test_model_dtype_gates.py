@@ -42,11 +42,13 @@ def test_else_of_a_full_precision_test_admits_only_half_also_for_the_rows_of_a_z
         """
         import torch
 
-        def selective_log_softmax(logits, index):
+        def selective_log_softmax(logits, index, temperature):
+            if temperature != 1.0:
+                logits = logits / temperature
             if logits.dtype in [torch.float32, torch.float64]:
                 probe(logits)
             else:
-                for row_logits, row_labels in zip(logits, index):
+                for row_logits, row_labels in zip(logits, index, strict=True):
                     probe(row_logits[:-1].view(-1, 8))
                 probe(logits.squeeze(0))
         """

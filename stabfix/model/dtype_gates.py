@@ -97,12 +97,13 @@ def _iterated(iterable: cst.BaseExpression, position: tuple[int, ...], names: Na
     `for _, r in enumerate(x)`."""
     if not position:
         return iterable
-    if isinstance(iterable, cst.Call) and not any(arg.star or arg.keyword for arg in iterable.args):
+    if isinstance(iterable, cst.Call) and not any(arg.star for arg in iterable.args):
         builtin = isinstance(iterable.func, cst.Name) and names.qualify(iterable.func) is None
-        if builtin and iterable.func.value == "zip" and position[0] < len(iterable.args):  # type: ignore[union-attr]
-            return iterable.args[position[0]].value if len(position) == 1 else None
-        if builtin and iterable.func.value == "enumerate" and position == (1,) and len(iterable.args) == 1:  # type: ignore[union-attr]
-            return iterable.args[0].value
+        iterated = [arg.value for arg in iterable.args if arg.keyword is None]  # `zip(..., strict=True)`, `enumerate(x, start=1)`
+        if builtin and iterable.func.value == "zip" and position[0] < len(iterated):  # type: ignore[union-attr]
+            return iterated[position[0]] if len(position) == 1 else None
+        if builtin and iterable.func.value == "enumerate" and position == (1,) and iterated:  # type: ignore[union-attr]
+            return iterated[0]
     return None
 
 
