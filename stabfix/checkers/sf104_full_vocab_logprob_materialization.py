@@ -6,6 +6,10 @@ builds the whole log-prob tensor (and its gradient) to pick one entry per row. F
 differently in bf16/fp16): `logits.gather(dim, ids) - logits.logsumexp(dim, keepdim=True)`, when the
 logits expression can be evaluated twice (no calls but dtype casts) and log_softmax does not cast
 (`dtype=`); a named log-prob tensor becomes the logits' logsumexp, computed once in its place.
+No fix where log_softmax is kept on purpose for its precision: in a branch that only half-precision
+logits reach (`dtype_gates`: the `else` of `if logits.dtype in [torch.float32, torch.float64]:`), and
+under autocast (`amp`: a `with`/decorator region around it or around a same-file call of its function),
+where CUDA runs log_softmax in float32 and the fused ops in the logits' dtype.
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.model.dtype_gates import known_dtypes, only_half
 from stabfix.model.names import Binding
 from stabfix.model.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of, maybe_same_dim
+from stabfix.model.structure import Frame, FunctionFrame
 from stabfix.model.syntax import code_of, walk
 
 # the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,
@@ -33,13 +39,14 @@ class _Candidate:
     log_softmax: LogSoftmax
     binding: Optional[Binding]  # `lp = F.log_softmax(...)`, when the source is a name
     assumed: bool = False  # softmax dim -1, gather dim 2: the same axis only for a rank-3 tensor
+    kept: Optional[str] = None  # "half" / "autocast": log_softmax is there for its precision, no fix
 
 
 class FullVocabLogprobMaterialization(Checker):
     code = "SF104"
     tokens = ("gather", "take_along_dim")
     also_needs = (("log_softmax", "LogSoftmax"),)
-    needs = ("names",)
+    needs = ("names", "steps", "amp")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -48,8 +55,11 @@ class FullVocabLogprobMaterialization(Checker):
         self.bare: set[int] = set()  # calls that need no parentheses once they become `a - b`
         self.targets: set[int] = set()  # names written to, not read
         self.new_names: set[str] = set()  # names the fixes bind
+        self.sites: dict[int, tuple[tuple[Frame, ...], tuple]] = {}  # call -> its frames and place
 
     def visit_Call(self, node: cst.Call) -> None:
+        steps = self.model.steps
+        self.sites[id(node)] = (steps.frames(), steps.place())
         # `x.gather`, `torch.gather`, `from torch import gather as g`: `gather_of` decides in leave_Module
         func = node.func
         if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and func.attr.value in ("gather", "take_along_dim")):
@@ -101,7 +111,20 @@ class FullVocabLogprobMaterialization(Checker):
                 return None
         elif not isinstance(gather.source, cst.Call):
             return None  # `self.lp` set elsewhere: other methods may use it whole
-        return _Candidate(gather, log_softmax, binding, assumed)
+        return _Candidate(gather, log_softmax, binding, assumed, self._kept(log_softmax))
+
+    def _kept(self, log_softmax: LogSoftmax) -> Optional[str]:
+        """Why this log_softmax is there for its precision ("half", "autocast"), if it is."""
+        frames, place = self.sites.get(id(log_softmax.call), ((), ()))
+        if only_half(known_dtypes(log_softmax.operand, frames, place, self.names)):
+            return "half"
+        amp = self.model.amp
+        if amp.autocast_around(frames, place) is not None:
+            return "autocast"
+        function = next((frame.node for frame in reversed(frames) if isinstance(frame, FunctionFrame)), None)
+        if function is not None and amp.called_under_autocast(function) is not None:
+            return "autocast"
+        return None
 
     def _uses(self, binding: Binding) -> list[cst.Name]:
         return [
@@ -113,7 +136,7 @@ class FullVocabLogprobMaterialization(Checker):
     # --- fix --------------------------------------------------------------------------------------------
     def _fix(self, group: list[_Candidate], binding: Optional[Binding]) -> Optional[Fix]:
         log_softmax = group[0].log_softmax
-        if log_softmax.casts or not _repeatable(log_softmax.operand):
+        if log_softmax.casts or not _repeatable(log_softmax.operand) or group[0].kept:
             return None
         changes: dict[cst.CSTNode, object] = {}
         normalizer = None
@@ -238,10 +261,16 @@ def _message(candidate: _Candidate) -> str:
     dim = code_of(log_softmax.dim if candidate.assumed else gather.dim, limit=20)
     where = f"`{candidate.binding.name}`" if candidate.binding is not None else f"`{code_of(log_softmax.call, limit=50)}`"
     advice = f"gather from `{logits}` and subtract `{logits}.logsumexp({dim}, keepdim=True)`"
-    if log_softmax.casts:
+    fused = f"the fused form (`{logits}.gather` minus `{logits}.logsumexp`)"
+    if candidate.kept == "half":
+        advice = f"this branch runs only for bf16/fp16 `{logits}`, where {fused} is less precise: no fix; process fewer rows at a time"
+    elif candidate.kept == "autocast":
+        advice = (f"it runs under autocast, which computes log_softmax in float32 on CUDA but {fused} in the logits' dtype: "
+                  "no fix; process fewer rows at a time")
+    elif log_softmax.casts:
         advice = f"cast `{logits}` first, then {advice}"
     elif not _repeatable(log_softmax.operand):
         advice = f"bind `{logits}` to a name, then {advice}"
-    if candidate.assumed:
+    if candidate.assumed and not candidate.kept:
         advice += f" (the same values when dim {code_of(gather.dim, limit=20)} is the last axis)"
     return f"{where} is a full log-softmax of `{logits}`, built (with its gradient) only to pick one entry per row here; {advice}"
