@@ -1,7 +1,11 @@
 """A content-hash cache of scan results, so re-scanning an unchanged repo takes about a second.
 
-Keyed by the file's bytes, the rules that ran on it and the stabfix version; stored under the
-project in `.stabfix_cache/`. Only clean analyses are stored (files that failed are retried).
+An entry is keyed by the file's bytes and the rules that ran on it; the cache file as a whole belongs
+to what produced its results: a digest of stabfix's own code and rule files (plus the Python and
+libcst versions), not the version string, so an edited checker, model part or rule YAML never serves
+results it would no longer produce. Stored under the project in `.stabfix_cache/`. Only clean
+analyses are stored (files that failed are retried); an entry that is not a list of well-formed
+findings (a corrupt or hand-edited file) is dropped and its file analysed again.
 """
 
 from __future__ import annotations
@@ -9,38 +13,110 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
+from dataclasses import fields
+from functools import lru_cache
 from pathlib import Path
 
-from stabfix import __version__
+from stabfix.catalog import CODE_PATTERN, SAFETIES, SEVERITIES, rules_dir
+from stabfix.findings import Finding
 
 CACHE_DIR_NAME = ".stabfix_cache"
+CACHE_FILE_NAME = "scan.json"
+_FORMAT = 2  # the layout of the cache file; the version-named files before it had no header
 
 
 def content_key(raw: bytes, codes: tuple[str, ...]) -> str:
     digest = hashlib.blake2b(raw, digest_size=20)
-    digest.update(("|".join(codes) + "|" + __version__).encode())
+    digest.update("|".join(codes).encode())
     return digest.hexdigest()
 
 
+def code_digest(package_dir: Path, rules: Path) -> str:
+    """A digest of every file that decides a scan's results: the package's Python sources and the rule
+    YAMLs, with the interpreter and libcst versions (the parse and the traversal order come from them)."""
+    import libcst._version
+
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(f"{sys.implementation.cache_tag}|{sys.version}|libcst {libcst._version.__version__}".encode())
+    sources = [(package_dir, path) for path in package_dir.rglob("*.py") if "__pycache__" not in path.parts]
+    sources += [(rules, path) for path in rules.glob("*.yaml")]
+    for base, path in sorted(sources, key=lambda item: (str(item[0]), item[1].relative_to(item[0]).as_posix())):
+        content = path.read_bytes()
+        name = f"{base.name}/{path.relative_to(base).as_posix()}".encode()
+        digest.update(b"%d:%s%d:" % (len(name), name, len(content)))
+        digest.update(content)
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def producer_digest() -> str:
+    """`code_digest` of the running stabfix, once per process (the parent's, inherited by workers)."""
+    return code_digest(Path(__file__).resolve().parent, rules_dir())
+
+
+_FIELDS = {item.name: item.type for item in fields(Finding)}
+_INTEGERS = {name for name, kind in _FIELDS.items() if kind == "int"}
+
+
+def _well_formed(entry: object) -> bool:
+    """A list of findings as `asdict(Finding)` wrote them: every field there, no other, each of its type."""
+    if not isinstance(entry, list):
+        return False
+    for item in entry:
+        if not isinstance(item, dict) or item.keys() != _FIELDS.keys():
+            return False
+        for name, value in item.items():
+            if name in _INTEGERS:
+                if type(value) is not int or value < 1:
+                    return False
+            elif not isinstance(value, str):
+                return False
+        if (
+            not CODE_PATTERN.match(item["code"])
+            or item["severity"] not in SEVERITIES
+            or item["fix_safety"] not in SAFETIES
+        ):
+            return False
+    return True
+
+
 class ScanCache:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, producer: str | None = None) -> None:
         self.directory = root / CACHE_DIR_NAME
-        self.file = self.directory / f"scan-{__version__}.json"
+        self.file = self.directory / CACHE_FILE_NAME
+        self.producer = producer if producer is not None else producer_digest()
         self.entries: dict[str, list[dict]] = {}
         self.dirty = False
 
     def load(self) -> "ScanCache":
         try:
             data = json.loads(self.file.read_text(encoding="utf-8"))
-            if isinstance(data, dict):
-                self.entries = data
         except (OSError, ValueError):
+            data = None
+        if (
+            isinstance(data, dict)
+            and data.get("format") == _FORMAT
+            and data.get("producer") == self.producer
+            and isinstance(data.get("entries"), dict)
+        ):
+            self.entries = data["entries"]
+        else:
+            # results of another stabfix (or unreadable): none of them may be served
             self.entries = {}
+            self.dirty = self.file.exists()
         return self
 
     def get(self, key: str) -> list[dict] | None:
-        return self.entries.get(key)
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        if not _well_formed(entry):
+            del self.entries[key]  # recomputed by the caller, and replaced when it is put back
+            self.dirty = True
+            return None
+        return entry
 
     def put(self, key: str, findings: list[dict]) -> None:
         if self.entries.get(key) != findings:
@@ -59,7 +135,7 @@ class ScanCache:
                 gitignore.write_text("# created by stabfix\n*\n", encoding="utf-8")
             fd, temp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(kept, handle, separators=(",", ":"))
+                json.dump({"format": _FORMAT, "producer": self.producer, "entries": kept}, handle, separators=(",", ":"))
             os.replace(temp, self.file)
         except OSError:
             # A read-only checkout must still scan; the cache is only an accelerator.

@@ -31,6 +31,11 @@ class Example:
     fixed: str | None = None  # expected output of `apply --unsafe-fixes`, when the rule fixes it
     # words the finding's message must contain: the user's own variables and what to do
     message_contains: tuple[str, ...] = ()
+    # a few lines that drive the example where the generic driver of tests/differential.py cannot
+    # (they run after the module, before and after the fix); stabfix itself never reads them
+    run: str | None = None
+    # the safety of the fix this example's findings get, where a rule's fixes are not all alike
+    fix_safety: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,9 @@ class RuleSpec:
     # A rule whose false positives on real code could not be removed ships off: it runs only when
     # selected by code, name, prefix or `ALL`.
     enabled_by_default: bool = True
+    # How far a safe fix may move values (units in the last place of the dtype, relative to
+    # max(|value|, 1)); None: bitwise equal. Enforced by tests/test_fix_differential.py.
+    fix_bound_ulps: float | None = None
 
 
 def rules_dir() -> Path:
@@ -96,21 +104,41 @@ def _parse_spec(path: Path) -> RuleSpec:
             near_misses=_examples(examples.get("near_misses")),
             source=path,
             enabled_by_default=bool(data.get("enabled_by_default", True)),
+            fix_bound_ulps=_bound(path, data["fix"].get("bound_ulps")),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise CatalogError(f"{path}: missing or malformed field {exc}") from None
 
 
+def _bound(path: Path, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise CatalogError(f"{path}: fix.bound_ulps must be a non-negative number")
+    return float(value)
+
+
 def _examples(items: Iterable[dict] | None) -> tuple[Example, ...]:
+    for item in items or ():
+        if item.get("run") is not None and not isinstance(item["run"], str):
+            raise TypeError(f"example {item.get('name')!r}: run must be text")
     return tuple(
         Example(
             name=item["name"],
             code=item["code"],
             fixed=item.get("fixed"),
             message_contains=tuple(item.get("message_contains") or ()),
+            run=item.get("run"),
+            fix_safety=_example_safety(item.get("fix_safety")),
         )
         for item in items or ()
     )
+
+
+def _example_safety(value: object) -> str | None:
+    if value is not None and value not in SAFETIES:
+        raise CatalogError(f"example fix_safety must be one of {', '.join(SAFETIES)}, not {value!r}")
+    return value  # type: ignore[return-value]
 
 
 def resolve_selectors(selectors: Iterable[str], catalog: dict[str, RuleSpec], origin: str) -> set[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -24,7 +25,9 @@ from stabfix.findings import FileError, FileResult
 from stabfix.reports import FORMATS, render_github, render_json, render_sarif
 from stabfix.reports.text import render_text
 from stabfix.findings import RunResult
-from stabfix.scan_runner import Task, default_jobs, run_tasks
+from stabfix.run_control import exit_now
+from stabfix.scan_runner import RunInterrupted, Task, default_jobs, run_tasks
+from stabfix.target import TorchTargets
 
 app = typer.Typer(
     name="stabfix",
@@ -132,22 +135,44 @@ def _execute(
         ignores = _per_file_ignores(config, catalog)
     except (ConfigError, SelectorError) as exc:
         raise _fail(str(exc)) from None
+    if not codes:
+        raise _fail("no rules selected: --select/--ignore and the config's select/ignore leave nothing to run")
 
     found = discover(targets, config.root, config.exclude)
     stderr = Console(stderr=True, highlight=False)
     for folder in found.empty_dirs if not quiet else ():
         stderr.print(f"warning: no Python files found in {_display_path(folder)}", markup=False)
+    torch_targets = TorchTargets(config.target_torch, config.path)
     tasks = [
-        Task(str(path), _display_path(path), _codes_for_file(path, config.root, codes, ignores), mode, unsafe)
+        Task(str(path), _display_path(path), _codes_for_file(path, config.root, codes, ignores), mode, unsafe,
+             torch_targets.for_file(path))
         for path in found.files
     ]
+    for warning in torch_targets.warnings if not quiet else ():
+        stderr.print(f"warning: {warning}", markup=False)
     cache = None if no_cache or mode != "scan" else ScanCache(config.root).load()
-    run = _run_with_progress(tasks, jobs or default_jobs(), cache)
+    try:
+        run = _run_with_progress(tasks, jobs or default_jobs(), cache)
+    except RunInterrupted as stop:
+        _report_interrupted(stop, mode)
+        exit_now(exit_codes.TERMINATED if stop.signum == signal.SIGTERM else exit_codes.INTERRUPTED)
     run.results.extend(FileResult(error.path, error=error) for error in found.errors)
     run.results.sort(key=lambda result: result.path)
     _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics)
     code = _exit_code(run, found.errors, mode)
     raise typer.Exit(exit_codes.OK if exit_zero and code == exit_codes.FINDINGS else code)
+
+
+def _report_interrupted(stop: RunInterrupted, mode: str) -> None:
+    lines = ["interrupted"]
+    if mode in ("apply", "noqa"):
+        count = len(stop.written)
+        lines[0] += (
+            f": {count} file{'s' if count != 1 else ''} already rewritten (each one whole), the others unchanged"
+            if count else ": no file was rewritten"
+        )
+        lines.extend(f"rewritten: {path}" for path in stop.written)
+    sys.stderr.write("\n".join(lines) + "\n")
 
 
 def _run_with_progress(tasks: list[Task], jobs: int, cache: ScanCache | None) -> RunResult:
@@ -334,4 +359,4 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
-        sys.exit(130)
+        sys.exit(exit_codes.INTERRUPTED)

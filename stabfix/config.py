@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-import tomllib
+import os
+import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pathspec
 import yaml
 
-CONFIG_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "verify")
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
+
+from stabfix.target import TorchVersion, parse_target
+
+CONFIG_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "verify", "target-torch")
 YAML_NAME = "stabfix.yaml"
 
 
@@ -26,18 +36,21 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     verify: dict[str, Any] = field(default_factory=dict)  # raw; stabfix.verify validates its keys
+    # `target-torch`: the oldest torch the project supports, over what its dependencies declare.
+    target_torch: TorchVersion | None = None
 
 
 def find_config_file(start: Path) -> Path | None:
     """The nearest stabfix.yaml, or pyproject.toml that has a [tool.stabfix] table, at or above start."""
     start = start.resolve()
-    folder = start if start.is_dir() else start.parent
+    # os.path, not Path: a folder we may not enter holds no config for us, it is no traceback
+    folder = start if os.path.isdir(start) else start.parent
     for candidate_dir in (folder, *folder.parents):
         yaml_file = candidate_dir / YAML_NAME
-        if yaml_file.is_file():
+        if os.path.isfile(yaml_file):
             return yaml_file
         pyproject = candidate_dir / "pyproject.toml"
-        if pyproject.is_file() and _pyproject_has_section(pyproject):
+        if os.path.isfile(pyproject) and _pyproject_has_section(pyproject):
             return pyproject
     return None
 
@@ -56,7 +69,7 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     path = explicit if explicit is not None else find_config_file(start)
     if path is None:
         root = start.resolve()
-        return Config(root=root if root.is_dir() else root.parent)
+        return Config(root=root if os.path.isdir(root) else root.parent)
     if not path.is_file():
         raise ConfigError(f"{path}: config file does not exist")
     table = _read_table(path)
@@ -107,12 +120,33 @@ def _config_from_table(table: dict[str, Any], path: Path) -> Config:
         select=_string_list(table, "select", path),
         ignore=_string_list(table, "ignore", path),
         per_file_ignores={
-            str(pattern): _as_string_list(codes, f"per-file-ignores.{pattern}", path)
+            _pattern(str(pattern), "per-file-ignores", path):
+            _as_string_list(codes, f"per-file-ignores.{pattern}", path)
             for pattern, codes in per_file.items()
         },
-        exclude=_string_list(table, "exclude", path),
+        exclude=[_pattern(pattern, "exclude", path) for pattern in _string_list(table, "exclude", path)],
         verify=verify,
+        target_torch=_target_torch(table, path),
     )
+
+
+def _target_torch(table: dict[str, Any], path: Path) -> TorchVersion | None:
+    if table.get("target-torch") is None:
+        return None
+    try:
+        return parse_target(table["target-torch"])
+    except ValueError as exc:
+        raise ConfigError(f"{path}: 'target-torch' {exc}") from None
+
+
+def _pattern(pattern: str, key: str, path: Path) -> str:
+    """A gitignore-style pattern, checked now so that a bad one is a config error, not a traceback later."""
+    try:
+        pathspec.GitIgnoreSpec.from_lines([pattern])
+    except (ValueError, re.error) as exc:
+        detail = f" ({exc.msg})" if isinstance(exc, re.error) else ""  # re's own position is in its regex, not here
+        raise ConfigError(f"{path}: '{key}' has an invalid pattern {pattern!r}{detail}") from None
+    return pattern
 
 
 def _string_list(table: dict[str, Any], key: str, path: Path) -> list[str]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
 
 from stabfix.findings import FileError
+from stabfix.source import SourceError, read_regular_file
 
 SKIPPED_DIRS = frozenset(
     {
@@ -29,11 +31,25 @@ class Discovery:
 
 def _gitignore_spec(folder: Path) -> pathspec.PathSpec | None:
     ignore_file = folder / ".gitignore"
-    try:
-        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    if not os.path.lexists(ignore_file):
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    try:
+        lines = read_regular_file(ignore_file).decode("utf-8", errors="replace").splitlines()
+    except SourceError:  # unreadable, or a FIFO or device: as if absent
+        return None
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):
+        # git skips the lines it cannot parse and honours the rest
+        return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
+
+
+def _valid_pattern(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error):
+        return False
+    return True
 
 
 def discover(paths: list[Path], root: Path, exclude: list[str]) -> Discovery:
@@ -42,10 +58,15 @@ def discover(paths: list[Path], root: Path, exclude: list[str]) -> Discovery:
     exclude_spec = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     seen: set[Path] = set()
     for path in paths:
-        if not os.path.lexists(path):
+        try:
+            os.lstat(path)
+        except PermissionError:
+            result.errors.append(FileError(str(path), "permission denied", fatal=True))
+            continue
+        except OSError:
             result.errors.append(FileError(str(path), "path does not exist", fatal=True))
             continue
-        if path.is_dir():
+        if os.path.isdir(path):
             before = len(result.files)
             _walk_dir(path, root, exclude_spec, result, seen)
             if len(result.files) == before:
@@ -107,7 +128,8 @@ def _walk_dir(top: Path, root: Path, exclude_spec, result: Discovery, seen: set[
                     continue
                 if entry.name in SKIPPED_DIRS or entry.name.endswith(".egg-info"):
                     continue
-                if (path / "pyvenv.cfg").exists() or _ignored(path, specs, True):
+                # os.path.exists: a folder we may not enter is reported when it is walked, not here
+                if os.path.exists(path / "pyvenv.cfg") or _ignored(path, specs, True):
                     continue
                 if _excluded(path, root, exclude_spec, True):
                     continue

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import libcst as cst
 from libcst._position import CodeRange
 from libcst.metadata import PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
-from stabfix.model import FileModel
-from stabfix.model.traversal import children, walk
+from stabfix.model import ALWAYS_BUILT, FileModel, required_parts
+from stabfix.model.traversal import Isolation, children, walk
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.findings import Finding, Fix
 from stabfix.suppression import Suppressions
+from stabfix.target import TorchTarget, withheld_reason
 
 
 class AnalysisError(Exception):
@@ -28,10 +30,41 @@ class AnalysedFinding:
     fix: Fix | None
 
 
+@dataclass(frozen=True)
+class RuleFailure:
+    """A rule that raised on this file (or whose model part did): it was dropped for the file, with
+    every finding it had made, and the other rules ran on."""
+
+    code: str
+    error: str  # "KeyError: 'x'"
+    part: str | None = None  # the model part that failed and took the rule with it
+
+
 @dataclass
 class Analysis:
     module: cst.Module | None
     findings: list[AnalysedFinding]
+    failures: list[RuleFailure] = field(default_factory=list)
+
+    @property
+    def error(self) -> str | None:
+        """The file's one-line error for its failed rules, None when every rule ran."""
+        return failures_message(self.failures)
+
+
+def failures_message(failures: list[RuleFailure]) -> str | None:
+    """`SF106 internal error (KeyError: 'x'); please report it`; the rules a failed model part took
+    with it are named together: `SF101, SF103 internal error in the model part `names` (...)`."""
+    if not failures:
+        return None
+    codes: dict[tuple[str, str], set[str]] = {}
+    for failure in failures:
+        codes.setdefault((failure.part or "", failure.error), set()).add(failure.code)
+    parts = []
+    for (part, error), failed in sorted(codes.items(), key=lambda item: (min(item[1]), item[0])):
+        where = f" in the model part `{part}`" if part else ""
+        parts.append(f"{', '.join(sorted(failed))} internal error{where} ({error})")
+    return "; ".join(parts) + "; please report it"
 
 
 def checkers_for_text(text: str, classes: list[type[Checker]]) -> list[type[Checker]]:
@@ -43,8 +76,10 @@ def analyse_text(
     display_path: str,
     classes: list[type[Checker]],
     specs: dict[str, RuleSpec],
+    torch_target: TorchTarget | None = None,
 ) -> Analysis:
-    """Findings of the given checkers on text, with suppressions applied, sorted by position."""
+    """Findings of the given checkers on text, with suppressions applied, sorted by position; a fix whose
+    API is newer than `torch_target` is withheld (the finding says why)."""
     active = checkers_for_text(text, classes)
     if not active:
         # No rule can fire, so skip libcst; CPython's own parser still reports broken files, fast.
@@ -54,15 +89,89 @@ def analyse_text(
         # libcst needs minutes (then may crash) on what the analysis could not walk anyway: fail fast
         raise RecursionError("code nested too deeply to analyse")
     module = parse(text)
+    try:
+        context, checkers = _traverse(module, text, display_path, active)
+        failures: dict[str, RuleFailure] = {}
+    except (RecursionError, MemoryError):
+        raise
+    except Exception:
+        # A rule or model part raised: walk again with every visitor guarded, so only what failed
+        # (and the rules reading a failed part) is dropped. Fresh visitors, so nothing half-built is
+        # reused, and the findings of the others are those of a run without the failed rules.
+        context, checkers, failures = _traverse_isolated(module, text, display_path, active)
+    meta = [checker for checker in checkers if checker.meta and checker.code not in failures]
+    if not context.reports and not meta:
+        return Analysis(module=module, findings=[], failures=list(failures.values()))
+    # A failed rule's directives are not judged: its findings were never matched to them.
+    ran = {cls.code: specs[cls.code].name for cls in classes if not cls.meta}
+    findings = _locate(module, context, text, display_path, specs, meta, ran, failures, torch_target)
+    return Analysis(module=module, findings=findings, failures=list(failures.values()))
+
+
+def _traverse(module: cst.Module, text: str, display_path: str, active: list[type[Checker]]):
     model = FileModel(need for cls in active for need in cls.needs)
     context = CheckContext(path=display_path, text=text, model=model)
     checkers = [cls(context) for cls in active]
     walk(module, [*model.visitors(), *checkers])
-    meta = [checker for checker in checkers if checker.meta]
-    if not context.reports and not meta:
-        return Analysis(module=module, findings=[])
-    ran = {cls.code: specs[cls.code].name for cls in classes if not cls.meta}
-    return Analysis(module=module, findings=_locate(module, context, text, display_path, specs, meta, ran))
+    return context, checkers
+
+
+def _traverse_isolated(module: cst.Module, text: str, display_path: str, active: list[type[Checker]]):
+    """The traversal with fault isolation: a checker that raises is dropped; a model part that raises is
+    dropped with every part and checker that reads it (their facts would be incomplete)."""
+    model = FileModel(need for cls in active for need in cls.needs)
+    context = CheckContext(path=display_path, text=text, model=model)
+    failures: dict[str, RuleFailure] = {}
+    checkers: list[Checker] = []
+    for cls in active:
+        try:
+            checkers.append(cls(context))
+        except (RecursionError, MemoryError):
+            raise
+        except Exception as error:
+            failures[cls.code] = RuleFailure(cls.code, describe_error(error))
+    part_names = {id(part): name for name, part in model.parts.items()}
+    visitors = [*model.visitors(), *checkers]
+
+    def parts_read(visitor) -> set[str]:
+        if isinstance(visitor, Checker):
+            needs = visitor.needs
+        else:
+            needs = [name for name in [part_names[id(visitor)]] if name not in ALWAYS_BUILT]
+        return required_parts(needs) | set(ALWAYS_BUILT)
+
+    reads = {id(visitor): parts_read(visitor) for visitor in visitors}
+
+    def dependents(visitor):
+        failed = part_names.get(id(visitor))
+        if failed is None:
+            return []
+        return [other for other in visitors if other is not visitor and failed in reads[id(other)]]
+
+    isolation = Isolation(dependents)
+    walk(module, visitors, isolation)
+    for visitor, error in isolation.failures:
+        if isinstance(visitor, Checker):
+            failures.setdefault(visitor.code, RuleFailure(visitor.code, describe_error(error)))
+            continue
+        part = part_names[id(visitor)]
+        for checker in checkers:
+            if part in reads[id(checker)]:
+                failures.setdefault(checker.code, RuleFailure(checker.code, describe_error(error), part))
+    context.reports[:] = [report for report in context.reports if report.code not in failures]
+    return context, [checker for checker in checkers if checker.code not in failures], failures
+
+
+def describe_error(error: BaseException) -> str:
+    """`KeyError: 'x'`, on one line and short: what a user can paste into a bug report."""
+    try:
+        detail = str(error)
+    except RecursionError:  # an exception carrying a deeply nested node: its repr recurses too
+        detail = "(message too deeply nested to show)"
+    detail = (detail.splitlines() or [""])[0]
+    if len(detail) > 160:
+        detail = detail[:157] + "..."
+    return f"{error.__class__.__name__}: {detail}" if detail else error.__class__.__name__
 
 
 def check_syntax(text: str, display_path: str) -> None:
@@ -117,7 +226,11 @@ def _locate(
     specs: dict[str, RuleSpec],
     meta: list[Checker],
     ran: dict[str, str],
+    failures: dict[str, RuleFailure],
+    torch_target: TorchTarget | None = None,
 ) -> list[AnalysedFinding]:
+    """Findings with positions, suppressions applied; a rule whose findings cannot be located or whose
+    audit raises joins `failures`, its findings dropped."""
     # Positions and parents cost a pass each, so only files with findings pay for them.
     positions = _Positions(module)
     suppressions = Suppressions.of(text)
@@ -136,6 +249,10 @@ def _locate(
         if matches:
             used.update(matches)
             return
+        fix = report.fix
+        withheld = withheld_reason(fix, torch_target) if fix is not None else ""
+        if withheld:
+            fix = None
         finding = Finding(
             code=spec.code,
             name=spec.name,
@@ -146,20 +263,34 @@ def _locate(
             end_column=where.end.column + 1,
             message=report.message,
             severity=spec.severity,
-            fix_safety=report.fix.safety if report.fix else "none",
-            fix_description=report.fix.description if report.fix else "",
+            fix_safety=fix.safety if fix else "none",
+            fix_description=fix.description if fix else "",
+            fix_withheld=withheld,
         )
-        located.setdefault(finding.sort_key(), AnalysedFinding(finding, report.fix))
+        located.setdefault(finding.sort_key(), AnalysedFinding(finding, fix))
+
+    def isolated(code: str, action: Callable[[], None]) -> None:
+        if code in failures:
+            return
+        try:
+            action()
+        except (RecursionError, MemoryError):
+            raise
+        except Exception as error:
+            failures[code] = RuleFailure(code, describe_error(error))
 
     for report in list(context.reports):
-        locate(report)
+        isolated(report.code, lambda: locate(report))
     for checker in meta:
-        # A meta rule judges the directives only once every other rule's findings were matched to them.
+        # A meta rule judges the directives only once every other rule's findings were matched to them;
+        # a rule that failed on this file is not judged (its findings never reached the directives).
         count = len(context.reports)
-        checker.audit(lambda node: positions[node].start.line, used, ran)
+        judged = {code: name for code, name in ran.items() if code not in failures}
+        isolated(checker.code, lambda: checker.audit(lambda node: positions[node].start.line, used, judged))
         for report in context.reports[count:]:
-            locate(report)
-    return sorted(located.values(), key=lambda item: item.finding.sort_key())
+            isolated(report.code, lambda: locate(report))
+    kept = (item for item in located.values() if item.finding.code not in failures)
+    return sorted(kept, key=lambda item: item.finding.sort_key())
 
 
 def _enclosing_statement(node: cst.CSTNode, parents) -> cst.CSTNode:

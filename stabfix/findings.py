@@ -20,6 +20,9 @@ class Fix:
     changes: Mapping[cst.CSTNode, Replacement]
     # Modules the rewritten code needs, added as `import NAME` when missing.
     imports: tuple[str, ...] = ()
+    # The oldest torch (major, minor) that has every API the rewritten code uses; None: any torch.
+    # A project that allows an older torch is not offered the fix (stabfix.target).
+    requires_torch: tuple[int, int] | None = None
 
 
 @dataclass
@@ -35,6 +38,8 @@ class Finding:
     severity: str
     fix_safety: FixSafety
     fix_description: str = ""
+    # Why a fix the rule has is not offered (its API is newer than the project's torch); "" otherwise.
+    fix_withheld: str = ""
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.code, self.end_line, self.end_column, self.message)
@@ -42,6 +47,8 @@ class Finding:
     def to_json(self) -> dict:
         data = asdict(self)
         data.pop("fix_description")
+        if not data["fix_withheld"]:
+            data.pop("fix_withheld")  # only findings whose fix was withheld carry the field
         return data
 
 

@@ -10,6 +10,8 @@ from stabfix.catalog import RuleSpec
 from stabfix.checker import Checker
 from stabfix.engine import Analysis, AnalysisError, analyse_text
 from stabfix.findings import Fix
+from stabfix.fixes.comments import replace_keeping_comments
+from stabfix.target import TorchTarget
 
 MAX_ROUNDS = 8
 
@@ -32,10 +34,11 @@ def fix_text(
     specs: dict[str, RuleSpec],
     unsafe: bool,
     analysis: Analysis | None = None,
+    torch_target: TorchTarget | None = None,
 ) -> FixOutcome:
     applied = 0
     current = text
-    analysis = analysis or analyse_text(current, display_path, classes, specs)
+    analysis = analysis or analyse_text(current, display_path, classes, specs, torch_target)
     for _ in range(MAX_ROUNDS):
         fixes = [
             item.fix
@@ -49,17 +52,8 @@ def fix_text(
             break
         _validate(rewritten, display_path)
         current, applied = rewritten, applied + count
-        analysis = analyse_text(current, display_path, classes, specs)
+        analysis = analyse_text(current, display_path, classes, specs, torch_target)
     return FixOutcome(text=current, applied=applied, remaining=analysis)
-
-
-class _Replacer(cst.CSTTransformer):
-    def __init__(self, changes: dict[int, object]) -> None:
-        super().__init__()
-        self.changes = changes
-
-    def on_leave(self, original_node, updated_node):
-        return self.changes.get(id(original_node), updated_node)
 
 
 def _apply_round(module: cst.Module, fixes: list[Fix]) -> tuple[str, int]:
@@ -76,17 +70,34 @@ def _apply_round(module: cst.Module, fixes: list[Fix]) -> tuple[str, int]:
         changes.update({id(node): replacement for node, replacement in fix.changes.items()})
         imports.extend(fix.imports)
         count += 1
-    rewritten = module.visit(_Replacer(changes))
+    rewritten = replace_keeping_comments(module, changes)
+    imports = [name for name in dict.fromkeys(imports) if name not in _module_level_imports(rewritten)]
     if imports:
         # libcst.codemod pulls in libcst.matchers (slow to import): only fixes that add imports pay.
         from libcst.codemod import CodemodContext
         from libcst.codemod.visitors import AddImportsVisitor
 
         context = CodemodContext()
-        for name in dict.fromkeys(imports):
+        for name in imports:
             AddImportsVisitor.add_needed_import(context, name)
         rewritten = AddImportsVisitor(context).transform_module(rewritten)
     return rewritten.code, count
+
+
+def _module_level_imports(module: cst.Module) -> set[str]:
+    """Modules bound by a plain `import X` anywhere at the top level: AddImportsVisitor only sees the
+    imports above the first other statement, and would add a second `import torch` above a
+    `DATA_HUB = dict()` that precedes the file's imports."""
+    names: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                names.update(
+                    cst.Module([]).code_for_node(alias.name) for alias in small.names if alias.asname is None
+                )
+    return names
 
 
 def _subtree(node: cst.CSTNode):

@@ -1,4 +1,7 @@
-"""Running the engine over many files: per-file tasks, in parallel across cores, cached, ordered."""
+"""Running the engine over many files: per-file tasks, in parallel across cores, cached, ordered.
+
+Workers only analyse and compute new contents; the parent process alone writes files, between two of which
+a Ctrl-C or SIGTERM stops the run (stabfix.run_control), so it always knows which files were rewritten."""
 
 from __future__ import annotations
 
@@ -15,13 +18,16 @@ from typing import Callable, Iterable, Literal
 from stabfix.cache import ScanCache, content_key
 from stabfix.catalog import load_catalog
 from stabfix.checkers import checker_classes
-from stabfix.engine import AnalysisError, analyse_text
+from stabfix.engine import Analysis, AnalysisError, analyse_text, failures_message
 from stabfix.findings import FileError, FileResult, Finding, RunResult
 from stabfix.fixer import FixError, fix_text
-from stabfix.source import SourceError, read_source, write_atomically
+from stabfix.run_control import SignalGuard, Stopped, abandon_workers, start_worker
+from stabfix.source import SourceError, read_source, replace_content
 from stabfix.suppression import add_noqa
+from stabfix.target import TorchTarget
 
 Mode = Literal["scan", "apply", "diff", "noqa"]
+WRITING_MODES = ("apply", "noqa")
 SERIAL_THRESHOLD = 8
 
 
@@ -32,12 +38,33 @@ class Task:
     codes: tuple[str, ...]
     mode: Mode
     unsafe: bool
+    torch_target: TorchTarget | None = None  # the oldest torch the file's project allows (stabfix.target)
+
+
+@dataclass
+class PendingWrite:
+    """New content for a file, for the parent to write; `unwritten_findings` are reported if it cannot."""
+
+    path: str
+    original: bytes
+    data: bytes
+    unwritten_findings: list[Finding]
 
 
 @dataclass
 class TaskOutcome:
     result: FileResult
     cache_key: str | None = None
+    write: PendingWrite | None = None
+
+
+class RunInterrupted(Exception):
+    """The run was stopped by a signal; `written` lists the files it had already rewritten, each one whole."""
+
+    def __init__(self, signum: int, written: list[str]) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.written = written
 
 
 @lru_cache(maxsize=64)
@@ -71,20 +98,25 @@ def _process(task: Task) -> TaskOutcome:
     source = read_source(Path(task.path))
     specs = load_catalog()
     classes = _classes_for(task.codes)
-    key = content_key(source.raw, task.codes)
+    # The torch target decides which fixes are offered, so it is part of what produced the results.
+    key = content_key(source.raw, (*task.codes, repr(task.torch_target)))
     cached = _CACHE.get(key) if _CACHE is not None else None
     if cached is not None and (task.mode == "scan" or not any(item["fix_safety"] != "none" for item in cached)):
         findings = [Finding(**{**item, "path": task.display}) for item in cached]
         return TaskOutcome(FileResult(task.display, findings=findings), key)
-    analysis = analyse_text(source.text, task.display, classes, specs)
+    analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target)
     if task.mode == "noqa":
-        return TaskOutcome(_add_noqa(task, source, analysis.findings, specs))
+        outcome = _add_noqa(task, source, analysis.findings, specs)
+        _with_rule_failures(outcome.result, analysis)
+        return outcome
     if task.mode == "scan" or not any(item.fix for item in analysis.findings):
         findings = [item.finding for item in analysis.findings]
-        return TaskOutcome(FileResult(task.display, findings=findings), key)
-    outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis)
+        return TaskOutcome(_with_rule_failures(FileResult(task.display, findings=findings), analysis), key)
+    outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis, task.torch_target)
     remaining = [item.finding for item in outcome.remaining.findings]
-    result = FileResult(task.display, findings=remaining, fixes_applied=outcome.applied)
+    result = _with_rule_failures(
+        FileResult(task.display, findings=remaining, fixes_applied=outcome.applied), analysis, outcome.remaining
+    )
     if outcome.text != source.text:
         if task.mode == "diff":
             result.diff = "".join(
@@ -97,11 +129,22 @@ def _process(task: Task) -> TaskOutcome:
             )
             result.findings = [item.finding for item in analysis.findings]
         else:
-            write_atomically(Path(task.path), source.encode(outcome.text))
+            unwritten = [item.finding for item in analysis.findings]
+            write = PendingWrite(task.path, source.raw, source.encode(outcome.text), unwritten)
+            return TaskOutcome(result, None, write)
     return TaskOutcome(result, None if outcome.text != source.text else key)
 
 
-def _add_noqa(task: Task, source, findings, specs) -> FileResult:
+def _with_rule_failures(result: FileResult, *analyses: Analysis) -> FileResult:
+    """The file's error line for the rules that failed on it; their findings are already gone, every
+    other rule's are kept (and a result with an error is never cached)."""
+    message = failures_message([failure for analysis in analyses for failure in analysis.failures])
+    if message is not None:
+        result.error = FileError(result.path, message)
+    return result
+
+
+def _add_noqa(task: Task, source, findings, specs) -> TaskOutcome:
     """`scan --add-noqa`: suppress every current finding where it is reported; the file is rewritten
     atomically only when something was added (so a second run changes nothing)."""
     codes_by_line: dict[int, set[str]] = {}
@@ -113,8 +156,45 @@ def _add_noqa(task: Task, source, findings, specs) -> FileResult:
             compile(text, task.display, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
             raise FixError("adding the noqa comments would break the file; left unchanged") from None
-        write_atomically(Path(task.path), source.encode(text))
-    return FileResult(task.display, fixes_applied=added)
+        unwritten = [item.finding for item in findings]
+        write = PendingWrite(task.path, source.raw, source.encode(text), unwritten)
+        return TaskOutcome(FileResult(task.display, fixes_applied=added), write=write)
+    return TaskOutcome(FileResult(task.display, fixes_applied=added))
+
+
+def _commit(outcome: TaskOutcome, written: list[str]) -> None:
+    """Write a worker's new content; a file that cannot or must not be rewritten keeps its findings and gets
+    the reason as its error."""
+    pending, result = outcome.write, outcome.result
+    outcome.write = None
+    try:
+        replace_content(Path(pending.path), pending.original, pending.data)
+    except SourceError as exc:
+        result.error = FileError(result.path, str(exc))
+        result.findings = pending.unwritten_findings
+        result.fixes_applied = 0
+    else:
+        written.append(result.path)
+
+
+def _one_task_per_file(tasks: list[Task]) -> list[Task]:
+    """Two paths to one file (a symlink and its target, two hard links) must not both rewrite it: the first
+    path listed does."""
+    seen: set[tuple[int, int]] = set()
+    kept = []
+    for task in tasks:
+        if task.mode in WRITING_MODES:
+            try:
+                status = os.stat(task.path)
+            except OSError:
+                status = None  # reading it reports why
+            if status is not None:
+                identity = (status.st_dev, status.st_ino)
+                if identity in seen:
+                    continue
+                seen.add(identity)
+        kept.append(task)
+    return kept
 
 
 def run_tasks(
@@ -123,33 +203,48 @@ def run_tasks(
     cache: ScanCache | None,
     on_progress: Callable[[], None] | None = None,
 ) -> RunResult:
+    """Raises RunInterrupted when SIGINT or SIGTERM stops the run."""
     global _CACHE
     _CACHE = cache
-    outcomes: Iterable[TaskOutcome]
-    workers = max(1, min(jobs, len(tasks)))
-    if workers == 1 or len(tasks) <= SERIAL_THRESHOLD:
-        outcomes = map(process, tasks)
-        executor = None
-    else:
-        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-        chunk = max(1, min(16, len(tasks) // (workers * 8)))
-        outcomes = executor.map(process, tasks, chunksize=chunk)
+    tasks = _one_task_per_file(tasks)
     run = RunResult()
     live_keys: set[str] = set()
-    try:
-        for outcome in outcomes:
-            run.results.append(outcome.result)
-            if outcome.cache_key is not None and outcome.result.error is None:
-                live_keys.add(outcome.cache_key)
-                if cache is not None:
-                    cache.put(outcome.cache_key, [asdict(finding) for finding in outcome.result.findings])
-            if on_progress is not None:
-                on_progress()
-    finally:
-        if executor is not None:
-            executor.shutdown()
-        _CACHE = None
+    written: list[str] = []
+    executor = None
+    with SignalGuard() as guard:
+        try:
+            outcomes: Iterable[TaskOutcome]
+            workers = max(1, min(jobs, len(tasks)))
+            if workers == 1 or len(tasks) <= SERIAL_THRESHOLD:
+                outcomes = map(process, tasks)
+            else:
+                context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+                executor = ProcessPoolExecutor(
+                    max_workers=workers, mp_context=context, initializer=start_worker, initargs=(os.getpid(),)
+                )
+                chunk = max(1, min(16, len(tasks) // (workers * 8)))
+                outcomes = executor.map(process, tasks, chunksize=chunk)
+            for outcome in outcomes:
+                if outcome.write is not None:
+                    with guard.held():
+                        _commit(outcome, written)
+                run.results.append(outcome.result)
+                if outcome.cache_key is not None and outcome.result.error is None:
+                    live_keys.add(outcome.cache_key)
+                    if cache is not None:
+                        cache.put(outcome.cache_key, [asdict(finding) for finding in outcome.result.findings])
+                if on_progress is not None:
+                    on_progress()
+        except Stopped as stop:
+            guard.hold_from_now()
+            if executor is not None:
+                abandon_workers(executor)
+                executor = None
+            raise RunInterrupted(stop.signum, sorted(written)) from None
+        finally:
+            if executor is not None:
+                executor.shutdown()
+            _CACHE = None
     if cache is not None:
         cache.save(live_keys)
     run.results.sort(key=lambda result: result.path)

@@ -1,4 +1,5 @@
-"""Reading a Python file faithfully (encoding, BOM, line endings) and writing it back atomically."""
+"""Reading a Python file faithfully (encoding, BOM, line endings) and writing it back without losing
+anything the user has: their latest edit, the symlink, the hard links, the mode and the owner."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import codecs
 import errno
 import io
 import os
+import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
@@ -32,21 +34,7 @@ class SourceFile:
 
 
 def read_source(path: Path, max_bytes: int = MAX_FILE_BYTES) -> SourceFile:
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise SourceError(
-                f"file too large ({size / 1e6:.1f} MB > {max_bytes / 1e6:.0f} MB limit), skipped"
-            )
-        raw = path.read_bytes()
-    except PermissionError:
-        raise SourceError("permission denied") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise SourceError("symlink loop, skipped") from None
-        if exc.errno == errno.EISDIR:
-            raise SourceError("is a directory, not a Python file") from None
-        raise SourceError(exc.strerror or str(exc)) from None
+    raw = read_regular_file(path, max_bytes)
     if b"\x00" in raw[:8192]:
         raise SourceError("binary file (contains NUL bytes), not Python source")
     bom = raw.startswith(codecs.BOM_UTF8)
@@ -74,18 +62,145 @@ def read_source(path: Path, max_bytes: int = MAX_FILE_BYTES) -> SourceFile:
     return SourceFile(path=path, text=text, encoding=encoding, bom=bom, raw=raw)
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace path's content in one rename so a crash never leaves it half-written."""
-    directory = path.parent
-    mode = path.stat().st_mode
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".stabfix.tmp", dir=directory)
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "is a directory, not a Python file"),
+    (stat.S_ISFIFO, "not a regular file (a FIFO), skipped"),
+    (stat.S_ISCHR, "not a regular file (a character device), skipped"),
+    (stat.S_ISBLK, "not a regular file (a block device), skipped"),
+    (stat.S_ISSOCK, "not a regular file (a socket), skipped"),
+)
+
+
+def _refuse_unless_regular(mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    for test, message in _NOT_REGULAR:
+        if test(mode):
+            raise SourceError(message)
+    raise SourceError("not a regular file, skipped")
+
+
+def read_regular_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """At most max_bytes of a regular file. A FIFO, a device (/dev/zero behind a link) or a socket is refused
+    before it is opened, and the opened file is checked again, so nothing ever blocks or reads without end."""
     try:
-        with os.fdopen(fd, "wb") as handle:
+        _refuse_unless_regular(os.stat(path).st_mode)
+        # O_NONBLOCK: should the path have become a FIFO since the stat, opening it must not wait for a writer
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(descriptor, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            _refuse_unless_regular(status.st_mode)
+            if status.st_size > max_bytes:
+                raise _too_large(status.st_size, max_bytes)
+            raw = handle.read(max_bytes + 1)
+    except PermissionError:
+        raise SourceError("permission denied") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SourceError("symlink loop, skipped") from None
+        if exc.errno == errno.EISDIR:
+            raise SourceError("is a directory, not a Python file") from None
+        raise SourceError(exc.strerror or str(exc)) from None
+    if len(raw) > max_bytes:  # it grew after the size check
+        raise _too_large(len(raw), max_bytes)
+    return raw
+
+
+def _too_large(size: int, max_bytes: int) -> SourceError:
+    return SourceError(f"file too large ({size / 1e6:.1f} MB > {max_bytes / 1e6:.0f} MB limit), skipped")
+
+
+class FileChangedError(SourceError):
+    """The file on disk is no longer the one that was analysed."""
+
+
+CHANGED_MESSAGE = "changed on disk while stabfix was working on it; left as it is (run the command again)"
+
+
+def replace_content(path: Path, original: bytes, data: bytes) -> None:
+    """Make `data` the content of the file that held `original` when it was read.
+
+    Never loses the user's work: the file is read again and compared right before it is replaced, and a file
+    that changed meanwhile is left alone (FileChangedError); a read-only file is not rewritten (SourceError).
+    A symlink keeps pointing where it did (its target gets the new content). The new content is written to a
+    temporary file that takes the original's mode and owner and is renamed over it in one step, so a crash
+    never leaves half a file; when a rename would split hard links, or could not keep the owner, the bytes are
+    copied into the original file instead, with the old content kept in a backup file until they are on disk.
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        status = os.stat(target)
+    except OSError as exc:
+        raise SourceError(f"cannot rewrite: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(status.st_mode):
+        raise FileChangedError(CHANGED_MESSAGE)
+    # The write bits, not just access(): root may write anything, yet a file its user made read-only stays so.
+    if not status.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise SourceError("read-only file, not rewritten")
+    try:
+        if status.st_nlink > 1 or not _replace_keeping_owner(target, status, original, data):
+            _copy_into(target, original, data)
+    except PermissionError:
+        raise SourceError("permission denied, not rewritten") from None
+    except OSError as exc:
+        raise SourceError(f"cannot rewrite: {exc.strerror or exc}") from None
+
+
+def _unchanged(current: bytes, original: bytes) -> None:
+    if current != original:
+        raise FileChangedError(CHANGED_MESSAGE)
+
+
+def _replace_keeping_owner(target: Path, status: os.stat_result, original: bytes, data: bytes) -> bool:
+    """Rename a complete copy over target; False (nothing done) when the folder or the owner forbids it."""
+    try:
+        descriptor, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".stabfix.tmp", dir=target.parent)
+    except PermissionError:
+        return False
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temp_name, mode & 0o7777)
-        os.replace(temp_name, path)
+        temp_status = os.stat(temp_name)
+        if (temp_status.st_uid, temp_status.st_gid) != (status.st_uid, status.st_gid):
+            try:
+                os.chown(temp_name, status.st_uid, status.st_gid)
+            except PermissionError:
+                Path(temp_name).unlink(missing_ok=True)
+                return False
+        os.chmod(temp_name, stat.S_IMODE(status.st_mode))  # after chown, which may clear set-id bits
+        _unchanged(read_regular_file(target), original)  # right before the replace
+        os.replace(temp_name, target)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise
+    return True
+
+
+def _copy_into(target: Path, original: bytes, data: bytes) -> None:
+    """Write data into target's own inode (hard links, owner kept); the old bytes wait in a backup file until
+    the new ones are on disk, so a crash half-way leaves the user's content recoverable next to the file."""
+    backup_name = _backup(target, original)
+    try:
+        with open(target, "r+b") as handle:
+            _unchanged(handle.read(MAX_FILE_BYTES + 1), original)
+            handle.seek(0)
+            handle.write(data)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+    finally:
+        Path(backup_name).unlink(missing_ok=True)
+
+
+def _backup(target: Path, original: bytes) -> str:
+    try:
+        descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".stabfix.bak", dir=target.parent)
+    except PermissionError:  # a folder the user may not write to: the system's temporary folder
+        descriptor, name = tempfile.mkstemp(prefix=f"{target.name}.", suffix=".stabfix.bak")
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(original)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return name

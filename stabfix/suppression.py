@@ -15,20 +15,56 @@ import tokenize
 from dataclasses import dataclass, field
 
 ALL = "*"
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:[\s,]+[A-Za-z0-9_\-]+)*))?", re.I)
-_IGNORE = re.compile(r"#\s*stabfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+# A code (SF101, E501) or a rule name (kebab-case), standing alone: `SF101abc` and `old` are words.
+_ENTRY_PATTERN = r"(?:[A-Z]+[0-9]+|[a-z]+(?:-[a-z0-9]+)+)(?![\w-])"
+_ENTRY = re.compile(f"^{_ENTRY_PATTERN}$")
+# `# noqa: A1, B2 free text`: the entries run as long as each word is a code or rule name, separated
+# by commas and/or spaces; what follows (trailing commas dropped with the directive) is free text.
+_NOQA = re.compile(
+    rf"(?i:#\s*noqa)(?![\w-])(?P<colon>\s*:\s*(?:(?P<codes>{_ENTRY_PATTERN}(?:(?:\s*,\s*|\s+){_ENTRY_PATTERN})*)(?:\s*,)*)?)?"
+)
+# `# stabfix: ignore[A1, B2] free text`; an unclosed bracket is no directive (not a bare one).
+_IGNORE = re.compile(r"#\s*stabfix:\s*ignore(?:\[(?P<codes>[^\]]*)\]|(?![\[\w-]))", re.I)
 _SPLIT = re.compile(r"[\s,]+")
-_ENTRY = re.compile(r"^(?:[A-Z]+[0-9]+|[a-z]+(?:-[a-z0-9]+)+)$")  # a code (SF101, E501) or a rule name
 _MULTILINE_SKIP = {tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
+
+
+@dataclass(frozen=True)
+class _Directive:
+    """One `noqa` / `stabfix: ignore` directive inside a comment, by its spans in the comment text."""
+
+    start: int
+    end: int
+    codes: tuple[int, int] | None  # where its entry list is; None for a bare directive (suppresses all)
+    bracketed: bool
+
+    def entries(self, comment: str) -> list[str]:
+        if self.codes is None:
+            return []
+        return [entry for entry in _SPLIT.split(comment[self.codes[0] : self.codes[1]]) if entry]
+
+
+def _directives(comment: str) -> list[_Directive]:
+    """The directives of a comment, in order. `# noqa:` followed by words that are no codes is no
+    directive (it suppresses nothing); `# noqa:` with nothing after it is a bare one, as in flake8."""
+    found: list[_Directive] = []
+    for match in _NOQA.finditer(comment):
+        if match.group("codes"):
+            found.append(_Directive(match.start(), match.end(), match.span("codes"), False))
+        elif match.group("colon") is None or not comment[match.end() :].strip():
+            found.append(_Directive(match.start(), match.end(), None, False))
+    for match in _IGNORE.finditer(comment):
+        codes = match.group("codes")
+        span = match.span("codes") if codes is not None and codes.strip(" ,\t") else None
+        found.append(_Directive(match.start(), match.end(), span, True))
+    return sorted(found, key=lambda directive: directive.start)
 
 
 def directive_entries(comment: str) -> set[str]:
     """The codes/names one comment suppresses, or {ALL} for a bare `# noqa` / `# stabfix: ignore`."""
     entries: set[str] = set()
-    for pattern in (_NOQA, _IGNORE):
-        for match in pattern.finditer(comment):
-            codes = match.group("codes")
-            entries.update({ALL} if not codes else {c for c in _SPLIT.split(codes.strip()) if c})
+    for directive in _directives(comment):
+        entries.update(directive.entries(comment) or {ALL})
     return entries
 
 
@@ -95,29 +131,34 @@ def is_suppressed(entries: set[str] | None, code: str, name: str) -> bool:
 
 def remove_entries(comment: str, unused: set[str]) -> str:
     """The comment without the directive entries in `unused`; a directive left with no entry goes,
-    and so does the comment if nothing else is left in it ("" then)."""
-
-    def rewrite(match: re.Match) -> str:
-        codes = match.group("codes")
-        if not codes:
-            return match.group(0)
-        kept = [c for c in _SPLIT.split(codes.strip()) if c and c not in unused]
+    and so does the comment if nothing else is in it ("" then). Free text is kept: `# noqa: SF101
+    old reason` without SF101 is `# old reason`."""
+    pieces: list[str] = []
+    position = 0
+    for directive in _directives(comment):
+        entries = directive.entries(comment)
+        kept = [entry for entry in entries if entry not in unused]
+        if directive.codes is None or kept == entries or directive.start < position:
+            continue
+        pieces.append(comment[position : directive.start])
         if not kept:
-            return ""
-        if not any(_ENTRY.match(c) for c in kept):
-            # `# noqa: SF101 because ...`: the words after the codes were never codes; keep them as text
-            return "# " + " ".join(kept)
-        separator = ", " if "," in codes else " "
-        start, end = match.span("codes")
-        whole = match.group(0)
-        offset = match.start()
-        return whole[: start - offset] + separator.join(kept) + whole[end - offset :]
-
-    text = comment
-    for pattern in (_NOQA, _IGNORE):
-        text = pattern.sub(rewrite, text)
-    text = text.strip()
-    return "" if text in ("", "#") else text
+            # the whole directive goes, and the `:` or `;` that tied it to the text after it
+            after = re.match(r"\s*[:;]?", comment[directive.end :])
+            position = directive.end + (after.end() if after else 0)
+            continue
+        elif directive.bracketed and not any(_ENTRY.match(entry) for entry in kept):
+            # `ignore[SF101 because ...]`: the words left were never codes; keep them as text
+            pieces.append(" " + " ".join(kept) + " ")
+        else:
+            start, end = directive.codes
+            separator = ", " if "," in comment[start:end] else " "
+            pieces.append(comment[directive.start : start] + separator.join(kept) + comment[end : directive.end])
+        position = directive.end
+    pieces.append(comment[position:])
+    text = "".join(pieces).strip()
+    if text.strip("# \t") == "":
+        return ""
+    return text if text.startswith("#") else "# " + text
 
 
 def add_noqa(text: str, codes_by_line: dict[int, set[str]], names: dict[str, str]) -> tuple[str, int]:
@@ -157,11 +198,12 @@ def add_noqa(text: str, codes_by_line: dict[int, set[str]], names: dict[str, str
 
 
 def _merge_into(comment: str, codes: list[str]) -> str:
-    for pattern in (_NOQA, _IGNORE):
-        for match in pattern.finditer(comment):
-            if match.group("codes"):
-                existing = match.group("codes")
-                separator = ", " if "," in existing or " " not in existing else " "
-                end = match.end("codes")
-                return comment[:end] + separator + separator.join(codes) + comment[end:]
+    """The comment with `codes` added to its first directive that lists entries (free text after the
+    list stays after it), or a `# noqa: ...` appended when it has none."""
+    for directive in _directives(comment):
+        if directive.codes is not None:
+            start, end = directive.codes
+            existing = comment[start:end]
+            separator = ", " if "," in existing or " " not in existing.strip() else " "
+            return comment[:end] + separator + separator.join(codes) + comment[end:]
     return comment.rstrip() + "  # noqa: " + ", ".join(codes)

@@ -111,3 +111,19 @@ def test_unsafe_fixes_need_the_flag(tmp_path, run_cli):
     assert "--unsafe-fixes" in safe_run.stdout
     run_cli("apply", str(tmp_path), "--select", code, "--unsafe-fixes")
     assert target.read_text() == example.fixed
+
+
+def test_a_fix_needing_torch_adds_no_second_import_below_a_constant(tmp_path, run_cli):
+    # d2l's torch.py: a constant first, the imports after it; the fix must reuse the `import torch` there
+    source = (
+        "DATA_HUB = dict()\n\nimport torch\n\n\n"
+        "def evaluate(model, loader):\n    model.eval()\n    correct = 0\n    for x, y in loader:\n"
+        "        correct += (model(x).argmax(-1) == y).sum().item()\n    return correct / len(loader.dataset)\n"
+    )
+    target = write(tmp_path, "evaluate.py", source)
+    result = run_cli("apply", "--unsafe-fixes", "--select", "SF106", str(target))
+    assert result.returncode == 0, result.stdout + result.stderr
+    fixed = target.read_text()
+    assert "@torch.no_grad()" in fixed
+    assert fixed.count("import torch") == 1
+    assert fixed.startswith("DATA_HUB = dict()\n")

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -109,19 +113,17 @@ def test_directory_symlink_loop(tmp_path, run_cli):
 
 def test_unreadable_file(tmp_path, monkeypatch):
     # Root reads any file whatever its mode, so simulate the OS refusing the read.
-    from pathlib import Path
-
     from stabfix import scan_runner as runner
 
     target = write(tmp_path, "secret.py", CLEAN_SOURCE)
-    real = Path.read_bytes
+    real_open = os.open
 
-    def deny(self):
-        if self == target:
+    def deny(path, *args, **kwargs):
+        if os.fspath(path) == str(target):
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(os, "open", deny)
     outcome = runner.process(runner.Task(str(target), "secret.py", ("SF101",), "scan", False))
     assert outcome.result.error is not None
     assert outcome.result.error.message == "permission denied"
@@ -153,6 +155,10 @@ def test_very_large_file_is_skipped_with_a_reason(tmp_path, run_cli):
         ("pyproject.toml", '[tool.stabfix]\nselect = ["SF999"]\n', "unknown rule selector 'SF999'"),
         ("stabfix.yaml", "- just\n- a list\n", "expected a mapping"),
         ("stabfix.yaml", "select: 3\n", "'select' must be a list of strings"),
+        ("stabfix.yaml", "exclude: ['build\\']\n", "'exclude' has an invalid pattern 'build\\\\'"),
+        ("stabfix.yaml", "exclude: ['!']\n", "'exclude' has an invalid pattern '!'"),
+        ("pyproject.toml", '[tool.stabfix]\nexclude = ["gen_[z-a].py"]\n', "invalid pattern 'gen_[z-a].py' (bad character range"),
+        ("stabfix.yaml", "per-file-ignores:\n  'tests\\': [SF101]\n", "'per-file-ignores' has an invalid pattern"),
     ],
 )
 def test_broken_config_exits_2_with_the_problem_named(tmp_path, run_cli, name, content, expected):
@@ -172,3 +178,137 @@ def test_scanning_never_executes_the_code(tmp_path, run_cli):
     run_cli("scan", str(tmp_path), "--no-cache")
     run_cli("apply", str(tmp_path))
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["--select", ""], ["--select", ","], ["--select", "ALL", "--ignore", "ALL"], ["--ignore", "ALL"]],
+)
+@pytest.mark.parametrize("command", ["scan", "apply"])
+def test_an_empty_rule_selection_is_an_error_not_a_pass(tmp_path, run_cli, command, arguments):
+    target = write(tmp_path, "train.py", SF101_SOURCE)
+    result = run_cli(command, str(tmp_path), *arguments, "--no-cache")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: no rules selected: --select/--ignore and the config's select/ignore leave nothing to run"
+    ]
+    assert "All checks passed" not in result.stdout
+    assert target.read_text() == SF101_SOURCE
+
+
+def test_a_config_that_ignores_every_rule_is_an_error(tmp_path, run_cli):
+    write(tmp_path, "stabfix.yaml", "ignore: [ALL]\n")
+    write(tmp_path, "train.py", SF101_SOURCE)
+    result = run_cli("scan", str(tmp_path), "--no-cache")
+    assert result.returncode == 2 and "no rules selected" in result.stderr
+
+
+def _run_with_timeout(*args, timeout=60):
+    # a scan that reads a FIFO or /dev/zero never ends: fail in a minute rather than hang the suite
+    return subprocess.run(
+        [sys.executable, "-m", "stabfix", *args], capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs FIFOs and /dev/zero")
+def test_fifos_devices_and_links_to_dev_zero_are_skipped_unread(tmp_path):
+    os.mkfifo(tmp_path / "pipe.py")
+    os.mkfifo(tmp_path / ".gitignore")  # read by discovery, not by the analysis
+    os.symlink("/dev/zero", tmp_path / "zero.py")
+    write(tmp_path, "train.py", SF101_SOURCE)
+    result = _run_with_timeout("scan", str(tmp_path), "--output-format", "json", "--no-cache")
+    report = json_report(result)
+    assert result.returncode == 1
+    assert _error_for(report, "pipe.py") == ["not a regular file (a FIFO), skipped"]
+    assert _error_for(report, "zero.py") == ["not a regular file (a character device), skipped"]
+    assert [finding["code"] for finding in report["findings"]] == ["SF101"]
+    named = _run_with_timeout("scan", "/dev/zero", "--no-cache")
+    assert named.returncode == 1 and "/dev/zero: error: not a regular file (a character device)" in named.stdout
+
+
+def test_a_gitignore_with_lines_git_cannot_parse_keeps_the_others(tmp_path, run_cli):
+    write(tmp_path, ".gitignore", "!\nbuild\\\n[z-a]\ngenerated.py\n")
+    write(tmp_path, "generated.py", SF101_SOURCE)
+    write(tmp_path, "train.py", SF101_SOURCE)
+    result, report = _scan_json(run_cli, tmp_path)
+    assert result.returncode == 1 and report["errors"] == []
+    assert [Path(finding["path"]).name for finding in report["findings"]] == ["train.py"]
+
+
+def test_an_unreadable_folder_is_one_line_not_a_traceback(tmp_path, monkeypatch):
+    # Root enters any folder, so the kernel's refusal is simulated: the folder cannot be listed, nothing in it
+    # can be looked at. (test_an_unreadable_folder_when_not_root shows the same with real permissions.)
+    from typer.testing import CliRunner
+
+    from stabfix.cli import app
+
+    write(tmp_path, "train.py", SF101_SOURCE)
+    write(tmp_path, "locked/inner/hidden.py", SF101_SOURCE)
+    locked = str(tmp_path / "locked")
+    real_stat, real_scandir = os.stat, os.scandir
+
+    def refused(path) -> bool:
+        return os.fspath(path).startswith(locked + os.sep)
+
+    def stat(path, *args, **kwargs):
+        if refused(path):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    def scandir(path="."):
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = CliRunner().invoke(app, ["scan", str(tmp_path), "--no-cache"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code == 1
+    assert [line for line in result.output.splitlines() if "locked" in line] == [
+        f"{Path(locked).as_posix()}: error: permission denied, folder skipped"
+    ]
+    assert "train.py:6:" in result.output
+
+
+def _run_unprivileged(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Root may enter any folder, so as root the CLI runs as `nobody` (uid 65534)."""
+
+    def drop_root():
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+
+    return subprocess.run(
+        [sys.executable, "-m", "stabfix", *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+        env={**os.environ, "PYTHONHASHSEED": "0"}, preexec_fn=drop_root,
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
+def test_an_unreadable_folder_when_not_root():
+    # outside pytest's tmp_path, which only root may enter
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        root.chmod(0o755)
+        write(root, "train.py", SF101_SOURCE).chmod(0o644)
+        write(root, "locked/inner/hidden.py", SF101_SOURCE)
+        (root / "locked").chmod(0)
+        try:
+            if _run_unprivileged("--version", cwd=root).returncode != 0:
+                pytest.skip("stabfix cannot run as an unprivileged user here")
+        except OSError:
+            pytest.skip("the interpreter cannot be run by an unprivileged user here")
+        try:
+            whole = _run_unprivileged("scan", ".", "--no-cache", cwd=root)
+            inside = _run_unprivileged("scan", "locked/inner", "--no-cache", cwd=root)
+        finally:
+            (root / "locked").chmod(0o755)
+    assert "Traceback" not in whole.stderr + whole.stdout + inside.stderr + inside.stdout
+    assert whole.returncode == 1
+    assert "locked: error: permission denied, folder skipped" in whole.stdout.splitlines()
+    assert "train.py:6:" in whole.stdout
+    assert inside.returncode == 2
+    assert "locked/inner: error: permission denied" in inside.stdout.splitlines()

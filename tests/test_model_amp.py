@@ -218,3 +218,86 @@ def test_no_dtype_in_a_framework_step_inherits_the_framework_autocast():
         """
     )
     assert [amp.dtype(region)[0] for region in amp.regions] == [None, "float16"]
+
+
+class _Probe(cst.BatchableCSTVisitor):
+    """Records the frames and place of every `probe()` call, after the model's parts have seen it."""
+
+    def __init__(self, model) -> None:
+        super().__init__()
+        self.model = model
+        self.sites: list = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "probe":
+            self.sites.append((self.model.steps.frames(), self.model.steps.place()))
+
+
+def _probed(source: str):
+    module = cst.parse_module(textwrap.dedent(source))
+    model = FileModel(["amp"])
+    probe = _Probe(model)
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor([*model.visitors(), probe])])
+    return model.amp, probe.sites
+
+
+def test_autocast_around_a_site_a_with_block_or_a_decorator_not_a_disabled_one():
+    amp, sites = _probed(
+        """
+        import torch
+        from torch.cuda.amp import autocast
+
+        def step(model, x):
+            with torch.autocast("cuda", dtype=torch.float16):
+                out = model(x)
+                probe()
+            probe()
+            with torch.amp.autocast("cuda", enabled=False):
+                probe()
+
+        @autocast()
+        def forward(x):
+            probe()
+
+        probe()
+        """
+    )
+    around = [amp.autocast_around(frames, place) for frames, place in sites]
+    assert [region is not None for region in around] == [True, False, False, True, False]
+    assert [region.how for region in around if region is not None] == ["with", "decorator"]
+
+
+def test_a_same_file_function_called_under_autocast():
+    amp, _ = _probed(
+        """
+        import torch
+
+        def token_logps(logits, labels):
+            return logits
+
+        def unrelated(logits):
+            return logits
+
+        class Loss:
+            def helper(self, x):
+                return x
+
+            def __call__(self, x):
+                with torch.autocast("cuda"):
+                    return self.helper(x)
+
+        def step(model, x, y):
+            unrelated(x)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                return token_logps(model(x), y)
+        """
+    )
+    functions = {node.name.value: node for node in _functions(amp)}
+    assert amp.called_under_autocast(functions["token_logps"]) is not None
+    assert amp.called_under_autocast(functions["helper"]) is not None
+    assert amp.called_under_autocast(functions["unrelated"]) is None
+    assert amp.called_under_autocast(functions["step"]) is None
+
+
+def _functions(amp):
+    return [binding.node for binding in amp.names.all_bindings() if binding.kind == "def"]

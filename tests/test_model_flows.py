@@ -119,3 +119,33 @@ def test_library_restore_functions_restore_through_their_state_dict_argument_onl
     restores = [code.split("(")[0] for kind, _, code in found if kind == "restore"]
     assert restores == ["set_peft_model_state_dict", "set_model_state_dict", "set_state_dict", "set_state_dict"]
     assert sum(kind == "other" for kind, _, _ in found) == 1
+
+
+def test_load_state_dict_with_assign_adopts_the_loaded_tensors():
+    found = _destinations(
+        """
+        import torch
+        def load(model, head, path, flag):
+            ckpt = torch.load(path)
+            model.load_state_dict(ckpt["model"], assign=True)
+            head.load_state_dict(ckpt["head"], assign=False)
+            head.load_state_dict(ckpt["ema"], strict=False, assign=flag)
+        """
+    )
+    assert [(kind, code) for kind, _, code in found] == [
+        ("adopt", 'model.load_state_dict(ckpt["model"], assign=True)'),
+        ("restore", 'head.load_state_dict(ckpt["head"], assign=False)'),
+        ("adopt", 'head.load_state_dict(ckpt["ema"], strict=False, assign=flag)'),
+    ]
+
+
+def test_the_keys_drawn_by_items_are_not_what_was_loaded():
+    found = _destinations(
+        """
+        import torch
+        def load(model, path):
+            sd = {k.replace("module.", ""): v for k, v in torch.load(path).items()}
+            model.load_state_dict(sd)
+        """
+    )
+    assert found == [("restore", False, "model.load_state_dict(sd)")]

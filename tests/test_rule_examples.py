@@ -61,6 +61,13 @@ def test_message_names_the_users_variables(code, example):
         assert any(words in message for message in messages), (words, messages)
 
 
+@pytest.mark.parametrize("code,example", [case for case in _cases("bad") if case.values[1].fix_safety])
+def test_fix_safety_is_what_the_example_says(code, example):
+    analysis = analyse_text(example.code, "example.py", _classes(code, example.code), CATALOG)
+    safeties = {item.fix.safety if item.fix else "none" for item in analysis.findings if item.finding.code == code}
+    assert safeties == {example.fix_safety}
+
+
 @pytest.mark.parametrize("code,example", list(_cases("good")) + list(_cases("near_misses")))
 def test_good_example_and_near_miss_stay_silent(code, example):
     compile(example.code, "example.py", "exec")

@@ -1,13 +1,19 @@
 """SF103 loss-history-accumulation: a tensor with autograd history summed or stored across iterations.
 
 A query over the model: the `history` part says which expressions still carry a graph and whether a
-backward pass (or the function's return) later uses what was accumulated. Sites:
+backward pass (or the function's return) later uses what was accumulated; the `uses` part says what
+later code does with the holder and whether it is reset at every optimizer step. Sites:
 `total += loss`, `total = total + loss`, `logs["loss"] += loss`, `losses.append(loss)` /
 `.extend(...)` / `.insert(i, ...)`, where the holder outlives the iteration: a local bound before the
 loop it is updated in, or state on `self` / a module global updated in a step function.
-Silent when it is differentiated later, returned (a `compute_loss` summing parts), reset, under `no_grad`,
-a model output collected outside a training or evaluation loop, or in a test that asserts (`modes.in_harness`).
-Fix (safe): `.item()` for a scalar loss summed into a number or appended to a list no torch function reads, else `.detach()`.
+Silent when it is differentiated later, returned to the caller by a function that neither trains nor
+evaluates itself (a `compute_loss` summing parts), reset at every optimizer step (an accumulation
+window), reset, under `no_grad`, a model output collected outside a training or evaluation loop, or in
+a test that asserts (`modes.in_harness`).
+Fix: store `.detach()` of the value (same values, dtype, device and type; only the graph is dropped):
+safe when every later read of the holder is seen in the file and none differentiates it or shows its
+autograd state (printing a tensor shows its `grad_fn`); unsafe when it is state on `self`/a module
+global or reaches code the file does not show.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.history import LOSS
 from stabfix.model.imports import dotted_name
+from stabfix.model.later_uses import GRAPH, NUMBER, TENSOR, strongest
 from stabfix.model.modes import in_harness
 from stabfix.model.structure import Frame, FunctionFrame
 
@@ -45,7 +52,7 @@ class LossHistoryAccumulation(Checker):
     code = "SF103"
     tokens = ("+=", ".append(", ".extend(", ".insert(", " + ")
     also_needs = (("loss", "criterion", ".eval()", "backward"),)
-    needs = ("history", "steps")
+    needs = ("history", "steps", "uses")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -53,7 +60,6 @@ class LossHistoryAccumulation(Checker):
         self.enclosing = self.model.enclosing
         self.sites: list[_Site] = []
         self._loops: list[list[tuple[cst.CSTNode, int]]] = [[]]
-        self._torch_args: set[str] = set()  # holders handed to a torch function (`torch.stack(losses)`)
         # places of resets, by (holder, id(function)): each site asks for its own holder and function
         self._resets: dict[tuple[str, int], list[int]] = {}
 
@@ -105,9 +111,6 @@ class LossHistoryAccumulation(Checker):
             index = _APPENDS[func.attr.value]
             if len(positional) == index + 1:
                 self._record(node, func.value, positional[index], "append")
-        qualified = self.qualified_name(func) or ""
-        if qualified.startswith("torch."):
-            self._torch_args.update(dotted_name(arg.value) or "" for arg in node.args)
 
     # -- decision --------------------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -132,12 +135,10 @@ class LossHistoryAccumulation(Checker):
                 continue  # gradient accumulation: the graph is kept on purpose
             if on_self and history.feeds_return({holder}, None, site.cls):
                 continue  # a method hands the stored graphs to a caller (pipeline schedules, chunked losses)
-            if not on_self and history.feeds_return({holder}, site.function) and not (
-                history.switches_to_eval(site.function) or (
-                    history.draws_batches(loop for loop, _ in site.loops) if origin == LOSS
-                    else bool(self.model.events.in_function(site.function, "backward")))
-            ):
+            if not on_self and history.feeds_return({holder}, site.function) and not self._keeps_a_record(site):
                 continue  # the caller decides (a loss summed from its parts, outputs assembled by a forward)
+            if self.model.uses.reset_every_step(site.holder, site.node, site.function):
+                continue  # an accumulation window: the sum starts over at every optimizer step
             self.report(site.node, self._message(site, holder, origin), self._fix(site, holder, origin))
 
     def _outlives_iteration(self, site: _Site, holder: str) -> bool:
@@ -153,6 +154,20 @@ class LossHistoryAccumulation(Checker):
                  and b.node is not site.node and not b.conditional]
         return bool(site.loops) and any(b.order <= start for b in bindings) and not fresh
 
+    def _keeps_a_record(self, site: _Site) -> bool:
+        """The function differentiates what it sums itself, whenever it sums it (a training loop: what it
+        returns is a log of losses whose graphs its backward passes used), or evaluates (puts a model in
+        eval mode): no caller is left to differentiate the sum. A backward of something else (the inner
+        `autograd.grad` of a meta-learning loss), or one only on some calls (`if with_backward:`), leaves
+        the returned sum to the caller."""
+        history, uses = self.model.history, self.model.uses
+        if history.switches_to_eval(site.function):
+            return True
+        spelled = dotted_name(site.value)
+        backwards = (history.backwards_of({spelled}, site.function) if spelled is not None
+                     else self.model.events.in_function(site.function, "backward"))
+        return any(uses.runs_whenever(backward.node, site.node) for backward in backwards)
+
     def _scope(self, site: _Site):
         return self.names.scopes[site.function or self.names.module_scope.node]
 
@@ -166,24 +181,22 @@ class LossHistoryAccumulation(Checker):
         where = "every iteration" if site.loops else "every step"
         return (
             f"`{statement}` keeps the autograd graph of {where} alive through `{holder}` (`{value}` is {origin} "
-            f"that still carries its history), so memory grows; store `{_receiver(site.value)}.{self._method(site, holder, origin)}()`"
+            f"that still carries its history), so memory grows; store `{_receiver(site.value)}.detach()`"
         )
 
-    def _method(self, site: _Site, holder: str, origin: str) -> str:
-        if origin != LOSS or not isinstance(site.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-            return "detach"
-        if site.kind == "append":
-            return "detach" if holder in self._torch_args else "item"
-        start = site.loops[-1][1] if site.loops else site.order
-        numeric = self.model.history.starts_as_number(site.holder, self._scope(site), site.cls, start)
-        return "item" if numeric else "detach"
-
     def _fix(self, site: _Site, holder: str, origin: str) -> Fix:
-        method, value = self._method(site, holder, origin), site.value
+        value = site.value
         if not _atomic(value):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        new = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
-        return Fix("safe", f"store `{_receiver(site.value)}.{method}()` instead", {site.value: new})
+        new = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("detach")))
+        on_self = holder.startswith("self.")
+        reads = self.model.uses.reads(site.holder, site.node, site.order, site.function, site.cls if on_self else None)
+        need, stored = strongest(reads), f"store `{_receiver(site.value)}.detach()` instead"
+        if need in (NUMBER, TENSOR):
+            return Fix("safe", stored, {site.value: new})
+        why = ("later code shows its autograd state (its printed text names the `grad_fn`)" if need == GRAPH
+               else "it reaches code this file does not show, which might differentiate it")
+        return Fix("unsafe", f"{stored} (`{holder}`: {why})", {site.value: new})
 
 
 def _atomic(value: cst.BaseExpression) -> bool:

@@ -2,13 +2,19 @@
 
 A query over `names` and the `numerics` helpers: a gather (`.gather`, `torch.gather`, `take_along_dim`)
 whose source is a log_softmax over the same dim (inline, or through a name that is used for nothing else)
-builds the whole log-prob tensor (and its gradient) to pick one entry per row. Fix (safe, same values):
-`logits.gather(dim, ids) - logits.logsumexp(dim, keepdim=True)`, when the logits expression can be
-evaluated twice (no calls but dtype casts) and log_softmax does not cast (`dtype=`).
+builds the whole log-prob tensor (and its gradient) to pick one entry per row. Fix (unsafe: it rounds
+differently in bf16/fp16): `logits.gather(dim, ids) - logits.logsumexp(dim, keepdim=True)`, when the
+logits expression can be evaluated twice (no calls but dtype casts) and log_softmax does not cast
+(`dtype=`); a named log-prob tensor becomes the logits' logsumexp, computed once in its place.
+No fix where log_softmax is kept on purpose for its precision: in a branch that only half-precision
+logits reach (`dtype_gates`: the `else` of `if logits.dtype in [torch.float32, torch.float64]:`), and
+under autocast (`amp`: a `with`/decorator region around it or around a same-file call of its function),
+where CUDA runs log_softmax in float32 and the fused ops in the logits' dtype.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -16,12 +22,15 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.fixes.gating import removal_fix
+from stabfix.model.dtype_gates import known_dtypes, only_half
 from stabfix.model.names import Binding
 from stabfix.model.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of, maybe_same_dim
+from stabfix.model.structure import Frame, FunctionFrame
 from stabfix.model.syntax import code_of, walk
 
-_SAFE_SPOTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg)
+# the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,
+# not to the log-prob's (measured and bounded in tests/test_sf104_equivalence.py)
+_ROUNDING = "rounds relative to the logits' size: not the same values in bf16/fp16"
 
 
 @dataclass
@@ -30,13 +39,14 @@ class _Candidate:
     log_softmax: LogSoftmax
     binding: Optional[Binding]  # `lp = F.log_softmax(...)`, when the source is a name
     assumed: bool = False  # softmax dim -1, gather dim 2: the same axis only for a rank-3 tensor
+    kept: Optional[str] = None  # "half" / "autocast": log_softmax is there for its precision, no fix
 
 
 class FullVocabLogprobMaterialization(Checker):
     code = "SF104"
     tokens = ("gather", "take_along_dim")
     also_needs = (("log_softmax", "LogSoftmax"),)
-    needs = ("names",)
+    needs = ("names", "steps", "amp")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -44,27 +54,16 @@ class FullVocabLogprobMaterialization(Checker):
         self.calls: list[cst.Call] = []
         self.bare: set[int] = set()  # calls that need no parentheses once they become `a - b`
         self.targets: set[int] = set()  # names written to, not read
-        self.lines: dict[int, tuple[cst.SimpleStatementLine, cst.CSTNode]] = {}  # assign -> (line, block)
-        self.blocks: list[cst.CSTNode] = []
+        self.new_names: set[str] = set()  # names the fixes bind
+        self.sites: dict[int, tuple[tuple[Frame, ...], tuple]] = {}  # call -> its frames and place
 
     def visit_Call(self, node: cst.Call) -> None:
+        steps = self.model.steps
+        self.sites[id(node)] = (steps.frames(), steps.place())
         # `x.gather`, `torch.gather`, `from torch import gather as g`: `gather_of` decides in leave_Module
         func = node.func
         if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and func.attr.value in ("gather", "take_along_dim")):
             self.calls.append(node)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.blocks.append(node)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.blocks.append(node)
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-        self.blocks.pop()
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) and self.blocks:
-            self.lines[id(node.body[0])] = (node, self.blocks[-1])
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.targets.update(id(name) for name in walk(node.target) if isinstance(name, cst.Name))
@@ -112,7 +111,20 @@ class FullVocabLogprobMaterialization(Checker):
                 return None
         elif not isinstance(gather.source, cst.Call):
             return None  # `self.lp` set elsewhere: other methods may use it whole
-        return _Candidate(gather, log_softmax, binding, assumed)
+        return _Candidate(gather, log_softmax, binding, assumed, self._kept(log_softmax))
+
+    def _kept(self, log_softmax: LogSoftmax) -> Optional[str]:
+        """Why this log_softmax is there for its precision ("half", "autocast"), if it is."""
+        frames, place = self.sites.get(id(log_softmax.call), ((), ()))
+        if only_half(known_dtypes(log_softmax.operand, frames, place, self.names)):
+            return "half"
+        amp = self.model.amp
+        if amp.autocast_around(frames, place) is not None:
+            return "autocast"
+        function = next((frame.node for frame in reversed(frames) if isinstance(frame, FunctionFrame)), None)
+        if function is not None and amp.called_under_autocast(function) is not None:
+            return "autocast"
+        return None
 
     def _uses(self, binding: Binding) -> list[cst.Name]:
         return [
@@ -124,19 +136,55 @@ class FullVocabLogprobMaterialization(Checker):
     # --- fix --------------------------------------------------------------------------------------------
     def _fix(self, group: list[_Candidate], binding: Optional[Binding]) -> Optional[Fix]:
         log_softmax = group[0].log_softmax
-        if log_softmax.casts or not _repeatable(log_softmax.operand):
+        if log_softmax.casts or not _repeatable(log_softmax.operand) or group[0].kept:
             return None
         changes: dict[cst.CSTNode, object] = {}
+        normalizer = None
         if binding is not None:
-            if binding.kind != "assign" or id(binding.node) not in self.lines or self._rebound(binding, group):
+            # the log-probs' name becomes the logits' logsumexp, computed once where the log_softmax was
+            # (its comments stay), and every gather subtracts it
+            bound = self._logsumexp_binding(group, binding)
+            if bound is None:
                 return None
-            line, block = self.lines[id(binding.node)]
-            changes.update(removal_fix([line], block, "").changes)
+            normalizer, assign = bound
+            changes[binding.node] = assign
         for candidate in group:
-            changes[candidate.gather.call] = self._rewrite(candidate)
+            changes[candidate.gather.call] = self._rewrite(candidate, normalizer)
+        description = f"gather from the logits and subtract their logsumexp ({_ROUNDING})"
         if any(candidate.assumed for candidate in group):
-            return Fix("unsafe", "gather from the logits and subtract their logsumexp (same values if the dims are one axis)", changes)
-        return Fix("safe", "gather from the logits and subtract their logsumexp", changes)
+            description += "; the same axis only if the dims are one"
+        return Fix("unsafe", description, changes)
+
+    def _logsumexp_binding(self, group: list[_Candidate], binding: Binding) -> Optional[tuple[str, cst.Assign]]:
+        """`lp = F.log_softmax(logits, -1)` -> (`logits_logsumexp`, `logits_logsumexp = logits.logsumexp(-1, keepdim=True)`)."""
+        assign, log_softmax = binding.node, group[0].log_softmax
+        if (
+            binding.kind != "assign"
+            or not isinstance(assign, cst.Assign)
+            or len(assign.targets) != 1
+            or not isinstance(assign.targets[0].target, cst.Name)
+            or assign.value is not log_softmax.call
+            or self._rebound(binding, group)
+        ):
+            return None
+        dim = log_softmax.dim
+        if dim is None or not any(arg.value is dim for arg in log_softmax.call.args):
+            # the dim is spelled elsewhere (an `nn.LogSoftmax(dim=...)` module): only a literal carries over
+            dim = next((d for d in (log_softmax.dim, group[0].gather.dim) if int_of(d) is not None), None)
+            if dim is None:
+                return None
+        name = self._fresh_name(f"{_stem(log_softmax.operand) or 'logits'}_logsumexp")
+        code = f"{name} = {_parenthesized(log_softmax.operand)}.logsumexp({_source(dim)}, keepdim=True)"
+        return name, cst.ensure_type(cst.parse_statement(code), cst.SimpleStatementLine).body[0]
+
+    def _fresh_name(self, name: str) -> str:
+        """`name`, or `name_2`, ... : one the file does not use yet, nor another of these fixes."""
+        candidate, number = name, 1
+        while candidate in self.new_names or re.search(rf"\b{re.escape(candidate)}\b", self.context.text):
+            number += 1
+            candidate = f"{name}_{number}"
+        self.new_names.add(candidate)
+        return candidate
 
     def _rebound(self, binding: Binding, group: list[_Candidate]) -> bool:
         """A name of the logits expression is bound again between the log_softmax and a gather."""
@@ -148,19 +196,19 @@ class FullVocabLogprobMaterialization(Checker):
                     return True
         return False
 
-    def _rewrite(self, candidate: _Candidate) -> cst.BaseExpression:
+    def _rewrite(self, candidate: _Candidate, normalizer: Optional[str]) -> cst.BaseExpression:
         gather, operand = candidate.gather, candidate.log_softmax.operand
-        logits = _source(operand)
-        if not isinstance(operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not operand.lpar:
-            logits = f"({logits})"
+        logits = _parenthesized(operand)
         if isinstance(gather.call.func, cst.Attribute) and gather.call.func.value is gather.source:
             picked = gather.call.with_changes(func=gather.call.func.with_changes(value=cst.parse_expression(logits)))
         else:
             args = [arg.with_changes(value=cst.parse_expression(logits)) if arg.value is gather.source else arg
                     for arg in gather.call.args]
             picked = gather.call.with_changes(args=args)
-        dim = candidate.log_softmax.dim if candidate.assumed else gather.dim
-        text = f"{_source(picked)} - {logits}.logsumexp({_source(dim)}, keepdim=True)"
+        if normalizer is None:
+            dim = candidate.log_softmax.dim if candidate.assumed else gather.dim
+            normalizer = f"{logits}.logsumexp({_source(dim)}, keepdim=True)"
+        text = f"{_source(picked)} - {normalizer}"
         if id(gather.call) not in self.bare:
             text = f"({text})"
         return cst.parse_expression(text)
@@ -168,6 +216,30 @@ class FullVocabLogprobMaterialization(Checker):
 
 def _source(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def _parenthesized(operand: cst.BaseExpression) -> str:
+    logits = _source(operand)
+    if not isinstance(operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not operand.lpar:
+        return f"({logits})"
+    return logits
+
+
+def _stem(operand: cst.BaseExpression) -> Optional[str]:
+    """The word a name for the logits' logsumexp starts with: `out.logits[:, :-1].float()` -> `logits`."""
+    while True:
+        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute):
+            operand = operand.func.value
+        elif isinstance(operand, cst.Subscript):
+            operand = operand.value
+        elif isinstance(operand, cst.Attribute):
+            return operand.attr.value
+        elif isinstance(operand, cst.Name):
+            return operand.value
+        elif isinstance(operand, cst.BinaryOperation):
+            operand = operand.left  # `student_logits / self.temperature`
+        else:
+            return None
 
 
 def _repeatable(operand: cst.BaseExpression) -> bool:
@@ -189,10 +261,16 @@ def _message(candidate: _Candidate) -> str:
     dim = code_of(log_softmax.dim if candidate.assumed else gather.dim, limit=20)
     where = f"`{candidate.binding.name}`" if candidate.binding is not None else f"`{code_of(log_softmax.call, limit=50)}`"
     advice = f"gather from `{logits}` and subtract `{logits}.logsumexp({dim}, keepdim=True)`"
-    if log_softmax.casts:
+    fused = f"the fused form (`{logits}.gather` minus `{logits}.logsumexp`)"
+    if candidate.kept == "half":
+        advice = f"this branch runs only for bf16/fp16 `{logits}`, where {fused} is less precise: no fix; process fewer rows at a time"
+    elif candidate.kept == "autocast":
+        advice = (f"it runs under autocast, which computes log_softmax in float32 on CUDA but {fused} in the logits' dtype: "
+                  "no fix; process fewer rows at a time")
+    elif log_softmax.casts:
         advice = f"cast `{logits}` first, then {advice}"
     elif not _repeatable(log_softmax.operand):
         advice = f"bind `{logits}` to a name, then {advice}"
-    if candidate.assumed:
+    if candidate.assumed and not candidate.kept:
         advice += f" (the same values when dim {code_of(gather.dim, limit=20)} is the last axis)"
     return f"{where} is a full log-softmax of `{logits}`, built (with its gradient) only to pick one entry per row here; {advice}"

@@ -7,9 +7,10 @@ nothing it binds is differentiated later in the function. Silent when autograd i
 the switch runs (a `no_grad`/`inference_mode` block or decorator), in Lightning's evaluation hooks
 (Lightning runs them under `no_grad`), and when every call of the function in the file sits under
 `no_grad` (followed one level).
-Fix (safe): add `@torch.no_grad()` to the function when it trains nothing at all and the region runs to
-its end; otherwise wrap the region's statements, from the first forward to the last, in
-`with torch.no_grad():`.
+Fix: add `@torch.no_grad()` to the function when it trains nothing at all and the region runs to its
+end; otherwise wrap the region's statements, from the first forward to the last, in
+`with torch.no_grad():`. Safe only when nothing that then runs under no_grad may differentiate, calls the
+file cannot see into included (`model.grad_reach`); unsafe otherwise.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
+from stabfix.model.grad_reach import GradReach
 from stabfix.model.modes import Switch, in_harness, within
 
 # Lightning runs these hooks with autograd off.
@@ -93,7 +95,8 @@ class EvalWithoutNoGrad(Checker):
         if whole and not self.model.events.in_function(function, "backward", "step") and not function.decorators:
             decorator = cst.Decorator(decorator=cst.parse_expression(f"{torch}.no_grad()"))
             fixed = function.with_changes(decorators=[decorator])
-            return Fix("safe", f"decorate the function with `@{torch}.no_grad()`", {function: fixed}, imports=imports)
+            safety, why = self._safety(list(function.body.body), switch.receiver)
+            return Fix(safety, f"decorate the function with `@{torch}.no_grad()`{why}", {function: fixed}, imports=imports)
         holding = [i for i, statement in enumerate(region) if any(within(call, statement) for call in live)]
         if not holding or not isinstance(block, (cst.IndentedBlock, cst.Module)):
             return None
@@ -111,8 +114,18 @@ class EvalWithoutNoGrad(Checker):
         )
         start = siblings.index(head)
         new_body = siblings[:start] + [statement] + siblings[start + len(wrapped):]
-        return Fix("safe", f"wrap the evaluation in `with {torch}.no_grad():`", {block: block.with_changes(body=new_body)},
+        safety, why = self._safety(wrapped, switch.receiver)
+        return Fix(safety, f"wrap the evaluation in `with {torch}.no_grad():`{why}", {block: block.with_changes(body=new_body)},
                    imports=imports)
+
+    def _safety(self, statements: list[cst.CSTNode], receiver: str) -> tuple[str, str]:
+        """Safe when nothing that would run under no_grad may differentiate, calls the file cannot see
+        into included (an adversarial attack, a metric object); else unsafe, with the reason."""
+        model = self.model
+        forwards = {id(call) for call, _ in model.modes.scan(statements, receiver).forwards}
+        reach = GradReach(model.names, model.values, model.modules.is_module, model.modes.is_update)
+        why = reach.first(statements, forwards, receiver)
+        return ("unsafe", f" (unsafe: {why})") if why else ("safe", "")
 
     def _torch_name(self) -> str:
         """The module-level name `torch` is imported as (`import torch as T`), else `torch` (imported by the fix)."""

@@ -8,8 +8,12 @@ own tensors on their own device) or moved with `.to(...)`/`.cuda()`/`.cpu()`. Th
 changes no value; without it every rank of a DDP job materialises the checkpoint on the GPU it was saved
 from (cuda:0) first, and a CPU-only machine cannot load a GPU checkpoint at all.
 
-The fix (safe) adds `map_location="cpu"`. It is withheld (report only) when the loaded object as a whole
-is also used directly (stored, returned to unseen code, passed on), where the saved device may be relied on.
+The fix adds `map_location="cpu"`: safe when every loaded tensor is copied into a module or an optimizer
+(`load_state_dict` without `assign=True`), moved to a device, turned into a number or only looked at;
+unsafe when an entry is used as it is (`ckpt["centroids"]` computed with, stored, returned), taken over by
+`load_state_dict(..., assign=True)` or only cast (`.to(torch.float16)`): there the loaded device shows.
+It is withheld (report only) when the loaded object as a whole is also used directly (stored, returned to
+unseen code, passed on).
 
 Left alone: loads whose result is used as it is (nothing shows its tensors are copied or moved), an
 in-process round trip (`torch.save(x, f)` into the buffer or file the same function loads), and a load that
@@ -23,6 +27,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.device_moves import has_map_location, with_map_location
+from stabfix.model.devices import to_call_target
 from stabfix.model.flows import Destination
 from stabfix.model.syntax import code_of
 from stabfix.model.traversal import children
@@ -59,14 +64,33 @@ class TorchLoadWithoutMapLocation(Checker):
                     or self._written_from_host(call):
                 continue
             destinations = self.flows.destinations(call)
-            consumers = [d for d in destinations if d.kind == "move"
+            consumers = [d for d in destinations if d.kind in ("move", "adopt")
                          or d.kind == "restore" and not self.flows.restores_no_tensors(d.node)]
             if not consumers:
                 continue
             fix = None
             if not any(d.kind == "other" and d.whole for d in destinations):
-                fix = Fix("safe", 'add map_location="cpu"', {call: with_map_location(call)})
+                why = self._where_the_device_shows(destinations)
+                safety, description = ("unsafe", f'add map_location="cpu" (unsafe: {why})') if why else ("safe", 'add map_location="cpu"')
+                fix = Fix(safety, description, {call: with_map_location(call)})
             self.report(call, self._message(call, which, consumers[0], fix is not None), fix)
+
+    def _where_the_device_shows(self, destinations: list[Destination]) -> str | None:
+        """Where a loaded tensor keeps the device it was loaded to, so that `map_location="cpu"` changes the
+        program: taken over by `load_state_dict(..., assign=True)`, only cast by `.to(dtype)`, or an entry used
+        as it is (computed with, stored, returned); None when every tensor is copied into a module or an
+        optimizer, moved to a device, turned into a Python number or only looked at."""
+        qualify = self.names.qualify
+        for destination in destinations:
+            node = destination.node
+            if destination.kind == "adopt":
+                return f"`{code_of(node, 60)}` takes the loaded tensors as they are, on the device they load to"
+            if destination.kind == "move" and _is_to(node) and to_call_target(node, qualify)[0] == "dtype":
+                return f"`{code_of(node, 60)}` only casts: the tensors stay on the device they load to"
+            if destination.kind == "other" and not _to_number(node, self.names):
+                what = f"`{node.name.value}` (a parameter) receives" if isinstance(node, cst.Param) else f"`{code_of(node, 60)}` uses"
+                return f"{what} loaded entries as they are, on the device they load to"
+        return None
 
     def _message(self, call: cst.Call, which: str, consumer: Destination, fixable: bool) -> str:
         what = code_of(call, 50)
@@ -141,6 +165,17 @@ class TorchLoadWithoutMapLocation(Checker):
             and code_of(first, 200) == text
             for other in self._located_loads.get(id(function), [])
         )
+
+
+def _is_to(call: cst.CSTNode) -> bool:
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+
+
+def _to_number(node: cst.CSTNode, names) -> bool:
+    """`int(ckpt["step"])`, `ckpt["loss"].item()`: the entry becomes a Python number, on no device."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        return node.func.value in ("int", "float", "bool") and not names.bindings_of(node.func)
+    return isinstance(node, cst.Attribute) and node.attr.value in ("item", "tolist")
 
 
 def _first_argument(call: cst.Call) -> cst.BaseExpression | None:

@@ -10,7 +10,8 @@ Fix (safe): `torch.amp.autocast("cuda", ...)`, `torch.amp.GradScaler("cuda", ...
 `enabled` becomes a keyword). A use through `torch` is rewritten in place; a use through
 `from torch.cuda.amp import autocast` (or a module alias `amp`) is rewritten together with its import,
 when every use of the imported names can be; otherwise the use is spelled `torch.amp.<name>` and the
-old import stays (unused, harmless).
+old import stays (unused, harmless). Each fix requires the torch that has the names it writes
+(`TORCH_AMP_SINCE`): a project that allows an older torch is not offered it (`stabfix.target`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.fixes.amp import legacy_import_fix, modern_amp_call, torch_spelling
+from stabfix.fixes.amp import TORCH_AMP_SINCE, legacy_import_fix, modern_amp_call, torch_spelling
 from stabfix.model.amp import LEGACY_APIS, LegacyUse
 from stabfix.model.imports import dotted_name
 
@@ -53,7 +54,7 @@ class DeprecatedCudaAmpApi(Checker):
         if root is not None and self.model.names.qualify(root) == "torch" and dotted_name(func) is not None:
             new_func = cst.parse_expression(f"{root.value}.amp.{name}")
             rewritten = modern_amp_call(use.node, device, name, new_func)
-            return Fix("safe", description, {use.node: rewritten}) if rewritten is not None else None
+            return Fix("safe", description, {use.node: rewritten}, requires_torch=TORCH_AMP_SINCE[name]) if rewritten is not None else None
         binding = self._import_binding(root)
         if binding is not None:
             key = id(binding.node)
@@ -63,7 +64,7 @@ class DeprecatedCudaAmpApi(Checker):
                 return cache[key]
         torch, needed = torch_spelling(self.model.imports)
         rewritten = modern_amp_call(use.node, device, name, cst.parse_expression(f"{torch}.amp.{name}"))
-        return Fix("safe", description, {use.node: rewritten}, needed) if rewritten is not None else None
+        return Fix("safe", description, {use.node: rewritten}, needed, TORCH_AMP_SINCE[name]) if rewritten is not None else None
 
     def _import_binding(self, root: Optional[cst.Name]):
         if root is None:

@@ -4,7 +4,9 @@ A query over `events`: torch's `clip_grad_norm_`/`clip_grad_value_` (not a wrapp
 Fabric, DeepSpeed unscale first) followed in the same pass by a step through a gradient scaler
 (`scaler.step(opt)`, `events.is_scaler`), with no `scaler.unscale_(...)` that can run before the clip
 since the previous step. The clip may sit in a helper that the step's function calls before the step.
-Fix (unsafe): insert `scaler.unscale_(opt)` right before the clip (once per step).
+Fix (unsafe): insert `scaler.unscale_(opt)` right before the clip (once per step); none when the function
+unscales elsewhere (a logging branch that unscales and skips the update would make the inserted call the
+second `unscale_` since the last `update()`, which raises: measured by tests/test_fix_differential.py).
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ class ClipBeforeUnscale(Checker):
     def _fix(self, clip: Clip, scaler: str, optimizer: str) -> Fix | None:
         line = clip.site.statement
         if line is None or not starts_statement(line, clip.node):  # type: ignore[arg-type]
+            return None
+        if any(event.kind == "unscale" for event in self.model.events.in_function(clip.site.function)):
             return None
         changes = insert_before(line, f"{scaler}.unscale_({optimizer})")
         return Fix("unsafe", f"unscale the gradients before clipping (`{scaler}.unscale_({optimizer})`)", changes)

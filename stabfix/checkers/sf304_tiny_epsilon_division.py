@@ -6,7 +6,8 @@ rounds it to 0 and the guard is gone). Reported when the quotient is unbounded a
 zero: scale matching (`target_rms / (output_rms + 1e-8)`, `1 / (std + eps)`) or a tensor scaled by the size
 of an unrelated one. A tensor divided by its own size (`(x - m) / (x.std() + 1e-8)`, RMSNorm) stays bounded
 in float32; it is reported only where it runs in float16 (an fp16 autocast region, a `.half()` tensor).
-Fix (unsafe): `stat.clamp_min(torch.finfo(t.dtype).eps)` (`** 0.5` for a root statistic), nn.RMSNorm's floor.
+Fix (unsafe): `stat.clamp_min(torch.finfo(t.dtype).eps)` (`** 0.5` for a root statistic), nn.RMSNorm's floor;
+an epsilon the user named (a parameter, `self.eps`, a constant) is kept: `clamp_min(max(eps, <floor>))`.
 """
 
 from __future__ import annotations
@@ -174,7 +175,11 @@ class TinyEpsilonDivision(Checker):
         if not isinstance(guard.statistic, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or guard.statistic.lpar:
             statistic = f"({statistic})" if not guard.statistic.lpar else statistic
         power = "" if guard.squared or guard.under_sqrt else " ** 0.5"
-        return f"{statistic}.clamp_min({self._torch()}.finfo({dtype_of}.dtype).eps{power})"
+        floor = f"{self._torch()}.finfo({dtype_of}.dtype).eps{power}"
+        if not _literal(guard.epsilon):
+            # the user's epsilon (a parameter, an attribute, a config field, a constant) stays: it may be tuned
+            floor = f"max({code_of(guard.epsilon, limit=10_000)}, {floor})"
+        return f"{statistic}.clamp_min({floor})"
 
     def _torch(self) -> str:
         local = [name for name, qualified in self.model.imports.aliases.items() if qualified == "torch"]
@@ -188,6 +193,13 @@ class TinyEpsilonDivision(Checker):
         imports = () if "torch" in self.model.imports.aliases.values() else ("torch",)
         return Fix("unsafe", "clamp the divisor at a dtype-aware floor instead of adding a tiny epsilon",
                    {guard.guard: replacement}, imports)
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    """A number written in place (`1e-8`, `-1e-8`), not a name, attribute or expression holding one."""
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    return isinstance(expr, (cst.Float, cst.Integer))
 
 
 def _simple(expr: cst.BaseExpression) -> Optional[str]:

@@ -153,7 +153,9 @@ class MissingZeroGrad(Checker):
         if line is None or not starts_statement(line, step.node):  # type: ignore[arg-type]
             return None
         changes = insert_after(line, f"{optimizer}.zero_grad(set_to_none=True)")
-        return Fix("unsafe", f"clear gradients after each step (`{optimizer}.zero_grad(set_to_none=True)`)", changes)
+        # `zero_grad(set_to_none=...)` arrived in torch 1.7.
+        return Fix("unsafe", f"clear gradients after each step (`{optimizer}.zero_grad(set_to_none=True)`)", changes,
+                   requires_torch=(1, 7))
 
 
 def _short_named(step: Step) -> tuple[cst.BaseExpression, object] | None:

@@ -27,6 +27,16 @@ _NO_SPACE = cst.SimpleWhitespace("")
 _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 ANOMALY_TEST = 'os.environ.get("DETECT_ANOMALY") == "1"'
 LEGACY_AUTOCAST_PARAMETERS = ("enabled", "dtype", "cache_enabled")
+# The torch release that first has each `torch.amp` name: the package (with `autocast(device_type)`)
+# arrived in 1.12, the device-generic GradScaler in 2.3, `custom_fwd(device_type=)` in 2.4.
+TORCH_AMP_SINCE = {"autocast": (1, 12), "GradScaler": (2, 3), "custom_fwd": (2, 4), "custom_bwd": (2, 4)}
+# `autocast(dtype=...)` (and so bfloat16 autocast on CUDA) arrived with torch.autocast in 1.10.
+AUTOCAST_DTYPE_SINCE = (1, 10)
+
+
+def torch_amp_since(names) -> tuple[int, int]:
+    """The oldest torch that has every one of the given `torch.amp` names."""
+    return max(TORCH_AMP_SINCE[name] for name in names)
 
 
 def torch_spelling(imports: ImportTracker) -> tuple[str, tuple[str, ...]]:
@@ -118,7 +128,7 @@ def legacy_import_fix(
         if rewritten is None:
             return None
         changes[node] = rewritten
-    return Fix("safe", description, changes)
+    return Fix("safe", description, changes, requires_torch=torch_amp_since(name for _, _, name in uses))
 
 
 def bfloat16_fix(
@@ -132,11 +142,11 @@ def bfloat16_fix(
     if source is not None:
         if isinstance(source, cst.Attribute):
             bfloat16 = bfloat16.with_changes(lpar=source.lpar, rpar=source.rpar)
-        return Fix("unsafe", description, {source: bfloat16}, needed)
+        return Fix("unsafe", description, {source: bfloat16}, needed, AUTOCAST_DTYPE_SINCE)
     if any(arg.star for arg in call.args):
         return None
     args = _with_commas([*call.args, _keyword("dtype", bfloat16)])
-    return Fix("unsafe", description, {call: call.with_changes(args=args)}, needed)
+    return Fix("unsafe", description, {call: call.with_changes(args=args)}, needed, AUTOCAST_DTYPE_SINCE)
 
 
 def anomaly_gate_fix(

@@ -46,6 +46,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 update (queried after the traversal; built on `names` and `modules`)
 - `history`     which expressions still carry autograd history, and whether a backward pass or a
                 return later uses what was accumulated from them (SF103)
+- `uses`        what later code does with a held value (an accumulator): each read after a point and
+                what it needs (a number, a tensor, unseen code, the graph), and whether a reset runs at
+                every optimizer step (an accumulation window) (queried after the traversal)
 - `modes`       train/eval mode switches (`X.eval()`, `X.train(...)`), the statements each eval switch
                 governs, and what runs there: forwards with autograd on or off, backward passes (SF106, SF407)
 
@@ -74,6 +77,7 @@ from stabfix.model.generation import Generation
 from stabfix.model.host_sync import HostSyncs
 from stabfix.model.history import History
 from stabfix.model.imports import ImportTracker
+from stabfix.model.later_uses import LaterUses
 from stabfix.model.losses import LossIndex
 from stabfix.model.modes import ModeSwitches
 from stabfix.model.modules import ModuleIndex
@@ -114,12 +118,34 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
         ("names", "values", "losses", "events"),
         lambda model: History(model.names, model.values, model.losses, model.events),
     ),
+    "uses": (
+        ("names", "events", "optimizers"),
+        lambda model: LaterUses(model.names, model.events, model.optimizers),
+    ),
     "modes": (
         ("names", "steps", "modules", "events"),
         lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules, model.enclosing, model.events),
     ),
 }
 PARTS = tuple(_PARTS)
+
+
+ALWAYS_BUILT = ("enclosing", "imports")  # every part and rule may read these
+
+
+def required_parts(needs: Iterable[str]) -> set[str]:
+    """The parts named in `needs` and every part they read, transitively."""
+    wanted = set(needs)
+    unknown = wanted - set(PARTS)
+    if unknown:
+        raise ValueError(f"unknown model parts: {sorted(unknown)}")
+    pending = list(wanted)
+    while pending:
+        for required in _PARTS[pending.pop()][0]:
+            if required not in wanted:
+                wanted.add(required)
+                pending.append(required)
+    return wanted
 
 
 class FileModel:
@@ -145,26 +171,21 @@ class FileModel:
     generation: Optional[Generation] = None
     history: Optional[History] = None
     modes: Optional[ModeSwitches] = None
+    uses: Optional[LaterUses] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
-        wanted = set(needs)
-        unknown = wanted - set(PARTS)
-        if unknown:
-            raise ValueError(f"unknown model parts: {sorted(unknown)}")
-        pending = list(wanted)
-        while pending:
-            for required in _PARTS[pending.pop()][0]:
-                if required not in wanted:
-                    wanted.add(required)
-                    pending.append(required)
+        wanted = required_parts(needs)
         self.imports = ImportTracker()
         self.enclosing = EnclosingDefinitions()
         self._built: list[object] = []
+        # name -> part, the always-built ones included: what fault isolation reports a failure by
+        self.parts: dict[str, object] = {"enclosing": self.enclosing, "imports": self.imports}
         for part in PARTS:
             if part in wanted:
                 built = _PARTS[part][1](self)
                 setattr(self, part, built)
                 self._built.append(built)
+                self.parts[part] = built
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:
         """The parts that ride in the traversal, ahead of the checkers, in dependency order; the

@@ -23,7 +23,10 @@ the function it decorates):
                `legacy_uses` lists every call, decorator and bare reference of one, and `import_of(alias)`
                the import statement an alias belongs to (a from-import is rewritten as a whole);
 - `local_calls(name)` the frames of every call of a same-file function or `self` method by that name
-               (is a helper reached on every step, or only behind a gate?).
+               (is a helper reached on every step, or only behind a gate?);
+- `autocast_around(frames, place)` the enabled region a site runs in (a `with` around it, a decorator of a
+               function around it), and `called_under_autocast(function)` the region around a call of a
+               same-file function (`helper(x)`, `self.method(x)`) made in this file, one call deep.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import libcst as cst
 from stabfix.model.imports import dotted_name
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.places import Place, body_of, enclosing_statement, position_in
-from stabfix.model.structure import BranchFrame, ClassFrame, Frame, StepIndex
+from stabfix.model.structure import BranchFrame, ClassFrame, Frame, FunctionFrame, StepIndex
 from stabfix.model.vocabulary import BACKWARD_WRAPPER_NAMES, FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME, VERSION_TEST
 
 # autocast entry point -> (its device when the API fixes one, positional parameters after the device)
@@ -117,6 +120,7 @@ class Amp(cst.BatchableCSTVisitor):
         self._entered: list[tuple[cst.Name, tuple[Frame, ...]]] = []
         self._imports: dict[int, Union[cst.Import, cst.ImportFrom]] = {}
         self._local_calls: dict[str, list[tuple[Frame, ...]]] = {}
+        self._local_call_sites: list[tuple[cst.Call, tuple[Frame, ...], Place]] = []
         self._resolved = False
         self.regions: list[AutocastRegion] = []
         self.anomaly: list[AnomalySwitch] = []
@@ -152,6 +156,7 @@ class Amp(cst.BatchableCSTVisitor):
         func = node.func
         if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and dotted_name(func.value) == "self"):
             self._local_calls.setdefault(last or "", []).append(self.steps.frames())
+            self._local_call_sites.append((node, self.steps.frames(), self.steps.place()))
         self._callees.add(id(func))
         if id(node) in self._decorators or last is None:
             return
@@ -184,6 +189,35 @@ class Amp(cst.BatchableCSTVisitor):
 
     def local_calls(self, name: str) -> list[tuple[Frame, ...]]:
         return self._local_calls.get(name, [])
+
+    def autocast_around(self, frames: tuple[Frame, ...], place: Place) -> Optional[AutocastRegion]:
+        """The enabled autocast region a site with these frames and place runs in: a `with` statement
+        around it or a decorator of a function around it (`ctx = autocast(...); with ctx:` is not followed)."""
+        self._resolve()
+        functions = {id(frame.node) for frame in frames if isinstance(frame, FunctionFrame)}
+        statements = {id(node) for node in place}
+        for region in self.regions:
+            if not self.enabled(region):
+                continue
+            if region.how == "with":
+                statement = enclosing_statement(region.place)
+                if isinstance(statement, cst.With) and id(statement) in statements:
+                    return region
+            elif region.how == "decorator":
+                decorated = next((frame for frame in reversed(region.frames) if isinstance(frame, FunctionFrame)), None)
+                if decorated is not None and id(decorated.node) in functions:
+                    return region
+        return None
+
+    def called_under_autocast(self, function: cst.FunctionDef) -> Optional[AutocastRegion]:
+        """The enabled autocast region around a call of `function` (a same-file function or `self` method)
+        made in this file, if any call is in one."""
+        for call, frames, place in self._local_call_sites:
+            if self.names.definition_of(call) is function:
+                region = self.autocast_around(frames, place)
+                if region is not None:
+                    return region
+        return None
 
     def scaling(self) -> list[str]:
         """How the file scales its loss (empty: it does not), e.g. `GradScaler(...)`, `accelerator.backward`."""

@@ -7,6 +7,8 @@ through the file and lists where it ends up:
   library function that does the same (peft's `set_peft_model_state_dict(model, sd)`, torch's
   distributed `set_model_state_dict`), which copies every tensor into the model's own storage, on
   its device;
+- `adopt`: handed to `<x>.load_state_dict(..., assign=True)`, which makes the loaded tensors the
+  module's own (they stay on the device they were loaded to);
 - `move`: moved with `.to(...)`, `.cuda()` or `.cpu()`;
 - `inspect`: only looked at (`k in sd`, `len(sd)`, `sd.keys()`, `isinstance(sd, dict)`, an `if` test,
   a log call);
@@ -58,7 +60,7 @@ _RESTORE_FUNCTIONS: dict[str, tuple[tuple[int, str], ...]] = {
 
 @dataclass(frozen=True)
 class Destination:
-    kind: str  # restore, move, inspect, other
+    kind: str  # restore, adopt, move, inspect, other
     node: cst.CSTNode  # the consumer: the load_state_dict / .to(...) call, or the node where the trail ends
     whole: bool  # reached by the whole value, not by an entry or element of it
 
@@ -184,7 +186,7 @@ class ValueFlows(cst.BatchableCSTVisitor):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
             if arg.keyword is None or arg.keyword.value == "state_dict":
-                found.append(Destination("restore", call, whole))
+                found.append(Destination("adopt" if _assigns(call) else "restore", call, whole))
                 return
         slots = _RESTORE_FUNCTIONS.get(self.names.qualify(func) or "")
         if slots is not None:
@@ -225,6 +227,8 @@ class ValueFlows(cst.BatchableCSTVisitor):
         if isinstance(loop, (cst.For, cst.CompFor)) and loop.iter is call:
             target = loop.target
             elements = target.elements if isinstance(target, cst.Tuple) else [cst.Element(target)]
+            if isinstance(target, cst.Tuple) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "items":
+                elements = elements[1:]  # `for key, value in sd.items()`: the keys are names, not what was loaded
             for element in elements:
                 if isinstance(element.value, cst.Name):
                     self._follow_name(element.value.value, loop, False, depth, work)
@@ -310,6 +314,15 @@ class ValueFlows(cst.BatchableCSTVisitor):
             if definition is not None:
                 self._uses_by_definition.setdefault((use.value, id(definition)), []).append(use)
         self._declared_global = {name for scope in self.names.scopes.values() for name in scope.declared_global}
+
+
+def _assigns(call: cst.Call) -> bool:
+    """`load_state_dict(sd, assign=True)` (anything but a literal False): the module takes the tensors as they are."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "assign"
+        and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+        for arg in call.args
+    )
 
 
 def _scaler_used(call: cst.Call) -> Optional[str]:

@@ -205,16 +205,6 @@ class History:
         """Some variable of the expression is read where autograd is off (a `no_grad` block or decorator)."""
         return any(self.names.uses[node].grad_off for node in _names_outside_tests(expr) if node in self.names.uses)
 
-    def starts_as_number(self, holder: cst.BaseExpression, scope, cls, before: int) -> bool:
-        """A sum's holder (`total`, `self.total`) starts as a Python number (`total = 0.0` before `before`)."""
-        if isinstance(holder, cst.Name):
-            bindings = [b for b in scope.bindings.get(holder.value, []) if b.kind == "assign" and b.order <= before]
-        elif isinstance(holder, cst.Attribute) and dotted_name(holder.value) == "self" and cls is not None:
-            bindings = [b for b in self.names.attribute_bindings(cls, holder.attr.value) if b.kind == "assign"]
-        else:
-            return False
-        return bool(bindings) and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in bindings)
-
     def trains_or_evaluates(self, function: Optional[cst.FunctionDef], loop: Optional[cst.CSTNode]) -> bool:
         """The function backpropagates on its own (what it keeps is a log), or the loop draws batches from a
         data source (`for x, y in val_loader`: an evaluation loop): not a forward that assembles outputs."""
@@ -250,6 +240,12 @@ class History:
         """A backward pass in `function` (or, with `cls`, in any method of that class; with `after`, only
         one placed after that position of the `names` model) differentiates something computed from one
         of `spellings`."""
+        return any(True for _ in self.backwards_of(spellings, function, cls, after))
+
+    def backwards_of(
+        self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
+    ) -> Iterable[Backward]:
+        """The backward passes `feeds_backward` asks about, in source order."""
         candidates = self.events.of_kind("backward") if cls is not None else self.events.in_function(function, "backward")
         for event in candidates:
             if not isinstance(event, Backward) or event.site.names_order <= after:
@@ -260,8 +256,7 @@ class History:
             elif event.site.function is not function:
                 continue
             if self._differentiates(event, spellings):
-                return True
-        return False
+                yield event
 
     def _differentiates(self, event: Backward, spellings: set[str]) -> bool:
         # Every accumulation site asks about the same backward passes: in a script whose cells rebind

@@ -7,7 +7,7 @@ knows about the enclosing scope still holds while a checker's `leave_*` runs.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
 
@@ -16,9 +16,49 @@ VisitorMethod = Callable[[cst.CSTNode], None]
 _METHOD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def merged_visitor_methods(visitors: Sequence[cst.BatchableCSTVisitor]) -> dict[str, VisitorMethod]:
-    """One method table: `visit_*` in the given order, `leave_*` in reverse."""
+class Isolation:
+    """Fault isolation for one walk: a visitor whose method raises is dropped for the rest of the walk,
+    together with the visitors `dependents` names for it (those reading what it builds), while every
+    other visitor goes on. Guarding costs a call per callback, so a walk is only isolated when an
+    unguarded walk of the same file has already failed."""
+
+    def __init__(self, dependents: Callable[[cst.BatchableCSTVisitor], Iterable[cst.BatchableCSTVisitor]]) -> None:
+        self.dependents = dependents
+        self.failures: list[tuple[cst.BatchableCSTVisitor, Exception]] = []  # the visitor that raised, what
+        self.dropped: set[int] = set()  # ids of the visitors no longer called
+
+    def fail(self, visitor: cst.BatchableCSTVisitor, error: Exception) -> None:
+        self.failures.append((visitor, error))
+        self.dropped.add(id(visitor))
+        self.dropped.update(id(dependent) for dependent in self.dependents(visitor))
+
+    def guard(self, visitor: cst.BatchableCSTVisitor, method: VisitorMethod) -> VisitorMethod:
+        dropped, key = self.dropped, id(visitor)
+
+        def guarded(node: cst.CSTNode) -> None:
+            if key in dropped:
+                return
+            try:
+                method(node)
+            except (RecursionError, MemoryError):
+                raise  # the file itself is too deep or too big, not one visitor's fault
+            except Exception as error:
+                self.fail(visitor, error)
+
+        return guarded
+
+
+def merged_visitor_methods(
+    visitors: Sequence[cst.BatchableCSTVisitor], isolation: Optional[Isolation] = None
+) -> dict[str, VisitorMethod]:
+    """One method table: `visit_*` in the given order, `leave_*` in reverse; each method guarded by
+    `isolation` when given."""
     tables = [_method_table(visitor) for visitor in visitors]
+    if isolation is not None:
+        tables = [
+            {name: isolation.guard(visitor, method) for name, method in table.items()}
+            for visitor, table in zip(visitors, tables)
+        ]
     merged: dict[str, VisitorMethod] = {}
     for name in sorted({name for table in tables for name in table}):
         methods = [table[name] for table in tables if name in table]
@@ -31,9 +71,9 @@ def merged_visitor_methods(visitors: Sequence[cst.BatchableCSTVisitor]) -> dict[
 class MergedVisitor(cst.BatchableCSTVisitor):
     """The visitors of one file as a single batchable visitor."""
 
-    def __init__(self, visitors: Sequence[cst.BatchableCSTVisitor]) -> None:
+    def __init__(self, visitors: Sequence[cst.BatchableCSTVisitor], isolation: Optional[Isolation] = None) -> None:
         super().__init__()
-        self._methods = merged_visitor_methods(visitors)
+        self._methods = merged_visitor_methods(visitors, isolation)
 
     def get_visitors(self) -> dict[str, VisitorMethod]:
         return self._methods
@@ -174,16 +214,19 @@ def _all_orders_readable() -> bool:
     return _READABLE
 
 
-def walk(module: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor]) -> None:
+def walk(
+    module: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor], isolation: Optional[Isolation] = None
+) -> None:
     """Run batchable visitors over a tree in one read-only pass: what `MetadataWrapper.visit_batched`
-    does for visitors without metadata dependencies, without rebuilding the tree."""
+    does for visitors without metadata dependencies, without rebuilding the tree. Without `isolation`
+    the first exception of any visitor ends the walk; with it, see `Isolation`."""
     global _TRIVIA
     if not _all_orders_readable():
         from libcst.metadata import MetadataWrapper
 
-        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(visitors)])
+        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(visitors, isolation)])
         return
-    methods = merged_visitor_methods(visitors)
+    methods = merged_visitor_methods(visitors, isolation)
     if _TRIVIA is None:
         _TRIVIA = _trivia_types()
     visited_types = {name.split("_", 2)[1] for name in methods}

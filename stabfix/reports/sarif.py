@@ -44,6 +44,9 @@ def render_sarif(run: RunResult, specs: dict[str, RuleSpec], codes: list[str]) -
         fingerprint = hashlib.sha256(
             f"{finding.path}:{finding.code}:{finding.message}".encode()
         ).hexdigest()[:32]
+        properties = {"fix_safety": finding.fix_safety}
+        if finding.fix_withheld:
+            properties["fix_withheld"] = finding.fix_withheld
         results.append(
             {
                 "ruleId": finding.code,
@@ -64,7 +67,7 @@ def render_sarif(run: RunResult, specs: dict[str, RuleSpec], codes: list[str]) -
                     }
                 ],
                 "partialFingerprints": {"primaryLocationLineHash": fingerprint},
-                "properties": {"fix_safety": finding.fix_safety},
+                "properties": properties,
             }
         )
     notifications = [

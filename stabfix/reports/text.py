@@ -75,6 +75,8 @@ def _findings(run: RunResult) -> list[str]:
         note = _SAFETY_NOTE[finding.fix_safety]
         if finding.fix_description:
             note += f" — {finding.fix_description}"
+        elif finding.fix_withheld:
+            note += f" — {finding.fix_withheld}"
         out.append(f"[blue]  =[/blue] {escape(note)}")
         out.append(f"[blue]  =[/blue] help: {escape(rule_url(finding.code, finding.name))}")
         out.append("")
