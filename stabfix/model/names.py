@@ -23,7 +23,6 @@ bound values and source order the rules ask about.
 from __future__ import annotations
 
 import bisect
-
 import re
 
 from dataclasses import dataclass, field
