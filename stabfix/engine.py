@@ -85,6 +85,9 @@ def analyse_text(
         # No rule can fire, so skip libcst; CPython's own parser still reports broken files, fast.
         check_syntax(text, display_path)
         return Analysis(module=None, findings=[])
+    if _too_deep_for_python(text):
+        # libcst needs minutes (then may crash) on what the analysis could not walk anyway: fail fast
+        raise RecursionError("code nested too deeply to analyse")
     module = parse(text)
     try:
         context, checkers = _traverse(module, text, display_path, active)
@@ -180,6 +183,18 @@ def check_syntax(text: str, display_path: str) -> None:
         raise AnalysisError(f"syntax error at line {exc.lineno}, column {exc.offset or 1}: {message}{hint}") from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise AnalysisError(f"cannot parse: {exc.__class__.__name__}") from None
+
+
+def _too_deep_for_python(text: str) -> bool:
+    """CPython itself cannot build this code's tree (`x = a0 + ... + a20000`): nested deeper than any
+    recursive walk of it can go. Its parser takes milliseconds where libcst's takes minutes."""
+    try:
+        ast.parse(text)
+    except RecursionError:
+        return True
+    except (SyntaxError, ValueError, MemoryError):
+        return False  # libcst reports a broken file in its own words
+    return False
 
 
 def parse(text: str) -> cst.Module:

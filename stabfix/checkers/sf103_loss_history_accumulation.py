@@ -60,7 +60,8 @@ class LossHistoryAccumulation(Checker):
         self.enclosing = self.model.enclosing
         self.sites: list[_Site] = []
         self._loops: list[list[tuple[cst.CSTNode, int]]] = [[]]
-        self._resets: list[tuple[str, Optional[cst.FunctionDef], int]] = []
+        # places of resets, by (holder, id(function)): each site asks for its own holder and function
+        self._resets: dict[tuple[str, int], list[int]] = {}
 
     # -- traversal -------------------------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -99,7 +100,9 @@ class LossHistoryAccumulation(Checker):
     def leave_Assign(self, original_node: cst.Assign) -> None:  # resets: `self.loss = 0` at each iteration's top
         spelled = [dotted_name(target.target) for target in original_node.targets]
         function = self.enclosing.innermost_function()
-        self._resets.extend((name, function, self.names.position) for name in spelled if name)
+        for name in spelled:
+            if name:
+                self._resets.setdefault((name, id(function)), []).append(self.names.position)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -143,7 +146,7 @@ class LossHistoryAccumulation(Checker):
         root = holder.split(".", 1)[0].split("[", 1)[0]
         if root == "self" or root not in self._scope(site).bindings:
             start = site.loops[-1][1] if site.loops else 0
-            if any(h == holder and f is site.function and start <= o < site.order for h, f, o in self._resets):
+            if any(start <= o < site.order for o in self._resets.get((holder, id(site.function)), ())):
                 return False  # reset earlier in the same iteration or call
             return bool(site.loops) or self.model.steps.step_path(site.frames) is not None
         start, bindings = (site.loops[-1][1] if site.loops else 0), self._scope(site).bindings.get(root, [])

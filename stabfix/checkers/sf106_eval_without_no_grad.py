@@ -33,6 +33,7 @@ class EvalWithoutNoGrad(Checker):
     code = "SF106"
     tokens = (".eval()", ".train(False)")
     needs = ("modes", "history", "events")
+    _torch: Optional[str] = None  # the fixes' spelling of `torch`, found once per file
 
     def leave_Module(self, original_node: cst.Module) -> None:
         modes = self.model.modes
@@ -128,6 +129,11 @@ class EvalWithoutNoGrad(Checker):
 
     def _torch_name(self) -> str:
         """The module-level name `torch` is imported as (`import torch as T`), else `torch` (imported by the fix)."""
+        if self._torch is None:  # asked for every fix: read the module's bindings once
+            self._torch = self._find_torch_name()
+        return self._torch
+
+    def _find_torch_name(self) -> str:
         bindings = self.model.names.module_scope.bindings
         aliases = sorted(name for name, found in bindings.items() if any(b.qualified == "torch" for b in found))
         return "torch" if not aliases or "torch" in aliases else aliases[0]

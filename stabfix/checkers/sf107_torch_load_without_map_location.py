@@ -47,6 +47,9 @@ class TorchLoadWithoutMapLocation(Checker):
         self.names = self.model.names
         self.flows = self.model.flows
         self.candidates: list[cst.Call] = []
+        self._saves_found: list[cst.Call] | None = None
+        self._saves_in: dict[int, list[cst.Call]] | None = None
+        self._located_loads: dict[int, list[cst.Call]] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -109,11 +112,19 @@ class TorchLoadWithoutMapLocation(Checker):
             return False
         text = code_of(source, 200)
         function = self.flows.enclosing_function(call)
-        for other in self._saves():
+        for other in self._saves_by_function().get(id(function), []):
             target = _argument(other, 1, "f")
-            if self.flows.enclosing_function(other) is function and target is not None and code_of(target, 200) == text:
+            if target is not None and code_of(target, 200) == text:
                 return True
         return False
+
+    def _saves_by_function(self) -> dict[int, list[cst.Call]]:
+        """id(enclosing function) -> the saves written in it (each load asks for its own function's)."""
+        if self._saves_in is None:
+            self._saves_in = {}
+            for other in self._saves():
+                self._saves_in.setdefault(id(self.flows.enclosing_function(other)), []).append(other)
+        return self._saves_in
 
     def _written_from_host(self, call: cst.Call) -> bool:
         """The file this loads is one the file itself writes from host memory (`torch.save(feats.cpu(),
@@ -131,7 +142,9 @@ class TorchLoadWithoutMapLocation(Checker):
         return False
 
     def _saves(self) -> list[cst.Call]:
-        return [other for other in self.flows.calls() if self.names.qualify(other.func) in SAVES]
+        if self._saves_found is None:  # asked for every load: one pass over the file's calls, not one each
+            self._saves_found = [other for other in self.flows.calls() if self.names.qualify(other.func) in SAVES]
+        return self._saves_found
 
     def _sibling_with_location(self, call: cst.Call, loads: list[tuple[cst.Call, str]]) -> bool:
         """`torch.load(p)` next to `torch.load(p, map_location="cpu")` in the same function (a device check's
@@ -141,13 +154,16 @@ class TorchLoadWithoutMapLocation(Checker):
             return False
         function = self.flows.enclosing_function(call)
         text = code_of(source, 200)
+        if self._located_loads is None:  # id(enclosing function) -> its loads with a map_location, once per file
+            self._located_loads = {}
+            for other, _ in loads:
+                if has_map_location(other):
+                    self._located_loads.setdefault(id(self.flows.enclosing_function(other)), []).append(other)
         return any(
             other is not call
-            and has_map_location(other)
-            and self.flows.enclosing_function(other) is function
             and (first := _first_argument(other)) is not None
             and code_of(first, 200) == text
-            for other, _ in loads
+            for other in self._located_loads.get(id(function), [])
         )
 
 

@@ -50,7 +50,7 @@ class TinyEpsilonDivision(Checker):
         self.sites: list[_Site] = []
         self.contexts: list[tuple[cst.BaseExpression, ...]] = []
         self.tests: list[cst.BaseExpression] = []
-        self.tamers: list[cst.CSTNode] = []  # arguments of logs, operands of clamps, around the node visited
+        self.tamers: set[int] = set()  # ids of arguments of logs, operands of clamps (a set: asked per division)
         self.under_log: set[int] = set()  # names read inside the argument of a log
         self.assigned: dict[int, cst.Name] = {}  # `q = a / (b + eps)`: the quotient -> q
         self.read_out: set[int] = set()  # quotients turned into Python numbers: `float((a / (b + eps)).cpu())`
@@ -80,12 +80,12 @@ class TinyEpsilonDivision(Checker):
             self.read_out.add(id(value if value is not None else number))
         # `log(a / (b + 1e-10))` (PSNR, SNR in dB) and `(a / (b + 1e-8)).clamp(max=1)` are bounded
         if is_logarithm(node, self.names):
-            self.tamers.extend(arg.value for arg in node.args[:1])
+            self.tamers.update(id(arg.value) for arg in node.args[:1])
             self.under_log.update(id(n) for arg in node.args[:1] for n in walk(arg.value) if isinstance(n, cst.Name))
         else:
             operand = bounds_above(node, self.names)
             if operand is not None:
-                self.tamers.append(operand)
+                self.tamers.add(id(operand))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -105,7 +105,7 @@ class TinyEpsilonDivision(Checker):
     # --- divisions ----------------------------------------------------------------------------------
     def _add(self, node, numerator, divisor, root: str) -> None:
         contexts = tuple(expr for level in self.contexts for expr in level)
-        tamed = any(node is tamer for tamer in self.tamers)
+        tamed = id(node) in self.tamers
         self.sites.append(_Site(node, numerator, divisor, root, contexts, tuple(self.tests), tamed))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:

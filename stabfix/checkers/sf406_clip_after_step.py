@@ -88,10 +88,7 @@ class ClipAfterStep(Checker):
         """A name the clip reads is (re)bound between the step and the clip: moving it would read another value."""
         names = self.model.names
         read = {node.value for node in _names(clip.node)}
-        for binding in names.all_bindings():
-            if binding.name in read and step.site.names_order < binding.order <= clip.site.names_order:
-                return True
-        return False
+        return names.bound_between(read, step.site.names_order, clip.site.names_order)
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:

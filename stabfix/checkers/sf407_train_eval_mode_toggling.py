@@ -78,15 +78,18 @@ class TrainEvalModeToggling(Checker):
 
     def _unrestored_evals(self, loop: _Loop):
         modes, events = self.model.modes, self.model.events
-        calls = [e for e in events.of_kind("call") if self._in(loop, e.site.names_order, e.site.function)]
+        # the loop's own function's events and switches (from the parts' indexes), then those in the loop
+        calls = [e for e in events.in_function(loop.function, "call") if self._in(loop, e.site.names_order, e.site.function)]
         helpers = [(e, self.model.names.definition_of(e.node)) for e in calls if isinstance(e, LocalCall)]
         helpers = [(e, h) for e, h in helpers if h is not None and h is not loop.function]
-        trains = any(self._in(loop, e.site.names_order, e.site.function) for e in events.of_kind("backward")) or any(
+        trains = any(
+            self._in(loop, e.site.names_order, e.site.function) for e in events.in_function(loop.function, "backward")
+        ) or any(
             events.in_function(h, "backward") for _, h in helpers
         )
         if not trains:
             return []
-        switches = [s for s in modes.switches if self._in(loop, s.order, s.function)]
+        switches = [s for s in modes.in_function(loop.function) if self._in(loop, s.order, s.function)]
         evals = [(s.call, s.receiver, s) for s in switches if s.to_eval and not _leaves(modes.region(s))]
         restored = [s.receiver for s in switches if not s.to_eval]
         for event, helper in helpers:
@@ -146,13 +149,14 @@ class TrainEvalModeToggling(Checker):
     def _validation_in_train_mode(self) -> None:
         modes = self.model.modes
         reported: set[int] = set()
-        backward_orders = [(e.site.function, e.site.names_order) for e in self.model.events.of_kind("backward")]
+        events = self.model.events
         for loop in self.loops:
-            if in_harness(loop.function) or any(self._in(loop, order, function) for function, order in backward_orders):
+            backwards = events.in_function(loop.function, "backward")
+            if in_harness(loop.function) or any(self._in(loop, e.site.names_order, e.site.function) for e in backwards):
                 continue
             if not self._under_no_grad(loop):
                 continue
-            for receiver in sorted({s.receiver for s in modes.switches if s.function is loop.function and not s.to_eval}):
+            for receiver in sorted({s.receiver for s in modes.in_function(loop.function) if not s.to_eval}):
                 forwards = [call for call, _ in modes.scan([loop.node], receiver).forwards]
                 if forwards and id(forwards[0]) not in reported and modes.mode_before(receiver, loop.function, loop.start) == "train":
                     reported.add(id(forwards[0]))

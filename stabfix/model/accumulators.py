@@ -31,7 +31,7 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from stabfix.model.traversal import children
-from stabfix.model.events import Events, GradWrite, ParamUpdate
+from stabfix.model.events import Event, Events, GradWrite, ParamUpdate
 from stabfix.model.names import Binding, Names
 from stabfix.model.parameters import ParamSized, element_source, param_sized_allocation, target_names
 
@@ -74,28 +74,51 @@ def accumulators(events: Events, names: Names) -> list[Accumulator]:
         accumulator = found.setdefault(id(binding), Accumulator(binding, allocation, container))
         accumulator.adds.append(event)
     result = sorted(found.values(), key=lambda a: a.holder.order)
+    call_parents: Optional[dict[int, list[Optional[cst.CSTNode]]]] = None
+    writes = events.of_kind("update", "grad_write")
+    writes_within: dict[int, list[Event]] = {}  # id(function) -> the writes in it (nested functions too)
+    for event in writes:
+        for function in event.site.functions:
+            writes_within.setdefault(id(function), []).append(event)
     for accumulator in result:
-        _describe_uses(accumulator, events, names, found)
-        if accumulator.returned and not _callers_only_read(accumulator.holder.scope.node, names):
-            accumulator.escapes = True
+        scope = accumulator.holder.scope.node
+        # a function's local is seen only inside that function: its writes are the ones to look at
+        nearby = writes_within.get(id(scope), []) if isinstance(scope, cst.FunctionDef) else writes
+        _describe_uses(accumulator, nearby, names, found)
+        if accumulator.returned:
+            if call_parents is None:  # one walk of the module for all returned holders, not one each
+                call_parents = _parents_of_calls(names)
+            if not _callers_only_read(accumulator.holder.scope.node, call_parents):
+                accumulator.escapes = True
     return result
 
 
-def _callers_only_read(function: cst.CSTNode, names: Names) -> bool:
+def _parents_of_calls(names: Names) -> dict[int, list[Optional[cst.CSTNode]]]:
+    """id(function of this file) -> the parent of every call that runs it (`Names.definition_of`)."""
+    module = names.module_scope.node if names.module_scope is not None else None
+    found: dict[int, list[Optional[cst.CSTNode]]] = {}
+    if module is None:
+        return found
+    for node, parent, _, _ in _walk_with_parent(module):
+        if isinstance(node, cst.Call):
+            function = names.definition_of(node)
+            if function is not None:
+                found.setdefault(id(function), []).append(parent)
+    return found
+
+
+def _callers_only_read(function: cst.CSTNode, call_parents: dict[int, list[Optional[cst.CSTNode]]]) -> bool:
     """Whether the function's result has callers in this file and each only reads it (iterates it, hands it
     to a call, binds it to a local); one that stores it on an object or returns it keeps it as state."""
-    module = names.module_scope.node if names.module_scope is not None else None
-    if module is None or not isinstance(function, cst.FunctionDef):
+    if not isinstance(function, cst.FunctionDef):
         return False
-    callers = 0
-    for node, parent, _, _ in _walk_with_parent(module):
-        if isinstance(node, cst.Call) and names.definition_of(node) is function:
-            callers += 1
-            if isinstance(parent, (cst.Return, cst.Yield)) or (
-                isinstance(parent, (cst.Assign, cst.AnnAssign)) and not isinstance(_target(parent), cst.Name)
-            ):
-                return False
-    return callers > 0
+    parents = call_parents.get(id(function), [])
+    for parent in parents:
+        if isinstance(parent, (cst.Return, cst.Yield)) or (
+            isinstance(parent, (cst.Assign, cst.AnnAssign)) and not isinstance(_target(parent), cst.Name)
+        ):
+            return False
+    return bool(parents)
 
 
 def _target(statement: cst.CSTNode) -> Optional[cst.BaseExpression]:
@@ -187,11 +210,12 @@ def _filled_with(binding: Binding, names: Names) -> Optional[ParamSized]:
     return None
 
 
-def _describe_uses(accumulator: Accumulator, events: Events, names: Names, found: dict[int, Accumulator]) -> None:
+def _describe_uses(accumulator: Accumulator, writes: list[Event], names: Names, found: dict[int, Accumulator]) -> None:
+    """`writes`: the update and gradient-write events that may touch the holder, in order."""
     function = accumulator.holder.scope.node
     adds = {id(add.node): add for add in accumulator.adds}
     in_adds = {id(node) for add in accumulator.adds for node in _walk(add.node)}
-    for event in events.of_kind("update", "grad_write"):
+    for event in writes:
         if isinstance(event, ParamUpdate) and event in accumulator.adds:
             continue
         target = event.tensor if isinstance(event, (ParamUpdate, GradWrite)) else None

@@ -63,8 +63,12 @@ class CarriedStates(cst.BatchableCSTVisitor):
     def carried(self) -> list[CarriedState]:
         found: list[CarriedState] = []
         backwards = [event for event in self.events.of_kind("backward") if isinstance(event, Backward)]
+        backwards_in: dict[int, list[Backward]] = {}  # id(block) -> the backward passes inside it, in order
+        for event in backwards:
+            for block in dict.fromkeys(id(block) for block in event.site.blocks):
+                backwards_in.setdefault(block, []).append(event)
         for loop in self._loops:
-            in_loop = [b for b in backwards if any(block is loop.body for block in b.site.blocks)]
+            in_loop = backwards_in.get(id(loop.body), [])
             if in_loop:
                 found.extend(self._in_loop(loop, in_loop[0]))
         for owner, attributes in self.names.self_attributes.items():
@@ -76,8 +80,7 @@ class CarriedStates(cst.BatchableCSTVisitor):
 
     # -- loops ----------------------------------------------------------------------------------------
     def _in_loop(self, loop: Loop, backward: Backward) -> list[CarriedState]:
-        body = id(loop.body)
-        inside = [b for b in self.names.all_bindings() if body in b.suites]
+        inside = self.names.bindings_in_block(loop.body)
         by_name: dict[str, list[Binding]] = {}
         for binding in inside:
             by_name.setdefault(binding.name, []).append(binding)

@@ -198,6 +198,9 @@ class Events(cst.BatchableCSTVisitor):
         self.events: list[Event] = []
         self.instance_calls: list[LocalCall] = []  # `obj.method(...)` on a local name (not events)
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
+        self._by_kind: dict[str, list[tuple[int, Event]]] = {}  # with each event's place in `events`
+        self._by_loop: dict[int, list[Event]] = {}  # id(loop) -> the events of one pass (see `iteration`)
+        self._calls_by_name: dict[str, list[LocalCall]] = {}
         self._loop_sites: dict[cst.For, Site] = {}
         self._loop_ends: dict[cst.For, int] = {}
         self._with_bodies: set[int] = set()
@@ -220,7 +223,11 @@ class Events(cst.BatchableCSTVisitor):
         return [event for event in found if event.kind in kinds] if kinds else list(found)
 
     def of_kind(self, *kinds: str) -> list[Event]:
-        return [event for event in self.events if event.kind in kinds]
+        """The events of the given kinds, in order (from an index: rules ask this for every candidate)."""
+        if len(kinds) == 1:
+            return [event for _, event in self._by_kind.get(kinds[0], ())]
+        placed = [item for kind in dict.fromkeys(kinds) for item in self._by_kind.get(kind, ())]
+        return [event for _, event in sorted(placed, key=lambda item: item[0])]
 
     def loop_site(self, loop: cst.For) -> Site:
         return self._loop_sites[loop]
@@ -283,16 +290,13 @@ class Events(cst.BatchableCSTVisitor):
         return found
 
     def calls_of(self, name: str) -> list[LocalCall]:
-        return [event for event in self.events if isinstance(event, LocalCall) and event.name == name]
+        return list(self._calls_by_name.get(name, ()))
 
     def iteration(self, loop: cst.CSTNode, *kinds: str) -> list[Event]:
         """The events one pass of a `for`/`while` loop runs in its own function (lambdas and nested
         functions aside: they run when called), of the given kinds (all if none), in order."""
-        found = []
-        for event in self.of_kind(*kinds) if kinds else self.events:
-            if not event.site.in_lambda and any(enclosing is loop for enclosing in event.site.any_loops):
-                found.append(event)
-        return found
+        found = self._by_loop.get(id(loop), [])
+        return [event for event in found if event.kind in kinds] if kinds else list(found)
 
     @staticmethod
     def innermost_loop(*sites: Site) -> Optional[cst.CSTNode]:
@@ -373,6 +377,12 @@ class Events(cst.BatchableCSTVisitor):
         return loops[::-1]
 
     def _add(self, event: Event) -> None:
+        self._by_kind.setdefault(event.kind, []).append((len(self.events), event))
+        if not event.site.in_lambda:
+            for loop in dict.fromkeys(id(loop) for loop in event.site.any_loops):
+                self._by_loop.setdefault(loop, []).append(event)
+        if isinstance(event, LocalCall):
+            self._calls_by_name.setdefault(event.name, []).append(event)
         self.events.append(event)
         self._by_function.setdefault(event.site.function, []).append(event)
 

@@ -75,6 +75,10 @@ class ValueFlows(cst.BatchableCSTVisitor):
         self._parents: Optional[dict[int, cst.CSTNode]] = None
         self._calls: list[cst.Call] = []
         self._uses_by_name: dict[str, list[cst.Name]] = {}
+        # id(node) -> the top-level `def`/`class` whose body holds it; uses by (name, id(that definition))
+        self._definition_of_node: dict[int, cst.CSTNode] = {}
+        self._uses_by_definition: dict[tuple[str, int], list[cst.Name]] = {}
+        self._declared_global: set[str] = set()
         self._number_state: Optional[set[str]] = None  # receivers used as loss scalers
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -234,7 +238,13 @@ class ValueFlows(cst.BatchableCSTVisitor):
     def _follow_name(self, name: str, binder: cst.CSTNode, whole: bool, depth: int, work) -> None:
         self._index()
         comprehension = self._comprehension_of(binder) if isinstance(binder, cst.CompFor) else None
-        for use in self._uses_by_name.get(name, ()):
+        definition = self._definition_of_node.get(id(binder))
+        if definition is not None and name not in self._declared_global:
+            # a name bound in the body of a top-level def or class is seen only there: read its uses only
+            uses = self._uses_by_definition.get((name, id(definition)), [])
+        else:
+            uses = self._uses_by_name.get(name, [])
+        for use in uses:
             if self._is_target(use):
                 continue
             if comprehension is not None:
@@ -280,19 +290,30 @@ class ValueFlows(cst.BatchableCSTVisitor):
         self._parents = {}
         if self.module is None:
             return
-        stack: list[cst.CSTNode] = [self.module]
+        stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(self.module, None)]
         order: list[cst.Call] = []
         while stack:
-            current = stack.pop()
+            current, definition = stack.pop()
             if isinstance(current, cst.Call):
                 order.append(current)
+            if definition is not None:
+                self._definition_of_node[id(current)] = definition
             kids = children(current)
             for child in kids:
                 self._parents[id(child)] = current
-            stack.extend(reversed(kids))
+            if current is self.module:
+                stack.extend((child, None) for child in reversed(kids))
+            elif isinstance(current, (cst.FunctionDef, cst.ClassDef)) and self._parents.get(id(current)) is self.module:
+                stack.extend((child, current if child is current.body else None) for child in reversed(kids))
+            else:
+                stack.extend((child, definition) for child in reversed(kids))
         self._calls = order
         for use in self.names.uses:
             self._uses_by_name.setdefault(use.value, []).append(use)
+            definition = self._definition_of_node.get(id(use))
+            if definition is not None:
+                self._uses_by_definition.setdefault((use.value, id(definition)), []).append(use)
+        self._declared_global = {name for scope in self.names.scopes.values() for name in scope.declared_global}
 
 
 def _assigns(call: cst.Call) -> bool:

@@ -19,7 +19,7 @@ import libcst as cst
 from stabfix.model.traversal import children
 from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
-from stabfix.model.losses import LossIndex, LossOperands, inside
+from stabfix.model.losses import LossIndex, LossOperands
 from stabfix.model.names import Binding
 
 _AUTOGRAD_GRAD = {"torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.jacobian"}
@@ -173,7 +173,7 @@ class GradientFacts(cst.BatchableCSTVisitor):
 
     def bindings_in(self, scope: cst.FunctionDef | cst.Module) -> list[Binding]:
         """The binding model's bindings made inside `scope` (its closures included)."""
-        return [b for b in self.loss_index.names.all_bindings() if inside(b.scope, scope)]
+        return list(self.loss_index.names.bindings_within(scope))
 
     def of(self, scope: cst.FunctionDef | cst.Module) -> GradientUse:
         facts = self.scopes.get(scope) or GradientUse(scope)

@@ -20,7 +20,7 @@ from stabfix.model.traversal import visit_readonly
 from stabfix.model.gradient_use import is_requires_grad_call, requires_grad_keyword
 from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker
-from stabfix.model.losses import inside, read_names
+from stabfix.model.losses import read_names
 from stabfix.model.values import Value, Values
 
 _CUTTING_METHODS = frozenset({"detach", "clone", "cpu", "numpy", "float", "double", "contiguous", "item", "tolist"})
@@ -58,8 +58,8 @@ class GraphCuts(cst.BatchableCSTVisitor):
         names = self.values.names
         derived = set(cut.bound)
         bindings = [
-            b for b in names.all_bindings()
-            if b.bound_value is not None and inside(b.scope, cut.outer) and b.name not in derived
+            b for b in names.bindings_within(cut.outer)
+            if b.bound_value is not None and b.name not in derived
         ]
         changed = True
         while changed:

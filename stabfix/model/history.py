@@ -58,6 +58,9 @@ class History:
         self._memo: dict[int, Optional[str]] = {}
         self._evidence: Optional[dict[int, str]] = None  # binding id -> origin, from how the name is used
         self._marked: set[cst.FunctionDef] = set()
+        self._methods_by_class: Optional[dict[int, list[cst.FunctionDef]]] = None
+        self._methods_indexed = -1  # how many returning functions `_methods_by_class` was built from
+        self._differentiated: dict[tuple[int, frozenset[str]], bool] = {}
 
     def mark_returned(self, function: cst.FunctionDef) -> None:
         """What a framework's training step returns is the loss the framework backpropagates (Lightning's
@@ -243,7 +246,8 @@ class History:
         self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
     ) -> Iterable[Backward]:
         """The backward passes `feeds_backward` asks about, in source order."""
-        for event in self.events.of_kind("backward"):
+        candidates = self.events.of_kind("backward") if cls is not None else self.events.in_function(function, "backward")
+        for event in candidates:
             if not isinstance(event, Backward) or event.site.names_order <= after:
                 continue
             if cls is not None:
@@ -251,13 +255,31 @@ class History:
                     continue
             elif event.site.function is not function:
                 continue
-            if self._mentions(event.node if event.loss is None else event.loss, spellings):
+            if self._differentiates(event, spellings):
                 yield event
+
+    def _differentiates(self, event: Backward, spellings: set[str]) -> bool:
+        # Every accumulation site asks about the same backward passes: in a script whose cells rebind
+        # `loss` in loops, each answer follows every earlier cell, so each is worked out once.
+        key = (id(event), frozenset(spellings))
+        if key not in self._differentiated:
+            self._differentiated[key] = self._mentions(event.node if event.loss is None else event.loss, spellings)
+        return self._differentiated[key]
+
+    def _returning_methods(self) -> dict[int, list[cst.FunctionDef]]:
+        """id(class) -> the functions in it that return a value, in order (asked per candidate: built once)."""
+        if self._methods_by_class is None or self._methods_indexed != len(self.names.returns):
+            self._methods_indexed = len(self.names.returns)
+            self._methods_by_class = {}
+            for f in self.names.returns:
+                owner = self.names.enclosing_class(self.names.scopes[f])
+                self._methods_by_class.setdefault(id(owner), []).append(f)
+        return self._methods_by_class
 
     def feeds_return(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None) -> bool:
         """What `function` returns (with `cls`: any method of that class) is computed from one of `spellings`."""
         if cls is not None:
-            functions = [f for f in self.names.returns if self.names.enclosing_class(self.names.scopes[f]) is cls]
+            functions = self._returning_methods().get(id(cls), [])
         else:
             functions = [function] if function is not None else []
         return any(
@@ -326,16 +348,21 @@ def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name
 
 def _reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
     """The names and attribute chains an expression reads (`self.losses`, `total`)."""
-    found: list[cst.BaseExpression] = []
+    collector = _ReadsCollector()
+    visit_readonly(expr, collector)
+    return collector.found
 
-    class _Collector(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if dotted_name(node) is not None:
-                found.append(node)
-            return True
 
-        def visit_Name(self, node: cst.Name) -> None:
-            found.append(node)
+class _ReadsCollector(cst.CSTVisitor):
+    # one class for every call of `_reads` (it runs for every binding a query follows)
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.BaseExpression] = []
 
-    visit_readonly(expr, _Collector())
-    return found
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if dotted_name(node) is not None:
+            self.found.append(node)
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.append(node)

@@ -362,7 +362,7 @@ class LossIndex(cst.BatchableCSTVisitor):
 
     def _parameter_role(self, node: cst.FunctionDef, parameter: str) -> str | None:
         derived = {parameter}
-        bindings = [b for b in self.names.all_bindings() if inside(b.scope, node) and b.value is not None]
+        bindings = [b for b in self.names.bindings_within(node) if b.value is not None]
         changed = True
         while changed:
             changed = False

@@ -98,6 +98,8 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         self.events = events
         self._updates: Optional[set[int]] = None
         self.switches: list[Switch] = []
+        self._indexed = -1
+        self._by_id: tuple[dict[int, list[Switch]], dict[int, list[Switch]]] = ({}, {})
         self._chains: dict[int, cst.Call] = {}  # inner calls of a method chain -> the whole chain
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -154,13 +156,25 @@ class ModeSwitches(cst.BatchableCSTVisitor):
 
     def restores(self, node: cst.CSTNode, receiver: str) -> bool:
         """The statement switches `receiver` (or a module it belongs to) back to train mode."""
-        return any(
-            not other.to_eval and owns(other.receiver, receiver) and any(part is node for part in other.place)
-            for other in self.switches
-        )
+        return any(owns(other.receiver, receiver) for other in self._index()[1].get(id(node), ()))
 
     def in_function(self, function: Optional[cst.FunctionDef]) -> list[Switch]:
-        return [switch for switch in self.switches if switch.function is function]
+        return list(self._index()[0].get(id(function), ()))
+
+    def _index(self) -> tuple[dict[int, list[Switch]], dict[int, list[Switch]]]:
+        """The switches by id of their function, and the train switches by id of each node of their place:
+        asked for every switch and statement, so built once (again if switches were added since)."""
+        if self._indexed != len(self.switches):
+            by_function: dict[int, list[Switch]] = {}
+            trains_at: dict[int, list[Switch]] = {}
+            for switch in self.switches:
+                by_function.setdefault(id(switch.function), []).append(switch)
+                if not switch.to_eval:
+                    for part in dict.fromkeys(id(part) for part in switch.place):
+                        trains_at.setdefault(part, []).append(switch)
+            self._by_id = (by_function, trains_at)
+            self._indexed = len(self.switches)
+        return self._by_id
 
     def mode_before(self, receiver: str, function: Optional[cst.FunctionDef], order: int) -> Optional[str]:
         """"train" or "eval": what the last switch of `receiver` (or a module it belongs to) before `order`

@@ -22,6 +22,7 @@ bound values and source order the rules ask about.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from dataclasses import dataclass, field
@@ -137,6 +138,8 @@ class Names(cst.BatchableCSTVisitor):
         self._grad_off_makers: set[cst.CSTNode] = set()
         self._methods: list[tuple[cst.ClassDef, str]] = []  # (class, self parameter) per open method
         self._order = 0
+        self._index_stamp = -1
+        self._index: tuple[dict[int, list[Binding]], dict[int, list[Binding]], dict[str, list[int]]] = ({}, {}, {})
 
     # -- queries ---------------------------------------------------------------------------------------
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
@@ -233,6 +236,45 @@ class Names(cst.BatchableCSTVisitor):
         for scope in self.scopes.values():
             for bindings in scope.bindings.values():
                 yield from bindings
+
+    def bindings_within(self, node: cst.CSTNode) -> list[Binding]:
+        """The bindings of the scope `node` makes and of every scope nested in it (closures,
+        comprehensions, classes), in `all_bindings` order."""
+        return self._binding_index()[0].get(id(node), [])
+
+    def bindings_in_block(self, block: cst.CSTNode) -> list[Binding]:
+        """The bindings made inside a block (`IndentedBlock`, a loop's body) of their own scope (not of
+        functions or comprehensions nested in it), in `all_bindings` order."""
+        return self._binding_index()[1].get(id(block), [])
+
+    def bound_between(self, names: set[str], after: int, until: int) -> bool:
+        """Whether one of `names` is bound at an order in (after, until]."""
+        by_name = self._binding_index()[2]
+        for name in names:
+            orders = by_name.get(name, [])
+            first = bisect.bisect_right(orders, after)
+            if first < len(orders) and orders[first] <= until:
+                return True
+        return False
+
+    def _binding_index(self) -> tuple[dict[int, list[Binding]], dict[int, list[Binding]], dict[str, list[int]]]:
+        # Rules ask these for every function, loop or candidate: one pass over all bindings, not one a
+        # question. Rebuilt if bindings were added since (a question asked during the traversal).
+        if self._index_stamp != self._order:
+            within: dict[int, list[Binding]] = {}
+            by_block: dict[int, list[Binding]] = {}
+            orders: dict[str, list[int]] = {}
+            for binding in self.all_bindings():
+                orders.setdefault(binding.name, []).append(binding.order)
+                scope: Optional[Scope] = binding.scope
+                while scope is not None:
+                    within.setdefault(id(scope.node), []).append(binding)
+                    scope = scope.parent
+                for block in binding.suites:
+                    by_block.setdefault(block, []).append(binding)
+            self._index = (within, by_block, {name: sorted(found) for name, found in orders.items()})
+            self._index_stamp = self._order
+        return self._index
 
     def _module_bindings(self, name: str) -> list[Binding]:
         return self.module_scope.bindings.get(name, []) if self.module_scope is not None else []

@@ -216,6 +216,9 @@ class StepIndex(cst.BatchableCSTVisitor):
         self._every_step_callees: set[str] | None = None
         self._update_cache: dict[int, bool] = {}
         self._by_name: dict[str, list[FunctionFrame]] | None = None
+        self._loops_by_function: dict[int, list[LoopFrame]] = {}
+        self._loops_indexed = -1
+        self._named_indexed = -1
         self._reach_cache: dict[int, tuple[bool, bool]] = {}
 
     # -- public queries ---------------------------------------------------------------------
@@ -307,15 +310,15 @@ class StepIndex(cst.BatchableCSTVisitor):
                 and not self.is_training_loop(loop)
                 and _draws_per_iteration(loop, self.names)
                 and (
-                    any(self._repeats_over_iteration(inner, loop, set()) for inner in self._loops)
+                    # a loop nested in this one is written in its function
+                    any(self._repeats_over_iteration(inner, loop, set()) for inner in self._loops_in(loop.function))
                     or any(
                         self._repeats_over_iteration(inner, None, function.facts.bound)
-                        for function in self._functions
-                        if function.name in loop.facts.calls
-                        and not _is_harness(function.name)
+                        for name in loop.facts.calls
+                        for function in self._functions_named(name)
+                        if not _is_harness(function.name)
                         and not words.NEVER_STEP_FUNCTION.match(function.name.lstrip("_") or function.name)
-                        for inner in self._loops
-                        if inner.function is function
+                        for inner in self._loops_in(function)
                     )
                 )
             )
@@ -369,11 +372,22 @@ class StepIndex(cst.BatchableCSTVisitor):
             self._every_step_callees = called
         return self._every_step_callees
 
+    def _loops_in(self, function: FunctionFrame | None) -> list[LoopFrame]:
+        """The loops written in a function (None: at module level), in order; one index for all the
+        questions (again if loops were added since)."""
+        if self._loops_indexed != len(self._loops):
+            self._loops_by_function = {}
+            for loop in self._loops:
+                self._loops_by_function.setdefault(id(loop.function), []).append(loop)
+            self._loops_indexed = len(self._loops)
+        return self._loops_by_function.get(id(function), [])
+
     def _functions_named(self, name: str) -> list[FunctionFrame]:
-        if self._by_name is None:
+        if self._by_name is None or self._named_indexed != len(self._functions):
             self._by_name = {}
             for frame in self._functions:
                 self._by_name.setdefault(frame.name, []).append(frame)
+            self._named_indexed = len(self._functions)
         return self._by_name.get(name, [])
 
     def steps_optimizer(self, frame: Union[LoopFrame, FunctionFrame]) -> bool:

@@ -1,0 +1,79 @@
+"""Big files: the analysis grows linearly with the file, and code too deep for Python is refused at once.
+
+Timing is bench/big_file.py's job; here the work is counted: the calls the analysis makes (functions of
+stabfix, with generator resumptions, as cProfile counts them) for a file of N training units and one of
+4N. A query that rescans the whole file for each candidate makes that ratio grow with N (before the
+indexes in the model it was 6.3 for 2 -> 8 units, and 44 s of CPU for 8,000 lines); linear work keeps it
+at 4 or below, the fixed cost of a file (imports, rule setup) pulling it under.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import importlib.util
+import pstats
+from pathlib import Path
+
+import pytest
+
+import stabfix
+from stabfix import engine
+from stabfix.catalog import load_catalog
+from stabfix.checkers import checker_classes
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = str(Path(stabfix.__file__).resolve().parent)
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("big_file", REPO / "bench" / "big_file.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _every_rule():
+    specs = load_catalog()
+    available = checker_classes()
+    return [available[code] for code in sorted(specs) if code in available], specs
+
+
+def _calls_to_analyse(text: str) -> int:
+    classes, specs = _every_rule()
+    profile = cProfile.Profile()
+    analysis = profile.runcall(engine.analyse_text, text, "big.py", classes, specs)
+    assert analysis.findings, "the generated training code should give every size findings to locate"
+    return sum(counts[1] for (path, _, _), counts in pstats.Stats(profile).stats.items() if path.startswith(PACKAGE))
+
+
+def test_analysis_work_grows_linearly_with_the_file():
+    big_file = _generator()
+    small = big_file.HEADER + "".join(big_file.UNIT.format(i=index) for index in range(2))
+    large = big_file.HEADER + "".join(big_file.UNIT.format(i=index) for index in range(8))
+    growth = _calls_to_analyse(large) / _calls_to_analyse(small)
+    assert growth < 4.4, f"4x the training code made the analysis do {growth:.2f}x the work"
+
+
+def test_code_nested_too_deeply_for_python_is_refused_before_libcst_parses_it(monkeypatch):
+    # libcst's parser takes minutes on `x = a0 + ... + a19999` (then may crash the process); CPython's
+    # own parser refuses it in milliseconds, and no recursive walk of that tree could finish anyway
+    text = _generator().generate_long_expression(20000)
+    classes, specs = _every_rule()
+
+    def no_libcst(text: str):
+        raise AssertionError("libcst was asked to parse code CPython cannot build")
+
+    monkeypatch.setattr(engine, "parse", no_libcst)
+    with pytest.raises(RecursionError):
+        engine.analyse_text(text, "deep.py", classes, specs)
+
+
+def test_a_deep_but_valid_file_is_still_parsed(monkeypatch):
+    # the guard only refuses what CPython itself refuses: a long flat file goes on to libcst
+    text = _generator().generate_long_expression(200)
+    classes, specs = _every_rule()
+    parsed = []
+    original = engine.parse
+    monkeypatch.setattr(engine, "parse", lambda source: parsed.append(source) or original(source))
+    engine.analyse_text(text, "flat.py", classes, specs)
+    assert parsed == [text]
