@@ -4,8 +4,9 @@ Like ruff's target version: the config's `target-torch` wins. Otherwise each fil
 nearest folder at or above it, up to the repository root (the folder holding `.git`), whose
 `pyproject.toml` (`[project]` dependencies and optional dependencies, `[dependency-groups]`, the
 files of setuptools' dynamic dependencies),
-`requirements*.txt` (following `-r` includes), `setup.cfg` (`install_requires`, `extras_require`) or
-literal `setup.py` names torch. The target is the lowest lower bound among those requirements
+`requirements*.txt` (following `-r` includes), `setup.cfg` (`install_requires`, `extras_require`),
+literal `setup.py`, or published metadata (an sdist's `PKG-INFO`, an unpacked wheel's
+`*.dist-info/METADATA`: `Requires-Dist`) names torch. The target is the lowest lower bound among those requirements
 (`torch>=1.13` -> 1.13, `torch==1.6.0` -> 1.6, `torch~=2.0` -> 2.0); torch named without a lower
 bound, or not named at all, sets no limit. Versions are compared as (major, minor): APIs arrive in
 minor releases.
@@ -19,6 +20,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from email.parser import Parser
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -130,6 +132,12 @@ class TorchTargets:
                 requirement_files = []
             for requirements in requirement_files:
                 found += self._from_requirements(requirements, set())
+            try:
+                metadata_files = [folder / "PKG-INFO", *sorted(folder.glob("*.dist-info/METADATA"))]
+            except OSError:
+                metadata_files = []
+            for metadata in metadata_files:
+                found += self._from_core_metadata(metadata)
             self._by_folder[folder] = found
         return self._by_folder[folder]
 
@@ -200,6 +208,13 @@ class TorchTargets:
                     elif keyword.arg == "extras_require" and isinstance(value, dict):
                         values.extend(value.values())
         return self._requirements(_strings(values), path)
+
+    def _from_core_metadata(self, path: Path) -> list[_Declaration]:
+        """`Requires-Dist` of an sdist's PKG-INFO or an unpacked wheel's METADATA: the project as published."""
+        text = self._read(path)
+        if text is None:
+            return []
+        return self._requirements(Parser().parsestr(text, headersonly=True).get_all("Requires-Dist") or [], path)
 
     def _from_requirements(self, path: Path, seen: set[Path]) -> list[_Declaration]:
         resolved = Path(os.path.abspath(path))

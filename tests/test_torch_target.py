@@ -132,6 +132,24 @@ def test_setup_cfg_install_requires_and_extras(tmp_path):
     assert target_of(tmp_path)[0].version == (1, 10)
 
 
+def test_published_metadata_of_an_sdist_or_an_unpacked_wheel(tmp_path):
+    # flair 0.15.1's wheel: `Requires-Dist: torch>=1.13.1` beside the package folder
+    write(tmp_path / "wheel", "flair-0.15.1.dist-info/METADATA", textwrap.dedent(
+        """\
+        Metadata-Version: 2.1
+        Name: flair
+        Requires-Dist: numpy
+        Requires-Dist: torch>=1.13.1
+        Requires-Dist: torch>=2.5; extra == "new"
+
+        long description naming torch>=9.0
+        """
+    ))
+    assert target_of(tmp_path / "wheel", "flair/trainers/trainer.py")[0].version == (1, 13)
+    write(tmp_path / "sdist", "PKG-INFO", "Metadata-Version: 2.1\nName: p\nRequires-Dist: torch==2.2.0\n")
+    assert target_of(tmp_path / "sdist", "p/train.py")[0].version == (2, 2)
+
+
 def test_literal_setup_py_including_a_named_list(tmp_path):
     write(tmp_path, "setup.py", textwrap.dedent(
         """\
