@@ -31,6 +31,7 @@ import importlib.machinery
 import inspect
 import io
 import math
+import os
 import random
 import re
 import sys
@@ -240,7 +241,7 @@ class Profile:
     """One way of synthesizing inputs: the driver tries each and keeps the one that runs furthest."""
 
     targets: str = "regression"  # regression: y like the output; classes: y integer labels
-    checkpoint: str = "state_dict"  # what a file a snippet loads holds: the model's state dict or a dict of them
+    checkpoint: str = "state_dict"  # what a file a snippet loads holds: the model's state dict, a dict of them, the pickled model
     batch: str = "pair"  # pair: batches are (x, y); triple: (ids, x, y); tokens: (token ids, next token ids)
 
     def label(self) -> str:
@@ -255,6 +256,7 @@ PROFILES = [
     Profile("classes", "state_dict", "tokens"),
     Profile("regression", "state_dict", "triple"),
     Profile("classes", "state_dict", "triple"),
+    Profile("regression", "module", "pair"),
 ]
 SEQUENCE = 3  # tokens per sequence in the tokens profile
 
@@ -283,6 +285,7 @@ class Context:
         self.optimizers: list[torch.optim.Optimizer] = []
         self.named: dict[str, Any] = {}
         self.called: set[str] = set()  # names the snippet calls (`self.text_encoder(ids)`): models
+        self.loaded: set[str] = set()  # names the snippet hands torch.load (`th.load(args.init_weights)`): files
         self.generator = torch.Generator().manual_seed(1234)
 
     # the objects
@@ -336,10 +339,14 @@ class Context:
         return nn.CrossEntropyLoss() if self.profile.targets == "classes" else nn.MSELoss()
 
     def checkpoint_path(self, name: str) -> str:
-        path = self.folder / f"input-{name}.pt"
+        return self.checkpoint_file(self.folder / f"input-{name}.pt")
+
+    def checkpoint_file(self, path: Path) -> str:
         if not path.exists():
             model = TinyNet(seed=7, dtype=self.dtype)
-            if self.profile.checkpoint == "state_dict":
+            if self.profile.checkpoint == "module":
+                torch.save(model, path)
+            elif self.profile.checkpoint == "state_dict":
                 torch.save(model.state_dict(), path)
             else:
                 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -365,6 +372,8 @@ class Context:
     def _make(self, key: str, default: Any) -> Any:
         if default is not inspect.Parameter.empty and default is not None:
             return default
+        if key in self.loaded:
+            return self.checkpoint_path(key)
         if key in ("device", "dev") or key.endswith("_device"):
             return torch.device("cpu")
         if key in ("dtype",):
@@ -563,12 +572,25 @@ class _StubModule(types.ModuleType):
         }
         if name in known:
             value = known[name]()
+        elif name[:1].isupper() and MODEL_NAMES.search(name.lower()):
+            value = _stub_model_class(name, self._context_getter)
         elif name[:1].isupper():
             value = type(name, (Anything,), {})
         else:
             value = _passthrough
         setattr(self, name, value)
         return value
+
+
+def _stub_model_class(name: str, context_getter) -> type:
+    """`from mynet import Net; Net()`: a project's network is a harness model, so what the file loads into
+    it and trains is observed; a subclass the file writes (`class Policy(BaseNet)`) stays its own class."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        return context_getter().model() if cls is stub else object.__new__(cls)
+
+    stub = type(name, (Anything,), {"__new__": __new__})
+    return stub
 
 
 def _imported_by_example() -> bool:
@@ -784,6 +806,32 @@ def _called_names(tree: ast.Module) -> set[str]:
     return called
 
 
+def _torch_loads(tree: ast.Module) -> list[ast.expr]:
+    """The first argument of every `torch.load` call, through `import torch as th` and `from torch import load`."""
+    modules, functions = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {alias.asname or alias.name for alias in node.names if alias.name == "torch"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "torch":
+            functions |= {alias.asname or alias.name for alias in node.names if alias.name == "load"}
+    return [node.args[0] for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args and (
+        isinstance(node.func, ast.Attribute) and node.func.attr == "load" and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in modules or isinstance(node.func, ast.Name) and node.func.id in functions)]
+
+
+def _loaded_names(tree: ast.Module) -> set[str]:
+    """`torch.load(args.init_weights)`: whatever the name says, it is a file."""
+    names = {argument.id if isinstance(argument, ast.Name) else argument.attr
+             for argument in _torch_loads(tree) if isinstance(argument, (ast.Name, ast.Attribute))}
+    return {name.lower().lstrip("_") for name in names}
+
+
+def _loaded_files(tree: ast.Module) -> list[str]:
+    """`torch.load("policy.pt")`: a file named in the snippet, relative to the folder it runs in."""
+    return [argument.value for argument in _torch_loads(tree) if isinstance(argument, ast.Constant)
+            and isinstance(argument.value, str) and not Path(argument.value).is_absolute()]
+
+
 def _free_names(tree: ast.Module) -> list[str]:
     bound: set[str] = set()
     loaded: list[str] = []
@@ -880,6 +928,10 @@ def _run_once(source: str, dtype: torch.dtype, profile: Profile, also_free: tupl
         _RUN_FOLDER[0] = folder
         holder["context"] = context
         context.called = _called_names(tree)
+        context.loaded = _loaded_names(tree)
+        for name in _loaded_files(tree):
+            (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
+            context.checkpoint_file(Path(folder) / name)
         torch.manual_seed(0)
         random.seed(0)
         namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(Path(folder) / "example.py")}
@@ -888,6 +940,8 @@ def _run_once(source: str, dtype: torch.dtype, profile: Profile, also_free: tupl
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # tiny tensors: a thread pool only waits (bfloat16 linear: 4.5 ms on 2, 0.09 ms on 1)
         previous_trace = sys.gettrace()
+        cwd = os.getcwd()
+        os.chdir(folder)  # a relative path the snippet reads or writes is in the run's folder
         try:
             with cuda_on_cpu(), contextlib.redirect_stdout(stdout), _quiet_warnings():
                 for name in (*_free_names(tree), *also_free):
@@ -909,6 +963,7 @@ def _run_once(source: str, dtype: torch.dtype, profile: Profile, also_free: tupl
                 sys.settrace(previous_trace)
                 _observe_state(namespace, context, run, Path(folder))
         finally:
+            os.chdir(cwd)
             sys.settrace(previous_trace)
             torch.set_default_dtype(default_dtype)
             torch.set_num_threads(threads)

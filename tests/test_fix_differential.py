@@ -101,3 +101,34 @@ def test_harness_enforces_a_stated_bound_in_units_in_the_last_place():
     assert judge("SF000", 0, "harness self-test", ORIGINAL, nudged, "safe").status == "differs"
     assert judge("SF000", 0, "harness self-test", ORIGINAL, nudged, "safe", bound_ulps=8).status == "within-bound"
     assert judge("SF000", 0, "harness self-test", ORIGINAL, nudged, "safe", bound_ulps=0.5).status == "differs"
+
+
+SCRIPT_LOADING_WEIGHTS = """\
+import torch as th
+
+from mynet import Net
+
+model = Net()
+model.load_state_dict(th.load(args.init_weights))
+"""
+
+
+def test_harness_gives_a_checkpoint_to_whatever_a_script_hands_torch_load_and_a_model_to_a_projects_net():
+    # `args.init_weights` is a file because torch.load reads it, not because of its name; `Net()` from the
+    # project's own (stubbed) module is a harness model, so the weights loaded into it are observed
+    doubled = SCRIPT_LOADING_WEIGHTS.replace("th.load(args.init_weights)",
+                                             "{k: v * 2 for k, v in th.load(args.init_weights).items()}")
+    verdict = judge("SF000", 0, "harness self-test", SCRIPT_LOADING_WEIGHTS, doubled, "safe")
+    assert verdict.status == "differs", verdict.reason
+    assert any(d.kind == "value" and d.where.startswith("model 0") for d in verdict.differences["float32"])
+
+
+def test_harness_runs_a_script_in_its_folder_where_a_file_it_names_exists():
+    # a pickled policy read by a relative name (the last input profile holds whole modules), and a
+    # relative write that is then observed among the run's files
+    script = ('import torch\n\npolicy = torch.load("policy.pt", weights_only=False)\n'
+              'torch.save(policy(torch.ones(1, 4)), "actions.pt")\n')
+    verdict = judge("SF000", 0, "harness self-test", script, script.replace("torch.ones(1, 4))", "torch.ones(1, 4)) * 2"),
+                    "safe")
+    assert verdict.status == "differs", verdict.reason
+    assert any(d.where == "file actions.pt" for d in verdict.differences["float32"]), verdict.summary()
