@@ -113,7 +113,8 @@ def test_engine_positions_and_parents_match_libcst_metadata():
 
     from libcst.metadata import ParentNodeProvider, PositionProvider
 
-    from stabfix.engine import _parents, _Positions
+    from stabfix.engine import _parents
+    from stabfix.model.positions import Positions
     from stabfix.model.traversal import children
 
     for label, text in _sources():
@@ -126,7 +127,7 @@ def test_engine_positions_and_parents_match_libcst_metadata():
                 nodes.extend(children(node))
             order = list(nodes)
             random.Random(len(order)).shuffle(order)
-            positions, found = _Positions(module), _parents(module)
+            positions, found = Positions(module), _parents(module)
             for node in order[: len(order) // 3] + nodes:
                 assert positions[node] == expected[node], label
             assert {key: id(value) for key, value in found.items()} == {id(k): id(v) for k, v in parents.items()}
