@@ -15,6 +15,7 @@ import libcst as cst
 
 from stabfix.model import FileModel
 from stabfix.model.imports import ImportTracker
+from stabfix.model.positions import Positions
 from stabfix.findings import Fix
 
 
@@ -31,11 +32,24 @@ class CheckContext:
     path: str
     text: str
     model: FileModel
+    module: cst.Module | None = None  # the parsed file; positions are read from it
     reports: list[RawFinding] = field(default_factory=list)
+    _positions: Positions | None = field(default=None, init=False, repr=False)
 
     @property
     def imports(self) -> ImportTracker:
         return self.model.imports
+
+    @property
+    def positions(self) -> Positions:
+        """Line and column of any node of the file, computed on first use and shared by the rules and the
+        engine (which locates the findings with it): a file pays for at most one codegen, and only a file
+        where something asked."""
+        if self._positions is None:
+            if self.module is None:
+                raise ValueError("positions need the context's module")
+            self._positions = Positions(self.module)
+        return self._positions
 
 
 class Checker(cst.BatchableCSTVisitor):

@@ -7,9 +7,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import libcst as cst
-from libcst._position import CodeRange
-from libcst.metadata import PositionProvider
-from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from stabfix.model import ALWAYS_BUILT, FileModel, required_parts
 from stabfix.model.traversal import Isolation, children, walk
@@ -110,7 +107,7 @@ def analyse_text(
 
 def _traverse(module: cst.Module, text: str, display_path: str, active: list[type[Checker]]):
     model = FileModel(need for cls in active for need in cls.needs)
-    context = CheckContext(path=display_path, text=text, model=model)
+    context = CheckContext(path=display_path, text=text, model=model, module=module)
     checkers = [cls(context) for cls in active]
     walk(module, [*model.visitors(), *checkers])
     return context, checkers
@@ -120,7 +117,7 @@ def _traverse_isolated(module: cst.Module, text: str, display_path: str, active:
     """The traversal with fault isolation: a checker that raises is dropped; a model part that raises is
     dropped with every part and checker that reads it (their facts would be incomplete)."""
     model = FileModel(need for cls in active for need in cls.needs)
-    context = CheckContext(path=display_path, text=text, model=model)
+    context = CheckContext(path=display_path, text=text, model=model, module=module)
     failures: dict[str, RuleFailure] = {}
     checkers: list[Checker] = []
     for cls in active:
@@ -231,8 +228,9 @@ def _locate(
 ) -> list[AnalysedFinding]:
     """Findings with positions, suppressions applied; a rule whose findings cannot be located or whose
     audit raises joins `failures`, its findings dropped."""
-    # Positions and parents cost a pass each, so only files with findings pay for them.
-    positions = _Positions(module)
+    # Positions and parents cost a pass each, so only files with findings pay for them; the positions are
+    # the context's table, which a rule may already have filled in part for its messages.
+    positions = context.positions
     suppressions = Suppressions.of(text)
     # The statement a finding sits in only matters to a suppression comment: most files have none.
     parents = _parents(module) if suppressions.by_line else None
@@ -313,41 +311,3 @@ def _parents(module: cst.Module) -> dict[int, cst.CSTNode]:
             parents[id(child)] = node
             stack.append(child)
     return parents
-
-
-class _Positions:
-    """libcst's PositionProvider positions, computed lazily: the module is generated top-level statement by
-    top-level statement (the same codegen calls as `Module._codegen`, so the same positions) only as far as
-    the nodes asked about, instead of the whole file up front."""
-
-    def __init__(self, module: cst.Module) -> None:
-        self.provider = PositionProvider()
-        self.provider._computed = {}
-        self._steps = self._codegen(module)
-
-    def _codegen(self, module: cst.Module):
-        state = PositionProvidingCodegenState(
-            default_indent=module.default_indent, default_newline=module.default_newline, provider=self.provider
-        )
-        state.before_codegen(module)
-        for node in (*module.header, *module.body, *module.footer):
-            try:
-                node._codegen(state)
-            except (RecursionError, KeyError):
-                # too deep for libcst's recursive codegen (a RecursionError can surface as a KeyError from
-                # libcst's position bookkeeping): the caller reports the file as nested too deeply
-                raise RecursionError("code nested too deeply to locate findings") from None
-            yield
-        # the end of Module._codegen_impl, then Module._codegen
-        if module.has_trailing_newline:
-            if len(state.tokens) == 0:
-                state.add_token(state.default_newline)
-        else:
-            state.pop_trailing_newline()
-        state.after_codegen(module)
-
-    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        computed = self.provider._computed
-        while node not in computed and next(self._steps, StopIteration) is not StopIteration:
-            pass
-        return computed[node]

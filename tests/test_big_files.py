@@ -77,3 +77,23 @@ def test_a_deep_but_valid_file_is_still_parsed(monkeypatch):
     monkeypatch.setattr(engine, "parse", lambda source: parsed.append(source) or original(source))
     engine.analyse_text(text, "flat.py", classes, specs)
     assert parsed == [text]
+
+
+def test_positions_are_generated_once_per_file_for_the_rules_messages_and_the_findings(monkeypatch):
+    # SF401 words its message with the line of an alias binding and the engine locates every finding:
+    # both read one shared table, so the file's code is generated for positions once, not once each
+    from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+    big_file = _generator()
+    text = big_file.HEADER + "".join(big_file.UNIT.format(i=index) for index in range(2))
+    classes, specs = _every_rule()
+    codegens = []
+    original = PositionProvidingCodegenState.before_codegen
+    monkeypatch.setattr(
+        PositionProvidingCodegenState, "before_codegen", lambda state, node: codegens.append(node) or original(state, node)
+    )
+    analysis = engine.analyse_text(text, "big.py", classes, specs)
+    aliases = [item.finding for item in analysis.findings if item.finding.code == "SF401"]
+    assert aliases and all(f"(line {finding.line - 1})" in finding.message for finding in aliases)
+    modules = [node for node in codegens if type(node).__name__ == "Module"]
+    assert len(modules) == 1, f"the file was generated {len(modules)} times for positions"

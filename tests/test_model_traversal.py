@@ -113,7 +113,8 @@ def test_engine_positions_and_parents_match_libcst_metadata():
 
     from libcst.metadata import ParentNodeProvider, PositionProvider
 
-    from stabfix.engine import _parents, _Positions
+    from stabfix.engine import _parents
+    from stabfix.model.positions import Positions
     from stabfix.model.traversal import children
 
     for label, text in _sources():
@@ -126,7 +127,7 @@ def test_engine_positions_and_parents_match_libcst_metadata():
                 nodes.extend(children(node))
             order = list(nodes)
             random.Random(len(order)).shuffle(order)
-            positions, found = _Positions(module), _parents(module)
+            positions, found = Positions(module), _parents(module)
             for node in order[: len(order) // 3] + nodes:
                 assert positions[node] == expected[node], label
             assert {key: id(value) for key, value in found.items()} == {id(k): id(v) for k, v in parents.items()}
@@ -148,3 +149,25 @@ def test_deeply_nested_code_is_an_error_or_analysed_never_a_crash(tmp_path):
             assert "nested too deeply" in result.error.message, result.error.message
         else:
             assert [finding.code for finding in result.findings] == ["SF201"]
+
+
+def test_a_position_table_whose_codegen_failed_fails_every_later_ask_too(monkeypatch):
+    # the table is shared by the rules and the engine: after one asker hit code too deep for libcst's
+    # codegen, a later asker must hear the same error, never get "no such node" (a line 0 in a message)
+    from stabfix.model.positions import Positions
+
+    module = cst.parse_module("a = 1\nb = f(g(h(2)))\nc = 3\n")
+    deep = module.body[1]
+    original = cst.SimpleStatementLine._codegen
+
+    def codegen(statement, state):
+        if statement is deep:
+            raise RecursionError("maximum recursion depth exceeded")
+        return original(statement, state)
+
+    monkeypatch.setattr(cst.SimpleStatementLine, "_codegen", codegen)
+    positions = Positions(module)
+    assert positions.line(module.body[0]) == 1
+    for _ in range(2):
+        with pytest.raises(RecursionError, match="nested too deeply"):
+            positions.line(module.body[2])

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from stabfix.model import vocabulary as vocab
 from stabfix.model.losses import CallSite, loss_by_usage
@@ -68,12 +67,9 @@ class ReferenceAliasesSource(Checker):
             pending.extend(_ScopeAnalysis(self.model.tensors, scope, sites).findings())
         if not pending:
             return
-        positions = MetadataWrapper(original_node, unsafe_skip_copy=True).resolve(PositionProvider)
-        def line_of(node: cst.CSTNode) -> int:  # positions cost a pass: only files with findings pay it
-            return positions[node].start.line if node in positions else 0
-
+        # the lines come from the file's shared position table, which locates the findings next
         for item in pending:
-            self.report(item.node, item.build(line_of))
+            self.report(item.node, item.build(self.context.positions.line))
 
 
 class _ScopeAnalysis:
