@@ -57,7 +57,7 @@ def test_analysis_work_grows_linearly_with_the_file():
 def test_a_module_level_script_does_not_follow_every_earlier_cell_for_each_cell():
     # notebook cells exported to one module rebind the same names at module level; an eval region ran to
     # the end of the module past every `model = ...`, and each backward pass re-read the bound values of
-    # every earlier cell: 10 -> 40 cells made 10.9x the work. What is left above 4x is meaning: a name
+    # every earlier cell: 10 -> 40 cells made 10.9-11.5x the work. What is left above 4x is meaning: a name
     # bound in a module-level loop reaches every later use (the loop may run zero times)
     big_file = _generator()
 
