@@ -175,7 +175,7 @@ class ModeSwitches(cst.BatchableCSTVisitor):
 
     def _rebind(self, node: cst.CSTNode, target: cst.BaseExpression, value: Optional[cst.CSTNode]) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:  # `model, opt = build()`: each is rebound, to a value not known here
+            for element in target.elements:  # `model, opt = build()`: each is rebound, from the whole value
                 self._rebind(node, element.value, value)
             return
         spelled = dotted_name(target)
@@ -218,7 +218,8 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         """The statement puts another object where the switch's receiver was, in the switch's scope (not in a
         function or class defined there)."""
         return any(
-            rebinding.function is switch.function and rebinding.cls is switch.cls and rebinding.replaces(switch.receiver)
+            rebinding.function is switch.function and rebinding.cls is switch.cls
+            and rebinding.replaces(switch.receiver)
             for rebinding in self._rebound_at.get(id(node), ())
         )
 
