@@ -99,3 +99,54 @@ def test_a_switch_anywhere_in_a_chain_of_module_methods_is_the_chains_start():
     assert module.code_for_node(line).strip() == "net.eval().cpu()"
     # the region of the first eval stops at the chained switch back
     assert [module.code_for_node(s).strip() for s in modes.region(modes.switches[0])] == ["write(net, path)"]
+
+
+def test_a_rebinding_of_the_receiver_ends_its_eval_region():
+    module, modes = _modes(
+        """
+        import torch
+
+        model = torch.load("a.pt")
+        model.eval()
+        model = model.to("cuda")
+        scores = [model(x) for x in loader]
+        model.encoder = Encoder()
+        model = Net()
+        fresh = [model(x) for x in loader]
+
+        class Holder:
+            def run(self, loader):
+                self.net.eval()
+                def later():
+                    self.net = Net()
+                outs = [self.net(x) for x in loader]
+                self.net, other = build(), None
+                print(outs)
+        """
+    )
+    first, method = modes.switches
+    lines = [module.code_for_node(statement).strip().splitlines()[0] for statement in modes.region(first)]
+    # moved (the same module), a submodule replaced: still eval; `model = Net()` is another object
+    assert lines == ['model = model.to("cuda")', "scores = [model(x) for x in loader]", "model.encoder = Encoder()"]
+    lines = [module.code_for_node(statement).strip().splitlines()[0] for statement in modes.region(method)]
+    # a nested function's assignment runs later, elsewhere; the unpacking rebinds `self.net`
+    assert lines == ["def later():", "outs = [self.net(x) for x in loader]"]
+
+
+def test_the_mode_before_a_point_is_unknown_once_the_receiver_is_rebound():
+    module, modes = _modes(
+        """
+        def fit(model, loader):
+            model.train()
+            model = model.cuda()
+            step(model)
+            model = reload("best.pt")
+            validate(model)
+        """
+    )
+    train, = modes.switches
+    orders = sorted(rebinding.order for rebinding in modes.rebindings)
+    assert modes.mode_before("model", train.function, orders[1] - 1) == "train"
+    assert modes.mode_before("model", train.function, orders[1] + 1) is None
+    assert modes.rebound_between("model", train.function, train.order, orders[1] + 1)
+    assert not modes.rebound_between("model", train.function, train.order, orders[0] + 1)

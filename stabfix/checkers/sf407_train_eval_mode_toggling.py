@@ -8,7 +8,8 @@ functions). Two findings:
   calls `.eval()` on what it is passed and does not switch it back — and nothing in the loop switches it
   back (`model.train()`, `model.train(mode)`, in the loop or in a helper it calls). A module is trained
   when the file switches it to train mode somewhere or builds an optimizer from its parameters. Frozen
-  teachers, EMA and target networks are never trained and stay silent. Fix (unsafe): insert
+  teachers, EMA and target networks are never trained and stay silent, and so does a loop that rebinds
+  the module (`model = Net()` per fold: the next iteration trains a new one). Fix (unsafe): insert
   `model.train()` after the evaluation (after the helper call's line, or at the end of the direct eval's
   block) where that line is a plain statement of the loop.
 - *validation in train mode*: under `torch.no_grad()`, a loop over data (no backward in it) runs
@@ -104,6 +105,7 @@ class TrainEvalModeToggling(Checker):
             (node, receiver, after)
             for node, receiver, after in evals
             if self._trained(receiver) and not any(r == "" or owns(r, receiver) or owns(receiver, r) for r in restored)
+            and not modes.rebound_between(receiver, loop.function, loop.start, loop.end)  # a new module each iteration
         ]
 
     def _trained(self, receiver: str) -> bool:

@@ -61,6 +61,7 @@ class History:
         self._methods_by_class: Optional[dict[int, list[cst.FunctionDef]]] = None
         self._methods_indexed = -1  # how many returning functions `_methods_by_class` was built from
         self._differentiated: dict[tuple[int, frozenset[str]], bool] = {}
+        self._reads_of: dict[int, list[cst.BaseExpression]] = {}  # id(expr) -> `_reads(expr)`: see `_mentions`
 
     def mark_returned(self, function: cst.FunctionDef) -> None:
         """What a framework's training step returns is the loss the framework backpropagates (Lightning's
@@ -290,7 +291,11 @@ class History:
     def _mentions(self, expr: cst.CSTNode, spellings: set[str], depth: int = 0, seen: Optional[set] = None) -> bool:
         """Whether `expr`, or what a name in it was bound to (transitively), reads one of the spellings."""
         seen = set() if seen is None else seen
-        for node in _reads(expr):
+        # the same bound values are read again for every question (every backward pass, every spelling)
+        reads = self._reads_of.get(id(expr))
+        if reads is None:
+            reads = self._reads_of[id(expr)] = list(_reads(expr))
+        for node in reads:
             spelled = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
             if spelled in spellings:
                 return True

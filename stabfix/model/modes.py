@@ -9,7 +9,11 @@ or decorator). A switch anywhere in a chain of methods that return the module co
 traversal:
 
 - `region(switch)`: the statements that run in eval mode after an eval switch: the rest of its block
-  up to the statement that switches the same receiver (or an enclosing module) back to train mode;
+  up to the statement that switches the same receiver (or an enclosing module) back to train mode, or
+  rebinds it (`model = Net()`, `self.net = build()`, `for model in models:`) in the switch's own
+  scope: the new object is not the one switched to eval (a fresh module is in train mode, any other
+  value's mode is unknown). A rebinding whose value reads the receiver (`model = model.to(device)`,
+  `model = torch.compile(model)`) keeps it: the module it returns or wraps is the one in eval mode;
 - `scan(statements, receiver)`: what runs there: forward passes of the receiver (`model(x)`,
   `model.forward(x)`, a submodule `model.encoder(x)`) and whether each runs with autograd on, backward
   passes and optimizer steps, and code that asks for gradients (`requires_grad_`, `enable_grad`,
@@ -76,6 +80,21 @@ class Switch:
         return False
 
 
+@dataclass(eq=False)
+class Rebinding:
+    """An assignment to a dotted name (`model = ...`, `self.net = ...`, a `for`/`with`/walrus target)."""
+    target: str
+    value: Optional[cst.CSTNode]  # what is assigned (a `for`'s iterable); None when unknown
+    function: Optional[cst.FunctionDef]
+    cls: Optional[cst.ClassDef]
+    order: int
+
+    def replaces(self, receiver: str) -> bool:
+        """Whether it puts another object where `receiver` was: it assigns the receiver or a module it
+        belongs to (`model = ...` for `model.encoder`), from a value that does not read the receiver."""
+        return owns(self.target, receiver) and not (self.value is not None and _reads(self.value, receiver))
+
+
 @dataclass
 class RegionFacts:
     forwards: list[tuple[cst.Call, bool]] = field(default_factory=list)  # (call, autograd on)
@@ -101,6 +120,9 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         self._indexed = -1
         self._by_id: tuple[dict[int, list[Switch]], dict[int, list[Switch]]] = ({}, {})
         self._chains: dict[int, cst.Call] = {}  # inner calls of a method chain -> the whole chain
+        self.rebindings: list[Rebinding] = []
+        self._rebound_at: dict[int, list[Rebinding]] = {}  # id of each node of a rebinding's place -> it
+        self._rebound_in: dict[int, list[Rebinding]] = {}  # id of its function -> it
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -133,6 +155,40 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         self.switches.append(Switch(node, chain, receiver, to_eval, passed, self.steps.place(), function, cls,
                                     root if isinstance(root, cst.Name) else None, self.names, self.names.position))
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._rebind(node, target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._rebind(node, node.target, node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._rebind(node, node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._rebind(node, node.target, node.iter)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._rebind(node, node.asname.name, None)
+
+    def _rebind(self, node: cst.CSTNode, target: cst.BaseExpression, value: Optional[cst.CSTNode]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:  # `model, opt = build()`: each is rebound, from the whole value
+                self._rebind(node, element.value, value)
+            return
+        spelled = dotted_name(target)
+        if spelled is None:
+            return
+        rebinding = Rebinding(spelled, value, self.enclosing.innermost_function(), self.enclosing.innermost_class(),
+                              self.names.position)
+        self.rebindings.append(rebinding)
+        # indexed as it is found: "does this statement rebind the receiver" is asked for every statement of a region
+        for part in dict.fromkeys(id(part) for part in (*self.steps.place(), node)):
+            self._rebound_at.setdefault(part, []).append(rebinding)
+        self._rebound_in.setdefault(id(rebinding.function), []).append(rebinding)
+
     # -- queries -------------------------------------------------------------------------------------
     def statement_of(self, switch: Switch) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
         """The line that is the switch (or the chain it sits in) alone, and the block it sits in."""
@@ -149,7 +205,7 @@ class ModeSwitches(cst.BatchableCSTVisitor):
             return []
         region: list[cst.CSTNode] = []
         for statement in siblings[index + 1:]:
-            if self.restores(statement, switch.receiver):
+            if self.restores(statement, switch.receiver) or self.rebinds(statement, switch):
                 break
             region.append(statement)
         return region
@@ -157,6 +213,15 @@ class ModeSwitches(cst.BatchableCSTVisitor):
     def restores(self, node: cst.CSTNode, receiver: str) -> bool:
         """The statement switches `receiver` (or a module it belongs to) back to train mode."""
         return any(owns(other.receiver, receiver) for other in self._index()[1].get(id(node), ()))
+
+    def rebinds(self, node: cst.CSTNode, switch: Switch) -> bool:
+        """The statement puts another object where the switch's receiver was, in the switch's scope (not in a
+        function or class defined there)."""
+        return any(
+            rebinding.function is switch.function and rebinding.cls is switch.cls
+            and rebinding.replaces(switch.receiver)
+            for rebinding in self._rebound_at.get(id(node), ())
+        )
 
     def in_function(self, function: Optional[cst.FunctionDef]) -> list[Switch]:
         return list(self._index()[0].get(id(function), ()))
@@ -185,7 +250,16 @@ class ModeSwitches(cst.BatchableCSTVisitor):
                 last = switch
         if last is None or last.passed_mode:
             return None
+        if any(last.order < rebinding.order < order and rebinding.replaces(receiver)
+               for rebinding in self._rebound_in.get(id(function), ())):
+            return None  # another object since the switch: its mode is not the switch's
         return "eval" if last.to_eval else "train"
+
+    def rebound_between(self, receiver: str, function: Optional[cst.FunctionDef], start: int, end: int) -> bool:
+        """Whether `function` puts another object where `receiver` was between two orders (a loop's start and
+        end: each iteration then switches a new object, `model = Net()` at the top of a per-fold loop)."""
+        return any(start <= rebinding.order < end and rebinding.replaces(receiver)
+                   for rebinding in self._rebound_in.get(id(function), ()))
 
     def caller_spelling(self, call: cst.Call, helper: cst.FunctionDef, receiver: str) -> Optional[str]:
         """What a call of `helper` passes for the module the helper knows as `receiver`: `model` for
@@ -305,6 +379,27 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [name for element in target.elements for name in _target_names(element.value)]
     return []
+
+
+def _reads(value: cst.CSTNode, receiver: str) -> bool:
+    """The value reads the receiver or a part of it (`model.to(device)`, `compile(model)`, `model.encoder`)."""
+    found: list[bool] = []
+
+    class _Finder(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if found:
+                return False
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                spelled = dotted_name(node)
+                if spelled is not None and owns(receiver, spelled):
+                    found.append(True)
+                if isinstance(node, cst.Attribute):
+                    visit_readonly(node.value, self)  # not its attribute's name: `build().model` does not read `model`
+                    return False
+            return True
+
+    visit_readonly(value, _Finder())
+    return bool(found)
 
 
 def in_harness(function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef] = None) -> bool:

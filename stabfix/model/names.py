@@ -139,6 +139,10 @@ class Names(cst.BatchableCSTVisitor):
         self._methods: list[tuple[cst.ClassDef, str]] = []  # (class, self parameter) per open method
         self._order = 0
         self._index_stamp = -1
+        # id(use) -> ((its scope, how many bindings of its name it had), the ones reaching it): `reaching` is asked
+        # again for the same use by every query that follows a value back (in a script whose cells
+        # rebind the same names, once per earlier cell), and each answer scans all of the name's bindings
+        self._reaching: dict[int, tuple[tuple[int, int], list[Binding]]] = {}
         self._index: tuple[dict[int, list[Binding]], dict[int, list[Binding]], dict[str, list[int]]] = ({}, {}, {})
 
     # -- queries ---------------------------------------------------------------------------------------
@@ -167,7 +171,12 @@ class Names(cst.BatchableCSTVisitor):
         bindings = scope.bindings.get(name.value, [])
         if scope is not use.scope:
             return bindings  # a closure or global: any of them, whenever it is called
-        return _reaching_use(bindings, use)
+        stamp = (id(scope), len(bindings))  # bindings are only added, in source order
+        known = self._reaching.get(id(name))
+        if known is None or known[0] != stamp:
+            known = (stamp, _reaching_use(bindings, use))
+            self._reaching[id(name)] = known
+        return list(known[1])
 
     def single_value(self, name: cst.Name) -> Optional[cst.BaseExpression]:
         """The value a use holds when exactly one binding with a visible value reaches it."""
