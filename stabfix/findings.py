@@ -58,6 +58,8 @@ class FileError:
     message: str
     # A fatal error (missing path, bad config) makes the run exit 2 instead of 1.
     fatal: bool = False
+    # Only some rules failed on the file; every other rule's findings were reported.
+    partial: bool = False
 
 
 @dataclass

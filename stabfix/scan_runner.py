@@ -140,7 +140,7 @@ def _with_rule_failures(result: FileResult, *analyses: Analysis) -> FileResult:
     other rule's are kept (and a result with an error is never cached)."""
     message = failures_message([failure for analysis in analyses for failure in analysis.failures])
     if message is not None:
-        result.error = FileError(result.path, message)
+        result.error = FileError(result.path, message, partial=True)
     return result
 
 

@@ -88,6 +88,9 @@ def test_the_file_error_names_the_rule_and_the_findings_are_reported(tmp_path, m
     assert result.error.message == "SF106 internal error (KeyError: 'boom'); please report it"
     text = Text.from_markup(render_text(RunResult([result]), 1)).plain
     assert "SF107" in text and "train.py: error: SF106 internal error (KeyError: 'boom')" in text
+    # the other rules did analyse the file: the summary must not say it could not be
+    assert "1 path was analysed only in part (a rule failed on it)." in text
+    assert "could not be analysed" not in text
 
 
 def test_apply_still_applies_the_other_rules_fixes(tmp_path, monkeypatch):

@@ -114,6 +114,10 @@ def _summary_line(run: RunResult, files_scanned: int, mode: str) -> str:
             parts.append(f"{safe} fixable with `stabfix apply`.")
         if unsafe:
             parts.append(f"{unsafe} more with `--unsafe-fixes`.")
-    if run.errors:
-        parts.append(f"{len(run.errors)} path{'s' if len(run.errors) != 1 else ''} could not be analysed.")
+    whole = [error for error in run.errors if not error.partial]
+    if whole:
+        parts.append(f"{len(whole)} path{'s' if len(whole) != 1 else ''} could not be analysed.")
+    if len(whole) < len(run.errors):
+        partly = len(run.errors) - len(whole)
+        parts.append(f"{partly} path{'s were' if partly != 1 else ' was'} analysed only in part (a rule failed on it).")
     return " ".join(parts)
