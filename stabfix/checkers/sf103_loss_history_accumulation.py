@@ -40,7 +40,6 @@ class _Site:
     node: cst.CSTNode  # the statement expression (AugAssign, Assign) or the append call
     holder: cst.BaseExpression  # what keeps the value: `total`, `logs["loss"]`, `self.losses`
     value: cst.BaseExpression  # what is added or stored
-    kind: str  # "sum" | "append"
     function: Optional[cst.FunctionDef]
     cls: Optional[cst.ClassDef]
     loops: tuple[tuple[cst.CSTNode, int], ...]  # enclosing loops of the function, with their start order
@@ -78,14 +77,14 @@ class LossHistoryAccumulation(Checker):
 
     visit_While, leave_While = visit_For, leave_For
 
-    def _record(self, node, holder, value, kind) -> None:
+    def _record(self, node, holder, value) -> None:
         function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
-        self.sites.append(_Site(node, holder, value, kind, function, cls, tuple(self._loops[-1]),
+        self.sites.append(_Site(node, holder, value, function, cls, tuple(self._loops[-1]),
                                 self.model.steps.frames(), self.names.position))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:  # `losses += (l,)` concatenates: not a sum
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and not isinstance(node.value, (cst.Tuple, cst.List)):
-            self._record(node, node.target, node.value, "sum")
+            self._record(node, node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -93,9 +92,9 @@ class LossHistoryAccumulation(Checker):
             return
         target = code_for(node.targets[0].target)
         if code_for(value.left) == target:
-            self._record(node, node.targets[0].target, value.right, "sum")
+            self._record(node, node.targets[0].target, value.right)
         elif code_for(value.right) == target:
-            self._record(node, node.targets[0].target, value.left, "sum")
+            self._record(node, node.targets[0].target, value.left)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:  # resets: `self.loss = 0` at each iteration's top
         spelled = [dotted_name(target.target) for target in original_node.targets]
@@ -110,7 +109,7 @@ class LossHistoryAccumulation(Checker):
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
             index = _APPENDS[func.attr.value]
             if len(positional) == index + 1:
-                self._record(node, func.value, positional[index], "append")
+                self._record(node, func.value, positional[index])
 
     # -- decision --------------------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
