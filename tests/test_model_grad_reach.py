@@ -38,6 +38,7 @@ HEADER = "import torch\nimport numpy as np\nimport torch.nn.functional as F\nfro
         "for name, batch in batches.items():\n    model(batch).float().mean()",
         "model.to('cpu')\nstate = model.state_dict()",
         "return top1(model(x), y)",
+        "with torch.autograd.no_grad():\n    model(x)",
     ],
 )
 def test_code_that_cannot_differentiate(body):
@@ -58,6 +59,10 @@ def test_code_that_cannot_differentiate(body):
         ("x_adv = attack.perturb(x, y)", "`attack.perturb(...)` runs code this file cannot see into"),
         ("loss = criterion(model(x), y)", "`criterion(...)` runs code this file cannot see into"),
         ("return fgsm(model, x, y)", "`fgsm(...)` runs code where"),
+        # builtins that call what they are given, and a tensor method's name on an object of unknown type
+        ("outs = list(map(fgsm_step, [x]))", "`map(...)` runs code this file cannot see into"),
+        ("best = max([x], key=fgsm_step)", "`max(...)` calls the function it is given"),
+        ("x_adv = attack.sum(model, x)", "`attack.sum(...)` runs code this file cannot see into"),
     ],
 )
 def test_code_that_may_differentiate(body, reason):

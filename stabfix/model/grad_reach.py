@@ -24,7 +24,7 @@ import libcst as cst
 
 from stabfix.model.gradient_use import asks_for_grad
 from stabfix.model.imports import dotted_name
-from stabfix.model.names import Names
+from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.syntax import code_of
 from stabfix.model.traversal import visit_readonly
 
@@ -34,9 +34,9 @@ _UNABLE_TO_DIFFERENTIATE = ("torch.", "numpy.", "math.", "statistics.", "random.
                             "tqdm.", "os.", "json.", "itertools.", "functools.", "collections.", "operator.")
 _BUILTINS = frozenset({
     "print", "len", "range", "enumerate", "zip", "sum", "min", "max", "abs", "round", "float", "int", "bool", "str",
-    "list", "tuple", "dict", "set", "sorted", "reversed", "isinstance", "getattr", "hasattr", "any", "all", "map",
-    "filter", "iter", "next", "repr", "format", "type", "divmod", "pow",
-})
+    "list", "tuple", "dict", "set", "sorted", "reversed", "isinstance", "getattr", "hasattr", "any", "all", "iter",
+    "next", "repr", "format", "type", "divmod", "pow",
+})  # not `map`/`filter`: they call the function they are given
 _GRAD_METHODS = frozenset({"backward", "retain_grad", "register_hook", "requires_grad_"})
 # methods of torch tensors that cannot reach autograd (the differentiating ones are in _GRAD_METHODS)
 _TENSOR_METHODS = frozenset({
@@ -46,10 +46,10 @@ _TENSOR_METHODS = frozenset({
     "argmin", "max", "min", "sum", "mean", "std", "var", "norm", "abs", "exp", "log", "sqrt", "pow", "clamp",
     "clamp_min", "clamp_max", "softmax", "log_softmax", "sigmoid", "tanh", "relu", "round", "floor", "ceil", "eq",
     "ne", "gt", "ge", "lt", "le", "all", "any", "topk", "sort", "argsort", "gather", "masked_fill", "masked_select",
-    "chunk", "split", "add", "sub", "mul", "div", "neg", "sign", "nonzero", "cumsum", "prod", "logsumexp", "float_",
+    "chunk", "split", "add", "sub", "mul", "div", "neg", "sign", "nonzero", "cumsum", "prod", "logsumexp",
     "add_", "sub_", "mul_", "div_", "copy_", "fill_", "zero_", "index_select", "narrow", "unbind", "tile", "isnan",
     "isinf", "isfinite", "nan_to_num", "where", "matmul", "mm", "bmm", "t", "pin_memory", "new_zeros", "new_ones",
-    "new_full", "new_tensor", "sub_", "count_nonzero", "unique", "bincount", "to_dense",
+    "new_full", "new_tensor", "count_nonzero", "unique", "bincount", "to_dense",
 })
 # methods of Python containers and strings
 _DATA_METHODS = frozenset({
@@ -98,7 +98,7 @@ class GradReach:
             return f"{spelled} asks for gradients"
         if self.is_update(call) or method in _GRAD_METHODS and method != "requires_grad_":
             return f"{spelled} differentiates"
-        if qualified.startswith(_DIFFERENTIATING_TORCH):
+        if qualified.startswith(_DIFFERENTIATING_TORCH) and qualified not in GRAD_OFF_CONTEXTS:
             return f"{spelled} uses autograd"
         if id(call) in allowed:
             return None
@@ -115,27 +115,29 @@ class GradReach:
         if qualified:
             return None if qualified.startswith(_UNABLE_TO_DIFFERENTIATE) else f"{spelled} runs code this file cannot see into"
         if isinstance(func, cst.Name) and func.value in _BUILTINS and not self.names.bindings_of(func):
-            return None
+            # `sorted(xs, key=f)`, `max(xs, key=f)` call `f`
+            return None if not any(arg.keyword is not None and arg.keyword.value == "key" for arg in call.args) \
+                else f"{spelled} calls the function it is given"
         if self.is_module_call(func):
             return None  # a forward of a torch module of this file
-        if method is not None and self._harmless_method(func, method, receiver):
+        if method is not None and self._harmless_method(call, func, method, receiver):
             return None
         return f"{spelled} runs code this file cannot see into"
 
-    def _harmless_method(self, func: cst.Attribute, method: str, receiver: Optional[str]) -> bool:
+    def _harmless_method(self, call: cst.Call, func: cst.Attribute, method: str, receiver: Optional[str]) -> bool:
         owner = dotted_name(func.value)
         if receiver is not None and owner is not None and (owner == receiver or owner.startswith(receiver + ".")):
             if method in _MODULE_METHODS:
                 return True
-        if method in _LOG_METHODS or method in _DATA_METHODS:
+        if method in _LOG_METHODS:
             return True
-        if method in _TENSOR_METHODS:
-            return True
-        if self.values is not None:
-            value = self.values.value_of(func.value)
-            if value.tensor or value.model_output or value.batch or value.not_tensor:
-                return method not in _GRAD_METHODS
-        return False
+        value = self.values.value_of(func.value) if self.values is not None else None
+        if value is None or not (value.tensor or value.model_output or value.batch or value.not_tensor):
+            # an object of unknown type: a tensor's or a list's method name says nothing of what it runs
+            # (`attack.sum(model, x)`) unless nothing but plain data goes in
+            known = method in _TENSOR_METHODS or method in _DATA_METHODS
+            return known and not any(isinstance(arg.value, (cst.Name, cst.Attribute, cst.Call)) for arg in call.args)
+        return method not in _GRAD_METHODS
 
 
 class _Finder(cst.CSTVisitor):
