@@ -95,6 +95,11 @@ def test_numbers_suffice_for_arithmetic_comparisons_and_formatting_with_a_spec()
     assert _tail("history = [float(running_loss)]") == [NUMBER]
 
 
+def test_a_builtin_name_the_file_redefines_is_the_files_function():
+    source = LOOP.replace("{tail}", "return float(sum(running_loss))") + "\n    def sum(value):\n        value.backward()\n"
+    assert _needs(source, "running_loss += loss") != [NUMBER]
+
+
 def test_the_text_of_a_tensor_shows_its_graph():
     assert _tail("print(running_loss / len(loader))") == [GRAPH]
     assert _tail("print(f'{running_loss}')") == [GRAPH]

@@ -85,12 +85,26 @@ class TorchLoadWithoutMapLocation(Checker):
             node = destination.node
             if destination.kind == "adopt":
                 return f"`{code_of(node, 60)}` takes the loaded tensors as they are, on the device they load to"
+            if destination.kind == "restore" and self._own_restore(node):
+                return f"`{code_of(node, 60)}` is this file's own method, which may keep the tensors as they are"
             if destination.kind == "move" and _is_to(node) and to_call_target(node, qualify)[0] == "dtype":
                 return f"`{code_of(node, 60)}` only casts: the tensors stay on the device they load to"
             if destination.kind == "other" and not _to_number(node, self.names):
                 what = f"`{node.name.value}` (a parameter) receives" if isinstance(node, cst.Param) else f"`{code_of(node, 60)}` uses"
                 return f"{what} loaded entries as they are, on the device they load to"
         return None
+
+    def _own_restore(self, call: cst.CSTNode) -> bool:
+        """`ema.load_state_dict(sd)` where `ema` is an instance of a class of this file that defines its own
+        `load_state_dict` (it may store the dict, not copy it into parameters)."""
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            return False
+        callee = self.names.callable_of(call.func.value)
+        if callee is None:
+            return False
+        owner = callee.module_class or (callee.node if isinstance(callee.node, cst.ClassDef) else None)
+        body = owner.body.body if owner is not None and isinstance(owner.body, cst.IndentedBlock) else ()
+        return any(isinstance(item, cst.FunctionDef) and item.name.value == call.func.attr.value for item in body)
 
     def _message(self, call: cst.Call, which: str, consumer: Destination, fixable: bool) -> str:
         what = code_of(call, 50)

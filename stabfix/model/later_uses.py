@@ -273,7 +273,7 @@ class LaterUses(cst.BatchableCSTVisitor):
         qualified = self.names.qualify(func) or ""
         if qualified in _GRAPH_FUNCTIONS:
             return GRAPH, call
-        if isinstance(func, cst.Name) and not qualified:
+        if isinstance(func, cst.Name) and not qualified and not self.names.bindings_of(func):
             if func.value in _PLAIN_BUILTINS or func.value == "format" and len(call.args) > 1:
                 return NUMBER, call
             if func.value in _TEXT_BUILTINS:
@@ -287,7 +287,9 @@ class LaterUses(cst.BatchableCSTVisitor):
             return (need if _RANK[need] > _RANK[TENSOR] else TENSOR), consumer
         receiver = func.value if isinstance(func, cst.Attribute) else None
         if isinstance(receiver, cst.Name) and receiver.value in LOG_RECEIVER_NAMES and not qualified.startswith("torch"):
-            return GRAPH, call  # `logger.info(...)`: formats what it is given, `grad_fn=` and all
+            # `logger.info(...)` formats what it is given, `grad_fn=` and all; only the wording hangs on the
+            # name: an unseen call makes the fix unsafe just the same
+            return GRAPH, call
         return UNSEEN, call
 
     def _bound_need(self, target: cst.BaseExpression, statement: cst.CSTNode, depth: int,

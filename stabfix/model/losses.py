@@ -28,7 +28,7 @@ from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import visit_readonly
 from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
-from stabfix.model.names import Names, Scope
+from stabfix.model.names import Names
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
@@ -420,15 +420,6 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(expr, cst.Attribute):
         expr = expr.value
     return expr
-
-
-def inside(scope: Scope | None, node: cst.CSTNode) -> bool:
-    """The scope is `node`'s own or nested in it."""
-    while scope is not None:
-        if scope.node is node:
-            return True
-        scope = scope.parent
-    return False
 
 
 def _first_parameter(node: cst.FunctionDef) -> str:
