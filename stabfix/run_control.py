@@ -51,6 +51,7 @@ class SignalGuard:
         if self._pending is None:
             self._pending = signum
         if not self._holding:
+            self._holding = True  # a second Ctrl-C while the first one unwinds is noted, not raised again
             raise Stopped(signum)
 
     @contextmanager

@@ -182,16 +182,30 @@ def _copy_into(target: Path, original: bytes, data: bytes) -> None:
     """Write data into target's own inode (hard links, owner kept); the old bytes wait in a backup file until
     the new ones are on disk, so a crash half-way leaves the user's content recoverable next to the file."""
     backup_name = _backup(target, original)
-    try:
-        with open(target, "r+b") as handle:
+    with open(target, "r+b") as handle:
+        try:
             _unchanged(handle.read(MAX_FILE_BYTES + 1), original)
-            handle.seek(0)
-            handle.write(data)
-            handle.truncate()
-            handle.flush()
-            os.fsync(handle.fileno())
-    finally:
-        Path(backup_name).unlink(missing_ok=True)
+        except BaseException:
+            Path(backup_name).unlink(missing_ok=True)  # nothing was written
+            raise
+        try:
+            _overwrite(handle, data)
+        except BaseException as error:
+            try:
+                _overwrite(handle, original)  # a write that failed half-way (disk full, size limit): undo it
+            except OSError:
+                raise SourceError(f"cannot rewrite ({error}); the original content is kept in {backup_name}") from None
+            Path(backup_name).unlink(missing_ok=True)
+            raise
+    Path(backup_name).unlink(missing_ok=True)
+
+
+def _overwrite(handle, data: bytes) -> None:
+    handle.seek(0)
+    handle.write(data)
+    handle.truncate()
+    handle.flush()
+    os.fsync(handle.fileno())
 
 
 def _backup(target: Path, original: bytes) -> str:

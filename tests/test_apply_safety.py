@@ -101,6 +101,31 @@ def test_hard_links_stay_one_file(tmp_path, run_cli):
     assert sorted(os.listdir(original.parent)) == ["train.py"]  # no backup left behind
 
 
+def test_an_in_place_write_that_fails_half_way_puts_the_original_back(tmp_path, monkeypatch):
+    # a hard-linked file is written into its own inode; the disk fills up after part of the new content
+    from stabfix import source
+
+    original = write(tmp_path, "project/train.py", SF101_SOURCE)
+    os.link(original, tmp_path / "backup_of_train.py")
+    real_overwrite = source._overwrite
+    attempts = []
+
+    def disk_full_on_the_first_write(handle, data):
+        attempts.append(data)
+        if len(attempts) == 1:
+            handle.seek(0)
+            handle.write(data[:10])  # what a write cut short leaves
+            raise OSError(28, "No space left on device")
+        real_overwrite(handle, data)
+
+    monkeypatch.setattr(source, "_overwrite", disk_full_on_the_first_write)
+    result = CliRunner().invoke(app, ["apply", str(original)])
+    assert result.exit_code == 1, result.output
+    assert "No space left on device" in result.output
+    assert original.read_text() == SF101_SOURCE  # the user's content, whole
+    assert sorted(os.listdir(original.parent)) == ["train.py"]  # and no backup left behind
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file away")
 def test_owner_group_and_mode_are_kept(tmp_path, run_cli):
     target = write(tmp_path, "train.py", SF101_SOURCE)
