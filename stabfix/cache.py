@@ -15,9 +15,9 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
+from typing import get_type_hints
 
 from stabfix.catalog import CODE_PATTERN, SAFETIES, SEVERITIES, rules_dir
 from stabfix.findings import Finding
@@ -56,8 +56,8 @@ def producer_digest() -> str:
     return code_digest(Path(__file__).resolve().parent, rules_dir())
 
 
-_FIELDS = {item.name: item.type for item in fields(Finding)}
-_INTEGERS = {name for name, kind in _FIELDS.items() if kind == "int"}
+_FIELDS = get_type_hints(Finding)
+_INTEGERS = {name for name, kind in _FIELDS.items() if kind is int}
 
 
 def _well_formed(entry: object) -> bool:

@@ -84,7 +84,7 @@ def _read_table(path: Path) -> dict[str, Any]:
     if path.suffix == ".toml":
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
             raise ConfigError(f"{path}: malformed TOML: {exc}") from None
         table = data.get("tool", {}).get("stabfix", {})
     else:

@@ -170,7 +170,8 @@ def _commit(outcome: TaskOutcome, written: list[str]) -> None:
     try:
         replace_content(Path(pending.path), pending.original, pending.data)
     except SourceError as exc:
-        result.error = FileError(result.path, str(exc))
+        earlier = f"; {result.error.message}" if result.error is not None else ""  # a rule that failed on it
+        result.error = FileError(result.path, f"{exc}{earlier}")
         result.findings = pending.unwritten_findings
         result.fixes_applied = 0
     else:

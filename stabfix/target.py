@@ -148,7 +148,7 @@ class TorchTargets:
             return []
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:  # RecursionError: thousands of nested arrays
             self._warn(f"{_shown(path)}: cannot read TOML ({exc}); its torch requirement is ignored")
             return []
         project = _table(data, "project")

@@ -150,6 +150,14 @@ def test_published_metadata_of_an_sdist_or_an_unpacked_wheel(tmp_path):
     assert target_of(tmp_path / "sdist", "p/train.py")[0].version == (2, 2)
 
 
+def test_a_pyproject_nested_past_the_parsers_recursion_is_warned_and_ignored(tmp_path):
+    write(tmp_path, "pyproject.toml", "x = " + "[" * 5000 + "]" * 5000 + "\n")
+    write(tmp_path, "requirements.txt", "torch>=1.13\n")
+    target, warnings = target_of(tmp_path)
+    assert target.version == (1, 13)
+    assert any("pyproject.toml" in warning for warning in warnings)
+
+
 def test_literal_setup_py_including_a_named_list(tmp_path):
     write(tmp_path, "setup.py", textwrap.dedent(
         """\
