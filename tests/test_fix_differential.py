@@ -22,7 +22,9 @@ CASES = [pytest.param(code, index, example, id=f"{code}-bad-{index}") for code, 
 def test_fix_keeps_what_it_claims_in_three_dtypes(code, index, example):
     verdict = judge_example(code, index, example)
     if verdict.status == "not-runnable":
-        pytest.skip(f"not runnable on CPU: {verdict.reason}")
+        # a fix called safe must have run before and after: give its example a `run:` driver
+        assert verdict.safety != "safe", f"a safe fix that never ran: {verdict.reason}"
+        pytest.skip(f"not runnable on CPU (an unsafe fix): {verdict.reason}")
     if verdict.status == "same-program":
         return
     assert set(verdict.differences) == set(DTYPES), "every dtype ran"
