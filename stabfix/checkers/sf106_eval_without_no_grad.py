@@ -32,7 +32,7 @@ LIGHTNING_NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_st
 class EvalWithoutNoGrad(Checker):
     code = "SF106"
     tokens = (".eval()", ".train(False)")
-    needs = ("modes", "history", "events")
+    needs = ("modes", "history", "events", "summaries")
     _torch: Optional[str] = None  # the fixes' spelling of `torch`, found once per file
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -59,20 +59,8 @@ class EvalWithoutNoGrad(Checker):
         return function is not None and function.name.value in LIGHTNING_NO_GRAD_HOOKS
 
     def _only_called_without_grad(self, function: Optional[cst.FunctionDef]) -> bool:
-        """Every call of the function in this file runs where autograd is off."""
-        if function is None:
-            return False
-        calls = self.model.events.calls_of(function.name.value)
-        if not calls:
-            return False
-        uses = self.model.names.uses
-        for event in calls:
-            func = event.node.func
-            root = func.value if isinstance(func, cst.Attribute) else func
-            use = uses.get(root) if isinstance(root, cst.Name) else None
-            if use is None or not use.grad_off:
-                return False
-        return True
+        """Every call of the function in this file runs where autograd is off (callers of callers too)."""
+        return self.model.summaries.always_called_without_grad(function)
 
     def _message(self, switch: Switch, forward: cst.Call) -> str:
         where = f" in `{switch.function.name.value}()`" if switch.function is not None else ""

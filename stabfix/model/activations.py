@@ -23,7 +23,7 @@ unknown is never a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -78,6 +78,8 @@ class Activations:
     def __init__(self, imports: ImportTracker, names: Names) -> None:
         self.imports = imports
         self.names = names
+        # what a call of a function of the file returns (set by the `summaries` part when it is built)
+        self.call_activation: Optional[Callable[[cst.Call], Optional[str]]] = None
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         """What a name or attribute chain stands for through the imports, honouring local shadowing."""
@@ -111,6 +113,10 @@ class Activations:
             if inner is not None and inner.kind == "softmax":
                 return Activation("log_softmax", expr, via=inner.via)
             return None
+        if self.call_activation is not None:
+            returned = self.call_activation(expr)  # `probabilities(model(x))`, `self.predict(x)`
+            if returned is not None:
+                return Activation(returned, expr, via=f"returned by `{_callee_text(expr.func)}()`")
         return self._of_module_call(expr, depth)
 
     def _activation_call(self, call: cst.Call) -> Optional[tuple[str, Optional[cst.BaseExpression]]]:
@@ -222,3 +228,7 @@ class Activations:
         if not params or params[0].name.value != receiver.value:
             return None
         return parent.node  # type: ignore[return-value]
+
+
+def _callee_text(func: cst.BaseExpression) -> str:
+    return cst.Module(body=[]).code_for_node(func)
