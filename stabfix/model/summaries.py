@@ -216,6 +216,11 @@ class Summaries:
         (`x, y = prepare(batch)`: element 1 of `prepare`'s summary)."""
         return self._facts(expr, 0)
 
+    def returned_to(self, name: cst.Name) -> Optional[ValueFacts]:
+        """What a name holds when every binding reaching it is a same-file call's result (or an element of
+        it, unpacked); None when some binding is anything else."""
+        return self._through_unpacking(name, 0)
+
     def effects_at(self, call: cst.Call) -> list[Effect]:
         """The effects of the function a call runs, spelled as the caller spells them (`evaluate(net)`
         switching its parameter `model` to eval switches `net`)."""
