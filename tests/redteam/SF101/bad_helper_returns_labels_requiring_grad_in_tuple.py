@@ -1,3 +1,4 @@
+"""A batch helper returns its labels made to require grad inside the returned tuple."""
 import torch
 import torch.nn as nn
 

@@ -1,3 +1,4 @@
+"""Labels made to require grad in a loader helper, returned through a second helper."""
 import torch
 import torch.nn as nn
 

@@ -1,3 +1,4 @@
+"""The caller reads the gradient of the labels the helper made to require grad."""
 import torch
 import torch.nn as nn
 

@@ -1,3 +1,4 @@
+"""The helper makes the inputs require grad for an adversarial step, not the labels."""
 import torch
 import torch.nn as nn
 

@@ -1,3 +1,4 @@
+"""An evaluation helper reached through another helper, one call site outside no_grad."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""An evaluation helper reached through another helper only under no_grad."""
 import torch
 
 

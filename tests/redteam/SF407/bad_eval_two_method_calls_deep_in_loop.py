@@ -1,3 +1,4 @@
+"""The epoch loop calls a method that calls an evaluation method leaving eval mode on."""
 import torch
 
 

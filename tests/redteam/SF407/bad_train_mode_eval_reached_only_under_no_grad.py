@@ -1,3 +1,4 @@
+"""A function that sets train mode runs only under the callers' no_grad: an evaluation in train mode."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""The evaluation method two calls down switches the model back to train mode."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""The train-mode function is also called with autograd on: maybe a training pass."""
 import torch
 
 

@@ -1,3 +1,4 @@
+"""A log-softmax helper two calls deep feeds NLLLoss, as it expects."""
 import torch.nn as nn
 import torch.nn.functional as F
 
