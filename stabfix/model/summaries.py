@@ -192,8 +192,10 @@ class Summaries:
         if callee is not None and callee.kind == "function" and isinstance(callee.node, cst.FunctionDef):
             if callee.module_class is None:
                 return self.of(callee.node)
-        if callee is not None and callee.kind == "class" and isinstance(callee.node, cst.ClassDef):
-            return self.of_class(callee.node)
+        built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
+        owner = built.module_class or built.node if built is not None and built.kind in ("function", "class") else None
+        if isinstance(owner, cst.ClassDef):  # `Net()`: constructing a class of this file
+            return self.of_class(owner)
         qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
         return self.foreign(qualified) if qualified else None
 
@@ -207,7 +209,8 @@ class Summaries:
         summary = self.of_call(call)
         if not isinstance(summary, FunctionSummary) or not summary.returns or summary.return_depth >= MAX_DEPTH:
             return None
-        if self._stack:
+        recursive = any(frame.function is self.names.definition_of(call) for frame in self._stack)
+        if self._stack and not recursive:  # a call back into the cycle adds no level: the fixpoint settles
             self._stack[-1].depth = max(self._stack[-1].depth, summary.return_depth + 1)
         return summary.returns
 
