@@ -253,3 +253,37 @@ def test_foreign_calls_ask_the_hook():
     summaries.foreign = foreign
     assert summaries.of_call(_calls(module, "prepare")[0]) is known
     assert asked == ["helpers.data.prepare"]
+
+
+def test_what_every_call_passes_for_a_parameter():
+    module, summaries, defs = _summaries(
+        """
+        import torch.nn as nn
+
+        def build():
+            return nn.Sequential(nn.Linear(4, 2), nn.Softmax(dim=1))
+
+        def fit(model, loader, epochs=3):
+            for x in loader:
+                model(x)
+
+        def run(loader, hook):
+            fit(build(), loader)
+            fit(model=nn.Linear(4, 2), loader=loader, epochs=1)
+
+        def later(model):
+            return model
+
+        callbacks = [later]
+        """
+    )
+    def param(function, name):
+        return next(b for b in summaries.names.scopes[defs[function]].bindings[name] if b.kind == "param")
+
+    code = lambda nodes: [cst.Module(body=[]).code_for_node(node) for node in nodes]  # noqa: E731
+    assert code(summaries.passed_for(param("fit", "model"))) == ["build()", "nn.Linear(4, 2)"]
+    assert code(summaries.passed_for(param("fit", "epochs"))) == ["3", "1"]  # the default where a call leaves it out
+    assert summaries.passed_for(param("later", "model")) is None  # handed out as a callback: calls out of sight
+    assert summaries.passed_for(param("run", "hook")) is None  # never called in the file
+    fit_input = _calls(module, "model")[0]
+    assert summaries.activations.of(fit_input) is None  # one call passes a softmax model, the other raw scores

@@ -28,7 +28,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from stabfix.model.imports import ImportTracker
-from stabfix.model.names import Names
+from stabfix.model.names import Binding, Names
 
 _FUNCTIONS = {
     "torch.softmax": "softmax",
@@ -80,6 +80,10 @@ class Activations:
         self.names = names
         # what a call of a function of the file returns (set by the `summaries` part when it is built)
         self.call_activation: Optional[Callable[[cst.Call], Optional[str]]] = None
+        # what every call of the file passes for a parameter, and what a factory function of the file returns
+        # (`train(build_model(), ...)`); both set by the `summaries` part, None: not followed
+        self.parameter_values: Optional[Callable[[Binding], Optional[list[cst.BaseExpression]]]] = None
+        self.returned_values: Optional[Callable[[cst.Call], Optional[list[cst.BaseExpression]]]] = None
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         """What a name or attribute chain stands for through the imports, honouring local shadowing."""
@@ -134,6 +138,7 @@ class Activations:
         the loss gets that kind)."""
         bindings = self.names.reaching(name)
         found = [self._of(b.bound_value, depth + 1) for b in bindings if b.bound_value is not None]
+        found += [self._agreed([self._of(v, depth + 1) for v in passed]) for passed in self._passed(bindings)]
         known = [item for item in found if item is not None]
         if not known or len({item.kind for item in known}) != 1:
             return None
@@ -167,6 +172,9 @@ class Activations:
         if qualified in _SEQUENTIAL:
             layers = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
             return self._of_module_value(layers[-1], depth + 1) if layers else None
+        returned = self.returned_values(value) if qualified is None and self.returned_values else None
+        if returned:  # `build_model()` of this file: the modules it returns
+            return self._agreed([self._of_module_value(item, depth + 1) for item in returned])
         if qualified is None and isinstance(value.func, cst.Name):
             return self._of_model_class(value.func, depth)
         return None
@@ -198,8 +206,25 @@ class Activations:
             bindings = self.names.attribute_reaching(owner, func.attr.value, func.value) if owner is not None else []
         else:
             return []
-        values = [b.bound_value for b in bindings]
+        values = [b.bound_value for b in bindings if b.kind != "param"] + [v for vs in self._passed(bindings) for v in vs]
+        if any(b.kind == "param" for b in bindings) and not self._passed(bindings):
+            return []
         return [] if not values or any(v is None for v in values) else values  # type: ignore[return-value]
+
+    def _passed(self, bindings: list[Binding]) -> list[list[cst.BaseExpression]]:
+        """For each parameter binding, what every call of its function in the file passes (when all are known)."""
+        found = []
+        for binding in bindings:
+            passed = self.parameter_values(binding) if binding.kind == "param" and self.parameter_values else None
+            if passed:
+                found.append(passed)
+        return found
+
+    @staticmethod
+    def _agreed(found: list[Optional[Activation]]) -> Optional[Activation]:
+        if not found or any(item is None for item in found) or len({item.kind for item in found}) != 1:  # type: ignore[union-attr]
+            return None
+        return found[0]
 
     def _peel_shape(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         """`out.view(-1, C).float()[:, 0]` -> `out`."""

@@ -44,7 +44,7 @@ from stabfix.model.gradient_use import is_requires_grad_call, requires_grad_keyw
 from stabfix.model.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.modes import ModeSwitches, owns
-from stabfix.model.names import Names
+from stabfix.model.names import Binding, Names
 from stabfix.model.traversal import visit_readonly
 from stabfix.model.values import Values
 
@@ -148,6 +148,9 @@ class Summaries:
         self._grad_off_scopes: Optional[set[int]] = None
         self._without_grad: dict[cst.FunctionDef, bool] = {}
         activations.call_activation = self._activation_of_call  # a helper's softmax reaches its callers' losses
+        activations.parameter_values = self.passed_for  # a model handed to a training routine
+        activations.returned_values = self._returned_values  # a model built by a factory function
+        self._escaping: Optional[set[str]] = None
 
     # -- queries -----------------------------------------------------------------------------------
     def of(self, function: cst.FunctionDef) -> FunctionSummary:
@@ -233,6 +236,30 @@ class Summaries:
         return [replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
                         via=(summary.name, *effect.via))
                 for effect in summary.effects if effect.depth + 1 <= MAX_DEPTH]
+
+    def passed_for(self, parameter: Binding) -> Optional[list[cst.BaseExpression]]:
+        """What the calls of the file pass for a parameter (its default where one leaves it out): one value per
+        call, or None when some call cannot be tied to the function or hides what it passes (`*args`), when
+        the function is used other than by calling it (a callback), or when nothing calls it."""
+        function = parameter.scope.node
+        if parameter.kind != "param" or not isinstance(function, cst.FunctionDef) or self._escapes(function):
+            return None
+        summary = self._empty(function)
+        if parameter.name == summary.receiver or parameter.name not in summary.parameters:
+            return None
+        calls = [event.node for event in self.events.calls_of(function.name.value)]
+        if not calls or any(self.names.definition_of(call) is not function for call in calls):  # type: ignore[arg-type]
+            return None
+        default = parameter.value
+        passed: list[cst.BaseExpression] = []
+        for call in calls:
+            if any(arg.star for arg in call.args):  # type: ignore[attr-defined]
+                return None
+            value = self._argument(call, summary, parameter.name) or default  # type: ignore[arg-type]
+            if value is None:
+                return None
+            passed.append(value)
+        return passed
 
     def always_called_without_grad(self, function: Optional[cst.FunctionDef], depth: int = 0) -> bool:
         """Every call of the function in this file runs with autograd off: under a `no_grad` block or
@@ -384,6 +411,23 @@ class Summaries:
         """The roots a caller can name: the receiver and the parameters."""
         return {param.name.value for param in function.params.params}
 
+    def _argument(self, call: cst.Call, summary: FunctionSummary, parameter: str) -> Optional[cst.BaseExpression]:
+        """The expression a call passes for one of the callee's parameters."""
+        index = summary.parameters.index(parameter)
+        keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == parameter]
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        return keyword[0] if keyword else positional[index] if index < len(positional) else None
+
+    def _escapes(self, function: cst.FunctionDef) -> bool:
+        """Its name is read other than as the function of a call (handed out as a callback, stored): some of
+        its calls may not be in sight."""
+        if self._escaping is None:
+            called = {id(event.node.func) for event in self.events.of_kind("call")}  # type: ignore[attr-defined]
+            called |= {id(binding.node.name) for binding in self.names.all_bindings()  # type: ignore[attr-defined]
+                       if binding.kind in ("def", "class", "param")}  # the names a definition binds
+            self._escaping = {name.value for name in self.names.uses if id(name) not in called}
+        return function.name.value in self._escaping
+
     def _spelled_at(self, call: cst.Call, summary: FunctionSummary, target: Optional[str]) -> Optional[str]:
         """The caller's spelling of what the callee calls `target` (a parameter, or `self.<attr>`)."""
         if target is None:
@@ -394,10 +438,7 @@ class Summaries:
             return owner + dot + rest if owner else None
         if root not in summary.parameters:
             return None
-        index = summary.parameters.index(root)
-        keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == root]
-        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-        passed = keyword[0] if keyword else positional[index] if index < len(positional) else None
+        passed = self._argument(call, summary, root)
         spelled = dotted_name(passed) if passed is not None else None
         return spelled + dot + rest if spelled else None
 
@@ -414,6 +455,10 @@ class Summaries:
             return None
         returned = self.returned_facts(call)
         return returned[0].activation if returned and len(returned) == 1 else None
+
+    def _returned_values(self, call: cst.Call) -> Optional[list[cst.BaseExpression]]:
+        function = self.names.definition_of(call)
+        return list(self.names.returns.get(function, [])) or None if function is not None else None
 
     def _is_same_file_call(self, call: cst.Call) -> bool:
         if self.names.definition_of(call) is not None:
