@@ -27,24 +27,25 @@ most `MAX_ROUNDS` times). Depth limit: facts followed more than `MAX_DEPTH` call
 
 `of(def)` for a def of this file, `of_call(call)` for a call (a same-file function or method, a class
 of this file: its `ClassSummary`); any other call asks the hook `foreign(qualified_name)`, which
-returns None (unknown) until a project index supplies another file's summaries. `always_called_without_grad(def)`
-says whether every call of a function in the file runs with autograd off, through callers of callers.
+returns None (unknown) until a project index supplies another file's summaries. What the callers of a
+function do (`always_called_without_grad`, `passed_for`) is `callers.py`'s, reachable from here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Callable, Optional, Union
 
 import libcst as cst
 
 from stabfix.model.activations import Activations
+from stabfix.model.callers import Callers, argument
 from stabfix.model.events import Backward, ClearGrad, Events, LocalCall, Step
 from stabfix.model.gradient_use import is_requires_grad_call, requires_grad_keyword
 from stabfix.model.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.modes import ModeSwitches, owns
-from stabfix.model.names import Binding, Names
+from stabfix.model.names import Names
 from stabfix.model.traversal import visit_readonly
 from stabfix.model.values import Values
 
@@ -146,11 +147,13 @@ class Summaries:
         self._stack: list[_Frame] = []
         self._recursive: set[cst.FunctionDef] = set()
         self._grad_off_scopes: Optional[set[int]] = None
-        self._without_grad: dict[cst.FunctionDef, bool] = {}
         activations.call_activation = self._activation_of_call  # a helper's softmax reaches its callers' losses
+        self.callers = Callers(names, events)
+        # what the callers pass and how they call: asked through `summaries` by rules that read summaries
+        self.passed_for = self.callers.passed_for
+        self.always_called_without_grad = self.callers.always_called_without_grad
         activations.parameter_values = self.passed_for  # a model handed to a training routine
         activations.returned_values = self._returned_values  # a model built by a factory function
-        self._escaping: Optional[set[str]] = None
 
     # -- queries -----------------------------------------------------------------------------------
     def of(self, function: cst.FunctionDef) -> FunctionSummary:
@@ -237,53 +240,6 @@ class Summaries:
                         via=(summary.name, *effect.via))
                 for effect in summary.effects if effect.depth + 1 <= MAX_DEPTH]
 
-    def passed_for(self, parameter: Binding) -> Optional[list[cst.BaseExpression]]:
-        """What the calls of the file pass for a parameter (its default where one leaves it out): one value per
-        call, or None when some call cannot be tied to the function or hides what it passes (`*args`), when
-        the function is used other than by calling it (a callback), or when nothing calls it."""
-        function = parameter.scope.node
-        if parameter.kind != "param" or not isinstance(function, cst.FunctionDef) or self._escapes(function):
-            return None
-        summary = self._empty(function)
-        if parameter.name == summary.receiver or parameter.name not in summary.parameters:
-            return None
-        calls = [event.node for event in self.events.calls_of(function.name.value)]
-        if not calls or any(self.names.definition_of(call) is not function for call in calls):  # type: ignore[arg-type]
-            return None
-        default = parameter.value
-        passed: list[cst.BaseExpression] = []
-        for call in calls:
-            if any(arg.star for arg in call.args):  # type: ignore[attr-defined]
-                return None
-            value = self._argument(call, summary, parameter.name) or default  # type: ignore[arg-type]
-            if value is None:
-                return None
-            passed.append(value)
-        return passed
-
-    def always_called_without_grad(self, function: Optional[cst.FunctionDef], depth: int = 0) -> bool:
-        """Every call of the function in this file runs with autograd off: under a `no_grad` block or
-        decorator, or in a function that is itself only called so (callers of callers, `MAX_DEPTH` up)."""
-        if function is None or depth > MAX_DEPTH:
-            return False
-        if function in self._without_grad:
-            return self._without_grad[function]
-        self._without_grad[function] = False  # a caller that reaches back here proves nothing
-        calls = self.events.calls_of(function.name.value)
-        answer = bool(calls)
-        for event in calls:
-            func = event.node.func
-            root = func.value if isinstance(func, cst.Attribute) else func
-            use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
-            if use is not None and use.grad_off:
-                continue
-            caller = event.site.function
-            if event.site.in_lambda or caller is None or caller is function or not self.always_called_without_grad(caller, depth + 1):
-                answer = False
-                break
-        self._without_grad[function] = answer
-        return answer
-
     # -- building one summary ----------------------------------------------------------------------
     def _summarise(self, function: cst.FunctionDef) -> tuple[FunctionSummary, bool]:
         """The function's summary, and whether it read a summary still being built (recursion)."""
@@ -298,10 +254,8 @@ class Summaries:
         return replace(base, returns=returns, effects=effects, return_depth=frame.depth), frame.provisional
 
     def _empty(self, function: cst.FunctionDef) -> FunctionSummary:
-        params = [param.name.value for param in function.params.params]
-        receiver = params[0] if params and self._is_method(function) else None
-        positional = tuple(params[1:] if receiver is not None else params)
-        cls = self._class_of(function)
+        receiver, positional = self.callers.signature(function)
+        cls = self.callers.class_of(function)
         name = f"{cls.name.value}.{function.name.value}" if cls is not None else function.name.value
         return FunctionSummary(name, positional, receiver)
 
@@ -411,23 +365,6 @@ class Summaries:
         """The roots a caller can name: the receiver and the parameters."""
         return {param.name.value for param in function.params.params}
 
-    def _argument(self, call: cst.Call, summary: FunctionSummary, parameter: str) -> Optional[cst.BaseExpression]:
-        """The expression a call passes for one of the callee's parameters."""
-        index = summary.parameters.index(parameter)
-        keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == parameter]
-        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-        return keyword[0] if keyword else positional[index] if index < len(positional) else None
-
-    def _escapes(self, function: cst.FunctionDef) -> bool:
-        """Its name is read other than as the function of a call (handed out as a callback, stored): some of
-        its calls may not be in sight."""
-        if self._escaping is None:
-            called = {id(event.node.func) for event in self.events.of_kind("call")}  # type: ignore[attr-defined]
-            called |= {id(binding.node.name) for binding in self.names.all_bindings()  # type: ignore[attr-defined]
-                       if binding.kind in ("def", "class", "param")}  # the names a definition binds
-            self._escaping = {name.value for name in self.names.uses if id(name) not in called}
-        return function.name.value in self._escaping
-
     def _spelled_at(self, call: cst.Call, summary: FunctionSummary, target: Optional[str]) -> Optional[str]:
         """The caller's spelling of what the callee calls `target` (a parameter, or `self.<attr>`)."""
         if target is None:
@@ -438,7 +375,7 @@ class Summaries:
             return owner + dot + rest if owner else None
         if root not in summary.parameters:
             return None
-        passed = self._argument(call, summary, root)
+        passed = argument(call, summary.parameters, root)
         spelled = dotted_name(passed) if passed is not None else None
         return spelled + dot + rest if spelled else None
 
@@ -470,16 +407,6 @@ class Summaries:
     def _single_value(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         return self.names.single_value(expr) if isinstance(expr, cst.Name) and expr in self.names.uses else None
 
-    def _is_method(self, function: cst.FunctionDef) -> bool:
-        if self._class_of(function) is None:
-            return False
-        decorators = {dotted_name(d.decorator) for d in function.decorators}
-        return "staticmethod" not in decorators
-
-    def _class_of(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
-        scope = self.names.scope_of(function)
-        parent = scope.parent if scope is not None else None
-        return parent.node if parent is not None and parent.is_class else None  # type: ignore[return-value]
 
 
 def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:
