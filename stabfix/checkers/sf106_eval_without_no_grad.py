@@ -6,7 +6,7 @@ autograd on, when the region runs no backward pass or optimizer step and asks fo
 nothing it binds is differentiated later in the function. Silent when autograd is already off where
 the switch runs (a `no_grad`/`inference_mode` block or decorator), in Lightning's evaluation hooks
 (Lightning runs them under `no_grad`), and when every call of the function in the file sits under
-`no_grad` (followed one level).
+`no_grad`, callers of callers included (the `summaries` part's `always_called_without_grad`).
 Fix: add `@torch.no_grad()` to the function when it trains nothing at all and the region runs to its
 end; otherwise wrap the region's statements, from the first forward to the last, in
 `with torch.no_grad():`. Safe only when nothing that then runs under no_grad may differentiate, calls the

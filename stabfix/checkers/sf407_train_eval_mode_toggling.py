@@ -5,14 +5,16 @@ A query over the `modes` part (mode switches) and `events` (backward passes, cal
 functions). Two findings:
 - *not restored*: a loop that trains (a backward pass in it, directly, in a nested loop or in a helper it
   calls) switches a trained module to eval mode — `model.eval()` in the loop, or a helper of the file that
-  calls `.eval()` on what it is passed and does not switch it back — and nothing in the loop switches it
+  calls `.eval()` on what it is passed, or on `self.<attr>`, and does not switch it back, any number of
+  calls deep (the `summaries` part's effects) — and nothing in the loop switches it
   back (`model.train()`, `model.train(mode)`, in the loop or in a helper it calls). A module is trained
   when the file switches it to train mode somewhere or builds an optimizer from its parameters. Frozen
   teachers, EMA and target networks are never trained and stay silent, and so does a loop that rebinds
   the module (`model = Net()` per fold: the next iteration trains a new one). Fix (unsafe): insert
   `model.train()` after the evaluation (after the helper call's line, or at the end of the direct eval's
   block) where that line is a plain statement of the loop.
-- *validation in train mode*: under `torch.no_grad()`, a loop over data (no backward in it) runs
+- *validation in train mode*: under `torch.no_grad()` (around it, or around every call of its function in the
+  file, callers of callers included), a loop over data (no backward in it) runs
   forwards of a module whose last switch before it, in the same function, is `.train()`. Report only.
 """
 

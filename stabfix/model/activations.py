@@ -10,7 +10,9 @@ the code shows, with the call that made it:
   in a name or on `self` (`self.act = nn.Softmax(dim=1)`; every binding that may hold it must agree,
   and a rebinding that wraps it, `self.net = nn.Sequential(self.net, nn.Sigmoid())`, is followed), the
   last layer of an `nn.Sequential`,
-  or the `forward` of a model class of the same file (`return F.softmax(self.fc(x), dim=1)`);
+  or the `forward` of a model class of the same file (`return F.softmax(self.fc(x), dim=1)`), or what a
+  function of the file returns (`probabilities(model(x))`; a factory's module, `build_model()`; a parameter
+  every call of the file passes the same kind for) when the `summaries` part is built: it sets the hooks;
 - "logits": the values come straight out of a linear layer (`nn.Linear`/`nn.Conv*`/`F.linear`),
   also as the last layer of a `Sequential` or the return of a same-file model's `forward`.
 
