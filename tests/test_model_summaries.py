@@ -235,11 +235,15 @@ def test_summaries_are_node_free_and_picklable():
 
 
 def test_foreign_calls_ask_the_hook():
-    module, summaries, _ = _summaries(
+    module, summaries, defs = _summaries(
         """
         from helpers.data import prepare
+        from helpers.evaluation import evaluate
 
-        x, y = prepare(batch)
+        def fit(model, batch):
+            x, y = prepare(batch)
+            evaluate(model)
+            return y
         """
     )
     asked = []
@@ -253,6 +257,12 @@ def test_foreign_calls_ask_the_hook():
     summaries.foreign = foreign
     assert summaries.of_call(_calls(module, "prepare")[0]) is known
     assert asked == ["helpers.data.prepare"]
+    elsewhere = {"helpers.data.prepare": known,
+                 "helpers.evaluation.evaluate": FunctionSummary("evaluate", ("net",), None, effects=(Effect("eval", "net"),))}
+    summaries.foreign = elsewhere.get
+    fit = summaries.of(defs["fit"])
+    assert fit.returns[0].made_to_require_grad  # element 1 of another file's `prepare`
+    assert Effect("eval", "model", depth=1, via=("evaluate",)) in fit.effects
 
 
 def test_what_every_call_passes_for_a_parameter():

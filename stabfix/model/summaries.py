@@ -29,6 +29,9 @@ most `MAX_ROUNDS` times). Depth limit: facts followed more than `MAX_DEPTH` call
 of this file: its `ClassSummary`); any other call asks the hook `foreign(qualified_name)`, which
 returns None (unknown) until a project index supplies another file's summaries. What the callers of a
 function do (`always_called_without_grad`, `passed_for`) is `callers.py`'s, reachable from here.
+Set `foreign` before the first query: summaries are memoised, a summary built without it stays so.
+Other files' summaries flow through everything here: a foreign call's effects map onto the caller's
+arguments, its returned elements reach names unpacked from it, its activation reaches a loss.
 """
 
 from __future__ import annotations
@@ -271,7 +274,7 @@ class Summaries:
         """A returned value, element by element; None when it adds nothing (a recursive call not yet known)."""
         if isinstance(expr, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in expr.elements):
             return tuple(self._facts(element.value, depth) for element in expr.elements)
-        if isinstance(expr, cst.Call) and self._is_same_file_call(expr):
+        if isinstance(expr, cst.Call) and self._summarised(expr):
             return self.returned_facts(expr)
         bound = self._single_value(expr)
         if bound is not None and depth < MAX_DEPTH and isinstance(bound, (cst.Tuple, cst.Call)):
@@ -281,7 +284,7 @@ class Summaries:
     def _facts(self, expr: cst.BaseExpression, depth: int) -> ValueFacts:
         if depth > MAX_DEPTH:
             return ValueFacts()
-        if isinstance(expr, cst.Call) and self._is_same_file_call(expr):
+        if isinstance(expr, cst.Call) and self._summarised(expr):
             returned = self.returned_facts(expr)
             return returned[0] if returned and len(returned) == 1 else ValueFacts()
         if isinstance(expr, cst.Name):
@@ -299,7 +302,7 @@ class Summaries:
             source = binding.value
             while isinstance(source, cst.Name) and depth < MAX_DEPTH:
                 source, depth = self._single_value(source), depth + 1
-            if not isinstance(source, cst.Call) or not self._is_same_file_call(source):
+            if not isinstance(source, cst.Call) or not self._summarised(source):
                 return None
             returned = self.returned_facts(source)
             if binding.kind == "unpack" and len(binding.position) == 1 and returned and binding.position[0] < len(returned):
@@ -345,7 +348,7 @@ class Summaries:
                 own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None)))
             elif isinstance(event, ClearGrad):
                 own.append((order, Effect("zero_grad", dotted_name(event.receiver))))
-            elif isinstance(event, LocalCall) and self._is_same_file_call(event.node):  # type: ignore[arg-type]
+            elif isinstance(event, LocalCall) and self._summarised(event.node):  # type: ignore[arg-type]
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
         if self._enters_no_grad(function):
             own.append((0, Effect("no_grad", None)))
@@ -388,7 +391,7 @@ class Summaries:
 
     # -- helpers -----------------------------------------------------------------------------------
     def _activation_of_call(self, call: cst.Call) -> Optional[str]:
-        if not self._is_same_file_call(call):
+        if not self._summarised(call):
             return None
         returned = self.returned_facts(call)
         return returned[0].activation if returned and len(returned) == 1 else None
@@ -396,6 +399,12 @@ class Summaries:
     def _returned_values(self, call: cst.Call) -> Optional[list[cst.BaseExpression]]:
         function = self.names.definition_of(call)
         return list(self.names.returns.get(function, [])) or None if function is not None else None
+
+    def _summarised(self, call: cst.Call) -> bool:
+        """A call of a function this part can summarise: of this file, or of another file through `foreign`."""
+        if self._is_same_file_call(call):
+            return True
+        return _rooted_in_name(call.func) and isinstance(self.of_call(call), FunctionSummary)
 
     def _is_same_file_call(self, call: cst.Call) -> bool:
         if self.names.definition_of(call) is not None:
