@@ -181,6 +181,9 @@ def test_depth_limit_cuts_facts_deeper_than_it():
     near = summaries.of(defs[f"f{last - MAX_DEPTH}"])  # MAX_DEPTH calls above the facts: still known
     assert near.returns[0].activation == "softmax"
     assert any(effect.kind == "eval" for effect in near.effects)
+    cut = summaries.of(defs[f"f{last - MAX_DEPTH - 1}"])  # one call more: cut
+    assert not cut.returns or cut.returns[0].activation is None
+    assert not any(effect.kind == "eval" for effect in cut.effects)
     far = summaries.of(defs["f0"])  # MAX_DEPTH + 2 calls above them: cut
     assert not far.returns or far.returns[0].activation is None
     assert not any(effect.kind == "eval" for effect in far.effects)

@@ -171,8 +171,9 @@ class Summaries:
                 frame.provisional = True
             self._recursive.add(function)
             return self._approximate.get(function) or self._empty(function)
-        if len(self._stack) > 4 * MAX_DEPTH:
-            return self._empty(function)  # a chain this long is cut (the depth limit drops its facts anyway)
+        if len(self._stack) > 4 * MAX_DEPTH:  # a chain this long is cut; asked from nearer, it is not
+            self._stack[-1].provisional = True
+            return self._empty(function)
         summary, provisional = self._summarise(function)
         rounds = 1
         while function in self._recursive and summary != self._approximate.get(function) and rounds < MAX_ROUNDS:
@@ -205,6 +206,9 @@ class Summaries:
         owner = built.module_class or built.node if built is not None and built.kind in ("function", "class") else None
         if isinstance(owner, cst.ClassDef):  # `Net()`: constructing a class of this file
             return self.of_class(owner)
+        return self._foreign_of(call)
+
+    def _foreign_of(self, call: cst.Call) -> Optional[Summary]:
         qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
         return self.foreign(qualified) if qualified else None
 
@@ -404,7 +408,10 @@ class Summaries:
         """A call of a function this part can summarise: of this file, or of another file through `foreign`."""
         if self._is_same_file_call(call):
             return True
-        return _rooted_in_name(call.func) and isinstance(self.of_call(call), FunctionSummary)
+        built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
+        if built is not None and (built.kind == "class" or built.module_class is not None):
+            return False  # a class of this file: constructed, not summarised as a function
+        return isinstance(self._foreign_of(call), FunctionSummary)
 
     def _is_same_file_call(self, call: cst.Call) -> bool:
         if self.names.definition_of(call) is not None:
