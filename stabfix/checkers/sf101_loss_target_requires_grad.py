@@ -40,7 +40,7 @@ class LossTargetRequiresGrad(Checker):
     # every loss the rule recognises is spelled with one of these (`F.mse_loss`, `nn.KLDivLoss`,
     # `criterion`, `loss_fn`, `F.cross_entropy`, `F.kl_div`)
     also_needs = (("loss", "Loss", "criterion", "cross_entropy", "kl_div"),)
-    needs = ("names", "losses", "gradients")
+    needs = ("names", "losses", "gradients", "summaries")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -154,10 +154,33 @@ class LossTargetRequiresGrad(Checker):
 
     # --- deciding ---------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
+        self.reported_losses: set[int] = set()
         for function, marks in self.marks.items():
             facts, bindings = self._facts(function)
             for mark in marks:
                 self._decide(mark, function, facts, bindings)
+        self._targets_returned_requiring_grad()
+
+    def _targets_returned_requiring_grad(self) -> None:
+        """`x, y = prepare(batch)` where the file's `prepare` returns `y` made to require grad (however it
+        spells it, any number of calls deep): reported at the loss target when nothing in the caller may
+        read its gradient. No automatic fix: the tensor is made in the helper."""
+        summaries = self.model.summaries
+        for site, loss in self.model.losses.loss_sites():
+            target = loss.target
+            if not isinstance(target, cst.Name) or site.outer is None or id(loss.call) in self.reported_losses:
+                continue
+            returned = summaries.returned_to(target)
+            if returned is None or not returned.made_to_require_grad:
+                continue
+            facts, bindings = self._facts(site.outer)
+            if self._unread_target_loss({target.value}, facts, bindings) is not loss:
+                continue
+            self.reported_losses.add(id(loss.call))
+            self.report(target, (
+                f"`{target.value}` is the target of `{_short(loss)}` but the function of this file that returns it "
+                "makes it require grad, and nothing reads its gradient; drop the requires_grad part where it is made"
+            ))
 
     def _facts(self, scope: cst.FunctionDef | cst.Module) -> tuple[GradientUse, list[Binding]]:
         gradients = self.model.gradients
@@ -208,8 +231,14 @@ class LossTargetRequiresGrad(Checker):
                 return
             found.append(loss)
         if found:
+            self.reported_losses.update(id(loss.call) for loss in found)
             name = mark.names[0] if mark.names else None
             self.report(mark.node, _message(mark, name, found[0], False, returned_by=function.name.value))
+
+
+def _short(loss: LossOperands) -> str:
+    call = cst.Module(body=[]).code_for_node(loss.call)
+    return call if len(call) <= 70 else f"{loss.loss_name}(...)"
 
 
 def _message(mark: _Mark, name: str | None, loss: LossOperands, known: bool = True, returned_by: str = "") -> str:

@@ -6,7 +6,7 @@ autograd on, when the region runs no backward pass or optimizer step and asks fo
 nothing it binds is differentiated later in the function. Silent when autograd is already off where
 the switch runs (a `no_grad`/`inference_mode` block or decorator), in Lightning's evaluation hooks
 (Lightning runs them under `no_grad`), and when every call of the function in the file sits under
-`no_grad` (followed one level).
+`no_grad`, callers of callers included (the `summaries` part's `always_called_without_grad`).
 Fix: add `@torch.no_grad()` to the function when it trains nothing at all and the region runs to its
 end; otherwise wrap the region's statements, from the first forward to the last, in
 `with torch.no_grad():`. Safe only when nothing that then runs under no_grad may differentiate, calls the
@@ -32,7 +32,7 @@ LIGHTNING_NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_st
 class EvalWithoutNoGrad(Checker):
     code = "SF106"
     tokens = (".eval()", ".train(False)")
-    needs = ("modes", "history", "events")
+    needs = ("modes", "history", "events", "summaries")
     _torch: Optional[str] = None  # the fixes' spelling of `torch`, found once per file
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -59,20 +59,8 @@ class EvalWithoutNoGrad(Checker):
         return function is not None and function.name.value in LIGHTNING_NO_GRAD_HOOKS
 
     def _only_called_without_grad(self, function: Optional[cst.FunctionDef]) -> bool:
-        """Every call of the function in this file runs where autograd is off."""
-        if function is None:
-            return False
-        calls = self.model.events.calls_of(function.name.value)
-        if not calls:
-            return False
-        uses = self.model.names.uses
-        for event in calls:
-            func = event.node.func
-            root = func.value if isinstance(func, cst.Attribute) else func
-            use = uses.get(root) if isinstance(root, cst.Name) else None
-            if use is None or not use.grad_off:
-                return False
-        return True
+        """Every call of the function in this file runs where autograd is off (callers of callers too)."""
+        return self.model.summaries.always_called_without_grad(function)
 
     def _message(self, switch: Switch, forward: cst.Call) -> str:
         where = f" in `{switch.function.name.value}()`" if switch.function is not None else ""

@@ -5,14 +5,16 @@ A query over the `modes` part (mode switches) and `events` (backward passes, cal
 functions). Two findings:
 - *not restored*: a loop that trains (a backward pass in it, directly, in a nested loop or in a helper it
   calls) switches a trained module to eval mode — `model.eval()` in the loop, or a helper of the file that
-  calls `.eval()` on what it is passed and does not switch it back — and nothing in the loop switches it
+  calls `.eval()` on what it is passed, or on `self.<attr>`, and does not switch it back, any number of
+  calls deep (the `summaries` part's effects) — and nothing in the loop switches it
   back (`model.train()`, `model.train(mode)`, in the loop or in a helper it calls). A module is trained
   when the file switches it to train mode somewhere or builds an optimizer from its parameters. Frozen
   teachers, EMA and target networks are never trained and stay silent, and so does a loop that rebinds
   the module (`model = Net()` per fold: the next iteration trains a new one). Fix (unsafe): insert
   `model.train()` after the evaluation (after the helper call's line, or at the end of the direct eval's
   block) where that line is a plain statement of the loop.
-- *validation in train mode*: under `torch.no_grad()`, a loop over data (no backward in it) runs
+- *validation in train mode*: under `torch.no_grad()` (around it, or around every call of its function in the
+  file, callers of callers included), a loop over data (no backward in it) runs
   forwards of a module whose last switch before it, in the same function, is `.train()`. Report only.
 """
 
@@ -29,6 +31,7 @@ from stabfix.model.events import LocalCall
 from stabfix.model.imports import dotted_name
 from stabfix.model.modes import Switch, in_harness, owns, within
 from stabfix.model.structure import loop_header
+from stabfix.model.summaries import FunctionSummary
 
 Loop = Union[cst.For, cst.While]
 
@@ -45,7 +48,7 @@ class TrainEvalModeToggling(Checker):
     code = "SF407"
     tokens = (".eval()", ".train(")
     also_needs = (("backward",),)
-    needs = ("modes", "events")
+    needs = ("modes", "events", "summaries")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -81,26 +84,27 @@ class TrainEvalModeToggling(Checker):
         modes, events = self.model.modes, self.model.events
         # the loop's own function's events and switches (from the parts' indexes), then those in the loop
         calls = [e for e in events.in_function(loop.function, "call") if self._in(loop, e.site.names_order, e.site.function)]
-        helpers = [(e, self.model.names.definition_of(e.node)) for e in calls if isinstance(e, LocalCall)]
-        helpers = [(e, h) for e, h in helpers if h is not None and h is not loop.function]
+        summaries = self.model.summaries
+        helpers = [(e, summaries.of_call(e.node)) for e in calls if isinstance(e, LocalCall)]
+        helpers = [(e, h) for e, h in helpers
+                   if isinstance(h, FunctionSummary) and self.model.names.definition_of(e.node) is not loop.function]
         trains = any(
             self._in(loop, e.site.names_order, e.site.function) for e in events.in_function(loop.function, "backward")
         ) or any(
-            events.in_function(h, "backward") for _, h in helpers
+            h.effects_of("backward", "step") for _, h in helpers
         )
         if not trains:
             return []
         switches = [s for s in modes.in_function(loop.function) if self._in(loop, s.order, s.function)]
         evals = [(s.call, s.receiver, s) for s in switches if s.to_eval and not _leaves(modes.region(s))]
         restored = [s.receiver for s in switches if not s.to_eval]
-        for event, helper in helpers:
-            inside = modes.in_function(helper)
-            for switch in inside:
-                receiver = modes.caller_spelling(event.node, helper, switch.receiver)
-                if not switch.to_eval:
-                    restored.append(receiver or "")  # a train switch the file cannot map restores anything
-                elif receiver is not None and not any(not o.to_eval and o.order > switch.order for o in inside):
-                    evals.append((event.node, receiver, event))
+        for event, _ in helpers:
+            # the helper's own switches and those of the helpers it calls, any number of calls deep
+            for effect in summaries.effects_at(event.node):
+                if effect.kind == "train":
+                    restored.append(effect.target or "")  # a train switch the file cannot map restores anything
+                elif effect.kind == "eval" and not effect.restored and effect.target is not None:
+                    evals.append((event.node, effect.target, event))
         return [
             (node, receiver, after)
             for node, receiver, after in evals
@@ -156,7 +160,7 @@ class TrainEvalModeToggling(Checker):
             backwards = events.in_function(loop.function, "backward")
             if in_harness(loop.function) or any(self._in(loop, e.site.names_order, e.site.function) for e in backwards):
                 continue
-            if not self._under_no_grad(loop):
+            if not self._under_no_grad(loop) and not self.model.summaries.always_called_without_grad(loop.function):
                 continue
             for receiver in sorted({s.receiver for s in modes.in_function(loop.function) if not s.to_eval}):
                 forwards = [call for call, _ in modes.scan([loop.node], receiver).forwards]

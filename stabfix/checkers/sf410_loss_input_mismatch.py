@@ -69,7 +69,7 @@ class LossInputMismatch(Checker):
     code = "SF410"
     tokens = ("cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "kl_div", "KLDivLoss")
     also_needs = (("softmax", "Softmax", "sigmoid", "Sigmoid", "expit", "Linear", "linear", "Conv"),)
-    needs = ("losses", "activations")
+    needs = ("losses", "activations", "summaries")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for site, loss in self.model.losses.loss_sites():

@@ -51,6 +51,10 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 every optimizer step (an accumulation window) (queried after the traversal)
 - `modes`       train/eval mode switches (`X.eval()`, `X.train(...)`), the statements each eval switch
                 governs, and what runs there: forwards with autograd on or off, backward passes (SF106, SF407)
+- `summaries`   per function and method, node-free: what it returns element by element (requires grad,
+                history, detached, device, activation, role) and what it does to `self` and its
+                parameters (mode switches, zero_grad, step, backward, no_grad, stores), its callees'
+                included; `foreign` hook for calls of other files (queried after the traversal)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -85,6 +89,7 @@ from stabfix.model.names import Names
 from stabfix.model.optimizers import OptimizerTracker
 from stabfix.model.recurrence import Recurrence
 from stabfix.model.structure import StepIndex
+from stabfix.model.summaries import Summaries
 from stabfix.model.tensor_identity import TensorFacts
 from stabfix.model.values import Values
 
@@ -125,6 +130,11 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "modes": (
         ("names", "steps", "modules", "events"),
         lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules, model.enclosing, model.events),
+    ),
+    "summaries": (
+        ("names", "values", "history", "activations", "modes", "events"),
+        lambda model: Summaries(model.imports, model.names, model.values, model.history, model.activations,
+                                model.modes, model.events),
     ),
 }
 PARTS = tuple(_PARTS)
@@ -172,6 +182,7 @@ class FileModel:
     history: Optional[History] = None
     modes: Optional[ModeSwitches] = None
     uses: Optional[LaterUses] = None
+    summaries: Optional[Summaries] = None
 
     def __init__(self, needs: Iterable[str] = ()) -> None:
         wanted = required_parts(needs)

@@ -10,7 +10,9 @@ the code shows, with the call that made it:
   in a name or on `self` (`self.act = nn.Softmax(dim=1)`; every binding that may hold it must agree,
   and a rebinding that wraps it, `self.net = nn.Sequential(self.net, nn.Sigmoid())`, is followed), the
   last layer of an `nn.Sequential`,
-  or the `forward` of a model class of the same file (`return F.softmax(self.fc(x), dim=1)`);
+  or the `forward` of a model class of the same file (`return F.softmax(self.fc(x), dim=1)`), or what a
+  function of the file returns (`probabilities(model(x))`; a factory's module, `build_model()`; a parameter
+  every call of the file passes the same kind for) when the `summaries` part is built: it sets the hooks;
 - "logits": the values come straight out of a linear layer (`nn.Linear`/`nn.Conv*`/`F.linear`),
   also as the last layer of a `Sequential` or the return of a same-file model's `forward`.
 
@@ -23,12 +25,12 @@ unknown is never a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
 from stabfix.model.imports import ImportTracker
-from stabfix.model.names import Names
+from stabfix.model.names import Binding, Names
 
 _FUNCTIONS = {
     "torch.softmax": "softmax",
@@ -78,6 +80,12 @@ class Activations:
     def __init__(self, imports: ImportTracker, names: Names) -> None:
         self.imports = imports
         self.names = names
+        # what a call of a function of the file returns (set by the `summaries` part when it is built)
+        self.call_activation: Optional[Callable[[cst.Call], Optional[str]]] = None
+        # what every call of the file passes for a parameter, and what a factory function of the file returns
+        # (`train(build_model(), ...)`); both set by the `summaries` part, None: not followed
+        self.parameter_values: Optional[Callable[[Binding], Optional[list[cst.BaseExpression]]]] = None
+        self.returned_values: Optional[Callable[[cst.Call], Optional[list[cst.BaseExpression]]]] = None
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         """What a name or attribute chain stands for through the imports, honouring local shadowing."""
@@ -111,6 +119,10 @@ class Activations:
             if inner is not None and inner.kind == "softmax":
                 return Activation("log_softmax", expr, via=inner.via)
             return None
+        if self.call_activation is not None:
+            returned = self.call_activation(expr)  # `probabilities(model(x))`, `self.predict(x)`
+            if returned is not None:
+                return Activation(returned, expr, via=f"returned by `{_callee_text(expr.func)}()`")
         return self._of_module_call(expr, depth)
 
     def _activation_call(self, call: cst.Call) -> Optional[tuple[str, Optional[cst.BaseExpression]]]:
@@ -128,6 +140,7 @@ class Activations:
         the loss gets that kind)."""
         bindings = self.names.reaching(name)
         found = [self._of(b.bound_value, depth + 1) for b in bindings if b.bound_value is not None]
+        found += [self._agreed([self._of(v, depth + 1) for v in passed]) for passed in self._passed(bindings)]
         known = [item for item in found if item is not None]
         if not known or len({item.kind for item in known}) != 1:
             return None
@@ -161,6 +174,9 @@ class Activations:
         if qualified in _SEQUENTIAL:
             layers = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
             return self._of_module_value(layers[-1], depth + 1) if layers else None
+        returned = self.returned_values(value) if qualified is None and self.returned_values else None
+        if returned:  # `build_model()` of this file: the modules it returns
+            return self._agreed([self._of_module_value(item, depth + 1) for item in returned])
         if qualified is None and isinstance(value.func, cst.Name):
             return self._of_model_class(value.func, depth)
         return None
@@ -192,8 +208,25 @@ class Activations:
             bindings = self.names.attribute_reaching(owner, func.attr.value, func.value) if owner is not None else []
         else:
             return []
-        values = [b.bound_value for b in bindings]
+        values = [b.bound_value for b in bindings if b.kind != "param"] + [v for vs in self._passed(bindings) for v in vs]
+        if any(b.kind == "param" for b in bindings) and not self._passed(bindings):
+            return []
         return [] if not values or any(v is None for v in values) else values  # type: ignore[return-value]
+
+    def _passed(self, bindings: list[Binding]) -> list[list[cst.BaseExpression]]:
+        """For each parameter binding, what every call of its function in the file passes (when all are known)."""
+        found = []
+        for binding in bindings:
+            passed = self.parameter_values(binding) if binding.kind == "param" and self.parameter_values else None
+            if passed:
+                found.append(passed)
+        return found
+
+    @staticmethod
+    def _agreed(found: list[Optional[Activation]]) -> Optional[Activation]:
+        if not found or any(item is None for item in found) or len({item.kind for item in found}) != 1:  # type: ignore[union-attr]
+            return None
+        return found[0]
 
     def _peel_shape(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         """`out.view(-1, C).float()[:, 0]` -> `out`."""
@@ -222,3 +255,7 @@ class Activations:
         if not params or params[0].name.value != receiver.value:
             return None
         return parent.node  # type: ignore[return-value]
+
+
+def _callee_text(func: cst.BaseExpression) -> str:
+    return cst.Module(body=[]).code_for_node(func)

@@ -1,0 +1,302 @@
+"""The model's `summaries` part: node-free facts per function (returns, element by element; effects on
+`self` and parameters), bottom-up over the call graph, with a fixpoint for recursion and a depth limit."""
+
+from __future__ import annotations
+
+import pickle
+import textwrap
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from stabfix.model import FileModel
+from stabfix.model.summaries import MAX_DEPTH, ClassSummary, Effect, FunctionSummary, ValueFacts
+from stabfix.model.traversal import MergedVisitor
+
+
+def _summaries(source: str):
+    module = cst.parse_module(textwrap.dedent(source))
+    model = FileModel(needs=("summaries",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    defs = {}
+
+    class _Defs(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            defs[node.name.value] = node
+
+    module.visit(_Defs())
+    return module, model.summaries, defs
+
+
+def _calls(module: cst.Module, name: str) -> list[cst.Call]:
+    found = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, (cst.Name, cst.Attribute)) and cst.Module(body=[]).code_for_node(node.func) == name:
+                found.append(node)
+
+    module.visit(_Calls())
+    return found
+
+
+def test_tuple_return_element_by_element():
+    _, summaries, defs = _summaries(
+        """
+        import torch
+
+        def prepare(batch):
+            inputs = torch.tensor(batch["x"]).cuda()
+            return inputs, torch.tensor(batch["y"], requires_grad=True)
+        """
+    )
+    summary = summaries.of(defs["prepare"])
+    assert len(summary.returns) == 2
+    inputs, labels = summary.returns
+    assert labels.made_to_require_grad and labels.requires_grad is True and labels.history is False
+    assert not inputs.made_to_require_grad and inputs.device == "accelerator"
+
+
+def test_returned_element_followed_through_callers_unpacking():
+    module, summaries, _ = _summaries(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def load(batch):
+            labels = torch.tensor(batch["y"], requires_grad=True)
+            return batch["x"], labels
+
+        def prepare(batch):
+            return load(batch)
+
+        def probabilities(logits):
+            return F.softmax(logits, dim=1)
+
+        def step(model, batch):
+            pair = prepare(batch)
+            x, y = pair
+            return probabilities(model(x)), y
+        """
+    )
+    step = summaries.of_call(_calls(module, "step")[0]) if _calls(module, "step") else None
+    assert step is None  # `step` is never called: ask by its definition
+    _, summaries, defs = _summaries(module.code)
+    probs, target = summaries.of(defs["step"]).returns
+    assert probs.activation == "softmax"
+    assert target.made_to_require_grad
+    assert summaries.of(defs["step"]).return_depth == 2  # `y` comes from `prepare` -> `load`
+
+
+def test_effects_two_calls_deep_mapped_to_the_callers_spelling():
+    module, summaries, defs = _summaries(
+        """
+        import torch
+
+        def evaluate(model, loader):
+            model.eval()
+            with torch.no_grad():
+                return sum(model(x).sum().item() for x in loader)
+
+        def log_progress(net, loader, history):
+            history.append(evaluate(net, loader))
+
+        class Runner:
+            def fit(self, loader, optimizer):
+                for x in loader:
+                    self.model(x).sum().backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+                log_progress(self.model, loader, self.history)
+        """
+    )
+    log = summaries.of(defs["log_progress"])
+    assert Effect("eval", "net", restored=False, depth=1, via=("evaluate",)) in log.effects
+    assert Effect("store", "history") in log.effects
+    assert any(effect.kind == "no_grad" and effect.depth == 1 for effect in log.effects)
+    fit = summaries.of(defs["fit"])
+    kinds = {(effect.kind, effect.target) for effect in fit.effects}
+    assert {("eval", "self.model"), ("store", "self.history"), ("backward", None), ("step", "optimizer"),
+            ("zero_grad", "optimizer")} <= kinds
+    assert [e.via for e in fit.effects if e.kind == "eval"] == [("log_progress", "evaluate")]
+    assert fit.receiver == "self" and fit.parameters == ("loader", "optimizer")
+
+
+def test_eval_switched_back_later_is_restored_in_the_caller():
+    _, summaries, defs = _summaries(
+        """
+        def evaluate(model):
+            model.eval()
+            return model(1)
+
+        def validate(model):
+            score = evaluate(model)
+            model.train()
+            return score
+
+        def peek(model):
+            return evaluate(model)
+        """
+    )
+    assert [e.restored for e in summaries.of(defs["evaluate"]).effects_of("eval")] == [False]
+    assert [e.restored for e in summaries.of(defs["validate"]).effects_of("eval")] == [True]
+    assert [e.restored for e in summaries.of(defs["peek"]).effects_of("eval")] == [False]
+
+
+def test_recursion_terminates_at_a_fixpoint():
+    _, summaries, defs = _summaries(
+        """
+        import torch.nn.functional as F
+
+        def descend(x, n):
+            if n == 0:
+                return F.softmax(x, dim=-1)
+            return descend(x, n - 1)
+
+        def ping(model, n):
+            model.eval()
+            return pong(model, n - 1)
+
+        def pong(model, n):
+            if n:
+                return ping(model, n)
+            return F.log_softmax(model(n), dim=-1)
+        """
+    )
+    descend = summaries.of(defs["descend"])
+    assert descend.converged and [facts.activation for facts in descend.returns] == ["softmax"]
+    pong = summaries.of(defs["pong"])
+    assert pong.converged
+    assert any(effect.kind == "eval" and effect.target == "model" for effect in pong.effects)
+    assert summaries.of(defs["ping"]).converged
+
+
+def test_depth_limit_cuts_facts_deeper_than_it():
+    chain = "\n".join(f"def f{i}(model):\n    return f{i + 1}(model)\n" for i in range(MAX_DEPTH + 2))
+    last = MAX_DEPTH + 2
+    _, summaries, defs = _summaries(
+        "import torch.nn.functional as F\n" + chain
+        + f"def f{last}(model):\n    model.eval()\n    return F.softmax(model(1), dim=1)\n"
+    )
+    near = summaries.of(defs[f"f{last - MAX_DEPTH}"])  # MAX_DEPTH calls above the facts: still known
+    assert near.returns[0].activation == "softmax"
+    assert any(effect.kind == "eval" for effect in near.effects)
+    cut = summaries.of(defs[f"f{last - MAX_DEPTH - 1}"])  # one call more: cut
+    assert not cut.returns or cut.returns[0].activation is None
+    assert not any(effect.kind == "eval" for effect in cut.effects)
+    far = summaries.of(defs["f0"])  # MAX_DEPTH + 2 calls above them: cut
+    assert not far.returns or far.returns[0].activation is None
+    assert not any(effect.kind == "eval" for effect in far.effects)
+
+
+def test_called_without_grad_through_callers_of_callers():
+    _, summaries, defs = _summaries(
+        """
+        import torch
+
+        def evaluate(model, loader):
+            model.eval()
+            return [model(x) for x in loader]
+
+        def report(model, loader):
+            print(evaluate(model, loader))
+
+        def fit(model, loader):
+            with torch.no_grad():
+                report(model, loader)
+
+        def check(model, loader):
+            return evaluate(model, loader)
+        """
+    )
+    assert summaries.always_called_without_grad(defs["report"])
+    assert not summaries.always_called_without_grad(defs["evaluate"])  # `check` calls it with autograd on
+    assert not summaries.always_called_without_grad(defs["fit"])  # never called in the file
+
+
+def test_summaries_are_node_free_and_picklable():
+    module, summaries, defs = _summaries(
+        """
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return self.fc(x)
+
+        def build():
+            return Net()
+
+        net = Net()
+        """
+    )
+    cls = summaries.of_call(_calls(module, "Net")[-1])
+    assert isinstance(cls, ClassSummary) and cls.bases == ("torch.nn.Module",)
+    assert isinstance(cls.method("forward"), FunctionSummary)
+    restored = pickle.loads(pickle.dumps((cls, summaries.of(defs["build"]))))
+    assert restored == (cls, summaries.of(defs["build"]))
+    assert ValueFacts.join([ValueFacts(device="host"), ValueFacts(device="accelerator")]).device is None
+
+
+def test_foreign_calls_ask_the_hook():
+    module, summaries, defs = _summaries(
+        """
+        from helpers.data import prepare
+        from helpers.evaluation import evaluate
+
+        def fit(model, batch):
+            x, y = prepare(batch)
+            evaluate(model)
+            return y
+        """
+    )
+    asked = []
+    known = FunctionSummary("prepare", ("batch",), None, returns=(ValueFacts(), ValueFacts(requires_grad=True, history=False)))
+
+    def foreign(qualified):
+        asked.append(qualified)
+        return known
+
+    assert summaries.of_call(_calls(module, "prepare")[0]) is None  # by default: unknown
+    summaries.foreign = foreign
+    assert summaries.of_call(_calls(module, "prepare")[0]) is known
+    assert asked == ["helpers.data.prepare"]
+    elsewhere = {"helpers.data.prepare": known,
+                 "helpers.evaluation.evaluate": FunctionSummary("evaluate", ("net",), None, effects=(Effect("eval", "net"),))}
+    summaries.foreign = elsewhere.get
+    fit = summaries.of(defs["fit"])
+    assert fit.returns[0].made_to_require_grad  # element 1 of another file's `prepare`
+    assert Effect("eval", "model", depth=1, via=("evaluate",)) in fit.effects
+
+
+def test_what_every_call_passes_for_a_parameter():
+    module, summaries, defs = _summaries(
+        """
+        import torch.nn as nn
+
+        def build():
+            return nn.Sequential(nn.Linear(4, 2), nn.Softmax(dim=1))
+
+        def fit(model, loader, epochs=3):
+            for x in loader:
+                model(x)
+
+        def run(loader, hook):
+            fit(build(), loader)
+            fit(model=nn.Linear(4, 2), loader=loader, epochs=1)
+
+        def later(model):
+            return model
+
+        callbacks = [later]
+        """
+    )
+    def param(function, name):
+        return next(b for b in summaries.names.scopes[defs[function]].bindings[name] if b.kind == "param")
+
+    code = lambda nodes: [cst.Module(body=[]).code_for_node(node) for node in nodes]  # noqa: E731
+    assert code(summaries.passed_for(param("fit", "model"))) == ["build()", "nn.Linear(4, 2)"]
+    assert code(summaries.passed_for(param("fit", "epochs"))) == ["3", "1"]  # the default where a call leaves it out
+    assert summaries.passed_for(param("later", "model")) is None  # handed out as a callback: calls out of sight
+    assert summaries.passed_for(param("run", "hook")) is None  # never called in the file
+    fit_input = _calls(module, "model")[0]
+    assert summaries.activations.of(fit_input) is None  # one call passes a softmax model, the other raw scores
