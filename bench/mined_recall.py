@@ -62,6 +62,8 @@ def case_found(case: Path, code: str, checkout: Path) -> bool:
 
 
 def real_file_found(entry: dict, code: str, repos: Path, checkout: Path) -> bool | None:
+    if not entry.get("repo"):
+        return None  # found through find_string, whose answers name no repository (see index_id)
     owner, name = entry["repo"].split("/")
     for root in (repos / owner / name, repos / f"{owner}+{name}"):
         target = root / entry["path"]
