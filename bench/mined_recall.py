@@ -62,8 +62,8 @@ def case_found(case: Path, code: str, checkout: Path) -> bool:
 
 
 def real_file_found(entry: dict, code: str, repos: Path, checkout: Path) -> bool | None:
-    if not entry.get("repo"):
-        return None  # found through find_string, whose answers name no repository (see index_id)
+    if not entry.get("path"):
+        return None  # the code index gave the file's text but no repository path (see `source_id`)
     owner, name = entry["repo"].split("/")
     for root in (repos / owner / name, repos / f"{owner}+{name}"):
         target = root / entry["path"]
@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
             hit = case_found(ROOT / entry["case"], code, checkout)
             found += hit
             cross += bool(entry.get("cross_file"))
-            real = real_file_found(entry, code, args.repos, checkout) if args.repos else None
+            real = real_file_found(entry, code, args.repos.resolve(), checkout) if args.repos else None
             if real is not None:
                 real_seen += 1
                 real_hits += real
