@@ -97,6 +97,7 @@ class ProjectView:
         self.index = project.index
         self.path = path
         self.consulted = Consulted()
+        self._imported: Optional[list[str]] = None
 
     def _recorded(self, query: Callable[[], T]) -> T:
         with self.index.recording() as consulted:
@@ -109,6 +110,17 @@ class ProjectView:
     def module_name(self) -> Optional[str]:
         return self.index.modules.name_of(self.path)
 
+    def imported_texts(self) -> list[str]:
+        """The texts of the tree's modules this file imports (read, not parsed), in path order."""
+
+        def query() -> list[str]:
+            texts = (self.index.text(path) for path in self.index.imported_files(self.path))
+            return [text for text in texts if text is not None]
+
+        if self._imported is None:
+            self._imported = self._recorded(query)
+        return self._imported
+
     def resolve(self, qualified: str) -> Optional[Symbol]:
         """Where a name this file's imports spell (`.models.Net`, `pkg.models.Net`) is defined in the tree."""
         return self._recorded(lambda: self.index.resolve(qualified, self.path))
@@ -120,6 +132,16 @@ class ProjectView:
         def query() -> tuple[str, ...]:
             symbol = self.index.resolve(qualified, self.path)
             return self.index.ancestors(symbol) if symbol is not None and symbol.kind == "class" else ()
+
+        return self._recorded(query)
+
+    def lineage(self, qualified: str) -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
+        """The class `qualified` names and its ancestors, each with its own methods (None outside the
+        tree), nearest first; () when it is not a class of the tree."""
+
+        def query() -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
+            symbol = self.index.resolve(qualified, self.path)
+            return self.index.lineage(symbol) if symbol is not None and symbol.kind == "class" else ()
 
         return self._recorded(query)
 

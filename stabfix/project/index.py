@@ -118,8 +118,18 @@ class ProjectIndex:
         return found
 
     def current_digest(self, path: str) -> str:
-        """The digest the file has now, read afresh (what a cached result is checked against)."""
-        return _read(os.path.abspath(path), self._sources)[1]
+        """The digest the file has in this run (read once per process; "" when unreadable)."""
+        path = os.path.abspath(path)
+        if path not in self._texts:
+            self._texts[path] = _read(path, self._sources)
+        return self._texts[path][1]
+
+    def still_holds(self, consulted: Mapping[str, Mapping[str, str]]) -> bool:
+        """Whether everything a cached result consulted (`Consulted.as_json()`) is as it was: each file's
+        digest, each module name's resolution (a file added or removed can change one)."""
+        return all(self.current_digest(path) == digest for path, digest in consulted["files"].items()) and all(
+            self.still_resolves(key, path) for key, path in consulted["modules"].items()
+        )
 
     def still_resolves(self, key: str, recorded: str) -> bool:
         """Whether a module lookup recorded as `key` (`module` or `folder:module`) still gives `recorded`."""
@@ -197,6 +207,25 @@ class ProjectIndex:
             return None
         return self._resolve(".".join([target, *tail]), path, hops + 1, seen)
 
+    def imported_files(self, path: str) -> tuple[str, ...]:
+        """The tree's files the file imports directly (`from pkg.x import y`: `pkg/x.py`, or
+        `pkg/x/y.py` when `y` is a submodule), sorted; () when it does not parse."""
+        outline = self.outline(path)
+        if outline is None:
+            return ()
+        targets = [self._import_target(b, path) for found in outline.bindings.values() for b in found if b.kind in ("import", "from")]
+        targets += [self.absolute("." * star.level + star.target, path) if star.level else star.target for star in outline.stars]
+        found: set[str] = set()
+        for target in sorted({target for target in targets if target}):
+            parts = target.split(".")
+            for cut in range(len(parts), 0, -1):
+                module = self.module_file(".".join(parts[:cut]), path)
+                if module is not None:
+                    found.add(module)
+                    break
+        found.discard(os.path.abspath(path))
+        return tuple(sorted(found))
+
     def _import_target(self, binding: Binding, path: str) -> Optional[str]:
         if binding.kind == "import":
             return binding.target
@@ -254,16 +283,25 @@ class ProjectIndex:
     def ancestors(self, symbol: Symbol) -> tuple[str, ...]:
         """Every base class, transitively, nearest first, as `bases` names them (classes outside the
         tree end the walk); a base that is not known adds ""."""
-        found: list[str] = []
+        return tuple(name for name, _ in self.lineage(symbol)[1:])
+
+    def lineage(self, symbol: Symbol) -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
+        """The class and its ancestors (breadth first, nearest first), each with the methods it defines
+        itself; None for a class outside the tree (its methods are not known)."""
+        found: list[tuple[str, Optional[tuple[str, ...]]]] = [(symbol.qualified, symbol.binding.methods if symbol.binding else None)]
+        seen = {symbol.qualified}
         pending = list(self.bases(symbol))
-        while pending and len(found) < _MAX_ANCESTORS:
+        while pending and len(found) <= _MAX_ANCESTORS:
             base = pending.pop(0)
-            if base in found:
+            if base in seen:
                 continue
-            found.append(base)
+            seen.add(base)
             defined = self._resolve(base, None, 0, frozenset()) if base else None
-            if defined is not None and defined.kind == "class":
+            if defined is not None and defined.kind == "class" and defined.binding is not None:
+                found.append((base, defined.binding.methods))
                 pending.extend(self.bases(defined))
+            else:
+                found.append((base, None))
         return tuple(found)
 
 
