@@ -71,8 +71,9 @@ class ProjectIndex:
         self._recorders: list[Consulted] = []
 
     @classmethod
-    def from_sources(cls, sources: Mapping[str, str], root: str = ".") -> "ProjectIndex":
-        return cls((), [root], sources)
+    def from_sources(cls, sources: Mapping[str, str], root: str = "/stabfix-sources") -> "ProjectIndex":
+        """A tree held in memory: relative path -> text, placed under `root` (read nothing from disk)."""
+        return cls((), [root], {os.path.join(root, path): text for path, text in sources.items()})
 
     def __getstate__(self) -> dict:
         # Workers get the file list only; each reads what its own queries need.
@@ -208,23 +209,40 @@ class ProjectIndex:
         return self._resolve(".".join([target, *tail]), path, hops + 1, seen)
 
     def imported_files(self, path: str) -> tuple[str, ...]:
-        """The tree's files the file imports directly (`from pkg.x import y`: `pkg/x.py`, or
-        `pkg/x/y.py` when `y` is a submodule), sorted; () when it does not parse."""
+        """The tree's files the file imports from directly, and the files defining the names it imports
+        (`from pkg import Net` re-exported by `pkg/__init__.py`: that file and `pkg/models.py`), sorted;
+        () when it does not parse."""
         outline = self.outline(path)
         if outline is None:
             return ()
-        targets = [self._import_target(b, path) for found in outline.bindings.values() for b in found if b.kind in ("import", "from")]
-        targets += [self.absolute("." * star.level + star.target, path) if star.level else star.target for star in outline.stars]
         found: set[str] = set()
-        for target in sorted({target for target in targets if target}):
-            parts = target.split(".")
-            for cut in range(len(parts), 0, -1):
-                module = self.module_file(".".join(parts[:cut]), path)
+        for name in sorted(outline.bindings):
+            for binding in outline.bindings[name]:
+                target = self._import_target(binding, path) if binding.kind in ("import", "from") else None
+                if target is None:
+                    continue
+                symbol = self._resolve(target, path, 0, frozenset())
+                if symbol is not None:
+                    found.add(symbol.path)
+                module = self._module_of(target, path)
                 if module is not None:
                     found.add(module)
-                    break
+        for star in outline.stars:
+            base = self.absolute("." * star.level + star.target, path) if star.level else star.target
+            module = self._module_of(base, path) if base else None
+            if module is not None:
+                found.add(module)
         found.discard(os.path.abspath(path))
         return tuple(sorted(found))
+
+    def _module_of(self, target: str, path: str) -> Optional[str]:
+        """The file of the longest prefix of `target` that is a module of the tree."""
+        parts = target.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = self.module_file(".".join(parts[:cut]), path)
+            if module is not None:
+                return module
+        return None
 
     def _import_target(self, binding: Binding, path: str) -> Optional[str]:
         if binding.kind == "import":
