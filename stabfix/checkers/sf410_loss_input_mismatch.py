@@ -69,7 +69,9 @@ class LossInputMismatch(Checker):
     code = "SF410"
     tokens = ("cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "kl_div", "KLDivLoss")
     also_needs = (("softmax", "Softmax", "sigmoid", "Sigmoid", "expit", "Linear", "linear", "Conv"),)
-    tokens_elsewhere = True  # the model (and its softmax) or the criterion may be a class of another scanned file
+    # the model (and its softmax) or the criterion may be a class of another scanned file; the loss is
+    # computed in this file, so it trains something here
+    tokens_elsewhere = ("loss", "Loss", "criterion", "backward")
     needs = ("losses", "activations")
 
     def leave_Module(self, original_node: cst.Module) -> None:

@@ -209,31 +209,33 @@ class ProjectIndex:
         return self._resolve(".".join([target, *tail]), path, hops + 1, seen)
 
     def imported_files(self, path: str) -> tuple[str, ...]:
-        """The tree's files the file imports from directly, and the files defining the names it imports
-        (`from pkg import Net` re-exported by `pkg/__init__.py`: that file and `pkg/models.py`), sorted;
-        () when it does not parse."""
-        outline = self.outline(path)
-        if outline is None:
-            return ()
+        """The tree's files the file imports from (`from pkg.x import y`: `pkg/x.py`, or `pkg/x/y.py`
+        when `y` is a submodule), and through package `__init__` re-exports the modules those name
+        (`from pkg import Net` re-exported by `pkg/__init__.py` from `.models`: `pkg/models.py` too),
+        sorted; () when it does not parse. Only the file and the packages' `__init__.py` are outlined."""
         found: set[str] = set()
-        for name in sorted(outline.bindings):
+        self._imported_into(path, found, 0)
+        found.discard(os.path.abspath(path))
+        return tuple(sorted(found))
+
+    def _imported_into(self, path: str, found: set[str], depth: int, names: Optional[set[str]] = None) -> None:
+        outline = self.outline(path)
+        if outline is None or depth > 3:
+            return
+        for name in sorted(outline.bindings if names is None else names & set(outline.bindings)):
             for binding in outline.bindings[name]:
                 target = self._import_target(binding, path) if binding.kind in ("import", "from") else None
-                if target is None:
+                module = self._module_of(target, path) if target is not None else None
+                if module is None:
                     continue
-                symbol = self._resolve(target, path, 0, frozenset())
-                if symbol is not None:
-                    found.add(symbol.path)
-                module = self._module_of(target, path)
-                if module is not None:
-                    found.add(module)
+                found.add(module)
+                if binding.kind == "from" and self.modules.is_package(module) and module != path:
+                    self._imported_into(module, found, depth + 1, {binding.name})
         for star in outline.stars:
             base = self.absolute("." * star.level + star.target, path) if star.level else star.target
             module = self._module_of(base, path) if base else None
             if module is not None:
                 found.add(module)
-        found.discard(os.path.abspath(path))
-        return tuple(sorted(found))
 
     def _module_of(self, target: str, path: str) -> Optional[str]:
         """The file of the longest prefix of `target` that is a module of the tree."""
