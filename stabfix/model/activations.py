@@ -199,6 +199,9 @@ class Activations:
 
     def _of_foreign_model(self, qualified: str, construction: cst.Call) -> Optional[Activation]:
         """`Net()` of a model class of another scanned file: that file's answer about its `forward`."""
+        symbol = self.project.resolve(qualified)  # type: ignore[union-attr]
+        if symbol is None or symbol.kind != "class":
+            return None  # parse another file only for a class of it
         found = self.project.foreign(qualified, _forward_kind, needs=("activations",))  # type: ignore[union-attr]
         if found is None:
             return None
