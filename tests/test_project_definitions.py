@@ -57,7 +57,7 @@ def test_the_view_records_what_it_consulted_and_nothing_else():
     view = _view()
     view.definition(".models.Net", needs=("activations",))
     assert sorted(view.consulted.files) == [f"{ROOT}/app/models.py"]
-    assert view.consulted.modules["app.models"] == f"{ROOT}/app/models.py"
+    assert view.consulted.modules[f"{ROOT}:app.models"] == f"{ROOT}/app/models.py"  # as imported from its search root
     # a second view of the same project is served from the model cache and still records the file
     other = view.project.view(f"{ROOT}/app/__init__.py")
     other.definition("app.Net", needs=("activations",))

@@ -121,3 +121,12 @@ def test_files_are_read_only_when_a_query_needs_them(tmp_path):
     assert sorted(index._texts) == [str(tmp_path / "src/pkg/models.py")]
     assert set(consulted.files) == {str(tmp_path / "src/pkg/models.py")}
     assert consulted.modules["pkg.models"] == str(tmp_path / "src/pkg/models.py")
+
+
+def test_two_copies_of_a_package_each_import_their_own():
+    copy = {"lib/__init__.py": "from .objectives import Crit\n", "lib/objectives.py": "class Crit:\n    pass\n", "main.py": "from lib import Crit\n"}
+    index = _index({**{f"a/{k}": v for k, v in copy.items()}, **{f"b/{k}": v for k, v in copy.items()}})
+    assert index.modules.lookup("lib.objectives") is None  # ambiguous from outside both copies
+    assert index.resolve("lib.Crit", _at("a/main.py")).path == _at("a/lib/objectives.py")
+    assert index.resolve(".objectives.Crit", _at("b/lib/__init__.py")).path == _at("b/lib/objectives.py")
+    assert index.lineage(index.resolve("lib.Crit", _at("b/main.py")))[0] == ("lib.objectives.Crit", ())

@@ -114,8 +114,7 @@ class ProjectIndex:
 
     def module_file(self, module: str, importer: Optional[str] = None) -> Optional[str]:
         found = self.modules.lookup(module, importer)
-        scripted = importer is not None and not self.modules.in_package(importer)
-        self._note_module(f"{os.path.dirname(os.path.abspath(importer))}:{module}" if scripted else module, found)  # type: ignore[arg-type]
+        self._note_module(f"{self.modules.search_root(importer)}:{module}" if importer is not None else module, found)
         return found
 
     def current_digest(self, path: str) -> str:
@@ -133,7 +132,7 @@ class ProjectIndex:
         )
 
     def still_resolves(self, key: str, recorded: str) -> bool:
-        """Whether a module lookup recorded as `key` (`module` or `folder:module`) still gives `recorded`."""
+        """Whether a module lookup recorded as `key` (`module`, or `search root:module`) still gives `recorded`."""
         folder, _, module = key.rpartition(":")
         importer = os.path.join(folder, "__stabfix_probe__.py") if folder else None
         return (self.modules.lookup(module, importer) or "") == recorded
@@ -310,16 +309,17 @@ class ProjectIndex:
         itself; None for a class outside the tree (its methods are not known)."""
         found: list[tuple[str, Optional[tuple[str, ...]]]] = [(symbol.qualified, symbol.binding.methods if symbol.binding else None)]
         seen = {symbol.qualified}
-        pending = list(self.bases(symbol))
+        # each base with the file whose class names it (a base of the tree is found from there)
+        pending = [(base, symbol.path) for base in self.bases(symbol)]
         while pending and len(found) <= _MAX_ANCESTORS:
-            base = pending.pop(0)
+            base, named_in = pending.pop(0)
             if base in seen:
                 continue
             seen.add(base)
-            defined = self._resolve(base, None, 0, frozenset()) if base else None
+            defined = self._resolve(base, named_in, 0, frozenset()) if base else None
             if defined is not None and defined.kind == "class" and defined.binding is not None:
                 found.append((base, defined.binding.methods))
-                pending.extend(self.bases(defined))
+                pending.extend((further, defined.path) for further in self.bases(defined))
             else:
                 found.append((base, None))
         return tuple(found)

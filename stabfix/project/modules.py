@@ -3,9 +3,11 @@
 A file gets the name its package `__init__.py` chain gives it (`src/pkg/sub/mod.py` with
 `pkg/__init__.py` and `pkg/sub/__init__.py` in the list is `pkg.sub.mod`; a package's `__init__.py`
 is the package itself), and a second name relative to each scanned folder it lies under
-(`src.pkg.sub.mod` when `.` was scanned), for namespace packages and scripts. A script also imports
-the modules beside it first (Python puts its folder first on `sys.path`), so `lookup` takes the
-importing file's folder. A name two files claim at the same rank is ambiguous: unknown, never a guess.
+(`src.pkg.sub.mod` when `.` was scanned), for namespace packages and scripts. An importing file sees
+the modules under its own search root first: a script's folder (Python puts it first on `sys.path`),
+a package module's top-level package's parent folder, so two copies of a package in one tree (an
+`examples/a/utils/`, an `examples/b/utils/`) each import their own. A name two files claim at the same
+rank is ambiguous: unknown, never a guess.
 """
 
 from __future__ import annotations
@@ -78,10 +80,21 @@ class ModuleMap:
     def in_package(self, path: str) -> bool:
         return os.path.dirname(os.path.abspath(path)) in self._packages
 
+    def search_root(self, importer: str) -> str:
+        """The folder `importer`'s imports start from: its own for a script, its top-level package's parent
+        for a module of a package."""
+        folder = os.path.dirname(os.path.abspath(importer))
+        while folder in self._packages:
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        return folder
+
     def lookup(self, module: str, importer: Optional[str] = None) -> Optional[str]:
         """The file of `module` as `importer` would import it; None when outside the tree or ambiguous."""
-        if importer is not None and not self.in_package(importer):
-            beside = self._beside(module, os.path.dirname(os.path.abspath(importer)))
+        if importer is not None:
+            beside = self._beside(module, self.search_root(importer))
             if beside is not None:
                 return beside
         for rank in self._ranked:
