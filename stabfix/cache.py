@@ -3,7 +3,11 @@
 An entry is keyed by the file's bytes and the rules that ran on it; the cache file as a whole belongs
 to what produced its results: a digest of stabfix's own code and rule files (plus the Python and
 libcst versions), not the version string, so an edited checker, model part or rule YAML never serves
-results it would no longer produce. Stored under the project in `.stabfix_cache/`. Only clean
+results it would no longer produce. A result that consulted other files of the scan (the project
+layer, `stabfix.project`) is stored with what it consulted: each file's digest and each module name's
+resolution; it is served only while all of them still hold, so editing a helper, or adding or removing
+a file that changes what an import resolves to, rescans the files that used it and nothing else.
+Stored under the project in `.stabfix_cache/`. Only clean
 analyses are stored (files that failed are retried); an entry that is not a list of well-formed
 findings (a corrupt or hand-edited file) is dropped and its file analysed again.
 """
@@ -24,7 +28,7 @@ from stabfix.findings import Finding
 
 CACHE_DIR_NAME = ".stabfix_cache"
 CACHE_FILE_NAME = "scan.json"
-_FORMAT = 2  # the layout of the cache file; the version-named files before it had no header
+_FORMAT = 3  # the layout of the cache file (3: `consulted` per entry); the version-named files before 2 had no header
 
 
 def content_key(raw: bytes, codes: tuple[str, ...]) -> str:
@@ -82,12 +86,26 @@ def _well_formed(entry: object) -> bool:
     return True
 
 
+def _well_formed_consulted(consulted: object) -> bool:
+    """`{"files": {path: digest}, "modules": {name: path}}`, strings only."""
+    return (
+        isinstance(consulted, dict)
+        and consulted.keys() == {"files", "modules"}
+        and all(
+            isinstance(table, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in table.items())
+            for table in consulted.values()
+        )
+    )
+
+
 class ScanCache:
     def __init__(self, root: Path, producer: str | None = None) -> None:
         self.directory = root / CACHE_DIR_NAME
         self.file = self.directory / CACHE_FILE_NAME
         self.producer = producer if producer is not None else producer_digest()
         self.entries: dict[str, list[dict]] = {}
+        # key -> what the entry's analysis consulted in other files (absent: nothing)
+        self.consulted: dict[str, dict] = {}
         self.dirty = False
 
     def load(self) -> "ScanCache":
@@ -100,8 +118,10 @@ class ScanCache:
             and data.get("format") == _FORMAT
             and data.get("producer") == self.producer
             and isinstance(data.get("entries"), dict)
+            and isinstance(data.get("consulted", {}), dict)
         ):
             self.entries = data["entries"]
+            self.consulted = data.get("consulted", {})
         else:
             # results of another stabfix (or unreadable): none of them may be served
             self.entries = {}
@@ -112,15 +132,26 @@ class ScanCache:
         entry = self.entries.get(key)
         if entry is None:
             return None
-        if not _well_formed(entry):
+        consulted = self.consulted.get(key)
+        if not _well_formed(entry) or (consulted is not None and not _well_formed_consulted(consulted)):
             del self.entries[key]  # recomputed by the caller, and replaced when it is put back
+            self.consulted.pop(key, None)
             self.dirty = True
             return None
         return entry
 
-    def put(self, key: str, findings: list[dict]) -> None:
-        if self.entries.get(key) != findings:
+    def consulted_by(self, key: str) -> dict | None:
+        """What the entry's analysis consulted in other files (`Consulted.as_json()`), None for nothing."""
+        return self.consulted.get(key)
+
+    def put(self, key: str, findings: list[dict], consulted: dict | None = None) -> None:
+        consulted = consulted if consulted and (consulted["files"] or consulted["modules"]) else None
+        if self.entries.get(key) != findings or self.consulted.get(key) != consulted:
             self.entries[key] = findings
+            if consulted is None:
+                self.consulted.pop(key, None)
+            else:
+                self.consulted[key] = consulted
             self.dirty = True
 
     def save(self, live_keys: set[str]) -> None:
@@ -128,6 +159,7 @@ class ScanCache:
             return
         # Keep only entries seen in this run plus a bounded remainder, so the file does not grow forever.
         kept = {key: value for key, value in self.entries.items() if key in live_keys}
+        consulted = {key: value for key, value in self.consulted.items() if key in kept}
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             gitignore = self.directory / ".gitignore"
@@ -135,7 +167,11 @@ class ScanCache:
                 gitignore.write_text("# created by stabfix\n*\n", encoding="utf-8")
             fd, temp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"format": _FORMAT, "producer": self.producer, "entries": kept}, handle, separators=(",", ":"))
+                json.dump(
+                    {"format": _FORMAT, "producer": self.producer, "entries": kept, "consulted": consulted},
+                    handle,
+                    separators=(",", ":"),
+                )
             os.replace(temp, self.file)
         except OSError:
             # A read-only checkout must still scan; the cache is only an accelerator.

@@ -36,6 +36,14 @@ class Example:
     run: str | None = None
     # the safety of the fix this example's findings get, where a rule's fixes are not all alike
     fix_safety: str | None = None
+    # other files of the example's project (relative path -> code), for a rule that sees across files;
+    # `code` is then the file at `path` among them
+    files: tuple[tuple[str, str], ...] = ()
+    path: str = "example.py"
+
+    def project_sources(self) -> dict[str, str]:
+        """Every file of the example's project, relative path -> code (the example itself included)."""
+        return {**dict(self.files), self.path: self.code}
 
 
 @dataclass(frozen=True)
@@ -130,9 +138,19 @@ def _examples(items: Iterable[dict] | None) -> tuple[Example, ...]:
             message_contains=tuple(item.get("message_contains") or ()),
             run=item.get("run"),
             fix_safety=_example_safety(item.get("fix_safety")),
+            files=_example_files(item.get("files")),
+            path=str(item.get("path", "example.py")),
         )
         for item in items or ()
     )
+
+
+def _example_files(value: object) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise CatalogError("example files must map relative paths to code")
+    return tuple(sorted(value.items()))
 
 
 def _example_safety(value: object) -> str | None:

@@ -9,7 +9,7 @@ never parsed) and reports findings with optional fixes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Optional
 
 import libcst as cst
 
@@ -17,6 +17,9 @@ from stabfix.model import FileModel
 from stabfix.model.imports import ImportTracker
 from stabfix.model.positions import Positions
 from stabfix.findings import Fix
+
+if TYPE_CHECKING:
+    from stabfix.project import ProjectView
 
 
 @dataclass
@@ -34,6 +37,8 @@ class CheckContext:
     model: FileModel
     module: cst.Module | None = None  # the parsed file; positions are read from it
     reports: list[RawFinding] = field(default_factory=list)
+    # the other files of the scan as this file sees them (stabfix.project); None: the file alone
+    project: Optional["ProjectView"] = None
     _positions: Positions | None = field(default=None, init=False, repr=False)
 
     @property
@@ -59,6 +64,10 @@ class Checker(cst.BatchableCSTVisitor):
     # Further groups of substrings, one of each must be present too (a rule that needs both an
     # optimizer step and a gradient read): files without them skip the parse as well.
     also_needs: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    # A file that contains one of these (and at least one group) may find its other groups in the tree
+    # modules it imports, one file away: a criterion class or a model whose `forward` ends in a softmax is
+    # often defined there. Empty: the file alone decides. (A speed filter only, like `tokens`.)
+    tokens_elsewhere: ClassVar[tuple[str, ...]] = ()
     # Parts of the file's model (see `stabfix.model`) this rule reads; only those are computed.
     needs: ClassVar[tuple[str, ...]] = ()
     # A meta rule judges the other rules' findings (unused-suppression): instead of reporting while
@@ -66,10 +75,16 @@ class Checker(cst.BatchableCSTVisitor):
     meta: ClassVar[bool] = False
 
     @classmethod
-    def may_fire(cls, text: str) -> bool:
-        return any(token in text for token in cls.tokens) and all(
-            any(token in text for token in group) for group in cls.also_needs
-        )
+    def may_fire(cls, text: str, project: Optional["ProjectView"] = None) -> bool:
+        groups = (cls.tokens, *cls.also_needs)
+        if all(any(token in text for token in group) for group in groups):
+            return True
+        if project is None or not any(token in text for token in cls.tokens_elsewhere):
+            return False
+        if not any(any(token in text for token in group) for group in groups):
+            return False  # one group at least is the file's own: most files need no other file read
+        texts = [text, *project.imported_texts()]
+        return all(any(token in source for source in texts for token in group) for group in groups)
 
     def __init__(self, context: CheckContext) -> None:
         super().__init__()

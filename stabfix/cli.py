@@ -26,6 +26,7 @@ from stabfix.reports import FORMATS, render_github, render_json, render_sarif
 from stabfix.reports.text import render_text
 from stabfix.findings import RunResult
 from stabfix.run_control import exit_now
+from stabfix.project import Project, ProjectIndex
 from stabfix.scan_runner import RunInterrupted, Task, default_jobs, run_tasks
 from stabfix.target import TorchTargets
 
@@ -151,8 +152,11 @@ def _execute(
     for warning in torch_targets.warnings if not quiet else ():
         stderr.print(f"warning: {warning}", markup=False)
     cache = None if no_cache or mode != "scan" else ScanCache(config.root).load()
+    # The files of this scan, which a file's analysis may consult (a model class, a loss of another file).
+    scanned_folders = [target if target.is_dir() else target.parent for target in targets]
+    project = Project(ProjectIndex([str(path) for path in found.files], [str(folder) for folder in scanned_folders]))
     try:
-        run = _run_with_progress(tasks, jobs or default_jobs(), cache)
+        run = _run_with_progress(tasks, jobs or default_jobs(), cache, project)
     except RunInterrupted as stop:
         _report_interrupted(stop, mode)
         exit_now(exit_codes.TERMINATED if stop.signum == signal.SIGTERM else exit_codes.INTERRUPTED)
@@ -175,14 +179,14 @@ def _report_interrupted(stop: RunInterrupted, mode: str) -> None:
     sys.stderr.write("\n".join(lines) + "\n")
 
 
-def _run_with_progress(tasks: list[Task], jobs: int, cache: ScanCache | None) -> RunResult:
+def _run_with_progress(tasks: list[Task], jobs: int, cache: ScanCache | None, project: Project | None = None) -> RunResult:
     show = len(tasks) >= PROGRESS_MIN_FILES and sys.stderr.isatty() and not os.environ.get("CI")
     if not show:
-        return run_tasks(tasks, jobs, cache)
+        return run_tasks(tasks, jobs, cache, project=project)
     columns = (TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("scan", total=len(tasks))
-        return run_tasks(tasks, jobs, cache, on_progress=lambda: progress.advance(bar))
+        return run_tasks(tasks, jobs, cache, on_progress=lambda: progress.advance(bar), project=project)
 
 
 def _emit(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Optional
 
 import libcst as cst
 
@@ -15,6 +15,9 @@ from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.findings import Finding, Fix
 from stabfix.suppression import Suppressions
 from stabfix.target import TorchTarget, withheld_reason
+
+if TYPE_CHECKING:
+    from stabfix.project import ProjectView
 
 
 class AnalysisError(Exception):
@@ -64,8 +67,8 @@ def failures_message(failures: list[RuleFailure]) -> str | None:
     return "; ".join(parts) + "; please report it"
 
 
-def checkers_for_text(text: str, classes: list[type[Checker]]) -> list[type[Checker]]:
-    return [cls for cls in classes if cls.may_fire(text)]
+def checkers_for_text(text: str, classes: list[type[Checker]], project: Optional["ProjectView"] = None) -> list[type[Checker]]:
+    return [cls for cls in classes if cls.may_fire(text, project)]
 
 
 def analyse_text(
@@ -74,10 +77,12 @@ def analyse_text(
     classes: list[type[Checker]],
     specs: dict[str, RuleSpec],
     torch_target: TorchTarget | None = None,
+    project: Optional["ProjectView"] = None,
 ) -> Analysis:
     """Findings of the given checkers on text, with suppressions applied, sorted by position; a fix whose
-    API is newer than `torch_target` is withheld (the finding says why)."""
-    active = checkers_for_text(text, classes)
+    API is newer than `torch_target` is withheld (the finding says why). `project`: the other files of the
+    scan as this one sees them (what it consulted is recorded in `project.consulted`)."""
+    active = checkers_for_text(text, classes, project)
     if not active:
         # No rule can fire, so skip libcst; CPython's own parser still reports broken files, fast.
         check_syntax(text, display_path)
@@ -87,7 +92,7 @@ def analyse_text(
         raise RecursionError("code nested too deeply to analyse")
     module = parse(text)
     try:
-        context, checkers = _traverse(module, text, display_path, active)
+        context, checkers = _traverse(module, text, display_path, active, project)
         failures: dict[str, RuleFailure] = {}
     except (RecursionError, MemoryError):
         raise
@@ -95,7 +100,7 @@ def analyse_text(
         # A rule or model part raised: walk again with every visitor guarded, so only what failed
         # (and the rules reading a failed part) is dropped. Fresh visitors, so nothing half-built is
         # reused, and the findings of the others are those of a run without the failed rules.
-        context, checkers, failures = _traverse_isolated(module, text, display_path, active)
+        context, checkers, failures = _traverse_isolated(module, text, display_path, active, project)
     meta = [checker for checker in checkers if checker.meta and checker.code not in failures]
     if not context.reports and not meta:
         return Analysis(module=module, findings=[], failures=list(failures.values()))
@@ -105,19 +110,21 @@ def analyse_text(
     return Analysis(module=module, findings=findings, failures=list(failures.values()))
 
 
-def _traverse(module: cst.Module, text: str, display_path: str, active: list[type[Checker]]):
-    model = FileModel(need for cls in active for need in cls.needs)
-    context = CheckContext(path=display_path, text=text, model=model, module=module)
+def _traverse(module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None):
+    model = FileModel((need for cls in active for need in cls.needs), project)
+    context = CheckContext(path=display_path, text=text, model=model, module=module, project=project)
     checkers = [cls(context) for cls in active]
     walk(module, [*model.visitors(), *checkers])
     return context, checkers
 
 
-def _traverse_isolated(module: cst.Module, text: str, display_path: str, active: list[type[Checker]]):
+def _traverse_isolated(
+    module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None
+):
     """The traversal with fault isolation: a checker that raises is dropped; a model part that raises is
     dropped with every part and checker that reads it (their facts would be incomplete)."""
-    model = FileModel(need for cls in active for need in cls.needs)
-    context = CheckContext(path=display_path, text=text, model=model, module=module)
+    model = FileModel((need for cls in active for need in cls.needs), project)
+    context = CheckContext(path=display_path, text=text, model=model, module=module, project=project)
     failures: dict[str, RuleFailure] = {}
     checkers: list[Checker] = []
     for cls in active:

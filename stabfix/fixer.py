@@ -35,10 +35,11 @@ def fix_text(
     unsafe: bool,
     analysis: Analysis | None = None,
     torch_target: TorchTarget | None = None,
+    project=None,  # stabfix.project.ProjectView: the other files of the scan as this one sees them
 ) -> FixOutcome:
     applied = 0
     current = text
-    analysis = analysis or analyse_text(current, display_path, classes, specs, torch_target)
+    analysis = analysis or analyse_text(current, display_path, classes, specs, torch_target, project)
     for _ in range(MAX_ROUNDS):
         fixes = [
             item.fix
@@ -52,7 +53,7 @@ def fix_text(
             break
         _validate(rewritten, display_path)
         current, applied = rewritten, applied + count
-        analysis = analyse_text(current, display_path, classes, specs, torch_target)
+        analysis = analyse_text(current, display_path, classes, specs, torch_target, project)
     return FixOutcome(text=current, applied=applied, remaining=analysis)
 
 

@@ -21,6 +21,7 @@ from stabfix.checkers import checker_classes
 from stabfix.engine import Analysis, AnalysisError, analyse_text, failures_message
 from stabfix.findings import FileError, FileResult, Finding, RunResult
 from stabfix.fixer import FixError, fix_text
+from stabfix.project import Project
 from stabfix.run_control import SignalGuard, Stopped, abandon_workers, start_worker
 from stabfix.source import SourceError, read_source, replace_content
 from stabfix.suppression import add_noqa
@@ -56,6 +57,7 @@ class TaskOutcome:
     result: FileResult
     cache_key: str | None = None
     write: PendingWrite | None = None
+    consulted: dict | None = None  # what the analysis read of other files (`Consulted.as_json()`)
 
 
 class RunInterrupted(Exception):
@@ -75,6 +77,14 @@ def _classes_for(codes: tuple[str, ...]):
 
 # Set in the parent before forking so workers share it copy-on-write.
 _CACHE: ScanCache | None = None
+# The other files of the scan (stabfix.project); each process builds what its own files ask for.
+_PROJECT: Project | None = None
+
+
+def _start_worker(parent_pid: int, project: Project | None) -> None:
+    global _PROJECT
+    _PROJECT = project  # a spawned worker gets it pickled (the file list only); a forked one has it already
+    start_worker(parent_pid)
 
 
 def process(task: Task) -> TaskOutcome:
@@ -98,21 +108,27 @@ def _process(task: Task) -> TaskOutcome:
     source = read_source(Path(task.path))
     specs = load_catalog()
     classes = _classes_for(task.codes)
-    # The torch target decides which fixes are offered, so it is part of what produced the results.
-    key = content_key(source.raw, (*task.codes, repr(task.torch_target)))
+    # The torch target decides which fixes are offered, so it is part of what produced the results; with
+    # other files to consult, so is where the file lies (its imports resolve from there).
+    view = _PROJECT.view(task.path) if _PROJECT is not None else None
+    where = (os.path.abspath(task.path),) if view is not None else ()
+    key = content_key(source.raw, (*task.codes, repr(task.torch_target), *where))
     cached = _CACHE.get(key) if _CACHE is not None else None
+    if cached is not None and not _still_holds(_CACHE.consulted_by(key)):  # type: ignore[union-attr]
+        cached = None
     if cached is not None and (task.mode == "scan" or not any(item["fix_safety"] != "none" for item in cached)):
         findings = [Finding(**{**item, "path": task.display}) for item in cached]
-        return TaskOutcome(FileResult(task.display, findings=findings), key)
-    analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target)
+        return TaskOutcome(FileResult(task.display, findings=findings), key, consulted=_CACHE.consulted_by(key))  # type: ignore[union-attr]
+    analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target, view)
+    consulted = view.consulted.as_json() if view is not None else None
     if task.mode == "noqa":
         outcome = _add_noqa(task, source, analysis.findings, specs)
         _with_rule_failures(outcome.result, analysis)
         return outcome
     if task.mode == "scan" or not any(item.fix for item in analysis.findings):
         findings = [item.finding for item in analysis.findings]
-        return TaskOutcome(_with_rule_failures(FileResult(task.display, findings=findings), analysis), key)
-    outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis, task.torch_target)
+        return TaskOutcome(_with_rule_failures(FileResult(task.display, findings=findings), analysis), key, consulted=consulted)
+    outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis, task.torch_target, view)
     remaining = [item.finding for item in outcome.remaining.findings]
     result = _with_rule_failures(
         FileResult(task.display, findings=remaining, fixes_applied=outcome.applied), analysis, outcome.remaining
@@ -132,7 +148,14 @@ def _process(task: Task) -> TaskOutcome:
             unwritten = [item.finding for item in analysis.findings]
             write = PendingWrite(task.path, source.raw, source.encode(outcome.text), unwritten)
             return TaskOutcome(result, None, write)
-    return TaskOutcome(result, None if outcome.text != source.text else key)
+    return TaskOutcome(result, None if outcome.text != source.text else key, consulted=consulted)
+
+
+def _still_holds(consulted: dict | None) -> bool:
+    """A cached result that consulted other files is served only while they are as they were."""
+    if consulted is None:
+        return True
+    return _PROJECT is not None and _PROJECT.index.still_holds(consulted)
 
 
 def _with_rule_failures(result: FileResult, *analyses: Analysis) -> FileResult:
@@ -203,10 +226,13 @@ def run_tasks(
     jobs: int,
     cache: ScanCache | None,
     on_progress: Callable[[], None] | None = None,
+    project: Project | None = None,
 ) -> RunResult:
-    """Raises RunInterrupted when SIGINT or SIGTERM stops the run."""
-    global _CACHE
+    """Raises RunInterrupted when SIGINT or SIGTERM stops the run. `project`: the scan's files, which
+    each file's analysis may consult (stabfix.project); None analyses every file alone."""
+    global _CACHE, _PROJECT
     _CACHE = cache
+    _PROJECT = project
     tasks = _one_task_per_file(tasks)
     run = RunResult()
     live_keys: set[str] = set()
@@ -221,7 +247,7 @@ def run_tasks(
             else:
                 context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
                 executor = ProcessPoolExecutor(
-                    max_workers=workers, mp_context=context, initializer=start_worker, initargs=(os.getpid(),)
+                    max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(), project)
                 )
                 chunk = max(1, min(16, len(tasks) // (workers * 8)))
                 outcomes = executor.map(process, tasks, chunksize=chunk)
@@ -233,7 +259,8 @@ def run_tasks(
                 if outcome.cache_key is not None and outcome.result.error is None:
                     live_keys.add(outcome.cache_key)
                     if cache is not None:
-                        cache.put(outcome.cache_key, [asdict(finding) for finding in outcome.result.findings])
+                        findings = [asdict(finding) for finding in outcome.result.findings]
+                        cache.put(outcome.cache_key, findings, outcome.consulted)
                 if on_progress is not None:
                     on_progress()
         except Stopped as stop:
@@ -246,6 +273,7 @@ def run_tasks(
             if executor is not None:
                 executor.shutdown()
             _CACHE = None
+            _PROJECT = None
     if cache is not None:
         cache.save(live_keys)
     run.results.sort(key=lambda result: result.path)

@@ -29,10 +29,10 @@ class UnusedSuppressionChecker(Checker):
     meta = True
 
     @classmethod
-    def may_fire(cls, text: str) -> bool:
+    def may_fire(cls, text: str, project=None) -> bool:
         # `# noqa: E501` is everywhere in real code: only a directive that may name a stabfix rule
         # makes this rule parse the file.
-        return super().may_fire(text) and _STABFIX_DIRECTIVE.search(text) is not None
+        return super().may_fire(text, project) and _STABFIX_DIRECTIVE.search(text) is not None
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -69,6 +69,9 @@ class LossInputMismatch(Checker):
     code = "SF410"
     tokens = ("cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "kl_div", "KLDivLoss")
     also_needs = (("softmax", "Softmax", "sigmoid", "Sigmoid", "expit", "Linear", "linear", "Conv"),)
+    # the model (and its softmax) or the criterion may be a class of another scanned file; the loss is
+    # computed in this file, so it trains something here
+    tokens_elsewhere = ("loss", "Loss", "criterion", "backward")
     needs = ("losses", "activations", "summaries")
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -95,12 +98,16 @@ def _message(loss_name: str, prediction: cst.BaseExpression, found: Activation, 
     if found.inline is not None:
         origin = f"`{spelled}` is a {what}"
     elif found.via and found.via != f"`{spelled}`":
-        origin = f"`{spelled}` is a {what} ({found.via} → `{_text(found.made_by)}`)"
+        made = _short(found.shown) if found.shown else _text(found.made_by)
+        origin = f"`{spelled}` is a {what} ({found.via} → `{made}`)"
     else:
         origin = f"`{spelled}` is a {what} (`{_text(found.made_by)}`)"
     return f"{origin}, but `{loss_name}` {wrong}; {advice}"
 
 
 def _text(node: cst.CSTNode) -> str:
-    code = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    return _short(" ".join(cst.Module(body=[]).code_for_node(node).split()))
+
+
+def _short(code: str) -> str:
     return code if len(code) <= _MAX_TEXT else code[: _MAX_TEXT - 3] + "..."

@@ -62,7 +62,7 @@ share one computation.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import libcst as cst
 
@@ -93,6 +93,9 @@ from stabfix.model.summaries import Summaries
 from stabfix.model.tensor_identity import TensorFacts
 from stabfix.model.values import Values
 
+if TYPE_CHECKING:
+    from stabfix.project import ProjectView
+
 # Every part: the parts it reads, and how to build it. The order is the build and traversal order,
 # so a part comes after everything it reads.
 _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
@@ -104,10 +107,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),
-    "losses": (("names",), lambda model: LossIndex(model.imports, model.enclosing, model.names)),
+    "losses": (("names",), lambda model: LossIndex(model.imports, model.enclosing, model.names, model.project)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses, model.enclosing)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses, model.enclosing)),
-    "activations": (("names",), lambda model: Activations(model.imports, model.names)),
+    "activations": (("names",), lambda model: Activations(model.imports, model.names, model.project)),
     "carried": (("names", "events"), lambda model: CarriedStates(model.names, model.events)),
     "cuts": (("values",), lambda model: GraphCuts(model.imports, model.enclosing, model.values)),
     "accumulation": (
@@ -184,8 +187,10 @@ class FileModel:
     uses: Optional[LaterUses] = None
     summaries: Optional[Summaries] = None
 
-    def __init__(self, needs: Iterable[str] = ()) -> None:
+    def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectView"] = None) -> None:
         wanted = required_parts(needs)
+        # the other files of the scan as this file sees them (stabfix.project); None: this file alone
+        self.project = project
         self.imports = ImportTracker()
         self.enclosing = EnclosingDefinitions()
         self._built: list[object] = []

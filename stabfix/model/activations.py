@@ -13,6 +13,8 @@ the code shows, with the call that made it:
   or the `forward` of a model class of the same file (`return F.softmax(self.fc(x), dim=1)`), or what a
   function of the file returns (`probabilities(model(x))`; a factory's module, `build_model()`; a parameter
   every call of the file passes the same kind for) when the `summaries` part is built: it sets the hooks;
+  or the `forward` of a model class of another file of the scan (through `FileModel.project`: that file's
+  own `activations` answer, one file away);
 - "logits": the values come straight out of a linear layer (`nn.Linear`/`nn.Conv*`/`F.linear`),
   also as the last layer of a `Sequential` or the return of a same-file model's `forward`.
 
@@ -25,12 +27,15 @@ unknown is never a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import libcst as cst
 
 from stabfix.model.imports import ImportTracker
 from stabfix.model.names import Binding, Names
+
+if TYPE_CHECKING:
+    from stabfix.project import Definition, ProjectView
 
 _FUNCTIONS = {
     "torch.softmax": "softmax",
@@ -72,12 +77,13 @@ class Activation:
     inline: Optional[cst.Call] = None  # the activation call itself, when the loss argument is it
     source: Optional[cst.BaseExpression] = None  # what the inline activation was applied to
     via: str = ""  # how the code reaches it, for messages: "`probs`", "`Net.forward`"
+    shown: str = ""  # the code that made it, when that is in another file (`made_by` is then this file's call)
 
 
 class Activations:
     """The model part `activations`: ask `of(expr)` after the traversal."""
 
-    def __init__(self, imports: ImportTracker, names: Names) -> None:
+    def __init__(self, imports: ImportTracker, names: Names, project: Optional["ProjectView"] = None) -> None:
         self.imports = imports
         self.names = names
         # what a call of a function of the file returns (set by the `summaries` part when it is built)
@@ -86,6 +92,7 @@ class Activations:
         # (`train(build_model(), ...)`); both set by the `summaries` part, None: not followed
         self.parameter_values: Optional[Callable[[Binding], Optional[list[cst.BaseExpression]]]] = None
         self.returned_values: Optional[Callable[[cst.Call], Optional[list[cst.BaseExpression]]]] = None
+        self.project = project
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         """What a name or attribute chain stands for through the imports, honouring local shadowing."""
@@ -179,6 +186,8 @@ class Activations:
             return self._agreed([self._of_module_value(item, depth + 1) for item in returned])
         if qualified is None and isinstance(value.func, cst.Name):
             return self._of_model_class(value.func, depth)
+        if qualified is not None and self.project is not None and not qualified.startswith("torch."):
+            return self._of_foreign_model(qualified, value)
         return None
 
     def _of_model_class(self, name: cst.Name, depth: int) -> Optional[Activation]:
@@ -187,8 +196,14 @@ class Activations:
         classes = [b.node for b in bindings if b.kind == "class"]
         if len(classes) != 1 or len(bindings) != 1:
             return None
+        return self.forward_of(classes[0], depth, name.value)
+
+    def forward_of(self, model_class: cst.ClassDef, depth: int = 0, spelled: str = "") -> Optional[Activation]:
+        """What every `return` of the class's own `forward` is (a class of this file)."""
+        if not isinstance(model_class.body, cst.IndentedBlock):
+            return None
         forward = next(
-            (item for item in classes[0].body.body if isinstance(item, cst.FunctionDef) and item.name.value == "forward"),  # type: ignore[union-attr]
+            (item for item in model_class.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "forward"),
             None,
         )
         returns = self.names.returns.get(forward, []) if forward is not None else []
@@ -197,7 +212,18 @@ class Activations:
         found = [self._of(value, depth + 1) for value in returns]
         if any(item is None for item in found) or len({item.kind for item in found}) != 1:  # type: ignore[union-attr]
             return None
-        return Activation(found[0].kind, returns[-1], via=f"`{name.value}.forward`")  # type: ignore[union-attr]
+        return Activation(found[0].kind, returns[-1], via=f"`{spelled or model_class.name.value}.forward`")  # type: ignore[union-attr]
+
+    def _of_foreign_model(self, qualified: str, construction: cst.Call) -> Optional[Activation]:
+        """`Net()` of a model class of another scanned file: that file's answer about its `forward`."""
+        symbol = self.project.resolve(qualified)  # type: ignore[union-attr]
+        if symbol is None or symbol.kind != "class":
+            return None  # parse another file only for a class of it
+        found = self.project.foreign(qualified, _forward_kind, needs=("activations",))  # type: ignore[union-attr]
+        if found is None:
+            return None
+        kind, where, shown = found
+        return Activation(kind, construction, via=f"`{where}.forward`", shown=shown)
 
     def _held(self, func: cst.BaseExpression) -> list[cst.BaseExpression]:
         """The values a called name or `self.<attr>` is bound to (each binding must show one)."""
@@ -259,3 +285,14 @@ class Activations:
 
 def _callee_text(func: cst.BaseExpression) -> str:
     return cst.Module(body=[]).code_for_node(func)
+
+
+def _forward_kind(definition: "Definition") -> Optional[tuple[str, str, str]]:
+    """Asked of another file's model: (kind, class, code of the return) for its class's `forward`; node-free."""
+    if not isinstance(definition.node, cst.ClassDef) or definition.model.activations is None:
+        return None
+    found = definition.model.activations.forward_of(definition.node)
+    if found is None:
+        return None
+    shown = " ".join(definition.module.code_for_node(found.made_by).split())
+    return found.kind, definition.symbol.qualified, shown

@@ -7,6 +7,9 @@ once per file on the binding model and shared by every rule that asks about loss
   smooth_l1_loss as sl1`), also when stored and called later (`self.loss_fn = F.smooth_l1_loss`);
 * `torch.nn.*Loss` and user `*Loss` instances: local, module-level, stored on `self` in the same class,
   called through `.forward`, or constructed and called inline (`nn.MSELoss()(pred, y)`);
+* classes of another scanned file derived from a torch loss (through `FileModel.project`): one that
+  keeps the torch class's `forward` is that torch loss (`class SmoothCE(nn.CrossEntropyLoss)` built
+  with other defaults), one with a `forward` of its own is a user loss;
 * user losses by what the callee is called (`energy_loss`, `criterion`, `self.loss_fn` received as an
   argument) or reached through a module or object holding losses (`losses.swd(x, ref)`);
 * functions of the same file that use an argument as the target of a loss they compute
@@ -20,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
@@ -29,6 +32,9 @@ from stabfix.model.traversal import visit_readonly
 from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
+
+if TYPE_CHECKING:
+    from stabfix.project import ProjectView
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
@@ -155,11 +161,14 @@ class LossIndex(cst.BatchableCSTVisitor):
     in a method above `__init__` still finds `self.crit = nn.MSELoss()`.
     """
 
-    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names) -> None:
+    def __init__(
+        self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names, project: Optional["ProjectView"] = None
+    ) -> None:
         super().__init__()
         self.imports = imports
         self.enclosing = enclosing
         self.names = names
+        self.project = project
         self.module: cst.Module | None = None
         self.sites: list[CallSite] = []
         self._asserts = 0
@@ -234,8 +243,25 @@ class LossIndex(cst.BatchableCSTVisitor):
         """The loss class a value constructs, if it does."""
         if not isinstance(value, cst.Call):
             return None
-        name = self.qualify(value.func) or dotted_name(value.func)
-        return name if name is not None and is_loss_class_name(name) else None
+        qualified = self.qualify(value.func)
+        name = qualified or dotted_name(value.func)
+        if name is not None and is_loss_class_name(name):
+            return name
+        return self._derived_loss_class(qualified) if qualified is not None else None
+
+    def _derived_loss_class(self, qualified: str) -> str | None:
+        """A class of another scanned file that derives from a torch loss: the torch class when no class
+        on the way overrides `forward` (it computes that loss), else the class itself (a user loss)."""
+        if self.project is None or qualified.startswith("torch."):
+            return None
+        overridden = False
+        for name, methods in self.project.lineage(qualified):
+            if methods is None:  # outside the tree: torch's, or unknown
+                if _is_torch_loss_base(name):
+                    return qualified if overridden or name.rsplit(".", 1)[-1].startswith("_") else name
+                continue
+            overridden = overridden or "forward" in methods
+        return None
 
     def held(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
         """The loss a name or `self` attribute is bound to: `crit = nn.MSELoss()`, `self.swd = SWDLoss()`,
@@ -414,6 +440,12 @@ def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
         and not name.startswith("_")
         and not words & (vocab.NOT_A_LOSS_CALL_WORDS | _CONTAINER_METHODS)
     )
+
+
+def _is_torch_loss_base(qualified: str) -> bool:
+    """`torch.nn.CrossEntropyLoss`, `torch.nn.modules.loss._WeightedLoss`."""
+    last = qualified.rsplit(".", 1)[-1]
+    return qualified.startswith("torch.nn.") and last.endswith("Loss") and last.lstrip("_")[:1].isupper()
 
 
 def _root(expr: cst.BaseExpression) -> cst.BaseExpression:

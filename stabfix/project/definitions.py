@@ -1,0 +1,217 @@
+"""Other files' models, built lazily, and the view of the project one file's analysis gets.
+
+`Project` wraps the index with a small per-process cache of other files' `FileModel`s, each built (one
+libcst parse, one traversal of the parts asked for) only when a query needs a definition of that file.
+`ProjectView` is what the engine hands one file's analysis (`CheckContext.project`, `FileModel.project`):
+names are resolved as that file's imports spell them (`.models.Net`, `pkg.models.Net`), and every
+answer is recorded in `consulted` for the cache.
+
+A node of another file never reaches this file's parts: `foreign(qualified, ask, needs)` runs `ask` on
+the other file's model and definition node and hands back only what `ask` returns, which must be
+node-free (a kind, a summary, a text). The other file's model is built without a project of its own, so
+following stops one file away (the stated depth limit: no chain of models across files, no cycle, and
+the answer cannot depend on which file asked first).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional, TypeVar, Union
+
+import libcst as cst
+
+from stabfix.model import FileModel, required_parts
+from stabfix.model.traversal import walk
+from stabfix.project.index import Consulted, ProjectIndex, Symbol
+
+T = TypeVar("T")
+_MODELS_KEPT = 32  # other files' models kept per process (a worker's cache; rebuilt when evicted)
+Defined = Union[cst.FunctionDef, cst.ClassDef]
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A def or class of another scanned file, with that file's model (built with the parts asked for)."""
+
+    symbol: Symbol
+    path: str
+    model: FileModel
+    node: Defined
+    module: cst.Module
+
+
+class Project:
+    """The index plus the other files' models; one per process, shared by the files it analyses."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self._models: OrderedDict[tuple[str, frozenset], Optional[tuple[cst.Module, FileModel]]] = OrderedDict()
+
+    def __getstate__(self) -> dict:
+        return {"index": self.index}
+
+    def __setstate__(self, state: dict) -> None:
+        self.index = state["index"]
+        self._models = OrderedDict()
+
+    def view(self, path: str) -> "ProjectView":
+        return ProjectView(self, path)
+
+    def model_of(self, path: str, needs: Iterable[str]) -> Optional[tuple[cst.Module, FileModel]]:
+        """The file parsed and traversed with the parts `needs` (and what they read); None when it does
+        not parse or a part fails on it."""
+        text = self.index.text(path)  # recorded, also when the model comes from the cache
+        if text is None:
+            return None
+        parts = frozenset(required_parts(needs))
+        for (kept_path, kept_parts), built in self._models.items():
+            if kept_path == path and parts <= kept_parts:
+                self._models.move_to_end((kept_path, kept_parts))
+                return built
+        built = _build(text, parts)
+        self._models[(path, parts)] = built
+        while len(self._models) > _MODELS_KEPT:
+            self._models.popitem(last=False)
+        return built
+
+
+def _build(text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:
+    try:
+        module = cst.parse_module(text)
+        model = FileModel(parts)
+        walk(module, model.visitors())
+    except (RecursionError, MemoryError):
+        return None
+    except Exception:  # a file that does not parse, or a part that fails on it: unknown
+        return None
+    return module, model
+
+
+class ProjectView:
+    """The project as one file (`path`) sees it."""
+
+    def __init__(self, project: Project, path: str) -> None:
+        self.project = project
+        self.index = project.index
+        self.path = path
+        self.consulted = Consulted()
+        self._imported: Optional[list[str]] = None
+
+    def _recorded(self, query: Callable[[], T]) -> T:
+        with self.index.recording() as consulted:
+            try:
+                return query()
+            finally:
+                self.consulted.merge(consulted)
+
+    @property
+    def module_name(self) -> Optional[str]:
+        return self.index.modules.name_of(self.path)
+
+    def imported_texts(self) -> list[str]:
+        """The texts of the tree's modules this file imports (read, not parsed), in path order."""
+
+        def query() -> list[str]:
+            texts = (self.index.text(path) for path in self.index.imported_files(self.path))
+            return [text for text in texts if text is not None]
+
+        if self._imported is None:
+            self._imported = self._recorded(query)
+        return self._imported
+
+    def resolve(self, qualified: str) -> Optional[Symbol]:
+        """Where a name this file's imports spell (`.models.Net`, `pkg.models.Net`) is defined in the tree."""
+        return self._recorded(lambda: self.index.resolve(qualified, self.path))
+
+    def ancestors(self, qualified: str) -> tuple[str, ...]:
+        """The base classes of the class `qualified` names, transitively, nearest first (see
+        `ProjectIndex.ancestors`); () when it is not a class of the tree."""
+
+        def query() -> tuple[str, ...]:
+            symbol = self.index.resolve(qualified, self.path)
+            return self.index.ancestors(symbol) if symbol is not None and symbol.kind == "class" else ()
+
+        return self._recorded(query)
+
+    def lineage(self, qualified: str) -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
+        """The class `qualified` names and its ancestors, each with its own methods (None outside the
+        tree), nearest first; () when it is not a class of the tree."""
+
+        def query() -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
+            symbol = self.index.resolve(qualified, self.path)
+            return self.index.lineage(symbol) if symbol is not None and symbol.kind == "class" else ()
+
+        return self._recorded(query)
+
+    def definition(self, qualified: str, needs: Iterable[str] = ()) -> Optional[Definition]:
+        """The def or class `qualified` names in another file of the tree, with that file's model built
+        with the parts `needs`; None for anything outside the tree, unparsable, ambiguous or in this file
+        (this file's own model answers for it)."""
+        return self._recorded(lambda: self._definition(qualified, tuple(needs)))
+
+    def _definition(self, qualified: str, needs: tuple[str, ...]) -> Optional[Definition]:
+        symbol = self.index.resolve(qualified, self.path)
+        if symbol is None or symbol.kind not in ("def", "class", "method") or symbol.path == os.path.abspath(self.path):
+            return None
+        built = self.project.model_of(symbol.path, needs)
+        if built is None:
+            return None
+        module, model = built
+        node = _find(module, symbol)
+        return Definition(symbol, symbol.path, model, node, module) if node is not None else None
+
+    def foreign(self, qualified: str, ask: Callable[[Definition], Optional[T]], needs: Iterable[str] = ()) -> Optional[T]:
+        """What `ask` says about the definition `qualified` names in another file (None when unknown).
+        `ask` gets the other file's model and node and must return something node-free."""
+        definition = self.definition(qualified, needs)
+        if definition is None:
+            return None
+        try:
+            return self._recorded(lambda: ask(definition))
+        except (RecursionError, MemoryError):
+            return None
+        except Exception:  # the other file's part failed on a question: unknown there, not an error here
+            return None
+
+    def foreign_hook(self, ask: Callable[[Definition], Optional[T]], needs: Iterable[str] = ()) -> Callable[[str], Optional[T]]:
+        """`foreign(qualified_name) -> answer | None`, the hook a part takes (the summaries' `foreign`)."""
+        wanted = tuple(needs)
+        return lambda qualified: self.foreign(qualified, ask, wanted)
+
+
+def _find(module: cst.Module, symbol: Symbol) -> Optional[Defined]:
+    """The one node defining `symbol` at the top level of its module (inside top-level `if`/`try` too)."""
+    parts = symbol.qualified[len(symbol.module) + 1 :].split(".")
+    candidates = [node for node in _top_level_definitions(module.body) if node.name.value == parts[0]]
+    if len(candidates) != 1:
+        return None
+    node = candidates[0]
+    if len(parts) == 1:
+        return node
+    if not isinstance(node, cst.ClassDef) or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    methods = [item for item in node.body.body if isinstance(item, cst.FunctionDef) and item.name.value == parts[1]]
+    return methods[-1] if methods else None  # the last `def` of a name in a class body is the method
+
+
+def _top_level_definitions(body) -> Iterable[Defined]:
+    for statement in body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            yield statement
+        elif isinstance(statement, cst.If):
+            yield from _top_level_definitions(statement.body.body)
+            orelse = statement.orelse
+            while orelse is not None:
+                yield from _top_level_definitions(orelse.body.body)
+                orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+        elif isinstance(statement, cst.Try):
+            yield from _top_level_definitions(statement.body.body)
+            for handler in statement.handlers:
+                yield from _top_level_definitions(handler.body.body)
+            for extra in (statement.orelse, statement.finalbody):
+                if extra is not None:
+                    yield from _top_level_definitions(extra.body.body)
+        elif isinstance(statement, cst.With):
+            yield from _top_level_definitions(statement.body.body)

@@ -1,0 +1,138 @@
+"""The outline of one file: what its module binds at top level, from CPython's `ast` (milliseconds a
+file, no libcst parse).
+
+Node-free and picklable, so it can cross processes and files. It holds what the project index needs to
+resolve a qualified name: each top-level name with how it is bound (a `def`, a `class` with its bases
+and methods, an import of another module or of a name from one, any other assignment), the star
+imports, and `__all__` when it is a literal list. Bindings inside a top-level `if`/`try`/`with` count
+(`try: from a import x / except ImportError: from b import x` binds `x` twice: the index then sees two
+candidates and calls the name unknown unless both agree).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+
+@dataclass(frozen=True)
+class Binding:
+    """How a top-level name is bound.
+
+    kind: "def", "class", "import" (the whole module `target`), "from" (name `name` of module `target`,
+    `level` dots up), or "value" (anything else: an assignment, a loop target).
+    """
+
+    kind: str
+    target: str = ""  # the module an import names (without its leading dots)
+    name: str = ""  # the imported name, for "from"
+    level: int = 0  # leading dots of a relative import
+    bases: tuple[str, ...] = ()  # a class's bases as spelled (`nn.Module`); "" for one that is not a name
+    methods: tuple[str, ...] = ()  # a class's own methods
+
+
+@dataclass(frozen=True)
+class StarImport:
+    target: str
+    level: int
+
+
+@dataclass(frozen=True)
+class Outline:
+    bindings: dict[str, tuple[Binding, ...]]
+    stars: tuple[StarImport, ...]
+    exported: Optional[tuple[str, ...]]  # a literal `__all__`, else None
+
+    def bound(self, name: str) -> tuple[Binding, ...]:
+        return self.bindings.get(name, ())
+
+
+
+def outline_of(text: str) -> Optional[Outline]:
+    """The file's outline; None when CPython cannot parse it (unknown, never an empty module)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    bindings: dict[str, list[Binding]] = {}
+    stars: list[StarImport] = []
+    exported: Optional[tuple[str, ...]] = None
+    for statement in _top_level(tree.body):
+        for name, binding in _bindings_of(statement, stars):
+            bindings.setdefault(name, []).append(binding)
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in statement.targets
+        ):
+            exported = _literal_names(statement.value)
+    return Outline({name: tuple(found) for name, found in bindings.items()}, tuple(stars), exported)
+
+
+def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Module-level statements, also those inside top-level `if`/`try`/`with` blocks."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, ast.If):
+            yield from _top_level(statement.body)
+            yield from _top_level(statement.orelse)
+        elif isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
+            yield from _top_level(statement.body)  # type: ignore[attr-defined]
+            for handler in statement.handlers:  # type: ignore[attr-defined]
+                yield from _top_level(handler.body)
+            yield from _top_level(statement.orelse)  # type: ignore[attr-defined]
+            yield from _top_level(statement.finalbody)  # type: ignore[attr-defined]
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            yield from _top_level(statement.body)
+
+
+def _bindings_of(statement: ast.stmt, stars: list[StarImport]) -> Iterator[tuple[str, Binding]]:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        yield statement.name, Binding("def")
+    elif isinstance(statement, ast.ClassDef):
+        bases = tuple(_dotted(base) or "" for base in statement.bases)
+        methods = tuple(
+            item.name for item in statement.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
+        yield statement.name, Binding("class", bases=bases, methods=methods)
+    elif isinstance(statement, ast.Import):
+        for alias in statement.names:
+            if alias.asname is not None:
+                yield alias.asname, Binding("import", target=alias.name)
+            else:
+                top = alias.name.split(".")[0]
+                yield top, Binding("import", target=top)
+    elif isinstance(statement, ast.ImportFrom):
+        module, level = statement.module or "", statement.level or 0
+        for alias in statement.names:
+            if alias.name == "*":
+                stars.append(StarImport(module, level))
+            else:
+                yield alias.asname or alias.name, Binding("from", target=module, name=alias.name, level=level)
+    elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        for target in targets:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    yield node.id, Binding("value")
+    elif isinstance(statement, (ast.For, ast.AsyncFor)):
+        for node in ast.walk(statement.target):
+            if isinstance(node, ast.Name):
+                yield node.id, Binding("value")
+
+
+def _dotted(node: ast.expr) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base is not None else None
+    if isinstance(node, ast.Subscript):  # `Generic[T]`, `nn.ModuleList[...]`: the class itself
+        return _dotted(node.value)
+    return None
+
+
+def _literal_names(value: ast.expr) -> Optional[tuple[str, ...]]:
+    if not isinstance(value, (ast.List, ast.Tuple)):
+        return None
+    names = [item.value for item in value.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    return tuple(names) if len(names) == len(value.elts) else None

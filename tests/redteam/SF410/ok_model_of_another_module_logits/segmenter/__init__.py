@@ -1,0 +1,1 @@
+"""A segmentation package: the network lives in its own module."""

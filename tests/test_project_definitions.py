@@ -1,0 +1,73 @@
+"""Another scanned file's model, built lazily with the parts asked for, and the `foreign` hook that hands
+back only node-free answers; what each answer consulted is recorded."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.project import Project, ProjectIndex
+
+ROOT = "/stabfix-sources"
+SOURCES = {
+    "app/__init__.py": "from .models import Net\n",
+    "app/models.py": (
+        "import torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n"
+        "    def forward(self, x):\n        return F.softmax(self.fc(x), dim=1)\n\n\n"
+        "def build():\n    return Net()\n"
+    ),
+    "app/broken.py": "def f(:\n",
+    "app/train.py": "from .models import Net, build\nfrom . import broken\n",
+    "app/unrelated.py": "x = 1\n",
+}
+
+
+def _view(path: str = "app/train.py"):
+    return Project(ProjectIndex.from_sources(SOURCES, ROOT)).view(f"{ROOT}/{path}")
+
+
+def test_definition_gives_the_other_files_model_and_node():
+    view = _view()
+    found = view.definition(".models.Net", needs=("activations",))
+    assert isinstance(found.node, cst.ClassDef) and found.node.name.value == "Net"
+    assert found.model.activations is not None and found.model.losses is None  # only the parts asked for
+    assert found.symbol.qualified == "app.models.Net"
+    method = view.definition("app.Net.forward")
+    assert isinstance(method.node, cst.FunctionDef) and method.node.name.value == "forward"
+
+
+def test_foreign_runs_the_question_on_the_other_files_model():
+    view = _view()
+    kind = view.foreign(".models.Net", lambda d: d.model.activations.forward_of(d.node).kind, needs=("activations",))
+    assert kind == "softmax"
+    hook = view.foreign_hook(lambda d: d.node.name.value)
+    assert hook("app.models.build") == "build"
+    assert hook("torch.nn.Linear") is None  # outside the tree
+    assert hook(".broken.f") is None  # does not parse
+    assert view.foreign(".models.Net", lambda d: 1 / 0) is None  # a question that fails is unknown
+
+
+def test_the_files_own_definitions_are_not_foreign():
+    view = _view("app/models.py")
+    assert view.definition("app.models.Net") is None
+    assert view.resolve("app.models.Net").qualified == "app.models.Net"
+
+
+def test_the_view_records_what_it_consulted_and_nothing_else():
+    view = _view()
+    view.definition(".models.Net", needs=("activations",))
+    assert sorted(view.consulted.files) == [f"{ROOT}/app/models.py"]
+    assert view.consulted.modules[f"{ROOT}:app.models"] == f"{ROOT}/app/models.py"  # as imported from its search root
+    # a second view of the same project is served from the model cache and still records the file
+    other = view.project.view(f"{ROOT}/app/__init__.py")
+    other.definition("app.Net", needs=("activations",))
+    assert f"{ROOT}/app/models.py" in other.consulted.files
+
+
+def test_a_model_with_more_parts_is_built_when_asked():
+    view = _view()
+    first = view.definition(".models.Net", needs=("activations",))
+    second = view.definition(".models.Net", needs=("activations",))
+    assert second.model is first.model  # built once
+    wider = view.definition(".models.Net", needs=("losses",))
+    assert wider.model.losses is not None
