@@ -64,9 +64,10 @@ class Checker(cst.BatchableCSTVisitor):
     # Further groups of substrings, one of each must be present too (a rule that needs both an
     # optimizer step and a gradient read): files without them skip the parse as well.
     also_needs: ClassVar[tuple[tuple[str, ...], ...]] = ()
-    # A file that contains one of these (and at least one group) may find its other groups in the tree
-    # modules it imports, one file away: a criterion class or a model whose `forward` ends in a softmax is
-    # often defined there. Empty: the file alone decides. (A speed filter only, like `tokens`.)
+    # A file that contains one of these (and at least one group, when there are several) may find its other
+    # groups in the tree modules it imports, one file away: a criterion class, a model whose `forward` ends
+    # in a softmax, a helper that switches the mode or makes a target is often defined there. Empty: the file
+    # alone decides. (A speed filter only, like `tokens`.)
     tokens_elsewhere: ClassVar[tuple[str, ...]] = ()
     # Parts of the file's model (see `stabfix.model`) this rule reads; only those are computed.
     needs: ClassVar[tuple[str, ...]] = ()
@@ -81,7 +82,7 @@ class Checker(cst.BatchableCSTVisitor):
             return True
         if project is None or not any(token in text for token in cls.tokens_elsewhere):
             return False
-        if not any(any(token in text for token in group) for group in groups):
+        if len(groups) > 1 and not any(any(token in text for token in group) for group in groups):
             return False  # one group at least is the file's own: most files need no other file read
         texts = [text, *project.imported_texts()]
         return all(any(token in source for source in texts for token in group) for group in groups)

@@ -35,3 +35,12 @@ def write(root: Path, relative: str, content: str | bytes) -> Path:
 
 def json_report(result) -> dict:
     return json.loads(result.stdout)
+
+
+def example_project(example):
+    """The view of a rule example's project its own file gets: the example's `files` beside it, held in
+    memory, as `stabfix scan` would see them."""
+    from stabfix.project import Project, ProjectIndex
+
+    index = ProjectIndex.from_sources(example.project_sources())
+    return Project(index).view(f"/stabfix-sources/{example.path}")

@@ -19,6 +19,8 @@ from stabfix.catalog import load_catalog
 from stabfix.checkers import checker_classes
 from stabfix.fixer import fix_text
 
+from helpers import example_project
+
 CATALOG = load_catalog()
 CHECKERS = checker_classes()
 # a suppression directive with its codes (`stabfix: ignore[SF101]`, `noqa: SF101, SF102`, `noqa`)
@@ -50,8 +52,8 @@ def _lost(code: str, before: str, after: str) -> Counter:
     return Counter(_comments(before)) - Counter(_comments(after))
 
 
-def _fixed(code: str, source: str) -> str:
-    return fix_text(source, "example.py", _classes(code, source), CATALOG, unsafe=True).text
+def _fixed(code: str, source: str, example) -> str:
+    return fix_text(source, example.path, _classes(code, source), CATALOG, unsafe=True, project=example_project(example)).text
 
 
 def _fixable_examples():
@@ -126,15 +128,15 @@ def _variant_cases():
                 compile(variant, "example.py", "exec")
             except SyntaxError:
                 continue
-            yield pytest.param(code, variant, id=f"{code}-bad-{index}-{name}")
+            yield pytest.param(code, variant, example, id=f"{code}-bad-{index}-{name}")
 
 
 @pytest.mark.parametrize(
-    "code,source",
-    [pytest.param(code, example.code, id=f"{code}-bad-{index}") for code, index, example in _fixable_examples()],
+    "code,source,example",
+    [pytest.param(code, example.code, example, id=f"{code}-bad-{index}") for code, index, example in _fixable_examples()],
 )
-def test_fix_of_every_bad_example_keeps_every_comment(code, source):
-    after = _fixed(code, source)
+def test_fix_of_every_bad_example_keeps_every_comment(code, source, example):
+    after = _fixed(code, source, example)
     assert after != source
     assert not _lost(code, source, after), after
 
@@ -147,8 +149,8 @@ def test_every_fixable_rule_is_tried_with_comments_around_its_rewrite():
     assert {case.values[0] for case in VARIANTS} == fixable
 
 
-@pytest.mark.parametrize("code,source", VARIANTS)
-def test_fix_keeps_comments_put_around_the_rewritten_statement(code, source):
-    after = _fixed(code, source)
+@pytest.mark.parametrize("code,source,example", VARIANTS)
+def test_fix_keeps_comments_put_around_the_rewritten_statement(code, source, example):
+    after = _fixed(code, source, example)
     assert not _lost(code, source, after), after
     compile(after, "example.py", "exec")

@@ -12,7 +12,8 @@ from stabfix.catalog import load_catalog
 from stabfix.checkers import checker_classes
 from stabfix.engine import analyse_text
 from stabfix.fixer import fix_text
-from stabfix.project import Project, ProjectIndex
+
+from helpers import example_project
 
 CATALOG = load_catalog()
 CHECKERS = checker_classes()
@@ -34,18 +35,12 @@ def _classes(code: str, source: str):
     return [CHECKERS[other] for other in sorted({*named, code})]
 
 
-def _project(example):
-    """The view of the example's project its own file gets."""
-    index = ProjectIndex.from_sources(example.project_sources())
-    return Project(index).view(f"/stabfix-sources/{example.path}")
-
-
 def _analyse(code: str, example):
-    return analyse_text(example.code, example.path, _classes(code, example.code), CATALOG, project=_project(example))
+    return analyse_text(example.code, example.path, _classes(code, example.code), CATALOG, project=example_project(example))
 
 
 def _fix(code: str, example, text: str):
-    return fix_text(text, example.path, _classes(code, text), CATALOG, unsafe=True, project=_project(example))
+    return fix_text(text, example.path, _classes(code, text), CATALOG, unsafe=True, project=example_project(example))
 
 
 def _findings(code: str, example):

@@ -37,6 +37,8 @@ class _Mark:
 class LossTargetRequiresGrad(Checker):
     code = "SF101"
     tokens = ("requires_grad",)
+    # the target may be made to require grad by a helper of another scanned file that returns it
+    tokens_elsewhere = (".backward(",)
     # every loss the rule recognises is spelled with one of these (`F.mse_loss`, `nn.KLDivLoss`,
     # `criterion`, `loss_fn`, `F.cross_entropy`, `F.kl_div`)
     also_needs = (("loss", "Loss", "criterion", "cross_entropy", "kl_div"),)
@@ -162,8 +164,8 @@ class LossTargetRequiresGrad(Checker):
         self._targets_returned_requiring_grad()
 
     def _targets_returned_requiring_grad(self) -> None:
-        """`x, y = prepare(batch)` where the file's `prepare` returns `y` made to require grad (however it
-        spells it, any number of calls deep): reported at the loss target when nothing in the caller may
+        """`x, y = prepare(batch)` where `prepare` (of this file, or of another scanned file through
+        the project) returns `y` made to require grad (however it spells it, any number of calls deep): reported at the loss target when nothing in the caller may
         read its gradient. No automatic fix: the tensor is made in the helper."""
         summaries = self.model.summaries
         for site, loss in self.model.losses.loss_sites():
@@ -178,8 +180,9 @@ class LossTargetRequiresGrad(Checker):
                 continue
             self.reported_losses.add(id(loss.call))
             self.report(target, (
-                f"`{target.value}` is the target of `{_short(loss)}` but the function of this file that returns it "
-                "makes it require grad, and nothing reads its gradient; drop the requires_grad part where it is made"
+                f"`{target.value}` is the target of `{_short(loss)}` but the function that returns it (in this file or "
+                "another scanned file) makes it require grad, and nothing reads its gradient; drop the requires_grad "
+                "part where it is made"
             ))
 
     def _facts(self, scope: cst.FunctionDef | cst.Module) -> tuple[GradientUse, list[Binding]]:

@@ -31,6 +31,7 @@ from stabfix.model.events import LocalCall
 from stabfix.model.imports import dotted_name
 from stabfix.model.modes import Switch, in_harness, owns, within
 from stabfix.model.structure import loop_header
+from stabfix.model.syntax import walk
 from stabfix.model.summaries import FunctionSummary
 
 Loop = Union[cst.For, cst.While]
@@ -47,6 +48,8 @@ class _Loop:
 class TrainEvalModeToggling(Checker):
     code = "SF407"
     tokens = (".eval()", ".train(")
+    # the switch may sit in a helper of another scanned file that this training loop calls
+    tokens_elsewhere = (".backward(",)
     also_needs = (("backward",),)
     needs = ("modes", "events", "summaries")
 
@@ -108,7 +111,7 @@ class TrainEvalModeToggling(Checker):
         return [
             (node, receiver, after)
             for node, receiver, after in evals
-            if self._trained(receiver) and not any(r == "" or owns(r, receiver) or owns(receiver, r) for r in restored)
+            if (self._trained(receiver) or self._forwarded_with_grad(receiver, loop.node)) and not any(r == "" or owns(r, receiver) or owns(receiver, r) for r in restored)
             and not modes.rebound_between(receiver, loop.function, loop.start, loop.end)  # a new module each iteration
         ]
 
@@ -120,6 +123,20 @@ class TrainEvalModeToggling(Checker):
             if any(dotted_name(arg.value.func.value) == receiver for arg in event.node.args
                    if isinstance(arg.value, cst.Call) and isinstance(arg.value.func, cst.Attribute)):
                 return True
+        return False
+
+    def _forwarded_with_grad(self, receiver: str, loop: cst.CSTNode) -> bool:
+        """The training loop runs the module's forward with autograd on (`net(x)`, not a frozen teacher's
+        forward under `no_grad`): the module is trained there, whoever built its optimizer."""
+        names = self.model.names
+        for node in walk(loop):
+            if isinstance(node, cst.Call) and dotted_name(node.func) == receiver:
+                head = node.func
+                while isinstance(head, cst.Attribute):
+                    head = head.value
+                use = names.uses.get(head) if isinstance(head, cst.Name) else None
+                if use is not None and not use.grad_off:
+                    return True
         return False
 
     def _not_restored(self, receiver: str, loop: _Loop) -> str:
@@ -195,3 +212,4 @@ def _names(expr: cst.CSTNode) -> list[cst.Name]:
 
     expr.visit(_Collector())
     return found
+

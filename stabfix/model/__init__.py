@@ -136,11 +136,29 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     "summaries": (
         ("names", "values", "history", "activations", "modes", "events"),
-        lambda model: Summaries(model.imports, model.names, model.values, model.history, model.activations,
-                                model.modes, model.events),
+        lambda model: _with_foreign_summaries(
+            model, Summaries(model.imports, model.names, model.values, model.history, model.activations,
+                             model.modes, model.events)),
     ),
 }
 PARTS = tuple(_PARTS)
+
+
+def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summaries:
+    """Calls of another scanned file's functions and classes are summarised by that file's own model
+    (one file away: that model has no project of its own, so following stops there)."""
+    if model.project is not None:
+        summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
+    return summaries
+
+
+def _summary_of_definition(definition) -> Optional[object]:
+    summaries = definition.model.summaries
+    if summaries is None:
+        return None
+    if isinstance(definition.node, cst.ClassDef):
+        return summaries.of_class(definition.node)
+    return summaries.of(definition.node)
 
 
 ALWAYS_BUILT = ("enclosing", "imports")  # every part and rule may read these
