@@ -172,6 +172,13 @@ def test_a_model_whose_forward_exponentiates_a_log_softmax_outputs_probabilities
         ),
         ("import torch.nn as nn\nlsm = nn.LogSoftmax(dim=2)\nprobe(lsm(x.softmax(2)))", "softmax"),
         ("import torch.nn.functional as F\nprobe(F.log_softmax(model(x), 2))", None),  # unknown scores
+        (
+            "import torch.nn as nn\nimport torch.nn.functional as F\n"
+            "class Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n"
+            "    def forward(self, p):\n        return F.log_softmax(self.fc(p), -1)\n"
+            "head = Head()\nprobe(head(F.softmax(x, -1)))",
+            None,  # a model fed probabilities as features: its own scores are normalised once
+        ),
         ("import torch.nn.functional as F\nprobe(F.log_softmax(F.log_softmax(x, 2), 2))", None),  # idempotent
     ],
 )

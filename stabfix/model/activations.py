@@ -116,11 +116,15 @@ class Activations:
         if inverse is not None:
             return self._through_inverse(expr, inverse, depth)
         found = self._of_module_call(expr, depth)
-        if found is not None and found.kind == "log_softmax" and found.over is None:
+        if found is not None and found.over is None and self._is_log_softmax_module(found.made_by):
             argument = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
             over = self._over("log_softmax", argument, depth)  # `self.log_softmax(F.softmax(h))`
             return Activation(found.kind, found.made_by, via=found.via, over=over) if over else found
         return found
+
+    def _is_log_softmax_module(self, made_by: cst.CSTNode) -> bool:
+        """An `nn.LogSoftmax` itself (what a model's `forward` does to its input is another question)."""
+        return isinstance(made_by, cst.Call) and self.qualify(made_by.func) == "torch.nn.LogSoftmax"
 
     def _inverse_operand(self, call: cst.Call) -> Optional[tuple[str, cst.BaseExpression]]:
         """`torch.exp(v)`/`v.exp()` and `torch.log(v)`/`v.log()`: the function and its operand."""
