@@ -14,6 +14,11 @@ from stabfix.model.traversal import MergedVisitor
 
 def _kind_of_probe(source: str) -> str | None:
     """The activation of the argument of the file's `probe(...)` call."""
+    activation = _activation_of_probe(source)
+    return None if activation is None else activation.kind
+
+
+def _activation_of_probe(source: str):
     model = FileModel(("activations",))
     module = cst.parse_module(textwrap.dedent(source))
     MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
@@ -27,8 +32,7 @@ def _kind_of_probe(source: str) -> str | None:
                 found.append(node.args[0].value)
 
     module.visit(_Finder())
-    activation = model.activations.of(found[0])
-    return None if activation is None else activation.kind
+    return model.activations.of(found[0])
 
 
 @pytest.mark.parametrize(
@@ -118,3 +122,67 @@ def test_unknown_values_stay_unknown():
     assert _kind_of_probe("def f(logits):\n    probe(logits)") is None
     shadowed = "def softmax(x):\n    return x\nprobe(softmax(x))"
     assert _kind_of_probe(shadowed) is None
+
+
+@pytest.mark.parametrize(
+    "source, kind",
+    [
+        ("import torch\nimport torch.nn.functional as F\nprobe(torch.exp(F.log_softmax(x, dim=1)))", "softmax"),
+        ("import torch.nn.functional as F\nlp = F.log_softmax(x, -1)\nprobe(lp.exp())", "softmax"),
+        ("import torch as th\nprobe(th.exp(x.log_softmax(-1)).view(-1, 5))", "softmax"),
+        ("import torch.nn.functional as F\np = F.softmax(x, -1)\nprobe(p.log())", "log_softmax"),
+        ("import torch\nprobe(torch.exp(x))", None),  # exp of a value the code shows nothing about
+        ("import torch\nprobe(torch.exp(torch.softmax(x, -1)))", None),  # exp of probabilities: another quantity
+        ("import torch\nprobe(x.sigmoid().log())", None),  # log-sigmoid is not a log-softmax
+        ("probe(x.exp(2))", None),  # a user method `exp` with an argument
+    ],
+)
+def test_exp_and_log_undo_each_other_so_equivalent_spellings_give_the_same_kind(source, kind):
+    assert _kind_of_probe(source) == kind
+
+
+def test_a_model_whose_forward_exponentiates_a_log_softmax_outputs_probabilities():
+    source = """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 3)
+
+            def forward(self, x):
+                return F.log_softmax(self.fc(x), dim=-1).exp()
+
+        probe(Net()(batch))
+    """
+    assert _kind_of_probe(source) == "softmax"
+
+
+@pytest.mark.parametrize(
+    "source, over",
+    [
+        ("import torch.nn.functional as F\nprobe(F.log_softmax(F.softmax(x, 2), 2))", "softmax"),
+        ("import torch\np = torch.sigmoid(z)\nprobe(p.log_softmax(-1))", "sigmoid"),
+        (
+            "import torch.nn as nn\nimport torch.nn.functional as F\n"
+            "class Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, -1)\n"
+            "net = Net()\nprobe(F.log_softmax(net(b), -1))",
+            "softmax",
+        ),
+        ("import torch.nn as nn\nlsm = nn.LogSoftmax(dim=2)\nprobe(lsm(x.softmax(2)))", "softmax"),
+        ("import torch.nn.functional as F\nprobe(F.log_softmax(model(x), 2))", None),  # unknown scores
+        (
+            "import torch.nn as nn\nimport torch.nn.functional as F\n"
+            "class Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n"
+            "    def forward(self, p):\n        return F.log_softmax(self.fc(p), -1)\n"
+            "head = Head()\nprobe(head(F.softmax(x, -1)))",
+            None,  # a model fed probabilities as features: its own scores are normalised once
+        ),
+        ("import torch.nn.functional as F\nprobe(F.log_softmax(F.log_softmax(x, 2), 2))", None),  # idempotent
+    ],
+)
+def test_a_log_softmax_of_probabilities_says_what_was_normalised_twice(source, over):
+    found = _activation_of_probe(source)
+    assert found is not None and found.kind == "log_softmax"
+    assert found.over == over

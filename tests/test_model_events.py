@@ -460,3 +460,30 @@ def test_gates_are_the_ifs_between_a_loop_and_a_site():
     gates = [(_code(test), negated) for test, negated in events.gates(step.site, loop)]
     assert gates == [("flags[i]", False), ("i > 2", True)]  # `if warm:` is outside the loop
     assert events.gates(events.of_kind("backward")[0].site, loop) == []
+
+
+def test_the_deprecated_clipping_functions_are_clipping_events_however_imported():
+    _, events = _events(
+        """
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils import clip_grad_value as clamp_gradients
+        from torch.nn.utils.clip_grad import clip_grad_norm
+
+        def clip_norm_for_log(params):
+            return 0.0
+
+        clip_grad_norm(model.parameters(), 1.0)
+        nn.utils.clip_grad_norm(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_value(model.parameters(), 0.5)
+        clamp_gradients(model.parameters(), 0.5)
+        clip_norm_for_log(model.parameters())
+        """
+    )
+    clips = [_code(event.node) for event in events.of_kind("clip")]
+    assert clips == [
+        "clip_grad_norm(model.parameters(), 1.0)",
+        "nn.utils.clip_grad_norm(model.parameters(), 1.0)",
+        "torch.nn.utils.clip_grad_value(model.parameters(), 0.5)",
+        "clamp_gradients(model.parameters(), 0.5)",
+    ]

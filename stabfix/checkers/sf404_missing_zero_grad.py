@@ -7,7 +7,8 @@ without a loop of its own, the loop of the file that calls it (or the Lightning 
 `training_step`). Gradients are cleared in that pass when a clear of any form (`opt.zero_grad()`,
 `model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`, `p.grad = g`, a fresh `dist_autograd.context()`)
 runs in it, in a function it calls, or may run from a hook: a lambda, or a function of the file that steps
-nothing (a callback). Silent when a new optimizer is built in the pass (fresh state, SF408's business) and
+nothing (a callback). With several optimizers, a clear counts only where it may reach the stepped
+parameters (`grad_coverage`): `opt_g.zero_grad()` does not clear what `opt_d = Adam(D.parameters())` steps. Silent when a new optimizer is built in the pass (fresh state, SF408's business) and
 for `torch.autograd.grad`. The message names the `if`s that gate the step (`events.gates`).
 Fix (unsafe): `opt.zero_grad(set_to_none=True)` right after the step.
 """
@@ -23,7 +24,8 @@ from stabfix.findings import Fix
 from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
 from stabfix.model import vocabulary as vocab
-from stabfix.model.events import Event, Gate, GradWrite, Site, Step, stepped_optimizer
+from stabfix.model.events import ClearGrad, Event, Gate, GradWrite, Site, Step, stepped_optimizer
+from stabfix.model.grad_coverage import GradCoverage
 from stabfix.model.imports import dotted_name
 from stabfix.model.optimizers import optimizer_name_strength
 from stabfix.model.structure import loop_header
@@ -34,6 +36,10 @@ class MissingZeroGrad(Checker):
     tokens = ("backward",)
     also_needs = (("step",),)
     needs = ("optimizers", "events")
+
+    _coverage: Optional[GradCoverage] = None
+    _constructor: Optional[cst.Call] = None  # the stepped optimizer's construction, while one step is judged
+    _elsewhere: tuple[ClearGrad, ...] = ()  # clears in its pass that reach other parameters
 
     def leave_Module(self, original_node: cst.Module) -> None:
         events = self.model.events
@@ -48,12 +54,15 @@ class MissingZeroGrad(Checker):
             wrapper = events.stepped_by(step, stepped[0])
             if wrapper is not None and not self._runs_an_optimizer_step(wrapper):
                 continue  # handed to a wrapper not shown to step an optimizer: it may step an engine, or clear
+            self._constructor = getattr(stepped[1], "constructor", None)
+            self._elsewhere = ()
             found = self._pass_without_clear(step, [e for f in wrapper or [] for e in events.in_function(f)])
             if found is None or id(found[0]) in reported:
                 continue
             reported.add(id(found[0]))
             optimizer = code_for(stepped[0])
-            self.report(step.node, _message(step, optimizer, *found[1:]), self._fix(step, optimizer))
+            message = _message(step, optimizer, *found[1:], self._elsewhere)
+            self.report(step.node, message, self._fix(step, optimizer))
 
     def _stepped(self, step: Step) -> tuple[cst.BaseExpression, object] | None:
         return stepped_optimizer(step, self.model.optimizers, self.model.events) or _short_named(step)
@@ -114,7 +123,20 @@ class MissingZeroGrad(Checker):
         seen = list(iteration)
         for function in events.functions_called(iteration):
             seen.extend(events.in_function(function))
-        return not any(_clears(event) or event.kind == "optimizer" for event in seen)
+        return not any((_clears(event) and self._reaches(event)) or event.kind == "optimizer" for event in seen)
+
+    def _reaches(self, clear: Event) -> bool:
+        """Whether a clear may empty the gradients the stepped optimizer uses (another optimizer's or
+        model's `zero_grad()`, shown to share no parameter with it, does not)."""
+        if not isinstance(clear, ClearGrad):
+            return True
+        if self._coverage is None:
+            built = [e.node for e in self.model.events.of_kind("optimizer") if isinstance(e.node, cst.Call)]
+            self._coverage = GradCoverage(self.model.optimizers, self.model.names, built)
+        if self._coverage.may_clear(clear.receiver, clear.how, clear.site.scope, self._constructor):
+            return True
+        self._elsewhere += (clear,)
+        return False
 
     def _backward_in(self, functions: list[cst.FunctionDef]) -> bool:
         events = self.model.events
@@ -190,12 +212,16 @@ def _depth(site: Site, loop: cst.CSTNode) -> int:
     return next((index for index, enclosing in enumerate(site.any_loops) if enclosing is loop), -1)
 
 
-def _message(step: Step, optimizer: str, where: str, gates: list[Gate]) -> str:
+def _message(step: Step, optimizer: str, where: str, gates: list[Gate], elsewhere: tuple[ClearGrad, ...]) -> str:
     when = f"on every pass of {where}"
     if gates:  # an accumulation gate does not help: what it sums is never emptied either
         tests = " and ".join(f"`{code_for(test)}` {'is false' if negated else 'holds'}" for test, negated in gates)
         when = f"on the passes of {where} where {tests},"
+    nothing = "nothing clears the gradients"
+    if elsewhere:
+        others = ", ".join(dict.fromkeys(f"`{code_for(clear.node)}`" for clear in elsewhere))
+        nothing = f"nothing clears the gradients of the parameters it steps ({others} clears other parameters)"
     return (
-        f"`{code_for(step.node)}` runs {when} after a backward pass, but nothing clears the gradients, so each "
+        f"`{code_for(step.node)}` runs {when} after a backward pass, but {nothing}, so each "
         f"step applies the sum of all earlier ones; call `{optimizer}.zero_grad(set_to_none=True)` after the step"
     )

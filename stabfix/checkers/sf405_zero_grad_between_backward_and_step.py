@@ -5,8 +5,10 @@ A query over `events` within one function: a backward pass, then a `zero_grad()`
 that a later step steps (the same expression or the same construction, or a model it was built from:
 `model.zero_grad()` with `AdamW(model.parameters())`), then that step, with no other backward, gradient
 write or step of it in between, all three able to run in one pass (not exclusive branches; the clear's
-block does not `continue`/`return` first). A clear of another optimizer (GAN: D's between G's backward
-and step) or of a model the file does not tie to the optimizer stays silent.
+block does not `continue`/`return` first). A clear of another optimizer built over the same model or a
+part of it (`opt_all = SGD(model.parameters())` cleared before `opt_head = Adam(model.head.parameters())`
+steps) counts; one over other models (GAN: D's between G's backward and step) or of a model the file
+does not tie to the optimizer stays silent.
 Fix (unsafe): move the clear to right after the step, when both sit in the same block.
 """
 
@@ -82,7 +84,12 @@ class ZeroGradBetweenBackwardAndStep(Checker):
         """Whether `clear` empties the gradients the stepped optimizer would use."""
         cleared = self.model.optimizers.resolve(clear.receiver, clear.site.scope)
         if cleared is not None:
-            return self._same_optimizer(clear.receiver, cleared, expression, info)
+            if self._same_optimizer(clear.receiver, cleared, expression, info):
+                return True
+            # another optimizer built over the same model, or a part of it (`opt_all` and `opt_head`)
+            if cleared.constructor is None or info.constructor is None:
+                return False
+            return shares_parameters(models_in(info.constructor) - {""}, frozenset(models_in(cleared.constructor)))
         receiver = dotted_name(clear.receiver)
         if receiver is None or info.constructor is None:
             return False

@@ -7,7 +7,11 @@ A query over two model parts: `losses` (every torch loss call and its input oper
   itself (log-softmax outputs are left alone: `log_softmax` of log-probabilities changes nothing);
 - sigmoid outputs into `binary_cross_entropy_with_logits`/`BCEWithLogitsLoss`, which applies `sigmoid`;
 - raw linear-layer outputs into `binary_cross_entropy`/`BCELoss` (it needs probabilities), and raw
-  outputs or probabilities into `nll_loss`/`NLLLoss` and `kl_div`/`KLDivLoss` (they need log-probabilities).
+  outputs or probabilities into `nll_loss`/`NLLLoss`, `ctc_loss`/`CTCLoss` and `kl_div`/`KLDivLoss` (they
+  need log-probabilities);
+- a log-softmax of values that already were probabilities (`F.log_softmax(F.softmax(x))`, a model that ends
+  in softmax) into any of the losses that take scores or log-probabilities.
+Equivalent spellings are the model's business (`torch.exp(F.log_softmax(x))` is a softmax).
 Fix (unsafe, it changes the loss values): drop an extra activation written inline in the loss call.
 """
 
@@ -27,11 +31,16 @@ _LOGIT_BINARY = ("binary_cross_entropy_with_logits", "BCEWithLogitsLoss")
 _PROBABILITY_BINARY = ("binary_cross_entropy", "BCELoss")
 _LOG_PROBABILITY = ("nll_loss", "NLLLoss")
 _DIVERGENCE = ("kl_div", "KLDivLoss")
+_CTC = ("ctc_loss", "CTCLoss")
+# A log-softmax of values that already were probabilities: the scores were normalised twice.
+_TWICE = "log_softmax_of_probabilities"
+_SQUASHED = "gets log_softmax of probabilities, which squashes every score toward -log(C), so the gradients shrink"
 
 _WRONG = {
     _LOGITS_LOSSES: {
         "softmax": "applies log_softmax itself, so the softmax is applied twice and the gradients shrink",
         "sigmoid": "applies log_softmax itself and expects raw scores, not sigmoid outputs",
+        _TWICE: _SQUASHED,
     },
     _LOGIT_BINARY: {"sigmoid": "applies sigmoid itself, so the sigmoid is applied twice and the gradients vanish"},
     _PROBABILITY_BINARY: {"logits": "expects probabilities in [0, 1], not raw scores"},
@@ -39,11 +48,19 @@ _WRONG = {
         "logits": "expects log-probabilities, not raw scores",
         "softmax": "expects log-probabilities, not probabilities",
         "sigmoid": "expects log-probabilities, not probabilities",
+        _TWICE: _SQUASHED,
+    },
+    _CTC: {
+        "logits": "expects log-probabilities (log_softmax over the classes), not raw scores",
+        "softmax": "expects log-probabilities (log_softmax over the classes), not probabilities",
+        "sigmoid": "expects log-probabilities (log_softmax over the classes), not probabilities",
+        _TWICE: _SQUASHED,
     },
     _DIVERGENCE: {
         "logits": "expects log-probabilities as its input, not raw scores",
         "softmax": "expects log-probabilities as its input, not probabilities",
         "sigmoid": "expects log-probabilities as its input, not probabilities",
+        _TWICE: _SQUASHED,
     },
 }
 _ADVICE = {
@@ -52,6 +69,7 @@ _ADVICE = {
     _PROBABILITY_BINARY: "use `binary_cross_entropy_with_logits`/`BCEWithLogitsLoss` on them (numerically stable)",
     _LOG_PROBABILITY: "apply `log_softmax` to the logits (or use `cross_entropy` on them)",
     _DIVERGENCE: "pass `log_softmax` of the logits (the target stays probabilities unless `log_target=True`)",
+    _CTC: "apply `log_softmax` to the raw scores",
 }
 # Activations the fix can drop: the loss applies them itself.
 _DROPPABLE = {_LOGITS_LOSSES: ("softmax",), _LOGIT_BINARY: ("sigmoid",)}
@@ -67,7 +85,10 @@ def _family(kind: str) -> Optional[tuple[str, ...]]:
 
 class LossInputMismatch(Checker):
     code = "SF410"
-    tokens = ("cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "kl_div", "KLDivLoss")
+    tokens = (
+        "cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "kl_div", "KLDivLoss",
+        "ctc_loss", "CTCLoss",
+    )
     also_needs = (("softmax", "Softmax", "sigmoid", "Sigmoid", "expit", "Linear", "linear", "Conv"),)
     # the model (and its softmax) or the criterion may be a class of another scanned file; the loss is
     # computed in this file, so it trains something here
@@ -80,10 +101,17 @@ class LossInputMismatch(Checker):
             if family is None or site.in_test or loss.prediction is None:
                 continue
             found = self.model.activations.of(loss.prediction)
-            if found is None or found.kind not in _WRONG[family]:
+            kind = _kind(found)
+            if found is None or kind not in _WRONG[family]:
                 continue
-            fix = _drop_activation(found) if found.kind in _DROPPABLE.get(family, ()) else None
-            self.report(site.call, _message(loss.loss_name, loss.prediction, found, _WRONG[family][found.kind], _ADVICE[family]), fix)
+            fix = _drop_activation(found) if kind in _DROPPABLE.get(family, ()) else None
+            self.report(site.call, _message(loss.loss_name, loss.prediction, found, _WRONG[family][kind], _ADVICE[family]), fix)
+
+
+def _kind(found: Optional[Activation]) -> Optional[str]:
+    if found is None:
+        return None
+    return _TWICE if found.kind == "log_softmax" and found.over is not None else found.kind
 
 
 def _drop_activation(found: Activation) -> Optional[Fix]:
@@ -94,9 +122,13 @@ def _drop_activation(found: Activation) -> Optional[Fix]:
 
 def _message(loss_name: str, prediction: cst.BaseExpression, found: Activation, wrong: str, advice: str) -> str:
     what = {"softmax": "softmax output", "log_softmax": "log-softmax output", "sigmoid": "sigmoid output", "logits": "raw linear-layer output"}[found.kind]
+    if found.over is not None:
+        what = f"log-softmax of a {found.over} output"
     spelled = _text(prediction)
-    if found.inline is not None:
+    if found.inline is not None or (found.made_by is prediction and not found.via):
         origin = f"`{spelled}` is a {what}"
+    elif found.made_by is prediction:  # what a called function returns
+        origin = f"`{spelled}` is a {what} ({found.via})"
     elif found.via and found.via != f"`{spelled}`":
         made = _short(found.shown) if found.shown else _text(found.made_by)
         origin = f"`{spelled}` is a {what} ({found.via} → `{made}`)"

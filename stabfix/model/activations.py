@@ -22,6 +22,12 @@ Names are followed through every binding that may hold at a use (those that show
 must agree; `if calibrated: out = out.softmax(-1)` makes `out` a softmax output on that path), shape-only
 steps (`.view`, `.squeeze(1)`, `[:, -1]`, `.float()`) keep the kind, and anything else gives None:
 unknown is never a finding.
+
+Equivalent spellings are the same fact: `exp` of a log-softmax (`torch.exp(F.log_softmax(x))`,
+`F.log_softmax(x).exp()`) is a softmax, `log` of a softmax (`torch.log(F.softmax(x))`, `p.log()`) a
+log-softmax. A log-softmax applied to values that were already probabilities
+(`F.log_softmax(F.softmax(x))`, `F.log_softmax(model(x))` of a model ending in softmax) says so in `over`:
+the scores were normalised twice.
 """
 
 from __future__ import annotations
@@ -78,6 +84,8 @@ class Activation:
     source: Optional[cst.BaseExpression] = None  # what the inline activation was applied to
     via: str = ""  # how the code reaches it, for messages: "`probs`", "`Net.forward`"
     shown: str = ""  # the code that made it, when that is in another file (`made_by` is then this file's call)
+    # a log-softmax applied to values that were already probabilities ("softmax", "sigmoid"): normalised twice
+    over: Optional[str] = None
 
 
 class Activations:
@@ -118,19 +126,52 @@ class Activations:
         direct = self._activation_call(expr)
         if direct is not None:
             kind, source = direct
-            return Activation(kind, expr, inline=expr, source=source)
-        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "log" and self.qualify(expr.func) is None:
-            return None  # `probs.log()`: a different quantity, left alone
-        if self.qualify(expr.func) in ("torch.log",) and expr.args:
-            inner = self._of(expr.args[0].value, depth + 1)  # `torch.log(F.softmax(x))` is log-probabilities
-            if inner is not None and inner.kind == "softmax":
-                return Activation("log_softmax", expr, via=inner.via)
-            return None
+            return Activation(kind, expr, inline=expr, source=source, over=self._over(kind, source, depth))
+        inverse = self._inverse_operand(expr)
+        if inverse is not None:
+            return self._through_inverse(expr, inverse, depth)
         if self.call_activation is not None:
             returned = self.call_activation(expr)  # `probabilities(model(x))`, `self.predict(x)`
             if returned is not None:
                 return Activation(returned, expr, via=f"returned by `{_callee_text(expr.func)}()`")
-        return self._of_module_call(expr, depth)
+        found = self._of_module_call(expr, depth)
+        if found is not None and found.over is None and self._is_log_softmax_module(found.made_by):
+            argument = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
+            over = self._over("log_softmax", argument, depth)  # `self.log_softmax(F.softmax(h))`
+            return Activation(found.kind, found.made_by, via=found.via, over=over) if over else found
+        return found
+
+    def _is_log_softmax_module(self, made_by: cst.CSTNode) -> bool:
+        """An `nn.LogSoftmax` itself (what a model's `forward` does to its input is another question)."""
+        return isinstance(made_by, cst.Call) and self.qualify(made_by.func) == "torch.nn.LogSoftmax"
+
+    def _inverse_operand(self, call: cst.Call) -> Optional[tuple[str, cst.BaseExpression]]:
+        """`torch.exp(v)`/`v.exp()` and `torch.log(v)`/`v.log()`: the function and its operand."""
+        qualified = self.qualify(call.func)
+        if qualified in ("torch.exp", "torch.log") and call.args and call.args[0].keyword is None:
+            return qualified[len("torch."):], call.args[0].value
+        func = call.func
+        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value in ("exp", "log") and not call.args:
+            return func.attr.value, func.value
+        return None
+
+    def _through_inverse(self, call: cst.Call, inverse: tuple[str, cst.BaseExpression], depth: int) -> Optional[Activation]:
+        """`exp` undoes the log of a log-softmax (`torch.exp(F.log_softmax(x))` is a softmax), `log` of a
+        softmax gives log-probabilities; of anything else they are another quantity, left alone."""
+        function, operand = inverse
+        inner = self._of(operand, depth + 1)
+        wanted = {"exp": "log_softmax", "log": "softmax"}[function]
+        if inner is None or inner.kind != wanted:
+            return None
+        made = "softmax" if function == "exp" else "log_softmax"
+        return Activation(made, call, via=inner.via)
+
+    def _over(self, kind: str, source: Optional[cst.BaseExpression], depth: int) -> Optional[str]:
+        """What a log-softmax was applied to, when that was already probabilities (softmax, sigmoid)."""
+        if kind != "log_softmax" or source is None:
+            return None
+        inner = self._of(source, depth + 1)
+        return inner.kind if inner is not None and inner.kind in ("softmax", "sigmoid") else None
 
     def _activation_call(self, call: cst.Call) -> Optional[tuple[str, Optional[cst.BaseExpression]]]:
         qualified = self.qualify(call.func)
@@ -152,7 +193,8 @@ class Activations:
         if not known or len({item.kind for item in known}) != 1:
             return None
         first = known[0]
-        return Activation(first.kind, first.made_by, via=first.via or f"`{name.value}`")
+        over = first.over if all(item.over == first.over for item in known) else None
+        return Activation(first.kind, first.made_by, via=first.via or f"`{name.value}`", over=over)
 
     # -- modules ----------------------------------------------------------------------------------
     def _of_module_call(self, call: cst.Call, depth: int) -> Optional[Activation]:
@@ -212,7 +254,9 @@ class Activations:
         found = [self._of(value, depth + 1) for value in returns]
         if any(item is None for item in found) or len({item.kind for item in found}) != 1:  # type: ignore[union-attr]
             return None
-        return Activation(found[0].kind, returns[-1], via=f"`{spelled or model_class.name.value}.forward`")  # type: ignore[union-attr]
+        overs = {item.over for item in found}  # type: ignore[union-attr]
+        over = overs.pop() if len(overs) == 1 else None
+        return Activation(found[0].kind, returns[-1], via=f"`{spelled or model_class.name.value}.forward`", over=over)  # type: ignore[union-attr]
 
     def _of_foreign_model(self, qualified: str, construction: cst.Call) -> Optional[Activation]:
         """`Net()` of a model class of another scanned file: that file's answer about its `forward`."""

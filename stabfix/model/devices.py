@@ -5,15 +5,26 @@ answered from the code: is this device expression the CPU (`"cpu"`, `torch.devic
 `host_device` variable)? does this call move its receiver to the CPU (`.cpu()`, `.to("cpu")`,
 `.numpy()`) or to an accelerator (`.cuda()`, `.to(device)`)? and which expression in a function
 names "the device the caller works on" (a `device` parameter, `self.device`, `x.device`)?
+
+`DeviceKinds.kind(expr)` answers what a device expression names, following the code rather than its
+spelling: a literal (`"cuda:1"`, `torch.device("cpu")`), a name or `self.<attr>` through every binding
+that may hold, a call of a function or method of the file through every `return` (`self._resolved_device()`),
+a `@property` of the class (`self.device`), both branches of `"cuda" if ok else "cpu"`. "host" or
+"accelerator" when every path agrees; None when the code does not show it (a config field such as
+`cfg.device`/`args.device`, an argument, a library call): a device expression all the same, which the
+rules take for the device the program works on, and never proof of the host.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from typing import Optional
+
 from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import children
 from stabfix.model.imports import dotted_name
+from stabfix.model.names import Binding, Names
 
 # Methods whose result is on the CPU, or is not a tensor at all.
 CPU_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "pin_memory"})
@@ -141,3 +152,75 @@ def is_grad_disabling_context(call: cst.BaseExpression, qualify) -> bool:
         value = call.args[0].value
         return isinstance(value, cst.Name) and value.value == "False"
     return False
+
+
+_MAX_DEVICE_DEPTH = 5
+
+
+class DeviceKinds:
+    """What a device expression names: "host", "accelerator", or None when the code does not show it."""
+
+    def __init__(self, names: Names) -> None:
+        self.names = names
+
+    def kind(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> Optional[str]:
+        if expr is None or depth > _MAX_DEVICE_DEPTH:
+            return None
+        if isinstance(expr, cst.SimpleString):
+            text = expr.evaluated_value
+            if not isinstance(text, str):
+                return None
+            device = text.split(":")[0].strip().lower()
+            return "host" if device == "cpu" else "accelerator" if device in vocab.DEVICE_STRINGS else None
+        if isinstance(expr, cst.Integer):
+            return "accelerator"  # `.to(0)`, `.cuda(1)`: a device index
+        if isinstance(expr, cst.IfExp):
+            return _agree([self.kind(expr.body, depth + 1), self.kind(expr.orelse, depth + 1)])
+        if isinstance(expr, cst.Call):
+            return self._of_call(expr, depth)
+        if isinstance(expr, cst.Name):
+            return self._of_bindings(self.names.reaching(expr), depth)
+        if isinstance(expr, cst.Attribute):
+            return self._of_attribute(expr, depth)
+        return None
+
+    def _of_call(self, call: cst.Call, depth: int) -> Optional[str]:
+        qualified = self.names.qualify(call.func) or ""
+        if qualified == "torch.device":
+            return self.kind(call.args[0].value, depth + 1) if call.args else None
+        function = self.names.definition_of(call)
+        returns = self.names.returns.get(function, []) if function is not None else []
+        return _agree([self.kind(value, depth + 1) for value in returns]) if returns else None
+
+    def _of_attribute(self, expr: cst.Attribute, depth: int) -> Optional[str]:
+        """`self.device`: what every binding of the attribute holds, or what the class's property returns."""
+        receiver = expr.value
+        use = self.names.uses.get(receiver) if isinstance(receiver, cst.Name) else None
+        if use is None or receiver.value != "self":  # type: ignore[union-attr]
+            return None
+        owner = self.names.enclosing_class(use.scope)
+        if owner is None:
+            return None
+        bindings = self.names.attribute_reaching(owner, expr.attr.value, receiver)  # type: ignore[arg-type]
+        if bindings:
+            return self._of_bindings(bindings, depth)
+        prop = _property(owner, expr.attr.value)
+        returns = self.names.returns.get(prop, []) if prop is not None else []
+        return _agree([self.kind(value, depth + 1) for value in returns]) if returns else None
+
+    def _of_bindings(self, bindings: list[Binding], depth: int) -> Optional[str]:
+        if not bindings or any(b.bound_value is None for b in bindings):
+            return None  # a parameter, a loop variable, an unpacked result: not shown
+        return _agree([self.kind(b.bound_value, depth + 1) for b in bindings])
+
+
+def _agree(kinds: list[Optional[str]]) -> Optional[str]:
+    return kinds[0] if kinds and kinds[0] is not None and all(k == kinds[0] for k in kinds) else None
+
+
+def _property(owner: cst.ClassDef, attribute: str) -> Optional[cst.FunctionDef]:
+    for item in owner.body.body:
+        if isinstance(item, cst.FunctionDef) and item.name.value == attribute:
+            if any(dotted_name(d.decorator) in ("property", "functools.cached_property", "cached_property") for d in item.decorators):
+                return item
+    return None

@@ -7,7 +7,8 @@ with it. A callable `X` is a module when the file
   methods that return the module (`X.cuda().eval()`), or
   methods that a callable only has when it is a module (`X.requires_grad_(False)`, `X.to(device)`,
   `X.cuda()`, `X.half()`: a tensor has them too, but a tensor is never called),
-- binds it from such a chain (`self.teacher = teacher.eval()`, `encoder = build().to(device)`), or
+- binds it from such a chain (`self.teacher = teacher.eval()`, `encoder = build().to(device)`; a value
+  moved to a device, `self.net = load(cfg).to(dev)`, is a module once the file also calls it), or
 - calls it with autograd off (under `torch.no_grad()`/`inference_mode()`) and reshapes what it returns
   as a tensor (`self.encoder(tokens).squeeze(0)`): code turns autograd off to run models.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from stabfix.model.devices import is_grad_disabling_context
+from stabfix.model.devices import is_grad_disabling_context, to_call_target
 from stabfix.model.imports import ImportTracker, dotted_name
 
 # Methods only a torch.nn.Module has.
@@ -113,11 +114,13 @@ class ModuleIndex(cst.BatchableCSTVisitor):
                 self._shared.add(receiver)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._builds_module(node.value):
-            for target in node.targets:
-                name = dotted_name(target.target)
-                if name is not None:
-                    self._modules.add(name)
+        built, moved = self._builds_module(node.value), _moved(node.value, self.imports.qualify)
+        for target in node.targets:
+            name = dotted_name(target.target)
+            if name is not None and built:
+                self._modules.add(name)
+            elif name is not None and moved:
+                self._shared.add(name)  # `self.net = build(cfg).to(device)`: a module once it is also called
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         name = dotted_name(node.target)
@@ -149,3 +152,14 @@ class ModuleIndex(cst.BatchableCSTVisitor):
                 continue
             return self._is_module_type(current.func)
         return False
+
+
+def _moved(value: cst.BaseExpression, qualify) -> bool:
+    """`build(cfg).to(device)`, `Net().cuda()`: a value moved to a device or cast by a method modules share
+    with tensors (not `.to("cpu")`: what such a module returns stays on the host)."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+        return False
+    method = value.func.attr.value
+    if method == "to" and to_call_target(value, qualify)[0] == "cpu":
+        return False
+    return method in _SHARED_METHODS and qualify(value.func) is None

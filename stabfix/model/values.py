@@ -25,7 +25,7 @@ from typing import Optional
 
 import libcst as cst
 
-from stabfix.model.devices import CPU_METHODS, is_cpu_expression, method_chain, to_call_target
+from stabfix.model.devices import CPU_METHODS, DeviceKinds, is_cpu_expression, method_chain, to_call_target
 from stabfix.model.gradient_use import asks_for_grad
 from stabfix.model.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.names import Binding, Names, dotted_name
@@ -118,6 +118,7 @@ class Values:
         self.optimizers = optimizers
         self._memo: dict[int, Value] = {}
         self._trained: Optional[set[int]] = None
+        self.devices = DeviceKinds(names)
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         return self.names.qualify(expr)
@@ -313,7 +314,7 @@ class Values:
         module, _, last = name.rpartition(".")
         if module == "torch" and (last in TORCH_FROM_DATA or last in TORCH_FACTORIES):
             placed = any(arg.keyword is not None and arg.keyword.value == "device"
-                         and not is_cpu_expression(arg.value, self.qualify) for arg in call.args)
+                         and not self._names_cpu_device(arg.value) for arg in call.args)
             # `torch.zeros(n, requires_grad=True)` is a leaf that autograd records from: not a constant
             return Value(tensor=True, constant=not asks_for_grad(call), placed=placed)
         if module in TENSOR_FUNCTION_MODULES and last[:1].islower() and last not in NOT_TENSOR_FUNCTIONS:
@@ -350,8 +351,8 @@ class Values:
         """`store_device` whose every binding is a CPU device: moving there is a move to the CPU."""
         if expr is None or depth > 4:
             return False
-        if is_cpu_expression(expr, self.qualify):
-            return True
+        if is_cpu_expression(expr, self.qualify) or self.devices.kind(expr) == "host":
+            return True  # also through a method's or property's returns: `self._store_device()`
         if isinstance(expr, cst.Attribute):
             bindings = self._self_attribute_bindings(expr)
         elif isinstance(expr, cst.Name):

@@ -1,0 +1,153 @@
+"""What a device expression names (`devices.DeviceKinds`), and what rules conclude from it through the model."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from stabfix.model import FileModel
+from stabfix.model.devices import DeviceKinds
+from stabfix.model.names import build_names
+from stabfix.model.traversal import MergedVisitor
+from stabfix.model.values import Values
+
+
+def _last_return(module: cst.Module) -> cst.BaseExpression:
+    returns: list[cst.Return] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            returns.append(node)
+
+    module.visit(Collect())
+    assert returns[-1].value is not None
+    return returns[-1].value
+
+
+def _device_kind(source: str) -> str | None:
+    """What the device handed to the `.to(...)` of the source's last `return` names."""
+    module = cst.parse_module(textwrap.dedent(source))
+    moved = _last_return(module)
+    assert isinstance(moved, cst.Call) and isinstance(moved.func, cst.Attribute) and moved.func.attr.value == "to"
+    return DeviceKinds(build_names(module)).kind(moved.args[0].value)
+
+
+_CLASS = """
+    import torch
+
+    class Runner:
+        def __init__(self, cfg, device=None):
+            self.cfg = cfg
+            self.given = device
+{members}
+        def put(self, x):
+            return x.to({device})
+"""
+
+
+@pytest.mark.parametrize(
+    "members, device, kind",
+    [
+        ("    def _resolved_device(self):\n        return torch.device('cuda:0')\n", "self._resolved_device()", "accelerator"),
+        ("    def _resolved_device(self):\n        return 'cpu'\n", "self._resolved_device()", "host"),
+        ("    @property\n    def device(self):\n        return torch.device('cpu')\n", "self.device", "host"),
+        ("    @property\n    def device(self):\n        return 'cuda'\n", "torch.device(self.device)", "accelerator"),
+        (
+            "    def _resolved_device(self):\n        if torch.cuda.is_available():\n            return 'cuda'\n        return 'cpu'\n",
+            "self._resolved_device()",
+            None,  # either, at run time: not proof of the host
+        ),
+        ("", "self.cfg.device", None),  # a config field: a device expression the code does not spell
+        ("", "self.given", None),  # an argument
+        ("", "'cuda' if torch.cuda.is_available() else 'cpu'", None),
+        ("", "0", "accelerator"),
+    ],
+)
+def test_a_device_is_followed_through_methods_properties_and_bindings(members, device, kind):
+    source = _CLASS.replace("{members}", textwrap.indent(members, "    ")).replace("{device}", device)
+    assert _device_kind(source) == kind
+
+
+def test_a_module_level_helper_and_a_name_bound_from_it_are_followed():
+    source = """
+        import torch
+
+        def pick_device():
+            return torch.device("cpu")
+
+        def stash(x):
+            dev = pick_device()
+            return x.to(dev)
+    """
+    assert _device_kind(source) == "host"
+    assert _device_kind(source.replace('"cpu"', '"cuda"')) == "accelerator"
+
+
+def _value_of_last_return(source: str):
+    module = cst.parse_module(textwrap.dedent(source))
+    return Values(build_names(module)).value_of(_last_return(module))
+
+
+def test_a_tensor_moved_to_a_method_device_that_is_the_cpu_is_host_memory():
+    host = _value_of_last_return(
+        """
+        import torch
+
+        class Cache:
+            def _store_device(self):
+                return torch.device("cpu")
+
+            def put(self, emb):
+                return emb.detach().to(self._store_device())
+        """
+    )
+    assert host.host and not host.placed
+    config = _value_of_last_return(
+        """
+        def put(emb, cfg):
+            return emb.detach().to(cfg.device)
+        """
+    )
+    assert config.placed and not config.host  # a config device is the device the program works on
+
+
+def test_a_factory_on_a_device_a_helper_returns_as_the_cpu_is_no_device_tensor():
+    value = _value_of_last_return(
+        """
+        import torch
+
+        def host():
+            return "cpu"
+
+        def buffer(n):
+            return torch.zeros(n, device=host())
+        """
+    )
+    assert not value.placed
+
+
+def test_a_value_moved_to_a_device_and_then_called_is_a_module():
+    module = cst.parse_module(
+        textwrap.dedent(
+            """
+            class Embedder:
+                def __init__(self, cfg):
+                    self.net = load_backbone(cfg).to(cfg.device)
+                    self.table = make_table(cfg).to("cpu")
+                    self.ids = tokens.to(cfg.device)
+
+                def run(self, x):
+                    return self.net(x), self.table(x), self.ids[0]
+            """
+        )
+    )
+    model = FileModel(("values",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    assert model.modules is not None
+    spelled = {name: cst.parse_expression(name) for name in ("self.net", "self.table", "self.ids")}
+    assert model.modules.is_module(spelled["self.net"])
+    assert not model.modules.is_module(spelled["self.table"])  # moved to the host: its outputs stay there
+    assert not model.modules.is_module(spelled["self.ids"])  # moved, but never called: a tensor
