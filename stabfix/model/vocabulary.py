@@ -239,7 +239,7 @@ ALIAS_ROLES = (
     frozenset({"ref", "reference", "target", "tgt", "gt", "goal"}),
 )
 
-# from containers.py
+# from container_roles.py
 PER_STEP_METHOD_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", "flush", "invalidate", "start", "end")
 
 # from events.py
