@@ -38,21 +38,21 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "calls": (
         "What a call or an expression is in torch's terms: a device and a move, a module's forward, an optimizer,\n"
-        "a loss, an output activation, a log-softmax or gather, a training event (backward, step, zero_grad...).",
-        ("devices", "modules", "optimizers", "losses", "activations", "numerics", "numeric_guards", "events",
-         "torch_ops"),
+        "a loss and what it is made of, an output activation, a log-softmax or gather, a training event (backward, step, zero_grad...).",
+        ("devices", "modules", "optimizers", "losses", "loss_operands", "activations", "numerics", "numeric_guards",
+         "events", "torch_ops"),
     ),
     "flow": (
         "Where values go and what they carry: what an expression is and where it lives, autograd history, where a\n"
         "value is handed, later uses of a held value, tensors that alias or change in place, graph cuts, gradient\n"
         "use, recurrent state, parameter origins and in-place updates.",
-        ("values", "gradient_use", "grad_reach", "history", "flows", "later_uses", "tensor_identity",
-         "tensor_changes", "graph_cuts", "recurrence", "parameters", "updates"),
+        ("values", "gradient_use", "grad_reach", "history", "flows", "later_uses", "tensor_identity", "graph_cuts",
+         "recurrence", "parameters", "updates"),
     ),
     "training": (
         "Training structure: step loops and step functions, the gates that make code run on only some steps,\n"
         "train/eval mode switches, gradient accumulation, and state a loop carries into its next iteration.",
-        ("structure", "step_frames", "gates", "modes", "accumulation", "carried"),
+        ("structure", "step_frames", "step_recognition", "step_paths", "gates", "modes", "accumulation", "carried"),
     ),
     "domain": (
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"

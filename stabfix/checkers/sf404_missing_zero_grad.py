@@ -26,7 +26,7 @@ from stabfix.model import vocabulary as vocab
 from stabfix.model.events import Event, Gate, GradWrite, Site, Step, stepped_optimizer
 from stabfix.model.imports import dotted_name
 from stabfix.model.optimizers import optimizer_name_strength
-from stabfix.model.structure import loop_header
+from stabfix.model.step_frames import loop_header
 
 
 class MissingZeroGrad(Checker):

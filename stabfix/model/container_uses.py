@@ -12,7 +12,7 @@ from typing import Protocol, Sequence
 import libcst as cst
 
 from stabfix.model.names import Binding, Scope
-from stabfix.model.structure import Frame
+from stabfix.model.step_frames import Frame
 from stabfix.model.syntax import code_of
 
 
