@@ -17,7 +17,8 @@ What is rewritten, in every tracked .py/.md/.yaml/.yml/.toml/.txt/.cfg file exce
   modules, such as `FileModel`, stay imported from `stabfix.model`);
 - relative imports: every relative import in a moved module (its depth changes), and any relative
   import elsewhere in `stabfix/` that reaches into `stabfix.model`, become absolute;
-- in docs/model.md, a module named bare in backticks (`` `names.py` `` -> `` `source/names.py` ``).
+- in docs/model.md, a module named bare in backticks (`` `names.py` `` -> `` `source/names.py` ``);
+and in a rewritten .py file, runs of one-line `from stabfix.model...` imports are put back in order.
 Not shipped in the package: it changes the repository, not the product.
 """
 
@@ -153,6 +154,35 @@ def absolutize_relative(text: str, package: str, everything: bool) -> str:
     return _RELATIVE.sub(absolute, text)
 
 
+def sort_model_imports(text: str) -> str:
+    """Runs of one-line `from stabfix.model... import ...` statements in module order, as a moved
+    module's new path may no longer sort where its old one did."""
+    lines = text.split("\n")
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        out.extend(sorted(run, key=lambda line: line.split(" import ")[0]))
+        run.clear()
+
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith("from stabfix.model") and "(" not in line and (not run or _indent(run[0]) == _indent(line)):
+            run.append(line)
+            continue
+        flush()
+        if stripped.startswith("from stabfix.model") and "(" not in line:
+            run.append(line)
+        else:
+            out.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
 def rewrite_doc_table(text: str) -> str:
     def bare(match: re.Match) -> str:
         module = match.group(1)
@@ -216,6 +246,8 @@ def rewrite_files(root: Path, moves: dict[Path, Path], write: bool) -> list[Path
         if path.suffix == ".py":
             text = rewrite_from_model(text, flat_modules)
         text = rewrite_qualified(text, flat_modules)
+        if path.suffix == ".py" and text != before:
+            text = sort_model_imports(text)
         if name == "docs/model.md":
             text = rewrite_doc_table(text)
         if text != before:
