@@ -28,6 +28,7 @@ import argparse
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 # Lowest layer first. A layer's modules import only from their own layer and the layers before it.
@@ -261,7 +262,9 @@ def layer_init(layer: str) -> str:
     summary, modules = LAYERS[layer]
     below = list(LAYERS)[: list(LAYERS).index(layer)]
     reads = f"Imports only from this layer and {', '.join(below)}." if below else "Imports no other layer."
-    return f'"""{summary}\n\n{reads} (Laid out by tools/relayout_model.py; tests/test_import_graph.py checks it.)\n"""\n'
+    text = f"{' '.join(summary.split())}\n\n{reads} Laid out by tools/relayout_model.py; tests/test_import_graph.py checks it."
+    wrapped = "\n\n".join(textwrap.fill(paragraph, width=100) for paragraph in text.split("\n\n"))
+    return f'"""{wrapped}\n"""\n'
 
 
 def main(argv: list[str] | None = None) -> int:
