@@ -15,6 +15,8 @@ What is rewritten, in every tracked .py/.md/.yaml/.yml/.toml/.txt/.cfg file exce
   `stabfix/model/names.py`, `model/names.py`;
 - `from stabfix.model import vocabulary as vocab, FileModel` (split by layer; the names that are not
   modules, such as `FileModel`, stay imported from `stabfix.model`);
+- `from stabfix.model.structure import FunctionFrame`: a name that the splits of issue 19 moved to
+  another module (`MOVED_NAMES`) is imported from there;
 - relative imports: every relative import in a moved module (its depth changes), and any relative
   import elsewhere in `stabfix/` that reaches into `stabfix.model`, become absolute;
 - in docs/model.md, a module named bare in backticks (`` `names.py` `` -> `` `source/names.py` ``);
@@ -66,6 +68,39 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
 # Not placed yet (other branches of issue 19): summaries.py reads values, history, activations and modes,
 # so it belongs above `training`.
 
+# Names that the splits before the layout moved out of a module (issue 19): a branch written against
+# the old module still imports them from there.
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "structure": {
+        **dict.fromkeys(
+            ("PathFacts", "ClassFrame", "FunctionFrame", "LoopFrame", "BranchFrame", "OpaqueFrame", "Frame", "StepPath",
+             "loop_header", "target_names"),
+            "step_frames",
+        ),
+        **dict.fromkeys(("DEVICE_MODULES", "MEMORY_IN_USE_CALLS"), "step_paths"),
+        **dict.fromkeys(("STEP_TOKENS", "OPTIMIZER_TOKENS"), "step_recognition"),
+    },
+    "containers": {
+        **dict.fromkeys(
+            ("WRITERS", "writes_out", "hands_over", "STORE_METHODS", "EVICT_METHODS", "METADATA_READS", "ContainerKey",
+             "Store", "Load", "ContainerUse", "LocalBinding", "LocalBindings", "is_self", "names_own_class",
+             "owner_attribute", "self_attribute", "single_index", "reads_entry", "mutates", "UseWalker"),
+            "container_uses",
+        ),
+        **dict.fromkeys(("SETUP_METHODS", "ContainerRoles"), "container_roles"),
+    },
+    "tensor_identity": {
+        **dict.fromkeys(("operand_positions", "is_meta_operand", "peel_common", "loss_term_calls"), "loss_operands"),
+        "LossCall": "losses",
+    },
+    "numerics": dict.fromkeys(
+        ("GuardedDivisor", "guarded_divisor", "scale_like", "roots", "autocast_dtype", "made_half", "made_full_precision",
+         "host_number_of", "float32_under_autocast", "centred", "is_logarithm", "bounds_above", "exceeds", "AUTOCAST",
+         "HALF", "FULL_PRECISION", "LOGARITHMS"),
+        "numeric_guards",
+    ),
+}
+
 MODULE_LAYER = {module: layer for layer, (_, modules) in LAYERS.items() for module in modules}
 TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".cfg"}
 MODEL = Path("stabfix/model")
@@ -74,6 +109,8 @@ MODEL = Path("stabfix/model")
 _QUALIFIED = re.compile(r"\bstabfix([./])model((?:\1\w+)+)")
 _SHORT_PATH = re.compile(r"(?<![\w/.])model/((?:\w+/)*\w+)(?=\.py\b)")
 _FROM_MODEL = re.compile(r"^([ \t]*)from[ \t]+stabfix\.model(\.\w+)?[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*[^\n#\s])", re.M)
+_FROM_MODULE = re.compile(
+    r"^([ \t]*)from[ \t]+stabfix\.model\.(?:(\w+)\.)?(\w+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*[^\n#\s])", re.M)
 _RELATIVE = re.compile(r"^([ \t]*)from[ \t]+(\.+)([\w.]*)[ \t]+import\b", re.M)
 _DOC_BARE = re.compile(r"`(\w+)\.py`")
 
@@ -113,6 +150,35 @@ def rewrite_qualified(text: str, flat_modules: set[str]) -> str:
     return _SHORT_PATH.sub(short, _QUALIFIED.sub(qualified, text))
 
 
+def imported_items(names: str) -> list[str]:
+    """`a, b as c` or `(\n    a,\n    b as c,\n)` -> ["a", "b as c"] (comments dropped)."""
+    inner = names[1:-1] if names.startswith("(") else names
+    inner = re.sub(r"#[^\n]*", "", inner)
+    return [" ".join(item.split()) for item in inner.replace("\n", " ").split(",") if item.strip()]
+
+
+def rewrite_moved_names(text: str) -> str:
+    """`from stabfix.model.structure import FunctionFrame, StepIndex`: a name a split moved out of its
+    module is imported from where it lives now (`step_frames`); `rewrite_qualified` then adds the layer."""
+
+    def split(match: re.Match) -> str:
+        indent, layer, module, names = match.group(1), match.group(2), match.group(3), match.group(4)
+        moved = MOVED_NAMES.get(module)
+        if moved is None or (layer is not None and layer not in LAYERS):
+            return match.group(0)
+        by_module: dict[str, list[str]] = {}
+        for item in imported_items(names):
+            by_module.setdefault(moved.get(item.split(" as ")[0].strip(), module), []).append(item)
+        if list(by_module) == [module]:
+            return match.group(0)
+        here = f"stabfix.model.{layer}." if layer else "stabfix.model."
+        return "\n".join(
+            f"{indent}from {here if target == module else 'stabfix.model.'}{target} import {', '.join(items)}"
+            for target, items in sorted(by_module.items()))
+
+    return _FROM_MODULE.sub(split, text)
+
+
 def rewrite_from_model(text: str, flat_modules: set[str]) -> str:
     """`from stabfix.model[.<layer>] import a, b as c, FileModel`: each module from its layer."""
 
@@ -122,9 +188,7 @@ def rewrite_from_model(text: str, flat_modules: set[str]) -> str:
             return match.group(0)  # `from stabfix.model.values import X`: a module, done by rewrite_qualified
         if package and package[1:] in flat_modules:
             return match.group(0)
-        inner = names[1:-1] if names.startswith("(") else names
-        inner = re.sub(r"#[^\n]*", "", inner)
-        items = [" ".join(item.split()) for item in inner.replace("\n", " ").split(",") if item.strip()]
+        items = imported_items(names)
         by_package: dict[str, list[str]] = {}
         for item in items:
             name = item.split(" as ")[0].strip()
@@ -245,6 +309,7 @@ def rewrite_files(root: Path, moves: dict[Path, Path], write: bool) -> list[Path
                 package = ".".join(Path(name).parent.parts)
             text = absolutize_relative(text, package, everything=path in moving)
         if path.suffix == ".py":
+            text = rewrite_moved_names(text)
             text = rewrite_from_model(text, flat_modules)
         text = rewrite_qualified(text, flat_modules)
         if path.suffix == ".py" and text != before:
