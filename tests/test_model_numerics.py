@@ -6,7 +6,7 @@ import textwrap
 
 import libcst as cst
 
-from stabfix.model import numerics
+from stabfix.model import numeric_guards, numerics
 from stabfix.model.names import Names, build_names
 from stabfix.model.syntax import walk
 
@@ -136,7 +136,7 @@ def test_guarded_divisors_and_what_they_measure():
     for target in "abcdef":
         value = _value_of(module, target)
         root = "rsqrt" if target == "c" else "sqrt"
-        guard = numerics.guarded_divisor(value.right, names, root)
+        guard = numeric_guards.guarded_divisor(value.right, names, root)
         found[target] = None if guard is None else (_code(guard.measured), guard.squared, guard.under_sqrt)
     assert found == {
         "a": ("out", False, False),
@@ -158,9 +158,9 @@ def test_scale_like_numerators_and_shared_roots():
         """
     )
     combined = _value_of(module, "combined").left  # the 0.5
-    assert numerics.scale_like(cst.parse_expression("1.0"), names)
-    assert numerics.scale_like(_value_of(module, "combined"), names)
-    assert not numerics.scale_like(_value_of(module, "centred"), names)
+    assert numeric_guards.scale_like(cst.parse_expression("1.0"), names)
+    assert numeric_guards.scale_like(_value_of(module, "combined"), names)
+    assert not numeric_guards.scale_like(_value_of(module, "centred"), names)
     assert numerics.constant_of(combined, names) == 0.5
 
 
@@ -178,9 +178,9 @@ def test_autocast_dtype_and_half_casts():
         h = x.half()
         """
     )
-    dtypes = [numerics.autocast_dtype(_value_of(module, f"w{i}"), names) for i in range(1, 6)]
+    dtypes = [numeric_guards.autocast_dtype(_value_of(module, f"w{i}"), names) for i in range(1, 6)]
     assert dtypes == ["float16", "bfloat16", "bfloat16", "float16", "float16"]
-    assert numerics.made_half(_value_of(module, "h"), names)
+    assert numeric_guards.made_half(_value_of(module, "h"), names)
 
 
 def test_what_tames_a_quotient_and_what_guards_it():
@@ -200,17 +200,17 @@ def test_what_tames_a_quotient_and_what_guards_it():
         """
     )
     calls = {t: _value_of(module, t) for t in "abcdef"}
-    assert numerics.is_logarithm(calls["a"], names) and numerics.is_logarithm(calls["f"], names)
-    assert _code(numerics.bounds_above(calls["b"], names)) == "(c / (n + 1e-8))"
-    assert numerics.bounds_above(calls["c"], names) is None  # a lower clamp bounds nothing above
-    assert _code(numerics.bounds_above(calls["d"], names)) == "q"
-    assert _code(numerics.bounds_above(calls["e"], names)) == "q"
-    assert numerics.centred(_value_of(module, "g"), names)
-    assert not numerics.centred(cst.parse_expression("x * y"), names)
+    assert numeric_guards.is_logarithm(calls["a"], names) and numeric_guards.is_logarithm(calls["f"], names)
+    assert _code(numeric_guards.bounds_above(calls["b"], names)) == "(c / (n + 1e-8))"
+    assert numeric_guards.bounds_above(calls["c"], names) is None  # a lower clamp bounds nothing above
+    assert _code(numeric_guards.bounds_above(calls["d"], names)) == "q"
+    assert _code(numeric_guards.bounds_above(calls["e"], names)) == "q"
+    assert numeric_guards.centred(_value_of(module, "g"), names)
+    assert not numeric_guards.centred(cst.parse_expression("x * y"), names)
     norm = cst.parse_expression("norm")
-    assert numerics.exceeds(cst.parse_expression("norm > eps"), norm)
-    assert numerics.exceeds(cst.parse_expression("ok and 0.9 < norm"), norm)
-    assert not numerics.exceeds(cst.parse_expression("norm < eps"), norm)
+    assert numeric_guards.exceeds(cst.parse_expression("norm > eps"), norm)
+    assert numeric_guards.exceeds(cst.parse_expression("ok and 0.9 < norm"), norm)
+    assert not numeric_guards.exceeds(cst.parse_expression("norm < eps"), norm)
 
 
 def test_a_last_dim_softmax_and_a_positive_gather_dim_may_be_one_axis():
@@ -247,8 +247,8 @@ def test_host_number_reads_and_full_precision_casts():
         """
     )
     outer = {_code(_value_of(module, t)): t for t in "abcd"}
-    read = {t: _code(numerics.host_number_of(_value_of(module, t), names)) for t in outer.values()}
+    read = {t: _code(numeric_guards.host_number_of(_value_of(module, t), names)) for t in outer.values()}
     assert read == {"a": "(x / y)", "b": "(x / y)", "c": None, "d": "x.detach().cpu().numpy()"}
-    precise = {t: numerics.made_full_precision(_value_of(module, t), names) for t in "efghi"}
+    precise = {t: numeric_guards.made_full_precision(_value_of(module, t), names) for t in "efghi"}
     assert precise == {"e": True, "f": True, "g": False, "h": False, "i": True}
-    assert _code(numerics.host_number_of(_value_of(module, "j"), names)) == "(x / i).mean()"  # reduced first
+    assert _code(numeric_guards.host_number_of(_value_of(module, "j"), names)) == "(x / i).mean()"  # reduced first

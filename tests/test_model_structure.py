@@ -7,7 +7,8 @@ import textwrap
 import libcst as cst
 
 from stabfix.model import FileModel
-from stabfix.model.structure import StepIndex, loop_header
+from stabfix.model.step_frames import loop_header
+from stabfix.model.structure import StepIndex
 from stabfix.model.traversal import walk
 
 

@@ -12,7 +12,7 @@ from libcst.metadata import MetadataWrapper
 from stabfix.model.traversal import MergedVisitor, field_order, walk
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted(ROOT.glob("fixtures/*/*.py")) + sorted(ROOT.glob("stabfix/model/*.py"))[:6]
+SOURCES = sorted(ROOT.glob("fixtures/*/*.py")) + sorted(ROOT.glob("stabfix/model/**/*.py"))[:6]
 
 TRICKY = '''
 from . import a

@@ -1,4 +1,4 @@
-"""The pre-filter group of rules that only report on a training step (`structure.STEP_TOKENS`): every
+"""The pre-filter group of rules that only report on a training step (`step_recognition.STEP_TOKENS`): every
 spelling the step index recognises contains one of its tokens, and the rules that use it still see
 every file with a step."""
 
@@ -9,7 +9,7 @@ import libcst as cst
 from stabfix.checkers import checker_classes
 from stabfix.model import FileModel
 from stabfix.model import vocabulary as words
-from stabfix.model.structure import STEP_TOKENS
+from stabfix.model.step_recognition import STEP_TOKENS
 from stabfix.model.traversal import walk
 
 

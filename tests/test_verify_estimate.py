@@ -22,16 +22,16 @@ COMPARE = textwrap.dedent("""
     from pathlib import Path
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from stabfix.verify import estimate_child as ec
+    from stabfix.verify import child, estimate_steps as es
     from stabfix.verify.instrument import all_tensors
 
     def real(project, entry_name):
-        entry = ec._load_entry(entry_name, project)
-        ec._seed_everything(0)
-        m, o, step = ec._unpack(entry(torch.device("cpu")))
-        tracker = ec._make_tracker()
+        entry = child._load_entry(entry_name, project)
+        child._seed_everything(0)
+        m, o, step = child._unpack(entry(torch.device("cpu")))
+        tracker = es._make_tracker()
         gc.collect(); tracker.register_existing(all_tensors())
-        hooks = ec._optimizer_hooks(tracker)
+        hooks = es._optimizer_hooks(tracker)
         peaks = []
         for i in (1, 2):
             tracker.begin_step(i)
@@ -48,8 +48,8 @@ COMPARE = textwrap.dedent("""
         sys.modules.pop(entry_name.partition(":")[0], None)
         r = real(project, entry_name)
         mode = FakeTensorMode(allow_non_fake_inputs=True)
-        built = ec.build(ec._load_entry(entry_name, project), entry_name, 0, mode, {})
-        f = ec.run_steps(built, mode, "cpu", snapshot=False)
+        built = es.build(child._load_entry(entry_name, project), entry_name, 0, mode, {})
+        f = es.run_steps(built, mode, "cpu", snapshot=False)
         out[str(project.name)] = {"real": r, "fake": [f["cold_step"]["peak_bytes"], f["steady_step"]["peak_bytes"]]}
         sys.path.remove(str(project))
         del built, f, mode; gc.collect()

@@ -30,7 +30,7 @@ from stabfix.model.history import LOSS
 from stabfix.model.imports import dotted_name
 from stabfix.model.later_uses import GRAPH, NUMBER, TENSOR, strongest
 from stabfix.model.modes import in_harness
-from stabfix.model.structure import Frame, FunctionFrame
+from stabfix.model.step_frames import Frame, FunctionFrame
 
 _APPENDS = {"append": 0, "extend": 0, "insert": 1}
 

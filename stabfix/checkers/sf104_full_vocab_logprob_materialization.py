@@ -25,7 +25,7 @@ from stabfix.findings import Fix
 from stabfix.model.dtype_gates import known_dtypes, only_half
 from stabfix.model.names import Binding
 from stabfix.model.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of, maybe_same_dim
-from stabfix.model.structure import Frame, FunctionFrame
+from stabfix.model.step_frames import Frame, FunctionFrame
 from stabfix.model.syntax import code_of, walk
 
 # the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,

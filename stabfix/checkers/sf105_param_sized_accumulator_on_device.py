@@ -20,7 +20,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.accumulators import Accumulator, accumulators
-from stabfix.model.structure import loop_header
+from stabfix.model.step_frames import loop_header
 
 _WRAP = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)
 

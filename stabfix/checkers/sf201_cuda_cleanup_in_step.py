@@ -28,7 +28,8 @@ from stabfix.model import gates
 from stabfix.model.cleanup import CleanupBlock
 from stabfix.model.imports import dotted_name
 from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.structure import STEP_TOKENS, Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.step_recognition import STEP_TOKENS
 
 INTERVAL = 100
 Scope = Union[LoopFrame, FunctionFrame]

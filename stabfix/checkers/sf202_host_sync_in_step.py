@@ -25,7 +25,8 @@ from stabfix.model import gates
 from stabfix.model.cleanup import is_log_call
 from stabfix.model.host_sync import Sync, is_loop_item
 from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.structure import STEP_TOKENS, Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.step_recognition import STEP_TOKENS
 
 INTERVAL = 100
 _SYNC_WORDS = {"synchronize", "memory_summary", "memory_snapshot", "_snapshot", "list_gpu_processes", "item",

@@ -25,7 +25,7 @@ from stabfix.checker import Checker
 from stabfix.fixes.amp import anomaly_gate_fix
 from stabfix.model import vocabulary as words
 from stabfix.model.amp import AnomalySwitch
-from stabfix.model.structure import BranchFrame, ClassFrame, Frame, FunctionFrame
+from stabfix.model.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
 
 _TRAINING_EVENTS = ("backward", "step")
 

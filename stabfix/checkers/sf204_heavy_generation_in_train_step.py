@@ -17,7 +17,8 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.model import gates
 from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.structure import STEP_TOKENS, Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.step_recognition import STEP_TOKENS
 
 INTERVAL = 100
 

@@ -19,10 +19,11 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.model.numerics import (
+from stabfix.model.numeric_guards import (
     GuardedDivisor, autocast_dtype, bounds_above, centred, exceeds, float32_under_autocast, guarded_divisor,
-    host_number_of, is_logarithm, is_tiny_epsilon, made_full_precision, made_half, roots, scale_like,
+    host_number_of, is_logarithm, made_full_precision, made_half, roots, scale_like,
 )
+from stabfix.model.numerics import is_tiny_epsilon
 from stabfix.model.syntax import code_of, walk
 
 

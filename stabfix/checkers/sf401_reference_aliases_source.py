@@ -18,18 +18,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from stabfix.model import vocabulary as vocab
-from stabfix.model.losses import CallSite, loss_by_usage
+from stabfix.model.loss_operands import is_meta_operand, operand_positions, peel_common
+from stabfix.model.losses import CallSite, LossCall, identifier_words, loss_by_usage
 from stabfix.model.tensor_identity import (
     AliasStep,
-    LossCall,
     TensorFacts,
     ValueKey,
-    identifier_words,
-    is_meta_operand,
     literal_key,
     spells_whole_value,
-    operand_positions,
-    peel_common,
     strip_value_wrappers,
 )
 from stabfix.checker import Checker

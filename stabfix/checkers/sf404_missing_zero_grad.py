@@ -28,7 +28,7 @@ from stabfix.model.events import ClearGrad, Event, Gate, GradWrite, Site, Step, 
 from stabfix.model.grad_coverage import GradCoverage
 from stabfix.model.imports import dotted_name
 from stabfix.model.optimizers import optimizer_name_strength
-from stabfix.model.structure import loop_header
+from stabfix.model.step_frames import loop_header
 
 
 class MissingZeroGrad(Checker):

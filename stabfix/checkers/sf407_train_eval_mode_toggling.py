@@ -30,9 +30,9 @@ from stabfix.findings import Fix
 from stabfix.model.events import LocalCall
 from stabfix.model.imports import dotted_name
 from stabfix.model.modes import Switch, in_harness, owns, within
-from stabfix.model.structure import loop_header
-from stabfix.model.syntax import walk
+from stabfix.model.step_frames import loop_header
 from stabfix.model.summaries import FunctionSummary
+from stabfix.model.syntax import walk
 
 Loop = Union[cst.For, cst.While]
 

@@ -21,7 +21,7 @@ from stabfix.fixes.syntax import code_for
 from stabfix.model.events import OptimizerBuilt, Step, stepped_optimizer
 from stabfix.model.imports import dotted_name
 from stabfix.model.parameters import names_in, target_names
-from stabfix.model.structure import loop_header
+from stabfix.model.step_frames import loop_header
 
 
 class OptimizerCreatedInLoop(Checker):

@@ -15,14 +15,8 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from stabfix.model.containers import (
-    METADATA_READS,
-    ContainerKey,
-    ContainerUse,
-    Containers,
-    LocalBinding,
-    mutates,
-)
+from stabfix.model.container_uses import METADATA_READS, ContainerKey, ContainerUse, LocalBinding, mutates
+from stabfix.model.containers import Containers
 from stabfix.model.devices import is_device_name, is_host_name, method_chain, to_call_target
 from stabfix.model.imports import dotted_name
 from stabfix.model.syntax import code_of, preorder

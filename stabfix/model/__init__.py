@@ -94,7 +94,7 @@ from stabfix.model.tensor_identity import TensorFacts
 from stabfix.model.values import Values
 
 if TYPE_CHECKING:
-    from stabfix.project import ProjectView
+    from stabfix.model.project_view import ProjectQueries
 
 # Every part: the parts it reads, and how to build it. The order is the build and traversal order,
 # so a part comes after everything it reads.
@@ -205,7 +205,7 @@ class FileModel:
     uses: Optional[LaterUses] = None
     summaries: Optional[Summaries] = None
 
-    def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectView"] = None) -> None:
+    def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectQueries"] = None) -> None:
         wanted = required_parts(needs)
         # the other files of the scan as this file sees them (stabfix.project); None: this file alone
         self.project = project

@@ -41,7 +41,7 @@ from stabfix.model.imports import ImportTracker
 from stabfix.model.names import Binding, Names
 
 if TYPE_CHECKING:
-    from stabfix.project import Definition, ProjectView
+    from stabfix.model.project_view import ForeignDefinition, ProjectQueries
 
 _FUNCTIONS = {
     "torch.softmax": "softmax",
@@ -91,7 +91,7 @@ class Activation:
 class Activations:
     """The model part `activations`: ask `of(expr)` after the traversal."""
 
-    def __init__(self, imports: ImportTracker, names: Names, project: Optional["ProjectView"] = None) -> None:
+    def __init__(self, imports: ImportTracker, names: Names, project: Optional["ProjectQueries"] = None) -> None:
         self.imports = imports
         self.names = names
         # what a call of a function of the file returns (set by the `summaries` part when it is built)
@@ -331,7 +331,7 @@ def _callee_text(func: cst.BaseExpression) -> str:
     return cst.Module(body=[]).code_for_node(func)
 
 
-def _forward_kind(definition: "Definition") -> Optional[tuple[str, str, str]]:
+def _forward_kind(definition: "ForeignDefinition") -> Optional[tuple[str, str, str]]:
     """Asked of another file's model: (kind, class, code of the return) for its class's `forward`; node-free."""
     if not isinstance(definition.node, cst.ClassDef) or definition.model.activations is None:
         return None

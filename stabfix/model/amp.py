@@ -39,7 +39,8 @@ import libcst as cst
 from stabfix.model.imports import dotted_name
 from stabfix.model.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.places import Place, body_of, enclosing_statement, position_in
-from stabfix.model.structure import BranchFrame, ClassFrame, Frame, FunctionFrame, StepIndex
+from stabfix.model.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
+from stabfix.model.structure import StepIndex
 from stabfix.model.vocabulary import BACKWARD_WRAPPER_NAMES, FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME, VERSION_TEST
 
 # autocast entry point -> (its device when the API fixes one, positional parameters after the device)

@@ -41,7 +41,7 @@ from stabfix.model.places import (
     parent_in,
     position_in,
 )
-from stabfix.model.structure import DEVICE_MODULES
+from stabfix.model.step_paths import DEVICE_MODULES
 
 FLUSH_CALLS = {f"torch.{module}.empty_cache" for module in DEVICE_MODULES} | {
     "torch_npu.npu.empty_cache",

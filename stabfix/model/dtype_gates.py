@@ -20,7 +20,7 @@ import libcst as cst
 from stabfix.model.gates import earlier_jump_guards
 from stabfix.model.names import Names
 from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.structure import BranchFrame, Frame, FunctionFrame
+from stabfix.model.step_frames import BranchFrame, Frame, FunctionFrame
 
 FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
 HALF = frozenset({"float16", "bfloat16"})

@@ -22,7 +22,9 @@ import libcst as cst
 
 from stabfix.model.traversal import visit_readonly
 from stabfix.model.places import Place, body_of, index_in
-from stabfix.model.structure import MEMORY_IN_USE_CALLS, BranchFrame, FunctionFrame, StepIndex, StepPath
+from stabfix.model.step_frames import BranchFrame, FunctionFrame, StepPath
+from stabfix.model.step_paths import MEMORY_IN_USE_CALLS
+from stabfix.model.structure import StepIndex
 
 _ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 
@@ -198,7 +200,7 @@ def on_host_branch(frames) -> bool:
 
 def item_names(path: StepPath) -> set[str]:
     """The names the `for` loops inside the step (between its scope and the site) bind to their items."""
-    from stabfix.model.structure import LoopFrame, target_names
+    from stabfix.model.step_frames import LoopFrame, target_names
 
     return {
         name.value

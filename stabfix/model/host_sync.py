@@ -32,7 +32,7 @@ import libcst as cst
 from stabfix.model.traversal import children
 from stabfix.model.devices import to_call_target
 from stabfix.model.modules import ModuleIndex
-from stabfix.model.structure import target_names
+from stabfix.model.step_frames import target_names
 from stabfix.model.values import Value, Values
 
 DEVICE_MODULES = ("cuda", "mps", "xpu", "npu", "mlu", "musa", "accelerator")

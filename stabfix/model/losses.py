@@ -34,7 +34,7 @@ from stabfix.model.imports import ImportTracker, dotted_name
 from stabfix.model.names import Names
 
 if TYPE_CHECKING:
-    from stabfix.project import ProjectView
+    from stabfix.model.project_view import ProjectQueries
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
@@ -162,7 +162,7 @@ class LossIndex(cst.BatchableCSTVisitor):
     """
 
     def __init__(
-        self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names, project: Optional["ProjectView"] = None
+        self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names, project: Optional["ProjectQueries"] = None
     ) -> None:
         super().__init__()
         self.imports = imports

@@ -9,7 +9,8 @@ copies — either side is modified in place after it.
 
 The model part `tensors` (`TensorFacts`) records, in the engine's traversal, what the binding model
 does not: in-place changes, bindings made inside a branch, and the expressions whose value is a loss
-(per scope: an outermost function with its closures, or the module's top level).
+(per scope: an outermost function with its closures, or the module's top level). What a loss is
+made of (its operands, its terms) is in `loss_operands.py`.
 """
 
 from __future__ import annotations
@@ -19,18 +20,11 @@ from typing import Optional, Protocol
 
 import libcst as cst
 
-from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import children
 from stabfix.model.enclosing import EnclosingDefinitions
 from stabfix.model.imports import dotted_name
-from stabfix.model.losses import (  # noqa: F401  (identifier_words, LossCall are re-exported for the rules)
-    LossCall,
-    LossIndex,
-    identifier_words,
-    is_loss_callee_name,
-    is_loss_class_name,
-    is_loss_like_name,
-)
+from stabfix.model.loss_operands import backpropagated, loss_term_calls, root_name, root_name_node
+from stabfix.model.losses import LossIndex, identifier_words, is_loss_callee_name, is_loss_class_name, is_loss_like_name
 from stabfix.model.names import Binding
 
 
@@ -259,7 +253,7 @@ class TensorFacts(cst.BatchableCSTVisitor):
             self.branched.add(node)
 
     def _mutate(self, expr: cst.BaseExpression) -> None:
-        root = _root_name_node(expr)
+        root = root_name_node(expr)
         if root is not None and self._scope is not None:
             self._scope.mutations.append(root)
 
@@ -307,8 +301,8 @@ class TensorFacts(cst.BatchableCSTVisitor):
             if method.endswith("_") and not method.startswith("_") and method not in _VALUE_KEEPING_INPLACE:
                 self._mutate(func.value)
             if method == "backward":
-                scope.sinks.append(_backpropagated(node))
-            elif method in ("append", "extend") and is_loss_like_name(_root_name(func.value) or ""):
+                scope.sinks.append(backpropagated(node))
+            elif method in ("append", "extend") and is_loss_like_name(root_name(func.value) or ""):
                 scope.sinks.extend(arg.value for arg in node.args)
             elif method == "manual_backward" and node.args:
                 scope.sinks.append(node.args[0].value)
@@ -333,7 +327,7 @@ class TensorFacts(cst.BatchableCSTVisitor):
     def _record_loss_sink(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if self._scope is None:
             return
-        root = _root_name(target)
+        root = root_name(target)
         if root is None or not is_loss_like_name(root):
             return
         if isinstance(value, cst.Dict):
@@ -354,18 +348,18 @@ class TensorFacts(cst.BatchableCSTVisitor):
             value = binding.bound_value
             source = alias_source(value, self.losses)  # type: ignore[arg-type]
             spelled = literal_key(expr)
-            if source is None or _root_name(source) == spelled or literal_key(source) == spelled:
+            if source is None or root_name(source) == spelled or literal_key(source) == spelled:
                 break
             kind = strip_value_wrappers(value, self.losses)[1]  # type: ignore[arg-type]
             if self._source_changed(source, kind, binding):
                 break
-            root = _root_name_node(expr)
+            root = root_name_node(expr)
             if kind == "copy" and (root is None or self._mutated_after(root, binding.order)):
                 break
             steps.append(AliasStep(spelled or "", literal_key(source) or "", kind, binding))
             expr = source
         key = literal_key(expr)
-        root = _root_name_node(expr)
+        root = root_name_node(expr)
         if key is None or root is None:
             return None
         return ValueKey(key, root.value, root, tuple(steps), first_kind == "copy")
@@ -402,14 +396,14 @@ class TensorFacts(cst.BatchableCSTVisitor):
     def _store_binding(self, expr: cst.Subscript) -> Binding | None:
         """`batch["style_ref"]` read after the scope's one store under that index (`batch["style_ref"] =
         batch["src"]`), made outside any branch, with `batch` not re-bound in between."""
-        key, root = literal_key(expr), _root_name_node(expr)
+        key, root = literal_key(expr), root_name_node(expr)
         use = self.names.uses.get(root) if root is not None else None
         if key is None or use is None:
             return None
         scope = use.scope.resolving(root.value)  # type: ignore[union-attr]
         found = []
         for target, node in self.stores:
-            target_root = _root_name_node(target)
+            target_root = root_name_node(target)
             store_use = self.names.uses.get(target_root) if target_root is not None else None
             if store_use is not None and literal_key(target) == key and store_use.scope.resolving(target_root.value) is scope:
                 found.append((store_use, node))
@@ -463,7 +457,7 @@ class TensorFacts(cst.BatchableCSTVisitor):
         """Whether the source may hold other values at a later use than at the alias binding.
 
         Conservative about loops: any re-binding or in-place change after the alias counts."""
-        root = _root_name_node(source)
+        root = root_name_node(source)
         if root is None:
             return True
         if any(b.order > binding.order for b in self.names.bindings_of(root)):
@@ -494,50 +488,8 @@ class TensorFacts(cst.BatchableCSTVisitor):
     def loss_term_calls(self, scope: cst.CSTNode) -> set[cst.Call]:
         """Calls whose result is a term of a loss value (summed into what is backpropagated, returned
         from a loss/step function, or stored under a loss name)."""
-        found: set[cst.Call] = set()
-        seen: set[int] = set()
-        for sink in self.scopes[scope].sinks if scope in self.scopes else ():
-            self._terms(sink, found, seen, depth=0)
-        return found
-
-    def _terms(self, expr: cst.BaseExpression, found: set[cst.Call], seen: set[int], depth: int) -> None:
-        if depth > 12 or id(expr) in seen:
-            return
-        seen.add(id(expr))
-        nxt = depth + 1
-        if isinstance(expr, cst.BinaryOperation):
-            self._terms(expr.left, found, seen, nxt)
-            self._terms(expr.right, found, seen, nxt)
-        elif isinstance(expr, (cst.UnaryOperation, cst.Await)):
-            self._terms(expr.expression, found, seen, nxt)
-        elif isinstance(expr, cst.IfExp):
-            self._terms(expr.body, found, seen, nxt)
-            self._terms(expr.orelse, found, seen, nxt)
-        elif isinstance(expr, (cst.Tuple, cst.List)):
-            for element in expr.elements:
-                self._terms(element.value, found, seen, nxt)
-        elif isinstance(expr, cst.Subscript):
-            self._terms(expr.value, found, seen, nxt)  # `self.energy_loss(...)["total"]`
-        elif isinstance(expr, cst.Name):
-            for binding in self.names.bindings_of(expr):
-                value = binding.bound_value if binding.kind != "augment" else binding.value
-                if value is not None:
-                    self._terms(value, found, seen, nxt)
-        elif isinstance(expr, cst.Call):
-            func = expr.func
-            qualified = self.losses.qualify(func) or ""
-            if isinstance(func, cst.Attribute) and func.attr.value in _PASS_THROUGH_METHODS:
-                self._terms(func.value, found, seen, nxt)
-                if func.attr.value in _ARITHMETIC_METHODS:
-                    for arg in expr.args:
-                        self._terms(arg.value, found, seen, nxt)
-            elif (
-                isinstance(func, cst.Name) and func.value in _PASS_THROUGH_BUILTINS and not self.names.bindings_of(func)
-            ) or qualified in _PASS_THROUGH_TORCH:
-                for arg in expr.args:
-                    self._terms(arg.value, found, seen, nxt)
-            elif not qualified.startswith("torch.") or qualified.startswith("torch.nn.functional."):
-                found.add(expr)
+        sinks = self.scopes[scope].sinks if scope in self.scopes else ()
+        return loss_term_calls(sinks, self.names, self.losses.qualify)
 
 
 def _within(value: cst.CSTNode | None, node: cst.CSTNode) -> bool:
@@ -549,61 +501,6 @@ def _within(value: cst.CSTNode | None, node: cst.CSTNode) -> bool:
     return any(_within(child, node) for child in children(value))
 
 
-def _root_name_node(expr: cst.BaseExpression) -> cst.Name | None:
-    while True:
-        if isinstance(expr, cst.Name):
-            return None if expr.value in _CONSTANT_NAMES else expr
-        if isinstance(expr, (cst.Attribute, cst.Subscript)):
-            expr = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
-        else:
-            return None
-
-
-_PASS_THROUGH_METHODS = frozenset(
-    {"mean", "sum", "squeeze", "float", "double", "view", "reshape", "add", "sub", "mul", "div", "clamp",
-     "abs", "sqrt", "pow", "log", "exp", "to", "nan_to_num", "__add__", "__mul__"}
-)
-_ARITHMETIC_METHODS = frozenset({"add", "sub", "mul", "div", "__add__", "__mul__"})
-_PASS_THROUGH_BUILTINS = frozenset({"sum", "abs", "float", "max", "min"})
-_PASS_THROUGH_TORCH = frozenset(
-    {"torch.mean", "torch.sum", "torch.stack", "torch.cat", "torch.add", "torch.mul", "torch.abs", "torch.log",
-     "torch.exp", "torch.sqrt", "torch.clamp", "torch.nan_to_num"}
-)
-
-
-# `True`/`False`/`None` parse as names but are constants: nothing can bind them, and no tensor is one.
-_CONSTANT_NAMES = frozenset({"True", "False", "None"})
-
-
-def _root_name(expr: cst.BaseExpression) -> str | None:
-    root = _root_name_node(expr)
-    return root.value if root is not None else None
-
-
-def _backpropagated(call: cst.Call) -> cst.BaseExpression:
-    """What `X.backward(...)` differentiates: `loss.backward()`, `scaler.scale(loss).backward()`,
-    `accelerator.backward(loss)`, `self.fabric.backward(loss)`."""
-    receiver = call.func.value  # type: ignore[attr-defined]
-    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if positional and not isinstance(receiver, cst.Call) and not is_loss_like_name(_root_name(receiver) or ""):
-        return positional[0]
-    return _unscaled(receiver)
-
-
-def _unscaled(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """`scaler.scale(loss)` -> `loss`."""
-    if (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value == "scale"
-        and expr.args
-    ):
-        return expr.args[0].value
-    return expr
-
-
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     return (
         isinstance(test, cst.Comparison)
@@ -612,120 +509,11 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
     )
 
 
-# --- which calls are losses ---------------------------------------------------------------------
-
-# Tensor operands of library losses, by position and keyword (the rest are labels, weights, lengths).
-_LIBRARY_OPERANDS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
-    "triplet_margin_loss": ((0, 1, 2), ("anchor", "positive", "negative")),
-    "TripletMarginLoss": ((0, 1, 2), ("anchor", "positive", "negative")),
-    "TripletMarginWithDistanceLoss": ((0, 1, 2), ("anchor", "positive", "negative")),
-    "margin_ranking_loss": ((0, 1), ("input1", "input2")),
-    "MarginRankingLoss": ((0, 1), ("input1", "input2")),
-    "cosine_embedding_loss": ((0, 1), ("input1", "input2")),
-    "CosineEmbeddingLoss": ((0, 1), ("input1", "input2")),
-}
-_DEFAULT_LIBRARY_OPERANDS = ((0, 1), ("input", "target", "log_probs", "targets"))
-
-
-
-
-def operand_positions(loss: LossCall) -> list[tuple[str, cst.BaseExpression]]:
-    """(label, expression) of the tensor operands of a loss call, prediction first."""
-    call = loss.call
-    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-    if loss.library:
-        last = loss.kind.rsplit(".", 1)[-1]
-        positions, keywords = _LIBRARY_OPERANDS.get(last, _DEFAULT_LIBRARY_OPERANDS)
-        found = [(f"#{i}", positional[i].value) for i in positions if i < len(positional)]
-        found += [(arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None and arg.keyword.value in keywords]
-        return found
-    found = [(f"#{i}", arg.value) for i, arg in enumerate(positional)]
-    for arg in call.args:
-        if arg.keyword is not None and not any(w in vocab.METADATA_WORDS for w in identifier_words(arg.keyword.value)):
-            found.append((arg.keyword.value, arg.value))
-    return found
-
-
-def is_meta_operand(expr: cst.BaseExpression) -> bool:
-    """An argument that names a length, mask, weight, step... rather than a tensor to compare."""
-    root = _root_name(expr)
-    if root is None:
-        return True
-    name = dotted_name(expr) or _string_index(expr) or root
-    words = identifier_words(name.rsplit(".", 1)[-1])
-    if not words:
-        return True
-    # `x_t`, `t_logits`, `model_pred` are tensors: only a name that ends in a meta word and says
-    # nothing of a tensor (`t`, `mask`, `num_items`, `labels`) is taken for one
-    return words[-1] in vocab.METADATA_WORDS and not any(w in vocab.TENSOR_VALUE_WORDS for w in words)
-
-
-# Pairs of callees that give equal results for equal inputs (`F.kl_div(F.log_softmax(s / T), F.softmax(t / T))`).
-_MATCHED_CALLEES = frozenset({frozenset({"log_softmax", "softmax"}), frozenset({"logsigmoid", "sigmoid"})})
-
-
-def peel_common(a: cst.BaseExpression, b: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression]:
-    """Strip what both operands of a loss apply alike, down to where they differ: `gram(vgg(out))` and
-    `gram(vgg(ref))` give (`out`, `ref`); `F.log_softmax(s / T, -1)` and `F.softmax(t / T, -1)` give
-    (`s`, `t`). A deterministic function of one tensor gives equal results, so if the peeled operands are
-    the same tensor, so are the operands."""
-    for _ in range(8):
-        pair = _peel_once(a, b)
-        if pair is None:
-            return a, b
-        a, b = pair
-    return a, b
-
-
-def _peel_once(a: cst.BaseExpression, b: cst.BaseExpression):
-    if isinstance(a, cst.BinaryOperation) and isinstance(b, cst.BinaryOperation) and type(a.operator) is type(b.operator):
-        if _code(a.right) == _code(b.right):
-            return a.left, b.left
-        return (a.right, b.right) if _code(a.left) == _code(b.left) else None
-    if not (isinstance(a, cst.Call) and isinstance(b, cst.Call)) or len(a.args) != len(b.args):
-        return None
-    for x, y in zip(a.args, b.args):
-        if x.star or y.star or _code(x.keyword or cst.Name("_")) != _code(y.keyword or cst.Name("_")):
-            return None
-    last = [_callee_word(a.func), _callee_word(b.func)]
-    if not all(last) or any(set(identifier_words(w)) & vocab.RANDOM_CALL_WORDS for w in last):  # type: ignore[arg-type]
-        return None
-    matched = last[0] == last[1] or frozenset(last) in _MATCHED_CALLEES
-    differing = [i for i, (x, y) in enumerate(zip(a.args, b.args)) if _code(x.value) != _code(y.value)]
-    if isinstance(a.func, cst.Attribute) and isinstance(b.func, cst.Attribute) and _code(a.func.value) != _code(b.func.value):
-        # methods on two receivers: `s.log_softmax(-1)` and `t.softmax(-1)`
-        return (a.func.value, b.func.value) if matched and not differing else None
-    if matched and _code(a.func) != _code(b.func) and not isinstance(a.func, type(b.func)):
-        return None
-    if (matched or _code(a.func) == _code(b.func)) and len(differing) == 1:
-        return a.args[differing[0]].value, b.args[differing[0]].value
-    return None
-
-
-def _callee_word(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else None
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
-def _string_index(expr: cst.BaseExpression) -> str | None:
-    """The entry an index reads, `batch["style_ref"]` -> `style_ref`: the entry, not the container, says what it holds."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-        index = expr.slice[0].slice.value
-        if isinstance(index, cst.SimpleString):
-            return str(index.evaluated_value)
-    return None
-
-
 def alias_source(value: cst.BaseExpression, imports: Qualifier) -> cst.BaseExpression | None:
     """The expression `name = value` makes `name` hold the values of: `x` for `x`, `x.clone()`,
     `x.detach().to(dev)`, `batch["x"]`; None for anything computed (calls, arithmetic, `self.*`)."""
     source, _ = strip_value_wrappers(value, imports)
-    if literal_key(source) is None or _root_name(source) in (None, "self"):
+    if literal_key(source) is None or root_name(source) in (None, "self"):
         return None
     return source
 

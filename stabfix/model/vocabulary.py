@@ -192,7 +192,7 @@ NOT_A_LOSS_CALL_WORDS = NOT_A_LOSS_VALUE_WORDS | frozenset(
     }
 )
 
-# from tensor_identity.py
+# from loss_operands.py
 # Keyword arguments of user losses that are not tensors to compare.
 METADATA_WORDS = frozenset(
     {
@@ -205,7 +205,7 @@ METADATA_WORDS = frozenset(
     }
 )
 
-# from tensor_identity.py
+# from loss_operands.py
 # Words that say a name holds data to compare (`x_t`, `t_logits`, `model_pred`, `feat_mask`).
 TENSOR_VALUE_WORDS = frozenset(
     {
@@ -215,7 +215,7 @@ TENSOR_VALUE_WORDS = frozenset(
     }
 )
 
-# from tensor_identity.py
+# from loss_operands.py
 # Callees that draw random numbers: two calls on one tensor differ (R-Drop compares two dropout passes).
 RANDOM_CALL_WORDS = frozenset({"dropout", "drop", "noise", "rand", "randn", "augment", "aug", "sample", "bernoulli"})
 
@@ -239,7 +239,7 @@ ALIAS_ROLES = (
     frozenset({"ref", "reference", "target", "tgt", "gt", "goal"}),
 )
 
-# from containers.py
+# from container_roles.py
 PER_STEP_METHOD_WORDS = ("step", "batch", "forward", "reset", "clear", "epoch", "flush", "invalidate", "start", "end")
 
 # from events.py

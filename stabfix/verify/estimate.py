@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from stabfix import exit_codes
-from stabfix.verify.estimate_child import ALLOCATOR_OVERHEAD, CONTEXT_BYTES, WORKSPACE_BYTES, margin_for
+from stabfix.verify.estimate_steps import ALLOCATOR_OVERHEAD, CONTEXT_BYTES, WORKSPACE_BYTES, margin_for
 from stabfix.verify.metrics import fmt_bytes
 from stabfix.verify.settings import EstimateSettings, Settings
 

@@ -17,7 +17,7 @@ from stabfix.verify.child import UserCodeError, _exc_message, _models_list, _opt
 def _measure(entry: Callable[..., Any], seed: int, kwargs: dict[str, Any]) -> dict[str, Any]:
     import torch
 
-    from stabfix.verify.estimate_child import _labels, _make_tracker, _optimizer_hooks
+    from stabfix.verify.estimate_steps import _labels, _make_tracker, _optimizer_hooks
     from stabfix.verify.instrument import all_tensors
     from stabfix.verify.tracker import PHASES
 

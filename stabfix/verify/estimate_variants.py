@@ -80,7 +80,7 @@ def run_variants(entry: Callable[..., Any], entry_name: str, seed: int, kernels:
                  batch_size: int | None) -> list[dict[str, Any]]:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from stabfix.verify.estimate_child import FakeModeFailed, _cuda_optimizers, build, margin_for, run_steps
+    from stabfix.verify.estimate_steps import FakeModeFailed, _cuda_optimizers, build, margin_for, run_steps
 
     rows: list[dict[str, Any]] = []
 
