@@ -15,7 +15,9 @@ programs, one mutation at a time:
   and handed in as an argument;
 - `module_script`: a top-level function's body becomes a module-level script;
 - `neutral_names`: every variable, parameter (including `self`) and attribute the file assigns on
-  `self` gets a neutral name (`a`, `b`, `c`...).
+  `self` gets a neutral name (`a`, `b`, `c`...);
+- `receiver_renamed`: only `self` and `cls` are renamed, which tells a rule that leans on the
+  `self.` spelling from one that leans on vocabulary words.
 
 A mutation that cannot apply (nothing to rewrite, or the rewrite would change the meaning, such as
 a device move for a rule about devices) is recorded as not applicable, never forced. A mutation
@@ -74,8 +76,9 @@ MUTATIONS = (
     "passed_in",
     "module_script",
     "neutral_names",
+    "receiver_renamed",
 )
-MAX_SITES = 6
+MAX_SITES = 4
 
 # The rules whose very subject a mutation would change: a device move on a rule about what lives on
 # the accelerator, a cast on a rule about dtypes or precision.
@@ -275,12 +278,19 @@ def _fresh(program: Program, stem: str, taken: set[str] | None = None) -> str:
 
 
 def _by_focus(program: Program, sites: list, focus: Sequence[int], key=lambda site: site) -> list:
-    """The sites nearest the original finding's lines first (source order for a near miss)."""
-    def distance(site) -> tuple[int, int]:
-        line = program.line(key(site))
-        return (min((abs(line - wanted) for wanted in focus), default=0), line)
+    """At most MAX_SITES sites: those nearest the original finding's lines for a bad example, sites
+    spread evenly over the file for a near miss."""
+    ordered = sorted(sites, key=lambda site: program.line(key(site)))
+    if focus:
+        def distance(site) -> tuple[int, int]:
+            line = program.line(key(site))
+            return (min(abs(line - wanted) for wanted in focus), line)
 
-    return sorted(sites, key=distance)[:MAX_SITES]
+        return sorted(sites, key=distance)[:MAX_SITES]
+    if len(ordered) <= MAX_SITES:
+        return ordered
+    step = (len(ordered) - 1) / (MAX_SITES - 1)
+    return [ordered[round(index * step)] for index in range(MAX_SITES)]
 
 
 def _single(files: dict[str, str]) -> Variant:
@@ -673,7 +683,7 @@ def module_script(program: Program, focus: Sequence[int]) -> Mutated:
 
 
 def _by_focus_variants(variants: list[Variant]) -> list[Variant]:
-    return variants[:MAX_SITES]
+    return variants[:MAX_SITES]  # one per top-level function, in source order
 
 
 def _why_not_a_script(program: Program, function: cst.FunctionDef, module_names: set[str]) -> str | None:
@@ -713,7 +723,11 @@ def _why_not_a_script(program: Program, function: cst.FunctionDef, module_names:
 NEUTRAL = [chr(code) for code in range(ord("a"), ord("z") + 1)]
 
 
-def neutral_names(program: Program, focus: Sequence[int]) -> Mutated:
+def receiver_renamed(program: Program, focus: Sequence[int]) -> Mutated:
+    return neutral_names(program, focus, only={"self", "cls"})
+
+
+def neutral_names(program: Program, focus: Sequence[int], only: set[str] | None = None) -> Mutated:
     excluded: set[str] = set(dir(builtins))
     renamed: dict[str, tuple[int, int]] = {}
     params_with_keywords = set()
@@ -740,6 +754,9 @@ def neutral_names(program: Program, focus: Sequence[int]) -> Mutated:
             params_with_keywords.add(param.name.value)
     variables = sorted((set(renamed) - excluded - params_with_keywords), key=lambda name: (renamed[name], name))
     attributes = _own_attributes(program) - excluded
+    if only is not None:
+        variables = [name for name in variables if name in only]
+        attributes = set()
     used = program.identifiers | {attribute.attr.value for attribute in _nodes(program.module, cst.Attribute)} | keywords
     pool = iter(name for name in NEUTRAL + [f"{letter}{index}" for index in range(1, 9) for letter in NEUTRAL]
                 if name not in used and not keyword.iskeyword(name))
@@ -823,6 +840,7 @@ GENERATORS = {
     "passed_in": passed_in,
     "module_script": module_script,
     "neutral_names": neutral_names,
+    "receiver_renamed": receiver_renamed,
 }
 
 

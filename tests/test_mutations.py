@@ -16,7 +16,6 @@ import warnings
 
 import pytest
 
-import mutations
 from mutations import BASELINE, MUTATIONS, Program, baseline_of, mutate, rule_cells
 from stabfix.catalog import load_catalog
 
@@ -156,7 +155,7 @@ def _data(namespace: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["tuple_assignment", "same_file_helper", "other_module_helper", "method",
-                                  "passed_in", "neutral_names"])
+                                  "passed_in", "neutral_names", "receiver_renamed"])
 def test_a_mutation_keeps_what_the_program_computes(name, tmp_path):
     expected = _execute({"example.py": PROGRAM}, tmp_path, "original")
     result = mutate(name, "SF101", PROGRAM, focus=[26])
@@ -209,4 +208,6 @@ def test_neutral_names_keep_keywords_hooks_and_imports():
     assert "import torch.nn.functional as F" in renamed
     assert "criterion" not in renamed and "inputs" not in renamed
     assert Program(renamed)  # parses
-    assert mutations.MAX_SITES >= 1
+    (variant,) = mutate("receiver_renamed", "SF101", source).variants
+    assert "def training_step(a, batch, batch_idx, scale=1.0):" in dict(variant.files)["example.py"]
+    assert mutate("receiver_renamed", "SF101", "def f(x):\n    return x\n").not_applicable
