@@ -99,7 +99,8 @@ NOT_APPLICABLE_TO = {
 }
 # The meta rule judges where suppression comments sit: a rewrite that moves a statement (and its
 # finding) away from its comment, or changes which line a finding starts on, changes its answer.
-for _moving in ("device_move", "cast", "same_file_helper", "other_module_helper", "method", "passed_in", "module_script"):
+for _moving in ("device_move", "cast", "tuple_assignment", "same_file_helper", "other_module_helper", "method",
+               "passed_in", "module_script"):
     NOT_APPLICABLE_TO.setdefault(_moving, {})["SF001"] = "moving code moves findings away from their suppression comments"
 
 # Calls whose result is a tensor (a method or function name, the last part of the callee).
