@@ -31,6 +31,7 @@ files is exercised.
 
     python tests/mutations.py --table             # the matrix, as markdown
     python tests/mutations.py --update-baseline   # rewrite tests/mutation_baseline.json
+    python tests/mutations.py --blame-names       # which single rename changes a rule's answer
 """
 
 from __future__ import annotations
@@ -1043,15 +1044,52 @@ def baseline_of(cells: list[Cell]) -> dict:
     }
 
 
+def blame_names(rules: Sequence[str], catalog) -> Iterator[str]:
+    """For every example whose answer the neutral-names mutation changes, the single renames that change
+    it: the names a rule still decides on (docs/model.md, "Where a name still decides")."""
+    from stabfix.checkers import checker_classes
+    from stabfix.engine import analyse_text
+
+    def fires(code: str, text: str) -> bool:
+        classes = [checker_classes()[other] for other in _selection(code, text, catalog)]
+        return any(item.finding.code == code for item in analyse_text(text, "example.py", classes, catalog).findings)
+
+    for code in rules:
+        for kind in ("bad", "near_misses"):
+            for example in getattr(catalog[code], kind):
+                program = Program(example.code)
+                mutated = neutral_names(program, [])
+                if not mutated.variants:
+                    continue
+                renamed = dict(mutated.variants[0].files)["example.py"]
+                before = fires(code, example.code)
+                if fires(code, renamed) == before:
+                    continue
+                left = {node.value for node in _nodes(cst.parse_module(renamed), cst.Name)}
+                variables = sorted(program.identifiers - left)
+                culprits = [name for name in variables
+                            if fires(code, program.module.visit(_Rename(program, {name: "zz_renamed"}, {})).code) != before]
+                culprits += [f"self.{name}" for name in sorted(_own_attributes(program))
+                             if fires(code, program.module.visit(_Rename(program, {}, {name: "zz_renamed"})).code) != before]
+                what = "lost" if kind == "bad" else "false alarm"
+                yield f"{code} | {what} | {example.name} | {', '.join(culprits) or '(only several renames together)'}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--table", action="store_true", help="print the matrix as markdown")
     parser.add_argument("--update-baseline", action="store_true", help=f"rewrite {BASELINE.name}")
     parser.add_argument("--rule", action="append", help="only these rules (repeatable)")
     parser.add_argument("--details", action="store_true", help="list every lost example and false alarm")
+    parser.add_argument("--blame-names", action="store_true",
+                        help="for each example the neutral names change, the single renames that change it")
     args = parser.parse_args(argv)
     catalog = load_catalog()
     rules = args.rule or sorted(catalog)
+    if args.blame_names:
+        for line in blame_names(rules, catalog):
+            print(line)
+        return 0
     cells = [cell for code in rules for cell in rule_cells(code, MUTATIONS, catalog)]
     if args.table or not (args.update_baseline or args.details):
         sys.stdout.write(markdown(cells))
