@@ -21,8 +21,8 @@ programs, one mutation at a time:
 
 A mutation that cannot apply (nothing to rewrite, or the rewrite would change the meaning, such as
 a device move for a rule about devices) is recorded as not applicable, never forced. A mutation
-that rewrites one statement makes one variant per statement (at most `MAX_SITES`, those nearest the
-original finding first); an example is kept only if every variant still fires, and a near miss
+that rewrites one statement makes one variant per statement (at most `MAX_SITES`: those nearest the
+original finding for a bad example, spread evenly over the file for a near miss); an example is kept only if every variant still fires, and a near miss
 raises a false alarm if any variant fires. Every variant must compile.
 
 All variants of one rule are written into one temporary tree (multi-file ones as a package) and
@@ -30,6 +30,7 @@ scanned by the real CLI (`stabfix scan --output-format json`), so that whatever 
 files is exercised.
 
     python tests/mutations.py --table             # the matrix, as markdown
+    python tests/mutations.py --details           # every lost example and false alarm
     python tests/mutations.py --update-baseline   # rewrite tests/mutation_baseline.json
     python tests/mutations.py --blame-names       # which single rename changes a rule's answer
 """
@@ -393,7 +394,7 @@ def tuple_assignment(program: Program, focus: Sequence[int]) -> Mutated:
         body = list(block.body)
         for first, second in zip(body, body[1:]):
             one, two = _assignment(first), _assignment(second)
-            if one is None or two is None or first.leading_lines and False:
+            if one is None or two is None:
                 continue
             root = _root(one.targets[0].target)
             if root is None or root in _names_read(two.value):
@@ -606,7 +607,7 @@ def passed_in(program: Program, focus: Sequence[int]) -> Mutated:
         star = params.star_arg if not isinstance(params.star_arg, cst.MaybeSentinel) else cst.ParamStar()
         new_function = function.with_changes(params=params.with_changes(kwonly_params=kwonly, star_arg=star))
         argument = cst.Arg(assign.value, keyword=cst.Name(param))
-        callers = {}
+        callers = set()
         for call in _nodes(program.module, cst.Call):
             callee = call.func
             if function.name.value == "__init__" and owner is not None:
@@ -616,7 +617,7 @@ def passed_in(program: Program, focus: Sequence[int]) -> Mutated:
             else:
                 hit = m.matches(callee, m.Name(function.name.value))
             if hit:
-                callers[call] = ("call", call)
+                callers.add(call)
         # the function node is an ancestor of the removed line: rewrite the line first, then its params
         code = program.module.visit(_PassIn(line, replacement, function, new_function.params, callers, argument)).code
         variants.append(_single({"example.py": code}))
@@ -969,11 +970,6 @@ def _folder_of(folder: str, paths) -> bool:
 def _variant_folder(path: str, scanned: Path) -> str:
     """The variant a reported path belongs to (the CLI shows paths relative to the working directory)."""
     return Path(path).resolve().relative_to(scanned.resolve()).parts[0]
-
-
-def all_cells(mutations: Sequence[str] = MUTATIONS) -> list[Cell]:
-    catalog = load_catalog()
-    return [cell for code in sorted(catalog) for cell in rule_cells(code, mutations, catalog)]
 
 
 def summary(cells: list[Cell]) -> dict:
