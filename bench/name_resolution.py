@@ -7,7 +7,7 @@ Run it with the Python that has stabfix installed, after `bench/scan_speed.py` h
 corpus into bench/.cache/corpus/. For every file of the corpus, in one process:
   * parse          - `libcst.parse_module`
   * bare traversal - a batched pass that does nothing (the engine pays it once for all rules)
-  * stabfix names  - the model's binding model (`stabfix.model.names`), traversal included
+  * stabfix names  - the model's binding model (`stabfix.model.source.names`), traversal included
   * ScopeProvider  - libcst's scope analysis (every name's assignments and accesses)
   * QualifiedName  - libcst's QualifiedNameProvider (needs the scopes; measured on top of them)
 Times are summed over files (CPU time of this process) and printed next to the parse time, so the
@@ -24,7 +24,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
-from stabfix.model.names import build_names
+from stabfix.model.source.names import build_names
 
 CORPUS = Path(__file__).resolve().parent / ".cache" / "corpus"
 

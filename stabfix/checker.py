@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, ClassVar, Optional
 import libcst as cst
 
 from stabfix.model import FileModel
-from stabfix.model.imports import ImportTracker
-from stabfix.model.positions import Positions
+from stabfix.model.source.imports import ImportTracker
+from stabfix.model.source.positions import Positions
 from stabfix.findings import Fix
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import libcst as cst
 
 from stabfix.model import ALWAYS_BUILT, FileModel, required_parts
-from stabfix.model.traversal import Isolation, children, walk
+from stabfix.model.source.traversal import Isolation, children, walk
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.findings import Finding, Fix

@@ -24,3 +24,6 @@ def run_cli():
         )
 
     return run
+
+# red-team cases and fixtures are programs to scan, never test modules (some are named `*_test.py`)
+collect_ignore_glob = ["redteam/*"]

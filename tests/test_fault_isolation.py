@@ -12,8 +12,8 @@ from stabfix.catalog import load_catalog
 from stabfix.checker import Checker
 from stabfix.checkers import checker_classes
 from stabfix.engine import analyse_text
-from stabfix.model.flows import ValueFlows
-from stabfix.model.names import Names
+from stabfix.model.flow.flows import ValueFlows
+from stabfix.model.source.names import Names
 from stabfix.reports.text import render_text
 from stabfix.findings import RunResult
 from stabfix.scan_runner import Task, process, run_tasks

@@ -9,8 +9,8 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.accumulators import accumulators
-from stabfix.model.parameters import param_sized_allocation
+from stabfix.model.domain.accumulators import accumulators
+from stabfix.model.flow.parameters import param_sized_allocation
 
 
 def _model(source: str) -> tuple[FileModel, cst.Module]:

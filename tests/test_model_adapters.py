@@ -9,8 +9,8 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.adapters import AdapterFacts
-from stabfix.model.parameters import all_parameters_of
+from stabfix.model.domain.adapters import AdapterFacts
+from stabfix.model.flow.parameters import all_parameters_of
 
 LORA = """
 import torch

@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.source.traversal import MergedVisitor
 
 
 def _amp(source: str):

@@ -8,8 +8,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model import gates
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.source.traversal import MergedVisitor
+from stabfix.model.training import gates
 
 
 def _sites(source: str):

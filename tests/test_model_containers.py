@@ -9,8 +9,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.containers import Containers
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.domain.containers import Containers
+from stabfix.model.source.traversal import MergedVisitor
 
 
 def _containers(source: str) -> Containers:

@@ -9,10 +9,10 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.devices import DeviceKinds
-from stabfix.model.names import build_names
-from stabfix.model.traversal import MergedVisitor
-from stabfix.model.values import Values
+from stabfix.model.calls.devices import DeviceKinds
+from stabfix.model.flow.values import Values
+from stabfix.model.source.names import build_names
+from stabfix.model.source.traversal import MergedVisitor
 
 
 def _last_return(module: cst.Module) -> cst.BaseExpression:

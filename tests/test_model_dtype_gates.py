@@ -1,4 +1,4 @@
-"""What the branches around a site say about a tensor's dtype (`model/dtype_gates.py`)."""
+"""What the branches around a site say about a tensor's dtype (`model/domain/dtype_gates.py`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.dtype_gates import known_dtypes, only_half
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.domain.dtype_gates import known_dtypes, only_half
+from stabfix.model.source.traversal import MergedVisitor
 
 
 class _Probe(cst.BatchableCSTVisitor):

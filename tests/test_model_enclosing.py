@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.model import FileModel
-from stabfix.model.traversal import walk
+from stabfix.model.source.traversal import walk
 
 SOURCE = '''
 class Outer:

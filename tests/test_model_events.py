@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.events import Backward, ClearGrad, Clip, Events, GradWrite, OptimizerBuilt, ParamUpdate, Step, Unscale
+from stabfix.model.calls.events import Backward, ClearGrad, Clip, Events, GradWrite, OptimizerBuilt, ParamUpdate, Step, Unscale
 
 
 def _events(source: str) -> tuple[cst.Module, Events]:
@@ -334,7 +334,7 @@ def test_functions_called_follow_plain_calls_and_methods_of_the_same_class():
 
 
 def test_accumulating_backward_and_the_stepped_optimizer():
-    from stabfix.model.events import stepped_optimizer
+    from stabfix.model.calls.events import stepped_optimizer
 
     module = cst.parse_module(textwrap.dedent(
         """
@@ -348,7 +348,7 @@ def test_accumulating_backward_and_the_stepped_optimizer():
         """
     ))
     model = FileModel(needs=("events", "optimizers"))
-    from stabfix.model.traversal import MergedVisitor
+    from stabfix.model.source.traversal import MergedVisitor
 
     MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
     events, optimizers = model.events, model.optimizers
@@ -380,7 +380,7 @@ def test_helpers_named_for_clearing_gradients_are_clears():
 def test_an_environment_transition_unpacked_from_step_is_not_an_optimizer_step():
     import libcst as cst
 
-    from stabfix.model.events import unpacked_step
+    from stabfix.model.calls.events import unpacked_step
 
     def first_assign(source: str) -> cst.Assign:
         return cst.ensure_type(cst.parse_module(source).body[0].body[0], cst.Assign)

@@ -1,4 +1,4 @@
-"""Where a value goes (`stabfix.model.flows`): what SF107 asks of a `torch.load(...)` result."""
+"""Where a value goes (`stabfix.model.flow.flows`): what SF107 asks of a `torch.load(...)` result."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import textwrap
 
 import libcst as cst
 
-from stabfix.model.flows import ValueFlows
-from stabfix.model.names import build_names
+from stabfix.model.flow.flows import ValueFlows
+from stabfix.model.source.names import build_names
 
 
 def _destinations(source: str) -> list[tuple[str, bool, str]]:

@@ -9,10 +9,10 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.events import ClearGrad, Step, stepped_optimizer
-from stabfix.model.grad_coverage import GradCoverage, owners
-from stabfix.model.imports import dotted_name
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.calls.events import ClearGrad, Step, stepped_optimizer
+from stabfix.model.flow.grad_coverage import GradCoverage, owners
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.traversal import MergedVisitor
 
 
 def _clears_reaching(source: str) -> dict[str, list[str]]:

@@ -1,4 +1,4 @@
-"""`stabfix.model.grad_reach`: whether statements may use autograd, calls the file cannot see into included
+"""`stabfix.model.flow.grad_reach`: whether statements may use autograd, calls the file cannot see into included
 (what decides SF106's fix safety)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.grad_reach import GradReach
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.flow.grad_reach import GradReach
+from stabfix.model.source.traversal import MergedVisitor
 
 
 def _first(source: str, function: str = "evaluate", receiver: str = "model"):

@@ -8,9 +8,10 @@ import textwrap
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from stabfix.model import FileModel, gates
-from stabfix.model.host_sync import is_loop_item
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model import FileModel
+from stabfix.model.domain.host_sync import is_loop_item
+from stabfix.model.source.traversal import MergedVisitor
+from stabfix.model.training import gates
 
 
 def _model(source: str, *needs: str) -> tuple[FileModel, cst.Module]:

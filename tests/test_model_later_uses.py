@@ -8,8 +8,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.later_uses import GRAPH, NUMBER, TENSOR, UNSEEN, strongest
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.flow.later_uses import GRAPH, NUMBER, TENSOR, UNSEEN, strongest
+from stabfix.model.source.traversal import MergedVisitor
 
 
 def _model(source: str) -> tuple[cst.Module, FileModel]:

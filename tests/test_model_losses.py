@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.source.traversal import MergedVisitor
 
 
 def _model(source: str) -> FileModel:
@@ -100,7 +100,7 @@ def test_both_rules_share_one_loss_index():
 
 
 def test_peeling_strips_what_both_operands_apply_alike_and_stops_at_random_callees():
-    from stabfix.model.loss_operands import peel_common
+    from stabfix.model.calls.loss_operands import peel_common
 
     def peeled(a: str, b: str) -> tuple[str | None, str | None]:
         x, y = peel_common(cst.parse_expression(a), cst.parse_expression(b))

@@ -6,7 +6,7 @@ import textwrap
 
 import libcst as cst
 
-from stabfix.model.names import Names, build_names
+from stabfix.model.source.names import Names, build_names
 
 
 def _model(source: str) -> tuple[cst.Module, Names]:

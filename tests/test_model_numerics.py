@@ -6,9 +6,9 @@ import textwrap
 
 import libcst as cst
 
-from stabfix.model import numeric_guards, numerics
-from stabfix.model.names import Names, build_names
-from stabfix.model.syntax import walk
+from stabfix.model.calls import numeric_guards, numerics
+from stabfix.model.source.names import Names, build_names
+from stabfix.model.source.syntax import walk
 
 
 def _parse(source: str) -> tuple[cst.Module, Names]:

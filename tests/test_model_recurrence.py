@@ -1,5 +1,5 @@
 """What a checkpointed callable runs (`Names.callable_of`) and whether it returns or changes state
-(`stabfix.model.recurrence`): the facts SF403 asks about."""
+(`stabfix.model.flow.recurrence`): the facts SF403 asks about."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import textwrap
 
 import libcst as cst
 
-from stabfix.model.names import build_names
-from stabfix.model.recurrence import Recurrence
+from stabfix.model.flow.recurrence import Recurrence
+from stabfix.model.source.names import build_names
 
 
 def _callee_of_first_checkpoint(source: str):

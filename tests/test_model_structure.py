@@ -7,9 +7,9 @@ import textwrap
 import libcst as cst
 
 from stabfix.model import FileModel
-from stabfix.model.step_frames import loop_header
-from stabfix.model.structure import StepIndex
-from stabfix.model.traversal import walk
+from stabfix.model.source.traversal import walk
+from stabfix.model.training.step_frames import loop_header
+from stabfix.model.training.structure import StepIndex
 
 
 def _steps(source: str) -> StepIndex:

@@ -10,8 +10,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.summaries import MAX_DEPTH, ClassSummary, Effect, FunctionSummary, ValueFacts
-from stabfix.model.traversal import MergedVisitor
+from stabfix.model.functions.summaries import MAX_DEPTH, ClassSummary, Effect, FunctionSummary, ValueFacts
+from stabfix.model.source.traversal import MergedVisitor
 
 
 def _summaries(source: str):

@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from stabfix.model.traversal import MergedVisitor, field_order, walk
+from stabfix.model.source.traversal import MergedVisitor, field_order, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(ROOT.glob("fixtures/*/*.py")) + sorted(ROOT.glob("stabfix/model/**/*.py"))[:6]
@@ -114,8 +114,8 @@ def test_engine_positions_and_parents_match_libcst_metadata():
     from libcst.metadata import ParentNodeProvider, PositionProvider
 
     from stabfix.engine import _parents
-    from stabfix.model.positions import Positions
-    from stabfix.model.traversal import children
+    from stabfix.model.source.positions import Positions
+    from stabfix.model.source.traversal import children
 
     for label, text in _sources():
         for variant in (text, text.rstrip("\n"), "# header\n\n" + text + "\n# footer\n"):
@@ -154,7 +154,7 @@ def test_deeply_nested_code_is_an_error_or_analysed_never_a_crash(tmp_path):
 def test_a_position_table_whose_codegen_failed_fails_every_later_ask_too(monkeypatch):
     # the table is shared by the rules and the engine: after one asker hit code too deep for libcst's
     # codegen, a later asker must hear the same error, never get "no such node" (a line 0 in a message)
-    from stabfix.model.positions import Positions
+    from stabfix.model.source.positions import Positions
 
     module = cst.parse_module("a = 1\nb = f(g(h(2)))\nc = 3\n")
     deep = module.body[1]

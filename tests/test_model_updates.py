@@ -9,9 +9,9 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.events import ParamUpdate
-from stabfix.model.parameters import owned_attribute, parameter_loops
-from stabfix.model.updates import direction
+from stabfix.model.calls.events import ParamUpdate
+from stabfix.model.flow.parameters import owned_attribute, parameter_loops
+from stabfix.model.flow.updates import direction
 
 
 def _updates(source: str) -> tuple[FileModel, list[ParamUpdate]]:

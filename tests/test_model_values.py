@@ -8,9 +8,9 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
-from stabfix.model.names import build_names
-from stabfix.model.traversal import MergedVisitor
-from stabfix.model.values import Value, Values
+from stabfix.model.flow.values import Value, Values
+from stabfix.model.source.names import build_names
+from stabfix.model.source.traversal import MergedVisitor
 
 
 def _value_of_returned(source: str) -> Value:
@@ -254,7 +254,7 @@ def _values_of_file(source: str):
     from libcst.metadata import MetadataWrapper
 
     from stabfix.model import FileModel
-    from stabfix.model.traversal import MergedVisitor
+    from stabfix.model.source.traversal import MergedVisitor
 
     module = cst.parse_module(textwrap.dedent(source))
     model = FileModel(("values",))

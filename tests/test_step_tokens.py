@@ -8,9 +8,9 @@ import libcst as cst
 
 from stabfix.checkers import checker_classes
 from stabfix.model import FileModel
-from stabfix.model import vocabulary as words
-from stabfix.model.step_recognition import STEP_TOKENS
-from stabfix.model.traversal import walk
+from stabfix.model.source import vocabulary as words
+from stabfix.model.source.traversal import walk
+from stabfix.model.training.step_recognition import STEP_TOKENS
 
 
 def _has_token(text: str) -> bool:

@@ -38,7 +38,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "source": (
         "Reading one file's source: the traversal, syntax helpers, positions, the definitions around a node,\n"
         "imports, names and their bindings in Python's scopes, the sites of statements, and the word lists.",
-        ("traversal", "syntax", "positions", "enclosing", "imports", "names", "places", "vocabulary"),
+        ("traversal", "syntax", "positions", "enclosing", "imports", "names", "places", "vocabulary", "project_view"),
     ),
     "calls": (
         "What a call or an expression is in torch's terms: a device and a move, a module's forward, an optimizer,\n"
@@ -51,12 +51,17 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "value is handed, later uses of a held value, tensors that alias or change in place, graph cuts, gradient\n"
         "use, recurrent state, parameter origins and in-place updates.",
         ("values", "gradient_use", "grad_reach", "history", "flows", "later_uses", "tensor_identity", "graph_cuts",
-         "recurrence", "parameters", "updates"),
+         "recurrence", "parameters", "updates", "callers", "grad_coverage"),
     ),
     "training": (
         "Training structure: step loops and step functions, the gates that make code run on only some steps,\n"
         "train/eval mode switches, gradient accumulation, and state a loop carries into its next iteration.",
         ("structure", "step_frames", "step_recognition", "step_paths", "gates", "modes", "accumulation", "carried"),
+    ),
+    "functions": (
+        "What each function of the file does, as its callers see it: node-free summaries of what it returns and\n"
+        "what it does to its arguments and to `self`, followed any number of calls deep and into other files of the scan.",
+        ("summaries",),
     ),
     "domain": (
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"
@@ -65,8 +70,6 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
          "generation", "accumulators", "adapters"),
     ),
 }
-# Not placed yet (other branches of issue 19): summaries.py reads values, history, activations and modes,
-# so it belongs above `training`.
 
 # Names that the splits before the layout moved out of a module (issue 19): a branch written against
 # the old module still imports them from there.

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from stabfix.model.gradient_use import (
+from stabfix.model.flow.gradient_use import (
     GradientUse,
     caller_bindings,
     contains,
@@ -18,8 +18,8 @@ from stabfix.model.gradient_use import (
     return_positions,
     target_roots,
 )
-from stabfix.model.losses import LossOperands
-from stabfix.model.names import Binding
+from stabfix.model.calls.losses import LossOperands
+from stabfix.model.source.names import Binding
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 

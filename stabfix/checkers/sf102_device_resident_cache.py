@@ -37,8 +37,8 @@ The unsafe fix stores `v.detach().to("cpu", copy=True)` and moves every read of 
 with `.to(device, non_blocking=True)`; it is only offered when every use of the container in the
 class (or module) is understood and each read site has a device expression at hand.
 
-The facts are the model's: containers, their uses and what they are for in `stabfix.model.containers`,
-`container_uses` and `container_roles`, what a stored value is in `stabfix.model.values`, training steps in `stabfix.model.structure`; the rewrites are
+The facts are the model's: containers, their uses and what they are for in `stabfix.model.domain.containers`,
+`container_uses` and `container_roles`, what a stored value is in `stabfix.model.flow.values`, training steps in `stabfix.model.training.structure`; the rewrites are
 `stabfix.fixes.device_moves`. This module is the rule's decision over them and its message.
 """
 
@@ -51,10 +51,10 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, with_map_location
-from stabfix.model.container_uses import ContainerKey, ContainerUse, Load, Store
-from stabfix.model.containers import stored_values
-from stabfix.model.syntax import code_of, contains
-from stabfix.model.values import Value
+from stabfix.model.domain.container_uses import ContainerKey, ContainerUse, Load, Store
+from stabfix.model.domain.containers import stored_values
+from stabfix.model.flow.values import Value
+from stabfix.model.source.syntax import code_of, contains
 
 
 @dataclass

@@ -26,11 +26,11 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
-from stabfix.model.history import LOSS
-from stabfix.model.imports import dotted_name
-from stabfix.model.later_uses import GRAPH, NUMBER, TENSOR, strongest
-from stabfix.model.modes import in_harness
-from stabfix.model.step_frames import Frame, FunctionFrame
+from stabfix.model.flow.history import LOSS
+from stabfix.model.flow.later_uses import GRAPH, NUMBER, TENSOR, strongest
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.training.modes import in_harness
+from stabfix.model.training.step_frames import Frame, FunctionFrame
 
 _APPENDS = {"append": 0, "extend": 0, "insert": 1}
 

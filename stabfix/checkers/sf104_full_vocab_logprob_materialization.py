@@ -22,11 +22,11 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.model.dtype_gates import known_dtypes, only_half
-from stabfix.model.names import Binding
-from stabfix.model.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of, maybe_same_dim
-from stabfix.model.step_frames import Frame, FunctionFrame
-from stabfix.model.syntax import code_of, walk
+from stabfix.model.calls.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of, maybe_same_dim
+from stabfix.model.domain.dtype_gates import known_dtypes, only_half
+from stabfix.model.source.names import Binding
+from stabfix.model.source.syntax import code_of, walk
+from stabfix.model.training.step_frames import Frame, FunctionFrame
 
 # the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,
 # not to the log-prob's (measured and bounded in tests/test_sf104_equivalence.py)

@@ -19,8 +19,8 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
-from stabfix.model.accumulators import Accumulator, accumulators
-from stabfix.model.step_frames import loop_header
+from stabfix.model.domain.accumulators import Accumulator, accumulators
+from stabfix.model.training.step_frames import loop_header
 
 _WRAP = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)
 

@@ -22,8 +22,8 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
-from stabfix.model.grad_reach import GradReach
-from stabfix.model.modes import Switch, in_harness, within
+from stabfix.model.flow.grad_reach import GradReach
+from stabfix.model.training.modes import Switch, in_harness, within
 
 # Lightning runs these hooks with autograd off.
 LIGHTNING_NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})

@@ -27,10 +27,10 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.device_moves import has_map_location, with_map_location
-from stabfix.model.devices import to_call_target
-from stabfix.model.flows import Destination
-from stabfix.model.syntax import code_of
-from stabfix.model.traversal import children
+from stabfix.model.calls.devices import to_call_target
+from stabfix.model.flow.flows import Destination
+from stabfix.model.source.syntax import code_of
+from stabfix.model.source.traversal import children
 
 LOADS = {"torch.load": "torch.load", "torch.serialization.load": "torch.load", "torch.jit.load": "torch.jit.load"}
 SAVES = frozenset({"torch.save", "torch.serialization.save", "torch.jit.save"})

@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
-from stabfix.model.carried import CarriedState
+from stabfix.model.training.carried import CarriedState
 
 _MAX_TEXT = 50
 

@@ -17,9 +17,9 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.fixes.syntax import code_for
-from stabfix.model.adapters import AdapterFacts
-from stabfix.model.names import Names
-from stabfix.model.parameters import AllParameters, all_parameters_of, trainer_parameters
+from stabfix.model.domain.adapters import AdapterFacts
+from stabfix.model.flow.parameters import AllParameters, all_parameters_of, trainer_parameters
+from stabfix.model.source.names import Names
 
 
 class FrozenBaseFullyTrainable(Checker):

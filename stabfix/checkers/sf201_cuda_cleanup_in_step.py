@@ -24,12 +24,12 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.fixes.gating import interval_gate_fix, removal_fix
-from stabfix.model import gates
-from stabfix.model.cleanup import CleanupBlock
-from stabfix.model.imports import dotted_name
-from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
-from stabfix.model.step_recognition import STEP_TOKENS
+from stabfix.model.domain.cleanup import CleanupBlock
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.places import Place, enclosing_statement
+from stabfix.model.training import gates
+from stabfix.model.training.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.training.step_recognition import STEP_TOKENS
 
 INTERVAL = 100
 Scope = Union[LoopFrame, FunctionFrame]

@@ -21,12 +21,12 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.fixes.gating import interval_gate_fix
-from stabfix.model import gates
-from stabfix.model.cleanup import is_log_call
-from stabfix.model.host_sync import Sync, is_loop_item
-from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
-from stabfix.model.step_recognition import STEP_TOKENS
+from stabfix.model.domain.cleanup import is_log_call
+from stabfix.model.domain.host_sync import Sync, is_loop_item
+from stabfix.model.source.places import Place, enclosing_statement
+from stabfix.model.training import gates
+from stabfix.model.training.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.training.step_recognition import STEP_TOKENS
 
 INTERVAL = 100
 _SYNC_WORDS = {"synchronize", "memory_summary", "memory_snapshot", "_snapshot", "list_gpu_processes", "item",

@@ -23,9 +23,9 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.fixes.amp import anomaly_gate_fix
-from stabfix.model import vocabulary as words
-from stabfix.model.amp import AnomalySwitch
-from stabfix.model.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
+from stabfix.model.domain.amp import AnomalySwitch
+from stabfix.model.source import vocabulary as words
+from stabfix.model.training.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
 
 _TRAINING_EVENTS = ("backward", "step")
 

@@ -15,10 +15,10 @@ from typing import Union
 import libcst as cst
 
 from stabfix.checker import Checker
-from stabfix.model import gates
-from stabfix.model.places import Place, enclosing_statement
-from stabfix.model.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
-from stabfix.model.step_recognition import STEP_TOKENS
+from stabfix.model.source.places import Place, enclosing_statement
+from stabfix.model.training import gates
+from stabfix.model.training.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.training.step_recognition import STEP_TOKENS
 
 INTERVAL = 100
 

@@ -21,8 +21,8 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.fixes.amp import bfloat16_fix
-from stabfix.model.amp import AutocastRegion
-from stabfix.model.step_recognition import STEP_TOKENS
+from stabfix.model.domain.amp import AutocastRegion
+from stabfix.model.training.step_recognition import STEP_TOKENS
 
 _SHOWN = 50
 

@@ -23,8 +23,8 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.amp import TORCH_AMP_SINCE, legacy_import_fix, modern_amp_call, torch_spelling
-from stabfix.model.amp import LEGACY_APIS, LegacyUse
-from stabfix.model.imports import dotted_name
+from stabfix.model.domain.amp import LEGACY_APIS, LegacyUse
+from stabfix.model.source.imports import dotted_name
 
 _SHOWN_ARGS = 40
 

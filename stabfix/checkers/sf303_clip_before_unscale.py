@@ -19,7 +19,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import insert_before
 from stabfix.fixes.syntax import code_for, starts_statement
-from stabfix.model.events import Clip, Event, LocalCall, Site, Step, stepped_optimizer
+from stabfix.model.calls.events import Clip, Event, LocalCall, Site, Step, stepped_optimizer
 
 
 class ClipBeforeUnscale(Checker):

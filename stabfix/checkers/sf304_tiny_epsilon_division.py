@@ -19,12 +19,12 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.model.numeric_guards import (
+from stabfix.model.calls.numeric_guards import (
     GuardedDivisor, autocast_dtype, bounds_above, centred, exceeds, float32_under_autocast, guarded_divisor,
     host_number_of, is_logarithm, made_full_precision, made_half, roots, scale_like,
 )
-from stabfix.model.numerics import is_tiny_epsilon
-from stabfix.model.syntax import code_of, walk
+from stabfix.model.calls.numerics import is_tiny_epsilon
+from stabfix.model.source.syntax import code_of, walk
 
 
 @dataclass

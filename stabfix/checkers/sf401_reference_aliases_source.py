@@ -7,7 +7,7 @@ Two shapes, both found per scope (a function with its closures, or a module-leve
 * two loss calls on the same prediction whose references are different names for the same tensor —
   `swd(x1, x_style_ref)` next to `ssm(x1, x_src)` after `x_style_ref = x_src`.
 
-Aliases are followed only where they provably hold (see `stabfix.model.tensor_identity`); a
+Aliases are followed only where they provably hold (see `stabfix.model.flow.tensor_identity`); a
 `.clone()`/`.detach()`/`.to()` copy counts as the same tensor because it holds the same values.
 """
 
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from stabfix.model import vocabulary as vocab
-from stabfix.model.loss_operands import is_meta_operand, operand_positions, peel_common
-from stabfix.model.losses import CallSite, LossCall, identifier_words, loss_by_usage
-from stabfix.model.tensor_identity import (
+from stabfix.model.calls.loss_operands import is_meta_operand, operand_positions, peel_common
+from stabfix.model.calls.losses import CallSite, LossCall, identifier_words, loss_by_usage
+from stabfix.model.source import vocabulary as vocab
+from stabfix.model.flow.tensor_identity import (
     AliasStep,
     TensorFacts,
     ValueKey,

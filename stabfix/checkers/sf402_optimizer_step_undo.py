@@ -16,10 +16,10 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.snapshot_restore import deepcopy_spelling, replaceable_loop, snapshot_restore_fix
 from stabfix.fixes.syntax import block_body, code_for, names_local_to, names_taken, starts_statement
-from stabfix.model.events import ClearGrad, ParamUpdate, Site, Step, gradient_resets
-from stabfix.model.imports import dotted_name
-from stabfix.model.optimizers import OptimizerInfo
-from stabfix.model.parameters import (
+from stabfix.model.calls.events import ClearGrad, ParamUpdate, Site, Step, gradient_resets
+from stabfix.model.calls.optimizers import OptimizerInfo
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.flow.parameters import (
     ParameterLoops,
     builds_from,
     models_in,
@@ -30,7 +30,7 @@ from stabfix.model.parameters import (
     shares_parameters,
     target_names,
 )
-from stabfix.model.updates import direction
+from stabfix.model.flow.updates import direction
 
 
 @dataclass

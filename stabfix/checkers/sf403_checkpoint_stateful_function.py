@@ -21,8 +21,8 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
-from stabfix.model.names import Callee
-from stabfix.model.syntax import code_of, names_in
+from stabfix.model.source.names import Callee
+from stabfix.model.source.syntax import code_of, names_in
 
 CHECKPOINTS = {
     "torch.utils.checkpoint.checkpoint": False,

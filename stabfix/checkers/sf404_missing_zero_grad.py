@@ -23,12 +23,12 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
-from stabfix.model import vocabulary as vocab
-from stabfix.model.events import ClearGrad, Event, Gate, GradWrite, Site, Step, stepped_optimizer
-from stabfix.model.grad_coverage import GradCoverage
-from stabfix.model.imports import dotted_name
-from stabfix.model.optimizers import optimizer_name_strength
-from stabfix.model.step_frames import loop_header
+from stabfix.model.calls.events import ClearGrad, Event, Gate, GradWrite, Site, Step, stepped_optimizer
+from stabfix.model.calls.optimizers import optimizer_name_strength
+from stabfix.model.flow.grad_coverage import GradCoverage
+from stabfix.model.source import vocabulary as vocab
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.training.step_frames import loop_header
 
 
 class MissingZeroGrad(Checker):

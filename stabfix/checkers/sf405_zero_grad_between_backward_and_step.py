@@ -20,10 +20,10 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
-from stabfix.model.events import ClearGrad, Event, GradWrite, Step, stepped_optimizer
-from stabfix.model.imports import dotted_name
-from stabfix.model.optimizers import OptimizerInfo
-from stabfix.model.parameters import models_in, shares_parameters
+from stabfix.model.calls.events import ClearGrad, Event, GradWrite, Step, stepped_optimizer
+from stabfix.model.calls.optimizers import OptimizerInfo
+from stabfix.model.flow.parameters import models_in, shares_parameters
+from stabfix.model.source.imports import dotted_name
 
 
 class ZeroGradBetweenBackwardAndStep(Checker):

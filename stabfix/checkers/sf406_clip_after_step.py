@@ -17,8 +17,8 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import move_before
 from stabfix.fixes.syntax import code_for, starts_statement
-from stabfix.model import vocabulary as vocab
-from stabfix.model.events import Clip, Event, Step, stepped_optimizer
+from stabfix.model.calls.events import Clip, Event, Step, stepped_optimizer
+from stabfix.model.source import vocabulary as vocab
 
 
 class ClipAfterStep(Checker):

@@ -27,12 +27,12 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.model.events import LocalCall
-from stabfix.model.imports import dotted_name
-from stabfix.model.modes import Switch, in_harness, owns, within
-from stabfix.model.step_frames import loop_header
-from stabfix.model.summaries import FunctionSummary
-from stabfix.model.syntax import walk
+from stabfix.model.calls.events import LocalCall
+from stabfix.model.functions.summaries import FunctionSummary
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.syntax import walk
+from stabfix.model.training.modes import Switch, in_harness, owns, within
+from stabfix.model.training.step_frames import loop_header
 
 Loop = Union[cst.For, cst.While]
 

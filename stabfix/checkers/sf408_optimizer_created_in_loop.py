@@ -18,10 +18,10 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.fixes.syntax import code_for
-from stabfix.model.events import OptimizerBuilt, Step, stepped_optimizer
-from stabfix.model.imports import dotted_name
-from stabfix.model.parameters import names_in, target_names
-from stabfix.model.step_frames import loop_header
+from stabfix.model.calls.events import OptimizerBuilt, Step, stepped_optimizer
+from stabfix.model.flow.parameters import names_in, target_names
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.training.step_frames import loop_header
 
 
 class OptimizerCreatedInLoop(Checker):

@@ -17,8 +17,8 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
-from stabfix.model.gradient_use import contains, names_in, target_roots
-from stabfix.model.graph_cuts import Cut
+from stabfix.model.flow.gradient_use import contains, names_in, target_roots
+from stabfix.model.flow.graph_cuts import Cut
 
 _MAX_TEXT = 60
 

@@ -23,7 +23,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.model.activations import Activation
+from stabfix.model.calls.activations import Activation
 
 # What each torch loss expects as its input, and the message for each kind it must not get.
 _LOGITS_LOSSES = ("cross_entropy", "CrossEntropyLoss")

@@ -18,8 +18,8 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.model.accumulation import Accumulation
-from stabfix.model.step_frames import loop_header
+from stabfix.model.training.accumulation import Accumulation
+from stabfix.model.training.step_frames import loop_header
 
 _MAX_TEXT = 50
 

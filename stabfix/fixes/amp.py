@@ -21,7 +21,7 @@ from typing import Optional, Union
 import libcst as cst
 
 from stabfix.findings import Fix
-from stabfix.model.imports import ImportTracker, dotted_name
+from stabfix.model.source.imports import ImportTracker, dotted_name
 
 _NO_SPACE = cst.SimpleWhitespace("")
 _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))

@@ -15,7 +15,7 @@ from typing import Mapping, Optional
 
 import libcst as cst
 
-from stabfix.model.traversal import children
+from stabfix.model.source.traversal import children
 
 _COMMENT_EDITS = (cst.Comment, cst.EmptyLine, cst.TrailingWhitespace)
 

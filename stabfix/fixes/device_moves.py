@@ -15,11 +15,11 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from stabfix.model.container_uses import METADATA_READS, ContainerKey, ContainerUse, LocalBinding, mutates
-from stabfix.model.containers import Containers
-from stabfix.model.devices import is_device_name, is_host_name, method_chain, to_call_target
-from stabfix.model.imports import dotted_name
-from stabfix.model.syntax import code_of, preorder
+from stabfix.model.calls.devices import is_device_name, is_host_name, method_chain, to_call_target
+from stabfix.model.domain.container_uses import METADATA_READS, ContainerKey, ContainerUse, LocalBinding, mutates
+from stabfix.model.domain.containers import Containers
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.syntax import code_of, preorder
 
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
 

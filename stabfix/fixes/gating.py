@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence
 import libcst as cst
 
 from stabfix.findings import Fix
-from stabfix.model.places import Place, body_of, called_as_statement, parent_in, position_in
+from stabfix.model.source.places import Place, body_of, called_as_statement, parent_in, position_in
 
 
 def interval_gate_fix(

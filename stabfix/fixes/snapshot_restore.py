@@ -25,10 +25,10 @@ import libcst as cst
 
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import block_body, code_for, fresh_name
-from stabfix.model.imports import ImportTracker, dotted_name
-from stabfix.model.names import Names
-from stabfix.model.parameters import target_names
-from stabfix.model.updates import SIGN_KEEPING, is_grad_of
+from stabfix.model.flow.parameters import target_names
+from stabfix.model.flow.updates import SIGN_KEEPING, is_grad_of
+from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.names import Names
 
 _GRAD_MODE_CONTEXTS = {"no_grad", "inference_mode", "enable_grad", "set_grad_enabled"}
 _HARMLESS_CALLS = {"float", "int", "abs", "min", "max", "len", "get"} | SIGN_KEEPING

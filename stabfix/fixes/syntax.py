@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from stabfix.model.names import Names, Scope
+from stabfix.model.source.names import Names, Scope
 
 
 def code_for(node: cst.CSTNode) -> str:

@@ -66,35 +66,35 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import libcst as cst
 
-from stabfix.model.accumulation import AccumulationIndex
-from stabfix.model.activations import Activations
-from stabfix.model.carried import CarriedStates
-from stabfix.model.amp import Amp
-from stabfix.model.cleanup import DeviceMemory
-from stabfix.model.enclosing import EnclosingDefinitions
-from stabfix.model.containers import Containers
-from stabfix.model.events import Events
-from stabfix.model.flows import ValueFlows
-from stabfix.model.gradient_use import GradientFacts
-from stabfix.model.graph_cuts import GraphCuts
-from stabfix.model.generation import Generation
-from stabfix.model.host_sync import HostSyncs
-from stabfix.model.history import History
-from stabfix.model.imports import ImportTracker
-from stabfix.model.later_uses import LaterUses
-from stabfix.model.losses import LossIndex
-from stabfix.model.modes import ModeSwitches
-from stabfix.model.modules import ModuleIndex
-from stabfix.model.names import Names
-from stabfix.model.optimizers import OptimizerTracker
-from stabfix.model.recurrence import Recurrence
-from stabfix.model.structure import StepIndex
-from stabfix.model.summaries import Summaries
-from stabfix.model.tensor_identity import TensorFacts
-from stabfix.model.values import Values
+from stabfix.model.calls.activations import Activations
+from stabfix.model.calls.events import Events
+from stabfix.model.calls.losses import LossIndex
+from stabfix.model.calls.modules import ModuleIndex
+from stabfix.model.calls.optimizers import OptimizerTracker
+from stabfix.model.domain.amp import Amp
+from stabfix.model.domain.cleanup import DeviceMemory
+from stabfix.model.domain.containers import Containers
+from stabfix.model.domain.generation import Generation
+from stabfix.model.domain.host_sync import HostSyncs
+from stabfix.model.flow.flows import ValueFlows
+from stabfix.model.flow.gradient_use import GradientFacts
+from stabfix.model.flow.graph_cuts import GraphCuts
+from stabfix.model.flow.history import History
+from stabfix.model.flow.later_uses import LaterUses
+from stabfix.model.flow.recurrence import Recurrence
+from stabfix.model.flow.tensor_identity import TensorFacts
+from stabfix.model.flow.values import Values
+from stabfix.model.functions.summaries import Summaries
+from stabfix.model.source.enclosing import EnclosingDefinitions
+from stabfix.model.source.imports import ImportTracker
+from stabfix.model.source.names import Names
+from stabfix.model.training.accumulation import AccumulationIndex
+from stabfix.model.training.carried import CarriedStates
+from stabfix.model.training.modes import ModeSwitches
+from stabfix.model.training.structure import StepIndex
 
 if TYPE_CHECKING:
-    from stabfix.model.project_view import ProjectQueries
+    from stabfix.model.source.project_view import ProjectQueries
 
 # Every part: the parts it reads, and how to build it. The order is the build and traversal order,
 # so a part comes after everything it reads.

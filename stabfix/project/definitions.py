@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Optional, TypeVar, Union
 import libcst as cst
 
 from stabfix.model import FileModel, required_parts
-from stabfix.model.traversal import walk
+from stabfix.model.source.traversal import walk
 from stabfix.project.index import Consulted, ProjectIndex, Symbol
 
 T = TypeVar("T")

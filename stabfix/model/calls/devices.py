@@ -1,0 +1,226 @@
+"""Where a tensor lives: which expressions name the CPU, which calls move a tensor to it or off it.
+
+Static analysis cannot know the device of a tensor. These helpers answer the questions that can be
+answered from the code: is this device expression the CPU (`"cpu"`, `torch.device("cpu")`, a
+`host_device` variable)? does this call move its receiver to the CPU (`.cpu()`, `.to("cpu")`,
+`.numpy()`) or to an accelerator (`.cuda()`, `.to(device)`)? and which expression in a function
+names "the device the caller works on" (a `device` parameter, `self.device`, `x.device`)?
+
+`DeviceKinds.kind(expr)` answers what a device expression names, following the code rather than its
+spelling: a literal (`"cuda:1"`, `torch.device("cpu")`), a name or `self.<attr>` through every binding
+that may hold, a call of a function or method of the file through every `return` (`self._resolved_device()`),
+a `@property` of the class (`self.device`), both branches of `"cuda" if ok else "cpu"`. "host" or
+"accelerator" when every path agrees; None when the code does not show it (a config field such as
+`cfg.device`/`args.device`, an argument, a library call): a device expression all the same, which the
+rules take for the device the program works on, and never proof of the host.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from typing import Optional
+
+from stabfix.model.source import vocabulary as vocab
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.names import Binding, Names
+from stabfix.model.source.traversal import children
+
+# Methods whose result is on the CPU, or is not a tensor at all.
+CPU_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "pin_memory"})
+_TORCH_DTYPES = frozenset(
+    {
+        "float",
+        "float16",
+        "float32",
+        "float64",
+        "half",
+        "double",
+        "bfloat16",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "long",
+        "uint8",
+        "bool",
+        "short",
+        "complex64",
+        "complex128",
+    }
+)
+
+
+def method_chain(
+    expr: cst.BaseExpression, qualify=None
+) -> tuple[cst.BaseExpression, list[tuple[str, cst.BaseExpression]]]:
+    """`x.float().clone().detach()` -> (`x`, [("float", call), ("clone", call), ("detach", call)]).
+
+    Attribute reads appear as `.name` steps and subscripts as `[]` steps, innermost first. With
+    `qualify`, a call of an imported function (`torch.cat(...)`) is a root, not a method call.
+    """
+    steps: list[tuple[str, cst.BaseExpression]] = []
+    current = expr
+    while True:
+        if (
+            isinstance(current, cst.Call)
+            and isinstance(current.func, cst.Attribute)
+            and (qualify is None or qualify(current.func) is None)
+        ):
+            steps.append((current.func.attr.value, current))
+            current = current.func.value
+        elif isinstance(current, cst.Subscript):
+            steps.append(("[]", current))
+            current = current.value
+        elif isinstance(current, cst.Attribute) and (qualify is None or qualify(current) is None):
+            steps.append(("." + current.attr.value, current))
+            current = current.value
+        else:
+            break
+    steps.reverse()
+    return current, steps
+
+
+def is_host_name(name: str) -> bool:
+    """A variable whose name says it holds host memory or a host-side device: `cpu_device`, `offload_to`."""
+    lowered = name.lower()
+    return any(word in lowered for word in vocab.HOST_WORDS)
+
+
+def is_device_name(name: str) -> bool:
+    """`device`, `self.device`, `model_device`, `DEVICE`: a name that by convention holds a torch device."""
+    last = name.rsplit(".", 1)[-1].lower()
+    return last == "device" or last.endswith("_device")
+
+
+def is_cpu_expression(expr: cst.BaseExpression, qualify) -> bool:
+    """`"cpu"`, `"cpu:0"`, `torch.device("cpu")`, `cpu_device`: an expression naming host memory."""
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value.split(":")[0].strip().lower() == "cpu"  # type: ignore[union-attr]
+    if isinstance(expr, cst.Call):
+        name = qualify(expr.func) or ""
+        if name in ("torch.device",) and expr.args:
+            return is_cpu_expression(expr.args[0].value, qualify)
+        return False
+    dotted = dotted_name(expr)
+    return dotted is not None and is_host_name(dotted.rsplit(".", 1)[-1])
+
+
+def is_dtype_expression(expr: cst.BaseExpression, qualify) -> bool:
+    name = qualify(expr) or dotted_name(expr) or ""
+    if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_DTYPES:
+        return True
+    last = name.rsplit(".", 1)[-1].lower()
+    return last == "dtype" or last.endswith("_dtype")
+
+
+def to_call_target(call: cst.Call, qualify) -> tuple[str, cst.BaseExpression | None]:
+    """What a `.to(...)` call moves to: ("cpu", expr), ("device", expr), or ("dtype", None) when it only casts."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return ("cpu" if is_cpu_expression(arg.value, qualify) else "device", arg.value)
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if not positional:
+        return ("dtype", None)
+    first = positional[0].value
+    if is_dtype_expression(first, qualify):
+        return ("dtype", None)
+    if is_cpu_expression(first, qualify):
+        return ("cpu", first)
+    return ("device", first)
+
+
+def has_cpu_move(expr: cst.CSTNode, qualify) -> bool:
+    """Whether any call inside `expr` moves a value to the CPU or turns it into a Python object."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method in CPU_METHODS:
+            return True
+        if method == "to" and to_call_target(expr, qualify)[0] == "cpu":
+            return True
+    return any(has_cpu_move(child, qualify) for child in children(expr))
+
+
+def is_grad_disabling_context(call: cst.BaseExpression, qualify) -> bool:
+    """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)` (also as decorators)."""
+    target = call.func if isinstance(call, cst.Call) else call
+    name = qualify(target) or ""
+    if name in ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"):
+        return True
+    if name == "torch.set_grad_enabled" and isinstance(call, cst.Call) and call.args:
+        value = call.args[0].value
+        return isinstance(value, cst.Name) and value.value == "False"
+    return False
+
+
+_MAX_DEVICE_DEPTH = 5
+
+
+class DeviceKinds:
+    """What a device expression names: "host", "accelerator", or None when the code does not show it."""
+
+    def __init__(self, names: Names) -> None:
+        self.names = names
+
+    def kind(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> Optional[str]:
+        if expr is None or depth > _MAX_DEVICE_DEPTH:
+            return None
+        if isinstance(expr, cst.SimpleString):
+            text = expr.evaluated_value
+            if not isinstance(text, str):
+                return None
+            device = text.split(":")[0].strip().lower()
+            return "host" if device == "cpu" else "accelerator" if device in vocab.DEVICE_STRINGS else None
+        if isinstance(expr, cst.Integer):
+            return "accelerator"  # `.to(0)`, `.cuda(1)`: a device index
+        if isinstance(expr, cst.IfExp):
+            return _agree([self.kind(expr.body, depth + 1), self.kind(expr.orelse, depth + 1)])
+        if isinstance(expr, cst.Call):
+            return self._of_call(expr, depth)
+        if isinstance(expr, cst.Name):
+            return self._of_bindings(self.names.reaching(expr), depth)
+        if isinstance(expr, cst.Attribute):
+            return self._of_attribute(expr, depth)
+        return None
+
+    def _of_call(self, call: cst.Call, depth: int) -> Optional[str]:
+        qualified = self.names.qualify(call.func) or ""
+        if qualified == "torch.device":
+            return self.kind(call.args[0].value, depth + 1) if call.args else None
+        function = self.names.definition_of(call)
+        returns = self.names.returns.get(function, []) if function is not None else []
+        return _agree([self.kind(value, depth + 1) for value in returns]) if returns else None
+
+    def _of_attribute(self, expr: cst.Attribute, depth: int) -> Optional[str]:
+        """`self.device`: what every binding of the attribute holds, or what the class's property returns."""
+        receiver = expr.value
+        use = self.names.uses.get(receiver) if isinstance(receiver, cst.Name) else None
+        if use is None or receiver.value != "self":  # type: ignore[union-attr]
+            return None
+        owner = self.names.enclosing_class(use.scope)
+        if owner is None:
+            return None
+        bindings = self.names.attribute_reaching(owner, expr.attr.value, receiver)  # type: ignore[arg-type]
+        if bindings:
+            return self._of_bindings(bindings, depth)
+        prop = _property(owner, expr.attr.value)
+        returns = self.names.returns.get(prop, []) if prop is not None else []
+        return _agree([self.kind(value, depth + 1) for value in returns]) if returns else None
+
+    def _of_bindings(self, bindings: list[Binding], depth: int) -> Optional[str]:
+        if not bindings or any(b.bound_value is None for b in bindings):
+            return None  # a parameter, a loop variable, an unpacked result: not shown
+        return _agree([self.kind(b.bound_value, depth + 1) for b in bindings])
+
+
+def _agree(kinds: list[Optional[str]]) -> Optional[str]:
+    return kinds[0] if kinds and kinds[0] is not None and all(k == kinds[0] for k in kinds) else None
+
+
+def _property(owner: cst.ClassDef, attribute: str) -> Optional[cst.FunctionDef]:
+    for item in owner.body.body:
+        if isinstance(item, cst.FunctionDef) and item.name.value == attribute:
+            if any(dotted_name(d.decorator) in ("property", "functools.cached_property", "cached_property") for d in item.decorators):
+                return item
+    return None

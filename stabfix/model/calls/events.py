@@ -1,0 +1,715 @@
+"""Training events: what a file's training code does to gradients and parameters, where, in source order.
+
+The model's `events` part. During the single traversal it records, per function (and for module level):
+
+- `Backward`      `loss.backward()`, `accelerator.backward(loss)`, `self.manual_backward(loss)`,
+                  `torch.autograd.backward(...)`, `torch.autograd.grad(...)`,
+                  `dist_autograd.backward(ctx, [loss])` (through import aliases);
+- `Step`          `opt.step()`, `scaler.step(opt)`, `xm.optimizer_step(opt)`, with the expressions that
+                  may be the stepped optimizer (whether one is, the `optimizers` part answers);
+- `ClearGrad`     `X.zero_grad()` (with its receiver), `p.grad = None`, and a fresh distributed
+                  autograd context (`with dist_autograd.context() as ctx:`, how="context": what
+                  `dist_autograd.backward(ctx, [loss])` accumulates lives and dies with it);
+- `GradWrite`     a gradient overwritten by hand: `p.grad = g`, `p.grad.copy_(g)`, `p.grad.add_(g)`;
+- `Clip`          `clip_grad_norm_` / `clip_grad_value_` (torch's functions or a wrapper's method);
+- `Unscale`       `scaler.unscale_(opt)`;
+- `ParamUpdate`   a tensor changed in place: `p.add_(...)`, `p.data.sub_(...)`, `p.copy_(...)`,
+                  `p += ...`, `p.data -= ...`, `p.data = ...`, `torch.add(p, x, out=p)`, the
+                  multi-tensor `torch._foreach_add_(params, xs)`; the tensor is a variable, an
+                  attribute chain (`model.head.weight`) or a lookup (`params[name]`) (whether it is a
+                  parameter, and what the update adds, `model.parameters` and `model.updates` answer);
+- `OptimizerBuilt` a call that constructs an optimizer class (`torch.optim.AdamW(...)`, `Lion(...)`);
+- `LocalCall`     a call of a plain name or of a method on `self` (`helper()`, `self._undo()`), so a
+                  rule can follow an event into the function that the file calls.
+
+Each event has a `Site`: its enclosing functions and class, its order among all events, its place
+among the `names` model's bindings, its enclosing `for` loops (of its own function), the branches
+it sits in (`if`/`else`, `try`/`except`/`else`), its enclosing blocks, and its statement line.
+`for` loops get a site of their own (`loop_site`), and `with` bodies are known (they always run).
+
+For the event-order rules (SF303, SF404-SF406, SF408): `Site.any_loops` are the enclosing `for` *and*
+`while` loops of its function and `Site.in_lambda` marks code that runs when a lambda is called (a
+hook), `iteration(loop)` the events one pass of a loop runs (its function's own, nested functions
+aside), `innermost_loop(*sites)` the innermost loop they share, `functions_called(events)` the
+same-file functions they call, `is_scaler(expr)` whether an expression is a `GradScaler`
+(constructed, or used as `scaler.scale(loss).backward()` / `scaler.unscale_`), and `ClearGrad`
+also covers `p.grad.zero_()`, `torch._foreach_zero_(grads)` and helpers named for clearing
+(`pyro.infer.util.zero_grads(params)`, how="helper"). `stepped_by(step, optimizer)` tells an
+optimizer's own step (`opt.step()`, `scaler.step(opt)`) from one handed to a wrapper
+(`strategy.optimizer_step(opt)`), and `gates(site, scope)` gives the `if` tests a site runs under.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Iterable, Optional
+
+import libcst as cst
+
+from stabfix.model.calls.optimizers import OptimizerInfo, OptimizerTracker, Scope, optimizer_class_name
+from stabfix.model.source import vocabulary as vocab
+from stabfix.model.source.enclosing import EnclosingDefinitions
+from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.names import Names
+
+Branch = tuple[int, str]  # (id of the statement that branches, which of its branches)
+Gate = tuple[cst.BaseExpression, bool]  # an `if` test, and whether a site sits in its `else` branch
+
+_BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
+_DISTRIBUTED_BACKWARD = "torch.distributed.autograd.backward"  # (context_id, roots): into the context, not `.grad`
+_DISTRIBUTED_CONTEXT = "torch.distributed.autograd.context"
+# Functions that run the optimizer they are handed through its own `step()` (torch_xla reduces gradients first).
+_OPTIMIZER_STEP_FUNCTIONS = {"torch_xla.core.xla_model.optimizer_step"}
+_CLIP_FUNCTIONS = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_value"}
+_STEP_METHODS = {"step", "optimizer_step"}
+_IN_PLACE_UPDATES = {"add_", "sub_", "copy_"}
+# Functions that update their first argument, a list of tensors, in place (one kernel for all of them).
+_FOREACH_UPDATES = {"torch._foreach_add_": "foreach_add_", "torch._foreach_sub_": "foreach_sub_"}
+# Out-of-place arithmetic that writes its result into `out=`.
+_OUT_UPDATES = {"torch.add": "out=add", "torch.sub": "out=sub"}
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """Where an event (or a `for` loop) sits."""
+
+    functions: tuple[cst.FunctionDef, ...]  # enclosing functions, outermost first
+    cls: Optional[cst.ClassDef]  # innermost enclosing class
+    order: int  # strictly increasing over all events and loops of the file
+    names_order: int  # bindings of the `names` model with a smaller `order` come before this site
+    loops: tuple[cst.For, ...]  # enclosing `for` loops of the innermost function, outermost first
+    branches: tuple[Branch, ...]
+    blocks: tuple[cst.CSTNode, ...]  # enclosing Module/IndentedBlock nodes, outermost first
+    statement: Optional[cst.SimpleStatementLine]  # its line, unless it sits in a one-line suite
+    any_loops: tuple[cst.CSTNode, ...] = ()  # enclosing `for` and `while` loops of its function, outermost first
+    in_lambda: bool = False  # inside a lambda: runs when the lambda is called (a hook), not here
+
+    @property
+    def function(self) -> Optional[cst.FunctionDef]:
+        return self.functions[-1] if self.functions else None
+
+    @property
+    def scope(self) -> Scope:
+        """The position as the `optimizers` part takes it."""
+        return Scope(self.functions, self.cls)
+
+    def never_both_run(self, other: "Site") -> bool:
+        """Whether the two sites sit in branches of one statement that exclude each other."""
+        mine = dict(self.branches)
+        for owner, label in other.branches:
+            theirs = mine.get(owner)
+            if theirs is None or theirs == label:
+                continue
+            pair = {theirs, label}
+            if pair == {"if.body", "if.else"} or any(item.startswith("try.except.") for item in pair):
+                return True
+        return False
+
+    def leaves_before(self, later: "Site") -> bool:
+        """Whether this site sits in a block that `later` is not in and that ends in return, raise,
+        continue or break: then control never flows from here to `later` in the same pass."""
+        later_blocks = {id(block) for block in later.blocks}
+        for block in self.blocks:
+            if id(block) in later_blocks:
+                continue
+            body = getattr(block, "body", ())
+            if body and isinstance(body[-1], cst.SimpleStatementLine):
+                if isinstance(body[-1].body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+                    return True
+        return False
+
+
+@dataclass(eq=False)
+class Event:
+    kind: ClassVar[str]
+    node: cst.CSTNode  # the call, assignment or augmented assignment
+    site: Site
+
+
+@dataclass(eq=False)
+class Backward(Event):
+    kind: ClassVar[str] = "backward"
+    loss: Optional[cst.BaseExpression]  # what is differentiated, when the call shows it
+
+
+@dataclass(eq=False)
+class Step(Event):
+    kind: ClassVar[str] = "step"
+    candidates: tuple[cst.BaseExpression, ...]  # `opt` for `opt.step()`; `opt` for `scaler.step(opt)`
+
+
+@dataclass(eq=False)
+class ClearGrad(Event):
+    kind: ClassVar[str] = "clear"
+    receiver: cst.BaseExpression  # `optimizer` of `optimizer.zero_grad()`, `p` of `p.grad = None`
+    how: str  # zero_grad | set_none | zero_ (`p.grad.zero_()`) | foreach_zero_ (`torch._foreach_zero_(grads)`)
+    #         | helper (`zero_grads(params)`: a function named for it, receiver = its first argument)
+    #         | context (`with dist_autograd.context() as ctx:`, receiver = `ctx`)
+
+
+@dataclass(eq=False)
+class GradWrite(Event):
+    kind: ClassVar[str] = "grad_write"
+    tensor: cst.BaseExpression  # `p` of `p.grad = g`
+
+
+@dataclass(eq=False)
+class Clip(Event):
+    kind: ClassVar[str] = "clip"
+    parameters: Optional[cst.BaseExpression]  # the first argument: what is clipped
+
+
+@dataclass(eq=False)
+class Unscale(Event):
+    kind: ClassVar[str] = "unscale"
+    scaler: cst.BaseExpression
+    optimizer: Optional[cst.BaseExpression]
+
+
+@dataclass(eq=False)
+class ParamUpdate(Event):
+    kind: ClassVar[str] = "update"
+    param: str  # the tensor changed in place as spelled (`p`, `model.head.weight`, `params[name]`; `.data` dropped)
+    operation: str  # add_ | sub_ | copy_ | += | -= | data= | out=add | out=sub | foreach_add_ | foreach_sub_
+    tensor: Optional[cst.BaseExpression] = None  # that expression (a list of tensors for foreach_*)
+
+
+@dataclass(eq=False)
+class OptimizerBuilt(Event):
+    kind: ClassVar[str] = "optimizer"
+    class_name: str
+
+
+@dataclass(eq=False)
+class LocalCall(Event):
+    kind: ClassVar[str] = "call"
+    name: str
+    on_self: bool  # `self.name(...)` rather than `name(...)`
+
+
+class Events(cst.BatchableCSTVisitor):
+    """The `events` part: run it in the batched traversal after `names`, then query it."""
+
+    def __init__(self, imports: ImportTracker, names: Names, enclosing: EnclosingDefinitions) -> None:
+        super().__init__()
+        self.imports = imports
+        self.names = names
+        self.enclosing = enclosing
+        self.events: list[Event] = []
+        self.instance_calls: list[LocalCall] = []  # `obj.method(...)` on a local name (not events)
+        self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
+        self._by_kind: dict[str, list[tuple[int, Event]]] = {}  # with each event's place in `events`
+        self._by_loop: dict[int, list[Event]] = {}  # id(loop) -> the events of one pass (see `iteration`)
+        self._calls_by_name: dict[str, list[LocalCall]] = {}
+        self._loop_sites: dict[cst.For, Site] = {}
+        self._loop_ends: dict[cst.For, int] = {}
+        self._with_bodies: set[int] = set()
+        self._gates: dict[int, Gate] = {}  # by the id of an `if`'s body or `else` body
+        self._order = 0
+        self._loops: list[Optional[cst.For]] = []  # None marks a function boundary
+        self._blocks: list[cst.CSTNode] = []
+        self._statements: list[Optional[cst.SimpleStatementLine]] = []
+        self._branches: list[Branch] = []
+        self._tries: list[cst.Try] = []
+        self._any_loops: list[Optional[cst.CSTNode]] = []  # `for` and `while`; None marks a function boundary
+        self._lambdas = 0
+        self._transitions: set[int] = set()  # `obs, reward, done = env.step(a)`: not an optimizer step
+        self._scalers: set[str] = set()  # dotted names bound to a GradScaler or used as one
+
+    # -- queries ---------------------------------------------------------------------------------------
+    def in_function(self, function: Optional[cst.FunctionDef], *kinds: str) -> list[Event]:
+        """The events of one function (None: module level), of the given kinds (all if none), in order."""
+        found = self._by_function.get(function, [])
+        return [event for event in found if event.kind in kinds] if kinds else list(found)
+
+    def of_kind(self, *kinds: str) -> list[Event]:
+        """The events of the given kinds, in order (from an index: rules ask this for every candidate)."""
+        if len(kinds) == 1:
+            return [event for _, event in self._by_kind.get(kinds[0], ())]
+        placed = [item for kind in dict.fromkeys(kinds) for item in self._by_kind.get(kind, ())]
+        return [event for _, event in sorted(placed, key=lambda item: item[0])]
+
+    def loop_site(self, loop: cst.For) -> Site:
+        return self._loop_sites[loop]
+
+    def loop_span(self, loop: cst.For) -> tuple[int, int]:  # also a `while` loop
+        """The loop's first and last place in the `names` model's order: a binding or use with an
+        order in this range (ends included) sits in the loop."""
+        return self._loop_sites[loop].names_order, self._loop_ends[loop]
+
+    def is_with_body(self, block: cst.CSTNode) -> bool:
+        """A `with` body always runs once its statement is reached (unlike a branch or a loop body)."""
+        return id(block) in self._with_bodies
+
+    def calls_on_instances_of(self, cls: cst.ClassDef, method: str) -> list[LocalCall]:
+        """`trainer.train_step(batch)` where `trainer` holds one instance of the file's class `cls`
+        (`trainer = Trainer(...)`): a method call from outside the class."""
+        found = []
+        for call in self.instance_calls:
+            receiver = call.node.func.value  # type: ignore[attr-defined]
+            if call.name != method or not isinstance(receiver, cst.Name):
+                continue
+            value = self.names.single_value(receiver)
+            if isinstance(value, cst.Call):
+                built = self.names.instance_of(value)
+                owner = None if built is None else (built.module_class or (built.node if built.kind == "class" else None))
+                if owner is cls:
+                    found.append(call)
+        return found
+
+    def stepped_by(self, step: Step, optimizer: cst.BaseExpression) -> Optional[list[cst.FunctionDef]]:
+        """None when the call runs the optimizer's own `step()` (`opt.step()`, a GradScaler's
+        `scaler.step(opt)`, torch_xla's `xm.optimizer_step(opt)`); else it hands the optimizer to a method
+        of another object, and this lists the file's functions that method may be (`self.m(opt)`: the
+        class's own; `strategy.optimizer_step(opt)`: any class's of that name), empty when the file does
+        not show its code: a wrapper that may step an engine instead or clear the gradients itself."""
+        func = step.node.func
+        assert isinstance(func, cst.Attribute)
+        if optimizer is func.value or self.is_scaler(func.value):
+            return None
+        if self.imports.qualify(func) in _OPTIMIZER_STEP_FUNCTIONS:
+            return None
+        on_self = isinstance(func.value, cst.Name) and func.value.value == "self"
+        found = []
+        for function, recorded in self._by_function.items():
+            if function is None or function is step.site.function or function.name.value != func.attr.value:
+                continue
+            site = recorded[0].site
+            if len(site.functions) == 1 and site.cls is not None and (not on_self or site.cls is step.site.cls):
+                found.append(function)
+        return found
+
+    def gates(self, site: Site, scope: cst.CSTNode) -> list[Gate]:
+        """The tests of the `if` statements between `scope` (a loop or a function) and `site`, outermost
+        first, each with whether the site sits in its `else` branch."""
+        inside, found = False, []
+        for block in site.blocks:
+            if inside and id(block) in self._gates:
+                found.append(self._gates[id(block)])
+            inside = inside or block is getattr(scope, "body", None)
+        return found
+
+    def calls_of(self, name: str) -> list[LocalCall]:
+        return list(self._calls_by_name.get(name, ()))
+
+    def iteration(self, loop: cst.CSTNode, *kinds: str) -> list[Event]:
+        """The events one pass of a `for`/`while` loop runs in its own function (lambdas and nested
+        functions aside: they run when called), of the given kinds (all if none), in order."""
+        found = self._by_loop.get(id(loop), [])
+        return [event for event in found if event.kind in kinds] if kinds else list(found)
+
+    @staticmethod
+    def innermost_loop(*sites: Site) -> Optional[cst.CSTNode]:
+        """The innermost `for`/`while` loop of one function that encloses all the sites, or None."""
+        if not sites or any(site.function is not sites[0].function for site in sites):
+            return None
+        shared = None
+        for loops in zip(*(site.any_loops for site in sites)):
+            if any(loop is not loops[0] for loop in loops):
+                break
+            shared = loops[0]
+        return shared
+
+    def functions_called(self, events: Iterable[Event], depth: int = 3) -> list[cst.FunctionDef]:
+        """The functions of this file (with events) that the calls among `events` run, following their
+        own calls `depth` levels: `helper()` a function of that name, `self.m()` a method of the same class."""
+        by_name: dict[str, list[cst.FunctionDef]] = {}
+        classes: dict[int, Optional[cst.ClassDef]] = {}
+        for function, recorded in self._by_function.items():
+            if function is not None and recorded:
+                by_name.setdefault(function.name.value, []).append(function)
+                site = recorded[0].site
+                classes[id(function)] = site.cls if len(site.functions) == 1 else None  # a method
+        found: list[cst.FunctionDef] = []
+        pending = [(event, depth) for event in events if isinstance(event, LocalCall)]
+        while pending:
+            call, left = pending.pop(0)
+            for function in by_name.get(call.name, []):
+                owner = classes.get(id(function))
+                if any(function is seen for seen in found) or (call.on_self and owner is not call.site.cls):
+                    continue
+                if not call.on_self and owner is not None:
+                    continue  # `helper()` does not run a method
+                found.append(function)
+                if left > 1:
+                    pending.extend((event, left - 1) for event in self._by_function[function] if isinstance(event, LocalCall))
+        return found
+
+    def accumulates(self, backward: Event) -> bool:
+        """Whether a backward event adds into `.grad` (`torch.autograd.grad` returns the gradients instead)."""
+        return isinstance(backward, Backward) and not (
+            isinstance(backward.node, cst.Call) and self.imports.qualify(backward.node.func) == "torch.autograd.grad"
+        )
+
+    def is_scaler(self, expr: Optional[cst.BaseExpression]) -> bool:
+        """Whether `expr` is a gradient scaler: bound to `GradScaler(...)` (torch.amp, torch.cuda.amp,
+        `ShardedGradScaler`, any import alias), or used as one (`x.scale(loss).backward()`, `x.unscale_(opt)`)."""
+        name = dotted_name(expr) if expr is not None else None
+        return name is not None and name in self._scalers
+
+    # -- recording -------------------------------------------------------------------------------------
+    def _site(self) -> Site:
+        self._order += 1
+        loops: list[cst.For] = []
+        for loop in reversed(self._loops):
+            if loop is None:
+                break
+            loops.append(loop)
+        return Site(
+            self.enclosing.enclosing_functions(),
+            self.enclosing.innermost_class(),
+            self._order,
+            self.names.position,
+            tuple(reversed(loops)),
+            tuple(self._branches),
+            tuple(self._blocks),
+            self._statements[-1] if self._statements else None,
+            tuple(self._enclosing_any_loops()),
+            self._lambdas > 0,
+        )
+
+    def _enclosing_any_loops(self) -> list[cst.CSTNode]:
+        loops: list[cst.CSTNode] = []
+        for loop in reversed(self._any_loops):
+            if loop is None:
+                break
+            loops.append(loop)
+        return loops[::-1]
+
+    def _add(self, event: Event) -> None:
+        self._by_kind.setdefault(event.kind, []).append((len(self.events), event))
+        if not event.site.in_lambda:
+            for loop in dict.fromkeys(id(loop) for loop in event.site.any_loops):
+                self._by_loop.setdefault(loop, []).append(event)
+        if isinstance(event, LocalCall):
+            self._calls_by_name.setdefault(event.name, []).append(event)
+        self.events.append(event)
+        self._by_function.setdefault(event.site.function, []).append(event)
+
+    # -- structure -------------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._blocks.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._loops.append(None)
+        self._any_loops.append(None)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._any_loops.pop()
+        self._loops.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._lambdas += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._lambdas -= 1
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loop_sites[node] = self._site()
+        self._loops.append(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._loop_ends[original_node] = self.names.position
+        self._loops.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loop_sites[node] = self._site()  # type: ignore[index]
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._loop_ends[original_node] = self.names.position  # type: ignore[index]
+
+    # the body (not the iterable or the test) is what runs once per pass
+    def visit_For_body(self, node: cst.For) -> None:
+        self._any_loops.append(node)
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._any_loops.pop()
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._any_loops.append(node)
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._any_loops.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        self._with_bodies.add(id(node.body))
+        for item in node.items:
+            if isinstance(item.item, cst.Call) and self.imports.qualify(item.item.func) == _DISTRIBUTED_CONTEXT:
+                context = item.asname.name if item.asname is not None else item.item
+                self._add(ClearGrad(item.item, self._site(), context, "context"))  # type: ignore[arg-type]
+
+    def visit_If(self, node: cst.If) -> None:
+        self._gates[id(node.body)] = (node.test, False)
+        if isinstance(node.orelse, cst.Else):
+            self._gates[id(node.orelse.body)] = (node.test, True)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statements.append(node)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._statements.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._statements.append(None)
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self._statements.pop()
+
+    # libcst finds visitor methods by their __name__, so each branch gets its own pair
+    def visit_If_body(self, node: cst.If) -> None:
+        self._branches.append((id(node), "if.body"))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._branches.pop()
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self._branches.append((id(node), "if.else"))
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self._branches.pop()
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._tries.append(node)
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self._tries.pop()
+
+    def visit_Try_body(self, node: cst.Try) -> None:
+        self._branches.append((id(node), "try.body"))
+
+    def leave_Try_body(self, node: cst.Try) -> None:
+        self._branches.pop()
+
+    def visit_Try_orelse(self, node: cst.Try) -> None:
+        self._branches.append((id(node), "try.else"))
+
+    def leave_Try_orelse(self, node: cst.Try) -> None:
+        self._branches.pop()
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        owner = id(self._tries[-1]) if self._tries else 0
+        self._branches.append((owner, f"try.except.{id(node)}"))
+
+    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
+        self._branches.pop()
+
+    # -- events ----------------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        qualified = self.imports.qualify(func) or ""
+        if isinstance(func, cst.Name):
+            self._add(LocalCall(node, self._site(), func.value, False))
+        if qualified in _BACKWARD_FUNCTIONS:
+            self._add(Backward(node, self._site(), _first_argument(node)))
+        elif qualified == _DISTRIBUTED_BACKWARD:
+            roots = [arg.value for arg in node.args if arg.keyword is None and not arg.star][1:2]
+            self._add(Backward(node, self._site(), roots[0] if roots else None))
+        elif qualified == "torch._foreach_zero_" and _first_argument(node) is not None:
+            self._add(ClearGrad(node, self._site(), _first_argument(node), "foreach_zero_"))  # type: ignore[arg-type]
+        elif qualified in _FOREACH_UPDATES:
+            tensors = _first_argument(node)
+            spelled = tensor_spelling(tensors) if tensors is not None else None
+            if spelled is not None:
+                self._add(ParamUpdate(node, self._site(), spelled, _FOREACH_UPDATES[qualified], tensors))
+        elif qualified in _OUT_UPDATES:
+            out = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "out"), None)
+            spelled = _variable_of(out) if out is not None else None
+            if spelled is not None:
+                self._add(ParamUpdate(node, self._site(), spelled, _OUT_UPDATES[qualified], _tensor_of(out)))
+        elif _clears_by_name(qualified or dotted_name(func) or "", func):
+            self._add(ClearGrad(node, self._site(), _first_argument(node) or func, "helper"))
+        elif qualified.startswith("torch.nn.utils.") and qualified.rsplit(".", 1)[-1] in _CLIP_FUNCTIONS:
+            self._add(Clip(node, self._site(), _first_argument(node)))
+        elif isinstance(func, cst.Attribute):
+            self._method_call(node, func)
+        class_name = optimizer_class_name(qualified or dotted_name(func) or "")
+        if class_name is not None:
+            self._add(OptimizerBuilt(node, self._site(), class_name))
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
+        method, receiver = func.attr.value, func.value
+        if method in _STEP_METHODS and id(node) not in self._transitions:
+            self._add(Step(node, self._site(), _stepped(node, func)))
+        elif method in ("backward", "manual_backward"):
+            self._add(Backward(node, self._site(), _differentiated(node, func)))
+        elif method == "zero_grad":
+            self._add(ClearGrad(node, self._site(), receiver, "zero_grad"))
+        elif method == "zero_" and _grad_owner(receiver) is not None:
+            self._add(ClearGrad(node, self._site(), _grad_owner(receiver), "zero_"))  # type: ignore[arg-type]
+        elif method in _IN_PLACE_UPDATES:
+            if _is_grad_attribute(receiver):
+                self._add(GradWrite(node, self._site(), receiver.value))  # type: ignore[attr-defined]
+            else:
+                param = _variable_of(receiver)
+                if param is not None:
+                    self._add(ParamUpdate(node, self._site(), param, method, _tensor_of(receiver)))
+        elif method in _CLIP_FUNCTIONS:
+            self._add(Clip(node, self._site(), _first_argument(node)))  # `accelerator.clip_grad_norm_(...)`
+        elif method == "unscale_":
+            self._add(Unscale(node, self._site(), receiver, _first_argument(node)))
+            self._note_scaler(receiver)
+        if method == "backward" and isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            if receiver.func.attr.value == "scale":
+                self._note_scaler(receiver.func.value)  # `scaler.scale(loss).backward()`
+        if isinstance(receiver, cst.Name) and receiver.value == "self":
+            self._add(LocalCall(node, self._site(), method, True))
+        elif isinstance(receiver, cst.Name):
+            self.instance_calls.append(LocalCall(node, self._site(), method, False))
+
+    def _note_scaler(self, expr: cst.BaseExpression) -> None:
+        name = dotted_name(expr)
+        if name is not None:
+            self._scalers.add(name)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        param = _variable_of(node.target)
+        if param is None:
+            return
+        if isinstance(node.operator, cst.AddAssign):
+            self._add(ParamUpdate(node, self._site(), param, "+=", _tensor_of(node.target)))
+        elif isinstance(node.operator, cst.SubtractAssign):
+            self._add(ParamUpdate(node, self._site(), param, "-=", _tensor_of(node.target)))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and _builds_scaler(self.imports, node.value):
+            self._note_scaler(node.target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        transition = unpacked_step(node)
+        if transition is not None:
+            self._transitions.add(id(transition))
+        if _builds_scaler(self.imports, node.value):
+            for target in node.targets:
+                self._note_scaler(target.target)
+        for target in node.targets:
+            if _is_grad_attribute(target.target):
+                tensor = target.target.value  # type: ignore[attr-defined]
+                if isinstance(node.value, cst.Name) and node.value.value == "None":
+                    self._add(ClearGrad(node, self._site(), tensor, "set_none"))
+                else:
+                    self._add(GradWrite(node, self._site(), tensor))
+        if len(node.targets) == 1:
+            target = node.targets[0].target
+            param = _variable_of(target) if isinstance(target, cst.Attribute) and target.attr.value == "data" else None
+            if param is not None:
+                self._add(ParamUpdate(node, self._site(), param, "data=", _tensor_of(target)))
+
+
+def stepped_optimizer(
+    step: Step, optimizers: OptimizerTracker, events: Optional["Events"] = None
+) -> Optional[tuple[cst.BaseExpression, OptimizerInfo]]:
+    """The optimizer a step steps, as written there (`opt` of `scaler.step(opt)`), when it is one. With
+    `events`, what a gradient scaler steps is an optimizer even when nothing else in the file says so."""
+    for candidate in step.candidates:
+        info = optimizers.resolve(candidate, step.site.scope)
+        if info is not None:
+            return candidate, info
+    if events is not None and len(step.candidates) > 1 and events.is_scaler(step.candidates[0]):
+        candidate = step.candidates[1]
+        return candidate, OptimizerInfo(dotted_name(candidate) or "optimizer", None, "scaled")
+    return None
+
+
+def gradient_resets(events: Iterable[Event]) -> list[Event]:
+    """The events after which `p.grad` no longer holds the gradient an earlier step used: a new
+    backward, or a gradient cleared or overwritten by hand (`zero_grad()` aside: it empties the
+    gradients rather than replacing them, and rules tell the two apart)."""
+    return [
+        event
+        for event in events
+        if isinstance(event, (Backward, GradWrite)) or (isinstance(event, ClearGrad) and event.how == "set_none")
+    ]
+
+
+def _builds_scaler(imports: ImportTracker, value: cst.BaseExpression) -> bool:
+    """`GradScaler(...)`, `torch.cuda.amp.GradScaler(...)`, `ShardedGradScaler(...)`, by any import alias."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = imports.qualify(value.func) or dotted_name(value.func) or ""
+    return name.rsplit(".", 1)[-1].endswith("GradScaler")
+
+
+def _clears_by_name(name: str, func: cst.BaseExpression) -> bool:
+    """`zero_grads(params)`, `util.clear_grads(model)`: a helper of another module named for clearing
+    gradients (not the `zero_grad()` method, recorded with its receiver)."""
+    last = name.rsplit(".", 1)[-1]
+    if isinstance(func, cst.Attribute) and func.attr.value == "zero_grad":
+        return False
+    return bool(last) and bool(vocab.GRADIENT_CLEAR_CALL.match(last))
+
+
+def _grad_owner(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`p` for `p.grad` or `p.grad.data`, else None."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        node = node.value
+    return node.value if _is_grad_attribute(node) else None  # type: ignore[attr-defined]
+
+
+def _first_argument(node: cst.Call) -> Optional[cst.BaseExpression]:
+    positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+    return positional[0] if positional else None
+
+
+def unpacked_step(assign: cst.Assign) -> Optional[cst.Call]:
+    """The `.step(...)` call whose result this assignment unpacks into several names (`obs, reward,
+    done, info = env.step(action)`): an environment's transition, since an optimizer's step returns
+    None or the closure's loss."""
+    value = assign.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "step"):
+        return None
+    unpacks = any(isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) > 1 for t in assign.targets)
+    return value if unpacks else None
+
+
+def _stepped(call: cst.Call, func: cst.Attribute) -> tuple[cst.BaseExpression, ...]:
+    candidates: list[cst.BaseExpression] = [func.value] if func.attr.value == "step" else []
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    by_keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "optimizer"]
+    candidates.extend(by_keyword or positional[:1])  # `scaler.step(opt)`, `xm.optimizer_step(opt)`
+    return tuple(candidates)
+
+
+def _differentiated(call: cst.Call, func: cst.Attribute) -> Optional[cst.BaseExpression]:
+    argument = _first_argument(call)
+    if func.attr.value == "manual_backward":
+        return argument
+    owner = dotted_name(func.value)
+    if argument is not None and owner is not None and owner.rsplit(".", 1)[-1].lower() in vocab.BACKWARD_WRAPPER_NAMES:
+        return argument
+    return func.value
+
+
+def _is_grad_attribute(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+
+
+def _tensor_of(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`p` for `p.data`."""
+    return node.value if isinstance(node, cst.Attribute) and node.attr.value == "data" else node
+
+
+def _variable_of(node: cst.BaseExpression) -> Optional[str]:
+    """The spelling of the tensor `node` changes (`p` for `p` or `p.data`), see `tensor_spelling`."""
+    return tensor_spelling(_tensor_of(node))
+
+
+def tensor_spelling(node: cst.BaseExpression) -> Optional[str]:
+    """`p`, `model.head.weight`, `params[name]`: a name, an attribute chain (not through `.grad` or
+    `.data`) or a dict lookup by a name or string on one; None for anything else."""
+    if isinstance(node, cst.Subscript):
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        key, owner = node.slice[0].slice.value, tensor_spelling(node.value)
+        if owner is None or "[" in owner or not isinstance(key, (cst.Name, cst.SimpleString)):
+            return None
+        return f"{owner}[{key.value}]"
+    name = dotted_name(node)
+    if name is None or any(part in ("grad", "data") for part in name.split(".")[1:]):
+        return None
+    return name

@@ -1,0 +1,514 @@
+"""Which calls are loss computations, and which of their arguments is the target/reference.
+
+This is the one definition of a loss every rule uses: the model part `losses` (`LossIndex`), built
+once per file on the binding model and shared by every rule that asks about losses. Recognised:
+
+* torch functional losses through any import alias (`F.mse_loss`, `from torch.nn.functional import
+  smooth_l1_loss as sl1`), also when stored and called later (`self.loss_fn = F.smooth_l1_loss`);
+* `torch.nn.*Loss` and user `*Loss` instances: local, module-level, stored on `self` in the same class,
+  called through `.forward`, or constructed and called inline (`nn.MSELoss()(pred, y)`);
+* classes of another scanned file derived from a torch loss (through `FileModel.project`): one that
+  keeps the torch class's `forward` is that torch loss (`class SmoothCE(nn.CrossEntropyLoss)` built
+  with other defaults), one with a `forward` of its own is a user loss;
+* user losses by what the callee is called (`energy_loss`, `criterion`, `self.loss_fn` received as an
+  argument) or reached through a module or object holding losses (`losses.swd(x, ref)`);
+* functions of the same file that use an argument as the target of a loss they compute
+  (`helper_loss`).
+
+They take (prediction, reference) by convention.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Iterator, Optional
+
+import libcst as cst
+
+from stabfix.model.source import vocabulary as vocab
+from stabfix.model.source.enclosing import EnclosingDefinitions
+from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.names import Names
+from stabfix.model.source.traversal import visit_readonly
+
+if TYPE_CHECKING:
+    from stabfix.model.source.project_view import ProjectQueries
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+@lru_cache(maxsize=4096)
+def identifier_words(name: str) -> tuple[str, ...]:
+    """`x_style_ref` -> (x, style, ref); `PatchSWDLoss` -> (patch, swd, loss)."""
+    return tuple(match.group(0).lower() for match in _CAMEL.finditer(name))
+
+
+def is_loss_like_name(name: str) -> bool:
+    """A variable or container whose name says it holds a loss value: `loss`, `style_loss`, `loss_dict`."""
+    words = identifier_words(name.rsplit(".", 1)[-1])
+    return any(w in vocab.LOSS_WORDS for w in words) and not any(w in vocab.NOT_A_LOSS_VALUE_WORDS for w in words)
+
+
+def is_loss_callee_name(name: str) -> bool:
+    """A function or callable attribute whose name says it computes a loss: `energy_loss`, `criterion`."""
+    last = name.rsplit(".", 1)[-1]
+    words = identifier_words(last)
+    return (
+        not last[:1].isupper()  # `StyleLoss(...)` constructs the module
+        and any(w in vocab.LOSS_WORDS for w in words)
+        and not any(w in vocab.NOT_A_LOSS_CALL_WORDS for w in words)
+    )
+
+
+# Methods of a list or dict named for losses (`losses.append(loss)`): they store, not compute.
+_CONTAINER_METHODS = frozenset({"extend", "insert", "setdefault", "pop", "items", "keys", "index", "count", "remove"})
+# torch losses whose name does not end in `_loss`
+_TORCH_LOSS_FUNCTIONS = frozenset(
+    {"cross_entropy", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss"}
+)
+
+# Position of the target argument, for losses where it is not the second one. (`cosine_embedding_loss(
+# input1, input2, y)` compares two embeddings; the second is the reference, `y` only says +1/-1.)
+_TARGET_INDEX = {
+    "margin_ranking_loss": 2,
+    "MarginRankingLoss": 2,
+    "triplet_margin_loss": None,  # anchor/positive/negative: no single target
+    "TripletMarginLoss": None,
+    "TripletMarginWithDistanceLoss": None,
+}
+_TARGET_KEYWORDS = ("target", "targets", "y", "reference", "ref")
+_INPUT_KEYWORDS = ("input", "pred", "prediction", "x", "output")
+
+
+@dataclass(frozen=True)
+class LossCall:
+    call: cst.Call
+    display: str  # how the callee is spelled, for messages
+    library: bool  # a torch loss: operand positions are known
+    kind: str  # qualified function/class name or the user's callee name
+    by_usage: bool = False  # recognised from how its result is used, not from its name
+
+
+def loss_by_usage(call: cst.Call) -> LossCall:
+    """A call taken for a user loss because its result is a term of what is backpropagated."""
+    code = cst.Module(body=[]).code_for_node(call.func)
+    display = code if len(code) <= 40 else "loss"
+    return LossCall(call, display, False, display, by_usage=True)
+
+
+@dataclass(frozen=True)
+class LossOperands:
+    call: cst.Call
+    loss_name: str  # for messages: `F.mse_loss`, `self.criterion`
+    prediction: cst.BaseExpression | None
+    target: cst.BaseExpression | None
+    kind: str = ""  # qualified name of the loss function or class (`torch.nn.MSELoss`), as far as known
+    # the target is known to be one: a torch loss, or a function of this file that uses it as a loss target
+    checked: bool = False
+
+
+def is_loss_class_name(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    return last.endswith("Loss") and last[:1].isupper()
+
+
+def is_torch_loss_function(qualified: str) -> bool:
+    """`torch.nn.functional.mse_loss`, `torch.nn.functional.cross_entropy` (not `torch.nn.MSELoss`)."""
+    last = qualified.rsplit(".", 1)[-1]
+    return qualified.startswith("torch.") and (last.endswith("_loss") or last in _TORCH_LOSS_FUNCTIONS)
+
+
+def _holds_losses(receiver: cst.BaseExpression) -> bool:
+    """A module or object whose name says it holds loss functions: `losses`, `self.criteria`."""
+    name = dotted_name(receiver)
+    words = set(identifier_words(name.rsplit(".", 1)[-1])) if name else set()
+    return bool(words) and words <= vocab.LOSS_WORDS
+
+
+def _argument(call: cst.Call, index: int | None, keywords: tuple[str, ...]) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in keywords:
+            return arg.value
+    if index is None:
+        return None
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return positional[index].value if index < len(positional) else None
+
+
+def operands(call: cst.Call, kind_name: str, display: str, checked: bool = False) -> LossOperands | None:
+    last = kind_name.rsplit(".", 1)[-1]
+    index = _TARGET_INDEX.get(last, 1)
+    if last in _TARGET_INDEX and index is None:
+        return None
+    return LossOperands(
+        call=call,
+        loss_name=display,
+        prediction=_argument(call, 0, _INPUT_KEYWORDS),
+        target=_argument(call, index, _TARGET_KEYWORDS),
+        kind=kind_name,
+        checked=checked,
+    )
+
+
+class LossIndex(cst.BatchableCSTVisitor):
+    """The model part `losses`: every call of the file, and which of them compute a loss with which
+    operands. One per file, shared by every rule that asks about losses.
+
+    The traversal only records where each call sits (its enclosing functions, whether it is test
+    code); what a callee is gets resolved afterwards through the binding model, so `self.crit` called
+    in a method above `__init__` still finds `self.crit = nn.MSELoss()`.
+    """
+
+    def __init__(
+        self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names, project: Optional["ProjectQueries"] = None
+    ) -> None:
+        super().__init__()
+        self.imports = imports
+        self.enclosing = enclosing
+        self.names = names
+        self.project = project
+        self.module: cst.Module | None = None
+        self.sites: list[CallSite] = []
+        self._asserts = 0
+        self._resolved: dict[cst.Call, LossCall | None] = {}
+        self._operands: dict[cst.Call, LossOperands | None] = {}
+        self._roles: dict[tuple[cst.FunctionDef, str], str | None] = {}
+
+    # -- traversal -----------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._asserts += 1
+
+    def leave_Assert(self, original_node: cst.Assert) -> None:
+        self._asserts -= 1
+
+    def visit_Call(self, node: cst.Call) -> None:
+        functions = self.enclosing.enclosing_functions()
+        in_test = (
+            self._asserts > 0
+            or any(_is_test_name(f.name.value) for f in functions)
+            or any(c.name.value.startswith("Test") for c in self.enclosing.enclosing_classes())
+        )
+        outer: cst.FunctionDef | cst.Module | None = functions[0] if functions else self.module
+        if not functions and self.enclosing.innermost_class() is not None:
+            outer = None  # a class body is not a scope of its own for the rules
+        self.sites.append(CallSite(node, functions, outer, in_test, self.names.position))
+
+    # -- queries -------------------------------------------------------------------------------------
+    def resolve(self, call: cst.Call) -> LossCall | None:
+        """The loss `call` computes, by what its callee is; None when it is not a loss."""
+        if call not in self._resolved:
+            self._resolved[call] = self._resolve(call)
+        return self._resolved[call]
+
+    def operands(self, call: cst.Call) -> LossOperands | None:
+        """Prediction and target of a loss call (a same-file helper that uses an argument as a loss
+        target counts as a loss of that argument); None when the call is not a loss."""
+        if call not in self._operands:
+            self._operands[call] = None  # a helper calling itself is not a loss of its own
+            self._operands[call] = self._find_operands(call)
+        return self._operands[call]
+
+    def loss_sites(self) -> Iterator[tuple[CallSite, LossOperands]]:
+        for site in self.sites:
+            found = self.operands(site.call)
+            if found is not None:
+                yield site, found
+
+    def qualify(self, expr: cst.BaseExpression) -> str | None:
+        """What an expression names through the imports, honouring local shadowing."""
+        if isinstance(expr, (cst.Name, cst.Attribute)) and _root(expr) in self.names.uses:
+            return self.names.qualify(expr)
+        return self.imports.qualify(expr)
+
+    def self_class(self, receiver: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class whose instance `receiver` is when it is a method's own first parameter (`self`)."""
+        if not isinstance(receiver, cst.Name) or receiver not in self.names.uses:
+            return None
+        scope = self.names.uses[receiver].scope.resolving(receiver.value)
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef) or scope.parent is None or not scope.parent.is_class:
+            return None
+        if _first_parameter(function) != receiver.value or _is_static(function):
+            return None
+        if any(b.kind != "param" for b in scope.bindings.get(receiver.value, ())):
+            return None  # `self` re-bound
+        return scope.parent.node  # type: ignore[return-value]
+
+    def constructor_name(self, value: cst.BaseExpression) -> str | None:
+        """The loss class a value constructs, if it does."""
+        if not isinstance(value, cst.Call):
+            return None
+        qualified = self.qualify(value.func)
+        name = qualified or dotted_name(value.func)
+        if name is not None and is_loss_class_name(name):
+            return name
+        return self._derived_loss_class(qualified) if qualified is not None else None
+
+    def _derived_loss_class(self, qualified: str) -> str | None:
+        """A class of another scanned file that derives from a torch loss: the torch class when no class
+        on the way overrides `forward` (it computes that loss), else the class itself (a user loss)."""
+        if self.project is None or qualified.startswith("torch."):
+            return None
+        overridden = False
+        for name, methods in self.project.lineage(qualified):
+            if methods is None:  # outside the tree: torch's, or unknown
+                if _is_torch_loss_base(name):
+                    return qualified if overridden or name.rsplit(".", 1)[-1].startswith("_") else name
+                continue
+            overridden = overridden or "forward" in methods
+        return None
+
+    def held(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+        """The loss a name or `self` attribute is bound to: `crit = nn.MSELoss()`, `self.swd = SWDLoss()`,
+        `self.loss_fn = F.smooth_l1_loss`, `loss_fn = self.criterion`."""
+        if depth > 4:
+            return None
+        for value in self._bound_values(expr):
+            loss = self.constructor_name(value)
+            if loss is None and isinstance(value, (cst.Name, cst.Attribute)):
+                qualified = self.qualify(value)
+                loss = qualified if qualified is not None and is_torch_loss_function(qualified) else None
+                loss = loss or self.held(value, depth + 1)
+            if loss is not None:
+                return loss
+        return None
+
+    def _bound_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+        if isinstance(expr, cst.Name):
+            bindings = self.names.bindings_of(expr)
+        elif isinstance(expr, cst.Attribute):
+            owner = self.self_class(expr.value)
+            bindings = self.names.attribute_bindings(owner, expr.attr.value) if owner is not None else []
+        else:
+            return []
+        return [b.bound_value for b in bindings if b.bound_value is not None]
+
+    def _resolve(self, call: cst.Call) -> LossCall | None:
+        func = call.func
+        display = dotted_name(func) or "loss"
+        if isinstance(func, cst.Call):  # `nn.MSELoss()(pred, target)`
+            loss_class = self.constructor_name(func)
+            if loss_class is None:
+                return None
+            shown = dotted_name(func.func) or loss_class
+            return LossCall(call, f"{shown}()", loss_class.startswith("torch."), loss_class)
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            held = self.held(func.value)  # `criterion.forward(pred, target)`
+            if held is not None:
+                return LossCall(call, display, held.startswith("torch."), held)
+        held = self.held(func)
+        if held is not None:
+            return LossCall(call, display, held.startswith("torch."), held)
+        qualified = self.qualify(func)
+        if qualified is not None:
+            last = qualified.rsplit(".", 1)[-1]
+            if is_loss_class_name(qualified):
+                return None  # constructing the module, not computing the loss
+            if qualified.startswith("torch."):
+                return LossCall(call, display, True, qualified) if is_torch_loss_function(qualified) else None
+            # `from . import losses; losses.swd(a, b)`: a function of a project module of losses
+            if _is_loss_callee(last, func):
+                return LossCall(call, display, False, qualified)
+            return None
+        if isinstance(func, cst.Name) and _is_loss_callee(func.value, None):
+            return LossCall(call, display, False, func.value)
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, (cst.Name, cst.Attribute))
+            and _is_loss_callee(func.attr.value, func)
+        ):
+            return LossCall(call, display, False, func.attr.value)
+        return None
+
+    def _plain_operands(self, call: cst.Call) -> LossOperands | None:
+        loss = self.resolve(call)
+        return operands(call, loss.kind, loss.display, loss.kind.startswith("torch.")) if loss is not None else None
+
+    def _find_operands(self, call: cst.Call) -> LossOperands | None:
+        found = self._plain_operands(call)
+        if found is None:
+            return self._helper_loss(call)
+        if found.target is None:
+            return found
+        resolved = self._definition(call)
+        if resolved is None:
+            return found
+        definition, skip = resolved
+        parameter = receiving_parameter(call, found.target, definition, skip)
+        role = self.parameter_role(definition, parameter) if parameter is not None else None
+        if role == "input":
+            return replace(found, target=None)  # `def make_loss(model, x): return (model(x) - ref)...`
+        return replace(found, checked=True) if role == "target" else found
+
+    def _definition(self, call: cst.Call) -> tuple[cst.FunctionDef, int] | None:
+        """The function of this file a call runs, with the leading parameters it does not pass (`self`)."""
+        definition = self.names.definition_of(call)
+        if definition is None:
+            return None
+        scope = self.names.scopes.get(definition)
+        is_method = scope is not None and scope.parent is not None and scope.parent.is_class
+        skip = 1 if is_method and isinstance(call.func, cst.Attribute) and not _is_static(definition) else 0
+        return definition, skip
+
+    def _helper_loss(self, call: cst.Call) -> LossOperands | None:
+        """A call of a function of this file that computes a loss with one of its arguments as the target:
+        `def fit_term(pred, ref): return F.l1_loss(pred, ref)` makes `fit_term(model(x), y)` a loss of `y`."""
+        resolved = self._definition(call)
+        if resolved is None:
+            return None
+        definition, skip = resolved
+        for arg in call.args:
+            parameter = receiving_parameter(call, arg.value, definition, skip)
+            if parameter is not None and self.parameter_role(definition, parameter) == "target":
+                display = dotted_name(call.func) or definition.name.value
+                prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
+                return LossOperands(call, display, prediction, arg.value, definition.name.value, checked=True)
+        return None
+
+    def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
+        return [site.call for site in self.sites if function in site.functions]
+
+    def parameter_role(self, node: cst.FunctionDef, parameter: str) -> str | None:
+        """What a parameter of a user loss function is, by the function's own body.
+
+        "target": it (or a value derived from it) is the target of a loss computed inside;
+        "input": it only reaches the prediction side of the losses inside, or it is fed to a model the
+        function receives as another parameter (`model(x)`); None: the body does not say.
+        """
+        key = (node, parameter)
+        if key not in self._roles:
+            self._roles[key] = None  # recursion guard
+            self._roles[key] = self._parameter_role(node, parameter)
+        return self._roles[key]
+
+    def _parameter_role(self, node: cst.FunctionDef, parameter: str) -> str | None:
+        derived = {parameter}
+        bindings = [b for b in self.names.bindings_within(node) if b.value is not None]
+        changed = True
+        while changed:
+            changed = False
+            for binding in bindings:
+                if binding.name not in derived and read_names(binding.value) & derived:  # type: ignore[arg-type]
+                    derived.add(binding.name)
+                    changed = True
+        calls = self.calls_in(node)
+        in_target = in_prediction = False
+        for call in calls:
+            inner = self._plain_operands(call)
+            if inner is None:
+                continue
+            if inner.target is not None and read_names(inner.target) & derived:
+                in_target = True
+            if inner.prediction is not None and read_names(inner.prediction) & derived:
+                in_prediction = True
+        if in_target:
+            return "target"
+        if in_prediction:
+            return "input"
+        callables = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
+        callables -= derived
+        for call in calls:
+            if isinstance(call.func, cst.Name) and call.func.value in callables:
+                if any(read_names(arg.value) & derived for arg in call.args):
+                    return "input"
+        return None
+
+
+@dataclass(eq=False)
+class CallSite:
+    call: cst.Call
+    functions: tuple[cst.FunctionDef, ...]  # the enclosing functions, outermost first
+    outer: cst.FunctionDef | cst.Module | None  # outermost function, or the module; None in a class body
+    in_test: bool  # inside an `assert` or a test function: comparing a loss of x with x is a check
+    order: int = 0  # the binding model's position when the call starts (`Names.position`)
+
+
+def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
+    if is_loss_callee_name(name) or name in _TORCH_LOSS_FUNCTIONS:
+        return True
+    # a method of a module or object holding losses (`losses.swd`), not a container method
+    words = set(identifier_words(name))
+    return (
+        isinstance(func, cst.Attribute)
+        and _holds_losses(func.value)
+        and not name[:1].isupper()
+        and not name.startswith("_")
+        and not words & (vocab.NOT_A_LOSS_CALL_WORDS | _CONTAINER_METHODS)
+    )
+
+
+def _is_torch_loss_base(qualified: str) -> bool:
+    """`torch.nn.CrossEntropyLoss`, `torch.nn.modules.loss._WeightedLoss`."""
+    last = qualified.rsplit(".", 1)[-1]
+    return qualified.startswith("torch.nn.") and last.endswith("Loss") and last.lstrip("_")[:1].isupper()
+
+
+def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr
+
+
+def _first_parameter(node: cst.FunctionDef) -> str:
+    params = list(node.params.posonly_params) + list(node.params.params)
+    return params[0].name.value if params else ""
+
+
+def _is_test_name(name: str) -> bool:
+    return name.startswith("test") or name.endswith("_test")
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(
+        (dotted_name(decorator.decorator) or "").rsplit(".", 1)[-1] == "staticmethod" for decorator in node.decorators
+    )
+
+
+def receiving_parameter(call: cst.Call, argument: cst.BaseExpression, node: cst.FunctionDef, skip: int) -> str | None:
+    """The parameter of `node` that the argument expression `argument` of `call` is bound to."""
+    params = node.params
+    positional = [*params.posonly_params, *params.params][skip:]
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None  # `*args`/`**kwargs` make later positions unknowable
+        if arg.value is argument:
+            if arg.keyword is not None:
+                names = {p.name.value for p in (*positional, *params.kwonly_params)}
+                return arg.keyword.value if arg.keyword.value in names else None
+            return positional[index].name.value if index < len(positional) else None
+        if arg.keyword is None:
+            index += 1
+    return None
+
+
+class _Names(cst.CSTVisitor):
+    """Variable names an expression reads (not attribute names, not keyword names)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        visit_readonly(node.value, self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        visit_readonly(node.value, self)
+        return False
+
+
+def read_names(expr: cst.CSTNode) -> set[str]:
+    collector = _Names()
+    visit_readonly(expr, collector)
+    return collector.names
+
+

@@ -1,0 +1,309 @@
+"""Numerics: what a tensor-math call computes, and what a constant is worth (SF104, SF304).
+
+Helpers over the `names` part (not a traversal part; they query names after the traversal):
+
+- `log_softmax_of(expr)`: `F.log_softmax(x, -1)`, `torch.log_softmax`, `torch.special.log_softmax`,
+  `x.log_softmax(dim=-1)`, `nn.LogSoftmax(dim=-1)(x)` and a module bound to one (`self.lsm(x)`),
+  following names: its operand, its dim, and whether it casts (`dtype=`).
+- `gather_of(call)`: `src.gather(dim, idx)`, `torch.gather(src, dim, idx)`, `torch.take_along_dim(src, idx, dim)`,
+  `src.take_along_dim(idx, dim=...)`: the source tensor, the dim and the index.
+- `constant_of(expr)`: the number an expression holds: literals and arithmetic on them, names bound to
+  one (module constants, parameter defaults), `self.<attr>` set in any method from one.
+- `magnitude_of(expr)`: whether an expression is a magnitude statistic of a tensor (`x.std()`,
+  `torch.norm(x)`, `x.pow(2).mean().sqrt()`, `x.abs().max()`...), following names, and the tensor it measures.
+- `dims_equal(a, b)`: two dim arguments that name the same axis for sure.
+
+Epsilon-guarded divisors and the precision they run in (SF304) are in `numeric_guards.py`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.source.names import Binding, Names
+
+LOG_SOFTMAX_FUNCTIONS = frozenset(
+    {"torch.log_softmax", "torch.nn.functional.log_softmax", "torch.special.log_softmax"}
+)
+LOG_SOFTMAX_MODULES = frozenset({"torch.nn.LogSoftmax", "torch.nn.modules.activation.LogSoftmax"})
+GATHER_FUNCTIONS = frozenset({"torch.gather", "torch.take_along_dim"})
+# reductions that measure how large a tensor is (the denominators of std/RMS/norm scaling)
+MAGNITUDE_FUNCTIONS = frozenset(
+    {"torch.std", "torch.var", "torch.norm", "torch.linalg.norm", "torch.linalg.vector_norm",
+     "torch.linalg.matrix_norm", "torch.sqrt", "torch.rsqrt", "torch.std_mean", "torch.var_mean"}
+)
+MAGNITUDE_METHODS = frozenset({"std", "var", "norm", "sqrt", "rsqrt"})
+# a reduction of `x.abs()` / `x.pow(2)` / `x ** 2` / `x * x` measures x too
+REDUCTIONS = frozenset({"mean", "sum", "max", "amax", "nanmean"})
+# methods that keep a tensor's values and change only dtype, layout or view
+VALUE_PRESERVING = frozenset({"float", "double", "half", "bfloat16", "contiguous", "detach", "clone"})
+
+
+@dataclass(frozen=True)
+class LogSoftmax:
+    call: cst.Call
+    operand: cst.BaseExpression  # the logits
+    dim: Optional[cst.BaseExpression]  # None: the deprecated implicit dim
+    casts: bool  # `dtype=` given: the result's dtype differs from the operand's
+
+
+@dataclass(frozen=True)
+class Gather:
+    call: cst.Call
+    source: cst.BaseExpression  # the tensor entries are picked from
+    dim: Optional[cst.BaseExpression]
+    index: Optional[cst.BaseExpression]
+    function: str  # "gather" or "take_along_dim"
+
+
+@dataclass(frozen=True)
+class Magnitude:
+    expr: cst.BaseExpression  # the statistic (`x.std()`, `torch.sqrt(v)`)
+    measured: cst.BaseExpression  # the tensor it measures (`x`, `v`)
+
+
+def argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return positional[position].value if position < len(positional) else None
+
+
+def method_of(call: cst.Call, names: Names) -> Optional[str]:
+    """`x.gather(...)` -> "gather" when `x` is no import (`torch.gather`, `dist.gather` are functions)."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and names.qualify(func) is None:
+        return func.attr.value
+    return None
+
+
+def single_value(expr: cst.BaseExpression, names: Names) -> Optional[cst.BaseExpression]:
+    """The value a name holds when one binding with a visible value reaches it; `self.x` set once in the class."""
+    if isinstance(expr, cst.Name):
+        return names.single_value(expr)
+    bindings = self_attribute_bindings(expr, names)
+    if len(bindings) == 1:
+        return bindings[0].bound_value
+    return None
+
+
+def self_attribute_bindings(expr: cst.BaseExpression, names: Names) -> list[Binding]:
+    """`self.<attr> = ...` in the methods of the class a `self.<attr>` read sits in."""
+    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        return []
+    scope = names.scope_of(expr.value)
+    owner = names.enclosing_class(scope) if scope is not None else None
+    return names.attribute_bindings(owner, expr.attr.value) if owner is not None else []
+
+
+def log_softmax_of(expr: cst.BaseExpression, names: Names, follow: bool = True) -> Optional[LogSoftmax]:
+    """The log_softmax an expression holds (directly, or through a name when `follow`)."""
+    if follow and isinstance(expr, (cst.Name, cst.Attribute)) and not isinstance(expr, cst.Call):
+        value = single_value(expr, names)
+        return log_softmax_of(value, names, follow=False) if value is not None else None
+    if not isinstance(expr, cst.Call):
+        return None
+    qualified = names.qualify(expr.func)
+    if qualified in LOG_SOFTMAX_FUNCTIONS:
+        operand = argument(expr, 0, "input")
+        dtype_position = 3 if qualified == "torch.nn.functional.log_softmax" else 2
+        casts = argument(expr, dtype_position, "dtype") is not None
+        return LogSoftmax(expr, operand, argument(expr, 1, "dim"), casts) if operand is not None else None
+    if method_of(expr, names) == "log_softmax" and isinstance(expr.func, cst.Attribute):
+        return LogSoftmax(expr, expr.func.value, argument(expr, 0, "dim"), argument(expr, 1, "dtype") is not None)
+    module = _log_softmax_module(expr.func, names)
+    if module is not None and len(expr.args) == 1 and expr.args[0].keyword is None:
+        return LogSoftmax(expr, expr.args[0].value, argument(module, 0, "dim"), False)
+    return None
+
+
+def _log_softmax_module(func: cst.BaseExpression, names: Names) -> Optional[cst.Call]:
+    """`nn.LogSoftmax(dim=-1)` itself, or the one a name / `self.<attr>` is bound to."""
+    if not isinstance(func, cst.Call):
+        func = single_value(func, names)  # type: ignore[assignment]
+    if isinstance(func, cst.Call) and names.qualify(func.func) in LOG_SOFTMAX_MODULES:
+        return func
+    return None
+
+
+def gather_of(call: cst.Call, names: Names) -> Optional[Gather]:
+    qualified = names.qualify(call.func)
+    if qualified == "torch.gather":
+        return Gather(call, argument(call, 0, "input"), argument(call, 1, "dim"), argument(call, 2, "index"), "gather")
+    if qualified == "torch.take_along_dim":
+        return Gather(call, argument(call, 0, "input"), argument(call, 2, "dim"), argument(call, 1, "indices"), "take_along_dim")
+    method = method_of(call, names)
+    if method == "gather":
+        return Gather(call, call.func.value, argument(call, 0, "dim"), argument(call, 1, "index"), "gather")  # type: ignore[attr-defined]
+    if method == "take_along_dim":
+        return Gather(call, call.func.value, argument(call, 1, "dim"), argument(call, 0, "indices"), "take_along_dim")  # type: ignore[attr-defined]
+    return None
+
+
+def int_of(expr: Optional[cst.BaseExpression]) -> Optional[int]:
+    """An integer literal (`-1`, `2`), else None."""
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = int_of(expr.expression)
+        return -inner if inner is not None else None
+    return None
+
+
+def dims_equal(first: Optional[cst.BaseExpression], second: Optional[cst.BaseExpression]) -> bool:
+    """Two dim arguments that certainly name the same axis: equal literals, or the same name."""
+    if first is None or second is None:
+        return False
+    a, b = int_of(first), int_of(second)
+    if a is not None or b is not None:
+        return a == b
+    return isinstance(first, cst.Name) and isinstance(second, cst.Name) and first.value == second.value
+
+
+def maybe_same_dim(softmax_dim: Optional[cst.BaseExpression], gather: Gather) -> bool:
+    """`log_softmax(x, -1)` picked with `.gather(2, labels.unsqueeze(2))`: a last-dim softmax and a positive
+    gather dim whose index adds one axis right there (one pick per row). The same axis when x has rank 3
+    (the usual `[B, L, V]`), which a static check cannot prove."""
+    first, second = int_of(softmax_dim), int_of(gather.dim)
+    if first is None or second is None or first == second or -1 not in (first, second) or max(first, second) <= 0:
+        return False
+    index = gather.index
+    if isinstance(index, cst.Call) and isinstance(index.func, cst.Attribute) and index.func.attr.value == "unsqueeze":
+        return int_of(argument(index, 0, "dim")) in (first, second)
+    if isinstance(index, cst.Subscript) and index.slice:
+        last = index.slice[-1].slice
+        return isinstance(last, cst.Index) and isinstance(last.value, cst.Name) and last.value.value == "None"
+    return False
+
+
+# --- constants ---------------------------------------------------------------------------------------
+def constant_of(expr: Optional[cst.BaseExpression], names: Names, depth: int = 0) -> Optional[float]:
+    """The number an expression always holds, following names, parameter defaults and `self.<attr>`."""
+    if expr is None or depth > 6:
+        return None
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        inner = constant_of(expr.expression, names, depth + 1)
+        return None if inner is None else (-inner if isinstance(expr.operator, cst.Minus) else inner)
+    if isinstance(expr, cst.BinaryOperation):
+        left = constant_of(expr.left, names, depth + 1)
+        right = constant_of(expr.right, names, depth + 1) if left is not None else None
+        return _fold(left, expr.operator, right) if right is not None else None
+    if isinstance(expr, cst.Name):
+        bindings = names.reaching(expr) if expr in names.uses else []
+    else:
+        bindings = self_attribute_bindings(expr, names)
+    values = []
+    for binding in bindings:
+        if binding.kind == "param":
+            value = binding.value  # the default
+        elif binding.kind in ("assign", "unpack", "walrus"):
+            value = binding.bound_value
+        else:
+            return None
+        number = constant_of(value, names, depth + 1)
+        if number is None:
+            return None
+        values.append(number)
+    return values[0] if values and all(v == values[0] for v in values) else None
+
+
+def _fold(left: float, operator: cst.BaseBinaryOp, right: float) -> Optional[float]:
+    try:
+        if isinstance(operator, cst.Multiply):
+            return left * right
+        if isinstance(operator, cst.Divide):
+            return left / right
+        if isinstance(operator, cst.Power):
+            return float(left**right)
+        if isinstance(operator, cst.Add):
+            return left + right
+        if isinstance(operator, cst.Subtract):
+            return left - right
+    except (ZeroDivisionError, OverflowError, TypeError):
+        return None
+    return None
+
+
+# fp16's smallest positive (subnormal) number, 2**-24 ~ 6e-8: a smaller epsilon rounds to 0 or to it in fp16
+FP16_SMALLEST_SUBNORMAL = math.ldexp(1.0, -24)
+
+
+def is_tiny_epsilon(value: Optional[float]) -> bool:
+    """A positive constant too small for fp16 to hold: `x + eps` is `x` in fp16, so it guards nothing."""
+    return value is not None and 0 < value < FP16_SMALLEST_SUBNORMAL
+
+
+# --- magnitude statistics ---------------------------------------------------------------------------
+def magnitude_of(expr: cst.BaseExpression, names: Names, depth: int = 0) -> Optional[Magnitude]:
+    """`x.std()`, `torch.norm(x)`, `torch.sqrt(v)`, `x.pow(2).mean(-1).sqrt()`, `x.abs().max()`, `v ** 0.5`,
+    or a name bound to one: the statistic and the tensor it measures."""
+    if depth > 3:
+        return None
+    if isinstance(expr, cst.Attribute):  # `self.ret_std`: a running statistic, updated in some method
+        for binding in self_attribute_bindings(expr, names):
+            found = magnitude_of(binding.bound_value, names, depth + 1) if binding.bound_value is not None else None
+            if found is not None:
+                return Magnitude(expr, expr)
+        return None
+    if isinstance(expr, cst.Name):
+        value = names.single_value(expr)
+        found = magnitude_of(value, names, depth + 1) if value is not None else None
+        return Magnitude(expr, found.measured) if found is not None else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power):
+        if constant_of(expr.right, names) == 0.5:
+            return Magnitude(expr, expr.left)
+        return None
+    if not isinstance(expr, cst.Call):
+        return None
+    qualified = names.qualify(expr.func)
+    method = method_of(expr, names)
+    receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+    measured = argument(expr, 0, "input") if qualified in MAGNITUDE_FUNCTIONS else receiver if method in MAGNITUDE_METHODS else None
+    if measured is not None:
+        if qualified in ("torch.sqrt", "torch.rsqrt") or method in ("sqrt", "rsqrt"):
+            inner = magnitude_of(measured, names, depth + 1)  # the root of a mean of squares measures x
+            measured = inner.measured if inner is not None else measured
+        return Magnitude(expr, measured)
+    if method in REDUCTIONS and receiver is not None:
+        measured = magnitude_operand(receiver, names)
+        return Magnitude(expr, measured) if measured is not None else None
+    if qualified in {"torch.mean", "torch.sum", "torch.amax", "torch.max"}:
+        inner = argument(expr, 0, "input")
+        measured = magnitude_operand(inner, names) if inner is not None else None
+        return Magnitude(expr, measured) if measured is not None else None
+    return None
+
+
+def magnitude_operand(expr: cst.BaseExpression, names: Names) -> Optional[cst.BaseExpression]:
+    """`x.abs()`, `x.pow(2)`, `x ** 2`, `x * x`, `torch.abs(x)`, `x.square()`: the tensor x."""
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Power) and constant_of(expr.right, names) == 2.0:
+            return expr.left
+        if isinstance(expr.operator, cst.Multiply) and _same_code(expr.left, expr.right):
+            return expr.left
+        return None
+    if not isinstance(expr, cst.Call):
+        return None
+    qualified = names.qualify(expr.func)
+    if qualified in {"torch.abs", "torch.square"}:
+        return argument(expr, 0, "input")
+    if qualified == "torch.pow" and constant_of(argument(expr, 1, "exponent"), names) == 2.0:
+        return argument(expr, 0, "input")
+    method = method_of(expr, names)
+    receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+    if method in ("abs", "square") and receiver is not None:
+        return receiver
+    if method == "pow" and receiver is not None and constant_of(argument(expr, 0, "exponent"), names) == 2.0:
+        return receiver
+    return None
+
+
+def _same_code(first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    return first.deep_equals(second)

@@ -1,0 +1,475 @@
+"""Which objects are optimizers, what class they are when the file shows it, and which models they train.
+
+An expression is an optimizer when it is
+- constructed from a `torch.optim` class, through any import alias (`from torch.optim import AdamW as A`),
+  or from a class of another library named like a torch optimizer (`bnb.optim.AdamW8bit`, `Lion`,
+  `FusedAdam`, `Adafactor`, `ZeroRedundancyOptimizer`), or from a class of the file that derives from one;
+- returned by an optimizer factory (`create_optimizer(...)`, `build_optimizer(...)`);
+- a function parameter annotated `torch.optim.Optimizer` (or an optimizer class), or named like an
+  optimizer (`optimizer`, `g_optim`; the short `opt` only when it is also used with `.zero_grad()`
+  or `.param_groups`);
+- an attribute of `self` bound to one of the above in any method of the class (`self.optimizer =
+  optimizer` in `__init__`), or named like an optimizer;
+- Lightning's `self.optimizers()` (its class comes from `configure_optimizers` in the same class).
+
+`OptimizerTracker` is the model's `optimizers` part: it collects the facts during the single traversal
+of a file, and a checker that declares `needs = ("optimizers",)` asks `resolve(expr, scope)` afterwards.
+It also keeps `trained`: the names an optimizer constructor is handed as its tensors
+(`Adam([latent] + noises)`, `SGD([{"params": [w, b]}])`, `Adam(params)`), which are the program's
+parameters whatever made them (`latent = mean.detach().clone(); latent.requires_grad = True`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from stabfix.model.source import vocabulary as words
+from stabfix.model.source.enclosing import EnclosingDefinitions
+from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.traversal import children
+
+# Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
+# transformers, torch-optimizer, lion-pytorch, schedulefree, ...), matched on the class name itself.
+_OPTIMIZER_CLASS = re.compile(
+    r"^(Fused|Paged|DeepSpeedCPU|DeepSpeedCPU|CPU|Zero|Distributed|Sparse|Fast|Galore|GaLore|Q|Layerwise)?"
+    r"(SGD|Adam|AdamW|Adamax|AdaMax|NAdam|RAdam|AdaBelief|Adagrad|AdaGrad|Adadelta|AdaDelta|Adafactor|"
+    r"RMSprop|RMSProp|Rprop|LBFGS|ASGD|Lamb|LAMB|Lars|LARS|Lion|Sophia|SophiaG|Shampoo|Muon|Prodigy|"
+    r"Ranger|Ranger21|Novograd|NovoGrad|AdaBound|Yogi|QHAdam|QHM|AdamP|SGDP|MADGRAD|Adan|AdaHessian|"
+    r"DAdaptAdam|DAdaptSGD|DAdaptAdaGrad|Lookahead|SAM|ASAM|GSAM|SGDW|AdamWScheduleFree|SGDScheduleFree|"
+    r"Adam8bit|AdamW8bit|Lion8bit|SGD8bit|Adam32bit|AdamW32bit|AdEMAMix|SOAP|Apollo|CAME|Tiger)"
+    r"(W)?(8bit|32bit)?(ScheduleFree)?$"
+)
+# Plain names of a class that ends in `Optimizer`, excluding ones known to be something else.
+_NOT_TORCH_OPTIMIZERS = {"Optimizer", "BayesianOptimizer", "HyperparameterOptimizer", "LightningOptimizer"}
+_TORCH_OPTIM_NOT_OPTIMIZERS = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.")
+_LIGHTNING_OPTIMIZERS = "optimizers"
+# Keyword arguments that give plain SGD momentum or weight decay (then it is no longer `p -= lr * grad`).
+_SGD_STATEFUL_KEYWORDS = ("momentum", "weight_decay", "dampening", "nesterov")
+
+
+def optimizer_class_name(name: str) -> str | None:
+    """The short class name when a (qualified or dotted) callee name is an optimizer class, else None."""
+    if any(name.startswith(prefix) for prefix in _TORCH_OPTIM_NOT_OPTIMIZERS):
+        return None
+    last = name.rsplit(".", 1)[-1]
+    if _OPTIMIZER_CLASS.match(last):
+        return last
+    if last.endswith("Optimizer") and last not in _NOT_TORCH_OPTIMIZERS and last[:1].isupper():
+        return last
+    if name.startswith("torch.optim.") and last[:1].isupper() and last != "Optimizer":
+        return last
+    return None
+
+
+def is_optimizer_factory_name(name: str) -> bool:
+    return bool(words.OPTIMIZER_FACTORY_NAME.match(name.rsplit(".", 1)[-1]))
+
+
+def optimizer_name_strength(name: str) -> str | None:
+    """'strong' for `optimizer`/`g_optim`-like identifiers, 'weak' for `opt`-like ones, else None."""
+    parts = words.identifier_words(name)
+    if not parts or any(word in words.NOT_OPTIMIZER_WORDS for word in parts):
+        return None
+    if any(word in words.OPTIMIZER_WORDS for word in parts):
+        return "strong"
+    if any(word in words.OPTIMIZER_SHORT_WORDS for word in parts) or name in ("o", "o1", "o2"):
+        return "weak"
+    return None
+
+
+def _is_annotation_for_optimizer(annotation: str) -> str | None:
+    """'Optimizer' for a generic optimizer annotation, the class name for a specific one, else None."""
+    last = annotation.rsplit(".", 1)[-1]
+    if last in ("Optimizer", "LightningOptimizer", "OptimizerType"):
+        return "Optimizer"
+    return optimizer_class_name(annotation)
+
+
+@dataclass(frozen=True)
+class OptimizerInfo:
+    """What is known about one optimizer expression."""
+
+    expression: str  # how the user spells it: `self.optimizer`, `opt`
+    class_name: str | None  # `AdamW` when the file shows the class, else None
+    origin: str  # constructed | factory | annotated | named | lightning
+    constructor: cst.Call | None = None
+
+    @property
+    def known_plain_sgd(self) -> bool:
+        """torch's SGD with no momentum, weight decay or dampening: its step is exactly `p -= lr * grad`."""
+        call = self.constructor
+        if call is None or self.class_name != "SGD":
+            return False
+        positional = [arg for arg in call.args if arg.keyword is None]
+        if any(arg.star for arg in call.args) or len(positional) > 2:
+            return False
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in _SGD_STATEFUL_KEYWORDS and not _is_zero(arg.value):
+                return False
+        return True
+
+    def describe(self) -> str:
+        return self.class_name or "an optimizer"
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return float(node.value.replace("_", "")) == 0.0
+    return isinstance(node, cst.Name) and node.value in ("False", "None")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where an expression sits: its enclosing functions (outermost first) and innermost class."""
+
+    functions: tuple[cst.FunctionDef, ...]
+    cls: cst.ClassDef | None
+
+    @property
+    def function(self) -> cst.FunctionDef | None:
+        return self.functions[-1] if self.functions else None
+
+
+@dataclass
+class _Bound:
+    value: cst.BaseExpression
+    scope: Scope
+    position: int | None = None  # index in a tuple target: `g_opt, d_opt = self.optimizers()`
+
+
+@dataclass
+class _Facts:
+    names: dict[cst.FunctionDef | None, dict[str, list[_Bound]]] = field(default_factory=dict)
+    parameters: dict[cst.FunctionDef, dict[str, cst.BaseExpression | None]] = field(default_factory=dict)
+    self_attributes: dict[cst.ClassDef, dict[str, list[_Bound]]] = field(default_factory=dict)
+    configured: dict[cst.ClassDef, list[_Bound]] = field(default_factory=dict)
+    usage: dict[str, set[str]] = field(default_factory=dict)
+    local_optimizer_classes: set[str] = field(default_factory=set)
+
+
+_USAGE_METHODS = {"step", "zero_grad", "state_dict", "load_state_dict", "add_param_group"}
+
+
+class OptimizerTracker(cst.BatchableCSTVisitor):
+    """Collects, in the main traversal, what makes an expression an optimizer; `resolve` answers later."""
+
+    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions) -> None:
+        super().__init__()
+        self.imports = imports
+        self.enclosing = enclosing
+        self.facts = _Facts()
+        self.trained: list[cst.Name] = []  # names handed to an optimizer constructor as the tensors to train
+
+    # --- traversal -------------------------------------------------------------------------------
+    def scope(self) -> Scope:
+        """The current position's scope, to hand back to `resolve` after the traversal."""
+        return Scope(self.enclosing.enclosing_functions(), self.enclosing.innermost_class())
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for base in node.bases:
+            name = self.imports.qualify(base.value) or dotted_name(base.value) or ""
+            if _is_annotation_for_optimizer(name):
+                self.facts.local_optimizer_classes.add(node.name.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        self.facts.parameters[node] = {
+            param.name.value: (param.annotation.annotation if param.annotation else None) for param in every
+        }
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _USAGE_METHODS:
+            receiver = dotted_name(func.value)
+            if receiver is not None:
+                self.facts.usage.setdefault(receiver, set()).add(func.attr.value)
+        if optimizer_class_name(self.imports.qualify(func) or dotted_name(func) or "") is not None:
+            params = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "params"), None)
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            if params is not None or positional:
+                self.trained.extend(listed_names(params if params is not None else positional[0]))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "param_groups":
+            receiver = dotted_name(node.value)
+            if receiver is not None:
+                self.facts.usage.setdefault(receiver, set()).add("param_groups")
+
+    def visit_Return(self, node: cst.Return) -> None:
+        function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
+        if node.value is None or function is None or function.name.value != "configure_optimizers":
+            return
+        if cls is not None:
+            self.facts.configured.setdefault(cls, []).append(_Bound(node.value, self.scope()))
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        scope = self.scope()
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for index, element in enumerate(target.elements):
+                if isinstance(element, cst.Element):
+                    self._bind_one(element.value, _Bound(value, scope, index))
+            return
+        self._bind_one(target, _Bound(value, scope))
+
+    def _bind_one(self, target: cst.BaseExpression, bound: _Bound) -> None:
+        if isinstance(target, cst.Name):
+            self.facts.names.setdefault(bound.scope.function, {}).setdefault(target.value, []).append(bound)
+        elif (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+            and bound.scope.cls is not None
+        ):
+            self.facts.self_attributes.setdefault(bound.scope.cls, {}).setdefault(target.attr.value, []).append(bound)
+
+    # --- questions -------------------------------------------------------------------------------
+    def resolve(self, expr: cst.BaseExpression, scope: Scope) -> OptimizerInfo | None:
+        """An OptimizerInfo when `expr` (as written at `scope`) is an optimizer, else None."""
+        spelled = dotted_name(expr) or _code(expr)
+        info = self._resolve(expr, scope, depth=0)
+        if info is None:
+            return None
+        return OptimizerInfo(spelled, info.class_name, info.origin, info.constructor)
+
+    def optimizer_of_value(self, value: cst.BaseExpression, scope: Scope) -> OptimizerInfo | None:
+        """An OptimizerInfo when a bound value (right-hand side) produces an optimizer."""
+        return self._from_value(_Bound(value, scope), depth=0)
+
+    def _resolve(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> OptimizerInfo | None:
+        if depth > 8:
+            return None
+        if isinstance(expr, cst.Name):
+            return self._resolve_name(expr.value, scope, depth)
+        if isinstance(expr, cst.Attribute):
+            if isinstance(expr.value, cst.Name) and expr.value.value == "self" and scope.cls is not None:
+                for bound in self.facts.self_attributes.get(scope.cls, {}).get(expr.attr.value, []):
+                    info = self._from_value(bound, depth + 1)
+                    if info is not None:
+                        return info
+            return self._by_name(expr.attr.value, dotted_name(expr))
+        if isinstance(expr, cst.Subscript):
+            base = expr.value
+            if _is_lightning_optimizers_call(base):
+                return self._lightning(scope, _subscript_index(expr))
+            name = dotted_name(base)
+            if name is not None and name.rsplit(".", 1)[-1].lower() in ("optimizers", "optims", "opts"):
+                return OptimizerInfo(name, None, "named")
+            return None
+        if isinstance(expr, cst.Call):
+            return self._from_value(_Bound(expr, scope), depth + 1)
+        return None
+
+    def _resolve_name(self, name: str, scope: Scope, depth: int) -> OptimizerInfo | None:
+        for function in reversed(scope.functions):
+            bindings = self.facts.names.get(function, {}).get(name)
+            if bindings:
+                return self._from_bindings(bindings, depth) or self._by_name(name, name)
+            parameters = self.facts.parameters.get(function, {})
+            if name in parameters:
+                annotation = parameters[name]
+                if annotation is not None:
+                    info = self._from_annotation(annotation)
+                    if info is not None:
+                        return info
+                return self._by_name(name, name)
+        bindings = self.facts.names.get(None, {}).get(name)
+        if bindings:
+            return self._from_bindings(bindings, depth) or self._by_name(name, name)
+        return self._by_name(name, name)
+
+    def _from_bindings(self, bindings: list[_Bound], depth: int) -> OptimizerInfo | None:
+        found = [info for info in (self._from_value(bound, depth + 1) for bound in bindings) if info is not None]
+        if not found:
+            return None
+        classes = {info.class_name for info in found}
+        if len(classes) == 1:
+            return found[0]
+        # Re-bound to optimizers of different classes (or a wrapper): an optimizer, class unknown.
+        return OptimizerInfo(found[0].expression, None, found[0].origin)
+
+    def _from_value(self, bound: _Bound, depth: int) -> OptimizerInfo | None:
+        value = bound.value
+        if bound.position is not None:
+            if isinstance(value, (cst.Tuple, cst.List)):
+                elements = [e for e in value.elements if isinstance(e, cst.Element)]
+                if bound.position < len(elements) and len(elements) == len(value.elements):
+                    return self._from_value(_Bound(elements[bound.position].value, bound.scope), depth + 1)
+                return None
+            if _is_lightning_optimizers_call(value):
+                return self._lightning(bound.scope, bound.position)
+            return None
+        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+            return self._resolve(value, bound.scope, depth + 1)
+        if not isinstance(value, cst.Call):
+            return None
+        if _is_lightning_optimizers_call(value):
+            return self._lightning(bound.scope, None)
+        func = value.func
+        name = self.imports.qualify(func) or dotted_name(func)
+        if name is None:
+            return None
+        class_name = optimizer_class_name(name)
+        if class_name is None and isinstance(func, cst.Name) and func.value in self.facts.local_optimizer_classes:
+            class_name = func.value
+        if class_name is None and isinstance(func, cst.Name):
+            # `optimizer_cls = torch.optim.AdamW` ... `optimizer_cls(params)`
+            referenced = self._class_reference(func.value, bound.scope)
+            if referenced is not None:
+                return OptimizerInfo(name, referenced or None, "constructed", value if referenced else None)
+        if class_name is not None:
+            return OptimizerInfo(name, class_name, "constructed", value)
+        if is_optimizer_factory_name(name):
+            return OptimizerInfo(name, None, "factory")
+        return None
+
+    def _class_reference(self, name: str, scope: Scope) -> str | None:
+        """'' for a name bound to some optimizer class, its class name when known; None otherwise."""
+        chains = [self.facts.names.get(function, {}).get(name) for function in reversed(scope.functions)]
+        chains.append(self.facts.names.get(None, {}).get(name))
+        bindings = next((chain for chain in chains if chain), None)
+        if not bindings or len(bindings) != 1:
+            return None
+        value = bindings[0].value
+        if isinstance(value, cst.Call):  # getattr(torch.optim, cfg.name)
+            func = self.imports.qualify(value.func) or dotted_name(value.func)
+            if func == "getattr" and value.args:
+                module = self.imports.qualify(value.args[0].value) or dotted_name(value.args[0].value) or ""
+                return "" if module.endswith("optim") else None
+            return None
+        qualified = self.imports.qualify(value) or dotted_name(value)
+        if qualified is None:
+            return None
+        return optimizer_class_name(qualified)
+
+    def _from_annotation(self, annotation: cst.BaseExpression) -> OptimizerInfo | None:
+        for part in _annotation_names(annotation):
+            qualified = self.imports.qualify(cst.parse_expression(part)) if _is_dotted(part) else None
+            kind = _is_annotation_for_optimizer(qualified or part)
+            if kind is not None:
+                return OptimizerInfo(part, None if kind == "Optimizer" else kind, "annotated")
+        return None
+
+    def _by_name(self, identifier: str, spelled: str | None) -> OptimizerInfo | None:
+        strength = optimizer_name_strength(identifier)
+        if strength is None or spelled is None:
+            return None
+        used = self.facts.usage.get(spelled, set())
+        if "step" not in used and not used & {"zero_grad", "param_groups", "state_dict", "load_state_dict"}:
+            return None
+        if strength == "weak" and not used & {"zero_grad", "param_groups", "add_param_group"}:
+            return None
+        return OptimizerInfo(spelled, None, "named")
+
+    def _lightning(self, scope: Scope, position: int | None) -> OptimizerInfo:
+        found: list[OptimizerInfo] = []
+        if scope.cls is not None:
+            for bound in self.facts.configured.get(scope.cls, []):
+                found.extend(self._configured_optimizers(bound))
+        if position is None and len(found) == 1:
+            chosen = found[0]
+        elif position is not None and position < len(found):
+            chosen = found[position]
+        else:
+            return OptimizerInfo("self.optimizers()", None, "lightning")
+        return OptimizerInfo("self.optimizers()", chosen.class_name, "lightning", chosen.constructor)
+
+    def _configured_optimizers(self, bound: _Bound) -> list[OptimizerInfo]:
+        """Optimizers in a `configure_optimizers` return value, in order (lists, tuples, dicts)."""
+        value = bound.value
+        if isinstance(value, (cst.Tuple, cst.List)):
+            elements = [e.value for e in value.elements if isinstance(e, cst.Element)]
+            # `return [opt_g, opt_d], [sched_g, sched_d]`: the first list holds the optimizers.
+            if elements and isinstance(elements[0], (cst.List, cst.Tuple)):
+                return self._configured_optimizers(_Bound(elements[0], bound.scope))
+            found = []
+            for element in elements:
+                found.extend(self._configured_optimizers(_Bound(element, bound.scope)))
+            return found
+        if isinstance(value, cst.Dict):
+            for element in value.elements:
+                if (
+                    isinstance(element, cst.DictElement)
+                    and isinstance(element.key, cst.SimpleString)
+                    and element.key.evaluated_value == "optimizer"
+                ):
+                    return self._configured_optimizers(_Bound(element.value, bound.scope))
+            return []
+        info = self._from_value(bound, depth=1)
+        return [info] if info is not None else []
+
+
+def listed_names(params: cst.BaseExpression) -> list[cst.Name]:
+    """The names among an optimizer's params: `z`, `[z, w]`, `[z] + noises`, `[{"params": [z], "lr": 0.1}]`
+    (not `model.parameters()`: a module's parameters are known as such already)."""
+    if isinstance(params, cst.Name):
+        return [params]
+    if isinstance(params, (cst.List, cst.Tuple)):
+        return [name for element in params.elements for name in listed_names(element.value)]
+    if isinstance(params, cst.BinaryOperation) and isinstance(params.operator, cst.Add):
+        return listed_names(params.left) + listed_names(params.right)
+    if isinstance(params, cst.Dict):
+        return [
+            name for element in params.elements if isinstance(element, cst.DictElement)
+            and isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "params"
+            for name in listed_names(element.value)
+        ]
+    return []
+
+
+def _is_lightning_optimizers_call(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == _LIGHTNING_OPTIMIZERS
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == "self"
+    )
+
+
+def _subscript_index(node: cst.Subscript) -> int | None:
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        value = node.slice[0].slice.value
+        if isinstance(value, cst.Integer):
+            return int(value.value)
+    return None
+
+
+def _annotation_names(annotation: cst.BaseExpression) -> list[str]:
+    """Dotted names inside an annotation: `Optional[torch.optim.Optimizer]`, `Optimizer | None`, "Optimizer"."""
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.evaluated_value
+        return [text] if isinstance(text, str) and _is_dotted(text) else []
+    name = dotted_name(annotation)
+    if name is not None:
+        return [name]
+    found: list[str] = []
+    for child in children(annotation):
+        if isinstance(child, cst.BaseExpression):
+            found.extend(_annotation_names(child))
+        else:
+            for grandchild in children(child):
+                if isinstance(grandchild, cst.BaseExpression):
+                    found.extend(_annotation_names(grandchild))
+                elif isinstance(grandchild, cst.Index):
+                    found.extend(_annotation_names(grandchild.value))
+    return found
+
+
+def _is_dotted(text: str) -> bool:
+    return bool(re.match(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$", text))
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)

@@ -1,0 +1,341 @@
+"""Parameter-sized accumulators: buffers shaped like a model's parameters that code sums into.
+
+`accumulators(events, names)` looks at every in-place add the `events` part records (`acc.add_(g)`,
+`acc += g`, `acc.sub_(g)`, `acc -= g`) and finds the allocation of the tensor it adds into, when that
+is a fresh parameter-sized buffer (`parameters.param_sized_allocation`): the tensor itself
+(`acc = torch.zeros_like(w)`), or an element of a list or dict of such buffers held in a local
+(`X_sum = [torch.zeros_like(p) for p in params]`, `{n: torch.zeros_like(p) for n, p in
+model.named_parameters()}`, `grads = {}` filled by `grads[n] = torch.zeros_like(p)` or
+`.append(...)`), drawn by `for acc, p in zip(X_sum, params)`, `for g in grads.values()`, `grads[n]`.
+
+For each such holder it answers what the rest of its function does with it:
+- `passes`: the loops around an add that repeat it (not the loop over the buffers themselves) and
+  that the allocation sits outside of: the sum runs across many passes;
+- `decayed`: it is also scaled in place (`mul_`, `lerp_`, `*=`, `_foreach_mul_`): a moving average
+  or an optimizer's state, not a sum;
+- `written_back`: an element is written into a parameter or a gradient (`p.grad.copy_(acc)`,
+  `p.data.add_(acc)`): gradient accumulation or a hand-written optimizer, needed where the parameters are;
+- `escapes`: the holder leaves the function (stored on an object, handed to a call other than
+  `zip`/`enumerate`/`len`..., returned to a caller that keeps it or to no caller of the file): its
+  consumer decides where it must live; `returned`: returned to same-file callers that only read it;
+- `partners`: the other holders it is zipped with when its sums are read (`zip(X_sum, Y_sum)`);
+  `foreign_read`: it is zipped with, or its elements read next to, something that is not such a holder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterator, Optional, Union
+
+import libcst as cst
+
+from stabfix.model.calls.events import Event, Events, GradWrite, ParamUpdate
+from stabfix.model.flow.parameters import ParamSized, element_source, param_sized_allocation, target_names
+from stabfix.model.source.names import Binding, Names
+from stabfix.model.source.traversal import children
+
+_ADDS = frozenset({"add_", "sub_", "+=", "-="})
+_DECAYS = frozenset({"mul_", "lerp_", "div_", "addcmul_", "addcdiv_"})
+Loop = Union[cst.For, cst.While]
+_HARMLESS_CALLS = frozenset({"zip", "enumerate", "len", "iter", "list", "tuple", "reversed", "sorted", "range"})
+
+
+@dataclass(eq=False)
+class Accumulator:
+    holder: Binding  # the binding of the local that holds the buffers (`X_sum = [...]`)
+    allocation: ParamSized
+    container: bool  # a list/dict of buffers (else the name is one buffer)
+    adds: list[ParamUpdate] = field(default_factory=list)
+    passes: list["Loop"] = field(default_factory=list)
+    decayed: bool = False
+    written_back: bool = False
+    escapes: bool = False
+    returned: bool = False  # `return X_sum` to callers of this file that only read it (report-only then)
+    partners: set[int] = field(default_factory=set)  # ids of the holders of zipped partners
+    foreign_read: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.holder.name
+
+
+def accumulators(events: Events, names: Names) -> list[Accumulator]:
+    """Every parameter-sized buffer of a function that an in-place add sums into, in source order."""
+    found: dict[int, Accumulator] = {}
+    for event in events.of_kind("update"):
+        assert isinstance(event, ParamUpdate)
+        if event.operation not in _ADDS or event.tensor is None:
+            continue
+        held = holder_of(event.tensor, names, event.site.loops)
+        if held is None:
+            continue
+        binding, allocation, container = held
+        accumulator = found.setdefault(id(binding), Accumulator(binding, allocation, container))
+        accumulator.adds.append(event)
+    result = sorted(found.values(), key=lambda a: a.holder.order)
+    call_parents: Optional[dict[int, list[Optional[cst.CSTNode]]]] = None
+    writes = events.of_kind("update", "grad_write")
+    writes_within: dict[int, list[Event]] = {}  # id(function) -> the writes in it (nested functions too)
+    for event in writes:
+        for function in event.site.functions:
+            writes_within.setdefault(id(function), []).append(event)
+    for accumulator in result:
+        scope = accumulator.holder.scope.node
+        # a function's local is seen only inside that function: its writes are the ones to look at
+        nearby = writes_within.get(id(scope), []) if isinstance(scope, cst.FunctionDef) else writes
+        _describe_uses(accumulator, nearby, names, found)
+        if accumulator.returned:
+            if call_parents is None:  # one walk of the module for all returned holders, not one each
+                call_parents = _parents_of_calls(names)
+            if not _callers_only_read(accumulator.holder.scope.node, call_parents):
+                accumulator.escapes = True
+    return result
+
+
+def _parents_of_calls(names: Names) -> dict[int, list[Optional[cst.CSTNode]]]:
+    """id(function of this file) -> the parent of every call that runs it (`Names.definition_of`)."""
+    module = names.module_scope.node if names.module_scope is not None else None
+    found: dict[int, list[Optional[cst.CSTNode]]] = {}
+    if module is None:
+        return found
+    for node, parent, _, _ in _walk_with_parent(module):
+        if isinstance(node, cst.Call):
+            function = names.definition_of(node)
+            if function is not None:
+                found.setdefault(id(function), []).append(parent)
+    return found
+
+
+def _callers_only_read(function: cst.CSTNode, call_parents: dict[int, list[Optional[cst.CSTNode]]]) -> bool:
+    """Whether the function's result has callers in this file and each only reads it (iterates it, hands it
+    to a call, binds it to a local); one that stores it on an object or returns it keeps it as state."""
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    parents = call_parents.get(id(function), [])
+    for parent in parents:
+        if isinstance(parent, (cst.Return, cst.Yield)) or (
+            isinstance(parent, (cst.Assign, cst.AnnAssign)) and not isinstance(_target(parent), cst.Name)
+        ):
+            return False
+    return bool(parents)
+
+
+def _target(statement: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    if isinstance(statement, cst.Assign):
+        return statement.targets[0].target if len(statement.targets) == 1 else None
+    return statement.target if isinstance(statement, cst.AnnAssign) else None
+
+
+def holder_of(
+    tensor: cst.BaseExpression, names: Names, loops: tuple[Union[cst.For, cst.While], ...] = ()
+) -> Optional[tuple[Binding, ParamSized, bool]]:
+    """The local holding the parameter-sized buffer `tensor` is (an element of), with its allocation;
+    `loops` are the `for` loops around the use, innermost last (their targets bind before anything else)."""
+    if isinstance(tensor, cst.Subscript):
+        return _container(tensor.value, names)
+    if not isinstance(tensor, cst.Name):
+        return None
+    candidates = list(reversed(names.reaching(tensor) or names.bindings_of(tensor)))
+    binder = next(
+        (loop for loop in reversed(loops) if isinstance(loop, cst.For) and tensor.value in target_names(loop.target)), None
+    )
+    if binder is not None:
+        candidates = [b for b in names.bindings_of(tensor) if b.node is binder]
+    for binding in candidates:
+        value = binding.bound_value
+        if binding.kind == "assign" and value is not None:
+            allocation = param_sized_allocation(value, names)
+            if allocation is not None:
+                return binding, allocation, False
+        if binding.kind == "for" and isinstance(binding.node, (cst.For, cst.CompFor)) and binding.value is not None:
+            source = element_source(binding.node.target, binding.value, tensor.value)
+            if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and source.func.attr.value in ("values", "items"):
+                source = source.func.value
+            held = _container(source, names)
+            if held is not None:
+                return held
+    return None
+
+
+def _container(expr: cst.BaseExpression, names: Names) -> Optional[tuple[Binding, ParamSized, bool]]:
+    if not isinstance(expr, cst.Name):
+        return None
+    for binding in reversed(names.reaching(expr) or names.bindings_of(expr)):
+        value = binding.bound_value
+        if binding.kind != "assign" or value is None:
+            continue
+        allocation = _element_allocation(value, names)
+        if allocation is None and _is_empty_collection(value) and binding.scope.is_function:
+            allocation = _filled_with(binding, names)
+        if allocation is not None:
+            return binding, allocation, True
+    return None
+
+
+def _element_allocation(value: cst.BaseExpression, names: Names) -> Optional[ParamSized]:
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return param_sized_allocation(value.elt, names)
+    if isinstance(value, cst.DictComp):
+        return param_sized_allocation(value.value, names)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple", "dict") and len(value.args) == 1:
+        return _element_allocation(value.args[0].value, names)
+    return None
+
+
+def _is_empty_collection(value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.List, cst.Dict)):
+        return not value.elements
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "dict") and not value.args
+
+
+@lru_cache(maxsize=256)  # asked again for every name `_refers_to` looks at; a walk of the function each time
+def _filled_with(binding: Binding, names: Names) -> Optional[ParamSized]:
+    """`grads = {}` then `grads[n] = torch.zeros_like(p)` / `grads.append(torch.zeros_like(p))` in its function."""
+    for node in _walk(binding.scope.node):
+        value: Optional[cst.BaseExpression] = None
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == binding.name:
+                value = node.value
+        elif (
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "append"
+            and isinstance(node.func.value, cst.Name) and node.func.value.value == binding.name and len(node.args) == 1
+        ):
+            value = node.args[0].value
+        if value is not None:
+            allocation = param_sized_allocation(value, names)
+            if allocation is not None:
+                return allocation
+    return None
+
+
+def _describe_uses(accumulator: Accumulator, writes: list[Event], names: Names, found: dict[int, Accumulator]) -> None:
+    """`writes`: the update and gradient-write events that may touch the holder, in order."""
+    function = accumulator.holder.scope.node
+    adds = {id(add.node): add for add in accumulator.adds}
+    in_adds = {id(node) for add in accumulator.adds for node in _walk(add.node)}
+    for event in writes:
+        if isinstance(event, ParamUpdate) and event in accumulator.adds:
+            continue
+        target = event.tensor if isinstance(event, (ParamUpdate, GradWrite)) else None
+        if target is not None and _refers_to(target, accumulator, names, event.site.loops):
+            if isinstance(event, ParamUpdate) and event.operation not in _ADDS:
+                accumulator.decayed = True  # `acc.copy_(...)`, `torch._foreach_mul_`: overwritten, not summed
+            continue
+        if any(_refers_to(name, accumulator, names, event.site.loops) for name in _names_in_node(event.node)):
+            accumulator.written_back = True
+    for node, parent, grandparent, loops in _walk_with_parent(function):
+        if id(node) in adds:
+            _add_passes(accumulator, adds[id(node)], loops, names)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _DECAYS:
+            if _refers_to(node.func.value, accumulator, names, loops) and node.func.attr.value != "div_":
+                accumulator.decayed = True
+        elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):
+            accumulator.decayed |= _refers_to(node.target, accumulator, names, loops)
+        elif isinstance(node, cst.Name) and id(node) not in in_adds and _is_holder_use(node, accumulator, names):
+            _classify_use(node, parent, grandparent, accumulator, names, found)
+
+
+def _add_passes(accumulator: Accumulator, add: ParamUpdate, loops: tuple[Loop, ...], names: Names) -> None:
+    """The loops around an add that repeat the sum: not the loop over the buffers, and not one the
+    allocation sits in (then each pass sums into a fresh buffer)."""
+    for loop in loops:
+        over_buffers = isinstance(loop, cst.For) and (
+            _mentions_holder(loop.iter, accumulator, names) or _holds_element(loop, add, names)
+        )
+        if not over_buffers and not _contains(loop, accumulator.allocation.call) and loop not in accumulator.passes:
+            accumulator.passes.append(loop)
+
+
+def _classify_use(node: cst.Name, parent: Optional[cst.CSTNode], call: Optional[cst.CSTNode], accumulator: Accumulator, names: Names, found: dict[int, Accumulator]) -> None:
+    if isinstance(parent, cst.Subscript) and parent.value is node:
+        accumulator.foreign_read = True  # `xs[i]` read outside the adds: with what, the code does not say
+    elif isinstance(parent, cst.Return):
+        accumulator.returned = True
+    elif isinstance(parent, cst.Yield) or isinstance(parent, (cst.Element, cst.DictElement)):
+        accumulator.escapes = True
+    elif isinstance(parent, cst.Assign) and parent.value is node:
+        accumulator.escapes = True  # `self.fisher = fisher`, `out = X_sum`
+    elif isinstance(parent, cst.Arg):
+        if not isinstance(call, cst.Call):
+            accumulator.escapes = True
+        elif (names.qualify(call.func) or "").startswith("torch.") and call.func is not node:
+            accumulator.foreign_read = True  # `torch.dot(total, ref)`: read next to tensors of unknown place
+        elif not (isinstance(call.func, cst.Name) and call.func.value in _HARMLESS_CALLS):
+            accumulator.escapes = True
+        elif call.func.value == "zip":
+            for arg in call.args:
+                other = _container(arg.value, names) if isinstance(arg.value, cst.Name) else None
+                if other is not None and other[0] is accumulator.holder:
+                    continue
+                if other is not None and id(other[0]) in found:
+                    accumulator.partners.add(id(other[0]))
+                elif not _feeds_adds(call, accumulator):
+                    accumulator.foreign_read = True
+
+
+def _feeds_adds(call: cst.Call, accumulator: Accumulator) -> bool:
+    """Whether this `zip(...)` is the iterable of a loop that adds into the buffers."""
+    return any(any(loop.iter is call for loop in add.site.loops) for add in accumulator.adds)
+
+
+def _is_holder_use(node: cst.Name, accumulator: Accumulator, names: Names) -> bool:
+    return node.value == accumulator.name and any(b is accumulator.holder for b in names.reaching(node))
+
+
+def _refers_to(expr: cst.BaseExpression, accumulator: Accumulator, names: Names, loops: tuple[Loop, ...] = ()) -> bool:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)) and not isinstance(expr, cst.Name):
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+            return _is_holder_use(expr.value, accumulator, names)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return False
+    if _is_holder_use(expr, accumulator, names):
+        return True
+    held = holder_of(expr, names, loops)
+    return held is not None and held[0] is accumulator.holder
+
+
+def _holds_element(loop: cst.For, add: ParamUpdate, names: Names) -> bool:
+    tensor = add.tensor
+    return isinstance(tensor, cst.Name) and any(b.node is loop for b in names.bindings_of(tensor))
+
+
+def _mentions_holder(expr: cst.CSTNode, accumulator: Accumulator, names: Names) -> bool:
+    return any(_is_holder_use(name, accumulator, names) for name in _names_in_node(expr))
+
+
+def _names_in_node(node: cst.CSTNode) -> Iterator[cst.Name]:
+    for child in _walk(node):
+        if isinstance(child, cst.Name):
+            yield child
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return any(node is inner for node in _walk(outer))
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(children(current)))
+
+
+def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode], tuple[Loop, ...]]]:
+    """Nodes with their parent, grandparent and enclosing `for` loops (outermost first), skipping the
+    `.attr` of attributes and argument keywords."""
+    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode], tuple[Loop, ...]]] = [(node, None, None, ())]
+    while stack:
+        current, parent, grandparent, loops = stack.pop()
+        yield current, parent, grandparent, loops
+        if isinstance(current, cst.Attribute):
+            stack.append((current.value, current, parent, loops))
+            continue
+        inner = loops + (current,) if isinstance(current, (cst.For, cst.While)) else loops
+        for child in reversed(children(current)):
+            if isinstance(current, cst.Arg) and child is current.keyword:
+                continue
+            stack.append((child, current, parent, inner if child is getattr(current, "body", None) else loops))

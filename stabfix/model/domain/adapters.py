@@ -1,0 +1,369 @@
+"""Adapters (LoRA and the like): which models of a file carry them, and whether their base is frozen.
+
+`AdapterFacts(module, names)` reads the file once and answers:
+
+- `adapter_classes`: classes of the file that are adapter layers, by what they do: `__init__` stores a
+  module it is handed (`self.base = base`, which `forward` then calls or reads the weights of: a stored
+  size such as `self.n_atoms = n_atoms` is no module) and creates weights of its own (`nn.Parameter`, a
+  torch layer), and `forward` adds the two paths (`self.base(x) + x @ self.lora_A.t() @ ...`); library
+  adapter layers (`loralib.Linear`, `loralib.MergedLinear`...) count too;
+- `injectors`: functions and classes of the file that build such layers (`apply_lora(model)` wrapping
+  children with `setattr`, a model class whose `__init__` makes `LoRALinear`s), following the file's own
+  calls;
+- `freezes`: where code stops parameters from training: `p.requires_grad = False` / `requires_grad_(False)`
+  (also inside a loop over `named_parameters()` filtered by name), `model.requires_grad_(False)`,
+  `loralib.mark_only_lora_as_trainable(model)`, peft's `get_peft_model` / `PeftModel.from_pretrained` /
+  `prepare_model_for_kbit_training`, a same-file helper that always does one of these, or an imported
+  helper named like one (`freeze_base(model)`, `model.freeze()`); each freeze knows whether it always
+  runs (not behind an `if`, `try` or `while` outside the loop over the parameters).
+
+`carries_adapters(expr, function, cls)` says what shows that a model expression holds adapters (how it
+was built, or an injector it was handed to before), or None; `frozen_before(call, function, cls)` says
+whether a freeze always runs before `call` (in its function, in a same-file function it calls first, in
+the builder of the model, or anywhere in its class). A model built by an imported function whose module
+or name says adapter (`from lora_model import load_policy`) is taken to carry adapters: another file
+cannot be read here, and the name is the only evidence the file has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from stabfix.model.flow.parameters import element_source
+from stabfix.model.source import vocabulary as words
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.names import Names
+from stabfix.model.source.traversal import children
+
+_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_LIBRARY_LAYERS = ("loralib.",)
+_FREEZING_CALLS = frozenset(
+    {
+        "loralib.mark_only_lora_as_trainable", "loralib.utils.mark_only_lora_as_trainable",
+        "peft.get_peft_model", "peft.PeftModel.from_pretrained", "peft.AutoPeftModelForCausalLM.from_pretrained",
+        "peft.prepare_model_for_kbit_training", "peft.prepare_model_for_int8_training",
+        "peft.inject_adapter_in_model", "peft.LoraModel",
+    }
+)
+Guards = frozenset  # ids of the `if`/`try`/`while` statements around a node, within its function
+_FREEZE_WORDS = frozenset({"freeze", "frozen", "mark_only"})
+
+
+@dataclass
+class _Body:
+    """What one function (or class) does, in source order."""
+
+    adapters: list[cst.Call] = field(default_factory=list)  # calls that build adapter layers
+    freezes: list[tuple[cst.CSTNode, Guards]] = field(default_factory=list)  # (node, the guards it sits behind)
+    calls: list[tuple[cst.Call, Guards]] = field(default_factory=list)  # calls of this file's functions
+    adapter_targets: list[cst.BaseExpression] = field(default_factory=list)  # `model.blocks = [Adapter(b)...]`
+    imported: list[tuple[cst.Call, Guards]] = field(default_factory=list)  # calls of imported functions
+    order: dict[int, int] = field(default_factory=dict)  # id(node) -> position
+    guards: dict[int, Guards] = field(default_factory=dict)  # id(node) -> the guards it sits behind
+
+
+class AdapterFacts:
+    def __init__(self, module: cst.Module, names: Names) -> None:
+        self.names = names
+        self.module = module
+        self.classes: dict[str, cst.ClassDef] = {}
+        self.functions: dict[str, cst.FunctionDef] = {}
+        for node in _walk(module):
+            if isinstance(node, cst.ClassDef):
+                self.classes.setdefault(node.name.value, node)
+            elif isinstance(node, cst.FunctionDef):
+                self.functions.setdefault(node.name.value, node)
+        self.adapter_classes = {name for name, cls in self.classes.items() if self._is_adapter_layer(cls)}
+        self._bodies: dict[int, _Body] = {}
+        self._injecting: dict[int, bool] = {}
+
+    # --- questions --------------------------------------------------------------------------------------
+    def carries_adapters(
+        self, expr: cst.BaseExpression, function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef], depth: int = 0
+    ) -> Optional[str]:
+        """How the code shows that the model `expr` holds adapter layers, or None: how it was built, an
+        injector it is handed to, layers assigned into it (`model.fc = LoRA(model.fc)`, also through a
+        loop over its blocks); a name or `self.<attr>` bound to another model is followed."""
+        if isinstance(expr, cst.Name) and expr.value == "self" and cls is not None:
+            return f"`{cls.name.value}` builds adapter layers" if self._injects(cls) else None
+        spelled = dotted_name(expr)
+        body = self._body(function if function is not None else self.module)
+        for call, _ in body.calls + body.imported:
+            if any(dotted_name(arg.value) == spelled for arg in call.args) and (
+                self._injects(self._callee(call)) or self._named_adapter(call) is not None
+            ):
+                return f"`{dotted_name(call.func)}(...)` puts adapter layers in it"
+        for target in body.adapter_targets:
+            if spelled and self._rooted_at(target, spelled):
+                return f"`{dotted_name(target)}` is set to adapter layers"
+        for binding_value, scope in self._built_from(expr, cls):
+            found = self._builder_evidence(binding_value)
+            if found is None and depth < 3 and isinstance(binding_value, (cst.Name, cst.Attribute)):
+                inner = scope if isinstance(scope, cst.FunctionDef) else None
+                found = self.carries_adapters(binding_value, inner, cls, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _rooted_at(self, target: cst.BaseExpression, spelled: str) -> bool:
+        """`model.fc` for `model`; `block.mlp` where `block` iterates over `model.blocks`."""
+        text = dotted_name(target) or ""
+        if text == spelled or text.startswith(spelled + "."):
+            return True
+        root = target
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        for binding in self.names.bindings_of(root):
+            if binding.kind == "for" and binding.value is not None:
+                source = element_source(binding.node.target, binding.value, root.value)  # type: ignore[attr-defined]
+                while isinstance(source, (cst.Call, cst.Attribute, cst.Subscript)):
+                    inner = dotted_name(source) or ""
+                    if inner == spelled or inner.startswith(spelled + "."):
+                        return True
+                    source = source.func if isinstance(source, cst.Call) else source.value
+        return False
+
+    def frozen_before(self, node: cst.CSTNode, model: cst.BaseExpression, function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef]) -> bool:
+        """Whether some freeze always runs before `node`: in its function, in a same-file function called
+        before it, in the same-file builder of `model`, or (for models held on `self`) in a method of `cls`."""
+        body = self._body(function if function is not None else self.module)
+        position = body.order.get(id(node), len(body.order))
+        around = body.guards.get(id(node), frozenset())
+        # a freeze runs whenever `node` does when it sits behind no guard that `node` is not behind too
+        if any(guards <= around and body.order[id(f)] < position for f, guards in body.freezes):
+            return True
+        if any(
+            guards <= around and body.order[id(c)] < position and self._freezes(self._callee(c)) for c, guards in body.calls
+        ):
+            return True
+        for value, _ in self._built_from(model, cls):
+            if isinstance(value, cst.Call) and self._freezes(self._callee(value)):
+                return True
+            if isinstance(value, cst.Call) and self._freezing_call(value):
+                return True
+        spelled = dotted_name(model) or ""
+        if cls is not None and (spelled == "self" or spelled.startswith("self.")):
+            return self._freezes(cls)
+        return False
+
+    # --- what a model was built from ------------------------------------------------------------------------
+    def _built_from(self, expr: cst.BaseExpression, cls: Optional[cst.ClassDef]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """The values a model expression was bound to, each with the scope node of its binding."""
+        bindings = []
+        if isinstance(expr, cst.Name):
+            bindings = self.names.reaching(expr)
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and cls is not None:
+            bindings = self.names.attribute_bindings(cls, expr.attr.value)
+        return [(b.bound_value, b.scope.node) for b in bindings if b.bound_value is not None]
+
+    def _builder_evidence(self, value: cst.BaseExpression) -> Optional[str]:
+        if not isinstance(value, cst.Call):
+            return None
+        callee = self._callee(value)
+        spelled = dotted_name(value.func) or "the builder"
+        if self._injects(callee) or self._adapter_layer_call(value):
+            return f"`{spelled}(...)` builds adapter layers"
+        if any(self._builder_evidence(arg.value) for arg in value.args):
+            return f"`{spelled}(...)` wraps a model with adapter layers"
+        if callee is None and not self._freezing_call(value):
+            return self._named_adapter(value)
+        return None
+
+    def _named_adapter(self, call: cst.Call) -> Optional[str]:
+        """An imported builder whose module or name says adapter: `from lora_model import load_policy`."""
+        qualified = self.names.qualify(call.func) or ""
+        module, _, name = qualified.rpartition(".")
+        if qualified and any(word in words.ADAPTER_WORDS for part in qualified.split(".") for word in words.identifier_words(part)):
+            return f"built by `{name}` from `{module or name}`"
+        return None
+
+    # --- adapter layers and who builds them ------------------------------------------------------------------
+    def _is_adapter_layer(self, cls: cst.ClassDef) -> bool:
+        methods = _methods(cls)
+        init, forward = methods.get("__init__"), methods.get("forward")
+        if init is None or forward is None:
+            return False
+        params = {p.name.value for p in init.params.params[1:]}
+        wrapped: set[str] = set()
+        own: dict[str, int] = {}
+        for node in _walk(init.body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                target = dotted_name(node.targets[0].target) or ""
+                if not target.startswith("self."):
+                    continue
+                if isinstance(node.value, cst.Name) and node.value.value in params:
+                    wrapped.add(target)
+                elif isinstance(node.value, cst.Call) and self._weights(node.value):
+                    own[target] = self._weights(node.value)
+        wrapped &= _run_as_layers(forward)  # a stored size or flag (`self.n_atoms = n_atoms`) wraps nothing
+        if not wrapped or sum(own.values()) < 2:
+            return False  # a gate (`x + self.alpha * self.fn(x)`) has one weight; a low-rank pair has two
+        used = _attributes_in(forward.body)
+        adds = any(
+            isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)
+            or isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign)
+            for node in _walk(forward.body)
+        )
+        return adds and bool(used & wrapped) and sum(own.get(name, 0) for name in used) >= 2
+
+    def _weights(self, call: cst.Call, depth: int = 0) -> int:
+        """How many weights a constructor call creates: 1 for `nn.Parameter`/a torch layer, the weights a
+        module class of the file creates in its `__init__` (`self.lora = LoRALayer(...)`: two)."""
+        name = self.names.qualify(call.func) or ""
+        last = name.rsplit(".", 1)[-1]
+        if name in _PARAMETER_CLASSES or (name.startswith("torch.nn.") and last[:1].isupper() and name.count(".") == 2):
+            return 1
+        local = self.classes.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        init = _methods(local).get("__init__") if local is not None and depth < 2 else None
+        if init is None:
+            return 0
+        return sum(
+            self._weights(node.value, depth + 1)
+            for node in _walk(init.body)
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)
+            and (dotted_name(node.targets[0].target) or "").startswith("self.")
+        )
+
+    def _self_freezing_layer(self, call: cst.Call) -> bool:
+        """`SimpleLoraLinear(base)` whose `__init__` freezes the base it wraps."""
+        local = self.classes.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        return local is not None and call.func.value in self.adapter_classes and self._freezes(local)
+
+    def _adapter_layer_call(self, call: cst.Call) -> bool:
+        if isinstance(call.func, cst.Name) and call.func.value in self.adapter_classes:
+            return True
+        return (self.names.qualify(call.func) or "").startswith(_LIBRARY_LAYERS)
+
+    def _injects(self, scope: Optional[cst.CSTNode], depth: int = 0) -> bool:
+        """Whether a function or class of the file builds adapter layers (itself or through its own calls)."""
+        if scope is None or depth > 3:
+            return False
+        key = id(scope)
+        if key not in self._injecting:
+            self._injecting[key] = False
+            body = self._body(scope)
+            self._injecting[key] = bool(body.adapters) or any(self._injects(self._callee(c), depth + 1) for c, _ in body.calls)
+        return self._injecting[key]
+
+    def _freezes(self, scope: Optional[cst.CSTNode], depth: int = 0) -> bool:
+        """Whether a function (or a method of a class) of the file always freezes some parameters."""
+        if scope is None or depth > 3:
+            return False
+        body = self._body(scope)
+        return any(not guards for _, guards in body.freezes) or any(
+            not guards and self._freezes(self._callee(c), depth + 1) for c, guards in body.calls
+        )
+
+    def _callee(self, call: cst.Call) -> Optional[cst.CSTNode]:
+        definition = self.names.definition_of(call)
+        if definition is not None:
+            return definition
+        if isinstance(call.func, cst.Name):
+            bindings = self.names.bindings_of(call.func)
+            if bindings and all(b.kind == "class" for b in bindings):
+                return self.classes.get(call.func.value)
+        return None
+
+    # --- one pass over a function or class ----------------------------------------------------------------
+    def _body(self, scope: cst.CSTNode) -> _Body:
+        key = id(scope)
+        if key not in self._bodies:
+            body = self._bodies[key] = _Body()
+            for position, (node, guards) in enumerate(_ordered(scope)):
+                body.order[id(node)] = position
+                body.guards[id(node)] = guards
+                if isinstance(node, cst.Call):
+                    if self._adapter_layer_call(node):
+                        body.adapters.append(node)
+                        if not isinstance(scope, cst.ClassDef) and self._self_freezing_layer(node):
+                            body.freezes.append((node, frozenset()))  # the layer freezes what it wraps
+                    if self._freezing_call(node):
+                        body.freezes.append((node, guards))
+                    elif self._callee(node) is not None:
+                        body.calls.append((node, guards))
+                    elif self.names.qualify(node.func):
+                        body.imported.append((node, guards))
+                elif isinstance(node, cst.Assign) and _sets_requires_grad_false(node):
+                    body.freezes.append((node, guards))
+                elif isinstance(node, cst.Assign) and any(
+                    isinstance(child, cst.Call) and self._adapter_layer_call(child) for child in _walk(node.value)
+                ):
+                    body.adapter_targets.extend(t.target for t in node.targets)
+        return self._bodies[key]
+
+    def _freezing_call(self, call: cst.Call) -> bool:
+        qualified = self.names.qualify(call.func) or ""
+        if qualified in _FREEZING_CALLS or qualified.startswith("peft."):
+            return True  # every peft model (`PeftModel(...)`, `get_peft_model`, tuners) freezes its base
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
+            return bool(call.args) and not _is_true(call.args[0].value)
+        last = (dotted_name(func) or "").rsplit(".", 1)[-1].lower()
+        if self._callee(call) is None and any(word in last for word in _FREEZE_WORDS):
+            return "unfreeze" not in last  # an imported `freeze_base(model)`, `model.freeze()`: trusted by name
+        return False
+
+
+def _methods(cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    return {node.name.value: node for node in cls.body.body if isinstance(node, cst.FunctionDef)}
+
+
+def _sets_requires_grad_false(node: cst.Assign) -> bool:
+    """`p.requires_grad = False`, or a test (`p.requires_grad = "lora_" in n`): some parameters stop training."""
+    return not _is_true(node.value) and any(
+        isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
+    )
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _run_as_layers(forward: cst.FunctionDef) -> set[str]:
+    """The `self.<attr>` chains `forward` uses as layers: called (`self.base(x)`) or read for their
+    weights (`F.linear(x, self.base.weight)`)."""
+    found = set()
+    for node in _walk(forward.body):
+        if isinstance(node, cst.Call):
+            found.add(dotted_name(node.func) or "")
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
+            found.add(dotted_name(node.value) or "")
+    return {name for name in found if name.startswith("self.")}
+
+
+def _attributes_in(node: cst.CSTNode) -> set[str]:
+    return {name for child in _walk(node) if isinstance(child, cst.Attribute) for name in [dotted_name(child) or ""] if name}
+
+
+def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
+    """Calls and assignments of a function or class body in source order, each with the `if`, `try` and
+    `while` statements it sits behind (a loop over parameters is no guard: it always runs, and a test
+    inside it only picks which parameters)."""
+    body = scope.body if isinstance(scope, (cst.FunctionDef, cst.ClassDef)) else scope
+
+    def visit(node: cst.CSTNode, guards: Guards, in_params: bool) -> Iterator[tuple[cst.CSTNode, Guards]]:
+        if isinstance(node, (cst.Call, cst.Assign)):
+            yield node, guards
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope and not isinstance(scope, cst.ClassDef):
+            return  # a nested function runs when it is called, not here (a class's methods all count)
+        if isinstance(node, (cst.If, cst.Try, cst.While, cst.IfExp)) and not in_params:
+            guards = guards | {id(node)}
+        if isinstance(node, cst.For) and "parameters" in cst.Module(body=[]).code_for_node(node.iter):
+            in_params = True
+        for child in children(node):
+            yield from visit(child, guards, in_params)
+
+    yield from visit(body, frozenset(), False)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(children(current)))

@@ -1,0 +1,102 @@
+"""Callers: how the file calls one of its functions (the top-down half of the `summaries` part).
+
+- `signature(def)`: a method's receiver (`self`) and the positional parameters after it;
+- `passed_for(parameter)`: what every call of the file passes for a parameter (its default where a call
+  leaves it out), or None when a call cannot be tied to the function, hides what it passes (`*args`),
+  the function is read other than by calling it (a callback: its calls are out of sight) or never called;
+- `always_called_without_grad(def)`: every call of the function in the file runs with autograd off (a
+  `no_grad` block or decorator around it, or a caller that is itself only called so, `MAX_CALLERS` up).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.calls.events import Events
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.names import Binding, Names
+
+MAX_CALLERS = 8  # callers of callers followed up from a function
+
+
+class Callers:
+    def __init__(self, names: Names, events: Events) -> None:
+        self.names = names
+        self.events = events
+        self._without_grad: dict[cst.FunctionDef, bool] = {}
+        self._escaping: Optional[set[str]] = None
+
+    def signature(self, function: cst.FunctionDef) -> tuple[Optional[str], tuple[str, ...]]:
+        params = [param.name.value for param in function.params.params]
+        receiver = params[0] if params and self._is_method(function) else None
+        return receiver, tuple(params[1:] if receiver is not None else params)
+
+    def class_of(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
+        scope = self.names.scope_of(function)
+        parent = scope.parent if scope is not None else None
+        return parent.node if parent is not None and parent.is_class else None  # type: ignore[return-value]
+
+    def passed_for(self, parameter: Binding) -> Optional[list[cst.BaseExpression]]:
+        function = parameter.scope.node
+        if parameter.kind != "param" or not isinstance(function, cst.FunctionDef) or self._escapes(function):
+            return None
+        receiver, positional = self.signature(function)
+        if parameter.name == receiver or parameter.name not in positional:
+            return None
+        calls = [event.node for event in self.events.calls_of(function.name.value)]
+        if not calls or any(self.names.definition_of(call) is not function for call in calls):  # type: ignore[arg-type]
+            return None
+        passed: list[cst.BaseExpression] = []
+        for call in calls:
+            if any(arg.star for arg in call.args):  # type: ignore[attr-defined]
+                return None
+            value = argument(call, positional, parameter.name) or parameter.value  # type: ignore[arg-type]
+            if value is None:
+                return None
+            passed.append(value)
+        return passed
+
+    def always_called_without_grad(self, function: Optional[cst.FunctionDef], depth: int = 0) -> bool:
+        if function is None or depth > MAX_CALLERS:
+            return False
+        if function in self._without_grad:
+            return self._without_grad[function]
+        self._without_grad[function] = False  # a caller that reaches back here proves nothing
+        calls = self.events.calls_of(function.name.value)
+        answer = bool(calls)
+        for event in calls:
+            func = event.node.func
+            root = func.value if isinstance(func, cst.Attribute) else func
+            use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+            if use is not None and use.grad_off:
+                continue
+            caller = event.site.function
+            if event.site.in_lambda or caller is None or caller is function or not self.always_called_without_grad(caller, depth + 1):
+                answer = False
+                break
+        self._without_grad[function] = answer
+        return answer
+
+    def _escapes(self, function: cst.FunctionDef) -> bool:
+        """Its name is read other than as the function of a call (handed out as a callback, stored)."""
+        if self._escaping is None:
+            called = {id(event.node.func) for event in self.events.of_kind("call")}  # type: ignore[attr-defined]
+            called |= {id(binding.node.name) for binding in self.names.all_bindings()  # type: ignore[attr-defined]
+                       if binding.kind in ("def", "class", "param")}  # the names a definition binds
+            self._escaping = {name.value for name in self.names.uses if id(name) not in called}
+        return function.name.value in self._escaping
+
+    def _is_method(self, function: cst.FunctionDef) -> bool:
+        if self.class_of(function) is None:
+            return False
+        return "staticmethod" not in {dotted_name(d.decorator) for d in function.decorators}
+
+
+def argument(call: cst.Call, parameters: tuple[str, ...], parameter: str) -> Optional[cst.BaseExpression]:
+    """The expression a call passes for one of the callee's positional parameters (receiver left out)."""
+    index = parameters.index(parameter)
+    keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == parameter]
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    return keyword[0] if keyword else positional[index] if index < len(positional) else None

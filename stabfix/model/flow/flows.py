@@ -1,0 +1,345 @@
+"""Where a value goes: the consumers an expression's result reaches, following names, parts and helpers.
+
+Asked of one expression (a `torch.load(...)` call), `ValueFlows.destinations(expr)` follows its result
+through the file and lists where it ends up:
+
+- `restore`: handed to `<x>.load_state_dict(...)` (a module, an optimizer, a scheduler), or to a
+  library function that does the same (peft's `set_peft_model_state_dict(model, sd)`, torch's
+  distributed `set_model_state_dict`), which copies every tensor into the model's own storage, on
+  its device;
+- `adopt`: handed to `<x>.load_state_dict(..., assign=True)`, which makes the loaded tensors the
+  module's own (they stay on the device they were loaded to);
+- `move`: moved with `.to(...)`, `.cuda()` or `.cpu()`;
+- `inspect`: only looked at (`k in sd`, `len(sd)`, `sd.keys()`, `isinstance(sd, dict)`, an `if` test,
+  a log call);
+- `other`: anything else: stored on an attribute, returned to a caller nobody in the file is seen
+  using, passed to another call, used in arithmetic, or a method called on it.
+
+Each destination says whether it is reached by the *whole* value or by a *part* of it (an entry
+`sd["model"]`, `sd.get("model")`, an element drawn by `for k, v in sd.items()`, an element of a tuple
+it is unpacked into, a comprehension or literal built from its entries).
+
+The value is followed through local names (`ckpt = torch.load(p)`, then `ckpt = ckpt["state_dict"]`),
+the bindings that reach each use (`Names.reaching`), loops over `.items()`/`.values()`, comprehensions,
+and the callers of a same-file function that returns it (`Names.definition_of`, two levels).
+
+The parent of a node is looked up in a map built once per file, on the first question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.calls.numerics import self_attribute_bindings
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.names import Names
+from stabfix.model.source.traversal import children
+from stabfix.model.source.vocabulary import LOG_RECEIVER_NAMES, SCALER_CLASSES
+
+_MOVES = frozenset({"to", "cuda", "cpu"})
+_PART_METHODS = frozenset({"get", "pop", "copy"})
+_ELEMENT_METHODS = frozenset({"items", "values"})
+_INSPECT_METHODS = frozenset({"keys", "__contains__"})
+_INSPECT_CALLS = frozenset({"len", "isinstance", "print", "str", "repr", "type", "hasattr", "list", "sorted", "set"})
+_LIMIT = 200  # nodes followed per question; a value spreads into few places in real code
+# Library functions that copy a state dict into a model or optimizer, as `load_state_dict` does: the
+# (position, keyword) of each state-dict argument
+_PEFT_SET = ((1, "peft_model_state_dict"),)
+_RESTORE_FUNCTIONS: dict[str, tuple[tuple[int, str], ...]] = {
+    "peft.set_peft_model_state_dict": _PEFT_SET,
+    "peft.utils.set_peft_model_state_dict": _PEFT_SET,
+    "peft.utils.save_and_load.set_peft_model_state_dict": _PEFT_SET,
+    "torch.distributed.checkpoint.state_dict.set_model_state_dict": ((1, "model_state_dict"),),
+    "torch.distributed.checkpoint.state_dict.set_optimizer_state_dict": ((2, "optim_state_dict"),),
+    "torch.distributed.checkpoint.state_dict.set_state_dict": ((-1, "model_state_dict"), (-1, "optim_state_dict")),
+}
+
+
+@dataclass(frozen=True)
+class Destination:
+    kind: str  # restore, adopt, move, inspect, other
+    node: cst.CSTNode  # the consumer: the load_state_dict / .to(...) call, or the node where the trail ends
+    whole: bool  # reached by the whole value, not by an entry or element of it
+
+
+class ValueFlows(cst.BatchableCSTVisitor):
+    """Answers where values go, after the traversal (it only keeps the module)."""
+
+    def __init__(self, names: Names) -> None:
+        super().__init__()
+        self.names = names
+        self.module: Optional[cst.Module] = None
+        self._parents: Optional[dict[int, cst.CSTNode]] = None
+        self._calls: list[cst.Call] = []
+        self._uses_by_name: dict[str, list[cst.Name]] = {}
+        # id(node) -> the top-level `def`/`class` whose body holds it; uses by (name, id(that definition))
+        self._definition_of_node: dict[int, cst.CSTNode] = {}
+        self._uses_by_definition: dict[tuple[str, int], list[cst.Name]] = {}
+        self._declared_global: set[str] = set()
+        self._number_state: Optional[set[str]] = None  # receivers used as loss scalers
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
+
+    # --- queries ------------------------------------------------------------------------------------
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        self._index()
+        assert self._parents is not None
+        return self._parents.get(id(node))
+
+    def enclosing_function(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        current = self.parent(node)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = self.parent(current)
+        return current
+
+    def calls(self) -> list[cst.Call]:
+        """Every call of the file, in source order."""
+        self._index()
+        return self._calls
+
+    def destinations(self, expr: cst.BaseExpression) -> list[Destination]:
+        """Where the result of `expr` goes (see the module docstring)."""
+        found: list[Destination] = []
+        work: list[tuple[cst.CSTNode, bool, int]] = [(expr, True, 0)]
+        seen: set[tuple[int, bool]] = set()
+        while work and len(seen) < _LIMIT:
+            node, whole, depth = work.pop(0)  # breadth first: consumers come out in the order uses are met
+            if (id(node), whole) in seen:
+                continue
+            seen.add((id(node), whole))
+            self._step(node, whole, depth, found, work)
+        return found
+
+    def restores_no_tensors(self, restore: cst.Call) -> bool:
+        """`<x>.load_state_dict(sd)` copies no tensors: `x` is a loss scaler (built from a `GradScaler` class or used
+        as one in the file: `x.scale(loss).backward()`, `x.unscale_(opt)`) or a `torch.optim.lr_scheduler` scheduler,
+        whose state dicts hold Python numbers only."""
+        receiver = restore.func.value if isinstance(restore.func, cst.Attribute) else None
+        key = dotted_name(receiver) if receiver is not None else None
+        if key is None:
+            return False
+        if self._number_state is None:
+            self._number_state = {used for call in self.calls() if (used := _scaler_used(call)) is not None}
+        if key in self._number_state:
+            return True
+        if isinstance(receiver, cst.Name):
+            values = [binding.bound_value for binding in self.names.reaching(receiver)]
+        else:
+            values = [binding.bound_value for binding in self_attribute_bindings(receiver, self.names)]
+        return bool(values) and all(
+            isinstance(value, cst.Call) and _builds_number_state(self.names.qualify(value.func) or "") for value in values
+        )
+
+    # --- following one step -------------------------------------------------------------------------
+    def _step(self, node, whole, depth, found, work) -> None:
+        parent = self.parent(node)
+        if parent is None:
+            return
+        grand = self.parent(parent)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            method = parent.attr.value
+            called = isinstance(grand, cst.Call) and grand.func is parent
+            if called and method in _MOVES:
+                found.append(Destination("move", grand, whole))
+            elif called and method in _PART_METHODS:
+                work.append((grand, False, depth))
+            elif called and method in _ELEMENT_METHODS:
+                self._follow_iteration(grand, work, depth, found)
+            elif called and method in _INSPECT_METHODS:
+                found.append(Destination("inspect", grand, whole))
+            else:
+                found.append(Destination("other", parent, whole))
+        elif isinstance(parent, cst.Subscript) and parent.value is node:
+            work.append((parent, False, depth))
+        elif isinstance(parent, cst.Arg):
+            self._follow_argument(node, parent, whole, found)
+        elif isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
+            self._follow_binding(parent, whole, depth, found, work)
+        elif isinstance(parent, cst.Return):
+            self._follow_return(parent, whole, depth, found, work)
+        elif isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.If, cst.While, cst.BooleanOperation,
+                                 cst.UnaryOperation, cst.FormattedStringExpression, cst.Assert)):
+            found.append(Destination("inspect", parent, whole))
+        elif isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node:
+            found.append(Destination("inspect", parent, whole))  # iterating a dict: its keys
+        elif isinstance(parent, (cst.Element, cst.DictElement)) and parent.value is node:
+            literal = grand
+            if literal is not None:
+                work.append((literal, False, depth))
+        elif isinstance(parent, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)) and any(
+            part is node for part in (getattr(parent, "value", None), getattr(parent, "elt", None))
+        ):
+            work.append((parent, False, depth))
+        elif isinstance(parent, cst.IfExp) and (node is parent.body or node is parent.orelse):
+            work.append((parent, whole, depth))
+        else:
+            found.append(Destination("other", parent, whole))
+
+    def _follow_argument(self, node, arg: cst.Arg, whole: bool, found) -> None:
+        call = self.parent(arg)
+        if not isinstance(call, cst.Call):
+            return
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
+            if arg.keyword is None or arg.keyword.value == "state_dict":
+                found.append(Destination("adopt" if _assigns(call) else "restore", call, whole))
+                return
+        slots = _RESTORE_FUNCTIONS.get(self.names.qualify(func) or "")
+        if slots is not None:
+            positional = [a for a in call.args if a.keyword is None]
+            position = next((i for i, a in enumerate(positional) if a is arg), -1)
+            if any(arg.keyword is not None and arg.keyword.value == keyword or position == index >= 0
+                   for index, keyword in slots):
+                found.append(Destination("restore", call, whole))  # `set_peft_model_state_dict(model, sd)`
+                return
+        name = func.value if isinstance(func, cst.Name) else None
+        receiver = func.value if isinstance(func, cst.Attribute) else None
+        if name in _INSPECT_CALLS or (isinstance(receiver, cst.Name) and receiver.value in LOG_RECEIVER_NAMES):
+            found.append(Destination("inspect", call, whole))
+            return
+        found.append(Destination("other", call, whole))
+
+    def _follow_binding(self, statement, whole: bool, depth: int, found, work) -> None:
+        targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+        for target in targets:
+            if isinstance(target, cst.Name):
+                self._follow_name(target.value, statement, whole, depth, work)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    if isinstance(element.value, cst.Name):
+                        self._follow_name(element.value.value, statement, False, depth, work)
+            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                # `cleaned[k] = v`: the local container now holds the value; follow the container
+                for binding in self.names.reaching(target.value):
+                    self._follow_name(target.value.value, binding.node, False, depth, work)
+                if not self.names.reaching(target.value):
+                    found.append(Destination("other", statement, whole))
+            else:
+                found.append(Destination("other", statement, whole))  # stored on an attribute
+
+    def _follow_iteration(self, call: cst.Call, work, depth: int, found) -> None:
+        """`for k, v in sd.items():` / `{k: v for k, v in sd.items()}`: the loop's names hold entries."""
+        loop = self.parent(call)
+        if isinstance(loop, (cst.For, cst.CompFor)) and loop.iter is call:
+            target = loop.target
+            elements = target.elements if isinstance(target, cst.Tuple) else [cst.Element(target)]
+            if isinstance(target, cst.Tuple) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "items":
+                elements = elements[1:]  # `for key, value in sd.items()`: the keys are names, not what was loaded
+            for element in elements:
+                if isinstance(element.value, cst.Name):
+                    self._follow_name(element.value.value, loop, False, depth, work)
+            return
+        found.append(Destination("other", call, False))
+
+    def _follow_name(self, name: str, binder: cst.CSTNode, whole: bool, depth: int, work) -> None:
+        self._index()
+        comprehension = self._comprehension_of(binder) if isinstance(binder, cst.CompFor) else None
+        definition = self._definition_of_node.get(id(binder))
+        if definition is not None and name not in self._declared_global:
+            # a name bound in the body of a top-level def or class is seen only there: read its uses only
+            uses = self._uses_by_definition.get((name, id(definition)), [])
+        else:
+            uses = self._uses_by_name.get(name, [])
+        for use in uses:
+            if self._is_target(use):
+                continue
+            if comprehension is not None:
+                # a comprehension's value is read before its `for` binds (source order): match by scope
+                scope = self.names.uses[use].scope.resolving(name)
+                if scope.node is comprehension:
+                    work.append((use, whole, depth))
+            elif any(binding.node is binder for binding in self.names.reaching(use)):
+                work.append((use, whole, depth))
+
+    def _comprehension_of(self, loop: cst.CompFor) -> Optional[cst.CSTNode]:
+        current = self.parent(loop)
+        while current is not None and not isinstance(current, cst.BaseComp):
+            current = self.parent(current)
+        return current
+
+    def _is_target(self, name: cst.Name) -> bool:
+        """Whether a name is (inside) the target of an assignment or loop, not a read."""
+        node: cst.CSTNode = name
+        parent = self.parent(node)
+        while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            node, parent = parent, self.parent(parent)
+        if isinstance(parent, (cst.AssignTarget, cst.AsName)):
+            return True
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
+            return True
+        return isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node
+
+    def _follow_return(self, statement: cst.Return, whole: bool, depth: int, found, work) -> None:
+        function = self.enclosing_function(statement)
+        callers = []
+        if function is not None and depth < 2:
+            callers = [call for call in self.calls() if self.names.definition_of(call) is function]
+        if not callers:
+            found.append(Destination("other", statement, whole))
+        for call in callers:
+            work.append((call, whole, depth + 1))
+
+    # --- the index ----------------------------------------------------------------------------------
+    def _index(self) -> None:
+        if self._parents is not None:
+            return
+        self._parents = {}
+        if self.module is None:
+            return
+        stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(self.module, None)]
+        order: list[cst.Call] = []
+        while stack:
+            current, definition = stack.pop()
+            if isinstance(current, cst.Call):
+                order.append(current)
+            if definition is not None:
+                self._definition_of_node[id(current)] = definition
+            kids = children(current)
+            for child in kids:
+                self._parents[id(child)] = current
+            if current is self.module:
+                stack.extend((child, None) for child in reversed(kids))
+            elif isinstance(current, (cst.FunctionDef, cst.ClassDef)) and self._parents.get(id(current)) is self.module:
+                stack.extend((child, current if child is current.body else None) for child in reversed(kids))
+            else:
+                stack.extend((child, definition) for child in reversed(kids))
+        self._calls = order
+        for use in self.names.uses:
+            self._uses_by_name.setdefault(use.value, []).append(use)
+            definition = self._definition_of_node.get(id(use))
+            if definition is not None:
+                self._uses_by_definition.setdefault((use.value, id(definition)), []).append(use)
+        self._declared_global = {name for scope in self.names.scopes.values() for name in scope.declared_global}
+
+
+def _assigns(call: cst.Call) -> bool:
+    """`load_state_dict(sd, assign=True)` (anything but a literal False): the module takes the tensors as they are."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "assign"
+        and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+        for arg in call.args
+    )
+
+
+def _scaler_used(call: cst.Call) -> Optional[str]:
+    """The receiver a call uses as a loss scaler: `x.unscale_(opt)`, `x.scale(loss).backward()`."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    if func.attr.value == "unscale_":
+        return dotted_name(func.value)
+    inner = func.value
+    if func.attr.value == "backward" and isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+        return dotted_name(inner.func.value) if inner.func.attr.value == "scale" else None
+    return None
+
+
+def _builds_number_state(qualified: str) -> bool:
+    return qualified.rsplit(".", 1)[-1] in SCALER_CLASSES or qualified.startswith(
+        "torch.optim.lr_scheduler."
+    )
+

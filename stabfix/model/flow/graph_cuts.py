@@ -1,0 +1,176 @@
+"""Graph cuts: places that cut a value from the autograd graph and make the copy require grad again.
+
+`out.detach().requires_grad_()`, `out.clone().detach().requires_grad_(True)`, `out.data.requires_grad_()`,
+`Variable(out.data, requires_grad=True)`, `torch.tensor(out, requires_grad=True)` all build a new
+leaf tensor with the values of `out` and no history: gradients reaching the copy stop there. The
+model's `cuts` part records each such re-leaf during the traversal, with what it copies, the names
+the statement binds, and the functions it sits in; `source_of(cut)` says (through `values`) whether
+the copied value is a model's output or a loss, so a rule can ask "is this cut on the path from a
+model to its loss?". SF101 asks the mirror question about loss targets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.calls.losses import read_names
+from stabfix.model.flow.gradient_use import is_requires_grad_call, requires_grad_keyword
+from stabfix.model.flow.values import Value, Values
+from stabfix.model.source.enclosing import EnclosingDefinitions
+from stabfix.model.source.imports import ImportTracker
+from stabfix.model.source.traversal import visit_readonly
+
+_CUTTING_METHODS = frozenset({"detach", "clone", "cpu", "numpy", "float", "double", "contiguous", "item", "tolist"})
+_DETACHING = frozenset({"detach", "numpy", "item", "tolist"})
+_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+_COPYING = frozenset({"torch.tensor", "torch.from_numpy"})
+
+
+@dataclass(frozen=True, eq=False)
+class Cut:
+    node: cst.Call  # the call that makes the copy require grad
+    copied: cst.BaseExpression  # what is copied (`out` of `out.detach().requires_grad_()`)
+    bound: tuple[str, ...]  # names the enclosing assignment binds (`pred` of `pred = ...`)
+    function: Optional[cst.FunctionDef]  # innermost enclosing function
+    outer: cst.CSTNode  # outermost enclosing function, or the module
+
+
+class GraphCuts(cst.BatchableCSTVisitor):
+    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, values: Values) -> None:
+        super().__init__()
+        self.imports = imports
+        self.enclosing = enclosing
+        self.values = values
+        self.cuts: list[Cut] = []
+        self._targets: list[tuple[str, ...]] = []
+        self._module: Optional[cst.Module] = None
+
+    def source_of(self, cut: Cut) -> Value:
+        return self.values.value_of(cut.copied)
+
+    def computed_from(self, cut: Cut) -> set[str]:
+        """The names bound (in the cut's outermost scope) to tensor math on the copy: `loss = -(logp *
+        returns).mean()` after `logp = ...requires_grad_()`. Math only (operators, torch functions,
+        the tensor's own methods): a call of a model or of unseen code has parameters of its own."""
+        names = self.values.names
+        derived = set(cut.bound)
+        bindings = [
+            b for b in names.bindings_within(cut.outer)
+            if b.bound_value is not None and b.name not in derived
+        ]
+        changed = True
+        while changed:
+            changed = False
+            for binding in bindings:
+                if binding.name in derived:
+                    continue
+                value = binding.bound_value
+                if read_names(value) & derived and self._only_math(value, derived) and not self._other_graph(value, derived):
+                    derived.add(binding.name)
+                    changed = True
+        return derived
+
+    def _other_graph(self, expr: cst.CSTNode, derived: set[str]) -> bool:
+        """The math also reads another value with autograd history (a model's output): gradients reach
+        that one (`F.mse_loss(encoder_outputs, copy)` trains the encoder; only the copy's side stops)."""
+        names = self.values.names
+
+        class _Names(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.found: list[cst.Name] = []
+
+            def visit_Name(self, node: cst.Name) -> None:
+                self.found.append(node)
+
+        finder = _Names()
+        visit_readonly(expr, finder)
+        for node in finder.found:
+            if node.value in derived or node not in names.uses:
+                continue
+            value = self.values.value_of(node)
+            if value.model_output or (value.call and not (value.constant or value.not_tensor or value.batch)):
+                return True
+        return False
+
+    def _only_math(self, expr: cst.CSTNode, derived: set[str]) -> bool:
+        class _Calls(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.calls: list[cst.Call] = []
+
+            def visit_Call(self, node: cst.Call) -> None:
+                self.calls.append(node)
+
+        finder = _Calls()
+        visit_readonly(expr, finder)
+        for call in finder.calls:
+            if (self.imports.qualify(call.func) or "").startswith("torch."):
+                continue
+            if isinstance(call.func, cst.Attribute) and read_names(call.func.value) & derived:
+                continue  # a method of the copy (or of math on it): `.mean()`, `.gather(...)`
+            return False
+        return True
+
+    # -- traversal ------------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._targets.append(tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name)))
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._targets.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        copied = self._copied(node)
+        if copied is None:
+            return
+        functions = self.enclosing.enclosing_functions()
+        self.cuts.append(
+            Cut(
+                node=node,
+                copied=copied,
+                bound=self._targets[-1] if self._targets else (),
+                function=functions[-1] if functions else None,
+                outer=functions[0] if functions else self._module,  # type: ignore[arg-type]
+            )
+        )
+
+    def _copied(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """What a re-leafing call copies, or None when it is not one (or copies nothing it cut)."""
+        if is_requires_grad_call(call):
+            receiver = call.func.value  # type: ignore[attr-defined]
+            if isinstance(receiver, cst.Call) and self.imports.qualify(receiver.func) in _COPYING and receiver.args:
+                return _strip_cuts(receiver.args[0].value)[0]  # `torch.from_numpy(out.numpy()).requires_grad_()`
+            inner, cut = _strip_cuts(receiver)
+            return inner if cut else None  # `x.requires_grad_()`, `x.clone().requires_grad_()` keep the graph
+        if requires_grad_keyword(call, self.imports) is None or not call.args or call.args[0].keyword is not None:
+            return None
+        qualified = self.imports.qualify(call.func) or ""
+        first = call.args[0].value
+        inner, cut = _strip_cuts(first)
+        if qualified in _COPYING:
+            return inner
+        if qualified in _VARIABLE:
+            return inner if cut else None  # `Variable(x.data, requires_grad=True)`
+        return None
+
+
+def _strip_cuts(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
+    """`out.clone().detach()` -> (`out`, True); `out.data` -> (`out`, True); `out.float()` -> (`out`, False)."""
+    cut = False
+    while True:
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr, cut = expr.value, True
+        elif (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in _CUTTING_METHODS
+        ):
+            cut = cut or expr.func.attr.value in _DETACHING
+            expr = expr.func.value
+        else:
+            return expr, cut
+

@@ -1,0 +1,373 @@
+"""Autograd history: which expressions still carry a graph, and what a graph is later used for.
+
+The model's `history` part, queried after the traversal; it reads `names`, `values`, `losses` and
+`events`. It answers:
+
+- `origin(expr)`: "a loss" or "a model output" when the code shows that the expression still
+  carries autograd history (a loss call, a forward pass, or arithmetic, reductions, casts, moves
+  and indexing of one), or None when it is cut or not shown: `.item()`, `.detach()`, `.data`,
+  `float(...)`, `.tolist()`, integer results (`argmax`, comparisons), values bound or read under
+  `no_grad`/`inference_mode` (a block or a decorator), `torch.tensor(...)` copies.
+- `feeds_backward(spellings, function)`: whether a backward pass (`x.backward()`,
+  `accelerator.backward(x)`, `torch.autograd.grad(x, ...)`) differentiates something computed
+  from one of the spellings (`total`, `self.aux_losses`), following names through their bindings.
+- `feeds_return(spellings, function)`: the same for what a function returns (the caller decides
+  what happens to it: a `compute_loss` that sums micro-batch losses returns the loss it backpropagates).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+import libcst as cst
+
+from stabfix.model.calls.events import Backward, Events
+from stabfix.model.calls.losses import LossIndex
+from stabfix.model.flow.values import Values
+from stabfix.model.source import vocabulary as vocab
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.names import Names
+from stabfix.model.source.traversal import visit_readonly
+
+LOSS, MODEL_OUTPUT = "a loss", "a model output"
+# Methods whose result carries no autograd history (Python data, integer or boolean tensors, a cut copy).
+CUT_METHODS = frozenset(
+    {"item", "tolist", "numpy", "detach", "detach_", "argmax", "argmin", "argsort", "long", "int", "bool",
+     "eq", "ne", "gt", "lt", "ge", "le", "nonzero", "size", "dim", "numel", "backward", "isnan", "isinf",
+     "isfinite", "sign", "round", "floor", "ceil"}
+)
+CUT_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda"})
+# Namespaces whose functions return host data or gradients (`torch.autograd.grad` without `create_graph`).
+CUT_NAMESPACES = ("numpy.", "np.", "math.", "statistics.", "torch.autograd.")
+# Framework hooks whose return value the framework backpropagates (Lightning, Hugging Face `Trainer`).
+FRAMEWORK_LOSS_STEPS = frozenset({"training_step", "compute_loss"})
+CUT_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "list", "tuple", "abs"})
+CUT_FUNCTIONS = frozenset(
+    {"torch.tensor", "torch.as_tensor", "torch.argmax", "torch.argmin", "torch.eq", "torch.isnan",
+     "torch.isfinite", "torch.isinf", "torch.zeros_like", "torch.ones_like", "torch.empty_like",
+     "torch.no_grad", "numpy.array", "numpy.asarray", "torch.sign", "torch.round"}
+)
+
+
+class History:
+    def __init__(self, names: Names, values: Values, losses: LossIndex, events: Events) -> None:
+        self.names = names
+        self.values = values
+        self.losses = losses
+        self.events = events
+        self._memo: dict[int, Optional[str]] = {}
+        self._evidence: Optional[dict[int, str]] = None  # binding id -> origin, from how the name is used
+        self._marked: set[cst.FunctionDef] = set()
+        self._methods_by_class: Optional[dict[int, list[cst.FunctionDef]]] = None
+        self._methods_indexed = -1  # how many returning functions `_methods_by_class` was built from
+        self._differentiated: dict[tuple[int, frozenset[str]], bool] = {}
+        self._reads_of: dict[int, list[cst.BaseExpression]] = {}  # id(expr) -> `_reads(expr)`: see `_mentions`
+
+    def mark_returned(self, function: cst.FunctionDef) -> None:
+        """What a framework's training step returns is the loss the framework backpropagates (Lightning's
+        `training_step`, a Hugging Face `Trainer.compute_loss`): the names it reads carry history."""
+        if function in self._marked or function.name.value not in FRAMEWORK_LOSS_STEPS:
+            return
+        self._marked.add(function)
+        evidence = self._uses_as_evidence()
+        for returned in self.names.returns.get(function, []):
+            for name in _names_outside_tests(returned, calls=False):
+                for binding in self.names.reaching(name):
+                    evidence.setdefault(id(binding), LOSS)
+        self._memo.clear()
+
+    def _uses_as_evidence(self) -> dict[int, str]:
+        """Bindings whose later use proves they carry history: differentiated by a backward pass, or the
+        prediction of a loss."""
+        if self._evidence is None:
+            self._evidence = {}
+            for event in self.events.of_kind("backward"):
+                if isinstance(event, Backward) and event.loss is not None:
+                    for name in _names_outside_tests(event.loss):
+                        for binding in self.names.reaching(name):
+                            self._evidence.setdefault(id(binding), LOSS)
+            for _site, operands in self.losses.loss_sites():
+                prediction = getattr(operands, "prediction", None)
+                if isinstance(prediction, cst.Name):
+                    for binding in self.names.reaching(prediction):
+                        self._evidence.setdefault(id(binding), MODEL_OUTPUT)
+        return self._evidence
+
+    # -- what carries a graph --------------------------------------------------------------------------
+    def origin(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        key = id(expr)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # `x = x + f(x)` in a loop refers to itself
+        found = self._origin(expr, depth) if depth < 10 else None
+        self._memo[key] = found
+        return found
+
+    def _origin(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
+        if isinstance(expr, cst.Name):
+            return self._name_origin(expr, depth)
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in CUT_ATTRIBUTES:
+                return None
+            if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+                return None  # state on self: not shown here
+            return self.origin(expr.value, depth + 1)  # `outputs.loss`
+        if isinstance(expr, cst.Subscript):
+            return self.origin(expr.value, depth + 1)  # `out[0]`, `outputs["loss"]`
+        if isinstance(expr, cst.BinaryOperation):
+            return self.origin(expr.left, depth + 1) or self.origin(expr.right, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return None if isinstance(expr.operator, cst.Not) else self.origin(expr.expression, depth + 1)
+        if isinstance(expr, cst.IfExp):
+            return self.origin(expr.body, depth + 1) or self.origin(expr.orelse, depth + 1)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            for element in expr.elements:
+                found = self.origin(element.value, depth + 1)
+                if found:
+                    return found
+            return None
+        if isinstance(expr, cst.Call):
+            return self._call_origin(expr, depth)
+        return None  # literals, comparisons, comprehensions, lambdas
+
+    def _name_origin(self, name: cst.Name, depth: int) -> Optional[str]:
+        use = self.names.uses.get(name)
+        if use is None or use.grad_off:
+            return None
+        evidence = self._uses_as_evidence()
+        for binding in self.names.reaching(name):
+            if binding.grad_off:
+                continue
+            if id(binding) in evidence and binding.kind not in ("param", "for"):
+                return evidence[id(binding)]
+            value = binding.bound_value
+            if value is None and binding.kind == "unpack" and isinstance(binding.value, cst.Call):
+                value = binding.value  # `logits, loss = model(x)`: a part of a forward's result
+                if binding.position and self._cut_position(binding.value, binding.position):
+                    continue
+                if self.losses.resolve(binding.value) is not None:
+                    continue  # `loss, pred = self.compute_loss(...)`: which part is the loss is not shown
+            if value is None:
+                continue
+            found = self.origin(value, depth + 1)
+            if found:
+                return found
+        return None
+
+    def _cut_position(self, call: cst.Call, position: tuple[int, ...]) -> bool:
+        """`_, pred = out.max(1)`: the indices of a max/min/topk/sort carry no history."""
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value in ("max", "min", "topk", "sort") and position[0] == 1
+
+    def _call_origin(self, call: cst.Call, depth: int) -> Optional[str]:
+        func = call.func
+        root = func
+        while isinstance(root, (cst.Attribute, cst.Call)):
+            root = root.value if isinstance(root, cst.Attribute) else root.func
+        use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+        if use is not None and use.grad_off:
+            return None  # computed where autograd is off
+        qualified = self.names.qualify(func) or ""
+        if qualified in CUT_FUNCTIONS or qualified.startswith(CUT_NAMESPACES):
+            return None
+        if isinstance(func, cst.Name) and func.value in CUT_BUILTINS and not qualified:
+            return None
+        if isinstance(func, cst.Attribute) and func.attr.value in CUT_METHODS:
+            return None
+        if self.losses.resolve(call) is not None:
+            return None if self._of_constants(call) else LOSS
+        if isinstance(func, cst.Attribute) and not qualified.startswith("torch."):
+            receiver = self.origin(func.value, depth + 1)
+            if receiver:
+                return receiver  # `loss.mean()`, `out.float()`, `out.cpu()`, `logits.softmax(-1)`
+        if qualified.startswith("torch.") and not qualified.startswith("torch.nn.") or qualified.startswith(
+            "torch.nn.functional."
+        ):
+            for arg in call.args:
+                found = self.origin(arg.value, depth + 1)
+                if found:
+                    return found  # `torch.stack(...)`, `F.softmax(out)` of a graph
+            return None
+        if qualified:
+            return None  # a library function (a metric, a logger), a module or parameter constructor
+        modules = self.values.modules
+        forward = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+        if modules is not None and modules.is_module(forward):
+            return MODEL_OUTPUT  # `model(x)`, `self.encoder(x)`, `model.forward(x)` of a module of the file
+        return None
+
+    def _of_constants(self, call: cst.Call) -> bool:
+        """A loss computed only from constant tensors (factories, data, no `requires_grad`) and plain
+        values: a unit test of a loss function, which records no graph."""
+        values = [self.values.value_of(arg.value) for arg in call.args if not arg.star]
+        return bool(values) and any(v.constant for v in values) and all(v.constant or v.not_tensor for v in values)
+
+    def read_under_no_grad(self, expr: cst.BaseExpression) -> bool:
+        """Some variable of the expression is read where autograd is off (a `no_grad` block or decorator)."""
+        return any(self.names.uses[node].grad_off for node in _names_outside_tests(expr) if node in self.names.uses)
+
+    def trains_or_evaluates(self, function: Optional[cst.FunctionDef], loop: Optional[cst.CSTNode]) -> bool:
+        """The function backpropagates on its own (what it keeps is a log), or the loop draws batches from a
+        data source (`for x, y in val_loader`: an evaluation loop): not a forward that assembles outputs."""
+        return bool(self.events.in_function(function, "backward")) or self.draws_batches([loop])
+
+    def draws_batches(self, loops: Iterable[Optional[cst.CSTNode]]) -> bool:
+        """One of the loops iterates a data source (`for x, y in val_loader`, `for batch in train_dl`)."""
+        for loop in loops:
+            iterated = dotted_name(loop.iter) if isinstance(loop, cst.For) else None
+            words = (iterated or "").lower().replace(".", "_").split("_")
+            if any(w in vocab.DATA_SOURCE_WORDS or w.endswith(("loader", "dataset", "batches")) for w in words):
+                return True  # `val_loader`, `trainloader`, `self.eval_dataset`
+        return False
+
+    def switches_to_eval(self, function: Optional[cst.FunctionDef]) -> bool:
+        """The function puts a module in eval mode (`model.eval()`): what it collects is an evaluation's output."""
+        if function is None:
+            return False
+        found: list[bool] = []
+
+        class _Finder(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if isinstance(node.func, cst.Attribute) and node.func.attr.value == "eval" and not node.args:
+                    found.append(True)
+
+        visit_readonly(function, _Finder())
+        return bool(found)
+
+    # -- what a graph is used for ----------------------------------------------------------------------
+    def feeds_backward(
+        self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
+    ) -> bool:
+        """A backward pass in `function` (or, with `cls`, in any method of that class; with `after`, only
+        one placed after that position of the `names` model) differentiates something computed from one
+        of `spellings`."""
+        return any(True for _ in self.backwards_of(spellings, function, cls, after))
+
+    def backwards_of(
+        self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
+    ) -> Iterable[Backward]:
+        """The backward passes `feeds_backward` asks about, in source order."""
+        candidates = self.events.of_kind("backward") if cls is not None else self.events.in_function(function, "backward")
+        for event in candidates:
+            if not isinstance(event, Backward) or event.site.names_order <= after:
+                continue
+            if cls is not None:
+                if event.site.cls is not cls:
+                    continue
+            elif event.site.function is not function:
+                continue
+            if self._differentiates(event, spellings):
+                yield event
+
+    def _differentiates(self, event: Backward, spellings: set[str]) -> bool:
+        # Every accumulation site asks about the same backward passes: in a script whose cells rebind
+        # `loss` in loops, each answer follows every earlier cell, so each is worked out once.
+        key = (id(event), frozenset(spellings))
+        if key not in self._differentiated:
+            self._differentiated[key] = self._mentions(event.node if event.loss is None else event.loss, spellings)
+        return self._differentiated[key]
+
+    def _returning_methods(self) -> dict[int, list[cst.FunctionDef]]:
+        """id(class) -> the functions in it that return a value, in order (asked per candidate: built once)."""
+        if self._methods_by_class is None or self._methods_indexed != len(self.names.returns):
+            self._methods_indexed = len(self.names.returns)
+            self._methods_by_class = {}
+            for f in self.names.returns:
+                owner = self.names.enclosing_class(self.names.scopes[f])
+                self._methods_by_class.setdefault(id(owner), []).append(f)
+        return self._methods_by_class
+
+    def feeds_return(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None) -> bool:
+        """What `function` returns (with `cls`: any method of that class) is computed from one of `spellings`."""
+        if cls is not None:
+            functions = self._returning_methods().get(id(cls), [])
+        else:
+            functions = [function] if function is not None else []
+        return any(
+            self._mentions(returned, spellings) and not _cut_at_top(returned)
+            for f in functions for returned in self.names.returns.get(f, [])
+        )
+
+    def _mentions(self, expr: cst.CSTNode, spellings: set[str], depth: int = 0, seen: Optional[set] = None) -> bool:
+        """Whether `expr`, or what a name in it was bound to (transitively), reads one of the spellings."""
+        seen = set() if seen is None else seen
+        # the same bound values are read again for every question (every backward pass, every spelling)
+        reads = self._reads_of.get(id(expr))
+        if reads is None:
+            reads = self._reads_of[id(expr)] = list(_reads(expr))
+        for node in reads:
+            spelled = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+            if spelled in spellings:
+                return True
+            if isinstance(node, cst.Name) and depth < 6:
+                for binding in self.names.reaching(node):
+                    if id(binding) in seen:
+                        continue
+                    seen.add(id(binding))
+                    if binding.value is not None and self._mentions(binding.value, spellings, depth + 1, seen):
+                        return True
+        return False
+
+
+def _cut_at_top(expr: cst.BaseExpression) -> bool:
+    """`total.item()`, `float(total)`, `torch.stack(xs).mean().detach()`: a returned number, not a graph."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in ("item", "tolist", "detach", "numpy")
+    return isinstance(func, cst.Name) and func.value in CUT_BUILTINS
+
+
+def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name]:
+    """The variables an expression reads, not counting the conditions of `a if cond else b` (nor, with
+    `calls=False`, what is passed to a call: `Result(stats=stats)` is not `stats`)."""
+    found: list[cst.Name] = []
+
+    class _Collector(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            if not calls:
+                visit_readonly(node.func, self)
+                return False
+            return True
+
+        def visit_IfExp(self, node: cst.IfExp) -> bool:
+            visit_readonly(node.body, self)
+            visit_readonly(node.orelse, self)
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            visit_readonly(node.value, self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            visit_readonly(node.value, self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node)
+
+    visit_readonly(expr, _Collector())
+    return found
+
+
+def _reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
+    """The names and attribute chains an expression reads (`self.losses`, `total`)."""
+    collector = _ReadsCollector()
+    visit_readonly(expr, collector)
+    return collector.found
+
+
+class _ReadsCollector(cst.CSTVisitor):
+    # one class for every call of `_reads` (it runs for every binding a query follows)
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.BaseExpression] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if dotted_name(node) is not None:
+            self.found.append(node)
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.append(node)

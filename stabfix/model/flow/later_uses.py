@@ -1,0 +1,421 @@
+"""What later code does with a held value: the reads of an accumulator after a point, and its resets.
+
+The model's `uses` part, queried after the traversal. A *holder* is what keeps a value from one
+iteration (or call) to the next: a local or module-global name (`total`), `self.<attr>`
+(`self.loss_history`), or an entry of either (`logs["loss"]`).
+
+`reads(holder, site, after, function, cls)` lists the reads of the holder that see what the statement
+`site` put there: for a name, the uses that the site's binding reaches (or, for a container filled
+in place, `losses.append(x)`, that the same bindings reach) placed after `after` in source order or
+inside a loop around the site (they run on the next pass); for `self.<attr>`, every read in the
+class's methods. Each read says what it *needs* of the value, following the value through arithmetic,
+indexing, literals, local names it is bound to and same-file callers of a function that returns it:
+
+- `number`: works the same on a Python number or a tensor: arithmetic whose result only meets such
+  uses, comparisons and truth tests, formatting with a format spec (`f"{total:.3f}"`),
+  `float`/`int`/`round`/`len`, updating the holder itself (`total /= n`), list bookkeeping
+  (`losses.append`, `.clear()`);
+- `tensor`: needs a tensor: a tensor method or attribute (`total.item()`, `.detach()`, `.cpu()`,
+  `.shape`), a torch function (`torch.stack(losses)`, `dist.all_reduce(total)`);
+- `unseen`: hands the value to code the file does not show: returned to no caller of the file,
+  passed to an unknown or same-file function, stored on an object, yielded; a holder on `self` or
+  a module global is such state itself (any code holding the object or module can read it);
+- `graph`: differentiates it or reads its autograd state (`.backward()`, `torch.autograd.grad`,
+  `.requires_grad`, `.grad_fn`, `.register_hook`), also through its text: `print(total)`,
+  `str(total)`, `f"{total}"` and a logger's arguments show a tensor's `grad_fn=`.
+
+`strongest(reads)` orders them `number` < `tensor` < `unseen` < `graph`.
+
+`reset_every_step(holder, site, function)`: the holder is re-bound fresh (`total = 0`, a value that
+does not read it) or emptied in place (`total.zero_()`, `losses.clear()`) whenever an optimizer step
+runs: for every optimizer step in the loops around the site, a reset sits in the innermost loop that
+holds both, inside the loop that carries the site, under no `if` branch the step is not under too,
+and the step sits in no deeper loop of its own. What the holder sums then never outgrows one
+accumulation window (`if (i + 1) % accum == 0: opt.step(); ...; running_loss = 0`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional, Union
+
+import libcst as cst
+
+from stabfix.model.calls.events import Events, Step, stepped_optimizer
+from stabfix.model.calls.optimizers import OptimizerTracker
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.names import Names
+from stabfix.model.source.traversal import children
+from stabfix.model.source.vocabulary import LOG_RECEIVER_NAMES
+
+NUMBER, TENSOR, UNSEEN, GRAPH = "number", "tensor", "unseen", "graph"
+_RANK = {NUMBER: 0, TENSOR: 1, UNSEEN: 2, GRAPH: 3}
+_GRAPH_METHODS = frozenset({"backward", "retain_grad", "register_hook", "requires_grad_"})
+_GRAPH_ATTRIBUTES = frozenset({"requires_grad", "grad_fn", "is_leaf", "grad", "retains_grad"})
+_GRAPH_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
+# Methods whose result is Python data or cut from the graph: nothing downstream can need the graph.
+_CUT_METHODS = frozenset({"item", "tolist", "numpy", "detach", "detach_"})
+# List and dict bookkeeping on a container holder: works whatever its elements are.
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "clear", "remove", "index", "count", "keys", "update"})
+_ELEMENT_METHODS = frozenset({"pop", "get", "values", "items", "copy"})  # hand out what the holder holds
+# Builtins whose result is plain Python data whatever they are given (a tensor converts itself).
+_PLAIN_BUILTINS = frozenset({"float", "int", "bool", "round", "len", "isinstance", "type", "id", "hash"})
+_TEXT_BUILTINS = frozenset({"print", "str", "repr", "format"})  # a tensor's text shows its `grad_fn=`
+_PASS_THROUGH_BUILTINS = frozenset({"sum", "min", "max", "abs", "sorted", "list", "tuple", "reversed", "enumerate", "zip"})
+_PLAIN_MODULES = ("math.", "statistics.")
+_RESETTING_METHODS = frozenset({"zero_", "clear", "fill_"})
+_DEPTH = 4
+Holder = cst.BaseExpression
+Loop = Union[cst.For, cst.While]
+
+
+@dataclass(frozen=True)
+class Read:
+    node: cst.CSTNode  # the read: a Name, or a `self.<attr>` Attribute
+    need: str  # number | tensor | unseen | graph
+    consumer: cst.CSTNode  # where following the value stopped (the call, statement or method)
+
+
+def strongest(reads: list[Read]) -> str:
+    """The most a read asks of the value (`number` when there is no read)."""
+    return max((read.need for read in reads), key=_RANK.__getitem__, default=NUMBER)
+
+
+class LaterUses(cst.BatchableCSTVisitor):
+    """Answers `reads` and `reset_every_step` after the traversal (it only keeps the module)."""
+
+    def __init__(self, names: Names, events: Events, optimizers: OptimizerTracker) -> None:
+        super().__init__()
+        self.names = names
+        self.events = events
+        self.optimizers = optimizers
+        self.module: Optional[cst.Module] = None
+        self._parents: Optional[dict[int, cst.CSTNode]] = None
+        self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
+        self._call_nodes: Optional[list[cst.Call]] = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
+
+    # -- the parent map ----------------------------------------------------------------------------------
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        if self._parents is None:
+            self._parents = {}
+            stack: list[cst.CSTNode] = [self.module] if self.module is not None else []
+            while stack:
+                current = stack.pop()
+                for child in children(current):
+                    self._parents[id(child)] = current
+                    stack.append(child)
+        return self._parents.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+    def loops_around(self, node: cst.CSTNode) -> list[Loop]:
+        """The `for`/`while` loops around a node in its own function, innermost first (a loop only
+        counts when the node is in its body, not its iterable or test)."""
+        found: list[Loop] = []
+        previous = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                break
+            if isinstance(ancestor, (cst.For, cst.While)) and previous is ancestor.body:
+                found.append(ancestor)
+            previous = ancestor
+        return found
+
+    # -- reads ---------------------------------------------------------------------------------------------
+    def reads(self, holder: Holder, site: cst.CSTNode, after: int, function: Optional[cst.FunctionDef],
+              cls: Optional[cst.ClassDef]) -> list[Read]:
+        """The reads of `holder` that see what `site` stored (see the module docstring), with their needs."""
+        root = holder.value if isinstance(holder, cst.Subscript) else holder
+        found: list[Read] = []
+        if isinstance(root, cst.Attribute) or self._module_global(root):
+            found.append(Read(root, UNSEEN, root))  # state any code holding the object or module can read
+        for node in self._holder_reads(root, site, after, function, cls):
+            need, consumer = self._need(node, 0, set())
+            found.append(Read(node, need, consumer))
+        return found
+
+    def _holder_reads(self, root: cst.BaseExpression, site: cst.CSTNode, after: int,
+                      function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef]) -> list[cst.CSTNode]:
+        spelled = dotted_name(root)
+        if spelled is None:
+            return []
+        if spelled.startswith("self.") and cls is not None:
+            return [node for node in self._attribute_reads(cls, spelled) if not self._within(node, site)]
+        if not isinstance(root, cst.Name) or root not in self.names.uses:
+            return []
+        loops = self.loops_around(site)
+        stored = {id(b) for b in self.names.reaching(root)}  # what the holder held when the site ran
+        bindings = [b for b in self.names.bindings_of(root) if b.node is site]
+        found = []
+        for use in self._uses(root.value):
+            if use is root or self._within(use, site) or self._is_target(use) or use not in self.names.uses:
+                continue
+            if self.names.uses[use].scope.resolving(use.value) is not self.names.uses[root].scope.resolving(root.value):
+                continue
+            if not (self.names.uses[use].order > after or any(self._within(use, loop.body) for loop in loops)):
+                continue
+            reaching = self.names.reaching(use)
+            if bindings and not any(b in bindings for b in reaching):
+                continue  # re-bound in between: another value
+            if not bindings and not any(id(b) in stored for b in reaching):
+                continue
+            found.append(use)
+        return found
+
+    def _module_global(self, root: cst.BaseExpression) -> bool:
+        use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+        return use is not None and use.scope.resolving(root.value).parent is None
+
+    def _attribute_reads(self, cls: cst.ClassDef, spelled: str) -> list[cst.CSTNode]:
+        found: list[cst.CSTNode] = []
+        stack: list[cst.CSTNode] = [cls]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute) and dotted_name(node) == spelled:
+                if not self._is_target(node):
+                    found.append(node)
+                continue
+            stack.extend(children(node))
+        return found
+
+    def _uses(self, name: str) -> list[cst.Name]:
+        if self._uses_by_name is None:
+            self._uses_by_name = {}
+            for use in self.names.uses:
+                self._uses_by_name.setdefault(use.value, []).append(use)
+        return self._uses_by_name.get(name, [])
+
+    def _within(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        return node is outer or any(ancestor is outer for ancestor in self.ancestors(node))
+
+    def _is_target(self, node: cst.CSTNode) -> bool:
+        """Bound, not read: an assignment or loop target (an augmented target is read, and kept)."""
+        parent = self.parent(node)
+        while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            node, parent = parent, self.parent(parent)
+        if isinstance(parent, (cst.AssignTarget, cst.AsName, cst.Del)):
+            return True
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
+            return True
+        return isinstance(parent, cst.AnnAssign) and parent.target is node
+
+    # -- what a read needs -----------------------------------------------------------------------------------
+    def _need(self, node: cst.CSTNode, depth: int, seen: set[int]) -> tuple[str, cst.CSTNode]:
+        if id(node) in seen or depth > _DEPTH:
+            return UNSEEN, node
+        seen.add(id(node))
+        parent = self.parent(node)
+        if parent is None:
+            return UNSEEN, node
+        grand = self.parent(parent)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return self._method_need(parent, grand, depth, seen)
+        if isinstance(parent, cst.Subscript) and parent.value is node:
+            return self._need(parent, depth, seen)  # an entry or element of it
+        if isinstance(parent, (cst.BinaryOperation, cst.Index, cst.SubscriptElement)):
+            if isinstance(parent, (cst.Index, cst.SubscriptElement)):
+                return NUMBER, parent  # used as an index
+            return self._need(parent, depth, seen)
+        if isinstance(parent, cst.UnaryOperation):
+            return (NUMBER, parent) if isinstance(parent.operator, cst.Not) else self._need(parent, depth, seen)
+        if isinstance(parent, cst.IfExp):
+            return self._need(parent, depth, seen) if node is not parent.test else (NUMBER, parent)
+        if isinstance(parent, cst.FormattedStringExpression):
+            shown = parent.format_spec is None or parent.conversion is not None
+            return (GRAPH if shown else NUMBER), parent  # `f"{total}"` shows `grad_fn=`; `f"{total:.3f}"` a number
+        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.If, cst.While,
+                               cst.Assert, cst.Expr)):
+            return NUMBER, parent
+        if isinstance(parent, (cst.Element, cst.DictElement)) and parent.value is node and grand is not None:
+            return self._need(grand, depth, seen)  # in a literal: what happens to the literal
+        if isinstance(parent, cst.Arg):
+            return self._argument_need(parent, grand, depth, seen)
+        if isinstance(parent, cst.AugAssign):
+            if parent.target is node:
+                return NUMBER, parent  # `total /= n`: the holder updates itself
+            return self._bound_need(parent.target, parent, depth, seen)
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
+            targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+            return max((self._bound_need(t, parent, depth, seen) for t in targets), key=lambda r: _RANK[r[0]])
+        if isinstance(parent, cst.Return):
+            return self._returned_need(parent, depth, seen)
+        if isinstance(parent, cst.For) and parent.iter is node:
+            return self._bound_need(parent.target, parent, depth, seen)
+        return UNSEEN, parent
+
+    def _method_need(self, attribute: cst.Attribute, grand, depth: int, seen: set[int]) -> tuple[str, cst.CSTNode]:
+        method = attribute.attr.value
+        called = isinstance(grand, cst.Call) and grand.func is attribute
+        if not called:
+            return (GRAPH if method in _GRAPH_ATTRIBUTES else TENSOR), attribute
+        if method in _GRAPH_METHODS:
+            return GRAPH, grand
+        if method in _CONTAINER_METHODS:
+            return NUMBER, grand
+        if method in _ELEMENT_METHODS:
+            return self._need(grand, depth + 1, seen)
+        if method in _CUT_METHODS:
+            return TENSOR, grand  # `total.item()`: needs a tensor, hands on none of its graph
+        need, consumer = self._need(grand, depth + 1, seen)  # `total.mean()`, `total.cpu()`: a tensor of it
+        return (need if _RANK[need] > _RANK[TENSOR] else TENSOR), consumer
+
+    def _argument_need(self, arg: cst.Arg, call, depth: int, seen: set[int]) -> tuple[str, cst.CSTNode]:
+        if not isinstance(call, cst.Call):
+            return UNSEEN, arg
+        func = call.func
+        qualified = self.names.qualify(func) or ""
+        if qualified in _GRAPH_FUNCTIONS:
+            return GRAPH, call
+        if isinstance(func, cst.Name) and not qualified and not self.names.bindings_of(func):
+            if func.value in _PLAIN_BUILTINS or func.value == "format" and len(call.args) > 1:
+                return NUMBER, call
+            if func.value in _TEXT_BUILTINS:
+                return GRAPH, call
+            if func.value in _PASS_THROUGH_BUILTINS:
+                return self._need(call, depth + 1, seen)
+        if qualified.startswith(_PLAIN_MODULES):
+            return NUMBER, call
+        if qualified.startswith("torch."):
+            need, consumer = self._need(call, depth + 1, seen)  # `torch.stack(losses)`: what its result meets
+            return (need if _RANK[need] > _RANK[TENSOR] else TENSOR), consumer
+        receiver = func.value if isinstance(func, cst.Attribute) else None
+        if isinstance(receiver, cst.Name) and receiver.value in LOG_RECEIVER_NAMES and not qualified.startswith("torch"):
+            # `logger.info(...)` formats what it is given, `grad_fn=` and all; only the wording hangs on the
+            # name: an unseen call makes the fix unsafe just the same
+            return GRAPH, call
+        return UNSEEN, call
+
+    def _bound_need(self, target: cst.BaseExpression, statement: cst.CSTNode, depth: int,
+                    seen: set[int]) -> tuple[str, cst.CSTNode]:
+        """What the reads of a local name bound (or updated) from the value need."""
+        if not isinstance(target, cst.Name):
+            return UNSEEN, statement  # stored on an object or in a container
+        needs: list[tuple[str, cst.CSTNode]] = [(NUMBER, statement)]
+        for use in self._uses(target.value):
+            if use is target or self._is_target(use) or use not in self.names.uses:
+                continue
+            if any(binding.node is statement for binding in self.names.reaching(use)):
+                needs.append(self._need(use, depth + 1, seen))
+        return max(needs, key=lambda r: _RANK[r[0]])
+
+    def _returned_need(self, statement: cst.Return, depth: int, seen: set[int]) -> tuple[str, cst.CSTNode]:
+        function = next((a for a in self.ancestors(statement) if isinstance(a, cst.FunctionDef)), None)
+        if function is None:
+            return UNSEEN, statement
+        callers = [node for node in self._calls() if self.names.definition_of(node) is function]
+        if not callers:
+            return UNSEEN, statement  # returned to callers the file does not show
+        return max((self._need(call, depth + 1, seen) for call in callers), key=lambda r: _RANK[r[0]])
+
+    def _calls(self) -> list[cst.Call]:
+        if self._call_nodes is None:
+            self._call_nodes = [node for node in self._all_nodes() if isinstance(node, cst.Call)]
+        return self._call_nodes
+
+    def _all_nodes(self) -> Iterator[cst.CSTNode]:
+        stack: list[cst.CSTNode] = [self.module] if self.module is not None else []
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(children(node))
+
+    # -- resets ------------------------------------------------------------------------------------------------
+    def reset_every_step(self, holder: Holder, site: cst.CSTNode, function: Optional[cst.FunctionDef]) -> bool:
+        """Whether the holder is reset whenever an optimizer step runs (see the module docstring)."""
+        carrying = self.loops_around(site)
+        if not carrying:
+            return False
+        outermost = carrying[-1]
+        steps = [
+            event for event in self.events.in_function(function, "step")
+            if isinstance(event, Step) and not event.site.in_lambda and self._within(event.node, outermost.body)
+            and stepped_optimizer(event, self.optimizers, self.events) is not None
+        ]
+        if not steps:
+            return False
+        resets = self._resets(holder, outermost)
+        return all(any(self._covers(reset, step.node, site) for reset in resets) for step in steps)
+
+    def _resets(self, holder: Holder, region: cst.CSTNode) -> list[cst.CSTNode]:
+        """Statements in `region` that give the holder a fresh value or empty it in place."""
+        found: list[cst.CSTNode] = []
+        for node in self._walk(region):
+            if isinstance(node, cst.Assign) and any(_same(t.target, holder) for t in node.targets):
+                if not _mentions(node.value, holder):
+                    found.append(node)
+            elif isinstance(node, cst.AugAssign) and _same(node.target, holder):
+                if isinstance(node.operator, cst.SubtractAssign) and _same(node.value, holder):
+                    found.append(node)  # `tr_loss -= tr_loss`
+                elif isinstance(node.operator, cst.MultiplyAssign) and _is_zero(node.value):
+                    found.append(node)
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value in _RESETTING_METHODS and _same(node.func.value, holder):
+                    if node.func.attr.value != "fill_" or (node.args and _is_zero(node.args[0].value)):
+                        found.append(node)
+        return found
+
+    def _walk(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            yield current
+            if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or current is node:
+                stack.extend(children(current))
+
+    def _covers(self, reset: cst.CSTNode, step: cst.CSTNode, site: cst.CSTNode) -> bool:
+        """The reset runs whenever the step does, in a loop that carries the site."""
+        reset_loops, step_loops = self.loops_around(reset), self.loops_around(step)
+        shared = next((loop for loop in reset_loops if any(loop is other for other in step_loops)), None)
+        if shared is None or not self._within(site, shared.body):
+            return False
+        if step_loops[0] is not shared:
+            return False  # the step repeats in a loop of its own: many steps per reset
+        return self.runs_whenever(reset, step)
+
+    def runs_whenever(self, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """`node` runs whenever `other` does, in one pass of the loops around both: every `if`/`else`/
+        `except` branch between their innermost shared loop (or function) and `node` holds `other` too."""
+        other_loops = self.loops_around(other)
+        container = next((loop for loop in self.loops_around(node) if any(loop is o for o in other_loops)), None)
+        other_guards = set(self._guards(other, container))
+        return all(guard in other_guards for guard in self._guards(node, container))
+
+    def _guards(self, node: cst.CSTNode, container: Optional[cst.CSTNode]) -> list[int]:
+        """The conditional blocks (`if`/`else`/`try` branches) between `container` (a loop; None: the
+        function) and `node`, by id."""
+        found: list[int] = []
+        previous = node
+        for ancestor in self.ancestors(node):
+            if ancestor is container or isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                break
+            if isinstance(previous, cst.IndentedBlock) and isinstance(
+                ancestor, (cst.If, cst.Else, cst.ExceptHandler, cst.Try, cst.MatchCase)
+            ) and not (isinstance(ancestor, cst.Try) and previous is ancestor.body):
+                found.append(id(previous))
+            previous = ancestor
+        return found
+
+
+def _same(expr: cst.BaseExpression, holder: Holder) -> bool:
+    return expr.deep_equals(holder)
+
+
+def _mentions(expr: cst.CSTNode, holder: Holder) -> bool:
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BaseExpression) and type(node) is type(holder) and node.deep_equals(holder):
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == 0.0

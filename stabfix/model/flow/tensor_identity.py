@@ -1,0 +1,525 @@
+"""Which expressions of one scope hold the very same tensor values, and which calls compute a loss.
+
+Built for SF401 (reference-aliases-source) and usable by any rule that must know whether two
+operands are the same tensor: `ref = x_src` (an alias), `ref = x_src.clone()` (a copy: the same
+values), `ref = x_src.detach().to(device)`. An alias is followed only when it provably holds at the
+use: exactly one binding of the name reaches the use (the binding model's `reaching`), it is not
+inside an `if`/`except`/`match` branch, and neither the source name is re-bound after it nor — for
+copies — either side is modified in place after it.
+
+The model part `tensors` (`TensorFacts`) records, in the engine's traversal, what the binding model
+does not: in-place changes, bindings made inside a branch, and the expressions whose value is a loss
+(per scope: an outermost function with its closures, or the module's top level). What a loss is
+made of (its operands, its terms) is in `loss_operands.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Protocol
+
+import libcst as cst
+
+from stabfix.model.calls.loss_operands import backpropagated, loss_term_calls, root_name, root_name_node
+from stabfix.model.calls.losses import LossIndex, identifier_words, is_loss_callee_name, is_loss_class_name, is_loss_like_name
+from stabfix.model.source.enclosing import EnclosingDefinitions
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.names import Binding
+from stabfix.model.source.traversal import children
+
+
+class Qualifier(Protocol):
+    def qualify(self, expr: cst.BaseExpression) -> Optional[str]: ...
+
+# Methods that return the same values (a view, a copy, a cast, a move): `x.detach().clone()` is `x`.
+VIEW_METHODS = frozenset({"detach", "detach_", "requires_grad_", "contiguous", "view_as", "reshape_as"})
+COPY_METHODS = frozenset({"clone", "float", "double", "half", "bfloat16", "to", "cpu", "cuda", "type_as", "type"})
+COPY_FUNCTIONS = frozenset({"torch.clone", "copy.deepcopy", "copy.copy", "torch.Tensor.clone"})
+# `x.data` is the same storage.
+VIEW_ATTRIBUTES = frozenset({"data"})
+# In-place methods that do not change a tensor's values.
+_VALUE_KEEPING_INPLACE = frozenset({"requires_grad_", "detach_", "share_memory_", "retain_grad"})
+
+# --- value keys ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AliasStep:
+    """One followed binding: `alias = <source>` (kind `alias`, `view` or `copy`)."""
+
+    alias: str
+    source: str  # code of the source expression after the stripped wrappers
+    kind: str
+    binding: "Binding"
+
+
+@dataclass(frozen=True)
+class ValueKey:
+    """What an operand evaluates to: `key` is the root value (`x_src`, `batch["x"]`), `steps` the aliases used."""
+
+    key: str
+    root_name: str  # the leading Name of the root value
+    root: cst.Name  # that Name, as written where the alias chain ends
+    steps: tuple[AliasStep, ...]
+    copied: bool  # a wrapper like .clone()/.to() was stripped directly on the operand
+
+    @property
+    def is_bare_name(self) -> bool:
+        return self.key == self.root_name
+
+
+def strip_value_wrappers(expr: cst.BaseExpression, imports: Qualifier) -> tuple[cst.BaseExpression, str]:
+    """`x.detach().clone().to(dev)` -> (`x`, "copy"); `x.data` -> (`x`, "view"); `x` -> (`x`, "alias")."""
+    kind = "alias"
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if method in VIEW_METHODS or method in COPY_METHODS:
+                if method == "type" and not expr.args:
+                    return expr, kind  # `x.type()` is the type string, not a tensor
+                if method in COPY_METHODS:
+                    kind = "copy"
+                elif kind == "alias":
+                    kind = "view"
+                expr = expr.func.value
+                continue
+        if isinstance(expr, cst.Call) and len(expr.args) == 1 and expr.args[0].keyword is None:
+            qualified = imports.qualify(expr.func)
+            if qualified in COPY_FUNCTIONS:
+                kind = "copy"
+                expr = expr.args[0].value
+                continue
+        if isinstance(expr, cst.Attribute) and expr.attr.value in VIEW_ATTRIBUTES:
+            kind = "view" if kind == "alias" else kind
+            expr = expr.value
+            continue
+        return expr, kind
+
+
+def _constant_code(expr: cst.BaseExpression) -> str | None:
+    """Code of an index that cannot change between two evaluations: literals, names, attribute chains."""
+    if isinstance(expr, (cst.Integer, cst.SimpleString, cst.Float)):
+        return expr.value
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _constant_code(expr.expression)
+        return f"-{inner}" if inner is not None else None
+    name = dotted_name(expr)
+    if name is not None:
+        return name
+    return None
+
+
+def _slice_code(node: cst.Subscript) -> str | None:
+    parts: list[str] = []
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Index):
+            code = _constant_code(index.value)
+            if code is None:
+                return None
+            parts.append(code)
+        elif isinstance(index, cst.Slice):
+            bounds = []
+            for bound in (index.lower, index.upper, index.step):
+                if bound is None:
+                    bounds.append("")
+                else:
+                    code = _constant_code(bound)
+                    if code is None:
+                        return None
+                    bounds.append(code)
+            parts.append(":".join(bounds).rstrip(":") or ":")
+        else:
+            return None
+    return ", ".join(parts)
+
+
+def literal_key(expr: cst.BaseExpression) -> str | None:
+    """A cheap spelling key (no alias following): `x`, `self.x`, `batch["x"]`, `x[:, 0]`; None otherwise."""
+    name = dotted_name(expr)
+    if name is not None:
+        return name
+    if isinstance(expr, cst.Subscript):
+        base = literal_key(expr.value)
+        index = _slice_code(expr)
+        if base is not None and index is not None:
+            return f"{base}[{index}]"
+    return None
+
+
+def spells_whole_value(spelled: str | None) -> bool:
+    """A spelling of a whole value (`x_src`, `self.x_ref`, `batch["src"]`), not a slice of a tensor (`out[:, 1:]`)."""
+    return spelled is not None and ("[" not in spelled or spelled.endswith(('"]', "']")))
+
+
+# --- facts of one scope -----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class ScopeTensors:
+    """What one scope (an outermost function with its closures, or the module's top level) changes in
+    place and which of its expressions hold a loss."""
+
+    mutations: list[cst.Name] = field(default_factory=list)  # root names of in-place changes, as written
+    sinks: list[cst.BaseExpression] = field(default_factory=list)  # expressions whose value is a loss
+
+
+class TensorFacts(cst.BatchableCSTVisitor):
+    """The model part `tensors`: which operands hold the very same tensor values (`value_key`), and which
+    calls are terms of a loss (`loss_term_calls`). Built on the binding model and the loss index."""
+
+    def __init__(self, losses: LossIndex, enclosing: EnclosingDefinitions) -> None:
+        super().__init__()
+        self.losses = losses
+        self.enclosing = enclosing
+        self.names = losses.names
+        self.scopes: dict[cst.CSTNode, ScopeTensors] = {}
+        self.branched: set[cst.CSTNode] = set()  # bindings inside an if/else/except/match branch of their scope
+        self._current: list[ScopeTensors | None] = []
+        self._branches: list[int] = [0]  # per function nesting level: open branches
+        self.stores: list[tuple[cst.Subscript, cst.Assign]] = []  # `batch["ref"] = ...` with a literal index
+
+    # -- traversal -----------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._current = [self.scopes.setdefault(node, ScopeTensors())]
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if self.enclosing.innermost_function() is None:
+            self._current.append(None)  # a class body is its own scope; its methods are scopes of their own
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        if self.enclosing.innermost_function() is None:
+            self._current.pop()
+
+    def _is_outermost(self, function: cst.FunctionDef) -> bool:
+        # the tracker has entered `function` before this part's visit and leaves it after its leave
+        return self.enclosing.enclosing_functions()[0] is function
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._is_outermost(node):
+            self._current.append(self.scopes.setdefault(node, ScopeTensors()))
+        self._branches.append(0)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._branches.pop()
+        if self._is_outermost(original_node):
+            self._current.pop()
+
+    def _enter_branch(self) -> None:
+        self._branches[-1] += 1
+
+    def _leave_branch(self) -> None:
+        self._branches[-1] -= 1
+
+    def visit_If_body(self, node: cst.If) -> None:
+        # `if __name__ == "__main__":` guards a script, it does not choose between values
+        if not _is_main_guard(node.test):
+            self._enter_branch()
+
+    def leave_If_body(self, node: cst.If) -> None:
+        if not _is_main_guard(node.test):
+            self._leave_branch()
+
+    def visit_Else_body(self, node: cst.Else) -> None:
+        self._enter_branch()
+
+    def leave_Else_body(self, node: cst.Else) -> None:
+        self._leave_branch()
+
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._enter_branch()
+
+    def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._leave_branch()
+
+    def visit_ExceptStarHandler_body(self, node: cst.ExceptStarHandler) -> None:
+        self._enter_branch()
+
+    def leave_ExceptStarHandler_body(self, node: cst.ExceptStarHandler) -> None:
+        self._leave_branch()
+
+    def visit_MatchCase_body(self, node: cst.MatchCase) -> None:
+        self._enter_branch()
+
+    def leave_MatchCase_body(self, node: cst.MatchCase) -> None:
+        self._leave_branch()
+
+    @property
+    def _scope(self) -> ScopeTensors | None:
+        return self._current[-1] if self._current else None
+
+    def _binding(self, node: cst.CSTNode) -> None:
+        if self._branches[-1] > 0:
+            self.branched.add(node)
+
+    def _mutate(self, expr: cst.BaseExpression) -> None:
+        root = root_name_node(expr)
+        if root is not None and self._scope is not None:
+            self._scope.mutations.append(root)
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value)
+        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+            # `x[mask] = 0`, `batch.x = ...`, `t.data = ...`: the object behind the root name changes
+            if isinstance(target, cst.Attribute) and target.attr.value in ("requires_grad", "grad", "retains_grad"):
+                return
+            self._mutate(target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._binding(node)
+        for target in node.targets:
+            self._target(target.target)
+            self._record_loss_sink(target.target, node.value)
+            if isinstance(target.target, cst.Subscript) and literal_key(target.target) is not None:
+                self.stores.append((target.target, node))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._binding(node)
+        if node.value is not None:
+            self._target(node.target)
+            self._record_loss_sink(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._binding(node)
+        self._target(node.target)
+        self._record_loss_sink(node.target, node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._binding(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        scope = self._scope
+        if scope is None:
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method.endswith("_") and not method.startswith("_") and method not in _VALUE_KEEPING_INPLACE:
+                self._mutate(func.value)
+            if method == "backward":
+                scope.sinks.append(backpropagated(node))
+            elif method in ("append", "extend") and is_loss_like_name(root_name(func.value) or ""):
+                scope.sinks.extend(arg.value for arg in node.args)
+            elif method == "manual_backward" and node.args:
+                scope.sinks.append(node.args[0].value)
+        if node.args and (dotted_name(func) or "").endswith("grad"):
+            if self.losses.imports.qualify(func) == "torch.autograd.grad":
+                scope.sinks.append(node.args[0].value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        function_node = self.enclosing.innermost_function()
+        if node.value is None or self._scope is None or function_node is None:
+            return
+        function = function_node.name.value
+        class_node = self.enclosing.innermost_class()
+        owner = class_node.name.value if class_node is not None else ""
+        if (
+            is_loss_callee_name(function)
+            or identifier_words(function)[-1:] == ("step",)
+            or (function in ("forward", "__call__") and is_loss_class_name(owner))
+        ):
+            self._scope.sinks.append(node.value)
+
+    def _record_loss_sink(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if self._scope is None:
+            return
+        root = root_name(target)
+        if root is None or not is_loss_like_name(root):
+            return
+        if isinstance(value, cst.Dict):
+            self._scope.sinks.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+        else:
+            self._scope.sinks.append(value)
+
+    # -- queries -------------------------------------------------------------------------------------
+    def value_key(self, expr: cst.BaseExpression) -> ValueKey | None:
+        """The root value an operand holds, following aliases and copies that provably hold at the use:
+        names, `self.<attr>` set earlier in the same method, `batch["k"]` stored earlier in the scope."""
+        expr, first_kind = strip_value_wrappers(expr, self.losses)
+        steps: list[AliasStep] = []
+        for _ in range(10):
+            binding = self._holding_binding(expr)
+            if binding is None:
+                break
+            value = binding.bound_value
+            source = alias_source(value, self.losses)  # type: ignore[arg-type]
+            spelled = literal_key(expr)
+            if source is None or root_name(source) == spelled or literal_key(source) == spelled:
+                break
+            kind = strip_value_wrappers(value, self.losses)[1]  # type: ignore[arg-type]
+            if self._source_changed(source, kind, binding):
+                break
+            root = root_name_node(expr)
+            if kind == "copy" and (root is None or self._mutated_after(root, binding.order)):
+                break
+            steps.append(AliasStep(spelled or "", literal_key(source) or "", kind, binding))
+            expr = source
+        key = literal_key(expr)
+        root = root_name_node(expr)
+        if key is None or root is None:
+            return None
+        return ValueKey(key, root.value, root, tuple(steps), first_kind == "copy")
+
+    def _holding_binding(self, expr: cst.BaseExpression) -> Binding | None:
+        if isinstance(expr, cst.Name):
+            return self.alias_binding(expr)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute_binding(expr)
+        if isinstance(expr, cst.Subscript):
+            return self._store_binding(expr)
+        return None
+
+    def _attribute_binding(self, expr: cst.Attribute) -> Binding | None:
+        """`self.x_ref` read in the method that set it: the class binds the attribute once, earlier in
+        this method and outside any branch or loop, so no other method or iteration can have replaced it."""
+        owner = expr.value
+        use = self.names.uses.get(owner) if isinstance(owner, cst.Name) else None
+        if use is None or not isinstance(use.scope.node, cst.FunctionDef) or use.scope.parent is None:
+            return None
+        params = use.scope.node.params.params
+        if not use.scope.parent.is_class or not params or params[0].name.value != owner.value:  # type: ignore[union-attr]
+            return None
+        if use.scope.resolving(owner.value) is not use.scope or len(self.names.bindings_of(owner)) != 1:
+            return None
+        bindings = self.names.attribute_bindings(use.scope.parent.node, expr.attr.value)  # type: ignore[arg-type]
+        if len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        if binding.scope is not use.scope or binding.order > use.order or binding.conditional or binding.kind != "assign":
+            return None
+        return binding
+
+    def _store_binding(self, expr: cst.Subscript) -> Binding | None:
+        """`batch["style_ref"]` read after the scope's one store under that index (`batch["style_ref"] =
+        batch["src"]`), made outside any branch, with `batch` not re-bound in between."""
+        key, root = literal_key(expr), root_name_node(expr)
+        use = self.names.uses.get(root) if root is not None else None
+        if key is None or use is None:
+            return None
+        scope = use.scope.resolving(root.value)  # type: ignore[union-attr]
+        found = []
+        for target, node in self.stores:
+            target_root = root_name_node(target)
+            store_use = self.names.uses.get(target_root) if target_root is not None else None
+            if store_use is not None and literal_key(target) == key and store_use.scope.resolving(target_root.value) is scope:
+                found.append((store_use, node))
+        if len(found) != 1:
+            return None
+        store_use, node = found[0]
+        if store_use.scope is not use.scope or store_use.order > use.order or node in self.branched:
+            return None
+        if self.rebound_between(root, store_use.order, use.order):  # type: ignore[arg-type]
+            return None
+        return Binding(key, "assign", node, store_use.scope, store_use.order, node.value)
+
+    def alias_binding(self, name: cst.Name) -> Binding | None:
+        """The one binding that holds at a use, when it binds a visible value outside any branch."""
+        reaching = [b for b in self.names.reaching(name) if not _within(b.bound_value, name)]
+        if len(reaching) != 1:
+            return None
+        binding = reaching[0]
+        if binding.bound_value is None or binding.node in self.branched:
+            return None
+        return binding
+
+    def rebound_between(self, name: cst.Name, start: int, end: int) -> bool:
+        return any(start < b.order < end for b in self.names.bindings_of(name))
+
+    def changes_between(self, expr: cst.BaseExpression, value: ValueKey, start: int, end: int) -> bool:
+        """An operand may hold another tensor at `end` than at `start`: its name or its root is re-bound."""
+        names = [value.root]
+        spelled = strip_value_wrappers(expr, self.losses)[0]
+        if isinstance(spelled, cst.Name):
+            names.append(spelled)  # the alias the operand reads, if any
+        return any(self.rebound_between(name, start, end) for name in names)
+
+    def conditioned_beyond(self, name: cst.Name, key: str) -> bool:
+        """The value a name holds is computed by a call that takes the tensor `key` together with some
+        other varying input (`x1 = model(x_src, style_id)`, `integrate(x_t, t, cond)`, `net(img_a,
+        img_b)`): a conditional mapping, not a reconstruction of `key` alone (`recon = ae(images)`)."""
+        for binding in self.names.reaching(name):
+            call = binding.bound_value
+            if not isinstance(call, cst.Call):
+                continue
+            varying = [arg for arg in call.args if not _is_constant_argument(arg.value)]
+            takes_key = any(
+                (found := self.value_key(arg.value)) is not None and found.key == key for arg in varying
+            )
+            if takes_key and len(varying) >= 2:
+                return True
+        return False
+
+    def _source_changed(self, source: cst.BaseExpression, kind: str, binding: Binding) -> bool:
+        """Whether the source may hold other values at a later use than at the alias binding.
+
+        Conservative about loops: any re-binding or in-place change after the alias counts."""
+        root = root_name_node(source)
+        if root is None:
+            return True
+        if any(b.order > binding.order for b in self.names.bindings_of(root)):
+            return True
+        if not isinstance(source, cst.Name) or kind == "copy":
+            # a copy no longer follows in-place changes of its source; `batch["x"] = ...` replaces the value
+            return self._mutated_after(root, binding.order)
+        return False
+
+    def _mutated_after(self, name: cst.Name, start: int) -> bool:
+        use = self.names.uses.get(name)
+        if use is None:
+            return True
+        scope = use.scope.resolving(name.value)
+        for scope_facts in self.scopes.values():
+            for mutated in scope_facts.mutations:
+                other = self.names.uses.get(mutated)
+                if (
+                    other is not None
+                    and mutated.value == name.value
+                    and other.order > start
+                    and other.scope.resolving(mutated.value) is scope
+                ):
+                    return True
+        return False
+
+    # loss terms -------------------------------------------------------------------------------------
+    def loss_term_calls(self, scope: cst.CSTNode) -> set[cst.Call]:
+        """Calls whose result is a term of a loss value (summed into what is backpropagated, returned
+        from a loss/step function, or stored under a loss name)."""
+        sinks = self.scopes[scope].sinks if scope in self.scopes else ()
+        return loss_term_calls(sinks, self.names, self.losses.qualify)
+
+
+def _within(value: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+    """`node` is part of `value` (`h = cell(h)`: the `h` read is not bound by its own statement)."""
+    if value is None:
+        return False
+    if value is node:
+        return True
+    return any(_within(child, node) for child in children(value))
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value == "__name__"
+    )
+
+
+def alias_source(value: cst.BaseExpression, imports: Qualifier) -> cst.BaseExpression | None:
+    """The expression `name = value` makes `name` hold the values of: `x` for `x`, `x.clone()`,
+    `x.detach().to(dev)`, `batch["x"]`; None for anything computed (calls, arithmetic, `self.*`)."""
+    source, _ = strip_value_wrappers(value, imports)
+    if literal_key(source) is None or root_name(source) in (None, "self"):
+        return None
+    return source
+
+
+def _is_constant_argument(expr: cst.BaseExpression) -> bool:
+    """A literal or a flag (`True`, `None`, `4`, `"bicubic"`): an option, not an input."""
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    return isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation, cst.Imaginary))

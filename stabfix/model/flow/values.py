@@ -1,0 +1,462 @@
+"""Values: what the code shows about the value of an expression.
+
+Static analysis cannot run the code, so a `Value` is a set of facts the code itself shows, each a
+piece of evidence ("`False`" means "not shown", not "no"):
+
+- what it is: a tensor, tensor metadata (`.shape`, `.size()`, `.dtype`), plain Python or numpy
+  data, a model (module), a data loader or a batch drawn from one;
+- where it lives: host memory (moved to the CPU, turned into Python/numpy, drawn from a
+  `DataLoader`) or put on an accelerator (`.to(device)`, `.cuda()`, a half-precision cast);
+- its autograd state: detached (`.detach()`, `.data`, computed under `no_grad`) or copied
+  (`.clone()`), i.e. a snapshot rather than a live part of the graph;
+- where it came from: a model's output, a loss or a reduction to one number, parameters or
+  gradients of a model (also a tensor handed to an optimizer, `Adam([latent])`: what the program
+  trains is a parameter whatever made it), a constant table built by factories, an unknown call.
+
+Names are followed through the binding model (`names.reaching`): the facts of every binding that
+may hold at a use are joined. Calls of functions of the same file are not followed here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields, replace
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.calls.devices import CPU_METHODS, DeviceKinds, is_cpu_expression, method_chain, to_call_target
+from stabfix.model.calls.modules import ARRAY_SHAPE_METHODS, ModuleIndex
+from stabfix.model.calls.optimizers import OptimizerTracker, listed_names
+from stabfix.model.flow.gradient_use import asks_for_grad
+from stabfix.model.source.names import Binding, Names, dotted_name
+
+# What a tensor says about itself is plain Python data (`torch.Size`, ints, dtypes, devices), not a tensor.
+METADATA_STEPS = frozenset(
+    {
+        ".shape", ".ndim", ".dtype", ".device", ".layout", ".is_cuda", ".requires_grad", ".itemsize", ".nbytes",
+        "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
+        "get_device", "data_ptr", "is_contiguous", "is_floating_point", "is_complex",
+    }
+)
+PYTHON_VALUE_METHODS = frozenset({"numpy", "item", "tolist"})
+SNAPSHOT_METHODS = frozenset({"detach", "detach_", "clone"})
+DETACHING_METHODS = frozenset({"detach", "detach_"})
+TENSOR_ONLY_METHODS = frozenset({"contiguous", "unsqueeze", "requires_grad_", "softmax", "log_softmax"})
+PARAMETER_ITERATORS = frozenset(
+    {"parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "modules", "named_modules",
+     "children", "named_children"}
+)
+PARAMETER_ATTRIBUTES = frozenset({".data", ".grad", ".weight", ".bias"})
+# Casts to accelerator precisions: like `.to(device)`, they say the value is headed for the accelerator.
+HALF_PRECISION_CASTS = frozenset({"half", "bfloat16"})
+# Reductions to one number: `loss.detach().mean()` is a logged number, not a feature tensor.
+REDUCTIONS = frozenset({"mean", "sum", "norm", "max", "min", "std", "var", "prod", "amax", "amin"})
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+TORCH_FROM_DATA = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "LongTensor", "FloatTensor", "asarray"})
+TORCH_FACTORIES = frozenset(
+    {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
+     "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+     "randint_like", "tril_indices", "triu_indices"}
+)
+# Namespaces whose lowercase functions return tensors (`torch.cat`, `F.normalize`).
+TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"})
+NOT_TENSOR_FUNCTIONS = frozenset(
+    {"load", "device", "is_tensor", "is_floating_point", "numel", "no_grad", "inference_mode", "enable_grad",
+     "set_grad_enabled", "get_default_dtype", "compile", "jit", "save", "manual_seed", "cuda", "distributed"}
+)
+NOT_TENSOR_BUILTINS = frozenset(
+    {"str", "int", "float", "bool", "len", "list", "tuple", "dict", "set", "sorted", "repr", "round", "hash", "id",
+     "type"}
+)
+FUNCTIONAL_LOSS_SUFFIXES = ("_loss", "cross_entropy", "kl_div", "binary_cross_entropy_with_logits")
+
+
+@dataclass(frozen=True)
+class Value:
+    tensor: bool = False  # certainly a tensor
+    not_tensor: bool = False  # a literal, Python or numpy data, tensor metadata
+    metadata: bool = False  # `.shape`, `.size()`, `.dtype`: about a tensor, not one
+    host: bool = False  # in host memory
+    placed: bool = False  # put on an accelerator
+    snapshot: bool = False  # detached, cloned or computed with autograd off
+    detached: bool = False  # cut from the autograd graph
+    constant: bool = False  # built only by factories or from Python data: a constant table
+    parameter: bool = False  # a model's parameters, buffers or gradients
+    reduced: bool = False  # a loss or a reduction to one number
+    model_output: bool = False  # what calling a model returned
+    batch: bool = False  # drawn from a DataLoader
+    call: bool = False  # the result of a call the model cannot see into
+    grouped: bool = False  # a tuple/list display of such values kept together (`(emb, mask)`)
+
+    @property
+    def host_or_bookkeeping(self) -> bool:
+        """Not a device tensor worth keeping track of: in host memory, not a tensor, a constant table,
+        a model's parameters, or a loss/reduction."""
+        return self.host or self.not_tensor or self.constant or self.parameter or self.reduced
+
+    @staticmethod
+    def join(values: list["Value"]) -> "Value":
+        """What holds for a name that may hold any of these values: "certainly" facts need all of them,
+        facts that silence a finding (host, constant...) are kept when any binding shows them."""
+        if not values:
+            return Value()
+        anyof = {f.name: any(getattr(v, f.name) for v in values) for f in fields(Value)}
+        anyof["not_tensor"] = all(v.not_tensor for v in values)
+        anyof["metadata"] = all(v.metadata for v in values)
+        anyof["constant"] = anyof["constant"] and all(v.constant or v.not_tensor for v in values)
+        anyof["batch"] = all(v.batch for v in values)
+        return Value(**anyof)
+
+
+class Values:
+    """Answers `value_of(expr)` for the expressions of one file, memoised per node."""
+
+    def __init__(self, names: Names, modules: Optional[ModuleIndex] = None, optimizers: Optional[OptimizerTracker] = None) -> None:
+        self.names = names
+        self.modules = modules
+        self.optimizers = optimizers
+        self._memo: dict[int, Value] = {}
+        self._trained: Optional[set[int]] = None
+        self.devices = DeviceKinds(names)
+
+    def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
+        return self.names.qualify(expr)
+
+    def value_of(self, expr: cst.BaseExpression, depth: int = 0) -> Value:
+        key = id(expr)
+        cached = self._memo.get(key)
+        if cached is None:
+            self._memo[key] = Value()  # a binding that refers to itself (`x = x.detach()` in a loop)
+            cached = self._memo[key] = self._evaluate(expr, depth)
+        return cached
+
+    def binding_value(self, binding: Binding, depth: int = 0) -> Value:
+        """What one binding puts in its name."""
+        if binding.kind == "for" and binding.value is not None:
+            return self._element_of(binding, depth)
+        bound = binding.bound_value
+        if bound is None and binding.kind == "unpack" and isinstance(binding.value, cst.Call):
+            value = self._returned_by(binding.value, binding.position, depth)
+            if value is None:  # a part of what a call returns (`emb, mask = encoder(ids)`): like the call's result
+                value = replace(self.value_of(binding.value, depth + 1), not_tensor=False, grouped=False)
+        elif bound is None:
+            return Value()
+        else:
+            value = self.value_of(bound, depth + 1)
+        if binding.grad_off and (value.tensor or value.call or value.model_output):
+            value = replace(value, snapshot=True, detached=True)
+        return value
+
+    # -- expressions --------------------------------------------------------------------------------
+    def _evaluate(self, expr: cst.BaseExpression, depth: int) -> Value:
+        if depth > 8:
+            return Value()
+        root, steps = method_chain(expr, self.qualify)
+        value = self._root(root, depth)
+        for name, node in steps:
+            value = self._step(value, name, node, depth)
+            if value.metadata:
+                return value  # `x.shape[1:]`, `x.size(0)`: whatever follows is metadata too
+        return value
+
+    def _step(self, value: Value, name: str, node: cst.BaseExpression, depth: int = 0) -> Value:
+        if name in METADATA_STEPS:
+            return Value(not_tensor=True, metadata=True)
+        if name in PYTHON_VALUE_METHODS:
+            return replace(value, host=True, not_tensor=True, tensor=False, detached=True)
+        if name in CPU_METHODS:
+            return replace(value, host=True, placed=False)
+        if name == "to" and isinstance(node, cst.Call):
+            target, where = to_call_target(node, self.qualify)
+            if target == "cpu" or (target == "device" and self._names_cpu_device(where)):
+                return replace(value, host=True, placed=False)
+            if target == "device":
+                return replace(value, host=False, placed=True)
+            return value
+        if name == "cuda":
+            return replace(value, host=False, placed=True)
+        if name in HALF_PRECISION_CASTS:
+            return replace(value, placed=True)
+        if name in SNAPSHOT_METHODS:
+            return replace(value, tensor=True, not_tensor=False, snapshot=True, detached=value.detached or name in DETACHING_METHODS)
+        if name == ".data":
+            return replace(value, snapshot=True, detached=True, parameter=value.parameter or value.call)
+        if name == "requires_grad_" and asks_for_grad(node):
+            return replace(value, tensor=True, not_tensor=False, constant=False, snapshot=False, detached=False)
+        if name in TENSOR_ONLY_METHODS:
+            return replace(value, tensor=True, not_tensor=False)
+        if name in PARAMETER_ATTRIBUTES:
+            return replace(value, parameter=True)
+        if name in REDUCTIONS and isinstance(node, cst.Call) and not node.args:
+            return replace(value, reduced=True)
+        if name == "[]":  # an element of a list/dict/tuple: whatever was put in it
+            return replace(value, not_tensor=False, grouped=False)
+        if name.startswith("."):
+            return value
+        if _names_a_loss(name):
+            return replace(value, reduced=True)
+        if value.model_output and name in ARRAY_SHAPE_METHODS:
+            return replace(value, tensor=True, not_tensor=False)  # `encoder(x).squeeze(0)`: one tensor
+        if not value.tensor:
+            forward = value.model_output or (isinstance(node, cst.Call) and self._is_forward(node, depth))
+            return replace(value, call=True, model_output=forward)
+        return value
+
+    def _is_forward(self, call: cst.Call, depth: int) -> bool:
+        """A forward pass: a call of a module of the file (`self.teacher(x)`, `encoder(ids)`), or of any
+        callable on a tensor placed on the accelerator (`text_encoder(ids.to(device))`)."""
+        if self.modules is not None and self.modules.is_module(call.func):
+            return True
+        callee = dotted_name(call.func) or ""
+        if callee.rsplit(".", 1)[-1][:1].isupper():
+            return False  # `ModelEMA(model)`, `DDP(model.to(device))`: a class wraps what it is given
+        return any(arg.keyword is None and self.value_of(arg.value, depth + 1).placed for arg in call.args)
+
+    def _root(self, root: cst.BaseExpression, depth: int) -> Value:
+        if isinstance(root, cst.Name):
+            return self._name(root, depth)
+        if isinstance(root, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                             cst.FormattedString, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)):
+            return Value(not_tensor=True)
+        if isinstance(root, (cst.Tuple, cst.List)) and not root.elements:
+            return Value(not_tensor=True)
+        if isinstance(root, (cst.Tuple, cst.List)):
+            if any(isinstance(element, cst.StarredElement) for element in root.elements):
+                return Value()
+            parts = [self.value_of(element.value, depth + 1) for element in root.elements]
+            if any(part.grouped for part in parts):
+                # a record of displays (`(site, cls, [(name, t, c)])`) is bookkeeping, not a tensor group
+                return Value()
+            joined = Value.join(parts)
+            return replace(joined, grouped=joined.tensor or joined.call)
+        if isinstance(root, cst.Call):
+            return self._call(root, depth)
+        if isinstance(root, cst.BinaryOperation):
+            return _combine([self.value_of(root.left, depth + 1), self.value_of(root.right, depth + 1)])
+        if isinstance(root, cst.UnaryOperation):
+            return self.value_of(root.expression, depth + 1)
+        if isinstance(root, cst.IfExp):
+            return Value.join([self.value_of(root.body, depth + 1), self.value_of(root.orelse, depth + 1)])
+        return Value()
+
+    def _name(self, name: cst.Name, depth: int) -> Value:
+        if name.value in ("True", "False", "None"):
+            return Value(not_tensor=True)
+        bindings = self.names.reaching(name)
+        if not bindings:
+            return Value()
+        values = []
+        for binding in bindings:
+            if binding.kind == "param":
+                values.append(Value(tensor=_annotated_tensor(binding.node)))
+            elif binding.kind in ("import", "def", "class"):
+                values.append(Value(not_tensor=True))
+            elif id(binding) in self._trained_bindings():
+                values.append(Value(tensor=True, parameter=True))
+            else:
+                values.append(self.binding_value(binding, depth))
+        return Value.join(values)
+
+    def _trained_bindings(self) -> set[int]:
+        """The bindings whose tensors an optimizer trains: those of the names it is handed, through one
+        list the code builds first (`params = [latent] + noises; Adam(params)`)."""
+        if self._trained is None:
+            handed = list(self.optimizers.trained) if self.optimizers is not None else []
+            bindings = [binding for name in handed for binding in self.names.reaching(name)]
+            listed = [name for b in bindings if b.bound_value is not None for name in listed_names(b.bound_value)]
+            self._trained = {id(binding) for binding in bindings + [b for name in listed for b in self.names.reaching(name)]}
+        return self._trained
+
+    def _element_of(self, binding: Binding, depth: int) -> Value:
+        """A `for` target: a batch when the loop draws from a DataLoader, a parameter when it walks
+        `model.parameters()`, a row of a tensor (host or not) when it iterates one."""
+        iterable = _iterated_part(binding)
+        if iterable is None:
+            return Value()
+        if not binding.position and isinstance(iterable, (cst.Tuple, cst.List)) and iterable.elements and not any(
+                isinstance(element, cst.StarredElement) for element in iterable.elements):
+            # `for t in (a, b)`: each of the displayed values in turn
+            return replace(Value.join([self.value_of(e.value, depth + 1) for e in iterable.elements]), grouped=False)
+        if self._is_loader(iterable, depth):
+            return Value(host=True, batch=True)
+        if _calls_parameter_iterator(iterable):
+            return Value(parameter=True)
+        source = self.value_of(iterable, depth + 1)
+        if source.host:
+            return Value(host=True)
+        if source.tensor and not source.grouped:
+            # a row of a tensor (`for i, row in zip(ids.tolist(), feats.detach())`): a tensor where the
+            # tensor lives, with its autograd state and origin
+            return replace(source, call=False, batch=False)
+        return Value()
+
+    def _is_loader(self, iterable: cst.BaseExpression, depth: int) -> bool:
+        if isinstance(iterable, cst.Call):
+            return (self.qualify(iterable.func) or "") in DATA_LOADERS
+        if isinstance(iterable, cst.Name) and depth < 8:
+            bindings = self.names.reaching(iterable)
+            return bool(bindings) and all(
+                b.kind == "assign" and b.value is not None and isinstance(b.value, cst.Call)
+                and self._is_loader(b.value, depth + 1)
+                for b in bindings
+            )
+        return False
+
+    def _call(self, call: cst.Call, depth: int) -> Value:
+        name = self.qualify(call.func) or ""
+        if name.startswith(("numpy.", "np.")):
+            return Value(host=True, not_tensor=True)
+        if not name and isinstance(call.func, cst.Name) and call.func.value in NOT_TENSOR_BUILTINS:
+            return Value(not_tensor=True)
+        if name in ("copy.deepcopy", "copy.copy") and call.args:
+            return self.value_of(call.args[0].value, depth + 1)
+        module, _, last = name.rpartition(".")
+        if module == "torch" and (last in TORCH_FROM_DATA or last in TORCH_FACTORIES):
+            placed = any(arg.keyword is not None and arg.keyword.value == "device"
+                         and not self._names_cpu_device(arg.value) for arg in call.args)
+            # `torch.zeros(n, requires_grad=True)` is a leaf that autograd records from: not a constant
+            return Value(tensor=True, constant=not asks_for_grad(call), placed=placed)
+        if module in TENSOR_FUNCTION_MODULES and last[:1].islower() and last not in NOT_TENSOR_FUNCTIONS:
+            operands = [self.value_of(element, depth + 1) for arg in call.args if arg.keyword is None
+                        for element in _elements(arg.value)]
+            merged = _combine(operands) if operands else Value()
+            return replace(merged, tensor=True, not_tensor=False, call=False, reduced=_names_a_loss(last),
+                           model_output=False)
+        returned = self._returned_by(call, (), depth)
+        if returned is not None:
+            return returned
+        return Value(call=True, reduced=_names_a_loss((dotted_name(call.func) or "").rsplit(".", 1)[-1]),
+                     model_output=self._is_forward(call, depth))
+
+    def _returned_by(self, call: cst.Call, position: tuple[int, ...], depth: int) -> Optional[Value]:
+        """What a function of this file returns (at a tuple position), joined over its returns."""
+        if depth > 4:
+            return None
+        function = self.names.definition_of(call)
+        if function is None or function not in self.names.returns:
+            return None
+        values = []
+        for returned in self.names.returns[function]:
+            part = _element_at(returned, position)
+            if part is None:
+                return None
+            values.append(self.value_of(part, depth + 2))
+        joined = Value.join(values)
+        if function in self.names.grad_off_functions and not joined.not_tensor:
+            joined = replace(joined, snapshot=True, detached=True)
+        return joined
+
+    def _names_cpu_device(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> bool:
+        """`store_device` whose every binding is a CPU device: moving there is a move to the CPU."""
+        if expr is None or depth > 4:
+            return False
+        if is_cpu_expression(expr, self.qualify) or self.devices.kind(expr) == "host":
+            return True  # also through a method's or property's returns: `self._store_device()`
+        if isinstance(expr, cst.Attribute):
+            bindings = self._self_attribute_bindings(expr)
+        elif isinstance(expr, cst.Name):
+            bindings = self.names.reaching(expr)
+        else:
+            return False
+        return bool(bindings) and all(
+            b.bound_value is not None and self._names_cpu_device(b.bound_value, depth + 1) for b in bindings
+        )
+
+
+    def _self_attribute_bindings(self, expr: cst.Attribute) -> list[Binding]:
+        """`self.x = ...` anywhere in the class, for `self.x` read in one of its methods."""
+        receiver = expr.value
+        if not isinstance(receiver, cst.Name):
+            return []
+        use = self.names.uses.get(receiver)
+        reaching = self.names.reaching(receiver)
+        if use is None or len(reaching) != 1 or reaching[0].kind != "param" or reaching[0].node is None:
+            return []
+        owner = self.names.enclosing_class(use.scope)
+        if owner is None:
+            return []
+        return self.names.attribute_bindings(owner, expr.attr.value)
+
+
+def _combine(values: list[Value]) -> Value:
+    """An arithmetic result: a tensor when any operand is; on the host only when every tensor operand is."""
+    if not values:
+        return Value()
+    tensors = [v for v in values if not v.not_tensor]
+    joined = Value.join(values)
+    return replace(
+        joined,
+        tensor=any(v.tensor for v in values),
+        host=bool(tensors) and all(v.host for v in tensors),
+        constant=all(v.constant or v.not_tensor for v in values) and any(v.constant for v in values),
+    )
+
+
+_TENSOR_TYPE = re.compile(r"\b(?:[A-Z][a-z]+)?Tensor\b")
+
+
+def annotation_mentions_tensor(annotation: Optional[cst.Annotation]) -> bool:
+    """`Tensor`, `torch.Tensor`, `Optional[torch.FloatTensor]` - not `TensorDict` or `TensorType`."""
+    if annotation is None:
+        return False
+    return bool(_TENSOR_TYPE.search(cst.Module(body=[]).code_for_node(annotation.annotation)))
+
+
+def _names_a_loss(name: str) -> bool:
+    lowered = name.lower()
+    return lowered == "loss" or lowered.endswith(FUNCTIONAL_LOSS_SUFFIXES)
+
+
+def _annotated_tensor(param: cst.CSTNode) -> bool:
+    annotation = getattr(param, "annotation", None)
+    if annotation is None:
+        return False
+    text = dotted_name(annotation.annotation) or ""
+    return text.rsplit(".", 1)[-1].endswith("Tensor")
+
+
+def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [element.value for element in expr.elements]
+    return [expr]
+
+
+def _calls_parameter_iterator(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in PARAMETER_ITERATORS:
+            return True
+        return any(_calls_parameter_iterator(arg.value) for arg in expr.args)
+    return False
+
+
+def _element_at(expr: cst.BaseExpression, position: tuple[int, ...]) -> Optional[cst.BaseExpression]:
+    """The part of a returned tuple that lands at an unpacking position (None when not visible)."""
+    for index in position:
+        if not isinstance(expr, (cst.Tuple, cst.List)) or index < 0 or index >= len(expr.elements):
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+            return None
+        expr = expr.elements[index].value
+    return expr
+
+
+def _iterated_part(binding: Binding) -> Optional[cst.BaseExpression]:
+    """What the loop target's name takes elements of: `out` for `row` in `for i, row in zip(ids, out)`
+    or `for j, (i, row) in enumerate(zip(ids, out))`; None for an `enumerate` counter."""
+    if binding.value is None:
+        return None
+    return _element_source(binding.value, binding.position)
+
+
+def _element_source(iterable: cst.BaseExpression, position: tuple[int, ...]) -> Optional[cst.BaseExpression]:
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and position:
+        positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+        if iterable.func.value == "enumerate" and positional:
+            return _element_source(positional[0], position[1:]) if position[0] == 1 else None
+        if iterable.func.value == "zip" and 0 <= position[0] < len(positional):
+            return _element_source(positional[position[0]], position[1:])
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
+        return iterable.args[0].value if iterable.args else None
+    return iterable

@@ -1,0 +1,474 @@
+"""Function summaries: what each function or method of the file returns and what it does, node-free.
+
+The model's `summaries` part, queried after the traversal. A summary is built from the other parts
+(`values`, `history`, `activations` for what is returned; `modes` and `events` for what is done) and
+holds no CST node, so it can be pickled, cached and handed to another file's model:
+
+- `FunctionSummary.returns`: one `ValueFacts` per returned element (`return x, y` gives two; a single
+  value gives one; no `return` with a value gives none). Each field is evidence, and `None` is "not
+  shown", never proof: `requires_grad`, `history` (still carries an autograd graph), `detached`,
+  `device` ("accelerator"/"host"), `activation` ("softmax"/"log_softmax"/"sigmoid"/"logits"), `role`
+  ("model_output"/"loss"/"batch"). A leaf made to require grad (`torch.tensor(y, requires_grad=True)`)
+  requires grad and carries no history; a forward pass's output does both.
+- `FunctionSummary.effects`: what the function does to `self.<attr>` and its parameters, spelled as
+  the function spells them (`self.model`, `model` for a parameter): `eval`/`train` mode switches (an
+  eval switch is `restored` when a later train switch of the same module, or a module holding it, runs
+  in the same function), `zero_grad`, `step`, `backward`, `no_grad` (enters a no_grad/inference_mode
+  region or is decorated with one), `store` (appends to or assigns into a container). Effects of the
+  same-file functions it calls are included, mapped onto its own spelling (the call's arguments), with
+  `depth` (how many calls down) and `via` (the functions they go through); an effect on something of
+  the callee's own (a local variable) keeps `target=None`.
+
+Summaries are built bottom-up over the call graph, on demand: a function's summary uses its callees'
+summaries. Recursion reaches a fixpoint: a call back into a function being summarised sees its summary
+so far (nothing, at first), and the function is summarised again until its summary stops changing (at
+most `MAX_ROUNDS` times). Depth limit: facts followed more than `MAX_DEPTH` calls down are dropped
+(an effect) or unknown (a returned value).
+
+`of(def)` for a def of this file, `of_call(call)` for a call (a same-file function or method, a class
+of this file: its `ClassSummary`); any other call asks the hook `foreign(qualified_name)`, which
+returns None (unknown) until a project index supplies another file's summaries. What the callers of a
+function do (`always_called_without_grad`, `passed_for`) is `callers.py`'s, reachable from here.
+Set `foreign` before the first query: summaries are memoised, a summary built without it stays so.
+Other files' summaries flow through everything here: a foreign call's effects map onto the caller's
+arguments, its returned elements reach names unpacked from it, its activation reaches a loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Callable, Optional, Union
+
+import libcst as cst
+
+from stabfix.model.calls.activations import Activations
+from stabfix.model.calls.events import Backward, ClearGrad, Events, LocalCall, Step
+from stabfix.model.flow.callers import Callers, argument
+from stabfix.model.flow.gradient_use import is_requires_grad_call, requires_grad_keyword
+from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
+from stabfix.model.flow.values import Values
+from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.names import Names
+from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.training.modes import ModeSwitches, owns
+
+MAX_DEPTH = 8  # calls followed below a function before its facts are cut
+MAX_ROUNDS = 6  # re-summaries of a recursive function before its summary is taken as it stands
+STORE_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
+
+
+@dataclass(frozen=True)
+class ValueFacts:
+    requires_grad: Optional[bool] = None
+    history: Optional[bool] = None
+    detached: Optional[bool] = None
+    device: Optional[str] = None  # "accelerator" | "host"
+    activation: Optional[str] = None  # "softmax" | "log_softmax" | "sigmoid" | "logits"
+    role: Optional[str] = None  # "model_output" | "loss" | "batch"
+
+    @staticmethod
+    def join(facts: list["ValueFacts"]) -> "ValueFacts":
+        """What holds whichever of these values it is: a field all of them agree on, else unknown."""
+        if not facts:
+            return ValueFacts()
+        agreed = {}
+        for item in fields(ValueFacts):
+            seen = {getattr(fact, item.name) for fact in facts}
+            agreed[item.name] = seen.pop() if len(seen) == 1 else None
+        return ValueFacts(**agreed)
+
+    @property
+    def made_to_require_grad(self) -> bool:
+        """A leaf made to require grad (`torch.tensor(y, requires_grad=True)`), not a computed value."""
+        return self.requires_grad is True and self.history is False
+
+
+@dataclass(frozen=True)
+class Effect:
+    kind: str  # eval | train | zero_grad | step | backward | no_grad | store
+    target: Optional[str]  # `self.model`, a parameter's spelling; None when not nameable by the caller
+    restored: bool = False  # an eval switch that a later train switch of the same module undoes
+    depth: int = 0  # calls below the summarised function (0: in its own body)
+    via: tuple[str, ...] = ()  # names of the functions it goes through, outermost first
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    name: str  # `evaluate`, `Runner.evaluate`
+    parameters: tuple[str, ...]  # positional parameters, the receiver (`self`) left out
+    receiver: Optional[str]  # a method's first parameter (`self`), None for a function
+    returns: tuple[ValueFacts, ...] = ()
+    effects: tuple[Effect, ...] = ()
+    return_depth: int = 0  # the deepest call level its return facts rely on
+    converged: bool = True  # False when recursion did not settle within MAX_ROUNDS
+
+    def effects_of(self, *kinds: str) -> list[Effect]:
+        return [effect for effect in self.effects if effect.kind in kinds]
+
+    @property
+    def returned(self) -> Optional[ValueFacts]:
+        """What it returns when it returns one value (not a tuple)."""
+        return self.returns[0] if len(self.returns) == 1 else None
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    name: str
+    bases: tuple[str, ...]  # as spelled or qualified through the imports (`torch.nn.Module`)
+    methods: tuple[tuple[str, FunctionSummary], ...] = ()
+
+    def method(self, name: str) -> Optional[FunctionSummary]:
+        return next((summary for found, summary in self.methods if found == name), None)
+
+
+Summary = Union[FunctionSummary, ClassSummary]
+
+
+@dataclass
+class _Frame:
+    function: cst.FunctionDef
+    provisional: bool = False  # read a summary still being built (recursion): not final yet
+    depth: int = 0  # deepest call level its return facts used
+
+
+class Summaries:
+    """The model part `summaries`: ask `of(def)`, `of_call(call)` after the traversal."""
+
+    def __init__(self, imports: ImportTracker, names: Names, values: Values, history: History,
+                 activations: Activations, modes: ModeSwitches, events: Events) -> None:
+        self.imports = imports
+        self.names = names
+        self.values = values
+        self.history = history
+        self.activations = activations
+        self.modes = modes
+        self.events = events
+        self.foreign: Callable[[str], Optional[Summary]] = lambda qualified: None
+        self._final: dict[cst.FunctionDef, FunctionSummary] = {}
+        self._provisional: dict[cst.FunctionDef, FunctionSummary] = {}
+        self._approximate: dict[cst.FunctionDef, FunctionSummary] = {}
+        self._stack: list[_Frame] = []
+        self._recursive: set[cst.FunctionDef] = set()
+        self._grad_off_scopes: Optional[set[int]] = None
+        activations.call_activation = self._activation_of_call  # a helper's softmax reaches its callers' losses
+        self.callers = Callers(names, events)
+        # what the callers pass and how they call: asked through `summaries` by rules that read summaries
+        self.passed_for = self.callers.passed_for
+        self.always_called_without_grad = self.callers.always_called_without_grad
+        activations.parameter_values = self.passed_for  # a model handed to a training routine
+        activations.returned_values = self._returned_values  # a model built by a factory function
+
+    # -- queries -----------------------------------------------------------------------------------
+    def of(self, function: cst.FunctionDef) -> FunctionSummary:
+        done = self._final.get(function) or self._provisional.get(function)
+        if done is not None:
+            if function in self._provisional and self._stack:
+                self._stack[-1].provisional = True
+            return done
+        active = [frame.function for frame in self._stack]
+        if function in active:  # recursion: what is known so far
+            for frame in self._stack[active.index(function) + 1:]:
+                frame.provisional = True
+            self._recursive.add(function)
+            return self._approximate.get(function) or self._empty(function)
+        if len(self._stack) > 4 * MAX_DEPTH:  # a chain this long is cut; asked from nearer, it is not
+            self._stack[-1].provisional = True
+            return self._empty(function)
+        summary, provisional = self._summarise(function)
+        rounds = 1
+        while function in self._recursive and summary != self._approximate.get(function) and rounds < MAX_ROUNDS:
+            self._approximate[function] = summary
+            self._provisional.clear()
+            summary, provisional = self._summarise(function)
+            rounds += 1
+        if function in self._recursive and summary != self._approximate.get(function):
+            summary = replace(summary, converged=False)
+        if provisional:
+            self._provisional[function] = summary
+            if self._stack:
+                self._stack[-1].provisional = True
+        else:
+            self._final[function] = summary
+            self._provisional.clear()  # what depended on a function being built is built again when asked
+        return summary
+
+    def of_call(self, call: cst.Call) -> Optional[Summary]:
+        """The summary of what a call runs: a function or method of this file, a class of this file
+        (constructing it), else what the `foreign` hook knows of its qualified name."""
+        function = self.names.definition_of(call)
+        if function is not None:
+            return self.of(function)
+        callee = self.names.callable_of(call.func)
+        if callee is not None and callee.kind == "function" and isinstance(callee.node, cst.FunctionDef):
+            if callee.module_class is None:
+                return self.of(callee.node)
+        built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
+        owner = built.module_class or built.node if built is not None and built.kind in ("function", "class") else None
+        if isinstance(owner, cst.ClassDef):  # `Net()`: constructing a class of this file
+            return self.of_class(owner)
+        return self._foreign_of(call)
+
+    def _foreign_of(self, call: cst.Call) -> Optional[Summary]:
+        qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
+        return self.foreign(qualified) if qualified else None
+
+    def of_class(self, cls: cst.ClassDef) -> ClassSummary:
+        methods = tuple((item.name.value, self.of(item)) for item in cls.body.body if isinstance(item, cst.FunctionDef))
+        bases = tuple(self.names.qualify(base.value) or dotted_name(base.value) or "" for base in cls.bases)
+        return ClassSummary(cls.name.value, bases, methods)
+
+    def returned_facts(self, call: cst.Call) -> Optional[tuple[ValueFacts, ...]]:
+        """What a call returns, element by element, when its summary is known and within the depth limit."""
+        summary = self.of_call(call)
+        if not isinstance(summary, FunctionSummary) or not summary.returns or summary.return_depth >= MAX_DEPTH:
+            return None
+        recursive = any(frame.function is self.names.definition_of(call) for frame in self._stack)
+        if self._stack and not recursive:  # a call back into the cycle adds no level: the fixpoint settles
+            self._stack[-1].depth = max(self._stack[-1].depth, summary.return_depth + 1)
+        return summary.returns
+
+    def facts(self, expr: cst.BaseExpression) -> ValueFacts:
+        """What the code shows about one value, following names into the same-file calls that made it
+        (`x, y = prepare(batch)`: element 1 of `prepare`'s summary)."""
+        return self._facts(expr, 0)
+
+    def returned_to(self, name: cst.Name) -> Optional[ValueFacts]:
+        """What a name holds when every binding reaching it is a same-file call's result (or an element of
+        it, unpacked); None when some binding is anything else."""
+        return self._through_unpacking(name, 0)
+
+    def effects_at(self, call: cst.Call) -> list[Effect]:
+        """The effects of the function a call runs, spelled as the caller spells them (`evaluate(net)`
+        switching its parameter `model` to eval switches `net`)."""
+        summary = self.of_call(call)
+        if not isinstance(summary, FunctionSummary):
+            return []
+        return [replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
+                        via=(summary.name, *effect.via))
+                for effect in summary.effects if effect.depth + 1 <= MAX_DEPTH]
+
+    # -- building one summary ----------------------------------------------------------------------
+    def _summarise(self, function: cst.FunctionDef) -> tuple[FunctionSummary, bool]:
+        """The function's summary, and whether it read a summary still being built (recursion)."""
+        frame = _Frame(function)
+        self._stack.append(frame)
+        try:
+            returns = self._returns(function)
+            effects = self._effects(function)
+        finally:
+            self._stack.pop()
+        base = self._empty(function)
+        return replace(base, returns=returns, effects=effects, return_depth=frame.depth), frame.provisional
+
+    def _empty(self, function: cst.FunctionDef) -> FunctionSummary:
+        receiver, positional = self.callers.signature(function)
+        cls = self.callers.class_of(function)
+        name = f"{cls.name.value}.{function.name.value}" if cls is not None else function.name.value
+        return FunctionSummary(name, positional, receiver)
+
+    def _returns(self, function: cst.FunctionDef) -> tuple[ValueFacts, ...]:
+        shapes = [shape for value in self.names.returns.get(function, []) if (shape := self._shape(value, 0)) is not None]
+        if not shapes:
+            return ()
+        if len({len(shape) for shape in shapes}) != 1:
+            return (ValueFacts(),)
+        return tuple(ValueFacts.join([shape[i] for shape in shapes]) for i in range(len(shapes[0])))
+
+    def _shape(self, expr: cst.BaseExpression, depth: int) -> Optional[tuple[ValueFacts, ...]]:
+        """A returned value, element by element; None when it adds nothing (a recursive call not yet known)."""
+        if isinstance(expr, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in expr.elements):
+            return tuple(self._facts(element.value, depth) for element in expr.elements)
+        if isinstance(expr, cst.Call) and self._summarised(expr):
+            return self.returned_facts(expr)
+        bound = self._single_value(expr)
+        if bound is not None and depth < MAX_DEPTH and isinstance(bound, (cst.Tuple, cst.Call)):
+            return self._shape(bound, depth + 1)
+        return (self._facts(expr, depth),)
+
+    def _facts(self, expr: cst.BaseExpression, depth: int) -> ValueFacts:
+        if depth > MAX_DEPTH:
+            return ValueFacts()
+        if isinstance(expr, cst.Call) and self._summarised(expr):
+            returned = self.returned_facts(expr)
+            return returned[0] if returned and len(returned) == 1 else ValueFacts()
+        if isinstance(expr, cst.Name):
+            followed = self._through_unpacking(expr, depth)
+            if followed is not None:
+                return followed
+        return self._local_facts(expr)
+
+    def _through_unpacking(self, name: cst.Name, depth: int) -> Optional[ValueFacts]:
+        """`x, y = prepare(batch)` (or `pair = prepare(batch); x, y = pair`): an element of a call's summary;
+        `y = prepare_target(batch)`: its one value. Every binding reaching the use must show one."""
+        bindings = self.names.reaching(name)
+        found = []
+        for binding in bindings:
+            source = binding.value
+            while isinstance(source, cst.Name) and depth < MAX_DEPTH:
+                source, depth = self._single_value(source), depth + 1
+            if not isinstance(source, cst.Call) or not self._summarised(source):
+                return None
+            returned = self.returned_facts(source)
+            if binding.kind == "unpack" and len(binding.position) == 1 and returned and binding.position[0] < len(returned):
+                found.append(returned[binding.position[0]])
+            elif binding.kind == "assign" and returned and len(returned) == 1:
+                found.append(returned[0])
+            else:
+                return None
+        return ValueFacts.join(found) if found else None
+
+    def _local_facts(self, expr: cst.BaseExpression) -> ValueFacts:
+        value = self.values.value_of(expr)
+        origin = self.history.origin(expr)
+        activation = self.activations.of(expr)
+        made = self._made_to_require_grad(expr)
+        requires_grad = True if made or origin is not None else (False if value.detached or value.not_tensor else None)
+        history = True if origin is not None else (False if made or value.detached else None)
+        device = "accelerator" if value.placed else "host" if value.host else None
+        role = ("loss" if origin == LOSS else "model_output" if value.model_output or origin == MODEL_OUTPUT
+                else "batch" if value.batch else None)
+        return ValueFacts(requires_grad, history, True if value.detached else None, device,
+                          activation.kind if activation is not None else None, role)
+
+    def _made_to_require_grad(self, expr: cst.BaseExpression) -> bool:
+        candidates = [expr]
+        if isinstance(expr, cst.Name):
+            candidates = [b.bound_value for b in self.names.reaching(expr)]
+            if not candidates or any(c is None for c in candidates):
+                return False
+        return all(is_requires_grad_call(c) or requires_grad_keyword(c, self.imports) is not None for c in candidates)  # type: ignore[arg-type]
+
+    def _effects(self, function: cst.FunctionDef) -> tuple[Effect, ...]:
+        own: list[tuple[int, Effect]] = []
+        for switch in self.modes.in_function(function):
+            own.append((switch.order, Effect("eval" if switch.to_eval else "train", switch.receiver)))
+        for event in self.events.in_function(function):
+            if event.site.in_lambda:
+                continue
+            order = event.site.names_order
+            if isinstance(event, Backward):
+                own.append((order, Effect("backward", None)))
+            elif isinstance(event, Step):
+                own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None)))
+            elif isinstance(event, ClearGrad):
+                own.append((order, Effect("zero_grad", dotted_name(event.receiver))))
+            elif isinstance(event, LocalCall) and self._summarised(event.node):  # type: ignore[arg-type]
+                own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
+        if self._enters_no_grad(function):
+            own.append((0, Effect("no_grad", None)))
+        own.extend((0, Effect("store", target)) for target in _stores(function))
+        settled = [self._restored(effect, order, own) for order, effect in own]
+        return _deduplicated(settled, self._reachable_spellings(function))
+
+    def _restored(self, effect: Effect, order: int, effects: list[tuple[int, Effect]]) -> Effect:
+        if effect.kind != "eval" or effect.restored or effect.target is None:
+            return effect
+        if any(later.kind == "train" and after > order and (later.target is None or owns(later.target, effect.target))
+               for after, later in effects):
+            return replace(effect, restored=True)
+        return effect
+
+    def _reachable_spellings(self, function: cst.FunctionDef) -> set[str]:
+        """The roots a caller can name: the receiver and the parameters."""
+        return {param.name.value for param in function.params.params}
+
+    def _spelled_at(self, call: cst.Call, summary: FunctionSummary, target: Optional[str]) -> Optional[str]:
+        """The caller's spelling of what the callee calls `target` (a parameter, or `self.<attr>`)."""
+        if target is None:
+            return None
+        root, dot, rest = target.partition(".")
+        if summary.receiver is not None and root == summary.receiver:
+            owner = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+            return owner + dot + rest if owner else None
+        if root not in summary.parameters:
+            return None
+        passed = argument(call, summary.parameters, root)
+        spelled = dotted_name(passed) if passed is not None else None
+        return spelled + dot + rest if spelled else None
+
+    def _enters_no_grad(self, function: cst.FunctionDef) -> bool:
+        if function in self.names.grad_off_functions:
+            return True
+        if self._grad_off_scopes is None:
+            self._grad_off_scopes = {id(use.scope.node) for use in self.names.uses.values() if use.grad_off}
+        return id(function) in self._grad_off_scopes
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _activation_of_call(self, call: cst.Call) -> Optional[str]:
+        if not self._summarised(call):
+            return None
+        returned = self.returned_facts(call)
+        return returned[0].activation if returned and len(returned) == 1 else None
+
+    def _returned_values(self, call: cst.Call) -> Optional[list[cst.BaseExpression]]:
+        function = self.names.definition_of(call)
+        return list(self.names.returns.get(function, [])) or None if function is not None else None
+
+    def _summarised(self, call: cst.Call) -> bool:
+        """A call of a function this part can summarise: of this file, or of another file through `foreign`."""
+        if self._is_same_file_call(call):
+            return True
+        built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
+        if built is not None and (built.kind == "class" or built.module_class is not None):
+            return False  # a class of this file: constructed, not summarised as a function
+        return isinstance(self._foreign_of(call), FunctionSummary)
+
+    def _is_same_file_call(self, call: cst.Call) -> bool:
+        if self.names.definition_of(call) is not None:
+            return True
+        callee = self.names.callable_of(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        return bool(callee is not None and callee.kind == "function" and callee.module_class is None
+                    and isinstance(callee.node, cst.FunctionDef))
+
+    def _single_value(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        return self.names.single_value(expr) if isinstance(expr, cst.Name) and expr in self.names.uses else None
+
+
+
+def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:
+    """One effect per kind, target and restoration (the shallowest); a target the callers cannot name
+    (a local of this function) becomes None."""
+    kept: dict[tuple[str, Optional[str], bool], Effect] = {}
+    for effect in effects:
+        if effect.target is not None and effect.target.partition(".")[0] not in roots:
+            effect = replace(effect, target=None)
+        key = (effect.kind, effect.target, effect.restored)
+        if key not in kept or effect.depth < kept[key].depth:
+            kept[key] = effect
+    return tuple(sorted(kept.values(), key=lambda e: (e.kind, e.target or "", e.restored, e.depth, e.via)))
+
+
+def _stores(function: cst.FunctionDef) -> list[str]:
+    """What the function stores into: `self.buffer.append(x)`, `cache[k] = v` on a parameter `cache`."""
+    found: list[str] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in STORE_METHODS:
+                spelled = dotted_name(node.func.value)
+                if spelled is not None:
+                    found.append(spelled)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, cst.Subscript):
+                spelled = dotted_name(node.target.value)
+                if spelled is not None:
+                    found.append(spelled)
+
+    visit_readonly(function, _Finder())
+    return found
+
+
+def _rooted_in_name(expr: cst.BaseExpression) -> bool:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)

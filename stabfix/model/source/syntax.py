@@ -1,0 +1,71 @@
+"""Small questions about libcst syntax trees that every rule asks: which names an expression reads,
+whether a node lies inside another, and walks over a tree or one function's own body."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from stabfix.model.source.traversal import children
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Variable names read in an expression (attribute names and keywords excluded)."""
+    found: set[str] = set()
+
+    def walk(current: cst.CSTNode) -> None:
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+            return
+        if isinstance(current, cst.Attribute):
+            walk(current.value)
+            return
+        if isinstance(current, cst.Arg):
+            walk(current.value)
+            return
+        for child in children(current):
+            walk(child)
+
+    walk(node)
+    return found
+
+
+def contains(node: cst.CSTNode, needle: cst.CSTNode) -> bool:
+    if node is needle:
+        return True
+    return any(contains(child, needle) for child in children(node))
+
+
+def walk_scope(function: cst.FunctionDef):
+    """Nodes of a function body, not descending into nested functions or classes."""
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(
+            child for child in children(current) if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        )
+
+
+def walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(children(current))
+
+
+def preorder(node: cst.CSTNode):
+    yield node
+    for child in children(node):
+        yield from preorder(child)
+
+
+def code_of(node: cst.CSTNode, limit: int = 60) -> str:
+    """The node's source on one line (comments of a multi-line expression dropped), shortened for messages."""
+    text = cst.Module(body=[]).code_for_node(node)
+    if "\n" in text:
+        text = re.sub(r"#[^\n]*", "", text)
+    text = " ".join(text.split()).replace("( ", "(").replace(" )", ")")
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,286 @@
+"""Gradient accumulation: loops whose backward runs on every iteration but whose optimizer step runs
+on every N-th (`if (i + 1) % N == 0: optimizer.step()`), and how the differentiated loss is scaled.
+
+The model's `accumulation` part, built on `events` (backward passes and optimizer steps with their
+loops and branches) and `optimizers` (which stepped object is an optimizer). During the traversal it
+only records each `if` with the loops around it, and the bodies of `with X.accumulate(...)` blocks
+(accelerate, Fabric: the library scales the loss itself). Queried afterwards:
+
+- `loops()`: one `Accumulation` per backward pass that runs on every iteration of a loop whose
+  optimizer steps all sit behind a modulo test of that loop (`% N`), with `N` as written; or of a
+  loop over the micro-batches of one batch (`for i in range(0, len(x), micro): ... x[i:i + micro]`,
+  `for xb in x.split(micro)`) whose optimizer step runs once around it (`every` None: the count is
+  how many slices the batch has);
+- `divisors(expr)`: the divisions and multiplications applied to a loss on its way to `backward()`,
+  following its bindings (`loss = loss / N`, `loss /= N`, `(loss / N).backward()`);
+- `is_plain_loss(expr)`: the value is shown to be an unscaled per-batch loss: a loss call, the
+  `.loss`/`["loss"]` of what a call returned (a model's output record), a `.mean()`, or a sum of those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.calls.events import Backward, Events, Step
+from stabfix.model.calls.losses import LossIndex
+from stabfix.model.calls.optimizers import OptimizerTracker
+from stabfix.model.source.traversal import visit_readonly
+
+_ACCUMULATE_CONTEXTS = frozenset({"accumulate", "no_backward_sync"})
+_SCALING = (cst.Divide, cst.Multiply)
+_MAX_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class Accumulation:
+    backward: Backward
+    step: Step
+    loop: cst.CSTNode  # the `for` or `while` loop
+    gate: Optional[cst.If]  # the `if` whose test holds the modulo (None: a loop over one batch's slices)
+    every: Optional[cst.BaseExpression]  # N of `% N` (None: as many as the batch has slices)
+    loss: cst.BaseExpression  # what is differentiated, `scaler.scale(...)` peeled
+
+
+class AccumulationIndex(cst.BatchableCSTVisitor):
+    def __init__(self, events: Events, optimizers: OptimizerTracker, losses: LossIndex) -> None:
+        super().__init__()
+        self.events = events
+        self.optimizers = optimizers
+        self.losses = losses
+        self._ifs: dict[int, tuple[cst.If, tuple[cst.CSTNode, ...]]] = {}
+        self._loops: list[cst.CSTNode] = []
+        self._managed: set[int] = set()  # ids of `with X.accumulate(...)` bodies
+
+    # -- traversal ----------------------------------------------------------------------------------
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._loops.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._loops.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._ifs[id(node)] = (node, tuple(self._loops))
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+                if call.func.attr.value in _ACCUMULATE_CONTEXTS:
+                    self._managed.add(id(node.body))
+
+    # -- queries -------------------------------------------------------------------------------------
+    def loops(self) -> list[Accumulation]:
+        found: list[Accumulation] = []
+        for backward in self.events.of_kind("backward"):
+            assert isinstance(backward, Backward)
+            loss = _peel_scaler(backward.loss) if backward.loss is not None else None
+            if loss is None or not _on_tensor(backward) or self._managed_block(backward):
+                continue
+            accumulation = self._gated_step(backward, loss)
+            if accumulation is not None:
+                found.append(accumulation)
+        return found
+
+    def divisors(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.BaseExpression]:
+        """What a loss is divided or multiplied by before it reaches `backward()`, outermost first."""
+        if depth > _MAX_DEPTH:
+            return []
+        expr = _unparen(expr)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _SCALING):
+            return [expr.right, *self.divisors(expr.left, depth + 1)]
+        if isinstance(expr, cst.Name):
+            binding = self._latest(expr)
+            if binding is None:
+                return []
+            node = binding.node
+            if binding.kind == "augment" and isinstance(node, cst.AugAssign):
+                if isinstance(node.operator, (cst.DivideAssign, cst.MultiplyAssign)):
+                    return [node.value, *self.divisors(node.target, depth + 1)] if isinstance(node.target, cst.Name) else [node.value]
+                return []
+            return self.divisors(binding.bound_value, depth + 1) if binding.bound_value is not None else []
+        return []
+
+    def is_plain_loss(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        if depth > _MAX_DEPTH:
+            return False
+        expr = _unparen(expr)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            return self.is_plain_loss(expr.expression, depth + 1)  # `-torch.min(...).mean()`
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            return self.is_plain_loss(expr.left, depth + 1) and self.is_plain_loss(expr.right, depth + 1)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            return self.is_plain_loss(expr.right, depth + 1) or self.is_plain_loss(expr.left, depth + 1)  # `w * term`
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "loss" or (
+            isinstance(expr, cst.Subscript) and _string_key(expr) == "loss"
+        ):
+            return self._call_result(expr.value)  # `model(**batch).loss`, `outputs["loss"]`: the batch mean
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "mean" and not expr.args:
+                return True
+            loss = self.losses.resolve(expr)  # a torch loss (mean by default); a user loss may divide inside
+            return loss is not None and loss.library and not _sums(expr)
+        if isinstance(expr, cst.Name):
+            binding = self._latest(expr)
+            return binding is not None and binding.bound_value is not None and self.is_plain_loss(binding.bound_value, depth + 1)
+        return False
+
+    # -- helpers -------------------------------------------------------------------------------------
+    def _latest(self, name: cst.Name):
+        """The binding a use of a name sees on the straight path through one iteration: the last one
+        before it (a loop's later bindings are the previous iteration's, not this one's)."""
+        use = self.losses.names.uses.get(name)
+        if use is None:
+            return None
+        before = [b for b in self.losses.names.reaching(name) if b.order < use.order]
+        return before[-1] if before else None
+
+    def _call_result(self, expr: cst.BaseExpression) -> bool:
+        """What a call returned (a model's output record), directly or through one name."""
+        if isinstance(expr, cst.Call):
+            return True
+        if isinstance(expr, cst.Name):
+            values = [b.bound_value for b in self.losses.names.reaching(expr)]
+            return bool(values) and all(isinstance(v, cst.Call) for v in values)
+        return False
+
+    def _managed_block(self, backward: Backward) -> bool:
+        return any(id(block) in self._managed for block in backward.site.blocks)
+
+    def _gated_step(self, backward: Backward, loss: cst.BaseExpression) -> Optional[Accumulation]:
+        if not backward.site.any_loops:
+            return None
+        loop = backward.site.any_loops[-1]
+        steps = [
+            event
+            for event in self.events.in_function(backward.site.function, "step")
+            if isinstance(event, Step) and any(l is loop for l in event.site.any_loops) and self._steps_optimizer(event)
+        ]
+        if not steps:
+            return self._step_around_slices(backward, loss, loop)
+        gated: list[tuple[Step, cst.If, cst.BaseExpression]] = []
+        for step in steps:
+            gate = self._modulo_gate(step, loop, backward)
+            if gate is None:
+                return None  # a step on every iteration: no accumulation
+            gated.append((step, *gate))
+        step, gate, every = gated[0]
+        return Accumulation(backward, step, loop, gate, every, loss)
+
+    def _step_around_slices(self, backward: Backward, loss: cst.BaseExpression, loop: cst.CSTNode) -> Optional[Accumulation]:
+        """The loop runs over the slices of one batch and the optimizer steps once per pass of the code
+        around it: every slice's backward adds to the same step."""
+        if not isinstance(loop, cst.For) or not _slices_one_batch(loop):
+            return None
+        outer = backward.site.any_loops[:-1]
+        steps = [
+            event
+            for event in self.events.in_function(backward.site.function, "step")
+            if isinstance(event, Step) and len(event.site.any_loops) == len(outer)
+            and all(a is b for a, b in zip(event.site.any_loops, outer)) and self._steps_optimizer(event)
+        ]
+        return Accumulation(backward, steps[0], loop, None, None, loss) if steps else None
+
+    def _steps_optimizer(self, step: Step) -> bool:
+        return any(self.optimizers.resolve(candidate, step.site.scope) is not None for candidate in step.candidates)
+
+    def _modulo_gate(self, step: Step, loop: cst.CSTNode, backward: Backward) -> Optional[tuple[cst.If, cst.BaseExpression]]:
+        """The `if ... % N ...:` inside `loop` that the step sits under and the backward does not."""
+        theirs = set(backward.site.branches)
+        for branch in step.site.branches:
+            if branch in theirs or branch[1] != "if.body" or branch[0] not in self._ifs:
+                continue
+            node, loops = self._ifs[branch[0]]
+            if loops and loops[-1] is loop:
+                every = _modulo_divisor(node.test)
+                if every is not None:
+                    return node, every
+        return None
+
+
+def _peel_scaler(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`scaler.scale(loss)` -> `loss` (AMP scaling is undone before the step)."""
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "scale"
+        and len(expr.args) == 1
+    ):
+        return expr.args[0].value
+    return expr
+
+
+def _on_tensor(backward: Backward) -> bool:
+    """`loss.backward()` (a library's `engine.backward(loss)` may scale by the accumulation itself)."""
+    call = backward.node
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and not call.args and call.func.attr.value == "backward"
+
+
+_SPLITS = frozenset({"split", "chunk", "tensor_split"})
+
+
+def _slices_one_batch(loop: cst.For) -> bool:
+    """`for i in range(0, len(x), micro):` whose body slices from `i` (`x[i:i + micro]`), or a loop over
+    `x.split(micro)` / `torch.chunk(x, n)` (also zipped): the micro-batches of one batch."""
+    iterable = loop.iter
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "zip":
+        return bool(iterable.args) and all(_is_split(arg.value) for arg in iterable.args)
+    if _is_split(iterable):
+        return True
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
+            and len(iterable.args) == 3 and isinstance(loop.target, cst.Name)):
+        return False
+    start = loop.target.value
+    found: list[bool] = []
+
+    class _Slices(cst.CSTVisitor):
+        def visit_Slice(self, node: cst.Slice) -> None:
+            if isinstance(node.lower, cst.Name) and node.lower.value == start:
+                found.append(True)
+
+    visit_readonly(loop.body, _Slices())
+    return bool(found)
+
+
+def _is_split(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SPLITS
+
+
+def _modulo_divisor(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    found: list[cst.BaseExpression] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+            if isinstance(node.operator, cst.Modulo):
+                found.append(node.right)
+
+    visit_readonly(test, _Finder())
+    return found[0] if found else None
+
+
+def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.with_changes(lpar=[], rpar=[]) if getattr(expr, "lpar", None) else expr
+
+
+def _string_key(expr: cst.Subscript) -> Optional[str]:
+    if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        value = expr.slice[0].slice.value
+        if isinstance(value, cst.SimpleString):
+            return value.evaluated_value if isinstance(value.evaluated_value, str) else None
+    return None
+
+
+def _sums(call: cst.Call) -> bool:
+    """A loss with `reduction="sum"`: accumulated sums are the loss of the larger batch already."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "reduction" and isinstance(arg.value, cst.SimpleString):
+            return arg.value.evaluated_value == "sum"
+    return False

@@ -1,0 +1,287 @@
+"""Carried state: values a training loop (or a step method) feeds back into the next iteration.
+
+`out, h = model(x, h)` inside a loop that runs `backward()` every iteration carries `h`, and with
+it the autograd graph of every earlier iteration, into the next one, unless the loop cuts it
+(`h = h.detach()`, `h.detach_()`, a same-file `repackage_hidden(h)` that detaches, or a fresh
+`h = model.init_hidden()` each iteration). The same holds for `self.h` in a step method:
+`out, self.h = self.rnn(x, self.h)` runs once per step. A tuple or list state (an LSTM's `(h, c)`)
+is cut just as well element by element in place: `h[0].detach_()` and `h[1].detach_()`, or
+`for t in h: t.detach_()`. The model's `carried` part records the loops during the traversal (a
+`self` attribute's class comes from `names`) and answers afterwards:
+
+- `carried()`: one `CarriedState` per name or `self` attribute that a call inside a loop (or a
+  step method) takes as an argument and re-binds from its result, on a path with a backward pass in
+  the same loop body (or method), that nothing in the loop or class detaches or resets; with whether
+  the code shows the state to be a tuple or list (then `h.detach()` would fail on it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import libcst as cst
+
+from stabfix.model.calls.events import Backward, Events
+from stabfix.model.calls.losses import read_names
+from stabfix.model.source.names import Binding, Names
+from stabfix.model.source.traversal import children, visit_readonly
+
+Loop = Union[cst.For, cst.While]
+_BUILTINS = frozenset({"max", "min", "sum", "abs", "round", "float", "int", "len", "list", "tuple", "dict"})
+_CUTTING = frozenset({"detach", "detach_", "item", "tolist", "numpy"})
+# Recurrent modules whose state is an `(h, c)` pair.
+_PAIR_STATE_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.LSTMCell"})
+_PAIR = 2
+
+
+@dataclass(frozen=True)
+class CarriedState:
+    name: str  # `h`, or `self.h`
+    binding: Binding  # the re-binding from the call's result
+    call: cst.Call  # the call that takes the state and returns its next value
+    backward: Backward  # a backward pass that runs on the same iterations
+    retain_graph: bool  # that backward keeps the graph (`retain_graph=True`): the usual cover-up
+    is_sequence: bool = False  # the code shows a tuple or list of tensors (`(h0, c0)`, an LSTM's state)
+
+
+class CarriedStates(cst.BatchableCSTVisitor):
+    def __init__(self, names: Names, events: Events) -> None:
+        super().__init__()
+        self.names = names
+        self.events = events
+        self._loops: list[Loop] = []
+
+    # -- traversal ------------------------------------------------------------------------------------
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(node)
+
+    # -- queries --------------------------------------------------------------------------------------
+    def carried(self) -> list[CarriedState]:
+        found: list[CarriedState] = []
+        backwards = [event for event in self.events.of_kind("backward") if isinstance(event, Backward)]
+        backwards_in: dict[int, list[Backward]] = {}  # id(block) -> the backward passes inside it, in order
+        for event in backwards:
+            for block in dict.fromkeys(id(block) for block in event.site.blocks):
+                backwards_in.setdefault(block, []).append(event)
+        for loop in self._loops:
+            in_loop = backwards_in.get(id(loop.body), [])
+            if in_loop:
+                found.extend(self._in_loop(loop, in_loop[0]))
+        for owner, attributes in self.names.self_attributes.items():
+            for attribute, bindings in attributes.items():
+                state = self._across_steps(owner, attribute, bindings, backwards)
+                if state is not None:
+                    found.append(state)
+        return found
+
+    # -- loops ----------------------------------------------------------------------------------------
+    def _in_loop(self, loop: Loop, backward: Backward) -> list[CarriedState]:
+        inside = self.names.bindings_in_block(loop.body)
+        by_name: dict[str, list[Binding]] = {}
+        for binding in inside:
+            by_name.setdefault(binding.name, []).append(binding)
+        header = read_names(loop.target) if isinstance(loop, cst.For) else set()  # fresh every iteration
+        found = []
+        for name, bindings in by_name.items():
+            if name in header:
+                continue
+            for binding in bindings:
+                if binding.grad_off:
+                    continue  # computed without a graph (a reset under no_grad still counts below)
+                call = _feeding_call(binding, lambda expr: name in read_names(expr))
+                if call is None or self._is_math(call) or any(self._cuts(other, name) for other in bindings):
+                    continue
+                length = self._sequence_length(name, binding.scope.bindings.get(name, []), call)
+                if self._detached_in_place(loop.body, name, length):
+                    continue
+                found.append(CarriedState(name, binding, call, backward, _retains(backward), length is not None))
+                break
+        return found
+
+    # -- step methods ---------------------------------------------------------------------------------
+    def _across_steps(self, owner, attribute, bindings, backwards) -> Optional[CarriedState]:
+        spelled = f"self.{attribute}"
+        for binding in bindings:
+            if binding.grad_off:
+                continue
+            call = _feeding_call(binding, lambda expr: _reads_attribute(expr, attribute))
+            if call is None or self._is_math(call):
+                continue
+            method = binding.scope.node
+            backward = next((b for b in backwards if b.site.function is method), None)
+            resets = [other for other in bindings if not _in_init(other)]  # `__init__` only sets the start
+            if backward is None or any(self._cuts(other, attribute, on_self=True) for other in resets):
+                continue
+            length = self._sequence_length(spelled, bindings, call)
+            if self._detached_in_place(owner, spelled, length):
+                continue
+            return CarriedState(spelled, binding, call, backward, _retains(backward), length is not None)
+        return None
+
+    # -- helpers --------------------------------------------------------------------------------------
+    def _is_math(self, call: cst.Call) -> bool:
+        """`torch.add(total, loss)`, `max(best, x)`: a running sum or statistic (SF103's case), not a
+        model's recurrent state."""
+        qualified = self.names.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        if qualified is not None and qualified.startswith("torch."):
+            return True
+        return isinstance(call.func, cst.Name) and call.func.value in _BUILTINS and qualified in (None, f"builtins.{call.func.value}")
+
+    def _cuts(self, binding: Binding, name: str, on_self: bool = False) -> bool:
+        """The binding detaches the state or starts it afresh."""
+        value = binding.bound_value if binding.bound_value is not None else binding.value
+        if value is None:
+            return binding.kind not in ("param", "for")
+        reads = _reads_attribute(value, name) if on_self else name in read_names(value)
+        if not reads:
+            return True  # `h = model.init_hidden(bs)`, `h = None`: a fresh state
+        return _cuts_graph(value) or self._detaching_helper(value)
+
+    def _detaching_helper(self, value: cst.BaseExpression) -> bool:
+        """`repackage_hidden(h)`: a function of this file whose returns detach."""
+        if not isinstance(value, cst.Call):
+            return False
+        definition = self.names.definition_of(value)
+        if definition is None:
+            return False
+        return any(_cuts_graph(r) or _calls_itself(r, definition) for r in self.names.returns.get(definition, []))
+
+    def _detached_in_place(self, region: cst.CSTNode, state: str, length: Optional[int]) -> bool:
+        """`h.detach_()`, or every element of a tuple state: `h[0].detach_()` and `h[1].detach_()` (all
+        `length` of them; an LSTM's pair when the length is not shown), `h[i].detach_()` in a loop over
+        the indices, `t.detach_()` in a loop or comprehension over `h`."""
+        indices: set[int] = set()
+        for call in self._calls_in(region):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "detach_"):
+                continue
+            target = func.value
+            if _spelled(target) == state or self._iterates(target, state):
+                return True
+            if isinstance(target, cst.Subscript) and _spelled(target.value) == state and len(target.slice) == 1:
+                index = target.slice[0].slice
+                index = index.value if isinstance(index, cst.Index) else None
+                if isinstance(index, cst.Integer):
+                    indices.add(int(index.value))
+                elif isinstance(index, cst.Name):
+                    return True
+        return bool(indices) and indices >= set(range(length or _PAIR))
+
+    def _iterates(self, target: cst.BaseExpression, state: str) -> bool:
+        """`t` bound only by loops or comprehensions over the state (`for t in h`)."""
+        if not isinstance(target, cst.Name):
+            return False
+        # a comprehension's element comes before its `for` in the source, so nothing "reaches" it there
+        reaching = self.names.reaching(target) or self.names.bindings_of(target)
+        return bool(reaching) and all(b.kind == "for" and b.value is not None and _spelled(b.value) == state for b in reaching)
+
+    def _sequence_length(self, state: str, bindings: list[Binding], call: cst.Call) -> Optional[int]:
+        """Whether the code shows the state to be a tuple or list: None if not, else its length (0 when not
+        shown). It is bound to a tuple or list (`h = (h0, c0)`, `list(...)`, a same-file function returning
+        one), unpacked (`a, b = h`), or fed to an LSTM, whose state is a pair."""
+        callee = self.names.callable_of(call.func)
+        if callee is not None and callee.qualified in _PAIR_STATE_MODULES:
+            return _PAIR
+        for binding in bindings:
+            value = binding.bound_value
+            length = self._displayed_length(value)
+            if length is None and isinstance(value, cst.Call):
+                callee = self.names.callable_of(value.func)
+                returns = self.names.returns.get(callee.node, []) if callee is not None and callee.kind == "function" else []
+                length = next((n for n in map(self._displayed_length, returns) if n is not None), None)
+            if length is not None:
+                return length
+        scopes = {id(b.scope): b.scope for b in bindings}.values()
+        for other in (b for scope in scopes for found in scope.bindings.values() for b in found):
+            if other.kind == "unpack" and other.value is not None and _spelled(other.value) == state:
+                target = other.node.targets[0].target if isinstance(other.node, cst.Assign) else None
+                return len(target.elements) if isinstance(target, (cst.Tuple, cst.List)) else 0
+        return None
+
+    def _displayed_length(self, value: Optional[cst.BaseExpression]) -> Optional[int]:
+        """`(h0, c0)` -> 2; `[...]`, `tuple(...)`, `list(...)` -> 0 (length not shown); anything else -> None."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            starred = any(isinstance(e, cst.StarredElement) for e in value.elements)
+            return 0 if starred else len(value.elements)
+        if isinstance(value, cst.ListComp):
+            return 0
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("tuple", "list"):
+            return 0 if self.names.qualify(value.func) in (None, f"builtins.{value.func.value}") else None
+        return None
+
+    def _calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
+        found: list[cst.Call] = []
+
+        class _Calls(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                found.append(call)
+
+        visit_readonly(node, _Calls())
+        return found
+
+
+def _in_init(binding: Binding) -> bool:
+    node = binding.scope.node
+    return isinstance(node, cst.FunctionDef) and node.name.value == "__init__"
+
+
+def _feeding_call(binding: Binding, reads_state) -> Optional[cst.Call]:
+    """The call whose result the binding takes and which gets the state as an argument."""
+    value = binding.value if binding.kind == "unpack" else binding.bound_value
+    if binding.kind not in ("assign", "unpack") or not isinstance(value, cst.Call):
+        return None
+    if any(reads_state(arg.value) for arg in value.args) and not _cuts_graph(value):
+        return value
+    return None
+
+
+def _cuts_graph(expr: cst.CSTNode) -> bool:
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value in _CUTTING or node.attr.value == "data":
+                self.found = True
+
+    finder = _Finder()
+    visit_readonly(expr, finder)
+    return finder.found
+
+
+def _calls_itself(value: cst.BaseExpression, definition: cst.FunctionDef) -> bool:
+    """`return tuple(repackage_hidden(v) for v in h)`: the recursive case of a detaching helper."""
+    return any(isinstance(n, cst.Name) and n.value == definition.name.value for n in _names(value))
+
+
+def _names(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found = [node]
+    for child in children(node):
+        found.extend(_names(child))
+    return found
+
+
+def _reads_attribute(expr: cst.CSTNode, attribute: str) -> bool:
+    return any(
+        isinstance(n, cst.Attribute) and n.attr.value == attribute and isinstance(n.value, cst.Name) and n.value.value == "self"
+        for n in _names(expr)
+    )
+
+
+def _spelled(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+
+
+def _retains(backward: Backward) -> bool:
+    call = backward.node
+    if not isinstance(call, cst.Call):
+        return False
+    return any(
+        arg.keyword is not None and arg.keyword.value == "retain_graph" and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+        for arg in call.args
+    )

@@ -1,0 +1,447 @@
+"""Train/eval mode switches and the code each one governs.
+
+The model's `modes` part (built on `names` and `steps`). During the traversal it records every mode
+switch: `X.eval()`, `X.train(False)` (eval) and `X.train()`, `X.train(True)`, `X.train(mode)` (train,
+or a mode passed through), with the receiver as spelled (`model`, `self.student`), its statement
+place, its function and class, and whether autograd is off there (a `no_grad`/`inference_mode` block
+or decorator). A switch anywhere in a chain of methods that return the module counts
+(`model.to(device).train()`, `model.eval().cpu()`): its receiver is the chain's start. After the
+traversal:
+
+- `region(switch)`: the statements that run in eval mode after an eval switch: the rest of its block
+  up to the statement that switches the same receiver (or an enclosing module) back to train mode, or
+  rebinds it (`model = Net()`, `self.net = build()`, `for model in models:`) in the switch's own
+  scope: the new object is not the one switched to eval (a fresh module is in train mode, any other
+  value's mode is unknown). A rebinding whose value reads the receiver (`model = model.to(device)`,
+  `model = torch.compile(model)`) keeps it: the module it returns or wraps is the one in eval mode;
+- `scan(statements, receiver)`: what runs there: forward passes of the receiver (`model(x)`,
+  `model.forward(x)`, a submodule `model.encoder(x)`) and whether each runs with autograd on, backward
+  passes and optimizer steps, and code that asks for gradients (`requires_grad_`, `enable_grad`,
+  `torch.autograd.grad`). Nested functions and classes are not part of a region (they run later).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.calls.events import Events
+from stabfix.model.calls.modules import chain_receiver
+from stabfix.model.flow.gradient_use import is_requires_grad_call
+from stabfix.model.source import vocabulary as vocab
+from stabfix.model.source.enclosing import EnclosingDefinitions
+from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
+from stabfix.model.source.places import Place, body_of, called_as_statement, parent_in, position_in
+from stabfix.model.source.traversal import visit_readonly
+
+# Methods of a module that are not forward passes.
+NOT_FORWARD_METHODS = frozenset(
+    {"train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "parameters", "named_parameters",
+     "buffers", "named_buffers", "modules", "named_modules", "children", "named_children", "state_dict",
+     "load_state_dict", "zero_grad", "apply", "requires_grad_", "register_buffer", "register_forward_hook",
+     "register_forward_pre_hook", "register_full_backward_hook", "save_pretrained", "generate", "get_input_embeddings",
+     "resize_token_embeddings", "share_memory", "add_module", "get_submodule", "extra_repr", "type", "set_mode"}
+)
+NEEDS_GRAD_CALLS = frozenset({"torch.enable_grad", "torch.autograd.grad", "torch.autograd.backward", "torch.set_grad_enabled"})
+
+
+@dataclass(eq=False)
+class Switch:
+    call: cst.Call
+    chain: cst.Call  # the whole chain it sits in (`model.eval().cpu()`); the switch itself when alone
+    receiver: str  # `model`, `self.student`
+    to_eval: bool  # eval() / train(False); False for train() / train(True) / train(mode)
+    passed_mode: bool  # `train(mode)`: the mode comes from a variable
+    place: Place
+    function: Optional[cst.FunctionDef]
+    cls: Optional[cst.ClassDef]
+    root: Optional[cst.Name]  # the variable the receiver starts from
+    names: Names
+    order: int  # its place among the `names` model's bindings and uses
+
+    @property
+    def grad_off(self) -> bool:
+        """Autograd is off where the switch runs (a `no_grad` block or decorator around it)."""
+        use = self.names.uses.get(self.root) if self.root is not None else None
+        return bool(use and use.grad_off)
+
+    @property
+    def freezes(self) -> bool:
+        """The chain also freezes the module's parameters (`model.eval().requires_grad_(False)`): its
+        forward records no graph unless its input asks for one."""
+        link: cst.BaseExpression = self.chain
+        while isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute):
+            if link.func.attr.value == "requires_grad_" and not is_requires_grad_call(link):
+                return True
+            link = link.func.value
+        return False
+
+
+@dataclass(eq=False)
+class Rebinding:
+    """An assignment to a dotted name (`model = ...`, `self.net = ...`, a `for`/`with`/walrus target)."""
+    target: str
+    value: Optional[cst.CSTNode]  # what is assigned (a `for`'s iterable); None when unknown
+    function: Optional[cst.FunctionDef]
+    cls: Optional[cst.ClassDef]
+    order: int
+
+    def replaces(self, receiver: str) -> bool:
+        """Whether it puts another object where `receiver` was: it assigns the receiver or a module it
+        belongs to (`model = ...` for `model.encoder`), from a value that does not read the receiver."""
+        return owns(self.target, receiver) and not (self.value is not None and _reads(self.value, receiver))
+
+
+@dataclass
+class RegionFacts:
+    forwards: list[tuple[cst.Call, bool]] = field(default_factory=list)  # (call, autograd on)
+    repeated: list[cst.Call] = field(default_factory=list)  # forwards inside a loop or comprehension there
+    backward: bool = False  # a backward pass or an optimizer step
+    needs_grad: bool = False  # code that asks for gradients
+    frozen: bool = False  # the receiver's parameters are frozen there (`model.requires_grad_(False)`)
+    bound: set[str] = field(default_factory=set)  # names assigned in the region
+
+
+class ModeSwitches(cst.BatchableCSTVisitor):
+    def __init__(self, imports: ImportTracker, names: Names, steps, modules, enclosing: EnclosingDefinitions,
+                 events: Events) -> None:
+        super().__init__()
+        self.imports = imports
+        self.names = names
+        self.steps = steps
+        self.is_module_call = modules.is_module
+        self.enclosing = enclosing
+        self.events = events
+        self._updates: Optional[set[int]] = None
+        self.switches: list[Switch] = []
+        self._indexed = -1
+        self._by_id: tuple[dict[int, list[Switch]], dict[int, list[Switch]]] = ({}, {})
+        self._chains: dict[int, cst.Call] = {}  # inner calls of a method chain -> the whole chain
+        self.rebindings: list[Rebinding] = []
+        self._rebound_at: dict[int, list[Rebinding]] = {}  # id of each node of a rebinding's place -> it
+        self._rebound_in: dict[int, list[Rebinding]] = {}  # id of its function -> it
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        chain = self._chains.pop(id(node), node)
+        if not isinstance(func, cst.Attribute):
+            return
+        if isinstance(func.value, cst.Call):
+            self._chains[id(func.value)] = chain  # the outer call is visited first
+        if func.attr.value not in ("eval", "train"):
+            return
+        module = chain_receiver(func.value)
+        receiver = dotted_name(module)
+        if receiver is None or self.imports.qualify(module):
+            return  # `ast.literal_eval`, `torch.eval`: not a module
+        args = [arg for arg in node.args if not arg.star]
+        if func.attr.value == "eval":
+            if args:
+                return
+            to_eval, passed = True, False
+        elif not args:
+            to_eval, passed = False, False
+        elif isinstance(args[0].value, cst.Name) and args[0].value.value in ("True", "False"):
+            to_eval, passed = args[0].value.value == "False", False
+        else:
+            to_eval, passed = False, True
+        root = module
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
+        self.switches.append(Switch(node, chain, receiver, to_eval, passed, self.steps.place(), function, cls,
+                                    root if isinstance(root, cst.Name) else None, self.names, self.names.position))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._rebind(node, target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._rebind(node, node.target, node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._rebind(node, node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._rebind(node, node.target, node.iter)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._rebind(node, node.asname.name, None)
+
+    def _rebind(self, node: cst.CSTNode, target: cst.BaseExpression, value: Optional[cst.CSTNode]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:  # `model, opt = build()`: each is rebound, from the whole value
+                self._rebind(node, element.value, value)
+            return
+        spelled = dotted_name(target)
+        if spelled is None:
+            return
+        rebinding = Rebinding(spelled, value, self.enclosing.innermost_function(), self.enclosing.innermost_class(),
+                              self.names.position)
+        self.rebindings.append(rebinding)
+        # indexed as it is found: "does this statement rebind the receiver" is asked for every statement of a region
+        for part in dict.fromkeys(id(part) for part in (*self.steps.place(), node)):
+            self._rebound_at.setdefault(part, []).append(rebinding)
+        self._rebound_in.setdefault(id(rebinding.function), []).append(rebinding)
+
+    # -- queries -------------------------------------------------------------------------------------
+    def statement_of(self, switch: Switch) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
+        """The line that is the switch (or the chain it sits in) alone, and the block it sits in."""
+        line = called_as_statement(switch.place, switch.chain)
+        block = parent_in(switch.place, line) if line is not None else None
+        return line, block
+
+    def region(self, switch: Switch) -> list[cst.CSTNode]:
+        """The statements after an eval switch in its block, up to the one that switches back."""
+        line, block = self.statement_of(switch)
+        siblings = body_of(block)
+        index = position_in(siblings, line) if line is not None else None
+        if index is None:
+            return []
+        region: list[cst.CSTNode] = []
+        for statement in siblings[index + 1:]:
+            if self.restores(statement, switch.receiver) or self.rebinds(statement, switch):
+                break
+            region.append(statement)
+        return region
+
+    def restores(self, node: cst.CSTNode, receiver: str) -> bool:
+        """The statement switches `receiver` (or a module it belongs to) back to train mode."""
+        return any(owns(other.receiver, receiver) for other in self._index()[1].get(id(node), ()))
+
+    def rebinds(self, node: cst.CSTNode, switch: Switch) -> bool:
+        """The statement puts another object where the switch's receiver was, in the switch's scope (not in a
+        function or class defined there)."""
+        return any(
+            rebinding.function is switch.function and rebinding.cls is switch.cls
+            and rebinding.replaces(switch.receiver)
+            for rebinding in self._rebound_at.get(id(node), ())
+        )
+
+    def in_function(self, function: Optional[cst.FunctionDef]) -> list[Switch]:
+        return list(self._index()[0].get(id(function), ()))
+
+    def _index(self) -> tuple[dict[int, list[Switch]], dict[int, list[Switch]]]:
+        """The switches by id of their function, and the train switches by id of each node of their place:
+        asked for every switch and statement, so built once (again if switches were added since)."""
+        if self._indexed != len(self.switches):
+            by_function: dict[int, list[Switch]] = {}
+            trains_at: dict[int, list[Switch]] = {}
+            for switch in self.switches:
+                by_function.setdefault(id(switch.function), []).append(switch)
+                if not switch.to_eval:
+                    for part in dict.fromkeys(id(part) for part in switch.place):
+                        trains_at.setdefault(part, []).append(switch)
+            self._by_id = (by_function, trains_at)
+            self._indexed = len(self.switches)
+        return self._by_id
+
+    def mode_before(self, receiver: str, function: Optional[cst.FunctionDef], order: int) -> Optional[str]:
+        """"train" or "eval": what the last switch of `receiver` (or a module it belongs to) before `order`
+        in `function` set; None when there is none (or `train(mode)` passes a mode through)."""
+        last = None
+        for switch in self.in_function(function):
+            if switch.order < order and owns(switch.receiver, receiver):
+                last = switch
+        if last is None or last.passed_mode:
+            return None
+        if any(last.order < rebinding.order < order and rebinding.replaces(receiver)
+               for rebinding in self._rebound_in.get(id(function), ())):
+            return None  # another object since the switch: its mode is not the switch's
+        return "eval" if last.to_eval else "train"
+
+    def rebound_between(self, receiver: str, function: Optional[cst.FunctionDef], start: int, end: int) -> bool:
+        """Whether `function` puts another object where `receiver` was between two orders (a loop's start and
+        end: each iteration then switches a new object, `model = Net()` at the top of a per-fold loop)."""
+        return any(start <= rebinding.order < end and rebinding.replaces(receiver)
+                   for rebinding in self._rebound_in.get(id(function), ()))
+
+    def caller_spelling(self, call: cst.Call, helper: cst.FunctionDef, receiver: str) -> Optional[str]:
+        """What a call of `helper` passes for the module the helper knows as `receiver`: `model` for
+        `evaluate(model, loader)` when the helper switches its first parameter; `self.net` stays `self.net`."""
+        root, _, rest = receiver.partition(".")
+        params = [p.name.value for p in helper.params.params]
+        if root == "self" or root not in params:
+            return receiver if root == "self" else None
+        index = params.index(root) - (1 if params and params[0] == "self" else 0)
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == root]
+        passed = keyword[0] if keyword else positional[index] if 0 <= index < len(positional) else None
+        spelled = dotted_name(passed) if passed is not None else None
+        return None if spelled is None else spelled + ("." + rest if rest else "")
+
+    def is_update(self, call: cst.Call) -> bool:
+        """A backward pass or an optimizer step, as the `events` part reads them (an environment's
+        `obs, reward, ... = env.step(a)` is neither)."""
+        if self._updates is None:
+            self._updates = {id(event.node) for event in self.events.of_kind("backward", "step")}
+        return id(call) in self._updates
+
+    def scan(self, statements: list[cst.CSTNode], receiver: str) -> RegionFacts:
+        facts = RegionFacts()
+        scanner = _RegionScanner(self, receiver, facts)
+        for statement in statements:
+            visit_readonly(statement, scanner)
+        return facts
+
+
+class _RegionScanner(cst.CSTVisitor):
+    def __init__(self, modes: ModeSwitches, receiver: str, facts: RegionFacts) -> None:
+        self.modes = modes
+        self.receiver = receiver
+        self.facts = facts
+        self.grad_off = [False]
+        self.loops = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.For, cst.While, cst.BaseComp)):
+            self.loops += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, (cst.For, cst.While, cst.BaseComp)):
+            self.loops -= 1
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_With(self, node: cst.With) -> None:
+        off = any((self.modes.names.qualify(_callee(item.item)) or "") in GRAD_OFF_CONTEXTS for item in node.items)
+        self.grad_off.append(self.grad_off[-1] or off)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.grad_off.pop()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        for name in _target_names(node.target):
+            self.facts.bound.add(name)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        callee = dotted_name(func) or ""
+        qualified = self.modes.names.qualify(func) or ""
+        if self.modes.is_update(node):
+            self.facts.backward = True
+        if qualified in NEEDS_GRAD_CALLS or is_requires_grad_call(node):
+            self.facts.needs_grad = True
+        elif isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" \
+                and dotted_name(chain_receiver(func.value)) == self.receiver:
+            self.facts.frozen = True  # `model.requires_grad_(False)`
+        if callee == self.receiver or callee == self.receiver + ".forward" or (
+            callee.startswith(self.receiver + ".") and callee.rsplit(".", 1)[-1] not in NOT_FORWARD_METHODS
+            and "." not in callee[len(self.receiver) + 1:]
+            and (self.modes.is_module_call(func) or self._fed_a_tensor(node))
+        ):
+            self.facts.forwards.append((node, not self.grad_off[-1]))
+            if self.loops:
+                self.facts.repeated.append(node)
+
+    def _fed_a_tensor(self, call: cst.Call) -> bool:
+        """A method of the switched module called on a tensor (`agent.get_action_and_value(obs.to(d))`,
+        `model.encode(x)`): a forward through one of its own methods."""
+        values = self.modes.steps.values
+        if values is None:
+            return False
+        for arg in call.args:
+            if arg.keyword is None and not arg.star:
+                value = values.value_of(arg.value)
+                if (value.tensor or value.placed or value.batch) and not (value.not_tensor or value.metadata):
+                    return True
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if dotted_name(value) is not None and any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
+        ):
+            self.facts.needs_grad = True
+
+
+def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    return []
+
+
+def _reads(value: cst.CSTNode, receiver: str) -> bool:
+    """The value reads the receiver or a part of it (`model.to(device)`, `compile(model)`, `model.encoder`)."""
+    found: list[bool] = []
+
+    class _Finder(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if found:
+                return False
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                spelled = dotted_name(node)
+                if spelled is not None and owns(receiver, spelled):
+                    found.append(True)
+                if isinstance(node, cst.Attribute):
+                    visit_readonly(node.value, self)  # not its attribute's name: `build().model` does not read `model`
+                    return False
+            return True
+
+    visit_readonly(value, _Finder())
+    return bool(found)
+
+
+def in_harness(function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef] = None) -> bool:
+    """Test, check and benchmark code (`test_*`, `_check_outputs`, a `Test*` class): it switches modes to
+    compare behaviours, not to evaluate a model."""
+    if cls is not None and cls.name.value.startswith("Test"):
+        return True
+    if function is None or not vocab.HARNESS_FUNCTION.match(function.name.value):
+        return False
+    return _asserts(function)  # `def test(model, loader)` of a training script evaluates; a pytest test asserts
+
+
+def _asserts(function: cst.FunctionDef) -> bool:
+    found: list[bool] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Assert(self, node: cst.Assert) -> None:
+            found.append(True)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            name = dotted_name(node.func) or ""
+            if name.rsplit(".", 1)[-1].startswith(("assert", "allclose")):
+                found.append(True)
+
+    visit_readonly(function, _Finder())
+    return bool(found)
+
+
+def owns(outer: str, inner: str) -> bool:
+    """`model.train()` switches `model.encoder` back too: `train()` recurses into submodules."""
+    return inner == outer or inner.startswith(outer + ".")
+
+
+def within(node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """Whether `node` is part of `statement`."""
+    found = []
+
+    class _Finder(cst.CSTVisitor):
+        def on_visit(self, candidate: cst.CSTNode) -> bool:
+            if candidate is node:
+                found.append(True)
+            return not found
+
+    visit_readonly(statement, _Finder())
+    return bool(found)
