@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from stabfix.model import torch_ops
 from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import children
 from stabfix.model.imports import dotted_name
 
-# Methods whose result is on the CPU, or is not a tensor at all.
-CPU_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "pin_memory"})
+# Methods whose result is on the CPU, or is not a tensor at all (the torch-operation table's host results).
+CPU_METHODS = frozenset(name for name, op in torch_ops.METHODS.items() if op.device == "host")
 _TORCH_DTYPES = frozenset(
     {
         "float",

@@ -21,6 +21,7 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
+from stabfix.model import torch_ops
 from stabfix.model import vocabulary as vocab
 from stabfix.model.traversal import visit_readonly
 from stabfix.model.events import Backward, Events
@@ -30,22 +31,17 @@ from stabfix.model.names import Names
 from stabfix.model.values import Values
 
 LOSS, MODEL_OUTPUT = "a loss", "a model output"
-# Methods whose result carries no autograd history (Python data, integer or boolean tensors, a cut copy).
-CUT_METHODS = frozenset(
-    {"item", "tolist", "numpy", "detach", "detach_", "argmax", "argmin", "argsort", "long", "int", "bool",
-     "eq", "ne", "gt", "lt", "ge", "le", "nonzero", "size", "dim", "numel", "backward", "isnan", "isinf",
-     "isfinite", "sign", "round", "floor", "ceil"}
-)
-CUT_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda"})
+# Which tensor methods, attributes and torch functions drop the history (Python data, integer or boolean
+# tensors, a cut copy, metadata) is the torch-operation table's (`torch_ops`); a gradient has none either.
 # Namespaces whose functions return host data or gradients (`torch.autograd.grad` without `create_graph`).
 CUT_NAMESPACES = ("numpy.", "np.", "math.", "statistics.", "torch.autograd.")
 # Framework hooks whose return value the framework backpropagates (Lightning, Hugging Face `Trainer`).
 FRAMEWORK_LOSS_STEPS = frozenset({"training_step", "compute_loss"})
 CUT_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "list", "tuple", "abs"})
-CUT_FUNCTIONS = frozenset(
-    {"torch.tensor", "torch.as_tensor", "torch.argmax", "torch.argmin", "torch.eq", "torch.isnan",
-     "torch.isfinite", "torch.isinf", "torch.zeros_like", "torch.ones_like", "torch.empty_like",
-     "torch.no_grad", "numpy.array", "numpy.asarray", "torch.sign", "torch.round"}
+# Fresh tensors built from values (a copy without history) or from a shape.
+FRESH_TENSOR_FUNCTIONS = frozenset(
+    {"torch.tensor", "torch.as_tensor", "torch.zeros_like", "torch.ones_like", "torch.empty_like",
+     "torch.no_grad", "numpy.array", "numpy.asarray"}
 )
 
 
@@ -107,7 +103,8 @@ class History:
         if isinstance(expr, cst.Name):
             return self._name_origin(expr, depth)
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value in CUT_ATTRIBUTES:
+            op = torch_ops.attribute(expr.attr.value)
+            if expr.attr.value == "grad" or (op is not None and not op.history):
                 return None
             if isinstance(expr.value, cst.Name) and expr.value.value == "self":
                 return None  # state on self: not shown here
@@ -168,12 +165,17 @@ class History:
         if use is not None and use.grad_off:
             return None  # computed where autograd is off
         qualified = self.names.qualify(func) or ""
-        if qualified in CUT_FUNCTIONS or qualified.startswith(CUT_NAMESPACES):
+        if qualified in FRESH_TENSOR_FUNCTIONS or qualified.startswith(CUT_NAMESPACES):
+            return None
+        op = torch_ops.function(qualified) if qualified else None
+        if op is not None and not op.history:
             return None
         if isinstance(func, cst.Name) and func.value in CUT_BUILTINS and not qualified:
             return None
-        if isinstance(func, cst.Attribute) and func.attr.value in CUT_METHODS:
-            return None
+        if isinstance(func, cst.Attribute) and not qualified:
+            op = torch_ops.method(func.attr.value, call)
+            if func.attr.value == "backward" or (op is not None and not op.history):
+                return None
         if self.losses.resolve(call) is not None:
             return None if self._of_constants(call) else LOSS
         if isinstance(func, cst.Attribute) and not qualified.startswith("torch."):
@@ -315,7 +317,8 @@ def _cut_at_top(expr: cst.BaseExpression) -> bool:
         return False
     func = expr.func
     if isinstance(func, cst.Attribute):
-        return func.attr.value in ("item", "tolist", "detach", "numpy")
+        op = torch_ops.method(func.attr.value, expr)
+        return op is not None and op.kind in ("cut", "python")
     return isinstance(func, cst.Name) and func.value in CUT_BUILTINS
 
 

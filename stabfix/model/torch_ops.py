@@ -148,10 +148,13 @@ def _names_integer_dtype(expr: cst.BaseExpression) -> bool:
 
 def step(expr: cst.BaseExpression, qualify: Optional[Qualify] = None) -> Optional[tuple[cst.BaseExpression, TorchOp]]:
     """One table operation at the top of `expr` and its operand: `x.cuda()` -> (`x`, move), `x[0]` ->
-    (`x`, view), `x.data` -> (`x`, cut), `torch.flatten(x, 1)` and `Variable(x)` -> (`x`, ...); None otherwise.
+    (`x`, view), `x.data` -> (`x`, cut), `x > 0` -> (`x`, integer), `torch.flatten(x, 1)` and `Variable(x)`
+    -> (`x`, ...); None otherwise.
     Without `qualify`, torch functions and wrappers are not recognised (a method is any attribute call)."""
     if isinstance(expr, cst.Subscript):
         return expr.value, _VIEW
+    if isinstance(expr, cst.Comparison):
+        return expr.left, _INTEGER  # `x > 0`, `x == y`: a boolean tensor
     if isinstance(expr, cst.Attribute):
         op = attribute(expr.attr.value)
         return (expr.value, op) if op is not None and (qualify is None or qualify(expr) is None) else None
@@ -173,9 +176,9 @@ def step(expr: cst.BaseExpression, qualify: Optional[Qualify] = None) -> Optiona
 
 def grad_operand(expr: cst.BaseExpression, qualify: Optional[Qualify] = None) -> Optional[cst.BaseExpression]:
     """The innermost expression whose requires-grad `expr` has, through operations that keep it:
-    `Variable(y).cuda().view(-1)[0]` -> `Variable(y)`'s... down to `y`. None when some operation on the
-    way drops it (`y.long()`, `y.detach()`, `y.argmax(1)`). A `requires_grad_()` or a wrapper's
-    `requires_grad=` keyword stops the walk there: that call decides."""
+    `Variable(y).cuda().view(-1)[0]` -> `y`; `torch.tensor(y, requires_grad=True).float()` -> the
+    `torch.tensor(...)` call (a `requires_grad_()` or a `requires_grad=` keyword decides there). None
+    when some operation on the way drops it (`y.long()`, `y.detach()`, `y.argmax(1)`, `y > 0`)."""
     while True:
         if _marks(expr):
             return expr

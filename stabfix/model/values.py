@@ -25,23 +25,19 @@ from typing import Optional
 
 import libcst as cst
 
-from stabfix.model.devices import CPU_METHODS, is_cpu_expression, method_chain, to_call_target
+from stabfix.model import torch_ops
+from stabfix.model.devices import is_cpu_expression, method_chain, to_call_target
 from stabfix.model.gradient_use import asks_for_grad
 from stabfix.model.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.names import Binding, Names, dotted_name
 from stabfix.model.optimizers import OptimizerTracker, listed_names
 
-# What a tensor says about itself is plain Python data (`torch.Size`, ints, dtypes, devices), not a tensor.
+# What a tensor says about itself (`.shape`, `.size()`: metadata), a cut copy (`.detach()`), Python data
+# (`.item()`), a move (`.cpu()`, `.cuda()`): the torch-operation table (`torch_ops`) says which step is which.
 METADATA_STEPS = frozenset(
-    {
-        ".shape", ".ndim", ".dtype", ".device", ".layout", ".is_cuda", ".requires_grad", ".itemsize", ".nbytes",
-        "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
-        "get_device", "data_ptr", "is_contiguous", "is_floating_point", "is_complex",
-    }
+    {f".{name}" for name, op in torch_ops.ATTRIBUTES.items() if op.kind == "metadata"}
+    | {name for name, op in torch_ops.METHODS.items() if op.kind == "metadata"}
 )
-PYTHON_VALUE_METHODS = frozenset({"numpy", "item", "tolist"})
-SNAPSHOT_METHODS = frozenset({"detach", "detach_", "clone"})
-DETACHING_METHODS = frozenset({"detach", "detach_"})
 TENSOR_ONLY_METHODS = frozenset({"contiguous", "unsqueeze", "requires_grad_", "softmax", "log_softmax"})
 PARAMETER_ITERATORS = frozenset(
     {"parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "modules", "named_modules",
@@ -162,9 +158,10 @@ class Values:
     def _step(self, value: Value, name: str, node: cst.BaseExpression, depth: int = 0) -> Value:
         if name in METADATA_STEPS:
             return Value(not_tensor=True, metadata=True)
-        if name in PYTHON_VALUE_METHODS:
+        op = torch_ops.method(name, node)
+        if op is not None and op.kind == "python":
             return replace(value, host=True, not_tensor=True, tensor=False, detached=True)
-        if name in CPU_METHODS:
+        if op is not None and op.device == "host":
             return replace(value, host=True, placed=False)
         if name == "to" and isinstance(node, cst.Call):
             target, where = to_call_target(node, self.qualify)
@@ -173,12 +170,12 @@ class Values:
             if target == "device":
                 return replace(value, host=False, placed=True)
             return value
-        if name == "cuda":
+        if op is not None and op.device == "accelerator":
             return replace(value, host=False, placed=True)
         if name in HALF_PRECISION_CASTS:
             return replace(value, placed=True)
-        if name in SNAPSHOT_METHODS:
-            return replace(value, tensor=True, not_tensor=False, snapshot=True, detached=value.detached or name in DETACHING_METHODS)
+        if op is not None and op.kind in ("cut", "copy") and isinstance(node, cst.Call):  # `.detach()`, `.clone()`
+            return replace(value, tensor=True, not_tensor=False, snapshot=True, detached=value.detached or op.kind == "cut")
         if name == ".data":
             return replace(value, snapshot=True, detached=True, parameter=value.parameter or value.call)
         if name == "requires_grad_" and asks_for_grad(node):
