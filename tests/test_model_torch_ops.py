@@ -10,7 +10,7 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel, torch_ops
-from stabfix.model.gradient_use import plain_aliases, target_roots
+from stabfix.model.gradient_use import holders, plain_aliases, target_roots
 from stabfix.model.history import LOSS, MODEL_OUTPUT
 from stabfix.model.tensor_identity import strip_value_wrappers
 from stabfix.model.traversal import MergedVisitor
@@ -180,3 +180,29 @@ def test_values_see_an_accelerator_move_of_any_backend():
     c, d = (statement.body[0].value for statement in module.body[2:4])
     assert model.values.value_of(c).placed
     assert model.values.value_of(d).host
+
+
+def test_holders_of_a_marked_tensor_follow_moves_and_loop_targets_drawn_from_containers():
+    module, model = _model(
+        """
+        import torch
+
+        def step(critic, feats, y):
+            t = torch.tensor(y, requires_grad=True)
+            h = t.cuda()
+            h = critic(h)
+            marked = [f.requires_grad_() for f in feats]
+            for layer, m in zip(critic.layers, marked):
+                m = layer(m)
+        """,
+        ("gradients",),
+    )
+    bindings = model.gradients.bindings_in(module.body[1])
+    assert holders(bindings, {"t"}, model.imports.qualify) == {"t", "h"}
+    assert "m" in holders(bindings, {"marked"}, model.imports.qualify)
+    assert "layer" not in holders(bindings, {"marked"}, model.imports.qualify)
+
+
+def test_a_comprehension_holds_what_its_element_expression_is():
+    assert _code(torch_ops.grad_operand(cst.parse_expression("[f.requires_grad_() for f in feats]"))) == "f.requires_grad_()"
+    assert torch_ops.grad_operand(cst.parse_expression("[f.long() for f in feats]")) is None

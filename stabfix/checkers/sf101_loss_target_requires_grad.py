@@ -193,7 +193,7 @@ class LossTargetRequiresGrad(Checker):
         """The loss `names` are the target of, when nothing else in the function may read their gradient."""
         if not names or names & facts.differentiated or names & facts.returned:
             return None
-        if holders(bindings, names) & facts.escaped:
+        if holders(bindings, names, self.context.imports.qualify) & facts.escaped:
             return None
         return facts.loss_with_target(lambda expr: bool(target_roots(expr, self.context.imports) & names))
 
@@ -203,7 +203,7 @@ class LossTargetRequiresGrad(Checker):
         may call the helper too."""
         if not isinstance(function, cst.FunctionDef):
             return
-        if holders(bindings, names) & facts.escaped:
+        if holders(bindings, names, self.context.imports.qualify) & facts.escaped:
             return
         positions = return_positions(self.model.names.returns.get(function, []), names)
         callers = caller_bindings(self.model.losses, function, positions) if positions else None

@@ -36,10 +36,11 @@ import libcst as cst
 from stabfix.model.imports import dotted_name
 from stabfix.model.names import Names
 from stabfix.model.numerics import self_attribute_bindings
+from stabfix.model import torch_ops
 from stabfix.model.traversal import children
 from stabfix.model.vocabulary import LOG_RECEIVER_NAMES, SCALER_CLASSES
 
-_MOVES = frozenset({"to", "cuda", "cpu"})
+_MOVES = frozenset(name for name, op in torch_ops.METHODS.items() if op.kind == "move")
 _PART_METHODS = frozenset({"get", "pop", "copy"})
 _ELEMENT_METHODS = frozenset({"items", "values"})
 _INSPECT_METHODS = frozenset({"keys", "__contains__"})

@@ -37,8 +37,11 @@ _TORCH_CALLING_BACK = (
     "torch.nn.parameter.",
     "torch.distributed.",
 )
-# builtins that only look at a tensor
-_INSPECTING_BUILTINS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "float", "int", "bool"})
+# builtins that only look at a tensor, or hand its elements to a loop (what the loop target then does
+# with them is followed through the target: `plain_aliases`)
+_INSPECTING_BUILTINS = frozenset(
+    {"print", "len", "isinstance", "type", "id", "repr", "str", "float", "int", "bool", "zip", "enumerate", "reversed"}
+)
 
 
 def is_true(node: cst.BaseExpression) -> bool:
@@ -329,8 +332,8 @@ def _bound_at(target: cst.BaseExpression, position: int | None) -> str | None:
 
 def plain_aliases(bindings: list[Binding], names: set[str], qualify: torch_ops.Qualify | None = None) -> set[str]:
     """`names` and the names that are a chain of aliases of them (`t = target`, `u = t`, also through
-    operations that keep requires-grad: `u = t.cuda()`, `u = t.view(-1)`, `a, u = x, t[0]`), each alias
-    bound exactly once in the scope."""
+    operations that keep requires-grad: `u = t.cuda()`, `u = t.view(-1)`, `a, u = x, t[0]`, and elements
+    drawn from them: `for a, u in zip(xs, t)`), each alias bound exactly once in the scope."""
     by_name: dict[str, list[Binding]] = {}
     for binding in bindings:
         by_name.setdefault(binding.name, []).append(binding)
@@ -339,7 +342,7 @@ def plain_aliases(bindings: list[Binding], names: set[str], qualify: torch_ops.Q
         current = name
         for _ in range(10):
             bound = by_name.get(current, [])
-            value = bound[0].bound_value if len(bound) == 1 else None
+            value = _held_value(bound[0]) if len(bound) == 1 else None
             value = torch_ops.grad_operand(value, qualify) if value is not None else None
             if not isinstance(value, cst.Name):
                 break
@@ -349,15 +352,25 @@ def plain_aliases(bindings: list[Binding], names: set[str], qualify: torch_ops.Q
     return found
 
 
-def holders(bindings: list[Binding], names: set[str]) -> set[str]:
-    """`names` and every name bound, at some point, to one of them (`h = x` before `h = block(h)`), given
-    the binding model's bindings of a scope."""
+def _held_value(binding: Binding) -> cst.BaseExpression | None:
+    """What a binding's name holds: its bound value, or for a loop target the container it draws from
+    (`b` of `for a, b in zip(xs, ys)` holds an element of `ys`)."""
+    if binding.kind == "for" and binding.value is not None:
+        return torch_ops.element_source(binding.value, binding.position)
+    return binding.bound_value
+
+
+def holders(bindings: list[Binding], names: set[str], qualify: torch_ops.Qualify | None = None) -> set[str]:
+    """`names` and every name bound, at some point, to one of them (`h = x` before `h = block(h)`, also
+    through operations that keep it: `h = x.cuda()`, and a loop target drawn from one: `for h in zip(w, x)`),
+    given the binding model's bindings of a scope."""
     holders = set(names)
     changed = True
     while changed:
         changed = False
         for binding in bindings:
-            value = binding.bound_value
+            value = _held_value(binding)
+            value = torch_ops.grad_operand(value, qualify) if value is not None else None
             if binding.name not in holders and isinstance(value, cst.Name) and value.value in holders:
                 holders.add(binding.name)
                 changed = True

@@ -174,7 +174,7 @@ def _strip_cuts(expr: cst.BaseExpression, qualify=None) -> tuple[cst.BaseExpress
     cut = False
     while True:
         found = torch_ops.step(expr, qualify)
-        if found is None or found[1].kind in ("metadata", "integer", "mark"):
+        if found is None or found[1].kind in ("metadata", "integer", "mark", "container"):
             return expr, cut
         expr, op = found
         cut = cut or not op.history

@@ -14,6 +14,10 @@ result of the operation on a tensor:
 - `device`: where the result lives ("host", "accelerator", "argument" for `.to(x)`), None when it stays;
 - `tensor`: still a tensor (`.item()`, `.tolist()`, `.numpy()` are Python or numpy data, `.shape` is metadata).
 
+Containers keep what they hold: a comprehension's elements are its element expression
+(`[f.requires_grad_() for f in feats]`), a loop over a container or a `zip` of containers draws what was
+put in (`element_source`), a tuple display unpacked into names binds each name to its element (`assigned`).
+
 Operations not in the table compute something new (arithmetic, reductions, a model): the parts decide
 what those keep. `.to(...)` and `.type(...)` depend on their argument (`.to(torch.long)` is an integer
 cast): `method(name, call)` reads it. Casts to a dtype the code names through a variable are taken as
@@ -54,6 +58,7 @@ _CUT = TorchOp("cut", grad=False, history=False, same_values=True, shares_storag
 _PYTHON = TorchOp("python", grad=False, history=False, device="host", tensor=False)
 _METADATA = TorchOp("metadata", grad=False, history=False, tensor=False)
 _MARK = TorchOp("mark", same_values=True, shares_storage=True)  # `requires_grad_`: grad is the call's argument
+_CONTAINER = TorchOp("container")  # a comprehension's elements: `[f.cuda() for f in feats]` holds what `f.cuda()` is
 
 # Tensor methods (`x.name(...)`) and the attributes in `ATTRIBUTES`, by name.
 METHODS: dict[str, TorchOp] = {
@@ -155,6 +160,10 @@ def step(expr: cst.BaseExpression, qualify: Optional[Qualify] = None) -> Optiona
         return expr.value, _VIEW
     if isinstance(expr, cst.Comparison):
         return expr.left, _INTEGER  # `x > 0`, `x == y`: a boolean tensor
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        return expr.elt, _CONTAINER
+    if isinstance(expr, cst.DictComp):
+        return expr.value, _CONTAINER
     if isinstance(expr, cst.Attribute):
         op = attribute(expr.attr.value)
         return (expr.value, op) if op is not None and (qualify is None or qualify(expr) is None) else None
@@ -239,3 +248,18 @@ def assigned(node: cst.Assign) -> list[tuple[tuple[str, ...], cst.BaseExpression
             if isinstance(element.value, cst.Name) and value is not None:
                 pairs.append(((element.value.value,), value))
     return pairs
+
+
+def element_source(iterable: cst.BaseExpression, position: tuple[int, ...]) -> Optional[cst.BaseExpression]:
+    """What a loop target at an unpacking position takes elements of: `out` for `row` in `for i, row in
+    zip(ids, out)` or `for j, (i, row) in enumerate(zip(ids, out))`; None for an `enumerate` counter. A
+    container keeps what it holds: an element of it is what was put in."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and position:
+        positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+        if iterable.func.value == "enumerate" and positional:
+            return element_source(positional[0], position[1:]) if position[0] == 1 else None
+        if iterable.func.value == "zip" and 0 <= position[0] < len(positional):
+            return element_source(positional[position[0]], position[1:])
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
+        return iterable.args[0].value if iterable.args else None
+    return iterable

@@ -307,6 +307,9 @@ class Values:
             return Value(not_tensor=True)
         if name in ("copy.deepcopy", "copy.copy") and call.args:
             return self.value_of(call.args[0].value, depth + 1)
+        if torch_ops.is_wrapper(name) and call.args and call.args[0].keyword is None:
+            held = self.value_of(call.args[0].value, depth + 1)  # `Variable(x)` is `x`
+            return replace(held, snapshot=False, detached=False) if asks_for_grad(call) else held
         module, _, last = name.rpartition(".")
         if module == "torch" and (last in TORCH_FROM_DATA or last in TORCH_FACTORIES):
             placed = any(arg.keyword is not None and arg.keyword.value == "device"
@@ -443,16 +446,4 @@ def _iterated_part(binding: Binding) -> Optional[cst.BaseExpression]:
     or `for j, (i, row) in enumerate(zip(ids, out))`; None for an `enumerate` counter."""
     if binding.value is None:
         return None
-    return _element_source(binding.value, binding.position)
-
-
-def _element_source(iterable: cst.BaseExpression, position: tuple[int, ...]) -> Optional[cst.BaseExpression]:
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and position:
-        positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
-        if iterable.func.value == "enumerate" and positional:
-            return _element_source(positional[0], position[1:]) if position[0] == 1 else None
-        if iterable.func.value == "zip" and 0 <= position[0] < len(positional):
-            return _element_source(positional[position[0]], position[1:])
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
-        return iterable.args[0].value if iterable.args else None
-    return iterable
+    return torch_ops.element_source(binding.value, binding.position)
