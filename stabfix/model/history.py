@@ -125,19 +125,26 @@ class History:
             return None
         if isinstance(expr, cst.Call):
             return self._call_origin(expr, depth)
-        return None  # literals, comparisons, comprehensions, lambdas
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            return self.origin(expr.elt, depth + 1)  # `[p.float() for p in parts]` holds what `p.float()` is
+        return None  # literals, comparisons, dict and set comprehensions, lambdas
 
     def _name_origin(self, name: cst.Name, depth: int) -> Optional[str]:
         use = self.names.uses.get(name)
         if use is None or use.grad_off:
             return None
         evidence = self._uses_as_evidence()
-        for binding in self.names.reaching(name):
+        bindings = self.names.reaching(name)
+        if not bindings and isinstance(use.scope.node, (cst.ListComp, cst.GeneratorExp)):
+            bindings = use.scope.bindings.get(name.value, [])  # a comprehension's target, read before its `for`
+        for binding in bindings:
             if binding.grad_off:
                 continue
             if id(binding) in evidence and binding.kind not in ("param", "for"):
                 return evidence[id(binding)]
             value = binding.bound_value
+            if binding.kind == "for" and binding.value is not None and isinstance(binding.node, cst.CompFor):
+                value = torch_ops.element_source(binding.value, binding.position)  # an element of what it draws from
             if value is None and binding.kind == "unpack" and isinstance(binding.value, cst.Call):
                 value = binding.value  # `logits, loss = model(x)`: a part of a forward's result
                 if binding.position and self._cut_position(binding.value, binding.position):
