@@ -63,3 +63,27 @@ def test_names_computed_from_the_copy_by_tensor_math_only():
     )
     [cut] = model.cuts.cuts
     assert model.cuts.computed_from(cut) == {"logp", "loss"}
+
+
+@pytest.mark.parametrize(
+    "line, copied",
+    [
+        ("y = out.detach().view(-1).requires_grad_()", ["out"]),
+        ("y = out.detach().to(device).requires_grad_()", ["out"]),
+        ("y = out.data[:, 0].requires_grad_()", ["out"]),
+        ("from torch.autograd import Variable\ny = Variable(out.detach().view(-1).cuda(), requires_grad=True)", ["out"]),
+    ],
+)
+def test_a_cut_is_seen_through_views_moves_and_indexing(line, copied):
+    assert _copied(line) == copied
+
+
+def test_a_cut_in_a_tuple_display_binds_the_name_its_element_is_unpacked_into():
+    model = _model(
+        """
+        from torch.autograd import Variable
+        p, q = Variable(a.data, requires_grad=True), h
+        """
+    )
+    [cut] = model.cuts.cuts
+    assert cut.bound == ("p",)

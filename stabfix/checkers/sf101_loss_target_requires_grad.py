@@ -18,6 +18,7 @@ from stabfix.model.flow.gradient_use import (
     return_positions,
     target_roots,
 )
+from stabfix.model.calls import torch_ops
 from stabfix.model.calls.losses import LossOperands
 from stabfix.model.source.names import Binding
 from stabfix.checker import Checker
@@ -77,39 +78,45 @@ class LossTargetRequiresGrad(Checker):
 
     # --- collecting marks ----------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value
-        names = tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-        if is_requires_grad_call(value):
-            self.assign_values.add(id(value))
-            inner = value.func.value  # type: ignore[attr-defined]
-            in_place = inner.value if isinstance(inner, cst.Name) else None
-            self._add(
-                _Mark(
-                    node=value,
-                    names=names + ((in_place,) if in_place else ()),
-                    fix=Fix("safe", "drop `.requires_grad_()`, keep the tensor", {value: inner}),
-                    spelling=f".{value.func.attr.value}()",  # type: ignore[attr-defined]
-                )
-            )
-            return
-        keyword = requires_grad_keyword(value, self.context.imports)
-        if keyword is not None and names:
-            self.assign_values.add(id(value))
-            fix = _drop_keyword_fix(value, keyword)  # type: ignore[arg-type]
-            self._add(_Mark(node=value, names=names, fix=fix, spelling="requires_grad=True"))
-            return
+        for names, value in torch_ops.assigned(node):
+            self._mark_assigned(names, value)
         # `t.requires_grad = True`
         for target in node.targets:
             attr = target.target
             if (
                 isinstance(attr, cst.Attribute)
                 and attr.attr.value == "requires_grad"
-                and is_true(value)
+                and is_true(node.value)
                 and isinstance(attr.value, cst.Name)
             ):
                 self._add(
                     _Mark(node=node, names=(attr.value.value,), fix=self._remove_statement_fix(node), spelling=".requires_grad = True")
                 )
+
+    def _mark_assigned(self, names: tuple[str, ...], value: cst.BaseExpression) -> None:
+        """`t = y.requires_grad_()`, `t = torch.tensor(y, requires_grad=True)`, also under operations that
+        keep the flag (`Variable(y, requires_grad=True).cuda()`, `y.requires_grad_().view(-1)`)."""
+        marked = torch_ops.grad_operand(value, self.context.imports.qualify)
+        if marked is None:
+            return  # `.long()`, `.detach()`, `.argmax()` on the way: the assigned tensor does not require grad
+        if is_requires_grad_call(marked):
+            self.assign_values.add(id(marked))
+            inner = marked.func.value  # type: ignore[attr-defined]
+            in_place = inner.value if isinstance(inner, cst.Name) else None
+            self._add(
+                _Mark(
+                    node=marked,
+                    names=names + ((in_place,) if in_place else ()),
+                    fix=Fix("safe", "drop `.requires_grad_()`, keep the tensor", {marked: inner}),
+                    spelling=f".{marked.func.attr.value}()",  # type: ignore[attr-defined]
+                )
+            )
+            return
+        keyword = requires_grad_keyword(marked, self.context.imports)
+        if keyword is not None and names:
+            self.assign_values.add(id(marked))
+            fix = _drop_keyword_fix(marked, keyword)  # type: ignore[arg-type]
+            self._add(_Mark(node=marked, names=names, fix=fix, spelling="requires_grad=True"))
 
     def visit_Call(self, node: cst.Call) -> None:
         if id(node) in self.assign_values or not is_requires_grad_call(node):
@@ -196,7 +203,7 @@ class LossTargetRequiresGrad(Checker):
                 known = facts.is_known(loss)
                 self.report(mark.node, _message(mark, None, loss, known), mark.fix if known else None)
             return
-        names = plain_aliases(bindings, set(mark.names))
+        names = plain_aliases(bindings, set(mark.names), self.context.imports.qualify)
         own = {b.name for b in bindings if b.kind in ("assign", "walrus")}
         if names & facts.parameters and not set(mark.names) & own:
             return  # marks the caller's tensor in place: the caller may read its grad
@@ -212,7 +219,7 @@ class LossTargetRequiresGrad(Checker):
         """The loss `names` are the target of, when nothing else in the function may read their gradient."""
         if not names or names & facts.differentiated or names & facts.returned:
             return None
-        if holders(bindings, names) & facts.escaped:
+        if holders(bindings, names, self.context.imports.qualify) & facts.escaped:
             return None
         return facts.loss_with_target(lambda expr: bool(target_roots(expr, self.context.imports) & names))
 
@@ -222,7 +229,7 @@ class LossTargetRequiresGrad(Checker):
         may call the helper too."""
         if not isinstance(function, cst.FunctionDef):
             return
-        if holders(bindings, names) & facts.escaped:
+        if holders(bindings, names, self.context.imports.qualify) & facts.escaped:
             return
         positions = return_positions(self.model.names.returns.get(function, []), names)
         callers = caller_bindings(self.model.losses, function, positions) if positions else None

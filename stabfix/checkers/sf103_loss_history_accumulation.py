@@ -26,6 +26,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
+from stabfix.model.calls import torch_ops
 from stabfix.model.flow.history import LOSS
 from stabfix.model.flow.later_uses import GRAPH, NUMBER, TENSOR, strongest
 from stabfix.model.source.imports import dotted_name
@@ -87,17 +88,19 @@ class LossHistoryAccumulation(Checker):
             self._record(node, node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value
-        if len(node.targets) != 1 or not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Add):
+        if len(node.targets) != 1:
             return
-        target = code_for(node.targets[0].target)
-        if code_for(value.left) == target:
-            self._record(node, node.targets[0].target, value.right)
-        elif code_for(value.right) == target:
-            self._record(node, node.targets[0].target, value.left)
+        for holder, value in _unpacked_targets(node):  # `total = total + loss`, `total, n = total + loss, n + 1`
+            if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Add):
+                continue
+            target = code_for(holder)
+            if code_for(value.left) == target:
+                self._record(node, holder, value.right)
+            elif code_for(value.right) == target:
+                self._record(node, holder, value.left)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:  # resets: `self.loss = 0` at each iteration's top
-        spelled = [dotted_name(target.target) for target in original_node.targets]
+        spelled = [dotted_name(holder) for holder, _ in _unpacked_targets(original_node)]
         function = self.enclosing.innermost_function()
         for name in spelled:
             if name:
@@ -180,17 +183,14 @@ class LossHistoryAccumulation(Checker):
         where = "every iteration" if site.loops else "every step"
         return (
             f"`{statement}` keeps the autograd graph of {where} alive through `{holder}` (`{value}` is {origin} "
-            f"that still carries its history), so memory grows; store `{_receiver(site.value)}.detach()`"
+            f"that still carries its history), so memory grows; store `{self._suggested(site.value)}`"
         )
 
     def _fix(self, site: _Site, holder: str, origin: str) -> Fix:
-        value = site.value
-        if not _atomic(value):
-            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        new = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("detach")))
+        new = self._detached(site.value)
         on_self = holder.startswith("self.")
         reads = self.model.uses.reads(site.holder, site.node, site.order, site.function, site.cls if on_self else None)
-        need, stored = strongest(reads), f"store `{_receiver(site.value)}.detach()` instead"
+        need, stored = strongest(reads), f"store `{self._suggested(site.value)}` instead"
         if need in (NUMBER, TENSOR):
             return Fix("safe", stored, {site.value: new})
         why = ("later code shows its autograd state (its printed text names the `grad_fn`)" if need == GRAPH
@@ -198,15 +198,31 @@ class LossHistoryAccumulation(Checker):
         return Fix("unsafe", f"{stored} (`{holder}`: {why})", {site.value: new})
 
 
+    def _suggested(self, value: cst.BaseExpression) -> str:
+        """What the fix stores, for a message: `loss.detach()`, `(a / b).detach()`, `(loss.detach(), acc)`."""
+        if isinstance(value, (cst.Tuple, cst.List, cst.ListComp, cst.GeneratorExp)):
+            return _short(code_for(self._detached(value)))
+        text = _short(code_for(value))
+        return f"{text}.detach()" if _atomic(value) else f"({text}).detach()"
+
+    def _detached(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """`value.detach()`; for a tuple or list display (`(loss, acc)`) or a comprehension (`[p.float() for p
+        in parts]`), the same container with each part that carries a graph detached: a list has no `.detach()`."""
+        if isinstance(value, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            history = self.model.history
+            return value.with_changes(elements=[
+                e.with_changes(value=self._detached(e.value)) if history.origin(e.value) else e for e in value.elements
+            ])
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            return value.with_changes(elt=self._detached(value.elt))
+        if not _atomic(value):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("detach")))
+
+
 def _atomic(value: cst.BaseExpression) -> bool:
     """A method call on it needs no parentheses (`loss.item()`, not `(a / b).item()`)."""
     return isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(value.lpar)
-
-
-def _receiver(value: cst.BaseExpression) -> str:
-    """The value as the receiver of a method call in a message: parenthesised when it has to be."""
-    text = _short(code_for(value))
-    return text if _atomic(value) else f"({text})"
 
 
 def _holder_spelling(holder: cst.BaseExpression) -> Optional[str]:
@@ -216,3 +232,21 @@ def _holder_spelling(holder: cst.BaseExpression) -> Optional[str]:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _unpacked_targets(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """Each target of an assignment with the value it receives: the whole value for a plain target, each
+    element of a displayed tuple for a tuple target (`total, n = total + loss, n + 1`)."""
+    pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+    for target in node.targets:
+        if not isinstance(target.target, (cst.Tuple, cst.List)):
+            pairs.append((target.target, node.value))
+            continue
+        shown = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) else ()
+        if len(shown) != len(target.target.elements):
+            continue
+        for position, element in enumerate(target.target.elements):
+            value = torch_ops.unpacked(node.value, (position,))
+            if value is not None and not isinstance(element, cst.StarredElement):
+                pairs.append((element.value, value))
+    return pairs

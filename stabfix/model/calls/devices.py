@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from stabfix.model.calls import torch_ops
 from typing import Optional
 
 from stabfix.model.source import vocabulary as vocab
@@ -26,8 +27,8 @@ from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import children
 
-# Methods whose result is on the CPU, or is not a tensor at all.
-CPU_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "pin_memory"})
+# Methods whose result is on the CPU, or is not a tensor at all (the torch-operation table's host results).
+CPU_METHODS = frozenset(name for name, op in torch_ops.METHODS.items() if op.device == "host")
 _TORCH_DTYPES = frozenset(
     {
         "float",

@@ -33,13 +33,15 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.calls import torch_ops
 from stabfix.model.calls.numerics import self_attribute_bindings
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.traversal import children
 from stabfix.model.source.vocabulary import LOG_RECEIVER_NAMES, SCALER_CLASSES
 
-_MOVES = frozenset({"to", "cuda", "cpu"})
+_MOVES = frozenset(name for name, op in torch_ops.METHODS.items() if op.kind == "move")
+_KEPT_THROUGH = frozenset({"cast", "view", "copy"})  # a floating cast, view or copy of a loaded tensor is followed on
 _PART_METHODS = frozenset({"get", "pop", "copy"})
 _ELEMENT_METHODS = frozenset({"items", "values"})
 _INSPECT_METHODS = frozenset({"keys", "__contains__"})
@@ -143,8 +145,11 @@ class ValueFlows(cst.BatchableCSTVisitor):
         if isinstance(parent, cst.Attribute) and parent.value is node:
             method = parent.attr.value
             called = isinstance(grand, cst.Call) and grand.func is parent
+            op = torch_ops.method(method, grand) if called else None
             if called and method in _MOVES:
                 found.append(Destination("move", grand, whole))
+            elif op is not None and op.kind in _KEPT_THROUGH:
+                work.append((grand, whole, depth))  # `w.float().cuda()`, `w.view(-1, d).to(device)`: the same tensor
             elif called and method in _PART_METHODS:
                 work.append((grand, False, depth))
             elif called and method in _ELEMENT_METHODS:

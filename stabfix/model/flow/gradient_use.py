@@ -16,6 +16,7 @@ from typing import Callable
 
 import libcst as cst
 
+from stabfix.model.calls import torch_ops
 from stabfix.model.calls.losses import LossIndex, LossOperands
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
@@ -36,10 +37,11 @@ _TORCH_CALLING_BACK = (
     "torch.nn.parameter.",
     "torch.distributed.",
 )
-# legacy wrappers that only hold a tensor's values (`Variable(t)` is `t` since torch 0.4)
-_VALUE_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
-# builtins that only look at a tensor
-_INSPECTING_BUILTINS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "float", "int", "bool"})
+# builtins that only look at a tensor, or hand its elements to a loop (what the loop target then does
+# with them is followed through the target: `plain_aliases`)
+_INSPECTING_BUILTINS = frozenset(
+    {"print", "len", "isinstance", "type", "id", "repr", "str", "float", "int", "bool", "zip", "enumerate", "reversed"}
+)
 
 
 def is_true(node: cst.BaseExpression) -> bool:
@@ -83,12 +85,17 @@ def requires_grad_keyword(node: cst.BaseExpression, imports: ImportTracker) -> c
 
 
 def target_roots(expr: cst.BaseExpression, imports: ImportTracker, depth: int = 0) -> set[str]:
-    """The variables a loss target is computed from: `t`, `t.float()`, `t[mask]`, `y * mask`,
-    `F.softmax(t_logits / T, dim=-1)` (a torch function of them)."""
+    """The variables a loss target is computed from and requires grad with: `t`, `t.float()`, `t[mask]`,
+    `y * mask`, `F.softmax(t_logits / T, dim=-1)` (a torch function of them); not `t.long()`,
+    `t.detach()` or `t.argmax(1)` (the torch-operation table says they drop requires-grad)."""
     if depth > 8:
         return set()
     if isinstance(expr, cst.Name):
         return {expr.value}
+    found = torch_ops.step(expr, imports.qualify)
+    if found is not None:
+        operand, op = found
+        return target_roots(operand, imports, depth + 1) if op.grad else set()
     if isinstance(expr, (cst.Attribute, cst.Subscript)):
         return target_roots(expr.value, imports, depth + 1)
     if isinstance(expr, cst.BinaryOperation):
@@ -100,7 +107,7 @@ def target_roots(expr: cst.BaseExpression, imports: ImportTracker, depth: int = 
             positional = [arg.value for arg in expr.args if arg.keyword is None and not arg.star]
             return target_roots(positional[0], imports, depth + 1) if positional else set()
         if isinstance(expr.func, cst.Attribute):
-            return target_roots(expr.func.value, imports, depth + 1)  # a tensor method: `t.float()`
+            return target_roots(expr.func.value, imports, depth + 1)  # a tensor method: `t.mean()`
     return set()
 
 
@@ -255,7 +262,7 @@ class GradientFacts(cst.BatchableCSTVisitor):
 
 def _only_computes(call: cst.Call, qualified: str) -> bool:
     """A torch math function or an inspecting builtin: it neither keeps nor differentiates its arguments."""
-    if qualified in _VALUE_WRAPPERS:
+    if torch_ops.is_wrapper(qualified):
         return True
     if qualified.startswith("torch."):
         return not qualified.startswith(_TORCH_CALLING_BACK)
@@ -323,9 +330,10 @@ def _bound_at(target: cst.BaseExpression, position: int | None) -> str | None:
     return None
 
 
-def plain_aliases(bindings: list[Binding], names: set[str]) -> set[str]:
-    """`names` and the names that are a chain of plain aliases of them (`t = target`, `u = t`), each
-    alias bound exactly once in the scope."""
+def plain_aliases(bindings: list[Binding], names: set[str], qualify: torch_ops.Qualify | None = None) -> set[str]:
+    """`names` and the names that are a chain of aliases of them (`t = target`, `u = t`, also through
+    operations that keep requires-grad: `u = t.cuda()`, `u = t.view(-1)`, `a, u = x, t[0]`, and elements
+    drawn from them: `for a, u in zip(xs, t)`), each alias bound exactly once in the scope."""
     by_name: dict[str, list[Binding]] = {}
     for binding in bindings:
         by_name.setdefault(binding.name, []).append(binding)
@@ -334,7 +342,8 @@ def plain_aliases(bindings: list[Binding], names: set[str]) -> set[str]:
         current = name
         for _ in range(10):
             bound = by_name.get(current, [])
-            value = bound[0].bound_value if len(bound) == 1 else None
+            value = _held_value(bound[0]) if len(bound) == 1 else None
+            value = torch_ops.grad_operand(value, qualify) if value is not None else None
             if not isinstance(value, cst.Name):
                 break
             current = value.value
@@ -343,15 +352,25 @@ def plain_aliases(bindings: list[Binding], names: set[str]) -> set[str]:
     return found
 
 
-def holders(bindings: list[Binding], names: set[str]) -> set[str]:
-    """`names` and every name bound, at some point, to one of them (`h = x` before `h = block(h)`), given
-    the binding model's bindings of a scope."""
+def _held_value(binding: Binding) -> cst.BaseExpression | None:
+    """What a binding's name holds: its bound value, or for a loop target the container it draws from
+    (`b` of `for a, b in zip(xs, ys)` holds an element of `ys`)."""
+    if binding.kind == "for" and binding.value is not None:
+        return torch_ops.element_source(binding.value, binding.position)
+    return binding.bound_value
+
+
+def holders(bindings: list[Binding], names: set[str], qualify: torch_ops.Qualify | None = None) -> set[str]:
+    """`names` and every name bound, at some point, to one of them (`h = x` before `h = block(h)`, also
+    through operations that keep it: `h = x.cuda()`, and a loop target drawn from one: `for h in zip(w, x)`),
+    given the binding model's bindings of a scope."""
     holders = set(names)
     changed = True
     while changed:
         changed = False
         for binding in bindings:
-            value = binding.bound_value
+            value = _held_value(binding)
+            value = torch_ops.grad_operand(value, qualify) if value is not None else None
             if binding.name not in holders and isinstance(value, cst.Name) and value.value in holders:
                 holders.add(binding.name)
                 changed = True

@@ -16,16 +16,15 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.calls import torch_ops
 from stabfix.model.calls.losses import read_names
 from stabfix.model.flow.gradient_use import is_requires_grad_call, requires_grad_keyword
+from stabfix.model.flow.gradient_use import contains
 from stabfix.model.flow.values import Value, Values
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.traversal import visit_readonly
 
-_CUTTING_METHODS = frozenset({"detach", "clone", "cpu", "numpy", "float", "double", "contiguous", "item", "tolist"})
-_DETACHING = frozenset({"detach", "numpy", "item", "tolist"})
-_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 _COPYING = frozenset({"torch.tensor", "torch.from_numpy"})
 
 
@@ -45,7 +44,7 @@ class GraphCuts(cst.BatchableCSTVisitor):
         self.enclosing = enclosing
         self.values = values
         self.cuts: list[Cut] = []
-        self._targets: list[tuple[str, ...]] = []
+        self._targets: list[list[tuple[tuple[str, ...], cst.BaseExpression]]] = []
         self._module: Optional[cst.Module] = None
 
     def source_of(self, cut: Cut) -> Value:
@@ -118,7 +117,7 @@ class GraphCuts(cst.BatchableCSTVisitor):
         self._module = node
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        self._targets.append(tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name)))
+        self._targets.append(torch_ops.assigned(node))
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._targets.pop()
@@ -132,45 +131,51 @@ class GraphCuts(cst.BatchableCSTVisitor):
             Cut(
                 node=node,
                 copied=copied,
-                bound=self._targets[-1] if self._targets else (),
+                bound=self._bound(node),
                 function=functions[-1] if functions else None,
                 outer=functions[0] if functions else self._module,  # type: ignore[arg-type]
             )
         )
+
+    def _bound(self, call: cst.Call) -> tuple[str, ...]:
+        """The names the enclosing assignment binds the cut's value to: its plain targets, or the name an
+        element of a tuple display is unpacked into (`pred, aux = Variable(out.data, ...), h`)."""
+        if not self._targets:
+            return ()
+        pairs = self._targets[-1]
+        for names, value in pairs[1:]:
+            if contains(value, call):
+                return names
+        return pairs[0][0]
 
     def _copied(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """What a re-leafing call copies, or None when it is not one (or copies nothing it cut)."""
         if is_requires_grad_call(call):
             receiver = call.func.value  # type: ignore[attr-defined]
             if isinstance(receiver, cst.Call) and self.imports.qualify(receiver.func) in _COPYING and receiver.args:
-                return _strip_cuts(receiver.args[0].value)[0]  # `torch.from_numpy(out.numpy()).requires_grad_()`
-            inner, cut = _strip_cuts(receiver)
+                return _strip_cuts(receiver.args[0].value, self.imports.qualify)[0]  # `torch.from_numpy(out.numpy()).requires_grad_()`
+            inner, cut = _strip_cuts(receiver, self.imports.qualify)
             return inner if cut else None  # `x.requires_grad_()`, `x.clone().requires_grad_()` keep the graph
         if requires_grad_keyword(call, self.imports) is None or not call.args or call.args[0].keyword is not None:
             return None
         qualified = self.imports.qualify(call.func) or ""
         first = call.args[0].value
-        inner, cut = _strip_cuts(first)
+        inner, cut = _strip_cuts(first, self.imports.qualify)
         if qualified in _COPYING:
             return inner
-        if qualified in _VARIABLE:
+        if torch_ops.is_wrapper(qualified):
             return inner if cut else None  # `Variable(x.data, requires_grad=True)`
         return None
 
 
-def _strip_cuts(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
-    """`out.clone().detach()` -> (`out`, True); `out.data` -> (`out`, True); `out.float()` -> (`out`, False)."""
+def _strip_cuts(expr: cst.BaseExpression, qualify=None) -> tuple[cst.BaseExpression, bool]:
+    """`out.clone().detach()` -> (`out`, True); `out.data[:, 0]` -> (`out`, True); `out.float().view(-1)` ->
+    (`out`, False): through every operation of the torch table that keeps the values (moves, casts,
+    views, indexing, copies), `True` when one of them drops the autograd history."""
     cut = False
     while True:
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
-            expr, cut = expr.value, True
-        elif (
-            isinstance(expr, cst.Call)
-            and isinstance(expr.func, cst.Attribute)
-            and expr.func.attr.value in _CUTTING_METHODS
-        ):
-            cut = cut or expr.func.attr.value in _DETACHING
-            expr = expr.func.value
-        else:
+        found = torch_ops.step(expr, qualify)
+        if found is None or found[1].kind in ("metadata", "integer", "mark", "container"):
             return expr, cut
-
+        expr, op = found
+        cut = cut or not op.history

@@ -21,6 +21,7 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
+from stabfix.model.calls import torch_ops
 from stabfix.model.calls.events import Backward, Events
 from stabfix.model.calls.losses import LossIndex
 from stabfix.model.flow.values import Values
@@ -30,22 +31,17 @@ from stabfix.model.source.names import Names
 from stabfix.model.source.traversal import visit_readonly
 
 LOSS, MODEL_OUTPUT = "a loss", "a model output"
-# Methods whose result carries no autograd history (Python data, integer or boolean tensors, a cut copy).
-CUT_METHODS = frozenset(
-    {"item", "tolist", "numpy", "detach", "detach_", "argmax", "argmin", "argsort", "long", "int", "bool",
-     "eq", "ne", "gt", "lt", "ge", "le", "nonzero", "size", "dim", "numel", "backward", "isnan", "isinf",
-     "isfinite", "sign", "round", "floor", "ceil"}
-)
-CUT_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda"})
+# Which tensor methods, attributes and torch functions drop the history (Python data, integer or boolean
+# tensors, a cut copy, metadata) is the torch-operation table's (`torch_ops`); a gradient has none either.
 # Namespaces whose functions return host data or gradients (`torch.autograd.grad` without `create_graph`).
 CUT_NAMESPACES = ("numpy.", "np.", "math.", "statistics.", "torch.autograd.")
 # Framework hooks whose return value the framework backpropagates (Lightning, Hugging Face `Trainer`).
 FRAMEWORK_LOSS_STEPS = frozenset({"training_step", "compute_loss"})
 CUT_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "list", "tuple", "abs"})
-CUT_FUNCTIONS = frozenset(
-    {"torch.tensor", "torch.as_tensor", "torch.argmax", "torch.argmin", "torch.eq", "torch.isnan",
-     "torch.isfinite", "torch.isinf", "torch.zeros_like", "torch.ones_like", "torch.empty_like",
-     "torch.no_grad", "numpy.array", "numpy.asarray", "torch.sign", "torch.round"}
+# Fresh tensors built from values (a copy without history) or from a shape.
+FRESH_TENSOR_FUNCTIONS = frozenset(
+    {"torch.tensor", "torch.as_tensor", "torch.zeros_like", "torch.ones_like", "torch.empty_like",
+     "torch.no_grad", "numpy.array", "numpy.asarray"}
 )
 
 
@@ -107,7 +103,8 @@ class History:
         if isinstance(expr, cst.Name):
             return self._name_origin(expr, depth)
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value in CUT_ATTRIBUTES:
+            op = torch_ops.attribute(expr.attr.value)
+            if expr.attr.value == "grad" or (op is not None and not op.history):
                 return None
             if isinstance(expr.value, cst.Name) and expr.value.value == "self":
                 return None  # state on self: not shown here
@@ -128,19 +125,26 @@ class History:
             return None
         if isinstance(expr, cst.Call):
             return self._call_origin(expr, depth)
-        return None  # literals, comparisons, comprehensions, lambdas
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            return self.origin(expr.elt, depth + 1)  # `[p.float() for p in parts]` holds what `p.float()` is
+        return None  # literals, comparisons, dict and set comprehensions, lambdas
 
     def _name_origin(self, name: cst.Name, depth: int) -> Optional[str]:
         use = self.names.uses.get(name)
         if use is None or use.grad_off:
             return None
         evidence = self._uses_as_evidence()
-        for binding in self.names.reaching(name):
+        bindings = self.names.reaching(name)
+        if not bindings and isinstance(use.scope.node, (cst.ListComp, cst.GeneratorExp)):
+            bindings = use.scope.bindings.get(name.value, [])  # a comprehension's target, read before its `for`
+        for binding in bindings:
             if binding.grad_off:
                 continue
             if id(binding) in evidence and binding.kind not in ("param", "for"):
                 return evidence[id(binding)]
             value = binding.bound_value
+            if binding.kind == "for" and binding.value is not None and isinstance(binding.node, cst.CompFor):
+                value = torch_ops.element_source(binding.value, binding.position)  # an element of what it draws from
             if value is None and binding.kind == "unpack" and isinstance(binding.value, cst.Call):
                 value = binding.value  # `logits, loss = model(x)`: a part of a forward's result
                 if binding.position and self._cut_position(binding.value, binding.position):
@@ -168,12 +172,17 @@ class History:
         if use is not None and use.grad_off:
             return None  # computed where autograd is off
         qualified = self.names.qualify(func) or ""
-        if qualified in CUT_FUNCTIONS or qualified.startswith(CUT_NAMESPACES):
+        if qualified in FRESH_TENSOR_FUNCTIONS or qualified.startswith(CUT_NAMESPACES):
+            return None
+        op = torch_ops.function(qualified) if qualified else None
+        if op is not None and not op.history:
             return None
         if isinstance(func, cst.Name) and func.value in CUT_BUILTINS and not qualified:
             return None
-        if isinstance(func, cst.Attribute) and func.attr.value in CUT_METHODS:
-            return None
+        if isinstance(func, cst.Attribute) and not qualified:
+            op = torch_ops.method(func.attr.value, call)
+            if func.attr.value == "backward" or (op is not None and not op.history):
+                return None
         if self.losses.resolve(call) is not None:
             return None if self._of_constants(call) else LOSS
         if isinstance(func, cst.Attribute) and not qualified.startswith("torch."):
@@ -315,7 +324,8 @@ def _cut_at_top(expr: cst.BaseExpression) -> bool:
         return False
     func = expr.func
     if isinstance(func, cst.Attribute):
-        return func.attr.value in ("item", "tolist", "detach", "numpy")
+        op = torch_ops.method(func.attr.value, expr)
+        return op is not None and op.kind in ("cut", "python")
     return isinstance(func, cst.Name) and func.value in CUT_BUILTINS
 
 

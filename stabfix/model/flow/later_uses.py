@@ -41,6 +41,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
+from stabfix.model.calls import torch_ops
 from stabfix.model.calls.events import Events, Step, stepped_optimizer
 from stabfix.model.calls.optimizers import OptimizerTracker
 from stabfix.model.source.imports import dotted_name
@@ -54,7 +55,7 @@ _GRAPH_METHODS = frozenset({"backward", "retain_grad", "register_hook", "require
 _GRAPH_ATTRIBUTES = frozenset({"requires_grad", "grad_fn", "is_leaf", "grad", "retains_grad"})
 _GRAPH_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 # Methods whose result is Python data or cut from the graph: nothing downstream can need the graph.
-_CUT_METHODS = frozenset({"item", "tolist", "numpy", "detach", "detach_"})
+_CUT_METHODS = frozenset(name for name, op in torch_ops.METHODS.items() if op.kind in ("cut", "python"))
 # List and dict bookkeeping on a container holder: works whatever its elements are.
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "clear", "remove", "index", "count", "keys", "update"})
 _ELEMENT_METHODS = frozenset({"pop", "get", "values", "items", "copy"})  # hand out what the holder holds

@@ -20,8 +20,10 @@ from typing import Optional, Protocol
 
 import libcst as cst
 
+from stabfix.model.calls import torch_ops
 from stabfix.model.calls.loss_operands import backpropagated, loss_term_calls, root_name, root_name_node
 from stabfix.model.calls.losses import LossIndex, identifier_words, is_loss_callee_name, is_loss_class_name, is_loss_like_name
+from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Binding
@@ -31,12 +33,13 @@ from stabfix.model.source.traversal import children
 class Qualifier(Protocol):
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]: ...
 
-# Methods that return the same values (a view, a copy, a cast, a move): `x.detach().clone()` is `x`.
-VIEW_METHODS = frozenset({"detach", "detach_", "requires_grad_", "contiguous", "view_as", "reshape_as"})
-COPY_METHODS = frozenset({"clone", "float", "double", "half", "bfloat16", "to", "cpu", "cuda", "type_as", "type"})
+# Methods that return the same values (a view, a copy, a cast, a move): `x.detach().clone()` is `x`. The
+# torch-operation table says which keep the values, and which of those share the storage.
+VIEW_METHODS = frozenset(name for name, op in torch_ops.METHODS.items() if op.same_values and op.shares_storage)
+COPY_METHODS = frozenset(name for name, op in torch_ops.METHODS.items() if op.same_values and not op.shares_storage)
 COPY_FUNCTIONS = frozenset({"torch.clone", "copy.deepcopy", "copy.copy", "torch.Tensor.clone"})
 # `x.data` is the same storage.
-VIEW_ATTRIBUTES = frozenset({"data"})
+VIEW_ATTRIBUTES = frozenset(name for name, op in torch_ops.ATTRIBUTES.items() if op.same_values and op.shares_storage)
 # In-place methods that do not change a tensor's values.
 _VALUE_KEEPING_INPLACE = frozenset({"requires_grad_", "detach_", "share_memory_", "retain_grad"})
 
@@ -74,7 +77,8 @@ def strip_value_wrappers(expr: cst.BaseExpression, imports: Qualifier) -> tuple[
     while True:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             method = expr.func.attr.value
-            if method in VIEW_METHODS or method in COPY_METHODS:
+            op = torch_ops.method(method, expr)
+            if op is not None and op.same_values:
                 if method == "type" and not expr.args:
                     return expr, kind  # `x.type()` is the type string, not a tensor
                 if method in COPY_METHODS:

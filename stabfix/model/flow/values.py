@@ -25,23 +25,19 @@ from typing import Optional
 
 import libcst as cst
 
-from stabfix.model.calls.devices import CPU_METHODS, DeviceKinds, is_cpu_expression, method_chain, to_call_target
+from stabfix.model.calls import torch_ops
+from stabfix.model.calls.devices import DeviceKinds, is_cpu_expression, method_chain, to_call_target
 from stabfix.model.calls.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.calls.optimizers import OptimizerTracker, listed_names
 from stabfix.model.flow.gradient_use import asks_for_grad
 from stabfix.model.source.names import Binding, Names, dotted_name
 
-# What a tensor says about itself is plain Python data (`torch.Size`, ints, dtypes, devices), not a tensor.
+# What a tensor says about itself (`.shape`, `.size()`: metadata), a cut copy (`.detach()`), Python data
+# (`.item()`), a move (`.cpu()`, `.cuda()`): the torch-operation table (`torch_ops`) says which step is which.
 METADATA_STEPS = frozenset(
-    {
-        ".shape", ".ndim", ".dtype", ".device", ".layout", ".is_cuda", ".requires_grad", ".itemsize", ".nbytes",
-        "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
-        "get_device", "data_ptr", "is_contiguous", "is_floating_point", "is_complex",
-    }
+    {f".{name}" for name, op in torch_ops.ATTRIBUTES.items() if op.kind == "metadata"}
+    | {name for name, op in torch_ops.METHODS.items() if op.kind == "metadata"}
 )
-PYTHON_VALUE_METHODS = frozenset({"numpy", "item", "tolist"})
-SNAPSHOT_METHODS = frozenset({"detach", "detach_", "clone"})
-DETACHING_METHODS = frozenset({"detach", "detach_"})
 TENSOR_ONLY_METHODS = frozenset({"contiguous", "unsqueeze", "requires_grad_", "softmax", "log_softmax"})
 PARAMETER_ITERATORS = frozenset(
     {"parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "modules", "named_modules",
@@ -163,9 +159,10 @@ class Values:
     def _step(self, value: Value, name: str, node: cst.BaseExpression, depth: int = 0) -> Value:
         if name in METADATA_STEPS:
             return Value(not_tensor=True, metadata=True)
-        if name in PYTHON_VALUE_METHODS:
+        op = torch_ops.method(name, node)
+        if op is not None and op.kind == "python":
             return replace(value, host=True, not_tensor=True, tensor=False, detached=True)
-        if name in CPU_METHODS:
+        if op is not None and op.device == "host":
             return replace(value, host=True, placed=False)
         if name == "to" and isinstance(node, cst.Call):
             target, where = to_call_target(node, self.qualify)
@@ -174,12 +171,12 @@ class Values:
             if target == "device":
                 return replace(value, host=False, placed=True)
             return value
-        if name == "cuda":
+        if op is not None and op.device == "accelerator":
             return replace(value, host=False, placed=True)
         if name in HALF_PRECISION_CASTS:
             return replace(value, placed=True)
-        if name in SNAPSHOT_METHODS:
-            return replace(value, tensor=True, not_tensor=False, snapshot=True, detached=value.detached or name in DETACHING_METHODS)
+        if op is not None and op.kind in ("cut", "copy") and isinstance(node, cst.Call):  # `.detach()`, `.clone()`
+            return replace(value, tensor=True, not_tensor=False, snapshot=True, detached=value.detached or op.kind == "cut")
         if name == ".data":
             return replace(value, snapshot=True, detached=True, parameter=value.parameter or value.call)
         if name == "requires_grad_" and asks_for_grad(node):
@@ -311,6 +308,9 @@ class Values:
             return Value(not_tensor=True)
         if name in ("copy.deepcopy", "copy.copy") and call.args:
             return self.value_of(call.args[0].value, depth + 1)
+        if torch_ops.is_wrapper(name) and call.args and call.args[0].keyword is None:
+            held = self.value_of(call.args[0].value, depth + 1)  # `Variable(x)` is `x`
+            return replace(held, snapshot=False, detached=False) if asks_for_grad(call) else held
         module, _, last = name.rpartition(".")
         if module == "torch" and (last in TORCH_FROM_DATA or last in TORCH_FACTORIES):
             placed = any(arg.keyword is not None and arg.keyword.value == "device"
@@ -447,16 +447,4 @@ def _iterated_part(binding: Binding) -> Optional[cst.BaseExpression]:
     or `for j, (i, row) in enumerate(zip(ids, out))`; None for an `enumerate` counter."""
     if binding.value is None:
         return None
-    return _element_source(binding.value, binding.position)
-
-
-def _element_source(iterable: cst.BaseExpression, position: tuple[int, ...]) -> Optional[cst.BaseExpression]:
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and position:
-        positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
-        if iterable.func.value == "enumerate" and positional:
-            return _element_source(positional[0], position[1:]) if position[0] == 1 else None
-        if iterable.func.value == "zip" and 0 <= position[0] < len(positional):
-            return _element_source(positional[position[0]], position[1:])
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
-        return iterable.args[0].value if iterable.args else None
-    return iterable
+    return torch_ops.element_source(binding.value, binding.position)
