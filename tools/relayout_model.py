@@ -51,8 +51,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Where values go and what they carry: what an expression is and where it lives, autograd history, where a\n"
         "value is handed, later uses of a held value, tensors that alias or change in place, graph cuts, gradient\n"
         "use, recurrent state, parameter origins and in-place updates.",
-        ("values", "gradient_use", "grad_reach", "history", "flows", "later_uses", "tensor_identity", "graph_cuts",
-         "recurrence", "parameters", "updates", "callers", "grad_coverage"),
+        ("values", "gradient_use", "grad_reach", "history", "flows", "holder_resets", "later_uses", "value_keys",
+         "tensor_identity", "graph_cuts", "recurrence", "parameters", "updates", "callers", "grad_coverage"),
     ),
     "training": (
         "Training structure: step loops and step functions, the gates that make code run on only some steps,\n"
