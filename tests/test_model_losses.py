@@ -146,3 +146,41 @@ def _walk(node: cst.CSTNode):
     yield node
     for child in node.children:
         yield from _walk(child)
+
+
+def test_a_function_of_another_scanned_file_that_uses_an_argument_as_its_target_is_a_loss_of_it():
+    from stabfix.project import Project, ProjectIndex
+
+    root = "/stabfix-sources"
+    sources = {
+        "app/__init__.py": "",
+        "app/terms.py": textwrap.dedent(
+            """
+            import torch.nn.functional as F
+
+
+            def fit_term(criterion, pred, ref):
+                return criterion(pred, ref) + F.l1_loss(pred, ref)
+
+
+            def penalty(model, x):
+                return model(x).pow(2).mean()
+            """
+        ),
+        "app/train.py": textwrap.dedent(
+            """
+            from .terms import fit_term, penalty
+
+
+            def step(net, crit, x, y):
+                return fit_term(crit, net(x), y) + penalty(net, x)
+            """
+        ),
+    }
+    view = Project(ProjectIndex.from_sources(sources, root)).view(f"{root}/app/train.py")
+    model = FileModel(("losses",), project=view)
+    module = cst.parse_module(sources["app/train.py"])
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    found = {_code(site.call.func): found for site, found in model.losses.loss_sites()}  # type: ignore[union-attr]
+    assert set(found) == {"fit_term"}  # `penalty` uses no argument as a target
+    assert _code(found["fit_term"].target) == "y" and not found["fit_term"].checked  # another file holds the loss

@@ -321,6 +321,10 @@ def test_parameter_made_to_require_grad_in_place_is_an_effect_in_the_callers_spe
             t.requires_grad_()
             return t.grad
 
+        def probe(u):
+            mark(u)
+            return u.grad
+
         def fit(y, z, w, v):
             mark(y)
             flag(z)
@@ -332,9 +336,10 @@ def test_parameter_made_to_require_grad_in_place_is_an_effect_in_the_callers_spe
     assert Effect("requires_grad", "t") in summaries.of(defs["flag"]).effects
     assert not summaries.of(defs["rebinds"]).effects_of("requires_grad")
     assert not summaries.of(defs["reads_its_grad"]).effects_of("requires_grad")
+    assert not summaries.of(defs["probe"]).effects_of("requires_grad")  # a callee's mark, kept for itself
     marked = {effect.target for call in _calls(module, "mark") + _calls(module, "flag")
               for effect in summaries.effects_at(call) if effect.kind == "requires_grad"}
-    assert marked == {"y", "z"}
+    assert marked == {"u", "y", "z"}
 
 
 def test_leaf_made_to_require_grad_through_moves_casts_and_views():

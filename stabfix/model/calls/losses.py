@@ -360,7 +360,7 @@ class LossIndex(cst.BatchableCSTVisitor):
         `def fit_term(pred, ref): return F.l1_loss(pred, ref)` makes `fit_term(model(x), y)` a loss of `y`."""
         resolved = self._definition(call)
         if resolved is None:
-            return None
+            return self._foreign_helper_loss(call)
         definition, skip = resolved
         for arg in call.args:
             parameter = receiving_parameter(call, arg.value, definition, skip)
@@ -368,6 +368,30 @@ class LossIndex(cst.BatchableCSTVisitor):
                 display = dotted_name(call.func) or definition.name.value
                 prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
                 return LossOperands(call, display, prediction, arg.value, definition.name.value, checked=True)
+        return None
+
+    def _foreign_helper_loss(self, call: cst.Call) -> LossOperands | None:
+        """The same for a function of another scanned file (`from .helpers import fit_term`), by that file's
+        answer about its parameters. Not known to be safe to fix from here: another file holds the loss."""
+        qualified = self.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        if self.project is None or qualified is None or qualified.startswith("torch."):
+            return None
+        symbol = self.project.resolve(qualified)
+        if symbol is None or symbol.kind != "def":
+            return None  # parse another file only for a function of it
+        roles = self.project.foreign(qualified, _parameter_roles, needs=("losses",))
+        if not roles:
+            return None
+        positional, targets = roles
+        index = 0
+        for arg in call.args:
+            if arg.star:
+                return None
+            parameter = arg.keyword.value if arg.keyword is not None else (positional[index] if index < len(positional) else None)
+            index += arg.keyword is None
+            if parameter in targets:
+                prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
+                return LossOperands(call, dotted_name(call.func) or qualified, prediction, arg.value, qualified)
         return None
 
     def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
@@ -467,6 +491,18 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(
         (dotted_name(decorator.decorator) or "").rsplit(".", 1)[-1] == "staticmethod" for decorator in node.decorators
     )
+
+
+def _parameter_roles(definition) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """A function of another file: its positional parameters and those it uses as a loss target (node-free)."""
+    node = definition.node
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    params = node.params
+    positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
+    every = (*positional, *(p.name.value for p in params.kwonly_params))
+    losses = definition.model.losses
+    return positional, frozenset(name for name in every if losses.parameter_role(node, name) == "target")
 
 
 def receiving_parameter(call: cst.Call, argument: cst.BaseExpression, node: cst.FunctionDef, skip: int) -> str | None:

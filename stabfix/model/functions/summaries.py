@@ -364,8 +364,11 @@ class Summaries:
         own.extend((0, Effect("store", target)) for target in _stores(function))
         # a tensor the caller hands in, made to require grad (a method's receiver is a module, not one)
         receiver, positional = self.callers.signature(function)
-        own.extend((0, Effect("requires_grad", target)) for target in _marked_in_place(function)
-                   if target in positional)
+        marked, kept = _marked_in_place(function)
+        own.extend((0, Effect("requires_grad", target)) for target in marked if target in positional)
+        # a tensor it rebinds or reads the gradient of (also one a callee marks) is not left marked for the caller
+        own = [(order, effect) for order, effect in own
+               if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in kept]
         settled = [self._restored(effect, order, own) for order, effect in own]
         return _deduplicated(settled, self._reachable_spellings(function))
 
@@ -477,10 +480,11 @@ def _stores(function: cst.FunctionDef) -> list[str]:
     return found
 
 
-def _marked_in_place(function: cst.FunctionDef) -> list[str]:
+def _marked_in_place(function: cst.FunctionDef) -> tuple[list[str], set[str]]:
     """The names the function makes require grad in place, whatever it does with the result:
     `t.requires_grad_()` (also inside `return t.requires_grad_(True)`), `t.requires_grad = True`; not a
-    name it rebinds anywhere (`t = t.detach()` makes it another tensor than the one handed in)."""
+    name it rebinds anywhere (`t = t.detach()` makes it another tensor than the one handed in) or reads the
+    gradient of (the second set: the function keeps those for itself)."""
     found: list[str] = []
     rebound: set[str] = set()
     read: set[str] = set()  # its gradient read here: the helper wants the flag
@@ -520,7 +524,8 @@ def _marked_in_place(function: cst.FunctionDef) -> list[str]:
             rebound.update(name.value for name in _bound_names(node.target))
 
     visit_readonly(function, _Finder())
-    return [name for name in found if name not in rebound and name not in read]
+    kept = rebound | read
+    return [name for name in found if name not in kept], kept
 
 
 def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
