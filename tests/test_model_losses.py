@@ -184,3 +184,37 @@ def test_a_function_of_another_scanned_file_that_uses_an_argument_as_its_target_
     found = {_code(site.call.func): found for site, found in model.losses.loss_sites()}  # type: ignore[union-attr]
     assert set(found) == {"fit_term"}  # `penalty` uses no argument as a target
     assert _code(found["fit_term"].target) == "y" and not found["fit_term"].checked  # another file holds the loss
+
+
+def test_a_method_of_an_instance_the_file_builds_is_a_loss_of_the_argument_it_uses_as_target():
+    model = _model(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        class Terms:
+            def fit(self, pred, ref):
+                return F.mse_loss(pred, ref)
+
+        def step(net, x, y):
+            terms = Terms()
+            return Terms().fit(net(x), y) + terms.fit(net(x), y * 2)
+        """
+    )
+    assert _targets(model) == {"Terms().fit": "y", "terms.fit": "y * 2", "F.mse_loss": "ref"}
+
+
+def test_a_function_of_another_file_that_takes_the_argmax_of_an_argument_does_not_make_it_the_target():
+    from stabfix.project import Project, ProjectIndex
+
+    root = "/stabfix-sources"
+    sources = {
+        "app/__init__.py": "",
+        "app/terms.py": "import torch\nimport torch.nn.functional as F\n\n\ndef nll(logp, soft):\n    return F.nll_loss(logp, torch.argmax(soft, dim=1))\n",
+        "app/train.py": "from .terms import nll\n\n\ndef step(net, x, y):\n    return nll(net(x), y)\n",
+    }
+    view = Project(ProjectIndex.from_sources(sources, root)).view(f"{root}/app/train.py")
+    model = FileModel(("losses",), project=view)
+    module = cst.parse_module(sources["app/train.py"])
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    assert list(model.losses.loss_sites()) == []  # type: ignore[union-attr]

@@ -356,3 +356,27 @@ def test_leaf_made_to_require_grad_through_moves_casts_and_views():
     )
     assert summaries.of(defs["target"]).returned.made_to_require_grad
     assert not summaries.of(defs["label"]).returned.made_to_require_grad
+
+
+def test_a_method_called_on_an_instance_the_file_builds_is_summarised():
+    module, summaries, defs = _summaries(
+        """
+        class Steps:
+            def run(self, t):
+                t.requires_grad_()
+
+            @staticmethod
+            def plain(t):
+                t.requires_grad_()
+
+
+        def fit(y, z, w):
+            Steps().run(y)
+            steps = Steps()
+            steps.run(z)
+            steps.plain(w)
+        """
+    )
+    marked = {effect.target for name in ("Steps().run", "steps.run", "steps.plain")
+              for call in _calls(module, name) for effect in summaries.effects_at(call)}
+    assert marked == {"y", "z", "w"}

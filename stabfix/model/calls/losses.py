@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
+from stabfix.model.calls import torch_ops
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.traversal import visit_readonly
 
@@ -349,7 +351,8 @@ class LossIndex(cst.BatchableCSTVisitor):
         """The function of this file a call runs, with the leading parameters it does not pass (`self`)."""
         definition = self.names.definition_of(call)
         if definition is None:
-            return None
+            on_instance = method_of_instance(self.names, call)  # `Steps().run(pred, y)`
+            return (on_instance, 0 if _is_static(on_instance) else 1) if on_instance is not None else None
         scope = self.names.scopes.get(definition)
         is_method = scope is not None and scope.parent is not None and scope.parent.is_class
         skip = 1 if is_method and isinstance(call.func, cst.Attribute) and not _is_static(definition) else 0
@@ -502,7 +505,17 @@ def _parameter_roles(definition) -> tuple[tuple[str, ...], frozenset[str]] | Non
     positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
     every = (*positional, *(p.name.value for p in params.kwonly_params))
     losses = definition.model.losses
-    return positional, frozenset(name for name in every if losses.parameter_role(node, name) == "target")
+    return positional, frozenset(name for name in every if losses.parameter_role(node, name) == "target"
+                                 and _target_keeps_grad(losses, node, name))
+
+
+def _target_keeps_grad(losses: "LossIndex", node: cst.FunctionDef, parameter: str) -> bool:
+    """Every loss of the function whose target reads the parameter reads it through operations that keep
+    requires-grad (`ref.float()`, not `torch.argmax(ref, 1)`): the caller's tensor itself is the target."""
+    targets = [found.target for call in losses.calls_in(node)
+               if (found := losses._plain_operands(call)) is not None and found.target is not None
+               and parameter in read_names(found.target)]
+    return bool(targets) and all(torch_ops.grad_operand(target, losses.qualify) is not None for target in targets)
 
 
 def receiving_parameter(call: cst.Call, argument: cst.BaseExpression, node: cst.FunctionDef, skip: int) -> str | None:

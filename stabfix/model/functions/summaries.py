@@ -26,8 +26,8 @@ so far (nothing, at first), and the function is summarised again until its summa
 most `MAX_ROUNDS` times). Depth limit: facts followed more than `MAX_DEPTH` calls down are dropped
 (an effect) or unknown (a returned value).
 
-`of(def)` for a def of this file, `of_call(call)` for a call (a same-file function or method, a class
-of this file: its `ClassSummary`); any other call asks the hook `foreign(qualified_name)`, which
+`of(def)` for a def of this file, `of_call(call)` for a call (a same-file function or method, also
+on an instance the file builds: `Steps().run(x)`; a class of this file: its `ClassSummary`); any other call asks the hook `foreign(qualified_name)`, which
 returns None (unknown) until a project index supplies another file's summaries. What the callers of a
 function do (`always_called_without_grad`, `passed_for`) is `callers.py`'s, reachable from here.
 Set `foreign` before the first query: summaries are memoised, a summary built without it stays so.
@@ -50,6 +50,7 @@ from stabfix.model.flow.gradient_use import is_requires_grad_call, is_true, requ
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.flow.values import Values
 from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.training.modes import ModeSwitches, owns
@@ -197,7 +198,7 @@ class Summaries:
     def of_call(self, call: cst.Call) -> Optional[Summary]:
         """The summary of what a call runs: a function or method of this file, a class of this file
         (constructing it), else what the `foreign` hook knows of its qualified name."""
-        function = self.names.definition_of(call)
+        function = self.names.definition_of(call) or method_of_instance(self.names, call)
         if function is not None:
             return self.of(function)
         callee = self.names.callable_of(call.func)
@@ -426,7 +427,7 @@ class Summaries:
         return isinstance(self._foreign_of(call), FunctionSummary)
 
     def _is_same_file_call(self, call: cst.Call) -> bool:
-        if self.names.definition_of(call) is not None:
+        if self.names.definition_of(call) is not None or method_of_instance(self.names, call) is not None:
             return True
         callee = self.names.callable_of(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         return bool(callee is not None and callee.kind == "function" and callee.module_class is None
