@@ -218,3 +218,23 @@ def test_a_function_of_another_file_that_takes_the_argmax_of_an_argument_does_no
     module = cst.parse_module(sources["app/train.py"])
     MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
     assert list(model.losses.loss_sites()) == []  # type: ignore[union-attr]
+
+
+def test_a_helper_that_takes_the_argmax_of_its_target_argument_does_not_keep_its_grad():
+    model = _model(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def hard(logp, soft):
+            return F.nll_loss(logp, torch.argmax(soft, dim=1))
+
+        def fit(pred, ref):
+            return F.mse_loss(pred, ref.float())
+
+        def step(net, x, y):
+            return hard(net(x), y) + fit(net(x), y)
+        """
+    )
+    kept = {_code(site.call.func): model.losses.target_keeps_grad(found) for site, found in model.losses.loss_sites()}  # type: ignore[union-attr]
+    assert kept["hard"] is False and kept["fit"] is True and kept["F.mse_loss"] is True

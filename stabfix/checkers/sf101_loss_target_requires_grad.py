@@ -264,7 +264,10 @@ class LossTargetRequiresGrad(Checker):
             return None
         if holders(bindings, names, self.context.imports.qualify) & (facts.escaped if escaped is None else escaped):
             return None
-        return facts.loss_with_target(lambda expr: bool(target_roots(expr, self.context.imports) & names))
+        losses = self.model.losses
+        loss = facts.loss_with_target(lambda expr: bool(target_roots(expr, self.context.imports) & names))
+        # a helper of the file that takes the argmax of its target argument makes no target of the tensor
+        return loss if loss is None or losses.target_keeps_grad(loss) else None
 
     def _decide_in_callers(self, mark: _Mark, function, names: set[str], facts: GradientUse, bindings: list[Binding]) -> None:
         """A helper of this file returns the marked tensor (`return x, y`): report when every caller feeds

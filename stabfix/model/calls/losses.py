@@ -373,6 +373,17 @@ class LossIndex(cst.BatchableCSTVisitor):
                 return LossOperands(call, display, prediction, arg.value, definition.name.value, checked=True)
         return None
 
+    def target_keeps_grad(self, loss: LossOperands) -> bool:
+        """Whether the tensor passed as the target is itself the target inside a helper of this file that
+        computes the loss (`F.mse_loss(pred, ref)`, not `F.nll_loss(logp, torch.argmax(ref, 1))`); True
+        for any other loss (its target expression is the caller's to read)."""
+        resolved = self._definition(loss.call) if loss.target is not None else None
+        if resolved is None or self._plain_operands(loss.call) is not None:
+            return True
+        definition, skip = resolved
+        parameter = receiving_parameter(loss.call, loss.target, definition, skip)  # type: ignore[arg-type]
+        return parameter is None or _target_keeps_grad(self, definition, parameter)
+
     def _foreign_helper_loss(self, call: cst.Call) -> LossOperands | None:
         """The same for a function of another scanned file (`from .helpers import fit_term`), by that file's
         answer about its parameters. Not known to be safe to fix from here: another file holds the loss."""
