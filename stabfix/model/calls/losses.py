@@ -521,12 +521,25 @@ def _parameter_roles(definition) -> tuple[tuple[str, ...], frozenset[str]] | Non
 
 
 def _target_keeps_grad(losses: "LossIndex", node: cst.FunctionDef, parameter: str) -> bool:
-    """Every loss of the function whose target reads the parameter reads it through operations that keep
-    requires-grad (`ref.float()`, not `torch.argmax(ref, 1)`): the caller's tensor itself is the target."""
-    targets = [found.target for call in losses.calls_in(node)
-               if (found := losses._plain_operands(call)) is not None and found.target is not None
-               and parameter in read_names(found.target)]
-    return bool(targets) and all(torch_ops.grad_operand(target, losses.qualify) is not None for target in targets)
+    """Some loss of the function takes the parameter, or a name bound from it, as its target through
+    operations that keep requires-grad (`labels[:, c]`, `ref.float()`; not `torch.argmax(ref, 1)`): the
+    caller's tensor itself is then the target."""
+    kept = {parameter}
+    bindings = [b for b in losses.names.bindings_within(node) if b.value is not None]
+    changed = True
+    while changed:
+        changed = False
+        for binding in bindings:
+            operand = torch_ops.grad_operand(binding.value, losses.qualify)  # type: ignore[arg-type]
+            if binding.name not in kept and operand is not None and read_names(operand) & kept:
+                kept.add(binding.name)
+                changed = True
+    for call in losses.calls_in(node):
+        found = losses._plain_operands(call)
+        operand = torch_ops.grad_operand(found.target, losses.qualify) if found is not None and found.target is not None else None
+        if operand is not None and read_names(operand) & kept:
+            return True
+    return False
 
 
 def receiving_parameter(call: cst.Call, argument: cst.BaseExpression, node: cst.FunctionDef, skip: int) -> str | None:
