@@ -300,3 +300,83 @@ def test_what_every_call_passes_for_a_parameter():
     assert summaries.passed_for(param("run", "hook")) is None  # never called in the file
     fit_input = _calls(module, "model")[0]
     assert summaries.activations.of(fit_input) is None  # one call passes a softmax model, the other raw scores
+
+
+def test_parameter_made_to_require_grad_in_place_is_an_effect_in_the_callers_spelling():
+    module, summaries, defs = _summaries(
+        """
+        import torch
+
+        def mark(t):
+            return t.requires_grad_(True)
+
+        def flag(t):
+            t.requires_grad = True
+
+        def rebinds(t):
+            t = t.detach()
+            t.requires_grad_()
+
+        def reads_its_grad(t):
+            t.requires_grad_()
+            return t.grad
+
+        def probe(u):
+            mark(u)
+            return u.grad
+
+        def fit(y, z, w, v):
+            mark(y)
+            flag(z)
+            rebinds(w)
+            reads_its_grad(v)
+        """
+    )
+    assert Effect("requires_grad", "t") in summaries.of(defs["mark"]).effects
+    assert Effect("requires_grad", "t") in summaries.of(defs["flag"]).effects
+    assert not summaries.of(defs["rebinds"]).effects_of("requires_grad")
+    assert not summaries.of(defs["reads_its_grad"]).effects_of("requires_grad")
+    assert not summaries.of(defs["probe"]).effects_of("requires_grad")  # a callee's mark, kept for itself
+    marked = {effect.target for call in _calls(module, "mark") + _calls(module, "flag")
+              for effect in summaries.effects_at(call) if effect.kind == "requires_grad"}
+    assert marked == {"u", "y", "z"}
+
+
+def test_leaf_made_to_require_grad_through_moves_casts_and_views():
+    _, summaries, defs = _summaries(
+        """
+        import torch
+
+        def target(y, device):
+            return torch.tensor(y, requires_grad=True).to(device).float().view(-1, 1)
+
+        def label(y):
+            return y.requires_grad_().long()
+        """
+    )
+    assert summaries.of(defs["target"]).returned.made_to_require_grad
+    assert not summaries.of(defs["label"]).returned.made_to_require_grad
+
+
+def test_a_method_called_on_an_instance_the_file_builds_is_summarised():
+    module, summaries, defs = _summaries(
+        """
+        class Steps:
+            def run(self, t):
+                t.requires_grad_()
+
+            @staticmethod
+            def plain(t):
+                t.requires_grad_()
+
+
+        def fit(y, z, w):
+            Steps().run(y)
+            steps = Steps()
+            steps.run(z)
+            steps.plain(w)
+        """
+    )
+    marked = {effect.target for name in ("Steps().run", "steps.run", "steps.plain")
+              for call in _calls(module, name) for effect in summaries.effects_at(call)}
+    assert marked == {"y", "z", "w"}

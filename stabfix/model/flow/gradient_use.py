@@ -153,7 +153,15 @@ class GradientUse:
     # handed to code this file does not show (a model, a helper, an attribute, a container):
     # that code may read the gradient, as a gradient penalty or a reentrant checkpoint does
     escaped: set[str] = field(default_factory=set)
+    # `escaped` by where: stored into an attribute or entry, or handed to each call
+    escaped_by_storing: set[str] = field(default_factory=set)
+    escaped_by_call: dict[int, set[str]] = field(default_factory=dict)
     finished: bool = False
+
+    def escaped_except(self, call: cst.Call) -> set[str]:
+        """What escapes through anything but `call` (a call whose callee's summary the caller has read)."""
+        handed = [names for key, names in self.escaped_by_call.items() if key != id(call)]
+        return self.escaped_by_storing.union(*handed)
 
     @staticmethod
     def is_known(loss: LossOperands) -> bool:
@@ -208,6 +216,7 @@ class GradientFacts(cst.BatchableCSTVisitor):
         if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
             for facts in self._open:
                 facts.escaped |= bare_names(node.value)
+                facts.escaped_by_storing |= bare_names(node.value)
 
     def visit_Param(self, node: cst.Param) -> None:
         for facts in self._open:
@@ -242,7 +251,9 @@ class GradientFacts(cst.BatchableCSTVisitor):
             qualified = self.loss_index.qualify(call.func) or ""
             if loss is None and not _only_computes(call, qualified):
                 for arg in call.args:
-                    facts.escaped |= bare_names(arg.value)
+                    handed = bare_names(arg.value)
+                    facts.escaped |= handed
+                    facts.escaped_by_call.setdefault(id(call), set()).update(handed)
             dotted = dotted_name(call.func) or ""
             if qualified in _AUTOGRAD_GRAD:
                 # grad(outputs, inputs): everything but the first argument may be differentiated
