@@ -118,13 +118,31 @@ class OptimizerCreatedInLoop(Checker):
         read = names_in(built.node.args[0].value) - {"self"}
         if isinstance(loop, cst.For) and read & target_names(loop.target):
             return True  # other tensors on each pass (`for model in ensemble:`): no state to carry over
-        if any(start <= b.order <= end for name in read for b in scope.bindings.get(name, [])):
+        if any(start <= b.order <= end and not self._same_object(b.bound_value, scope, start, end)
+               for name in read for b in scope.bindings.get(name, [])):
             return True
         cls = built.site.cls
         attributes = {name.split(".")[1] for name in _dotted_in(built.node.args[0].value) if name.startswith("self.")}
         return cls is not None and any(
             start <= b.order <= end for attribute in attributes for b in names.attribute_bindings(cls, attribute)
         )  # `self.lambda_op = torch.tensor(..., requires_grad=True)` in the same pass
+
+    @staticmethod
+    def _same_object(value: Optional[cst.BaseExpression], scope, start: int, end: int) -> bool:
+        """`model = agents[0]` / `model = self.net` in the pass: another name for an object bound before the
+        loop (a name, attribute or constant index whose root the pass does not rebind), so every pass
+        optimizes the same tensors."""
+        node = value
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            if isinstance(node, cst.Subscript) and not all(
+                isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Integer, cst.SimpleString))
+                for element in node.slice
+            ):
+                return False  # `agents[i]`: another object on each pass
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return False
+        return not any(start <= b.order <= end for b in scope.bindings.get(node.value, []))
 
     def _bound_in_loop(self, expression: cst.BaseExpression, loop: cst.CSTNode) -> Optional[cst.BaseExpression]:
         """The factory call a stepped name was bound to by a statement of the loop body itself."""
