@@ -380,3 +380,58 @@ def test_a_method_called_on_an_instance_the_file_builds_is_summarised():
     marked = {effect.target for name in ("Steps().run", "steps.run", "steps.plain")
               for call in _calls(module, name) for effect in summaries.effects_at(call)}
     assert marked == {"y", "z", "w"}
+
+
+
+
+_GATE = """
+import lib
+from torch import nn
+
+
+class Gate(nn.Module):
+    def train_step(self, x):
+        return x
+
+
+class Other:
+    def evaluate(self, x):
+        return x
+
+
+def fit(gate, pairs):
+    for x in pairs:
+        gate.train_step(x)
+
+
+def built_here(pairs):
+    gate = Gate()
+    gate.train_step(pairs)
+
+
+def library_object(pairs):
+    runner = lib.Runner()
+    runner.train_step(pairs)
+
+
+def handed(worker, pairs):
+    worker.train_step(pairs)
+
+
+handed(Other(), [])
+"""
+
+
+def test_a_method_called_on_an_instance_is_tied_to_its_class():
+    module, summaries, defs = _summaries(_GATE)
+    calls = {cst.Module(body=[]).code_for_node(call): call for call in _calls(module, "gate.train_step")}
+    method_called = summaries.callers.method_called
+    # a parameter the file shows nothing about: the one class of the file with that method
+    assert method_called(calls["gate.train_step(x)"]) is defs["train_step"]
+    # an instance of the class built in the file
+    assert method_called(calls["gate.train_step(pairs)"]) is defs["train_step"]
+    # an instance of a library class, or a parameter every caller binds to another class: not that method
+    (library,) = _calls(module, "runner.train_step")
+    assert method_called(library) is None
+    (handed,) = _calls(module, "worker.train_step")
+    assert method_called(handed) is None
