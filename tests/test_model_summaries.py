@@ -300,3 +300,29 @@ def test_what_every_call_passes_for_a_parameter():
     assert summaries.passed_for(param("run", "hook")) is None  # never called in the file
     fit_input = _calls(module, "model")[0]
     assert summaries.activations.of(fit_input) is None  # one call passes a softmax model, the other raw scores
+
+
+def test_in_place_detach_effects_spelled_as_the_caller_spells_them():
+    module, summaries, defs = _summaries(
+        """
+        class Steps:
+            def run(self, state, k):
+                state[k].detach_()
+                state[0].detach_()
+
+        def reset(trainer, h):
+            trainer.h = trainer.h.detach()
+            h.detach_()
+
+        def train(net, mem, k):
+            Steps().run(mem, k)
+            steps = Steps()
+            steps.run(mem, k)
+            reset(net, mem)
+        """
+    )
+    assert {e.target for e in summaries.of(defs["reset"]).effects_of("detach")} == {"trainer.h", "h"}
+    first, second = _calls(module, "Steps().run") + _calls(module, "steps.run")
+    assert sorted(summaries.detached_at(first)) == ["mem[*]", "mem[0]"]
+    assert sorted(summaries.detached_at(second)) == ["mem[*]", "mem[0]"]
+    assert sorted(summaries.detached_at(_calls(module, "reset")[0])) == ["mem", "net.h"]

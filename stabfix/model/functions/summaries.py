@@ -14,7 +14,9 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
   the function spells them (`self.model`, `model` for a parameter): `eval`/`train` mode switches (an
   eval switch is `restored` when a later train switch of the same module, or a module holding it, runs
   in the same function), `zero_grad`, `step`, `backward`, `no_grad` (enters a no_grad/inference_mode
-  region or is decorated with one), `store` (appends to or assigns into a container). Effects of the
+  region or is decorated with one), `store` (appends to or assigns into a container), `detach` (cuts
+  it from the graph in place: `h.detach_()`, `h[0].detach_()` (`h[0]`), `h[i].detach_()` with a
+  variable index (`h[*]`), `self.h = self.h.detach()`). Effects of the
   same-file functions it calls are included, mapped onto its own spelling (the call's arguments), with
   `depth` (how many calls down) and `via` (the functions they go through); an effect on something of
   the callee's own (a local variable) keeps `target=None`.
@@ -85,7 +87,7 @@ class ValueFacts:
 
 @dataclass(frozen=True)
 class Effect:
-    kind: str  # eval | train | zero_grad | step | backward | no_grad | store
+    kind: str  # eval | train | zero_grad | step | backward | no_grad | store | detach
     target: Optional[str]  # `self.model`, a parameter's spelling; None when not nameable by the caller
     restored: bool = False  # an eval switch that a later train switch of the same module undoes
     depth: int = 0  # calls below the summarised function (0: in its own body)
@@ -202,11 +204,34 @@ class Summaries:
         if callee is not None and callee.kind == "function" and isinstance(callee.node, cst.FunctionDef):
             if callee.module_class is None:
                 return self.of(callee.node)
+        method = self._method_of_instance(call)
+        if method is not None:
+            return self.of(method)
         built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
         owner = built.module_class or built.node if built is not None and built.kind in ("function", "class") else None
         if isinstance(owner, cst.ClassDef):  # `Net()`: constructing a class of this file
             return self.of_class(owner)
         return self._foreign_of(call)
+
+    def _method_of_instance(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """`Steps().run(x)`, or `steps.run(x)` with `steps = Steps()`: a method of a class of this file
+        called on an instance built from it."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        instance = func.value
+        if isinstance(instance, cst.Name):
+            instance = self._single_value(instance)
+        if not isinstance(instance, cst.Call) or not isinstance(instance.func, cst.Name):
+            return None
+        built = self.names.instance_of(instance)
+        owner = (built.module_class or built.node) if built is not None and built.kind in ("function", "class") else None
+        if not isinstance(owner, cst.ClassDef):
+            return None
+        defs = [item for item in owner.body.body if isinstance(item, cst.FunctionDef) and item.name.value == func.attr.value]
+        if len(defs) != 1 or defs[0].decorators:
+            return None  # a property, a static or class method, or redefined: not plainly this def
+        return defs[0]
 
     def _foreign_of(self, call: cst.Call) -> Optional[Summary]:
         qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
@@ -246,6 +271,11 @@ class Summaries:
         return [replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
                         via=(summary.name, *effect.via))
                 for effect in summary.effects if effect.depth + 1 <= MAX_DEPTH]
+
+    def detached_at(self, call: cst.Call) -> list[str]:
+        """What the function a call runs detaches in place, spelled as the caller spells it
+        (`repackage(state)` running `state.detach_()` detaches `state`; `h[*]`: some element of `h`)."""
+        return [effect.target for effect in self.effects_at(call) if effect.kind == "detach" and effect.target]
 
     # -- building one summary ----------------------------------------------------------------------
     def _summarise(self, function: cst.FunctionDef) -> tuple[FunctionSummary, bool]:
@@ -357,6 +387,7 @@ class Summaries:
         if self._enters_no_grad(function):
             own.append((0, Effect("no_grad", None)))
         own.extend((0, Effect("store", target)) for target in _stores(function))
+        own.extend((0, Effect("detach", target)) for target in _detaches(function))
         settled = [self._restored(effect, order, own) for order, effect in own]
         return _deduplicated(settled, self._reachable_spellings(function))
 
@@ -376,7 +407,7 @@ class Summaries:
         """The caller's spelling of what the callee calls `target` (a parameter, or `self.<attr>`)."""
         if target is None:
             return None
-        root, dot, rest = target.partition(".")
+        root, dot, rest = _root_of(target)
         if summary.receiver is not None and root == summary.receiver:
             owner = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
             return owner + dot + rest if owner else None
@@ -414,7 +445,7 @@ class Summaries:
         return isinstance(self._foreign_of(call), FunctionSummary)
 
     def _is_same_file_call(self, call: cst.Call) -> bool:
-        if self.names.definition_of(call) is not None:
+        if self.names.definition_of(call) is not None or self._method_of_instance(call) is not None:
             return True
         callee = self.names.callable_of(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         return bool(callee is not None and callee.kind == "function" and callee.module_class is None
@@ -430,7 +461,7 @@ def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:
     (a local of this function) becomes None."""
     kept: dict[tuple[str, Optional[str], bool], Effect] = {}
     for effect in effects:
-        if effect.target is not None and effect.target.partition(".")[0] not in roots:
+        if effect.target is not None and _root_of(effect.target)[0] not in roots:
             effect = replace(effect, target=None)
         key = (effect.kind, effect.target, effect.restored)
         if key not in kept or effect.depth < kept[key].depth:
@@ -466,6 +497,59 @@ def _stores(function: cst.FunctionDef) -> list[str]:
 
     visit_readonly(function, _Finder())
     return found
+
+
+def _root_of(target: str) -> tuple[str, str, str]:
+    """`self.h` -> (`self`, `.`, `h`); `h[0]` -> (`h`, `[`, `0]`); `h` -> (`h`, ``, ``)."""
+    cut = min((i for i in (target.find("."), target.find("[")) if i >= 0), default=-1)
+    return (target, "", "") if cut < 0 else (target[:cut], target[cut], target[cut + 1:])
+
+
+def _detaches(function: cst.FunctionDef) -> list[str]:
+    """What the function cuts from the graph in place: `x.detach_()` on a name, attribute or element
+    (`h[0]`; `h[*]` for a variable index), or `x = x.detach()` re-binding an attribute (`self.h`)."""
+    found: list[str] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach_":
+                spelled = _element_spelling(node.func.value)
+                if spelled is not None:
+                    found.append(spelled)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
+                return
+            target = dotted_name(node.targets[0].target)
+            if (target is not None and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value == "detach" and dotted_name(value.func.value) == target):
+                found.append(target)
+
+    visit_readonly(function, _Finder())
+    return found
+
+
+def _element_spelling(node: cst.BaseExpression) -> Optional[str]:
+    """`h`, `self.h`, `h[0]`, `h[*]` (a variable index); None for anything else."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        base = dotted_name(node.value)
+        index = node.slice[0].slice.value
+        if base is None:
+            return None
+        if isinstance(index, cst.Integer):
+            return f"{base}[{index.value}]"
+        return f"{base}[*]" if isinstance(index, cst.Name) else None
+    return dotted_name(node)
 
 
 def _rooted_in_name(expr: cst.BaseExpression) -> bool:
