@@ -326,3 +326,17 @@ def test_in_place_detach_effects_spelled_as_the_caller_spells_them():
     assert sorted(summaries.detached_at(first)) == ["mem[*]", "mem[0]"]
     assert sorted(summaries.detached_at(second)) == ["mem[*]", "mem[0]"]
     assert sorted(summaries.detached_at(_calls(module, "reset")[0])) == ["mem", "net.h"]
+
+
+def test_an_unscale_is_an_effect_on_the_scaler_spelled_as_the_caller_spells_it():
+    module, summaries, defs = _summaries(
+        """
+        def unscale(grad_scaler, optimizer):
+            grad_scaler.unscale_(optimizer)
+
+        def step(scaler, opt):
+            unscale(scaler, opt)
+        """
+    )
+    assert [e.target for e in summaries.of(defs["unscale"]).effects_of("unscale")] == ["grad_scaler"]
+    assert [e.target for e in summaries.effects_at(_calls(module, "unscale")[0]) if e.kind == "unscale"] == ["scaler"]

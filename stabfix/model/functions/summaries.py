@@ -13,7 +13,8 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
 - `FunctionSummary.effects`: what the function does to `self.<attr>` and its parameters, spelled as
   the function spells them (`self.model`, `model` for a parameter): `eval`/`train` mode switches (an
   eval switch is `restored` when a later train switch of the same module, or a module holding it, runs
-  in the same function), `zero_grad`, `step`, `backward`, `no_grad` (enters a no_grad/inference_mode
+  in the same function), `zero_grad`, `step`, `backward`, `unscale` (a gradient scaler's `unscale_`),
+  `no_grad` (enters a no_grad/inference_mode
   region or is decorated with one), `store` (appends to or assigns into a container), `detach` (cuts
   it from the graph in place: `h.detach_()`, `h[0].detach_()` (`h[0]`), `h[i].detach_()` with a
   variable index (`h[*]`), `self.h = self.h.detach()`). Effects of the
@@ -44,7 +45,7 @@ from typing import Callable, Optional, Union
 import libcst as cst
 
 from stabfix.model.calls.activations import Activations
-from stabfix.model.calls.events import Backward, ClearGrad, Events, LocalCall, Step
+from stabfix.model.calls.events import Backward, ClearGrad, Events, LocalCall, Step, Unscale
 from stabfix.model.flow.callers import Callers, argument
 from stabfix.model.flow.gradient_use import is_requires_grad_call, requires_grad_keyword
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
@@ -87,7 +88,7 @@ class ValueFacts:
 
 @dataclass(frozen=True)
 class Effect:
-    kind: str  # eval | train | zero_grad | step | backward | no_grad | store | detach
+    kind: str  # eval | train | zero_grad | step | backward | unscale | no_grad | store | detach
     target: Optional[str]  # `self.model`, a parameter's spelling; None when not nameable by the caller
     restored: bool = False  # an eval switch that a later train switch of the same module undoes
     depth: int = 0  # calls below the summarised function (0: in its own body)
@@ -382,6 +383,8 @@ class Summaries:
                 own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None)))
             elif isinstance(event, ClearGrad):
                 own.append((order, Effect("zero_grad", dotted_name(event.receiver))))
+            elif isinstance(event, Unscale):
+                own.append((order, Effect("unscale", dotted_name(event.scaler))))
             elif isinstance(event, LocalCall) and self._summarised(event.node):  # type: ignore[arg-type]
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
         if self._enters_no_grad(function):
