@@ -340,3 +340,26 @@ def test_an_unscale_is_an_effect_on_the_scaler_spelled_as_the_caller_spells_it()
     )
     assert [e.target for e in summaries.of(defs["unscale"]).effects_of("unscale")] == ["grad_scaler"]
     assert [e.target for e in summaries.effects_at(_calls(module, "unscale")[0]) if e.kind == "unscale"] == ["scaler"]
+
+
+def test_with_calls_adds_the_backward_clear_and_unscale_a_helper_runs_at_its_call():
+    module, summaries, defs = _summaries(
+        """
+        def backward_and_clear(loss, opt, grad_scaler):
+            loss.backward()
+            opt.zero_grad()
+            grad_scaler.unscale_(opt)
+
+        def step(loss, optimizer, scaler):
+            optimizer.step()
+            backward_and_clear(loss, optimizer, scaler)
+        """
+    )
+    call = _calls(module, "backward_and_clear")[0]
+    events = summaries.events.in_function(defs["step"])
+    spelled = (lambda event: cst.Module(body=[]).code_for_node(
+        getattr(event, "receiver", None) or getattr(event, "scaler", None) or event.node))
+    kinds = [(event.kind, spelled(event)) for event in summaries.with_calls(events)]
+    assert ("backward", "backward_and_clear(loss, optimizer, scaler)") in kinds
+    assert ("clear", "optimizer") in kinds and ("unscale", "scaler") in kinds
+    assert all(event.node is call for event in summaries.with_calls(events)[len(events):])

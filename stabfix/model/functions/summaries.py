@@ -45,7 +45,7 @@ from typing import Callable, Optional, Union
 import libcst as cst
 
 from stabfix.model.calls.activations import Activations
-from stabfix.model.calls.events import Backward, ClearGrad, Events, LocalCall, Step, Unscale
+from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
 from stabfix.model.flow.callers import Callers, argument
 from stabfix.model.flow.gradient_use import is_requires_grad_call, requires_grad_keyword
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
@@ -272,6 +272,25 @@ class Summaries:
         return [replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
                         via=(summary.name, *effect.via))
                 for effect in summary.effects if effect.depth + 1 <= MAX_DEPTH]
+
+    def with_calls(self, events: list[Event]) -> list[Event]:
+        """`events` (of one function, in order) with each call of a summarised function followed by
+        events standing for the backward passes, `zero_grad` clears and unscales it runs, at the call's
+        site and with the call as their node (the receiver as the caller spells it), so that a query
+        over one function's events sees what moved into a helper (of this file or another)."""
+        found: list[Event] = []
+        for event in events:
+            found.append(event)
+            if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
+                continue
+            for effect in self.effects_at(event.node):
+                if effect.kind == "backward":
+                    found.append(Backward(event.node, event.site, None))
+                elif effect.kind in ("zero_grad", "unscale") and effect.target is not None:
+                    spelled = _expression(event.node, effect.target)
+                    found.append(ClearGrad(event.node, event.site, spelled, "zero_grad") if effect.kind == "zero_grad"
+                                 else Unscale(event.node, event.site, spelled, None))
+        return found
 
     def detached_at(self, call: cst.Call) -> list[str]:
         """What the function a call runs detaches in place, spelled as the caller spells it
@@ -500,6 +519,14 @@ def _stores(function: cst.FunctionDef) -> list[str]:
 
     visit_readonly(function, _Finder())
     return found
+
+
+def _expression(call: cst.Call, spelled: str) -> cst.BaseExpression:
+    """The caller's expression for a spelling: the argument itself when one reads so, else parsed."""
+    for arg in call.args:
+        if dotted_name(arg.value) == spelled:
+            return arg.value
+    return cst.parse_expression(spelled)
 
 
 def _root_of(target: str) -> tuple[str, str, str]:
