@@ -435,3 +435,68 @@ def test_a_method_called_on_an_instance_is_tied_to_its_class():
     assert method_called(library) is None
     (handed,) = _calls(module, "worker.train_step")
     assert method_called(handed) is None
+
+
+
+
+def test_in_place_detach_effects_spelled_as_the_caller_spells_them():
+    module, summaries, defs = _summaries(
+        """
+        class Steps:
+            def run(self, state, k):
+                state[k].detach_()
+                state[0].detach_()
+
+        def reset(trainer, h):
+            trainer.h = trainer.h.detach()
+            h.detach_()
+
+        def train(net, mem, k):
+            Steps().run(mem, k)
+            steps = Steps()
+            steps.run(mem, k)
+            reset(net, mem)
+        """
+    )
+    assert {e.target for e in summaries.of(defs["reset"]).effects_of("detach")} == {"trainer.h", "h"}
+    first, second = _calls(module, "Steps().run") + _calls(module, "steps.run")
+    assert sorted(summaries.detached_at(first)) == ["mem[*]", "mem[0]"]
+    assert sorted(summaries.detached_at(second)) == ["mem[*]", "mem[0]"]
+    assert sorted(summaries.detached_at(_calls(module, "reset")[0])) == ["mem", "net.h"]
+
+
+def test_an_unscale_is_an_effect_on_the_scaler_spelled_as_the_caller_spells_it():
+    module, summaries, defs = _summaries(
+        """
+        def unscale(grad_scaler, optimizer):
+            grad_scaler.unscale_(optimizer)
+
+        def step(scaler, opt):
+            unscale(scaler, opt)
+        """
+    )
+    assert [e.target for e in summaries.of(defs["unscale"]).effects_of("unscale")] == ["grad_scaler"]
+    assert [e.target for e in summaries.effects_at(_calls(module, "unscale")[0]) if e.kind == "unscale"] == ["scaler"]
+
+
+def test_with_calls_adds_the_backward_clear_and_unscale_a_helper_runs_at_its_call():
+    module, summaries, defs = _summaries(
+        """
+        def backward_and_clear(loss, opt, grad_scaler):
+            loss.backward()
+            opt.zero_grad()
+            grad_scaler.unscale_(opt)
+
+        def step(loss, optimizer, scaler):
+            optimizer.step()
+            backward_and_clear(loss, optimizer, scaler)
+        """
+    )
+    call = _calls(module, "backward_and_clear")[0]
+    events = summaries.events.in_function(defs["step"])
+    spelled = (lambda event: cst.Module(body=[]).code_for_node(
+        getattr(event, "receiver", None) or getattr(event, "scaler", None) or event.node))
+    kinds = [(event.kind, spelled(event)) for event in summaries.with_calls(events)]
+    assert ("backward", "backward_and_clear(loss, optimizer, scaler)") in kinds
+    assert ("clear", "optimizer") in kinds and ("unscale", "scaler") in kinds
+    assert all(event.node is call for event in summaries.with_calls(events)[len(events):])

@@ -130,11 +130,11 @@ class Activations:
         inverse = self._inverse_operand(expr)
         if inverse is not None:
             return self._through_inverse(expr, inverse, depth)
-        if self.call_activation is not None:
+        found = self._of_module_call(expr, depth)  # a module's forward first: its message names the class
+        if found is None and self.call_activation is not None:
             returned = self.call_activation(expr)  # `probabilities(model(x))`, `self.predict(x)`
             if returned is not None:
                 return Activation(returned, expr, via=f"returned by `{_callee_text(expr.func)}()`")
-        found = self._of_module_call(expr, depth)
         if found is not None and found.over is None and self._is_log_softmax_module(found.made_by):
             argument = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
             over = self._over("log_softmax", argument, depth)  # `self.log_softmax(F.softmax(h))`

@@ -13,9 +13,12 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
 - `FunctionSummary.effects`: what the function does to `self.<attr>` and its parameters, spelled as
   the function spells them (`self.model`, `model` for a parameter): `eval`/`train` mode switches (an
   eval switch is `restored` when a later train switch of the same module, or a module holding it, runs
-  in the same function), `zero_grad`, `step`, `backward`, `no_grad` (enters a no_grad/inference_mode
-  region or is decorated with one), `store` (appends to or assigns into a container), `requires_grad`
-  (makes a parameter require grad in place: `t.requires_grad_()`, `t.requires_grad = True`). Effects of the
+  in the same function), `zero_grad`, `step`, `backward`, `unscale` (a gradient scaler's `unscale_`),
+  `no_grad` (enters a no_grad/inference_mode region or is decorated with one), `store` (appends to or
+  assigns into a container), `requires_grad` (makes a parameter require grad in place:
+  `t.requires_grad_()`, `t.requires_grad = True`), `detach` (cuts it from the graph in place:
+  `h.detach_()`, `h[0].detach_()` (`h[0]`), `h[i].detach_()` with a variable index (`h[*]`),
+  `self.h = self.h.detach()`). Effects of the
   same-file functions it calls are included, mapped onto its own spelling (the call's arguments), with
   `depth` (how many calls down) and `via` (the functions they go through); an effect on something of
   the callee's own (a local variable) keeps `target=None`.
@@ -44,7 +47,7 @@ import libcst as cst
 
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.activations import Activations
-from stabfix.model.calls.events import Backward, ClearGrad, Events, LocalCall, Step
+from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
 from stabfix.model.flow.callers import Callers, argument
 from stabfix.model.flow.gradient_use import is_requires_grad_call, is_true, requires_grad_keyword
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
@@ -88,7 +91,7 @@ class ValueFacts:
 
 @dataclass(frozen=True)
 class Effect:
-    kind: str  # eval | train | zero_grad | step | backward | no_grad | store | requires_grad
+    kind: str  # eval | train | zero_grad | step | backward | unscale | no_grad | store | requires_grad | detach
     target: Optional[str]  # `self.model`, a parameter's spelling; None when not nameable by the caller
     restored: bool = False  # an eval switch that a later train switch of the same module undoes
     depth: int = 0  # calls below the summarised function (0: in its own body)
@@ -250,6 +253,30 @@ class Summaries:
                         via=(summary.name, *effect.via))
                 for effect in summary.effects if effect.depth + 1 <= MAX_DEPTH]
 
+    def with_calls(self, events: list[Event]) -> list[Event]:
+        """`events` (of one function, in order) with each call of a summarised function followed by
+        events standing for the backward passes, `zero_grad` clears and unscales it runs, at the call's
+        site and with the call as their node (the receiver as the caller spells it), so that a query
+        over one function's events sees what moved into a helper (of this file or another)."""
+        found: list[Event] = []
+        for event in events:
+            found.append(event)
+            if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
+                continue
+            for effect in self.effects_at(event.node):
+                if effect.kind == "backward":
+                    found.append(Backward(event.node, event.site, None))
+                elif effect.kind in ("zero_grad", "unscale") and effect.target is not None:
+                    spelled = _expression(event.node, effect.target)
+                    found.append(ClearGrad(event.node, event.site, spelled, "zero_grad") if effect.kind == "zero_grad"
+                                 else Unscale(event.node, event.site, spelled, None))
+        return found
+
+    def detached_at(self, call: cst.Call) -> list[str]:
+        """What the function a call runs detaches in place, spelled as the caller spells it
+        (`repackage(state)` running `state.detach_()` detaches `state`; `h[*]`: some element of `h`)."""
+        return [effect.target for effect in self.effects_at(call) if effect.kind == "detach" and effect.target]
+
     # -- building one summary ----------------------------------------------------------------------
     def _summarise(self, function: cst.FunctionDef) -> tuple[FunctionSummary, bool]:
         """The function's summary, and whether it read a summary still being built (recursion)."""
@@ -358,6 +385,8 @@ class Summaries:
                 own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None)))
             elif isinstance(event, ClearGrad):
                 own.append((order, Effect("zero_grad", dotted_name(event.receiver))))
+            elif isinstance(event, Unscale):
+                own.append((order, Effect("unscale", dotted_name(event.scaler))))
             elif isinstance(event, LocalCall) and self._summarised(event.node):  # type: ignore[arg-type]
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
         if self._enters_no_grad(function):
@@ -370,6 +399,7 @@ class Summaries:
         # a tensor it rebinds or reads the gradient of (also one a callee marks) is not left marked for the caller
         own = [(order, effect) for order, effect in own
                if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in kept]
+        own.extend((0, Effect("detach", target)) for target in _detaches(function))
         settled = [self._restored(effect, order, own) for order, effect in own]
         return _deduplicated(settled, self._reachable_spellings(function))
 
@@ -389,7 +419,7 @@ class Summaries:
         """The caller's spelling of what the callee calls `target` (a parameter, or `self.<attr>`)."""
         if target is None:
             return None
-        root, dot, rest = target.partition(".")
+        root, dot, rest = _root_of(target)
         if summary.receiver is not None and root == summary.receiver:
             owner = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
             return owner + dot + rest if owner else None
@@ -443,7 +473,7 @@ def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:
     (a local of this function) becomes None."""
     kept: dict[tuple[str, Optional[str], bool], Effect] = {}
     for effect in effects:
-        if effect.target is not None and effect.target.partition(".")[0] not in roots:
+        if effect.target is not None and _root_of(effect.target)[0] not in roots:
             effect = replace(effect, target=None)
         key = (effect.kind, effect.target, effect.restored)
         if key not in kept or effect.depth < kept[key].depth:
@@ -537,6 +567,67 @@ def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
     if isinstance(target, cst.StarredElement):
         return _bound_names(target.value)
     return []
+
+
+def _expression(call: cst.Call, spelled: str) -> cst.BaseExpression:
+    """The caller's expression for a spelling: the argument itself when one reads so, else parsed."""
+    for arg in call.args:
+        if dotted_name(arg.value) == spelled:
+            return arg.value
+    return cst.parse_expression(spelled)
+
+
+def _root_of(target: str) -> tuple[str, str, str]:
+    """`self.h` -> (`self`, `.`, `h`); `h[0]` -> (`h`, `[`, `0]`); `h` -> (`h`, ``, ``)."""
+    cut = min((i for i in (target.find("."), target.find("[")) if i >= 0), default=-1)
+    return (target, "", "") if cut < 0 else (target[:cut], target[cut], target[cut + 1:])
+
+
+def _detaches(function: cst.FunctionDef) -> list[str]:
+    """What the function cuts from the graph in place: `x.detach_()` on a name, attribute or element
+    (`h[0]`; `h[*]` for a variable index), or `x = x.detach()` re-binding an attribute (`self.h`)."""
+    found: list[str] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach_":
+                spelled = _element_spelling(node.func.value)
+                if spelled is not None:
+                    found.append(spelled)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
+                return
+            target = dotted_name(node.targets[0].target)
+            if (target is not None and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value == "detach" and dotted_name(value.func.value) == target):
+                found.append(target)
+
+    visit_readonly(function, _Finder())
+    return found
+
+
+def _element_spelling(node: cst.BaseExpression) -> Optional[str]:
+    """`h`, `self.h`, `h[0]`, `h[*]` (a variable index); None for anything else."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        base = dotted_name(node.value)
+        index = node.slice[0].slice.value
+        if base is None:
+            return None
+        if isinstance(index, cst.Integer):
+            return f"{base}[{index.value}]"
+        return f"{base}[*]" if isinstance(index, cst.Name) else None
+    return dotted_name(node)
 
 
 def _rooted_in_name(expr: cst.BaseExpression) -> bool:
