@@ -500,3 +500,37 @@ def test_with_calls_adds_the_backward_clear_and_unscale_a_helper_runs_at_its_cal
     assert ("backward", "backward_and_clear(loss, optimizer, scaler)") in kinds
     assert ("clear", "optimizer") in kinds and ("unscale", "scaler") in kinds
     assert all(event.node is call for event in summaries.with_calls(events)[len(events):])
+
+
+
+
+def test_a_question_about_a_calls_function_spares_a_constructed_class():
+    module, summaries, defs = _summaries(
+        """
+        import torch.nn as nn
+        from helpers.models import Remote
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        def build():
+            return Net()
+
+        def fit():
+            net = Net()
+            other = Remote()
+            return build()
+        """
+    )
+    asked = []
+    summaries.foreign = lambda qualified: asked.append(qualified)
+    assert summaries.function_of_call(_calls(module, "build")[0]).name == "build"
+    assert summaries.function_of_call(_calls(module, "Net")[1]) is None  # constructing a class of this file
+    assert defs["forward"] not in summaries._final  # ... whose methods were not summarised for it
+    assert isinstance(summaries.of_call(_calls(module, "Net")[1]), ClassSummary)
+    assert summaries.function_of_call(_calls(module, "Remote")[0]) is None and asked == ["helpers.models.Remote"]
+    only_functions = []
+    summaries.foreign_function = lambda qualified: only_functions.append(qualified)
+    summaries.function_of_call(_calls(module, "Remote")[0])
+    assert only_functions == ["helpers.models.Remote"] and asked == ["helpers.models.Remote"]  # the narrower hook

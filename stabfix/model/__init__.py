@@ -150,6 +150,8 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
     (one file away: that model has no project of its own, so following stops there)."""
     if model.project is not None:
         summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
+        summaries.foreign_function = model.project.foreign_hook(
+            _summary_of_definition, needs=("summaries",), kinds=("def", "method"))
     return summaries
 
 
