@@ -20,6 +20,7 @@ from stabfix.model.flow.gradient_use import (
 )
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.losses import LossOperands
+from stabfix.model.functions.summaries import FunctionSummary, parameter_receiving
 from stabfix.model.source.names import Binding
 from stabfix.checker import Checker
 from stabfix.findings import Fix
@@ -203,7 +204,7 @@ class LossTargetRequiresGrad(Checker):
                 known = facts.is_known(loss)
                 self.report(mark.node, _message(mark, None, loss, known), mark.fix if known else None)
             return
-        names = plain_aliases(bindings, set(mark.names), self.context.imports.qualify)
+        names = self._aliases(bindings, set(mark.names))
         own = {b.name for b in bindings if b.kind in ("assign", "walrus")}
         if names & facts.parameters and not set(mark.names) & own:
             return  # marks the caller's tensor in place: the caller may read its grad
@@ -215,11 +216,52 @@ class LossTargetRequiresGrad(Checker):
             known = facts.is_known(loss)
             self.report(mark.node, _message(mark, mark.names[0] if mark.names else None, loss, known), mark.fix if known else None)
 
+    def _aliases(self, bindings: list[Binding], names: set[str]) -> set[str]:
+        """`names` and their aliases (`plain_aliases`), also the names a function hands them back to
+        (`x2, y2 = reshape_pair(x, y)` where the summary says element 1 is its parameter `y`)."""
+        qualify = self.context.imports.qualify
+        found = plain_aliases(bindings, names, qualify)
+        for _ in range(4):
+            handed_back = {b.name for b in bindings if self._hands_back(b, found)}
+            if handed_back <= found:
+                break
+            found = plain_aliases(bindings, found | handed_back, qualify)
+        return found
+
+    def _hands_back(self, binding: Binding, names: set[str]) -> bool:
+        call = binding.value
+        if not isinstance(call, cst.Call) or binding.kind not in ("assign", "unpack"):
+            return False
+        summary = self.model.summaries.of_call(call)
+        if not isinstance(summary, FunctionSummary) or not summary.returns:
+            return False
+        if binding.kind == "unpack" and len(binding.position) == 1 and binding.position[0] < len(summary.returns):
+            facts = summary.returns[binding.position[0]]
+        elif binding.kind == "assign" and len(summary.returns) == 1:
+            facts = summary.returns[0]
+        else:
+            return False
+        return any(
+            parameter_receiving(summary, call, arg) == facts.parameter
+            and isinstance(operand := torch_ops.grad_operand(arg.value, self.context.imports.qualify), cst.Name)
+            and operand.value in names
+            for arg in call.args
+        ) if facts.parameter is not None else False
+
+    def _grad_unread_by(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """The function `call` runs (of this file or another scanned file) never reads the gradient of
+        what `arg` hands it."""
+        summary = self.model.summaries.of_call(call)
+        if not isinstance(summary, FunctionSummary):
+            return False
+        parameter = parameter_receiving(summary, call, arg)
+        return parameter is not None and parameter in summary.grad_unread
+
     def _unread_target_loss(self, names: set[str], facts: GradientUse, bindings: list[Binding]) -> LossOperands | None:
         """The loss `names` are the target of, when nothing else in the function may read their gradient."""
         if not names or names & facts.differentiated or names & facts.returned:
             return None
-        if holders(bindings, names, self.context.imports.qualify) & facts.escaped:
+        if holders(bindings, names, self.context.imports.qualify) & facts.escaped_unless(self._grad_unread_by):
             return None
         return facts.loss_with_target(lambda expr: bool(target_roots(expr, self.context.imports) & names))
 
@@ -229,7 +271,7 @@ class LossTargetRequiresGrad(Checker):
         may call the helper too."""
         if not isinstance(function, cst.FunctionDef):
             return
-        if holders(bindings, names, self.context.imports.qualify) & facts.escaped:
+        if holders(bindings, names, self.context.imports.qualify) & facts.escaped_unless(self._grad_unread_by):
             return
         positions = return_positions(self.model.names.returns.get(function, []), names)
         callers = caller_bindings(self.model.losses, function, positions) if positions else None

@@ -135,10 +135,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
         lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules, model.enclosing, model.events),
     ),
     "summaries": (
-        ("names", "values", "history", "activations", "modes", "events"),
+        ("names", "values", "history", "activations", "modes", "events", "gradients"),
         lambda model: _with_foreign_summaries(
             model, Summaries(model.imports, model.names, model.values, model.history, model.activations,
-                             model.modes, model.events)),
+                             model.modes, model.events, model.gradients)),
     ),
 }
 PARTS = tuple(_PARTS)

@@ -153,7 +153,23 @@ class GradientUse:
     # handed to code this file does not show (a model, a helper, an attribute, a container):
     # that code may read the gradient, as a gradient penalty or a reentrant checkpoint does
     escaped: set[str] = field(default_factory=set)
+    stored: set[str] = field(default_factory=set)  # assigned into an attribute or an entry (escaped too)
+    # the calls that hand names over as arguments (escapes through a call): (call, argument)
+    handovers: list[tuple[cst.Call, cst.Arg]] = field(default_factory=list)
     finished: bool = False
+
+    def handed(self, names: set[str]) -> list[tuple[cst.Call, cst.Arg]]:
+        """The calls that hand one of `names` over as it is (an escape through a call)."""
+        return [(call, arg) for call, arg in self.handovers if bare_names(arg.value) & names]
+
+    def escaped_unless(self, harmless: Callable[[cst.Call, cst.Arg], bool]) -> set[str]:
+        """The escaped names, leaving out hand-overs `harmless` clears (a function of the file shown
+        never to read the receiving parameter's gradient)."""
+        kept = set(self.stored)
+        for call, arg in self.handovers:
+            if not harmless(call, arg):
+                kept |= bare_names(arg.value)
+        return kept
 
     @staticmethod
     def is_known(loss: LossOperands) -> bool:
@@ -208,6 +224,7 @@ class GradientFacts(cst.BatchableCSTVisitor):
         if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
             for facts in self._open:
                 facts.escaped |= bare_names(node.value)
+                facts.stored |= bare_names(node.value)
 
     def visit_Param(self, node: cst.Param) -> None:
         for facts in self._open:
@@ -243,6 +260,8 @@ class GradientFacts(cst.BatchableCSTVisitor):
             if loss is None and not _only_computes(call, qualified):
                 for arg in call.args:
                     facts.escaped |= bare_names(arg.value)
+                    if bare_names(arg.value):
+                        facts.handovers.append((call, arg))
             dotted = dotted_name(call.func) or ""
             if qualified in _AUTOGRAD_GRAD:
                 # grad(outputs, inputs): everything but the first argument may be differentiated
