@@ -146,3 +146,35 @@ def _walk(node: cst.CSTNode):
     yield node
     for child in node.children:
         yield from _walk(child)
+
+
+def _model_with_summaries(source: str) -> FileModel:
+    model = FileModel(("losses", "summaries"))
+    module = cst.parse_module(textwrap.dedent(source))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    return model
+
+
+def test_a_parameter_every_caller_hands_a_torch_loss_is_that_loss():
+    model = _model_with_summaries(
+        """
+        import torch
+
+        def fit(net, x, y, l1):
+            return l1(net(x), y.unsqueeze(1))
+
+        def fit_other(net, x, y, dist):
+            return dist(net(x), y)
+
+        def main(net, x, y, penalty):
+            criterion = torch.nn.L1Loss()
+            fit(net, x, y, criterion)
+            fit(net, x, y, torch.nn.L1Loss())
+            fit_other(net, x, y, criterion)
+            fit_other(net, x, y, penalty)
+        """
+    )
+    targets = _targets(model)
+    assert targets["l1"] == "y.unsqueeze(1)"
+    # one caller hands something else: not shown to be a loss
+    assert "dist" not in targets

@@ -147,6 +147,8 @@ PARTS = tuple(_PARTS)
 def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summaries:
     """Calls of another scanned file's functions and classes are summarised by that file's own model
     (one file away: that model has no project of its own, so following stops there)."""
+    if model.losses is not None:  # a loss handed to a function as an argument (`train(..., nn.L1Loss())`)
+        model.losses.parameter_values = summaries.passed_for
     if model.project is not None:
         summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
     return summaries
