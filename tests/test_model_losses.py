@@ -178,3 +178,27 @@ def test_a_parameter_every_caller_hands_a_torch_loss_is_that_loss():
     assert targets["l1"] == "y.unsqueeze(1)"
     # one caller hands something else: not shown to be a loss
     assert "dist" not in targets
+
+
+def test_a_class_whose_methods_compute_a_loss():
+    model = _model(
+        """
+        import torch.nn as nn
+
+        class Classifier(nn.Module):
+            def __init__(self, net):
+                super().__init__()
+                self.net = net
+                self.criterion = nn.CrossEntropyLoss()
+
+            def loss_fn(self, logits, labels):
+                return self.criterion(logits, labels)
+
+        class Predictor(nn.Module):
+            def forward(self, x):
+                return self.net(x).softmax(-1)
+        """
+    )
+    classes = {node.name.value: node for node in model.losses.module.body if isinstance(node, cst.ClassDef)}
+    assert model.losses.computed_in_class(classes["Classifier"])
+    assert not model.losses.computed_in_class(classes["Predictor"])

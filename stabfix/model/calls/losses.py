@@ -221,6 +221,12 @@ class LossIndex(cst.BatchableCSTVisitor):
             if found is not None:
                 yield site, found
 
+    def computed_in_class(self, cls: cst.ClassDef) -> bool:
+        """A method of `cls` (or a function nested in one) computes a loss: the class is built to be
+        trained, by this file or another (`def loss_fn(self, logits, y): return self.criterion(logits, y)`)."""
+        methods = {item for item in cls.body.body if isinstance(item, cst.FunctionDef)}
+        return any(site.functions and site.functions[0] in methods for site, _ in self.loss_sites())
+
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """What an expression names through the imports, honouring local shadowing."""
         if isinstance(expr, (cst.Name, cst.Attribute)) and _root(expr) in self.names.uses:
