@@ -13,7 +13,11 @@ once per file on the binding model and shared by every rule that asks about loss
 * user losses by what the callee is called (`energy_loss`, `criterion`, `self.loss_fn` received as an
   argument) or reached through a module or object holding losses (`losses.swd(x, ref)`);
 * functions of the same file that use an argument as the target of a loss they compute
-  (`helper_loss`).
+  (`helper_loss`);
+* a parameter every call of its function in the file hands the same torch loss
+  (`train(loader, net, opt, nn.L1Loss())`; `parameter_values`, set by the `summaries` part).
+
+`computed_in_class(cls)`: a method of the class computes a loss (the class is built to be trained).
 
 They take (prediction, reference) by convention.
 """

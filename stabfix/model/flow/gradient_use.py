@@ -3,7 +3,9 @@
 Which statements make a tensor require grad (`t.requires_grad_(True)`, `t.requires_grad = True`,
 `torch.tensor(y, requires_grad=True)`, legacy `Variable(y, requires_grad=True)`), which names are
 differentiated (`.grad` read, `torch.autograd.grad(..., inputs=t)`, handed to an optimizer), which
-are returned, which escape to code the file does not show, and which calls are losses with which
+are returned, which escape to code the file does not show (stored, or handed to a call: `handovers`;
+`escaped_unless(harmless)` leaves out the hand-overs a caller clears, such as a function of the file
+whose summary shows it never reads that parameter's gradient), and which calls are losses with which
 target. The model part `gradients`, recorded in the engine's traversal for every outermost function
 and for the module as a whole; used by SF101, and by any rule that asks "is this tensor's gradient
 ever used?".
