@@ -93,6 +93,48 @@ def test_a_same_file_model_class_is_followed_into_its_forward_and_held_modules()
     assert _kind_of_probe(source) == "softmax"
 
 
+_SOFTMAX_NET = """
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(8, 3), nn.Softmax(dim=-1))
+
+    def forward(self, x):
+        return self.mlp(x)
+
+    def raw(self, x):
+        return self.mlp[0](x)
+"""
+
+
+@pytest.mark.parametrize(
+    "call, kind",
+    [
+        ("model = Net()\nprobe(model.forward(batch))", "softmax"),  # `forward` called by name runs the same layers
+        ("probe(Net().forward(batch))", "softmax"),
+        ("def update(self, batch):\n    probe(self(batch))", "softmax"),  # a method calling its own receiver
+        ("def update(this, batch):\n    probe(this.forward(batch))", "softmax"),  # whatever the receiver is named
+        ("def update(self, batch):\n    probe(self.raw(batch))", None),  # another method: not the forward
+    ],
+)
+def test_a_model_called_through_forward_or_its_own_receiver_is_its_forward(call, kind):
+    if call.startswith("def "):  # a method of Net
+        body = "\n".join("    " + line for line in call.splitlines())
+        source = _SOFTMAX_NET + "\n" + body + "\n"
+    else:
+        source = _SOFTMAX_NET + "\n\n" + call + "\n"
+    assert _kind_of_probe(source) == kind
+
+
+def test_calling_a_receiver_whose_class_has_its_own_call_is_not_its_forward():
+    source = _SOFTMAX_NET.replace("    def raw(self, x):", "    def __call__(self, x):") + (
+        "\n    def update(self, batch):\n        probe(self(batch))\n"
+    )
+    assert _kind_of_probe(source) is None
+
+
 @pytest.mark.parametrize(
     "rebinding, kind",
     [

@@ -75,6 +75,33 @@ def test_dtype_followed_through_a_variable_a_constant_and_a_config_field_to_the_
     assert first_source is not second_source  # the module constant and the dataclass field
 
 
+def test_a_dtype_chosen_by_bfloat16_support_or_looked_up_in_a_table_falls_back_to_float16():
+    amp = _amp(
+        """
+        import torch
+        from contextlib import nullcontext
+
+        TABLE = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+        by_support = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
+        by_flag = "bfloat16" if use_bf16 else "float16"
+
+        def step(flag):
+            with torch.autocast("cuda", dtype=torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16): pass
+            with torch.autocast("cuda", dtype=TABLE[by_support]): pass
+            with torch.autocast("cuda", dtype=TABLE["bfloat16"]): pass
+            with torch.autocast("cuda", dtype=TABLE[by_flag]): pass
+            with torch.autocast("cuda", dtype=torch.float32 if torch.cuda.is_bf16_supported() else torch.float16): pass
+            ctx = nullcontext() if flag else torch.autocast("cuda", dtype=torch.float16)
+            with ctx: pass
+        """
+    )
+    found = [amp.dtype(region)[0] for region in amp.regions]
+    # the fallback of a support test runs on every GPU without bfloat16; a user's flag or another pair
+    # of dtypes is not pinned
+    assert found == ["float16", "float16", "bfloat16", None, None, "float16"]
+    assert len(amp.entered(amp.regions[-1])) == 1  # entered through the side of a choice that builds it
+
+
 def test_enabled_only_false_for_a_literal_and_grad_off_regions():
     amp = _amp(
         """

@@ -126,3 +126,58 @@ def test_an_lstm_state_or_an_unpacked_one_is_a_sequence():
     """
     assert [s.is_sequence for s in _states(lstm)] == [True]
     assert [s.is_sequence for s in _states(unpacked)] == [True]
+
+
+HELPERS = """
+class Steps:
+    def run(self, state):
+        state.detach_()
+
+def cut_whole(state):
+    state.detach_()
+
+def cut_element(state, k):
+    state[k].detach_()
+
+def cut_first(state):
+    state[0].detach_()
+
+def detached(h):
+    return h.detach()
+
+def keep(state):
+    return state.sum()
+"""
+
+
+def test_a_helper_that_detaches_the_state_in_place_cuts_it():
+    for cut in (
+        "cut_whole(h)",
+        "Steps().run(h)",
+        "for t in h: cut_whole(t)",
+        "for k in range(len(h)): cut_element(h, k)",
+        "cut_first(h); h[1].detach_()",
+        "h = detached(h)",
+    ):
+        assert _carried(HELPERS + textwrap.dedent(LOOP.format(cut=cut, retain=""))) == [], cut
+
+
+def test_a_helper_that_does_not_detach_or_detaches_one_element_leaves_it_carried():
+    for cut in ("keep(h)", "cut_first(h)", "cut_whole(x)"):
+        assert _carried(HELPERS + textwrap.dedent(LOOP.format(cut=cut, retain=""))) == [("h", False)], cut
+
+
+def test_a_helper_that_re_binds_the_attribute_detached_cuts_a_state_kept_on_self():
+    source = """
+    def cut(trainer):
+        trainer.h = trainer.h.detach()
+
+    class Trainer:
+        def step(self, x, y):
+            out, self.h = self.rnn(x, self.h)
+            self.crit(out, y).backward()
+            self.opt.step()
+            cut(self)
+    """
+    assert _carried(source) == []
+    assert _carried(source.replace("trainer.h.detach()", "trainer.h * 1")) == [("self.h", False)]

@@ -124,3 +124,30 @@ def test_the_models_an_optimizer_is_built_over(params, models):
     assert isinstance(call, cst.Call)
     found = owners(call)
     assert (None if found is None else [dotted_name(m) for m in found]) == models
+
+
+@pytest.mark.parametrize(
+    "body, reach",
+    [
+        ("logits = model(x)\n    loss = logits.sum()", {"model"}),
+        ("loss = model.forward(x).mean(dim=1).sum() * 0.5", {"model"}),
+        ("net = torch.nn.Linear(4, 2)\n    loss = net(x).sum() + model(x).sum()", {"net", "model"}),
+        ("loss = F.cross_entropy(model(x), y)", None),  # a loss function of a target: not shown
+        ("loss = model(x).sum() + extra", None),  # a parameter may carry history of its own
+        ("loss = helper(x).sum()", None),  # a function of the file, not a module
+        ("loss = model(x).sum()\n    if flag:\n        loss = other(x)", None),  # `other` is a global unknown
+    ],
+)
+def test_the_models_a_backward_gives_gradients_to(body, reach):
+    from stabfix.model.flow.grad_coverage import backward_reach
+
+    source = (
+        "import torch\nimport torch.nn.functional as F\n\n\ndef helper(x):\n    return x\n\n\n"
+        f"def run(model, x, y, extra, flag):\n    {body}\n    loss.backward()\n"
+    )
+    module = cst.parse_module(source)
+    model = FileModel(needs=("events",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    (backward,) = model.events.of_kind("backward")
+    found = backward_reach(backward.loss, model.names, model.names.qualify)
+    assert found == (frozenset(reach) if reach is not None else None)

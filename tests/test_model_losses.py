@@ -148,6 +148,98 @@ def _walk(node: cst.CSTNode):
         yield from _walk(child)
 
 
+def test_a_function_of_another_scanned_file_that_uses_an_argument_as_its_target_is_a_loss_of_it():
+    from stabfix.project import Project, ProjectIndex
+
+    root = "/stabfix-sources"
+    sources = {
+        "app/__init__.py": "",
+        "app/terms.py": textwrap.dedent(
+            """
+            import torch.nn.functional as F
+
+
+            def fit_term(criterion, pred, ref):
+                return criterion(pred, ref) + F.l1_loss(pred, ref)
+
+
+            def penalty(model, x):
+                return model(x).pow(2).mean()
+            """
+        ),
+        "app/train.py": textwrap.dedent(
+            """
+            from .terms import fit_term, penalty
+
+
+            def step(net, crit, x, y):
+                return fit_term(crit, net(x), y) + penalty(net, x)
+            """
+        ),
+    }
+    view = Project(ProjectIndex.from_sources(sources, root)).view(f"{root}/app/train.py")
+    model = FileModel(("losses",), project=view)
+    module = cst.parse_module(sources["app/train.py"])
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    found = {_code(site.call.func): found for site, found in model.losses.loss_sites()}  # type: ignore[union-attr]
+    assert set(found) == {"fit_term"}  # `penalty` uses no argument as a target
+    assert _code(found["fit_term"].target) == "y" and not found["fit_term"].checked  # another file holds the loss
+
+
+def test_a_method_of_an_instance_the_file_builds_is_a_loss_of_the_argument_it_uses_as_target():
+    model = _model(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        class Terms:
+            def fit(self, pred, ref):
+                return F.mse_loss(pred, ref)
+
+        def step(net, x, y):
+            terms = Terms()
+            return Terms().fit(net(x), y) + terms.fit(net(x), y * 2)
+        """
+    )
+    assert _targets(model) == {"Terms().fit": "y", "terms.fit": "y * 2", "F.mse_loss": "ref"}
+
+
+def test_a_function_of_another_file_that_takes_the_argmax_of_an_argument_does_not_make_it_the_target():
+    from stabfix.project import Project, ProjectIndex
+
+    root = "/stabfix-sources"
+    sources = {
+        "app/__init__.py": "",
+        "app/terms.py": "import torch\nimport torch.nn.functional as F\n\n\ndef nll(logp, soft):\n    return F.nll_loss(logp, torch.argmax(soft, dim=1))\n",
+        "app/train.py": "from .terms import nll\n\n\ndef step(net, x, y):\n    return nll(net(x), y)\n",
+    }
+    view = Project(ProjectIndex.from_sources(sources, root)).view(f"{root}/app/train.py")
+    model = FileModel(("losses",), project=view)
+    module = cst.parse_module(sources["app/train.py"])
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    assert list(model.losses.loss_sites()) == []  # type: ignore[union-attr]
+
+
+def test_a_helper_that_takes_the_argmax_of_its_target_argument_does_not_keep_its_grad():
+    model = _model(
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def hard(logp, soft):
+            return F.nll_loss(logp, torch.argmax(soft, dim=1))
+
+        def fit(pred, ref):
+            return F.mse_loss(pred, ref.float())
+
+        def step(net, x, y):
+            return hard(net(x), y) + fit(net(x), y)
+        """
+    )
+    kept = {_code(site.call.func): model.losses.target_keeps_grad(found) for site, found in model.losses.loss_sites()}  # type: ignore[union-attr]
+    assert kept["hard"] is False and kept["fit"] is True and kept["F.mse_loss"] is True
+
+
 def _model_with_summaries(source: str) -> FileModel:
     model = FileModel(("losses", "summaries"))
     module = cst.parse_module(textwrap.dedent(source))

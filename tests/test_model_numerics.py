@@ -252,3 +252,30 @@ def test_host_number_reads_and_full_precision_casts():
     precise = {t: numeric_guards.made_full_precision(_value_of(module, t), names) for t in "efghi"}
     assert precise == {"e": True, "f": True, "g": False, "h": False, "i": True}
     assert _code(numeric_guards.host_number_of(_value_of(module, "j"), names)) == "(x / i).mean()"  # reduced first
+
+
+def test_a_division_spelled_as_a_call_and_a_root_spelled_as_pow():
+    module, names = _parse(
+        """
+        import torch
+        from torch import div as d
+
+        rms = torch.pow(torch.mean(w.square(), dim=1), 0.5)
+        a = torch.div(1, rms + 1e-8)
+        b = d(x, other=rms + 1e-8)
+        c = x.div(s.pow(0.5) + 1e-8)
+        e = torch.pow(x, 2)
+        f = opt.div(3)
+        """
+    )
+    operands = {}
+    for target in "abcf":
+        value = _value_of(module, target)
+        found = numerics.division_operands(value, names)
+        operands[target] = None if found is None else tuple(_code(part) for part in found)
+    assert operands == {"a": ("1", "rms + 1e-8"), "b": ("x", "rms + 1e-8"), "c": ("x", "s.pow(0.5) + 1e-8"), "f": ("opt", "3")}
+    assert numerics.division_operands(_value_of(module, "e"), names) is None  # a power, not a division
+    guard = numeric_guards.guarded_divisor(cst.ensure_type(_value_of(module, "a"), cst.Call).args[1].value, names, "sqrt")
+    assert guard is not None and _code(guard.measured) == "w"  # the RMS of w, through torch.pow(..., 0.5)
+    guard = numeric_guards.guarded_divisor(cst.ensure_type(_value_of(module, "c"), cst.Call).args[0].value, names, "sqrt")
+    assert guard is not None and _code(guard.measured) == "s"

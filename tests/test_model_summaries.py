@@ -302,6 +302,206 @@ def test_what_every_call_passes_for_a_parameter():
     assert summaries.activations.of(fit_input) is None  # one call passes a softmax model, the other raw scores
 
 
+def test_parameter_made_to_require_grad_in_place_is_an_effect_in_the_callers_spelling():
+    module, summaries, defs = _summaries(
+        """
+        import torch
+
+        def mark(t):
+            return t.requires_grad_(True)
+
+        def flag(t):
+            t.requires_grad = True
+
+        def rebinds(t):
+            t = t.detach()
+            t.requires_grad_()
+
+        def reads_its_grad(t):
+            t.requires_grad_()
+            return t.grad
+
+        def probe(u):
+            mark(u)
+            return u.grad
+
+        def fit(y, z, w, v):
+            mark(y)
+            flag(z)
+            rebinds(w)
+            reads_its_grad(v)
+        """
+    )
+    assert Effect("requires_grad", "t") in summaries.of(defs["mark"]).effects
+    assert Effect("requires_grad", "t") in summaries.of(defs["flag"]).effects
+    assert not summaries.of(defs["rebinds"]).effects_of("requires_grad")
+    assert not summaries.of(defs["reads_its_grad"]).effects_of("requires_grad")
+    assert not summaries.of(defs["probe"]).effects_of("requires_grad")  # a callee's mark, kept for itself
+    marked = {effect.target for call in _calls(module, "mark") + _calls(module, "flag")
+              for effect in summaries.effects_at(call) if effect.kind == "requires_grad"}
+    assert marked == {"u", "y", "z"}
+
+
+def test_leaf_made_to_require_grad_through_moves_casts_and_views():
+    _, summaries, defs = _summaries(
+        """
+        import torch
+
+        def target(y, device):
+            return torch.tensor(y, requires_grad=True).to(device).float().view(-1, 1)
+
+        def label(y):
+            return y.requires_grad_().long()
+        """
+    )
+    assert summaries.of(defs["target"]).returned.made_to_require_grad
+    assert not summaries.of(defs["label"]).returned.made_to_require_grad
+
+
+def test_a_method_called_on_an_instance_the_file_builds_is_summarised():
+    module, summaries, defs = _summaries(
+        """
+        class Steps:
+            def run(self, t):
+                t.requires_grad_()
+
+            @staticmethod
+            def plain(t):
+                t.requires_grad_()
+
+
+        def fit(y, z, w):
+            Steps().run(y)
+            steps = Steps()
+            steps.run(z)
+            steps.plain(w)
+        """
+    )
+    marked = {effect.target for name in ("Steps().run", "steps.run", "steps.plain")
+              for call in _calls(module, name) for effect in summaries.effects_at(call)}
+    assert marked == {"y", "z", "w"}
+
+
+
+
+_GATE = """
+import lib
+from torch import nn
+
+
+class Gate(nn.Module):
+    def train_step(self, x):
+        return x
+
+
+class Other:
+    def evaluate(self, x):
+        return x
+
+
+def fit(gate, pairs):
+    for x in pairs:
+        gate.train_step(x)
+
+
+def built_here(pairs):
+    gate = Gate()
+    gate.train_step(pairs)
+
+
+def library_object(pairs):
+    runner = lib.Runner()
+    runner.train_step(pairs)
+
+
+def handed(worker, pairs):
+    worker.train_step(pairs)
+
+
+handed(Other(), [])
+"""
+
+
+def test_a_method_called_on_an_instance_is_tied_to_its_class():
+    module, summaries, defs = _summaries(_GATE)
+    calls = {cst.Module(body=[]).code_for_node(call): call for call in _calls(module, "gate.train_step")}
+    method_called = summaries.callers.method_called
+    # a parameter the file shows nothing about: the one class of the file with that method
+    assert method_called(calls["gate.train_step(x)"]) is defs["train_step"]
+    # an instance of the class built in the file
+    assert method_called(calls["gate.train_step(pairs)"]) is defs["train_step"]
+    # an instance of a library class, or a parameter every caller binds to another class: not that method
+    (library,) = _calls(module, "runner.train_step")
+    assert method_called(library) is None
+    (handed,) = _calls(module, "worker.train_step")
+    assert method_called(handed) is None
+
+
+
+
+def test_in_place_detach_effects_spelled_as_the_caller_spells_them():
+    module, summaries, defs = _summaries(
+        """
+        class Steps:
+            def run(self, state, k):
+                state[k].detach_()
+                state[0].detach_()
+
+        def reset(trainer, h):
+            trainer.h = trainer.h.detach()
+            h.detach_()
+
+        def train(net, mem, k):
+            Steps().run(mem, k)
+            steps = Steps()
+            steps.run(mem, k)
+            reset(net, mem)
+        """
+    )
+    assert {e.target for e in summaries.of(defs["reset"]).effects_of("detach")} == {"trainer.h", "h"}
+    first, second = _calls(module, "Steps().run") + _calls(module, "steps.run")
+    assert sorted(summaries.detached_at(first)) == ["mem[*]", "mem[0]"]
+    assert sorted(summaries.detached_at(second)) == ["mem[*]", "mem[0]"]
+    assert sorted(summaries.detached_at(_calls(module, "reset")[0])) == ["mem", "net.h"]
+
+
+def test_an_unscale_is_an_effect_on_the_scaler_spelled_as_the_caller_spells_it():
+    module, summaries, defs = _summaries(
+        """
+        def unscale(grad_scaler, optimizer):
+            grad_scaler.unscale_(optimizer)
+
+        def step(scaler, opt):
+            unscale(scaler, opt)
+        """
+    )
+    assert [e.target for e in summaries.of(defs["unscale"]).effects_of("unscale")] == ["grad_scaler"]
+    assert [e.target for e in summaries.effects_at(_calls(module, "unscale")[0]) if e.kind == "unscale"] == ["scaler"]
+
+
+def test_with_calls_adds_the_backward_clear_and_unscale_a_helper_runs_at_its_call():
+    module, summaries, defs = _summaries(
+        """
+        def backward_and_clear(loss, opt, grad_scaler):
+            loss.backward()
+            opt.zero_grad()
+            grad_scaler.unscale_(opt)
+
+        def step(loss, optimizer, scaler):
+            optimizer.step()
+            backward_and_clear(loss, optimizer, scaler)
+        """
+    )
+    call = _calls(module, "backward_and_clear")[0]
+    events = summaries.events.in_function(defs["step"])
+    spelled = (lambda event: cst.Module(body=[]).code_for_node(
+        getattr(event, "receiver", None) or getattr(event, "scaler", None) or event.node))
+    kinds = [(event.kind, spelled(event)) for event in summaries.with_calls(events)]
+    assert ("backward", "backward_and_clear(loss, optimizer, scaler)") in kinds
+    assert ("clear", "optimizer") in kinds and ("unscale", "scaler") in kinds
+    assert all(event.node is call for event in summaries.with_calls(events)[len(events):])
+
+
 def test_parameters_whose_gradient_a_function_never_reads():
     _, summaries, defs = _summaries(
         """

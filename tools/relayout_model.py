@@ -38,20 +38,21 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "source": (
         "Reading one file's source: the traversal, syntax helpers, positions, the definitions around a node,\n"
         "imports, names and their bindings in Python's scopes, the sites of statements, and the word lists.",
-        ("traversal", "syntax", "positions", "enclosing", "imports", "names", "places", "vocabulary", "project_view"),
+        ("traversal", "syntax", "positions", "enclosing", "imports", "scopes", "regions", "binding_recorder", "callables",
+         "names", "instances", "places", "vocabulary", "project_view"),
     ),
     "calls": (
         "What a call or an expression is in torch's terms: a device and a move, a module's forward, an optimizer,\n"
         "a loss and what it is made of, an output activation, a log-softmax or gather, a training event (backward, step, zero_grad...).",
         ("devices", "modules", "optimizers", "losses", "loss_operands", "activations", "numerics", "numeric_guards",
-         "events", "torch_ops"),
+         "event_sites", "event_kinds", "events", "torch_ops"),
     ),
     "flow": (
         "Where values go and what they carry: what an expression is and where it lives, autograd history, where a\n"
         "value is handed, later uses of a held value, tensors that alias or change in place, graph cuts, gradient\n"
         "use, recurrent state, parameter origins and in-place updates.",
-        ("values", "gradient_use", "grad_reach", "history", "flows", "later_uses", "tensor_identity", "graph_cuts",
-         "recurrence", "parameters", "updates", "callers", "grad_coverage"),
+        ("values", "gradient_use", "grad_reach", "history", "flows", "holder_resets", "later_uses", "value_keys",
+         "tensor_identity", "graph_cuts", "recurrence", "parameters", "updates", "callers", "grad_coverage"),
     ),
     "training": (
         "Training structure: step loops and step functions, the gates that make code run on only some steps,\n"
@@ -66,7 +67,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "domain": (
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"
         "long-lived containers, host-accelerator syncs, token generation, parameter-sized buffers, adapters.",
-        ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "container_roles", "host_sync",
+        ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
          "generation", "accumulators", "adapters"),
     ),
 }

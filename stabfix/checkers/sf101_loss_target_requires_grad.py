@@ -54,6 +54,9 @@ class LossTargetRequiresGrad(Checker):
         self.marks: dict[cst.FunctionDef | cst.Module, list[_Mark]] = {}
         self.module: cst.Module | None = None
         self.assign_values: set[int] = set()
+        # calls that may mark their arguments in place (a helper's `t.requires_grad_()`), decided after the
+        # traversal from the callee's summary: call -> outermost function (or the module) around it
+        self.calls: list[tuple[cst.Call, cst.FunctionDef | cst.Module]] = []
 
     # --- traversal bookkeeping -------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -120,6 +123,9 @@ class LossTargetRequiresGrad(Checker):
             self._add(_Mark(node=marked, names=names, fix=fix, spelling="requires_grad=True"))
 
     def visit_Call(self, node: cst.Call) -> None:
+        if node.args and isinstance(node.func, (cst.Name, cst.Attribute)):
+            functions = self.model.enclosing.enclosing_functions()
+            self.calls.append((node, functions[0] if functions else self.module))  # type: ignore[arg-type]
         if id(node) in self.assign_values or not is_requires_grad_call(node):
             return
         inner = node.func.value  # type: ignore[attr-defined]
@@ -169,7 +175,36 @@ class LossTargetRequiresGrad(Checker):
             facts, bindings = self._facts(function)
             for mark in marks:
                 self._decide(mark, function, facts, bindings)
+        self._arguments_marked_by_callees()
         self._targets_returned_requiring_grad()
+
+    def _arguments_marked_by_callees(self) -> None:
+        """`helper(y)` where `helper` (of this file, or of another scanned file through the project) makes
+        its parameter require grad in place (`t.requires_grad_()`, any number of calls deep): `y` requires
+        grad from there on. Reported at the call when `y` is then the target of a loss and nothing reads its
+        gradient. No automatic fix: the flag is set in the helper, which may have other callers."""
+        summaries = self.model.summaries
+        for call, outer in self.calls:
+            marked = [effect for effect in summaries.effects_at(call) if effect.kind == "requires_grad"
+                      and effect.target is not None and "." not in effect.target]
+            if not marked:
+                continue
+            facts, bindings = self._facts(outer)
+            own = {b.name for b in bindings if b.kind in ("assign", "walrus")}
+            for effect in marked:
+                names = plain_aliases(bindings, {effect.target}, self.context.imports.qualify)
+                if names & facts.parameters and effect.target not in own:
+                    continue  # the caller's own caller handed the tensor in: it may read the gradient
+                loss = self._unread_target_loss(names, facts, bindings, shown=(call,))
+                if loss is None or id(loss.call) in self.reported_losses:
+                    continue
+                self.reported_losses.add(id(loss.call))
+                callee = cst.Module(body=[]).code_for_node(call.func)
+                self.report(call, (
+                    f"`{effect.target}` is the target of `{_short(loss)}` but `{callee}` makes it require grad, and "
+                    "nothing reads its gradient; drop the requires_grad part in the helper (no automatic fix: "
+                    "the helper may have other callers)"
+                ))
 
     def _targets_returned_requiring_grad(self) -> None:
         """`x, y = prepare(batch)` where `prepare` (of this file, or of another scanned file through
@@ -184,7 +219,9 @@ class LossTargetRequiresGrad(Checker):
             if returned is None or not returned.made_to_require_grad:
                 continue
             facts, bindings = self._facts(site.outer)
-            if self._unread_target_loss({target.value}, facts, bindings) is not loss:
+            # handed to the helper that returns it: shown by its summary
+            shown = tuple(b.value for b in self.model.names.reaching(target) if isinstance(b.value, cst.Call))
+            if self._unread_target_loss({target.value}, facts, bindings, shown) is not loss:
                 continue
             self.reported_losses.add(id(loss.call))
             self.report(target, (
@@ -202,6 +239,7 @@ class LossTargetRequiresGrad(Checker):
             loss = facts.loss_with_target(lambda expr: contains(expr, mark.inline))
             if loss is not None:
                 known = facts.is_known(loss)
+                self.reported_losses.add(id(loss.call))
                 self.report(mark.node, _message(mark, None, loss, known), mark.fix if known else None)
             return
         names = self._aliases(bindings, set(mark.names))
@@ -214,6 +252,7 @@ class LossTargetRequiresGrad(Checker):
         loss = self._unread_target_loss(names, facts, bindings)
         if loss is not None:
             known = facts.is_known(loss)
+            self.reported_losses.add(id(loss.call))
             self.report(mark.node, _message(mark, mark.names[0] if mark.names else None, loss, known), mark.fix if known else None)
 
     def _aliases(self, bindings: list[Binding], names: set[str]) -> set[str]:
@@ -257,13 +296,24 @@ class LossTargetRequiresGrad(Checker):
         parameter = parameter_receiving(summary, call, arg)
         return parameter is not None and parameter in summary.grad_unread
 
-    def _unread_target_loss(self, names: set[str], facts: GradientUse, bindings: list[Binding]) -> LossOperands | None:
-        """The loss `names` are the target of, when nothing else in the function may read their gradient."""
+    def _escaped(self, facts: GradientUse, shown: tuple[cst.Call, ...] = ()) -> set[str]:
+        """What may reach code that reads its gradient: all the function hands over, but for the calls
+        `shown` (a callee whose summary the caller has read) and functions whose summary shows they never
+        read the receiving parameter's gradient."""
+        return facts.escaped_unless(lambda call, arg: any(call is c for c in shown) or self._grad_unread_by(call, arg))
+
+    def _unread_target_loss(self, names: set[str], facts: GradientUse, bindings: list[Binding],
+                            shown: tuple[cst.Call, ...] = ()) -> LossOperands | None:
+        """The loss `names` are the target of, when nothing else in the function may read their gradient
+        (`shown`: calls whose callee's summary the caller has read, see `_escaped`)."""
         if not names or names & facts.differentiated or names & facts.returned:
             return None
-        if holders(bindings, names, self.context.imports.qualify) & facts.escaped_unless(self._grad_unread_by):
+        if holders(bindings, names, self.context.imports.qualify) & self._escaped(facts, shown):
             return None
-        return facts.loss_with_target(lambda expr: bool(target_roots(expr, self.context.imports) & names))
+        losses = self.model.losses
+        loss = facts.loss_with_target(lambda expr: bool(target_roots(expr, self.context.imports) & names))
+        # a helper of the file that takes the argmax of its target argument makes no target of the tensor
+        return loss if loss is None or losses.target_keeps_grad(loss) else None
 
     def _decide_in_callers(self, mark: _Mark, function, names: set[str], facts: GradientUse, bindings: list[Binding]) -> None:
         """A helper of this file returns the marked tensor (`return x, y`): report when every caller feeds
@@ -271,7 +321,7 @@ class LossTargetRequiresGrad(Checker):
         may call the helper too."""
         if not isinstance(function, cst.FunctionDef):
             return
-        if holders(bindings, names, self.context.imports.qualify) & facts.escaped_unless(self._grad_unread_by):
+        if holders(bindings, names, self.context.imports.qualify) & self._escaped(facts):
             return
         positions = return_positions(self.model.names.returns.get(function, []), names)
         callers = caller_bindings(self.model.losses, function, positions) if positions else None

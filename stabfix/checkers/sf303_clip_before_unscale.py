@@ -2,8 +2,8 @@
 
 A query over `events`: torch's `clip_grad_norm_`/`clip_grad_value_` (not a wrapper's method: Accelerate,
 Fabric, DeepSpeed unscale first) followed in the same pass by a step through a gradient scaler
-(`scaler.step(opt)`, `events.is_scaler`), with no `scaler.unscale_(...)` that can run before the clip
-since the previous step. The clip may sit in a helper that the step's function calls before the step.
+(`scaler.step(opt)`, `events.is_scaler`), with no `scaler.unscale_(...)` (nor a call of a function whose `summaries` effect unscales) that can
+run before the clip since the previous step. The clip may sit in a helper that the step's function calls before the step.
 Fix (unsafe): insert `scaler.unscale_(opt)` right before the clip (once per step); none when the function
 unscales elsewhere (a logging branch that unscales and skips the update would make the inserted call the
 second `unscale_` since the last `update()`, which raises: measured by tests/test_fix_differential.py).
@@ -26,7 +26,7 @@ class ClipBeforeUnscale(Checker):
     code = "SF303"
     tokens = ("clip_grad",)
     also_needs = (("scale",),)
-    needs = ("optimizers", "events")
+    needs = ("optimizers", "events", "summaries")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         events = self.model.events
@@ -81,7 +81,10 @@ class ClipBeforeUnscale(Checker):
         for event in reversed([e for e in here if e.site.order < site.order]):
             if isinstance(event, Step) and event.candidates[:1] and code_for(event.candidates[0]) == code_for(step.candidates[0]):
                 return False  # an earlier step of this scaler: its unscale was for that step
-            if event.kind == "unscale" and not event.site.never_both_run(site) and not event.site.leaves_before(site):
+            unscales = event.kind == "unscale" or (  # or a call whose function unscales (`summaries`)
+                isinstance(event, LocalCall) and isinstance(event.node, cst.Call)
+                and any(effect.kind == "unscale" for effect in self.model.summaries.effects_at(event.node)))
+            if unscales and not event.site.never_both_run(site) and not event.site.leaves_before(site):
                 return True
         return False
 

@@ -23,7 +23,7 @@ from stabfix.model.calls.numeric_guards import (
     GuardedDivisor, autocast_dtype, bounds_above, centred, exceeds, float32_under_autocast, guarded_divisor,
     host_number_of, is_logarithm, made_full_precision, made_half, roots, scale_like,
 )
-from stabfix.model.calls.numerics import is_tiny_epsilon
+from stabfix.model.calls.numerics import division_operands, is_tiny_epsilon
 from stabfix.model.source.syntax import code_of, walk
 
 
@@ -76,6 +76,9 @@ class TinyEpsilonDivision(Checker):
         self.tests.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
+        operands = division_operands(node, self.names)
+        if operands is not None:  # `torch.div(1, rms + 1e-8)`, `x.div(rms + 1e-8)`
+            self._add(node, *operands, "sqrt")
         if (number := host_number_of(node, self.names)) is not None:
             value = self.names.single_value(number) if isinstance(number, cst.Name) else None
             self.read_out.add(id(value if value is not None else number))

@@ -6,7 +6,8 @@ runs in is the innermost `for`/`while` loop it shares with a backward pass, or, 
 without a loop of its own, the loop of the file that calls it (or the Lightning trainer, for a manual
 `training_step`). Gradients are cleared in that pass when a clear of any form (`opt.zero_grad()`,
 `model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`, `p.grad = g`, a fresh `dist_autograd.context()`)
-runs in it, in a function it calls, or may run from a hook: a lambda, or a function of the file that steps
+runs in it, in a function it calls (of this file, or of another scanned file or a method of an
+instance, through the `summaries` part's `zero_grad` effects), or may run from a hook: a lambda, or a function of the file that steps
 nothing (a callback). With several optimizers, a clear counts only where it may reach the stepped
 parameters (`grad_coverage`): `opt_g.zero_grad()` does not clear what `opt_d = Adam(D.parameters())` steps. Silent when a new optimizer is built in the pass (fresh state, SF408's business) and
 for `torch.autograd.grad`. The message names the `if`s that gate the step (`events.gates`).
@@ -23,7 +24,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
-from stabfix.model.calls.events import ClearGrad, Event, Gate, GradWrite, Site, Step, stepped_optimizer
+from stabfix.model.calls.events import ClearGrad, Event, Gate, GradWrite, LocalCall, Site, Step, stepped_optimizer
 from stabfix.model.calls.optimizers import optimizer_name_strength
 from stabfix.model.flow.grad_coverage import GradCoverage
 from stabfix.model.source import vocabulary as vocab
@@ -35,7 +36,7 @@ class MissingZeroGrad(Checker):
     code = "SF404"
     tokens = ("backward",)
     also_needs = (("step",),)
-    needs = ("optimizers", "events")
+    needs = ("optimizers", "events", "summaries")
 
     _coverage: Optional[GradCoverage] = None
     _constructor: Optional[cst.Call] = None  # the stepped optimizer's construction, while one step is judged
@@ -123,7 +124,16 @@ class MissingZeroGrad(Checker):
         seen = list(iteration)
         for function in events.functions_called(iteration):
             seen.extend(events.in_function(function))
+        if any(self._clears_through_summary(event) for event in seen):
+            return False
         return not any((_clears(event) and self._reaches(event)) or event.kind == "optimizer" for event in seen)
+
+    def _clears_through_summary(self, event: Event) -> bool:
+        """A call whose function (another file's, or one `functions_called` does not follow) clears
+        gradients: its summary has a `zero_grad` effect."""
+        if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
+            return False
+        return any(effect.kind == "zero_grad" for effect in self.model.summaries.effects_at(event.node))
 
     def _reaches(self, clear: Event) -> bool:
         """Whether a clear may empty the gradients the stepped optimizer uses (another optimizer's or
@@ -148,7 +158,7 @@ class MissingZeroGrad(Checker):
         registered on the optimizer); a helper the file calls counts only where it is called."""
         events = self.model.events
         for event in events.events:
-            if not _clears(event):
+            if not (_clears(event) or self._clears_through_summary(event)):
                 continue
             if event.site.in_lambda:
                 return True

@@ -8,7 +8,9 @@ write or step of it in between, all three able to run in one pass (not exclusive
 block does not `continue`/`return` first). A clear of another optimizer built over the same model or a
 part of it (`opt_all = SGD(model.parameters())` cleared before `opt_head = Adam(model.head.parameters())`
 steps) counts; one over other models (GAN: D's between G's backward and step) or of a model the file
-does not tie to the optimizer stays silent.
+does not tie to the optimizer stays silent, unless the optimizer's tensors are not shown (a parameter)
+and the backward's loss comes from the cleared model alone (`backward_reach`): then the clear empties
+every gradient that backward made, whatever the optimizer steps.
 Fix (unsafe): move the clear to right after the step, when both sit in the same block.
 """
 
@@ -22,6 +24,7 @@ from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
 from stabfix.model.calls.events import ClearGrad, Event, GradWrite, Step, stepped_optimizer
 from stabfix.model.calls.optimizers import OptimizerInfo
+from stabfix.model.flow.grad_coverage import backward_reach
 from stabfix.model.flow.parameters import models_in, shares_parameters
 from stabfix.model.source.imports import dotted_name
 
@@ -30,7 +33,7 @@ class ZeroGradBetweenBackwardAndStep(Checker):
     code = "SF405"
     tokens = ("zero_grad",)
     also_needs = (("backward",), ("step",))
-    needs = ("optimizers", "events")
+    needs = ("optimizers", "events", "names")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         events = self.model.events
@@ -52,7 +55,8 @@ class ZeroGradBetweenBackwardAndStep(Checker):
         for clear in reversed([e for e in here if e.site.order < step.site.order]):
             if not isinstance(clear, ClearGrad) or clear.how != "zero_grad":
                 continue
-            if not self._same_gradients(clear, expression, info):
+            same = self._same_gradients(clear, expression, info)
+            if not same and not self._may_cover_backward(clear, info):
                 continue
             if clear.site.never_both_run(step.site) or clear.site.leaves_before(step.site):
                 continue
@@ -68,6 +72,8 @@ class ZeroGradBetweenBackwardAndStep(Checker):
                     continue
                 if backward.site.never_both_run(clear.site) or backward.site.leaves_before(clear.site):
                     continue
+                if not same and not self._clears_all_of(clear, backward):
+                    return None
                 return clear
         return None
 
@@ -94,6 +100,21 @@ class ZeroGradBetweenBackwardAndStep(Checker):
         if receiver is None or info.constructor is None:
             return False
         return shares_parameters(models_in(info.constructor), frozenset({receiver}))
+
+    def _may_cover_backward(self, clear: ClearGrad, info: OptimizerInfo) -> bool:
+        """An optimizer the file does not show the tensors of (a parameter), and a model's own clear."""
+        return info.constructor is None and self.model.optimizers.resolve(clear.receiver, clear.site.scope) is None
+
+    def _clears_all_of(self, clear: ClearGrad, backward: Event) -> bool:
+        """The clear empties every gradient the backward made: the loss comes from that model alone
+        (`loss = model(x).sum(); loss.backward(); model.zero_grad()`), so whatever the optimizer
+        steps, it sees none of that backward's gradients."""
+        loss = getattr(backward, "loss", None)
+        receiver = dotted_name(clear.receiver)
+        if loss is None or receiver is None:
+            return False
+        reach = backward_reach(loss, self.model.names, self.model.names.qualify)
+        return bool(reach) and reach <= {receiver}  # type: ignore[operator]
 
     def _fix(self, clear: ClearGrad, step: Step) -> Fix | None:
         clear_line, step_line = clear.site.statement, step.site.statement

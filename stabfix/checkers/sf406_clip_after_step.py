@@ -3,7 +3,8 @@
 A query over `events` within one function: a clip (`clip_grad_norm_`/`clip_grad_value_`, torch's or a
 wrapper's method) that comes after an optimizer step with no backward pass in between (the gradients it
 clips are the ones the step already applied; a backward in between means the clip prepares the next
-step), and that precedes no later step of the same pass (GAN: D's step, G's clip, G's step). A clip
+step; so does a call whose function runs one, by its `summaries` effect), and that precedes no later
+step of the same pass (GAN: D's step, G's clip, G's step; also a call whose function steps). A clip
 with `max_norm=inf` only measures the norm and stays silent.
 Fix (unsafe): move the clip line to right before the step when both sit in the same block (with
 `scaler.unscale_(opt)` ahead of it when the step goes through a `GradScaler` that was not unscaled).
@@ -17,7 +18,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import move_before
 from stabfix.fixes.syntax import code_for, starts_statement
-from stabfix.model.calls.events import Clip, Event, Step, stepped_optimizer
+from stabfix.model.calls.events import Clip, Event, LocalCall, Step, stepped_optimizer
 from stabfix.model.source import vocabulary as vocab
 
 
@@ -25,7 +26,7 @@ class ClipAfterStep(Checker):
     code = "SF406"
     tokens = ("clip_grad",)
     also_needs = (("step",),)
-    needs = ("names", "optimizers", "events")
+    needs = ("names", "optimizers", "events", "summaries")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         events = self.model.events
@@ -44,7 +45,7 @@ class ClipAfterStep(Checker):
     def _step_before(self, clip: Clip, here: list[Event]) -> Step | None:
         events = self.model.events
         for event in reversed([e for e in here if e.site.order < clip.site.order]):
-            if events.accumulates(event):
+            if events.accumulates(event) or self._through_summary(event, "backward"):
                 return None  # the clip acts on fresh gradients, for the next step
             if not isinstance(event, Step) or stepped_optimizer(event, self.model.optimizers, self.model.events) is None:
                 continue
@@ -53,12 +54,21 @@ class ClipAfterStep(Checker):
             return event
         return None
 
+    def _through_summary(self, event: Event, kind: str) -> bool:
+        """A call whose function (of this file or another) runs a backward pass or a step (its effect)."""
+        if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
+            return False
+        return any(effect.kind == kind for effect in self.model.summaries.effects_at(event.node))
+
     def _step_after(self, clip: Clip, here: list[Event]) -> bool:
         """A later optimizer step of the same pass uses the clipped gradients."""
         for event in here:
-            if event.site.order <= clip.site.order or not isinstance(event, Step):
+            if event.site.order <= clip.site.order:
                 continue
-            if stepped_optimizer(event, self.model.optimizers, self.model.events) is None:
+            if not isinstance(event, Step):
+                if not self._through_summary(event, "step"):
+                    continue  # a call whose function steps an optimizer (`step_generator(opt_g)`) counts
+            elif stepped_optimizer(event, self.model.optimizers, self.model.events) is None:
                 continue
             if not clip.site.never_both_run(event.site) and not clip.site.leaves_before(event.site):
                 return True

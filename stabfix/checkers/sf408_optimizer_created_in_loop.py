@@ -4,7 +4,8 @@ A query over `events` and `optimizers`: an optimizer construction (`OptimizerBui
 bound in the loop body) whose step (`stepped_optimizer` resolves to that very construction) runs in the
 same innermost `for`/`while` loop, unconditionally with respect to the step (a construction behind an
 `if` that the step is not in is a rebuild at a phase boundary or a lazy init); or built in a step function
-that a loop of the file calls. Silent when the steps sit in a loop nested inside the constructing one (a
+that a loop of the file calls (`self.train_step(...)`, `train_step(...)`, or `gate.train_step(...)` on an
+instance of the class: `Callers.method_called`). Silent when the steps sit in a loop nested inside the constructing one (a
 new optimizer per stage, fold, trial or meta-learning task) and when the optimized model or tensors are
 themselves created in the same pass (a fresh learner each task: there is no state to keep).
 No fix: where to build it instead depends on the code around.
@@ -19,6 +20,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.fixes.syntax import code_for
 from stabfix.model.calls.events import OptimizerBuilt, Step, stepped_optimizer
+from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.parameters import names_in, target_names
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.training.step_frames import loop_header
@@ -31,8 +33,36 @@ class OptimizerCreatedInLoop(Checker):
     also_needs = (("step",),)
     needs = ("names", "optimizers", "events")
 
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._loops: list[list[cst.CSTNode]] = [[]]  # the loops around the node, per function
+        self._method_calls: list[tuple[cst.Call, cst.CSTNode]] = []  # `obj.m(...)` in a loop, with the loop
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._loops.append([])
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._loops.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops[-1].append(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._loops[-1].pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops[-1].append(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._loops[-1].pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._loops[-1] and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            self._method_calls.append((node, self._loops[-1][-1]))
+
     def leave_Module(self, original_node: cst.Module) -> None:
         events = self.model.events
+        self._callers = Callers(self.model.names, events)
         steps = [e for e in events.of_kind("step") if isinstance(e, Step) and not e.site.in_lambda]
         stepped = [(step, stepped_optimizer(step, self.model.optimizers, self.model.events)) for step in steps]
         reported: set[int] = set()
@@ -71,6 +101,10 @@ class OptimizerCreatedInLoop(Checker):
             for call in events.calls_of(function.name.value):
                 if call.on_self == is_method and call.site.any_loops and not call.site.in_lambda:
                     return f"`{loop_header(call.site.any_loops[-1])}` (through `{function.name.value}()`)"
+            if is_method:
+                for node, loop in self._method_calls:
+                    if self._callers.method_called(node) is function:
+                        return f"`{loop_header(loop)}` (through `{code_for(node.func)}()`)"  # type: ignore[arg-type]
         return None
 
     def _fresh_parameters(self, built: OptimizerBuilt, loop: cst.CSTNode) -> bool:
@@ -84,13 +118,31 @@ class OptimizerCreatedInLoop(Checker):
         read = names_in(built.node.args[0].value) - {"self"}
         if isinstance(loop, cst.For) and read & target_names(loop.target):
             return True  # other tensors on each pass (`for model in ensemble:`): no state to carry over
-        if any(start <= b.order <= end for name in read for b in scope.bindings.get(name, [])):
+        if any(start <= b.order <= end and not self._same_object(b.bound_value, scope, start, end)
+               for name in read for b in scope.bindings.get(name, [])):
             return True
         cls = built.site.cls
         attributes = {name.split(".")[1] for name in _dotted_in(built.node.args[0].value) if name.startswith("self.")}
         return cls is not None and any(
             start <= b.order <= end for attribute in attributes for b in names.attribute_bindings(cls, attribute)
         )  # `self.lambda_op = torch.tensor(..., requires_grad=True)` in the same pass
+
+    @staticmethod
+    def _same_object(value: Optional[cst.BaseExpression], scope, start: int, end: int) -> bool:
+        """`model = agents[0]` / `model = self.net` in the pass: another name for an object bound before the
+        loop (a name, attribute or constant index whose root the pass does not rebind), so every pass
+        optimizes the same tensors."""
+        node = value
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            if isinstance(node, cst.Subscript) and not all(
+                isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Integer, cst.SimpleString))
+                for element in node.slice
+            ):
+                return False  # `agents[i]`: another object on each pass
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return False
+        return not any(start <= b.order <= end for b in scope.bindings.get(node.value, []))
 
     def _bound_in_loop(self, expression: cst.BaseExpression, loop: cst.CSTNode) -> Optional[cst.BaseExpression]:
         """The factory call a stepped name was bound to by a statement of the loop body itself."""

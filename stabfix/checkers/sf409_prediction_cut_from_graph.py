@@ -7,7 +7,10 @@ data, parameters and constant tables are left out: saliency maps and attacks sta
 which loss). A cut is reported when its copy is
 - the prediction of a loss (`crit(pred, y)` after `pred = Variable(out.data, requires_grad=True)`),
 - itself backpropagated (`loss = torch.tensor(loss, requires_grad=True); loss.backward()`), or
-- returned from a module's `forward` (every caller's loss stops there),
+- returned from a module's `forward` (every caller's loss stops there), or
+- returned from a function whose caller in the file backpropagates what it returns (the caller's
+  value is, by the function's summary, a leaf made to require grad: `loss = photometric_loss(a, b);
+  loss.backward()`),
 and nothing reads the copy's gradient (`pred.grad`, `autograd.grad(..., pred)`, an optimizer over it:
 the decoupled-backward trick `out.backward(pred.grad)` is legitimate). Report only.
 """
@@ -27,7 +30,7 @@ class PredictionCutFromGraph(Checker):
     code = "SF409"
     tokens = ("requires_grad",)
     also_needs = (("detach", ".data", "tensor(", "numpy"),)
-    needs = ("cuts", "gradients")
+    needs = ("cuts", "gradients", "events", "summaries")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for cut in self.model.cuts.cuts:
@@ -36,7 +39,7 @@ class PredictionCutFromGraph(Checker):
                 continue  # data, parameters and constant tables start saliency maps and attacks
             use = self._trained_on(cut)
             if use is not None:
-                what = "a loss" if use.startswith("backpropagated") else "a model output"
+                what = "a loss" if "backpropagated" in use else "a model output"
                 self.report(cut.node, _message(cut, what, use))
 
     def _trained_on(self, cut: Cut) -> str | None:
@@ -60,10 +63,29 @@ class PredictionCutFromGraph(Checker):
                 ):
                     return f"backpropagated by `{_text(call)}`"
         function = cut.function
-        if function is not None and function.name.value == "forward" and names:
-            returns = self.model.names.returns.get(function, [])
-            if any(names & names_in(value) or contains(value, cut.node) for value in returns):
-                return "returned from `forward` (so is every loss on the module's output)"
+        if function is None:
+            return None
+        returns = self.model.names.returns.get(function, [])
+        if not any(names & names_in(value) or contains(value, cut.node) for value in returns):
+            return None
+        if function.name.value == "forward":
+            return "returned from `forward` (so is every loss on the module's output)"
+        caller = self._backpropagated_return(function)
+        if caller is not None:
+            return f"returned to `{_text(caller)}`, which is backpropagated"
+        return None
+
+    def _backpropagated_return(self, function: cst.FunctionDef) -> cst.Call | None:
+        """A call of `function` whose result a backward pass differentiates, when the function's summary
+        says that result is a fresh leaf made to require grad."""
+        names, summaries = self.model.names, self.model.summaries
+        for event in self.model.events.of_kind("backward"):
+            loss = event.loss  # type: ignore[attr-defined]
+            if loss is None or not summaries.facts(loss).made_to_require_grad:
+                continue
+            for call in _producing_calls(loss, names):
+                if names.definition_of(call) is function:
+                    return call
         return None
 
     def _after(self, name: cst.Name, cut: Cut) -> bool:
@@ -73,6 +95,16 @@ class PredictionCutFromGraph(Checker):
         use = uses.get(name)
         cut_reads = [uses[n].order for n in _names(cut.node) if n in uses]
         return use is not None and bool(cut_reads) and use.order > min(cut_reads)
+
+
+def _producing_calls(expr: cst.BaseExpression, names) -> list[cst.Call]:
+    """The calls whose result `expr` is: the call itself, or the calls every binding of a name holds."""
+    if isinstance(expr, cst.Call):
+        return [expr]
+    if not isinstance(expr, cst.Name):
+        return []
+    values = [binding.value for binding in names.reaching(expr)]
+    return [value for value in values if isinstance(value, cst.Call)]
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:

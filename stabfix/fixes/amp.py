@@ -135,7 +135,7 @@ def bfloat16_fix(
     call: cst.Call, source: Optional[cst.BaseExpression], imports: ImportTracker
 ) -> Optional[Fix]:
     """`source` (the float16 that decides the dtype) becomes `torch.bfloat16`; with no source, the call
-    gets `dtype=torch.bfloat16`."""
+    gets `dtype=torch.bfloat16` (its `dtype=` argument becomes `torch.bfloat16` when it has one)."""
     torch, needed = torch_spelling(imports)
     bfloat16 = cst.parse_expression(f"{torch}.bfloat16")
     description = "compute in bfloat16 (`dtype=torch.bfloat16`): same range as float32, no loss scaling needed"
@@ -145,6 +145,9 @@ def bfloat16_fix(
         return Fix("unsafe", description, {source: bfloat16}, needed, AUTOCAST_DTYPE_SINCE)
     if any(arg.star for arg in call.args):
         return None
+    given = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "dtype"), None)
+    if given is not None:  # a dtype the file cannot pin to one expression (`table[choice]`): it is replaced
+        return Fix("unsafe", description, {given.value: bfloat16}, needed, AUTOCAST_DTYPE_SINCE)
     args = _with_commas([*call.args, _keyword("dtype", bfloat16)])
     return Fix("unsafe", description, {call: call.with_changes(args=args)}, needed, AUTOCAST_DTYPE_SINCE)
 

@@ -111,7 +111,6 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "gradients": (("losses",), lambda model: GradientFacts(model.losses, model.enclosing)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses, model.enclosing)),
     "activations": (("names",), lambda model: Activations(model.imports, model.names, model.project)),
-    "carried": (("names", "events"), lambda model: CarriedStates(model.names, model.events)),
     "cuts": (("values",), lambda model: GraphCuts(model.imports, model.enclosing, model.values)),
     "accumulation": (
         ("events", "optimizers", "losses"),
@@ -140,6 +139,8 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
             model, Summaries(model.imports, model.names, model.values, model.history, model.activations,
                              model.modes, model.events, model.gradients)),
     ),
+    # after `summaries`: a helper that detaches the state cuts it too
+    "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
 }
 PARTS = tuple(_PARTS)
 

@@ -130,11 +130,11 @@ class Activations:
         inverse = self._inverse_operand(expr)
         if inverse is not None:
             return self._through_inverse(expr, inverse, depth)
-        if self.call_activation is not None:
+        found = self._of_module_call(expr, depth)  # a module's forward first: its message names the class
+        if found is None and self.call_activation is not None:
             returned = self.call_activation(expr)  # `probabilities(model(x))`, `self.predict(x)`
             if returned is not None:
                 return Activation(returned, expr, via=f"returned by `{_callee_text(expr.func)}()`")
-        found = self._of_module_call(expr, depth)
         if found is not None and found.over is None and self._is_log_softmax_module(found.made_by):
             argument = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
             over = self._over("log_softmax", argument, depth)  # `self.log_softmax(F.softmax(h))`
@@ -201,7 +201,24 @@ class Activations:
         """`act(x)`, `self.head(x)`, `model(x)`: what the called module's output is."""
         if isinstance(call.func, cst.Call):  # `nn.Softmax(dim=1)(x)`
             return self._of_module_value(call.func, depth)
-        return self._of_held(call.func, depth)
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value  # `net.forward(x)` runs what `net(x)` runs, without the hooks
+            if isinstance(func, cst.Call):  # `Net().forward(x)`
+                return self._of_module_value(func, depth)
+        if isinstance(func, cst.Name):
+            own = self._self_class(func)
+            if own is not None:  # `self(x)` in a method: the class's own forward
+                return self._of_own_call(own, func, depth)
+        return self._of_held(func, depth)
+
+    def _of_own_call(self, own: cst.ClassDef, receiver: cst.Name, depth: int) -> Optional[Activation]:
+        """What calling a method's receiver returns: its class's `forward`, unless the class defines a
+        `__call__` of its own (then calling it runs that, not `forward`)."""
+        methods = {item.name.value for item in own.body.body if isinstance(item, cst.FunctionDef)}
+        if "__call__" in methods:
+            return None
+        return self.forward_of(own, depth, receiver.value)
 
     def _of_held(self, func: cst.BaseExpression, depth: int) -> Optional[Activation]:
         """What a module held in a name or on `self` returns: every binding that may hold it must show

@@ -26,6 +26,8 @@ Each event has a `Site`: its enclosing functions and class, its order among all 
 among the `names` model's bindings, its enclosing `for` loops (of its own function), the branches
 it sits in (`if`/`else`, `try`/`except`/`else`), its enclosing blocks, and its statement line.
 `for` loops get a site of their own (`loop_site`), and `with` bodies are known (they always run).
+`Site` and the tracking of where the traversal stands live in `event_sites` (`SiteTracker`, which
+`Events` inherits), the event records in `event_kinds`; import them from here.
 
 For the event-order rules (SF303, SF404-SF406, SF408): `Site.any_loops` are the enclosing `for` *and*
 `while` loops of its function and `Site.in_lambda` marks code that runs when a lambda is called (a
@@ -41,19 +43,33 @@ optimizer's own step (`opt.step()`, `scaler.step(opt)`) from one handed to a wra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar, Iterable, Optional
+from typing import Iterable, Optional
 
 import libcst as cst
 
-from stabfix.model.calls.optimizers import OptimizerInfo, OptimizerTracker, Scope, optimizer_class_name
+from stabfix.model.calls.event_kinds import (
+    Backward,
+    ClearGrad,
+    Clip,
+    Event,
+    GradWrite,
+    LocalCall,
+    OptimizerBuilt,
+    ParamUpdate,
+    Step,
+    Unscale,
+)
+from stabfix.model.calls.event_sites import Branch, Gate, Site, SiteTracker
+from stabfix.model.calls.optimizers import OptimizerInfo, OptimizerTracker, optimizer_class_name
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
 
-Branch = tuple[int, str]  # (id of the statement that branches, which of its branches)
-Gate = tuple[cst.BaseExpression, bool]  # an `if` test, and whether a site sits in its `else` branch
+# the names other modules import from here
+__all__ = ["Backward", "Branch", "ClearGrad", "Clip", "Event", "Events", "Gate", "GradWrite", "LocalCall",
+           "OptimizerBuilt", "ParamUpdate", "Site", "Step", "Unscale", "gradient_resets", "stepped_optimizer",
+           "tensor_spelling", "unpacked_step"]
 
 _BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
 _DISTRIBUTED_BACKWARD = "torch.distributed.autograd.backward"  # (context_id, roots): into the context, not `.grad`
@@ -69,150 +85,18 @@ _FOREACH_UPDATES = {"torch._foreach_add_": "foreach_add_", "torch._foreach_sub_"
 _OUT_UPDATES = {"torch.add": "out=add", "torch.sub": "out=sub"}
 
 
-@dataclass(frozen=True, eq=False)
-class Site:
-    """Where an event (or a `for` loop) sits."""
-
-    functions: tuple[cst.FunctionDef, ...]  # enclosing functions, outermost first
-    cls: Optional[cst.ClassDef]  # innermost enclosing class
-    order: int  # strictly increasing over all events and loops of the file
-    names_order: int  # bindings of the `names` model with a smaller `order` come before this site
-    loops: tuple[cst.For, ...]  # enclosing `for` loops of the innermost function, outermost first
-    branches: tuple[Branch, ...]
-    blocks: tuple[cst.CSTNode, ...]  # enclosing Module/IndentedBlock nodes, outermost first
-    statement: Optional[cst.SimpleStatementLine]  # its line, unless it sits in a one-line suite
-    any_loops: tuple[cst.CSTNode, ...] = ()  # enclosing `for` and `while` loops of its function, outermost first
-    in_lambda: bool = False  # inside a lambda: runs when the lambda is called (a hook), not here
-
-    @property
-    def function(self) -> Optional[cst.FunctionDef]:
-        return self.functions[-1] if self.functions else None
-
-    @property
-    def scope(self) -> Scope:
-        """The position as the `optimizers` part takes it."""
-        return Scope(self.functions, self.cls)
-
-    def never_both_run(self, other: "Site") -> bool:
-        """Whether the two sites sit in branches of one statement that exclude each other."""
-        mine = dict(self.branches)
-        for owner, label in other.branches:
-            theirs = mine.get(owner)
-            if theirs is None or theirs == label:
-                continue
-            pair = {theirs, label}
-            if pair == {"if.body", "if.else"} or any(item.startswith("try.except.") for item in pair):
-                return True
-        return False
-
-    def leaves_before(self, later: "Site") -> bool:
-        """Whether this site sits in a block that `later` is not in and that ends in return, raise,
-        continue or break: then control never flows from here to `later` in the same pass."""
-        later_blocks = {id(block) for block in later.blocks}
-        for block in self.blocks:
-            if id(block) in later_blocks:
-                continue
-            body = getattr(block, "body", ())
-            if body and isinstance(body[-1], cst.SimpleStatementLine):
-                if isinstance(body[-1].body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)):
-                    return True
-        return False
-
-
-@dataclass(eq=False)
-class Event:
-    kind: ClassVar[str]
-    node: cst.CSTNode  # the call, assignment or augmented assignment
-    site: Site
-
-
-@dataclass(eq=False)
-class Backward(Event):
-    kind: ClassVar[str] = "backward"
-    loss: Optional[cst.BaseExpression]  # what is differentiated, when the call shows it
-
-
-@dataclass(eq=False)
-class Step(Event):
-    kind: ClassVar[str] = "step"
-    candidates: tuple[cst.BaseExpression, ...]  # `opt` for `opt.step()`; `opt` for `scaler.step(opt)`
-
-
-@dataclass(eq=False)
-class ClearGrad(Event):
-    kind: ClassVar[str] = "clear"
-    receiver: cst.BaseExpression  # `optimizer` of `optimizer.zero_grad()`, `p` of `p.grad = None`
-    how: str  # zero_grad | set_none | zero_ (`p.grad.zero_()`) | foreach_zero_ (`torch._foreach_zero_(grads)`)
-    #         | helper (`zero_grads(params)`: a function named for it, receiver = its first argument)
-    #         | context (`with dist_autograd.context() as ctx:`, receiver = `ctx`)
-
-
-@dataclass(eq=False)
-class GradWrite(Event):
-    kind: ClassVar[str] = "grad_write"
-    tensor: cst.BaseExpression  # `p` of `p.grad = g`
-
-
-@dataclass(eq=False)
-class Clip(Event):
-    kind: ClassVar[str] = "clip"
-    parameters: Optional[cst.BaseExpression]  # the first argument: what is clipped
-
-
-@dataclass(eq=False)
-class Unscale(Event):
-    kind: ClassVar[str] = "unscale"
-    scaler: cst.BaseExpression
-    optimizer: Optional[cst.BaseExpression]
-
-
-@dataclass(eq=False)
-class ParamUpdate(Event):
-    kind: ClassVar[str] = "update"
-    param: str  # the tensor changed in place as spelled (`p`, `model.head.weight`, `params[name]`; `.data` dropped)
-    operation: str  # add_ | sub_ | copy_ | += | -= | data= | out=add | out=sub | foreach_add_ | foreach_sub_
-    tensor: Optional[cst.BaseExpression] = None  # that expression (a list of tensors for foreach_*)
-
-
-@dataclass(eq=False)
-class OptimizerBuilt(Event):
-    kind: ClassVar[str] = "optimizer"
-    class_name: str
-
-
-@dataclass(eq=False)
-class LocalCall(Event):
-    kind: ClassVar[str] = "call"
-    name: str
-    on_self: bool  # `self.name(...)` rather than `name(...)`
-
-
-class Events(cst.BatchableCSTVisitor):
+class Events(SiteTracker):
     """The `events` part: run it in the batched traversal after `names`, then query it."""
 
     def __init__(self, imports: ImportTracker, names: Names, enclosing: EnclosingDefinitions) -> None:
-        super().__init__()
+        super().__init__(names, enclosing)
         self.imports = imports
-        self.names = names
-        self.enclosing = enclosing
         self.events: list[Event] = []
         self.instance_calls: list[LocalCall] = []  # `obj.method(...)` on a local name (not events)
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._by_kind: dict[str, list[tuple[int, Event]]] = {}  # with each event's place in `events`
         self._by_loop: dict[int, list[Event]] = {}  # id(loop) -> the events of one pass (see `iteration`)
         self._calls_by_name: dict[str, list[LocalCall]] = {}
-        self._loop_sites: dict[cst.For, Site] = {}
-        self._loop_ends: dict[cst.For, int] = {}
-        self._with_bodies: set[int] = set()
-        self._gates: dict[int, Gate] = {}  # by the id of an `if`'s body or `else` body
-        self._order = 0
-        self._loops: list[Optional[cst.For]] = []  # None marks a function boundary
-        self._blocks: list[cst.CSTNode] = []
-        self._statements: list[Optional[cst.SimpleStatementLine]] = []
-        self._branches: list[Branch] = []
-        self._tries: list[cst.Try] = []
-        self._any_loops: list[Optional[cst.CSTNode]] = []  # `for` and `while`; None marks a function boundary
-        self._lambdas = 0
         self._transitions: set[int] = set()  # `obs, reward, done = env.step(a)`: not an optimizer step
         self._scalers: set[str] = set()  # dotted names bound to a GradScaler or used as one
 
@@ -228,18 +112,6 @@ class Events(cst.BatchableCSTVisitor):
             return [event for _, event in self._by_kind.get(kinds[0], ())]
         placed = [item for kind in dict.fromkeys(kinds) for item in self._by_kind.get(kind, ())]
         return [event for _, event in sorted(placed, key=lambda item: item[0])]
-
-    def loop_site(self, loop: cst.For) -> Site:
-        return self._loop_sites[loop]
-
-    def loop_span(self, loop: cst.For) -> tuple[int, int]:  # also a `while` loop
-        """The loop's first and last place in the `names` model's order: a binding or use with an
-        order in this range (ends included) sits in the loop."""
-        return self._loop_sites[loop].names_order, self._loop_ends[loop]
-
-    def is_with_body(self, block: cst.CSTNode) -> bool:
-        """A `with` body always runs once its statement is reached (unlike a branch or a loop body)."""
-        return id(block) in self._with_bodies
 
     def calls_on_instances_of(self, cls: cst.ClassDef, method: str) -> list[LocalCall]:
         """`trainer.train_step(batch)` where `trainer` holds one instance of the file's class `cls`
@@ -279,16 +151,6 @@ class Events(cst.BatchableCSTVisitor):
                 found.append(function)
         return found
 
-    def gates(self, site: Site, scope: cst.CSTNode) -> list[Gate]:
-        """The tests of the `if` statements between `scope` (a loop or a function) and `site`, outermost
-        first, each with whether the site sits in its `else` branch."""
-        inside, found = False, []
-        for block in site.blocks:
-            if inside and id(block) in self._gates:
-                found.append(self._gates[id(block)])
-            inside = inside or block is getattr(scope, "body", None)
-        return found
-
     def calls_of(self, name: str) -> list[LocalCall]:
         return list(self._calls_by_name.get(name, ()))
 
@@ -297,18 +159,6 @@ class Events(cst.BatchableCSTVisitor):
         functions aside: they run when called), of the given kinds (all if none), in order."""
         found = self._by_loop.get(id(loop), [])
         return [event for event in found if event.kind in kinds] if kinds else list(found)
-
-    @staticmethod
-    def innermost_loop(*sites: Site) -> Optional[cst.CSTNode]:
-        """The innermost `for`/`while` loop of one function that encloses all the sites, or None."""
-        if not sites or any(site.function is not sites[0].function for site in sites):
-            return None
-        shared = None
-        for loops in zip(*(site.any_loops for site in sites)):
-            if any(loop is not loops[0] for loop in loops):
-                break
-            shared = loops[0]
-        return shared
 
     def functions_called(self, events: Iterable[Event], depth: int = 3) -> list[cst.FunctionDef]:
         """The functions of this file (with events) that the calls among `events` run, following their
@@ -348,34 +198,6 @@ class Events(cst.BatchableCSTVisitor):
         return name is not None and name in self._scalers
 
     # -- recording -------------------------------------------------------------------------------------
-    def _site(self) -> Site:
-        self._order += 1
-        loops: list[cst.For] = []
-        for loop in reversed(self._loops):
-            if loop is None:
-                break
-            loops.append(loop)
-        return Site(
-            self.enclosing.enclosing_functions(),
-            self.enclosing.innermost_class(),
-            self._order,
-            self.names.position,
-            tuple(reversed(loops)),
-            tuple(self._branches),
-            tuple(self._blocks),
-            self._statements[-1] if self._statements else None,
-            tuple(self._enclosing_any_loops()),
-            self._lambdas > 0,
-        )
-
-    def _enclosing_any_loops(self) -> list[cst.CSTNode]:
-        loops: list[cst.CSTNode] = []
-        for loop in reversed(self._any_loops):
-            if loop is None:
-                break
-            loops.append(loop)
-        return loops[::-1]
-
     def _add(self, event: Event) -> None:
         self._by_kind.setdefault(event.kind, []).append((len(self.events), event))
         if not event.site.in_lambda:
@@ -386,120 +208,15 @@ class Events(cst.BatchableCSTVisitor):
         self.events.append(event)
         self._by_function.setdefault(event.site.function, []).append(event)
 
-    # -- structure -------------------------------------------------------------------------------------
-    def visit_Module(self, node: cst.Module) -> None:
-        self._blocks.append(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._loops.append(None)
-        self._any_loops.append(None)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._any_loops.pop()
-        self._loops.pop()
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self._lambdas += 1
-
-    def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self._lambdas -= 1
-
-    def visit_For(self, node: cst.For) -> None:
-        self._loop_sites[node] = self._site()
-        self._loops.append(node)
-
-    def leave_For(self, original_node: cst.For) -> None:
-        self._loop_ends[original_node] = self.names.position
-        self._loops.pop()
-
-    def visit_While(self, node: cst.While) -> None:
-        self._loop_sites[node] = self._site()  # type: ignore[index]
-
-    def leave_While(self, original_node: cst.While) -> None:
-        self._loop_ends[original_node] = self.names.position  # type: ignore[index]
-
-    # the body (not the iterable or the test) is what runs once per pass
-    def visit_For_body(self, node: cst.For) -> None:
-        self._any_loops.append(node)
-
-    def leave_For_body(self, node: cst.For) -> None:
-        self._any_loops.pop()
-
-    def visit_While_body(self, node: cst.While) -> None:
-        self._any_loops.append(node)
-
-    def leave_While_body(self, node: cst.While) -> None:
-        self._any_loops.pop()
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._blocks.append(node)
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-        self._blocks.pop()
-
+    # -- events ----------------------------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
-        self._with_bodies.add(id(node.body))
+        super().visit_With(node)
         for item in node.items:
             if isinstance(item.item, cst.Call) and self.imports.qualify(item.item.func) == _DISTRIBUTED_CONTEXT:
                 context = item.asname.name if item.asname is not None else item.item
                 self._add(ClearGrad(item.item, self._site(), context, "context"))  # type: ignore[arg-type]
 
-    def visit_If(self, node: cst.If) -> None:
-        self._gates[id(node.body)] = (node.test, False)
-        if isinstance(node.orelse, cst.Else):
-            self._gates[id(node.orelse.body)] = (node.test, True)
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._statements.append(node)
-
-    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
-        self._statements.pop()
-
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self._statements.append(None)
-
-    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
-        self._statements.pop()
-
-    # libcst finds visitor methods by their __name__, so each branch gets its own pair
-    def visit_If_body(self, node: cst.If) -> None:
-        self._branches.append((id(node), "if.body"))
-
-    def leave_If_body(self, node: cst.If) -> None:
-        self._branches.pop()
-
-    def visit_If_orelse(self, node: cst.If) -> None:
-        self._branches.append((id(node), "if.else"))
-
-    def leave_If_orelse(self, node: cst.If) -> None:
-        self._branches.pop()
-
-    def visit_Try(self, node: cst.Try) -> None:
-        self._tries.append(node)
-
-    def leave_Try(self, original_node: cst.Try) -> None:
-        self._tries.pop()
-
-    def visit_Try_body(self, node: cst.Try) -> None:
-        self._branches.append((id(node), "try.body"))
-
-    def leave_Try_body(self, node: cst.Try) -> None:
-        self._branches.pop()
-
-    def visit_Try_orelse(self, node: cst.Try) -> None:
-        self._branches.append((id(node), "try.else"))
-
-    def leave_Try_orelse(self, node: cst.Try) -> None:
-        self._branches.pop()
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        owner = id(self._tries[-1]) if self._tries else 0
-        self._branches.append((owner, f"try.except.{id(node)}"))
-
-    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
-        self._branches.pop()
-
-    # -- events ----------------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         qualified = self.imports.qualify(func) or ""

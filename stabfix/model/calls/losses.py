@@ -31,9 +31,11 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import libcst as cst
 
+from stabfix.model.calls import torch_ops
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import visit_readonly
 
@@ -378,7 +380,8 @@ class LossIndex(cst.BatchableCSTVisitor):
         """The function of this file a call runs, with the leading parameters it does not pass (`self`)."""
         definition = self.names.definition_of(call)
         if definition is None:
-            return None
+            on_instance = method_of_instance(self.names, call)  # `Steps().run(pred, y)`
+            return (on_instance, 0 if _is_static(on_instance) else 1) if on_instance is not None else None
         scope = self.names.scopes.get(definition)
         is_method = scope is not None and scope.parent is not None and scope.parent.is_class
         skip = 1 if is_method and isinstance(call.func, cst.Attribute) and not _is_static(definition) else 0
@@ -389,7 +392,7 @@ class LossIndex(cst.BatchableCSTVisitor):
         `def fit_term(pred, ref): return F.l1_loss(pred, ref)` makes `fit_term(model(x), y)` a loss of `y`."""
         resolved = self._definition(call)
         if resolved is None:
-            return None
+            return self._foreign_helper_loss(call)
         definition, skip = resolved
         for arg in call.args:
             parameter = receiving_parameter(call, arg.value, definition, skip)
@@ -397,6 +400,41 @@ class LossIndex(cst.BatchableCSTVisitor):
                 display = dotted_name(call.func) or definition.name.value
                 prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
                 return LossOperands(call, display, prediction, arg.value, definition.name.value, checked=True)
+        return None
+
+    def target_keeps_grad(self, loss: LossOperands) -> bool:
+        """Whether the tensor passed as the target is itself the target inside a helper of this file that
+        computes the loss (`F.mse_loss(pred, ref)`, not `F.nll_loss(logp, torch.argmax(ref, 1))`); True
+        for any other loss (its target expression is the caller's to read)."""
+        resolved = self._definition(loss.call) if loss.target is not None else None
+        if resolved is None or self._plain_operands(loss.call) is not None:
+            return True
+        definition, skip = resolved
+        parameter = receiving_parameter(loss.call, loss.target, definition, skip)  # type: ignore[arg-type]
+        return parameter is None or _target_keeps_grad(self, definition, parameter)
+
+    def _foreign_helper_loss(self, call: cst.Call) -> LossOperands | None:
+        """The same for a function of another scanned file (`from .helpers import fit_term`), by that file's
+        answer about its parameters. Not known to be safe to fix from here: another file holds the loss."""
+        qualified = self.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        if self.project is None or qualified is None or qualified.startswith("torch."):
+            return None
+        symbol = self.project.resolve(qualified)
+        if symbol is None or symbol.kind != "def":
+            return None  # parse another file only for a function of it
+        roles = self.project.foreign(qualified, _parameter_roles, needs=("losses",))
+        if not roles:
+            return None
+        positional, targets = roles
+        index = 0
+        for arg in call.args:
+            if arg.star:
+                return None
+            parameter = arg.keyword.value if arg.keyword is not None else (positional[index] if index < len(positional) else None)
+            index += arg.keyword is None
+            if parameter in targets:
+                prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
+                return LossOperands(call, dotted_name(call.func) or qualified, prediction, arg.value, qualified)
         return None
 
     def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
@@ -496,6 +534,41 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(
         (dotted_name(decorator.decorator) or "").rsplit(".", 1)[-1] == "staticmethod" for decorator in node.decorators
     )
+
+
+def _parameter_roles(definition) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """A function of another file: its positional parameters and those it uses as a loss target (node-free)."""
+    node = definition.node
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    params = node.params
+    positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
+    every = (*positional, *(p.name.value for p in params.kwonly_params))
+    losses = definition.model.losses
+    return positional, frozenset(name for name in every if losses.parameter_role(node, name) == "target"
+                                 and _target_keeps_grad(losses, node, name))
+
+
+def _target_keeps_grad(losses: "LossIndex", node: cst.FunctionDef, parameter: str) -> bool:
+    """Some loss of the function takes the parameter, or a name bound from it, as its target through
+    operations that keep requires-grad (`labels[:, c]`, `ref.float()`; not `torch.argmax(ref, 1)`): the
+    caller's tensor itself is then the target."""
+    kept = {parameter}
+    bindings = [b for b in losses.names.bindings_within(node) if b.value is not None]
+    changed = True
+    while changed:
+        changed = False
+        for binding in bindings:
+            operand = torch_ops.grad_operand(binding.value, losses.qualify)  # type: ignore[arg-type]
+            if binding.name not in kept and operand is not None and read_names(operand) & kept:
+                kept.add(binding.name)
+                changed = True
+    for call in losses.calls_in(node):
+        found = losses._plain_operands(call)
+        operand = torch_ops.grad_operand(found.target, losses.qualify) if found is not None and found.target is not None else None
+        if operand is not None and read_names(operand) & kept:
+            return True
+    return False
 
 
 def receiving_parameter(call: cst.Call, argument: cst.BaseExpression, node: cst.FunctionDef, skip: int) -> str | None:

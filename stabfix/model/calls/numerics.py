@@ -241,6 +241,23 @@ def is_tiny_epsilon(value: Optional[float]) -> bool:
 
 
 # --- magnitude statistics ---------------------------------------------------------------------------
+DIVISION_FUNCTIONS = frozenset({"torch.div", "torch.divide", "torch.true_divide"})
+DIVISION_METHODS = frozenset({"div", "divide", "true_divide", "div_", "divide_", "true_divide_"})
+
+
+def division_operands(call: cst.Call, names: Names) -> Optional[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """The numerator and divisor of a division spelled as a call: `torch.div(a, b)` (also `divide`,
+    `true_divide`, any rounding mode) or the tensor method `a.div(b)` / `a.div_(b)`."""
+    qualified = names.qualify(call.func)
+    if qualified in DIVISION_FUNCTIONS:
+        numerator, divisor = argument(call, 0, "input"), argument(call, 1, "other")
+        return (numerator, divisor) if numerator is not None and divisor is not None else None
+    if qualified is None and isinstance(call.func, cst.Attribute) and call.func.attr.value in DIVISION_METHODS:
+        divisor = argument(call, 0, "other")
+        return (call.func.value, divisor) if divisor is not None else None
+    return None
+
+
 def magnitude_of(expr: cst.BaseExpression, names: Names, depth: int = 0) -> Optional[Magnitude]:
     """`x.std()`, `torch.norm(x)`, `torch.sqrt(v)`, `x.pow(2).mean(-1).sqrt()`, `x.abs().max()`, `v ** 0.5`,
     or a name bound to one: the statistic and the tensor it measures."""
@@ -265,6 +282,10 @@ def magnitude_of(expr: cst.BaseExpression, names: Names, depth: int = 0) -> Opti
     qualified = names.qualify(expr.func)
     method = method_of(expr, names)
     receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+    root = _square_root_operand(expr, qualified, method, receiver, names)
+    if root is not None:  # `torch.pow(v, 0.5)`, `v.pow(0.5)`: the root of a mean of squares measures x
+        inner = magnitude_of(root, names, depth + 1)
+        return Magnitude(expr, inner.measured if inner is not None else root)
     measured = argument(expr, 0, "input") if qualified in MAGNITUDE_FUNCTIONS else receiver if method in MAGNITUDE_METHODS else None
     if measured is not None:
         if qualified in ("torch.sqrt", "torch.rsqrt") or method in ("sqrt", "rsqrt"):
@@ -278,6 +299,16 @@ def magnitude_of(expr: cst.BaseExpression, names: Names, depth: int = 0) -> Opti
         inner = argument(expr, 0, "input")
         measured = magnitude_operand(inner, names) if inner is not None else None
         return Magnitude(expr, measured) if measured is not None else None
+    return None
+
+
+def _square_root_operand(call: cst.Call, qualified: Optional[str], method: Optional[str],
+                         receiver: Optional[cst.BaseExpression], names: Names) -> Optional[cst.BaseExpression]:
+    """`torch.pow(v, 0.5)` / `v.pow(0.5)`: v (what `v ** 0.5` is the root of)."""
+    if qualified == "torch.pow" and constant_of(argument(call, 1, "exponent"), names) == 0.5:
+        return argument(call, 0, "input")
+    if method == "pow" and receiver is not None and constant_of(argument(call, 0, "exponent"), names) == 0.5:
+        return receiver
     return None
 
 

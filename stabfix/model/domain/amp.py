@@ -38,6 +38,7 @@ import libcst as cst
 
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
+from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.source.places import Place, body_of, enclosing_statement, position_in
 from stabfix.model.source.vocabulary import BACKWARD_WRAPPER_NAMES, FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME, VERSION_TEST
 from stabfix.model.training.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
@@ -59,6 +60,9 @@ DTYPES = {
     "torch.float16": "float16", "torch.half": "float16", "torch.bfloat16": "bfloat16",
     "torch.float32": "float32", "torch.float": "float32",
 }
+# a device's bfloat16 support asked at run time: a choice on it falls back on the other dtype somewhere
+BF16_SUPPORT_QUERIES = frozenset({"torch.cuda.is_bf16_supported", "torch.cuda.amp.is_bf16_supported",
+                                  "torch.xpu.is_bf16_supported"})
 _DTYPE_STRINGS = {"float16": "float16", "half": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16"}
 # deprecated entry point -> (device, its name under torch.amp)
 LEGACY_APIS: dict[str, tuple[str, str]] = {
@@ -240,11 +244,12 @@ class Amp(cst.BatchableCSTVisitor):
         return arg.value if arg is not None else None
 
     def entered(self, region: AutocastRegion) -> list[tuple[Frame, ...]]:
-        """The frames of every `with <name>:` that enters the region built earlier (`ctx = autocast(...)`)."""
+        """The frames of every `with <name>:` that enters the region built earlier (`ctx = autocast(...)`,
+        also as one side of a choice: `ctx = nullcontext() if on_cpu else autocast(...)`)."""
         return [
             frames
             for name, frames in self._entered
-            if any(binding.bound_value is region.call for binding in self.names.reaching(name))
+            if any(_holds(binding.bound_value, region.call) for binding in self.names.reaching(name))
         ]
 
     def grad_off(self, region: AutocastRegion) -> bool:
@@ -293,7 +298,9 @@ class Amp(cst.BatchableCSTVisitor):
             return DTYPES[qualified]
         if isinstance(expression, cst.IfExp):
             body, orelse = self._dtype_of(expression.body, sources, depth + 1), self._dtype_of(expression.orelse, sources, depth + 1)
-            return body if body == orelse else None
+            return self._chosen(expression.test, body, orelse)
+        if isinstance(expression, cst.Subscript):
+            return self._looked_up(expression, sources, depth)
         if isinstance(expression, cst.Call) and dotted_name(expression.func) == "getattr" and len(expression.args) == 2:
             text = expression.args[1].value
             if self.qualify(expression.args[0].value) == "torch" and isinstance(text, cst.SimpleString):
@@ -309,6 +316,54 @@ class Amp(cst.BatchableCSTVisitor):
             values = self._field_values(expression)
         results = {self._dtype_of(value, sources, depth + 1) for value in values}
         return results.pop() if len(results) == 1 else None
+
+    def _chosen(self, test: cst.BaseExpression, body: Optional[str], orelse: Optional[str]) -> Optional[str]:
+        """What a choice between two dtypes computes in: the one both branches agree on, or float16 when
+        the choice asks whether the device supports bfloat16 (`bf16 if is_bf16_supported() else fp16`):
+        the fallback runs on every GPU without bfloat16, by design."""
+        if body == orelse:
+            return body
+        if {body, orelse} == {"float16", "bfloat16"} and self._asks_bf16_support(test):
+            return "float16"
+        return None
+
+    def _asks_bf16_support(self, test: cst.BaseExpression) -> bool:
+        class _Calls(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.calls: list[cst.Call] = []
+
+            def visit_Call(self, node: cst.Call) -> None:
+                self.calls.append(node)
+
+        found = _Calls()
+        visit_readonly(test, found)
+        return any(self.qualify(call.func) in BF16_SUPPORT_QUERIES for call in found.calls)
+
+    def _looked_up(self, subscript: cst.Subscript, sources: list, depth: int) -> Optional[str]:
+        """`{"bfloat16": torch.bfloat16, "float16": torch.float16}[name]`: the entry every key the name
+        may hold selects (a key chosen between two strings is followed like a choice of dtypes)."""
+        table = subscript.value
+        if isinstance(table, cst.Name):
+            table = self.names.single_value(table) or table
+        if not isinstance(table, cst.Dict) or len(subscript.slice) != 1:
+            return None
+        index = subscript.slice[0].slice
+        if not isinstance(index, cst.Index):
+            return None
+        entries = {element.key.evaluated_value: element.value for element in table.elements
+                   if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)}
+        key = index.value
+        if isinstance(key, cst.Name):
+            key = self.names.single_value(key) or key
+        if isinstance(key, cst.SimpleString):
+            entry = entries.get(key.evaluated_value)
+            return self._dtype_of(entry, sources, depth + 1) if entry is not None else None
+        if isinstance(key, cst.IfExp) and isinstance(key.body, cst.SimpleString) and isinstance(key.orelse, cst.SimpleString):
+            body, orelse = entries.get(key.body.evaluated_value), entries.get(key.orelse.evaluated_value)
+            if body is None or orelse is None:
+                return None
+            return self._chosen(key.test, self._dtype_of(body, sources, depth + 1), self._dtype_of(orelse, sources, depth + 1))
+        return None
 
     def _field_values(self, attribute: cst.Attribute) -> list[cst.BaseExpression]:
         """What `self.amp_dtype` / `cfg.train.amp_dtype` can hold: the file's assignments of that field
@@ -482,3 +537,12 @@ def _last_name(expression: cst.BaseExpression) -> Optional[str]:
     if isinstance(expression, cst.Attribute):
         return expression.attr.value
     return None
+
+
+def _holds(value: Optional[cst.BaseExpression], call: cst.Call) -> bool:
+    """`value` is the call, or a conditional expression one of whose sides is (nested choices included)."""
+    if value is call:
+        return True
+    if isinstance(value, cst.IfExp):
+        return _holds(value.body, call) or _holds(value.orelse, call)
+    return False

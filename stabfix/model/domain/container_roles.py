@@ -1,7 +1,8 @@
 """What the recorded stores and uses of a long-lived container mean: whether it is long-lived at
 all, a cache or a result built once and handed over, cleared, growing per step, restored from a
 checkpoint, holding tensors. `ContainerRoles` is the query half of the `containers` part (the
-`Containers` recorder inherits it), so the rules ask one object.
+`Containers` recorder inherits it), so the rules ask one object. What each store says is in
+`store_roles.py` (`StoreRoles`, which `ContainerRoles` inherits).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from stabfix.model.source import vocabulary as vocab
+from stabfix.model.domain.store_roles import StoreRoles
 from stabfix.model.domain.container_uses import (
     ContainerKey,
     ContainerUse,
@@ -19,18 +21,13 @@ from stabfix.model.domain.container_uses import (
     Store,
     hands_over,
     is_self,
-    reads_entry,
 )
-from stabfix.model.calls.devices import is_device_name, method_chain
-from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.syntax import code_of, contains, names_in, walk
+from stabfix.model.source.syntax import contains, names_in, walk
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.training.structure import StepIndex
 from stabfix.model.flow.values import (
-    METADATA_STEPS,
     NOT_TENSOR_FUNCTIONS,
-    PARAMETER_ITERATORS,
     TENSOR_FUNCTION_MODULES,
     TORCH_FROM_DATA,
     annotation_mentions_tensor,
@@ -40,7 +37,7 @@ from stabfix.model.flow.values import (
 SETUP_METHODS = frozenset({None, "__init__", "__post_init__"})
 
 
-class ContainerRoles:
+class ContainerRoles(StoreRoles):
     """Questions over what `Containers` recorded in the traversal (ask them after it)."""
 
     # recorded by `Containers` (see there)
@@ -189,117 +186,9 @@ class ContainerRoles:
                 return False
         return False
 
-
     def handed_over(self, uses: list[ContainerUse]) -> bool:
         """The container itself is saved, loaded into a model or returned somewhere."""
         return any(hands_over(use.node, use.parents, self.qualified_name) for use in uses)
-
-    # --- stores --------------------------------------------------------------------------------
-    def grows(self, store: Store, kind: str) -> bool:
-        """Whether the store adds an entry per call (`append` to a list) or per new key: a key derived from
-        the storing function's arguments, loop variables or data (not a constant, not a device)."""
-        if store.op in ("append", "insert"):
-            return kind == "list"
-        if kind != "dict":
-            return False
-        if store.op == "nested-append":
-            return True
-        key = store.key
-        names = names_in(key) - {"True", "False", "None"} if key is not None else set()
-        if not names:
-            return False  # a constant key: one slot, overwritten
-        facts = self.facts(store.functions[-1] if store.functions else self.module)  # type: ignore[arg-type]
-        if _keyed_by_device(facts, key):  # type: ignore[arg-type]
-            return False  # a per-device memo is meant to live on each device
-        if _keyed_by_shape(facts, key):  # type: ignore[arg-type]
-            return False  # one entry per input geometry (`(x.shape[-2], x.shape[-1])`): a bounded table memo
-        if names & store.comprehension_names:
-            return True
-        if not store.functions:
-            return any(name in facts.loop_iters or _bound_to_data(facts, name) for name in names)
-        for name in names - {"self", "cls"}:
-            if name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name):
-                return True
-        return False
-
-    def in_setup(self, store: Store) -> bool:
-        """Filled in `__init__`: once at construction, not per step."""
-        return bool(store.functions) and store.functions[0].name.value in ("__init__", "__post_init__")
-
-    def in_hook(self, store: Store) -> bool:
-        """Filled by a function registered as a hook (or named like one)."""
-        for function in store.functions:
-            name = function.name.value
-            if name in self.hook_names or "hook" in name.lower():
-                return True
-        return False
-
-    def in_data_pipeline(self, store: Store) -> bool:
-        """Datasets cache what their (CPU) workers decode: `__getitem__`, or any method of a `*Dataset` class."""
-        if any(
-            function.name.value in ("__getitem__", "__getitems__", "__iter__", "__next__")
-            for function in store.functions
-        ):
-            return True
-        owner = store.container.owner
-        if isinstance(owner, cst.ClassDef):
-            for base in owner.bases:
-                name = self.qualified_name(base.value) or dotted_name(base.value) or ""
-                if name.rsplit(".", 1)[-1].endswith("Dataset"):
-                    return True
-        return False
-
-    def iterates_parameters(self, store: Store) -> bool:
-        """Filled in a loop over a model's parameters, buffers or modules (EMA shadows, backups)."""
-        for loop in store.loops:
-            if not isinstance(loop, cst.For):
-                continue
-            for node in walk(loop.iter):
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-                    if node.func.attr.value in PARAMETER_ITERATORS:
-                        return True
-        return False
-
-    def recomputes_own_entry(self, store: Store, uses: list[ContainerUse]) -> bool:
-        """The stored value is computed, through locals, from the entry it replaces (`old = c[k]`, `c[k] = f(old)`).
-
-        Only a read of the same key counts: a batched memo that looks up which keys are missing
-        (`k not in c`) and stores rows of the freshly computed batch adds new entries.
-        """
-        if store.key is None or not store.functions:
-            return False
-        facts = self.facts(store.functions[-1])
-        entry_reads = [use.node for use in uses if reads_entry(use, store.key)]
-        return bool(entry_reads) and _computed_from(store.value, facts, entry_reads)
-
-    def built_once(self, stores: list[Store], uses: list[ContainerUse]) -> bool:
-        """A result built to be handed over, not a cache: the container itself is saved, loaded into a
-        model or returned (`torch.save(out, p)`, `model.load_state_dict(sd)`, `return sd`), or is a
-        script's one-shot collection consumed after the loop that fills it; nothing reads an entry back
-        by key, and no store runs as part of training (a conversion, merge or sampling script)."""
-        if any(use.kind in ("read", "get", "lookup", "moved") for use in uses):
-            return False  # consulted by key: a memo
-        if any(self.steps.in_training(store.frames) for store in stores):
-            return False  # filled step after step: it grows with training whatever happens to it after
-        return self.handed_over(uses) or self._collected_by_script(stores, uses)
-
-    def _collected_by_script(self, stores: list[Store], uses: list[ContainerUse]) -> bool:
-        """A script's one-shot collection (`samples.append(x)` in `for _ in range(n_iter)`, then
-        `torch.stack(samples)` once the loop is done): module-level code runs once, so `for` loops fill
-        it to a bounded size and nothing consults it while it grows. A function could run again and
-        again, and a `while` loop need not end, so either makes it a cache again."""
-        if any(store.functions or any(not isinstance(loop, cst.For) for loop in store.loops) for store in stores):
-            return False
-        if any(use.functions for use in uses):
-            return False
-        filling = {id(loop) for store in stores for loop in store.loops}
-
-        def while_filling(use: ContainerUse) -> bool:
-            return any(id(parent) in filling for parent in use.parents)
-
-        looked_at = [use for use in uses if use.kind not in ("empty", "store")]
-        consulted = [use for use in looked_at if use.kind not in ("safe", "meta") and while_filling(use)]
-        return not consulted and any(not while_filling(use) for use in looked_at)
 
     def restoring_loads(self, container: ContainerKey, uses: list[ContainerUse]) -> list[Load]:
         """`torch.load` calls whose result fills this container: assigned to / merged into it, its entries
@@ -389,97 +278,3 @@ class _MethodCalls(cst.CSTVisitor):
         elif not self.on_self and isinstance(func, cst.Name):
             self.calls.append((func.value, node))
 
-
-def _keyed_by_device(facts: LocalBindings, key: cst.BaseExpression) -> bool:
-    """The key names a device, itself or through a local tuple it is bound to (`k = (n, x.device)`)."""
-    parts = [key] + [
-        binding.value
-        for name in names_in(key)
-        for binding in facts.bindings.get(name, [])
-        if isinstance(binding.value, (cst.Tuple, cst.FormattedString))
-    ]
-    return any(
-        any(is_device_name(name) for name in names_in(part)) or "device" in code_of(part, 200) for part in parts
-    )
-
-
-def _keyed_by_shape(facts: LocalBindings, key: cst.BaseExpression) -> bool:
-    """The key is made only of tensor metadata (`x.shape[-1]`, `(h, w)` read off `x.shape`), itself or
-    through a local it is bound to once: it takes one value per input geometry, not per sample."""
-    if isinstance(key, cst.Name):
-        bindings = facts.bindings.get(key.value, [])
-        if len(bindings) != 1 or bindings[0].value is None:
-            return False
-        key = bindings[0].value
-    parts = [element.value for element in key.elements] if isinstance(key, cst.Tuple) else [key]
-    return bool(parts) and all(_is_metadata(part) for part in parts)
-
-
-def _is_metadata(expr: cst.BaseExpression) -> bool:
-    _, steps = method_chain(expr)
-    return any(step in METADATA_STEPS for step, _ in steps)
-
-
-def _bound_to_data(facts: LocalBindings, name: str, depth: int = 0) -> bool:
-    """Bound to something other than a literal: the key can differ from call to call. A tuple or an
-    f-string built from such names (`key = (image_id, scale)`, `key = f"{path}:{size}"`) is data too."""
-    bindings = facts.bindings.get(name, [])
-    return bool(bindings) and not all(
-        b.value is not None and _is_literal(b.value) and not _built_from_data(facts, b.value, depth) for b in bindings
-    )
-
-
-def _built_from_data(facts: LocalBindings, value: cst.BaseExpression, depth: int) -> bool:
-    """A tuple display or f-string holding an argument, a loop variable or a local bound to data."""
-    if depth > 4 or not isinstance(value, (cst.Tuple, cst.FormattedString)):
-        return False
-    return any(
-        name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name, depth + 1)
-        for name in names_in(value) - {"self", "cls", "True", "False", "None"}
-    )
-
-
-def _is_literal(node: cst.BaseExpression) -> bool:
-    return isinstance(
-        node,
-        (
-            cst.SimpleString,
-            cst.ConcatenatedString,
-            cst.FormattedString,
-            cst.Integer,
-            cst.Float,
-            cst.Imaginary,
-            cst.List,
-            cst.Tuple,
-            cst.Set,
-            cst.Dict,
-            cst.ListComp,
-            cst.SetComp,
-            cst.DictComp,
-            cst.GeneratorExp,
-        ),
-    ) or (isinstance(node, cst.Name) and node.value in ("True", "False", "None"))
-
-
-def _computed_from(
-    value: cst.BaseExpression, facts: "LocalBindings", sources: list[cst.BaseExpression], depth: int = 0
-) -> bool:
-    """A local in `value` whose every binding contains one of `sources`, directly or through other locals.
-
-    Every binding, so that the memo pattern (`e = c.get(k)`, then `e = compute()` when it is
-    missing, then `c[k] = e.detach()`) still counts as storing a newly computed value.
-    """
-    if depth > 4:
-        return False
-    for name in names_in(value):
-        bindings = facts.bindings.get(name, [])
-        if bindings and all(
-            binding.value is not None
-            and (
-                any(contains(binding.value, source) for source in sources)
-                or _computed_from(binding.value, facts, sources, depth + 1)
-            )
-            for binding in bindings
-        ):
-            return True
-    return False

@@ -4,6 +4,9 @@
 - `passed_for(parameter)`: what every call of the file passes for a parameter (its default where a call
   leaves it out), or None when a call cannot be tied to the function, hides what it passes (`*args`),
   the function is read other than by calling it (a callback: its calls are out of sight) or never called;
+- `method_called(call)`: the method of the file that `obj.method(...)` runs when `obj` is not the method's
+  own receiver: an instance of a class of the file the code builds, or, when the file shows nothing about
+  `obj` (a parameter no call of the file binds), the one class of the file that defines that method;
 - `always_called_without_grad(def)`: every call of the function in the file runs with autograd off (a
   `no_grad` block or decorator around it, or a caller that is itself only called so, `MAX_CALLERS` up).
 """
@@ -37,6 +40,36 @@ class Callers:
         scope = self.names.scope_of(function)
         parent = scope.parent if scope is not None else None
         return parent.node if parent is not None and parent.is_class else None  # type: ignore[return-value]
+
+    def method_called(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+            return None
+        if self.names.definition_of(call) is not None or self.names.qualify(func.value) is not None:
+            return None  # the receiver's own method (`self.m()`), or a module of an import
+        bindings = self.names.reaching(func.value)
+        if not bindings:
+            return None
+        classes: set[cst.ClassDef] = set()
+        for binding in bindings:
+            held = self.passed_for(binding) if binding.kind == "param" else [binding.bound_value]
+            if binding.kind == "param" and held is None:
+                continue  # nothing shown about what it holds
+            for built in held or [None]:
+                callee = self.names.instance_of(built) if isinstance(built, cst.Call) else None
+                owner = callee.module_class or callee.node if callee is not None else None
+                if not isinstance(owner, cst.ClassDef):
+                    return None  # something else, or an instance of a library class
+                classes.add(owner)
+        if not classes:  # only unknown parameters: the class of the file that has such a method
+            classes = {scope.node for scope in self.names.scopes.values()  # type: ignore[misc]
+                       if scope.is_class and _defines(scope.bindings.get(func.attr.value, []))}
+        if len(classes) != 1:
+            return None
+        (owner,) = classes
+        scope = self.names.scopes.get(owner)
+        defs = [b.node for b in scope.bindings.get(func.attr.value, [])] if scope is not None else []
+        return defs[-1] if _defines(scope.bindings.get(func.attr.value, [])) else None  # type: ignore[return-value,union-attr]
 
     def passed_for(self, parameter: Binding) -> Optional[list[cst.BaseExpression]]:
         function = parameter.scope.node
@@ -100,3 +133,8 @@ def argument(call: cst.Call, parameters: tuple[str, ...], parameter: str) -> Opt
     keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == parameter]
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     return keyword[0] if keyword else positional[index] if index < len(positional) else None
+
+
+def _defines(bindings: list[Binding]) -> bool:
+    """Every binding of the name in a class body is a `def`: it names a method."""
+    return bool(bindings) and all(binding.kind == "def" for binding in bindings)

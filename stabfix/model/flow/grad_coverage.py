@@ -15,6 +15,14 @@ rates), a clear of one optimizer's gradients says nothing about another's. The f
   `model` and `model.head`). A clear of unknown reach (`p.grad = None` in a loop, a helper, an optimizer
   of unknown parameters, a model that is a name's alias of another object) may clear anything.
 
+- `backward_reach(loss, names, qualify)`: the models whose parameters a backward of `loss` can give
+  gradients to, when the code shows every path the loss is computed on: calls of modules (`model(x)`,
+  `model.forward(x)`; what they are handed is their input), tensor methods with constant arguments
+  (`.sum()`, `.mean(dim=1)`, `.float()`), and arithmetic with constants, through names (every reaching
+  binding); `loss = model(x).sum()` reaches `{"model"}`. None when anything else may carry history (a
+  loss function of a target, an unknown call, a parameter of the function). A clear of every model in
+  it (`model.zero_grad()`) empties every gradient that backward made, whatever optimizer steps next.
+
 Unknown is never proof: these answers only ever remove clears from a rule's view when the code shows
 they cannot reach the stepped parameters.
 """
@@ -130,3 +138,67 @@ class GradCoverage:
             return False
         bindings = self.names.bindings_of(root)
         return any(isinstance(b.bound_value, _ALIASING) for b in bindings)
+
+
+_MAX_REACH_DEPTH = 12
+
+
+def backward_reach(loss: cst.BaseExpression, names: Names, qualify, depth: int = 0) -> Optional[frozenset[str]]:
+    if depth > _MAX_REACH_DEPTH:
+        return None
+    if isinstance(loss, (cst.Integer, cst.Float)):
+        return frozenset()
+    if isinstance(loss, cst.UnaryOperation):
+        return backward_reach(loss.expression, names, qualify, depth + 1)
+    if isinstance(loss, cst.BinaryOperation):
+        left = backward_reach(loss.left, names, qualify, depth + 1)
+        right = backward_reach(loss.right, names, qualify, depth + 1)
+        return None if left is None or right is None else left | right
+    if isinstance(loss, cst.Name):
+        bindings = names.reaching(loss)
+        if not bindings or any(b.kind != "assign" or b.bound_value is None for b in bindings):
+            return None  # a parameter, a loop target, an unpacked element: not shown
+        found: frozenset[str] = frozenset()
+        for binding in bindings:
+            reach = backward_reach(binding.bound_value, names, qualify, depth + 1)  # type: ignore[arg-type]
+            if reach is None:
+                return None
+            found |= reach
+        return found
+    if not isinstance(loss, cst.Call):
+        return None
+    func = loss.func
+    module = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    if qualify(func) is None and isinstance(module, cst.Name) and _a_module(module, names):
+        return frozenset({module.value})  # `model(x)`: what it is handed is its input
+    if isinstance(func, cst.Attribute) and qualify(func) is None and all(_constant(arg.value) for arg in loss.args):
+        return backward_reach(func.value, names, qualify, depth + 1)  # `.sum()`, `.mean(dim=1)`, `.float()`
+    return None
+
+
+def _a_module(name: cst.Name, names: Names) -> bool:
+    """A name called as a model: a parameter of the function, or bound to a constructed object (not to a
+    function of the file, a lambda or a value computed from tensors)."""
+    bindings = names.reaching(name)
+    return bool(bindings) and all(b.kind == "param" or _constructs_module(b.bound_value, names) for b in bindings)
+
+
+def _constructs_module(value: Optional[cst.BaseExpression], names: Names) -> bool:
+    """`Net()` of a model class of the file, or a `torch.nn` module class."""
+    if not isinstance(value, cst.Call):
+        return False
+    callee = names.instance_of(value)
+    if callee is None:
+        return False
+    if callee.kind == "library":
+        return (callee.qualified or "").startswith("torch.nn.")
+    return callee.module_class is not None or callee.kind == "class"
+
+
+def _constant(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(_constant(element.value) for element in expr.elements)
+    return isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"))

@@ -5,7 +5,8 @@ Which statements make a tensor require grad (`t.requires_grad_(True)`, `t.requir
 differentiated (`.grad` read, `torch.autograd.grad(..., inputs=t)`, handed to an optimizer), which
 are returned, which escape to code the file does not show (stored, or handed to a call: `handovers`;
 `escaped_unless(harmless)` leaves out the hand-overs a caller clears, such as a function of the file
-whose summary shows it never reads that parameter's gradient), and which calls are losses with which
+whose summary shows it never reads that parameter's gradient, or a call whose callee's summary the
+caller has read), and which calls are losses with which
 target. The model part `gradients`, recorded in the engine's traversal for every outermost function
 and for the module as a whole; used by SF101, and by any rule that asks "is this tensor's gradient
 ever used?".
@@ -261,8 +262,9 @@ class GradientFacts(cst.BatchableCSTVisitor):
             qualified = self.loss_index.qualify(call.func) or ""
             if loss is None and not _only_computes(call, qualified):
                 for arg in call.args:
-                    facts.escaped |= bare_names(arg.value)
-                    if bare_names(arg.value):
+                    handed = bare_names(arg.value)
+                    facts.escaped |= handed
+                    if handed:
                         facts.handovers.append((call, arg))
             dotted = dotted_name(call.func) or ""
             if qualified in _AUTOGRAD_GRAD:

@@ -13,8 +13,12 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
 - `FunctionSummary.effects`: what the function does to `self.<attr>` and its parameters, spelled as
   the function spells them (`self.model`, `model` for a parameter): `eval`/`train` mode switches (an
   eval switch is `restored` when a later train switch of the same module, or a module holding it, runs
-  in the same function), `zero_grad`, `step`, `backward`, `no_grad` (enters a no_grad/inference_mode
-  region or is decorated with one), `store` (appends to or assigns into a container). Effects of the
+  in the same function), `zero_grad`, `step`, `backward`, `unscale` (a gradient scaler's `unscale_`),
+  `no_grad` (enters a no_grad/inference_mode region or is decorated with one), `store` (appends to or
+  assigns into a container), `requires_grad` (makes a parameter require grad in place:
+  `t.requires_grad_()`, `t.requires_grad = True`), `detach` (cuts it from the graph in place:
+  `h.detach_()`, `h[0].detach_()` (`h[0]`), `h[i].detach_()` with a variable index (`h[*]`),
+  `self.h = self.h.detach()`). Effects of the
   same-file functions it calls are included, mapped onto its own spelling (the call's arguments), with
   `depth` (how many calls down) and `via` (the functions they go through); an effect on something of
   the callee's own (a local variable) keeps `target=None`.
@@ -25,8 +29,8 @@ so far (nothing, at first), and the function is summarised again until its summa
 most `MAX_ROUNDS` times). Depth limit: facts followed more than `MAX_DEPTH` calls down are dropped
 (an effect) or unknown (a returned value).
 
-`of(def)` for a def of this file, `of_call(call)` for a call (a same-file function or method, a class
-of this file: its `ClassSummary`); any other call asks the hook `foreign(qualified_name)`, which
+`of(def)` for a def of this file, `of_call(call)` for a call (a same-file function or method, also
+on an instance the file builds: `Steps().run(x)`; a class of this file: its `ClassSummary`); any other call asks the hook `foreign(qualified_name)`, which
 returns None (unknown) until a project index supplies another file's summaries. What the callers of a
 function do (`always_called_without_grad`, `passed_for`) is `callers.py`'s, reachable from here.
 Set `foreign` before the first query: summaries are memoised, a summary built without it stays so.
@@ -41,14 +45,15 @@ from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from stabfix.model.calls.activations import Activations
-from stabfix.model.calls.events import Backward, ClearGrad, Events, LocalCall, Step
-from stabfix.model.flow.callers import Callers, argument
 from stabfix.model.calls import torch_ops
-from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, requires_grad_keyword
+from stabfix.model.calls.activations import Activations
+from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
+from stabfix.model.flow.callers import Callers, argument
+from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, is_true, requires_grad_keyword
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.flow.values import Values
 from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.training.modes import ModeSwitches, owns
@@ -89,7 +94,7 @@ class ValueFacts:
 
 @dataclass(frozen=True)
 class Effect:
-    kind: str  # eval | train | zero_grad | step | backward | no_grad | store
+    kind: str  # eval | train | zero_grad | step | backward | unscale | no_grad | store | requires_grad | detach
     target: Optional[str]  # `self.model`, a parameter's spelling; None when not nameable by the caller
     restored: bool = False  # an eval switch that a later train switch of the same module undoes
     depth: int = 0  # calls below the summarised function (0: in its own body)
@@ -203,7 +208,7 @@ class Summaries:
     def of_call(self, call: cst.Call) -> Optional[Summary]:
         """The summary of what a call runs: a function or method of this file, a class of this file
         (constructing it), else what the `foreign` hook knows of its qualified name."""
-        function = self.names.definition_of(call)
+        function = self.names.definition_of(call) or method_of_instance(self.names, call)
         if function is not None:
             return self.of(function)
         callee = self.names.callable_of(call.func)
@@ -262,6 +267,30 @@ class Summaries:
         return [replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
                         via=(summary.name, *effect.via))
                 for effect in summary.effects if effect.depth + 1 <= MAX_DEPTH]
+
+    def with_calls(self, events: list[Event]) -> list[Event]:
+        """`events` (of one function, in order) with each call of a summarised function followed by
+        events standing for the backward passes, `zero_grad` clears and unscales it runs, at the call's
+        site and with the call as their node (the receiver as the caller spells it), so that a query
+        over one function's events sees what moved into a helper (of this file or another)."""
+        found: list[Event] = []
+        for event in events:
+            found.append(event)
+            if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
+                continue
+            for effect in self.effects_at(event.node):
+                if effect.kind == "backward":
+                    found.append(Backward(event.node, event.site, None))
+                elif effect.kind in ("zero_grad", "unscale") and effect.target is not None:
+                    spelled = _expression(event.node, effect.target)
+                    found.append(ClearGrad(event.node, event.site, spelled, "zero_grad") if effect.kind == "zero_grad"
+                                 else Unscale(event.node, event.site, spelled, None))
+        return found
+
+    def detached_at(self, call: cst.Call) -> list[str]:
+        """What the function a call runs detaches in place, spelled as the caller spells it
+        (`repackage(state)` running `state.detach_()` detaches `state`; `h[*]`: some element of `h`)."""
+        return [effect.target for effect in self.effects_at(call) if effect.kind == "detach" and effect.target]
 
     # -- building one summary ----------------------------------------------------------------------
     def _summarise(self, function: cst.FunctionDef) -> tuple[FunctionSummary, bool]:
@@ -400,7 +429,10 @@ class Summaries:
             candidates = [b.bound_value for b in self.names.reaching(expr)]
             if not candidates or any(c is None for c in candidates):
                 return False
-        return all(is_requires_grad_call(c) or requires_grad_keyword(c, self.imports) is not None for c in candidates)  # type: ignore[arg-type]
+        # through operations that keep the flag: `torch.tensor(y, requires_grad=True).to(device).view(-1)`
+        marked = [torch_ops.grad_operand(c, self.imports.qualify) for c in candidates]  # type: ignore[arg-type]
+        return all(c is not None and (is_requires_grad_call(c) or requires_grad_keyword(c, self.imports) is not None)
+                   for c in marked)
 
     def _effects(self, function: cst.FunctionDef) -> tuple[Effect, ...]:
         own: list[tuple[int, Effect]] = []
@@ -416,11 +448,21 @@ class Summaries:
                 own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None)))
             elif isinstance(event, ClearGrad):
                 own.append((order, Effect("zero_grad", dotted_name(event.receiver))))
+            elif isinstance(event, Unscale):
+                own.append((order, Effect("unscale", dotted_name(event.scaler))))
             elif isinstance(event, LocalCall) and self._summarised(event.node):  # type: ignore[arg-type]
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
         if self._enters_no_grad(function):
             own.append((0, Effect("no_grad", None)))
         own.extend((0, Effect("store", target)) for target in _stores(function))
+        # a tensor the caller hands in, made to require grad (a method's receiver is a module, not one)
+        receiver, positional = self.callers.signature(function)
+        marked, kept = _marked_in_place(function)
+        own.extend((0, Effect("requires_grad", target)) for target in marked if target in positional)
+        # a tensor it rebinds or reads the gradient of (also one a callee marks) is not left marked for the caller
+        own = [(order, effect) for order, effect in own
+               if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in kept]
+        own.extend((0, Effect("detach", target)) for target in _detaches(function))
         settled = [self._restored(effect, order, own) for order, effect in own]
         return _deduplicated(settled, self._reachable_spellings(function))
 
@@ -440,7 +482,7 @@ class Summaries:
         """The caller's spelling of what the callee calls `target` (a parameter, or `self.<attr>`)."""
         if target is None:
             return None
-        root, dot, rest = target.partition(".")
+        root, dot, rest = _root_of(target)
         if summary.receiver is not None and root == summary.receiver:
             owner = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
             return owner + dot + rest if owner else None
@@ -478,7 +520,7 @@ class Summaries:
         return isinstance(self._foreign_of(call), FunctionSummary)
 
     def _is_same_file_call(self, call: cst.Call) -> bool:
-        if self.names.definition_of(call) is not None:
+        if self.names.definition_of(call) is not None or method_of_instance(self.names, call) is not None:
             return True
         callee = self.names.callable_of(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         return bool(callee is not None and callee.kind == "function" and callee.module_class is None
@@ -507,7 +549,7 @@ def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:
     (a local of this function) becomes None."""
     kept: dict[tuple[str, Optional[str], bool], Effect] = {}
     for effect in effects:
-        if effect.target is not None and effect.target.partition(".")[0] not in roots:
+        if effect.target is not None and _root_of(effect.target)[0] not in roots:
             effect = replace(effect, target=None)
         key = (effect.kind, effect.target, effect.restored)
         if key not in kept or effect.depth < kept[key].depth:
@@ -543,6 +585,125 @@ def _stores(function: cst.FunctionDef) -> list[str]:
 
     visit_readonly(function, _Finder())
     return found
+
+
+def _marked_in_place(function: cst.FunctionDef) -> tuple[list[str], set[str]]:
+    """The names the function makes require grad in place, whatever it does with the result:
+    `t.requires_grad_()` (also inside `return t.requires_grad_(True)`), `t.requires_grad = True`; not a
+    name it rebinds anywhere (`t = t.detach()` makes it another tensor than the one handed in) or reads the
+    gradient of (the second set: the function keeps those for itself)."""
+    found: list[str] = []
+    rebound: set[str] = set()
+    read: set[str] = set()  # its gradient read here: the helper wants the flag
+
+    class _Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
+                found.append(node.func.value.value)  # type: ignore[attr-defined]
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                attr = target.target
+                if (isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad"
+                        and isinstance(attr.value, cst.Name) and is_true(node.value)):
+                    found.append(attr.value.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value in ("grad", "register_hook", "retain_grad", "backward") and isinstance(node.value, cst.Name):
+                read.add(node.value.value)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            rebound.update(name.value for name in _bound_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            rebound.update(name.value for name in _bound_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            rebound.update(name.value for name in _bound_names(node.target))
+
+    visit_readonly(function, _Finder())
+    kept = rebound | read
+    return [name for name in found if name not in kept], kept
+
+
+def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
+
+
+def _expression(call: cst.Call, spelled: str) -> cst.BaseExpression:
+    """The caller's expression for a spelling: the argument itself when one reads so, else parsed."""
+    for arg in call.args:
+        if dotted_name(arg.value) == spelled:
+            return arg.value
+    return cst.parse_expression(spelled)
+
+
+def _root_of(target: str) -> tuple[str, str, str]:
+    """`self.h` -> (`self`, `.`, `h`); `h[0]` -> (`h`, `[`, `0]`); `h` -> (`h`, ``, ``)."""
+    cut = min((i for i in (target.find("."), target.find("[")) if i >= 0), default=-1)
+    return (target, "", "") if cut < 0 else (target[:cut], target[cut], target[cut + 1:])
+
+
+def _detaches(function: cst.FunctionDef) -> list[str]:
+    """What the function cuts from the graph in place: `x.detach_()` on a name, attribute or element
+    (`h[0]`; `h[*]` for a variable index), or `x = x.detach()` re-binding an attribute (`self.h`)."""
+    found: list[str] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach_":
+                spelled = _element_spelling(node.func.value)
+                if spelled is not None:
+                    found.append(spelled)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
+                return
+            target = dotted_name(node.targets[0].target)
+            if (target is not None and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value == "detach" and dotted_name(value.func.value) == target):
+                found.append(target)
+
+    visit_readonly(function, _Finder())
+    return found
+
+
+def _element_spelling(node: cst.BaseExpression) -> Optional[str]:
+    """`h`, `self.h`, `h[0]`, `h[*]` (a variable index); None for anything else."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        base = dotted_name(node.value)
+        index = node.slice[0].slice.value
+        if base is None:
+            return None
+        if isinstance(index, cst.Integer):
+            return f"{base}[{index.value}]"
+        return f"{base}[*]" if isinstance(index, cst.Name) else None
+    return dotted_name(node)
 
 
 def _rooted_in_name(expr: cst.BaseExpression) -> bool:

@@ -6,7 +6,9 @@ it the autograd graph of every earlier iteration, into the next one, unless the 
 `h = model.init_hidden()` each iteration). The same holds for `self.h` in a step method:
 `out, self.h = self.rnn(x, self.h)` runs once per step. A tuple or list state (an LSTM's `(h, c)`)
 is cut just as well element by element in place: `h[0].detach_()` and `h[1].detach_()`, or
-`for t in h: t.detach_()`. The model's `carried` part records the loops during the traversal (a
+`for t in h: t.detach_()`. A helper of this file or of another scanned file cuts it just as well
+(`repackage(h)` running `h.detach_()`, `h, c = detached(h, c)` returning detached values): the
+`summaries` part says what a call detaches in place and returns. The model's `carried` part records the loops during the traversal (a
 `self` attribute's class comes from `names`) and answers afterwards:
 
 - `carried()`: one `CarriedState` per name or `self` attribute that a call inside a loop (or a
@@ -18,7 +20,7 @@ is cut just as well element by element in place: `h[0].detach_()` and `h[1].deta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Optional, Protocol, Union
 
 import libcst as cst
 
@@ -45,11 +47,20 @@ class CarriedState:
     is_sequence: bool = False  # the code shows a tuple or list of tensors (`(h0, c0)`, an LSTM's state)
 
 
+class CallFacts(Protocol):
+    """What the `summaries` part tells about a call (a layer above this one, so handed in)."""
+
+    def detached_at(self, call: cst.Call) -> list[str]: ...
+
+    def returned_facts(self, call: cst.Call) -> Optional[tuple]: ...
+
+
 class CarriedStates(cst.BatchableCSTVisitor):
-    def __init__(self, names: Names, events: Events) -> None:
+    def __init__(self, names: Names, events: Events, calls: Optional[CallFacts] = None) -> None:
         super().__init__()
         self.names = names
         self.events = events
+        self.calls = calls
         self._loops: list[Loop] = []
 
     # -- traversal ------------------------------------------------------------------------------------
@@ -139,16 +150,23 @@ class CarriedStates(cst.BatchableCSTVisitor):
         reads = _reads_attribute(value, name) if on_self else name in read_names(value)
         if not reads:
             return True  # `h = model.init_hidden(bs)`, `h = None`: a fresh state
-        return _cuts_graph(value) or self._detaching_helper(value)
+        return _cuts_graph(value) or self._detaching_helper(value, binding)
 
-    def _detaching_helper(self, value: cst.BaseExpression) -> bool:
-        """`repackage_hidden(h)`: a function of this file whose returns detach."""
+    def _detaching_helper(self, value: cst.BaseExpression, binding: Binding) -> bool:
+        """`repackage_hidden(h)`: a function of this file whose returns detach; or any summarised function
+        (a method, another file's) whose returned value (the element unpacked) is detached."""
         if not isinstance(value, cst.Call):
             return False
         definition = self.names.definition_of(value)
-        if definition is None:
+        if definition is not None and any(
+                _cuts_graph(r) or _calls_itself(r, definition) for r in self.names.returns.get(definition, [])):
+            return True
+        returned = self.calls.returned_facts(value) if self.calls is not None else None
+        if not returned:
             return False
-        return any(_cuts_graph(r) or _calls_itself(r, definition) for r in self.names.returns.get(definition, []))
+        if binding.kind == "unpack" and len(binding.position) == 1 and binding.position[0] < len(returned):
+            return returned[binding.position[0]].detached is True
+        return all(facts.detached is True for facts in returned)
 
     def _detached_in_place(self, region: cst.CSTNode, state: str, length: Optional[int]) -> bool:
         """`h.detach_()`, or every element of a tuple state: `h[0].detach_()` and `h[1].detach_()` (all
@@ -156,6 +174,16 @@ class CarriedStates(cst.BatchableCSTVisitor):
         the indices, `t.detach_()` in a loop or comprehension over `h`."""
         indices: set[int] = set()
         for call in self._calls_in(region):
+            for spelled in self.calls.detached_at(call) if self.calls is not None else ():
+                base, _, index = spelled.partition("[")
+                element = next((arg.value for arg in call.args if _spelled(arg.value) == base), None)
+                if base != state and not (element is not None and self._iterates(element, state)):
+                    continue
+                if not index or (base != state):
+                    return True  # the whole state, or an element it loops over
+                if index == "*]":
+                    return True
+                indices.add(int(index[:-1]))
             func = call.func
             if not (isinstance(func, cst.Attribute) and func.attr.value == "detach_"):
                 continue

@@ -1,0 +1,128 @@
+"""Whether a held value is reset whenever an optimizer step runs (`reset_every_step`: see `later_uses`),
+and whether one statement runs whenever another does in a pass of the loops around both
+(`runs_whenever`). `HolderResets` is mixed into the `uses` part (`LaterUses`), whose parent map it
+walks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator, Optional, Union
+
+import libcst as cst
+
+from stabfix.model.calls.events import Events, Step, stepped_optimizer
+from stabfix.model.calls.optimizers import OptimizerTracker
+from stabfix.model.source.traversal import children
+
+_RESETTING_METHODS = frozenset({"zero_", "clear", "fill_"})
+Holder = cst.BaseExpression
+Loop = Union[cst.For, cst.While]
+
+
+class HolderResets:
+    """Questions about resets and branches over the module `LaterUses` keeps (ask them after the traversal)."""
+
+    # kept by `LaterUses` (see there)
+    events: Events
+    optimizers: OptimizerTracker
+
+    if TYPE_CHECKING:
+
+        def loops_around(self, node: cst.CSTNode) -> list[Loop]: ...
+
+        def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]: ...
+
+        def _within(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool: ...
+
+    def reset_every_step(self, holder: Holder, site: cst.CSTNode, function: Optional[cst.FunctionDef]) -> bool:
+        """Whether the holder is reset whenever an optimizer step runs (see the docstring of `later_uses`)."""
+        carrying = self.loops_around(site)
+        if not carrying:
+            return False
+        outermost = carrying[-1]
+        steps = [
+            event for event in self.events.in_function(function, "step")
+            if isinstance(event, Step) and not event.site.in_lambda and self._within(event.node, outermost.body)
+            and stepped_optimizer(event, self.optimizers, self.events) is not None
+        ]
+        if not steps:
+            return False
+        resets = self._resets(holder, outermost)
+        return all(any(self._covers(reset, step.node, site) for reset in resets) for step in steps)
+
+    def _resets(self, holder: Holder, region: cst.CSTNode) -> list[cst.CSTNode]:
+        """Statements in `region` that give the holder a fresh value or empty it in place."""
+        found: list[cst.CSTNode] = []
+        for node in self._walk(region):
+            if isinstance(node, cst.Assign) and any(_same(t.target, holder) for t in node.targets):
+                if not _mentions(node.value, holder):
+                    found.append(node)
+            elif isinstance(node, cst.AugAssign) and _same(node.target, holder):
+                if isinstance(node.operator, cst.SubtractAssign) and _same(node.value, holder):
+                    found.append(node)  # `tr_loss -= tr_loss`
+                elif isinstance(node.operator, cst.MultiplyAssign) and _is_zero(node.value):
+                    found.append(node)
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value in _RESETTING_METHODS and _same(node.func.value, holder):
+                    if node.func.attr.value != "fill_" or (node.args and _is_zero(node.args[0].value)):
+                        found.append(node)
+        return found
+
+    def _walk(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            yield current
+            if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or current is node:
+                stack.extend(children(current))
+
+    def _covers(self, reset: cst.CSTNode, step: cst.CSTNode, site: cst.CSTNode) -> bool:
+        """The reset runs whenever the step does, in a loop that carries the site."""
+        reset_loops, step_loops = self.loops_around(reset), self.loops_around(step)
+        shared = next((loop for loop in reset_loops if any(loop is other for other in step_loops)), None)
+        if shared is None or not self._within(site, shared.body):
+            return False
+        if step_loops[0] is not shared:
+            return False  # the step repeats in a loop of its own: many steps per reset
+        return self.runs_whenever(reset, step)
+
+    def runs_whenever(self, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """`node` runs whenever `other` does, in one pass of the loops around both: every `if`/`else`/
+        `except` branch between their innermost shared loop (or function) and `node` holds `other` too."""
+        other_loops = self.loops_around(other)
+        container = next((loop for loop in self.loops_around(node) if any(loop is o for o in other_loops)), None)
+        other_guards = set(self._guards(other, container))
+        return all(guard in other_guards for guard in self._guards(node, container))
+
+    def _guards(self, node: cst.CSTNode, container: Optional[cst.CSTNode]) -> list[int]:
+        """The conditional blocks (`if`/`else`/`try` branches) between `container` (a loop; None: the
+        function) and `node`, by id."""
+        found: list[int] = []
+        previous = node
+        for ancestor in self.ancestors(node):
+            if ancestor is container or isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                break
+            if isinstance(previous, cst.IndentedBlock) and isinstance(
+                ancestor, (cst.If, cst.Else, cst.ExceptHandler, cst.Try, cst.MatchCase)
+            ) and not (isinstance(ancestor, cst.Try) and previous is ancestor.body):
+                found.append(id(previous))
+            previous = ancestor
+        return found
+
+
+def _same(expr: cst.BaseExpression, holder: Holder) -> bool:
+    return expr.deep_equals(holder)
+
+
+def _mentions(expr: cst.CSTNode, holder: Holder) -> bool:
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BaseExpression) and type(node) is type(holder) and node.deep_equals(holder):
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == 0.0

@@ -1,0 +1,188 @@
+"""What a call or a callable expression runs, as far as one file shows: a function or method of the file
+(also through a lambda, `functools.partial`, `self.<attr>` and single assignments), the `forward` of a
+module built from a class of the file (also an element of `nn.ModuleList`/`nn.ModuleDict`), or a
+library callable by its qualified name. `CallableResolution` is mixed into `Names`; the rules ask
+`names.definition_of(call)`, `names.callable_of(expr)`, `names.instance_of(call)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Union
+
+import libcst as cst
+
+from stabfix.model.source.scopes import Binding, Scope, Use, first_parameter
+
+
+@dataclass(frozen=True)
+class Callee:
+    """What a callable expression runs (see `Names.callable_of`)."""
+
+    kind: str  # function (a def, or a module's forward), lambda, class (no forward found), library
+    node: Optional[Union[cst.FunctionDef, cst.Lambda, cst.ClassDef]] = None
+    qualified: Optional[str] = None  # for library callables: `torch.nn.LSTM`
+    module_class: Optional[cst.ClassDef] = None  # when `node` is the forward of a module class of this file
+
+
+class CallableResolution:
+    """Questions about what calls run, over the bindings `Names` recorded (ask them after the traversal)."""
+
+    # recorded by `BindingRecorder` (see there)
+    scopes: dict[cst.CSTNode, Scope]
+    uses: dict[cst.Name, Use]
+
+    if TYPE_CHECKING:
+
+        def bindings_of(self, name: cst.Name) -> list[Binding]: ...
+
+        def attribute_bindings(self, class_node: cst.ClassDef, attribute: str) -> list[Binding]: ...
+
+        def qualify(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]: ...
+
+        def _module_bindings(self, name: str) -> list[Binding]: ...
+
+    def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The function of this file a call runs: `helper(x)` bound by a `def` the call sees, or
+        `self.method(x)` defined in the enclosing class."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            bindings = self.bindings_of(func)
+            defs = [b.node for b in bindings if b.kind == "def"]
+            return defs[-1] if defs and len(defs) == len(bindings) else None  # type: ignore[return-value]
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            use = self.uses.get(func.value)
+            if use is None:
+                return None
+            scope = use.scope
+            while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+                scope = scope.parent
+            owner = scope.parent if scope is not None else None
+            if owner is None or not owner.is_class or first_parameter(scope.node) != func.value.value:  # type: ignore[arg-type]
+                return None
+            bindings = owner.bindings.get(func.attr.value, [])
+            defs = [b.node for b in bindings if b.kind == "def"]
+            return defs[-1] if defs and len(defs) == len(bindings) else None  # type: ignore[return-value]
+        return None
+
+    def callable_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional["Callee"]:
+        """What calling `expr` runs: a function or method of this file (also through a lambda or
+        `functools.partial`), the `forward` of a module built from a class of this file, or a library
+        callable or module class by its qualified name (`torch.nn.LSTM`). Follows single assignments,
+        `self.<attr>` bound in the class, and elements of module containers (`self.layers[i]`,
+        `for name, cell in self.cells.items()` over `nn.ModuleList([...])`/`nn.ModuleDict({...})`)."""
+        if depth > 6:
+            return None
+        if isinstance(expr, cst.Lambda):
+            return Callee("lambda", expr)
+        if isinstance(expr, cst.Call):
+            target = self.qualify(expr.func) or ""
+            if target in ("functools.partial", "functools.partialmethod") and expr.args:
+                return self.callable_of(expr.args[0].value, depth + 1)
+            return self.instance_of(expr, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self.element_of(expr.value, depth + 1)
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("__call__", "forward"):
+            target = self.callable_of(expr.value, depth + 1)  # `layer.__call__`, `self.block.forward`
+            if target is not None and target.kind != "library":
+                return target
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            owner = self._self_class(expr.value)
+            if owner is not None:
+                members = self.scopes[owner].bindings.get(expr.attr.value, []) if owner in self.scopes else []
+                defs = [b.node for b in members if b.kind == "def"]
+                if defs and len(defs) == len(members):
+                    return Callee("function", defs[-1])
+                values = [b.bound_value for b in self.attribute_bindings(owner, expr.attr.value)]
+                found = {id(c.node) if c.node is not None else c.qualified: c
+                         for v in values if v is not None and (c := self.callable_of(v, depth + 1)) is not None}
+                return next(iter(found.values())) if len(found) == 1 else None
+        qualified = self.qualify(expr)
+        if qualified is not None:
+            return Callee("library", None, qualified)
+        if isinstance(expr, cst.Name):
+            bindings = self.bindings_of(expr) if expr in self.uses else self._module_bindings(expr.value)
+            defs = [b.node for b in bindings if b.kind == "def"]
+            if defs and len(defs) == len(bindings):
+                return Callee("function", defs[-1])
+            if len(bindings) == 1:
+                binding = bindings[0]
+                if binding.kind == "for" and binding.value is not None:
+                    return self.element_of(_iterated(binding.value), depth + 1)
+                if binding.bound_value is not None:
+                    return self.callable_of(binding.bound_value, depth + 1)
+        return None
+
+    def instance_of(self, call: cst.Call, depth: int = 0) -> Optional["Callee"]:
+        """The module (or object) a constructor call builds: a class of this file (calling it runs its
+        `forward`, or `__call__`) or a library class by qualified name."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            bindings = self.bindings_of(func) if func in self.uses else self._module_bindings(func.value)
+            classes = [b.node for b in bindings if b.kind == "class"]
+            if classes and len(classes) == len(bindings):
+                owner = classes[-1]
+                members = self.scopes[owner].bindings if owner in self.scopes else {}
+                for method in ("forward", "__call__"):
+                    defs = [b.node for b in members.get(method, []) if b.kind == "def"]
+                    if defs:
+                        return Callee("function", defs[-1], None, owner)
+                return Callee("class", owner)  # type: ignore[arg-type]
+        qualified = self.qualify(func)
+        return Callee("library", None, qualified) if qualified is not None else None
+
+    def element_of(self, container: cst.BaseExpression, depth: int) -> Optional["Callee"]:
+        """What an element of a module container runs: `nn.ModuleList([Block() for _ in r])`,
+        `nn.ModuleDict({k: Cell() ...})`, `[A(), A()]`, also through `.items()`/`.values()`."""
+        if isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute):
+            if container.func.attr.value in ("items", "values", "children", "modules"):
+                return self.element_of(container.func.value, depth + 1)
+        values: list[Optional[cst.BaseExpression]] = [container]
+        if isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name):
+            owner = self._self_class(container.value)
+            values = [b.bound_value for b in self.attribute_bindings(owner, container.attr.value)] if owner else []
+        elif isinstance(container, cst.Name):
+            bindings = self.bindings_of(container) if container in self.uses else []
+            values = [b.bound_value for b in bindings]
+        for value in values:
+            element = _first_element(value)
+            callee = self.callable_of(element, depth + 1) if isinstance(element, cst.Call) else None
+            if callee is not None:
+                return callee
+        return None
+
+    def _self_class(self, name: cst.Name) -> Optional[cst.ClassDef]:
+        """The class whose method's first parameter `name` is (`self` in a method), or None."""
+        use = self.uses.get(name)
+        if use is None:
+            return None
+        scope: Optional[Scope] = use.scope
+        while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+            scope = scope.parent
+        owner = scope.parent if scope is not None else None
+        if owner is None or not owner.is_class or first_parameter(scope.node) != name.value:  # type: ignore[union-attr,arg-type]
+            return None
+        return owner.node  # type: ignore[return-value]
+
+
+def _first_element(value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """The first element a container expression builds: `nn.ModuleList([Block() for _ in r])` -> `Block()`."""
+    if isinstance(value, cst.Call) and value.args:
+        value = value.args[0].value  # nn.ModuleList([...]) / nn.ModuleDict({...}) / nn.Sequential(a, b)
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return value.elt
+    if isinstance(value, cst.DictComp):
+        return value.value
+    if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+        return value.elements[0].value
+    if isinstance(value, cst.Dict) and value.elements and isinstance(value.elements[0], cst.DictElement):
+        return value.elements[0].value
+    return value if isinstance(value, cst.Call) else None
+
+
+def _iterated(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """`self.cells.items()` -> `self.cells`; `enumerate(xs)`/`zip(xs, ...)` -> `xs`."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "zip"):
+        return iterable.args[0].value if iterable.args else iterable
+    return iterable
+
