@@ -76,6 +76,11 @@ def rules_dir() -> Path:
     return shipped if shipped.is_dir() else package_dir.parent / "rules"
 
 
+# libyaml's parser when PyYAML was built with it: the rule files' examples make the pure-Python parser
+# most of a warm scan's time (the same safe constructors and resolvers either way)
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @lru_cache(maxsize=1)
 def load_catalog() -> dict[str, RuleSpec]:
     specs: dict[str, RuleSpec] = {}
@@ -87,7 +92,7 @@ def load_catalog() -> dict[str, RuleSpec]:
 
 def _parse_spec(path: Path) -> RuleSpec:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise CatalogError(f"{path}: {exc}") from None
     try:

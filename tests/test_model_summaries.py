@@ -559,3 +559,35 @@ def test_a_parameter_handed_back_is_the_callers_argument():
     )
     assert [fact.parameter for fact in summaries.of(defs["renamed"]).returns] == ["b", "a"]
     assert [fact.parameter for fact in summaries.of(defs["local"]).returns] == ["a", None]
+
+
+def test_a_question_about_a_calls_function_spares_a_constructed_class():
+    module, summaries, defs = _summaries(
+        """
+        import torch.nn as nn
+        from helpers.models import Remote
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        def build():
+            return Net()
+
+        def fit():
+            net = Net()
+            other = Remote()
+            return build()
+        """
+    )
+    asked = []
+    summaries.foreign = lambda qualified: asked.append(qualified)
+    assert summaries.function_of_call(_calls(module, "build")[0]).name == "build"
+    assert summaries.function_of_call(_calls(module, "Net")[1]) is None  # constructing a class of this file
+    assert defs["forward"] not in summaries._final  # ... whose methods were not summarised for it
+    assert isinstance(summaries.of_call(_calls(module, "Net")[1]), ClassSummary)
+    assert summaries.function_of_call(_calls(module, "Remote")[0]) is None and asked == ["helpers.models.Remote"]
+    only_functions = []
+    summaries.foreign_function = lambda qualified: only_functions.append(qualified)
+    summaries.function_of_call(_calls(module, "Remote")[0])
+    assert only_functions == ["helpers.models.Remote"] and asked == ["helpers.models.Remote"]  # the narrower hook

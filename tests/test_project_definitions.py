@@ -71,3 +71,17 @@ def test_a_model_with_more_parts_is_built_when_asked():
     assert second.model is first.model  # built once
     wider = view.definition(".models.Net", needs=("losses",))
     assert wider.model.losses is not None
+
+
+def test_a_question_about_functions_builds_no_model_for_a_class():
+    view = _view()
+    functions_only = view.foreign_hook(lambda d: d.node.name.value, kinds=("def", "method"))
+    assert functions_only("app.models.build") == "build"
+    built = list(view.project._models)
+    assert functions_only(".models.Net") is None  # a class: unknown to this question
+    assert functions_only("app.Net.forward") == "forward"  # its method still answers
+    other = _view()
+    assert other.foreign(".models.Net", lambda d: d.node.name.value, kinds=("def",)) is None
+    assert not other.project._models  # the class's file was never parsed
+    assert f"{ROOT}/app/models.py" in other.consulted.files  # its outline was read: a cached result depends on it
+    assert built

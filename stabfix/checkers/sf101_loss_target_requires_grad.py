@@ -20,7 +20,7 @@ from stabfix.model.flow.gradient_use import (
 )
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.losses import LossOperands
-from stabfix.model.functions.summaries import FunctionSummary, parameter_receiving
+from stabfix.model.functions.summaries import parameter_receiving
 from stabfix.model.source.names import Binding
 from stabfix.checker import Checker
 from stabfix.findings import Fix
@@ -271,8 +271,8 @@ class LossTargetRequiresGrad(Checker):
         call = binding.value
         if not isinstance(call, cst.Call) or binding.kind not in ("assign", "unpack"):
             return False
-        summary = self.model.summaries.of_call(call)
-        if not isinstance(summary, FunctionSummary) or not summary.returns:
+        summary = self.model.summaries.function_of_call(call)
+        if summary is None or not summary.returns:
             return False
         if binding.kind == "unpack" and len(binding.position) == 1 and binding.position[0] < len(summary.returns):
             facts = summary.returns[binding.position[0]]
@@ -287,20 +287,11 @@ class LossTargetRequiresGrad(Checker):
             for arg in call.args
         ) if facts.parameter is not None else False
 
-    def _grad_unread_by(self, call: cst.Call, arg: cst.Arg) -> bool:
-        """The function `call` runs (of this file or another scanned file) never reads the gradient of
-        what `arg` hands it."""
-        summary = self.model.summaries.of_call(call)
-        if not isinstance(summary, FunctionSummary):
-            return False
-        parameter = parameter_receiving(summary, call, arg)
-        return parameter is not None and parameter in summary.grad_unread
-
     def _escaped(self, facts: GradientUse, shown: tuple[cst.Call, ...] = ()) -> set[str]:
         """What may reach code that reads its gradient: all the function hands over, but for the calls
         `shown` (a callee whose summary the caller has read) and functions whose summary shows they never
         read the receiving parameter's gradient."""
-        return facts.escaped_unless(lambda call, arg: any(call is c for c in shown) or self._grad_unread_by(call, arg))
+        return facts.escaped_unless(lambda call, arg: any(call is c for c in shown) or self.model.summaries.grad_unread_at(call, arg))
 
     def _unread_target_loss(self, names: set[str], facts: GradientUse, bindings: list[Binding],
                             shown: tuple[cst.Call, ...] = ()) -> LossOperands | None:

@@ -28,7 +28,6 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls.events import LocalCall
-from stabfix.model.functions.summaries import FunctionSummary
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.syntax import walk
 from stabfix.model.training.modes import Switch, in_harness, owns, within
@@ -88,9 +87,9 @@ class TrainEvalModeToggling(Checker):
         # the loop's own function's events and switches (from the parts' indexes), then those in the loop
         calls = [e for e in events.in_function(loop.function, "call") if self._in(loop, e.site.names_order, e.site.function)]
         summaries = self.model.summaries
-        helpers = [(e, summaries.of_call(e.node)) for e in calls if isinstance(e, LocalCall)]
+        helpers = [(e, summaries.function_of_call(e.node)) for e in calls if isinstance(e, LocalCall)]
         helpers = [(e, h) for e, h in helpers
-                   if isinstance(h, FunctionSummary) and self.model.names.definition_of(e.node) is not loop.function]
+                   if h is not None and self.model.names.definition_of(e.node) is not loop.function]
         trains = any(
             self._in(loop, e.site.names_order, e.site.function) for e in events.in_function(loop.function, "backward")
         ) or any(

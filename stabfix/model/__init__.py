@@ -152,6 +152,8 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
         model.losses.parameter_values = summaries.passed_for
     if model.project is not None:
         summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
+        summaries.foreign_function = model.project.foreign_hook(
+            _summary_of_definition, needs=("summaries",), kinds=("def", "method"))
     return summaries
 
 

@@ -29,6 +29,7 @@ from stabfix.project.index import Consulted, ProjectIndex, Symbol
 T = TypeVar("T")
 _MODELS_KEPT = 32  # other files' models kept per process (a worker's cache; rebuilt when evicted)
 Defined = Union[cst.FunctionDef, cst.ClassDef]
+DEFINED_KINDS = ("def", "class", "method")  # the symbols `definition` can hand over
 
 
 @dataclass(frozen=True)
@@ -145,15 +146,18 @@ class ProjectView:
 
         return self._recorded(query)
 
-    def definition(self, qualified: str, needs: Iterable[str] = ()) -> Optional[Definition]:
+    def definition(
+        self, qualified: str, needs: Iterable[str] = (), kinds: Iterable[str] = DEFINED_KINDS
+    ) -> Optional[Definition]:
         """The def or class `qualified` names in another file of the tree, with that file's model built
         with the parts `needs`; None for anything outside the tree, unparsable, ambiguous or in this file
-        (this file's own model answers for it)."""
-        return self._recorded(lambda: self._definition(qualified, tuple(needs)))
+        (this file's own model answers for it), and for a symbol whose kind is not in `kinds` (that
+        file's model is then not built)."""
+        return self._recorded(lambda: self._definition(qualified, tuple(needs), tuple(kinds)))
 
-    def _definition(self, qualified: str, needs: tuple[str, ...]) -> Optional[Definition]:
+    def _definition(self, qualified: str, needs: tuple[str, ...], kinds: tuple[str, ...]) -> Optional[Definition]:
         symbol = self.index.resolve(qualified, self.path)
-        if symbol is None or symbol.kind not in ("def", "class", "method") or symbol.path == os.path.abspath(self.path):
+        if symbol is None or symbol.kind not in kinds or symbol.path == os.path.abspath(self.path):
             return None
         built = self.project.model_of(symbol.path, needs)
         if built is None:
@@ -162,10 +166,17 @@ class ProjectView:
         node = _find(module, symbol)
         return Definition(symbol, symbol.path, model, node, module) if node is not None else None
 
-    def foreign(self, qualified: str, ask: Callable[[Definition], Optional[T]], needs: Iterable[str] = ()) -> Optional[T]:
+    def foreign(
+        self,
+        qualified: str,
+        ask: Callable[[Definition], Optional[T]],
+        needs: Iterable[str] = (),
+        kinds: Iterable[str] = DEFINED_KINDS,
+    ) -> Optional[T]:
         """What `ask` says about the definition `qualified` names in another file (None when unknown).
-        `ask` gets the other file's model and node and must return something node-free."""
-        definition = self.definition(qualified, needs)
+        `ask` gets the other file's model and node and must return something node-free; `kinds`: the
+        symbol kinds worth asking about (`("def", "method")`: a class is unknown, and its file not built)."""
+        definition = self.definition(qualified, needs, kinds)
         if definition is None:
             return None
         try:
@@ -175,10 +186,12 @@ class ProjectView:
         except Exception:  # the other file's part failed on a question: unknown there, not an error here
             return None
 
-    def foreign_hook(self, ask: Callable[[Definition], Optional[T]], needs: Iterable[str] = ()) -> Callable[[str], Optional[T]]:
+    def foreign_hook(
+        self, ask: Callable[[Definition], Optional[T]], needs: Iterable[str] = (), kinds: Iterable[str] = DEFINED_KINDS
+    ) -> Callable[[str], Optional[T]]:
         """`foreign(qualified_name) -> answer | None`, the hook a part takes (the summaries' `foreign`)."""
-        wanted = tuple(needs)
-        return lambda qualified: self.foreign(qualified, ask, wanted)
+        wanted, asked = tuple(needs), tuple(kinds)
+        return lambda qualified: self.foreign(qualified, ask, wanted, asked)
 
 
 def _find(module: cst.Module, symbol: Symbol) -> Optional[Defined]:

@@ -157,6 +157,9 @@ class Summaries:
         self.modes = modes
         self.events = events
         self.foreign: Callable[[str], Optional[Summary]] = lambda qualified: None
+        # `foreign` for a function or method only, where the caller can spare the summary of a class (and
+        # the build of its file) that a question about a call's returns or effects never reads; None: `foreign`
+        self.foreign_function: Optional[Callable[[str], Optional[Summary]]] = None
         self._final: dict[cst.FunctionDef, FunctionSummary] = {}
         self._provisional: dict[cst.FunctionDef, FunctionSummary] = {}
         self._approximate: dict[cst.FunctionDef, FunctionSummary] = {}
@@ -208,22 +211,38 @@ class Summaries:
     def of_call(self, call: cst.Call) -> Optional[Summary]:
         """The summary of what a call runs: a function or method of this file, a class of this file
         (constructing it), else what the `foreign` hook knows of its qualified name."""
+        target = self._same_file_target(call)
+        if isinstance(target, cst.ClassDef):  # `Net()`: constructing a class of this file
+            return self.of_class(target)
+        if target is not None:
+            return self.of(target)
+        return self._foreign_of(call, self.foreign)
+
+    def function_of_call(self, call: cst.Call) -> Optional[FunctionSummary]:
+        """`of_call` when the call runs a function or method (what every question about a call's returns
+        or effects reads); None for a class constructed, whose methods are then not summarised."""
+        target = self._same_file_target(call)
+        if target is not None:
+            return self.of(target) if isinstance(target, cst.FunctionDef) else None
+        summary = self._foreign_of(call, self.foreign_function or self.foreign)
+        return summary if isinstance(summary, FunctionSummary) else None
+
+    def _same_file_target(self, call: cst.Call) -> Optional[Union[cst.FunctionDef, cst.ClassDef]]:
+        """The def a call runs or the class it constructs, when it is of this file."""
         function = self.names.definition_of(call) or method_of_instance(self.names, call)
         if function is not None:
-            return self.of(function)
+            return function
         callee = self.names.callable_of(call.func)
         if callee is not None and callee.kind == "function" and isinstance(callee.node, cst.FunctionDef):
             if callee.module_class is None:
-                return self.of(callee.node)
+                return callee.node
         built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
         owner = built.module_class or built.node if built is not None and built.kind in ("function", "class") else None
-        if isinstance(owner, cst.ClassDef):  # `Net()`: constructing a class of this file
-            return self.of_class(owner)
-        return self._foreign_of(call)
+        return owner if isinstance(owner, cst.ClassDef) else None
 
-    def _foreign_of(self, call: cst.Call) -> Optional[Summary]:
+    def _foreign_of(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[Summary]:
         qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
-        return self.foreign(qualified) if qualified else None
+        return foreign(qualified) if qualified else None
 
     def of_class(self, cls: cst.ClassDef) -> ClassSummary:
         methods = tuple((item.name.value, self.of(item)) for item in cls.body.body if isinstance(item, cst.FunctionDef))
@@ -232,8 +251,8 @@ class Summaries:
 
     def returned_facts(self, call: cst.Call) -> Optional[tuple[ValueFacts, ...]]:
         """What a call returns, element by element, when its summary is known and within the depth limit."""
-        summary = self.of_call(call)
-        if not isinstance(summary, FunctionSummary) or not summary.returns or summary.return_depth >= MAX_DEPTH:
+        summary = self.function_of_call(call)
+        if summary is None or not summary.returns or summary.return_depth >= MAX_DEPTH:
             return None
         recursive = any(frame.function is self.names.definition_of(call) for frame in self._stack)
         if self._stack and not recursive:  # a call back into the cycle adds no level: the fixpoint settles
@@ -261,8 +280,8 @@ class Summaries:
     def effects_at(self, call: cst.Call) -> list[Effect]:
         """The effects of the function a call runs, spelled as the caller spells them (`evaluate(net)`
         switching its parameter `model` to eval switches `net`)."""
-        summary = self.of_call(call)
-        if not isinstance(summary, FunctionSummary):
+        summary = self.function_of_call(call)
+        if summary is None:
             return []
         return [replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
                         via=(summary.name, *effect.via))
@@ -406,7 +425,7 @@ class Summaries:
                 continue
             if held & facts.returned and parameter not in passed_back:
                 continue  # returned under another name or inside a container
-            if any(not self._hands_on_unread(call, arg) for call, arg in facts.handed(held)):
+            if any(not self.grad_unread_at(call, arg) for call, arg in facts.handed(held)):
                 continue
             unread.append(parameter)
         return tuple(unread)
@@ -415,10 +434,11 @@ class Summaries:
     def _rebound(bindings, parameter: str) -> bool:
         return any(b.name == parameter and b.kind != "param" for b in bindings)
 
-    def _hands_on_unread(self, call: cst.Call, arg: cst.Arg) -> bool:
-        """`arg` goes to a function whose summary shows it never reads the receiving parameter's gradient."""
-        summary = self.of_call(call)
-        if not isinstance(summary, FunctionSummary):
+    def grad_unread_at(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """`arg` goes to a function (of this file or another scanned file) whose summary shows it never
+        reads the receiving parameter's gradient."""
+        summary = self.function_of_call(call)
+        if summary is None:
             return False
         parameter = parameter_receiving(summary, call, arg)
         return parameter is not None and parameter in summary.grad_unread
@@ -517,7 +537,7 @@ class Summaries:
         built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
         if built is not None and (built.kind == "class" or built.module_class is not None):
             return False  # a class of this file: constructed, not summarised as a function
-        return isinstance(self._foreign_of(call), FunctionSummary)
+        return isinstance(self._foreign_of(call, self.foreign_function or self.foreign), FunctionSummary)
 
     def _is_same_file_call(self, call: cst.Call) -> bool:
         if self.names.definition_of(call) is not None or method_of_instance(self.names, call) is not None:

@@ -27,8 +27,15 @@ class ProjectQueries(Protocol):
     def lineage(self, qualified: str) -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
         """The class and its ancestors, each with its own methods, nearest first."""
 
-    def foreign(self, qualified: str, ask: Callable[[ForeignDefinition], Optional[T]], needs: Iterable[str] = ()) -> Optional[T]:
-        """What `ask` says about the definition `qualified` names in another file (None when unknown)."""
+    def foreign(
+        self, qualified: str, ask: Callable[[ForeignDefinition], Optional[T]], needs: Iterable[str] = (),
+        kinds: Iterable[str] = ("def", "class", "method"),
+    ) -> Optional[T]:
+        """What `ask` says about the definition `qualified` names in another file (None when unknown, or
+        when its kind is not in `kinds`)."""
 
-    def foreign_hook(self, ask: Callable[[ForeignDefinition], Optional[T]], needs: Iterable[str] = ()) -> Callable[[str], Optional[T]]:
+    def foreign_hook(
+        self, ask: Callable[[ForeignDefinition], Optional[T]], needs: Iterable[str] = (),
+        kinds: Iterable[str] = ("def", "class", "method"),
+    ) -> Callable[[str], Optional[T]]:
         """`foreign(qualified_name) -> answer | None`, the hook a part takes."""
