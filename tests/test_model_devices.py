@@ -71,6 +71,26 @@ def test_a_device_is_followed_through_methods_properties_and_bindings(members, d
     assert _device_kind(source) == kind
 
 
+def test_a_property_is_read_through_the_instance_a_method_receives_whatever_its_name():
+    source = """
+        import torch
+
+        class Runner:
+            @property
+            def device(this):
+                return torch.device("cpu")
+
+            def put(this, x):
+                return x.to(this.device)
+
+            @staticmethod
+            def put_static(this, x):
+                return x.to(this.device)
+    """
+    assert _device_kind(source) is None  # a static method's first parameter is no instance
+    assert _device_kind(source.rsplit("    @staticmethod", 1)[0]) == "host"
+
+
 def test_a_module_level_helper_and_a_name_bound_from_it_are_followed():
     source = """
         import torch

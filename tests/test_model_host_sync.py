@@ -196,3 +196,33 @@ def test_generated_tokens_that_reach_the_backward_feed_training():
         call = next(c for c in _nodes(function, cst.Call) if _code(c.func).endswith(".generate"))
         statement = next(s for s in _nodes(function, cst.SimpleStatementLine) if call in _nodes(s, cst.Call))
         assert model.generation.feeds_training(call, statement, function) is feeds, name
+
+
+def test_an_infinity_comparison_and_abs_of_a_device_tensor_are_checks():
+    kinds = _kinds(
+        """
+        import math
+        import torch
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if (loss.abs() == torch.inf).any():
+            pass
+        if (loss != -float("inf")).all():
+            pass
+        if (loss == math.inf).any():
+            pass
+        if abs(loss - previous) < tol:
+            pass
+        current = loss.item()
+        if abs(current - previous) < tol:
+            pass
+        if (scores == threshold).any():
+            pass
+        """
+    )
+    assert kinds["(loss.abs() == torch.inf).any()"] == "check"
+    assert kinds['(loss != -float("inf")).all()'] == "check"
+    assert kinds["(loss == math.inf).any()"] == "check"
+    assert kinds["abs(loss - previous) < tol"] == "check"
+    # near misses: a host float, and a comparison with something that is not infinity on an unknown value
+    assert "abs(current - previous) < tol" not in kinds
+    assert "(scores == threshold).any()" not in kinds

@@ -238,3 +238,59 @@ def test_a_helper_that_takes_the_argmax_of_its_target_argument_does_not_keep_its
     )
     kept = {_code(site.call.func): model.losses.target_keeps_grad(found) for site, found in model.losses.loss_sites()}  # type: ignore[union-attr]
     assert kept["hard"] is False and kept["fit"] is True and kept["F.mse_loss"] is True
+
+
+def _model_with_summaries(source: str) -> FileModel:
+    model = FileModel(("losses", "summaries"))
+    module = cst.parse_module(textwrap.dedent(source))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    return model
+
+
+def test_a_parameter_every_caller_hands_a_torch_loss_is_that_loss():
+    model = _model_with_summaries(
+        """
+        import torch
+
+        def fit(net, x, y, l1):
+            return l1(net(x), y.unsqueeze(1))
+
+        def fit_other(net, x, y, dist):
+            return dist(net(x), y)
+
+        def main(net, x, y, penalty):
+            criterion = torch.nn.L1Loss()
+            fit(net, x, y, criterion)
+            fit(net, x, y, torch.nn.L1Loss())
+            fit_other(net, x, y, criterion)
+            fit_other(net, x, y, penalty)
+        """
+    )
+    targets = _targets(model)
+    assert targets["l1"] == "y.unsqueeze(1)"
+    # one caller hands something else: not shown to be a loss
+    assert "dist" not in targets
+
+
+def test_a_class_whose_methods_compute_a_loss():
+    model = _model(
+        """
+        import torch.nn as nn
+
+        class Classifier(nn.Module):
+            def __init__(self, net):
+                super().__init__()
+                self.net = net
+                self.criterion = nn.CrossEntropyLoss()
+
+            def loss_fn(self, logits, labels):
+                return self.criterion(logits, labels)
+
+        class Predictor(nn.Module):
+            def forward(self, x):
+                return self.net(x).softmax(-1)
+        """
+    )
+    classes = {node.name.value: node for node in model.losses.module.body if isinstance(node, cst.ClassDef)}
+    assert model.losses.computed_in_class(classes["Classifier"])
+    assert not model.losses.computed_in_class(classes["Predictor"])

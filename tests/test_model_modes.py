@@ -150,3 +150,49 @@ def test_the_mode_before_a_point_is_unknown_once_the_receiver_is_rebound():
     assert modes.mode_before("model", train.function, orders[1] + 1) is None
     assert modes.rebound_between("model", train.function, train.order, orders[1] + 1)
     assert not modes.rebound_between("model", train.function, train.order, orders[0] + 1)
+
+
+def test_forwards_in_functions_of_the_file_the_region_calls():
+    module, modes = _modes(
+        """
+        import torch
+
+        class Trainer:
+            def shared_forward(self, batch):
+                return self.model(batch)
+
+            def validation_step(self, batch):
+                return self.shared_forward(batch).item()
+
+            @torch.no_grad()
+            def quiet_step(self, batch):
+                return self.shared_forward(batch)
+
+            def adapt_step(self, batch):
+                self.shared_forward(batch).backward()
+
+            def unrelated(self, batch):
+                return self.other(batch)
+
+            def fit(self, batches):
+                self.model.eval()
+                for batch in batches:
+                    self.validation_step(batch)
+                    self.quiet_step(batch)
+                    self.adapt_step(batch)
+                    self.unrelated(batch)
+                    evaluate(self.model, batch)
+
+        def evaluate(net, batch):
+            return net(batch)
+        """
+    )
+    switch = next(s for s in modes.switches if s.to_eval)
+    facts = modes.scan(modes.region(switch), switch.receiver)
+    reached = [(module.code_for_node(call), grad_on) for call, grad_on in facts.forwards]
+    # two calls deep, reported at the region's call; a no_grad method runs it with autograd off; a
+    # helper that differentiates is no evaluation; a method that never reaches `self.model` adds nothing
+    assert reached == [
+        ("self.validation_step(batch)", True), ("self.quiet_step(batch)", False), ("evaluate(self.model, batch)", True),
+    ]
+    assert not facts.backward

@@ -502,6 +502,63 @@ def test_with_calls_adds_the_backward_clear_and_unscale_a_helper_runs_at_its_cal
     assert all(event.node is call for event in summaries.with_calls(events)[len(events):])
 
 
+def test_parameters_whose_gradient_a_function_never_reads():
+    _, summaries, defs = _summaries(
+        """
+        import torch
+
+        def shape_pair(x, y, criterion):
+            if isinstance(criterion, torch.nn.MSELoss):
+                return x.view(x.size(0), -1), y.view(y.size(0), -1).float()
+            return x, y
+
+        def outer(x, y):
+            return shape_pair(x, y, None)
+
+        def penalised(x, y):
+            gradient_penalty(y)
+            return x, y
+
+        def keeps(self, x, y):
+            self.kept = y
+            return x
+
+        def reads(x, y):
+            print(y.grad)
+            return x, y
+
+        def boxed(x, y):
+            return {"x": x, "y": y}
+        """
+    )
+    pair = summaries.of(defs["shape_pair"])
+    assert [fact.parameter for fact in pair.returns] == ["x", "y"]
+    assert {"x", "y"} <= set(pair.grad_unread)
+    # handed on to a function that does not read it either, any number of calls deep
+    assert {"x", "y"} <= set(summaries.of(defs["outer"]).grad_unread)
+    # near misses: handed to code the file does not show, stored, its `.grad` read, returned in a container
+    assert "y" not in summaries.of(defs["penalised"]).grad_unread
+    assert "y" not in summaries.of(defs["keeps"]).grad_unread
+    assert "y" not in summaries.of(defs["reads"]).grad_unread
+    assert "y" not in summaries.of(defs["boxed"]).grad_unread
+
+
+def test_a_parameter_handed_back_is_the_callers_argument():
+    _, summaries, defs = _summaries(
+        """
+        def shape_pair(x, y):
+            return x.view(-1), y.float()
+
+        def renamed(a, b):
+            return shape_pair(b, a)
+
+        def local(a):
+            c = make()
+            return shape_pair(a, c)
+        """
+    )
+    assert [fact.parameter for fact in summaries.of(defs["renamed"]).returns] == ["b", "a"]
+    assert [fact.parameter for fact in summaries.of(defs["local"]).returns] == ["a", None]
 
 
 def test_a_question_about_a_calls_function_spares_a_constructed_class():

@@ -20,6 +20,7 @@ from stabfix.model.flow.gradient_use import (
 )
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.losses import LossOperands
+from stabfix.model.functions.summaries import parameter_receiving
 from stabfix.model.source.names import Binding
 from stabfix.checker import Checker
 from stabfix.findings import Fix
@@ -194,7 +195,7 @@ class LossTargetRequiresGrad(Checker):
                 names = plain_aliases(bindings, {effect.target}, self.context.imports.qualify)
                 if names & facts.parameters and effect.target not in own:
                     continue  # the caller's own caller handed the tensor in: it may read the gradient
-                loss = self._unread_target_loss(names, facts, bindings, escaped=facts.escaped_except(call))
+                loss = self._unread_target_loss(names, facts, bindings, shown=(call,))
                 if loss is None or id(loss.call) in self.reported_losses:
                     continue
                 self.reported_losses.add(id(loss.call))
@@ -218,11 +219,9 @@ class LossTargetRequiresGrad(Checker):
             if returned is None or not returned.made_to_require_grad:
                 continue
             facts, bindings = self._facts(site.outer)
-            escaped = facts.escaped
-            for binding in self.model.names.reaching(target):
-                if isinstance(binding.value, cst.Call):  # handed to the helper that returns it: shown by its summary
-                    escaped = escaped & facts.escaped_except(binding.value)
-            if self._unread_target_loss({target.value}, facts, bindings, escaped=escaped) is not loss:
+            # handed to the helper that returns it: shown by its summary
+            shown = tuple(b.value for b in self.model.names.reaching(target) if isinstance(b.value, cst.Call))
+            if self._unread_target_loss({target.value}, facts, bindings, shown) is not loss:
                 continue
             self.reported_losses.add(id(loss.call))
             self.report(target, (
@@ -243,7 +242,7 @@ class LossTargetRequiresGrad(Checker):
                 self.reported_losses.add(id(loss.call))
                 self.report(mark.node, _message(mark, None, loss, known), mark.fix if known else None)
             return
-        names = plain_aliases(bindings, set(mark.names), self.context.imports.qualify)
+        names = self._aliases(bindings, set(mark.names))
         own = {b.name for b in bindings if b.kind in ("assign", "walrus")}
         if names & facts.parameters and not set(mark.names) & own:
             return  # marks the caller's tensor in place: the caller may read its grad
@@ -256,13 +255,51 @@ class LossTargetRequiresGrad(Checker):
             self.reported_losses.add(id(loss.call))
             self.report(mark.node, _message(mark, mark.names[0] if mark.names else None, loss, known), mark.fix if known else None)
 
+    def _aliases(self, bindings: list[Binding], names: set[str]) -> set[str]:
+        """`names` and their aliases (`plain_aliases`), also the names a function hands them back to
+        (`x2, y2 = reshape_pair(x, y)` where the summary says element 1 is its parameter `y`)."""
+        qualify = self.context.imports.qualify
+        found = plain_aliases(bindings, names, qualify)
+        for _ in range(4):
+            handed_back = {b.name for b in bindings if self._hands_back(b, found)}
+            if handed_back <= found:
+                break
+            found = plain_aliases(bindings, found | handed_back, qualify)
+        return found
+
+    def _hands_back(self, binding: Binding, names: set[str]) -> bool:
+        call = binding.value
+        if not isinstance(call, cst.Call) or binding.kind not in ("assign", "unpack"):
+            return False
+        summary = self.model.summaries.function_of_call(call)
+        if summary is None or not summary.returns:
+            return False
+        if binding.kind == "unpack" and len(binding.position) == 1 and binding.position[0] < len(summary.returns):
+            facts = summary.returns[binding.position[0]]
+        elif binding.kind == "assign" and len(summary.returns) == 1:
+            facts = summary.returns[0]
+        else:
+            return False
+        return any(
+            parameter_receiving(summary, call, arg) == facts.parameter
+            and isinstance(operand := torch_ops.grad_operand(arg.value, self.context.imports.qualify), cst.Name)
+            and operand.value in names
+            for arg in call.args
+        ) if facts.parameter is not None else False
+
+    def _escaped(self, facts: GradientUse, shown: tuple[cst.Call, ...] = ()) -> set[str]:
+        """What may reach code that reads its gradient: all the function hands over, but for the calls
+        `shown` (a callee whose summary the caller has read) and functions whose summary shows they never
+        read the receiving parameter's gradient."""
+        return facts.escaped_unless(lambda call, arg: any(call is c for c in shown) or self.model.summaries.grad_unread_at(call, arg))
+
     def _unread_target_loss(self, names: set[str], facts: GradientUse, bindings: list[Binding],
-                            escaped: set[str] | None = None) -> LossOperands | None:
+                            shown: tuple[cst.Call, ...] = ()) -> LossOperands | None:
         """The loss `names` are the target of, when nothing else in the function may read their gradient
-        (`escaped`: what may reach code that reads it, all the function hands over by default)."""
+        (`shown`: calls whose callee's summary the caller has read, see `_escaped`)."""
         if not names or names & facts.differentiated or names & facts.returned:
             return None
-        if holders(bindings, names, self.context.imports.qualify) & (facts.escaped if escaped is None else escaped):
+        if holders(bindings, names, self.context.imports.qualify) & self._escaped(facts, shown):
             return None
         losses = self.model.losses
         loss = facts.loss_with_target(lambda expr: bool(target_roots(expr, self.context.imports) & names))
@@ -275,7 +312,7 @@ class LossTargetRequiresGrad(Checker):
         may call the helper too."""
         if not isinstance(function, cst.FunctionDef):
             return
-        if holders(bindings, names, self.context.imports.qualify) & facts.escaped:
+        if holders(bindings, names, self.context.imports.qualify) & self._escaped(facts):
             return
         positions = return_positions(self.model.names.returns.get(function, []), names)
         callers = caller_bindings(self.model.losses, function, positions) if positions else None

@@ -80,7 +80,9 @@ class EvalWithoutNoGrad(Checker):
             return None
         siblings = list(block.body)
         whole = function is not None and block is function.body and region[-1] is siblings[-1]
-        if whole and not self.model.events.in_function(function, "backward", "step") and not function.decorators:
+        trains = self.model.events.in_function(function, "backward", "step") or (
+            function is not None and self.model.summaries.of(function).effects_of("step"))  # an optimizer step in a function it calls
+        if whole and not trains and not function.decorators:
             decorator = cst.Decorator(decorator=cst.parse_expression(f"{torch}.no_grad()"))
             fixed = function.with_changes(decorators=[decorator])
             safety, why = self._safety(list(function.body.body), switch.receiver)

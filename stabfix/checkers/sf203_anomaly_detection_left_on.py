@@ -7,7 +7,8 @@ and `if __name__ == "__main__":` are not gates), in training code:
 - at module level (it is on for every program that runs or imports the file);
 - in a function on a training step's path or called from a training loop (`model.steps.in_training`),
   one that runs a backward or an optimizer step itself, one that calls such a function of the file,
-  or the `__init__` of a class whose methods train;
+  or the `__init__` of a class whose methods train or compute a loss (the mode is process-wide: a
+  model built with it trains with it, whichever file runs the backward);
 - a Lightning `Trainer(...)`, wherever it is built.
 Silent in test files and harnesses (`test_*`, `check_*`, `debug_*`), and in a helper that every call
 site of the file reaches only behind a gate (`if not torch.isfinite(loss): debug_nan(...)`).
@@ -33,7 +34,7 @@ _TRAINING_EVENTS = ("backward", "step")
 class AnomalyDetectionLeftOn(Checker):
     code = "SF203"
     tokens = ("detect_anomaly",)
-    needs = ("amp", "steps", "events")
+    needs = ("amp", "steps", "events", "losses")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if _is_test_file(self.context.path):
@@ -67,6 +68,9 @@ class AnomalyDetectionLeftOn(Checker):
             return f"on every step of `{function.name}()`"
         if function.name == "__init__" and function.owner is not None and self._class_trains(function.owner):
             return f"for every `{function.owner.node.name.value}` built"
+        if function.name == "__init__" and function.owner is not None and self.model.losses.computed_in_class(function.owner.node):
+            # the mode is process-wide: on for every program that builds the model, trainers in other files included
+            return f"for every program that builds a `{function.owner.node.name.value}` (its methods compute a loss)"
         for call in events.in_function(function.node, "call"):
             definition = self.model.names.definition_of(call.node)
             if definition is not None and events.in_function(definition, *_TRAINING_EVENTS):

@@ -134,10 +134,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
         lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules, model.enclosing, model.events),
     ),
     "summaries": (
-        ("names", "values", "history", "activations", "modes", "events"),
+        ("names", "values", "history", "activations", "modes", "events", "gradients"),
         lambda model: _with_foreign_summaries(
             model, Summaries(model.imports, model.names, model.values, model.history, model.activations,
-                             model.modes, model.events)),
+                             model.modes, model.events, model.gradients)),
     ),
     # after `summaries`: a helper that detaches the state cuts it too
     "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
@@ -148,6 +148,8 @@ PARTS = tuple(_PARTS)
 def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summaries:
     """Calls of another scanned file's functions and classes are summarised by that file's own model
     (one file away: that model has no project of its own, so following stops there)."""
+    if model.losses is not None:  # a loss handed to a function as an argument (`train(..., nn.L1Loss())`)
+        model.losses.parameter_values = summaries.passed_for
     if model.project is not None:
         summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
         summaries.foreign_function = model.project.foreign_hook(

@@ -25,6 +25,7 @@ from typing import Optional
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Binding, Names
+from stabfix.model.source.scopes import first_parameter
 from stabfix.model.source.traversal import children
 
 # Methods whose result is on the CPU, or is not a tensor at all (the torch-operation table's host results).
@@ -197,9 +198,17 @@ class DeviceKinds:
         """`self.device`: what every binding of the attribute holds, or what the class's property returns."""
         receiver = expr.value
         use = self.names.uses.get(receiver) if isinstance(receiver, cst.Name) else None
-        if use is None or receiver.value != "self":  # type: ignore[union-attr]
+        if use is None:
             return None
-        owner = self.names.enclosing_class(use.scope)
+        method = use.scope
+        while method is not None and not isinstance(method.node, cst.FunctionDef):
+            method = method.parent
+        # the instance a method receives (its first parameter, however it is called)
+        if method is None or first_parameter(method.node) != receiver.value:  # type: ignore[arg-type,union-attr]
+            return None
+        if any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.node.decorators):  # type: ignore[union-attr]
+            return None
+        owner = self.names.enclosing_class(method)
         if owner is None:
             return None
         bindings = self.names.attribute_reaching(owner, expr.attr.value, receiver)  # type: ignore[arg-type]

@@ -13,7 +13,11 @@ once per file on the binding model and shared by every rule that asks about loss
 * user losses by what the callee is called (`energy_loss`, `criterion`, `self.loss_fn` received as an
   argument) or reached through a module or object holding losses (`losses.swd(x, ref)`);
 * functions of the same file that use an argument as the target of a loss they compute
-  (`helper_loss`).
+  (`helper_loss`);
+* a parameter every call of its function in the file hands the same torch loss
+  (`train(loader, net, opt, nn.L1Loss())`; `parameter_values`, set by the `summaries` part).
+
+`computed_in_class(cls)`: a method of the class computes a loss (the class is built to be trained).
 
 They take (prediction, reference) by convention.
 """
@@ -23,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -32,7 +36,7 @@ from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
-from stabfix.model.source.names import Names
+from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import visit_readonly
 
 if TYPE_CHECKING:
@@ -177,6 +181,8 @@ class LossIndex(cst.BatchableCSTVisitor):
         self._resolved: dict[cst.Call, LossCall | None] = {}
         self._operands: dict[cst.Call, LossOperands | None] = {}
         self._roles: dict[tuple[cst.FunctionDef, str], str | None] = {}
+        # what every call of the file passes for a parameter (set by the `summaries` part; None: not followed)
+        self.parameter_values: Optional[Callable[[Binding], Optional[list[cst.BaseExpression]]]] = None
 
     # -- traversal -----------------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -220,6 +226,12 @@ class LossIndex(cst.BatchableCSTVisitor):
             found = self.operands(site.call)
             if found is not None:
                 yield site, found
+
+    def computed_in_class(self, cls: cst.ClassDef) -> bool:
+        """A method of `cls` (or a function nested in one) computes a loss: the class is built to be
+        trained, by this file or another (`def loss_fn(self, logits, y): return self.criterion(logits, y)`)."""
+        methods = {item for item in cls.body.body if isinstance(item, cst.FunctionDef)}
+        return any(site.functions and site.functions[0] in methods for site, _ in self.loss_sites())
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """What an expression names through the imports, honouring local shadowing."""
@@ -270,6 +282,9 @@ class LossIndex(cst.BatchableCSTVisitor):
         `self.loss_fn = F.smooth_l1_loss`, `loss_fn = self.criterion`."""
         if depth > 4:
             return None
+        passed = self._passed_loss(expr, depth)
+        if passed is not None:
+            return passed
         for value in self._bound_values(expr):
             loss = self.constructor_name(value)
             if loss is None and isinstance(value, (cst.Name, cst.Attribute)):
@@ -279,6 +294,20 @@ class LossIndex(cst.BatchableCSTVisitor):
             if loss is not None:
                 return loss
         return None
+
+    def _passed_loss(self, expr: cst.BaseExpression, depth: int) -> str | None:
+        """The loss a parameter holds when every call of its function in the file passes the same one
+        (`train(loader, net, opt, nn.L1Loss())` makes `l1(...)` in `def train(loader, net, opt, l1)` L1Loss)."""
+        if not isinstance(expr, cst.Name) or self.parameter_values is None:
+            return None
+        bindings = self.names.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].kind != "param":
+            return None
+        passed = self.parameter_values(bindings[0])
+        if not passed:
+            return None
+        found = {self.constructor_name(value) or self.held(value, depth + 1) for value in passed}
+        return found.pop() if len(found) == 1 and None not in found else None
 
     def _bound_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
         if isinstance(expr, cst.Name):

@@ -53,6 +53,9 @@ DEVICE_COMPARISONS = frozenset({"equal", "allclose"})
 TRUTH_REDUCTIONS = frozenset({"any", "all"})
 READ_METHODS = frozenset({"item", "tolist", "cpu"})
 READ_BUILTINS = frozenset({"float", "int", "bool"})
+# the constants for infinity of the libraries, and what `float("...")` parses as infinity
+INFINITY_CONSTANTS = frozenset({"torch.inf", "math.inf", "numpy.inf", "numpy.Inf", "numpy.PINF", "numpy.NINF"})
+INFINITY_SPELLINGS = frozenset({"inf", "infinity"})
 MATH_TESTS = frozenset({"math.isnan", "math.isinf", "math.isfinite"})  # `math.isnan(t.mean())` reads t first
 
 
@@ -141,7 +144,24 @@ class HostSyncs:
             )
             if last in NONFINITE_TESTS and (name.startswith("torch.") or not name):
                 return True
+        if isinstance(expr, cst.Comparison) and self._compares_with_infinity(expr):
+            return True  # `(loss.abs() == torch.inf)` is `torch.isinf(loss)` spelled as a comparison
         return any(self.mentions_nonfinite_test(child) for child in children(expr))
+
+    def _compares_with_infinity(self, comparison: cst.Comparison) -> bool:
+        """`x == torch.inf`, `x.abs() != float("inf")`, `-math.inf == x`: an equality test against infinity."""
+        operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
+        equality = all(isinstance(target.operator, (cst.Equal, cst.NotEqual)) for target in comparison.comparisons)
+        return equality and any(self._is_infinity(operand) for operand in operands)
+
+    def _is_infinity(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return self._is_infinity(expr.expression)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and not self.qualify(expr.func):
+            if expr.func.value == "float" and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.SimpleString):
+                return str(expr.args[0].value.evaluated_value).strip().lower().lstrip("+-") in INFINITY_SPELLINGS
+            return False
+        return (self.qualify(expr) or "") in INFINITY_CONSTANTS
 
     def _read_kind(self, value: cst.BaseExpression) -> str:
         return "check" if self.mentions_nonfinite_test(value) else "read"

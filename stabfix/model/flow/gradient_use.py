@@ -3,7 +3,10 @@
 Which statements make a tensor require grad (`t.requires_grad_(True)`, `t.requires_grad = True`,
 `torch.tensor(y, requires_grad=True)`, legacy `Variable(y, requires_grad=True)`), which names are
 differentiated (`.grad` read, `torch.autograd.grad(..., inputs=t)`, handed to an optimizer), which
-are returned, which escape to code the file does not show, and which calls are losses with which
+are returned, which escape to code the file does not show (stored, or handed to a call: `handovers`;
+`escaped_unless(harmless)` leaves out the hand-overs a caller clears, such as a function of the file
+whose summary shows it never reads that parameter's gradient, or a call whose callee's summary the
+caller has read), and which calls are losses with which
 target. The model part `gradients`, recorded in the engine's traversal for every outermost function
 and for the module as a whole; used by SF101, and by any rule that asks "is this tensor's gradient
 ever used?".
@@ -153,15 +156,23 @@ class GradientUse:
     # handed to code this file does not show (a model, a helper, an attribute, a container):
     # that code may read the gradient, as a gradient penalty or a reentrant checkpoint does
     escaped: set[str] = field(default_factory=set)
-    # `escaped` by where: stored into an attribute or entry, or handed to each call
-    escaped_by_storing: set[str] = field(default_factory=set)
-    escaped_by_call: dict[int, set[str]] = field(default_factory=dict)
+    stored: set[str] = field(default_factory=set)  # assigned into an attribute or an entry (escaped too)
+    # the calls that hand names over as arguments (escapes through a call): (call, argument)
+    handovers: list[tuple[cst.Call, cst.Arg]] = field(default_factory=list)
     finished: bool = False
 
-    def escaped_except(self, call: cst.Call) -> set[str]:
-        """What escapes through anything but `call` (a call whose callee's summary the caller has read)."""
-        handed = [names for key, names in self.escaped_by_call.items() if key != id(call)]
-        return self.escaped_by_storing.union(*handed)
+    def handed(self, names: set[str]) -> list[tuple[cst.Call, cst.Arg]]:
+        """The calls that hand one of `names` over as it is (an escape through a call)."""
+        return [(call, arg) for call, arg in self.handovers if bare_names(arg.value) & names]
+
+    def escaped_unless(self, harmless: Callable[[cst.Call, cst.Arg], bool]) -> set[str]:
+        """The escaped names, leaving out hand-overs `harmless` clears (a function of the file shown
+        never to read the receiving parameter's gradient)."""
+        kept = set(self.stored)
+        for call, arg in self.handovers:
+            if not harmless(call, arg):
+                kept |= bare_names(arg.value)
+        return kept
 
     @staticmethod
     def is_known(loss: LossOperands) -> bool:
@@ -216,7 +227,7 @@ class GradientFacts(cst.BatchableCSTVisitor):
         if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
             for facts in self._open:
                 facts.escaped |= bare_names(node.value)
-                facts.escaped_by_storing |= bare_names(node.value)
+                facts.stored |= bare_names(node.value)
 
     def visit_Param(self, node: cst.Param) -> None:
         for facts in self._open:
@@ -253,7 +264,8 @@ class GradientFacts(cst.BatchableCSTVisitor):
                 for arg in call.args:
                     handed = bare_names(arg.value)
                     facts.escaped |= handed
-                    facts.escaped_by_call.setdefault(id(call), set()).update(handed)
+                    if handed:
+                        facts.handovers.append((call, arg))
             dotted = dotted_name(call.func) or ""
             if qualified in _AUTOGRAD_GRAD:
                 # grad(outputs, inputs): everything but the first argument may be differentiated

@@ -65,6 +65,8 @@ NOT_TENSOR_BUILTINS = frozenset(
     {"str", "int", "float", "bool", "len", "list", "tuple", "dict", "set", "sorted", "repr", "round", "hash", "id",
      "type"}
 )
+# builtins that call the operand's own method (`abs(t)` is `t.__abs__()`): a tensor in, a tensor out
+VALUE_KEEPING_BUILTINS = frozenset({"abs"})
 FUNCTIONAL_LOSS_SUFFIXES = ("_loss", "cross_entropy", "kl_div", "binary_cross_entropy_with_logits")
 
 
@@ -306,6 +308,8 @@ class Values:
             return Value(host=True, not_tensor=True)
         if not name and isinstance(call.func, cst.Name) and call.func.value in NOT_TENSOR_BUILTINS:
             return Value(not_tensor=True)
+        if not name and isinstance(call.func, cst.Name) and call.func.value in VALUE_KEEPING_BUILTINS and len(call.args) == 1:
+            return self.value_of(call.args[0].value, depth + 1)  # `abs(t)` runs `t.__abs__()`: a tensor where `t` lives
         if name in ("copy.deepcopy", "copy.copy") and call.args:
             return self.value_of(call.args[0].value, depth + 1)
         if torch_ops.is_wrapper(name) and call.args and call.args[0].keyword is None:

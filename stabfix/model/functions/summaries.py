@@ -49,7 +49,7 @@ from stabfix.model.calls import torch_ops
 from stabfix.model.calls.activations import Activations
 from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
 from stabfix.model.flow.callers import Callers, argument
-from stabfix.model.flow.gradient_use import is_requires_grad_call, is_true, requires_grad_keyword
+from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, is_true, requires_grad_keyword
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.flow.values import Values
 from stabfix.model.source.imports import ImportTracker, dotted_name
@@ -71,6 +71,9 @@ class ValueFacts:
     device: Optional[str] = None  # "accelerator" | "host"
     activation: Optional[str] = None  # "softmax" | "log_softmax" | "sigmoid" | "logits"
     role: Optional[str] = None  # "model_output" | "loss" | "batch"
+    # the positional parameter this element hands back, through operations that keep requires-grad
+    # (`return x.view(n, -1), y.float()`): the caller's argument comes back as this element
+    parameter: Optional[str] = None
 
     @staticmethod
     def join(facts: list["ValueFacts"]) -> "ValueFacts":
@@ -106,6 +109,8 @@ class FunctionSummary:
     returns: tuple[ValueFacts, ...] = ()
     effects: tuple[Effect, ...] = ()
     return_depth: int = 0  # the deepest call level its return facts rely on
+    # parameters whose gradient it never reads: see `Summaries._grad_unread`
+    grad_unread: tuple[str, ...] = ()
     converged: bool = True  # False when recursion did not settle within MAX_ROUNDS
 
     def effects_of(self, *kinds: str) -> list[Effect]:
@@ -141,8 +146,10 @@ class Summaries:
     """The model part `summaries`: ask `of(def)`, `of_call(call)` after the traversal."""
 
     def __init__(self, imports: ImportTracker, names: Names, values: Values, history: History,
-                 activations: Activations, modes: ModeSwitches, events: Events) -> None:
+                 activations: Activations, modes: ModeSwitches, events: Events,
+                 gradients: Optional[GradientFacts] = None) -> None:
         self.imports = imports
+        self.gradients = gradients
         self.names = names
         self.values = values
         self.history = history
@@ -250,7 +257,15 @@ class Summaries:
         recursive = any(frame.function is self.names.definition_of(call) for frame in self._stack)
         if self._stack and not recursive:  # a call back into the cycle adds no level: the fixpoint settles
             self._stack[-1].depth = max(self._stack[-1].depth, summary.return_depth + 1)
-        return summary.returns
+        return tuple(self._as_passed(call, summary, fact) for fact in summary.returns)
+
+    def _as_passed(self, call: cst.Call, summary: FunctionSummary, fact: ValueFacts) -> ValueFacts:
+        """A returned element as the caller sees it: a callee's parameter handed back is the caller's
+        argument, which is a parameter of the caller only when `_parameter_of` shows it."""
+        if fact.parameter is None:
+            return fact
+        arg = next((a for a in call.args if parameter_receiving(summary, call, a) == fact.parameter), None)
+        return replace(fact, parameter=self._parameter_of(arg.value) if arg is not None else None)
 
     def facts(self, expr: cst.BaseExpression) -> ValueFacts:
         """What the code shows about one value, following names into the same-file calls that made it
@@ -304,10 +319,12 @@ class Summaries:
         try:
             returns = self._returns(function)
             effects = self._effects(function)
+            base = self._empty(function)
+            grad_unread = self._grad_unread(function, base.parameters, returns)
         finally:
             self._stack.pop()
-        base = self._empty(function)
-        return replace(base, returns=returns, effects=effects, return_depth=frame.depth), frame.provisional
+        return (replace(base, returns=returns, effects=effects, return_depth=frame.depth, grad_unread=grad_unread),
+                frame.provisional)
 
     def _empty(self, function: cst.FunctionDef) -> FunctionSummary:
         receiver, positional = self.callers.signature(function)
@@ -377,7 +394,54 @@ class Summaries:
         role = ("loss" if origin == LOSS else "model_output" if value.model_output or origin == MODEL_OUTPUT
                 else "batch" if value.batch else None)
         return ValueFacts(requires_grad, history, True if value.detached else None, device,
-                          activation.kind if activation is not None else None, role)
+                          activation.kind if activation is not None else None, role, self._parameter_of(expr))
+
+    def _parameter_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The parameter `expr` is, through operations that keep requires-grad (`y.view(n, -1).float()`)."""
+        operand = torch_ops.grad_operand(expr, self.imports.qualify)
+        if not isinstance(operand, cst.Name):
+            return None
+        reaching = self.names.reaching(operand)
+        return operand.value if reaching and all(b.kind == "param" for b in reaching) else None
+
+    def _grad_unread(self, function: cst.FunctionDef, parameters: tuple[str, ...],
+                     returns: tuple[ValueFacts, ...]) -> tuple[str, ...]:
+        """The positional parameters whose gradient `function` shows it never reads: not differentiated
+        (`.grad`, `autograd.grad`, an optimizer), not stored or handed to code the file does not show,
+        handed on only to functions whose summaries say the same of the receiving parameter, and
+        returned, if at all, only as whole elements the caller gets back (`ValueFacts.parameter`), where
+        the caller's own facts follow it. Known only for an outermost function (its gradient facts)."""
+        if self.gradients is None or function not in self.gradients.scopes:
+            return ()
+        facts = self.gradients.of(function)
+        bindings = self.gradients.bindings_in(function)
+        passed_back = {fact.parameter for fact in returns if fact.parameter is not None}
+        unread = []
+        for parameter in parameters:
+            if self._rebound(bindings, parameter):
+                continue  # what the name holds later is not (only) the caller's tensor
+            held = holders(bindings, {parameter}, self.imports.qualify)
+            if held & facts.differentiated or held & facts.stored:
+                continue
+            if held & facts.returned and parameter not in passed_back:
+                continue  # returned under another name or inside a container
+            if any(not self.grad_unread_at(call, arg) for call, arg in facts.handed(held)):
+                continue
+            unread.append(parameter)
+        return tuple(unread)
+
+    @staticmethod
+    def _rebound(bindings, parameter: str) -> bool:
+        return any(b.name == parameter and b.kind != "param" for b in bindings)
+
+    def grad_unread_at(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """`arg` goes to a function (of this file or another scanned file) whose summary shows it never
+        reads the receiving parameter's gradient."""
+        summary = self.function_of_call(call)
+        if summary is None:
+            return False
+        parameter = parameter_receiving(summary, call, arg)
+        return parameter is not None and parameter in summary.grad_unread
 
     def _made_to_require_grad(self, expr: cst.BaseExpression) -> bool:
         candidates = [expr]
@@ -485,6 +549,19 @@ class Summaries:
     def _single_value(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         return self.names.single_value(expr) if isinstance(expr, cst.Name) and expr in self.names.uses else None
 
+
+
+def parameter_receiving(summary: FunctionSummary, call: cst.Call, arg: cst.Arg) -> Optional[str]:
+    """The positional parameter of `summary` that `arg` of `call` binds (a method's receiver left out)."""
+    if arg.star:
+        return None
+    if arg.keyword is not None:
+        return arg.keyword.value if arg.keyword.value in summary.parameters else None
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[: positional.index(arg) + 1]):
+        return None
+    index = positional.index(arg)
+    return summary.parameters[index] if index < len(summary.parameters) else None
 
 
 def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:

@@ -290,13 +290,20 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         return facts
 
 
+# same-file calls followed below a region when looking for the switched module's forwards
+MAX_CALL_DEPTH = 3
+
+
 class _RegionScanner(cst.CSTVisitor):
-    def __init__(self, modes: ModeSwitches, receiver: str, facts: RegionFacts) -> None:
+    def __init__(self, modes: ModeSwitches, receiver: str, facts: RegionFacts, depth: int = 0,
+                 grad_off: bool = False, entered: tuple[cst.FunctionDef, ...] = ()) -> None:
         self.modes = modes
         self.receiver = receiver
         self.facts = facts
-        self.grad_off = [False]
+        self.grad_off = [grad_off]
         self.loops = 0
+        self.depth = depth
+        self.entered = entered  # the functions this scan is inside of (recursion guard)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.For, cst.While, cst.BaseComp)):
@@ -347,6 +354,33 @@ class _RegionScanner(cst.CSTVisitor):
             self.facts.forwards.append((node, not self.grad_off[-1]))
             if self.loops:
                 self.facts.repeated.append(node)
+        else:
+            self._follow(node)
+
+    def _follow(self, call: cst.Call) -> None:
+        """A function of the file called in the region, that the switched module reaches (`self.validation_step(b)`
+        reaching `self.model`, `evaluate(model, b)` its parameter): its forwards count as run at the call, any
+        number of calls deep up to MAX_CALL_DEPTH, unless it runs a backward or an optimizer step or asks for
+        gradients (it trains or differentiates: not an evaluation; the region's own code decides the rest)."""
+        if self.depth >= MAX_CALL_DEPTH:
+            return
+        definition = self.modes.names.definition_of(call)
+        if definition is None or definition in self.entered:
+            return
+        receiver = _receiver_in(definition, call, self.receiver, self.modes.names)
+        if receiver is None:
+            return
+        inner = RegionFacts()
+        grad_off = self.grad_off[-1] or definition in self.modes.names.grad_off_functions
+        scanner = _RegionScanner(self.modes, receiver, inner, self.depth + 1, grad_off, (*self.entered, definition))
+        visit_readonly(definition.body, scanner)
+        if inner.backward or inner.needs_grad:
+            return  # it trains or differentiates (an attack, a penalty): not an evaluation forward; that code is the caller's
+        self.facts.frozen |= inner.frozen
+        if inner.forwards:
+            self.facts.forwards.append((call, any(on for _, on in inner.forwards)))
+            if self.loops or inner.repeated:
+                self.facts.repeated.append(call)
 
     def _fed_a_tensor(self, call: cst.Call) -> bool:
         """A method of the switched module called on a tensor (`agent.get_action_and_value(obs.to(d))`,
@@ -367,6 +401,34 @@ class _RegionScanner(cst.CSTVisitor):
             isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
         ):
             self.facts.needs_grad = True
+
+
+def _receiver_in(definition: cst.FunctionDef, call: cst.Call, receiver: str, names: Names) -> Optional[str]:
+    """How a function of the file spells the caller's `receiver`: `self.model` stays `self.model` in a method
+    called on the same object (`self.validation_step(b)`); a module passed as an argument is the parameter
+    it binds (`evaluate(model, b)`, `model.encoder` passed for `net`: `net`)."""
+    params = [param.name.value for param in definition.params.params]
+    scope = names.scopes.get(definition)
+    is_method = scope is not None and scope.parent is not None and scope.parent.is_class
+    func = call.func
+    if is_method and params and isinstance(func, cst.Attribute):
+        owner = dotted_name(func.value)
+        root, dot, rest = receiver.partition(".")
+        if owner is not None and owner == root and dot:
+            return params[0] + dot + rest
+        params = params[1:]
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in call.args):
+        return None
+    for arg in call.args:
+        spelled = dotted_name(arg.value)
+        if spelled != receiver:
+            continue
+        if arg.keyword is not None:
+            return arg.keyword.value if arg.keyword.value in params else None
+        index = positional.index(arg)
+        return params[index] if index < len(params) else None
+    return None
 
 
 def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
