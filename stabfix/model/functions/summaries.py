@@ -49,18 +49,17 @@ from stabfix.model.calls import torch_ops
 from stabfix.model.calls.activations import Activations
 from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
 from stabfix.model.flow.callers import Callers, argument
-from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, is_true, requires_grad_keyword
+from stabfix.model.functions.body_effects import detaches, marked_in_place, stores
+from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, requires_grad_keyword
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.flow.values import Values
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.training.modes import ModeSwitches, owns
 
 MAX_DEPTH = 8  # calls followed below a function before its facts are cut
 MAX_ROUNDS = 6  # re-summaries of a recursive function before its summary is taken as it stands
-STORE_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
 
 
 @dataclass(frozen=True)
@@ -474,15 +473,15 @@ class Summaries:
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
         if self._enters_no_grad(function):
             own.append((0, Effect("no_grad", None)))
-        own.extend((0, Effect("store", target)) for target in _stores(function))
+        own.extend((0, Effect("store", target)) for target in stores(function))
         # a tensor the caller hands in, made to require grad (a method's receiver is a module, not one)
         receiver, positional = self.callers.signature(function)
-        marked, kept = _marked_in_place(function)
+        marked, kept = marked_in_place(function)
         own.extend((0, Effect("requires_grad", target)) for target in marked if target in positional)
         # a tensor it rebinds or reads the gradient of (also one a callee marks) is not left marked for the caller
         own = [(order, effect) for order, effect in own
                if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in kept]
-        own.extend((0, Effect("detach", target)) for target in _detaches(function))
+        own.extend((0, Effect("detach", target)) for target in detaches(function))
         settled = [self._restored(effect, order, own) for order, effect in own]
         return _deduplicated(settled, self._reachable_spellings(function))
 
@@ -577,94 +576,6 @@ def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:
     return tuple(sorted(kept.values(), key=lambda e: (e.kind, e.target or "", e.restored, e.depth, e.via)))
 
 
-def _stores(function: cst.FunctionDef) -> list[str]:
-    """What the function stores into: `self.buffer.append(x)`, `cache[k] = v` on a parameter `cache`."""
-    found: list[str] = []
-
-    class _Finder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in STORE_METHODS:
-                spelled = dotted_name(node.func.value)
-                if spelled is not None:
-                    found.append(spelled)
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if isinstance(node.target, cst.Subscript):
-                spelled = dotted_name(node.target.value)
-                if spelled is not None:
-                    found.append(spelled)
-
-    visit_readonly(function, _Finder())
-    return found
-
-
-def _marked_in_place(function: cst.FunctionDef) -> tuple[list[str], set[str]]:
-    """The names the function makes require grad in place, whatever it does with the result:
-    `t.requires_grad_()` (also inside `return t.requires_grad_(True)`), `t.requires_grad = True`; not a
-    name it rebinds anywhere (`t = t.detach()` makes it another tensor than the one handed in) or reads the
-    gradient of (the second set: the function keeps those for itself)."""
-    found: list[str] = []
-    rebound: set[str] = set()
-    read: set[str] = set()  # its gradient read here: the helper wants the flag
-
-    class _Finder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Call(self, node: cst.Call) -> None:
-            if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
-                found.append(node.func.value.value)  # type: ignore[attr-defined]
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                attr = target.target
-                if (isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad"
-                        and isinstance(attr.value, cst.Name) and is_true(node.value)):
-                    found.append(attr.value.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value in ("grad", "register_hook", "retain_grad", "backward") and isinstance(node.value, cst.Name):
-                read.add(node.value.value)
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            rebound.update(name.value for name in _bound_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            rebound.update(name.value for name in _bound_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            rebound.update(name.value for name in _bound_names(node.target))
-
-    visit_readonly(function, _Finder())
-    kept = rebound | read
-    return [name for name in found if name not in kept], kept
-
-
-def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _bound_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    return []
-
-
 def _expression(call: cst.Call, spelled: str) -> cst.BaseExpression:
     """The caller's expression for a spelling: the argument itself when one reads so, else parsed."""
     for arg in call.args:
@@ -677,53 +588,6 @@ def _root_of(target: str) -> tuple[str, str, str]:
     """`self.h` -> (`self`, `.`, `h`); `h[0]` -> (`h`, `[`, `0]`); `h` -> (`h`, ``, ``)."""
     cut = min((i for i in (target.find("."), target.find("[")) if i >= 0), default=-1)
     return (target, "", "") if cut < 0 else (target[:cut], target[cut], target[cut + 1:])
-
-
-def _detaches(function: cst.FunctionDef) -> list[str]:
-    """What the function cuts from the graph in place: `x.detach_()` on a name, attribute or element
-    (`h[0]`; `h[*]` for a variable index), or `x = x.detach()` re-binding an attribute (`self.h`)."""
-    found: list[str] = []
-
-    class _Finder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach_":
-                spelled = _element_spelling(node.func.value)
-                if spelled is not None:
-                    found.append(spelled)
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
-                return
-            target = dotted_name(node.targets[0].target)
-            if (target is not None and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-                    and value.func.attr.value == "detach" and dotted_name(value.func.value) == target):
-                found.append(target)
-
-    visit_readonly(function, _Finder())
-    return found
-
-
-def _element_spelling(node: cst.BaseExpression) -> Optional[str]:
-    """`h`, `self.h`, `h[0]`, `h[*]` (a variable index); None for anything else."""
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        base = dotted_name(node.value)
-        index = node.slice[0].slice.value
-        if base is None:
-            return None
-        if isinstance(index, cst.Integer):
-            return f"{base}[{index.value}]"
-        return f"{base}[*]" if isinstance(index, cst.Name) else None
-    return dotted_name(node)
 
 
 def _rooted_in_name(expr: cst.BaseExpression) -> bool:

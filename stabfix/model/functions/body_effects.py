@@ -1,0 +1,140 @@
+"""What one function's own body does in place, read from its syntax (the `summaries` part turns these
+into effects): the containers it stores into, the names it makes require grad, the tensors it detaches.
+Nested functions, classes and lambdas are not the function's own body."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.flow.gradient_use import is_requires_grad_call, is_true
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.traversal import visit_readonly
+
+STORE_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
+
+
+class _OwnBody(cst.CSTVisitor):
+    """Visits one function's own body: not the functions, classes and lambdas nested in it."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        super().__init__()
+        self.function = function
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.function
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def stores(function: cst.FunctionDef) -> list[str]:
+    """What the function stores into: `self.buffer.append(x)`, `cache[k] = v` on a parameter `cache`."""
+    found: list[str] = []
+
+    class _Finder(_OwnBody):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in STORE_METHODS:
+                spelled = dotted_name(node.func.value)
+                if spelled is not None:
+                    found.append(spelled)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, cst.Subscript):
+                spelled = dotted_name(node.target.value)
+                if spelled is not None:
+                    found.append(spelled)
+
+    visit_readonly(function, _Finder(function))
+    return found
+
+
+def marked_in_place(function: cst.FunctionDef) -> tuple[list[str], set[str]]:
+    """The names the function makes require grad in place, whatever it does with the result:
+    `t.requires_grad_()` (also inside `return t.requires_grad_(True)`), `t.requires_grad = True`; not a
+    name it rebinds anywhere (`t = t.detach()` makes it another tensor than the one handed in) or reads the
+    gradient of (the second set: the function keeps those for itself)."""
+    found: list[str] = []
+    rebound: set[str] = set()
+    read: set[str] = set()  # its gradient read here: the helper wants the flag
+
+    class _Finder(_OwnBody):
+        def visit_Call(self, node: cst.Call) -> None:
+            if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
+                found.append(node.func.value.value)  # type: ignore[attr-defined]
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                attr = target.target
+                if (isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad"
+                        and isinstance(attr.value, cst.Name) and is_true(node.value)):
+                    found.append(attr.value.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value in ("grad", "register_hook", "retain_grad", "backward") and isinstance(node.value, cst.Name):
+                read.add(node.value.value)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            rebound.update(name.value for name in _bound_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            rebound.update(name.value for name in _bound_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            rebound.update(name.value for name in _bound_names(node.target))
+
+    visit_readonly(function, _Finder(function))
+    kept = rebound | read
+    return [name for name in found if name not in kept], kept
+
+
+def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
+
+
+def detaches(function: cst.FunctionDef) -> list[str]:
+    """What the function cuts from the graph in place: `x.detach_()` on a name, attribute or element
+    (`h[0]`; `h[*]` for a variable index), or `x = x.detach()` re-binding an attribute (`self.h`)."""
+    found: list[str] = []
+
+    class _Finder(_OwnBody):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach_":
+                spelled = _element_spelling(node.func.value)
+                if spelled is not None:
+                    found.append(spelled)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
+                return
+            target = dotted_name(node.targets[0].target)
+            if (target is not None and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value == "detach" and dotted_name(value.func.value) == target):
+                found.append(target)
+
+    visit_readonly(function, _Finder(function))
+    return found
+
+
+def _element_spelling(node: cst.BaseExpression) -> Optional[str]:
+    """`h`, `self.h`, `h[0]`, `h[*]` (a variable index); None for anything else."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        base = dotted_name(node.value)
+        index = node.slice[0].slice.value
+        if base is None:
+            return None
+        if isinstance(index, cst.Integer):
+            return f"{base}[{index.value}]"
+        return f"{base}[*]" if isinstance(index, cst.Name) else None
+    return dotted_name(node)
