@@ -66,9 +66,34 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         raise BaselineError(f"git {' '.join(args)} timed out") from None
 
 
+def _entry_files(entry: str) -> list[str]:
+    """The files (relative to the project) the entry's module may live in."""
+    module = entry.rpartition(":")[0]
+    if module.endswith(".py"):
+        return [module]
+    base = module.replace(".", "/")
+    return [f"{base}.py", f"{base}/__init__.py"]
+
+
+def _entry_missing_at_ref(project: Path, mapped: Path, root: Path, entry: str, ref: str) -> str | None:
+    """Why REF's checkout cannot run the entry the working tree has (None: it has the file)."""
+    for name in _entry_files(entry):
+        here, there = project / name, mapped / name
+        if not here.is_file() or there.is_file():
+            continue
+        shown = here.resolve().relative_to(root).as_posix()
+        tracked = _git(["ls-files", "--error-unmatch", "--", shown], root).returncode == 0
+        why = (f"the entry file {shown} is untracked in git, so {ref}'s checkout lacks it" if not tracked
+               else f"the entry file {shown} does not exist at {ref}")
+        return (f"baseline {ref} cannot run: {why}; commit it first, or compare with a saved report "
+                "(--baseline report.json from `stabfix verify --json report.json`)")
+    return None
+
+
 @contextlib.contextmanager
-def worktree(project: Path, ref: str) -> Iterator[Path]:
-    """Check REF out in a temporary detached worktree; yield PATH's counterpart inside it."""
+def worktree(project: Path, ref: str, entry: str | None = None) -> Iterator[Path]:
+    """Check REF out in a temporary detached worktree; yield PATH's counterpart inside it. With
+    `entry`, a checkout that lacks the entry's file is a BaselineError saying why (e.g. untracked)."""
     top = _git(["rev-parse", "--show-toplevel"], project)
     if top.returncode != 0:
         raise BaselineError(f"{project} is not inside a git repository; --baseline needs a git ref "
@@ -88,6 +113,9 @@ def worktree(project: Path, ref: str) -> Iterator[Path]:
         mapped = tree / rel
         if not mapped.is_dir():
             raise BaselineError(f"{rel.as_posix() or '.'} does not exist at {ref}")
+        missing = _entry_missing_at_ref(project.resolve(), mapped, root, entry, ref) if entry else None
+        if missing:
+            raise BaselineError(missing)
         yield mapped
     finally:
         removed = _git(["worktree", "remove", "--force", str(tree)], root)

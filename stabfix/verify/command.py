@@ -148,6 +148,8 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         where = f"{config.path}: " if config.path else ""
         try:
             settings = resolve_settings(config.verify, overrides)
+        except FlagError:
+            raise  # a bad flag: no config file to blame
         except SettingsError as exc:
             raise SettingsError(f"{where}{exc}") from None
     except (ConfigError, SettingsError) as exc:
@@ -166,7 +168,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
                 base_report = load_report(baseline)
                 console.print(f"[dim]baseline: saved report {escape(baseline)}[/dim]")
             else:
-                with worktree(project, baseline) as mapped:
+                with worktree(project, baseline, settings.entry) as mapped:
                     print_header(console, settings, label, f"baseline {baseline}")
                     run = run_child(settings, mapped, Progress(console))
                     base_report = analyze(settings, run, f"{label} @ {baseline}")
@@ -185,7 +187,14 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         console.print("[yellow]![/yellow] --snapshot records CUDA allocator history; this run was on CPU, "
                       "so no snapshot was written")
     print_report(console, report)
-    if base_report is not None:
+    if base_report is not None and base_report.get("error"):
+        # nothing to compare with: say so instead of a table of n/a, and exit 2
+        report["baseline"] = {"ref": base_label, "report": base_report}
+        report["comparison"] = []
+        report["exit_code"] = exit_codes.ERROR
+        console.print(f"\n[bold red]✗ no before/after comparison:[/bold red] the baseline {escape(str(base_label))} "
+                      f"could not run ({escape(base_report['error']['message'])})")
+    elif base_report is not None:
         from stabfix.verify.baseline import compare
 
         rows = compare(base_report, report)
