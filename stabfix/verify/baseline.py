@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from stabfix.verify.metrics import REPORT_VERSION, fmt_bytes, fmt_num
+from stabfix.verify.timing import shift, timed_steps
 
 MEMORY_TOLERANCE = 0.01  # relative: memory is exact on CPU, allocator-rounded on CUDA
 TIME_TOLERANCE = 0.25  # relative: step times vary between runs and machines
@@ -184,6 +185,19 @@ def _verdict(kind: str, base: Any, cur: Any, lower_better: bool | None) -> str:
     return "better" if (diff < 0) == lower_better else "worse"
 
 
+def _step_times(report: dict[str, Any]) -> list[float]:
+    return [s["time_ms"] for s in timed_steps(report.get("steps") or []) if isinstance(s.get("time_ms"), (int, float))]
+
+
+def _time_verdict(base: dict[str, Any], cur: dict[str, Any], b: Any, c: Any) -> tuple[str, str | None]:
+    """better/worse/same for the median step time only when the runs' own noise allows a verdict
+    (stabfix.verify.timing); otherwise "unclear" and why."""
+    moved = shift(_step_times(base), _step_times(cur))
+    if not moved["judged"]:
+        return "unclear", moved["reason"]
+    return _verdict("time", b, c, True), None
+
+
 def compare(base: dict[str, Any], cur: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for key, label, kind, lower in METRICS:
@@ -204,9 +218,15 @@ def compare(base: dict[str, Any], cur: dict[str, Any]) -> list[dict[str, Any]]:
                 delta_text += f" ({100 * delta / abs(b):+.1f}%)"
         else:
             delta, delta_text = None, "-"
-        rows.append({
+        verdict, note = _verdict(kind, b, c, lower), None
+        if kind == "time" and verdict in ("better", "worse"):
+            verdict, note = _time_verdict(base, cur, b, c)
+        row = {
             "metric": key, "label": label, "baseline": b, "current": c, "delta": delta,
             "baseline_text": _fmt(kind, b), "current_text": _fmt(kind, c), "delta_text": delta_text,
-            "verdict": _verdict(kind, b, c, lower),
-        })
+            "verdict": verdict,
+        }
+        if note:
+            row["note"] = note
+        rows.append(row)
     return rows

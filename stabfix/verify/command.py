@@ -296,7 +296,7 @@ def _print_comparison(console: Console, rows: list[dict[str, Any]], ref: str, ba
     table.add_column("current", justify="right")
     table.add_column("Δ", justify="right")
     table.add_column("verdict")
-    colors = {"better": "green", "worse": "red", "same": "dim", "changed": "yellow", "n/a": "dim"}
+    colors = {"better": "green", "worse": "red", "same": "dim", "changed": "yellow", "n/a": "dim", "unclear": "yellow"}
     for r in rows:
         table.add_row(r["label"], r["baseline_text"], r["current_text"], r["delta_text"],
                       f"[{colors[r['verdict']]}]{r['verdict']}[/{colors[r['verdict']]}]")
@@ -306,6 +306,10 @@ def _print_comparison(console: Console, rows: list[dict[str, Any]], ref: str, ba
                       f"{cur.get('memory_source')}): memory rows are not comparable")
     console.print("[dim]same = within 1% for memory, loss and grad norm, 25% for step time; "
                   "exact for counts[/dim]")
+    for r in rows:
+        if r.get("note"):
+            console.print(f"[yellow]![/yellow] {escape(r['label'].strip())}: {r['verdict']}, {escape(r['note'])}; "
+                          "better/worse needs 4+ timed steps in each run and medians 3 standard errors apart")
 
 
 def _jsonable(value: Any) -> Any:
