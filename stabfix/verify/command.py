@@ -309,7 +309,8 @@ def _print_comparison(console: Console, rows: list[dict[str, Any]], ref: str, ba
     for r in rows:
         if r.get("note"):
             console.print(f"[yellow]![/yellow] {escape(r['label'].strip())}: {r['verdict']}, {escape(r['note'])}; "
-                          "better/worse needs 4+ timed steps in each run and medians 3 standard errors apart")
+                          "better/worse needs 4+ timed steps in each run, medians 3 standard errors apart "
+                          "and a rank test p < 0.05")
 
 
 def _jsonable(value: Any) -> Any:
