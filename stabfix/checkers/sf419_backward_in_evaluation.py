@@ -53,7 +53,7 @@ class BackwardInEvaluation(Checker):
             for index, event in enumerate(ran):
                 if not self._evaluation_backward(event, region) or id(event.node) in reported:
                     continue
-                if any(self._clears_or_steps(later) for later in ran[index + 1:]):
+                if self._cleared_after(ran[index + 1:], region):
                     continue
                 reported.add(id(event.node))
                 self.report(event.node, self._message(switch, event, leaking))
@@ -65,8 +65,14 @@ class BackwardInEvaluation(Checker):
             return False  # `loss.backward(inputs=[x])` accumulates into `x` only
         return not self._steps(event.node)  # a helper that differentiates and steps trains (test-time adaptation)
 
-    def _clears_or_steps(self, event: Event) -> bool:
-        return event.kind in ("clear", "step") or (isinstance(event, LocalCall) and self._steps(event.node))
+    def _cleared_after(self, later: list[Event], region: list[cst.CSTNode]) -> bool:
+        """A clear or a step runs after the evaluation's backward and before a training backward adds to it."""
+        for event in later:
+            if event.kind in ("clear", "step") or (isinstance(event, LocalCall) and self._steps(event.node)):
+                return True
+            if isinstance(event, Backward) and self.model.events.accumulates(event) and not self._inside(event.node, region):
+                return False
+        return False
 
     def _steps(self, node: cst.CSTNode) -> bool:
         """A call of a function that steps an optimizer (its summary's `step` effect)."""
