@@ -78,7 +78,7 @@ class HalfPrecisionTraining(Checker):
         built = [e for e in events.of_kind("optimizer") if isinstance(e.node, cst.Call)]
         for cast in self._casts.values():
             optimizer = next((e for e in built if _trains(e.node, cast.model, self.model.names)), None)
-            if optimizer is None or not self._before_training(cast, optimizer):
+            if optimizer is None or not self._before_training(cast, optimizer) or self._wrapped(optimizer):
                 continue
             self.report(cast.call, self._message(cast, optimizer))
 
@@ -94,6 +94,20 @@ class HalfPrecisionTraining(Checker):
         if cast.function is None or cast.function.name.value == "__init__":
             return True
         return optimizer.site.function is cast.function
+
+    def _wrapped(self, optimizer: Event) -> bool:
+        """The optimizer is handed to a wrapper whose `backward(loss)` the file calls (apex's `FP16_Optimizer`
+        keeps float32 master weights and scales the loss): `opt = Wrapper(opt, ...)`, `opt.backward(loss)`."""
+        names = self.model.names
+        for backward in self.model.events.of_kind("backward"):
+            call = backward.node
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.args):
+                continue
+            receiver = call.func.value
+            holder = names.single_value(receiver) if isinstance(receiver, cst.Name) and receiver in names.uses else None
+            if isinstance(holder, cst.Call) and any(_holds(arg.value, optimizer.node, names) for arg in holder.args):
+                return True
+        return False
 
     def _trains_in(self, call: LocalCall) -> bool:
         if not isinstance(call.node, cst.Call):
@@ -117,10 +131,21 @@ def _whole_model(name: str) -> bool:
     return len(parts) == 1 or (len(parts) == 2 and parts[0] == "self")
 
 
+def _holds(expr: cst.BaseExpression, constructor: cst.CSTNode, names) -> bool:
+    """`expr` is the optimizer `constructor` builds (the call itself, or a name bound to it)."""
+    return expr is constructor or (isinstance(expr, cst.Name) and expr in names.uses and any(
+        binding.bound_value is constructor for binding in names.reaching(expr)))
+
+
 def _trains(constructor: cst.Call, model: str, names) -> bool:
     """The optimizer is handed the model's parameters (all, or a group of a submodule of it)."""
     whole = all_parameters_of(constructor, names)
     spelled = {dotted_name(whole.model) or ""} if whole is not None else models_in(constructor)
+    first = constructor.args[0].value if constructor.args else None
+    if whole is None and isinstance(first, cst.Name) and first in names.uses:
+        groups = names.single_value(first)  # `groups = [{"params": model.encoder.parameters()}, ...]`
+        if isinstance(groups, (cst.List, cst.Tuple)) and all(isinstance(e.value, cst.Dict) for e in groups.elements):
+            spelled = models_in(constructor.with_changes(args=[cst.Arg(groups)]))
     own = model.removeprefix("self.")
     return any(m.removeprefix("self.") == own or m.removeprefix("self.").startswith(own + ".") for m in spelled if m)
 
