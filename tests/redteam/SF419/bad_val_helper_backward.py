@@ -1,4 +1,4 @@
-"""Mined (a robotics representation learner's issue: "validation set is used to update weights"): the validation pass differentiates, the training pass clears only after stepping."""
+"""A validation helper differentiates after model.eval(); the training pass clears only after stepping."""
 import torch
 
 
