@@ -1,10 +1,9 @@
 """SF306 mask-fill-overflows-half: a mask fill value float16 cannot hold, or -inf into a softmax.
 
-A fill is `x.masked_fill(mask, v)` (also `masked_fill_`, `torch.masked_fill`, `torch.where(mask, x, v)` either
-side, `x.where(mask, v)`) with `v` a number the file shows (`numerics.signed_constant`). A finding is
-- a finite `v` below -65504 (`-1e9`) in a file that computes in float16 (an enabled float16 autocast
-  region of `amp`, or a float16 cast, `numeric_guards.half_cast_receiver`): `masked_fill` then raises and
-  `torch.where` fills -inf; a file with no float16 is left alone;
+A fill is `x.masked_fill(mask, v)` (`masked_fill_`, `torch.masked_fill`, `torch.where(mask, x, v)` either side,
+`x.where(mask, v)`) with `v` a number the file shows (`numerics.signed_constant`). A finding is
+- a finite `v` below -65504 (`-1e9`) in a file that computes in float16 (a float16 autocast region of `amp`, a
+  float16 cast: `numeric_guards.half_cast_receiver`): `masked_fill` raises, `torch.where` fills -inf;
 - `v` = -inf whose filled tensor reaches a softmax/log-softmax later in the function, with a mask that is
   not causal (nothing triangular in its origin) and no NaN test in the function: a fully masked row is NaN.
 Fix (unsafe, see the rule page): the constant becomes `torch.finfo(x.dtype).min` for a plain-named `x`.
@@ -60,8 +59,7 @@ class MaskFillOverflowsHalf(Checker):
             self._buffers.setdefault(key, []).extend([value] if value is not None else [])
         fill = _fill(node, qualified, method)
         if fill is not None:
-            filled, mask, value = fill
-            self._fills.append((node, filled, mask, value, function))
+            self._fills.append((node, *fill, function))
             outer = self._assigning[-1] if self._assigning else None
             if outer is not None and len(outer.targets) == 1 and dotted_name(outer.targets[0].target):
                 self._bound[id(node)] = dotted_name(outer.targets[0].target)  # type: ignore[assignment]
@@ -72,8 +70,8 @@ class MaskFillOverflowsHalf(Checker):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._assigning.append(node)
         for target in node.targets:
-            spelled = dotted_name(target.target)
-            if spelled is not None and spelled.startswith("self."):
+            spelled = dotted_name(target.target) or ""
+            if spelled.startswith("self."):
                 self._buffers.setdefault(spelled, []).append(node.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -96,32 +94,28 @@ class MaskFillOverflowsHalf(Checker):
     def _softmax_of(self, fill: cst.Call, function) -> cst.Call | None:
         """The softmax the filled tensor reaches: one wrapped around the fill, or one of the name the fill
         is bound to (`s = s.masked_fill(...)`) or changes in place (`s.masked_fill_(...)`), later."""
-        positions = self.context.positions
+        positions, bound = self.context.positions, self._bound_name(fill)
         line = positions.line(fill)
-        bound = self._bound_name(fill)
         for softmax in self._softmaxes.get(function, []):
             operand = _softmax_operand(softmax, self.model.names)
-            if operand is None:
-                continue
-            if _contains(operand, fill):
-                return softmax
-            if bound is not None and positions.line(softmax) >= line and bound in _dotted_names(operand):
+            if operand is not None and (_contains(operand, fill) or (
+                    bound is not None and positions.line(softmax) >= line and bound in _dotted_names(operand))):
                 return softmax
         return None
 
     def _bound_name(self, fill: cst.Call) -> str | None:
-        if method_of(fill, self.model.names) == "masked_fill_":
-            return dotted_name(fill.func.value)  # type: ignore[attr-defined]
-        return self._bound.get(id(fill))
+        in_place = method_of(fill, self.model.names) == "masked_fill_"
+        return dotted_name(fill.func.value) if in_place else self._bound.get(id(fill))  # type: ignore[attr-defined]
 
     def _causal(self, expr: cst.BaseExpression, depth: int) -> bool:
         """The mask comes from a triangular construction (a causal mask keeps each row's diagonal)."""
         if depth > 12:
             return False
-        if isinstance(expr, cst.Call):
-            last = (self.model.names.qualify(expr.func) or dotted_name(expr.func) or "").rpartition(".")[2]
-            if last in CAUSAL_BUILDERS:
-                return True
+        func = expr.func if isinstance(expr, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value in CAUSAL_BUILDERS:
+            return True  # `torch.tril(...)`, `ones(...).triu(1)`
+        if isinstance(func, cst.Name) and (self.model.names.qualify(func) or func.value).rpartition(".")[2] in CAUSAL_BUILDERS:
+            return True
         if isinstance(expr, cst.Name) and expr in self.model.names.uses:
             value = self.model.names.single_value(expr)
             return value is not None and value is not expr and self._causal(value, depth + 1)
@@ -169,11 +163,17 @@ def _fill(call: cst.Call, qualified: str, method: str):
         return parts if None not in parts else None
     if qualified == "torch.where" and len(call.args) == 3:
         mask, first, second = (arg.value for arg in call.args)
-        constant_first = isinstance(first, (cst.UnaryOperation, cst.Call, cst.Float, cst.Integer)) and not isinstance(second, (cst.Float, cst.Integer))
-        return (second, mask, first) if constant_first else (first, mask, second)
+        return (first, mask, second) if not _number_like(first) else (second, mask, first)
     if method == "where" and not qualified.startswith(("torch.", "numpy.")) and len(call.args) == 2:
         return call.func.value, call.args[0].value, call.args[1].value  # type: ignore[attr-defined]
     return None
+
+
+def _number_like(expr: cst.BaseExpression) -> bool:
+    """A literal, a signed one or a `float(...)` call: the constant side of a `where` (the other is the tensor)."""
+    while isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    return isinstance(expr, (cst.Float, cst.Integer)) or (isinstance(expr, cst.Call) and dotted_name(expr.func) == "float")
 
 
 def _softmax_operand(call: cst.Call, names) -> cst.BaseExpression | None:
