@@ -41,7 +41,7 @@ class _Cast:
 
 class HalfPrecisionTraining(Checker):
     code = "SF305"
-    tokens = ("half", "float16")
+    tokens = (".half", "float16")
     also_needs = (("step",), ("backward",))
     needs = ("amp", "events", "optimizers", "summaries")
 

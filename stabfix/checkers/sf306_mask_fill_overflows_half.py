@@ -31,6 +31,7 @@ NAN_GUARDS = frozenset({"nan_to_num", "nan_to_num_", "isnan"})
 class MaskFillOverflowsHalf(Checker):
     code = "SF306"
     tokens = ("masked_fill", "where(")
+    also_needs = (("inf", "e+", "00000", *(f"e{power}" for power in range(5, 39))),)  # a fill below -65504
     needs = ("amp",)
 
     def __init__(self, context) -> None:
@@ -75,8 +76,7 @@ class MaskFillOverflowsHalf(Checker):
                 self._buffers.setdefault(spelled, []).append(node.value)
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        amp = self.model.amp
-        amp.scaling()  # resolves the regions
+        (amp := self.model.amp).scaling()  # resolves the regions
         float16 = next((r.call for r in amp.regions if amp.enabled(r) and amp.dtype(r)[0] == "float16"), self._half)
         for call, filled, mask, value, function in self._fills:
             number = signed_constant(value, self.model.names)  # names are resolved once the traversal is done
