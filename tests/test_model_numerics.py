@@ -323,3 +323,30 @@ def test_signed_constant_reads_infinities_and_numbers_through_names():
     values = {t: numerics.signed_constant(_value_of(module, t).args[0].value, names) for t in "abcdeghi"}
     ninf = float("-inf")
     assert values == {"a": ninf, "b": ninf, "c": ninf, "d": ninf, "e": ninf, "g": -1e9, "h": None, "i": None}
+
+
+def test_masks_keep_a_position_when_causal_or_below_the_rows_own_top_values():
+    from stabfix.model.calls import masks
+
+    module, names = _parse(
+        """
+        import torch
+        from torch import triu
+        future = torch.ones(n, n).triu(1).bool()
+        a = f(s, future)
+        b = f(s, triu(ones, 1) == 1)
+        top, _ = torch.topk(logits, k)
+        c = f(logits, logits < top[..., -1:])
+        d = f(logits, logits <= top[..., -1:])
+        e = f(s, key_padding == 0)
+        g = f(s, self.bias[:, :, :T, :T] == 0)
+        h = f(logits, other < top[..., -1:])
+        """
+    )
+    buffers = {"self.bias": [cst.parse_expression("torch.tril(torch.ones(8, 8))")]}
+    kept = {}
+    for target in "abcdegh":
+        call = _value_of(module, target)
+        filled, mask = call.args[0].value, call.args[1].value
+        kept[target] = masks.keeps_a_position(mask, filled, names, lambda key: buffers.get(key, []))
+    assert kept == {"a": True, "b": True, "c": True, "d": False, "e": False, "g": True, "h": False}

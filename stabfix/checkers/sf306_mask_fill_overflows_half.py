@@ -16,6 +16,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
+from stabfix.model.calls.masks import keeps_a_position
 from stabfix.model.calls.numeric_guards import half_cast_receiver
 from stabfix.model.calls.numerics import argument, method_of, signed_constant
 from stabfix.model.source.imports import dotted_name
@@ -24,7 +25,6 @@ from stabfix.model.source.traversal import children
 FLOAT16_LOWEST = -65504.0
 SOFTMAXES = frozenset(f"{module}.{kind}" for module in ("torch", "torch.nn.functional", "torch.special")
                       for kind in ("softmax", "log_softmax"))
-CAUSAL_BUILDERS = frozenset({"tril", "triu", "tril_", "triu_", "generate_square_subsequent_mask", "tril_indices", "triu_indices"})
 NAN_GUARDS = frozenset({"nan_to_num", "nan_to_num_", "isnan"})
 
 
@@ -87,7 +87,8 @@ class MaskFillOverflowsHalf(Checker):
                     self.report(call, self._overflow_message(call, number, filled, float16), self._fix(value, filled))
                 continue
             softmax = self._softmax_of(call, function)
-            if softmax is None or function in self._guarded or self._causal(mask, 0):
+            if softmax is None or function in self._guarded or self._zeroed_after(call, mask, function) or keeps_a_position(
+                    mask, filled, self.model.names, lambda attribute: self._buffers.get(attribute, [])):
                 continue
             self.report(call, self._infinity_message(call, filled, mask, softmax), self._fix(value, filled))
 
@@ -103,26 +104,16 @@ class MaskFillOverflowsHalf(Checker):
                 return softmax
         return None
 
+    def _zeroed_after(self, fill: cst.Call, mask: cst.BaseExpression, function) -> bool:
+        """A later fill of the same mask with 0 in the function (`probs.masked_fill(~keep, 0.0)`): NaN rows are zeroed."""
+        line, text = self.context.positions.line(fill), code_for(mask)
+        return any(self.context.positions.line(other) > line and code_for(other_mask) == text
+                   and signed_constant(value, self.model.names) == 0
+                   for other, _, other_mask, value, where in self._fills if where is function)
+
     def _bound_name(self, fill: cst.Call) -> str | None:
         in_place = method_of(fill, self.model.names) == "masked_fill_"
         return dotted_name(fill.func.value) if in_place else self._bound.get(id(fill))  # type: ignore[attr-defined]
-
-    def _causal(self, expr: cst.BaseExpression, depth: int) -> bool:
-        """The mask comes from a triangular construction (a causal mask keeps each row's diagonal)."""
-        if depth > 12:
-            return False
-        func = expr.func if isinstance(expr, cst.Call) else None
-        if isinstance(func, cst.Attribute) and func.attr.value in CAUSAL_BUILDERS:
-            return True  # `torch.tril(...)`, `ones(...).triu(1)`
-        if isinstance(func, cst.Name) and (self.model.names.qualify(func) or func.value).rpartition(".")[2] in CAUSAL_BUILDERS:
-            return True
-        if isinstance(expr, cst.Name) and expr in self.model.names.uses:
-            value = self.model.names.single_value(expr)
-            return value is not None and value is not expr and self._causal(value, depth + 1)
-        spelled = dotted_name(expr) if isinstance(expr, cst.Attribute) else None
-        if spelled is not None and spelled in self._buffers:
-            return any(self._causal(value, depth + 1) for value in self._buffers[spelled])
-        return any(self._causal(child, depth + 1) for child in children(expr) if isinstance(child, cst.BaseExpression))
 
     def _fix(self, value: cst.BaseExpression, filled: cst.BaseExpression) -> Fix | None:
         spelled, torch = dotted_name(filled), self._torch_name()
