@@ -99,12 +99,22 @@ class BackwardInEvaluation(Checker):
             if step.site.in_lambda or any(self._inside(step.node, region) for region in regions):
                 continue
             loop = step.site.any_loops[-1] if step.site.any_loops else None
-            ran = events.iteration(loop) if loop is not None else events.in_function(step.site.function)
+            ran = events.iteration(loop) if loop is not None else self._pass_around(step.site.function)
             first = next((e for e in summaries.with_calls(ran) if e.kind == "clear" or (
                 e.kind == "backward" and events.accumulates(e) and not self._evaluates(e.node))), None)
             if first is not None and first.kind == "backward":
                 return first
         return None
+
+    def _pass_around(self, function: cst.FunctionDef | None) -> list[Event]:
+        """A step function without a loop of its own: the pass of the loop that calls it (a clear there before
+        the call runs first), else its own events."""
+        events = self.model.events
+        name = function.name.value if function is not None else None
+        for call in events.calls_of(name) if name else []:
+            if call.site.any_loops and not call.site.in_lambda:
+                return events.iteration(call.site.any_loops[-1])
+        return events.in_function(function)
 
     def _message(self, switch: Switch, backward: Event, leaking: Event) -> str:
         where = f" in `{switch.function.name.value}()`" if switch.function is not None else ""
