@@ -1,0 +1,99 @@
+"""SF416 tensor-move-discarded: `x.to(device)` / `x.cuda()` / `x.float()` as a statement on a tensor.
+
+A module moves or casts its parameters in place and returns itself, so `model.to(device)` alone is
+right; a tensor returns a moved (or cast) copy and keeps its own data where it was, so the same
+statement on a tensor throws the copy away. A query over the model: an expression statement whose value
+is such a call (the torch-operation table's moves and casts, `calls/torch_ops.py`), whose receiver the
+model shows to hold a tensor (`flow/held_kinds.py`: values, `self.<attr>` bindings, buffers, parameters,
+default-collated batch elements); a module, or anything the code does not show, is left alone.
+
+Fix: `x = x.to(device)`. Safe for a pure device move (`.cuda()`, `.cpu()`, `.to(device)`, with or
+without `non_blocking=`) of a plain name or a `self.<attr>` that is not an `nn.Parameter`: every later
+read then sees the same values on the device the code asked for. A cast (`.float()`, `.to(torch.half)`,
+`.to(device, dtype)`) changes the values later reads see: unsafe. An element of a container
+(`batch["x"]`) or a parameter attribute is reported without a fix.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.model.calls import torch_ops
+from stabfix.model.calls.devices import to_call_target
+from stabfix.model.calls.module_classes import ModuleClasses
+from stabfix.model.flow.held_kinds import HeldKinds
+from stabfix.model.source.syntax import code_of
+
+# moves and casts of the torch-operation table that return a new tensor (`requires_grad_` is in place)
+MOVES_AND_CASTS = frozenset(name for name, op in torch_ops.METHODS.items()
+                            if op.kind in ("move", "cast") or name in ("long", "int", "short", "byte", "bool"))
+MOVE_ONLY_KEYWORDS = frozenset({"non_blocking", "device"})
+
+
+class TensorMoveDiscarded(Checker):
+    code = "SF416"
+    tokens = (".to(", ".cuda(", ".cpu(", ".float(", ".half(", ".double(", ".bfloat16(", ".long(", ".int(", ".type(")
+    needs = ("names", "values", "modules")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.candidates: list[cst.Expr] = []
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in MOVES_AND_CASTS:
+            self.candidates.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self.candidates:
+            return
+        names = self.model.names
+        kinds = HeldKinds(names, self.model.values, self.model.modules, ModuleClasses(names, self.context.project))
+        for statement in self.candidates:
+            call = statement.value
+            assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            if names.qualify(call.func) is not None:
+                continue  # `torch.cuda(...)`-like library calls, not a method of a value
+            receiver = call.func.value
+            if call.func.attr.value == "type" and not call.args or kinds.kind(receiver) != "tensor":
+                continue
+            self.report(call, self._message(call, receiver), self._fix(statement, call, receiver, kinds))
+
+    def _fix(self, statement: cst.Expr, call: cst.Call, receiver: cst.BaseExpression, kinds: HeldKinds) -> Fix | None:
+        if isinstance(receiver, cst.Name):
+            pass  # a local, a parameter or a loop variable: the reads after the statement see the moved tensor
+        elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name):
+            if kinds.self_attribute(receiver) is None or kinds.is_parameter_attribute(receiver):
+                return None  # not `self.<attr>`, or a registered parameter, which a plain tensor cannot replace
+        else:
+            return None
+        assign = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=call, semicolon=statement.semicolon)
+        spelled = f"{code_of(receiver, 40)} = {code_of(call, 60)}"
+        if self._device_move_only(call):
+            return Fix("safe", f"keep the moved tensor: `{spelled}`", {statement: assign})
+        return Fix("unsafe", f"keep the cast tensor: `{spelled}` (unsafe: later reads see the new dtype)", {statement: assign})
+
+    def _device_move_only(self, call: cst.Call) -> bool:
+        method = call.func.attr.value  # type: ignore[attr-defined]
+        if any(arg.star for arg in call.args):
+            return False
+        if method in ("cuda", "cpu"):
+            return all(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in call.args) \
+                or (method == "cuda" and len(call.args) == 1 and call.args[0].keyword is None)
+        if method != "to":
+            return False
+        target, device = to_call_target(call, self.model.names.qualify)
+        others = [arg for arg in call.args if arg.value is not device]
+        return target in ("device", "cpu") and all(
+            arg.keyword is not None and arg.keyword.value in MOVE_ONLY_KEYWORDS for arg in others)
+
+    def _message(self, call: cst.Call, receiver: cst.BaseExpression) -> str:
+        what = code_of(call, 60)
+        held = code_of(receiver, 40)
+        verb = "moved" if self._device_move_only(call) else "converted"
+        return (
+            f"`{what}` returns a {verb} copy and this statement throws it away: a tensor, unlike a module, is "
+            f"not changed in place, so `{held}` stays where it was; assign it (`{held} = {what}`)"
+        )
