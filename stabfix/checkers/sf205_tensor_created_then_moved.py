@@ -1,0 +1,185 @@
+"""SF205 tensor-created-then-moved: `torch.zeros(n).cuda()` on a training step or in a module's `forward`.
+
+A torch factory (`zeros`, `ones`, `full`, `arange`, `randn`, `tensor`...) called without `device=`
+builds its tensor in host memory; a `.cuda()` / `.to(device)` after it allocates it again on the
+device and copies it over, on every step. A query over the model: a move to an accelerator (the
+torch-operation table's moves, `calls/torch_ops.py`; `.to(...)` read by `calls/devices.py`, a move to
+the CPU excluded) of a factory call, directly or through views and casts (`torch.arange(n).unsqueeze(0).cuda()`),
+or of a name whose every binding that may hold is such a call in the same function; reported where it
+runs on a training step (`steps.step_path`) or in the `forward` of a module class, or a function it
+calls (`calls/module_classes.py`). A factory that already names a device, pins memory or makes a leaf
+that requires grad is left alone, and so are `torch.from_numpy` (it has no `device=`), a loaded batch,
+a module, and a tensor built once at setup.
+
+Fix: pass the move's device to the factory and drop the move. Safe for factories whose values do not
+depend on where they are computed (`zeros`, `ones`, `full`, `empty`, `eye`, `tensor`, `as_tensor`, the
+non-random `*_like`) and a move that only moves (`.cuda()`, `.to(device)`, `non_blocking=`); unsafe for
+random factories (the device has its own generator: other numbers) and `arange`/`linspace`/`logspace`
+(a different kernel may round the last place differently). A named tensor is reported without a fix.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.device_moves import keyword
+from stabfix.model.calls import torch_ops
+from stabfix.model.calls.devices import DeviceKinds, is_device_name, to_call_target
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.calls.module_classes import ModuleClasses
+from stabfix.model.flow.values import TORCH_FACTORIES
+from stabfix.model.source.syntax import code_of
+from stabfix.model.training.step_frames import Frame
+from stabfix.model.training.step_recognition import STEP_TOKENS
+
+# factories with a `device=` keyword (the legacy `torch.Tensor(...)` constructors and `from_numpy` have none)
+FACTORIES = frozenset({f"torch.{name}" for name in TORCH_FACTORIES | {"tensor", "as_tensor", "normal", "bernoulli"}})
+# factories whose values are the same wherever they are computed
+EXACT = frozenset({f"torch.{name}" for name in ("zeros", "ones", "full", "empty", "eye", "tensor", "as_tensor",
+                                                "zeros_like", "ones_like", "empty_like", "full_like",
+                                                "tril_indices", "triu_indices")})
+RANDOM = frozenset({f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+                                                 "randint_like", "normal", "bernoulli")})
+BLOCKING = frozenset({"device", "pin_memory"})
+
+
+class TensorCreatedThenMoved(Checker):
+    code = "SF205"
+    tokens = (".cuda(", ".to(")
+    also_needs = (("torch",),)
+    needs = ("names", "steps")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.steps = self.model.steps
+        self.candidates: list[tuple[cst.Call, tuple[Frame, ...], tuple[cst.FunctionDef, ...]]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to"):
+            self.candidates.append((node, self.steps.frames(), self.model.enclosing.enclosing_functions()))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        names = self.model.names
+        classes = ModuleClasses(names, self.context.project)
+        devices = DeviceKinds(names)
+        for move, frames, functions in self.candidates:
+            if names.qualify(move.func) is not None or not self._to_accelerator(move, devices):
+                continue
+            source = self._factory_of(move.func.value, functions)  # type: ignore[attr-defined]
+            if source is None:
+                continue
+            factory, named = source
+            owner = next((o for f in reversed(functions) if (o := classes.forward_reach(f)) is not None), None)
+            in_step = self.steps.step_path(frames) is not None
+            if not in_step and owner is None:
+                continue
+            where = f"every call of `{owner.name.value}.forward`" if owner is not None and not in_step else "every training step"
+            fix = None if named else self._fix(move, factory)
+            self.report(move, self._message(move, factory, where, named), fix)
+
+    def _to_accelerator(self, move: cst.Call, devices: DeviceKinds) -> bool:
+        if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
+            return True
+        target, device = to_call_target(move, self.model.names.qualify)
+        return target == "device" and devices.kind(device) != "host"
+
+    def _factory_of(self, expr: cst.BaseExpression, functions) -> Optional[tuple[cst.Call, bool]]:
+        """The factory call a value comes from, through views and casts, or a name bound to one in the same
+        function by every binding that may hold; (call, named)."""
+        qualify = self.model.names.qualify
+        named = False
+        while True:
+            if isinstance(expr, cst.Call) and (qualify(expr.func) or "") in FACTORIES:
+                return (expr, named) if self._builds_on_host(expr) else None
+            method = isinstance(expr, cst.Subscript) or (
+                isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and qualify(expr.func) is None)
+            peeled = torch_ops.step(expr, qualify) if method else None
+            if peeled is not None and peeled[1].kind in ("view", "cast", "integer"):
+                expr = peeled[0]
+                continue
+            if isinstance(expr, cst.Name) and not named and functions:
+                bindings = self.model.names.reaching(expr)
+                values = {id(b.bound_value): b.bound_value for b in bindings if b.kind == "assign"}
+                if len(values) != 1 or len(bindings) != 1 or bindings[0].scope.node is not functions[-1]:
+                    return None
+                expr, named = next(iter(values.values())), True
+                continue
+            return None
+
+    def _builds_on_host(self, factory: cst.Call) -> bool:
+        for arg in factory.args:
+            if arg.star:
+                return False
+            if arg.keyword is not None and arg.keyword.value in BLOCKING:
+                return False
+            if arg.keyword is not None and arg.keyword.value == "requires_grad" and not (
+                    isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+                return False  # a leaf that requires grad: moving it makes a copy autograd records
+        return True
+
+    def _fix(self, move: cst.Call, factory: cst.Call) -> Optional[Fix]:
+        device = self._device_of_move(move)
+        if device is None:
+            return None
+        qualified = self.model.names.qualify(factory.func) or ""
+        built = factory.with_changes(args=[*factory.args, keyword("device", device)])
+        inner = move.func.value  # type: ignore[attr-defined]
+        replacement = _replace(inner, factory, built).with_changes(lpar=move.lpar, rpar=move.rpar)
+        spelled = f"device={code_of(device, 30)}"
+        if qualified in EXACT:
+            return Fix("safe", f"build it on the device: `{spelled}` at creation", {move: replacement})
+        why = "the device's random generator draws other numbers" if qualified in RANDOM else \
+            "the device's kernel may round the last place differently"
+        return Fix("unsafe", f"build it on the device: `{spelled}` at creation (unsafe: {why})", {move: replacement})
+
+    def _device_of_move(self, move: cst.Call) -> Optional[cst.BaseExpression]:
+        """`"cuda"` for `.cuda()`, `device` for `.to(device)` / `.to(device, non_blocking=True)`; None otherwise."""
+        if any(arg.star for arg in move.args):
+            return None
+        others = [arg for arg in move.args if arg.keyword is None or arg.keyword.value != "non_blocking"]
+        if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
+            return cst.SimpleString('"cuda"') if not others else None
+        target, device = to_call_target(move, self.model.names.qualify)
+        if target != "device" or device is None or any(arg.value is not device for arg in others):
+            return None
+        if not self._names_a_device(device):
+            return None  # `.to(other)` takes another tensor's device and dtype: `device=` cannot say that
+        return device.with_changes(lpar=[], rpar=[]) if isinstance(device, (cst.Name, cst.Attribute)) else device
+
+    def _names_a_device(self, device: cst.BaseExpression) -> bool:
+        """A literal, `torch.device(...)`, `x.device`, an expression whose device kind the model shows, or (a
+        tie the data flow leaves open) a name spelled like a device."""
+        if isinstance(device, (cst.SimpleString, cst.Integer)) or (isinstance(device, cst.Attribute) and device.attr.value == "device"):
+            return True
+        if isinstance(device, cst.Call):
+            return self.model.names.qualify(device.func) == "torch.device"
+        if DeviceKinds(self.model.names).kind(device) is not None:
+            return True
+        dotted = dotted_name(device)
+        return dotted is not None and is_device_name(dotted)
+
+    def _message(self, move: cst.Call, factory: cst.Call, where: str, named: bool) -> str:
+        built = code_of(factory, 50)
+        via = " (through a name)" if named else ""
+        return (
+            f"`{built}` builds its tensor in host memory and `{code_of(move, 60)}`{via} copies it to the device "
+            f"on {where}: an allocation, a host-to-device copy and a sync point each time; pass the device at "
+            f"creation (`device=`)"
+        )
+
+
+def _replace(expr: cst.BaseExpression, old: cst.Call, new: cst.Call) -> cst.BaseExpression:
+    """`expr` with the factory call `old` (at the root of its chain of views and casts) replaced by `new`."""
+    if expr is old:
+        return new
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.with_changes(func=expr.func.with_changes(value=_replace(expr.func.value, old, new)))
+    if isinstance(expr, cst.Attribute):
+        return expr.with_changes(value=_replace(expr.value, old, new))
+    if isinstance(expr, cst.Subscript):
+        return expr.with_changes(value=_replace(expr.value, old, new))
+    return expr

@@ -1,0 +1,124 @@
+"""SF414 functional-dropout-always-on: `F.dropout(x, p)` in a module's `forward` without the module's mode.
+
+`torch.nn.functional.dropout` (and `dropout1d/2d/3d`, `alpha_dropout`, `feature_alpha_dropout`) takes
+`training=True` by default: unlike `nn.Dropout`, it does not read the module's `self.training`, so after
+`model.eval()` it still zeroes activations and evaluation, validation and inference are random. A query
+over the model: a call of one of them (through imports and aliases, `names.qualify`) that passes no
+`training` (neither the keyword, nor the third positional argument, nor `**kwargs`) or passes the literal
+`True`, in the `forward` of a module class or a function of the file that `forward` runs
+(`calls/module_classes.py`, a few calls deep). `torch.dropout(x, p, train)` has no default: only a literal
+`True` there. A dropout with the literal probability 0 drops nothing and is left alone; so is a method
+that `forward` does not run (an MC-dropout sampler called on purpose) and code outside any module.
+
+Fix (unsafe, it changes what evaluation computes): pass `training=self.training` where the call sits
+directly in a method of the module; in a helper function there is no `self` to read, so report only.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.device_moves import keyword
+from stabfix.model.calls.module_classes import ModuleClasses
+from stabfix.model.source.scopes import first_parameter
+from stabfix.model.source.syntax import code_of
+
+FUNCTIONAL = frozenset({f"torch.nn.functional.{name}" for name in (
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")})
+# torch's own ops: `train` is a required third argument
+TORCH_OPS = frozenset({f"torch.{name}" for name in (
+    "dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout")})
+TRAINING_POSITION = 2
+
+
+class FunctionalDropoutAlwaysOn(Checker):
+    code = "SF414"
+    tokens = ("dropout",)
+    also_needs = (("forward",),)
+    needs = ("names",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.candidates: list[tuple[cst.Call, tuple[cst.FunctionDef, ...]]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, (cst.Name, cst.Attribute)):  # aliases (`dropout as drop`) resolve at the end
+            self.candidates.append((node, self.model.enclosing.enclosing_functions()))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        names = self.model.names
+        classes = ModuleClasses(names, self.context.project)
+        for call, functions in self.candidates:
+            qualified = names.qualify(call.func) or ""
+            if qualified not in FUNCTIONAL and qualified not in TORCH_OPS:
+                continue
+            training = _argument(call, "training" if qualified in FUNCTIONAL else "train", TRAINING_POSITION)
+            if training is _UNKNOWN or _drops_nothing(call):
+                continue
+            if training is None and qualified in TORCH_OPS:
+                continue
+            if training is not None and not (isinstance(training, cst.Name) and training.value == "True"):
+                continue  # the caller chose: `training=self.training`, a flag, an MC-dropout switch
+            function = next((f for f in reversed(functions) if classes.forward_reach(f) is not None), None)
+            if function is None:
+                continue
+            owner = classes.forward_reach(function)
+            assert owner is not None
+            self.report(call, self._message(call, owner, function, training), self._fix(call, function, functions[-1], classes, qualified))
+
+    def _fix(self, call: cst.Call, function: cst.FunctionDef, innermost: cst.FunctionDef, classes: ModuleClasses,
+             qualified: str) -> Optional[Fix]:
+        owner = classes.owner_of(function)
+        if function is not innermost or owner is None or not classes.is_module_class(owner):
+            return None  # a helper function has no `self` to read the mode from
+        receiver = first_parameter(function)
+        if receiver is None:
+            return None
+        mode = cst.Attribute(value=cst.Name(receiver), attr=cst.Name("training"))
+        word = "training" if qualified in FUNCTIONAL else "train"
+        args = list(call.args)
+        for index, arg in enumerate(args):
+            if (arg.keyword is not None and arg.keyword.value == word) or (
+                    arg.keyword is None and index == TRAINING_POSITION):
+                args[index] = arg.with_changes(value=mode)
+                break
+        else:
+            args.append(keyword(word, mode))
+        return Fix("unsafe", f"follow the module's mode: `{word}={receiver}.training` (unsafe: evaluation "
+                             "then runs without dropout)", {call: call.with_changes(args=args)})
+
+    def _message(self, call: cst.Call, owner: cst.ClassDef, function: cst.FunctionDef, training) -> str:
+        how = "passes `training=True`" if training is not None else "has no `training=` (its default is `True`)"
+        via = "" if function.name.value == "forward" else f" (`{function.name.value}()`, which it runs)"
+        return (
+            f"`{code_of(call, 60)}` in `{owner.name.value}.forward`{via} {how}: unlike `nn.Dropout` it ignores "
+            f"`model.eval()`, so evaluation and inference stay random; pass `training=self.training` "
+            f"(or use an `nn.Dropout` layer)"
+        )
+
+
+_UNKNOWN = object()
+
+
+def _argument(call: cst.Call, word: str, position: int):
+    """The `training` argument: its value, None when not passed, `_UNKNOWN` behind `*args`/`**kwargs`."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return _UNKNOWN
+        if arg.keyword is not None and arg.keyword.value == word:
+            return arg.value
+        if arg.keyword is None and index == position:
+            return arg.value
+    return None
+
+
+def _drops_nothing(call: cst.Call) -> bool:
+    """`F.dropout(x, 0.0)` / `p=0`: a literal probability of zero."""
+    for index, arg in enumerate(call.args):
+        if (arg.keyword is not None and arg.keyword.value == "p") or (arg.keyword is None and index == 1):
+            return isinstance(arg.value, (cst.Integer, cst.Float)) and float(arg.value.value) == 0.0
+    return False
