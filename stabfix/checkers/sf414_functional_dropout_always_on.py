@@ -43,16 +43,51 @@ class FunctionalDropoutAlwaysOn(Checker):
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self.candidates: list[tuple[cst.Call, tuple[cst.FunctionDef, ...]]] = []
+        # (call, enclosing functions, the gates around it: "mode" (runs only in training) or "other")
+        self.candidates: list[tuple[cst.Call, tuple[cst.FunctionDef, ...], tuple[str, ...]]] = []
+        self._gates: list[str] = []
+        self._training_only: set[int] = set()  # functions that returned early unless training (`if not self.training: return x`)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, (cst.Name, cst.Attribute)):  # aliases (`dropout as drop`) resolve at the end
-            self.candidates.append((node, self.model.enclosing.enclosing_functions()))
+            functions = self.model.enclosing.enclosing_functions()
+            early = ("mode",) if functions and id(functions[-1]) in self._training_only else ()
+            self.candidates.append((node, functions, (*self._gates, *early)))
+
+    # the branches around a call: `if self.training:` (also `and`-ed, `elif`, the `else` of `if not self.training:`)
+    def visit_If_body(self, node: cst.If) -> None:
+        self._gates.append(_gate(node.test, negated=False))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._gates.pop()
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self._gates.append(_gate(node.test, negated=True))
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self._gates.pop()
+
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self._gates.append(_gate(node.test, negated=False))
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self._gates.pop()
+
+    def visit_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self._gates.append(_gate(node.test, negated=True))
+
+    def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self._gates.pop()
+
+    def leave_If(self, original_node: cst.If) -> None:
+        functions = self.model.enclosing.enclosing_functions()
+        if functions and _gate(original_node.test, negated=True) == "mode" and _exits(original_node.body):
+            self._training_only.add(id(functions[-1]))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         names = self.model.names
         classes = ModuleClasses(names, self.context.project)
-        for call, functions in self.candidates:
+        for call, functions, gates in self.candidates:
             qualified = names.qualify(call.func) or ""
             if qualified not in FUNCTIONAL and qualified not in TORCH_OPS:
                 continue
@@ -63,6 +98,8 @@ class FunctionalDropoutAlwaysOn(Checker):
                 continue
             if training is not None and not (isinstance(training, cst.Name) and training.value == "True"):
                 continue  # the caller chose: `training=self.training`, a flag, an MC-dropout switch
+            if "mode" in gates or (training is not None and gates):
+                continue  # runs only in training; a literal `True` behind a condition of its own is a choice
             function = next((f for f in reversed(functions) if classes.forward_reach(f) is not None), None)
             if function is None:
                 continue
@@ -102,6 +139,31 @@ class FunctionalDropoutAlwaysOn(Checker):
 
 
 _UNKNOWN = object()
+
+
+def _gate(test: cst.BaseExpression, negated: bool) -> str:
+    """"mode" when the branch runs only in training: `if self.training:` (or `and`-ed with other tests), or the
+    `else` of `if not self.training:`; "other" for any other condition."""
+    if negated:
+        inner = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else None
+        return "mode" if inner is not None and _reads_mode(inner) else "other"
+    parts: list[cst.BaseExpression] = [test]
+    while parts and isinstance(parts[-1], cst.BooleanOperation) and isinstance(parts[-1].operator, cst.And):
+        last = parts.pop()
+        parts += [last.left, last.right]  # type: ignore[attr-defined]
+    return "mode" if any(_reads_mode(part) for part in parts) else "other"
+
+
+def _reads_mode(expr: cst.BaseExpression) -> bool:
+    """`self.training`, `self.model.training`: a module's mode."""
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "training"
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    last = statements[-1] if statements else None
+    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else (last.body if isinstance(last, cst.SimpleStatementSuite) else [])
+    return bool(smalls) and isinstance(smalls[-1], (cst.Return, cst.Raise))
 
 
 def _argument(call: cst.Call, word: str, position: int):
