@@ -9,10 +9,13 @@ following the bindings that may hold at the read:
   file (`calls/module_classes.py`) or of `torch.nn`, or annotated `nn.Module`;
 - a tensor: what `values` shows to be one (factories, torch functions, `.detach()`, a same-file helper
   that returns one, a parameter annotated `Tensor`), a `self.<attr>` bound to one in the class or
-  registered with `register_buffer`, an `nn.Parameter`, and an element of a batch a torch `DataLoader`
-  collates by default (`for x, y in loader`, `x = batch["x"]`): default collation makes every leaf
-  with a `.to` a tensor, whereas a `collate_fn` may return objects that move in place.
-Every binding that may hold must agree; one unknown makes the answer None.
+  registered with `register_buffer`, an `nn.Parameter`, a comparison of tensors, what every return of a
+  same-file function is, and a batch (or a part of one: `for x, y in loader`, `x, y = data`,
+  `batch["x"]`) a torch `DataLoader` collates by default: default collation yields tensors, lists,
+  tuples, dicts and strings, and only a tensor has a `.to`; a `collate_fn` (or `batch_size=None`) may
+  hand over objects that move in place.
+Every binding that may hold must agree (an augmented assignment keeps the kind); one unknown makes the
+answer None.
 """
 
 from __future__ import annotations
@@ -42,15 +45,17 @@ class HeldKinds:
         if self.modules is not None and self.modules.is_module(expr):
             return "module"
         if isinstance(expr, cst.Name):
-            return self._agree([self._binding_kind(b) for b in self.names.reaching(expr)])
+            if self._default_batch(expr):
+                return "tensor"
+            return self._agree([self._binding_kind(b) for b in self.names.reaching(expr) if b.kind != "augment"])
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             bindings = self.self_attribute(expr)
             if bindings is None:
                 return None
-            return self._agree([self._binding_kind(b) for b in bindings] + self._registered(expr))
-        if isinstance(expr, cst.Subscript) and self._collated(expr):
+            return self._agree([self._binding_kind(b) for b in bindings if b.kind != "augment"] + self._registered(expr))
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and self._default_batch(expr.value):
             return "tensor"
-        return "tensor" if self.values.value_of(expr).tensor else None
+        return "tensor" if self._is_tensor(expr) else None
 
     def self_attribute(self, expr: cst.Attribute) -> Optional[list[Binding]]:
         """The `self.<attr> = ...` bindings of the class a method reads `self.<attr>` in; None when the
@@ -88,14 +93,32 @@ class HeldKinds:
             return "tensor"
         if value is not None and self._builds_module(value):
             return "module"
-        if binding.kind in ("for", "unpack") and binding.position and self._collated_binding(binding):
+        if self._drawn_from_default_loader(binding):
             return "tensor"
-        if value is not None and isinstance(value, cst.Subscript) and self._collated(value):
+        if binding.kind == "unpack" and isinstance(binding.value, cst.Name) and self._default_batch(binding.value):
+            return "tensor"  # `inputs, labels = data` with `data` drawn from the loader
+        if value is not None and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
+                and self._default_batch(value.value):
             return "tensor"
-        if isinstance(value, cst.Comparison) and any(  # `torch.arange(n)[None] < lengths[:, None]`: a bool tensor
-                self.values.value_of(part).tensor for part in (value.left, *(c.comparator for c in value.comparisons))):
+        if value is not None and self._is_tensor(value):
             return "tensor"
         return "tensor" if self.values.binding_value(binding).tensor else None
+
+    def _is_tensor(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """What `values` shows, plus comparisons of tensors (`torch.arange(n)[None] < lengths[:, None]` is a
+        bool tensor) and what every return of a same-file function is."""
+        if isinstance(expr, cst.Comparison):
+            return any(self._is_tensor(part, depth + 1) for part in (expr.left, *(c.comparator for c in expr.comparisons)))
+        if isinstance(expr, cst.Call) and depth < 3:
+            function = self.names.definition_of(expr)
+            returned = self.names.returns.get(function, []) if function is not None else []
+            if returned and all(r is not None and self._is_tensor(r, depth + 1) for r in returned):
+                return True
+        if isinstance(expr, cst.Name) and depth < 3:
+            bindings = [b for b in self.names.reaching(expr) if b.kind != "augment"]
+            if bindings and all(b.bound_value is not None and self._is_tensor(b.bound_value, depth + 1) for b in bindings):
+                return True
+        return self.values.value_of(expr).tensor
 
     def _is_parameter(self, value: cst.BaseExpression) -> bool:
         return isinstance(value, cst.Call) and self.names.qualify(value.func) in PARAMETER_TYPES
@@ -135,22 +158,15 @@ class HeldKinds:
         use = self.names.uses.get(expr.value) if isinstance(expr.value, cst.Name) else None
         return self.names.enclosing_class(use.scope) if use is not None else None
 
-    def _collated_binding(self, binding: Binding) -> bool:
-        """An unpacked element of a batch a torch DataLoader collates by default."""
-        value = self.values.binding_value(binding)
-        if not value.batch:
-            return False
-        return self._default_loader(binding.value)
+    def _drawn_from_default_loader(self, binding: Binding) -> bool:
+        """A `for` target over a torch DataLoader that collates by default (whole batch or unpacked element):
+        default collation yields tensors, lists, tuples, dicts and strings, and of those only a tensor has a
+        `.to`/`.cuda`, so whatever the code moves there is a tensor."""
+        return binding.kind == "for" and self.values.binding_value(binding).batch and self._default_loader(binding.value)
 
-    def _collated(self, expr: cst.Subscript) -> bool:
-        """`batch["x"]`, `batch[0]` of a batch drawn from a DataLoader that collates by default."""
-        root = expr.value
-        if not isinstance(root, cst.Name):
-            return False
-        bindings = self.names.reaching(root)
-        return bool(bindings) and all(
-            b.kind == "for" and not b.position and self.values.binding_value(b).batch
-            and self._default_loader(b.value) for b in bindings)
+    def _default_batch(self, name: cst.Name) -> bool:
+        bindings = self.names.reaching(name)
+        return bool(bindings) and all(self._drawn_from_default_loader(b) for b in bindings)
 
     def _default_loader(self, source: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         """`DataLoader(ds, ...)` without a `collate_fn`, directly or through names and `enumerate`/`tqdm`."""
@@ -158,8 +174,10 @@ class HeldKinds:
             return False
         if isinstance(source, cst.Call):
             if (self.names.qualify(source.func) or "") in DATA_LOADERS:
-                return not any(arg.star or (arg.keyword is not None and arg.keyword.value == "collate_fn")
-                               for arg in source.args)
+                # a `collate_fn` may build objects that move in place; `batch_size=None` hands items over as they are
+                return not any(arg.star or (arg.keyword is not None and (arg.keyword.value == "collate_fn" or (
+                    arg.keyword.value == "batch_size" and isinstance(arg.value, cst.Name) and arg.value.value == "None")))
+                    for arg in source.args)
             return bool(source.args) and self._default_loader(source.args[0].value, depth + 1)
         if isinstance(source, cst.Name):
             bindings = self.names.reaching(source)
