@@ -4,7 +4,8 @@ A torch factory (`zeros`, `ones`, `full`, `arange`, `randn`, `tensor`...) called
 builds its tensor in host memory; a `.cuda()` / `.to(device)` after it allocates it again on the
 device and copies it over, on every step. A query over the model: a move to an accelerator (the
 torch-operation table's moves, `calls/torch_ops.py`; `.to(...)` read by `calls/devices.py`, a move to
-the CPU excluded) of a factory call, directly or through views and casts (`torch.arange(n).unsqueeze(0).cuda()`),
+the CPU excluded) of a factory call, directly or through views and casts (`torch.arange(n).unsqueeze(0).cuda()`)
+or other methods of a tensor `values` shows to be built from factories alone (`torch.ones(n, n).tril()`),
 or of a name whose every binding that may hold is such a call in the same function; reported where it
 runs on a training step (`steps.step_path`) or in the `forward` of a module class, or a function it
 calls (`calls/module_classes.py`). A factory that already names a device, pins memory or makes a leaf
@@ -15,6 +16,7 @@ Fix: pass the move's device to the factory and drop the move. Safe for factories
 depend on where they are computed (`zeros`, `ones`, `full`, `empty`, `eye`, `tensor`, `as_tensor`, the
 non-random `*_like`) and a move that only moves (`.cuda()`, `.to(device)`, `non_blocking=`); unsafe for
 random factories (the device has its own generator: other numbers) and `arange`/`linspace`/`logspace`
+and a tensor computed by a method other than a view or cast
 (a different kernel may round the last place differently). A named tensor is reported without a fix.
 """
 
@@ -51,7 +53,7 @@ class TensorCreatedThenMoved(Checker):
     code = "SF205"
     tokens = (".cuda(", ".to(")
     also_needs = (("torch",),)
-    needs = ("names", "steps")
+    needs = ("names", "steps", "values")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -72,13 +74,13 @@ class TensorCreatedThenMoved(Checker):
             source = self._factory_of(move.func.value, functions)  # type: ignore[attr-defined]
             if source is None:
                 continue
-            factory, named = source
+            factory, named, computed = source
             owner = next((o for f in reversed(functions) if (o := classes.forward_reach(f)) is not None), None)
             in_step = self.steps.step_path(frames) is not None
             if not in_step and owner is None:
                 continue
             where = f"every call of `{owner.name.value}.forward`" if owner is not None and not in_step else "every training step"
-            fix = None if named else self._fix(move, factory)
+            fix = None if named else self._fix(move, factory, computed)
             self.report(move, self._message(move, factory, where, named), fix)
 
     def _to_accelerator(self, move: cst.Call, devices: DeviceKinds) -> bool:
@@ -87,19 +89,23 @@ class TensorCreatedThenMoved(Checker):
         target, device = to_call_target(move, self.model.names.qualify)
         return target == "device" and devices.kind(device) != "host"
 
-    def _factory_of(self, expr: cst.BaseExpression, functions) -> Optional[tuple[cst.Call, bool]]:
-        """The factory call a value comes from, through views and casts, or a name bound to one in the same
-        function by every binding that may hold; (call, named)."""
+    def _factory_of(self, expr: cst.BaseExpression, functions) -> Optional[tuple[cst.Call, bool, bool]]:
+        """The factory call a value comes from, through views and casts (or other methods of a tensor `values`
+        shows to be built from factories alone: `torch.ones(n, n).tril()`), or a name bound to one in the same
+        function by every binding that may hold; (call, named, computed by a method other than a view or cast)."""
         qualify = self.model.names.qualify
-        named = False
+        named = computed = False
         while True:
             if isinstance(expr, cst.Call) and (qualify(expr.func) or "") in FACTORIES:
-                return (expr, named) if self._builds_on_host(expr) else None
+                return (expr, named, computed) if self._builds_on_host(expr) else None
             method = isinstance(expr, cst.Subscript) or (
                 isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and qualify(expr.func) is None)
             peeled = torch_ops.step(expr, qualify) if method else None
             if peeled is not None and peeled[1].kind in ("view", "cast", "integer"):
                 expr = peeled[0]
+                continue
+            if method and isinstance(expr, cst.Call) and peeled is None and self.model.values.value_of(expr).constant:
+                expr, computed = expr.func.value, True  # type: ignore[attr-defined]
                 continue
             if isinstance(expr, cst.Name) and not named and functions:
                 bindings = self.model.names.reaching(expr)
@@ -121,7 +127,7 @@ class TensorCreatedThenMoved(Checker):
                 return False  # a leaf that requires grad: moving it makes a copy autograd records
         return True
 
-    def _fix(self, move: cst.Call, factory: cst.Call) -> Optional[Fix]:
+    def _fix(self, move: cst.Call, factory: cst.Call, computed: bool) -> Optional[Fix]:
         device = self._device_of_move(move)
         if device is None:
             return None
@@ -130,10 +136,10 @@ class TensorCreatedThenMoved(Checker):
         inner = move.func.value  # type: ignore[attr-defined]
         replacement = _replace(inner, factory, built).with_changes(lpar=move.lpar, rpar=move.rpar)
         spelled = f"device={code_of(device, 30)}"
-        if qualified in EXACT:
+        if qualified in EXACT and not computed:
             return Fix("safe", f"build it on the device: `{spelled}` at creation", {move: replacement})
         why = "the device's random generator draws other numbers" if qualified in RANDOM else \
-            "the device's kernel may round the last place differently"
+            "the device's kernels may round the last place differently"
         return Fix("unsafe", f"build it on the device: `{spelled}` at creation (unsafe: {why})", {move: replacement})
 
     def _device_of_move(self, move: cst.Call) -> Optional[cst.BaseExpression]:
