@@ -47,7 +47,7 @@ class HeldKinds:
         if isinstance(expr, cst.Name):
             if self._default_batch(expr):
                 return "tensor"
-            return self._agree([self._binding_kind(b) for b in self.names.reaching(expr) if b.kind != "augment"])
+            return self._agree([self._binding_kind(b) for b in _through_augments(self.names.reaching(expr))])
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             bindings = self.self_attribute(expr)
             if bindings is None:
@@ -100,13 +100,15 @@ class HeldKinds:
         if value is not None and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
                 and self._default_batch(value.value):
             return "tensor"
-        if value is not None and self._is_tensor(value):
-            return "tensor"
-        return "tensor" if self.values.binding_value(binding).tensor else None
+        if value is not None:
+            return "tensor" if self._is_tensor(value) else None
+        return "tensor" if self.values.binding_value(binding).tensor else None  # an element a call returns
 
     def _is_tensor(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         """What `values` shows, plus comparisons of tensors (`torch.arange(n)[None] < lengths[:, None]` is a
         bool tensor) and what every return of a same-file function is."""
+        if isinstance(expr, cst.IfExp):  # both branches (`values` joins "tensor" over any of them)
+            return self._is_tensor(expr.body, depth + 1) and self._is_tensor(expr.orelse, depth + 1)
         if isinstance(expr, cst.Comparison):
             return any(self._is_tensor(part, depth + 1) for part in (expr.left, *(c.comparator for c in expr.comparisons)))
         if isinstance(expr, cst.Call) and depth < 3:
@@ -115,7 +117,7 @@ class HeldKinds:
             if returned and all(r is not None and self._is_tensor(r, depth + 1) for r in returned):
                 return True
         if isinstance(expr, cst.Name) and depth < 3:
-            bindings = [b for b in self.names.reaching(expr) if b.kind != "augment"]
+            bindings = _through_augments(self.names.reaching(expr))
             if bindings and all(b.bound_value is not None and self._is_tensor(b.bound_value, depth + 1) for b in bindings):
                 return True
         return self.values.value_of(expr).tensor
@@ -133,7 +135,7 @@ class HeldKinds:
         qualified = self.names.qualify(value.func)
         if qualified is not None:
             return is_torch_module_name(qualified)
-        callee = self.names.callable_of(value.func)
+        callee = self.names.instance_of(value)
         owner = None
         if callee is not None and callee.kind == "class":
             owner = callee.node
@@ -189,6 +191,20 @@ class HeldKinds:
     @staticmethod
     def _agree(kinds: list[Optional[str]]) -> Optional[str]:
         return kinds[0] if kinds and all(kind == kinds[0] for kind in kinds) else None
+
+
+def _through_augments(bindings: list[Binding]) -> list[Binding]:
+    """`total += x` keeps the kind of what `total` held: each augmented binding is replaced by the bindings of
+    its scope before it (the last unconditional one and any conditional ones after it)."""
+    result: list[Binding] = []
+    for binding in bindings:
+        if binding.kind != "augment":
+            result.append(binding)
+            continue
+        earlier = [b for b in binding.scope.bindings.get(binding.name, []) if b.order < binding.order and b.kind != "augment"]
+        last = max((i for i, b in enumerate(earlier) if not b.conditional), default=0)
+        result.extend(earlier[last:])
+    return list({id(b): b for b in result}.values())
 
 
 def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
