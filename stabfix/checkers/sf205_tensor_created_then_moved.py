@@ -8,7 +8,8 @@ the CPU excluded) of a factory call, directly or through views and casts (`torch
 or other methods of a tensor `values` shows to be built from factories alone (`torch.ones(n, n).tril()`),
 or of a name whose every binding that may hold is such a call in the same function; reported where it
 runs on a training step (`steps.step_path`) or in the `forward` of a module class, or a function it
-calls (`calls/module_classes.py`). A factory that already names a device, pins memory or makes a leaf
+calls (`calls/module_classes.py`). A factory that already names a device, pins memory, draws from a `generator=` (a seeded host generator
+draws only on the CPU) or makes a leaf
 that requires grad is left alone, and so are `torch.from_numpy` (it has no `device=`), a loaded batch,
 a module, and a tensor built once at setup.
 
@@ -46,7 +47,9 @@ EXACT = frozenset({f"torch.{name}" for name in ("zeros", "ones", "full", "empty"
                                                 "tril_indices", "triu_indices")})
 RANDOM = frozenset({f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "rand_like", "randn_like",
                                                  "randint_like", "normal", "bernoulli")})
-BLOCKING = frozenset({"device", "pin_memory"})
+# a device already named, pinned memory for an asynchronous copy, or a generator (a seeded `torch.Generator()` lives on
+# the CPU and draws only there: the same numbers on every machine)
+BLOCKING = frozenset({"device", "pin_memory", "generator"})
 
 
 class TensorCreatedThenMoved(Checker):
