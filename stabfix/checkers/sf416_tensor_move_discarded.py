@@ -7,9 +7,11 @@ is such a call (the torch-operation table's moves and casts, `calls/torch_ops.py
 model shows to hold a tensor (`flow/held_kinds.py`: values, `self.<attr>` bindings, buffers, parameters,
 default-collated batch elements); a module, or anything the code does not show, is left alone.
 
-Fix: `x = x.to(device)`. Safe for a pure device move (`.cuda()`, `.cpu()`, `.to(device)`, with or
-without `non_blocking=`) of a plain name or a `self.<attr>` that is not an `nn.Parameter`: every later
-read then sees the same values on the device the code asked for. A cast (`.float()`, `.to(torch.half)`,
+Fix: `x = x.to(device)`. Safe for a pure move to a device (`.cuda()`, `.to(device)`, with or without
+`non_blocking=`) of a plain name or a `self.<attr>` that is not an `nn.Parameter`: every later read then
+sees the same values on the device the code asked for; unsafe when a later read in the same scope hands
+it to numpy (`x.numpy()`, `np.asarray(x)`: host memory only), and for a move to the CPU (reads that ran
+on the device would now get a host tensor). A cast (`.float()`, `.to(torch.half)`,
 `.to(device, dtype)`) changes the values later reads see: unsafe. An element of a container
 (`batch["x"]`) or a parameter attribute is reported without a fix.
 """
@@ -22,6 +24,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.devices import to_call_target
+from stabfix.model.source.imports import dotted_name
 from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.held_kinds import HeldKinds
 from stabfix.model.source.syntax import code_of
@@ -40,6 +43,11 @@ class TensorMoveDiscarded(Checker):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.candidates: list[cst.Expr] = []
+        self.calls: list[cst.Call] = []  # `.numpy()` and numpy functions: reads that need host memory
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, (cst.Attribute, cst.Name)):  # numpy functions resolve through the imports at the end
+            self.calls.append(node)
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
@@ -72,8 +80,44 @@ class TensorMoveDiscarded(Checker):
         assign = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=call, semicolon=statement.semicolon)
         spelled = f"{code_of(receiver, 40)} = {code_of(call, 60)}"
         if self._device_move_only(call):
-            return Fix("safe", f"keep the moved tensor: `{spelled}`", {statement: assign})
+            if call.func.attr.value == "cpu" or to_call_target(call, self.model.names.qualify)[0] == "cpu":  # type: ignore[attr-defined]
+                why = "later reads that ran on the device get a host tensor"
+            elif self._read_on_host_later(receiver):
+                why = "a later read hands it to numpy, which needs host memory"
+            else:
+                return Fix("safe", f"keep the moved tensor: `{spelled}`", {statement: assign})
+            return Fix("unsafe", f"keep the moved tensor: `{spelled}` (unsafe: {why})", {statement: assign})
         return Fix("unsafe", f"keep the cast tensor: `{spelled}` (unsafe: later reads see the new dtype)", {statement: assign})
+
+    def _read_on_host_later(self, receiver: cst.BaseExpression) -> bool:
+        """A read of the same name (or `self.<attr>`) later in the same scope that numpy needs on the host:
+        `x.numpy()`, `x.detach().numpy()`, `np.asarray(x)` (not `x.cpu().numpy()`)."""
+        use = self._use_of(receiver)
+        spelled = dotted_name(receiver)
+        if use is None or spelled is None:
+            return False
+        for call in self.calls:
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "numpy":
+                reads = [call.func.value]
+            elif (self.model.names.qualify(call.func) or "").startswith("numpy."):
+                reads = [arg.value for arg in call.args]
+            else:
+                continue
+            for read in reads:
+                moved = False
+                while isinstance(read, cst.Call) and isinstance(read.func, cst.Attribute):
+                    moved = read.func.attr.value in ("cpu", "to")
+                    if moved:
+                        break
+                    read = read.func.value  # `.detach()`, `.float()` keep the device
+                other = None if moved or dotted_name(read) != spelled else self._use_of(read)
+                if other is not None and other.scope is use.scope and other.order > use.order:
+                    return True
+        return False
+
+    def _use_of(self, expr: cst.BaseExpression):
+        root = expr.value if isinstance(expr, cst.Attribute) else expr
+        return self.model.names.uses.get(root) if isinstance(root, cst.Name) else None
 
     def _device_move_only(self, call: cst.Call) -> bool:
         method = call.func.attr.value  # type: ignore[attr-defined]
