@@ -1,24 +1,17 @@
 """SF205 tensor-created-then-moved: `torch.zeros(n).cuda()` on a training step or in a module's `forward`.
 
-A torch factory (`zeros`, `ones`, `full`, `arange`, `randn`, `tensor`...) called without `device=`
-builds its tensor in host memory; a `.cuda()` / `.to(device)` after it allocates it again on the
-device and copies it over, on every step. A query over the model: a move to an accelerator (the
-torch-operation table's moves, `calls/torch_ops.py`; `.to(...)` read by `calls/devices.py`, a move to
-the CPU excluded) of a factory call, directly or through views and casts (`torch.arange(n).unsqueeze(0).cuda()`)
-or other methods of a tensor `values` shows to be built from factories alone (`torch.ones(n, n).tril()`),
-or of a name whose every binding that may hold is such a call in the same function; reported where it
-runs on a training step (`steps.step_path`) or in the `forward` of a module class, or a function it
-calls (`calls/module_classes.py`). A factory that already names a device, pins memory, draws from a `generator=` (a seeded host generator
-draws only on the CPU) or makes a leaf
-that requires grad is left alone, and so are `torch.from_numpy` (it has no `device=`), a loaded batch,
-a module, and a tensor built once at setup.
+A torch factory called without `device=` builds its tensor in host memory; a `.cuda()` / `.to(device)`
+after it allocates it again on the device and copies it over, every step. A query over the model: a move
+to an accelerator (`calls/devices.py`) of a factory call, directly, through views and casts
+(`calls/torch_ops.py`) or other methods of a tensor `values` shows is built from factories alone
+(`torch.ones(n, n).tril()`), or through a name bound to one in the same function and read nowhere else;
+where a training step runs it (`steps.step_path`) or a module's `forward` (`calls/module_classes.py`).
+Left alone: a factory that names a device, pins memory, draws from a `generator=` (a seeded host generator
+draws only on the CPU) or makes a leaf that requires grad; `*_like` factories; `torch.from_numpy`.
 
-Fix: pass the move's device to the factory and drop the move. Safe for factories whose values do not
-depend on where they are computed (`zeros`, `ones`, `full`, `empty`, `eye`, `tensor`, `as_tensor`, the
-non-random `*_like`) and a move that only moves (`.cuda()`, `.to(device)`, `non_blocking=`); unsafe for
-random factories (the device has its own generator: other numbers) and `arange`/`linspace`/`logspace`
-and a tensor computed by a method other than a view or cast
-(a different kernel may round the last place differently). A named tensor is reported without a fix.
+Fix: the move's device at creation. Safe for factories whose values do not depend on where they are
+computed (`EXACT`) and a move that only moves; unsafe for random factories (the device's generator draws
+other numbers), `arange`/`linspace` and other methods (a kernel may round differently); none for a name.
 """
 
 from __future__ import annotations
@@ -30,6 +23,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.device_moves import keyword
+from stabfix.fixes.syntax import with_chain_root
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.devices import DeviceKinds, is_device_name, to_call_target
 from stabfix.model.source.imports import dotted_name
@@ -40,13 +34,13 @@ from stabfix.model.training.step_frames import Frame
 from stabfix.model.training.step_recognition import STEP_TOKENS
 
 # factories with a `device=` keyword (the legacy `torch.Tensor(...)` constructors and `from_numpy` have none)
-FACTORIES = frozenset({f"torch.{name}" for name in TORCH_FACTORIES | {"tensor", "as_tensor", "normal", "bernoulli"}})
+# (`*_like` factories build where their input lives: not on the host unless it is there)
+FACTORIES = frozenset({f"torch.{name}" for name in TORCH_FACTORIES | {"tensor", "as_tensor", "normal", "bernoulli"}
+                       if not name.endswith("_like")})
 # factories whose values are the same wherever they are computed
 EXACT = frozenset({f"torch.{name}" for name in ("zeros", "ones", "full", "empty", "eye", "tensor", "as_tensor",
-                                                "zeros_like", "ones_like", "empty_like", "full_like",
                                                 "tril_indices", "triu_indices")})
-RANDOM = frozenset({f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "rand_like", "randn_like",
-                                                 "randint_like", "normal", "bernoulli")})
+RANDOM = frozenset({f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "normal", "bernoulli")})
 # a device already named, pinned memory for an asynchronous copy, or a generator (a seeded `torch.Generator()` lives on
 # the CPU and draws only there: the same numbers on every machine)
 BLOCKING = frozenset({"device", "pin_memory", "generator"})
@@ -62,6 +56,16 @@ class TensorCreatedThenMoved(Checker):
         super().__init__(context)
         self.steps = self.model.steps
         self.candidates: list[tuple[cst.Call, tuple[Frame, ...], tuple[cst.FunctionDef, ...]]] = []
+        self.stores: set[int] = set()  # names assigned to (`x = ...`): the binding model lists them with the reads
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        targets = [node.target]
+        while targets:
+            target = targets.pop()
+            if isinstance(target, cst.Name):
+                self.stores.add(id(target))
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                targets += [element.value for element in target.elements]
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to"):
@@ -113,11 +117,22 @@ class TensorCreatedThenMoved(Checker):
             if isinstance(expr, cst.Name) and not named and functions:
                 bindings = self.model.names.reaching(expr)
                 values = {id(b.bound_value): b.bound_value for b in bindings if b.kind == "assign"}
-                if len(values) != 1 or len(bindings) != 1 or bindings[0].scope.node is not functions[-1]:
-                    return None
+                if len(values) != 1 or len(bindings) != 1 or bindings[0].scope.node is not functions[-1] \
+                        or self._other_reads(expr, bindings[0]):
+                    return None  # filled or read on the host before the move (`m[i] = v`): built there on purpose
                 expr, named = next(iter(values.values())), True
                 continue
             return None
+
+    def _other_reads(self, moved: cst.Name, binding) -> bool:
+        """Whether the name's binding is read anywhere but in the move (`rel[:, 0] = idx` between: host work)."""
+        names = self.model.names
+        use = names.uses.get(moved)
+        for other, where in names.uses.items():
+            if other is not moved and other.value == moved.value and id(other) not in self.stores and use is not None and where.scope is use.scope \
+                    and any(b is binding for b in names.reaching(other)):
+                return True
+        return False
 
     def _builds_on_host(self, factory: cst.Call) -> bool:
         for arg in factory.args:
@@ -137,7 +152,7 @@ class TensorCreatedThenMoved(Checker):
         qualified = self.model.names.qualify(factory.func) or ""
         built = factory.with_changes(args=[*factory.args, keyword("device", device)])
         inner = move.func.value  # type: ignore[attr-defined]
-        replacement = _replace(inner, factory, built).with_changes(lpar=move.lpar, rpar=move.rpar)
+        replacement = with_chain_root(inner, factory, built).with_changes(lpar=move.lpar, rpar=move.rpar)
         spelled = f"device={code_of(device, 30)}"
         if qualified in EXACT and not computed:
             return Fix("safe", f"build it on the device: `{spelled}` at creation", {move: replacement})
@@ -180,15 +195,3 @@ class TensorCreatedThenMoved(Checker):
             f"creation (`device=`)"
         )
 
-
-def _replace(expr: cst.BaseExpression, old: cst.Call, new: cst.Call) -> cst.BaseExpression:
-    """`expr` with the factory call `old` (at the root of its chain of views and casts) replaced by `new`."""
-    if expr is old:
-        return new
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        return expr.with_changes(func=expr.func.with_changes(value=_replace(expr.func.value, old, new)))
-    if isinstance(expr, cst.Attribute):
-        return expr.with_changes(value=_replace(expr.value, old, new))
-    if isinstance(expr, cst.Subscript):
-        return expr.with_changes(value=_replace(expr.value, old, new))
-    return expr

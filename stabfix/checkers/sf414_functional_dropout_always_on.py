@@ -4,11 +4,14 @@
 `training=True` by default: unlike `nn.Dropout`, it does not read the module's `self.training`, so after
 `model.eval()` it still zeroes activations and evaluation, validation and inference are random. A query
 over the model: a call of one of them (through imports and aliases, `names.qualify`) that passes no
-`training` (neither the keyword, nor the third positional argument, nor `**kwargs`) or passes the literal
-`True`, in the `forward` of a module class or a function of the file that `forward` runs
-(`calls/module_classes.py`, a few calls deep). `torch.dropout(x, p, train)` has no default: only a literal
-`True` there. A dropout with the literal probability 0 drops nothing and is left alone; so is a method
-that `forward` does not run (an MC-dropout sampler called on purpose) and code outside any module.
+`training` (neither the keyword, nor the third positional argument, nor `**kwargs`), in the `forward` of a
+module class or a function of the file that `forward` runs (`calls/module_classes.py`, a few calls deep),
+outside any branch that runs only in training (`if self.training:`, and-ed or `elif`, the `else` of
+`if not self.training:`, a conditional expression, after `if not self.training: return`).
+
+Left alone: any `training=` the code passes, the literal `True` included (a choice: Tacotron 2's prenet
+keeps dropout on at inference on purpose, MC dropout does too; `torch.dropout` always takes it), a literal
+probability of 0, a method that `forward` does not run (an MC-dropout sampler), code outside any module.
 
 Fix (unsafe, it changes what evaluation computes): pass `training=self.training` where the call sits
 directly in a method of the module; in a helper function there is no `self` to read, so report only.
@@ -29,9 +32,6 @@ from stabfix.model.source.syntax import code_of
 
 FUNCTIONAL = frozenset({f"torch.nn.functional.{name}" for name in (
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")})
-# torch's own ops: `train` is a required third argument
-TORCH_OPS = frozenset({f"torch.{name}" for name in (
-    "dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout")})
 TRAINING_POSITION = 2
 
 
@@ -89,26 +89,19 @@ class FunctionalDropoutAlwaysOn(Checker):
         classes = ModuleClasses(names, self.context.project)
         for call, functions, gates in self.candidates:
             qualified = names.qualify(call.func) or ""
-            if qualified not in FUNCTIONAL and qualified not in TORCH_OPS:
-                continue
-            training = _argument(call, "training" if qualified in FUNCTIONAL else "train", TRAINING_POSITION)
-            if training is _UNKNOWN or _drops_nothing(call):
-                continue
-            if training is None and qualified in TORCH_OPS:
-                continue
-            if training is not None and not (isinstance(training, cst.Name) and training.value == "True"):
-                continue  # the caller chose: `training=self.training`, a flag, an MC-dropout switch
-            if "mode" in gates or (training is not None and gates):
-                continue  # runs only in training; a literal `True` behind a condition of its own is a choice
+            if qualified not in FUNCTIONAL or _passes_training(call) or _drops_nothing(call):
+                continue  # the caller chose (`training=self.training`, a flag, `True` for MC dropout), or p = 0
+            if "mode" in gates:
+                continue  # runs only in training
             function = next((f for f in reversed(functions) if classes.forward_reach(f) is not None), None)
             if function is None:
                 continue
             owner = classes.forward_reach(function)
             assert owner is not None
-            self.report(call, self._message(call, owner, function, training), self._fix(call, function, functions[-1], classes, qualified))
+            self.report(call, self._message(call, owner, function), self._fix(call, function, functions[-1], classes))
 
-    def _fix(self, call: cst.Call, function: cst.FunctionDef, innermost: cst.FunctionDef, classes: ModuleClasses,
-             qualified: str) -> Optional[Fix]:
+    def _fix(self, call: cst.Call, function: cst.FunctionDef, innermost: cst.FunctionDef,
+             classes: ModuleClasses) -> Optional[Fix]:
         owner = classes.owner_of(function)
         if function is not innermost or owner is None or not classes.is_module_class(owner):
             return None  # a helper function has no `self` to read the mode from
@@ -116,20 +109,12 @@ class FunctionalDropoutAlwaysOn(Checker):
         if receiver is None:
             return None
         mode = cst.Attribute(value=cst.Name(receiver), attr=cst.Name("training"))
-        word = "training" if qualified in FUNCTIONAL else "train"
-        args = list(call.args)
-        for index, arg in enumerate(args):
-            if (arg.keyword is not None and arg.keyword.value == word) or (
-                    arg.keyword is None and index == TRAINING_POSITION):
-                args[index] = arg.with_changes(value=mode)
-                break
-        else:
-            args.append(keyword(word, mode))
-        return Fix("unsafe", f"follow the module's mode: `{word}={receiver}.training` (unsafe: evaluation "
+        args = [*call.args, keyword("training", mode)]
+        return Fix("unsafe", f"follow the module's mode: `training={receiver}.training` (unsafe: evaluation "
                              "then runs without dropout)", {call: call.with_changes(args=args)})
 
-    def _message(self, call: cst.Call, owner: cst.ClassDef, function: cst.FunctionDef, training) -> str:
-        how = "passes `training=True`" if training is not None else "has no `training=` (its default is `True`)"
+    def _message(self, call: cst.Call, owner: cst.ClassDef, function: cst.FunctionDef) -> str:
+        how = "has no `training=` (its default is `True`)"
         via = "" if function.name.value == "forward" else f" (`{function.name.value}()`, which it runs)"
         return (
             f"`{code_of(call, 60)}` in `{owner.name.value}.forward`{via} {how}: unlike `nn.Dropout` it ignores "
@@ -138,7 +123,10 @@ class FunctionalDropoutAlwaysOn(Checker):
         )
 
 
-_UNKNOWN = object()
+def _passes_training(call: cst.Call) -> bool:
+    """`training=...`, a third positional argument, or `*args`/`**kwargs` that may carry it."""
+    return any(arg.star or (arg.keyword is not None and arg.keyword.value == "training")
+               or (arg.keyword is None and index == TRAINING_POSITION) for index, arg in enumerate(call.args))
 
 
 def _gate(test: cst.BaseExpression, negated: bool) -> str:
@@ -164,18 +152,6 @@ def _exits(body: cst.BaseSuite) -> bool:
     last = statements[-1] if statements else None
     smalls = last.body if isinstance(last, cst.SimpleStatementLine) else (last.body if isinstance(last, cst.SimpleStatementSuite) else [])
     return bool(smalls) and isinstance(smalls[-1], (cst.Return, cst.Raise))
-
-
-def _argument(call: cst.Call, word: str, position: int):
-    """The `training` argument: its value, None when not passed, `_UNKNOWN` behind `*args`/`**kwargs`."""
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            return _UNKNOWN
-        if arg.keyword is not None and arg.keyword.value == word:
-            return arg.value
-        if arg.keyword is None and index == position:
-            return arg.value
-    return None
 
 
 def _drops_nothing(call: cst.Call) -> bool:

@@ -1,4 +1,4 @@
-"""A graph encoder that hard-codes `training=True` on every layer's output, unconditionally."""
+"""A graph encoder that keeps dropout on at inference on purpose: `training=True` is passed, a choice (MC dropout)."""
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -12,5 +12,5 @@ class Encoder(nn.Module):
 
     def forward(self, x):
         x = F.elu(self.lin1(x))
-        x = F.dropout(x, p=self.p, training=True)  # expect: SF414
+        x = F.dropout(x, p=self.p, training=True)
         return self.lin2(x)
