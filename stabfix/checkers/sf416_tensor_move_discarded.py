@@ -50,8 +50,9 @@ class TensorMoveDiscarded(Checker):
             self.calls.append(node)
 
     def visit_Expr(self, node: cst.Expr) -> None:
-        call = node.value
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in MOVES_AND_CASTS:
+        # `x.to(d)`, also a tuple of them: `inputs.to(device), labels.to(device)`
+        parts = [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [node.value]
+        if any(_is_move(part) for part in parts):
             self.candidates.append(node)
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -60,14 +61,33 @@ class TensorMoveDiscarded(Checker):
         names = self.model.names
         kinds = HeldKinds(names, self.model.values, self.model.modules, ModuleClasses(names, self.context.project))
         for statement in self.candidates:
+            if isinstance(statement.value, cst.Tuple):
+                self._check_tuple(statement, kinds)
+                continue
             call = statement.value
             assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-            if names.qualify(call.func) is not None:
-                continue  # `torch.cuda(...)`-like library calls, not a method of a value
-            receiver = call.func.value
-            if call.func.attr.value == "type" and not call.args or kinds.kind(receiver) != "tensor":
-                continue
-            self.report(call, self._message(call, receiver), self._fix(statement, call, receiver, kinds))
+            if self._moves_tensor(call, kinds):
+                self.report(call, self._message(call, call.func.value), self._fix(statement, call, call.func.value, kinds))
+
+    def _moves_tensor(self, call: cst.Call, kinds: HeldKinds) -> bool:
+        if self.model.names.qualify(call.func) is not None:
+            return False  # `torch.cuda(...)`-like library calls, not a method of a value
+        if call.func.attr.value == "type" and not call.args:  # type: ignore[attr-defined]
+            return False  # `x.type()` names the type
+        return kinds.kind(call.func.value) == "tensor"  # type: ignore[attr-defined]
+
+    def _check_tuple(self, statement: cst.Expr, kinds: HeldKinds) -> None:
+        """`inputs.to(device), labels.to(device)`: each tensor moved is reported; when all are, one fix binds them all."""
+        calls = [e.value for e in statement.value.elements]  # type: ignore[attr-defined]
+        moved = [call for call in calls if _is_move(call) and self._moves_tensor(call, kinds)]
+        fixes = [self._fix(statement, call, call.func.value, kinds) for call in moved] if len(moved) == len(calls) else []
+        fix = None
+        if fixes and all(f is not None and f.safety == "safe" for f in fixes):
+            targets = cst.Tuple([cst.Element(call.func.value) for call in moved], lpar=[], rpar=[])
+            assign = cst.Assign(targets=[cst.AssignTarget(target=targets)], value=statement.value, semicolon=statement.semicolon)
+            fix = Fix("safe", f"keep the moved tensors: `{code_of(assign, 80)}`", {statement: assign})
+        for call in moved:
+            self.report(call, self._message(call, call.func.value), fix)
 
     def _fix(self, statement: cst.Expr, call: cst.Call, receiver: cst.BaseExpression, kinds: HeldKinds) -> Fix | None:
         if isinstance(receiver, cst.Name):
@@ -141,3 +161,7 @@ class TensorMoveDiscarded(Checker):
             f"`{what}` returns a {verb} copy and this statement throws it away: a tensor, unlike a module, is "
             f"not changed in place, so `{held}` stays where it was; assign it (`{held} = {what}`)"
         )
+
+
+def _is_move(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MOVES_AND_CASTS
