@@ -143,6 +143,10 @@ class TensorCreatedThenMoved(Checker):
             if arg.keyword is not None and arg.keyword.value == "requires_grad" and not (
                     isinstance(arg.value, cst.Name) and arg.value.value == "False"):
                 return False  # a leaf that requires grad: moving it makes a copy autograd records
+        data = factory.args[0].value if factory.args and factory.args[0].keyword is None else None
+        if data is not None and (self.model.names.qualify(factory.func) or "").endswith(("tensor", "as_tensor")):
+            held = self.model.values.value_of(data)
+            return not (held.tensor and not held.constant)  # `torch.tensor(t)` copies `t` where it lives
         return True
 
     def _fix(self, move: cst.Call, factory: cst.Call, computed: bool) -> Optional[Fix]:
@@ -187,10 +191,9 @@ class TensorCreatedThenMoved(Checker):
         return dotted is not None and is_device_name(dotted)
 
     def _message(self, move: cst.Call, factory: cst.Call, where: str, named: bool) -> str:
-        built = code_of(factory, 50)
         via = " (through a name)" if named else ""
         return (
-            f"`{built}` builds its tensor in host memory and `{code_of(move, 60)}`{via} copies it to the device "
+            f"`{code_of(factory, 50)}` builds its tensor in host memory and `{code_of(move, 60)}`{via} copies it to the device "
             f"on {where}: an allocation, a host-to-device copy and a sync point each time; pass the device at "
             f"creation (`device=`)"
         )
