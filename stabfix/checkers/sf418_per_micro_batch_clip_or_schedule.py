@@ -39,7 +39,7 @@ class PerMicroBatchClipOrSchedule(Checker):
         reported: set[int] = set()
         seen_loops: set[int] = set()
         for found in self.model.accumulation.loops():
-            if found.every is None or id(found.loop) in seen_loops:
+            if found.every is None or id(found.loop) in seen_loops or self._every_one(found.every):
                 continue
             seen_loops.add(id(found.loop))
             for event in self.model.events.iteration(found.loop, "clip", "step"):
@@ -66,6 +66,11 @@ class PerMicroBatchClipOrSchedule(Checker):
                     f"`{_text(clip.node)}` runs on every pass of `accumulate()`, also the ones whose gradients are "
                     "only partial sums that the optimizer does not step on (and, under DDP, not yet synced), so "
                     "they are clipped before they are complete; clip under `if accelerator.sync_gradients:`"))
+
+    def _every_one(self, every: cst.BaseExpression) -> bool:
+        """`% 1` (directly or through a name bound once to 1): a step on every pass, no accumulation."""
+        value = self.model.names.single_value(every) if isinstance(every, cst.Name) else every
+        return isinstance(value, cst.Integer) and value.evaluated_value == 1
 
     def _every_pass(self, event: Event, backward: Backward) -> bool:
         """The event runs whenever the backward does: no condition of its own around it."""
