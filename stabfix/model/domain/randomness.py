@@ -12,7 +12,8 @@ definitions (no other part):
 - `seeds()`: calls that set a seed: `torch.manual_seed`, `torch.cuda.manual_seed(_all)`,
   `random.seed`, `numpy.random.seed`, Lightning's `seed_everything` (any of its packages),
   `transformers.set_seed`/`enable_full_determinism`, accelerate's `set_seed`, mmengine/mmcv's
-  `set_random_seed`, a generator's `.manual_seed(n)`, Fabric's `fabric.seed_everything(n)`;
+  `set_random_seed`, a generator's `.manual_seed(n)`, Fabric's `fabric.seed_everything(n)`, a numpy or
+  Python generator built from a seed (`np.random.default_rng(0)`, `random.Random(0)`);
 - `seed_named()`: calls of a callee that no import resolves to a known library and whose name speaks
   of seeding (`set_seed(args.seed)` from a module outside the scan): what they do is not visible;
 - `within(definition, kind)`: those of one function or class (its nested code and the same-file
@@ -42,6 +43,9 @@ _SEED_FUNCTIONS = frozenset({
     "transformers.trainer_utils.set_seed", "accelerate.utils.set_seed", "accelerate.utils.random.set_seed",
     "mmengine.runner.set_random_seed", "mmcv.runner.set_random_seed", "keras.utils.set_random_seed",
 })
+# Generators built from a seed: what they draw is reproducible (`rng = np.random.default_rng(0)`).
+_SEEDED_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator",
+                                "random.Random"})
 _SEED_PACKAGES = ("lightning", "pytorch_lightning", "lightning_fabric")  # `seed_everything` of any of them
 _SEED_METHODS = frozenset({"manual_seed", "manual_seed_all", "seed_everything"})
 _SEED_WORD = re.compile(r"seed", re.IGNORECASE)
@@ -146,7 +150,7 @@ class Randomness(cst.BatchableCSTVisitor):
         return (*classes, *functions)
 
     def _seeds_rng(self, qualified: str, func: cst.BaseExpression, node: cst.Call) -> bool:
-        if qualified in _SEED_FUNCTIONS:
+        if qualified in _SEED_FUNCTIONS or (qualified in _SEEDED_GENERATORS and bool(node.args)):
             return True
         if qualified.endswith(".seed_everything") and qualified.split(".", 1)[0] in _SEED_PACKAGES:
             return True
