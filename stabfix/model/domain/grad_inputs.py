@@ -11,8 +11,10 @@ words, why `expr` is shown never to require grad, or None when that is not shown
 - the output of a frozen embedding (`self.embed(ids)` with `self.embed = nn.Embedding(...)` and a freeze
   that always runs first: `requires_grad_(False)`, `p.requires_grad = False`, peft — `adapters`; or
   built by `nn.Embedding.from_pretrained(vectors)`, frozen unless `freeze=False`);
-- a name all of whose bindings are such values; a parameter of the function is not shown (None), and a
-  name made to require grad (`x.requires_grad_()`, `x.requires_grad = True`) never counts.
+- a name all of whose bindings are such values; a parameter of a model's `forward` when every call of
+  the file's instances of that class (`net = Net(); net(x)`) passes such a value for it; any other
+  parameter is not shown (None), and a name made to require grad (`x.requires_grad_()`,
+  `x.requires_grad = True`) never counts.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ class GradInputs:
         reaching = self.names.reaching(name)
         if not reaching:
             return None
+        if all(b.kind == "param" for b in reaching):
+            return self._from_callers(name.value, function, cls, depth)
         reasons = []
         for binding in reaching:
             if id(binding) in self._following:
@@ -92,6 +96,46 @@ class GradInputs:
                 return None
             reasons.append(reason)
         return reasons[0] if reasons else None
+
+    def _from_callers(self, parameter: str, function, cls, depth: int) -> Optional[str]:
+        """A parameter of a model's `forward`: what every call of the file's instances of the class passes
+        for it (`model = Net(); model(batch_x)`), when there is such a call and each is shown."""
+        if function is None or cls is None or function.name.value != "forward":
+            return None
+        names = [p.name.value for p in function.params.params]
+        if parameter not in names[1:]:
+            return None
+        position = names.index(parameter) - 1
+        calls = self._instance_calls(cls)
+        reasons = []
+        for call in calls:
+            positional = [arg.value for arg in call.args if arg.keyword is None]
+            keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == parameter]
+            if any(arg.star for arg in call.args):
+                return None
+            passed = keyword[0] if keyword else positional[position] if position < len(positional) else None
+            reason = self.without_grad(passed, None, None, depth + 1) if passed is not None else None
+            if reason is None:
+                return None
+            reasons.append(reason)
+        return f"called with {reasons[0]} for `{parameter}`" if reasons else None
+
+    def _instance_calls(self, cls: cst.ClassDef) -> list[cst.Call]:
+        """Calls of names bound only to instances of `cls` built in this file (`net = Net(); net(x)`)."""
+        found: list[cst.Call] = []
+        names = self.names
+
+        class _Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if not isinstance(node.func, cst.Name):
+                    return
+                values = [b.bound_value for b in names.reaching(node.func)]
+                if values and all(isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == cls.name.value
+                                  for v in values):
+                    found.append(node)
+
+        visit_readonly(self.module, _Calls())
+        return found
 
     def _call(self, call: cst.Call, function, cls, depth: int) -> Optional[str]:
         if any(arg.keyword is not None and arg.keyword.value == "requires_grad" for arg in call.args):
