@@ -13,6 +13,7 @@ only records each `if` with the loops around it, and the bodies of `with X.accum
   how many slices the batch has);
 - `divisors(expr)`: the divisions and multiplications applied to a loss on its way to `backward()`,
   following its bindings (`loss = loss / N`, `loss /= N`, `(loss / N).backward()`);
+- `cleared_every_pass(found)`: gradients are cleared on every pass of its loop (no accumulation after all);
 - `library_managed(site)`: the site runs inside `with accelerator.accumulate(...)`, where the library
   syncs gradients and steps only on every N-th pass;
 - `is_plain_loss(expr)`: the value is shown to be an unscaled per-batch loss: a loss call, the
@@ -134,6 +135,16 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
             binding = self._latest(expr)
             return binding is not None and binding.bound_value is not None and self.is_plain_loss(binding.bound_value, depth + 1)
         return False
+
+    def cleared_every_pass(self, found: Accumulation) -> bool:
+        """A gradient clear (`zero_grad()`, `p.grad = None`) runs on every pass of the loop, under no condition
+        the backward does not share: nothing accumulates across passes, whatever gates the step."""
+        theirs = set(found.backward.site.branches)
+        return any(
+            not event.site.in_lambda and event.site.function is found.backward.site.function
+            and set(event.site.branches) <= theirs
+            for event in self.events.iteration(found.loop, "clear")
+        )
 
     def library_managed(self, site) -> bool:
         """The site sits in a `with X.accumulate(...)` body: the library syncs and steps every N-th pass."""
