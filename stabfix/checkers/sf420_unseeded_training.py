@@ -9,8 +9,9 @@ file calls from the other files of the scan:
 - it trains: a backward pass and an optimizer step in the file, or in a function or class of another
   scanned file that it calls;
 - randomness: a draw in the file, or in a function or class of another scanned file that it calls;
-- no seed: no seeding call in the file nor in any function of another scanned file that it calls, and no
-  call of an unseen function named for seeding (`set_seed(args.seed)` from outside the scan: silent).
+- no seed: no seeding call in the file nor in any function of another scanned file that it calls, no
+  call of an unseen function named for seeding (`set_seed(args.seed)` from outside the scan: silent),
+  and no seeding call in the tree modules it imports (read, not parsed: seeding at import time).
 Test files stay silent. One finding per file, on the guard (or the first module-level training line).
 """
 
@@ -40,7 +41,7 @@ class UnseededTraining(Checker):
             return
         if randomness.seeds() or any(self._seeds_elsewhere(call, q) for call, q in randomness.project_calls()):
             return
-        if any(self._unseen(call) for call in randomness.seed_named()):
+        if any(self._unseen(call) for call in randomness.seed_named()) or self._imports_seeding_module():
             return
         draw = self._first_draw()
         if draw is None:
@@ -85,6 +86,15 @@ class UnseededTraining(Checker):
         """A seed-named callee the scan does not show (outside the scan, or not resolved)."""
         return self._foreign(call.what, lambda d: True) is None
 
+    def _imports_seeding_module(self) -> bool:
+        """A module of the tree this file imports seeds when it is imported (`torch.manual_seed(0)` at its top
+        level) or defines a seeding helper the entry may reach indirectly: those files are read, not parsed,
+        so any seeding call in them keeps the rule silent (it only ever silences)."""
+        project = self.context.project
+        if project is None:
+            return False
+        return any(token in text for text in project.imported_texts() for token in _SEEDING_TOKENS)
+
     def _first_draw(self) -> Optional[RandomCall]:
         draws = self.model.randomness.draws()
         if draws:
@@ -106,6 +116,9 @@ class UnseededTraining(Checker):
             return None
         found = self.context.positions.get(node)
         return found.start.line if found is not None else None
+
+
+_SEEDING_TOKENS = ("manual_seed(", "seed_everything(", "set_seed(", "random.seed(", "set_random_seed(")
 
 
 def _trains_in(definition) -> bool:
