@@ -43,8 +43,10 @@ from stabfix.verify.instrument import (
 from stabfix.verify.tracker import PHASES, untracked
 
 
-def arm(writer: EventWriter, settings: dict[str, Any]) -> "CommandSteps":
+def arm(writer: EventWriter, settings: dict[str, Any], started_at: float) -> "CommandSteps":
+    """`started_at`: when the process started (perf_counter), for the time to the first step."""
     session = CommandSteps(writer, settings)
+    session.started_at = started_at
     if settings.get("seed") is not None:
         _seed_everything(int(settings["seed"]))  # the script's own seeding, if any, comes later and wins
     session.install()
@@ -108,6 +110,7 @@ class CommandSteps:
         self.window_exact = False
         self.finished = False
         self.loss: Any = None
+        self.started_at = time.perf_counter()
         self._t0 = 0.0
         self._start_live = 0
         self._cuda_start = 0
@@ -165,8 +168,6 @@ class CommandSteps:
         inst.device, inst.use_cuda = device, device.type == "cuda"
         self.models = find_models()
         inst.probes.hook_modules(self.models)
-        from stabfix.verify import command_child
-
         self.writer.send({
             "type": "start",
             "torch": torch.__version__,
@@ -185,7 +186,7 @@ class CommandSteps:
             inst._retries0, inst._ooms0 = stats.get("num_alloc_retries", 0), stats.get("num_ooms", 0)
         self.writer.send({
             "type": "ready",
-            "setup_s": time.perf_counter() - command_child.STARTED_AT,
+            "setup_s": time.perf_counter() - self.started_at,
             "ready_label": "first optimizer step",
             "live_before_bytes": inst.tracker.live,
             "model_state_bytes": _model_state_bytes(self.models),
