@@ -47,6 +47,7 @@ RUNS: dict[str, list[str]] = {
     "early": [str(SCRIPTS), "--steps", "6", "--", PY, "exits_early.py"],
     "raises": [str(SCRIPTS), "--steps", "6", "--", PY, "raises.py"],
     "hangs": [str(SCRIPTS), "--steps", "6", "--timeout", "30", "--", PY, "hangs.py"],
+    "workers": [str(SCRIPTS), "--steps", "12", "--", PY, "loader_workers.py"],
     "no_step": [str(SCRIPTS), "--", PY, "-c", "import torch; print('no training here')"],
 }
 
@@ -128,6 +129,12 @@ def test_every_ppo_optimizer_step_is_checked_against_the_budget(runs: dict[str, 
     assert r.code == 1, r.out + r.err
     over = _check(r.report, "grad norm")
     assert over["status"] == "fail" and over["step"] == 1
+
+
+def test_forked_dataloader_workers_do_not_report(runs: dict[str, Run]) -> None:
+    r = runs["workers"]
+    assert r.code == 0, r.out + r.err
+    assert [s["step"] for s in r.report["steps"]] == list(range(1, 13))
 
 
 def test_command_that_ends_early_is_reported_for_what_it_ran(runs: dict[str, Run]) -> None:

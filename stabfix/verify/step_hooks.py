@@ -36,7 +36,6 @@ from stabfix.verify.event_files import EventWriter
 from stabfix.verify.instrument import (
     Instrumentation,
     _next_sequence_nr,
-    all_tensors,
     count_step_tensors,
     exact_schedule,
 )
@@ -53,10 +52,12 @@ def arm(writer: EventWriter, settings: dict[str, Any], started_at: float) -> "Co
     return session
 
 
-def find_models() -> list[tuple[str, torch.nn.Module]]:
-    """The root modules with parameters (no other such module contains them), in creation order."""
-    gc.collect()
-    modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
+def find_models(objects: list[Any]) -> list[tuple[str, torch.nn.Module]]:
+    """The root modules with parameters (no other such module contains them) among `objects` (the
+    garbage collector's), in creation order."""
+    module = torch.nn.Module
+    # type(), not isinstance(): isinstance() reads __class__, which warns on deprecated objects
+    modules = [o for o in objects if issubclass(type(o), module)]
     with_params = [m for m in modules if next(m.parameters(), None) is not None]
     inner: set[int] = set()
     for m in with_params:
@@ -124,10 +125,10 @@ class CommandSteps:
 
         # order matters: ours opens step 1 before the probes read its gradients, and closes a step
         # after the probes have left the optimizer phase
-        register_optimizer_step_pre_hook(self._pre_step)
+        self._handles = [register_optimizer_step_pre_hook(self._pre_step)]
         self.inst.probes.install()
-        register_optimizer_step_post_hook(self._post_step)
-        original = torch.autograd.backward
+        self._handles.append(register_optimizer_step_post_hook(self._post_step))
+        original = self._original_backward = torch.autograd.backward
 
         @functools.wraps(original)
         def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
@@ -135,6 +136,28 @@ class CommandSteps:
             return original(tensors, *args, **kwargs)
 
         torch.autograd.backward = backward
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        """A forked child (a DataLoader worker) never reports, and must not run with the tracker on
+        or automatic garbage collection paused, as its parent may be in the middle of a step."""
+        if self.finished:
+            return
+        self.finished = True
+        if self.window is not None:
+            self._stop_window()
+            self.window = None
+
+    def remove(self) -> None:
+        """Undo `install` (the bench measures several runs in one process; a command never needs it)."""
+        if self.window is not None:
+            self._stop_window()
+            self.window = None
+        for handle in self._handles:
+            handle.remove()
+        self.inst.probes.remove()
+        torch.autograd.backward = self._original_backward
 
     def _note_loss(self, tensors: Any) -> None:
         if self.finished:
@@ -166,8 +189,13 @@ class CommandSteps:
         inst = self.inst
         device = next((p.device for g in optimizer.param_groups for p in g["params"]), torch.device("cpu"))
         inst.device, inst.use_cuda = device, device.type == "cuda"
-        self.models = find_models()
+        gc.collect()
+        objects = gc.get_objects()
+        self.models = find_models(objects)
         inst.probes.hook_modules(self.models)
+        tensor = torch.Tensor
+        existing = [o for o in objects if issubclass(type(o), tensor)]
+        del objects
         self.writer.send({
             "type": "start",
             "torch": torch.__version__,
@@ -177,8 +205,6 @@ class CommandSteps:
             "threads": torch.get_num_threads(),
             "argv": list(sys.argv),
         })
-        gc.collect()
-        existing = all_tensors()
         inst.tracker.register_existing(existing)
         del existing
         if inst.use_cuda:
