@@ -121,6 +121,8 @@ def run_command(settings: Settings, project: Path, on_event: Callable[[dict[str,
         if event.get("type") == "error" and result.error is not None \
                 and result.error.get("time", 0) <= event.get("time", 0):
             return  # the first failure is the cause (a launcher raises after its worker died)
+        if event.get("type") != "error":
+            event = {k: v for k, v in event.items() if k != "time"}  # reports stay free of timestamps
         _take(result, event)
         if on_event is not None:
             on_event(event)
