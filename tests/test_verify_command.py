@@ -50,6 +50,7 @@ RUNS: dict[str, list[str]] = {
     "workers": [str(SCRIPTS), "--steps", "12", "--", PY, "loader_workers.py"],
     "launched": [str(SCRIPTS), "--steps", "4", "--", PY, "launcher.py", "plain_loop.py"],
     "launched_raises": [str(SCRIPTS), "--steps", "6", "--", PY, "launcher.py", "raises.py"],
+    "nested": [str(SCRIPTS), "--steps", "4", "--warmup", "1", "--", PY, "nested_optimizer.py"],
     "no_step": [str(SCRIPTS), "--", PY, "-c", "import torch; print('no training here')"],
 }
 
@@ -137,6 +138,14 @@ def test_forked_dataloader_workers_do_not_report(runs: dict[str, Run]) -> None:
     r = runs["workers"]
     assert r.code == 0, r.out + r.err
     assert [s["step"] for s in r.report["steps"]] == list(range(1, 13))
+
+
+def test_an_optimizer_stepping_another_is_one_step(runs: dict[str, Run]) -> None:
+    r = runs["nested"]
+    assert r.code == 0, r.out + r.err
+    steps = r.report["steps"]
+    assert [s["step"] for s in steps] == [1, 2, 3, 4]
+    assert all(s["loss"] is not None and s["grad_norm"] > 0 for s in steps)
 
 
 def test_command_that_ends_early_is_reported_for_what_it_ran(runs: dict[str, Run]) -> None:
