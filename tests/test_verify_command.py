@@ -245,3 +245,27 @@ def test_a_flag_replaces_the_configs_choice_and_both_on_one_level_is_an_error() 
 def test_a_bad_run_value_names_the_key(bad: object) -> None:
     with pytest.raises(SettingsError, match="verify.run"):
         resolve_settings({"run": bad}, {})
+
+
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git is not installed")
+def test_baseline_head_runs_the_same_command_in_the_committed_tree(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    project = tmp_path / "proj"
+    project.mkdir()
+    leaky = (SCRIPTS / "plain_loop.py").read_text().replace("if args.leak:", "if True:")
+    (project / "train.py").write_text(leaky)
+    (project / "stabfix.yaml").write_text(f"verify:\n  run: [{PY!r}, train.py]\n  steps: 6\n  warmup: 2\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "leaky")
+    (project / "train.py").write_text((SCRIPTS / "plain_loop.py").read_text())  # the fix: no --leak, no leak
+    r = verify([str(project), "--baseline", "HEAD"], tmp_path / "r.json")
+    assert r.code == 0, r.out + r.err
+    assert r.report["baseline"]["report"]["exit_code"] == 1  # HEAD leaks
+    rows = {row["metric"]: row for row in r.report["comparison"]}
+    assert rows["growth_bytes_per_step"]["verdict"] == "better"
+    assert rows["total_params"]["verdict"] == "same"
