@@ -1,7 +1,7 @@
 """`stabfix verify -- python script.py`: unmodified training scripts (tests/verify_scripts), each a real
 run of the CLI, which starts the script under the bootstrap and stops it after --steps optimizer steps.
 
-The runs start together, two at a time, in a module fixture; each test checks one.
+Each run starts when its test first asks for it (a module fixture keeps it for the others).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,12 +54,21 @@ RUNS: dict[str, list[str]] = {
 }
 
 
+class _LazyRuns(dict):
+    """Each run starts when a test first asks for it (under xdist, only on the worker that needs it)."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__()
+        self.out = out
+
+    def __missing__(self, name: str) -> Run:
+        run = self[name] = verify(RUNS[name], self.out / f"{name}.json")
+        return run
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    out = tmp_path_factory.mktemp("command_runs")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(verify, args, out / f"{name}.json") for name, args in RUNS.items()}
-        return {name: f.result() for name, f in futures.items()}
+    return _LazyRuns(tmp_path_factory.mktemp("command_runs"))
 
 
 def _check(report: dict, name: str) -> dict | None:

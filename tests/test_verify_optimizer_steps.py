@@ -7,7 +7,6 @@ parameters reported unused; a spike or a NaN in an earlier PPO minibatch step pa
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -16,15 +15,23 @@ from tests.test_verify_command import Run, verify
 
 CASE = "tests/verify_cases/optimizer_steps"
 COMMON = ["--steps", "4", "--warmup", "1", "--exact-steps", "all", "--budget", "grad_norm=50"]
-ENTRIES = ("lbfgs", "ppo_spike", "ppo_nan")
+
+
+class _LazyRuns(dict):
+    """Each entry's run starts when its test asks for it (under xdist, on that test's worker only)."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__()
+        self.out = out
+
+    def __missing__(self, entry: str) -> Run:
+        run = self[entry] = verify([CASE, "--entry", f"train:{entry}", *COMMON], self.out / f"{entry}.json")
+        return run
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    out = tmp_path_factory.mktemp("optimizer_steps")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {e: pool.submit(verify, [CASE, "--entry", f"train:{e}", *COMMON], out / f"{e}.json") for e in ENTRIES}
-        return {e: f.result() for e, f in futures.items()}
+    return _LazyRuns(tmp_path_factory.mktemp("optimizer_steps"))
 
 
 def _check(report: dict, name: str) -> dict | None:
