@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import faulthandler
-import importlib.machinery
 import json
 import os
 import signal
@@ -70,7 +69,12 @@ class _TorchWatcher:
         if name != "torch":
             return None
         sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec = None
+        for finder in sys.meta_path:  # the finders that would have found it (an editable install's too)
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                break
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec  # None: the other finders look for it as usual
         run_module = spec.loader.exec_module
