@@ -3,7 +3,7 @@
 Pure Python (no torch). Each rank's step records carry a `sync` dict written by
 `stabfix.verify.replica` in that rank's process:
   params / param_digests   digest of every optimizer parameter after the optimizer step (all, each)
-  grads / grad_digests     digest of every gradient in the optimizer pre-hook, i.e. after DDP's reduction
+  grads / grad_digests     digest of every gradient at the optimizer step, i.e. after DDP's reduction
   batch                    digest of the tensors the models' forward received since the previous step
   layout                   digest of the parameters' shapes and dtypes (ranks holding different
                            parameters, as FSDP shards or model parallelism do, are not compared)
@@ -93,7 +93,7 @@ def _same_state(table: dict[int, dict[int, dict[str, Any]]], names: dict[str, li
                           f"{what} differ across ranks {when} step {n}: {_ranks_text(differ)} differ"
                           f"{'s' if len(differ) == 1 else ''} from {_ranks_text(agree)}{detail}",
                           step=n, ranks=differ, reference=agree, parameters=which)
-    return _check(name, "pass", f"{what} identical on every rank {when} each of {len(compared)} step(s)",
+    return _check(name, "pass", f"{what} identical on every rank {when} each of {len(compared)} optimizer step(s)",
                   steps=len(compared))
 
 
@@ -186,7 +186,7 @@ def compare_ranks(per_rank: dict[int, list[dict[str, Any]]], peaks: dict[int, in
     else:
         for found in (
             _same_state(table, names, "grads", "grad_digests", "gradients reduced", "gradients",
-                        "in the optimizer pre-hook of"),
+                        "at"),
             _same_state(table, names, "params", "param_digests", "parameters in sync", "parameters", "after"),
         ):
             if found is not None:

@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "exact_steps": "auto",  # which steps run under exact per-op accounting: auto (a few) or all
 }
 EXACT_STEPS = ("auto", "all")
-VERIFY_KEYS += ("exact_steps", "run")
+VERIFY_KEYS += ("exact_steps", "run", "nproc_per_node")
 MB = 1024 * 1024  # budgets and reports use MiB; the config keys keep the short `_mb` suffix
 
 
@@ -51,6 +51,7 @@ class Settings:
     budgets: dict[str, float] = field(default_factory=dict)
     exact_steps: str = "auto"
     run: list[str] | None = None  # the training command (`verify -- python train.py`), instead of an entry
+    nproc_per_node: int | None = None  # run the command on this many local ranks through torchrun
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -203,6 +204,12 @@ def _resolved(entry: str | None, run: list[str] | None, merged: dict[str, Any], 
     exact_steps = merged["exact_steps"]
     if exact_steps not in EXACT_STEPS:
         raise SettingsError(f"verify.exact_steps must be auto or all, got {exact_steps!r}")
+    nproc = merged.get("nproc_per_node")
+    if nproc is not None:
+        nproc = _as_int("nproc_per_node", nproc, 1)
+        if run is None:
+            raise SettingsError("verify.nproc_per_node launches a training command through torchrun: give it "
+                                "with verify.run or `-- python train.py ...`, not an entry")
     return Settings(
         entry=entry,
         run=run,
@@ -213,6 +220,7 @@ def _resolved(entry: str | None, run: list[str] | None, merged: dict[str, Any], 
         timeout=timeout,
         budgets=budgets,
         exact_steps=exact_steps,
+        nproc_per_node=nproc,
     )
 
 

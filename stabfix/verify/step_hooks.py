@@ -40,6 +40,7 @@ from stabfix.verify.instrument import (
     count_step_tensors,
     exact_schedule,
 )
+from stabfix.verify.replica import ReplicaProbe, distributed_run
 from stabfix.verify.tracker import PHASES, untracked
 
 
@@ -89,6 +90,7 @@ class CommandSteps:
         self._gc_was_enabled = True
         self._collected = [False]
         self._seq0 = 0
+        self.replica = ReplicaProbe() if distributed_run() else None
 
     # -- hooks -------------------------------------------------------------------------------------
     def install(self) -> None:
@@ -99,6 +101,8 @@ class CommandSteps:
         register_optimizer_step_pre_hook(self._pre_step)
         self.inst.probes.install()
         register_optimizer_step_post_hook(self._post_step)
+        if self.replica is not None:
+            self.replica.install()  # from the start: step 1's batch is read before its optimizer.step()
         original = torch.autograd.backward
 
         @functools.wraps(original)
@@ -124,7 +128,11 @@ class CommandSteps:
     def _post_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if self.finished or self.window is None:
             return
-        self.writer.send(self._close())
+        record = self._close()
+        if self.replica is not None:  # one rank of several: what the cross-rank checks compare
+            with untracked():
+                record["sync"] = self.replica.after_step(optimizer)
+        self.writer.send(record)
         if self.done_steps >= self.steps:
             self._finish(stopped=True)
             self._exit()
@@ -257,6 +265,8 @@ class CommandSteps:
         self.finished = True
         probes, tracker = self.inst.probes, self.inst.tracker
         probes.remove()
+        if self.replica is not None:
+            self.replica.remove()
         self.loss = None
         gc.collect()
         last = self.done_steps
