@@ -64,9 +64,10 @@ def rank_report(settings: Settings, ranks: RankRuns, project: str) -> dict[str, 
 
 
 def _first_failure(states: list[dict[str, Any]]) -> dict[str, Any]:
-    """The rank to blame first: one that died of its own, then one that hung, then the rest."""
+    """The rank to blame first: torchrun's first observed failure, then one that died, then one that
+    hung, then the rest."""
     order = {"died": 0, "hung": 1, "stopped": 2}
-    return min(states, key=lambda s: (order.get(s["state"], 3), s["rank"]))
+    return min(states, key=lambda s: (not s.get("first_failure"), order.get(s["state"], 3), s["rank"]))
 
 
 def rank_table(report: dict[str, Any]) -> Table:

@@ -32,6 +32,7 @@ class RankRuns:
     returncode: int | None = None
     output_tail: str = ""
     left_running: list[int] = field(default_factory=list)  # pids still alive after the run (should be none)
+    root_rank: int | None = None  # torchrun's "first observed failure"
 
 
 def run_ranks(settings: Settings, project: Path, nproc: int,
@@ -74,7 +75,7 @@ def run_ranks(settings: Settings, project: Path, nproc: int,
             _take(run, event)
     exit_codes = {int(r): int(c) for r, c in _FAILURE.findall(outcome.output)}
     root = _ROOT_CAUSE.search(outcome.output)
-    root_rank = int(root.group(1)) if root else None
+    root_rank = out.root_rank = int(root.group(1)) if root else None
     for rank in range(nproc):
         run = out.runs.setdefault(rank, RunResult())
         run.wall_s = outcome.wall_s
@@ -101,8 +102,10 @@ def _state(settings: Settings, rank: int, run: RunResult, timed_out: bool, frame
                 "message": f"stopped by stabfix after {len(run.steps)} step(s)" if stopped
                 else f"ended by itself after {len(run.steps)} step(s)"}
     if run.error is not None:
+        after = f" (after rank {root_rank} failed first)" if root_rank is not None and root_rank != rank else ""
         return {**base, "state": "died", "kind": run.error.get("kind", "exception"),
-                "message": f"rank {rank}: {run.error.get('message')}", "stack": run.error.get("traceback")}
+                "message": f"rank {rank}: {run.error.get('message')}{after}", "stack": run.error.get("traceback"),
+                "first_failure": root_rank == rank}
     if timed_out:
         stuck = where_stuck(frames) if frames else "no stack dump"
         return {**base, "state": "hung", "kind": "timeout",
