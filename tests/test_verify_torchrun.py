@@ -121,3 +121,14 @@ def test_a_hung_rank_is_reported_with_its_step_and_stack_and_nothing_survives(ru
     assert states["0"]["state"] == "hung" and "train_hang.py:51" in states["0"]["message"]  # DDP's all-reduce
     assert report["ranks"]["left_running"] == []
     assert "rank 1 hung in step 5" in result.stdout
+
+
+def test_a_rank_that_dies_is_blamed_with_its_traceback(run_cli, tmp_path):
+    result, report = _verify(run_cli, tmp_path, "train_rank_dies.py", "--timeout", "240")
+    assert result.returncode == 2, result.stdout + result.stderr
+    died = report["ranks"]["states"]["1"]
+    assert died["state"] == "died" and died["step"] == 3 and died["steps_done"] == 2
+    assert "ValueError: corrupt record in this batch" in died["stack"]
+    assert report["error"]["rank"] == 1  # torchrun's first failure, not rank 0 that lost its peer after it
+    assert report["ranks"]["states"]["0"]["state"] != "ok"
+    assert report["ranks"]["left_running"] == []

@@ -114,6 +114,10 @@ def print_rank_report(console: Console, report: dict[str, Any]) -> None:
             console.print(Text(state["stack"]), highlight=False)
             console.print(Rule(style="red"))
     if report.get("error"):
+        if not any(state.get("stack") for state in info["states"].values()) and report.get("output_tail"):
+            console.print(Rule("last output of the command", style="red"))  # e.g. torchrun could not start
+            console.print(Text(report["output_tail"]), highlight=False)
+            console.print(Rule(style="red"))
         console.print()
         for check in info["checks"]:
             console.print(f"{_MARKS[check['status']]} ranks: {escape(check['name'])}: {escape(check['message'])} "

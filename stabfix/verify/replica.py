@@ -45,28 +45,39 @@ def _device_sums(bits: torch.Tensor) -> torch.Tensor:
     return total
 
 
-def digests(tensors: Iterable[torch.Tensor | None]) -> list[str]:
-    """One short exact digest per tensor (`-` for None), with one host transfer for all the
-    accelerator tensors together."""
-    out: list[str | None] = []
-    pending: list[tuple[int, torch.Tensor, str]] = []
+def start_digests(tensors: Iterable[torch.Tensor | None]) -> list[str | tuple[str, torch.Tensor]]:
+    """Each tensor's digest, or for a tensor on an accelerator its (head, device sums) still on the
+    device (queued, no synchronisation): `finish_digests` reads them all back with one transfer."""
+    out: list[str | tuple[str, torch.Tensor]] = []
     with torch.no_grad():
         for tensor in tensors:
             if tensor is None:
                 out.append("-")
                 continue
             bits = _raw_bits(tensor)
-            head = f"{tuple(bits.shape)}{tensor.dtype}".encode()
+            head = f"{tuple(bits.shape)}{tensor.dtype}"
             if bits.device.type == "cpu":
-                out.append(hashlib.blake2b(head + memoryview(bits.numpy()).cast("B"), digest_size=8).hexdigest())
+                data = head.encode() + memoryview(bits.numpy()).cast("B")
+                out.append(hashlib.blake2b(data, digest_size=8).hexdigest())
             else:
-                pending.append((len(out), _device_sums(bits), head.decode()))
-                out.append(None)
-        if pending:
-            values = torch.stack([sums for _, sums, _ in pending]).tolist()
-            for (index, _, head), pair in zip(pending, values):
-                out[index] = hashlib.blake2b(f"{head}{pair}".encode(), digest_size=8).hexdigest()
-    return [d or "-" for d in out]
+                out.append((head, _device_sums(bits)))
+    return out
+
+
+def finish_digests(started: list[str | tuple[str, torch.Tensor]]) -> list[str]:
+    pending = [item for item in started if not isinstance(item, str)]
+    if not pending:
+        return list(started)  # type: ignore[arg-type]
+    values = iter(torch.stack([sums for _, sums in pending]).tolist())
+    return [item if isinstance(item, str)
+            else hashlib.blake2b(f"{item[0]}{next(values)}".encode(), digest_size=8).hexdigest()
+            for item in started]
+
+
+def digests(tensors: Iterable[torch.Tensor | None]) -> list[str]:
+    """One short exact digest per tensor (`-` for None), with one host transfer for all the
+    accelerator tensors together."""
+    return finish_digests(start_digests(tensors))
 
 
 def combined(parts: Iterable[str]) -> str:
@@ -122,7 +133,7 @@ class BatchRecorder:
 
     def __init__(self) -> None:
         self._depth = 0
-        self._parts: list[str] = []
+        self._parts: list[str | tuple[str, torch.Tensor]] = []  # read back at `take()`, not per call
         self._handles: list[Any] = []
         self.roots: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()  # the outermost modules called
 
@@ -158,12 +169,12 @@ class BatchRecorder:
 
         tensors = [leaf for leaf in tree_leaves(inputs) if isinstance(leaf, torch.Tensor)]
         if tensors:
-            self._parts.extend(digests(tensors))
+            self._parts.extend(start_digests(tensors))
 
     def take(self) -> str | None:
         """The digest of everything recorded since the last call (None: no module got a tensor)."""
         parts, self._parts = self._parts, []
-        return combined(parts) if parts else None
+        return combined(finish_digests(parts)) if parts else None
 
 
 def distributed_run() -> bool:
