@@ -127,15 +127,16 @@ def state_fields(params: list[torch.Tensor], what: str) -> dict[str, Any]:
 
 
 class BatchRecorder:
-    """Digests of the tensors given to the outermost module calls (the models' forward, a loss
-    module) since the last `take()`: what this rank trained on in the step. Uses torch's global
+    """Digests of the tensors given to the outermost calls of modules with parameters (the models'
+    forward) since the last `take()`: what this rank trained on in the step. Uses torch's global
     module hooks, so no model needs to be known in advance."""
 
     def __init__(self) -> None:
         self._depth = 0
         self._parts: list[str | tuple[str, torch.Tensor]] = []  # read back at `take()`, not per call
         self._handles: list[Any] = []
-        self.roots: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()  # the outermost modules called
+        self.roots: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()  # the outermost models called
+        self._with_parameters: "weakref.WeakKeyDictionary[torch.nn.Module, bool]" = weakref.WeakKeyDictionary()
 
     def install(self) -> None:
         from torch.nn.modules import module as nn_module
@@ -157,9 +158,17 @@ class BatchRecorder:
 
     def _leave(self, module: torch.nn.Module, args: Any, kwargs: Any, output: Any) -> None:
         self._depth = max(0, self._depth - 1)  # 0 also when installed while a forward ran
-        if self._depth == 0:
+        if self._depth == 0 and self._has_parameters(module):
             self.roots.add(module)
             self._record((args, kwargs))
+
+    def _has_parameters(self, module: torch.nn.Module) -> bool:
+        """A model, not a loss module: a loss's inputs are the model's outputs, which change with the
+        parameters, so they would hide a batch seen again."""
+        known = self._with_parameters.get(module)
+        if known is None:
+            known = self._with_parameters[module] = next(module.parameters(), None) is not None
+        return known
 
     def _leave_positional(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         self._leave(module, args, {}, output)
