@@ -63,7 +63,32 @@ def find_models() -> list[tuple[str, torch.nn.Module]]:
             if sub is not m:
                 inner.add(id(sub))
     roots = [m for m in with_params if id(m) not in inner]
-    return _models_list(roots) if roots else []
+    if len(roots) < 2:
+        return _models_list(roots) if roots else []
+    names = _variable_names(roots)
+    if len(set(names.values())) == len(roots):  # the script's own names: generator., discriminator.
+        return [(names[id(m)] + ".", m) for m in roots]
+    return _models_list(roots)
+
+
+def _variable_names(roots: list[torch.nn.Module]) -> dict[int, str]:
+    """The names the script gave the models: a variable of a running frame (the innermost first, up
+    from the optimizer step) or of `__main__` that holds the module itself. Used for wording only."""
+    wanted = {id(m) for m in roots}
+    names: dict[int, str] = {}
+    frame = sys._getframe(1)
+    scopes = []
+    while frame is not None:
+        scopes.append(frame.f_locals)
+        frame = frame.f_back
+    main = sys.modules.get("__main__")
+    if main is not None:
+        scopes.append(vars(main))
+    for scope in scopes:
+        for name, value in list(scope.items()):
+            if id(value) in wanted and id(value) not in names and not name.startswith("_"):
+                names[id(value)] = name
+    return names
 
 
 class CommandSteps:
