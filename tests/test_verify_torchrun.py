@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -66,35 +67,81 @@ def test_kill_tree_reaches_processes_in_sessions_of_their_own():
     assert proctree.alive(found) == []
 
 
-def _verify(run_cli, tmp_path, script, *flags):
+PY_DIR = os.path.dirname(sys.executable)
+
+
+def _verify(workdir: Path, name: str, script_args: list[str], *flags: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = workdir / f"{name}.json"
+    # `python` as users type it, found on PATH: this environment's
+    env = {**os.environ, "PYTHONHASHSEED": "0", "COLUMNS": "160",
+           "PATH": PY_DIR + os.pathsep + os.environ.get("PATH", "")}
+    cmd = [sys.executable, "-m", "stabfix", "verify", str(workdir), "--nproc-per-node", "2", "--json", str(out),
+           *flags, "--", "python", *script_args]
+    result = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=400)
+    return result, (json.loads(out.read_text()) if out.exists() else None)
+
+
+RUNS = {
+    "leak": (["train.py", "--leak"], ["--steps", "8", "--exact-steps", "all", "--timeout", "240"]),
+    "unsynced": (["train_unsynced_param.py"], ["--steps", "5", "--warmup", "1", "--timeout", "240"]),
+    "no_sampler": (["train_no_sampler.py"], ["--steps", "5", "--warmup", "1", "--timeout", "240"]),
+    "dies": (["train_rank_dies.py"], ["--steps", "5", "--warmup", "1", "--timeout", "240"]),
+    "hang": (["train_hang.py"], ["--steps", "8", "--warmup", "1", "--timeout", "60"]),
+}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ddp")
     for path in SCRIPTS.glob("*.py"):
-        shutil.copy(path, tmp_path)
-    out = tmp_path / "report.json"
-    env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    result = run_cli("verify", str(tmp_path), "--nproc-per-node", "2", "--steps", "5", "--warmup", "1",
-                     "--json", str(out), *flags, "--", "python", script, cwd=tmp_path, env=env)
-    report = json.loads(out.read_text()) if out.exists() else None
-    return result, report
+        shutil.copy(path, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def runs(workdir):
+    """The real 2-rank runs, two at a time (each is torchrun and two workers)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(_verify, workdir, name, script, *flags) for name, (script, flags) in RUNS.items()}
+        return {name: future.result() for name, future in futures.items()}
 
 
 def _cross(report):
     return {c["name"]: c for c in report["ranks"]["checks"]}
 
 
-def test_a_clean_ddp_script_passes_with_the_cross_rank_checks(run_cli, tmp_path):
-    result, report = _verify(run_cli, tmp_path, "train.py", "--timeout", "240")
+def test_a_planted_leak_is_caught_on_every_rank_at_the_users_line(runs):
+    result, report = runs["leak"]
+    assert result.returncode == 1, result.stdout + result.stderr
+    names = {c["name"]: c for c in report["checks"]}
+    assert names["memory growth"]["status"] == "fail" and names["rank 1: memory growth"]["status"] == "fail"
+    line = next(i for i, text in enumerate((SCRIPTS / "train.py").read_text().splitlines(), 1)
+                if "predictions = model(inputs)" in text)
+    for rank in ("0", "1"):
+        top = report["ranks"]["reports"][rank]["survivors"][0]
+        assert (top["file"], top["line"], top["phase"]) == ("train.py", line, "forward")
+    # in sync and on different data all along: the leak is per rank, not a desync
+    assert {c["status"] for c in report["ranks"]["checks"]} == {"pass"}
+
+
+def test_the_fixed_ddp_script_passes_with_cross_rank_checks_and_beats_the_leak(runs, workdir):
+    result, report = _verify(workdir, "fixed", ["train.py"], "--steps", "8", "--exact-steps", "all",
+                             "--timeout", "240", "--baseline", str(workdir / "leak.json"))
     assert result.returncode == 0, result.stdout + result.stderr
     cross = _cross(report)
     assert {cross[n]["status"] for n in ("gradients reduced", "parameters in sync", "different samples")} == {"pass"}
-    assert cross["parameters in sync"]["steps"] == 5
-    assert sorted(report["ranks"]["states"]) == ["0", "1"]
-    assert all(s["state"] == "ok" and s["steps_done"] == 5 for s in report["ranks"]["states"].values())
+    assert cross["parameters in sync"]["steps"] == 8
+    assert "sample order" not in cross  # set_epoch(epoch) reshuffles: step 5 (epoch 1) is new data
+    assert all(s["state"] == "ok" and s["steps_done"] == 8 for s in report["ranks"]["states"].values())
     assert report["ranks"]["left_running"] == []
     assert "rank 1" in result.stdout and "ranks: parameters in sync" in result.stdout
+    rows = {row["metric"]: row for row in report["comparison"]}
+    assert rows["failed_checks"]["verdict"] == "better" and rows["live_end_bytes"]["verdict"] == "better"
+    assert report["summary"]["growth_bytes_per_step"] == 0 < report["baseline"]["report"]["summary"]["growth_bytes_per_step"]
 
 
-def test_a_parameter_outside_ddp_fails_naming_rank_1(run_cli, tmp_path):
-    result, report = _verify(run_cli, tmp_path, "train_unsynced_param.py", "--timeout", "240")
+def test_a_parameter_outside_ddp_fails_naming_rank_1(runs):
+    result, report = runs["unsynced"]
     assert result.returncode == 1, result.stdout + result.stderr
     check = _cross(report)["parameters in sync"]
     assert check["status"] == "fail" and check["ranks"] == [1] and check["step"] == 1
@@ -102,16 +149,16 @@ def test_a_parameter_outside_ddp_fails_naming_rank_1(run_cli, tmp_path):
     assert _cross(report)["gradients reduced"]["ranks"] == [1]
 
 
-def test_a_missing_distributed_sampler_fails_as_same_samples(run_cli, tmp_path):
-    result, report = _verify(run_cli, tmp_path, "train_no_sampler.py", "--timeout", "240")
+def test_a_missing_distributed_sampler_fails_as_same_samples(runs):
+    result, report = runs["no_sampler"]
     assert result.returncode == 1, result.stdout + result.stderr
     check = _cross(report)["different samples"]
     assert check["status"] == "fail" and check["ranks"] == [0, 1] and check["steps"] == [1, 2, 3, 4, 5]
     assert _cross(report)["parameters in sync"]["status"] == "pass"  # in sync, on the same data
 
 
-def test_a_hung_rank_is_reported_with_its_step_and_stack_and_nothing_survives(run_cli, tmp_path):
-    result, report = _verify(run_cli, tmp_path, "train_hang.py", "--timeout", "60")
+def test_a_hung_rank_is_reported_with_its_step_and_stack_and_nothing_survives(runs):
+    result, report = runs["hang"]
     assert result.returncode == 2, result.stdout + result.stderr
     states = report["ranks"]["states"]
     hung = states["1"]
@@ -123,8 +170,8 @@ def test_a_hung_rank_is_reported_with_its_step_and_stack_and_nothing_survives(ru
     assert "rank 1 hung in step 5" in result.stdout
 
 
-def test_a_rank_that_dies_is_blamed_with_its_traceback(run_cli, tmp_path):
-    result, report = _verify(run_cli, tmp_path, "train_rank_dies.py", "--timeout", "240")
+def test_a_rank_that_dies_is_blamed_with_its_traceback(runs):
+    result, report = runs["dies"]
     assert result.returncode == 2, result.stdout + result.stderr
     died = report["ranks"]["states"]["1"]
     assert died["state"] == "died" and died["step"] == 3 and died["steps_done"] == 2
@@ -132,3 +179,14 @@ def test_a_rank_that_dies_is_blamed_with_its_traceback(run_cli, tmp_path):
     assert report["error"]["rank"] == 1  # torchrun's first failure, not rank 0 that lost its peer after it
     assert report["ranks"]["states"]["0"]["state"] != "ok"
     assert report["ranks"]["left_running"] == []
+
+
+def test_nproc_per_node_in_the_config_needs_a_command_and_a_positive_count():
+    from stabfix.verify.settings import SettingsError, resolve_settings
+
+    assert resolve_settings({"run": "python train.py", "nproc_per_node": 2}, {}).nproc_per_node == 2
+    assert resolve_settings({"run": "python train.py"}, {"nproc_per_node": 4}).nproc_per_node == 4
+    for section in ({"run": "python train.py", "nproc_per_node": 0}, {"entry": "train:build", "nproc_per_node": 2},
+                    {"run": "python train.py", "nproc_per_node": "two"}):
+        with pytest.raises(SettingsError, match="nproc_per_node"):
+            resolve_settings(section, {})

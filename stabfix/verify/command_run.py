@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import stabfix
-from stabfix.verify.proctree import alive
 from stabfix.verify.event_files import EVENTS_DIR_ENV, SETTINGS_ENV, STABFIX_PATH_ENV, EventFolder
+from stabfix.verify.proctree import alive
 from stabfix.verify.runner import RunResult, _hang_stack, _signal_name, _take, _tail
 from stabfix.verify.settings import Settings
 

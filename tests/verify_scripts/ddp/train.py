@@ -26,6 +26,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--leak", action="store_true", help="keep every batch's predictions (a planted leak)")
     args = parser.parse_args()
 
     backend = "nccl" if torch.cuda.is_available() else "gloo"
@@ -44,14 +45,17 @@ def main() -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
     loss_fn = nn.MSELoss()
 
+    history = []
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)
         for inputs, targets in loader:
             inputs, targets = inputs.to(device), targets.to(device)
             optimizer.zero_grad()
-            loss = loss_fn(model(inputs), targets)
+            predictions = model(inputs)
+            loss = loss_fn(predictions, targets)
             loss.backward()
             optimizer.step()
+            history.append(predictions if args.leak else loss.item())
         if rank == 0:
             print(f"epoch {epoch} loss {loss.item():.4f}", flush=True)
 
