@@ -167,6 +167,10 @@ def test_a_hung_rank_is_reported_with_its_step_and_stack_and_nothing_survives(ru
     assert "train_hang.py\", line 57" in hung["stack"]
     assert states["0"]["state"] == "hung" and "train_hang.py:51" in states["0"]["message"]  # DDP's all-reduce
     assert report["ranks"]["left_running"] == []
+    # checked here too, not only by verify: both stuck workers are gone (torchrun ran them in sessions of
+    # their own, so killing torchrun's process group alone would have left them waiting forever)
+    workers = [state["pid"] for state in states.values()]
+    assert len(set(workers)) == 2 and all(workers) and proctree.alive(workers) == []
     assert "rank 1 hung in step 5" in result.stdout
 
 

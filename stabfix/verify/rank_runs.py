@@ -81,6 +81,7 @@ def run_ranks(settings: Settings, project: Path, nproc: int,
         run.wall_s = outcome.wall_s
         out.states[rank] = _state(settings, rank, run, out.timed_out, stacks.get(rank, []),
                                   exit_codes.get(rank), root_rank)
+        out.states[rank]["pid"] = primary.get(rank)
         if out.states[rank]["state"] != "ok" and run.error is None:
             run.error = {"kind": out.states[rank]["kind"], "phase": "step" if run.ready else "command",
                          "step": out.states[rank]["step"], "message": out.states[rank]["message"],
