@@ -178,7 +178,10 @@ class BatchRecorder:
 
         tensors = [leaf for leaf in tree_leaves(inputs) if isinstance(leaf, torch.Tensor)]
         if tensors:
-            self._parts.extend(start_digests(tensors))
+            from stabfix.verify.tracker import untracked
+
+            with untracked():  # inside the step: the digest's scratch is not the step's memory
+                self._parts.extend(start_digests(tensors))
 
     def take(self) -> str | None:
         """The digest of everything recorded since the last call (None: no module got a tensor)."""
