@@ -194,3 +194,22 @@ def test_nproc_per_node_in_the_config_needs_a_command_and_a_positive_count():
                     {"run": "python train.py", "nproc_per_node": "two"}):
         with pytest.raises(SettingsError, match="nproc_per_node"):
             resolve_settings(section, {})
+
+
+def test_rank_states_from_what_each_rank_left():
+    from stabfix.verify.rank_runs import _state
+    from stabfix.verify.runner import RunResult
+
+    def run(steps, **extra):
+        return RunResult(ready={"type": "ready"}, steps=[{"step": n} for n in range(1, steps + 1)], **extra)
+
+    late = _state(1, run(3), "still running after the other ranks had finished", last_stack(DUMP), None, None)
+    assert late["state"] == "hung" and late["step"] == 4
+    assert late["message"] == ("rank 1 hung in step 4 at train.py:57 in main, inside "
+                               "torch.distributed.distributed_c10d barrier; still running after the other ranks had finished")
+    stopped = _state(0, run(2), None, [], -15, 1)
+    assert stopped["state"] == "stopped" and "after rank 1 failed" in stopped["message"] and "SIGTERM" in stopped["message"]
+    crashed = _state(1, run(2), None, [], -9, 1)
+    assert crashed["state"] == "died" and "killed by SIGKILL in step 3" in crashed["message"]
+    done = _state(0, run(5, done={"stopped_by_stabfix": True}), None, [], None, None)
+    assert done["state"] == "ok" and done["steps_done"] == 5

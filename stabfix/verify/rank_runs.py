@@ -7,13 +7,13 @@ that did not finish: a rank that died (its exception, or torchrun's exit code fo
 from __future__ import annotations
 
 import re
-import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from stabfix.verify.command_run import launch
 from stabfix.verify.runner import RunResult, _signal_name, _tail, _take
 from stabfix.verify.settings import Settings
 from stabfix.verify.torchrun import last_stack, rank_stderr_files, stack_text, torchrun_command, where_stuck
@@ -37,8 +37,6 @@ class RankRuns:
 
 def run_ranks(settings: Settings, project: Path, nproc: int,
               on_event: Callable[[int, dict[str, Any]], None] | None = None) -> RankRuns:
-    from stabfix.verify.command_run import launch
-
     assert settings.run
     out = RankRuns()
     log_dir = Path(tempfile.mkdtemp(prefix="stabfix-verify-torchrun-"))
@@ -79,8 +77,9 @@ def run_ranks(settings: Settings, project: Path, nproc: int,
     for rank in range(nproc):
         run = out.runs.setdefault(rank, RunResult())
         run.wall_s = outcome.wall_s
-        out.states[rank] = _state(settings, rank, run, out.timed_out, stacks.get(rank, []),
-                                  exit_codes.get(rank), root_rank)
+        stuck = (f"timed out after {settings.timeout:g}s (verify.timeout)" if out.timed_out else
+                 "still running after the other ranks had finished" if outcome.stopped_after_done else None)
+        out.states[rank] = _state(rank, run, stuck, stacks.get(rank, []), exit_codes.get(rank), root_rank)
         out.states[rank]["pid"] = primary.get(rank)
         if out.states[rank]["state"] != "ok" and run.error is None:
             run.error = {"kind": out.states[rank]["kind"], "phase": "step" if run.ready else "command",
@@ -90,10 +89,10 @@ def run_ranks(settings: Settings, project: Path, nproc: int,
     return out
 
 
-def _state(settings: Settings, rank: int, run: RunResult, timed_out: bool, frames: list[dict[str, Any]],
+def _state(rank: int, run: RunResult, stuck: str | None, frames: list[dict[str, Any]],
            exit_code: int | None, root_rank: int | None) -> dict[str, Any]:
-    """How one rank ended: ok, died, hung, stopped (by torchrun, after another rank failed) or ended
-    (by itself, before `steps`)."""
+    """How one rank ended: ok, died, hung (`stuck` says why the run was stopped while it ran), stopped
+    (by torchrun, after another rank failed) or ended (by itself, before `steps`)."""
     step = len(run.steps) + 1 if run.ready is not None else None
     where = f"in step {step}" if step else "before its first optimizer step"
     base = {"rank": rank, "step": step, "steps_done": len(run.steps)}
@@ -107,11 +106,10 @@ def _state(settings: Settings, rank: int, run: RunResult, timed_out: bool, frame
         return {**base, "state": "died", "kind": run.error.get("kind", "exception"),
                 "message": f"rank {rank}: {run.error.get('message')}{after}", "stack": run.error.get("traceback"),
                 "first_failure": root_rank == rank}
-    if timed_out:
-        stuck = where_stuck(frames) if frames else "no stack dump"
+    if stuck:
+        at = where_stuck(frames) if frames else "an unknown place (no stack dump)"
         return {**base, "state": "hung", "kind": "timeout",
-                "message": f"rank {rank} hung {where} at {stuck}; timed out after {settings.timeout:g}s "
-                           "(verify.timeout)",
+                "message": f"rank {rank} hung {where} at {at}; {stuck}",
                 "stack": ("Stack of the stuck rank (most recent call last):\n" + stack_text(frames)) if frames else None}
     if exit_code is not None and exit_code < 0 and root_rank is not None and root_rank != rank:
         return {**base, "state": "stopped", "kind": "stopped",
@@ -120,7 +118,3 @@ def _state(settings: Settings, rank: int, run: RunResult, timed_out: bool, frame
     how = ("was killed by " + _signal_name(exit_code) if exit_code is not None and exit_code < 0
            else f"exited with code {exit_code}" if exit_code is not None else "ended without a report")
     return {**base, "state": "died", "kind": "crash", "message": f"rank {rank} {how} {where}"}
-
-
-def command_text(argv: list[str]) -> str:
-    return shlex.join(argv)
