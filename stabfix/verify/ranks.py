@@ -106,8 +106,10 @@ def _layouts_differ(table: dict[int, dict[int, dict[str, Any]]]) -> str | None:
     return None
 
 
-def _samples(table: dict[int, dict[int, dict[str, Any]]]) -> dict[str, Any] | None:
-    """Ranks that received the very same batch at the same step trained on the same samples."""
+def _samples(table: dict[int, dict[int, dict[str, Any]]], sharded: bool) -> dict[str, Any] | None:
+    """Ranks that received the very same batch at the same step trained on the same samples. When the
+    ranks hold different parts of the model (`sharded`), a warning: tensor parallelism feeds every
+    rank of a group the same batch on purpose (FSDP does not, but the two cannot be told apart here)."""
     compared = 0
     same_steps: dict[tuple[int, ...], list[int]] = {}
     for n, row in table.items():
@@ -126,10 +128,11 @@ def _samples(table: dict[int, dict[int, dict[str, Any]]]) -> dict[str, Any] | No
     worst = max(same_steps.items(), key=lambda item: len(item[1]), default=None)
     if worst and len(worst[1]) >= min(MIN_SAME_BATCH_STEPS, compared):
         ranks, steps = worst
-        return _check("different samples", "fail",
+        caveat = " (expected only with tensor or pipeline parallelism)" if sharded else ""
+        return _check("different samples", "warn" if sharded else "fail",
                       f"{_ranks_text(ranks)} received identical batches at {len(steps)} of {compared} step(s) "
                       f"(first: step {steps[0]}): every rank trains on the same samples; shard the data with "
-                      "DistributedSampler (or accelerate/Lightning's sampler)",
+                      f"DistributedSampler (or accelerate/Lightning's sampler){caveat}",
                       ranks=list(ranks), steps=steps)
     return _check("different samples", "pass", f"each rank received different batches at each of {compared} step(s)")
 
@@ -191,7 +194,7 @@ def compare_ranks(per_rank: dict[int, list[dict[str, Any]]], peaks: dict[int, in
         ):
             if found is not None:
                 checks.append(found)
-    for found in (_samples(table), _epoch_order(per_rank), _heavy_rank(peaks)):
+    for found in (_samples(table, sharded=unlike is not None), _epoch_order(per_rank), _heavy_rank(peaks)):
         if found is not None:
             checks.append(found)
     return checks
