@@ -47,6 +47,7 @@ RUNS: dict[str, list[str]] = {
     "early": [str(SCRIPTS), "--steps", "6", "--", PY, "exits_early.py"],
     "raises": [str(SCRIPTS), "--steps", "6", "--", PY, "raises.py"],
     "hangs": [str(SCRIPTS), "--steps", "6", "--timeout", "30", "--", PY, "hangs.py"],
+    "workers": [str(SCRIPTS), "--steps", "12", "--", PY, "loader_workers.py"],
     "no_step": [str(SCRIPTS), "--", PY, "-c", "import torch; print('no training here')"],
 }
 
@@ -130,6 +131,12 @@ def test_every_ppo_optimizer_step_is_checked_against_the_budget(runs: dict[str, 
     assert over["status"] == "fail" and over["step"] == 1
 
 
+def test_forked_dataloader_workers_do_not_report(runs: dict[str, Run]) -> None:
+    r = runs["workers"]
+    assert r.code == 0, r.out + r.err
+    assert [s["step"] for s in r.report["steps"]] == list(range(1, 13))
+
+
 def test_command_that_ends_early_is_reported_for_what_it_ran(runs: dict[str, Run]) -> None:
     r = runs["early"]
     assert r.code == 0, r.out + r.err
@@ -191,3 +198,29 @@ def test_run_from_the_config_file(tmp_path: Path) -> None:
     assert r.code == 0, r.out + r.err
     assert r.report["settings"]["run"] == [PY, "train.py"]
     assert r.report["command"]["stopped_by_stabfix"] is True
+
+
+# -- settings: the command from the config or after `--` (no run) ------------------------------------
+from stabfix.verify.settings import FlagError, SettingsError, resolve_settings  # noqa: E402
+
+
+def test_config_run_is_split_like_a_shell_or_taken_as_a_list() -> None:
+    as_text = resolve_settings({"run": "python train.py --lr 1e-3 --name 'a b'"}, {})
+    assert as_text.run == ["python", "train.py", "--lr", "1e-3", "--name", "a b"] and as_text.entry is None
+    assert resolve_settings({"run": ["python", "train.py"]}, {}).run == ["python", "train.py"]
+
+
+def test_a_flag_replaces_the_configs_choice_and_both_on_one_level_is_an_error() -> None:
+    assert resolve_settings({"entry": "train:build"}, {"run": ["python", "t.py"]}).run == ["python", "t.py"]
+    from_flag = resolve_settings({"run": "python t.py"}, {"entry": "train:build"})
+    assert (from_flag.entry, from_flag.run) == ("train:build", None)
+    with pytest.raises(FlagError, match="either --entry or a command"):
+        resolve_settings({}, {"entry": "train:build", "run": ["python", "t.py"]})
+    with pytest.raises(SettingsError, match="verify.entry and verify.run are both set"):
+        resolve_settings({"entry": "train:build", "run": "python t.py"}, {})
+
+
+@pytest.mark.parametrize("bad", ["", "   ", 3, ["python", 3], "python 'unclosed"])
+def test_a_bad_run_value_names_the_key(bad: object) -> None:
+    with pytest.raises(SettingsError, match="verify.run"):
+        resolve_settings({"run": bad}, {})

@@ -36,7 +36,6 @@ from stabfix.verify.event_files import EventWriter
 from stabfix.verify.instrument import (
     Instrumentation,
     _next_sequence_nr,
-    all_tensors,
     count_step_tensors,
     exact_schedule,
 )
@@ -44,18 +43,22 @@ from stabfix.verify.replica import ReplicaProbe, distributed_run
 from stabfix.verify.tracker import PHASES, untracked
 
 
-def arm(writer: EventWriter, settings: dict[str, Any]) -> "CommandSteps":
+def arm(writer: EventWriter, settings: dict[str, Any], started_at: float) -> "CommandSteps":
+    """`started_at`: when the process started (perf_counter), for the time to the first step."""
     session = CommandSteps(writer, settings)
+    session.started_at = started_at
     if settings.get("seed") is not None:
         _seed_everything(int(settings["seed"]))  # the script's own seeding, if any, comes later and wins
     session.install()
     return session
 
 
-def find_models() -> list[tuple[str, torch.nn.Module]]:
-    """The root modules with parameters (no other such module contains them), in creation order."""
-    gc.collect()
-    modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
+def find_models(objects: list[Any]) -> list[tuple[str, torch.nn.Module]]:
+    """The root modules with parameters (no other such module contains them) among `objects` (the
+    garbage collector's), in creation order."""
+    module = torch.nn.Module
+    # type(), not isinstance(): isinstance() reads __class__, which warns on deprecated objects
+    modules = [o for o in objects if issubclass(type(o), module)]
     with_params = [m for m in modules if next(m.parameters(), None) is not None]
     inner: set[int] = set()
     for m in with_params:
@@ -109,6 +112,7 @@ class CommandSteps:
         self.window_exact = False
         self.finished = False
         self.loss: Any = None
+        self.started_at = time.perf_counter()
         self._t0 = 0.0
         self._start_live = 0
         self._cuda_start = 0
@@ -123,12 +127,12 @@ class CommandSteps:
 
         # order matters: ours opens step 1 before the probes read its gradients, and closes a step
         # after the probes have left the optimizer phase
-        register_optimizer_step_pre_hook(self._pre_step)
+        self._handles = [register_optimizer_step_pre_hook(self._pre_step)]
         self.inst.probes.install()
-        register_optimizer_step_post_hook(self._post_step)
+        self._handles.append(register_optimizer_step_post_hook(self._post_step))
         if self.replica is not None:
             self.replica.install()  # from the start: step 1's batch is read before its optimizer.step()
-        original = torch.autograd.backward
+        original = self._original_backward = torch.autograd.backward
 
         @functools.wraps(original)
         def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
@@ -136,6 +140,32 @@ class CommandSteps:
             return original(tensors, *args, **kwargs)
 
         torch.autograd.backward = backward
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        """A forked child (a DataLoader worker) never reports, and must not run with the tracker on
+        or automatic garbage collection paused, as its parent may be in the middle of a step."""
+        if self.finished:
+            return
+        self.finished = True
+        if self.replica is not None:
+            self.replica.remove()
+        if self.window is not None:
+            self._stop_window()
+            self.window = None
+
+    def remove(self) -> None:
+        """Undo `install` (the bench measures several runs in one process; a command never needs it)."""
+        if self.window is not None:
+            self._stop_window()
+            self.window = None
+        for handle in self._handles:
+            handle.remove()
+        self.inst.probes.remove()
+        if self.replica is not None:
+            self.replica.remove()
+        torch.autograd.backward = self._original_backward
 
     def _note_loss(self, tensors: Any) -> None:
         if self.finished:
@@ -171,10 +201,13 @@ class CommandSteps:
         inst = self.inst
         device = next((p.device for g in optimizer.param_groups for p in g["params"]), torch.device("cpu"))
         inst.device, inst.use_cuda = device, device.type == "cuda"
-        self.models = find_models()
+        gc.collect()
+        objects = gc.get_objects()
+        self.models = find_models(objects)
         inst.probes.hook_modules(self.models)
-        from stabfix.verify import command_child
-
+        tensor = torch.Tensor
+        existing = [o for o in objects if issubclass(type(o), tensor)]
+        del objects
         self.writer.send({
             "type": "start",
             "torch": torch.__version__,
@@ -184,8 +217,6 @@ class CommandSteps:
             "threads": torch.get_num_threads(),
             "argv": list(sys.argv),
         })
-        gc.collect()
-        existing = all_tensors()
         inst.tracker.register_existing(existing)
         del existing
         if inst.use_cuda:
@@ -193,7 +224,7 @@ class CommandSteps:
             inst._retries0, inst._ooms0 = stats.get("num_alloc_retries", 0), stats.get("num_ooms", 0)
         self.writer.send({
             "type": "ready",
-            "setup_s": time.perf_counter() - command_child.STARTED_AT,
+            "setup_s": time.perf_counter() - self.started_at,
             "ready_label": "first optimizer step",
             "live_before_bytes": inst.tracker.live,
             "model_state_bytes": _model_state_bytes(self.models),
