@@ -119,6 +119,10 @@ def verify(
                                                        "overrides verify.exact_steps.")] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", metavar="FILE", help="Draw memory, grad norm and loss per "
                                                  "step (and the baseline) into a .png or .svg (needs stabfix[plot]).")] = None,
+    nproc_per_node: Annotated[Optional[int], typer.Option("--nproc-per-node", min=1, metavar="N", help="Run the "
+                                                          "command (`-- python train.py ...`) on N local ranks through "
+                                                          "torchrun (gloo on CPU, NCCL on CUDA): per-rank reports and "
+                                                          "cross-rank checks; overrides verify.nproc_per_node.")] = None,
     ctx: typer.Context = None,  # type: ignore[assignment] - typer passes it
 ) -> None:
     """Run the training step a few times under instrumentation: memory, growth, gradients, numerics,
@@ -136,7 +140,8 @@ def verify(
                              {"entry": estimate_entry, "device_memory_gb": device_memory_gb, "gpu": gpu})
         else:
             code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
-                           json_path, snapshot, baseline, config, plot, exact_steps, command_argv)
+                           json_path, snapshot, baseline, config, plot, exact_steps, command_argv,
+                           nproc_per_node)
     except KeyboardInterrupt:
         _console(stderr=True).print("[red]error:[/red] interrupted", soft_wrap=True)
         code = exit_codes.ERROR
@@ -156,10 +161,9 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             seed: int | None, device: str | None, timeout: float | None, budget: list[str],
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
             config_path: Path | None = None, plot_path: Path | None = None, exact_steps: str | None = None,
-            command_argv: list[str] | None = None) -> int:
-    from stabfix.verify.command_report import add_command_checks, print_command_end, run_for
-    from stabfix.verify.metrics import analyze
-    from stabfix.verify.render import Progress, print_header, print_report
+            command_argv: list[str] | None = None, nproc_per_node: int | None = None) -> int:
+    from stabfix.verify.command_report import print_command_end
+    from stabfix.verify.render import print_header, print_report
 
     problem = _preflight_problem(path, plot_path)
     if problem:
@@ -170,7 +174,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         overrides: dict[str, Any] = {
             "entry": entry, "steps": steps, "warmup": warmup, "seed": seed, "device": device,
             "timeout": timeout, "budgets": parse_budget_flags(budget) if budget else None,
-            "exact_steps": exact_steps, "run": command_argv,
+            "exact_steps": exact_steps, "run": command_argv, "nproc_per_node": nproc_per_node,
         }
         where = f"{config.path}: " if config.path else ""
         try:
@@ -182,6 +186,13 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
     except (ConfigError, SettingsError) as exc:
         return _fail(str(exc))
 
+    if settings.nproc_per_node:
+        from stabfix.verify.torchrun import LaunchError, torchrun_command
+
+        try:
+            torchrun_command(list(settings.run or []), settings.nproc_per_node, Path("."))
+        except LaunchError as exc:
+            return _fail(str(exc))
     label = _display(project)
     snap = str(snapshot.resolve()) if snapshot else None
     base_report: dict[str, Any] | None = None
@@ -197,9 +208,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             else:
                 with worktree(project, baseline, settings.entry) as mapped:
                     print_header(console, settings, label, f"baseline {baseline}")
-                    run = run_for(settings, mapped, Progress(console))
-                    base_report = analyze(settings, run, f"{label} @ {baseline}")
-                    add_command_checks(settings, run, base_report)
+                    base_report, _ = _run_report(settings, mapped, console, f"{label} @ {baseline}")
                     base_report["baseline_ref"] = baseline
                     if base_report.get("error"):
                         console.print(f"[yellow]baseline {escape(baseline)} could not run:[/yellow] "
@@ -209,14 +218,17 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             return _fail(str(exc))
 
     print_header(console, settings, label, "working tree" if base_report is not None else None)
-    run = run_for(settings, project, Progress(console), snapshot=snap)
-    report = analyze(settings, run, label)
-    add_command_checks(settings, run, report)
-    if snap and not str(report["environment"].get("device", "")).startswith("cuda") and not run.error:
+    report, run_error = _run_report(settings, project, console, label, snap)
+    if snap and not str(report["environment"].get("device", "")).startswith("cuda") and not run_error:
         console.print("[yellow]![/yellow] --snapshot records CUDA allocator history; this run was on CPU, "
                       "so no snapshot was written")
     print_command_end(console, report)
-    print_report(console, report)
+    if report.get("ranks"):
+        from stabfix.verify.rank_report import print_rank_report
+
+        print_rank_report(console, report)
+    else:
+        print_report(console, report)
     if base_report is not None and base_report.get("error"):
         # nothing to compare with: say so instead of a table of n/a, and exit 2
         report["baseline"] = {"ref": base_label, "report": base_report}
@@ -233,6 +245,28 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         _print_comparison(console, rows, base_label or "baseline", base_report, report)
     failed = _write_outputs(console, report, json_path, plot_path)
     return failed if failed is not None else int(report["exit_code"])
+
+
+def _run_report(settings: Settings, project: Path, console: Console, label: str,
+                snapshot: str | None = None) -> tuple[dict[str, Any], Any]:
+    """Run (one process, or `nproc_per_node` ranks through torchrun) and analyse: (report, run error)."""
+    from stabfix.verify.command_report import add_command_checks, run_for
+    from stabfix.verify.metrics import analyze
+    from stabfix.verify.render import Progress
+
+    if settings.nproc_per_node:
+        from stabfix.verify.rank_report import rank_report
+        from stabfix.verify.rank_runs import run_ranks
+
+        progress = Progress(console)
+        ranks = run_ranks(settings, project, settings.nproc_per_node,
+                          lambda rank, event: progress(event) if rank == 0 else None)
+        report = rank_report(settings, ranks, label)
+        return report, report.get("error")
+    run = run_for(settings, project, Progress(console), snapshot=snapshot)
+    report = analyze(settings, run, label)
+    add_command_checks(settings, run, report)
+    return report, run.error
 
 
 def _write_outputs(console: Console, report: dict[str, Any], json_path: Path | None,

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import stabfix
 from stabfix.verify.event_files import EVENTS_DIR_ENV, SETTINGS_ENV, STABFIX_PATH_ENV, EventFolder
+from stabfix.verify.proctree import alive
 from stabfix.verify.runner import RunResult, _hang_stack, _signal_name, _take, _tail
 from stabfix.verify.settings import Settings
 
@@ -40,6 +41,9 @@ class Launch:
     timed_out: bool = False
     output: str = ""
     wall_s: float = 0.0
+    pid: int | None = None  # the command's own process (torchrun, for --nproc-per-node)
+    stopped_after_done: bool = False  # still running GRACE_AFTER_DONE_S after a process reported the end
+    left_running: list[int] = field(default_factory=list)  # started processes alive after the end: none
 
 
 def command_env(settings: Settings, project: Path, events_dir: str) -> dict[str, str]:
@@ -77,6 +81,7 @@ def launch(settings: Settings, project: Path, argv: list[str],
             out.output = f"could not start {argv[0]}: {exc.strerror or exc}"
             return out
         done_at: float | None = None
+        started_pids: list[int] = []
         try:
             while True:
                 exited = proc.poll() is not None
@@ -91,14 +96,17 @@ def launch(settings: Settings, project: Path, argv: list[str],
                 now = time.monotonic()
                 if now >= deadline:
                     out.timed_out = True
-                    _stop_group(proc, dump_stack=True, pids=stack_pids() if stack_pids else None)
+                    started_pids += _stop_group(proc, True, folder, stack_pids() if stack_pids else None)
                     break
                 if done_at is not None and now - done_at > GRACE_AFTER_DONE_S:
+                    out.stopped_after_done = True
                     break
                 time.sleep(POLL_S)
         finally:
-            _stop_group(proc, dump_stack=False)
+            started_pids += _stop_group(proc, out.stopped_after_done, folder)
         out.returncode = proc.returncode
+        out.pid = proc.pid
+        out.left_running = alive(sorted(set(started_pids) | event_pids(folder)))
     finally:
         out_file.seek(0)
         out.output = out_file.read().decode("utf-8", errors="replace")
@@ -165,25 +173,29 @@ def _where(result: RunResult) -> tuple[str, int | None, str]:
     return "step", step, f"during step {step}"
 
 
-def _stop_group(proc: subprocess.Popen[bytes], dump_stack: bool, pids: list[int] | None = None) -> None:
-    """Ask these processes (none given: every process of the group) for their stacks (SIGUSR1,
-    faulthandler), then kill the group."""
+def event_pids(folder: EventFolder) -> set[int]:
+    return {tail.pid for tail in folder.files.values()}
+
+
+def _stop_group(proc: subprocess.Popen[bytes], dump_stack: bool, folder: EventFolder,
+                stack_pids: list[int] | None = None) -> list[int]:
+    """Ask the processes `stack_pids` names (none given: every process the command started) for their
+    stacks (SIGUSR1, faulthandler), then kill them all: the group and every process below it, wherever
+    it is (torchrun puts each worker in a session of its own), and any process that wrote events and was
+    cut loose from the tree. Returns the pids that were found."""
+    from stabfix.verify.proctree import descendants, kill_tree
+
     usr1 = getattr(signal, "SIGUSR1", None)
     if dump_stack and usr1 is not None and proc.poll() is None:
-        try:
-            if pids:
-                for pid in pids:
-                    os.kill(pid, usr1)
-            else:
-                os.killpg(proc.pid, usr1)
-            time.sleep(0.5)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        for pid in stack_pids or [proc.pid, *descendants(proc.pid)]:
+            try:
+                os.kill(pid, usr1)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.5)
+    found = kill_tree(proc.pid, sorted(event_pids(folder)), (EVENTS_DIR_ENV, str(folder.folder)))
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         pass
+    return found

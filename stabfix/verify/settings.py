@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "exact_steps": "auto",  # which steps run under exact per-op accounting: auto (a few) or all
 }
 EXACT_STEPS = ("auto", "all")
-VERIFY_KEYS += ("exact_steps", "run")
+VERIFY_KEYS += ("exact_steps", "run", "nproc_per_node")
 MB = 1024 * 1024  # budgets and reports use MiB; the config keys keep the short `_mb` suffix
 
 
@@ -51,6 +51,7 @@ class Settings:
     budgets: dict[str, float] = field(default_factory=dict)
     exact_steps: str = "auto"
     run: list[str] | None = None  # the training command (`verify -- python train.py`), instead of an entry
+    nproc_per_node: int | None = None  # run the command on this many local ranks through torchrun
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -198,6 +199,15 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
     exact_steps = merged["exact_steps"]
     if exact_steps not in EXACT_STEPS:
         raise bad("exact_steps", f"{name('exact_steps')} must be auto or all, got {exact_steps!r}")
+    nproc = merged.get("nproc_per_node")
+    if nproc is not None:
+        try:
+            nproc = _as_int(name("nproc_per_node"), nproc, 1)
+        except SettingsError as exc:
+            raise bad("nproc_per_node", str(exc)) from None
+        if run is None:
+            raise bad("nproc_per_node", f"{name('nproc_per_node')} launches a training command through torchrun: "
+                      "give it with verify.run or `-- python train.py ...`, not an entry")
     return Settings(
         entry=entry,
         run=run,
@@ -208,6 +218,7 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
         timeout=timeout,
         budgets=budgets,
         exact_steps=exact_steps,
+        nproc_per_node=nproc,
     )
 
 

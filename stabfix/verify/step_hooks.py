@@ -39,6 +39,7 @@ from stabfix.verify.instrument import (
     count_step_tensors,
     exact_schedule,
 )
+from stabfix.verify.replica import ReplicaProbe, distributed_run
 from stabfix.verify.tracker import PHASES, untracked
 
 
@@ -119,6 +120,7 @@ class CommandSteps:
         self._gc_was_enabled = True
         self._collected = [False]
         self._seq0 = 0
+        self.replica = ReplicaProbe() if distributed_run() else None
 
     # -- hooks -------------------------------------------------------------------------------------
     def install(self) -> None:
@@ -129,6 +131,8 @@ class CommandSteps:
         self._handles = [register_optimizer_step_pre_hook(self._pre_step)]
         self.inst.probes.install()
         self._handles.append(register_optimizer_step_post_hook(self._post_step))
+        if self.replica is not None:
+            self.replica.install()  # from the start: step 1's batch is read before its optimizer.step()
         original = self._original_backward = torch.autograd.backward
 
         @functools.wraps(original)
@@ -146,6 +150,8 @@ class CommandSteps:
         if self.finished:
             return
         self.finished = True
+        if self.replica is not None:
+            self.replica.remove()
         if self.window is not None:
             self._stop_window()
             self.window = None
@@ -158,6 +164,8 @@ class CommandSteps:
         for handle in self._handles:
             handle.remove()
         self.inst.probes.remove()
+        if self.replica is not None:
+            self.replica.remove()
         torch.autograd.backward = self._original_backward
 
     def _note_loss(self, tensors: Any) -> None:
@@ -180,7 +188,11 @@ class CommandSteps:
             return
         if self.finished or self.window is None:
             return
-        self.writer.send(self._close())
+        record = self._close()
+        if self.replica is not None:  # one rank of several: what the cross-rank checks compare
+            with untracked():
+                record["sync"] = self.replica.after_step(optimizer)
+        self.writer.send(record)
         if self.done_steps >= self.steps:
             self._finish(stopped=True)
             self._exit()
@@ -314,6 +326,8 @@ class CommandSteps:
         self.finished = True
         probes, tracker = self.inst.probes, self.inst.tracker
         probes.remove()
+        if self.replica is not None:
+            self.replica.remove()
         self.loss = None
         gc.collect()
         last = self.done_steps
