@@ -47,7 +47,7 @@ def test_a_stuck_rank_is_placed_at_its_own_line():
 
 def test_nproc_without_a_command_is_a_one_line_error(run_cli, tmp_path):
     result = run_cli("verify", str(tmp_path), "--entry", "train:build", "--nproc-per-node", "2")
-    assert result.returncode == 2 and "nproc_per_node" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 2 and "--nproc-per-node" in result.stderr and "Traceback" not in result.stderr
     result = run_cli("verify", str(tmp_path), "--nproc-per-node", "2", "--", "bash", "run.sh")
     assert result.returncode == 2 and "torchrun" in result.stderr and "Traceback" not in result.stderr
 
