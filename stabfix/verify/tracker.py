@@ -53,6 +53,16 @@ def is_internal_file(filename: str) -> bool:
     )
 
 
+# Installed packages (transformers, lightning, accelerate, ...) are where a framework's loop runs, not
+# what the user can change: a storage created there is attributed to the user's frame that called in
+# (the `super().compute_loss(...)` line, the `trainer.fit(...)` line), when the stack has one.
+_LIBRARY_SEGMENTS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def is_library_file(filename: str) -> bool:
+    return any(segment in filename for segment in _LIBRARY_SEGMENTS)
+
+
 class _StorageRef(weakref.ref):
     """Weak reference to a storage; `info` is (step, phase, op, site) of its creation."""
 
@@ -111,17 +121,22 @@ class LiveTensorTracker(TorchDispatchMode):
         return self._site_of(sys._getframe(depth))
 
     def _site_of(self, frame: Any) -> tuple[str, int, str] | None:
-        """The innermost frame from here up that is the user's code (not torch, stabfix or the stdlib)."""
+        """The innermost frame from here up that is the user's own code (not torch, stabfix, the
+        stdlib or an installed package); without one, the innermost installed package's frame."""
         cache = self._internal_code
+        library_site = None
         while frame is not None:
             code = frame.f_code
-            internal = cache.get(code)
-            if internal is None:
-                internal = cache[code] = is_internal_file(code.co_filename)
-            if not internal:
+            kind = cache.get(code)
+            if kind is None:  # 0: the user's, 1: an installed package's, 2: internal
+                filename = code.co_filename
+                kind = cache[code] = 2 if is_internal_file(filename) else 1 if is_library_file(filename) else 0
+            if kind == 0:
                 return (code.co_filename, frame.f_lineno, code.co_name)
+            if kind == 1 and library_site is None:
+                library_site = (code.co_filename, frame.f_lineno, code.co_name)
             frame = frame.f_back
-        return None
+        return library_site
 
     def _see(self, t: torch.Tensor, func: Any, kind: int) -> None:
         """The hot path: one call per tensor an allocating op returns."""
