@@ -37,7 +37,7 @@ class LoggingTrainer(Trainer):
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         loss, outputs = super().compute_loss(model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch)
-        self.batch_losses.append(loss)
+        self.batch_losses.append(loss.item())
         return (loss, outputs) if return_outputs else loss
 
 
