@@ -237,3 +237,22 @@ def test_a_tensor_made_inside_an_installed_package_is_attributed_to_the_users_ca
     loss_storage = kept[0].untyped_storage()
     [ref] = [r for r in inst.tracker.survivors(1, 1) if r() is not None and r() is loss_storage]
     assert ref.info[3] == (__file__, lines["call"], "step")
+
+
+def test_a_running_functions_local_list_is_named_as_the_holder():
+    """`stabfix verify -- python train.py` looks for holders while the user's `main()` is still on
+    the stack: a `losses` list local to it is the holder to name, not "holder not found"."""
+    import gc
+
+    from stabfix.verify.holders import find_holders
+
+    def training_loop():
+        losses = []
+        for _ in range(3):
+            losses.append(torch.ones(5, requires_grad=True).sum())
+        gc.collect()
+        return find_holders({"kept": {id(losses[1].untyped_storage())}})
+
+    found = training_loop()["kept"]
+    assert found["holders"] == ["local losses in test_a_running_functions_local_list_is_named_as_the_holder.<locals>.training_loop()"]
+    assert found["paths"] == ["losses[1] (local in test_a_running_functions_local_list_is_named_as_the_holder.<locals>.training_loop())"]
