@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperCommand
 
 from stabfix import exit_codes
 from stabfix.config import ConfigError, load_config
@@ -60,6 +61,21 @@ def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=width, highlight=False)
 
 
+class VerifyCommand(TyperCommand):
+    """`stabfix verify [PATH] [OPTIONS] -- COMMAND...`: everything after the first `--` is the training
+    command, kept word for word (click would otherwise read its first word as PATH)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta[COMMAND_META] = args[at + 1:]
+            args = args[:at]
+        return super().parse_args(ctx, args)
+
+
+COMMAND_META = "stabfix.verify.command"
+
+
 def verify(
     path: Annotated[
         Path, typer.Argument(help="Project folder: its stabfix.yaml / pyproject.toml `verify` section is used, "
@@ -100,17 +116,24 @@ def verify(
                                                        "overrides verify.exact_steps.")] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", metavar="FILE", help="Draw memory, grad norm and loss per "
                                                  "step (and the baseline) into a .png or .svg (needs stabfix[plot]).")] = None,
+    ctx: typer.Context = None,  # type: ignore[assignment] - typer passes it
 ) -> None:
     """Run the training step a few times under instrumentation: memory, growth, gradients, numerics,
-    step time; exit 1 when a health check or budget fails, 2 when the code could not run."""
+    step time; exit 1 when a health check or budget fails, 2 when the code could not run.
+
+    `stabfix verify [PATH] -- python train.py ARGS...` runs your unmodified training command instead of
+    a build_verify entry: its optimizer steps are the steps, and stabfix stops it after --steps."""
     console = _console()
+    command_argv = ctx.meta.get(COMMAND_META) if ctx is not None else None
     try:
-        if estimate or estimate_entry or device_memory_gb is not None or gpu:
+        if command_argv is not None and (estimate or estimate_entry or device_memory_gb is not None or gpu):
+            code = _fail("--estimate needs a build_verify entry (--entry / verify.entry), not a command")
+        elif estimate or estimate_entry or device_memory_gb is not None or gpu:
             code = _estimate(console, path, entry, seed, timeout, json_path, config, plot,
                              {"entry": estimate_entry, "device_memory_gb": device_memory_gb, "gpu": gpu})
         else:
             code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
-                           json_path, snapshot, baseline, config, plot, exact_steps)
+                           json_path, snapshot, baseline, config, plot, exact_steps, command_argv)
     except KeyboardInterrupt:
         _console(stderr=True).print("[red]error:[/red] interrupted", soft_wrap=True)
         code = exit_codes.ERROR
@@ -129,10 +152,11 @@ def _fail(message: str) -> int:
 def _verify(console: Console, path: Path, entry: str | None, steps: int | None, warmup: int | None,
             seed: int | None, device: str | None, timeout: float | None, budget: list[str],
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
-            config_path: Path | None = None, plot_path: Path | None = None, exact_steps: str | None = None) -> int:
+            config_path: Path | None = None, plot_path: Path | None = None, exact_steps: str | None = None,
+            command_argv: list[str] | None = None) -> int:
+    from stabfix.verify.command_report import add_command_checks, print_command_end, run_for
     from stabfix.verify.metrics import analyze
     from stabfix.verify.render import Progress, print_header, print_report
-    from stabfix.verify.runner import run_child
 
     problem = _preflight_problem(path, plot_path)
     if problem:
@@ -143,7 +167,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         overrides: dict[str, Any] = {
             "entry": entry, "steps": steps, "warmup": warmup, "seed": seed, "device": device,
             "timeout": timeout, "budgets": parse_budget_flags(budget) if budget else None,
-            "exact_steps": exact_steps,
+            "exact_steps": exact_steps, "run": command_argv,
         }
         where = f"{config.path}: " if config.path else ""
         try:
@@ -168,8 +192,9 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             else:
                 with worktree(project, baseline) as mapped:
                     print_header(console, settings, label, f"baseline {baseline}")
-                    run = run_child(settings, mapped, Progress(console))
+                    run = run_for(settings, mapped, Progress(console))
                     base_report = analyze(settings, run, f"{label} @ {baseline}")
+                    add_command_checks(settings, run, base_report)
                     base_report["baseline_ref"] = baseline
                     if base_report.get("error"):
                         console.print(f"[yellow]baseline {escape(baseline)} could not run:[/yellow] "
@@ -179,11 +204,13 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             return _fail(str(exc))
 
     print_header(console, settings, label, "working tree" if base_report is not None else None)
-    run = run_child(settings, project, Progress(console), snapshot=snap)
+    run = run_for(settings, project, Progress(console), snapshot=snap)
     report = analyze(settings, run, label)
+    add_command_checks(settings, run, report)
     if snap and not str(report["environment"].get("device", "")).startswith("cuda") and not run.error:
         console.print("[yellow]![/yellow] --snapshot records CUDA allocator history; this run was on CPU, "
                       "so no snapshot was written")
+    print_command_end(console, report)
     print_report(console, report)
     if base_report is not None:
         from stabfix.verify.baseline import compare

@@ -6,6 +6,7 @@ Pure Python (no torch): the CLI imports this at startup.
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "exact_steps": "auto",  # which steps run under exact per-op accounting: auto (a few) or all
 }
 EXACT_STEPS = ("auto", "all")
-VERIFY_KEYS += ("exact_steps",)
+VERIFY_KEYS += ("exact_steps", "run")
 MB = 1024 * 1024  # budgets and reports use MiB; the config keys keep the short `_mb` suffix
 
 
@@ -41,7 +42,7 @@ class FlagError(SettingsError):
 
 @dataclass
 class Settings:
-    entry: str
+    entry: str | None  # None when `run` is given
     steps: int = 10
     warmup: int = 2
     seed: int = 0
@@ -49,6 +50,7 @@ class Settings:
     timeout: float = 300.0
     budgets: dict[str, float] = field(default_factory=dict)
     exact_steps: str = "auto"
+    run: list[str] | None = None  # the training command (`verify -- python train.py`), instead of an entry
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,18 +136,59 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
         else:
             merged[key] = value
 
-    entry = merged["entry"]
-    if entry is None or (isinstance(entry, str) and not entry.strip()):
+    entry, run = _entry_or_run(section, overrides)
+    if isinstance(entry, str) and not entry.strip():
+        entry = None
+    if entry is None and run is None:
         raise SettingsError(
-            "no verify entry: set `verify: {entry: module:function}` in stabfix.yaml "
-            "(or [tool.stabfix.verify] in pyproject.toml), or pass --entry module:function"
+            "no verify entry: set `verify: {entry: module:function}` or `verify: {run: \"python train.py\"}` in "
+            "stabfix.yaml (or [tool.stabfix.verify] in pyproject.toml), or pass --entry module:function or "
+            "`-- python train.py ...`"
         )
+    if run is not None:
+        return _resolved(None, run, merged, budgets)
     if not isinstance(entry, str) or ":" not in entry:
         raise SettingsError(f"verify.entry must look like 'module:function', got {entry!r}")
     module, _, func = entry.strip().rpartition(":")
     if not module or not func.isidentifier():
         raise SettingsError(f"verify.entry must look like 'module:function', got {entry!r}")
 
+    return _resolved(entry.strip(), None, merged, budgets)
+
+
+def _entry_or_run(section: dict[str, Any], overrides: dict[str, Any]) -> tuple[Any, list[str] | None]:
+    """The entry or the command: a flag (`--entry`, `-- CMD`) replaces the config's choice, whichever
+    it was; the same level giving both is an error."""
+    flag_entry, flag_run = overrides.get("entry"), overrides.get("run")
+    if flag_entry is not None and flag_run is not None:
+        raise FlagError("give either --entry or a command after --, not both")
+    if flag_entry is not None:
+        return flag_entry, None
+    if flag_run is not None:
+        return None, _as_command("the command after --", flag_run)
+    entry, run = section.get("entry"), section.get("run")
+    if entry is not None and run is not None:
+        raise SettingsError("verify.entry and verify.run are both set: keep one (entry: a build_verify "
+                            "function; run: the training command)")
+    return entry, (_as_command("verify.run", run) if run is not None else None)
+
+
+def _as_command(key: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        try:
+            argv = shlex.split(value)
+        except ValueError as exc:
+            raise SettingsError(f"{key}: cannot split {value!r} into words: {exc}") from None
+    elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        argv = list(value)
+    else:
+        raise SettingsError(f"{key} must be a command line (a string or a list of strings), got {value!r}")
+    if not argv or not argv[0].strip():
+        raise SettingsError(f"{key} is empty")
+    return argv
+
+
+def _resolved(entry: str | None, run: list[str] | None, merged: dict[str, Any], budgets: dict[str, float]) -> Settings:
     steps = _as_int("steps", merged["steps"], 1)
     warmup = _as_int("warmup", merged["warmup"], 0)
     if warmup >= steps:
@@ -161,7 +204,8 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
     if exact_steps not in EXACT_STEPS:
         raise SettingsError(f"verify.exact_steps must be auto or all, got {exact_steps!r}")
     return Settings(
-        entry=entry.strip(),
+        entry=entry,
+        run=run,
         steps=steps,
         warmup=warmup,
         seed=seed,
