@@ -63,6 +63,16 @@ def is_library_file(filename: str) -> bool:
     return any(segment in filename for segment in _LIBRARY_SEGMENTS)
 
 
+def frame_kind(filename: str) -> int:
+    """0: the user's code; 1: an installed package's (a virtual environment's site-packages lies
+    inside its stdlib folder: it is a package's all the same); 2: torch, stabfix or the stdlib."""
+    if filename.startswith((_TORCH_DIR, _STABFIX_DIR)) or filename.startswith("<"):
+        return 2
+    if is_library_file(filename):
+        return 1
+    return 2 if is_internal_file(filename) else 0
+
+
 class _StorageRef(weakref.ref):
     """Weak reference to a storage; `info` is (step, phase, op, site) of its creation."""
 
@@ -128,9 +138,8 @@ class LiveTensorTracker(TorchDispatchMode):
         while frame is not None:
             code = frame.f_code
             kind = cache.get(code)
-            if kind is None:  # 0: the user's, 1: an installed package's, 2: internal
-                filename = code.co_filename
-                kind = cache[code] = 2 if is_internal_file(filename) else 1 if is_library_file(filename) else 0
+            if kind is None:
+                kind = cache[code] = frame_kind(code.co_filename)
             if kind == 0:
                 return (code.co_filename, frame.f_lineno, code.co_name)
             if kind == 1 and library_site is None:
