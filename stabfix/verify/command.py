@@ -286,6 +286,9 @@ def _estimate(console: Console, path: Path, entry: str | None, seed: int | None,
         return _fail(str(exc))
     if est.entry is None:
         est.entry = settings.entry
+    if est.entry is None:  # the config names a command (verify.run): fake tensors need an entry
+        return _fail("--estimate needs a build_verify entry (--entry, verify.entry or verify.estimate.entry); "
+                     "verify.run names a command")
     label = _display(project)
     console.print(f"[bold]stabfix verify --estimate[/bold] {escape(label)} · entry {escape(est.entry)}")
     result = run_estimate(settings, est, project, console)

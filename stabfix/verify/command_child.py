@@ -87,7 +87,7 @@ def _arm() -> None:
     try:
         from stabfix.verify import step_hooks
 
-        _state["session"] = step_hooks.arm(writer(), settings())
+        _state["session"] = step_hooks.arm(writer(), settings(), STARTED_AT)
     except Exception as exc:  # noqa: BLE001 - the user's program runs on, and the parent hears why
         import traceback
 

@@ -36,25 +36,28 @@ from stabfix.verify.event_files import EventWriter
 from stabfix.verify.instrument import (
     Instrumentation,
     _next_sequence_nr,
-    all_tensors,
     count_step_tensors,
     exact_schedule,
 )
 from stabfix.verify.tracker import PHASES, untracked
 
 
-def arm(writer: EventWriter, settings: dict[str, Any]) -> "CommandSteps":
+def arm(writer: EventWriter, settings: dict[str, Any], started_at: float) -> "CommandSteps":
+    """`started_at`: when the process started (perf_counter), for the time to the first step."""
     session = CommandSteps(writer, settings)
+    session.started_at = started_at
     if settings.get("seed") is not None:
         _seed_everything(int(settings["seed"]))  # the script's own seeding, if any, comes later and wins
     session.install()
     return session
 
 
-def find_models() -> list[tuple[str, torch.nn.Module]]:
-    """The root modules with parameters (no other such module contains them), in creation order."""
-    gc.collect()
-    modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
+def find_models(objects: list[Any]) -> list[tuple[str, torch.nn.Module]]:
+    """The root modules with parameters (no other such module contains them) among `objects` (the
+    garbage collector's), in creation order."""
+    module = torch.nn.Module
+    # type(), not isinstance(): isinstance() reads __class__, which warns on deprecated objects
+    modules = [o for o in objects if issubclass(type(o), module)]
     with_params = [m for m in modules if next(m.parameters(), None) is not None]
     inner: set[int] = set()
     for m in with_params:
@@ -62,7 +65,32 @@ def find_models() -> list[tuple[str, torch.nn.Module]]:
             if sub is not m:
                 inner.add(id(sub))
     roots = [m for m in with_params if id(m) not in inner]
-    return _models_list(roots) if roots else []
+    if len(roots) < 2:
+        return _models_list(roots) if roots else []
+    names = _variable_names(roots)
+    if len(set(names.values())) == len(roots):  # the script's own names: generator., discriminator.
+        return [(names[id(m)] + ".", m) for m in roots]
+    return _models_list(roots)
+
+
+def _variable_names(roots: list[torch.nn.Module]) -> dict[int, str]:
+    """The names the script gave the models: a variable of a running frame (the innermost first, up
+    from the optimizer step) or of `__main__` that holds the module itself. Used for wording only."""
+    wanted = {id(m) for m in roots}
+    names: dict[int, str] = {}
+    frame = sys._getframe(1)
+    scopes = []
+    while frame is not None:
+        scopes.append(frame.f_locals)
+        frame = frame.f_back
+    main = sys.modules.get("__main__")
+    if main is not None:
+        scopes.append(vars(main))
+    for scope in scopes:
+        for name, value in list(scope.items()):
+            if id(value) in wanted and id(value) not in names and not name.startswith("_"):
+                names[id(value)] = name
+    return names
 
 
 class CommandSteps:
@@ -83,6 +111,7 @@ class CommandSteps:
         self.window_exact = False
         self.finished = False
         self.loss: Any = None
+        self.started_at = time.perf_counter()
         self._t0 = 0.0
         self._start_live = 0
         self._cuda_start = 0
@@ -97,10 +126,10 @@ class CommandSteps:
 
         # order matters: ours opens step 1 before the probes read its gradients, and closes a step
         # after the probes have left the optimizer phase
-        register_optimizer_step_pre_hook(self._pre_step)
+        self._handles = [register_optimizer_step_pre_hook(self._pre_step)]
         self.inst.probes.install()
-        register_optimizer_step_post_hook(self._post_step)
-        original = torch.autograd.backward
+        self._handles.append(register_optimizer_step_post_hook(self._post_step))
+        original = self._original_backward = torch.autograd.backward
 
         @functools.wraps(original)
         def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
@@ -109,6 +138,33 @@ class CommandSteps:
 
         torch.autograd.backward = backward
         self._wrap_clipping()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        """A forked child (a DataLoader worker) never reports, and must not run with the tracker on
+        or automatic garbage collection paused, as its parent may be in the middle of a step."""
+        if self.finished:
+            return
+        self.finished = True
+        if self.window is not None:
+            self._stop_window()
+            self.window = None
+
+    def remove(self) -> None:
+        """Undo `install` (the bench measures several runs in one process; a command never needs it)."""
+        if self.window is not None:
+            self._stop_window()
+            self.window = None
+        for handle in self._handles:
+            handle.remove()
+        self.inst.probes.remove()
+        torch.autograd.backward = self._original_backward
+        from torch.nn.utils import clip_grad
+
+        clip_norm, clip_with_norm = self._original_clipping
+        clip_grad.clip_grad_norm_ = torch.nn.utils.clip_grad_norm_ = clip_norm
+        torch.nn.utils.clip_grads_with_norm_ = clip_with_norm
 
     def _wrap_clipping(self) -> None:
         """Frameworks clip before `optimizer.step()` (HF Trainer's `max_grad_norm`, Lightning's
@@ -129,6 +185,7 @@ class CommandSteps:
 
         clip_norm = clip_grad.clip_grad_norm_
         clip_with_norm = torch.nn.utils.clip_grads_with_norm_
+        self._original_clipping = (clip_norm, clip_with_norm)
 
         @functools.wraps(clip_norm)
         def clip_grad_norm_(parameters: Any, max_norm: float, *args: Any, **kwargs: Any) -> Any:
@@ -183,10 +240,13 @@ class CommandSteps:
         inst = self.inst
         device = next((p.device for g in optimizer.param_groups for p in g["params"]), torch.device("cpu"))
         inst.device, inst.use_cuda = device, device.type == "cuda"
-        self.models = find_models()
+        gc.collect()
+        objects = gc.get_objects()
+        self.models = find_models(objects)
         inst.probes.hook_modules(self.models)
-        from stabfix.verify import command_child
-
+        tensor = torch.Tensor
+        existing = [o for o in objects if issubclass(type(o), tensor)]
+        del objects
         self.writer.send({
             "type": "start",
             "torch": torch.__version__,
@@ -196,8 +256,6 @@ class CommandSteps:
             "threads": torch.get_num_threads(),
             "argv": list(sys.argv),
         })
-        gc.collect()
-        existing = all_tensors()
         inst.tracker.register_existing(existing)
         del existing
         if inst.use_cuda:
@@ -205,7 +263,7 @@ class CommandSteps:
             inst._retries0, inst._ooms0 = stats.get("num_alloc_retries", 0), stats.get("num_ooms", 0)
         self.writer.send({
             "type": "ready",
-            "setup_s": time.perf_counter() - command_child.STARTED_AT,
+            "setup_s": time.perf_counter() - self.started_at,
             "ready_label": "first optimizer step",
             "live_before_bytes": inst.tracker.live,
             "model_state_bytes": _model_state_bytes(self.models),
