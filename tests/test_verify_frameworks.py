@@ -86,6 +86,9 @@ def check_clean_run(run: Run, before: Run) -> None:
         assert math.isfinite(step["loss"]) and math.isfinite(step["grad_norm"]) and step["grad_norm"] > 0
         assert step["none_grads_count"] == 0
     assert report["summary"]["growth_bytes_per_step"] == 0
+    # no false alarm: every check passes, and every trainable parameter is in the optimizer
+    assert [c["name"] for c in report["checks"] if c["status"] != "pass"] == []
+    assert report["params"]["trainable_not_in_optimizer"] == 0 and report["params"]["trainable"] > 0
     # the before/after comparison against the leaky run's report
     assert report["baseline"]["ref"] == str(before.report_path)
     rows = {row["metric"]: row for row in report["comparison"]}
