@@ -48,6 +48,8 @@ RUNS: dict[str, list[str]] = {
     "raises": [str(SCRIPTS), "--steps", "6", "--", PY, "raises.py"],
     "hangs": [str(SCRIPTS), "--steps", "6", "--timeout", "30", "--", PY, "hangs.py"],
     "workers": [str(SCRIPTS), "--steps", "12", "--", PY, "loader_workers.py"],
+    "launched": [str(SCRIPTS), "--steps", "4", "--", PY, "launcher.py", "plain_loop.py"],
+    "launched_raises": [str(SCRIPTS), "--steps", "6", "--", PY, "launcher.py", "raises.py"],
     "no_step": [str(SCRIPTS), "--", PY, "-c", "import torch; print('no training here')"],
 }
 
@@ -154,6 +156,16 @@ def test_command_that_raises_shows_the_users_traceback(runs: dict[str, Run]) -> 
     assert 'raises.py", line 8, in check_batch' in err["traceback"]
     assert "stabfix" not in err["traceback"].replace(str(SCRIPTS), "")
     assert len(r.report["steps"]) == 3
+
+
+def test_a_launcher_s_child_is_verified_and_its_failure_is_the_one_reported(runs: dict[str, Run]) -> None:
+    ok = runs["launched"]
+    assert ok.code == 0, ok.out + ok.err
+    assert len(ok.report["steps"]) == 4 and ok.report["params"]["total"] == 16 * 32 + 32 + 32 + 1
+    failed = runs["launched_raises"]
+    assert failed.code == 2
+    # the worker's exception, not the launcher's CalledProcessError that followed it
+    assert failed.report["error"]["message"] == "the command raised ValueError: corrupt batch at iteration 3 in step 4"
 
 
 def test_command_that_hangs_times_out_with_its_stack(runs: dict[str, Run]) -> None:

@@ -72,6 +72,9 @@ class VerifyCommand(TyperCommand):
             args = args[:at]
         return super().parse_args(ctx, args)
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "[-- COMMAND...]"]
+
 
 COMMAND_META = "stabfix.verify.command"
 

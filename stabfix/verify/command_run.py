@@ -118,6 +118,9 @@ def run_command(settings: Settings, project: Path, on_event: Callable[[dict[str,
             primary.append(pid)
         if primary and pid != primary[0]:
             return
+        if event.get("type") == "error" and result.error is not None \
+                and result.error.get("time", 0) <= event.get("time", 0):
+            return  # the first failure is the cause (a launcher raises after its worker died)
         _take(result, event)
         if on_event is not None:
             on_event(event)

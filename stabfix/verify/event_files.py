@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ class EventWriter:
             path = os.path.join(self.folder, file_name(rank, pid))
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             self._pid = pid
-        event = {**event, "rank": process_rank(), "pid": pid}
+        event = {**event, "rank": process_rank(), "pid": pid, "time": time.time()}
         data = (json.dumps(event, default=str) + "\n").encode()
         view = memoryview(data)
         while view:
