@@ -16,6 +16,7 @@ only where one of them is not importable.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -125,6 +126,14 @@ def check_clipping(run: Run, max_norm: float, must_cut: bool = True) -> None:
     assert "before clipping (max)" in run.out
 
 
+def needs(*modules: str) -> None:
+    """Skip where a framework is not installed (found without importing it: the runs import it in
+    their own processes, and importing transformers or lightning here would cost seconds)."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed (the test extra installs it, pinned in constraints.txt)")
+
+
 def round_trip(tmp_path: Path, script: str, kept: str, leaky: str, holder: str, created_at: str,
                *script_args: str) -> tuple[Run, Run]:
     clean = tmp_path / script
@@ -139,8 +148,7 @@ def round_trip(tmp_path: Path, script: str, kept: str, leaky: str, holder: str, 
 
 
 def test_hugging_face_trainer_train(tmp_path):
-    pytest.importorskip("transformers", reason="transformers is not installed (the test extra installs it)")
-    pytest.importorskip("accelerate", reason="accelerate is not installed (the test extra installs it)")
+    needs("transformers", "accelerate")
     _, after = round_trip(
         tmp_path, "hf_trainer_finetune.py",
         kept="self.batch_losses.append(loss.item())", leaky="self.batch_losses.append(loss)",
@@ -156,7 +164,7 @@ def test_hugging_face_trainer_train(tmp_path):
 
 
 def test_lightning_trainer_fit(tmp_path):
-    pytest.importorskip("lightning", reason="lightning is not installed (the test extra installs it)")
+    needs("lightning")
     _, after = round_trip(
         tmp_path, "lightning_fit.py",
         kept="self.train_losses.append(loss.item())", leaky="self.train_losses.append(loss)",
@@ -172,7 +180,7 @@ def test_lightning_trainer_fit(tmp_path):
 
 
 def test_accelerate_loop(tmp_path):
-    pytest.importorskip("accelerate", reason="accelerate is not installed (the test extra installs it)")
+    needs("accelerate")
     before, after = round_trip(
         tmp_path, "accelerate_loop.py",
         kept="history.append(loss.item())", leaky="history.append(loss)",
