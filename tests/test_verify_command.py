@@ -50,6 +50,7 @@ RUNS: dict[str, list[str]] = {
     "workers": [str(SCRIPTS), "--steps", "12", "--", PY, "loader_workers.py"],
     "launched": [str(SCRIPTS), "--steps", "4", "--", PY, "launcher.py", "plain_loop.py"],
     "launched_raises": [str(SCRIPTS), "--steps", "6", "--", PY, "launcher.py", "raises.py"],
+    "nested": [str(SCRIPTS), "--steps", "4", "--warmup", "1", "--", PY, "nested_optimizer.py"],
     "no_step": [str(SCRIPTS), "--", PY, "-c", "import torch; print('no training here')"],
 }
 
@@ -137,6 +138,14 @@ def test_forked_dataloader_workers_do_not_report(runs: dict[str, Run]) -> None:
     r = runs["workers"]
     assert r.code == 0, r.out + r.err
     assert [s["step"] for s in r.report["steps"]] == list(range(1, 13))
+
+
+def test_an_optimizer_stepping_another_is_one_step(runs: dict[str, Run]) -> None:
+    r = runs["nested"]
+    assert r.code == 0, r.out + r.err
+    steps = r.report["steps"]
+    assert [s["step"] for s in steps] == [1, 2, 3, 4]
+    assert all(s["loss"] is not None and s["grad_norm"] > 0 for s in steps)
 
 
 def test_command_that_ends_early_is_reported_for_what_it_ran(runs: dict[str, Run]) -> None:
@@ -236,3 +245,27 @@ def test_a_flag_replaces_the_configs_choice_and_both_on_one_level_is_an_error() 
 def test_a_bad_run_value_names_the_key(bad: object) -> None:
     with pytest.raises(SettingsError, match="verify.run"):
         resolve_settings({"run": bad}, {})
+
+
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git is not installed")
+def test_baseline_head_runs_the_same_command_in_the_committed_tree(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    project = tmp_path / "proj"
+    project.mkdir()
+    leaky = (SCRIPTS / "plain_loop.py").read_text().replace("if args.leak:", "if True:")
+    (project / "train.py").write_text(leaky)
+    (project / "stabfix.yaml").write_text(f"verify:\n  run: [{PY!r}, train.py]\n  steps: 6\n  warmup: 2\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "leaky")
+    (project / "train.py").write_text((SCRIPTS / "plain_loop.py").read_text())  # the fix: no --leak, no leak
+    r = verify([str(project), "--baseline", "HEAD"], tmp_path / "r.json")
+    assert r.code == 0, r.out + r.err
+    assert r.report["baseline"]["report"]["exit_code"] == 1  # HEAD leaks
+    rows = {row["metric"]: row for row in r.report["comparison"]}
+    assert rows["growth_bytes_per_step"]["verdict"] == "better"
+    assert rows["total_params"]["verdict"] == "same"

@@ -55,10 +55,12 @@ def command_env(settings: Settings, project: Path, events_dir: str) -> dict[str,
 
 
 def launch(settings: Settings, project: Path, argv: list[str],
-           on_event: Callable[[int, int, dict[str, Any]], None] | None = None) -> Launch:
+           on_event: Callable[[int, int, dict[str, Any]], None] | None = None,
+           stack_pids: Callable[[], list[int]] | None = None) -> Launch:
     """Run `argv` in `project` until it exits, the timeout passes, or every process that reported
     steps is done (then it gets GRACE_AFTER_DONE_S to exit). The whole process group is killed at
-    the end, so nothing the command started outlives it."""
+    the end, so nothing the command started outlives it. On timeout the processes `stack_pids()`
+    names (default: all of the group) dump their stacks first."""
     out = Launch()
     events_dir = tempfile.mkdtemp(prefix="stabfix-verify-events-")
     folder = EventFolder(Path(events_dir))
@@ -89,7 +91,7 @@ def launch(settings: Settings, project: Path, argv: list[str],
                 now = time.monotonic()
                 if now >= deadline:
                     out.timed_out = True
-                    _stop_group(proc, dump_stack=True)
+                    _stop_group(proc, dump_stack=True, pids=stack_pids() if stack_pids else None)
                     break
                 if done_at is not None and now - done_at > GRACE_AFTER_DONE_S:
                     break
@@ -121,12 +123,15 @@ def run_command(settings: Settings, project: Path, on_event: Callable[[dict[str,
         if event.get("type") == "error" and result.error is not None \
                 and result.error.get("time", 0) <= event.get("time", 0):
             return  # the first failure is the cause (a launcher raises after its worker died)
+        if event.get("type") != "error":
+            event = {k: v for k, v in event.items() if k != "time"}  # reports stay free of timestamps
         _take(result, event)
         if on_event is not None:
             on_event(event)
 
     result = RunResult()
-    outcome = launch(settings, project, list(settings.run), take)
+    # on timeout, the stack of the training process only (not of its DataLoader workers)
+    outcome = launch(settings, project, list(settings.run), take, stack_pids=lambda: primary[:])
     result.wall_s = outcome.wall_s
     result.output_tail = _tail(outcome.output)
     if outcome.returncode is None and not outcome.timed_out:
@@ -160,12 +165,17 @@ def _where(result: RunResult) -> tuple[str, int | None, str]:
     return "step", step, f"during step {step}"
 
 
-def _stop_group(proc: subprocess.Popen[bytes], dump_stack: bool) -> None:
-    """Ask every process of the group for its stack (SIGUSR1, faulthandler), then kill the group."""
+def _stop_group(proc: subprocess.Popen[bytes], dump_stack: bool, pids: list[int] | None = None) -> None:
+    """Ask these processes (none given: every process of the group) for their stacks (SIGUSR1,
+    faulthandler), then kill the group."""
     usr1 = getattr(signal, "SIGUSR1", None)
     if dump_stack and usr1 is not None and proc.poll() is None:
         try:
-            os.killpg(proc.pid, usr1)
+            if pids:
+                for pid in pids:
+                    os.kill(pid, usr1)
+            else:
+                os.killpg(proc.pid, usr1)
             time.sleep(0.5)
         except (ProcessLookupError, PermissionError):
             pass

@@ -111,6 +111,7 @@ class CommandSteps:
         self.window_exact = False
         self.finished = False
         self.loss: Any = None
+        self._depth = 0  # optimizer.step() calls in progress
         self.started_at = time.perf_counter()
         self._t0 = 0.0
         self._start_live = 0
@@ -219,11 +220,15 @@ class CommandSteps:
                 self.loss = first.detach()
 
     def _pre_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self._depth += 1
         if self.finished or self.window is not None:
             return
         self._first_step(optimizer)
 
     def _post_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self._depth = max(0, self._depth - 1)
+        if self._depth:  # an optimizer stepping another one (ZeroRedundancyOptimizer): one step
+            return
         if self.finished or self.window is None:
             return
         self.writer.send(self._close())
