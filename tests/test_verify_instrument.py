@@ -195,3 +195,64 @@ def test_optimizer_state_is_created_at_the_users_step_line():
     assert len(state) == 6  # Adam: step, exp_avg, exp_avg_sq for weight and bias
     assert {r.info[3][1:] for r in state} == {(lines["step"], "step")}
     assert inst.tracker._optimizer_frame is None  # no frame is kept past optimizer.step()
+
+
+def test_a_tensor_made_inside_an_installed_package_is_attributed_to_the_users_calling_line(tmp_path, monkeypatch):
+    """A framework (transformers, lightning, ...) creates the loss inside its own code; the line to
+    change is the user's frame that called into it, not the installed package's."""
+    import inspect
+    import sys
+
+    packages = tmp_path / "lib" / "site-packages"
+    (packages / "fakeframework").mkdir(parents=True)
+    (packages / "fakeframework" / "__init__.py").write_text(
+        "def compute_loss(model, x):\n"
+        "    return model(x).square().mean()\n"
+    )
+    monkeypatch.syspath_prepend(str(packages))
+    sys.modules.pop("fakeframework", None)
+    import fakeframework
+
+    model = torch.nn.Linear(4, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(2, 4)
+    kept = []
+    lines = {}
+
+    def step():
+        opt.zero_grad()
+        lines["call"] = inspect.currentframe().f_lineno + 1
+        loss = fakeframework.compute_loss(model, x)
+        loss.backward()
+        opt.step()
+        kept.append(loss)  # the planted leak: the loss tensor outlives the step
+        return loss.detach()
+
+    inst = Instrumentation([("", model)], torch.device("cpu"))
+    inst.install()
+    try:
+        inst.run_step(1, step, warmup=True, exact=True)
+    finally:
+        inst.remove()
+    loss_storage = kept[0].untyped_storage()
+    [ref] = [r for r in inst.tracker.survivors(1, 1) if r() is not None and r() is loss_storage]
+    assert ref.info[3] == (__file__, lines["call"], "step")
+
+
+def test_a_running_functions_local_list_is_named_as_the_holder():
+    """`stabfix verify -- python train.py` looks for holders while the user's `main()` is still on
+    the stack: a `losses` list local to it is the holder to name, not "holder not found"."""
+    import gc
+
+    from stabfix.verify.holders import find_holders
+
+    def training_loop():
+        losses = []
+        for _ in range(3):
+            losses.append(torch.ones(5, requires_grad=True).sum())
+        gc.collect()
+        return find_holders({"kept": {id(losses[1].untyped_storage())}})
+
+    found = training_loop()["kept"]
+    assert found["holders"] == ["local losses in test_a_running_functions_local_list_is_named_as_the_holder.<locals>.training_loop()"]
+    assert found["paths"] == ["losses[1] (local in test_a_running_functions_local_list_is_named_as_the_holder.<locals>.training_loop())"]

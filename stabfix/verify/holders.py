@@ -3,18 +3,23 @@
 Finds the Python tensors whose storage is one of the survivors (one pass over `gc.get_objects()`),
 then walks `gc.get_referrers` upwards, level by level (one heap scan per level for all tensors at
 once), until it reaches something with a name: an attribute of an instance (`TextCache._cache`), a
-module global (`mymodule.CACHE`), a class attribute or a closure variable. Tensors that no Python
-object references are reported as held by the autograd graph or C++ code.
+module global (`mymodule.CACHE`), a class attribute, a closure variable or a local variable of a
+function still running (`losses` in `main()`: a training loop run by `stabfix verify -- COMMAND`
+is on the stack when the holders are looked for). Tensors that no Python object references are
+reported as held by the autograd graph or C++ code.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import types
 import warnings
 from typing import Any
 
 import torch
+
+from stabfix.verify.tracker import is_internal_file
 
 MAX_DEPTH = 7
 _CONTAINERS = (list, tuple, set, frozenset)
@@ -71,9 +76,33 @@ def _slot_or_attr_name(owner: Any, child: Any) -> str | None:
     return None
 
 
+def _running_locals() -> dict[int, tuple[str, str]]:
+    """id of each value a running function's local variable holds -> (function, variable), over the
+    stacks of every thread, innermost frame first; frames of torch, stabfix and the stdlib left out."""
+    found: dict[int, tuple[str, str]] = {}
+    for top in sys._current_frames().values():
+        frame = top
+        while frame is not None:
+            code = frame.f_code
+            if not is_internal_file(code.co_filename):
+                for name, value in frame.f_locals.items():
+                    found.setdefault(id(value), (code.co_qualname if hasattr(code, "co_qualname") else code.co_name, name))
+            frame = frame.f_back
+    return found
+
+
+def _render_local(function: str, variable: str, path: list[Segment]) -> tuple[str, str]:
+    inner = _render("", path, False)[1]
+    return f"local {variable} in {function}()", f"{variable}{inner} (local in {function}())"
+
+
 def describe_holders(targets: list[Any], ignore: set[int]) -> list[tuple[str, str] | None]:
     """For each target object, (holder, path) of the first named holder above it, or None."""
     results: list[tuple[str, str] | None] = [None] * len(targets)
+    # a running function's local is named only when no attribute, global or closure holds the object
+    local_values = _running_locals()
+    held_by_local: list[tuple[str, str] | None] = [None] * len(targets)
+    ignore = set(ignore) | {id(held_by_local)}
     frontier: list[tuple[int, Any, list[Segment]]] = [(i, t, []) for i, t in enumerate(targets)]
     visited: set[tuple[int, int]] = {(i, id(t)) for i, t in enumerate(targets)}
     ignore = set(ignore) | {id(targets), id(frontier), id(results), id(visited)}
@@ -81,6 +110,10 @@ def describe_holders(targets: list[Any], ignore: set[int]) -> list[tuple[str, st
         open_entries = [e for e in frontier if results[e[0]] is None]
         if not open_entries:
             break
+        for index, obj, path in open_entries:
+            local = local_values.get(id(obj))
+            if local is not None and held_by_local[index] is None:
+                held_by_local[index] = _render_local(local[0], local[1], path)
         objs = [e[1] for e in open_entries]
         by_child: dict[int, list[tuple[int, Any, list[Segment]]]] = {}
         for e in open_entries:
@@ -117,7 +150,7 @@ def describe_holders(targets: list[Any], ignore: set[int]) -> list[tuple[str, st
                     next_frontier.append((index, r, new_path))
         frontier = next_frontier
         del referrers, objs, open_entries, by_child
-    return results
+    return [found if found is not None else local for found, local in zip(results, held_by_local)]
 
 
 def _name_step(r: Any, child: Any) -> tuple[str | None, bool, Segment | None]:

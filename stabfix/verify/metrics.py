@@ -288,6 +288,15 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
     max_step = max((s for s in steps if _finite(s.get("grad_norm"))), key=lambda s: s["grad_norm"], default=None)
     out["grad_norm_max_step"] = max_step["step"] if max_step else None
     out["grad_norm_top"] = max_step["top_params"] if max_step else []
+    # `stabfix verify -- COMMAND`: the steps whose gradients were clipped before optimizer.step()
+    clipped = [s for s in steps if s.get("grad_norm_before_clip") is not None]
+    if clipped:
+        largest = max(clipped, key=lambda s: (math.isnan(s["grad_norm_before_clip"]), s["grad_norm_before_clip"]))
+        out["grad_norm_before_clip_max"] = largest["grad_norm_before_clip"]
+        out["grad_norm_before_clip_step"] = largest["step"]
+        out["clip_max_norm"] = largest["clip_max_norm"]
+        out["clipped_steps"] = sum(1 for s in clipped if not s["grad_norm_before_clip"] <= s["clip_max_norm"])
+        out["clip_seen_steps"] = len(clipped)
 
     # Peaks come from the exact steps (a sampled step's peak is not measured on the CPU).
     exact_steps = [s for s in steps if _is_exact(s)]

@@ -149,6 +149,10 @@ def summary_table(report: dict[str, Any]) -> Table:
             where = f"largest finite {fmt_num(largest)} at step {gmax_step}" + (f" ({top_text})" if top_text else "")
     row("grad norm (max)", fmt_num(gmax), where)
     row("grad norm (median)", fmt_num(s.get("grad_norm_median")), "global L2 norm, before optimizer.step()")
+    if s.get("clip_seen_steps"):
+        row("  before clipping (max)", fmt_num(s.get("grad_norm_before_clip_max")),
+            f"step {s.get('grad_norm_before_clip_step')}; clipped to {fmt_num(s.get('clip_max_norm'))} "
+            f"on {s.get('clipped_steps')} of {s.get('clip_seen_steps')} step(s)")
     row("peak memory", fmt_bytes(s.get('peak_memory_bytes')),
         f"step {s.get('peak_step')}" + (f", in {s['peak_phase']}" if s.get("peak_phase") else ""))
     if cuda:

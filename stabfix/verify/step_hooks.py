@@ -121,6 +121,7 @@ class CommandSteps:
         self._collected = [False]
         self._seq0 = 0
         self.replica = ReplicaProbe() if distributed_run() else None
+        self._clip_norms: list[tuple[Any, float]] = []  # clip_grad_norm_ calls of the open step
 
     # -- hooks -------------------------------------------------------------------------------------
     def install(self) -> None:
@@ -141,6 +142,7 @@ class CommandSteps:
             return original(tensors, *args, **kwargs)
 
         torch.autograd.backward = backward
+        self._wrap_clipping()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._forked)
 
@@ -167,6 +169,55 @@ class CommandSteps:
         if self.replica is not None:
             self.replica.remove()
         torch.autograd.backward = self._original_backward
+        from torch.nn.utils import clip_grad
+
+        clip_norm, clip_with_norm = self._original_clipping
+        clip_grad.clip_grad_norm_ = torch.nn.utils.clip_grad_norm_ = clip_norm
+        torch.nn.utils.clip_grads_with_norm_ = clip_with_norm
+
+    def _wrap_clipping(self) -> None:
+        """Frameworks clip before `optimizer.step()` (HF Trainer's `max_grad_norm`, Lightning's
+        `gradient_clip_val`, `accelerator.clip_grad_norm_`), so the gradients the step hooks read are
+        the clipped ones. `clip_grad_norm_` returns the norm before clipping: keep it for the step
+        (`grad_norm_before_clip`), so a run that clips every step still shows how large they were.
+        Both public ways to clip are seen: `clip_grad_norm_` (Lightning, scripts) and
+        `get_total_norm` + `clip_grads_with_norm_` (accelerate, hence HF Trainer), which is handed
+        the norm. Frameworks look them up in `torch.nn.utils` at call time; scripts import them by
+        name after `import torch`, when this runs."""
+        from torch.nn.utils import clip_grad
+
+        def keep(total: Any, max_norm: Any) -> None:
+            # before step 1's window opens too: HF Trainer clips right before its first step()
+            if not self.finished and isinstance(total, torch.Tensor):
+                with untracked():
+                    self._clip_norms.append((total.detach(), float(max_norm)))
+
+        clip_norm = clip_grad.clip_grad_norm_
+        clip_with_norm = torch.nn.utils.clip_grads_with_norm_
+        self._original_clipping = (clip_norm, clip_with_norm)
+
+        @functools.wraps(clip_norm)
+        def clip_grad_norm_(parameters: Any, max_norm: float, *args: Any, **kwargs: Any) -> Any:
+            total = clip_norm(parameters, max_norm, *args, **kwargs)
+            keep(total, max_norm)
+            return total
+
+        @functools.wraps(clip_with_norm)
+        def clip_grads_with_norm_(parameters: Any, max_norm: float, total_norm: Any, *args: Any, **kwargs: Any) -> Any:
+            keep(total_norm, max_norm)
+            return clip_with_norm(parameters, max_norm, total_norm, *args, **kwargs)
+
+        clip_grad.clip_grad_norm_ = torch.nn.utils.clip_grad_norm_ = clip_grad_norm_
+        torch.nn.utils.clip_grads_with_norm_ = clip_grads_with_norm_
+
+    def _take_clipping(self) -> dict[str, Any]:
+        """The step's largest norm before clipping and the clip it was held to (empty: no clipping)."""
+        clips, self._clip_norms = self._clip_norms, []
+        if not clips:
+            return {}
+        with untracked():
+            norm, max_norm = max(((float(total), limit) for total, limit in clips), key=lambda c: (c[0] != c[0], c[0]))
+        return {"grad_norm_before_clip": norm, "clip_max_norm": max_norm}
 
     def _note_loss(self, tensors: Any) -> None:
         if self.finished:
@@ -273,6 +324,7 @@ class CommandSteps:
         inst, index = self.inst, self.window
         assert index is not None
         loss, self.loss = self.loss, None
+        clipping = self._take_clipping()
         if self.window_exact:
             inst.tracker.__exit__(None, None, None)
             readback = inst.probes.end_step(index, loss)
@@ -307,6 +359,7 @@ class CommandSteps:
         if index == 1:
             record["partial"] = True  # seen from its optimizer.step() on
         record.update(readback)
+        record.update(clipping)
         inst._cuda_stats(record, self._cuda_start)
         self.window = None
         self.done_steps = index

@@ -53,6 +53,26 @@ def is_internal_file(filename: str) -> bool:
     )
 
 
+# Installed packages (transformers, lightning, accelerate, ...) are where a framework's loop runs, not
+# what the user can change: a storage created there is attributed to the user's frame that called in
+# (the `super().compute_loss(...)` line, the `trainer.fit(...)` line), when the stack has one.
+_LIBRARY_SEGMENTS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def is_library_file(filename: str) -> bool:
+    return any(segment in filename for segment in _LIBRARY_SEGMENTS)
+
+
+def frame_kind(filename: str) -> int:
+    """0: the user's code; 1: an installed package's (a virtual environment's site-packages lies
+    inside its stdlib folder: it is a package's all the same); 2: torch, stabfix or the stdlib."""
+    if filename.startswith((_TORCH_DIR, _STABFIX_DIR)) or filename.startswith("<"):
+        return 2
+    if is_library_file(filename):
+        return 1
+    return 2 if is_internal_file(filename) else 0
+
+
 class _StorageRef(weakref.ref):
     """Weak reference to a storage; `info` is (step, phase, op, site) of its creation."""
 
@@ -111,17 +131,21 @@ class LiveTensorTracker(TorchDispatchMode):
         return self._site_of(sys._getframe(depth))
 
     def _site_of(self, frame: Any) -> tuple[str, int, str] | None:
-        """The innermost frame from here up that is the user's code (not torch, stabfix or the stdlib)."""
+        """The innermost frame from here up that is the user's own code (not torch, stabfix, the
+        stdlib or an installed package); without one, the innermost installed package's frame."""
         cache = self._internal_code
+        library_site = None
         while frame is not None:
             code = frame.f_code
-            internal = cache.get(code)
-            if internal is None:
-                internal = cache[code] = is_internal_file(code.co_filename)
-            if not internal:
+            kind = cache.get(code)
+            if kind is None:
+                kind = cache[code] = frame_kind(code.co_filename)
+            if kind == 0:
                 return (code.co_filename, frame.f_lineno, code.co_name)
+            if kind == 1 and library_site is None:
+                library_site = (code.co_filename, frame.f_lineno, code.co_name)
             frame = frame.f_back
-        return None
+        return library_site
 
     def _see(self, t: torch.Tensor, func: Any, kind: int) -> None:
         """The hot path: one call per tensor an allocating op returns."""
