@@ -19,6 +19,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.fixes.amp import torch_spelling
 from stabfix.model.domain.distributed import Loader
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
@@ -97,8 +98,9 @@ class DdpWithoutDistributedSampler(Checker):
         shuffled = isinstance(loader.shuffle, cst.Name) and loader.shuffle.value == "True"
         if loader.shuffle is not None and not shuffled and not (isinstance(loader.shuffle, cst.Name) and loader.shuffle.value == "False"):
             return None  # `shuffle=args.shuffle`: the sampler's order cannot be chosen here
+        torch, imports = torch_spelling(self.model.imports)
         sampler = cst.parse_expression(
-            f"torch.utils.data.DistributedSampler({code_of(loader.dataset, 200)}{'' if shuffled else ', shuffle=False'})")
+            f"{torch}.utils.data.DistributedSampler({code_of(loader.dataset, 200)}{'' if shuffled else ', shuffle=False'})")
         if any(arg.keyword is None and arg.value is loader.shuffle for arg in loader.call.args):
             return None  # a positional `shuffle`: rewriting positions is not worth the risk
         args = [arg.with_changes(value=cst.Name("False")) if arg.keyword is not None and arg.keyword.value == "shuffle"
@@ -106,7 +108,7 @@ class DdpWithoutDistributedSampler(Checker):
         args.append(cst.Arg(sampler, keyword=cst.Name("sampler"), equal=cst.AssignEqual(
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
         return Fix("unsafe", "shard the loader with `DistributedSampler` (unsafe: each rank now sees its own part of "
-                   "the data, a different run)", {loader.call: loader.call.with_changes(args=args)}, imports=("torch",))
+                   "the data, a different run)", {loader.call: loader.call.with_changes(args=args)}, imports=imports)
 
 
 def _backward_in(body: cst.CSTNode) -> bool:
