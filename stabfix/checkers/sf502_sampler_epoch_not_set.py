@@ -1,0 +1,109 @@
+"""SF502 sampler-epoch-not-set: a shuffling `DistributedSampler` draws the same order every epoch.
+
+A query over the model's `distributed` part (its `pipeline`): a `DistributedSampler(...)` that shuffles
+(`shuffle` absent or not a literal `False`), held in a name or attribute, feeding a `DataLoader` that is
+drawn from more than once: a loop over the loader (or a call handed the loader or the sampler) inside
+another loop, the epoch loop. It is reported when nothing in the file calls `set_epoch` on it: not on the
+sampler, not on `<loader>.sampler`, and no same-file helper it is handed to calls `set_epoch` on what it
+receives; a `set_epoch` call on a receiver the file does not know (another function's parameter) is
+trusted. A single pass (no enclosing loop) is left alone: the first epoch's order is as good as any.
+
+The fix inserts `<sampler>.set_epoch(<epoch>)` as the epoch loop's first statement, where the loop is a
+`for <name> in ...` and the sampler is held in a plain name or `self` attribute. It is unsafe: every epoch
+after the first draws a new order, so the run computes different values (that is what it fixes).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.model.domain.distributed import DISTRIBUTED_SAMPLERS, argument
+from stabfix.model.source.syntax import code_of
+from stabfix.model.source.traversal import children
+
+
+class SamplerEpochNotSet(Checker):
+    code = "SF502"
+    tokens = ("DistributedSampler",)
+    needs = ("distributed",)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        names, flows = self.model.names, self.model.flows
+        pipeline = self.model.distributed.pipeline
+        samplers = [call for call in flows.calls() if names.qualify(call.func) in DISTRIBUTED_SAMPLERS]
+        if not samplers:
+            return
+        set_epoch_receivers = [code_of(call.func.value, 200) for call in flows.calls()
+                               if isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_epoch"]
+        holders = {pipeline.holder(call) for call in samplers}
+        loader_holders = {loader.holder for loader in pipeline.loaders() if loader.sampler is not None}
+        if any(receiver not in holders and receiver.removesuffix(".sampler") not in loader_holders
+               for receiver in set_epoch_receivers):
+            return  # `set_epoch` on a parameter or an unknown object: a helper may set it for this sampler
+        for call in samplers:
+            shuffle = argument(call, 3, "shuffle")
+            if isinstance(shuffle, cst.Name) and shuffle.value == "False":
+                continue
+            holder = pipeline.holder(call)
+            loaders = [loader.holder for loader in pipeline.loaders() if loader.holder is not None and loader.sampler is not None
+                       and (loader.sampler is call or holder is not None and code_of(loader.sampler, 200) == holder)]
+            if holder is None and not loaders:
+                continue
+            receivers = {holder, *(f"{loader}.sampler" for loader in loaders)} - {None}
+            if receivers & set(set_epoch_receivers):
+                continue
+            epoch_loop = self._epoch_loop({*loaders, *({holder} - {None})})
+            if epoch_loop is None or any(node is call for node in _walk(epoch_loop)):
+                continue  # a single pass, or a new sampler built every epoch
+            self.report(call, self._message(call, holder, loaders), self._fix(epoch_loop, holder))
+
+    def _epoch_loop(self, held: set[str]) -> cst.CSTNode | None:
+        """The loop that draws from the loader more than once: around a loop over it, or around a call it is handed to."""
+        pipeline, flows = self.model.distributed.pipeline, self.model.flows
+        draws: list[cst.CSTNode] = [loop for text in held for loop in pipeline.loops_over(text)]
+        draws += [call for call in flows.calls() if any(code_of(arg.value, 200) in held for arg in call.args)
+                  and self.model.names.qualify(call.func) is None]
+        for draw in draws:
+            outer = pipeline.enclosing_loop(draw)
+            if outer is not None:
+                return outer
+            if isinstance(draw, cst.Call) and self._loops_inside(draw):
+                return None  # the callee runs its own epochs: its loop is not this file's to judge
+        return None
+
+    def _loops_inside(self, call: cst.Call) -> bool:
+        definition = self.model.names.definition_of(call)
+        stack: list[cst.CSTNode] = [definition.body] if definition is not None else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.For, cst.While)) and any(isinstance(n, (cst.For, cst.While)) for n in _walk(node.body)):
+                return True
+            stack.extend(children(node))
+        return False
+
+    def _message(self, call: cst.Call, holder: str | None, loaders: list[str]) -> str:
+        what = f"`{holder}`" if holder else f"the sampler of `{loaders[0]}`"
+        return (f"{what} (`{code_of(call, 50)}`) shuffles, but its `set_epoch` is never called: a `DistributedSampler` "
+                f"seeds its shuffle with the epoch it was last given, so every epoch draws the same order on every "
+                f"rank; call `{holder or loaders[0] + '.sampler'}.set_epoch(epoch)` at the top of the epoch loop")
+
+    def _fix(self, loop: cst.CSTNode, holder: str | None) -> Fix | None:
+        if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name) or holder is None \
+                or not (holder.isidentifier() or holder.startswith("self.") and holder[5:].isidentifier()):
+            return None
+        if not isinstance(loop.body, cst.IndentedBlock) or loop.target.value == "_":
+            return None
+        line = cst.parse_statement(f"{holder}.set_epoch({loop.target.value})\n")
+        body = loop.body.with_changes(body=[line, *loop.body.body])
+        return Fix("unsafe", f"call `{holder}.set_epoch({loop.target.value})` at the top of the epoch loop (unsafe: "
+                   "each epoch then draws a new order, so the run's values change)", {loop.body: body})
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(children(current))
