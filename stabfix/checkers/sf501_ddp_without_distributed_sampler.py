@@ -25,6 +25,9 @@ from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 
 
+ITERABLE_BASES = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})
+
+
 class DdpWithoutDistributedSampler(Checker):
     code = "SF501"
     tokens = ("DataLoader",)
@@ -61,18 +64,27 @@ class DdpWithoutDistributedSampler(Checker):
 
     def _iterable(self, values: list[cst.BaseExpression]) -> bool:
         """A dataset built from a same-file `IterableDataset` subclass: it yields its own stream (no sampler applies)."""
+        names = self.model.names
         for value in values:
-            callee = self.model.names.callable_of(value.func) if isinstance(value, cst.Call) else None
-            owner = callee.module_class or callee.node if callee is not None else None
-            if isinstance(owner, cst.ClassDef) and any("IterableDataset" in code_of(base.value, 200) for base in owner.bases):
+            func = value.func if isinstance(value, cst.Call) else None
+            classes = [b.node for b in names.bindings_of(func) if b.kind == "class"] \
+                if isinstance(func, cst.Name) and func in names.uses else []
+            if any(isinstance(owner, cst.ClassDef) and any(names.qualify(base.value) in ITERABLE_BASES for base in owner.bases)
+                   for owner in classes):
                 return True
         return False
 
     def _trains_on(self, holder: str) -> bool:
         """A loop over the loader runs a backward pass, here or in a same-file function the loader is handed to."""
-        pipeline = self.model.distributed.pipeline
+        pipeline, flows = self.model.distributed.pipeline, self.model.flows
         if any(_backward_in(loop.body) for loop in pipeline.loops_over(holder)):
             return True
+        for call in flows.calls():  # `it = iter(loader)` ... `next(it)` in a step loop
+            if isinstance(call.func, cst.Name) and call.func.value == "iter" and call.args \
+                    and code_of(call.args[0].value, 200) == holder:
+                loop = pipeline.enclosing_loop(call) or _first_loop(flows.enclosing_function(call))
+                if loop is not None and _backward_in(loop):
+                    return True
         for call in self.model.flows.calls():
             definition = self.model.names.definition_of(call)
             if definition is None:
@@ -119,6 +131,11 @@ def _backward_in(body: cst.CSTNode) -> bool:
             return True
         stack.extend(child for child in children(node) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
     return False
+
+
+def _first_loop(function: cst.FunctionDef | None) -> cst.CSTNode | None:
+    body = function.body.body if function is not None and isinstance(function.body, cst.IndentedBlock) else ()
+    return next((item for item in body if isinstance(item, (cst.For, cst.While))), None)
 
 
 def _parameter(function: cst.FunctionDef, position: int, arg: cst.Arg) -> str | None:
