@@ -15,6 +15,7 @@ Queried after the traversal (built on `names` and `flows`):
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
 - `pipeline`: the loaders the file builds (`DataLoader(...)` with its holder, dataset, sampler, shuffle), what
   kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader.
+- `sets_epoch(call)`: the call runs a function, of this file or another scanned one, that calls `set_epoch`.
 - `handled_loaders()`: the loaders a framework shards (passed to `accelerator.prepare`, even in a tuple,
   `fabric.setup_dataloaders`), and `framework_shards()`: a Lightning `Trainer` or HF `Trainer` runs the loop.
 """
@@ -56,8 +57,9 @@ _MAIN_WORD = re.compile(r"(main|master|rank_?0|rank_?zero|global_zero|chief)", r
 
 
 class Distributed:
-    def __init__(self, imports: ImportTracker, names: Names, flows: ValueFlows) -> None:
+    def __init__(self, imports: ImportTracker, names: Names, flows: ValueFlows, project=None) -> None:
         self.imports = imports
+        self.project = project  # the other files of the scan (`ProjectQueries`), or None
         self.names = names
         self.flows = flows
         self._evidence: Optional[tuple[Optional[cst.CSTNode]]] = None
@@ -114,6 +116,17 @@ class Distributed:
                     return True
             return self.names.qualify(receiver) is None and bool(self.evidence())  # a parameter: the script's own
         return isinstance(receiver, cst.Attribute)  # self.accelerator, self.fabric
+
+    def sets_epoch(self, call: cst.Call) -> bool:
+        """The call runs a function (of this file, or of another scanned file) whose body calls `.set_epoch(...)`."""
+        definition = self.names.definition_of(call)
+        if definition is not None:
+            return _calls_method(definition, "set_epoch")
+        qualified = self.names.qualify(call.func)
+        if qualified is None or self.project is None:
+            return False
+        return bool(self.project.foreign(qualified, lambda found: _calls_method(found.node, "set_epoch"),
+                                         kinds=("def", "method")))
 
     # --- ranks -------------------------------------------------------------------------------------
     def mentions_rank(self, expr: cst.CSTNode) -> bool:
@@ -228,6 +241,16 @@ class Distributed:
         return bool(callers) and all(self.rank_guarded(call, depth + 1) for call in callers)
 
 
+def _calls_method(node: cst.CSTNode, method: str) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == method:
+            return True
+        stack.extend(children(current))
+    return False
+
+
 def _env_name(node: cst.BaseExpression) -> Optional[str]:
     return node.evaluated_value if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) else None
 
@@ -285,8 +308,13 @@ class DataPipeline:
     def __init__(self, distributed: Distributed) -> None:
         self.names, self.flows = distributed.names, distributed.flows
 
-    def holder(self, call: cst.Call) -> Optional[str]:
+    def holder(self, call: cst.Call, through_wrapper: bool = False) -> Optional[str]:
+        """The name or attribute the call's result is assigned to; `through_wrapper`: also as the first argument
+        of a call that returns it wrapped (`loader = fabric.setup_dataloaders(DataLoader(...))`)."""
         parent = self.flows.parent(call)
+        if through_wrapper and isinstance(parent, cst.Arg) and parent.keyword is None \
+                and isinstance(wrapper := self.flows.parent(parent), cst.Call) and wrapper.args[0] is parent:
+            parent = self.flows.parent(wrapper)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             return code_of(parent.targets[0].target, 200)
         if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)):
@@ -300,7 +328,7 @@ class DataPipeline:
                 sampler = argument(call, 3, "sampler") or argument(call, 4, "batch_sampler")
                 if isinstance(sampler, cst.Name) and sampler.value == "None":
                     sampler = None
-                found.append(Loader(call, self.holder(call), argument(call, 0, "dataset"), sampler,
+                found.append(Loader(call, self.holder(call, through_wrapper=True), argument(call, 0, "dataset"), sampler,
                                     argument(call, 2, "shuffle")))
         return found
 
