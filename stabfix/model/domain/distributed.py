@@ -147,6 +147,9 @@ class Distributed:
                 return True
             if isinstance(expr.func, cst.Name) and expr.func.value in ("int", "str") and expr.args:
                 return self._rank_value(expr.args[0].value, depth + 1)
+            definition = self.names.definition_of(expr)  # `def get_rank(): ... return dist.get_rank()`
+            if definition is not None:
+                return any(self._rank_value(value, depth + 1) for value in _returned(definition, nested=True))
             return self._sets_up(expr) and self.names.qualify(expr.func) in ("os.getenv", "os.environ.get")
         if self.environment_rank_read(expr):
             return True
@@ -267,11 +270,16 @@ def _exits(block: cst.BaseSuite) -> bool:
     return False
 
 
-def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+def _returned(function: cst.FunctionDef, nested: bool = False) -> list[cst.BaseExpression]:
+    """The values the function's top-level `return`s give (`nested`: also those inside its branches)."""
     found: list[cst.BaseExpression] = []
-    for item in function.body.body if isinstance(function.body, cst.IndentedBlock) else ():
+    stack: list[cst.CSTNode] = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    while stack:
+        item = stack.pop()
         if isinstance(item, cst.SimpleStatementLine):
             found.extend(small.value for small in item.body if isinstance(small, cst.Return) and small.value is not None)
+        elif nested and not isinstance(item, (cst.FunctionDef, cst.ClassDef)):
+            stack.extend(children(item))
     return found
 
 
