@@ -2,8 +2,9 @@
 
 A query over the model's `distributed` part: in a file that runs as one of several processes
 (`Distributed.evidence`: a process group, a DDP/FSDP wrap, an `Accelerator`, a torchrun environment read),
-a `DataLoader(...)` whose batches reach a backward pass (a `for` over the loader, in this function or in a
-same-file function it is handed to, with a `backward` in its body) and that nothing shards: no
+a `DataLoader(...)` whose batches reach a backward pass (a `for` over the loader or `iter(loader)` in a step
+loop, here or in a same-file function it is handed to, with a `backward` in its body), or that shuffles and is
+drawn from (looped over, or handed to code the file does not show), and that nothing shards: no
 `DistributedSampler` (a `sampler=` that is a single-process torch sampler still counts as none; a sampler of
 unknown kind, built by a helper or another file, is trusted), not handed to `accelerator.prepare`
 (also in a tuple) or `fabric.setup_dataloaders`, not under a Lightning or HF `Trainer`, not built only on
@@ -48,7 +49,7 @@ class DdpWithoutDistributedSampler(Checker):
                 continue
             if distributed.rank_guarded(loader.call) or self._dataset_sharded(loader):
                 continue
-            if not self._trains_on(loader.holder):
+            if not (self._trains_on(loader.holder) or self._shuffled_and_drawn(loader)):
                 continue
             self.report(loader.call, self._message(loader), self._fix(loader))
 
@@ -97,6 +98,17 @@ class DdpWithoutDistributedSampler(Checker):
                                      if _inside(loop, definition, self.model.flows)):
                     return True
         return False
+
+    def _shuffled_and_drawn(self, loader: Loader) -> bool:
+        """A loader that shuffles (`shuffle=True`: a training loader; evaluation keeps its order) and is drawn
+        from: looped over, or handed to code this file does not show (a base class's epoch method)."""
+        if not (isinstance(loader.shuffle, cst.Name) and loader.shuffle.value == "True"):
+            return False
+        if self.model.distributed.pipeline.loops_over(loader.holder):
+            return True
+        return any(code_of(arg.value, 200) == loader.holder and self.model.names.definition_of(call) is None
+                   and not (self.model.names.qualify(call.func) or "").startswith("torch.")
+                   for call in self.model.flows.calls() for arg in call.args)
 
     def _message(self, loader: Loader) -> str:
         sampler = f" (its `{code_of(loader.sampler, 40)}` draws from the whole dataset)" if loader.sampler is not None else ""
