@@ -52,8 +52,11 @@ class SamplerEpochNotSet(Checker):
             if holder is None and not loaders:
                 continue
             receivers = {holder, *(f"{loader}.sampler" for loader in loaders)} - {None}
-            if receivers & set(set_epoch_receivers):
-                continue
+            if receivers & set(set_epoch_receivers) or set(loaders) & self.model.distributed.handled_loaders():
+                continue  # set, or the loader is handed to a library that replaces it (opacus, accelerate)
+            if set_epoch_receivers and not any(_backward_in(loop.body) for text in loaders
+                                               for loop in pipeline.loops_over(text)):
+                continue  # the file sets the epoch of its training sampler; this one feeds no visible training
             epoch_loop = self._epoch_loop({*loaders, *({holder} - {None})})
             if epoch_loop is None or any(node is call for node in _walk(epoch_loop)):
                 continue  # a single pass, or a new sampler built every epoch
@@ -113,6 +116,11 @@ class SamplerEpochNotSet(Checker):
         body = loop.body.with_changes(body=[line, *loop.body.body])
         return Fix("unsafe", f"call `{holder}.set_epoch({loop.target.value})` at the top of the epoch loop (unsafe: "
                    "each epoch then draws a new order, so the run's values change)", {loop.body: body})
+
+
+def _backward_in(body: cst.CSTNode) -> bool:
+    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
+               for node in _walk(body))
 
 
 def _walk(node: cst.CSTNode):

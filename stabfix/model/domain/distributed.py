@@ -12,6 +12,8 @@ Queried after the traversal (built on `names` and `flows`):
 - `rank_guarded(node)`: whether only rank 0 runs `node`: under a rank-0 test, after an early `return` of the
   other ranks, in a function decorated `@rank_zero_only` / `@accelerator.on_main_process`, or in a same-file
   function that every caller calls under a guard.
+- `runs_distributed(node)`: the code is part of the run the file sets up (module level, the function or class
+  that sets it up, or a same-file function they call), not a helper of a utility module that reads `RANK`.
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
 - `pipeline`: the loaders the file builds (`DataLoader(...)` with its holder, dataset, sampler, shuffle), what
   kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader.
@@ -53,6 +55,7 @@ MAIN_ATTRIBUTES = frozenset({"is_main_process", "is_local_main_process", "is_glo
 MAIN_DECORATORS = frozenset({"rank_zero_only", "on_main_process", "on_local_main_process"})
 SHARDING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer",
                                "transformers.Trainer", "transformers.Seq2SeqTrainer", "trl.SFTTrainer"})
+RANK_FREE = frozenset({"torch.distributed.get_world_size"})
 _MAIN_WORD = re.compile(r"(main|master|rank_?0|rank_?zero|global_zero|chief)", re.IGNORECASE)
 
 
@@ -64,6 +67,7 @@ class Distributed:
         self.flows = flows
         self._evidence: Optional[tuple[Optional[cst.CSTNode]]] = None
         self.pipeline = DataPipeline(self)
+        self._setups: Optional[list[cst.CSTNode]] = None  # every node that sets the run up
 
     # --- the script --------------------------------------------------------------------------------
     def evidence(self) -> Optional[cst.CSTNode]:
@@ -91,6 +95,27 @@ class Distributed:
             and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
             and _env_name(node.slice[0].slice.value) in RANK_ENV
 
+    def runs_distributed(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        """Whether the code at `node` is part of the distributed run the file shows: at module level, in the function
+        or class that sets it up, or in a same-file function called from such code (a utility module that only reads
+        `RANK` does not make each of its helpers run on every rank)."""
+        if self.evidence() is None:
+            return False
+        function = self.flows.enclosing_function(node)
+        if function is None:
+            return True
+        if self._setups is None:
+            self._setups = [call for call in self.flows.calls() if self._sets_up(call)] + \
+                ([self.evidence()] if not isinstance(self.evidence(), cst.Call) else [])
+        owner = self.flows.parent(self.flows.parent(function))
+        scope = owner if isinstance(owner, cst.ClassDef) else function
+        if any(_contains(scope, setup) for setup in self._setups):
+            return True
+        if depth >= 2:
+            return False
+        return any(self.runs_distributed(call, depth + 1) for call in self.flows.calls()
+                   if self.names.definition_of(call) is function)
+
     def framework_shards(self) -> bool:
         """A Lightning or HF trainer runs the loop: it gives each rank its own shard itself."""
         return any(self.names.qualify(call.func) in SHARDING_TRAINERS for call in self.flows.calls())
@@ -106,7 +131,20 @@ class Distributed:
                 for arg in call.args:
                     values = arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg]
                     handled.update(code_of(v.value, 200) for v in values)
+            handled.update(self._rewrapped(call))
         return handled
+
+    def _rewrapped(self, call: cst.Call) -> set[str]:
+        """`model, opt, loader = engine.make_private(..., data_loader=loader)`: a library call takes the loader and
+        hands back its own in its place (opacus, DeepSpeed, a framework's setup): the original is no longer drawn."""
+        parent = self.flows.parent(call)
+        if not isinstance(parent, cst.Assign) or (self.names.qualify(call.func) or "").startswith("torch."):
+            return set()
+        targets = set()
+        for target in parent.targets:
+            elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else None
+            targets.update(code_of(e.value, 200) for e in elements) if elements else targets.add(code_of(target.target, 200))
+        return {code_of(arg.value, 200) for arg in call.args} & targets
 
     def _framework_object(self, receiver: cst.BaseExpression) -> bool:
         if isinstance(receiver, cst.Name):
@@ -129,13 +167,18 @@ class Distributed:
                                          kinds=("def", "method")))
 
     # --- ranks -------------------------------------------------------------------------------------
-    def mentions_rank(self, expr: cst.CSTNode) -> bool:
-        """Any part of `expr` is the rank (`f"ckpt_{rank}.pt"`, `os.path.join(d, str(dist.get_rank()))`)."""
+    def mentions_rank(self, expr: cst.CSTNode, depth: int = 0) -> bool:
+        """Any part of `expr` is the rank (`f"ckpt_{rank}.pt"`, `os.path.join(d, str(dist.get_rank()))`), also
+        through names bound to such an expression (`name = fmt.format(rank=global_rank)`)."""
         stack = [expr]
         while stack:
             node = stack.pop()
             if self._rank_value(node):
                 return True
+            if isinstance(node, cst.Name) and node in self.names.uses and depth < 2:
+                values = [b.bound_value for b in self.names.bindings_of(node) if b.bound_value is not None]
+                if any(self.mentions_rank(value, depth + 1) for value in values):
+                    return True
             stack.extend(children(node))
         return False
 
@@ -150,6 +193,9 @@ class Distributed:
             definition = self.names.definition_of(expr)  # `def get_rank(): ... return dist.get_rank()`
             if definition is not None:
                 return any(self._rank_value(value, depth + 1) for value in _returned(definition, nested=True))
+            name = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
+            if isinstance(name, str) and "rank" in name.lower() and self.names.qualify(expr.func) not in RANK_FREE:
+                return True  # another file's `get_local_rank()`: its name breaks the tie
             return self._sets_up(expr) and self.names.qualify(expr.func) in ("os.getenv", "os.environ.get")
         if self.environment_rank_read(expr):
             return True
@@ -161,6 +207,8 @@ class Distributed:
                 if value is not None and self._rank_value(value, depth + 1):
                     return True
                 if binding.kind == "param" and "rank" in binding.name.lower():  # `def worker(rank, world_size)`
+                    return True
+                if binding.kind == "import" and binding.name in RANK_ENV:  # `from utils import RANK`
                     return True
         return False
 
@@ -180,6 +228,10 @@ class Distributed:
             return False if isinstance(test.operator, cst.Or) and False in sides else None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             target = test.comparisons[0]
+            if isinstance(target.operator, cst.In) and isinstance(target.comparator, (cst.Set, cst.Tuple, cst.List)) \
+                    and self._rank_value(test.left):  # `RANK in {-1, 0}`: rank 0, or not distributed at all
+                values = [_int_value(element.value) for element in target.comparator.elements]
+                return True if 0 in values and all(v is not None and v <= 0 for v in values) else None
             left, right = test.left, target.comparator
             if _is_zero(left):
                 left, right = right, left
@@ -252,6 +304,24 @@ def _calls_method(node: cst.CSTNode, method: str) -> bool:
             return True
         stack.extend(children(current))
     return False
+
+
+def _contains(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [outer]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(children(current))
+    return False
+
+
+def _int_value(node: cst.BaseExpression) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
 
 
 def _env_name(node: cst.BaseExpression) -> Optional[str]:
