@@ -37,6 +37,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 raw linear-layer logits), through names, held modules, `Sequential`s and same-file
                 models' `forward` (queried after the traversal; built on `names`)
 - `flows`       where a value goes: load_state_dict, a device move, a look, or elsewhere (SF107)
+- `distributed` whether the file runs as one of several processes, which code only rank 0 runs (rank
+                guards through helpers, decorators, early exits, callers), which loaders a framework
+                shards (SF501-SF503) (queried after the traversal; built on `names`, `flows`)
 - `recurrence`  whether a callable returns recurrent state or changes state outside the call (SF403)
                 (queried after the traversal; built on `names`)
 - `amp`         autocast regions and their dtype, loss scaling, anomaly-mode switches, legacy `torch.cuda.amp` uses
@@ -76,6 +79,7 @@ from stabfix.model.calls.optimizers import OptimizerTracker
 from stabfix.model.domain.amp import Amp
 from stabfix.model.domain.cleanup import DeviceMemory
 from stabfix.model.domain.containers import Containers
+from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.generation import Generation
 from stabfix.model.domain.host_sync import HostSyncs
 from stabfix.model.domain.randomness import Randomness
@@ -122,6 +126,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     "flows": (("names",), lambda model: ValueFlows(model.names)),
     "recurrence": (("names",), lambda model: Recurrence(model.names)),
+    "distributed": (("names", "flows"), lambda model: Distributed(model.imports, model.names, model.flows, model.project)),
     "amp": (("names", "steps"), lambda model: Amp(model.names, model.steps)),
     "syncs": (("values", "modules"), lambda model: HostSyncs(model.values, model.modules)),
     "generation": (("names", "modules"), lambda model: Generation(model.names, model.modules)),
@@ -206,6 +211,7 @@ class FileModel:
     carried: Optional[CarriedStates] = None
     flows: Optional[ValueFlows] = None
     recurrence: Optional[Recurrence] = None
+    distributed: Optional[Distributed] = None
     amp: Optional[Amp] = None
     syncs: Optional[HostSyncs] = None
     generation: Optional[Generation] = None

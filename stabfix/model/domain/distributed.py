@@ -1,0 +1,457 @@
+"""Distributed training: is this a multi-process script, which code only rank 0 runs, which loaders shard.
+
+Queried after the traversal (built on `names` and `flows`):
+
+- `evidence()`: the first sign that the file runs as one of several processes: a process group
+  (`init_process_group`), a DDP/FSDP/DeepSpeed wrap, an accelerate `Accelerator`, a Fabric, a torchrun
+  environment read (`os.environ["LOCAL_RANK"]`, `os.getenv("RANK")`), `mp.spawn`; None for a plain script.
+- `rank_zero_test(expr)`: True when a test holds on global rank 0 only (`rank == 0`, `dist.get_rank() == 0`,
+  `accelerator.is_main_process`, `trainer.is_global_zero`, `not rank`, a same-file helper returning such a
+  test, a name bound to one), False when it holds on the other ranks only (`rank != 0`), None otherwise.
+  A helper of another file (`from utils import is_main_process`) is judged by its name: the only tie a name breaks.
+- `rank_guarded(node)`: whether only rank 0 runs `node`: under a rank-0 test, after an early `return` of the
+  other ranks, in a function decorated `@rank_zero_only` / `@accelerator.on_main_process`, or in a same-file
+  function that every caller calls under a guard.
+- `runs_distributed(node)`: the code is part of the run the file sets up (module level, the function or class
+  that sets it up, or a same-file function they call), not a helper of a utility module that reads `RANK`.
+- `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
+- `pipeline`: the loaders the file builds (`DataLoader(...)` with its holder, dataset, sampler, shuffle), what
+  kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader.
+- `sets_epoch(call)`: the call runs a function, of this file or another scanned one, that calls `set_epoch`.
+- `handled_loaders()`: the loaders a framework shards (passed to `accelerator.prepare`, even in a tuple,
+  `fabric.setup_dataloaders`), and `framework_shards()`: a Lightning `Trainer` or HF `Trainer` runs the loop.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.flow.flows import ValueFlows
+from stabfix.model.source.imports import ImportTracker
+from stabfix.model.source.names import Names
+from stabfix.model.source.syntax import code_of
+from stabfix.model.source.traversal import children
+
+GROUP_SETUP = frozenset({
+    "torch.distributed.init_process_group", "torch.distributed.device_mesh.init_device_mesh",
+    "torch.distributed.init_device_mesh", "torch.multiprocessing.spawn", "deepspeed.initialize",
+    "deepspeed.init_distributed", "accelerate.Accelerator", "accelerate.accelerator.Accelerator",
+    "lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",
+})
+WRAPPERS = frozenset({
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard",
+    "torch.distributed._composable.fsdp.fully_shard",
+})
+RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
+RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID"})
+RANK_ATTRIBUTES = frozenset({"process_index", "local_process_index", "global_rank", "local_rank", "rank", "node_rank"})
+MAIN_ATTRIBUTES = frozenset({"is_main_process", "is_local_main_process", "is_global_zero", "is_world_process_zero",
+                             "is_local_process_zero", "is_main"})
+MAIN_DECORATORS = frozenset({"rank_zero_only", "on_main_process", "on_local_main_process"})
+SHARDING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer",
+                               "transformers.Trainer", "transformers.Seq2SeqTrainer", "trl.SFTTrainer"})
+RANK_FREE = frozenset({"torch.distributed.get_world_size"})
+_MAIN_WORD = re.compile(r"(main|master|rank_?0|rank_?zero|global_zero|chief)", re.IGNORECASE)
+
+
+class Distributed:
+    def __init__(self, imports: ImportTracker, names: Names, flows: ValueFlows, project=None) -> None:
+        self.imports = imports
+        self.project = project  # the other files of the scan (`ProjectQueries`), or None
+        self.names = names
+        self.flows = flows
+        self._evidence: Optional[tuple[Optional[cst.CSTNode]]] = None
+        self.pipeline = DataPipeline(self)
+        self._setups: Optional[list[cst.CSTNode]] = None  # every node that sets the run up
+
+    # --- the script --------------------------------------------------------------------------------
+    def evidence(self) -> Optional[cst.CSTNode]:
+        if self._evidence is None:
+            found = next((call for call in self.flows.calls() if self._sets_up(call)), None)
+            stack: list[cst.CSTNode] = [self.flows.module] if found is None and self.flows.module is not None else []
+            while stack and found is None:  # `int(os.environ["LOCAL_RANK"])`: launched by torchrun
+                node = stack.pop()
+                found = node if self.environment_rank_read(node) else None
+                stack.extend(children(node))
+            self._evidence = (found,)
+        return self._evidence[0]
+
+    def _sets_up(self, call: cst.Call) -> bool:
+        qualified = self.names.qualify(call.func) or ""
+        if qualified in GROUP_SETUP or qualified in WRAPPERS:
+            return True
+        if qualified in ("os.getenv", "os.environ.get") and call.args:
+            return _env_name(call.args[0].value) in RANK_ENV
+        return False
+
+    def environment_rank_read(self, node: cst.CSTNode) -> bool:
+        """`os.environ["LOCAL_RANK"]`."""
+        return isinstance(node, cst.Subscript) and self.names.qualify(node.value) == "os.environ" \
+            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+            and _env_name(node.slice[0].slice.value) in RANK_ENV
+
+    def runs_distributed(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        """Whether the code at `node` is part of the distributed run the file shows: at module level, in the function
+        or class that sets it up, or in a same-file function called from such code (a utility module that only reads
+        `RANK` does not make each of its helpers run on every rank)."""
+        if self.evidence() is None:
+            return False
+        function = self.flows.enclosing_function(node)
+        if function is None:
+            return True
+        if self._setups is None:
+            self._setups = [call for call in self.flows.calls() if self._sets_up(call)] + \
+                ([self.evidence()] if not isinstance(self.evidence(), cst.Call) else [])
+        owner = self.flows.parent(self.flows.parent(function))
+        scope = owner if isinstance(owner, cst.ClassDef) else function
+        if any(_contains(scope, setup) for setup in self._setups):
+            return True
+        if depth >= 2:
+            return False
+        return any(self.runs_distributed(call, depth + 1) for call in self.flows.calls()
+                   if self.names.definition_of(call) is function)
+
+    def framework_shards(self) -> bool:
+        """A Lightning or HF trainer runs the loop: it gives each rank its own shard itself."""
+        return any(self.names.qualify(call.func) in SHARDING_TRAINERS for call in self.flows.calls())
+
+    def handled_loaders(self) -> set[str]:
+        """The source text of every expression handed to `accelerator.prepare(...)`/`fabric.setup_dataloaders(...)`
+        (each element of a tuple too): those loaders get a distributed sampler from the framework."""
+        handled: set[str] = set()
+        for call in self.flows.calls():
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("prepare", "prepare_data_loader", "setup_dataloaders") \
+                    and self._framework_object(func.value):
+                for arg in call.args:
+                    values = arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg]
+                    handled.update(code_of(v.value, 200) for v in values)
+            handled.update(self._rewrapped(call))
+        return handled
+
+    def _rewrapped(self, call: cst.Call) -> set[str]:
+        """`model, opt, loader = engine.make_private(..., data_loader=loader)`: a library call takes the loader and
+        hands back its own in its place (opacus, DeepSpeed, a framework's setup): the original is no longer drawn."""
+        parent = self.flows.parent(call)
+        if not isinstance(parent, cst.Assign) or (self.names.qualify(call.func) or "").startswith("torch."):
+            return set()
+        targets = set()
+        for target in parent.targets:
+            elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else None
+            targets.update(code_of(e.value, 200) for e in elements) if elements else targets.add(code_of(target.target, 200))
+        return {code_of(arg.value, 200) for arg in call.args} & targets
+
+    def _framework_object(self, receiver: cst.BaseExpression) -> bool:
+        if isinstance(receiver, cst.Name):
+            for binding in self.names.bindings_of(receiver) if receiver in self.names.uses else []:
+                value = binding.bound_value
+                if isinstance(value, cst.Call) and self.names.qualify(value.func) in GROUP_SETUP:
+                    return True
+            return self.names.qualify(receiver) is None and bool(self.evidence())  # a parameter: the script's own
+        return isinstance(receiver, cst.Attribute)  # self.accelerator, self.fabric
+
+    def sets_epoch(self, call: cst.Call) -> bool:
+        """The call runs a function (of this file, or of another scanned file) whose body calls `.set_epoch(...)`."""
+        definition = self.names.definition_of(call)
+        if definition is not None:
+            return _calls_method(definition, "set_epoch")
+        qualified = self.names.qualify(call.func)
+        if qualified is None or self.project is None:
+            return False
+        return bool(self.project.foreign(qualified, lambda found: _calls_method(found.node, "set_epoch"),
+                                         kinds=("def", "method")))
+
+    # --- ranks -------------------------------------------------------------------------------------
+    def mentions_rank(self, expr: cst.CSTNode, depth: int = 0) -> bool:
+        """Any part of `expr` is the rank (`f"ckpt_{rank}.pt"`, `os.path.join(d, str(dist.get_rank()))`), also
+        through names bound to such an expression (`name = fmt.format(rank=global_rank)`)."""
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if self._rank_value(node):
+                return True
+            if isinstance(node, cst.Name) and node in self.names.uses and depth < 2:
+                values = [b.bound_value for b in self.names.bindings_of(node) if b.bound_value is not None]
+                if any(self.mentions_rank(value, depth + 1) for value in values):
+                    return True
+            stack.extend(children(node))
+        return False
+
+    def _rank_value(self, expr: cst.CSTNode, depth: int = 0) -> bool:
+        if depth > 6:
+            return False
+        if isinstance(expr, cst.Call):
+            if self.names.qualify(expr.func) in RANK_CALLS:
+                return True
+            if isinstance(expr.func, cst.Name) and expr.func.value in ("int", "str") and expr.args:
+                return self._rank_value(expr.args[0].value, depth + 1)
+            definition = self.names.definition_of(expr)  # `def get_rank(): ... return dist.get_rank()`
+            if definition is not None:
+                return any(self._rank_value(value, depth + 1) for value in _returned(definition, nested=True))
+            name = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
+            if isinstance(name, str) and "rank" in name.lower() and self.names.qualify(expr.func) not in RANK_FREE:
+                return True  # another file's `get_local_rank()`: its name breaks the tie
+            return self._sets_up(expr) and self.names.qualify(expr.func) in ("os.getenv", "os.environ.get")
+        if self.environment_rank_read(expr):
+            return True
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in RANK_ATTRIBUTES
+        if isinstance(expr, cst.Name) and expr in self.names.uses:
+            for binding in self.names.bindings_of(expr):
+                value = binding.bound_value
+                if value is not None and self._rank_value(value, depth + 1):
+                    return True
+                if binding.kind == "param" and "rank" in binding.name.lower():  # `def worker(rank, world_size)`
+                    return True
+                if binding.kind == "import" and binding.name in RANK_ENV:  # `from utils import RANK`
+                    return True
+        return False
+
+    def rank_zero_test(self, test: cst.BaseExpression, depth: int = 0) -> Optional[bool]:
+        if depth > 6:
+            return None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            if self._rank_value(test.expression):
+                return True
+            inner = self.rank_zero_test(test.expression, depth + 1)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            sides = (self.rank_zero_test(test.left, depth + 1), self.rank_zero_test(test.right, depth + 1))
+            if isinstance(test.operator, cst.And) and True in sides or isinstance(test.operator, cst.Or) and True in sides \
+                    and False not in sides:
+                return True
+            return False if isinstance(test.operator, cst.Or) and False in sides else None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            if isinstance(target.operator, cst.In) and isinstance(target.comparator, (cst.Set, cst.Tuple, cst.List)) \
+                    and self._rank_value(test.left):  # `RANK in {-1, 0}`: rank 0, or not distributed at all
+                values = [_int_value(element.value) for element in target.comparator.elements]
+                return True if 0 in values and all(v is not None and v <= 0 for v in values) else None
+            left, right = test.left, target.comparator
+            if _is_zero(left):
+                left, right = right, left
+            if _is_zero(right) and self._rank_value(left):
+                if isinstance(target.operator, (cst.Equal, cst.Is, cst.LessThanEqual)):
+                    return True
+                if isinstance(target.operator, (cst.NotEqual, cst.IsNot, cst.GreaterThan)):
+                    return False
+            return None
+        if isinstance(test, cst.Attribute):
+            return True if test.attr.value in MAIN_ATTRIBUTES else None
+        if isinstance(test, cst.Call):
+            return self._main_call(test, depth)
+        if isinstance(test, cst.Name) and test in self.names.uses:
+            for binding in self.names.bindings_of(test):
+                value = binding.bound_value
+                if value is not None and (answer := self.rank_zero_test(value, depth + 1)) is not None:
+                    return answer
+                if binding.kind == "param" and _MAIN_WORD.search(binding.name):
+                    return True
+        return None
+
+    def _main_call(self, call: cst.Call, depth: int) -> Optional[bool]:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in MAIN_ATTRIBUTES:
+            return True
+        definition = self.names.definition_of(call)
+        if definition is not None:
+            for returned in _returned(definition):
+                if (answer := self.rank_zero_test(returned, depth + 1)) is not None:
+                    return answer
+            return None
+        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", "")
+        return True if isinstance(name, str) and _MAIN_WORD.search(name) else None  # another file's helper
+
+    def rank_guarded(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        child, current = node, self.flows.parent(node)
+        while current is not None:
+            if isinstance(current, cst.If):
+                polarity = self.rank_zero_test(current.test)
+                if polarity is True and child is current.body or polarity is False and child is current.orelse:
+                    return True
+            if isinstance(current, cst.FunctionDef):
+                return self._guarded_function(current, child, depth)
+            child, current = current, self.flows.parent(current)
+        return False
+
+    def _guarded_function(self, function: cst.FunctionDef, statement: cst.CSTNode, depth: int) -> bool:
+        for decorator in function.decorators:
+            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", "")
+            if name in MAIN_DECORATORS:
+                return True
+        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        for item in body:  # an early exit of the other ranks before the statement
+            if item is statement:
+                break
+            if isinstance(item, cst.If) and self.rank_zero_test(item.test) is False and _exits(item.body):
+                return True
+        if depth >= 2:
+            return False
+        callers = [call for call in self.flows.calls() if self.names.definition_of(call) is function]
+        return bool(callers) and all(self.rank_guarded(call, depth + 1) for call in callers)
+
+
+def _calls_method(node: cst.CSTNode, method: str) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == method:
+            return True
+        stack.extend(children(current))
+    return False
+
+
+def _contains(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [outer]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(children(current))
+    return False
+
+
+def _int_value(node: cst.BaseExpression) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
+
+
+def _env_name(node: cst.BaseExpression) -> Optional[str]:
+    return node.evaluated_value if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) else None
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Integer) and node.value == "0"
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    statements = block.body if isinstance(block, cst.IndentedBlock) else ()
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
+    return False
+
+
+def _returned(function: cst.FunctionDef, nested: bool = False) -> list[cst.BaseExpression]:
+    """The values the function's top-level `return`s give (`nested`: also those inside its branches)."""
+    found: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cst.SimpleStatementLine):
+            found.extend(small.value for small in item.body if isinstance(small, cst.Return) and small.value is not None)
+        elif nested and not isinstance(item, (cst.FunctionDef, cst.ClassDef)):
+            stack.extend(children(item))
+    return found
+
+
+LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+DISTRIBUTED_SAMPLERS = frozenset({"torch.utils.data.DistributedSampler",
+                                  "torch.utils.data.distributed.DistributedSampler"})
+PLAIN_SAMPLERS = frozenset(f"torch.utils.data{module}.{name}" for module in ("", ".sampler")
+                           for name in ("RandomSampler", "SequentialSampler", "WeightedRandomSampler", "SubsetRandomSampler"))
+
+
+@dataclass(frozen=True)
+class Loader:
+    """One `DataLoader(...)` construction: where it is held and what it draws with."""
+
+    call: cst.Call
+    holder: Optional[str]  # source text of the name or attribute it is assigned to
+    dataset: Optional[cst.BaseExpression]
+    sampler: Optional[cst.BaseExpression]  # `sampler=` or `batch_sampler=` (None when absent or `None`)
+    shuffle: Optional[cst.BaseExpression]
+
+
+def argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    return positional[position] if 0 <= position < len(positional) else None
+
+
+class DataPipeline:
+    """Which loaders the file builds with which samplers, and the loops that draw from them (asked by the
+    distributed rules over `Distributed`'s names and flows)."""
+
+    def __init__(self, distributed: Distributed) -> None:
+        self.names, self.flows = distributed.names, distributed.flows
+
+    def holder(self, call: cst.Call, through_wrapper: bool = False) -> Optional[str]:
+        """The name or attribute the call's result is assigned to; `through_wrapper`: also as the first argument
+        of a call that returns it wrapped (`loader = fabric.setup_dataloaders(DataLoader(...))`)."""
+        parent = self.flows.parent(call)
+        if through_wrapper and isinstance(parent, cst.Arg) and parent.keyword is None \
+                and isinstance(wrapper := self.flows.parent(parent), cst.Call) and wrapper.args[0] is parent:
+            parent = self.flows.parent(wrapper)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            return code_of(parent.targets[0].target, 200)
+        if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)):
+            return code_of(parent.target, 200)
+        return None
+
+    def loaders(self) -> list[Loader]:
+        found = []
+        for call in self.flows.calls():
+            if self.names.qualify(call.func) in LOADER_CLASSES:
+                sampler = argument(call, 3, "sampler") or argument(call, 4, "batch_sampler")
+                if isinstance(sampler, cst.Name) and sampler.value == "None":
+                    sampler = None
+                found.append(Loader(call, self.holder(call, through_wrapper=True), argument(call, 0, "dataset"), sampler,
+                                    argument(call, 2, "shuffle")))
+        return found
+
+    def sampler_kind(self, sampler: cst.BaseExpression, depth: int = 0) -> str:
+        """"distributed", "plain" (a single-process torch sampler) or "unknown" (a project's own, a helper's)."""
+        if isinstance(sampler, cst.Call):
+            qualified = self.names.qualify(sampler.func) or ""
+            if qualified in DISTRIBUTED_SAMPLERS:
+                return "distributed"
+            if qualified in PLAIN_SAMPLERS:
+                return "plain"
+            if qualified.endswith("BatchSampler") and sampler.args:  # BatchSampler(inner, ...)
+                return self.sampler_kind(sampler.args[0].value, depth + 1)
+            return "unknown"
+        if isinstance(sampler, cst.Name) and sampler in self.names.uses and depth < 4:
+            values = [b.bound_value for b in self.names.bindings_of(sampler)]
+            kinds = {self.sampler_kind(v, depth + 1) for v in values if v is not None}
+            return kinds.pop() if len(kinds) == 1 else "unknown"
+        return "unknown"
+
+    def loops_over(self, holder: str) -> list[cst.For]:
+        """The `for` loops whose iterable is the held loader (`loader`, `enumerate(loader)`, `tqdm(self.loader)`)."""
+        loops = []
+        stack: list[cst.CSTNode] = [self.flows.module] if self.flows.module is not None else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.For) and _contains_text(node.iter, holder):
+                loops.append(node)
+            stack.extend(children(node))
+        return loops
+
+    def enclosing_loop(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        current = self.flows.parent(node)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(current, (cst.For, cst.While)):
+                return current
+            current = self.flows.parent(current)
+        return None
+
+
+def _contains_text(expr: cst.CSTNode, text: str) -> bool:
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Name, cst.Attribute)) and code_of(node, 200) == text:
+            return True
+        stack.extend(children(node))
+    return False
