@@ -12,6 +12,8 @@ Queried after the traversal (built on `names` and `flows`):
 - `rank_guarded(node)`: whether only rank 0 runs `node`: under a rank-0 test, after an early `return` of the
   other ranks, in a function decorated `@rank_zero_only` / `@accelerator.on_main_process`, or in a same-file
   function that every caller calls under a guard.
+- `varies_by_rank(test)`: whether a test can differ between processes (a rank-0 test either way, `local_rank in
+  [-1, 0]`, any test reading the rank; not the world size).
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
 - `pipeline`: the loaders the file builds (`DataLoader(...)` with its holder, dataset, sampler, shuffle), what
   kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader.
@@ -46,6 +48,7 @@ WRAPPERS = frozenset({
 })
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID"})
+PER_PROCESS_ENV = frozenset({"RANK", "LOCAL_RANK", "SLURM_PROCID", "SLURM_LOCALID"})
 RANK_ATTRIBUTES = frozenset({"process_index", "local_process_index", "global_rank", "local_rank", "rank", "node_rank"})
 MAIN_ATTRIBUTES = frozenset({"is_main_process", "is_local_main_process", "is_global_zero", "is_world_process_zero",
                              "is_local_process_zero", "is_main"})
@@ -83,11 +86,11 @@ class Distributed:
             return _env_name(call.args[0].value) in RANK_ENV
         return False
 
-    def environment_rank_read(self, node: cst.CSTNode) -> bool:
-        """`os.environ["LOCAL_RANK"]`."""
+    def environment_rank_read(self, node: cst.CSTNode, sizes: bool = True) -> bool:
+        """`os.environ["LOCAL_RANK"]` (with `sizes`, `os.environ["WORLD_SIZE"]` too)."""
         return isinstance(node, cst.Subscript) and self.names.qualify(node.value) == "os.environ" \
             and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
-            and _env_name(node.slice[0].slice.value) in RANK_ENV
+            and _env_name(node.slice[0].slice.value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
 
     def framework_shards(self) -> bool:
         """A Lightning or HF trainer runs the loop: it gives each rank its own shard itself."""
@@ -126,23 +129,37 @@ class Distributed:
             stack.extend(children(node))
         return False
 
-    def _rank_value(self, expr: cst.CSTNode, depth: int = 0) -> bool:
+    def varies_by_rank(self, test: cst.BaseExpression) -> bool:
+        """Whether a test can come out differently on different processes (`rank == 0`, `local_rank in [-1, 0]`,
+        `accelerator.is_main_process`, `not is_main()`); the world size is the same on all of them."""
+        if self.rank_zero_test(test) is not None:
+            return True
+        stack: list[cst.CSTNode] = [test]
+        while stack:
+            node = stack.pop()
+            if self._rank_value(node, sizes=False):
+                return True
+            stack.extend(children(node))
+        return False
+
+    def _rank_value(self, expr: cst.CSTNode, depth: int = 0, sizes: bool = True) -> bool:
         if depth > 6:
             return False
         if isinstance(expr, cst.Call):
             if self.names.qualify(expr.func) in RANK_CALLS:
                 return True
             if isinstance(expr.func, cst.Name) and expr.func.value in ("int", "str") and expr.args:
-                return self._rank_value(expr.args[0].value, depth + 1)
-            return self._sets_up(expr) and self.names.qualify(expr.func) in ("os.getenv", "os.environ.get")
-        if self.environment_rank_read(expr):
+                return self._rank_value(expr.args[0].value, depth + 1, sizes)
+            return self.names.qualify(expr.func) in ("os.getenv", "os.environ.get") and bool(expr.args) \
+                and _env_name(expr.args[0].value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
+        if self.environment_rank_read(expr, sizes):
             return True
         if isinstance(expr, cst.Attribute):
             return expr.attr.value in RANK_ATTRIBUTES
         if isinstance(expr, cst.Name) and expr in self.names.uses:
             for binding in self.names.bindings_of(expr):
                 value = binding.bound_value
-                if value is not None and self._rank_value(value, depth + 1):
+                if value is not None and self._rank_value(value, depth + 1, sizes):
                     return True
                 if binding.kind == "param" and "rank" in binding.name.lower():  # `def worker(rank, world_size)`
                     return True
