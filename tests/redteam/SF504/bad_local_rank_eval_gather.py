@@ -1,4 +1,4 @@
-"""Paraphrase of an evaluation helper gathering predictions under `local_rank in [-1, 0]`."""
+"""An evaluation helper gathering predictions under `local_rank in [-1, 0]`."""
 
 import torch
 import torch.distributed as dist
