@@ -14,6 +14,8 @@ Queried after the traversal (built on `names` and `flows`):
   function that every caller calls under a guard.
 - `varies_by_rank(test)`: whether a test can differ between processes (a rank-0 test either way, `local_rank in
   [-1, 0]`, any test reading the rank; not the world size).
+- `wrapped(expr)`: whether an expression holds a DDP/DataParallel-wrapped module (`state_dict()` keys prefixed
+  `module.`): "always", "sometimes" (a conditional wrap) or None; FSDP is not a prefixing wrap.
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
 - `pipeline`: the loaders the file builds (`DataLoader(...)` with its holder, dataset, sampler, shuffle), what
   kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader.
@@ -46,6 +48,11 @@ WRAPPERS = frozenset({
     "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard",
     "torch.distributed._composable.fsdp.fully_shard",
 })
+PREFIXING_WRAPPERS = frozenset({
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+})
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "bfloat16", "double", "requires_grad_"})
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID"})
 PER_PROCESS_ENV = frozenset({"RANK", "LOCAL_RANK", "SLURM_PROCID", "SLURM_LOCALID"})
@@ -117,6 +124,46 @@ class Distributed:
                     return True
             return self.names.qualify(receiver) is None and bool(self.evidence())  # a parameter: the script's own
         return isinstance(receiver, cst.Attribute)  # self.accelerator, self.fabric
+
+    # --- wrapped modules ---------------------------------------------------------------------------
+    def wrapped(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        """Whether `expr` holds a module wrapped by DDP or DataParallel, whose `state_dict()` keys carry a
+        `module.` prefix: "always" (every binding reaching it is a wrap), "sometimes" (`if distributed:
+        model = DDP(model)`), None (not shown). Followed through names, `self.<attr>` and the returns of
+        same-file helpers. FSDP and `fully_shard` are not prefixing wraps: their state-dict hooks give the
+        inner module's names."""
+        values = self._reaching_values(expr)
+        if not values or depth > 3:
+            return None
+        wraps = [self._is_wrap(value, depth) for value in values]
+        if all(wraps):
+            return "always"
+        return "sometimes" if any(wraps) else None
+
+    def _is_wrap(self, value: Optional[cst.BaseExpression], depth: int) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        if self.names.qualify(value.func) in PREFIXING_WRAPPERS:
+            return True
+        func = value.func  # `nn.DataParallel(net).cuda()`: a module's `.to`/`.cuda`/`.train` return the module
+        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF:
+            inner = func.value
+            return self._is_wrap(inner, depth + 1) if isinstance(inner, cst.Call) else self.wrapped(inner, depth + 1) == "always"
+        definition = self.names.definition_of(value)
+        return definition is not None and any(
+            self.wrapped(returned, depth + 1) == "always" or self._is_wrap(returned, depth + 1)
+            for returned in _returned(definition))
+
+    def _reaching_values(self, expr: cst.BaseExpression) -> list[Optional[cst.BaseExpression]]:
+        bindings = []
+        if isinstance(expr, cst.Name) and expr in self.names.uses:
+            bindings = self.names.reaching(expr) or self.names.bindings_of(expr)
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+                and expr.value in self.names.uses:
+            scope = self.names.scope_of(expr.value)
+            owner = self.names.enclosing_class(scope) if scope is not None else None
+            bindings = self.names.attribute_reaching(owner, expr.attr.value, expr.value) if owner is not None else []
+        return [binding.bound_value for binding in bindings]  # None: a parameter, a loop target (not shown)
 
     # --- ranks -------------------------------------------------------------------------------------
     def mentions_rank(self, expr: cst.CSTNode) -> bool:
