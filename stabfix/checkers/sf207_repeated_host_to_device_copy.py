@@ -72,7 +72,8 @@ class RepeatedHostToDeviceCopy(Checker):
             elif (self.model.names.qualify(call.func) or "") in LITERAL_BUILDERS and call.args \
                     and _literal(call.args[0].value) and not _names_host(call, devices):
                 self.report(call, f"`{code_of(call, 50)}` copies the same constant from the host to the device on "
-                            f"{where}; build it once (before the loop, or `register_buffer` in `__init__`) and reuse it")
+                            f"{where}; build it once (before the loop, or `register_buffer` in `__init__`) and reuse it, or fill it "
+                            "on the device (`torch.full((), v, device=...)`)")
 
     def _to_accelerator(self, move: cst.Call, devices: DeviceKinds) -> bool:
         if self.model.names.qualify(move.func) is not None:

@@ -63,8 +63,9 @@ class CollectiveUnderRankCondition(Checker):
         """The rank condition that keeps some ranks from `call` (the node and its wording), or None."""
         child, current = call, distributed.flows.parent(call)
         while current is not None:
-            if isinstance(current, cst.If) and (child is current.body or child is current.orelse) \
-                    and distributed.varies_by_rank(current.test):
+            in_else = isinstance(current, cst.If) and child is current.orelse
+            if isinstance(current, cst.If) and (child is current.body or in_else) and distributed.varies_by_rank(current.test) \
+                    and not (in_else and isinstance(current.test, cst.BooleanOperation)):  # `else` of `A and rank == 0`: A decides too
                 other = current.orelse if child is current.body else current.body
                 if not self._runs(other, api):
                     branch = "under" if child is current.body else "in the `else` of"

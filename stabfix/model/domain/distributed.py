@@ -179,6 +179,10 @@ class Distributed:
     def varies_by_rank(self, test: cst.BaseExpression) -> bool:
         """Whether a test can come out differently on different processes (`rank == 0`, `local_rank in [-1, 0]`,
         `accelerator.is_main_process`, `not is_main()`); the world size is the same on all of them."""
+        if isinstance(test, cst.BooleanOperation):
+            return self.varies_by_rank(test.left) or self.varies_by_rank(test.right)
+        if self._option_flag(test):
+            return False
         if self.rank_zero_test(test) is not None:
             return True
         stack: list[cst.CSTNode] = [test]
@@ -188,6 +192,16 @@ class Distributed:
                 return True
             stack.extend(children(node))
         return False
+
+    def _option_flag(self, test: cst.BaseExpression) -> bool:
+        """`if rank0_only:` of a parameter `rank0_only`: an option every rank is given alike, not a test of the
+        rank, though its name mentions one (a name word breaking the tie the data flow leaves)."""
+        if isinstance(test, cst.UnaryOperation):
+            return self._option_flag(test.expression)
+        if not isinstance(test, cst.Name) or test not in self.names.uses:
+            return False
+        bindings = self.names.bindings_of(test)
+        return bool(bindings) and all(b.kind == "param" and b.name.endswith("_only") for b in bindings)
 
     def _rank_value(self, expr: cst.CSTNode, depth: int = 0, sizes: bool = True) -> bool:
         if depth > 6:
