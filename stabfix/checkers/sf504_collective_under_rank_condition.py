@@ -11,7 +11,8 @@ another file of the scan that runs one, any number of calls down). A collective 
 - its function is decorated to run on rank 0 only (`@rank_zero_only`, `@accelerator.on_main_process`).
 Left alone: the paired-barrier idiom (a barrier under one rank test and the same barrier under another
 rank test of the same function: rank 0 works first, the others wait at their own barrier), a test of the
-world size or of `dist.is_initialized()`, rank-0-only code without collectives.
+world size, of `dist.is_initialized()` or of `local_rank != -1` (distributed mode), rank-0-only code
+without collectives.
 
 No fix: where the collective belongs depends on what it was for; the message names it and the condition.
 """

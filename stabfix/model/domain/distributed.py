@@ -181,7 +181,7 @@ class Distributed:
         `accelerator.is_main_process`, `not is_main()`); the world size is the same on all of them."""
         if isinstance(test, cst.BooleanOperation):
             return self.varies_by_rank(test.left) or self.varies_by_rank(test.right)
-        if self._option_flag(test):
+        if self._option_flag(test) or _distributed_mode_test(test):
             return False
         if self.rank_zero_test(test) is not None:
             return True
@@ -304,6 +304,14 @@ class Distributed:
             return False
         callers = [call for call in self.flows.calls() if self.names.definition_of(call) is function]
         return bool(callers) and all(self.rank_guarded(call, depth + 1) for call in callers)
+
+
+def _distributed_mode_test(test: cst.BaseExpression) -> bool:
+    """`local_rank != -1`, `args.local_rank == -1`: -1 marks a run that is not distributed, the same on every rank."""
+    return isinstance(test, cst.Comparison) and all(
+        isinstance(c.comparator, cst.UnaryOperation) and isinstance(c.comparator.operator, cst.Minus)
+        and isinstance(c.comparator.expression, cst.Integer) and c.comparator.expression.value == "1"
+        for c in test.comparisons)
 
 
 def _env_name(node: cst.BaseExpression) -> Optional[str]:
