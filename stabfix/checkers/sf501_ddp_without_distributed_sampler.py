@@ -2,8 +2,9 @@
 
 A query over the model's `distributed` part: in a file that runs as one of several processes
 (`Distributed.evidence`: a process group, a DDP/FSDP wrap, an `Accelerator`, a torchrun environment read),
-a `DataLoader(...)` whose batches reach a backward pass (a `for` over the loader, in this function or in a
-same-file function it is handed to, with a `backward` in its body) and that nothing shards: no
+a `DataLoader(...)` whose batches reach a backward pass (a `for` over the loader or `iter(loader)` in a step
+loop, here or in a same-file function it is handed to, with a `backward` in its body), or that shuffles and is
+drawn from (looped over, or handed to code the file does not show), and that nothing shards: no
 `DistributedSampler` (a `sampler=` that is a single-process torch sampler still counts as none; a sampler of
 unknown kind, built by a helper or another file, is trusted), not handed to `accelerator.prepare`
 (also in a tuple) or `fabric.setup_dataloaders`, not under a Lightning or HF `Trainer`, not built only on
@@ -23,6 +24,9 @@ from stabfix.fixes.amp import torch_spelling
 from stabfix.model.domain.distributed import Loader
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
+
+
+ITERABLE_BASES = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})
 
 
 class DdpWithoutDistributedSampler(Checker):
@@ -45,7 +49,7 @@ class DdpWithoutDistributedSampler(Checker):
                 continue
             if distributed.rank_guarded(loader.call) or self._dataset_sharded(loader):
                 continue
-            if not self._trains_on(loader.holder):
+            if not (self._trains_on(loader.holder) or self._shuffled_and_drawn(loader)):
                 continue
             self.report(loader.call, self._message(loader), self._fix(loader))
 
@@ -61,18 +65,27 @@ class DdpWithoutDistributedSampler(Checker):
 
     def _iterable(self, values: list[cst.BaseExpression]) -> bool:
         """A dataset built from a same-file `IterableDataset` subclass: it yields its own stream (no sampler applies)."""
+        names = self.model.names
         for value in values:
-            callee = self.model.names.callable_of(value.func) if isinstance(value, cst.Call) else None
-            owner = callee.module_class or callee.node if callee is not None else None
-            if isinstance(owner, cst.ClassDef) and any("IterableDataset" in code_of(base.value, 200) for base in owner.bases):
+            func = value.func if isinstance(value, cst.Call) else None
+            classes = [b.node for b in names.bindings_of(func) if b.kind == "class"] \
+                if isinstance(func, cst.Name) and func in names.uses else []
+            if any(isinstance(owner, cst.ClassDef) and any(names.qualify(base.value) in ITERABLE_BASES for base in owner.bases)
+                   for owner in classes):
                 return True
         return False
 
     def _trains_on(self, holder: str) -> bool:
         """A loop over the loader runs a backward pass, here or in a same-file function the loader is handed to."""
-        pipeline = self.model.distributed.pipeline
+        pipeline, flows = self.model.distributed.pipeline, self.model.flows
         if any(_backward_in(loop.body) for loop in pipeline.loops_over(holder)):
             return True
+        for call in flows.calls():  # `it = iter(loader)` ... `next(it)` in a step loop
+            if isinstance(call.func, cst.Name) and call.func.value == "iter" and call.args \
+                    and code_of(call.args[0].value, 200) == holder:
+                loop = pipeline.enclosing_loop(call) or _first_loop(flows.enclosing_function(call))
+                if loop is not None and _backward_in(loop):
+                    return True
         for call in self.model.flows.calls():
             definition = self.model.names.definition_of(call)
             if definition is None:
@@ -85,6 +98,17 @@ class DdpWithoutDistributedSampler(Checker):
                                      if _inside(loop, definition, self.model.flows)):
                     return True
         return False
+
+    def _shuffled_and_drawn(self, loader: Loader) -> bool:
+        """A loader that shuffles (`shuffle=True`: a training loader; evaluation keeps its order) and is drawn
+        from: looped over, or handed to code this file does not show (a base class's epoch method)."""
+        if not (isinstance(loader.shuffle, cst.Name) and loader.shuffle.value == "True"):
+            return False
+        if self.model.distributed.pipeline.loops_over(loader.holder):
+            return True
+        return any(code_of(arg.value, 200) == loader.holder and self.model.names.definition_of(call) is None
+                   and not (self.model.names.qualify(call.func) or "").startswith("torch.")
+                   for call in self.model.flows.calls() for arg in call.args)
 
     def _message(self, loader: Loader) -> str:
         sampler = f" (its `{code_of(loader.sampler, 40)}` draws from the whole dataset)" if loader.sampler is not None else ""
@@ -119,6 +143,11 @@ def _backward_in(body: cst.CSTNode) -> bool:
             return True
         stack.extend(child for child in children(node) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
     return False
+
+
+def _first_loop(function: cst.FunctionDef | None) -> cst.CSTNode | None:
+    body = function.body.body if function is not None and isinstance(function.body, cst.IndentedBlock) else ()
+    return next((item for item in body if isinstance(item, (cst.For, cst.While))), None)
 
 
 def _parameter(function: cst.FunctionDef, position: int, arg: cst.Arg) -> str | None:

@@ -48,12 +48,15 @@ class SamplerEpochNotSet(Checker):
                 continue
             holder = pipeline.holder(call)
             loaders = [loader.holder for loader in pipeline.loaders() if loader.holder is not None and loader.sampler is not None
-                       and (loader.sampler is call or holder is not None and code_of(loader.sampler, 200) == holder)]
+                       and (loader.sampler is call or holder is not None and holder in self._wrapped(loader.sampler))]
             if holder is None and not loaders:
                 continue
             receivers = {holder, *(f"{loader}.sampler" for loader in loaders)} - {None}
-            if receivers & set(set_epoch_receivers):
-                continue
+            if receivers & set(set_epoch_receivers) or set(loaders) & self.model.distributed.handled_loaders():
+                continue  # set, or the loader is handed to a library that replaces it (opacus, accelerate)
+            if set_epoch_receivers and not any(_backward_in(loop.body) for text in loaders
+                                               for loop in pipeline.loops_over(text)):
+                continue  # the file sets the epoch of its training sampler; this one feeds no visible training
             epoch_loop = self._epoch_loop({*loaders, *({holder} - {None})})
             if epoch_loop is None or any(node is call for node in _walk(epoch_loop)):
                 continue  # a single pass, or a new sampler built every epoch
@@ -63,15 +66,29 @@ class SamplerEpochNotSet(Checker):
         """The loop that draws from the loader more than once: around a loop over it, or around a call it is handed to."""
         pipeline, flows = self.model.distributed.pipeline, self.model.flows
         draws: list[cst.CSTNode] = [loop for text in held for loop in pipeline.loops_over(text)]
-        draws += [call for call in flows.calls() if any(code_of(arg.value, 200) in held for arg in call.args)
-                  and self.model.names.qualify(call.func) is None]
+        handed = [call for call in flows.calls() if any(code_of(arg.value, 200) in held for arg in call.args)]
+        if any(self.model.distributed.sets_epoch(call) for call in handed):
+            return None  # a helper (here or in another scanned file) sets the epoch on what it is handed
+        draws += [call for call in handed if not (self.model.names.qualify(call.func) or "").startswith("torch.")]
         for draw in draws:
             outer = pipeline.enclosing_loop(draw)
+            while outer is not None and isinstance(outer, cst.For) and any(node is draw for node in _walk(outer.iter)):
+                outer = pipeline.enclosing_loop(outer)  # `for b in enumerate(loader)`: the loop over the loader itself
             if outer is not None:
                 return outer
             if isinstance(draw, cst.Call) and self._loops_inside(draw):
                 return None  # the callee runs its own epochs: its loop is not this file's to judge
         return None
+
+    def _wrapped(self, sampler: cst.BaseExpression) -> set[str]:
+        """The sampler a loader's `sampler=`/`batch_sampler=` holds: itself, or what a `BatchSampler(inner, ...)` wraps."""
+        found = {code_of(sampler, 200)}
+        values = [b.bound_value for b in self.model.names.bindings_of(sampler)] \
+            if isinstance(sampler, cst.Name) and sampler in self.model.names.uses else [sampler]
+        for value in values:
+            if isinstance(value, cst.Call) and value.args and (self.model.names.qualify(value.func) or "").endswith("BatchSampler"):
+                found.add(code_of(value.args[0].value, 200))
+        return found
 
     def _loops_inside(self, call: cst.Call) -> bool:
         definition = self.model.names.definition_of(call)
@@ -99,6 +116,11 @@ class SamplerEpochNotSet(Checker):
         body = loop.body.with_changes(body=[line, *loop.body.body])
         return Fix("unsafe", f"call `{holder}.set_epoch({loop.target.value})` at the top of the epoch loop (unsafe: "
                    "each epoch then draws a new order, so the run's values change)", {loop.body: body})
+
+
+def _backward_in(body: cst.CSTNode) -> bool:
+    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
+               for node in _walk(body))
 
 
 def _walk(node: cst.CSTNode):

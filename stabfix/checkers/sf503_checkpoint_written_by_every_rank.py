@@ -28,6 +28,7 @@ from stabfix.model.source.syntax import code_of
 
 SAVES = {"torch.save": (1, "f"), "torch.serialization.save": (1, "f"), "safetensors.torch.save_file": (1, "filename"),
          "safetensors.torch.save_model": (1, "filename")}
+IN_MEMORY = frozenset({"io.BytesIO", "io.StringIO"})
 HANDLED_KEYWORDS = frozenset({"is_main_process", "save_function"})
 
 
@@ -47,7 +48,9 @@ class CheckpointWrittenByEveryRank(Checker):
             if what is None:
                 continue
             path = what[1]
-            if distributed.rank_guarded(call) or (path is not None and distributed.mentions_rank(path)):
+            if distributed.rank_guarded(call) or (path is not None and (distributed.mentions_rank(path) or self._in_memory(path))):
+                continue
+            if not distributed.runs_distributed(call) or self._caller_chooses_rank(call):
                 continue
             self.report(call, self._message(call, what[0]), self._fix(call))
 
@@ -67,6 +70,19 @@ class CheckpointWrittenByEveryRank(Checker):
                     and set(mode.evaluated_value) & {"w", "a", "x"}:
                 return "file", argument(call, 0, "file")
         return None
+
+    def _in_memory(self, path: cst.BaseExpression) -> bool:
+        """`torch.save(obj, buffer)` with `buffer = io.BytesIO()`: no file is written."""
+        names = self.model.names
+        values = [b.bound_value for b in names.bindings_of(path)] if isinstance(path, cst.Name) and path in names.uses else [path]
+        return bool(values) and all(isinstance(v, cst.Call) and names.qualify(v.func) in IN_MEMORY for v in values)
+
+    def _caller_chooses_rank(self, call: cst.Call) -> bool:
+        """The write sits in a function that takes a rank-0 flag (`def save_pretrained(..., is_main_process=True)`):
+        its contract leaves the choice of the process to the caller."""
+        function = self.model.flows.enclosing_function(call)
+        params = function.params.params + function.params.kwonly_params if function is not None else ()
+        return any(self.model.distributed.rank_zero_test(param.name) for param in params)
 
     def _rebound(self, name: cst.Name) -> bool:
         """`open` is the builtin unless the file binds the name (an import, a def)."""

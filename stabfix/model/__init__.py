@@ -122,7 +122,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     "flows": (("names",), lambda model: ValueFlows(model.names)),
     "recurrence": (("names",), lambda model: Recurrence(model.names)),
-    "distributed": (("names", "flows"), lambda model: Distributed(model.imports, model.names, model.flows)),
+    "distributed": (("names", "flows"), lambda model: Distributed(model.imports, model.names, model.flows, model.project)),
     "amp": (("names", "steps"), lambda model: Amp(model.names, model.steps)),
     "syncs": (("values", "modules"), lambda model: HostSyncs(model.values, model.modules)),
     "generation": (("names", "modules"), lambda model: Generation(model.names, model.modules)),

@@ -16,9 +16,12 @@ Queried after the traversal (built on `names` and `flows`):
   [-1, 0]`, any test reading the rank; not the world size).
 - `wrapped(expr)`: whether an expression holds a DDP/DataParallel-wrapped module (`state_dict()` keys prefixed
   `module.`): "always", "sometimes" (a conditional wrap) or None; FSDP is not a prefixing wrap.
+- `runs_distributed(node)`: the code is part of the run the file sets up (module level, the function or class
+  that sets it up, or a same-file function they call), not a helper of a utility module that reads `RANK`.
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
 - `pipeline`: the loaders the file builds (`DataLoader(...)` with its holder, dataset, sampler, shuffle), what
   kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader.
+- `sets_epoch(call)`: the call runs a function, of this file or another scanned one, that calls `set_epoch`.
 - `handled_loaders()`: the loaders a framework shards (passed to `accelerator.prepare`, even in a tuple,
   `fabric.setup_dataloaders`), and `framework_shards()`: a Lightning `Trainer` or HF `Trainer` runs the loop.
 """
@@ -62,16 +65,19 @@ MAIN_ATTRIBUTES = frozenset({"is_main_process", "is_local_main_process", "is_glo
 MAIN_DECORATORS = frozenset({"rank_zero_only", "on_main_process", "on_local_main_process"})
 SHARDING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer",
                                "transformers.Trainer", "transformers.Seq2SeqTrainer", "trl.SFTTrainer"})
+RANK_FREE = frozenset({"torch.distributed.get_world_size"})
 _MAIN_WORD = re.compile(r"(main|master|rank_?0|rank_?zero|global_zero|chief)", re.IGNORECASE)
 
 
 class Distributed:
-    def __init__(self, imports: ImportTracker, names: Names, flows: ValueFlows) -> None:
+    def __init__(self, imports: ImportTracker, names: Names, flows: ValueFlows, project=None) -> None:
         self.imports = imports
+        self.project = project  # the other files of the scan (`ProjectQueries`), or None
         self.names = names
         self.flows = flows
         self._evidence: Optional[tuple[Optional[cst.CSTNode]]] = None
         self.pipeline = DataPipeline(self)
+        self._setups: Optional[list[cst.CSTNode]] = None  # every node that sets the run up
 
     # --- the script --------------------------------------------------------------------------------
     def evidence(self) -> Optional[cst.CSTNode]:
@@ -99,6 +105,27 @@ class Distributed:
             and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
             and _env_name(node.slice[0].slice.value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
 
+    def runs_distributed(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        """Whether the code at `node` is part of the distributed run the file shows: at module level, in the function
+        or class that sets it up, or in a same-file function called from such code (a utility module that only reads
+        `RANK` does not make each of its helpers run on every rank)."""
+        if self.evidence() is None:
+            return False
+        function = self.flows.enclosing_function(node)
+        if function is None:
+            return True
+        if self._setups is None:
+            self._setups = [call for call in self.flows.calls() if self._sets_up(call)] + \
+                ([self.evidence()] if not isinstance(self.evidence(), cst.Call) else [])
+        owner = self.flows.parent(self.flows.parent(function))
+        scope = owner if isinstance(owner, cst.ClassDef) else function
+        if any(_contains(scope, setup) for setup in self._setups):
+            return True
+        if depth >= 2:
+            return False
+        return any(self.runs_distributed(call, depth + 1) for call in self.flows.calls()
+                   if self.names.definition_of(call) is function)
+
     def framework_shards(self) -> bool:
         """A Lightning or HF trainer runs the loop: it gives each rank its own shard itself."""
         return any(self.names.qualify(call.func) in SHARDING_TRAINERS for call in self.flows.calls())
@@ -114,7 +141,20 @@ class Distributed:
                 for arg in call.args:
                     values = arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg]
                     handled.update(code_of(v.value, 200) for v in values)
+            handled.update(self._rewrapped(call))
         return handled
+
+    def _rewrapped(self, call: cst.Call) -> set[str]:
+        """`model, opt, loader = engine.make_private(..., data_loader=loader)`: a library call takes the loader and
+        hands back its own in its place (opacus, DeepSpeed, a framework's setup): the original is no longer drawn."""
+        parent = self.flows.parent(call)
+        if not isinstance(parent, cst.Assign) or (self.names.qualify(call.func) or "").startswith("torch."):
+            return set()
+        targets = set()
+        for target in parent.targets:
+            elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else None
+            targets.update(code_of(e.value, 200) for e in elements) if elements else targets.add(code_of(target.target, 200))
+        return {code_of(arg.value, 200) for arg in call.args} & targets
 
     def _framework_object(self, receiver: cst.BaseExpression) -> bool:
         if isinstance(receiver, cst.Name):
@@ -165,14 +205,30 @@ class Distributed:
             bindings = self.names.attribute_reaching(owner, expr.attr.value, expr.value) if owner is not None else []
         return [binding.bound_value for binding in bindings]  # None: a parameter, a loop target (not shown)
 
+    def sets_epoch(self, call: cst.Call) -> bool:
+        """The call runs a function (of this file, or of another scanned file) whose body calls `.set_epoch(...)`."""
+        definition = self.names.definition_of(call)
+        if definition is not None:
+            return _calls_method(definition, "set_epoch")
+        qualified = self.names.qualify(call.func)
+        if qualified is None or self.project is None:
+            return False
+        return bool(self.project.foreign(qualified, lambda found: _calls_method(found.node, "set_epoch"),
+                                         kinds=("def", "method")))
+
     # --- ranks -------------------------------------------------------------------------------------
-    def mentions_rank(self, expr: cst.CSTNode) -> bool:
-        """Any part of `expr` is the rank (`f"ckpt_{rank}.pt"`, `os.path.join(d, str(dist.get_rank()))`)."""
+    def mentions_rank(self, expr: cst.CSTNode, depth: int = 0) -> bool:
+        """Any part of `expr` is the rank (`f"ckpt_{rank}.pt"`, `os.path.join(d, str(dist.get_rank()))`), also
+        through names bound to such an expression (`name = fmt.format(rank=global_rank)`)."""
         stack = [expr]
         while stack:
             node = stack.pop()
             if self._rank_value(node):
                 return True
+            if isinstance(node, cst.Name) and node in self.names.uses and depth < 2:
+                values = [b.bound_value for b in self.names.bindings_of(node) if b.bound_value is not None]
+                if any(self.mentions_rank(value, depth + 1) for value in values):
+                    return True
             stack.extend(children(node))
         return False
 
@@ -211,6 +267,12 @@ class Distributed:
                 return True
             if isinstance(expr.func, cst.Name) and expr.func.value in ("int", "str") and expr.args:
                 return self._rank_value(expr.args[0].value, depth + 1, sizes)
+            definition = self.names.definition_of(expr)  # `def get_rank(): ... return dist.get_rank()`
+            if definition is not None:
+                return any(self._rank_value(value, depth + 1, sizes) for value in _returned(definition, nested=True))
+            name = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
+            if isinstance(name, str) and "rank" in name.lower() and self.names.qualify(expr.func) not in RANK_FREE:
+                return True  # another file's `get_local_rank()`: its name breaks the tie
             return self.names.qualify(expr.func) in ("os.getenv", "os.environ.get") and bool(expr.args) \
                 and _env_name(expr.args[0].value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
         if self.environment_rank_read(expr, sizes):
@@ -223,6 +285,8 @@ class Distributed:
                 if value is not None and self._rank_value(value, depth + 1, sizes):
                     return True
                 if binding.kind == "param" and "rank" in binding.name.lower():  # `def worker(rank, world_size)`
+                    return True
+                if binding.kind == "import" and binding.name in RANK_ENV:  # `from utils import RANK`
                     return True
         return False
 
@@ -242,6 +306,10 @@ class Distributed:
             return False if isinstance(test.operator, cst.Or) and False in sides else None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             target = test.comparisons[0]
+            if isinstance(target.operator, cst.In) and isinstance(target.comparator, (cst.Set, cst.Tuple, cst.List)) \
+                    and self._rank_value(test.left):  # `RANK in {-1, 0}`: rank 0, or not distributed at all
+                values = [_int_value(element.value) for element in target.comparator.elements]
+                return True if 0 in values and all(v is not None and v <= 0 for v in values) else None
             left, right = test.left, target.comparator
             if _is_zero(left):
                 left, right = right, left
@@ -314,6 +382,34 @@ def _distributed_mode_test(test: cst.BaseExpression) -> bool:
         for c in test.comparisons)
 
 
+def _calls_method(node: cst.CSTNode, method: str) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == method:
+            return True
+        stack.extend(children(current))
+    return False
+
+
+def _contains(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [outer]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(children(current))
+    return False
+
+
+def _int_value(node: cst.BaseExpression) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
+
+
 def _env_name(node: cst.BaseExpression) -> Optional[str]:
     return node.evaluated_value if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) else None
 
@@ -330,11 +426,16 @@ def _exits(block: cst.BaseSuite) -> bool:
     return False
 
 
-def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+def _returned(function: cst.FunctionDef, nested: bool = False) -> list[cst.BaseExpression]:
+    """The values the function's top-level `return`s give (`nested`: also those inside its branches)."""
     found: list[cst.BaseExpression] = []
-    for item in function.body.body if isinstance(function.body, cst.IndentedBlock) else ():
+    stack: list[cst.CSTNode] = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    while stack:
+        item = stack.pop()
         if isinstance(item, cst.SimpleStatementLine):
             found.extend(small.value for small in item.body if isinstance(small, cst.Return) and small.value is not None)
+        elif nested and not isinstance(item, (cst.FunctionDef, cst.ClassDef)):
+            stack.extend(children(item))
     return found
 
 
@@ -371,8 +472,13 @@ class DataPipeline:
     def __init__(self, distributed: Distributed) -> None:
         self.names, self.flows = distributed.names, distributed.flows
 
-    def holder(self, call: cst.Call) -> Optional[str]:
+    def holder(self, call: cst.Call, through_wrapper: bool = False) -> Optional[str]:
+        """The name or attribute the call's result is assigned to; `through_wrapper`: also as the first argument
+        of a call that returns it wrapped (`loader = fabric.setup_dataloaders(DataLoader(...))`)."""
         parent = self.flows.parent(call)
+        if through_wrapper and isinstance(parent, cst.Arg) and parent.keyword is None \
+                and isinstance(wrapper := self.flows.parent(parent), cst.Call) and wrapper.args[0] is parent:
+            parent = self.flows.parent(wrapper)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             return code_of(parent.targets[0].target, 200)
         if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)):
@@ -386,7 +492,7 @@ class DataPipeline:
                 sampler = argument(call, 3, "sampler") or argument(call, 4, "batch_sampler")
                 if isinstance(sampler, cst.Name) and sampler.value == "None":
                     sampler = None
-                found.append(Loader(call, self.holder(call), argument(call, 0, "dataset"), sampler,
+                found.append(Loader(call, self.holder(call, through_wrapper=True), argument(call, 0, "dataset"), sampler,
                                     argument(call, 2, "shuffle")))
         return found
 
