@@ -271,7 +271,8 @@ class Distributed:
             if definition is not None:
                 return any(self._rank_value(value, depth + 1, sizes) for value in _returned(definition, nested=True))
             name = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
-            if isinstance(name, str) and "rank" in name.lower() and self.names.qualify(expr.func) not in RANK_FREE:
+            qualified = self.names.qualify(expr.func) or ""  # torch's own functions are known: RANK_CALLS read the rank
+            if isinstance(name, str) and "rank" in name.lower() and qualified not in RANK_FREE and not qualified.startswith("torch."):
                 return True  # another file's `get_local_rank()`: its name breaks the tie
             return self.names.qualify(expr.func) in ("os.getenv", "os.environ.get") and bool(expr.args) \
                 and _env_name(expr.args[0].value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
