@@ -12,6 +12,10 @@ Queried after the traversal (built on `names` and `flows`):
 - `rank_guarded(node)`: whether only rank 0 runs `node`: under a rank-0 test, after an early `return` of the
   other ranks, in a function decorated `@rank_zero_only` / `@accelerator.on_main_process`, or in a same-file
   function that every caller calls under a guard.
+- `varies_by_rank(test)`: whether a test can differ between processes (a rank-0 test either way, `local_rank in
+  [-1, 0]`, any test reading the rank; not the world size).
+- `wrapped(expr)`: whether an expression holds a DDP/DataParallel-wrapped module (`state_dict()` keys prefixed
+  `module.`): "always", "sometimes" (a conditional wrap) or None; FSDP is not a prefixing wrap.
 - `runs_distributed(node)`: the code is part of the run the file sets up (module level, the function or class
   that sets it up, or a same-file function they call), not a helper of a utility module that reads `RANK`.
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
@@ -47,8 +51,14 @@ WRAPPERS = frozenset({
     "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard",
     "torch.distributed._composable.fsdp.fully_shard",
 })
+PREFIXING_WRAPPERS = frozenset({
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+})
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "bfloat16", "double", "requires_grad_"})
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID"})
+PER_PROCESS_ENV = frozenset({"RANK", "LOCAL_RANK", "SLURM_PROCID", "SLURM_LOCALID"})
 RANK_ATTRIBUTES = frozenset({"process_index", "local_process_index", "global_rank", "local_rank", "rank", "node_rank"})
 MAIN_ATTRIBUTES = frozenset({"is_main_process", "is_local_main_process", "is_global_zero", "is_world_process_zero",
                              "is_local_process_zero", "is_main"})
@@ -89,11 +99,11 @@ class Distributed:
             return _env_name(call.args[0].value) in RANK_ENV
         return False
 
-    def environment_rank_read(self, node: cst.CSTNode) -> bool:
-        """`os.environ["LOCAL_RANK"]`."""
+    def environment_rank_read(self, node: cst.CSTNode, sizes: bool = True) -> bool:
+        """`os.environ["LOCAL_RANK"]` (with `sizes`, `os.environ["WORLD_SIZE"]` too)."""
         return isinstance(node, cst.Subscript) and self.names.qualify(node.value) == "os.environ" \
             and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
-            and _env_name(node.slice[0].slice.value) in RANK_ENV
+            and _env_name(node.slice[0].slice.value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
 
     def runs_distributed(self, node: cst.CSTNode, depth: int = 0) -> bool:
         """Whether the code at `node` is part of the distributed run the file shows: at module level, in the function
@@ -155,6 +165,46 @@ class Distributed:
             return self.names.qualify(receiver) is None and bool(self.evidence())  # a parameter: the script's own
         return isinstance(receiver, cst.Attribute)  # self.accelerator, self.fabric
 
+    # --- wrapped modules ---------------------------------------------------------------------------
+    def wrapped(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        """Whether `expr` holds a module wrapped by DDP or DataParallel, whose `state_dict()` keys carry a
+        `module.` prefix: "always" (every binding reaching it is a wrap), "sometimes" (`if distributed:
+        model = DDP(model)`), None (not shown). Followed through names, `self.<attr>` and the returns of
+        same-file helpers. FSDP and `fully_shard` are not prefixing wraps: their state-dict hooks give the
+        inner module's names."""
+        values = self._reaching_values(expr)
+        if not values or depth > 3:
+            return None
+        wraps = [self._is_wrap(value, depth) for value in values]
+        if all(wraps):
+            return "always"
+        return "sometimes" if any(wraps) else None
+
+    def _is_wrap(self, value: Optional[cst.BaseExpression], depth: int) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        if self.names.qualify(value.func) in PREFIXING_WRAPPERS:
+            return True
+        func = value.func  # `nn.DataParallel(net).cuda()`: a module's `.to`/`.cuda`/`.train` return the module
+        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF:
+            inner = func.value
+            return self._is_wrap(inner, depth + 1) if isinstance(inner, cst.Call) else self.wrapped(inner, depth + 1) == "always"
+        definition = self.names.definition_of(value)
+        return definition is not None and any(
+            self.wrapped(returned, depth + 1) == "always" or self._is_wrap(returned, depth + 1)
+            for returned in _returned(definition))
+
+    def _reaching_values(self, expr: cst.BaseExpression) -> list[Optional[cst.BaseExpression]]:
+        bindings = []
+        if isinstance(expr, cst.Name) and expr in self.names.uses:
+            bindings = self.names.reaching(expr) or self.names.bindings_of(expr)
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+                and expr.value in self.names.uses:
+            scope = self.names.scope_of(expr.value)
+            owner = self.names.enclosing_class(scope) if scope is not None else None
+            bindings = self.names.attribute_reaching(owner, expr.attr.value, expr.value) if owner is not None else []
+        return [binding.bound_value for binding in bindings]  # None: a parameter, a loop target (not shown)
+
     def sets_epoch(self, call: cst.Call) -> bool:
         """The call runs a function (of this file, or of another scanned file) whose body calls `.set_epoch(...)`."""
         definition = self.names.definition_of(call)
@@ -182,29 +232,58 @@ class Distributed:
             stack.extend(children(node))
         return False
 
-    def _rank_value(self, expr: cst.CSTNode, depth: int = 0) -> bool:
+    def varies_by_rank(self, test: cst.BaseExpression) -> bool:
+        """Whether a test can come out differently on different processes (`rank == 0`, `local_rank in [-1, 0]`,
+        `accelerator.is_main_process`, `not is_main()`); the world size is the same on all of them."""
+        if isinstance(test, cst.BooleanOperation):
+            return self.varies_by_rank(test.left) or self.varies_by_rank(test.right)
+        if self._option_flag(test) or _distributed_mode_test(test):
+            return False
+        if self.rank_zero_test(test) is not None:
+            return True
+        stack: list[cst.CSTNode] = [test]
+        while stack:
+            node = stack.pop()
+            if self._rank_value(node, sizes=False):
+                return True
+            stack.extend(children(node))
+        return False
+
+    def _option_flag(self, test: cst.BaseExpression) -> bool:
+        """`if rank0_only:` of a parameter `rank0_only`: an option every rank is given alike, not a test of the
+        rank, though its name mentions one (a name word breaking the tie the data flow leaves)."""
+        if isinstance(test, cst.UnaryOperation):
+            return self._option_flag(test.expression)
+        if not isinstance(test, cst.Name) or test not in self.names.uses:
+            return False
+        bindings = self.names.bindings_of(test)
+        return bool(bindings) and all(b.kind == "param" and b.name.endswith("_only") for b in bindings)
+
+    def _rank_value(self, expr: cst.CSTNode, depth: int = 0, sizes: bool = True) -> bool:
         if depth > 6:
             return False
         if isinstance(expr, cst.Call):
             if self.names.qualify(expr.func) in RANK_CALLS:
                 return True
             if isinstance(expr.func, cst.Name) and expr.func.value in ("int", "str") and expr.args:
-                return self._rank_value(expr.args[0].value, depth + 1)
+                return self._rank_value(expr.args[0].value, depth + 1, sizes)
             definition = self.names.definition_of(expr)  # `def get_rank(): ... return dist.get_rank()`
             if definition is not None:
-                return any(self._rank_value(value, depth + 1) for value in _returned(definition, nested=True))
+                return any(self._rank_value(value, depth + 1, sizes) for value in _returned(definition, nested=True))
             name = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
-            if isinstance(name, str) and "rank" in name.lower() and self.names.qualify(expr.func) not in RANK_FREE:
+            qualified = self.names.qualify(expr.func) or ""  # torch's own functions are known: RANK_CALLS read the rank
+            if isinstance(name, str) and "rank" in name.lower() and qualified not in RANK_FREE and not qualified.startswith("torch."):
                 return True  # another file's `get_local_rank()`: its name breaks the tie
-            return self._sets_up(expr) and self.names.qualify(expr.func) in ("os.getenv", "os.environ.get")
-        if self.environment_rank_read(expr):
+            return self.names.qualify(expr.func) in ("os.getenv", "os.environ.get") and bool(expr.args) \
+                and _env_name(expr.args[0].value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
+        if self.environment_rank_read(expr, sizes):
             return True
         if isinstance(expr, cst.Attribute):
             return expr.attr.value in RANK_ATTRIBUTES
         if isinstance(expr, cst.Name) and expr in self.names.uses:
             for binding in self.names.bindings_of(expr):
                 value = binding.bound_value
-                if value is not None and self._rank_value(value, depth + 1):
+                if value is not None and self._rank_value(value, depth + 1, sizes):
                     return True
                 if binding.kind == "param" and "rank" in binding.name.lower():  # `def worker(rank, world_size)`
                     return True
@@ -294,6 +373,14 @@ class Distributed:
             return False
         callers = [call for call in self.flows.calls() if self.names.definition_of(call) is function]
         return bool(callers) and all(self.rank_guarded(call, depth + 1) for call in callers)
+
+
+def _distributed_mode_test(test: cst.BaseExpression) -> bool:
+    """`local_rank != -1`, `args.local_rank == -1`: -1 marks a run that is not distributed, the same on every rank."""
+    return isinstance(test, cst.Comparison) and all(
+        isinstance(c.comparator, cst.UnaryOperation) and isinstance(c.comparator.operator, cst.Minus)
+        and isinstance(c.comparator.expression, cst.Integer) and c.comparator.expression.value == "1"
+        for c in test.comparisons)
 
 
 def _calls_method(node: cst.CSTNode, method: str) -> bool:

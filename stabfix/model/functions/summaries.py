@@ -18,7 +18,8 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
   assigns into a container), `requires_grad` (makes a parameter require grad in place:
   `t.requires_grad_()`, `t.requires_grad = True`), `detach` (cuts it from the graph in place:
   `h.detach_()`, `h[0].detach_()` (`h[0]`), `h[i].detach_()` with a variable index (`h[*]`),
-  `self.h = self.h.detach()`). Effects of the
+  `self.h = self.h.detach()`), `collective` (runs a collective every process must join, named in
+  `detail`: `dist.barrier`, `accelerator.gather`). Effects of the
   same-file functions it calls are included, mapped onto its own spelling (the call's arguments), with
   `depth` (how many calls down) and `via` (the functions they go through); an effect on something of
   the callee's own (a local variable) keeps `target=None`.
@@ -47,6 +48,7 @@ import libcst as cst
 
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.activations import Activations
+from stabfix.model.calls.collectives import collective_api
 from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
 from stabfix.model.flow.callers import Callers, argument
 from stabfix.model.functions.body_effects import detaches, marked_in_place, stores
@@ -56,6 +58,7 @@ from stabfix.model.flow.values import Values
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
+from stabfix.model.source.traversal import children
 from stabfix.model.training.modes import ModeSwitches, owns
 
 MAX_DEPTH = 8  # calls followed below a function before its facts are cut
@@ -93,11 +96,12 @@ class ValueFacts:
 
 @dataclass(frozen=True)
 class Effect:
-    kind: str  # eval | train | zero_grad | step | backward | unscale | no_grad | store | requires_grad | detach
+    kind: str  # eval | train | zero_grad | step | backward | unscale | no_grad | store | requires_grad | detach | collective
     target: Optional[str]  # `self.model`, a parameter's spelling; None when not nameable by the caller
     restored: bool = False  # an eval switch that a later train switch of the same module undoes
     depth: int = 0  # calls below the summarised function (0: in its own body)
     via: tuple[str, ...] = ()  # names of the functions it goes through, outermost first
+    detail: Optional[str] = None  # `collective`: the collective it runs (`dist.barrier`)
 
 
 @dataclass(frozen=True)
@@ -482,8 +486,21 @@ class Summaries:
         own = [(order, effect) for order, effect in own
                if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in kept]
         own.extend((0, Effect("detach", target)) for target in detaches(function))
+        own.extend((0, Effect("collective", None, detail=api)) for api in self._collectives(function))
         settled = [self._restored(effect, order, own) for order, effect in own]
         return _deduplicated(settled, self._reachable_spellings(function))
+
+    def _collectives(self, function: cst.FunctionDef) -> list[str]:
+        """The collectives its own body runs (`calls/collectives.py`), nested definitions left out."""
+        found, stack = [], list(children(function.body))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Call) and (api := collective_api(node, self.names)) is not None:
+                found.append(api)
+            stack.extend(children(node))
+        return sorted(set(found))
 
     def _restored(self, effect: Effect, order: int, effects: list[tuple[int, Effect]]) -> Effect:
         if effect.kind != "eval" or effect.restored or effect.target is None:
@@ -566,11 +583,11 @@ def parameter_receiving(summary: FunctionSummary, call: cst.Call, arg: cst.Arg) 
 def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:
     """One effect per kind, target and restoration (the shallowest); a target the callers cannot name
     (a local of this function) becomes None."""
-    kept: dict[tuple[str, Optional[str], bool], Effect] = {}
+    kept: dict[tuple[str, Optional[str], bool, Optional[str]], Effect] = {}
     for effect in effects:
         if effect.target is not None and _root_of(effect.target)[0] not in roots:
             effect = replace(effect, target=None)
-        key = (effect.kind, effect.target, effect.restored)
+        key = (effect.kind, effect.target, effect.restored, effect.detail)
         if key not in kept or effect.depth < kept[key].depth:
             kept[key] = effect
     return tuple(sorted(kept.values(), key=lambda e: (e.kind, e.target or "", e.restored, e.depth, e.via)))

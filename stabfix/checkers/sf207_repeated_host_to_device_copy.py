@@ -1,0 +1,200 @@
+"""SF207 repeated-host-to-device-copy: the same host tensor copied to the device on every step or `forward`.
+
+A query over the model: a move to an accelerator (`calls/devices.py`: `.cuda()`, `.to(device)`,
+`.to(x.device)`) of a tensor that already exists in host memory and does not change between the copies:
+- a plain tensor attribute of a module class (`self.mask = torch.tril(torch.ones(n, n))` in `__init__`,
+  every binding a host tensor: a torch factory without `device=`, `torch.tensor`/`as_tensor`/`from_numpy`,
+  views and casts of those), moved in `forward` or a method `forward` runs (`calls/module_classes.py`), or
+  on a training step; a buffer or `nn.Parameter` is moved by `model.to(device)` and is not such an attribute;
+- a module-level host tensor (`CLASS_WEIGHTS = torch.tensor([...])`) moved on a step or in `forward`;
+- a host tensor bound in the function before the loop that moves it (no binding inside the loop),
+  moved on a training step: `w = torch.from_numpy(weights)` ... `for x, y in loader: ... w.cuda()`;
+- `torch.tensor(<literal data>, device=...)` on a step or in `forward`: the constant crosses the bus again.
+Not this rule's: a factory built and moved on the spot (`torch.zeros(n).cuda()`, also through a name read only
+by the move): that is SF205's. SF207 is one value copied again and again; its cure is to copy it once.
+
+Fix (unsafe, a module's attribute set once in `__init__`): `self.register_buffer("mask", value, persistent=False)`:
+`.to()` moves it once (and `.half()` casts it too: a behaviour change). Elsewhere report-only.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.model.calls import torch_ops
+from stabfix.model.calls.devices import DeviceKinds, to_call_target
+from stabfix.model.calls.module_classes import ModuleClasses
+from stabfix.model.flow.values import TORCH_FACTORIES
+from stabfix.model.source.syntax import code_of
+from stabfix.model.training.step_frames import Frame, LoopFrame
+
+HOST_BUILDERS = frozenset({f"torch.{name}" for name in TORCH_FACTORIES | {"tensor", "as_tensor", "from_numpy", "tril",
+                                                                             "triu", "FloatTensor", "LongTensor"}
+                           if not name.endswith("_like")})
+_MOVES = frozenset({"to", "cuda", "pin_memory", "item", "tolist", "numpy"})
+LITERAL_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor"})
+
+
+class RepeatedHostToDeviceCopy(Checker):
+    code = "SF207"
+    tokens = (".cuda(", ".to(", "device=")
+    also_needs = (("torch",),)
+    needs = ("names", "steps", "values")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.candidates: list[tuple[cst.Call, tuple[Frame, ...], tuple[cst.FunctionDef, ...]]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") or \
+                any(arg.keyword is not None and arg.keyword.value == "device" for arg in node.args):
+            self.candidates.append((node, self.model.steps.frames(), self.model.enclosing.enclosing_functions()))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self.classes = classes = ModuleClasses(self.model.names, self.context.project)
+        devices = DeviceKinds(self.model.names)
+        for call, frames, functions in self.candidates:
+            if not functions:
+                continue
+            owner = next((o for f in reversed(functions) if (o := classes.forward_reach(f)) is not None), None)
+            in_step = self.model.steps.step_path(frames) is not None
+            if not in_step and owner is None:
+                continue
+            where = "every training step" if in_step else f"every call of `{owner.name.value}.forward`"
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to"):
+                if self._to_accelerator(call, devices):
+                    self._check_move(call, frames, functions[-1], in_step, where)
+            elif (self.model.names.qualify(call.func) or "") in LITERAL_BUILDERS and call.args \
+                    and _literal(call.args[0].value) and not _names_host(call, devices):
+                self.report(call, f"`{code_of(call, 50)}` copies the same constant from the host to the device on "
+                            f"{where}; build it once (before the loop, or `register_buffer` in `__init__`) and reuse it, or fill it "
+                            "on the device (`torch.full((), v, device=...)`)")
+
+    def _to_accelerator(self, move: cst.Call, devices: DeviceKinds) -> bool:
+        if self.model.names.qualify(move.func) is not None:
+            return False  # `torch.cuda(...)`-like module functions, not a tensor's method
+        if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
+            return True
+        target, device = to_call_target(move, self.model.names.qualify)
+        return target == "device" and devices.kind(device) != "host"
+
+    def _check_move(self, move: cst.Call, frames: tuple[Frame, ...], function: cst.FunctionDef, in_step: bool,
+                    where: str) -> None:
+        moved = move.func.value  # type: ignore[attr-defined]
+        names = self.model.names
+        while (peeled := torch_ops.step(moved, names.qualify)) is not None and peeled[1].kind in ("view", "cast"):
+            moved = peeled[0]  # `self.table[:n].cuda()`, `self.mean.float().to(d)`: the held tensor is copied
+        if isinstance(moved, cst.Attribute) and isinstance(moved.value, cst.Name) and moved.value.value == "self" \
+                and moved.value in names.uses:
+            scope = names.scope_of(moved.value)
+            owner = names.enclosing_class(scope) if scope is not None else None
+            bindings = names.attribute_bindings(owner, moved.attr.value) if owner is not None else []
+            if bindings and all(b.bound_value is not None and self._host_tensor(b.bound_value) for b in bindings):
+                fix = self._buffer_fix(bindings) if self.classes.is_module_class(owner) else None
+                self.report(move, self._message(moved, move, where, "a plain tensor attribute (not a buffer)", fix is not None), fix)
+        elif isinstance(moved, cst.Name) and moved in names.uses:
+            bindings = names.reaching(moved)
+            if not bindings or not all(b.bound_value is not None and self._host_tensor(b.bound_value) for b in bindings):
+                return
+            if all(b.scope.node is not function for b in bindings) and all(b.scope.parent is None for b in bindings):
+                self.report(move, self._message(moved, move, where, "a module-level host tensor", False))
+            elif in_step and all(b.scope.node is function for b in bindings) and self._outside_loop(frames, bindings) \
+                    and not self._sf205_shape(moved, bindings):
+                self.report(move, self._message(moved, move, where, "a host tensor built before the loop", False))
+
+    def _host_tensor(self, value: cst.BaseExpression, depth: int = 0) -> bool:
+        """A tensor in host memory: built by a host factory, or computed by torch functions and arithmetic from
+        such tensors and Python data (`torch.sin(torch.arange(n).float() / d)`), through views, casts and names."""
+        qualify = self.model.names.qualify
+        if depth > 6 or self.model.values.value_of(value).placed:
+            return False
+        if isinstance(value, cst.Call):
+            qualified = qualify(value.func) or ""
+            if any(arg.keyword is not None and arg.keyword.value in ("device", "requires_grad") for arg in value.args):
+                return False
+            if qualified in HOST_BUILDERS:
+                return True
+            peeled = torch_ops.step(value, qualify)
+            if peeled is not None and peeled[1].kind in ("view", "cast", "integer"):
+                return self._host_tensor(peeled[0], depth + 1)
+            if isinstance(value.func, cst.Attribute) and not qualified and value.func.attr.value not in _MOVES:
+                return self._host_tensor(value.func.value, depth + 1)  # `freqs.cos()`: a host tensor's method
+            return qualified.startswith("torch.") and not qualified.startswith("torch.nn") \
+                and any(self._host_tensor(arg.value, depth + 1) for arg in value.args)
+        if isinstance(value, cst.BinaryOperation):
+            return self._host_tensor(value.left, depth + 1) or self._host_tensor(value.right, depth + 1)
+        if isinstance(value, cst.Name) and value in self.model.names.uses:
+            bindings = self.model.names.reaching(value)
+            return bool(bindings) and all(b.bound_value is not None and self._host_tensor(b.bound_value, depth + 1)
+                                          for b in bindings)
+        return False
+
+    def _outside_loop(self, frames: tuple[Frame, ...], bindings) -> bool:
+        """The innermost loop around the move holds none of the bindings: the same value is moved on each iteration."""
+        loop = next((frame.node for frame in reversed(frames) if isinstance(frame, LoopFrame)), None)
+        if loop is None:
+            return False
+        where = self.context.positions
+        first, last = where[loop].start.line, where[loop].end.line
+        return all(not first <= where[b.node].start.line <= last for b in bindings)
+
+    def _sf205_shape(self, moved: cst.Name, bindings) -> bool:
+        """SF205 reports a factory whose name is read only by the move (`w = torch.ones(n)` ... `w.cuda()`)."""
+        names = self.model.names
+        reads = [use for name, use in names.uses.items() if name.value == moved.value and use.scope is names.uses[moved].scope]
+        factory = all(isinstance(b.bound_value, cst.Call) and (names.qualify(b.bound_value.func) or "") != "torch.from_numpy"
+                      for b in bindings)
+        return factory and len(bindings) == 1 and len(reads) <= 2  # the binding's own target and the move
+
+    def _buffer_fix(self, bindings) -> Optional[Fix]:
+        if len(bindings) != 1 or bindings[0].kind != "assign":
+            return None
+        binding = bindings[0]
+        statement = binding.node
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            return None
+        function = binding.scope.node
+        if not isinstance(function, cst.FunctionDef) or function.name.value != "__init__":
+            return None
+        if not self._after_module_init(function, statement):
+            return None  # `register_buffer` needs `nn.Module.__init__` to have run
+        name = statement.targets[0].target.attr.value  # type: ignore[attr-defined]
+        call = cst.parse_expression(f'self.register_buffer("{name}", VALUE, persistent=False)')
+        call = call.with_changes(args=[call.args[0], call.args[1].with_changes(value=statement.value), call.args[2]])
+        return Fix("unsafe", f'register `self.{name}` as a non-persistent buffer (unsafe: the module\'s `.to()` now moves '
+                   "it and its `.half()`/`.double()` cast it)", {statement: cst.Expr(value=call)})
+
+    @staticmethod
+    def _after_module_init(function: cst.FunctionDef, statement: cst.CSTNode) -> bool:
+        seen_init = False
+        for item in function.body.body if isinstance(function.body, cst.IndentedBlock) else ():
+            if any(small is statement for small in getattr(item, "body", ())):
+                return seen_init
+            seen_init = seen_init or "__init__(" in code_of(item, 400)
+        return False
+
+    def _message(self, moved: cst.BaseExpression, move: cst.Call, where: str, what: str, fixable: bool) -> str:
+        cure = "register it as a buffer in `__init__` (`register_buffer(..., persistent=False)`) so `model.to(device)` " \
+               "moves it once" if fixable or what.startswith("a plain") else "move it to the device once, before the loop, and reuse it"
+        return (f"`{code_of(moved, 40)}` is {what}: `{code_of(move, 50)}` copies the same values from the host "
+                f"to the device on {where}; {cure}")
+
+
+def _literal(data: cst.BaseExpression) -> bool:
+    if isinstance(data, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(data, cst.UnaryOperation):
+        return _literal(data.expression)
+    if isinstance(data, (cst.List, cst.Tuple)):
+        return bool(data.elements) and all(_literal(e.value) for e in data.elements)
+    return isinstance(data, cst.Name) and data.value in ("True", "False")
+
+
+def _names_host(call: cst.Call, devices: DeviceKinds) -> bool:
+    device = next(arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "device")
+    return devices.kind(device) == "host" or isinstance(device, cst.SimpleString) and "cpu" in device.value

@@ -1,0 +1,155 @@
+"""SF504 collective-under-rank-condition: a collective only some ranks reach; the others wait forever.
+
+A query over the model's `distributed` part (which tests depend on the rank) and the collectives
+(`calls/collectives.py`, and a helper's `collective` effect in its summary: a function of this file or of
+another file of the scan that runs one, any number of calls down). A collective is reported when:
+- it sits in a branch of an `if` whose test varies by rank (`Distributed.varies_by_rank`: `rank == 0`,
+  `dist.get_rank() != 0`, `is_main_process()`, `accelerator.is_main_process`, `local_rank in [-1, 0]`) and
+  the other branch runs no collective of the same kind;
+- an earlier statement of the same function (or loop) leaves it on some ranks only: an `if` on the rank
+  whose branch ends in `return`/`raise` (or `break`/`continue`, when the collective is in that loop);
+- its function is decorated to run on rank 0 only (`@rank_zero_only`, `@accelerator.on_main_process`).
+Left alone: the paired-barrier idiom (a barrier under one rank test and the same barrier under another
+rank test of the same function: rank 0 works first, the others wait at their own barrier), a test of the
+world size, of `dist.is_initialized()` or of `local_rank != -1` (distributed mode), rank-0-only code
+without collectives.
+
+No fix: where the collective belongs depends on what it was for; the message names it and the condition.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.model.calls.collectives import collective_api
+from stabfix.model.domain.distributed import MAIN_DECORATORS, Distributed
+from stabfix.model.source.syntax import code_of
+from stabfix.model.source.traversal import children
+
+_BARRIERS = ("barrier", "monitored_barrier", "wait_for_everyone")
+
+
+class CollectiveUnderRankCondition(Checker):
+    code = "SF504"
+    # a rank condition is always part of a finding (the collective may be a helper's, of any name)
+    tokens = ("rank", "is_main", "main_process", "master", "global_zero", "process_zero", "process_index")
+    needs = ("distributed", "summaries")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        distributed = self.model.distributed
+        sites = [(call, api) for call in distributed.flows.calls() if (api := self._collective(call)) is not None]
+        conditioned = [(call, api, self._condition(distributed, call, api)) for call, api in sites]
+        for call, api, found in conditioned:
+            if found is None:
+                continue
+            node, how = found
+            if _kind(api) in _BARRIERS and self._paired(call, api, node, conditioned):
+                continue
+            self.report(call, self._message(call, api, how))
+
+    def _collective(self, call: cst.Call) -> Optional[str]:
+        api = collective_api(call, self.model.names)
+        if api is not None:
+            return api
+        effects = [e for e in self.model.summaries.effects_at(call) if e.kind == "collective" and e.detail]
+        if not effects:
+            return None
+        inner = min(effects, key=lambda e: (e.depth, e.detail or ""))
+        return f"{code_of(call.func, 60)}()|{inner.detail}"  # the helper called, and the collective it runs
+
+    def _condition(self, distributed: Distributed, call: cst.Call, api: str) -> Optional[tuple[cst.CSTNode, str]]:
+        """The rank condition that keeps some ranks from `call` (the node and its wording), or None."""
+        child, current = call, distributed.flows.parent(call)
+        while current is not None:
+            in_else = isinstance(current, cst.If) and child is current.orelse
+            if isinstance(current, cst.If) and (child is current.body or in_else) and distributed.varies_by_rank(current.test) \
+                    and not (in_else and isinstance(current.test, cst.BooleanOperation)):  # `else` of `A and rank == 0`: A decides too
+                other = current.orelse if child is current.body else current.body
+                if not self._runs(other, api):
+                    branch = "under" if child is current.body else "in the `else` of"
+                    return current, f"{branch} `if {code_of(current.test, 60)}:`"
+            if isinstance(current, (cst.IndentedBlock, cst.Module)):
+                early = self._early_exit(distributed, current, child)
+                if early is not None:
+                    return early
+            if isinstance(current, cst.FunctionDef):
+                return self._decorated(current)
+            child, current = current, distributed.flows.parent(current)
+        return None
+
+    def _early_exit(self, distributed: Distributed, block: cst.CSTNode,
+                    statement: cst.CSTNode) -> Optional[tuple[cst.CSTNode, str]]:
+        """An earlier `if <rank test>: ... return` in `block` (or `break`/`continue`: they belong to a loop
+        around `block`, which holds the call too)."""
+        for item in block.body:
+            if item is statement:
+                return None
+            if not isinstance(item, cst.If) or not distributed.varies_by_rank(item.test):
+                continue
+            exits = {_exit_of(item.body), _exit_of(item.orelse) if item.orelse is not None else None}
+            exits.discard(None)
+            if len(exits) == 1 and item.orelse is not None and _exit_of(item.orelse) is not None:
+                continue  # every rank leaves: the call is not reached at all
+            for kind in exits:
+                return item, f"after `if {code_of(item.test, 60)}: ... {kind}` (line {self.context.positions.line(item)})"
+        return None
+
+    def _decorated(self, function: cst.FunctionDef) -> Optional[tuple[cst.CSTNode, str]]:
+        for decorator in function.decorators:
+            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", "")
+            if name in MAIN_DECORATORS:
+                return function, f"in `{function.name.value}()`, which `@{code_of(target, 60)}` runs on rank 0 only"
+        return None
+
+    def _runs(self, block: Optional[cst.CSTNode], api: str) -> bool:
+        """Whether `block` runs a collective of the same kind (`dist.broadcast` in both branches)."""
+        if block is None:
+            return False
+        stack = [block]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call) and (other := self._collective(node)) is not None \
+                    and _kind(other) == _kind(api):
+                return True
+            stack.extend(children(node))
+        return False
+
+    def _paired(self, call: cst.Call, api: str, condition: cst.CSTNode, conditioned) -> bool:
+        """A barrier under one rank test matched by the same barrier under another rank test of the same function."""
+        function = self._function_of(call)
+        return any(other is not call and _kind(other_api) == _kind(api) and found is not None
+                   and found[0] is not condition and self._function_of(other) is function
+                   for other, other_api, found in conditioned)
+
+    def _function_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.model.distributed.flows.enclosing_function(node)
+
+    def _message(self, call: cst.Call, api: str, how: str) -> str:
+        helper, _, inner = api.rpartition("|")
+        shown = f"`{helper}` (it runs the collective `{inner}()`)" if helper else f"collective `{inner}()`"
+        return (f"{shown} runs {how}: only some ranks reach it and the others wait for them "
+                "forever (the job hangs); call it on every rank, outside the rank condition")
+
+
+def _kind(api: str) -> str:
+    """`dist.all_reduce` and `foo()|dist.all_reduce` (a helper running it) are both `all_reduce`."""
+    return api.rpartition("|")[2].rsplit(".", 1)[-1]
+
+
+def _exit_of(block: cst.BaseSuite) -> Optional[str]:
+    statements = block.body if isinstance(block, cst.IndentedBlock) else ()
+    if isinstance(block, cst.Else):
+        return _exit_of(block.body)
+    if isinstance(block, cst.SimpleStatementSuite):
+        statements = (block,)
+    last = statements[-1] if statements else None
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        for small in last.body:
+            for kind, cls in (("return", cst.Return), ("raise", cst.Raise), ("break", cst.Break), ("continue", cst.Continue)):
+                if isinstance(small, cls):
+                    return kind
+    return None
