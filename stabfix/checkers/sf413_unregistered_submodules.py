@@ -1,0 +1,214 @@
+"""SF413 unregistered-submodules: layers in a plain list or dict, or trainable weights as plain tensors, on
+an `nn.Module`.
+
+A query over the model: which classes are modules (`classes`: through bases of the file and of other
+scanned files), the `self.<attr>` bindings of each (`names.attribute_bindings`), and what every element
+of a list or dict attribute is: a module built from a module class (torch's, the file's, another file's),
+an `nn.Parameter`, or a name bound to one, also when it is added later (`self.layers.append(layer)`,
+`.extend`, `.insert`, `self.heads[k] = ...`). A tensor attribute counts when it is made to require grad
+(`torch.randn(..., requires_grad=True)`, `.requires_grad_()`, `Variable(..., requires_grad=True)`).
+
+Silent when any binding of the attribute registers it (`nn.ModuleList(self.blocks)`, a module, a
+`Parameter`), when a binding is something else the rule cannot see into, when the class registers
+modules by hand (`add_module`, `register_module`, `setattr(self, ...)`), for classes not shown to be
+modules (a plain class, a dataclass), and for lists of other things (sizes, names, functions).
+
+The fix (unsafe: parameters, `state_dict()` keys and what `.to()` moves change) wraps the value in
+`nn.ModuleList`/`nn.ModuleDict`/`nn.ParameterList`/`nn.Parameter`; offered when every element is known
+and the attribute has no other binding.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.wrapping import torch_nn_spelling, wrapped
+from stabfix.model.source.names import Binding
+from stabfix.model.source.syntax import code_of
+
+TENSOR_FACTORIES = frozenset({"zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "Tensor",
+                              "FloatTensor", "eye", "arange", "linspace", "zeros_like", "ones_like", "randn_like",
+                              "rand_like", "empty_like", "full_like", "as_tensor", "from_numpy"})
+FILLS = frozenset({"append", "extend", "insert"})
+REGISTERS_BY_HAND = frozenset({"add_module", "register_module", "register_parameter", "register_buffer"})
+WRAPPERS = {("list", "module"): "ModuleList", ("list", "parameter"): "ParameterList",
+            ("dict", "module"): "ModuleDict", ("dict", "parameter"): "ParameterDict"}
+
+
+class UnregisteredSubmodules(Checker):
+    code = "SF413"
+    tokens = ("class",)
+    also_needs = (("torch", "nn", "Module", "Lightning", "PreTrainedModel"),)
+    needs = ("names", "classes")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.class_defs: list[cst.ClassDef] = []
+        # (class, attribute) or (function, local name) -> the elements added to it by `.append` and the like
+        self.fills: dict[tuple[int, str], list[cst.BaseExpression]] = {}
+        self.by_hand: set[int] = set()  # classes that register modules themselves
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.class_defs.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        owner = self.model.enclosing.innermost_class()
+        if owner is None:
+            return
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "setattr" or \
+                isinstance(func, cst.Attribute) and func.attr.value in REGISTERS_BY_HAND:
+            self.by_hand.add(id(owner))
+        if isinstance(func, cst.Attribute) and func.attr.value in FILLS and node.args:
+            key = self._holder_key(func.value)
+            added = node.args[-1].value
+            if key is not None:
+                found = _elements(added) if func.attr.value == "extend" else [added]
+                self.fills.setdefault(key, []).extend(found if found is not None else [])
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript) and (key := self._holder_key(target.target.value)):
+                self.fills.setdefault(key, []).append(node.value)
+
+    def _holder_key(self, holder: cst.BaseExpression) -> Optional[tuple[int, str]]:
+        """`self.layers` -> (its class, "layers"); a local `layers` -> (its function, "layers")."""
+        if isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name):
+            owner = self.model.enclosing.innermost_class()
+            return (id(owner), holder.attr.value) if owner is not None else None
+        if isinstance(holder, cst.Name):
+            function = self.model.enclosing.innermost_function()
+            return (id(function), holder.value) if function is not None else None
+        return None
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        classes, names = self.model.classes, self.model.names
+        for cls in self.class_defs:
+            if not classes.is_module_class(cls):
+                continue
+            for attribute, bindings in sorted(names.self_attributes.get(cls, {}).items()):
+                self._judge(cls, attribute, bindings)
+
+    def _judge(self, cls: cst.ClassDef, attribute: str, bindings: list[Binding]) -> None:
+        shapes = [self._shape(b) for b in bindings]
+        if not shapes or any(shape is None for shape in shapes):
+            return  # registered somewhere, or a value the rule cannot see into
+        first = next((b for b, s in zip(bindings, shapes) if s[0] != "augment"), None)
+        if first is None:
+            return
+        container = shapes[bindings.index(first)][0]
+        if container == "tensor":
+            if len(bindings) == 1:
+                self._report(cls, attribute, first, "tensor", "parameter")
+            return
+        if id(cls) in self.by_hand:
+            return
+        elements = [e for shape in shapes for e in shape[1]] + self.fills.get((id(cls), attribute), [])
+        kinds = [self._element_kind(e) for e in elements]
+        held = "module" if "module" in kinds else "parameter" if "parameter" in kinds else None
+        if held is None:
+            return
+        alone = len(bindings) == 1 and len(set(kinds)) == 1
+        self._report(cls, attribute, first, container, held, fixable=alone)
+
+    def _shape(self, binding: Binding) -> Optional[tuple[str, list[cst.BaseExpression]]]:
+        """("list"|"dict"|"tensor"|"augment", displayed elements), or None for anything else."""
+        value = binding.bound_value if binding.kind != "augment" else binding.value
+        if value is None:
+            return None
+        if binding.kind == "augment":
+            return ("augment", _elements(value)) if _elements(value) is not None else None
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+            value = value.left  # `[nn.Linear(d, d)] * n`
+        if isinstance(value, cst.Name) and len(reaching := self.model.names.reaching(value)) == 1:
+            local = reaching[0]  # `self.layers = layers`, a list the method built
+            shape = self._shape(local) if local.bound_value is not None else None
+            added = self.fills.get((id(local.scope.node), value.value), [])
+            return (shape[0], shape[1] + added) if shape is not None and shape[0] in ("list", "dict") else None
+        if isinstance(value, (cst.List, cst.ListComp, cst.Tuple)):
+            return "list", _elements(value) or []
+        if isinstance(value, (cst.Dict, cst.DictComp)):
+            return "dict", _elements(value) or []
+        if self._trainable_tensor(value):
+            return "tensor", []
+        return None
+
+    def _element_kind(self, element: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        if depth > 4:
+            return None
+        if isinstance(element, cst.Call):
+            qualified = self.model.names.qualify(element.func) or ""
+            if qualified == "torch.nn.Parameter":
+                return "parameter"
+            return "module" if self.model.classes.constructed_kind(element) == "module" else None
+        if isinstance(element, cst.Name):
+            values = [b.bound_value for b in self.model.names.reaching(element)]
+            kinds = {self._element_kind(v, depth + 1) if v is not None else None for v in values}
+            return kinds.pop() if len(kinds) == 1 else None
+        return None
+
+    def _trainable_tensor(self, value: cst.BaseExpression) -> bool:
+        """`torch.randn(n, requires_grad=True)`, `torch.zeros(n).requires_grad_()`, `Variable(t, requires_grad=True)`."""
+        if not isinstance(value, cst.Call):
+            return False
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_":
+            asks = not value.args or _is_true(value.args[0].value)
+            return asks and self._trainable_tensor_root(value.func.value)
+        qualified = self.model.names.qualify(value.func) or ""
+        made = qualified in ("torch.autograd.Variable", "torch.autograd.variable.Variable") or \
+            qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TENSOR_FACTORIES
+        return made and any(a.keyword is not None and a.keyword.value == "requires_grad" and _is_true(a.value)
+                            for a in value.args)
+
+    def _trainable_tensor_root(self, value: cst.BaseExpression) -> bool:
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                self.model.names.qualify(value.func) is None:
+            value = value.func.value  # `torch.zeros(n).to(device)`
+        qualified = self.model.names.qualify(value.func) if isinstance(value, cst.Call) else ""
+        return bool(qualified) and qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TENSOR_FACTORIES
+
+    def _report(self, cls: cst.ClassDef, attribute: str, binding: Binding, container: str, held: str,
+                fixable: bool = True) -> None:
+        value = binding.value
+        nn, imports = torch_nn_spelling(self.context.imports.aliases)
+        if container == "tensor":
+            wrapper, what = "Parameter", "a tensor that requires grad but is no `nn.Parameter`"
+        else:
+            wrapper = WRAPPERS[(container, held)]
+            what = f"{'layers' if held == 'module' else 'parameters'} in a plain {container}"
+        fix = None
+        if fixable and value is not None and (container != "dict" or _string_keys(value)):
+            fix = Fix("unsafe", f"wrap the value in `{nn}.{wrapper}`", {value: wrapped(value, f"{nn}.{wrapper}")}, imports)
+        them = "it" if container == "tensor" else "them"
+        self.report(binding.node, (
+            f"`{cls.name.value}` keeps {what} in `self.{attribute}` (`{code_of(value, 50)}`): `.parameters()`, "
+            f"`.to()`/`.cuda()` and `state_dict()` do not see {them}, so an optimizer built from `.parameters()` "
+            f"never trains {them} and checkpoints never save {them}; use `{nn}.{wrapper}`"), fix)
+
+
+def _elements(value: cst.BaseExpression) -> Optional[list[cst.BaseExpression]]:
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return [value.elt]
+    if isinstance(value, cst.Dict):
+        return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    if isinstance(value, cst.DictComp):
+        return [value.value]
+    return None
+
+
+def _string_keys(value: cst.BaseExpression) -> bool:
+    """A `ModuleDict` takes only string keys without dots: literal ones are known to be."""
+    if isinstance(value, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                   and "." not in str(e.key.evaluated_value) for e in value.elements)
+    return False
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"

@@ -1,0 +1,192 @@
+"""Which classes are torch modules (`nn.Module` subclasses), and what kind of object an expression holds.
+
+A class is a module when one of its bases is: `torch.nn.Module` or any other `torch.nn` class
+(`nn.Sequential`, `nn.Linear`), a framework's module class (Lightning's `LightningModule`, Hugging Face's
+`PreTrainedModel`), a class of the same file that is one, or a class of another scanned file that is one
+(the project index's `lineage`, one file away or more). A class is *not* a module when every base is known
+and none is: no bases, `object`, a dataclass, `abc.ABC`... A base the analysis cannot follow (a library
+class outside the tree, a name bound two ways) leaves it unknown, never proof either way.
+
+`kind_of(expr)` says what an expression holds as far as that decides a torch question: "module" (built
+from a module class, the `self` of a module class's method, `super()` there, or treated as one by the
+file: `modules` part), "optimizer" (built by a `torch.optim` class), "other" (an instance of a class shown not to be a
+module), or None (unknown).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.calls.modules import ModuleIndex, chain_receiver
+from stabfix.model.source.names import Names
+from stabfix.model.source.project_view import ProjectQueries
+
+# Framework classes (outside torch.nn) whose instances are torch modules.
+FRAMEWORK_MODULE_CLASSES = frozenset(
+    {
+        "torch.nn.Module",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+        "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel",
+        "timm.models.VisionTransformer",
+    }
+)
+# `torch.nn` names that are not module classes: tensors, a namespace of functions, helpers.
+_TORCH_NN_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+# Bases that say nothing about being a module: a plain Python class.
+PLAIN_BASES = frozenset({"object", "abc.ABC", "typing.Generic", "typing.NamedTuple", "enum.Enum", "typing.Protocol"})
+_MAX_DEPTH = 8
+
+
+def is_module_class_name(qualified: str) -> bool:
+    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`, `lightning.LightningModule`: a torch module class."""
+    if qualified in FRAMEWORK_MODULE_CLASSES:
+        return True
+    if not qualified.startswith("torch.nn.") or qualified.startswith(("torch.nn.functional.", "torch.nn.init.")):
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last not in _TORCH_NN_NOT_MODULES
+
+
+class ModuleClasses:
+    """Answers `class_kind(ClassDef)` and `kind_of(expr)` after the traversal."""
+
+    def __init__(self, names: Names, modules: Optional[ModuleIndex], project: Optional[ProjectQueries] = None) -> None:
+        self.names = names
+        self.modules = modules
+        self.project = project
+        self._kinds: dict[int, Optional[str]] = {}
+
+    # -- classes ------------------------------------------------------------------------------------
+    def is_module_class(self, node: cst.ClassDef) -> bool:
+        return self.class_kind(node) == "module"
+
+    def class_kind(self, node: cst.ClassDef, depth: int = 0) -> Optional[str]:
+        """"module", "other" (every base known, none a module) or None (a base not known)."""
+        key = id(node)
+        if key not in self._kinds:
+            self._kinds[key] = None  # a class that names itself as a base (never valid Python): unknown
+            self._kinds[key] = self._class_kind(node, depth)
+        return self._kinds[key]
+
+    def _class_kind(self, node: cst.ClassDef, depth: int) -> Optional[str]:
+        kinds = [self.base_kind(arg.value, depth) for arg in node.bases if arg.keyword is None]
+        if "module" in kinds:
+            return "module"
+        return None if None in kinds else "other"
+
+    def base_kind(self, base: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(base, cst.Subscript):  # `Generic[T]`, `Base[T]`
+            base = base.value
+        if isinstance(base, cst.Name) and base.value == "object":
+            return "other"
+        local = self._local_class(base)
+        if local is not None:
+            return self.class_kind(local, depth + 1)
+        qualified = self.names.qualify(base)
+        return self.qualified_kind(qualified) if qualified is not None else None
+
+    def qualified_kind(self, qualified: str) -> Optional[str]:
+        """What a class named through this file's imports is: torch's, a framework's or another file's."""
+        if is_module_class_name(qualified):
+            return "module"
+        if qualified in PLAIN_BASES or qualified.startswith("torch.optim."):
+            return "other"
+        if self.project is None or self.project.resolve(qualified) is None:
+            return None
+        lineage = self.project.lineage(qualified)
+        outside = [name for name, methods in lineage if methods is None]
+        if any(is_module_class_name(name) for name in outside):
+            return "module"
+        return "other" if all(name in PLAIN_BASES for name in outside) and len(lineage) >= 1 else None
+
+    def _local_class(self, expr: cst.BaseExpression) -> Optional[cst.ClassDef]:
+        """The class of this file a name is bound to (one binding, a `class` statement)."""
+        if not isinstance(expr, cst.Name):
+            return None
+        bindings = self.names.bindings_of(expr) or self.names._module_bindings(expr.value)
+        if len(bindings) == 1 and bindings[0].kind == "class" and isinstance(bindings[0].node, cst.ClassDef):
+            return bindings[0].node
+        return None
+
+    def constructed_kind(self, call: cst.Call) -> Optional[str]:
+        """What a call builds when it calls a class: `nn.Linear(...)`, `Net()`, `pkg.Block(...)`."""
+        local = self._local_class(call.func)
+        if local is not None:
+            return self.class_kind(local)
+        qualified = self.names.qualify(call.func)
+        if qualified is None:
+            return None
+        if qualified.startswith("torch.optim.") and qualified.rsplit(".", 1)[-1][:1].isupper():
+            return "optimizer"
+        return self.qualified_kind(qualified)
+
+    # -- instances ----------------------------------------------------------------------------------
+    def kind_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        """What `expr` holds: "module", "optimizer", "other" or None."""
+        if depth > _MAX_DEPTH:
+            return None
+        expr = chain_receiver(expr)  # `model.to(device)`, `net.cuda().eval()`: the module itself
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Name) and expr.func.value == "super":
+                owner = self._method_owner(expr)
+                return "module" if owner is not None and self.is_module_class(owner) else None
+            return self.constructed_kind(expr)
+        if isinstance(expr, cst.Name):
+            owner = self._receiver_class(expr)
+            if owner is not None:
+                return self.class_kind(owner)
+            kinds = {self._binding_kind(b, depth) for b in self.names.reaching(expr)}
+            if len(kinds) == 1 and (kind := kinds.pop()) is not None:
+                return kind
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            owner = self._receiver_class(expr.value)
+            if owner is not None:
+                kinds = {self._binding_kind(b, depth) for b in self.names.attribute_bindings(owner, expr.attr.value)}
+                if len(kinds) == 1 and (kind := kinds.pop()) is not None:
+                    return kind
+        if self.modules is not None and self.modules.is_module(expr):
+            return "module"
+        return None
+
+    def _binding_kind(self, binding, depth: int) -> Optional[str]:
+        value = binding.bound_value
+        return self.kind_of(value, depth + 1) if value is not None else None
+
+    def _receiver_class(self, name: cst.Name) -> Optional[cst.ClassDef]:
+        """The class whose method `name` is the receiver (first parameter) of, not re-bound."""
+        bindings = self.names.bindings_of(name)
+        if len(bindings) != 1 or bindings[0].kind != "param":
+            return None
+        function = bindings[0].scope.node
+        if not isinstance(function, cst.FunctionDef) or bindings[0].scope.parent is None:
+            return None
+        params = list(function.params.posonly_params) + list(function.params.params)
+        if not params or params[0].name.value != name.value or not bindings[0].scope.parent.is_class:
+            return None
+        if any(_decorator_name(d) == "staticmethod" for d in function.decorators):
+            return None
+        return bindings[0].scope.parent.node  # type: ignore[return-value]
+
+    def _method_owner(self, node: cst.CSTNode) -> Optional[cst.ClassDef]:
+        scope = self.names.scope_of(node) if isinstance(node, cst.Name) else None
+        if scope is None and isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            scope = self.names.scope_of(node.func)
+        while scope is not None and not scope.is_function:
+            scope = scope.parent
+        if scope is None or scope.parent is None or not scope.parent.is_class:
+            return None
+        return scope.parent.node  # type: ignore[return-value]
+
+
+def _decorator_name(decorator: cst.Decorator) -> str:
+    value = decorator.decorator
+    return value.value if isinstance(value, cst.Name) else ""
