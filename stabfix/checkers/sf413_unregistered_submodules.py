@@ -27,12 +27,10 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.wrapping import torch_nn_spelling, wrapped
+from stabfix.model.calls.modules import chain_receiver
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import code_of
 
-TENSOR_FACTORIES = frozenset({"zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "Tensor",
-                              "FloatTensor", "eye", "arange", "linspace", "zeros_like", "ones_like", "randn_like",
-                              "rand_like", "empty_like", "full_like", "as_tensor", "from_numpy"})
 FILLS = frozenset({"append", "extend", "insert"})
 REGISTERS_BY_HAND = frozenset({"add_module", "register_module", "register_parameter", "register_buffer"})
 WRAPPERS = {("list", "module"): "ModuleList", ("list", "parameter"): "ParameterList",
@@ -51,6 +49,8 @@ class UnregisteredSubmodules(Checker):
         # (class, attribute) or (function, local name) -> the elements added to it by `.append` and the like
         self.fills: dict[tuple[int, str], list[cst.BaseExpression]] = {}
         self.by_hand: set[int] = set()  # classes that register modules themselves
+        self.handed: dict[tuple[int, str], list[cst.Call]] = {}  # (class, attribute) -> calls it is passed to
+        self.marked: set[tuple[int, str]] = set()  # `self.w.requires_grad_()`, `self.w.requires_grad = True`
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_defs.append(node)
@@ -63,6 +63,12 @@ class UnregisteredSubmodules(Checker):
         if isinstance(func, cst.Name) and func.value == "setattr" or \
                 isinstance(func, cst.Attribute) and func.attr.value in REGISTERS_BY_HAND:
             self.by_hand.add(id(owner))
+        for arg in node.args:  # `nn.Sequential(*self.layers)`: registered through the module it builds
+            if isinstance(arg.value, cst.Attribute) and isinstance(arg.value.value, cst.Name):
+                self.handed.setdefault((id(owner), arg.value.attr.value), []).append(node)
+        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and \
+                (not node.args or _is_true(node.args[0].value)) and (key := self._holder_key(func.value)):
+            self.marked.add(key)
         if isinstance(func, cst.Attribute) and func.attr.value in FILLS and node.args:
             key = self._holder_key(func.value)
             added = node.args[-1].value
@@ -72,8 +78,12 @@ class UnregisteredSubmodules(Checker):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if isinstance(target.target, cst.Subscript) and (key := self._holder_key(target.target.value)):
+            slot = target.target
+            if isinstance(slot, cst.Subscript) and (key := self._holder_key(slot.value)):
                 self.fills.setdefault(key, []).append(node.value)
+            elif isinstance(slot, cst.Attribute) and slot.attr.value == "requires_grad" and _is_true(node.value) \
+                    and isinstance(slot.value, cst.Attribute) and (key := self._holder_key(slot.value)):
+                self.marked.add(key)
 
     def _holder_key(self, holder: cst.BaseExpression) -> Optional[tuple[int, str]]:
         """`self.layers` -> (its class, "layers"); a local `layers` -> (its function, "layers")."""
@@ -94,82 +104,50 @@ class UnregisteredSubmodules(Checker):
                 self._judge(cls, attribute, bindings)
 
     def _judge(self, cls: cst.ClassDef, attribute: str, bindings: list[Binding]) -> None:
-        shapes = [self._shape(b) for b in bindings]
+        key = (id(cls), attribute)
+        shapes = [self._shape(b, key) for b in bindings]
         if not shapes or any(shape is None for shape in shapes):
             return  # registered somewhere, or a value the rule cannot see into
-        first = next((b for b, s in zip(bindings, shapes) if s[0] != "augment"), None)
-        if first is None:
+        made = [(b, s) for b, s in zip(bindings, shapes) if s[0] not in ("augment", "same")]
+        if len(made) != 1 and not (made and made[0][1][0] != "tensor"):
             return
-        container = shapes[bindings.index(first)][0]
+        first, (container, _) = made[0]
         if container == "tensor":
-            if len(bindings) == 1:
-                self._report(cls, attribute, first, "tensor", "parameter")
+            self._report(cls, attribute, first, "tensor", "parameter", fixable=len(bindings) == 1)
             return
-        if id(cls) in self.by_hand:
+        classes = self.model.classes
+        if id(cls) in self.by_hand or any(classes.constructed_kind(call) == "module" for call in self.handed.get(key, [])):
             return
-        elements = [e for shape in shapes for e in shape[1]] + self.fills.get((id(cls), attribute), [])
-        kinds = [self._element_kind(e) for e in elements]
+        elements = [e for shape in shapes for e in shape[1]] + self.fills.get(key, [])
+        kinds = [classes.holds(e) for e in elements]
         held = "module" if "module" in kinds else "parameter" if "parameter" in kinds else None
-        if held is None:
-            return
-        alone = len(bindings) == 1 and len(set(kinds)) == 1
-        self._report(cls, attribute, first, container, held, fixable=alone)
+        if held is not None:
+            self._report(cls, attribute, first, container, held, fixable=len(bindings) == 1 and len(set(kinds)) == 1)
 
-    def _shape(self, binding: Binding) -> Optional[tuple[str, list[cst.BaseExpression]]]:
-        """("list"|"dict"|"tensor"|"augment", displayed elements), or None for anything else."""
+    def _shape(self, binding: Binding, key: tuple[int, str]) -> Optional[tuple[str, list[cst.BaseExpression]]]:
+        """("list"|"dict"|"tensor"|"augment"|"same", displayed elements), or None for anything else."""
         value = binding.bound_value if binding.kind != "augment" else binding.value
         if value is None:
             return None
         if binding.kind == "augment":
             return ("augment", _elements(value)) if _elements(value) is not None else None
+        root = chain_receiver(value)
+        if isinstance(root, cst.Attribute) and isinstance(root.value, cst.Name) and root.attr.value == key[1]:
+            return "same", []  # `self.w = self.w.cuda()`: the same object, moved
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
             value = value.left  # `[nn.Linear(d, d)] * n`
         if isinstance(value, cst.Name) and len(reaching := self.model.names.reaching(value)) == 1:
             local = reaching[0]  # `self.layers = layers`, a list the method built
-            shape = self._shape(local) if local.bound_value is not None else None
+            shape = self._shape(local, key) if local.bound_value is not None else None
             added = self.fills.get((id(local.scope.node), value.value), [])
             return (shape[0], shape[1] + added) if shape is not None and shape[0] in ("list", "dict") else None
         if isinstance(value, (cst.List, cst.ListComp, cst.Tuple)):
             return "list", _elements(value) or []
         if isinstance(value, (cst.Dict, cst.DictComp)):
             return "dict", _elements(value) or []
-        if self._trainable_tensor(value):
+        if self.model.classes.trainable_tensor(value) or key in self.marked and self.model.classes.fresh_tensor(value):
             return "tensor", []
         return None
-
-    def _element_kind(self, element: cst.BaseExpression, depth: int = 0) -> Optional[str]:
-        if depth > 4:
-            return None
-        if isinstance(element, cst.Call):
-            qualified = self.model.names.qualify(element.func) or ""
-            if qualified == "torch.nn.Parameter":
-                return "parameter"
-            return "module" if self.model.classes.constructed_kind(element) == "module" else None
-        if isinstance(element, cst.Name):
-            values = [b.bound_value for b in self.model.names.reaching(element)]
-            kinds = {self._element_kind(v, depth + 1) if v is not None else None for v in values}
-            return kinds.pop() if len(kinds) == 1 else None
-        return None
-
-    def _trainable_tensor(self, value: cst.BaseExpression) -> bool:
-        """`torch.randn(n, requires_grad=True)`, `torch.zeros(n).requires_grad_()`, `Variable(t, requires_grad=True)`."""
-        if not isinstance(value, cst.Call):
-            return False
-        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_":
-            asks = not value.args or _is_true(value.args[0].value)
-            return asks and self._trainable_tensor_root(value.func.value)
-        qualified = self.model.names.qualify(value.func) or ""
-        made = qualified in ("torch.autograd.Variable", "torch.autograd.variable.Variable") or \
-            qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TENSOR_FACTORIES
-        return made and any(a.keyword is not None and a.keyword.value == "requires_grad" and _is_true(a.value)
-                            for a in value.args)
-
-    def _trainable_tensor_root(self, value: cst.BaseExpression) -> bool:
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
-                self.model.names.qualify(value.func) is None:
-            value = value.func.value  # `torch.zeros(n).to(device)`
-        qualified = self.model.names.qualify(value.func) if isinstance(value, cst.Call) else ""
-        return bool(qualified) and qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TENSOR_FACTORIES
 
     def _report(self, cls: cst.ClassDef, attribute: str, binding: Binding, container: str, held: str,
                 fixable: bool = True) -> None:

@@ -10,7 +10,10 @@ class outside the tree, a name bound two ways) leaves it unknown, never proof ei
 `kind_of(expr)` says what an expression holds as far as that decides a torch question: "module" (built
 from a module class, the `self` of a module class's method, `super()` there, or treated as one by the
 file: `modules` part), "optimizer" (built by a `torch.optim` class), "other" (an instance of a class shown not to be a
-module), or None (unknown).
+module), or None (unknown). `holds(expr)` says what one element of a container is: "module" (built from a
+module class, also moved: `nn.Linear(d, d).to(dev)`), "parameter" (`nn.Parameter(...)`) or None;
+`fresh_tensor(expr)` whether it is a tensor a torch factory builds, `trainable_tensor(expr)` one made to
+require grad there (`torch.randn(n, requires_grad=True)`, `.requires_grad_()`, `Variable(..., requires_grad=True)`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,10 @@ _TORCH_NN_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "Unini
 # Bases that say nothing about being a module: a plain Python class.
 PLAIN_BASES = frozenset({"object", "abc.ABC", "typing.Generic", "typing.NamedTuple", "enum.Enum", "typing.Protocol"})
 _MAX_DEPTH = 8
+# torch functions that build a fresh tensor
+FRESH_TENSOR_FUNCTIONS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "Tensor",
+                              "FloatTensor", "eye", "arange", "linspace", "zeros_like", "ones_like", "randn_like",
+                              "rand_like", "empty_like", "full_like", "as_tensor", "from_numpy"})
 
 
 def is_module_class_name(qualified: str) -> bool:
@@ -129,6 +136,39 @@ class ModuleClasses:
             return "optimizer"
         return self.qualified_kind(qualified)
 
+    def holds(self, element: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        """"module" for a module built from a module class (`nn.Linear(d, d).to(dev)`, `Block(d)`, a name bound
+        to one), "parameter" for an `nn.Parameter(...)`, else None."""
+        if depth > 4:
+            return None
+        element = chain_receiver(element)  # `nn.Linear(d, d).to(device)`
+        if isinstance(element, cst.Call):
+            qualified = self.names.qualify(element.func) or ""
+            if qualified == "torch.nn.Parameter":
+                return "parameter"
+            return "module" if self.constructed_kind(element) == "module" else None
+        if isinstance(element, cst.Name):
+            values = [b.bound_value for b in self.names.reaching(element)]
+            kinds = {self.holds(v, depth + 1) if v is not None else None for v in values}
+            return kinds.pop() if len(kinds) == 1 else None
+        return None
+
+    def trainable_tensor(self, value: cst.BaseExpression) -> bool:
+        """`torch.randn(n, requires_grad=True)`, `torch.zeros(n).requires_grad_()`, `Variable(t, requires_grad=True)`."""
+        if not isinstance(value, cst.Call):
+            return False
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_":
+            return (not value.args or _is_true(value.args[0].value)) and self.fresh_tensor(value.func.value)
+        qualified = self.names.qualify(value.func) or ""
+        return (qualified.startswith("torch.autograd.") and qualified.endswith("Variable") or self.fresh_tensor(value)) \
+            and any(a.keyword is not None and a.keyword.value == "requires_grad" and _is_true(a.value) for a in value.args)
+
+    def fresh_tensor(self, value: cst.BaseExpression) -> bool:
+        """`torch.randn(...)`, `torch.zeros(n).to(device)`: a fresh tensor."""
+        root = chain_receiver(value)
+        qualified = self.names.qualify(root.func) or "" if isinstance(root, cst.Call) else ""
+        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FRESH_TENSOR_FUNCTIONS
+
     # -- instances ----------------------------------------------------------------------------------
     def kind_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """What `expr` holds: "module", "optimizer", "other" or None."""
@@ -190,3 +230,7 @@ class ModuleClasses:
 def _decorator_name(decorator: cst.Decorator) -> str:
     value = decorator.decorator
     return value.value if isinstance(value, cst.Name) else ""
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
