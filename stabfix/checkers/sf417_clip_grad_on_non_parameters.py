@@ -18,6 +18,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.model.calls.event_kinds import Clip
+from stabfix.model.flow.values import PARAMETER_ITERATORS
 from stabfix.model.source.syntax import code_of
 
 
@@ -30,7 +31,7 @@ class ClipGradOnNonParameters(Checker):
         for clip in self.model.events.of_kind("clip"):
             assert isinstance(clip, Clip)
             clipped = clip.parameters or _keyword(clip.node, "parameters")
-            if clipped is None or self.model.values.value_of(clipped).parameter:
+            if clipped is None or self.model.values.value_of(clipped).parameter or _iterates_parameters(clipped):
                 continue
             origin = self.model.history.origin(clipped)
             if origin is None:
@@ -45,3 +46,9 @@ def _keyword(call, keyword: str):
     """The argument passed as `keyword=` (`clip_grad_norm_(parameters=loss, max_norm=1.0)`)."""
     args = call.args if isinstance(call, cst.Call) else ()
     return next((a.value for a in args if a.keyword is not None and a.keyword.value == keyword), None)
+
+
+def _iterates_parameters(expr) -> bool:
+    """`loss_fn.parameters()`, `model.named_parameters()`: a module's own parameters, whatever the module is
+    (a loss with learnable weights included)."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in PARAMETER_ITERATORS
