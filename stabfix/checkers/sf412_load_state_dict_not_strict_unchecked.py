@@ -48,11 +48,13 @@ class LoadStateDictNotStrictUnchecked(Checker):
     def visit_Name(self, node: cst.Name) -> None:
         self.words.add(node.value)
 
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self.line = None
+
     def visit_Expr(self, node: cst.Expr) -> None:
-        if isinstance(node.value, cst.Call) and self.line is not None and len(self.line.body) == 1:
-            self.unread.append((node.value, self.line, None))
-        elif isinstance(node.value, cst.Call):
-            self.unread.append((node.value, None, None))
+        if isinstance(node.value, cst.Call):  # the fix rewrites a line that holds only this statement
+            alone = self.line is not None and len(self.line.body) == 1 and self.line.body[0] is node
+            self.unread.append((node.value, self.line if alone else None, None))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call):
