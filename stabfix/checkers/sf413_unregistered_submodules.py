@@ -119,10 +119,17 @@ class UnregisteredSubmodules(Checker):
         if id(cls) in self.by_hand or any(classes.constructed_kind(call) == "module" for call in self.handed.get(key, [])):
             return
         elements = [e for shape in shapes for e in shape[1]] + self.fills.get(key, [])
+        elements = [e for e in elements if not self._also_an_attribute(cls, e)]
         kinds = [classes.holds(e) for e in elements]
         held = "module" if "module" in kinds else "parameter" if "parameter" in kinds else None
         if held is not None:
             self._report(cls, attribute, first, container, held, fixable=len(bindings) == 1 and len(set(kinds)) == 1)
+
+    def _also_an_attribute(self, cls: cst.ClassDef, element: cst.BaseExpression) -> bool:
+        """`enc = nn.Linear(...); self.enc = enc; self.parts = [enc, dec]`: registered under its own attribute."""
+        return isinstance(element, cst.Name) and any(
+            isinstance(b.bound_value, cst.Name) and b.bound_value.value == element.value
+            for bindings in self.model.names.self_attributes.get(cls, {}).values() for b in bindings)
 
     def _shape(self, binding: Binding, key: tuple[int, str]) -> Optional[tuple[str, list[cst.BaseExpression]]]:
         """("list"|"dict"|"tensor"|"augment"|"same", displayed elements), or None for anything else."""
