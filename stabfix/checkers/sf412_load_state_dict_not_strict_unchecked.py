@@ -52,12 +52,12 @@ class LoadStateDictNotStrictUnchecked(Checker):
         self.line = None
 
     def visit_Expr(self, node: cst.Expr) -> None:
-        if isinstance(node.value, cst.Call):  # the fix rewrites a line that holds only this statement
+        if _loads_state(node.value):  # the fix rewrites a line that holds only this statement
             alone = self.line is not None and len(self.line.body) == 1 and self.line.body[0] is node
             self.unread.append((node.value, self.line if alone else None, None))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call):
+        if _loads_state(node.value):
             if all(_bound_names(t.target) is not None for t in node.targets):
                 self.unread.append((node.value, None, node))
 
@@ -128,6 +128,10 @@ class LoadStateDictNotStrictUnchecked(Checker):
             f"if {result}.missing_keys:\n"
             f"    raise RuntimeError(f\"weights missing from the loaded state dict: {{{result}.missing_keys}}\")\n")
         return Fix("unsafe", "bind the result and raise on missing keys", {line: cst.FlattenSentinel([assign, check])})
+
+
+def _loads_state(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "load_state_dict"
 
 
 def _bound_names(target: cst.BaseExpression) -> Optional[list[cst.Name]]:
