@@ -7,7 +7,8 @@ no error is raised, and the model's gradients go into the step unclipped.
 
 A query over the model: the clipping events (`events`: torch's functions through any import alias, the
 legacy `clip_grad_norm`, a wrapper's `accelerator.clip_grad_norm_`), and what their first argument is
-(`history.origin`: a loss, or a model output, followed through names and arithmetic). Silent when the
+(`history.origin`: a loss, or a model output, followed through names and arithmetic; `values`: a batch
+drawn from a data loader, which has no gradient at all). Silent when the
 argument is shown to be parameters (`values`: `model.parameters()`, a list of them, an optimizer's
 `param_groups[0]["params"]`, a single `nn.Parameter`) and when nothing shows what it is.
 """
@@ -31,9 +32,10 @@ class ClipGradOnNonParameters(Checker):
         for clip in self.model.events.of_kind("clip"):
             assert isinstance(clip, Clip)
             clipped = clip.parameters or _keyword(clip.node, "parameters")
-            if clipped is None or self.model.values.value_of(clipped).parameter or _iterates_parameters(clipped):
+            value = self.model.values.value_of(clipped) if clipped is not None else None
+            if value is None or value.parameter or _iterates_parameters(clipped):
                 continue
-            origin = self.model.history.origin(clipped)
+            origin = self.model.history.origin(clipped) or ("a batch of input data" if value.batch else None)
             if origin is None:
                 continue
             self.report(clip.node, (
