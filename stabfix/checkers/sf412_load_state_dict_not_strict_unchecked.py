@@ -68,6 +68,9 @@ class LoadStateDictNotStrictUnchecked(Checker):
                 continue
             if self.model.classes.kind_of(receiver) in ("other", "optimizer"):
                 continue  # a class of its own with a `load_state_dict`: its result is its own business
+            loaded = _loaded(call)
+            if loaded is not None and self._keys_chosen_in_code(loaded):
+                continue  # a deliberate partial copy: keys written in the code or taken from a live module
             targets = [n for t in assign.targets for n in _bound_names(t.target) or []] if assign else []
             if assign is not None and self._read_later(assign):
                 continue
@@ -81,6 +84,27 @@ class LoadStateDictNotStrictUnchecked(Checker):
         if qualified.startswith("torch.nn.") and qualified.endswith("Module.load_state_dict"):
             return call.args[0].value if call.args and call.args[0].keyword is None else None
         return func.value
+
+    def _keys_chosen_in_code(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """A dict display (`{"mu": mu}`, `{}` filled key by key), another module's `state_dict()`, or a copy or
+        comprehension of one: the code, not a checkpoint file, decides which keys arrive."""
+        if depth > 4:
+            return False
+        if isinstance(expr, cst.Name):
+            value = self.model.names.single_value(expr)
+            return value is not None and self._keys_chosen_in_code(value, depth + 1)
+        if isinstance(expr, cst.Dict):
+            return True
+        if isinstance(expr, cst.DictComp):
+            return self._keys_chosen_in_code(expr.for_in.iter, depth + 1)
+        if not isinstance(expr, cst.Call):
+            return False
+        method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else ""
+        if method in ("state_dict", "named_parameters", "named_buffers"):
+            return True
+        copied = (self.model.names.qualify(expr.func) or "") in ("copy.deepcopy", "copy.copy") or method == "items"
+        inner = expr.func.value if method == "items" else expr.args[0].value if expr.args else None
+        return copied and inner is not None and self._keys_chosen_in_code(inner, depth + 1)
 
     def _not_strict(self, call: cst.Call) -> bool:
         qualified = self.model.names.qualify(call.func) or ""
@@ -128,6 +152,16 @@ class LoadStateDictNotStrictUnchecked(Checker):
             f"if {result}.missing_keys:\n"
             f"    raise RuntimeError(f\"weights missing from the loaded state dict: {{{result}.missing_keys}}\")\n")
         return Fix("unsafe", "bind the result and raise on missing keys", {line: cst.FlattenSentinel([assign, check])})
+
+
+def _loaded(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The state dict a `load_state_dict` call is handed (its first argument, or `state_dict=`)."""
+    qualified_unbound = isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Attribute) \
+        and call.func.value.attr.value == "Module"
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "state_dict"), None)
+    index = 1 if qualified_unbound else 0
+    return keyword if keyword is not None else positional[index] if len(positional) > index else None
 
 
 def _loads_state(value: cst.BaseExpression) -> bool:
