@@ -86,8 +86,8 @@ class LoadStateDictNotStrictUnchecked(Checker):
         return func.value
 
     def _keys_chosen_in_code(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        """A dict display (`{"mu": mu}`, `{}` filled key by key), another module's `state_dict()`, or a copy or
-        comprehension of one: the code, not a checkpoint file, decides which keys arrive."""
+        """A dict display (`{"mu": mu}`, `{}` filled key by key), another module's `state_dict()`, a copy or
+        comprehension of one, or a helper's result computed against one: the code decides which keys arrive."""
         if depth > 4:
             return False
         if isinstance(expr, cst.Name):
@@ -102,6 +102,9 @@ class LoadStateDictNotStrictUnchecked(Checker):
         method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else ""
         if method in ("state_dict", "named_parameters", "named_buffers"):
             return True
+        if any(isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Attribute)
+               and a.value.func.attr.value == "state_dict" for a in expr.args):
+            return True  # `intersect_dicts(ckpt, model.state_dict())`: matched against the live module's keys
         copied = (self.model.names.qualify(expr.func) or "") in ("copy.deepcopy", "copy.copy") or method == "items"
         inner = expr.func.value if method == "items" else expr.args[0].value if expr.args else None
         return copied and inner is not None and self._keys_chosen_in_code(inner, depth + 1)
