@@ -1,5 +1,4 @@
-"""SF413 unregistered-submodules: layers in a plain list or dict, or trainable weights as plain tensors, on
-an `nn.Module`.
+"""SF413 unregistered-submodules: an `nn.Module` keeps layers in a plain list/dict, or weights as plain tensors.
 
 A query over the model: which classes are modules (`classes`: through bases of the file and of other
 scanned files), the `self.<attr>` bindings of each (`names.attribute_bindings`), and what every element
@@ -10,8 +9,8 @@ an `nn.Parameter`, or a name bound to one, also when it is added later (`self.la
 
 Silent when any binding of the attribute registers it (`nn.ModuleList(self.blocks)`, a module, a
 `Parameter`), when a binding is something else the rule cannot see into, when the class registers
-modules by hand (`add_module`, `register_module`, `setattr(self, ...)`), for classes not shown to be
-modules (a plain class, a dataclass), and for lists of other things (sizes, names, functions).
+modules by hand (`add_module`, `register_module`, `setattr(self, ...)`), for classes not shown to be modules
+(a plain class, a dataclass), and for lists of other things (sizes, names, functions).
 
 The fix (unsafe: parameters, `state_dict()` keys and what `.to()` moves change) wraps the value in
 `nn.ModuleList`/`nn.ModuleDict`/`nn.ParameterList`/`nn.Parameter`; offered when every element is known
@@ -29,10 +28,11 @@ from stabfix.findings import Fix
 from stabfix.fixes.wrapping import torch_nn_spelling, wrapped
 from stabfix.model.calls.modules import chain_receiver
 from stabfix.model.source.names import Binding
+from stabfix.model.source.scopes import first_parameter
 from stabfix.model.source.syntax import code_of
 
 FILLS = frozenset({"append", "extend", "insert"})
-REGISTERS_BY_HAND = frozenset({"add_module", "register_module", "register_parameter", "register_buffer"})
+REGISTERS_BY_HAND = frozenset({"add_module", "register_module"})
 WRAPPERS = {("list", "module"): "ModuleList", ("list", "parameter"): "ParameterList",
             ("dict", "module"): "ModuleDict", ("dict", "parameter"): "ParameterDict"}
 
@@ -88,8 +88,9 @@ class UnregisteredSubmodules(Checker):
     def _holder_key(self, holder: cst.BaseExpression) -> Optional[tuple[int, str]]:
         """`self.layers` -> (its class, "layers"); a local `layers` -> (its function, "layers")."""
         if isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name):
-            owner = self.model.enclosing.innermost_class()
-            return (id(owner), holder.attr.value) if owner is not None else None
+            owner, method = self.model.enclosing.innermost_class(), self.model.enclosing.innermost_function()
+            on_self = method is not None and first_parameter(method) == holder.value.value
+            return (id(owner), holder.attr.value) if owner is not None and on_self else None
         if isinstance(holder, cst.Name):
             function = self.model.enclosing.innermost_function()
             return (id(function), holder.value) if function is not None else None
