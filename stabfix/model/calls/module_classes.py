@@ -14,6 +14,11 @@ module), or None (unknown). `holds(expr)` says what one element of a container i
 module class, also moved: `nn.Linear(d, d).to(dev)`), "parameter" (`nn.Parameter(...)`) or None;
 `fresh_tensor(expr)` whether it is a tensor a torch factory builds, `trainable_tensor(expr)` one made to
 require grad there (`torch.randn(n, requires_grad=True)`, `.requires_grad_()`, `Variable(..., requires_grad=True)`).
+
+`forward_reach(function)` says which module class's `forward` runs a function: the `forward` itself,
+another method or a module-level function of the file that it calls (`self.encode(x)`, `drop(h)`), up to
+`MAX_DEPTH` calls deep (SF205, SF414). The part is built by the model (`classes`); a rule may also build
+one over its `names` (`ModuleClasses(names, project)`).
 """
 
 from __future__ import annotations
@@ -25,19 +30,21 @@ import libcst as cst
 from stabfix.model.calls.modules import ModuleIndex, chain_receiver
 from stabfix.model.source.names import Names
 from stabfix.model.source.project_view import ProjectQueries
+from stabfix.model.source.traversal import children
 
-# Framework classes (outside torch.nn) whose instances are torch modules.
-FRAMEWORK_MODULE_CLASSES = frozenset(
+MAX_DEPTH = 3  # calls followed from a `forward` (`forward_reach`)
+# Framework classes that are `nn.Module`s, by qualified name (their own packages' spellings).
+FRAMEWORK_MODULES = frozenset(
     {
-        "torch.nn.Module",
         "lightning.LightningModule",
         "lightning.pytorch.LightningModule",
         "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule",
         "pytorch_lightning.LightningModule",
         "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.lightning.LightningModule",
         "transformers.PreTrainedModel",
         "transformers.modeling_utils.PreTrainedModel",
-        "timm.models.VisionTransformer",
     }
 )
 # `torch.nn` names that are not module classes: tensors, a namespace of functions, helpers.
@@ -51,28 +58,63 @@ FRESH_TENSOR_FUNCTIONS = frozenset({"zeros", "ones", "empty", "full", "rand", "r
                               "rand_like", "empty_like", "full_like", "as_tensor", "from_numpy"})
 
 
-def is_module_class_name(qualified: str) -> bool:
-    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`, `lightning.LightningModule`: a torch module class."""
-    if qualified in FRAMEWORK_MODULE_CLASSES:
+def is_torch_module_name(qualified: str) -> bool:
+    """`torch.nn.Module`, `torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`, a framework module class."""
+    if qualified in FRAMEWORK_MODULES:
         return True
-    if not qualified.startswith("torch.nn.") or qualified.startswith(("torch.nn.functional.", "torch.nn.init.")):
+    if not qualified.startswith("torch.nn.") or qualified.startswith(
+            ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parameter.")):
         return False
     last = qualified.rsplit(".", 1)[-1]
     return last[:1].isupper() and last not in _TORCH_NN_NOT_MODULES
 
 
 class ModuleClasses:
-    """Answers `class_kind(ClassDef)` and `kind_of(expr)` after the traversal."""
+    """Ask after the traversal: `class_kind`/`is_module_class(class_def)`, `kind_of(expr)`, `holds(expr)`,
+    `forward_reach(function_def)`."""
 
-    def __init__(self, names: Names, modules: Optional[ModuleIndex], project: Optional[ProjectQueries] = None) -> None:
+    def __init__(self, names: Names, project: Optional[ProjectQueries] = None, modules: Optional[ModuleIndex] = None) -> None:
         self.names = names
         self.modules = modules
         self.project = project
         self._kinds: dict[int, Optional[str]] = {}
+        self._reach: Optional[dict[int, cst.ClassDef]] = None
 
     # -- classes ------------------------------------------------------------------------------------
     def is_module_class(self, node: cst.ClassDef) -> bool:
         return self.class_kind(node) == "module"
+
+    def owner_of(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
+        """The class a function is a method of (None for a module-level or nested function)."""
+        scope = self.names.scopes.get(function)
+        parent = scope.parent if scope is not None else None
+        return parent.node if parent is not None and parent.is_class else None  # type: ignore[return-value]
+
+    def forward_reach(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
+        """The module class whose `forward` runs `function` (itself, or a function of the file it calls)."""
+        if self._reach is None:
+            self._reach = {}
+            for scope_node in list(self.names.scopes):
+                if isinstance(scope_node, cst.ClassDef) and self.is_module_class(scope_node):
+                    for item in _methods(scope_node):
+                        if item.name.value == "forward":
+                            self._collect(item, scope_node, 0)
+        return self._reach.get(id(function))
+
+    def _collect(self, function: cst.FunctionDef, owner: cst.ClassDef, depth: int) -> None:
+        if id(function) in self._reach or depth > MAX_DEPTH:  # type: ignore[operator]
+            return
+        self._reach[id(function)] = owner  # type: ignore[index]
+        stack: list[cst.CSTNode] = [function.body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue  # a nested definition runs only when called
+            if isinstance(node, cst.Call):
+                callee = self.names.definition_of(node)
+                if callee is not None:
+                    self._collect(callee, owner, depth + 1)
+            stack.extend(children(node))
 
     def class_kind(self, node: cst.ClassDef, depth: int = 0) -> Optional[str]:
         """"module", "other" (every base known, none a module) or None (a base not known)."""
@@ -103,15 +145,20 @@ class ModuleClasses:
 
     def qualified_kind(self, qualified: str) -> Optional[str]:
         """What a class named through this file's imports is: torch's, a framework's or another file's."""
-        if is_module_class_name(qualified):
+        if is_torch_module_name(qualified):
             return "module"
         if qualified in PLAIN_BASES or qualified.startswith("torch.optim."):
             return "other"
-        if self.project is None or self.project.resolve(qualified) is None:
+        if self.project is None:
             return None
-        lineage = self.project.lineage(qualified)
+        try:
+            if self.project.resolve(qualified) is None:
+                return None
+            lineage = self.project.lineage(qualified)
+        except Exception:  # another file the index cannot read is unknown, never proof
+            return None
         outside = [name for name, methods in lineage if methods is None]
-        if any(is_module_class_name(name) for name in outside):
+        if any(is_torch_module_name(name) for name in outside):
             return "module"
         return "other" if all(name in PLAIN_BASES for name in outside) and len(lineage) >= 1 else None
 
@@ -234,3 +281,8 @@ def _decorator_name(decorator: cst.Decorator) -> str:
 
 def _is_true(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _methods(node: cst.ClassDef) -> list[cst.FunctionDef]:
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return [item for item in body if isinstance(item, cst.FunctionDef)]
