@@ -9,7 +9,7 @@ an `nn.Parameter`, or a name bound to one, also when it is added later (`self.la
 
 Silent when any binding of the attribute registers it (`nn.ModuleList(self.blocks)`, a module, a
 `Parameter`), when a binding is something else the rule cannot see into, when the class registers
-modules by hand (`add_module`, `register_module`, `setattr(self, ...)`), for classes not shown to be modules
+modules by hand (`add_module`, `register_module`, `register_parameter`, `setattr(self, ...)`), for classes not shown to be modules
 (a plain class, a dataclass), and for lists of other things (sizes, names, functions).
 
 The fix (unsafe: parameters, `state_dict()` keys and what `.to()` moves change) wraps the value in
@@ -32,7 +32,7 @@ from stabfix.model.source.scopes import first_parameter
 from stabfix.model.source.syntax import code_of
 
 FILLS = frozenset({"append", "extend", "insert"})
-REGISTERS_BY_HAND = frozenset({"add_module", "register_module"})
+REGISTERS_BY_HAND = frozenset({"add_module", "register_module", "register_parameter"})
 WRAPPERS = {("list", "module"): "ModuleList", ("list", "parameter"): "ParameterList",
             ("dict", "module"): "ModuleDict", ("dict", "parameter"): "ParameterDict"}
 
