@@ -13,6 +13,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `optimizers`  which expressions are optimizers, what they were built from, and the names of the
                 tensors they are handed to train
 - `modules`     which callables are torch modules (calling one is a forward pass)
+- `classes`     which classes are `nn.Module` subclasses (through same-file bases and other files'
+                classes), and whether an expression holds a module, an optimizer or another object
 - `containers`  long-lived dicts/lists (state carried across steps): their stores, reads,
                 evictions, clears and hand-overs (built on `steps` and `names`)
 - `memory`      what statements do to device memory: cache flushes (through aliases and the file's
@@ -74,6 +76,7 @@ import libcst as cst
 from stabfix.model.calls.activations import Activations
 from stabfix.model.calls.events import Events
 from stabfix.model.calls.losses import LossIndex
+from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.calls.modules import ModuleIndex
 from stabfix.model.calls.optimizers import OptimizerTracker
 from stabfix.model.domain.amp import Amp
@@ -109,6 +112,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "names": ((), lambda model: Names()),
     "modules": ((), lambda model: ModuleIndex(model.imports)),
     "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
+    "classes": (("names", "modules"), lambda model: ModuleClasses(model.names, model.project, model.modules)),
     "values": (("names", "modules", "optimizers"), lambda model: Values(model.names, model.modules, model.optimizers)),
     "steps": (("names", "values"), lambda model: StepIndex(model.imports, model.enclosing, model.names, model.values)),
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
@@ -198,6 +202,7 @@ class FileModel:
     steps: Optional[StepIndex] = None
     optimizers: Optional[OptimizerTracker] = None
     modules: Optional[ModuleIndex] = None
+    classes: Optional[ModuleClasses] = None
     values: Optional[Values] = None
     containers: Optional[Containers] = None
     events: Optional[Events] = None
