@@ -69,3 +69,116 @@ def test_estimate_fallback_counts_nothing_of_the_fake_attempt(tmp_path):
     assert alone.returncode == 0, alone.stderr[-3000:]
     expected = json.loads(alone.stdout.strip().splitlines()[-1])
     assert [p["phase_peak_bytes"] for p in est["points"]] == expected
+
+
+# -- 4.1: an optimizer the user's code drops is not kept alive by verify -------------------------------
+FRESH_OPTIMIZER = """
+    import torch
+    from torch import nn
+
+
+    def build(device):
+        model = nn.Linear(128, 128).to(device)
+        x = torch.randn(8, 128, device=device)
+
+        def step():
+            # a framework that builds its optimizer per fit (one fit per step): the old one and its
+            # state are dropped
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+            opt.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return model, step
+"""
+
+
+def test_dropped_optimizers_are_not_kept_alive(tmp_path):
+    """Before: verify held every optimizer that ever stepped, and reported its state as the user's
+    leak ("memory grows every step ... held by Adam.state")."""
+    r = cli([_project(tmp_path, FRESH_OPTIMIZER), "--entry", "train:build", "--steps", "6"],
+            json_path=tmp_path / "r.json")
+    assert r.code == 0, r.out + r.err
+    growth = _check(r.report, "memory growth")
+    assert growth["status"] == "pass", growth
+    assert "Adam.state" not in r.out
+    assert not any("Adam.state" in h for g in r.report["survivors"] for h in g["holders"])
+    steps = r.report["steps"]
+    assert steps[-1]["live_end_bytes"] == steps[2]["live_end_bytes"]  # flat after warm-up
+    assert all(s["grad_norm"] is not None for s in steps)  # the optimizers were still seen stepping
+
+
+# -- 4.7: parameters in no optimizer: a target network is said to be one, a forgotten head is warned --
+TARGET_NETWORK = """
+    import torch
+    from torch import nn
+
+
+    class Agent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.online = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+            self.target = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))  # requires_grad left on
+            self.aux = nn.Linear(8, 1)
+
+
+    def _agent(device):
+        agent = Agent().to(device)
+        agent.target.load_state_dict(agent.online.state_dict())
+        opt = torch.optim.SGD(agent.online.parameters(), lr=0.01)
+        return agent, opt, torch.randn(32, 8, device=device)
+
+
+    def dqn(device):
+        agent, opt, x = _agent(device)
+
+        def step():
+            opt.zero_grad()
+            with torch.no_grad():
+                target_q = agent.target(x).max(1).values
+            loss = (agent.online(x).max(1).values - target_q).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return agent, opt, step
+
+
+    def forgotten_head(device):
+        agent, opt, x = _agent(device)
+
+        def step():
+            opt.zero_grad()
+            loss = agent.online(x).pow(2).mean() + agent.aux(x).pow(2).mean()  # aux gets gradients
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return agent, opt, step
+"""
+
+
+def test_target_network_is_not_said_to_get_gradients(tmp_path):
+    """Before: "N trainable parameter values are in no optimizer (they get gradients but are never
+    updated)", a warning, for a target network that never gets a gradient, and no module named."""
+    project = _project(tmp_path, TARGET_NETWORK)
+    r = cli([project, "--entry", "train:dqn", "--steps", "4"], json_path=tmp_path / "dqn.json")
+    assert r.code == 0, r.out + r.err
+    coverage = [c for c in r.report["checks"] if c["name"] == "optimizer coverage"]
+    assert coverage and all(c["status"] == "pass" for c in coverage)
+    messages = " ".join(c["message"] for c in coverage)
+    assert "get no gradient" in messages and "target, aux" in messages
+    assert "get gradients" not in messages and "get gradients" not in r.out
+    params = r.report["params"]
+    assert params["not_in_optimizer_with_grad"] == 0
+    assert params["not_in_optimizer_without_grad"] == params["trainable_not_in_optimizer"] == 8 * 16 + 16 + 16 * 4 + 4 + 9
+    assert params["not_in_optimizer_modules"] == {"with_grad": [], "without_grad": ["target", "aux"]}
+
+    r = cli([project, "--entry", "train:forgotten_head", "--steps", "4"], json_path=tmp_path / "head.json")
+    assert r.code == 0, r.out + r.err
+    warned = next(c for c in r.report["checks"] if c["name"] == "optimizer coverage" and c["status"] == "warn")
+    assert warned["message"].startswith("9 trainable parameter values get gradients but are in no optimizer")
+    assert warned["message"].endswith(": aux") and warned["modules"] == ["aux"]
+    assert "aux" in r.out

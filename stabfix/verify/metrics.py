@@ -85,6 +85,35 @@ def _holder_text(group: dict[str, Any]) -> str:
     return f"{held}; created by {group['op']} at {where}"
 
 
+def _names(names: list[str]) -> str:
+    more = len(names) - 3
+    return ", ".join(names[:3]) + (f" and {more} more" if more > 0 else "")
+
+
+def _optimizer_coverage(checks: list[dict[str, Any]], params: dict[str, Any]) -> None:
+    """Trainable parameters in no optimizer: a warning when they get gradients (computed, never
+    applied); when they never get one (a target network, an EMA copy) they are frozen in effect,
+    which is said, not warned about."""
+    if not params.get("trainable_not_in_optimizer"):
+        return
+    if "not_in_optimizer_with_grad" not in params:  # a report from before the split: all one number
+        _check(checks, "optimizer coverage", "warn",
+               f"{params['trainable_not_in_optimizer']:,} trainable parameter values are in no optimizer")
+        return
+    modules = params.get("not_in_optimizer_modules") or {}
+    with_grad, without_grad = params["not_in_optimizer_with_grad"], params["not_in_optimizer_without_grad"]
+    if with_grad:
+        _check(checks, "optimizer coverage", "warn",
+               f"{with_grad:,} trainable parameter values get gradients but are in no optimizer, so they are "
+               f"never updated: {_names(modules.get('with_grad') or [])}",
+               modules=modules.get("with_grad") or [], value=with_grad)
+    if without_grad:
+        _check(checks, "optimizer coverage", "pass",
+               f"{without_grad:,} parameter values require grad but get no gradient and are in no optimizer "
+               f"(frozen in effect, e.g. a target network or an EMA copy): {_names(modules.get('without_grad') or [])}",
+               modules=modules.get("without_grad") or [], value=without_grad)
+
+
 def _is_exact(step: dict[str, Any]) -> bool:
     """Steps of reports written before sampled steps existed have no `exact` field: all were exact."""
     return step.get("exact", True) is not False
@@ -181,10 +210,7 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
                f"optimizer step (step {none_step['step']}): {', '.join(names[:3])}"
                + (f" and {more} more" if more > 0 else ""))
     params = (run.done or {}).get("params") or {}
-    if params.get("trainable_not_in_optimizer"):
-        _check(checks, "optimizer coverage", "warn",
-               f"{params['trainable_not_in_optimizer']:,} trainable parameter values are in no optimizer "
-               "(they get gradients but are never updated)")
+    _optimizer_coverage(checks, params)
 
     # -- growth ------------------------------------------------------------------------------------
     growth = summary.get("growth_bytes_per_step")

@@ -81,7 +81,14 @@ class Probes:
             for name, p in model.named_parameters(remove_duplicate=True):
                 self.param_names.setdefault(id(p), prefix + name)
         self.handles: list[Any] = []
-        self.optimizers_seen: dict[int, Any] = {}
+        # weakly: an optimizer the user's code drops (one built per fit or per step) must die with its
+        # state, or verify itself would be the leak it reports ("held by Adam.state")
+        self.optimizers_seen: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self.optimizers_stepped: list[str] = []  # the type of every optimizer that stepped, in order
+        self.optimized_params: dict[int, int] = {}  # id -> numel of every parameter an optimizer stepped
+        self.grad_outside_optimizers: set[int] = set()  # trainable, in no optimizer, had a gradient
+        self._outside: list[torch.Tensor] | None = None  # those not seen with a gradient yet
+        self._outside_for = -1
         self.first_nonfinite: dict[str, Any] | None = None
         self._checking_modules = True
         self.benign: dict[str, dict[str, Any]] = {}  # non-finite outputs while loss and grads were finite
@@ -146,10 +153,14 @@ class Probes:
     def _pre_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.tracker.enter_optimizer()
         self.optimizer_steps += 1
-        self.optimizers_seen[id(optimizer)] = optimizer
+        if self.optimizers_seen.get(id(optimizer)) is not optimizer:
+            self.optimizers_seen[id(optimizer)] = optimizer
+            self.optimizers_stepped.append(type(optimizer).__name__)
+        optimized = self.optimized_params
         groups: dict[tuple[Any, Any], tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
         for group in optimizer.param_groups:
             for p in group["params"]:
+                optimized[id(p)] = p.numel()
                 grad = p.grad
                 if grad is None:
                     if p.requires_grad:
@@ -170,6 +181,25 @@ class Probes:
                 except (RuntimeError, NotImplementedError):
                     norms = [torch.linalg.vector_norm(g.detach().float()) for g in grads]
                 self._norm_groups.append((params, norms))
+
+    def note_grads_outside_optimizers(self, returned_optimizers: list[Any]) -> None:
+        """At a step's end: which trainable parameters in no optimizer have a gradient (a target network
+        has none; a head left out of the optimizer has one). Only those not seen with one yet are looked
+        at, and the list is rebuilt only when an optimizer stepped a parameter it had not stepped before."""
+        known = len(self.optimized_params)
+        if self._outside is None or self._outside_for != known:
+            in_opt = set(self.optimized_params)
+            for opt in returned_optimizers:
+                in_opt.update(id(p) for group in opt.param_groups for p in group["params"])
+            self._outside = [p for _, model in self.models for p in model.parameters()
+                             if p.requires_grad and id(p) not in in_opt and id(p) not in self.grad_outside_optimizers]
+            self._outside_for = known
+        if not self._outside:
+            return
+        got = [p for p in self._outside if p.grad is not None]
+        if got:
+            self.grad_outside_optimizers.update(id(p) for p in got)
+            self._outside = [p for p in self._outside if p.grad is None]
 
     def _post_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.tracker.exit_optimizer()
