@@ -182,3 +182,19 @@ def test_target_network_is_not_said_to_get_gradients(tmp_path):
     assert warned["message"].startswith("9 trainable parameter values get gradients but are in no optimizer")
     assert warned["message"].endswith(": aux") and warned["modules"] == ["aux"]
     assert "aux" in r.out
+
+
+# -- 4.3: a run too short to judge growth never passes it ---------------------------------------------
+def test_short_run_fails_on_measured_growth_and_never_says_no_growth(tmp_path):
+    """Before: with 2 steps after warm-up the 1 MiB/step leak passed as "no steady growth after
+    warm-up (slope +1.00 MiB/step)"."""
+    leaky = _check(cli(["tests/verify_cases/leaky", "--steps", "4"], json_path=tmp_path / "l.json").report,
+                   "memory growth")
+    assert leaky["status"] == "fail" and leaky["judged"] is False
+    assert leaky["message"].startswith("memory grew +1.00 MiB/step over only 2 step(s) after warm-up (steps 3-4)")
+    assert "--steps 5" in leaky["message"] and "held by History._kept" in leaky["message"]
+
+    r = cli(["tests/verify_cases/leaky", "--steps", "3"], json_path=tmp_path / "one.json")
+    one = _check(r.report, "memory growth")
+    assert one["status"] == "warn" and one["message"].startswith("growth not judged: only 1 step(s) after warm-up")
+    assert "no steady growth" not in r.out

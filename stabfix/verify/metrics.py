@@ -17,6 +17,7 @@ SOURCE_DISPATCH = "live tensors (dispatch)"
 SOURCE_CUDA = "cuda allocator"
 TIME_TREND_WARN = 1.5  # median step time of the second half / first half above this: warning
 TIME_TREND_MIN_MS = 5.0  # ... and at least this many ms slower
+GROWTH_MIN_DELTAS = 2  # step-to-step changes after warm-up needed to call growth steady (3 steps)
 
 
 def slope(points: list[tuple[float, float]]) -> float | None:
@@ -218,7 +219,7 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
     holder = f" — {_holder_text(acc[0])}" if acc else ""
     series = [s["live_end_bytes"] if not use_cuda else s["cuda"]["allocated_end_bytes"] for s in post]
     deltas = [b - a for a, b in zip(series, series[1:])]
-    steady = len(deltas) >= 2 and all(d > 0 for d in deltas)
+    steady = len(deltas) >= GROWTH_MIN_DELTAS and all(d > 0 for d in deltas)
     window = f"steps {post[0]['step']}-{post[-1]['step']}" if post else ""
     if "memory_growth_mb_per_step" in budgets:
         limit = budgets["memory_growth_mb_per_step"]
@@ -233,6 +234,23 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
         _check(checks, "memory growth", "fail",
                f"memory grows every step after warm-up: {fmt_bytes(growth, signed=True)}/step ({window}){holder}",
                value=growth / MB)
+    elif len(deltas) < GROWTH_MIN_DELTAS:
+        # too few steps after warm-up to tell steady growth from a one-off allocation: growth that was
+        # measured fails (nothing can clear it), none measured is said to be unjudged, never "no growth"
+        need = f"run at least {GROWTH_MIN_DELTAS + 1} steps after warm-up (--steps {len(steps) - len(post) + GROWTH_MIN_DELTAS + 1}) to judge it"
+        measured = growth if len(post) >= 2 else None  # with fewer, the summary's slope spans warm-up
+        kept = (run.done or {}).get("survivors") or []  # created in one step after warm-up: all there is
+        holder = holder or (f" — {_holder_text(kept[0])}" if kept else "")
+        if measured is not None and measured > 0:
+            _check(checks, "memory growth", "fail",
+                   f"memory grew {fmt_bytes(growth, signed=True)}/step over only {len(post)} step(s) after warm-up "
+                   f"({window}), too few to tell steady growth from a one-off allocation; {need}{holder}",
+                   value=growth / MB, judged=False)
+        else:
+            _check(checks, "memory growth", "warn",
+                   f"growth not judged: only {len(post)} step(s) after warm-up"
+                   + (f" ({window}, slope {fmt_bytes(measured, signed=True)}/step)" if measured is not None else "")
+                   + f"; {need}", judged=False)
     else:
         _check(checks, "memory growth", "pass",
                "no steady growth after warm-up" + (f" (slope {fmt_bytes(growth, signed=True)}/step)" if growth else ""))
