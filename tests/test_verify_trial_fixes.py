@@ -198,3 +198,74 @@ def test_short_run_fails_on_measured_growth_and_never_says_no_growth(tmp_path):
     one = _check(r.report, "memory growth")
     assert one["status"] == "warn" and one["message"].startswith("growth not judged: only 1 step(s) after warm-up")
     assert "no steady growth" not in r.out
+
+
+# -- 4.6: the module named first non-finite is the one whose own computation made the value ------------
+NAN_IN_ATTENTION = """
+    import torch
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def __init__(self, width, masked_from_step):
+            super().__init__()
+            self.q = nn.Linear(width, width)
+            self.drop = nn.Dropout(0.1)
+            self.masked_from_step = masked_from_step
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            scores = self.q(x) @ x.transpose(-1, -2)
+            if self.calls >= self.masked_from_step:  # every key masked: the softmax of a row of -inf is NaN
+                scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool), float("-inf"))
+            return self.drop(scores.softmax(-1)) @ x  # Dropout is the first module to output the NaN
+
+
+    def _build(device, masked_from_step, data_nan=False):
+        model = nn.Sequential(nn.Linear(8, 8), Attention(8, masked_from_step), nn.Linear(8, 1)).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(4, 6, 8, device=device)
+        if data_nan:
+            x[0, 0, 0] = float("nan")
+
+        def step():
+            opt.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return model, opt, step
+
+
+    def at_step_1(device):   # module outputs checked as they come
+        return _build(device, 1)
+
+
+    def at_step_4(device):   # a sampled step: outputs kept, checked once the loss is NaN
+        return _build(device, 4)
+
+
+    def nan_data(device):
+        return _build(device, 10**9, data_nan=True)
+"""
+
+
+def test_first_nonfinite_module_is_the_one_that_made_it(tmp_path):
+    """Before: "first non-finite output (NaN): module 1.drop (Dropout)", a Dropout handed a NaN that
+    its parent's softmax made."""
+    project = _project(tmp_path, NAN_IN_ATTENTION)
+    for entry, step in (("at_step_1", 1), ("at_step_4", 4)):
+        r = cli([project, "--entry", f"train:{entry}", "--steps", "6"], json_path=tmp_path / f"{entry}.json")
+        assert r.code == 1, r.out + r.err
+        numerics = _check(r.report, "numerics")
+        assert numerics["status"] == "fail" and numerics["module"] == "1", numerics
+        assert numerics["message"] == (f"first non-finite output (NaN): module 1 (Attention) at step {step}; "
+                                       "its inputs were finite: its own computation made it")
+        assert "Dropout" not in r.out
+
+    r = cli([project, "--entry", "train:nan_data", "--steps", "4"], json_path=tmp_path / "data.json")
+    numerics = _check(r.report, "numerics")
+    assert numerics["module"] == "0" and numerics["input_nonfinite"] is True
+    assert "its input was already non-finite and no module made it" in numerics["message"]

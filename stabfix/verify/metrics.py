@@ -187,10 +187,17 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
 
     first_bad = (run.done or {}).get("first_nonfinite_module")
     if first_bad:
+        if first_bad.get("input_nonfinite"):
+            how = ("; its input was already non-finite and no module made it: it comes from the data or the "
+                   "step's own code outside every module")
+        elif "input_nonfinite" in first_bad:
+            how = "; its inputs were finite: its own computation made it"
+        else:  # a report from before inputs were checked
+            how = ""
         _check(checks, "numerics", "fail",
                f"first non-finite output ({first_bad['value']}): module {first_bad['module']} "
-               f"({first_bad['type']}) at step {first_bad['step']}", module=first_bad["module"],
-               step=first_bad["step"])
+               f"({first_bad['type']}) at step {first_bad['step']}{how}", module=first_bad["module"],
+               step=first_bad["step"], input_nonfinite=first_bad.get("input_nonfinite"))
     else:
         benign = (run.done or {}).get("benign_nonfinite_modules") or []
         if benign:

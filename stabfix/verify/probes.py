@@ -72,6 +72,29 @@ def _to_host(pieces: list[torch.Tensor]) -> list[float]:
     return values
 
 
+def _finite_bounds(b: tuple[float, float] | None) -> bool:
+    return b is None or (math.isfinite(b[0]) and math.isfinite(b[1]))
+
+
+def _all_finite(bounds: list[tuple[float, float] | None], deps: tuple[int, ...]) -> bool:
+    return all(_finite_bounds(bounds[d]) for d in deps)
+
+
+def _first_own_nonfinite(entries: list[Any], bounds: list[tuple[float, float] | None]) -> int | None:
+    """The first module output (execution order) that is non-finite while the module's inputs were
+    finite: the module whose own computation made it (a Dropout handed a NaN did not). When every
+    non-finite output had a non-finite input (NaN in the data), the first non-finite output."""
+    first = None
+    for i, ((_, kind, _, _, deps), b) in enumerate(zip(entries, bounds)):
+        if kind is None or _finite_bounds(b):
+            continue
+        if _all_finite(bounds, deps):
+            return i
+        if first is None:
+            first = i
+    return first
+
+
 class Probes:
     def __init__(self, models: list[tuple[str, torch.nn.Module]], tracker: Any) -> None:
         self.tracker = tracker
@@ -93,7 +116,6 @@ class Probes:
         self._checking_modules = True
         self.benign: dict[str, dict[str, Any]] = {}  # non-finite outputs while loss and grads were finite
         self._skip: set[str] = set()
-        self._last_checked: Any = None
         self.begin_step()
 
     # -- install / remove ----------------------------------------------------------------------
@@ -129,17 +151,19 @@ class Probes:
     def begin_step(self, defer_checks: bool = False) -> None:
         self._norm_groups: list[tuple[list[int], list[torch.Tensor]]] = []  # (param ids, norms)
         self._none_grad: list[int] = []
-        # module outputs in execution order: (name, kind, min, max) once checked, (name, kind, output, None)
-        # while kept for a deferred check
-        self._fwd: list[tuple[str, str, torch.Tensor, torch.Tensor | None]] = []
+        # module outputs in execution order: (name, kind, min, max, inputs) once checked, (name, kind,
+        # output, None, inputs) while kept for a deferred check; `inputs` are the indices of the entries
+        # of the module's tensor inputs. An input no module output (a tensor made by code outside the
+        # modules: the data, a parent's own ops) gets an entry of its own, kind None, inputs ().
+        self._fwd: list[tuple[str, str | None, Any, Any, tuple[int, ...]]] = []
+        self._entry_of: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (weak ref, index in _fwd)
         self._held_bytes = 0
         self._defer = defer_checks
-        self._last_checked = None
         self.optimizer_steps = 0
 
     def drop_held(self) -> None:
         """Let go of the outputs kept for deferred checks (the step failed, or ended healthy)."""
-        self._fwd = [entry for entry in self._fwd if entry[3] is not None]
+        self._fwd = [e if e[3] is not None else (e[0], e[1], None, None, e[4]) for e in self._fwd]
         self._held_bytes = 0
 
     def name_of(self, p: torch.Tensor) -> str:
@@ -210,37 +234,53 @@ class Probes:
         def hook(mod: Any, inputs: Any, output: Any) -> None:
             if not self._checking_modules or name in self._skip:
                 return
-            for t in _tensors_of(output):
-                if (self._last_checked is not None and t is self._last_checked()) or not t.is_floating_point() \
-                        or t.numel() == 0:
-                    continue
-                # a weak reference: holding the output itself would add it to backward's live bytes
-                self._last_checked = weakref.ref(t)
-                if self._defer:
-                    self._fwd.append((name, kind, t, None))
-                    self._held_bytes += t.numel() * t.element_size()
-                    if self._held_bytes > MAX_HELD_BYTES:
-                        self._check_held()
-                    continue
-                with untracked():
-                    lo, hi = torch.aminmax(t.detach())
-                self._fwd.append((name, kind, lo, hi))
+            outs = [t for t in _tensors_of(output) if t.is_floating_point() and t.numel()]
+            if not outs:
+                return
+            # the module's own computation is what turns finite inputs into a non-finite output, so the
+            # inputs are checked too; one that is an earlier module's output was checked already
+            own = {id(t) for t in outs}  # an in-place module's input is its output: not an input here
+            deps = tuple(self._checked(t, name, None, ()) for t in _tensors_of(inputs)
+                         if t.is_floating_point() and t.numel() and id(t) not in own)
+            for t in outs:
+                self._checked(t, name, kind, deps)
 
         return hook
+
+    def _checked(self, t: torch.Tensor, name: str, kind: str | None, deps: tuple[int, ...]) -> int:
+        """The index of t's check in this step (made now unless t was checked already: a child's output
+        that its parent returns, or an output that is the next module's input)."""
+        known = self._entry_of.get(id(t))
+        if known is not None and known[0]() is t:
+            return known[1]
+        index = len(self._fwd)
+        # a weak reference: holding the tensor itself would add it to backward's live bytes
+        self._entry_of[id(t)] = (weakref.ref(t), index)
+        if self._defer:
+            self._fwd.append((name, kind, t, None, deps))
+            self._held_bytes += t.numel() * t.element_size()
+            if self._held_bytes > MAX_HELD_BYTES:
+                self._check_held()
+            return index
+        with untracked():
+            lo, hi = torch.aminmax(t.detach())
+        self._fwd.append((name, kind, lo, hi, deps))
+        return index
 
     def _check_held(self) -> None:
         """Check the kept outputs now, and every output of the rest of the step as it comes."""
         with untracked():
-            for i, (name, kind, t, hi) in enumerate(self._fwd):
-                if hi is None:
-                    self._fwd[i] = (name, kind, *torch.aminmax(t.detach()))
+            for i, (name, kind, t, hi, deps) in enumerate(self._fwd):
+                if hi is None and t is not None:
+                    self._fwd[i] = (name, kind, *torch.aminmax(t.detach()), deps)
         self._held_bytes = 0
         self._defer = False
 
     def _note_benign(self, found: dict[str, Any], outputs: list[tuple[str, str, float, float]]) -> None:
         for j, (name, kind, lo, hi) in enumerate(outputs):
             if not (math.isfinite(lo) and math.isfinite(hi)) and name not in self.benign:
-                self.benign[name] = dict(found, module=name, type=kind, value=_what(lo, hi), index=j)
+                self.benign[name] = {**{k: v for k, v in found.items() if k != "input_nonfinite"},
+                                     "module": name, "type": kind, "value": _what(lo, hi), "index": j}
                 self._skip.add(name)
 
     # -- readback ------------------------------------------------------------------------------
@@ -262,8 +302,8 @@ class Probes:
         norms_flat = [n for _, norms in self._norm_groups for n in norms]
         params_flat = [p for params, _ in self._norm_groups for p in params]
         pieces.extend(norms_flat)
-        checked = [(name, kind, lo, hi) for name, kind, lo, hi in self._fwd if hi is not None]
-        for _, _, lo, hi in checked:
+        checked = [(lo, hi) for _, _, lo, hi, _ in self._fwd if hi is not None]
+        for lo, hi in checked:
             pieces.append(lo)
             pieces.append(hi)
 
@@ -315,32 +355,42 @@ class Probes:
         loss_bad = loss_value is not None and not math.isfinite(loss_value)
         grads_bad = bool(result["nonfinite_grads_count"]) or (
             result["grad_norm"] is not None and not math.isfinite(result["grad_norm"]))
-        kept = [t for _, _, t, hi in self._fwd if hi is None]
+        kept = [t for _, _, t, hi, _ in self._fwd if hi is None and t is not None]
         kept_values = None
         if kept and (loss_bad or grads_bad):  # deferred checks: only a failing step needs them
             with untracked():
                 kept_values = _to_host([m for t in kept for m in torch.aminmax(t.detach())])
         del kept
-        # in execution order; outputs kept for a check that turned out not to be needed are left out
-        outputs: list[tuple[str, str, float, float]] = []
+        # (min, max) of every entry in execution order; None for those kept for a check that turned
+        # out not to be needed
+        bounds: list[tuple[float, float] | None] = []
         n_checked = n_kept = 0
-        for name, kind, _, hi in self._fwd:
+        for _, _, t, hi, _ in self._fwd:
             if hi is not None:
                 at = pos + 2 * n_checked
-                outputs.append((name, kind, values[at], values[at + 1]))
+                bounds.append((values[at], values[at + 1]))
                 n_checked += 1
-            else:
-                if kept_values is not None:
-                    outputs.append((name, kind, kept_values[2 * n_kept], kept_values[2 * n_kept + 1]))
+            elif t is not None and kept_values is not None:
+                bounds.append((kept_values[2 * n_kept], kept_values[2 * n_kept + 1]))
                 n_kept += 1
+            else:
+                bounds.append(None)
+        entries = self._fwd
         self.drop_held()
-        for i, (name, kind, lo, hi) in enumerate(outputs):
-            if math.isfinite(lo) and math.isfinite(hi):
-                continue
+        outputs = [(name, kind, *b) for (name, kind, _, _, _), b in zip(entries, bounds)
+                   if kind is not None and b is not None]
+        culprit = _first_own_nonfinite(entries, bounds)
+        if culprit is not None:
+            name, kind, _, _, deps = entries[culprit]
+            lo, hi = bounds[culprit]  # type: ignore[misc]
             found = {"module": name, "type": kind, "step": step, "value": _what(lo, hi),
-                     "index": i, "modules_checked": len(outputs)}
+                     "index": sum(1 for e, b in zip(entries[:culprit], bounds) if e[1] is not None and b is not None),
+                     "modules_checked": len(outputs),
+                     # no module turned finite inputs into it: it came in with the input (the data, or
+                     # the step's own code outside every module)
+                     "input_nonfinite": not _all_finite(bounds, deps)}
             if loss_bad or grads_bad:
-                # A real numerical failure: this is the first module whose output went non-finite.
+                # A real numerical failure: the module whose own computation made the first non-finite value.
                 result["nonfinite_module"] = found
                 if self.first_nonfinite is None:
                     self.first_nonfinite = found
@@ -350,10 +400,9 @@ class Probes:
                 # Loss and gradients stayed finite: a deliberate -inf (attention masks) and the like.
                 # Remember it, and stop checking the modules that do it.
                 self._note_benign(found, outputs)
-            break
         result["modules_checked"] = len(outputs)
         self._norm_groups = []
         self._none_grad = []
         self._fwd = []
-        self._last_checked = None
+        self._entry_of = {}
         return result
