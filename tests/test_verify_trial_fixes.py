@@ -269,3 +269,66 @@ def test_first_nonfinite_module_is_the_one_that_made_it(tmp_path):
     numerics = _check(r.report, "numerics")
     assert numerics["module"] == "0" and numerics["input_nonfinite"] is True
     assert "its input was already non-finite and no module made it" in numerics["message"]
+
+
+# -- 4.14: what is alive before step 1 besides the models is named ------------------------------------
+KEPT_COPIES = """
+    import copy
+
+    import torch
+    from torch import nn
+
+
+    class EMA:
+        def __init__(self, model):
+            self.shadow = copy.deepcopy(model)  # a full copy of the model, updated after every step
+
+
+    class Loop:
+        def __init__(self, model):
+            self.model = model
+            self.ema = EMA(model)
+            self.initial = copy.deepcopy(model)  # a framework's copy of the model to restore from
+
+
+    class Images:
+        def __init__(self):
+            self.pixels = torch.randn(512, 256)  # 512 KiB of data, all in memory
+
+
+    def build(device):
+        model = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 128)).to(device)
+        loop = Loop(model)
+        data = Images()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+        def step():
+            opt.zero_grad()
+            loss = loop.model(data.pixels[:8].to(device)).pow(2).mean()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                for e, p in zip(loop.ema.shadow.parameters(), model.parameters()):
+                    e.lerp_(p, 0.01)
+            return loss.detach()
+
+        return model, opt, step
+"""
+
+
+def test_live_before_step_1_names_the_largest_other_holders(tmp_path):
+    """Before: "live before step 1 | 1.64 MiB | model parameters+buffers 385.50 KiB" and nothing on the
+    other 1.26 MiB."""
+    r = cli([_project(tmp_path, KEPT_COPIES), "--entry", "train:build", "--steps", "3"], json_path=tmp_path / "r.json")
+    assert r.code == 0, r.out + r.err
+    model = 256 * 256 * 4 + 256 * 4 + 256 * 128 * 4 + 128 * 4
+    summary = r.report["summary"]
+    assert summary["model_state_bytes"] == model
+    holders = summary["live_before_holders"]
+    assert [(h["holder"], h["kind"], h["type"], h["bytes"]) for h in holders] == [
+        ("Images.pixels", "tensors", None, 512 * 256 * 4),
+        ("EMA.shadow", "module", "Sequential", model),
+        ("Loop.initial", "module", "Sequential", model),
+    ]
+    row = next(line for line in r.out.splitlines() if "live before step 1" in line)
+    assert "Images.pixels 512.00 KiB" in row and "EMA.shadow 385.50 KiB" in row

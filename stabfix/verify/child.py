@@ -325,11 +325,14 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
     inst = Instrumentation(models, device)
     tracker, probes = inst.tracker, inst.probes
     inst.install()
+    from stabfix.verify.startup_holders import largest_holders
+
     channel.send({
         "type": "ready",
         "setup_s": time.perf_counter() - t_start,
         "live_before_bytes": tracker.live,
         "model_state_bytes": _model_state_bytes(models),
+        "live_before_holders": largest_holders(tracker, models, tracker.live),
         "models": [{"name": (p.rstrip(".") or type(m).__name__), "type": type(m).__name__} for p, m in models],
         "optimizers": [type(o).__name__ for o in optimizers],
         "modules_hooked": probes._module_hook_count,

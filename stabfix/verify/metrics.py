@@ -345,6 +345,7 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
                     default=None)
     out["live_before_bytes"] = (run.ready or {}).get("live_before_bytes")
     out["model_state_bytes"] = (run.ready or {}).get("model_state_bytes")
+    out["live_before_holders"] = (run.ready or {}).get("live_before_holders") or []
     out["live_peak_bytes"] = peak_step["peak_bytes"] if peak_step else None
     out["live_end_bytes"] = steps[-1]["live_end_bytes"]
     for phase in ("forward", "backward", "optimizer"):
