@@ -211,6 +211,8 @@ class Probes:
         has none; a head left out of the optimizer has one). Only those not seen with one yet are looked
         at, and the list is rebuilt only when an optimizer stepped a parameter it had not stepped before."""
         known = len(self.optimized_params)
+        if not known and not returned_optimizers:
+            return  # no optimizer at all: nothing is "in no optimizer"
         if self._outside is None or self._outside_for != known:
             in_opt = set(self.optimized_params)
             for opt in returned_optimizers:
