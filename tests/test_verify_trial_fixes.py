@@ -8,9 +8,8 @@ import subprocess
 import sys
 import textwrap
 
-from test_verify_run import REPO, cli
-
 from test_verify_estimate import _env
+from test_verify_run import REPO, cli
 
 
 def _project(tmp_path, source: str, name: str = "train") -> str:
@@ -173,7 +172,8 @@ def test_target_network_is_not_said_to_get_gradients(tmp_path):
     assert "get gradients" not in messages and "get gradients" not in r.out
     params = r.report["params"]
     assert params["not_in_optimizer_with_grad"] == 0
-    assert params["not_in_optimizer_without_grad"] == params["trainable_not_in_optimizer"] == 8 * 16 + 16 + 16 * 4 + 4 + 9
+    target_and_aux = 8 * 16 + 16 + 16 * 4 + 4 + 9
+    assert params["not_in_optimizer_without_grad"] == params["trainable_not_in_optimizer"] == target_and_aux
     assert params["not_in_optimizer_modules"] == {"with_grad": [], "without_grad": ["target", "aux"]}
 
     r = cli([project, "--entry", "train:forgotten_head", "--steps", "4"], json_path=tmp_path / "head.json")

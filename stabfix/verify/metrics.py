@@ -244,7 +244,8 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
     elif len(deltas) < GROWTH_MIN_DELTAS:
         # too few steps after warm-up to tell steady growth from a one-off allocation: growth that was
         # measured fails (nothing can clear it), none measured is said to be unjudged, never "no growth"
-        need = f"run at least {GROWTH_MIN_DELTAS + 1} steps after warm-up (--steps {len(steps) - len(post) + GROWTH_MIN_DELTAS + 1}) to judge it"
+        enough = GROWTH_MIN_DELTAS + 1
+        need = f"run at least {enough} steps after warm-up (--steps {len(steps) - len(post) + enough}) to judge it"
         measured = growth if len(post) >= 2 else None  # with fewer, the summary's slope spans warm-up
         kept = (run.done or {}).get("survivors") or []  # created in one step after warm-up: all there is
         holder = holder or (f" — {_holder_text(kept[0])}" if kept else "")
