@@ -249,6 +249,42 @@ NAN_IN_ATTENTION = """
 
     def nan_data(device):
         return _build(device, 10**9, data_nan=True)
+
+
+    class MaskedAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = nn.Linear(8, 8)
+            self.drop = nn.Dropout(0.1)
+
+        def forward(self, x, mask):  # an additive -inf mask comes in as an input
+            return self.drop((self.q(x) @ x.transpose(-1, -2) + mask).softmax(-1)) @ x
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp, self.attn, self.out = nn.Linear(8, 8), MaskedAttention(), nn.Linear(8, 1)
+
+        def forward(self, x, mask):
+            return self.out(self.attn(self.inp(x), mask))
+
+
+    def masked_row(device):
+        model = Net().to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(4, 6, 8, device=device)
+        mask = torch.zeros(6, 6, device=device)
+        mask[0, :] = float("-inf")  # a query that may attend to nothing: its softmax row is NaN
+
+        def step():
+            opt.zero_grad()
+            loss = model(x, mask).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return model, opt, step
 """
 
 
@@ -262,8 +298,13 @@ def test_first_nonfinite_module_is_the_one_that_made_it(tmp_path):
         numerics = _check(r.report, "numerics")
         assert numerics["status"] == "fail" and numerics["module"] == "1", numerics
         assert numerics["message"] == (f"first non-finite output (NaN): module 1 (Attention) at step {step}; "
-                                       "its inputs were finite: its own computation made it")
+                                       "its own computation made it (its inputs had no NaN)")
         assert "Dropout" not in r.out
+
+    # the softmax inside `attn` made the NaN out of a -inf that came in with an input: attn is named
+    r = cli([project, "--entry", "train:masked_row", "--steps", "4"], json_path=tmp_path / "mask.json")
+    numerics = _check(r.report, "numerics")
+    assert numerics["module"] == "attn" and numerics["input_nonfinite"] is False, numerics
 
     r = cli([project, "--entry", "train:nan_data", "--steps", "4"], json_path=tmp_path / "data.json")
     numerics = _check(r.report, "numerics")

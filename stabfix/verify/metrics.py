@@ -191,7 +191,7 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
             how = ("; its input was already non-finite and no module made it: it comes from the data or the "
                    "step's own code outside every module")
         elif "input_nonfinite" in first_bad:
-            how = "; its inputs were finite: its own computation made it"
+            how = f"; its own computation made it (its inputs had no {first_bad['value']})"
         else:  # a report from before inputs were checked
             how = ""
         _check(checks, "numerics", "fail",

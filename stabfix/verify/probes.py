@@ -72,23 +72,31 @@ def _to_host(pieces: list[torch.Tensor]) -> list[float]:
     return values
 
 
-def _finite_bounds(b: tuple[float, float] | None) -> bool:
-    return b is None or (math.isfinite(b[0]) and math.isfinite(b[1]))
+def _kinds(b: tuple[float, float] | None) -> set[str]:
+    """The non-finite values an (aminmax) pair shows: NaN (it hides any infinity), -inf, +inf."""
+    if b is None:
+        return set()
+    lo, hi = b
+    if math.isnan(lo) or math.isnan(hi):
+        return {"nan"}
+    return {k for k, v in (("-inf", lo), ("+inf", hi)) if math.isinf(v)}
 
 
-def _all_finite(bounds: list[tuple[float, float] | None], deps: tuple[int, ...]) -> bool:
-    return all(_finite_bounds(bounds[d]) for d in deps)
+def _inputs_kinds(bounds: list[tuple[float, float] | None], deps: tuple[int, ...]) -> set[str]:
+    return set().union(*(_kinds(bounds[d]) for d in deps))
 
 
 def _first_own_nonfinite(entries: list[Any], bounds: list[tuple[float, float] | None]) -> int | None:
-    """The first module output (execution order) that is non-finite while the module's inputs were
-    finite: the module whose own computation made it (a Dropout handed a NaN did not). When every
-    non-finite output had a non-finite input (NaN in the data), the first non-finite output."""
+    """The first module output (execution order) with a non-finite value of a kind none of the
+    module's inputs had: the module whose own computation made it (a Dropout handed a NaN did not; a
+    softmax that turns an all -inf masked row into NaN did). When every non-finite output came in with
+    an input (NaN in the data), the first non-finite output."""
     first = None
     for i, ((_, kind, _, _, deps), b) in enumerate(zip(entries, bounds)):
-        if kind is None or _finite_bounds(b):
+        out = _kinds(b)
+        if kind is None or not out:
             continue
-        if _all_finite(bounds, deps):
+        if out - _inputs_kinds(bounds, deps):
             return i
         if first is None:
             first = i
@@ -388,9 +396,9 @@ class Probes:
             found = {"module": name, "type": kind, "step": step, "value": _what(lo, hi),
                      "index": sum(1 for e, b in zip(entries[:culprit], bounds) if e[1] is not None and b is not None),
                      "modules_checked": len(outputs),
-                     # no module turned finite inputs into it: it came in with the input (the data, or
-                     # the step's own code outside every module)
-                     "input_nonfinite": not _all_finite(bounds, deps)}
+                     # no module made it: it came in with the input (the data, or the step's own code
+                     # outside every module)
+                     "input_nonfinite": not (_kinds(bounds[culprit]) - _inputs_kinds(bounds, deps))}
             if loss_bad or grads_bad:
                 # A real numerical failure: the module whose own computation made the first non-finite value.
                 result["nonfinite_module"] = found
