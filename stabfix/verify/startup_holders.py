@@ -42,34 +42,25 @@ def largest_holders(tracker: Any, models: list[tuple[str, torch.nn.Module]], liv
     if sum(others.values()) < floor:
         return []
     own = {id(sub) for _, m in models for sub in m.modules()}
-    with warnings.catch_warnings():  # isinstance() on deprecated torch objects warns
-        warnings.simplefilter("ignore")
-        objs = gc.get_objects()
-        foreign = [o for o in objs if isinstance(o, torch.nn.Module) and id(o) not in own]
-        tensors = [o for o in objs if isinstance(o, torch.Tensor)]
-    del objs
+    foreign, tensors = _modules_and_tensors(own)
     inner = {id(sub) for m in foreign for sub in m.modules() if sub is not m}
     roots = [m for m in foreign if id(m) not in inner]
     del foreign
-    found: list[dict[str, Any]] = []
     claimed: set[int] = set()
-    module_rows: list[tuple[torch.nn.Module, dict[str, Any]]] = []
+    rows: list[dict[str, Any]] = []
+    targets: list[Any] = []  # what to name: the module roots, then one tensor of each loose storage
     for root in roots:
         keys = {_storage_key(t) for t in itertools.chain(root.parameters(), root.buffers())}
         keys = {k for k in keys if k in others and k not in claimed}
         if not keys:
             continue
         claimed |= keys
-        row = {"holder": None, "kind": "module", "type": type(root).__name__,
+        row = {"holder": type(root).__name__, "kind": "module", "type": type(root).__name__,
                "bytes": sum(others[k] for k in keys), "tensors": len(keys)}
-        module_rows.append((root, row))
-    module_rows = [r for r in module_rows if r[1]["bytes"] >= floor]
-    named = describe_holders([m for m, _ in module_rows], ignore={id(roots), id(module_rows), id(tensors)})
-    for (root, row), name in zip(module_rows, named):
-        row["holder"] = name[0] if name else type(root).__name__
-        found.append(row)
-    del roots, module_rows
-    # the rest, one storage at a time (a sample tensor of each), the largest first
+        if row["bytes"] >= floor:
+            rows.append(row)
+            targets.append(root)
+    del roots
     sample: dict[int, torch.Tensor] = {}
     for t in tensors:
         key = _storage_key(t)
@@ -77,17 +68,42 @@ def largest_holders(tracker: Any, models: list[tuple[str, torch.nn.Module]], liv
             sample[key] = t
     del tensors
     loose = sorted(sample, key=lambda k: -others[k])[:MAX_LOOSE]
-    targets = [sample[k] for k in loose]
+    targets += [sample[k] for k in loose]
     sample.clear()
-    named = describe_holders(targets, ignore={id(targets), id(sample), id(loose), id(found)})
+    # one walk up the referrers for all of them (each level is a scan of the whole heap)
+    named = describe_holders(targets, ignore={id(targets), id(sample), id(loose), id(rows)})
+    del targets
+    for row, name in zip(rows, named):
+        if name:
+            row["holder"] = name[0]
     by_holder: dict[str, dict[str, Any]] = {}
-    for key, name in zip(loose, named):
+    for key, name in zip(loose, named[len(rows):]):
         holder = name[0] if name else "(no named holder)"
         row = by_holder.setdefault(holder, {"holder": holder, "kind": "tensors", "type": None, "bytes": 0,
                                             "tensors": 0})
         row["bytes"] += others[key]
         row["tensors"] += 1
-    del targets
-    found += [r for r in by_holder.values() if r["bytes"] >= floor]
-    found.sort(key=lambda r: (-r["bytes"], r["holder"]))
-    return found[:LARGEST]
+    rows += [r for r in by_holder.values() if r["bytes"] >= floor]
+    rows.sort(key=lambda r: (-r["bytes"], r["holder"]))
+    return rows[:LARGEST]
+
+
+def _modules_and_tensors(own: set[int]) -> tuple[list[torch.nn.Module], list[torch.Tensor]]:
+    """The modules that are not `own` and the tensors on the heap, in one pass: the class of each object
+    is looked at once per class (isinstance() on torch's classes is slow over millions of objects)."""
+    kind_of: dict[type, int] = {}
+    modules: list[torch.nn.Module] = []
+    tensors: list[torch.Tensor] = []
+    with warnings.catch_warnings():  # issubclass() on deprecated torch classes may warn
+        warnings.simplefilter("ignore")
+        for o in gc.get_objects():
+            cls = type(o)
+            kind = kind_of.get(cls)
+            if kind is None:
+                kind = kind_of[cls] = (1 if issubclass(cls, torch.nn.Module)
+                                       else 2 if issubclass(cls, torch.Tensor) else 0)
+            if kind == 1 and id(o) not in own:
+                modules.append(o)
+            elif kind == 2:
+                tensors.append(o)
+    return modules, tensors
