@@ -681,6 +681,16 @@ def cuda_on_cpu():
     def scaler(self, device="cuda", *args, **kwargs):
         return scaler_init(self, "cpu" if device == "cuda" else device, *args, **kwargs)
 
+    def on_cpu(factory):
+        def build(*args, **kwargs):
+            return factory(*args, **{key: _cpu(value) if key == "device" else value for key, value in kwargs.items()})
+        return build
+
+    # factories handed `device="cuda"` (SF205's fix) build on the CPU like `.cuda()` moves there
+    for name in ("zeros", "ones", "full", "empty", "eye", "tensor", "as_tensor", "arange", "linspace", "logspace",
+                 "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like", "empty_like",
+                 "rand_like", "randn_like", "randint_like", "normal", "tril_indices", "triu_indices"):
+        patch(torch, name, on_cpu(getattr(torch, name)))
     patch(torch.Tensor, "to", to_tensor)
     patch(nn.Module, "to", to_module)
     patch(torch.Tensor, "cuda", lambda self, *a, **k: self)
@@ -1456,7 +1466,8 @@ TABLE_END = "<!-- fix-differential: end -->"
 
 
 # fixes that only move tensors between devices: on the CPU every device is the CPU
-DEVICE_ONLY = {"SF102": "moves cache entries to the CPU and back", "SF107": "adds map_location=\"cpu\""}
+DEVICE_ONLY = {"SF102": "moves cache entries to the CPU and back", "SF107": "adds map_location=\"cpu\"",
+               "SF205": "passes the move's device to the factory", "SF416": "keeps the moved tensor"}
 
 
 def outcome(verdict: Verdict) -> str:

@@ -279,3 +279,74 @@ def test_a_division_spelled_as_a_call_and_a_root_spelled_as_pow():
     assert guard is not None and _code(guard.measured) == "w"  # the RMS of w, through torch.pow(..., 0.5)
     guard = numeric_guards.guarded_divisor(cst.ensure_type(_value_of(module, "c"), cst.Call).args[0].value, names, "sqrt")
     assert guard is not None and _code(guard.measured) == "s"
+
+
+def test_half_cast_receiver_reads_every_float16_spelling_and_no_bfloat16():
+    module, names = _parse(
+        """
+        import torch as T
+        HALF = T.float16
+        a = model.half()
+        b = net.to("cuda", T.float16)
+        c = enc.to(device=d, dtype=T.half)
+        e = gen.type(HALF)
+        f = model.to(T.bfloat16)
+        g = model.to("cuda")
+        h = x.half(1)
+        """
+    )
+    found = {}
+    for target in "abcefgh":
+        call = _value_of(module, target)
+        found[target] = _code(numeric_guards.half_cast_receiver(call, names))
+    assert found == {"a": "model", "b": "net", "c": "enc", "e": "gen", "f": None, "g": None, "h": None}
+
+
+def test_signed_constant_reads_infinities_and_numbers_through_names():
+    module, names = _parse(
+        """
+        import math
+        import numpy as np
+        import torch
+        NEG = float("-inf")
+        BIG = -1e9
+        a = f(float("-inf"))
+        b = f(-float("inf"))
+        c = f(-math.inf)
+        d = f(-np.inf)
+        e = f(NEG)
+        g = f(BIG)
+        h = f(torch.finfo(x.dtype).min)
+        i = f(float(s))
+        """
+    )
+    values = {t: numerics.signed_constant(_value_of(module, t).args[0].value, names) for t in "abcdeghi"}
+    ninf = float("-inf")
+    assert values == {"a": ninf, "b": ninf, "c": ninf, "d": ninf, "e": ninf, "g": -1e9, "h": None, "i": None}
+
+
+def test_masks_keep_a_position_when_causal_or_below_the_rows_own_top_values():
+    from stabfix.model.calls import masks
+
+    module, names = _parse(
+        """
+        import torch
+        from torch import triu
+        future = torch.ones(n, n).triu(1).bool()
+        a = f(s, future)
+        b = f(s, triu(ones, 1) == 1)
+        top, _ = torch.topk(logits, k)
+        c = f(logits, logits < top[..., -1:])
+        d = f(logits, logits <= top[..., -1:])
+        e = f(s, key_padding == 0)
+        g = f(s, self.bias[:, :, :T, :T] == 0)
+        h = f(logits, other < top[..., -1:])
+        """
+    )
+    buffers = {"self.bias": [cst.parse_expression("torch.tril(torch.ones(8, 8))")]}
+    kept = {}
+    for target in "abcdegh":
+        call = _value_of(module, target)
+        filled, mask = call.args[0].value, call.args[1].value
+        kept[target] = masks.keeps_a_position(mask, filled, names, lambda key: buffers.get(key, []))
+    assert kept == {"a": True, "b": True, "c": True, "d": False, "e": False, "g": True, "h": False}

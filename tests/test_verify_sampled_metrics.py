@@ -61,4 +61,5 @@ def test_exact_steps_flag_overrides_the_config(tmp_path):
     default = cli([f"{CASES}/healthy", "--steps", "4"], json_path=tmp_path / "auto.json")
     assert [step["exact"] for step in default.report["steps"]] == [False, False, False, True]
     bad = cli([f"{CASES}/healthy", "--exact-steps", "some"])
-    assert bad.code == 2 and "exact_steps must be auto or all" in bad.err and "Traceback" not in bad.err
+    assert bad.code == 2 and "--exact-steps must be auto or all" in bad.err and "Traceback" not in bad.err
+    assert "stabfix.yaml" not in bad.err  # the flag is to blame, not the config

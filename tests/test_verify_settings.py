@@ -126,7 +126,9 @@ def test_compare_verdicts():
     cur["summary"]["peak_memory_bytes"] = 102 * MB
     cur["summary"]["step_time_median_ms"] = 13.0
     verdicts = {r["metric"]: r["verdict"] for r in compare(base, cur)}
-    assert verdicts["peak_memory_bytes"] == "worse" and verdicts["step_time_median_ms"] == "worse"
+    assert verdicts["peak_memory_bytes"] == "worse"
+    # +30%, but these reports carry no step times to measure the noise by: no verdict (tests/test_verify_noise.py)
+    assert verdicts["step_time_median_ms"] == "unclear"
 
 
 def test_importing_the_command_does_not_import_torch():

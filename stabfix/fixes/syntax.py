@@ -62,3 +62,15 @@ def _within(scope: Optional[Scope], outer: Scope) -> bool:
             return True
         scope = scope.parent
     return False
+
+
+def with_chain_root(expr: cst.BaseExpression, old: cst.CSTNode, new: cst.BaseExpression) -> cst.BaseExpression:
+    """`expr` with the node `old` at the root of its chain of method calls, attributes and subscripts replaced by
+    `new`: `torch.arange(n).unsqueeze(0)` with `torch.arange(n, device=d)` at its root."""
+    if expr is old:
+        return new
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.with_changes(func=expr.func.with_changes(value=with_chain_root(expr.func.value, old, new)))
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return expr.with_changes(value=with_chain_root(expr.value, old, new))
+    return expr

@@ -51,6 +51,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 every optimizer step (an accumulation window) (queried after the traversal)
 - `modes`       train/eval mode switches (`X.eval()`, `X.train(...)`), the statements each eval switch
                 governs, and what runs there: forwards with autograd on or off, backward passes (SF106, SF407)
+- `randomness`  calls that draw random numbers (layer initialisation, dropout, shuffling, `torch.rand*`),
+                calls that set a seed, calls of other modules, and the `__main__` guard (SF420)
 - `summaries`   per function and method, node-free: what it returns element by element (requires grad,
                 history, detached, device, activation, role) and what it does to `self` and its
                 parameters (mode switches, zero_grad, step, backward, no_grad, stores), its callees'
@@ -76,6 +78,7 @@ from stabfix.model.domain.cleanup import DeviceMemory
 from stabfix.model.domain.containers import Containers
 from stabfix.model.domain.generation import Generation
 from stabfix.model.domain.host_sync import HostSyncs
+from stabfix.model.domain.randomness import Randomness
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.flow.gradient_use import GradientFacts
 from stabfix.model.flow.graph_cuts import GraphCuts
@@ -107,6 +110,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),
+    "randomness": ((), lambda model: Randomness(model.imports, model.enclosing)),
     "losses": (("names",), lambda model: LossIndex(model.imports, model.enclosing, model.names, model.project)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses, model.enclosing)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses, model.enclosing)),
@@ -209,6 +213,7 @@ class FileModel:
     modes: Optional[ModeSwitches] = None
     uses: Optional[LaterUses] = None
     summaries: Optional[Summaries] = None
+    randomness: Optional[Randomness] = None
 
     def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectQueries"] = None) -> None:
         wanted = required_parts(needs)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from stabfix.verify.metrics import REPORT_VERSION, fmt_bytes, fmt_num
+from stabfix.verify.timing import shift, timed_steps
 
 MEMORY_TOLERANCE = 0.01  # relative: memory is exact on CPU, allocator-rounded on CUDA
 TIME_TOLERANCE = 0.25  # relative: step times vary between runs and machines
@@ -66,9 +67,34 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         raise BaselineError(f"git {' '.join(args)} timed out") from None
 
 
+def _entry_files(entry: str) -> list[str]:
+    """The files (relative to the project) the entry's module may live in."""
+    module = entry.rpartition(":")[0]
+    if module.endswith(".py"):
+        return [module]
+    base = module.replace(".", "/")
+    return [f"{base}.py", f"{base}/__init__.py"]
+
+
+def _entry_missing_at_ref(project: Path, mapped: Path, root: Path, entry: str, ref: str) -> str | None:
+    """Why REF's checkout cannot run the entry the working tree has (None: it has the file)."""
+    for name in _entry_files(entry):
+        here, there = project / name, mapped / name
+        if not here.is_file() or there.is_file():
+            continue
+        shown = here.resolve().relative_to(root).as_posix()
+        tracked = _git(["ls-files", "--error-unmatch", "--", shown], root).returncode == 0
+        why = (f"the entry file {shown} is untracked in git, so {ref}'s checkout lacks it" if not tracked
+               else f"the entry file {shown} does not exist at {ref}")
+        return (f"baseline {ref} cannot run: {why}; commit it first, or compare with a saved report "
+                "(--baseline report.json from `stabfix verify --json report.json`)")
+    return None
+
+
 @contextlib.contextmanager
-def worktree(project: Path, ref: str) -> Iterator[Path]:
-    """Check REF out in a temporary detached worktree; yield PATH's counterpart inside it."""
+def worktree(project: Path, ref: str, entry: str | None = None) -> Iterator[Path]:
+    """Check REF out in a temporary detached worktree; yield PATH's counterpart inside it. With
+    `entry`, a checkout that lacks the entry's file is a BaselineError saying why (e.g. untracked)."""
     top = _git(["rev-parse", "--show-toplevel"], project)
     if top.returncode != 0:
         raise BaselineError(f"{project} is not inside a git repository; --baseline needs a git ref "
@@ -88,6 +114,9 @@ def worktree(project: Path, ref: str) -> Iterator[Path]:
         mapped = tree / rel
         if not mapped.is_dir():
             raise BaselineError(f"{rel.as_posix() or '.'} does not exist at {ref}")
+        missing = _entry_missing_at_ref(project.resolve(), mapped, root, entry, ref) if entry else None
+        if missing:
+            raise BaselineError(missing)
         yield mapped
     finally:
         removed = _git(["worktree", "remove", "--force", str(tree)], root)
@@ -156,6 +185,19 @@ def _verdict(kind: str, base: Any, cur: Any, lower_better: bool | None) -> str:
     return "better" if (diff < 0) == lower_better else "worse"
 
 
+def _step_times(report: dict[str, Any]) -> list[float]:
+    return [s["time_ms"] for s in timed_steps(report.get("steps") or []) if isinstance(s.get("time_ms"), (int, float))]
+
+
+def _time_verdict(base: dict[str, Any], cur: dict[str, Any], b: Any, c: Any) -> tuple[str, str | None]:
+    """better/worse/same for the median step time only when the runs' own noise allows a verdict
+    (stabfix.verify.timing); otherwise "unclear" and why."""
+    moved = shift(_step_times(base), _step_times(cur))
+    if not moved["judged"]:
+        return "unclear", moved["reason"]
+    return _verdict("time", b, c, True), None
+
+
 def compare(base: dict[str, Any], cur: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for key, label, kind, lower in METRICS:
@@ -176,9 +218,15 @@ def compare(base: dict[str, Any], cur: dict[str, Any]) -> list[dict[str, Any]]:
                 delta_text += f" ({100 * delta / abs(b):+.1f}%)"
         else:
             delta, delta_text = None, "-"
-        rows.append({
+        verdict, note = _verdict(kind, b, c, lower), None
+        if kind == "time" and verdict in ("better", "worse"):
+            verdict, note = _time_verdict(base, cur, b, c)
+        row = {
             "metric": key, "label": label, "baseline": b, "current": c, "delta": delta,
             "baseline_text": _fmt(kind, b), "current_text": _fmt(kind, c), "delta_text": delta_text,
-            "verdict": _verdict(kind, b, c, lower),
-        })
+            "verdict": verdict,
+        }
+        if note:
+            row["note"] = note
+        rows.append(row)
     return rows

@@ -22,7 +22,6 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 FAULT_SIGNAL = getattr(signal, "SIGUSR1", None)
 
 
@@ -52,21 +51,10 @@ class _Channel:
 
 
 def _user_traceback(exc: BaseException) -> str:
-    """The traceback as Python prints it, minus the frames of stabfix's own child code."""
-    te = traceback.TracebackException.from_exception(exc)
-    seen: set[int] = set()
-    stack = [te]
-    while stack:
-        cur = stack.pop()
-        if id(cur) in seen:
-            continue
-        seen.add(id(cur))
-        frames = [f for f in cur.stack if not f.filename.startswith(_HERE)]
-        cur.stack = traceback.StackSummary.from_list(frames)
-        for nxt in (cur.__cause__, cur.__context__):
-            if nxt is not None:
-                stack.append(nxt)
-    return "".join(te.format()).rstrip()
+    """The traceback as Python prints it, from the user's first frame (stabfix.verify.tracebacks)."""
+    from stabfix.verify.tracebacks import user_traceback
+
+    return user_traceback(exc)
 
 
 def _exc_message(exc: BaseException) -> str:

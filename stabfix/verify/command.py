@@ -148,6 +148,8 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         where = f"{config.path}: " if config.path else ""
         try:
             settings = resolve_settings(config.verify, overrides)
+        except FlagError:
+            raise  # a bad flag: no config file to blame
         except SettingsError as exc:
             raise SettingsError(f"{where}{exc}") from None
     except (ConfigError, SettingsError) as exc:
@@ -166,7 +168,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
                 base_report = load_report(baseline)
                 console.print(f"[dim]baseline: saved report {escape(baseline)}[/dim]")
             else:
-                with worktree(project, baseline) as mapped:
+                with worktree(project, baseline, settings.entry) as mapped:
                     print_header(console, settings, label, f"baseline {baseline}")
                     run = run_child(settings, mapped, Progress(console))
                     base_report = analyze(settings, run, f"{label} @ {baseline}")
@@ -185,7 +187,14 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         console.print("[yellow]![/yellow] --snapshot records CUDA allocator history; this run was on CPU, "
                       "so no snapshot was written")
     print_report(console, report)
-    if base_report is not None:
+    if base_report is not None and base_report.get("error"):
+        # nothing to compare with: say so instead of a table of n/a, and exit 2
+        report["baseline"] = {"ref": base_label, "report": base_report}
+        report["comparison"] = []
+        report["exit_code"] = exit_codes.ERROR
+        console.print(f"\n[bold red]✗ no before/after comparison:[/bold red] the baseline {escape(str(base_label))} "
+                      f"could not run ({escape(base_report['error']['message'])})")
+    elif base_report is not None:
         from stabfix.verify.baseline import compare
 
         rows = compare(base_report, report)
@@ -287,7 +296,7 @@ def _print_comparison(console: Console, rows: list[dict[str, Any]], ref: str, ba
     table.add_column("current", justify="right")
     table.add_column("Δ", justify="right")
     table.add_column("verdict")
-    colors = {"better": "green", "worse": "red", "same": "dim", "changed": "yellow", "n/a": "dim"}
+    colors = {"better": "green", "worse": "red", "same": "dim", "changed": "yellow", "n/a": "dim", "unclear": "yellow"}
     for r in rows:
         table.add_row(r["label"], r["baseline_text"], r["current_text"], r["delta_text"],
                       f"[{colors[r['verdict']]}]{r['verdict']}[/{colors[r['verdict']]}]")
@@ -297,6 +306,11 @@ def _print_comparison(console: Console, rows: list[dict[str, Any]], ref: str, ba
                       f"{cur.get('memory_source')}): memory rows are not comparable")
     console.print("[dim]same = within 1% for memory, loss and grad norm, 25% for step time; "
                   "exact for counts[/dim]")
+    for r in rows:
+        if r.get("note"):
+            console.print(f"[yellow]![/yellow] {escape(r['label'].strip())}: {r['verdict']}, {escape(r['note'])}; "
+                          "better/worse needs 4+ timed steps in each run, medians 3 standard errors apart "
+                          "and a rank test p < 0.05")
 
 
 def _jsonable(value: Any) -> Any:

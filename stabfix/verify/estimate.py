@@ -161,7 +161,9 @@ def print_estimate(console: Console, result: dict[str, Any], title: str) -> None
                       ("non_tensor_margin", "non-tensor margin")):
         value = rep["breakdown"][key]
         table.add_row(name, fmt_bytes(value), f"{value / total:.0%}")
-    table.add_row(f"[bold]predicted peak[/bold] (in {rep['peak_phase']}, {rep.get('peak_step')} step)",
+    where = ", ".join(part for part in (f"in {rep['peak_phase']}" if rep.get("peak_phase") else None,
+                                        f"{rep['peak_step']} step" if rep.get("peak_step") else None) if part)
+    table.add_row("[bold]predicted peak[/bold]" + (f" ({where})" if where else ""),
                   f"[bold]{fmt_bytes(rep['peak_bytes'])}[/bold]", "")
     console.print(table)
     if rep["largest"]:

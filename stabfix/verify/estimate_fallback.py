@@ -58,9 +58,11 @@ def _measure(entry: Callable[..., Any], seed: int, kwargs: dict[str, Any]) -> di
         if cat in state:
             state[cat] += ref.nbytes
     phase = {k: max(p[k] for p in peaks) for k in peaks[0]}
+    # which step held each phase's peak: the first (cold: optimizer state being created) or the second
+    phase_step = {k: "cold" if peaks[0][k] >= peaks[1][k] else "steady" for k in peaks[0]}
     del models, optimizers, step, models_raw, opts_raw, tracker
     gc.collect()
-    return {"phases": phase, "state": state}
+    return {"phases": phase, "state": state, "phase_step": phase_step}
 
 
 def extrapolate(entry: Callable[..., Any], entry_name: str, seed: int, batch_size: int | None,
@@ -85,7 +87,8 @@ def extrapolate(entry: Callable[..., Any], entry_name: str, seed: int, batch_siz
     state = points[-1][1]["state"]
     acts = max(0, peak - sum(state.values()))
     return {
-        "tensor_peak_bytes": peak, "peak_phase": phase, "phase_peak_bytes": target,
+        "tensor_peak_bytes": peak, "peak_phase": phase, "peak_step": points[-1][1]["phase_step"][phase],
+        "phase_peak_bytes": target,
         "breakdown": dict(state, activations=acts), "largest": [], "fallback": how,
         "points": [{"batch_size": b, "phase_peak_bytes": m["phases"]} for b, m in points],
     }

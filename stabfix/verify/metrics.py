@@ -11,6 +11,7 @@ from typing import Any
 from stabfix import exit_codes
 from stabfix.verify.runner import RunResult
 from stabfix.verify.settings import MB, Settings
+from stabfix.verify.timing import MIN_SAMPLES, shift, timed_steps
 
 REPORT_VERSION = 1
 SOURCE_DISPATCH = "live tensors (dispatch)"
@@ -310,7 +311,8 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
     trend = summary.get("step_time_growth")
     if trend is not None and trend > TIME_TREND_WARN:
         _check(checks, "step time trend", "warn",
-               f"step time grows: the second half of the steps is {trend:.1f}x slower than the first half")
+               f"step time grows: the second half of the steps is {trend:.1f}x slower than the first half "
+               f"(beyond the noise of this run: rank test p={summary.get('step_time_trend_p') or 0:.3f})")
 
     report["checks"] = checks
     failed = any(c["status"] == "fail" for c in checks)
@@ -375,8 +377,8 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
 
     # Step times: the sampled steps when there are some after warm-up (they run without the per-op
     # accounting, so they are the closest to the bare step); otherwise every step after warm-up.
-    timed = [s for s in post if not _is_exact(s)] or post
-    out["step_time_steps"] = "sampled" if timed is not post else "all"
+    timed = timed_steps(steps)
+    out["step_time_steps"] = "sampled" if any(not _is_exact(s) for s in timed) else "all"
     post = timed
     times = [s["time_ms"] for s in post]
     out["step_time_median_ms"] = statistics.median(times)
@@ -385,12 +387,20 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
     out["step_time_trend_pct_per_step"] = (
         100.0 * t_slope / out["step_time_median_ms"] if t_slope is not None and out["step_time_median_ms"] else None
     )
+    # A trend is judged only from enough steps and beyond the noise measured in this run
+    # (stabfix.verify.timing): the first half of the timed steps against the second half.
     half = len(times) // 2
-    if half >= 3:  # median of the second half of the steps over the first half
-        first = statistics.median(times[:half])
-        last = statistics.median(times[-half:])
+    trend = shift(times[:half], times[-half:] if half else [])
+    out["step_time_trend_judged"] = trend["judged"]
+    if len(times) < 2 * MIN_SAMPLES:
+        trend["reason"] = f"only {len(times)} timed steps after warm-up ({2 * MIN_SAMPLES} needed: more --steps)"
+    out["step_time_trend_note"] = None if trend["judged"] else trend["reason"]
+    out["step_time_noise_ms"] = trend.get("noise_ms")
+    out["step_time_trend_p"] = trend.get("p")
+    if trend["judged"] and trend["ratio"] is not None:
+        first, last = trend["before_ms"], trend["after_ms"]
         # ratio, when the slowdown is also large in absolute terms (tiny steps are mostly noise)
-        out["step_time_growth"] = last / first if first > 0 and last - first >= TIME_TREND_MIN_MS else None
+        out["step_time_growth"] = trend["ratio"] if last - first >= TIME_TREND_MIN_MS else None
     else:
         out["step_time_growth"] = None
     params = (run.done or {}).get("params") or {}

@@ -158,9 +158,16 @@ def summary_table(report: dict[str, Any]) -> Table:
     row("memory growth", f"{fmt_bytes(growth, signed=True)}/step" if growth is not None else "-",
         "least-squares slope of live memory after warm-up")
     trend = s.get("step_time_trend_pct_per_step")
+    judged = s.get("step_time_trend_judged", True)  # reports from before the noise test: as they were
+    if trend is not None and judged:
+        p = s.get("step_time_trend_p")
+        trend_text = f"; trend {trend:+.1f}%/step" + (f" (beyond the noise, rank test p={p:.3f})" if p is not None else "")
+    elif s.get("step_time_trend_note"):
+        trend_text = f"; no trend judged: {s['step_time_trend_note']}"
+    else:
+        trend_text = ""
     row("step time (median)", f"{s.get('step_time_median_ms', 0):.1f} ms",
-        f"after warm-up; min {s.get('step_time_min_ms', 0):.1f} ms"
-        + (f"; trend {trend:+.1f}%/step" if trend is not None else ""))
+        f"after warm-up; min {s.get('step_time_min_ms', 0):.1f} ms" + trend_text)
     if s.get("trainable_params") is not None:
         row("trainable params", f"{s['trainable_params']:,}", f"of {s['total_params']:,} (shared counted once)")
     return table

@@ -58,13 +58,13 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _as_int(key: str, value: Any, minimum: int) -> int:
+def _as_int(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         value = int(value)
     if not _is_int(value):
-        raise SettingsError(f"verify.{key} must be an integer, got {value!r}")
+        raise SettingsError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
-        raise SettingsError(f"verify.{key} must be >= {minimum}, got {value}")
+        raise SettingsError(f"{name} must be >= {minimum}, got {value}")
     return value
 
 
@@ -93,7 +93,7 @@ def parse_budget_flags(items: list[str]) -> dict[str, Any]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise SettingsError(f"--budget expects KEY=VALUE, got {item!r}")
+            raise FlagError(f"--budget expects KEY=VALUE, got {item!r}")
         out[normalize_budget_key(key)] = value.strip()
     return out
 
@@ -114,6 +114,20 @@ def _validate_budgets(raw: Any, source: str) -> dict[str, float]:
     return budgets
 
 
+def _validate_budget_flags(raw: dict[str, Any]) -> dict[str, float]:
+    """`--budget KEY=VALUE` values: errors name the flag, since no config file is to blame."""
+    budgets: dict[str, float] = {}
+    for key, value in raw.items():
+        name = normalize_budget_key(str(key))
+        if name not in BUDGET_KEYS:
+            raise FlagError(f"--budget: unknown budget '{key}' (known: {', '.join(BUDGET_KEYS)})")
+        try:
+            budgets[name] = _as_number(f"--budget {name}", value, positive=False)
+        except SettingsError as exc:
+            raise FlagError(str(exc)) from None
+    return budgets
+
+
 def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source: str = "verify.") -> Settings:
     """Merge the config section with CLI overrides (None = not given) and validate everything."""
     if not isinstance(section, dict):
@@ -126,40 +140,57 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
     merged: dict[str, Any] = dict(DEFAULTS)
     merged.update({k: v for k, v in section.items() if k != "budgets"})
     budgets = _validate_budgets(section.get("budgets"), source)
+    flagged: set[str] = set()  # keys whose value came from a command-line flag
     for key, value in overrides.items():
         if value is None:
             continue
         if key == "budgets":
-            budgets.update(_validate_budgets(value, "--budget "))
+            budgets.update(_validate_budget_flags(value))
         else:
             merged[key] = value
+            flagged.add(key)
+
+    def name(key: str) -> str:
+        return f"--{key.replace('_', '-')}" if key in flagged else f"verify.{key}"
+
+    def bad(key: str, message: str) -> SettingsError:
+        """A flag's bad value blames the flag (FlagError), a config value the config key."""
+        return (FlagError if key in flagged else SettingsError)(message)
 
     entry = merged["entry"]
     if entry is None or (isinstance(entry, str) and not entry.strip()):
+        if "entry" in flagged:
+            raise FlagError("--entry is empty: pass --entry module:function")
         raise SettingsError(
             "no verify entry: set `verify: {entry: module:function}` in stabfix.yaml "
             "(or [tool.stabfix.verify] in pyproject.toml), or pass --entry module:function"
         )
-    if not isinstance(entry, str) or ":" not in entry:
-        raise SettingsError(f"verify.entry must look like 'module:function', got {entry!r}")
-    module, _, func = entry.strip().rpartition(":")
+    module, _, func = entry.strip().rpartition(":") if isinstance(entry, str) else ("", "", "")
     if not module or not func.isidentifier():
-        raise SettingsError(f"verify.entry must look like 'module:function', got {entry!r}")
+        raise bad("entry", f"{name('entry')} must look like 'module:function', got {entry!r}")
 
-    steps = _as_int("steps", merged["steps"], 1)
-    warmup = _as_int("warmup", merged["warmup"], 0)
+    values: dict[str, int] = {}
+    for key, minimum in (("steps", 1), ("warmup", 0), ("seed", 0)):
+        try:
+            values[key] = _as_int(name(key), merged[key], minimum)
+        except SettingsError as exc:
+            raise bad(key, str(exc)) from None
+    steps, warmup, seed = values["steps"], values["warmup"], values["seed"]
     if warmup >= steps:
-        raise SettingsError(f"verify.warmup ({warmup}) must be smaller than verify.steps ({steps})")
-    seed = _as_int("seed", merged["seed"], 0)
+        blame = "warmup" if "warmup" in flagged else "steps"
+        raise bad(blame, f"{name('warmup')} ({warmup}) must be smaller than {name('steps')} ({steps})")
     device = merged["device"]
     if not isinstance(device, str) or not (
         device in ("auto", "cpu", "cuda") or (device.startswith("cuda:") and device[5:].isdigit())
     ):
-        raise SettingsError(f"verify.device must be auto, cpu, cuda or cuda:N, got {device!r}")
-    timeout = _as_number("verify.timeout", merged["timeout"], positive=True)
+        raise bad("device", f"{name('device')} must be auto, cpu, cuda or cuda:N, got {device!r}")
+    try:
+        timeout = _as_number(name("timeout"), merged["timeout"], positive=True)
+    except SettingsError as exc:
+        raise bad("timeout", str(exc)) from None
     exact_steps = merged["exact_steps"]
     if exact_steps not in EXACT_STEPS:
-        raise SettingsError(f"verify.exact_steps must be auto or all, got {exact_steps!r}")
+        raise bad("exact_steps", f"{name('exact_steps')} must be auto or all, got {exact_steps!r}")
     return Settings(
         entry=entry.strip(),
         steps=steps,

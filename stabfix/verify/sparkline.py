@@ -14,6 +14,10 @@ ASCII_LEVELS = "_.-:=+*#"
 NONFINITE = "!"
 MISSING = " "
 FLAT = 0.001  # grad norms within 0.1% of each other (e.g. clipped to max_norm) are drawn flat
+# Live memory is drawn on a scale at least 5% of its level tall: a change of a few bytes or KiB on
+# MiBs (allocator-free noise, a scalar kept one step longer) stays on one level instead of filling the
+# full height; a change of 5% of the level or more is drawn as before, from the lowest to the top level.
+MEMORY_MIN_SPAN = 0.05
 WIDTH = 60  # more steps than this: each character is the largest value of a run of steps
 
 
@@ -40,10 +44,12 @@ def _bucket(values: list[float | None], width: int) -> list[float | None]:
 
 
 def sparkline(values: list[Any], *, log: bool = False, ascii_only: bool = False, width: int = WIDTH,
-              flat_within: float = 0.0) -> str:
+              flat_within: float = 0.0, min_span: float = 0.0) -> str:
     """`values` scaled from their minimum to their maximum onto 8 levels (log scale: of the
     positive values; zero and below sit on the lowest level). Values that all lie within
-    `flat_within` (relative) of the largest are drawn flat, so float noise does not look like a trend."""
+    `flat_within` (relative) of the largest are drawn flat, so float noise does not look like a trend.
+    `min_span` (relative to the largest value, linear scale): the drawn range is at least that tall,
+    so a change much smaller than the level stays on the lowest levels."""
     levels = ASCII_LEVELS if ascii_only else BLOCKS
     nums = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in values]
     nums = _bucket(nums, width)
@@ -59,6 +65,8 @@ def sparkline(values: list[Any], *, log: bool = False, ascii_only: bool = False,
     finite = [abs(v) for v in nums if v is not None and math.isfinite(v)]
     if finite and max(finite) - min(finite) <= flat_within * max(finite):
         hi = lo
+    elif finite and min_span and not log:
+        hi = max(hi, lo + min_span * max(finite))
     chars = []
     for v in nums:
         if v is None:
@@ -87,7 +95,7 @@ def summary_lines(report: dict[str, Any], ascii_only: bool = False) -> list[tupl
     out = []
     shown = [v for v in live if isinstance(v, (int, float))]
     if shown:
-        out.append(("live memory", sparkline(live, ascii_only=ascii_only),
+        out.append(("live memory", sparkline(live, ascii_only=ascii_only, min_span=MEMORY_MIN_SPAN),
                     f"{fmt_bytes(min(shown))} … {fmt_bytes(max(shown))}" if not ascii_only
                     else f"{fmt_bytes(min(shown))} .. {fmt_bytes(max(shown))}"))
     finite = [v for v in norms if isinstance(v, (int, float)) and math.isfinite(v)]

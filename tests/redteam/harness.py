@@ -92,7 +92,8 @@ def reported_lines(case: Case) -> list:
     for path in case.files:
         source = path.read_text(encoding="utf-8")
         view = project.view(str(path)) if project is not None else None
-        analysis = analyse_text(source, case.key, [checker], catalog, project=view)
+        shown = f"{case.key}/{path.relative_to(case.path).as_posix()}" if case.path.is_dir() else case.key  # a file's place in its project
+        analysis = analyse_text(source, shown, [checker], catalog, project=view)
         found += [_where(case, path, item.finding.line) for item in analysis.findings if item.finding.code == case.code]
     return sorted(found, key=str)
 

@@ -195,6 +195,26 @@ def made_half(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
     return False
 
 
+def half_cast_receiver(call: cst.Call, names: Names) -> Optional[cst.BaseExpression]:
+    """What a call casts to float16 when it is `X.half()`, `X.to(torch.float16)`, `X.to(device, torch.half)`,
+    `X.to(dtype=torch.float16)` or `X.type(torch.float16)` (a dtype bound to a name first counts): `X`; else None.
+    bfloat16 is not float16."""
+    method = method_of(call, names)
+    if method == "half" and not call.args:
+        return call.func.value  # type: ignore[attr-defined]
+    if method not in ("to", "type"):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value != "dtype":
+            continue
+        value = arg.value
+        if isinstance(value, cst.Name) and value in names.uses:
+            value = names.single_value(value) or value
+        if names.qualify(value) in HALF:
+            return call.func.value  # type: ignore[attr-defined]
+    return None
+
+
 FULL_PRECISION = frozenset({"torch.float32", "torch.float", "torch.float64", "torch.double"})
 _HOST_READ_METHODS = frozenset({"item", "tolist"})
 _HOST_READ_BUILTINS = frozenset({"float", "int"})

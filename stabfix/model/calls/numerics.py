@@ -214,6 +214,31 @@ def constant_of(expr: Optional[cst.BaseExpression], names: Names, depth: int = 0
     return values[0] if values and all(v == values[0] for v in values) else None
 
 
+INFINITY_NAMES = frozenset({"math.inf", "torch.inf", "numpy.inf", "numpy.Inf", "numpy.NINF"})
+
+
+def signed_constant(expr: Optional[cst.BaseExpression], names: Names) -> Optional[float]:
+    """`constant_of`, and also the infinities a fill value is spelled with: `float("-inf")`, `-float("inf")`,
+    `-math.inf`, `-torch.inf`, `-np.inf` (through one name: `NEG_INF = float("-inf")`)."""
+    number = constant_of(expr, names)
+    if number is not None or expr is None:
+        return number
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        inner = signed_constant(expr.expression, names)
+        return None if inner is None else (-inner if isinstance(expr.operator, cst.Minus) else inner)
+    if isinstance(expr, cst.Name) and expr in names.uses and names.qualify(expr) is None:
+        value = names.single_value(expr)
+        return signed_constant(value, names) if value is not None and value is not expr else None
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "float" and names.qualify(expr.func) is None:
+        if len(expr.args) == 1 and isinstance(expr.args[0].value, cst.SimpleString):
+            text = str(expr.args[0].value.evaluated_value).strip().lower()
+            if text.lstrip("+-") in ("inf", "infinity"):
+                return float("-inf") if text.startswith("-") else float("inf")
+        return None
+    qualified = names.qualify(expr) or ""
+    return float("-inf") if qualified == "numpy.NINF" else float("inf") if qualified in INFINITY_NAMES else None
+
+
 def _fold(left: float, operator: cst.BaseBinaryOp, right: float) -> Optional[float]:
     try:
         if isinstance(operator, cst.Multiply):

@@ -13,6 +13,9 @@ only records each `if` with the loops around it, and the bodies of `with X.accum
   how many slices the batch has);
 - `divisors(expr)`: the divisions and multiplications applied to a loss on its way to `backward()`,
   following its bindings (`loss = loss / N`, `loss /= N`, `(loss / N).backward()`);
+- `cleared_every_pass(found)`: gradients are cleared on every pass of its loop (no accumulation after all);
+- `library_managed(site)`: the site runs inside `with accelerator.accumulate(...)`, where the library
+  syncs gradients and steps only on every N-th pass;
 - `is_plain_loss(expr)`: the value is shown to be an unscaled per-batch loss: a loss call, the
   `.loss`/`["loss"]` of what a call returned (a model's output record), a `.mean()`, or a sum of those.
 """
@@ -83,7 +86,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         for backward in self.events.of_kind("backward"):
             assert isinstance(backward, Backward)
             loss = _peel_scaler(backward.loss) if backward.loss is not None else None
-            if loss is None or not _on_tensor(backward) or self._managed_block(backward):
+            if loss is None or not _on_tensor(backward) or self.library_managed(backward.site):
                 continue
             accumulation = self._gated_step(backward, loss)
             if accumulation is not None:
@@ -133,6 +136,20 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
             return binding is not None and binding.bound_value is not None and self.is_plain_loss(binding.bound_value, depth + 1)
         return False
 
+    def cleared_every_pass(self, found: Accumulation) -> bool:
+        """A gradient clear (`zero_grad()`, `p.grad = None`) runs on every pass of the loop, under no condition
+        the backward does not share: nothing accumulates across passes, whatever gates the step."""
+        theirs = set(found.backward.site.branches)
+        return any(
+            not event.site.in_lambda and event.site.function is found.backward.site.function
+            and set(event.site.branches) <= theirs
+            for event in self.events.iteration(found.loop, "clear")
+        )
+
+    def library_managed(self, site) -> bool:
+        """The site sits in a `with X.accumulate(...)` body: the library syncs and steps every N-th pass."""
+        return any(id(block) in self._managed for block in site.blocks)
+
     # -- helpers -------------------------------------------------------------------------------------
     def _latest(self, name: cst.Name):
         """The binding a use of a name sees on the straight path through one iteration: the last one
@@ -151,9 +168,6 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
             values = [b.bound_value for b in self.losses.names.reaching(expr)]
             return bool(values) and all(isinstance(v, cst.Call) for v in values)
         return False
-
-    def _managed_block(self, backward: Backward) -> bool:
-        return any(id(block) in self._managed for block in backward.site.blocks)
 
     def _gated_step(self, backward: Backward, loss: cst.BaseExpression) -> Optional[Accumulation]:
         if not backward.site.any_loops:

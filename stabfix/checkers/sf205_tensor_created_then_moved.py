@@ -1,0 +1,200 @@
+"""SF205 tensor-created-then-moved: `torch.zeros(n).cuda()` on a training step or in a module's `forward`.
+
+A torch factory called without `device=` builds its tensor in host memory; a `.cuda()` / `.to(device)`
+after it allocates it again on the device and copies it over, every step. A query over the model: a move
+to an accelerator (`calls/devices.py`) of a factory call, directly, through views and casts
+(`calls/torch_ops.py`) or other methods of a tensor `values` shows is built from factories alone
+(`torch.ones(n, n).tril()`), or through a name bound to one in the same function and read nowhere else;
+where a training step runs it (`steps.step_path`) or a module's `forward` (`calls/module_classes.py`).
+Left alone: a factory that names a device, pins memory, draws from a `generator=` (a seeded host generator
+draws only on the CPU) or makes a leaf that requires grad; `*_like` factories; `torch.from_numpy`.
+
+Fix: the move's device at creation. Safe for factories whose values do not depend on where they are
+computed (`EXACT`) and a move that only moves; unsafe for random factories (the device's generator draws
+other numbers), `arange`/`linspace` and other methods (a kernel may round differently); none for a name.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.fixes.device_moves import keyword
+from stabfix.fixes.syntax import with_chain_root
+from stabfix.model.calls import torch_ops
+from stabfix.model.calls.devices import DeviceKinds, is_device_name, to_call_target
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.calls.module_classes import ModuleClasses
+from stabfix.model.flow.values import TORCH_FACTORIES
+from stabfix.model.source.syntax import code_of
+from stabfix.model.training.step_frames import Frame
+from stabfix.model.training.step_recognition import STEP_TOKENS
+
+# factories with a `device=` keyword (the legacy `torch.Tensor(...)` constructors and `from_numpy` have none)
+# (`*_like` factories build where their input lives: not on the host unless it is there)
+FACTORIES = frozenset({f"torch.{name}" for name in TORCH_FACTORIES | {"tensor", "as_tensor", "normal", "bernoulli"}
+                       if not name.endswith("_like")})
+# factories whose values are the same wherever they are computed
+EXACT = frozenset({f"torch.{name}" for name in ("zeros", "ones", "full", "empty", "eye", "tensor", "as_tensor",
+                                                "tril_indices", "triu_indices")})
+RANDOM = frozenset({f"torch.{name}" for name in ("rand", "randn", "randint", "randperm", "normal", "bernoulli")})
+# a device already named, pinned memory for an asynchronous copy, or a generator (a seeded `torch.Generator()` lives on
+# the CPU and draws only there: the same numbers on every machine)
+BLOCKING = frozenset({"device", "pin_memory", "generator"})
+
+
+class TensorCreatedThenMoved(Checker):
+    code = "SF205"
+    tokens = (".cuda(", ".to(")
+    also_needs = (("torch",),)
+    needs = ("names", "steps", "values")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.steps = self.model.steps
+        self.candidates: list[tuple[cst.Call, tuple[Frame, ...], tuple[cst.FunctionDef, ...]]] = []
+        self.stores: set[int] = set()  # names assigned to (`x = ...`): the binding model lists them with the reads
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        targets = [node.target]
+        while targets:
+            target = targets.pop()
+            if isinstance(target, cst.Name):
+                self.stores.add(id(target))
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                targets += [element.value for element in target.elements]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to"):
+            self.candidates.append((node, self.steps.frames(), self.model.enclosing.enclosing_functions()))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        names = self.model.names
+        classes = ModuleClasses(names, self.context.project)
+        devices = DeviceKinds(names)
+        for move, frames, functions in self.candidates:
+            if names.qualify(move.func) is not None or not self._to_accelerator(move, devices):
+                continue
+            source = self._factory_of(move.func.value, functions)  # type: ignore[attr-defined]
+            if source is None:
+                continue
+            factory, named, computed = source
+            owner = next((o for f in reversed(functions) if (o := classes.forward_reach(f)) is not None), None)
+            in_step = self.steps.step_path(frames) is not None
+            if not in_step and owner is None:
+                continue
+            where = f"every call of `{owner.name.value}.forward`" if owner is not None and not in_step else "every training step"
+            fix = None if named else self._fix(move, factory, computed)
+            self.report(move, self._message(move, factory, where, named), fix)
+
+    def _to_accelerator(self, move: cst.Call, devices: DeviceKinds) -> bool:
+        if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
+            return True
+        target, device = to_call_target(move, self.model.names.qualify)
+        return target == "device" and devices.kind(device) != "host"
+
+    def _factory_of(self, expr: cst.BaseExpression, functions) -> Optional[tuple[cst.Call, bool, bool]]:
+        """The factory call a value comes from, through views and casts (or other methods of a tensor `values`
+        shows to be built from factories alone: `torch.ones(n, n).tril()`), or a name bound to one in the same
+        function by every binding that may hold; (call, named, computed by a method other than a view or cast)."""
+        qualify = self.model.names.qualify
+        named = computed = False
+        while True:
+            if isinstance(expr, cst.Call) and (qualify(expr.func) or "") in FACTORIES:
+                return (expr, named, computed) if self._builds_on_host(expr) else None
+            method = isinstance(expr, cst.Subscript) or (
+                isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and qualify(expr.func) is None)
+            peeled = torch_ops.step(expr, qualify) if method else None
+            if peeled is not None and peeled[1].kind in ("view", "cast", "integer"):
+                expr = peeled[0]
+                continue
+            if method and isinstance(expr, cst.Call) and peeled is None and self.model.values.value_of(expr).constant:
+                expr, computed = expr.func.value, True  # type: ignore[attr-defined]
+                continue
+            if isinstance(expr, cst.Name) and not named and functions:
+                bindings = self.model.names.reaching(expr)
+                values = {id(b.bound_value): b.bound_value for b in bindings if b.kind == "assign"}
+                if len(values) != 1 or len(bindings) != 1 or bindings[0].scope.node is not functions[-1] \
+                        or self._other_reads(expr, bindings[0]):
+                    return None  # filled or read on the host before the move (`m[i] = v`): built there on purpose
+                expr, named = next(iter(values.values())), True
+                continue
+            return None
+
+    def _other_reads(self, moved: cst.Name, binding) -> bool:
+        """Whether the name's binding is read anywhere but in the move (`rel[:, 0] = idx` between: host work)."""
+        names = self.model.names
+        use = names.uses.get(moved)
+        for other, where in names.uses.items():
+            if other is not moved and other.value == moved.value and id(other) not in self.stores and use is not None and where.scope is use.scope \
+                    and any(b is binding for b in names.reaching(other)):
+                return True
+        return False
+
+    def _builds_on_host(self, factory: cst.Call) -> bool:
+        for arg in factory.args:
+            if arg.star:
+                return False
+            if arg.keyword is not None and arg.keyword.value in BLOCKING:
+                return False
+            if arg.keyword is not None and arg.keyword.value == "requires_grad" and not (
+                    isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+                return False  # a leaf that requires grad: moving it makes a copy autograd records
+        data = factory.args[0].value if factory.args and factory.args[0].keyword is None else None
+        if data is not None and (self.model.names.qualify(factory.func) or "").endswith(("tensor", "as_tensor")):
+            held = self.model.values.value_of(data)
+            return not (held.tensor and not held.constant)  # `torch.tensor(t)` copies `t` where it lives
+        return True
+
+    def _fix(self, move: cst.Call, factory: cst.Call, computed: bool) -> Optional[Fix]:
+        device = self._device_of_move(move)
+        if device is None:
+            return None
+        qualified = self.model.names.qualify(factory.func) or ""
+        built = factory.with_changes(args=[*factory.args, keyword("device", device)])
+        inner = move.func.value  # type: ignore[attr-defined]
+        replacement = with_chain_root(inner, factory, built).with_changes(lpar=move.lpar, rpar=move.rpar)
+        spelled = f"device={code_of(device, 30)}"
+        if qualified in EXACT and not computed:
+            return Fix("safe", f"build it on the device: `{spelled}` at creation", {move: replacement})
+        why = "the device's random generator draws other numbers" if qualified in RANDOM else \
+            "the device's kernels may round the last place differently"
+        return Fix("unsafe", f"build it on the device: `{spelled}` at creation (unsafe: {why})", {move: replacement})
+
+    def _device_of_move(self, move: cst.Call) -> Optional[cst.BaseExpression]:
+        """`"cuda"` for `.cuda()`, `device` for `.to(device)` / `.to(device, non_blocking=True)`; None otherwise."""
+        if any(arg.star for arg in move.args):
+            return None
+        others = [arg for arg in move.args if arg.keyword is None or arg.keyword.value != "non_blocking"]
+        if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
+            return cst.SimpleString('"cuda"') if not others else None
+        target, device = to_call_target(move, self.model.names.qualify)
+        if target != "device" or device is None or any(arg.value is not device for arg in others):
+            return None
+        if not self._names_a_device(device):
+            return None  # `.to(other)` takes another tensor's device and dtype: `device=` cannot say that
+        return device.with_changes(lpar=[], rpar=[]) if isinstance(device, (cst.Name, cst.Attribute)) else device
+
+    def _names_a_device(self, device: cst.BaseExpression) -> bool:
+        """A literal, `torch.device(...)`, `x.device`, an expression whose device kind the model shows, or (a
+        tie the data flow leaves open) a name spelled like a device."""
+        if isinstance(device, (cst.SimpleString, cst.Integer)) or (isinstance(device, cst.Attribute) and device.attr.value == "device"):
+            return True
+        if isinstance(device, cst.Call):
+            return self.model.names.qualify(device.func) == "torch.device"
+        if DeviceKinds(self.model.names).kind(device) is not None:
+            return True
+        dotted = dotted_name(device)
+        return dotted is not None and is_device_name(dotted)
+
+    def _message(self, move: cst.Call, factory: cst.Call, where: str, named: bool) -> str:
+        via = " (through a name)" if named else ""
+        return (
+            f"`{code_of(factory, 50)}` builds its tensor in host memory and `{code_of(move, 60)}`{via} copies it to the device "
+            f"on {where}: an allocation, a host-to-device copy and a sync point each time; pass the device at "
+            f"creation (`device=`)"
+        )
+

@@ -1,0 +1,150 @@
+"""SF420 unseeded-training: a training entry point that draws random numbers (weight initialisation,
+dropout, a shuffling loader, `torch.rand*`) while no seed is set anywhere in the run's files.
+
+A query over `randomness` (draws, seeds, the `__main__` guard, calls of other modules) and `events`
+(backward passes and optimizer steps), asking the project index about the functions and classes the
+file calls from the other files of the scan:
+- an entry: the file has an `if __name__ == "__main__":` guard, is a package's `__main__.py`, or runs
+  training at module level (a backward pass, or a call of a function that trains, outside every def);
+- it trains: a backward pass and an optimizer step in the file, or in a function or class of another
+  scanned file that it calls;
+- randomness: a draw in the file, or in a function or class of another scanned file that it calls;
+- no seed: no seeding call in the file nor in any function of another scanned file that it calls, no
+  call of an unseen function named for seeding (`set_seed(args.seed)` from outside the scan: silent),
+  and no seeding call in the tree modules it imports (read, not parsed: seeding at import time).
+Test files stay silent. One finding per file, on the guard (or the first module-level training line).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.model.calls.events import Step, stepped_optimizer
+from stabfix.model.domain.randomness import RandomCall
+
+
+class UnseededTraining(Checker):
+    code = "SF420"
+    tokens = ("__main__", "backward")
+    needs = ("names", "optimizers", "events", "randomness")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if _is_test_file(self.context.path):
+            return
+        randomness = self.model.randomness
+        where = self._entry(original_node)
+        if where is None or not self._trains():
+            return
+        if randomness.seeds() or any(self._seeds_elsewhere(call, q) for call, q in randomness.project_calls()):
+            return
+        if any(self._unseen(call) for call in randomness.seed_named()) or self._imports_seeding_module():
+            return
+        draw = self._first_draw()
+        if draw is None:
+            return
+        self.report(where, _message(draw, self._line(draw.node)))
+
+    # -- the entry and its training ------------------------------------------------------------------
+    def _entry(self, module: cst.Module) -> Optional[cst.CSTNode]:
+        randomness = self.model.randomness
+        if randomness.main_guard is not None:
+            return randomness.main_guard
+        at_module = [e for e in self.model.events.of_kind("backward") if e.site.function is None and e.site.cls is None]
+        if at_module:
+            return at_module[0].node
+        for call in randomness.module_calls():
+            if self._calls_training(call):
+                return call
+        if PurePath(self.context.path).name == "__main__.py" and module.body:
+            return module.body[0]
+        return None
+
+    def _calls_training(self, call: cst.Call) -> bool:
+        if isinstance(call.func, cst.Name):
+            local = [d for d in self.model.events.of_kind("backward") if d.site.functions and d.site.functions[0].name.value == call.func.value]
+            if local:
+                return True
+        qualified = self.model.imports.qualify(call.func)
+        return qualified is not None and self._foreign(qualified, _trains_in) is True
+
+    def _trains(self) -> bool:
+        events = self.model.events
+        steps = [s for s in events.of_kind("step") if isinstance(s, Step) and stepped_optimizer(s, self.model.optimizers, events)]
+        if events.of_kind("backward") and steps:
+            return True
+        return any(self._foreign(q, _trains_in) is True for _, q in self.model.randomness.project_calls())
+
+    # -- seeds and draws -------------------------------------------------------------------------------
+    def _seeds_elsewhere(self, call: RandomCall, qualified: str) -> bool:
+        return self._foreign(qualified, lambda d: bool(d.model.randomness.within(d.node, "seed"))) is True
+
+    def _unseen(self, call: RandomCall) -> bool:
+        """A seed-named callee the scan does not show (outside the scan, or not resolved)."""
+        return self._foreign(call.what, lambda d: True) is None
+
+    def _imports_seeding_module(self) -> bool:
+        """A module of the tree this file imports seeds when it is imported (`torch.manual_seed(0)` at its top
+        level) or defines a seeding helper the entry may reach indirectly: those files are read, not parsed,
+        so any seeding call in them keeps the rule silent (it only ever silences)."""
+        project = self.context.project
+        if project is None:
+            return False
+        return any(token in text for text in project.imported_texts() for token in _SEEDING_TOKENS)
+
+    def _first_draw(self) -> Optional[RandomCall]:
+        draws = self.model.randomness.draws()
+        if draws:
+            return draws[0]
+        for call, qualified in self.model.randomness.project_calls():
+            found = self._foreign(qualified, lambda d: (d.model.randomness.within(d.node, "draw") or [None])[0])
+            if found is not None:
+                return RandomCall(call.node, f"`{qualified.rsplit('.', 1)[-1]}` of another file, where {found.what}", call.owners)
+        return None
+
+    def _foreign(self, qualified: str, ask):
+        project = self.model.project
+        if project is None:
+            return None
+        return project.foreign(qualified, ask, needs=("names", "optimizers", "events", "randomness"), kinds=("def", "class"))
+
+    def _line(self, node: cst.CSTNode) -> Optional[int]:
+        if self.context.module is None:
+            return None
+        found = self.context.positions.get(node)
+        return found.start.line if found is not None else None
+
+
+_SEEDING_TOKENS = ("manual_seed(", "seed_everything(", "set_seed(", "random.seed(", "set_random_seed(")
+
+
+def _trains_in(definition) -> bool:
+    """A function or class of another file with a backward pass and an optimizer step in it."""
+    events = definition.model.events
+    if events is None:
+        return False
+    node = definition.node
+    mine = [e for e in events.events if node in e.site.functions or e.site.cls is node]
+    return any(e.kind == "backward" for e in mine) and any(e.kind == "step" for e in mine)
+
+
+def _is_test_file(path: str) -> bool:
+    pure = PurePath(path)
+    name = pure.name
+    return (
+        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+        or any(part in ("tests", "test") for part in pure.parts[:-1])
+    )
+
+
+def _message(draw: RandomCall, line: Optional[int]) -> str:
+    at = f" (line {line})" if line is not None else ""
+    return (
+        f"this entry point trains a model and uses randomness ({draw.what}{at}) but no seed is set in it or in "
+        "the project code it calls, so two runs start from different weights and batches and a result cannot be "
+        "reproduced or bisected; seed torch, numpy and random at the start (`torch.manual_seed(seed)`, "
+        "`np.random.seed(seed)`, `random.seed(seed)`) and give the loader a seeded `generator=`"
+    )

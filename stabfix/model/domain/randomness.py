@@ -1,0 +1,194 @@
+"""Randomness and seeding: which calls of a file draw random numbers, which set a seed, and where a
+run starts.
+
+The model's `randomness` part, recorded during the traversal from `imports` and the enclosing
+definitions (no other part):
+
+- `draws()`: calls that draw from an RNG, each with what it is in words: a `torch.nn` layer whose
+  weights are initialised at random (`nn.Linear(...)`, `nn.LSTM(...)`), `torch.nn.init.*`, dropout
+  (`nn.Dropout`, `F.dropout`), `torch.rand*`/`normal`/`bernoulli`/`multinomial`, a tensor's
+  `.normal_()`/`.uniform_()`, a shuffling loader (`DataLoader(..., shuffle=True)`, `RandomSampler`,
+  `random_split`), Python's `random.*` and `numpy.random.*`;
+- `seeds()`: calls that set a seed: `torch.manual_seed`, `torch.cuda.manual_seed(_all)`,
+  `random.seed`, `numpy.random.seed`, Lightning's `seed_everything` (any of its packages),
+  `transformers.set_seed`/`enable_full_determinism`, accelerate's `set_seed`, mmengine/mmcv's
+  `set_random_seed`, a generator's `.manual_seed(n)`, Fabric's `fabric.seed_everything(n)`, a numpy or
+  Python generator built from a seed (`np.random.default_rng(0)`, `random.Random(0)`);
+- `seed_named()`: calls of a callee that no import resolves to a known library and whose name speaks
+  of seeding (`set_seed(args.seed)` from a module outside the scan): what they do is not visible;
+- `within(definition, kind)`: those of one function or class (its nested code and the same-file
+  functions it calls by name, two calls deep), kind "draw" or "seed";
+- `project_calls()`: calls of a name imported from elsewhere (`Net()`, `utils.seed_all(1)`), with
+  the qualified name, for a rule to ask the project index what that definition does;
+- `main_guard`: the module-level `if __name__ == "__main__":`, and `module_calls()`: calls that run
+  at import, outside every definition (a script's own code).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import libcst as cst
+
+from stabfix.model.source.enclosing import EnclosingDefinitions
+from stabfix.model.source.imports import ImportTracker, dotted_name
+
+Definition = Union[cst.FunctionDef, cst.ClassDef]
+
+_SEED_FUNCTIONS = frozenset({
+    "torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all",
+    "random.seed", "numpy.random.seed", "transformers.set_seed", "transformers.enable_full_determinism",
+    "transformers.trainer_utils.set_seed", "accelerate.utils.set_seed", "accelerate.utils.random.set_seed",
+    "mmengine.runner.set_random_seed", "mmcv.runner.set_random_seed", "keras.utils.set_random_seed",
+})
+# Generators built from a seed: what they draw is reproducible (`rng = np.random.default_rng(0)`).
+_SEEDED_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator",
+                                "random.Random"})
+_SEED_PACKAGES = ("lightning", "pytorch_lightning", "lightning_fabric")  # `seed_everything` of any of them
+_SEED_METHODS = frozenset({"manual_seed", "manual_seed_all", "seed_everything"})
+_SEED_WORD = re.compile(r"seed", re.IGNORECASE)
+
+_RANDOM_INIT_LAYERS = re.compile(
+    r"^torch\.nn\.(Lazy)?(Linear|Bilinear|Conv[123]d|ConvTranspose[123]d|Embedding|EmbeddingBag|LSTM|GRU|RNN|"
+    r"LSTMCell|GRUCell|RNNCell|MultiheadAttention|Transformer|TransformerEncoderLayer|TransformerDecoderLayer)$"
+)
+_DROPOUT = re.compile(r"^torch\.nn\.(functional\.)?(\w*[Dd]ropout\w*|dropout\w*)$")
+_TORCH_DRAWS = frozenset({
+    "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.rand_like", "torch.randn_like",
+    "torch.randint_like", "torch.normal", "torch.bernoulli", "torch.multinomial", "torch.poisson",
+})
+_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+_RANDOM_DATA = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.random_split"})
+_TENSOR_DRAWS = frozenset({"normal_", "uniform_", "bernoulli_", "random_", "exponential_", "cauchy_", "log_normal_"})
+_KNOWN_ROOTS = frozenset({"torch", "numpy", "random", "transformers", "accelerate", "lightning", "pytorch_lightning",
+                          "lightning_fabric", "torchvision", "timm", "datasets", "os", "sys", "math"})
+
+
+@dataclass(frozen=True, eq=False)
+class RandomCall:
+    node: cst.Call
+    what: str  # a draw in words ("`nn.Linear` initialises its weights at random"), or the seed call's name
+    owners: tuple[Definition, ...]  # enclosing functions and classes, outermost first (empty: module level)
+
+
+class Randomness(cst.BatchableCSTVisitor):
+    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions) -> None:
+        super().__init__()
+        self.imports = imports
+        self.enclosing = enclosing
+        self.main_guard: Optional[cst.If] = None
+        self._draws: list[RandomCall] = []
+        self._seeds: list[RandomCall] = []
+        self._seed_named: list[RandomCall] = []
+        self._project: list[tuple[RandomCall, str]] = []
+        self._module_calls: list[cst.Call] = []
+        self._local_calls: list[tuple[tuple[Definition, ...], str]] = []
+        self._functions: dict[str, cst.FunctionDef] = {}  # the file's top-level functions by name
+
+    # -- queries ---------------------------------------------------------------------------------------
+    def draws(self) -> list[RandomCall]:
+        return list(self._draws)
+
+    def seeds(self) -> list[RandomCall]:
+        return list(self._seeds)
+
+    def seed_named(self) -> list[RandomCall]:
+        return list(self._seed_named)
+
+    def project_calls(self) -> list[tuple[RandomCall, str]]:
+        return list(self._project)
+
+    def module_calls(self) -> list[cst.Call]:
+        return list(self._module_calls)
+
+    def within(self, definition: Definition, kind: str, depth: int = 2) -> list[RandomCall]:
+        found = self._draws if kind == "draw" else self._seeds
+        mine = [call for call in found if any(owner is definition for owner in call.owners)]
+        if depth > 0:
+            for owners, name in self._local_calls:
+                callee = self._functions.get(name)
+                if callee is not None and callee is not definition and any(o is definition for o in owners):
+                    mine += self.within(callee, kind, depth - 1)
+        return mine
+
+    # -- traversal -------------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.enclosing.enclosing_functions()[:-1] and not self.enclosing.enclosing_classes():
+            self._functions.setdefault(node.name.value, node)
+
+    def visit_If(self, node: cst.If) -> None:
+        if not self._owners() and _is_main_guard(node.test):
+            self.main_guard = node
+
+    def visit_Call(self, node: cst.Call) -> None:
+        owners = self._owners()
+        if not owners:
+            self._module_calls.append(node)
+        func = node.func
+        qualified = self.imports.qualify(func) or ""
+        spelled = dotted_name(func) or ""
+        if isinstance(func, cst.Name) and not qualified:
+            self._local_calls.append((owners, func.value))
+        if self._seeds_rng(qualified, func, node):
+            self._seeds.append(RandomCall(node, qualified or spelled, owners))
+            return
+        what = _draw(qualified, func, node)
+        if what is not None:
+            self._draws.append(RandomCall(node, what, owners))
+            return
+        last = (qualified or spelled).rsplit(".", 1)[-1]
+        if qualified and qualified.split(".", 1)[0] not in _KNOWN_ROOTS:
+            self._project.append((RandomCall(node, qualified, owners), qualified))
+        if _SEED_WORD.search(last) and (not qualified or qualified.split(".", 1)[0] not in _KNOWN_ROOTS):
+            self._seed_named.append(RandomCall(node, qualified or spelled, owners))
+
+    def _owners(self) -> tuple[Definition, ...]:
+        functions = self.enclosing.enclosing_functions()
+        classes = self.enclosing.enclosing_classes()
+        return (*classes, *functions)
+
+    def _seeds_rng(self, qualified: str, func: cst.BaseExpression, node: cst.Call) -> bool:
+        if qualified in _SEED_FUNCTIONS or (qualified in _SEEDED_GENERATORS and bool(node.args)):
+            return True
+        if qualified.endswith(".seed_everything") and qualified.split(".", 1)[0] in _SEED_PACKAGES:
+            return True
+        return isinstance(func, cst.Attribute) and not qualified and func.attr.value in _SEED_METHODS and bool(node.args)
+
+
+def _draw(qualified: str, func: cst.BaseExpression, node: cst.Call) -> Optional[str]:
+    short = qualified.replace("torch.nn.functional.", "F.").replace("torch.nn.", "nn.")
+    if _RANDOM_INIT_LAYERS.match(qualified):
+        return f"`{short}` initialises its weights at random"
+    if qualified.startswith("torch.nn.init.") and qualified.endswith("_") and not qualified.endswith(("zeros_", "ones_", "constant_", "eye_", "dirac_")):
+        return f"`{short}` draws initial weights"
+    if _DROPOUT.match(qualified):
+        return f"`{short}` drops activations at random"
+    if qualified in _TORCH_DRAWS:
+        return f"`{qualified}` draws random numbers"
+    if qualified in _LOADERS and any(a.keyword is not None and a.keyword.value == "shuffle" and _true(a.value) for a in node.args):
+        return "the `DataLoader` shuffles (`shuffle=True`)"
+    if qualified in _RANDOM_DATA:
+        return f"`{qualified.rsplit('.', 1)[-1]}` draws a random order"
+    if qualified.startswith("numpy.random.") or (qualified.startswith("random.") and qualified != "random.seed"):
+        return f"`{qualified.replace('numpy.', 'np.')}` draws random numbers"
+    if isinstance(func, cst.Attribute) and not qualified and func.attr.value in _TENSOR_DRAWS:
+        return f"`.{func.attr.value}()` fills a tensor at random"
+    return None
+
+
+def _true(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value == "True"
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    sides = {type(left), type(right)}
+    if not isinstance(test.comparisons[0].operator, cst.Equal) or sides != {cst.Name, cst.SimpleString}:
+        return False
+    name = left if isinstance(left, cst.Name) else right
+    text = right if isinstance(right, cst.SimpleString) else left
+    return name.value == "__name__" and text.evaluated_value == "__main__"  # type: ignore[union-attr]

@@ -1,0 +1,1 @@
+"""Package whose training loop is in engine.py and whose entry is cli.py."""

@@ -1,0 +1,1 @@
+"""A small project: model in one module, training entry in another."""

@@ -1,0 +1,1 @@
+"""Package whose seeding helper lives in common.py."""

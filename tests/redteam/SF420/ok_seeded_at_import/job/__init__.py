@@ -1,0 +1,1 @@
+"""A job package whose settings module seeds when it is imported."""

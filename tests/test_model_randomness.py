@@ -1,0 +1,145 @@
+"""The model's `randomness` part (draws, seeds, the entry guard) and the `schedulers` and `grad_inputs` queries."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from stabfix.model import FileModel
+from stabfix.model.calls.events import Step
+from stabfix.model.calls.schedulers import is_lr_scheduler
+from stabfix.model.domain.grad_inputs import GradInputs
+from stabfix.model.source.traversal import MergedVisitor
+
+
+def _model(source: str, *needs: str) -> tuple[FileModel, cst.Module]:
+    model = FileModel(needs)
+    module = cst.parse_module(textwrap.dedent(source))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    return model, module
+
+
+def test_draws_are_found_through_aliases_and_described():
+    model, _ = _model(
+        """
+        import numpy as np
+        from torch import nn as tnn
+        from torch.utils.data import DataLoader as DL
+
+        layer = tnn.Conv2d(3, 8, 3)
+        loader = DL(ds, shuffle=True)
+        order = np.random.permutation(10)
+        plain = DL(ds, shuffle=False)
+        """,
+        "randomness",
+    )
+    whats = [call.what for call in model.randomness.draws()]
+    assert whats == [
+        "`nn.Conv2d` initialises its weights at random",
+        "the `DataLoader` shuffles (`shuffle=True`)",
+        "`np.random.permutation` draws random numbers",
+    ]
+
+
+def test_seeds_are_told_from_draws_and_seeded_generators_count():
+    model, _ = _model(
+        """
+        import random
+        import numpy as np
+        import lightning as L
+
+        L.seed_everything(1)
+        rng = np.random.default_rng(0)
+        random.seed(3)
+        g.manual_seed(4)
+        fresh = np.random.default_rng()
+        """,
+        "randomness",
+    )
+    assert [call.what for call in model.randomness.seeds()] == [
+        "lightning.seed_everything", "numpy.random.default_rng", "random.seed", "g.manual_seed"]
+    assert [call.what for call in model.randomness.draws()] == ["`np.random.default_rng` draws random numbers"]
+
+
+def test_seeds_within_a_function_follow_its_same_file_calls():
+    model, module = _model(
+        """
+        import torch
+
+        def _torch_part(s):
+            torch.manual_seed(s)
+
+        def seed_all(s):
+            _torch_part(s)
+
+        def unrelated():
+            pass
+
+        if __name__ == "__main__":
+            seed_all(0)
+        """,
+        "randomness",
+    )
+    seed_all, unrelated = module.body[2], module.body[3]
+    assert len(model.randomness.within(seed_all, "seed")) == 1
+    assert model.randomness.within(unrelated, "seed") == []
+    assert model.randomness.main_guard is module.body[4]
+
+
+def test_a_scheduler_is_known_by_its_constructor_or_the_optimizer_it_is_handed():
+    model, _ = _model(
+        """
+        import torch
+        from .sched import Warmup
+        from diffusers import DDPMScheduler
+
+        opt = torch.optim.SGD(params, lr=0.1)
+        a = torch.optim.lr_scheduler.StepLR(opt, 10)
+        b = Warmup(opt, 100)
+        c = DDPMScheduler(num_train_timesteps=10)
+        a.step()
+        b.step()
+        c.step()
+        """,
+        "names", "optimizers", "events",
+    )
+    steps = [event for event in model.events.of_kind("step") if isinstance(event, Step)]
+    assert [is_lr_scheduler(step.candidates[0], model.names, model.optimizers) for step in steps] == [True, True, False]
+
+
+def test_grad_inputs_tell_a_loader_batch_and_a_frozen_embedding_from_an_activation():
+    model, module = _model(
+        """
+        import torch
+        from torch import nn
+        from torch.utils.data import DataLoader
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(10, 4)
+                self.emb.weight.requires_grad = False
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, ids):
+                frozen = self.emb(ids)
+                live = self.proj(frozen)
+                return frozen, live
+
+        for x, y in DataLoader(ds):
+            batch = x.to("cuda")
+        """,
+        "names", "values",
+    )
+    inputs = GradInputs(module, model.names, model.values, model.imports)
+    cls = module.body[3]
+    forward = cls.body.body[1]
+    returned = forward.body.body[2].body[0].value
+    frozen, live = (element.value for element in returned.elements)
+    assert inputs.without_grad(frozen, forward, cls) == "the output of the frozen embedding `self.emb`"
+    assert inputs.without_grad(live, forward, cls) is None
+    loop = module.body[4]
+    moved = loop.body.body[0].body[0].value  # `x.to("cuda")`: a move of the loop's batch
+    assert inputs.without_grad(moved, None, None) == "a batch drawn from the data loader"
