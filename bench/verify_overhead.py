@@ -12,7 +12,11 @@ order across rounds so that drift and machine load hit all of them equally:
   step and deferred after it, as the child runs them;
 - all exact: every step exact (verify.exact_steps: all; what verify ran on every step before);
 - empty mode: the step under an empty TorchDispatchMode, the floor of any per-op Python
-  interception (what an exact step cannot go below).
+  interception (what an exact step cannot go below);
+- command: what `stabfix verify -- python train.py` runs in the training process (`step_hooks`): the
+  same loop with the global optimizer hooks, the backward wrapper and the event file; the models are
+  found (and the tensors that exist counted) at the run's first optimizer step, as in a real run, and
+  the step before the last is exact too (`--no-command` skips it).
 
 The headline is the run's total instrumented step time over the bare run's total: the ratio of the
 medians over the rounds, and the median over the rounds of each round's own ratio ("paired": both
@@ -30,7 +34,7 @@ user's run sees.
 
     python bench/verify_overhead.py [--rounds 12] [--steps 10] [--warmup 2] [--vocab 4096] [--d 128]
                                     [--layers 2] [--seq 64] [--batch 8] [--threads N] [--no-all-exact]
-                                    [--stable-malloc]
+                                    [--stable-malloc] [--no-command]
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import argparse
 import os
 import resource
 import statistics
+import tempfile
 import sys
 import time
 import warnings
@@ -52,7 +57,9 @@ from torch import nn  # noqa: E402
 
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
+from stabfix.verify.event_files import EventWriter  # noqa: E402
 from stabfix.verify.instrument import Instrumentation, exact_schedule  # noqa: E402
+from stabfix.verify.step_hooks import CommandSteps  # noqa: E402
 
 
 # never give memory back to the kernel, never serve an allocation with its own mmap (4 GiB thresholds)
@@ -118,6 +125,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch default)")
     parser.add_argument("--no-all-exact", action="store_true", help="skip the all-exact and empty-mode sides")
+    parser.add_argument("--no-command", action="store_true", help="skip the `verify -- COMMAND` side")
     parser.add_argument("--stable-malloc", action="store_true",
                         help="re-run with GLIBC_TUNABLES that keep freed memory in the heap (no page-fault noise)")
     args = parser.parse_args()
@@ -139,7 +147,8 @@ def main() -> None:
     counter = [100]
     # side -> per-round totals (wall, CPU) and per-step times by kind
     totals: dict[str, list[tuple[float, float]]] = {}
-    per_step: dict[str, list[float]] = {"bare": [], "exact": [], "sampled": []}
+    per_step: dict[str, list[float]] = {"bare": [], "exact": [], "sampled": [], "command": []}
+    events = tempfile.mkdtemp(prefix="stabfix-bench-events-")
 
     faults: dict[str, list[int]] = {}
 
@@ -172,7 +181,21 @@ def main() -> None:
                 per_step["exact" if exact else "sampled"].append(time.perf_counter() - t0)
         inst.remove()
 
+    def command_run() -> None:
+        # one more step than the run, so that the session never ends the process
+        session = CommandSteps(EventWriter(events), {"steps": args.steps + 1, "warmup": args.warmup,
+                                                     "exact_steps": "auto"})
+        session.install()
+        for pos in range(1, args.steps + 1):
+            t0 = time.perf_counter()
+            step()
+            kind = "command first" if pos == 1 else "command exact" if pos in session.exact else "command"
+            per_step.setdefault(kind, []).append(time.perf_counter() - t0)
+        session.remove()
+
     sides = [("bare", bare_run), ("verify", lambda: verify_run(False))]
+    if not args.no_command:
+        sides.append(("command", command_run))
     if not args.no_all_exact:
         sides += [("all exact", lambda: verify_run(True)), ("empty mode", empty_run)]
     for r in range(args.rounds):
@@ -201,7 +224,9 @@ def main() -> None:
     print(f"per step (median): bare {b * 1e3:.2f} ms, exact {statistics.median(per_step['exact']) * 1e3:.2f} ms "
           f"({statistics.median(per_step['exact']) / b:.3f}), sampled "
           + (f"{statistics.median(per_step['sampled']) * 1e3:.2f} ms ({statistics.median(per_step['sampled']) / b:.3f})"
-             if per_step["sampled"] else "-"))
+             if per_step["sampled"] else "-")
+          + "".join(f"; {kind} {statistics.median(per_step[kind]) * 1e3:.2f} ms ({statistics.median(per_step[kind]) / b:.3f})"
+                    for kind in ("command first", "command exact", "command") if per_step.get(kind)))
 
 
 if __name__ == "__main__":

@@ -339,10 +339,10 @@ def explain_markdown(spec: RuleSpec) -> str:
 
 def _register_verify() -> None:
     try:
-        from stabfix.verify.command import verify
+        from stabfix.verify.command import VerifyCommand, verify
     except ImportError:
         return
-    app.command("verify")(verify)
+    app.command("verify", cls=VerifyCommand)(verify)
 
 
 _register_verify()

@@ -21,6 +21,8 @@ def test_wheel_ships_every_rule_yaml(tmp_path):
     shipped = {name.rsplit("/", 1)[-1] for name in names if name.startswith("stabfix/_rules/")}
     assert shipped == {path.name for path in (REPO / "rules").glob("SF*.yaml")}
     assert "stabfix/checkers/sf101_loss_target_requires_grad.py" in names
+    # `verify -- COMMAND` puts this folder on PYTHONPATH: it is no package, but must ship
+    assert "stabfix/verify/bootstrap/sitecustomize.py" in names
 
 
 def test_import_stabfix_does_not_import_torch():

@@ -435,13 +435,16 @@ def _survivor_groups(refs: list[Any], last: int, project: Path) -> list[dict[str
         g["holders"], g["paths"], g["python_refs"] = h.get("holders", []), h.get("paths", []), h.get("python_refs", False)
     unmatched = []
     for sg in sampled:
-        home = next((g for g in exact if g["holders"] and set(g["holders"]) == set(sg["holders"])
+        # the exact group's holders may include one more: the last step's storage, there the site's
+        # probe, is often still in a variable (`loss`) when the run ends
+        home = next((g for g in exact if g["holders"] and sg["holders"] and set(sg["holders"]) <= set(g["holders"])
                      and sg["sizes"] <= g["sizes"]), None)
         if home is None:
             unmatched.append(sg)
             continue
         for k in ("count", "bytes", "sampled"):
             home[k] += sg[k]
+        home["holders"] = [h for h in home["holders"] if h in sg["holders"]]
         home["steps"] |= sg["steps"]
         if not home["keys"]:  # its paths so far are the last step's storages, not survivors
             home["paths"] = []

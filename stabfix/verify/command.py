@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperCommand
 
 from stabfix import exit_codes
 from stabfix.config import ConfigError, load_config
@@ -60,6 +61,24 @@ def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=width, highlight=False)
 
 
+class VerifyCommand(TyperCommand):
+    """`stabfix verify [PATH] [OPTIONS] -- COMMAND...`: everything after the first `--` is the training
+    command, kept word for word (click would otherwise read its first word as PATH)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta[COMMAND_META] = args[at + 1:]
+            args = args[:at]
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "[-- COMMAND...]"]
+
+
+COMMAND_META = "stabfix.verify.command"
+
+
 def verify(
     path: Annotated[
         Path, typer.Argument(help="Project folder: its stabfix.yaml / pyproject.toml `verify` section is used, "
@@ -100,17 +119,29 @@ def verify(
                                                        "overrides verify.exact_steps.")] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", metavar="FILE", help="Draw memory, grad norm and loss per "
                                                  "step (and the baseline) into a .png or .svg (needs stabfix[plot]).")] = None,
+    nproc_per_node: Annotated[Optional[int], typer.Option("--nproc-per-node", min=1, metavar="N", help="Run the "
+                                                          "command (`-- python train.py ...`) on N local ranks through "
+                                                          "torchrun (gloo on CPU, NCCL on CUDA): per-rank reports and "
+                                                          "cross-rank checks; overrides verify.nproc_per_node.")] = None,
+    ctx: typer.Context = None,  # type: ignore[assignment] - typer passes it
 ) -> None:
     """Run the training step a few times under instrumentation: memory, growth, gradients, numerics,
-    step time; exit 1 when a health check or budget fails, 2 when the code could not run."""
+    step time; exit 1 when a health check or budget fails, 2 when the code could not run.
+
+    `stabfix verify [PATH] -- python train.py ARGS...` runs your unmodified training command instead of
+    a build_verify entry: its optimizer steps are the steps, and stabfix stops it after --steps."""
     console = _console()
+    command_argv = ctx.meta.get(COMMAND_META) if ctx is not None else None
     try:
-        if estimate or estimate_entry or device_memory_gb is not None or gpu:
+        if command_argv is not None and (estimate or estimate_entry or device_memory_gb is not None or gpu):
+            code = _fail("--estimate needs a build_verify entry (--entry / verify.entry), not a command")
+        elif estimate or estimate_entry or device_memory_gb is not None or gpu:
             code = _estimate(console, path, entry, seed, timeout, json_path, config, plot,
                              {"entry": estimate_entry, "device_memory_gb": device_memory_gb, "gpu": gpu})
         else:
             code = _verify(console, path, entry, steps, warmup, seed, device, timeout, budget or [],
-                           json_path, snapshot, baseline, config, plot, exact_steps)
+                           json_path, snapshot, baseline, config, plot, exact_steps, command_argv,
+                           nproc_per_node)
     except KeyboardInterrupt:
         _console(stderr=True).print("[red]error:[/red] interrupted", soft_wrap=True)
         code = exit_codes.ERROR
@@ -129,10 +160,10 @@ def _fail(message: str) -> int:
 def _verify(console: Console, path: Path, entry: str | None, steps: int | None, warmup: int | None,
             seed: int | None, device: str | None, timeout: float | None, budget: list[str],
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
-            config_path: Path | None = None, plot_path: Path | None = None, exact_steps: str | None = None) -> int:
-    from stabfix.verify.metrics import analyze
-    from stabfix.verify.render import Progress, print_header, print_report
-    from stabfix.verify.runner import run_child
+            config_path: Path | None = None, plot_path: Path | None = None, exact_steps: str | None = None,
+            command_argv: list[str] | None = None, nproc_per_node: int | None = None) -> int:
+    from stabfix.verify.command_report import print_command_end
+    from stabfix.verify.render import print_header, print_report
 
     problem = _preflight_problem(path, plot_path)
     if problem:
@@ -143,7 +174,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         overrides: dict[str, Any] = {
             "entry": entry, "steps": steps, "warmup": warmup, "seed": seed, "device": device,
             "timeout": timeout, "budgets": parse_budget_flags(budget) if budget else None,
-            "exact_steps": exact_steps,
+            "exact_steps": exact_steps, "run": command_argv, "nproc_per_node": nproc_per_node,
         }
         where = f"{config.path}: " if config.path else ""
         try:
@@ -155,6 +186,13 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
     except (ConfigError, SettingsError) as exc:
         return _fail(str(exc))
 
+    if settings.nproc_per_node:
+        from stabfix.verify.torchrun import LaunchError, torchrun_command
+
+        try:
+            torchrun_command(list(settings.run or []), settings.nproc_per_node, Path("."))
+        except LaunchError as exc:
+            return _fail(str(exc))
     label = _display(project)
     snap = str(snapshot.resolve()) if snapshot else None
     base_report: dict[str, Any] | None = None
@@ -170,8 +208,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             else:
                 with worktree(project, baseline, settings.entry) as mapped:
                     print_header(console, settings, label, f"baseline {baseline}")
-                    run = run_child(settings, mapped, Progress(console))
-                    base_report = analyze(settings, run, f"{label} @ {baseline}")
+                    base_report, _ = _run_report(settings, mapped, console, f"{label} @ {baseline}")
                     base_report["baseline_ref"] = baseline
                     if base_report.get("error"):
                         console.print(f"[yellow]baseline {escape(baseline)} could not run:[/yellow] "
@@ -181,12 +218,17 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             return _fail(str(exc))
 
     print_header(console, settings, label, "working tree" if base_report is not None else None)
-    run = run_child(settings, project, Progress(console), snapshot=snap)
-    report = analyze(settings, run, label)
-    if snap and not str(report["environment"].get("device", "")).startswith("cuda") and not run.error:
+    report, run_error = _run_report(settings, project, console, label, snap)
+    if snap and not str(report["environment"].get("device", "")).startswith("cuda") and not run_error:
         console.print("[yellow]![/yellow] --snapshot records CUDA allocator history; this run was on CPU, "
                       "so no snapshot was written")
-    print_report(console, report)
+    print_command_end(console, report)
+    if report.get("ranks"):
+        from stabfix.verify.rank_report import print_rank_report
+
+        print_rank_report(console, report)
+    else:
+        print_report(console, report)
     if base_report is not None and base_report.get("error"):
         # nothing to compare with: say so instead of a table of n/a, and exit 2
         report["baseline"] = {"ref": base_label, "report": base_report}
@@ -203,6 +245,28 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
         _print_comparison(console, rows, base_label or "baseline", base_report, report)
     failed = _write_outputs(console, report, json_path, plot_path)
     return failed if failed is not None else int(report["exit_code"])
+
+
+def _run_report(settings: Settings, project: Path, console: Console, label: str,
+                snapshot: str | None = None) -> tuple[dict[str, Any], Any]:
+    """Run (one process, or `nproc_per_node` ranks through torchrun) and analyse: (report, run error)."""
+    from stabfix.verify.command_report import add_command_checks, run_for
+    from stabfix.verify.metrics import analyze
+    from stabfix.verify.render import Progress
+
+    if settings.nproc_per_node:
+        from stabfix.verify.rank_report import rank_report
+        from stabfix.verify.rank_runs import run_ranks
+
+        progress = Progress(console)
+        ranks = run_ranks(settings, project, settings.nproc_per_node,
+                          lambda rank, event: progress(event) if rank == 0 else None)
+        report = rank_report(settings, ranks, label)
+        return report, report.get("error")
+    run = run_for(settings, project, Progress(console), snapshot=snapshot)
+    report = analyze(settings, run, label)
+    add_command_checks(settings, run, report)
+    return report, run.error
 
 
 def _write_outputs(console: Console, report: dict[str, Any], json_path: Path | None,
@@ -268,6 +332,9 @@ def _estimate(console: Console, path: Path, entry: str | None, seed: int | None,
         return _fail(str(exc))
     if est.entry is None:
         est.entry = settings.entry
+    if est.entry is None:  # the config names a command (verify.run): fake tensors need an entry
+        return _fail("--estimate needs a build_verify entry (--entry, verify.entry or verify.estimate.entry); "
+                     "verify.run names a command")
     label = _display(project)
     console.print(f"[bold]stabfix verify --estimate[/bold] {escape(label)} · entry {escape(est.entry)}")
     result = run_estimate(settings, est, project, console)

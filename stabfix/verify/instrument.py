@@ -126,6 +126,21 @@ def _saved_by_new_nodes(roots: list[Any], seq0: int) -> list[torch.Tensor]:
     return out
 
 
+def count_step_tensors(tracker: LiveTensorTracker, young: list[Any], seq0: int) -> None:
+    """At the end of a sampled step: count the tensors among `young` (the objects the step created and
+    kept) and the tensors their new autograd nodes saved for backward."""
+    # type(), not isinstance(): isinstance() reads __class__, which warns on some deprecated
+    # torch objects and lies on proxies
+    tensor = torch.Tensor
+    fresh = [o for o in young if issubclass(type(o), tensor)]
+    del young
+    tracker.register_existing(fresh, origin="sampled")
+    graphs = [t.grad_fn for t in fresh if t.grad_fn is not None]
+    del fresh
+    if graphs:
+        tracker.register_existing(_saved_by_new_nodes(graphs, seq0), origin="sampled")
+
+
 class Instrumentation:
     def __init__(self, models: list[tuple[str, torch.nn.Module]], device: torch.device) -> None:
         self.device = device
@@ -205,18 +220,7 @@ class Instrumentation:
             del loss
             # everything the step created and kept is in the youngest generation, unless a collection
             # ran during the step (then look at all of them)
-            young = gc.get_objects(0) if not collected[0] else gc.get_objects()
-            # type(), not isinstance(): isinstance() reads __class__, which warns on some deprecated
-            # torch objects and lies on proxies
-            tensor = torch.Tensor
-            fresh = [o for o in young if issubclass(type(o), tensor)]
-            del young
-            tracker.register_existing(fresh, origin="sampled")
-            graphs = [t.grad_fn for t in fresh if t.grad_fn is not None]
-            del fresh
-            if graphs:
-                tracker.register_existing(_saved_by_new_nodes(graphs, seq0), origin="sampled")
-            del graphs
+            count_step_tensors(tracker, gc.get_objects(0) if not collected[0] else gc.get_objects(), seq0)
         finally:
             gc.callbacks.remove(on_gc)
             if gc_was_enabled:

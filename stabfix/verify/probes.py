@@ -103,10 +103,24 @@ def _first_own_nonfinite(entries: list[Any], bounds: list[tuple[float, float] | 
     return first
 
 
+def _closure_of(args: Any, kwargs: Any) -> Any:
+    """The closure handed to `optimizer.step` (args[0] is the optimizer itself), or None."""
+    closure = kwargs.get("closure") if kwargs else None
+    if closure is None and len(args) > 1:
+        closure = args[1]
+    return closure if callable(closure) else None
+
+
+def _with_closure(args: Any, kwargs: Any, closure: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if kwargs and "closure" in kwargs:
+        return tuple(args), {**kwargs, "closure": closure}
+    return (args[0], closure, *args[2:]), dict(kwargs or {})
+
+
 class Probes:
     def __init__(self, models: list[tuple[str, torch.nn.Module]], tracker: Any) -> None:
         self.tracker = tracker
-        self.models = models
+        self.models = list(models)
         self.param_names: dict[int, str] = {}
         for prefix, model in models:
             for name, p in model.named_parameters(remove_duplicate=True):
@@ -119,11 +133,12 @@ class Probes:
         self.optimized_params: dict[int, int] = {}  # id -> numel of every parameter an optimizer stepped
         self.grad_outside_optimizers: set[int] = set()  # trainable, in no optimizer, had a gradient
         self._outside: list[torch.Tensor] | None = None  # those not seen with a gradient yet
-        self._outside_for = -1
+        self._outside_for: tuple[int, int] = (-1, -1)
         self.first_nonfinite: dict[str, Any] | None = None
         self._checking_modules = True
         self.benign: dict[str, dict[str, Any]] = {}  # non-finite outputs while loss and grads were finite
         self._skip: set[str] = set()
+        self._hooked: set[int] = set()
         self.begin_step()
 
     # -- install / remove ----------------------------------------------------------------------
@@ -135,8 +150,18 @@ class Probes:
 
         self.handles.append(register_optimizer_step_pre_hook(self._pre_step))
         self.handles.append(register_optimizer_step_post_hook(self._post_step))
-        seen: set[int] = set()
-        for prefix, model in self.models:
+        given, self.models = self.models, []
+        self.hook_modules(given)
+
+    def hook_modules(self, models: list[tuple[str, torch.nn.Module]]) -> None:
+        """Forward hooks on every submodule of the models (those given at construction, and these
+        ones, found later: `verify -- COMMAND` learns the models at the first optimizer step)."""
+        for prefix, model in models:
+            self.models.append((prefix, model))
+            for name, p in model.named_parameters(remove_duplicate=True):
+                self.param_names.setdefault(id(p), prefix + name)
+        seen = self._hooked
+        for prefix, model in models:
             for name, module in model.named_modules():
                 if id(module) in seen:
                     continue
@@ -157,7 +182,9 @@ class Probes:
 
     # -- per-step state ------------------------------------------------------------------------
     def begin_step(self, defer_checks: bool = False) -> None:
-        self._norm_groups: list[tuple[list[int], list[torch.Tensor]]] = []  # (param ids, norms)
+        # (gradient evaluation, params, norms): one evaluation per optimizer step or closure call
+        self._norm_groups: list[tuple[int, list[Any], list[torch.Tensor]]] = []
+        self._evaluations = 0
         self._none_grad: list[int] = []
         # module outputs in execution order: (name, kind, min, max, inputs) once checked, (name, kind,
         # output, None, inputs) while kept for a deferred check; `inputs` are the indices of the entries
@@ -182,12 +209,37 @@ class Probes:
         return name
 
     # -- hooks ---------------------------------------------------------------------------------
-    def _pre_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+    def _pre_step(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
         self.tracker.enter_optimizer()
         self.optimizer_steps += 1
         if self.optimizers_seen.get(id(optimizer)) is not optimizer:
             self.optimizers_seen[id(optimizer)] = optimizer
             self.optimizers_stepped.append(type(optimizer).__name__)
+        closure = _closure_of(args, kwargs)
+        if closure is None:
+            self._read_grads(optimizer)
+            return None
+        # `optimizer.step(closure)` (LBFGS, Lightning): the gradients do not exist yet; the closure
+        # computes them, possibly several times (LBFGS). Read them after every evaluation, and count the
+        # closure's forward and backward as the user's phases, not the optimizer's.
+        return _with_closure(args, kwargs, self._measured_closure(optimizer, closure))
+
+    def _measured_closure(self, optimizer: Any, closure: Any) -> Any:
+        def measured() -> Any:
+            self.tracker.exit_optimizer()
+            try:
+                return closure()
+            finally:
+                self.tracker.enter_optimizer()
+                self._read_grads(optimizer)
+
+        return measured
+
+    def _read_grads(self, optimizer: Any) -> None:
+        """Per-parameter gradient norms of one gradient evaluation (an optimizer step, or one closure
+        call inside it); every evaluation of the step is kept and checked, not only the last."""
+        evaluation = self._evaluations
+        self._evaluations += 1
         optimized = self.optimized_params
         groups: dict[tuple[Any, Any], tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
         for group in optimizer.param_groups:
@@ -212,14 +264,14 @@ class Probes:
                     norms = list(torch._foreach_norm(grads))
                 except (RuntimeError, NotImplementedError):
                     norms = [torch.linalg.vector_norm(g.detach().float()) for g in grads]
-                self._norm_groups.append((params, norms))
+                self._norm_groups.append((evaluation, params, norms))
 
     def note_grads_outside_optimizers(self, returned_optimizers: list[Any]) -> None:
         """At a step's end: which trainable parameters in no optimizer have a gradient (a target network
         has none; a head left out of the optimizer has one). Only those not seen with one yet are looked
         at, and the list is rebuilt only when an optimizer stepped a parameter it had not stepped before."""
-        known = len(self.optimized_params)
-        if not known and not returned_optimizers:
+        known = (len(self.optimized_params), len(self.models))
+        if not known[0] and not returned_optimizers:
             return  # no optimizer at all: nothing is "in no optimizer"
         if self._outside is None or self._outside_for != known:
             in_opt = set(self.optimized_params)
@@ -293,6 +345,50 @@ class Probes:
                                      "module": name, "type": kind, "value": _what(lo, hi), "index": j}
                 self._skip.add(name)
 
+    def _grad_summary(self, params: list[Any], norms: list[float], evaluations: list[int]) -> dict[str, Any]:
+        """The step's gradient numbers over all its gradient evaluations: `grad_norm` the largest
+        global norm (NaN / Inf when any evaluation had one), `grad_norms` each evaluation's, the top
+        parameters of the largest, and every parameter that was non-finite in any of them."""
+        by_eval: dict[int, list[tuple[Any, float]]] = {}
+        for p, n, e in zip(params, norms, evaluations):
+            by_eval.setdefault(e, []).append((p, n))
+        per_eval: list[float] = []
+        nonfinite: dict[str, None] = {}
+        best: tuple[float, list[tuple[float, str]]] | None = None
+        for e in sorted(by_eval):
+            total_sq = 0.0
+            any_nan = any_inf = False
+            ranked: list[tuple[float, str]] = []
+            for p, n in by_eval[e]:
+                name = self.name_of(p)
+                if math.isfinite(n):
+                    total_sq += n * n
+                    ranked.append((n, name))
+                else:
+                    any_nan = any_nan or math.isnan(n)
+                    any_inf = any_inf or not math.isnan(n)
+                    nonfinite[name] = None
+            norm = math.nan if any_nan else math.inf if any_inf else math.sqrt(total_sq)
+            per_eval.append(norm)
+            if best is None or (math.isfinite(norm) and (not math.isfinite(best[0]) or norm > best[0])):
+                best = (norm, ranked)
+        ranked = sorted(best[1], key=lambda item: -item[0]) if best else []
+        if any(math.isnan(n) for n in per_eval):
+            grad_norm = math.nan
+        elif any(math.isinf(n) for n in per_eval):
+            grad_norm = math.inf
+        else:
+            grad_norm = max(per_eval)
+        names = list(nonfinite)
+        return {
+            "grad_norm": grad_norm,
+            "grad_norms": per_eval,
+            "top_params": [[name, n] for n, name in ranked[:TOP_K]],
+            "nonfinite_grads": names[:MAX_NAMES],
+            "nonfinite_grads_count": len(names),
+            "params_with_grad": len({id(p) for p in params}),
+        }
+
     # -- readback ------------------------------------------------------------------------------
     def end_step(self, step: int, loss: Any) -> dict[str, Any]:
         """One host transfer per device: loss, grad norms, module minima/maxima."""
@@ -309,8 +405,9 @@ class Probes:
         elif isinstance(loss, (int, float)) and not isinstance(loss, bool):
             loss_kind = "float"
             loss_value = float(loss)
-        norms_flat = [n for _, norms in self._norm_groups for n in norms]
-        params_flat = [p for params, _ in self._norm_groups for p in params]
+        norms_flat = [n for _, _, norms in self._norm_groups for n in norms]
+        params_flat = [p for _, params, _ in self._norm_groups for p in params]
+        evals_flat = [e for e, params, _ in self._norm_groups for _ in params]
         pieces.extend(norms_flat)
         checked = [(lo, hi) for _, _, lo, hi, _ in self._fwd if hi is not None]
         for lo, hi in checked:
@@ -328,33 +425,9 @@ class Probes:
         if params_flat:
             norms = values[pos : pos + len(params_flat)]
             pos += len(params_flat)
-            last: dict[int, tuple[Any, float]] = {}
-            for p, n in zip(params_flat, norms):
-                last[id(p)] = (p, n)  # the same parameter stepped twice: keep the latest norm
-            total_sq = 0.0
-            any_nan = any_inf = False
-            nonfinite: list[str] = []
-            ranked: list[tuple[float, str]] = []
-            for p, n in last.values():
-                name = self.name_of(p)
-                if math.isfinite(n):
-                    total_sq += n * n
-                    ranked.append((n, name))
-                else:
-                    any_nan = any_nan or math.isnan(n)
-                    any_inf = any_inf or not math.isnan(n)
-                    nonfinite.append(name)
-            ranked.sort(key=lambda item: -item[0])
-            grad_norm = math.nan if any_nan else math.inf if any_inf else math.sqrt(total_sq)
-            result.update(
-                grad_norm=grad_norm,
-                top_params=[[name, n] for n, name in ranked[:TOP_K]],
-                nonfinite_grads=nonfinite[:MAX_NAMES],
-                nonfinite_grads_count=len(nonfinite),
-                params_with_grad=len(last),
-            )
+            result.update(self._grad_summary(params_flat, norms, evals_flat))
         else:
-            result.update(grad_norm=None, top_params=[], nonfinite_grads=[], nonfinite_grads_count=0,
+            result.update(grad_norm=None, grad_norms=[], top_params=[], nonfinite_grads=[], nonfinite_grads_count=0,
                           params_with_grad=0)
         none_names = list(dict.fromkeys(self.name_of(p) for p in self._none_grad))
         result["none_grads"] = none_names[:MAX_NAMES]
@@ -412,6 +485,7 @@ class Probes:
                 self._note_benign(found, outputs)
         result["modules_checked"] = len(outputs)
         self._norm_groups = []
+        self._evaluations = 0
         self._none_grad = []
         self._fwd = []
         self._entry_of = {}

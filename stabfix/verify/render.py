@@ -37,7 +37,8 @@ class Progress:
         elif kind == "ready":
             self.prev_live = event.get("live_before_bytes")
             self.console.print(
-                f"[dim]entry ready in {event['setup_s']:.1f}s · {event['modules_hooked']} module(s) hooked · "
+                f"[dim]{event.get('ready_label', 'entry ready')} in {event['setup_s']:.1f}s · "
+                f"{event['modules_hooked']} module(s) hooked · "
                 f"live tensors before step 1: {fmt_bytes(event['live_before_bytes'])}[/dim]"
             )
         elif kind == "step":
@@ -81,12 +82,20 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 
+def _what_runs(settings: Settings) -> str:
+    if settings.run:
+        import shlex
+
+        return f"command {escape(shlex.join(settings.run))}"
+    return f"entry {escape(str(settings.entry))}"
+
+
 def print_header(console: Console, settings: Settings, project: str, label: str | None = None) -> None:
     budgets = ", ".join(f"{k}={v:g}" for k, v in settings.budgets.items()) or "none"
     title = f"stabfix verify {escape(project)}" + (f" [dim]({escape(label)})[/dim]" if label else "")
     console.print(f"[bold]{title}[/bold]")
     console.print(
-        f"[dim]entry {escape(settings.entry)} · steps {settings.steps} (warm-up {settings.warmup}) · "
+        f"[dim]{_what_runs(settings)} · steps {settings.steps} (warm-up {settings.warmup}) · "
         f"seed {settings.seed} · device {settings.device} · timeout {settings.timeout:g}s · budgets {escape(budgets)}[/dim]"
     )
 
@@ -100,7 +109,7 @@ def print_error(console: Console, report: dict[str, Any]) -> None:
         console.print(Rule(title, style="red"))
         console.print(Text(tb), highlight=False)
         console.print(Rule(style="red"))
-    elif error.get("kind") in ("crash",) and report.get("output_tail"):
+    elif error.get("kind") in ("crash", "no_steps") and report.get("output_tail"):
         console.print(Rule("last output of your code", style="red"))
         console.print(Text(report["output_tail"]), highlight=False)
         console.print(Rule(style="red"))

@@ -6,6 +6,7 @@ Pure Python (no torch): the CLI imports this at startup.
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "exact_steps": "auto",  # which steps run under exact per-op accounting: auto (a few) or all
 }
 EXACT_STEPS = ("auto", "all")
-VERIFY_KEYS += ("exact_steps",)
+VERIFY_KEYS += ("exact_steps", "run", "nproc_per_node")
 MB = 1024 * 1024  # budgets and reports use MiB; the config keys keep the short `_mb` suffix
 
 
@@ -41,7 +42,7 @@ class FlagError(SettingsError):
 
 @dataclass
 class Settings:
-    entry: str
+    entry: str | None  # None when `run` is given
     steps: int = 10
     warmup: int = 2
     seed: int = 0
@@ -49,6 +50,8 @@ class Settings:
     timeout: float = 300.0
     budgets: dict[str, float] = field(default_factory=dict)
     exact_steps: str = "auto"
+    run: list[str] | None = None  # the training command (`verify -- python train.py`), instead of an entry
+    nproc_per_node: int | None = None  # run the command on this many local ranks through torchrun
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -157,17 +160,22 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
         """A flag's bad value blames the flag (FlagError), a config value the config key."""
         return (FlagError if key in flagged else SettingsError)(message)
 
-    entry = merged["entry"]
-    if entry is None or (isinstance(entry, str) and not entry.strip()):
+    entry, run = _entry_or_run(section, overrides)
+    if isinstance(entry, str) and not entry.strip():
         if "entry" in flagged:
             raise FlagError("--entry is empty: pass --entry module:function")
+        entry = None
+    if entry is None and run is None:
         raise SettingsError(
-            "no verify entry: set `verify: {entry: module:function}` in stabfix.yaml "
-            "(or [tool.stabfix.verify] in pyproject.toml), or pass --entry module:function"
+            "no verify entry: set `verify: {entry: module:function}` or `verify: {run: \"python train.py\"}` in "
+            "stabfix.yaml (or [tool.stabfix.verify] in pyproject.toml), or pass --entry module:function or "
+            "`-- python train.py ...`"
         )
-    module, _, func = entry.strip().rpartition(":") if isinstance(entry, str) else ("", "", "")
-    if not module or not func.isidentifier():
-        raise bad("entry", f"{name('entry')} must look like 'module:function', got {entry!r}")
+    if run is None:
+        module, _, func = entry.strip().rpartition(":") if isinstance(entry, str) else ("", "", "")
+        if not module or not func.isidentifier():
+            raise bad("entry", f"{name('entry')} must look like 'module:function', got {entry!r}")
+        entry = entry.strip()
 
     values: dict[str, int] = {}
     for key, minimum in (("steps", 1), ("warmup", 0), ("seed", 0)):
@@ -191,8 +199,18 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
     exact_steps = merged["exact_steps"]
     if exact_steps not in EXACT_STEPS:
         raise bad("exact_steps", f"{name('exact_steps')} must be auto or all, got {exact_steps!r}")
+    nproc = merged.get("nproc_per_node")
+    if nproc is not None:
+        try:
+            nproc = _as_int(name("nproc_per_node"), nproc, 1)
+        except SettingsError as exc:
+            raise bad("nproc_per_node", str(exc)) from None
+        if run is None:
+            raise bad("nproc_per_node", f"{name('nproc_per_node')} launches a training command through torchrun: "
+                      "give it with verify.run or `-- python train.py ...`, not an entry")
     return Settings(
-        entry=entry.strip(),
+        entry=entry,
+        run=run,
         steps=steps,
         warmup=warmup,
         seed=seed,
@@ -200,7 +218,40 @@ def resolve_settings(section: dict[str, Any], overrides: dict[str, Any], source:
         timeout=timeout,
         budgets=budgets,
         exact_steps=exact_steps,
+        nproc_per_node=nproc,
     )
+
+
+def _entry_or_run(section: dict[str, Any], overrides: dict[str, Any]) -> tuple[Any, list[str] | None]:
+    """The entry or the command: a flag (`--entry`, `-- CMD`) replaces the config's choice, whichever
+    it was; the same level giving both is an error."""
+    flag_entry, flag_run = overrides.get("entry"), overrides.get("run")
+    if flag_entry is not None and flag_run is not None:
+        raise FlagError("give either --entry or a command after --, not both")
+    if flag_entry is not None:
+        return flag_entry, None
+    if flag_run is not None:
+        return None, _as_command("the command after --", flag_run)
+    entry, run = section.get("entry"), section.get("run")
+    if entry is not None and run is not None:
+        raise SettingsError("verify.entry and verify.run are both set: keep one (entry: a build_verify "
+                            "function; run: the training command)")
+    return entry, (_as_command("verify.run", run) if run is not None else None)
+
+
+def _as_command(key: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        try:
+            argv = shlex.split(value)
+        except ValueError as exc:
+            raise SettingsError(f"{key}: cannot split {value!r} into words: {exc}") from None
+    elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        argv = list(value)
+    else:
+        raise SettingsError(f"{key} must be a command line (a string or a list of strings), got {value!r}")
+    if not argv or not argv[0].strip():
+        raise SettingsError(f"{key} is empty")
+    return argv
 
 
 # -- `verify: estimate:` (stabfix verify --estimate) ------------------------------------------------

@@ -35,7 +35,10 @@ def largest_holders(tracker: Any, models: list[tuple[str, torch.nn.Module]], liv
     """The largest holders of the live tensors before step 1 other than the models' state, largest
     first: {"holder", "kind" ("module": a module outside the returned models, with its parameters and
     buffers; "tensors"), "type" (the module's class), "bytes", "tensors" (storages)}."""
-    in_models = {_storage_key(t) for _, m in models for t in itertools.chain(m.parameters(), m.buffers())}
+    # the models' state, and their gradients (alive when this runs at the first optimizer step)
+    state = [t for _, m in models for t in itertools.chain(m.parameters(), m.buffers())]
+    in_models = {_storage_key(t) for t in state} | {_storage_key(p.grad) for p in state if p.grad is not None}
+    del state
     others = {key: ref.nbytes for key, ref in tracker.refs.items()
               if ref.info[0] == 0 and key not in in_models and ref() is not None}
     floor = max(1, int(MIN_SHARE * live_before))
