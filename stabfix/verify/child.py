@@ -200,26 +200,59 @@ def unique_parameters(models: list[tuple[str, Any]]) -> dict[int, Any]:
     return seen
 
 
-def _param_counts(models: list[tuple[str, Any]], optimizers: list[Any]) -> dict[str, int]:
+def _param_counts(models: list[tuple[str, Any]], optimizers: list[Any], optimized: dict[int, int],
+                  grad_outside: set[int]) -> dict[str, Any]:
+    """Parameter counts; `optimized` (id -> numel) are the parameters an optimizer stepped (the
+    returned optimizers' are added here), `grad_outside` the trainable parameters in no optimizer that
+    had a gradient at a step's end."""
     seen = unique_parameters(models)
     total = sum(p.numel() for p in seen.values())
     trainable = sum(p.numel() for p in seen.values() if p.requires_grad)
-    in_opt: set[int] = set()
-    opt_extra: dict[int, Any] = {}
+    in_opt = dict(optimized)
     for opt in optimizers:
         for group in opt.param_groups:
             for p in group["params"]:
-                in_opt.add(id(p))
-                if id(p) not in seen:
-                    opt_extra[id(p)] = p
-    not_optimized = sum(p.numel() for i, p in seen.items() if p.requires_grad and i not in in_opt)
+                in_opt[id(p)] = p.numel()
+    outside = {i for i, p in seen.items() if p.requires_grad and i not in in_opt} if in_opt else set()
+    with_grad = outside & grad_outside
+    without_grad = outside - grad_outside
     return {
         "total": total,
         "trainable": trainable,
         "frozen": total - trainable,
-        "trainable_not_in_optimizer": not_optimized if optimizers else 0,
-        "optimizer_params_outside_models": sum(p.numel() for p in opt_extra.values()),
+        "trainable_not_in_optimizer": sum(seen[i].numel() for i in outside),
+        "optimizer_params_outside_models": sum(n for i, n in in_opt.items() if i not in seen),
+        # of those in no optimizer: the ones that get gradients (never updated: a forgotten head) and
+        # the ones that never do (a target network, an EMA copy: frozen in effect), by module
+        "not_in_optimizer_with_grad": sum(seen[i].numel() for i in with_grad),
+        "not_in_optimizer_without_grad": sum(seen[i].numel() for i in without_grad),
+        "not_in_optimizer_modules": {"with_grad": covering_names(models, with_grad),
+                                     "without_grad": covering_names(models, without_grad)},
     }
+
+
+def covering_names(models: list[tuple[str, Any]], wanted: set[int]) -> list[str]:
+    """The fewest names that cover exactly these parameters: the outermost modules all of whose
+    parameters are wanted, then the wanted parameters of partly covered modules by their own name."""
+    if not wanted:
+        return []
+    names: list[str] = []
+    covered: set[int] = set()
+    for prefix, model in models:
+        chosen: list[str] = []
+        for name, module in model.named_modules():
+            if any(c == "" or name.startswith(c + ".") for c in chosen):
+                continue  # inside a module already named
+            ids = {id(p) for p in module.parameters()}
+            if ids and ids <= wanted:
+                chosen.append(name)
+                covered |= ids
+                names.append((prefix + name) if name else (prefix.rstrip(".") or type(module).__name__))
+        for name, p in model.named_parameters():
+            if id(p) in wanted and id(p) not in covered:
+                covered.add(id(p))
+                names.append(prefix + name)
+    return names
 
 
 def run(settings: dict[str, Any], channel: _Channel) -> int:
@@ -280,11 +313,14 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
     inst = Instrumentation(models, device)
     tracker, probes = inst.tracker, inst.probes
     inst.install()
+    from stabfix.verify.startup_holders import largest_holders
+
     channel.send({
         "type": "ready",
         "setup_s": time.perf_counter() - t_start,
         "live_before_bytes": tracker.live,
         "model_state_bytes": _model_state_bytes(models),
+        "live_before_holders": largest_holders(tracker, models, tracker.live),
         "models": [{"name": (p.rstrip(".") or type(m).__name__), "type": type(m).__name__} for p, m in models],
         "optimizers": [type(o).__name__ for o in optimizers],
         "modules_hooked": probes._module_hook_count,
@@ -308,6 +344,7 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
         except BadLoss as bad:
             raise UserCodeError("step", str(bad), step=i, kind="bad_return") from None
         channel.send(record)
+        probes.note_grads_outside_optimizers(optimizers)
 
     # survivors: storages created after warm-up (all steps but the last) and still alive at the end
     probes.remove()
@@ -322,9 +359,8 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
 
     channel.send({
         "type": "done",
-        "params": _param_counts(models, optimizers + [o for o in probes.optimizers_seen.values()
-                                                      if all(o is not x for x in optimizers)]),
-        "optimizers_stepped": [type(o).__name__ for o in probes.optimizers_seen.values()],
+        "params": _param_counts(models, optimizers, probes.optimized_params, probes.grad_outside_optimizers),
+        "optimizers_stepped": probes.optimizers_stepped,
         "first_nonfinite_module": probes.first_nonfinite,
         "benign_nonfinite_modules": list(probes.benign.values())[:10],
         "survivors": survivor_out,

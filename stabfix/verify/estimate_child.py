@@ -7,6 +7,7 @@ done with the estimate, error, internal) so that `runner.run_child` drives it.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import os
 import sys
@@ -51,7 +52,8 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
     entry = _load_entry(entry_name, project)
     batch_kw = _batch_size_default(entry)
     result: dict[str, Any] = {"entry": entry_name, "kernels": kernels, "batch_size": batch_kw}
-    fake_error: FakeModeFailed | None = None
+    fake_error: str | None = None
+    mode = built = None
     try:
         mode = FakeTensorMode(allow_non_fake_inputs=True)
         built = build(entry, entry_name, seed, mode, {})
@@ -75,10 +77,14 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
             channel.send({"type": "variants"})
             result["variants"] = variants.run_variants(entry, entry_name, seed, kernels, result, batch_kw)
     except FakeModeFailed as exc:
-        fake_error = exc
-        result["fake_error"] = {"message": str(exc), "op": exc.op, "where": exc.where,
+        fake_error = str(exc)
+        result["fake_error"] = {"message": fake_error, "op": exc.op, "where": exc.where,
                                 "traceback": _user_traceback(exc.original)}
+        _forget(exc)
     if fake_error is not None:
+        # nothing of the fake attempt may be alive (and counted as live memory) in the real steps
+        del mode, built
+        gc.collect()
         need = 4 * int((result.get("params") or {}).get("bytes", 0))  # parameters, gradients, Adam's two states
         free = _available_ram()
         if free is not None and need > free // 2:
@@ -102,6 +108,19 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
         pass
     channel.send({"type": "done", "estimate": result})
     return 0
+
+
+def _forget(exc: FakeModeFailed) -> None:
+    """Cut the failed fake attempt's traceback: its frames hold the fake models, optimizers and the
+    step's fake tensors, which would otherwise stay alive through the real-CPU fallback."""
+    original = exc.original
+    exc.original = None  # type: ignore[assignment]
+    seen: set[int] = set()
+    while original is not None and id(original) not in seen:
+        seen.add(id(original))
+        original.__traceback__ = None
+        original = original.__cause__ or original.__context__
+    exc.__traceback__ = None
 
 
 def _available_ram() -> int | None:

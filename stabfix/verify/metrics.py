@@ -18,6 +18,7 @@ SOURCE_DISPATCH = "live tensors (dispatch)"
 SOURCE_CUDA = "cuda allocator"
 TIME_TREND_WARN = 1.5  # median step time of the second half / first half above this: warning
 TIME_TREND_MIN_MS = 5.0  # ... and at least this many ms slower
+GROWTH_MIN_DELTAS = 2  # step-to-step changes after warm-up needed to call growth steady (3 steps)
 
 
 def slope(points: list[tuple[float, float]]) -> float | None:
@@ -84,6 +85,35 @@ def _holder_text(group: dict[str, Any]) -> str:
     else:
         held = "no Python reference (kept alive by an autograd graph or C++ code)"
     return f"{held}; created by {group['op']} at {where}"
+
+
+def _names(names: list[str]) -> str:
+    more = len(names) - 3
+    return ", ".join(names[:3]) + (f" and {more} more" if more > 0 else "")
+
+
+def _optimizer_coverage(checks: list[dict[str, Any]], params: dict[str, Any]) -> None:
+    """Trainable parameters in no optimizer: a warning when they get gradients (computed, never
+    applied); when they never get one (a target network, an EMA copy) they are frozen in effect,
+    which is said, not warned about."""
+    if not params.get("trainable_not_in_optimizer"):
+        return
+    if "not_in_optimizer_with_grad" not in params:  # a report from before the split: all one number
+        _check(checks, "optimizer coverage", "warn",
+               f"{params['trainable_not_in_optimizer']:,} trainable parameter values are in no optimizer")
+        return
+    modules = params.get("not_in_optimizer_modules") or {}
+    with_grad, without_grad = params["not_in_optimizer_with_grad"], params["not_in_optimizer_without_grad"]
+    if with_grad:
+        _check(checks, "optimizer coverage", "warn",
+               f"{with_grad:,} trainable parameter values get gradients but are in no optimizer, so they are "
+               f"never updated: {_names(modules.get('with_grad') or [])}",
+               modules=modules.get("with_grad") or [], value=with_grad)
+    if without_grad:
+        _check(checks, "optimizer coverage", "pass",
+               f"{without_grad:,} parameter values require grad but get no gradient and are in no optimizer "
+               f"(frozen in effect, e.g. a target network or an EMA copy): {_names(modules.get('without_grad') or [])}",
+               modules=modules.get("without_grad") or [], value=without_grad)
 
 
 def _is_exact(step: dict[str, Any]) -> bool:
@@ -158,10 +188,17 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
 
     first_bad = (run.done or {}).get("first_nonfinite_module")
     if first_bad:
+        if first_bad.get("input_nonfinite"):
+            how = ("; its input was already non-finite and no module made it: it comes from the data or the "
+                   "step's own code outside every module")
+        elif "input_nonfinite" in first_bad:
+            how = f"; its own computation made it (its inputs had no {first_bad['value']})"
+        else:  # a report from before inputs were checked
+            how = ""
         _check(checks, "numerics", "fail",
                f"first non-finite output ({first_bad['value']}): module {first_bad['module']} "
-               f"({first_bad['type']}) at step {first_bad['step']}", module=first_bad["module"],
-               step=first_bad["step"])
+               f"({first_bad['type']}) at step {first_bad['step']}{how}", module=first_bad["module"],
+               step=first_bad["step"], input_nonfinite=first_bad.get("input_nonfinite"))
     else:
         benign = (run.done or {}).get("benign_nonfinite_modules") or []
         if benign:
@@ -182,10 +219,7 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
                f"optimizer step (step {none_step['step']}): {', '.join(names[:3])}"
                + (f" and {more} more" if more > 0 else ""))
     params = (run.done or {}).get("params") or {}
-    if params.get("trainable_not_in_optimizer"):
-        _check(checks, "optimizer coverage", "warn",
-               f"{params['trainable_not_in_optimizer']:,} trainable parameter values are in no optimizer "
-               "(they get gradients but are never updated)")
+    _optimizer_coverage(checks, params)
 
     # -- growth ------------------------------------------------------------------------------------
     growth = summary.get("growth_bytes_per_step")
@@ -193,7 +227,7 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
     holder = f" — {_holder_text(acc[0])}" if acc else ""
     series = [s["live_end_bytes"] if not use_cuda else s["cuda"]["allocated_end_bytes"] for s in post]
     deltas = [b - a for a, b in zip(series, series[1:])]
-    steady = len(deltas) >= 2 and all(d > 0 for d in deltas)
+    steady = len(deltas) >= GROWTH_MIN_DELTAS and all(d > 0 for d in deltas)
     window = f"steps {post[0]['step']}-{post[-1]['step']}" if post else ""
     if "memory_growth_mb_per_step" in budgets:
         limit = budgets["memory_growth_mb_per_step"]
@@ -208,6 +242,24 @@ def analyze(settings: Settings, run: RunResult, project: str) -> dict[str, Any]:
         _check(checks, "memory growth", "fail",
                f"memory grows every step after warm-up: {fmt_bytes(growth, signed=True)}/step ({window}){holder}",
                value=growth / MB)
+    elif len(deltas) < GROWTH_MIN_DELTAS:
+        # too few steps after warm-up to tell steady growth from a one-off allocation: growth that was
+        # measured fails (nothing can clear it), none measured is said to be unjudged, never "no growth"
+        enough = GROWTH_MIN_DELTAS + 1
+        need = f"run at least {enough} steps after warm-up (--steps {len(steps) - len(post) + enough}) to judge it"
+        measured = growth if len(post) >= 2 else None  # with fewer, the summary's slope spans warm-up
+        kept = (run.done or {}).get("survivors") or []  # created in one step after warm-up: all there is
+        holder = holder or (f" — {_holder_text(kept[0])}" if kept else "")
+        if measured is not None and measured > 0:
+            _check(checks, "memory growth", "fail",
+                   f"memory grew {fmt_bytes(growth, signed=True)}/step over only {len(post)} step(s) after warm-up "
+                   f"({window}), too few to tell steady growth from a one-off allocation; {need}{holder}",
+                   value=growth / MB, judged=False)
+        else:
+            _check(checks, "memory growth", "warn",
+                   f"growth not judged: only {len(post)} step(s) after warm-up"
+                   + (f" ({window}, slope {fmt_bytes(measured, signed=True)}/step)" if measured is not None else "")
+                   + f"; {need}", judged=False)
     else:
         _check(checks, "memory growth", "pass",
                "no steady growth after warm-up" + (f" (slope {fmt_bytes(growth, signed=True)}/step)" if growth else ""))
@@ -305,6 +357,7 @@ def summarize(settings: Settings, run: RunResult, use_cuda: bool) -> dict[str, A
                     default=None)
     out["live_before_bytes"] = (run.ready or {}).get("live_before_bytes")
     out["model_state_bytes"] = (run.ready or {}).get("model_state_bytes")
+    out["live_before_holders"] = (run.ready or {}).get("live_before_holders") or []
     out["live_peak_bytes"] = peak_step["peak_bytes"] if peak_step else None
     out["live_end_bytes"] = steps[-1]["live_end_bytes"]
     for phase in ("forward", "backward", "optimizer"):

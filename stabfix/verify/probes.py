@@ -72,6 +72,37 @@ def _to_host(pieces: list[torch.Tensor]) -> list[float]:
     return values
 
 
+def _kinds(b: tuple[float, float] | None) -> set[str]:
+    """The non-finite values an (aminmax) pair shows: NaN (it hides any infinity), -inf, +inf."""
+    if b is None:
+        return set()
+    lo, hi = b
+    if math.isnan(lo) or math.isnan(hi):
+        return {"nan"}
+    return {k for k, v in (("-inf", lo), ("+inf", hi)) if math.isinf(v)}
+
+
+def _inputs_kinds(bounds: list[tuple[float, float] | None], deps: tuple[int, ...]) -> set[str]:
+    return set().union(*(_kinds(bounds[d]) for d in deps))
+
+
+def _first_own_nonfinite(entries: list[Any], bounds: list[tuple[float, float] | None]) -> int | None:
+    """The first module output (execution order) with a non-finite value of a kind none of the
+    module's inputs had: the module whose own computation made it (a Dropout handed a NaN did not; a
+    softmax that turns an all -inf masked row into NaN did). When every non-finite output came in with
+    an input (NaN in the data), the first non-finite output."""
+    first = None
+    for i, ((_, kind, _, _, deps), b) in enumerate(zip(entries, bounds)):
+        out = _kinds(b)
+        if kind is None or not out:
+            continue
+        if out - _inputs_kinds(bounds, deps):
+            return i
+        if first is None:
+            first = i
+    return first
+
+
 def _closure_of(args: Any, kwargs: Any) -> Any:
     """The closure handed to `optimizer.step` (args[0] is the optimizer itself), or None."""
     closure = kwargs.get("closure") if kwargs else None
@@ -95,12 +126,18 @@ class Probes:
             for name, p in model.named_parameters(remove_duplicate=True):
                 self.param_names.setdefault(id(p), prefix + name)
         self.handles: list[Any] = []
-        self.optimizers_seen: dict[int, Any] = {}
+        # weakly: an optimizer the user's code drops (one built per fit or per step) must die with its
+        # state, or verify itself would be the leak it reports ("held by Adam.state")
+        self.optimizers_seen: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self.optimizers_stepped: list[str] = []  # the type of every optimizer that stepped, in order
+        self.optimized_params: dict[int, int] = {}  # id -> numel of every parameter an optimizer stepped
+        self.grad_outside_optimizers: set[int] = set()  # trainable, in no optimizer, had a gradient
+        self._outside: list[torch.Tensor] | None = None  # those not seen with a gradient yet
+        self._outside_for: tuple[int, int] = (-1, -1)
         self.first_nonfinite: dict[str, Any] | None = None
         self._checking_modules = True
         self.benign: dict[str, dict[str, Any]] = {}  # non-finite outputs while loss and grads were finite
         self._skip: set[str] = set()
-        self._last_checked: Any = None
         self._hooked: set[int] = set()
         self.begin_step()
 
@@ -149,17 +186,19 @@ class Probes:
         self._norm_groups: list[tuple[int, list[Any], list[torch.Tensor]]] = []
         self._evaluations = 0
         self._none_grad: list[int] = []
-        # module outputs in execution order: (name, kind, min, max) once checked, (name, kind, output, None)
-        # while kept for a deferred check
-        self._fwd: list[tuple[str, str, torch.Tensor, torch.Tensor | None]] = []
+        # module outputs in execution order: (name, kind, min, max, inputs) once checked, (name, kind,
+        # output, None, inputs) while kept for a deferred check; `inputs` are the indices of the entries
+        # of the module's tensor inputs. An input no module output (a tensor made by code outside the
+        # modules: the data, a parent's own ops) gets an entry of its own, kind None, inputs ().
+        self._fwd: list[tuple[str, str | None, Any, Any, tuple[int, ...]]] = []
+        self._entry_of: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (weak ref, index in _fwd)
         self._held_bytes = 0
         self._defer = defer_checks
-        self._last_checked = None
         self.optimizer_steps = 0
 
     def drop_held(self) -> None:
         """Let go of the outputs kept for deferred checks (the step failed, or ended healthy)."""
-        self._fwd = [entry for entry in self._fwd if entry[3] is not None]
+        self._fwd = [e if e[3] is not None else (e[0], e[1], None, None, e[4]) for e in self._fwd]
         self._held_bytes = 0
 
     def name_of(self, p: torch.Tensor) -> str:
@@ -173,7 +212,9 @@ class Probes:
     def _pre_step(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
         self.tracker.enter_optimizer()
         self.optimizer_steps += 1
-        self.optimizers_seen[id(optimizer)] = optimizer
+        if self.optimizers_seen.get(id(optimizer)) is not optimizer:
+            self.optimizers_seen[id(optimizer)] = optimizer
+            self.optimizers_stepped.append(type(optimizer).__name__)
         closure = _closure_of(args, kwargs)
         if closure is None:
             self._read_grads(optimizer)
@@ -199,9 +240,11 @@ class Probes:
         call inside it); every evaluation of the step is kept and checked, not only the last."""
         evaluation = self._evaluations
         self._evaluations += 1
+        optimized = self.optimized_params
         groups: dict[tuple[Any, Any], tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
         for group in optimizer.param_groups:
             for p in group["params"]:
+                optimized[id(p)] = p.numel()
                 grad = p.grad
                 if grad is None:
                     if p.requires_grad:
@@ -223,6 +266,27 @@ class Probes:
                     norms = [torch.linalg.vector_norm(g.detach().float()) for g in grads]
                 self._norm_groups.append((evaluation, params, norms))
 
+    def note_grads_outside_optimizers(self, returned_optimizers: list[Any]) -> None:
+        """At a step's end: which trainable parameters in no optimizer have a gradient (a target network
+        has none; a head left out of the optimizer has one). Only those not seen with one yet are looked
+        at, and the list is rebuilt only when an optimizer stepped a parameter it had not stepped before."""
+        known = (len(self.optimized_params), len(self.models))
+        if not known[0] and not returned_optimizers:
+            return  # no optimizer at all: nothing is "in no optimizer"
+        if self._outside is None or self._outside_for != known:
+            in_opt = set(self.optimized_params)
+            for opt in returned_optimizers:
+                in_opt.update(id(p) for group in opt.param_groups for p in group["params"])
+            self._outside = [p for _, model in self.models for p in model.parameters()
+                             if p.requires_grad and id(p) not in in_opt and id(p) not in self.grad_outside_optimizers]
+            self._outside_for = known
+        if not self._outside:
+            return
+        got = [p for p in self._outside if p.grad is not None]
+        if got:
+            self.grad_outside_optimizers.update(id(p) for p in got)
+            self._outside = [p for p in self._outside if p.grad is None]
+
     def _post_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.tracker.exit_optimizer()
 
@@ -232,37 +296,53 @@ class Probes:
         def hook(mod: Any, inputs: Any, output: Any) -> None:
             if not self._checking_modules or name in self._skip:
                 return
-            for t in _tensors_of(output):
-                if (self._last_checked is not None and t is self._last_checked()) or not t.is_floating_point() \
-                        or t.numel() == 0:
-                    continue
-                # a weak reference: holding the output itself would add it to backward's live bytes
-                self._last_checked = weakref.ref(t)
-                if self._defer:
-                    self._fwd.append((name, kind, t, None))
-                    self._held_bytes += t.numel() * t.element_size()
-                    if self._held_bytes > MAX_HELD_BYTES:
-                        self._check_held()
-                    continue
-                with untracked():
-                    lo, hi = torch.aminmax(t.detach())
-                self._fwd.append((name, kind, lo, hi))
+            outs = [t for t in _tensors_of(output) if t.is_floating_point() and t.numel()]
+            if not outs:
+                return
+            # the module's own computation is what turns finite inputs into a non-finite output, so the
+            # inputs are checked too; one that is an earlier module's output was checked already
+            own = {id(t) for t in outs}  # an in-place module's input is its output: not an input here
+            deps = tuple(self._checked(t, name, None, ()) for t in _tensors_of(inputs)
+                         if t.is_floating_point() and t.numel() and id(t) not in own)
+            for t in outs:
+                self._checked(t, name, kind, deps)
 
         return hook
+
+    def _checked(self, t: torch.Tensor, name: str, kind: str | None, deps: tuple[int, ...]) -> int:
+        """The index of t's check in this step (made now unless t was checked already: a child's output
+        that its parent returns, or an output that is the next module's input)."""
+        known = self._entry_of.get(id(t))
+        if known is not None and known[0]() is t:
+            return known[1]
+        index = len(self._fwd)
+        # a weak reference: holding the tensor itself would add it to backward's live bytes
+        self._entry_of[id(t)] = (weakref.ref(t), index)
+        if self._defer:
+            self._fwd.append((name, kind, t, None, deps))
+            self._held_bytes += t.numel() * t.element_size()
+            if self._held_bytes > MAX_HELD_BYTES:
+                self._check_held()
+            return index
+        with untracked():
+            lo, hi = torch.aminmax(t.detach())
+        self._fwd.append((name, kind, lo, hi, deps))
+        return index
 
     def _check_held(self) -> None:
         """Check the kept outputs now, and every output of the rest of the step as it comes."""
         with untracked():
-            for i, (name, kind, t, hi) in enumerate(self._fwd):
-                if hi is None:
-                    self._fwd[i] = (name, kind, *torch.aminmax(t.detach()))
+            for i, (name, kind, t, hi, deps) in enumerate(self._fwd):
+                if hi is None and t is not None:
+                    self._fwd[i] = (name, kind, *torch.aminmax(t.detach()), deps)
         self._held_bytes = 0
         self._defer = False
 
     def _note_benign(self, found: dict[str, Any], outputs: list[tuple[str, str, float, float]]) -> None:
         for j, (name, kind, lo, hi) in enumerate(outputs):
             if not (math.isfinite(lo) and math.isfinite(hi)) and name not in self.benign:
-                self.benign[name] = dict(found, module=name, type=kind, value=_what(lo, hi), index=j)
+                self.benign[name] = {**{k: v for k, v in found.items() if k != "input_nonfinite"},
+                                     "module": name, "type": kind, "value": _what(lo, hi), "index": j}
                 self._skip.add(name)
 
     def _grad_summary(self, params: list[Any], norms: list[float], evaluations: list[int]) -> dict[str, Any]:
@@ -329,8 +409,8 @@ class Probes:
         params_flat = [p for _, params, _ in self._norm_groups for p in params]
         evals_flat = [e for e, params, _ in self._norm_groups for _ in params]
         pieces.extend(norms_flat)
-        checked = [(name, kind, lo, hi) for name, kind, lo, hi in self._fwd if hi is not None]
-        for _, _, lo, hi in checked:
+        checked = [(lo, hi) for _, _, lo, hi, _ in self._fwd if hi is not None]
+        for lo, hi in checked:
             pieces.append(lo)
             pieces.append(hi)
 
@@ -358,32 +438,42 @@ class Probes:
         loss_bad = loss_value is not None and not math.isfinite(loss_value)
         grads_bad = bool(result["nonfinite_grads_count"]) or (
             result["grad_norm"] is not None and not math.isfinite(result["grad_norm"]))
-        kept = [t for _, _, t, hi in self._fwd if hi is None]
+        kept = [t for _, _, t, hi, _ in self._fwd if hi is None and t is not None]
         kept_values = None
         if kept and (loss_bad or grads_bad):  # deferred checks: only a failing step needs them
             with untracked():
                 kept_values = _to_host([m for t in kept for m in torch.aminmax(t.detach())])
         del kept
-        # in execution order; outputs kept for a check that turned out not to be needed are left out
-        outputs: list[tuple[str, str, float, float]] = []
+        # (min, max) of every entry in execution order; None for those kept for a check that turned
+        # out not to be needed
+        bounds: list[tuple[float, float] | None] = []
         n_checked = n_kept = 0
-        for name, kind, _, hi in self._fwd:
+        for _, _, t, hi, _ in self._fwd:
             if hi is not None:
                 at = pos + 2 * n_checked
-                outputs.append((name, kind, values[at], values[at + 1]))
+                bounds.append((values[at], values[at + 1]))
                 n_checked += 1
-            else:
-                if kept_values is not None:
-                    outputs.append((name, kind, kept_values[2 * n_kept], kept_values[2 * n_kept + 1]))
+            elif t is not None and kept_values is not None:
+                bounds.append((kept_values[2 * n_kept], kept_values[2 * n_kept + 1]))
                 n_kept += 1
+            else:
+                bounds.append(None)
+        entries = self._fwd
         self.drop_held()
-        for i, (name, kind, lo, hi) in enumerate(outputs):
-            if math.isfinite(lo) and math.isfinite(hi):
-                continue
+        outputs = [(name, kind, *b) for (name, kind, _, _, _), b in zip(entries, bounds)
+                   if kind is not None and b is not None]
+        culprit = _first_own_nonfinite(entries, bounds)
+        if culprit is not None:
+            name, kind, _, _, deps = entries[culprit]
+            lo, hi = bounds[culprit]  # type: ignore[misc]
             found = {"module": name, "type": kind, "step": step, "value": _what(lo, hi),
-                     "index": i, "modules_checked": len(outputs)}
+                     "index": sum(1 for e, b in zip(entries[:culprit], bounds) if e[1] is not None and b is not None),
+                     "modules_checked": len(outputs),
+                     # no module made it: it came in with the input (the data, or the step's own code
+                     # outside every module)
+                     "input_nonfinite": not (_kinds(bounds[culprit]) - _inputs_kinds(bounds, deps))}
             if loss_bad or grads_bad:
-                # A real numerical failure: this is the first module whose output went non-finite.
+                # A real numerical failure: the module whose own computation made the first non-finite value.
                 result["nonfinite_module"] = found
                 if self.first_nonfinite is None:
                     self.first_nonfinite = found
@@ -393,11 +483,10 @@ class Probes:
                 # Loss and gradients stayed finite: a deliberate -inf (attention masks) and the like.
                 # Remember it, and stop checking the modules that do it.
                 self._note_benign(found, outputs)
-            break
         result["modules_checked"] = len(outputs)
         self._norm_groups = []
         self._evaluations = 0
         self._none_grad = []
         self._fwd = []
-        self._last_checked = None
+        self._entry_of = {}
         return result

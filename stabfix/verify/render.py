@@ -162,8 +162,10 @@ def summary_table(report: dict[str, Any]) -> Table:
     for phase in ("forward", "backward", "optimizer"):
         value = s.get(f"peak_{phase}_bytes")
         row(f"  peak in {phase}", fmt_bytes(value) if value else "-", dispatch.strip(" ()"))
+    others = "".join(f"; {h['holder']} {fmt_bytes(h['bytes'])}" + (f" ({h['type']} module)" if h.get("type") else "")
+                     for h in s.get("live_before_holders") or [])
     row("live before step 1", fmt_bytes(s.get('live_before_bytes')),
-        f"model parameters+buffers {fmt_bytes(s.get('model_state_bytes'))}{dispatch}")
+        f"model parameters+buffers {fmt_bytes(s.get('model_state_bytes'))}{others}{dispatch}")
     row("live after last step", fmt_bytes(s.get('live_end_bytes')), dispatch.strip(" ()"))
     growth = s.get("growth_bytes_per_step")
     row("memory growth", f"{fmt_bytes(growth, signed=True)}/step" if growth is not None else "-",

@@ -40,6 +40,7 @@ from stabfix.verify.instrument import (
     exact_schedule,
 )
 from stabfix.verify.replica import ReplicaProbe, distributed_run
+from stabfix.verify.startup_holders import largest_holders
 from stabfix.verify.tracker import PHASES, untracked
 
 
@@ -284,6 +285,7 @@ class CommandSteps:
             "ready_label": "first optimizer step",
             "live_before_bytes": inst.tracker.live,
             "model_state_bytes": _model_state_bytes(self.models),
+            "live_before_holders": largest_holders(inst.tracker, self.models, inst.tracker.live),
             "models": [{"name": (p.rstrip(".") or type(m).__name__), "type": type(m).__name__} for p, m in self.models],
             "optimizers": [type(optimizer).__name__],
             "modules_hooked": inst.probes._module_hook_count,
@@ -363,6 +365,7 @@ class CommandSteps:
         inst._cuda_stats(record, self._cuda_start)
         self.window = None
         self.done_steps = index
+        inst.probes.note_grads_outside_optimizers([])
         return record
 
     # -- the end -----------------------------------------------------------------------------------
@@ -389,8 +392,8 @@ class CommandSteps:
         optimizers = list(probes.optimizers_seen.values())
         self.writer.send({
             "type": "done",
-            "params": _param_counts(self.models, optimizers),
-            "optimizers_stepped": [type(o).__name__ for o in optimizers],
+            "params": _param_counts(self.models, optimizers, probes.optimized_params, probes.grad_outside_optimizers),
+            "optimizers_stepped": probes.optimizers_stepped,
             "first_nonfinite_module": probes.first_nonfinite,
             "benign_nonfinite_modules": list(probes.benign.values())[:10],
             "survivors": survivors,
