@@ -14,7 +14,9 @@ import sys
 import pytest
 from test_verify_run import REPO, Run, RunPool, assert_same_step, cli
 
-FIXTURES = ["cascade_transformer", "text_bridge_trainer", "entropy_probe", "recurrent_lm", "style_transfer"]
+FIXTURES = [
+    "cascade_transformer", "text_bridge_trainer", "entropy_probe", "recurrent_lm", "style_transfer", "classic_pitfalls_2",
+]
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +62,14 @@ def check_entropy_probe(r: Run) -> None:
     check = _check(r.report, "trainable params")
     assert check["status"] == "fail" and check["message"].startswith("trainable_params ")
     assert r.report["params"]["trainable"] > 1024
+
+
+def check_classic_pitfalls_2(r: Run) -> None:
+    """Its bugs change what is learned and measured, not memory or numerics: verify passes."""
+    assert r.code == 0, r.out + r.err
+    assert r.report["params"]["trainable"] == 5508
+    assert r.report["summary"]["growth_bytes_per_step"] == 0
+    assert all(c["status"] != "fail" for c in r.report["checks"])
 
 
 # Wall-clock checks depend on the machine's load (two verify children run at once under xdist); the
