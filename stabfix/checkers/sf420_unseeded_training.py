@@ -43,10 +43,10 @@ class UnseededTraining(Checker):
             return
         if any(self._unseen(call) for call in randomness.seed_named()) or self._imports_seeding_module():
             return
-        draw = self._first_draw()
-        if draw is None:
+        first = self._first_draw()
+        if first is None:
             return
-        self.report(where, _message(draw, self._line(draw.node)))
+        self.report(where, _message(first))
 
     # -- the entry and its training ------------------------------------------------------------------
     def _entry(self, module: cst.Module) -> Optional[cst.CSTNode]:
@@ -95,14 +95,18 @@ class UnseededTraining(Checker):
             return False
         return any(token in text for text in project.imported_texts() for token in _SEEDING_TOKENS)
 
-    def _first_draw(self) -> Optional[RandomCall]:
+    def _first_draw(self) -> Optional[str]:
+        """The first random draw in words, with the line of this file that makes it or calls into it."""
         draws = self.model.randomness.draws()
         if draws:
-            return draws[0]
+            line = self._line(draws[0].node)
+            return draws[0].what + (f" (line {line})" if line is not None else "")
         for call, qualified in self.model.randomness.project_calls():
             found = self._foreign(qualified, lambda d: (d.model.randomness.within(d.node, "draw") or [None])[0])
             if found is not None:
-                return RandomCall(call.node, f"`{qualified.rsplit('.', 1)[-1]}` of another file, where {found.what}", call.owners)
+                line = self._line(call.node)
+                called = f", called on line {line}," if line is not None else ""
+                return f"`{qualified.rsplit('.', 1)[-1]}()`{called} of another file, where {found.what}"
         return None
 
     def _foreign(self, qualified: str, ask):
@@ -140,10 +144,9 @@ def _is_test_file(path: str) -> bool:
     )
 
 
-def _message(draw: RandomCall, line: Optional[int]) -> str:
-    at = f" (line {line})" if line is not None else ""
+def _message(draw: str) -> str:
     return (
-        f"this entry point trains a model and uses randomness ({draw.what}{at}) but no seed is set in it or in "
+        f"this entry point trains a model and uses randomness ({draw}) but no seed is set in it or in "
         "the project code it calls, so two runs start from different weights and batches and a result cannot be "
         "reproduced or bisected; seed torch, numpy and random at the start (`torch.manual_seed(seed)`, "
         "`np.random.seed(seed)`, `random.seed(seed)`) and give the loader a seeded `generator=`"
