@@ -7,12 +7,13 @@ from torch import nn
 class MultiTask:
     def __init__(self, net, heads):
         self.net, self.heads = net, heads
-        self.criteria = [nn.CrossEntropyLoss(), nn.MSELoss()]
+        self.cls_loss = nn.CrossEntropyLoss()
+        self.reg_loss = nn.MSELoss()
 
     def step(self, x, targets, opt):
         feats = self.net(x)
-        first = self.criteria[0](self.heads[0](feats), targets[0])
-        second = self.criteria[1](self.heads[1](feats), targets[1])
+        first = self.cls_loss(self.heads[0](feats), targets[0])
+        second = self.reg_loss(self.heads[1](feats), targets[1])
         total = torch.tensor([first, second]).sum()  # expect: SF409
         total.requires_grad_()  # expect: SF409
         opt.zero_grad()
