@@ -20,8 +20,10 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.fixes.syntax import code_for
 from stabfix.model.calls.events import OptimizerBuilt, Step, stepped_optimizer
+from stabfix.model.calls.optimizers import learning_rate_argument
 from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.parameters import names_in, target_names
+from stabfix.model.flow.per_pass import changes_each_pass
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.training.step_frames import loop_header
 
@@ -71,10 +73,10 @@ class OptimizerCreatedInLoop(Checker):
             if built.site.in_lambda:
                 continue
             mine = [step for step, found in stepped if found is not None and found[1].constructor is built.node]
-            where = self._every_pass(built, mine)
-            if where is not None:
+            found_pass = self._every_pass(built, mine)
+            if found_pass is not None:
                 reported.add(id(built.node))
-                self.report(built.node, _message(built.node, mine[0], where))
+                self.report(built.node, _message(built.node, mine[0], *found_pass))
         for step, found in stepped:
             if found is None or found[1].origin != "factory" or not step.site.any_loops:
                 continue
@@ -83,29 +85,39 @@ class OptimizerCreatedInLoop(Checker):
                 reported.add(id(value))
                 self.report(value, _message(value, step, f"`{loop_header(step.site.any_loops[-1])}`"))
 
-    def _every_pass(self, built: OptimizerBuilt, steps: list[Step]) -> Optional[str]:
-        """How to name the loop whose every pass builds the optimizer and steps it, or None."""
+    def _every_pass(self, built: OptimizerBuilt, steps: list[Step]) -> Optional[tuple[str, bool, bool]]:
+        """How to name the loop whose every pass builds the optimizer, whether the learning rate it is given
+        changes pass to pass, and whether the steps run in an inner loop (a rebuild per epoch); or None."""
         events = self.model.events
         for step in steps:
             if not set(built.site.branches) <= set(step.site.branches):
                 continue  # built on some passes only: a rebuild at a milestone, a lazy init
             if built.site.any_loops:
                 loop = built.site.any_loops[-1]
-                if step.site.any_loops[-1:] == (loop,) and not self._fresh_parameters(built, loop):
-                    return f"`{loop_header(loop)}`"
-                continue
+                if loop not in step.site.any_loops or self._fresh_parameters(built, loop):
+                    continue
+                schedules = self._lr_changes(built, loop)
+                if step.site.any_loops[-1] is loop or schedules:  # nested: a stage, unless only to move the lr
+                    return f"`{loop_header(loop)}`", schedules, step.site.any_loops[-1] is not loop
             function = built.site.function
             if function is None or step.site.any_loops or step.site.function is not function:
                 continue
             is_method = built.site.cls is not None and len(built.site.functions) == 1
             for call in events.calls_of(function.name.value):
                 if call.on_self == is_method and call.site.any_loops and not call.site.in_lambda:
-                    return f"`{loop_header(call.site.any_loops[-1])}` (through `{function.name.value}()`)"
+                    return f"`{loop_header(call.site.any_loops[-1])}` (through `{function.name.value}()`)", False, False
             if is_method:
                 for node, loop in self._method_calls:
                     if self._callers.method_called(node) is function:
-                        return f"`{loop_header(loop)}` (through `{code_for(node.func)}()`)"  # type: ignore[arg-type]
+                        return f"`{loop_header(loop)}` (through `{code_for(node.func)}()`)", False, False  # type: ignore[arg-type]
         return None
+
+    def _lr_changes(self, built: OptimizerBuilt, loop: cst.CSTNode) -> bool:
+        """The learning rate handed to the construction changes pass to pass (`lr=base * 0.1 ** (epoch // 30)`)."""
+        names = self.model.names
+        scope = names.scope_of(built.site.function) if built.site.function is not None else names.module_scope
+        lr = learning_rate_argument(built.node)
+        return scope is not None and lr is not None and changes_each_pass(lr, loop, scope, self.model.events.loop_span(loop))
 
     def _fresh_parameters(self, built: OptimizerBuilt, loop: cst.CSTNode) -> bool:
         """The tensors it optimizes come from a name bound in the same pass (`learner = deepcopy(model)`, the
@@ -174,11 +186,15 @@ def _dotted_in(node: cst.CSTNode) -> list[str]:
     return found
 
 
-def _message(call: cst.CSTNode, step: Step, where: str) -> str:
-    text = code_for(call)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return (
-        f"`{text}` builds a new optimizer on every pass of {where}, so each `{code_for(step.node)}` starts "
-        "from empty state (no momentum, Adam moments or step count); build it once before the loop"
-    )
+def _message(call: cst.CSTNode, step: Step, where: str, schedules: bool = False, per_stage: bool = False) -> str:
+    text = code_for(call) if len(code_for(call)) <= 60 else code_for(call)[:57] + "..."
+    reset = "(no momentum, Adam moments or step count)"
+    if per_stage:
+        head = (f"`{text}` builds a new optimizer on every pass of {where} only to change the learning rate, so "
+                f"each pass's first `{code_for(step.node)}` starts from empty state {reset}")
+    else:
+        head = f"`{text}` builds a new optimizer on every pass of {where}, so each `{code_for(step.node)}` starts from empty state {reset}"
+    if schedules:
+        return (head + "; build it once before the loop and change the rate in place (`for group in optimizer.param_groups: "
+                'group["lr"] = ...`) or with a `torch.optim.lr_scheduler`')
+    return head + "; build it once before the loop"

@@ -12,7 +12,11 @@ which loss). A cut is reported when its copy is
   value is, by the function's summary, a leaf made to require grad: `loss = photometric_loss(a, b);
   loss.backward()`),
 and nothing reads the copy's gradient (`pred.grad`, `autograd.grad(..., pred)`, an optimizer over it:
-the decoupled-backward trick `out.backward(pred.grad)` is legitimate). Report only.
+the decoupled-backward trick `out.backward(pred.grad)` is legitimate). Also reported: a loss switched
+to require grad in place and then backpropagated (`cuts.reenabled`: `loss.requires_grad = True`, which
+torch allows only on a leaf; `loss.requires_grad_()` when `history` shows the loss has none), and losses
+copied into a fresh tensor (`torch.tensor([l1, l2]).sum()`) that a backward pass differentiates.
+Report only.
 """
 
 from __future__ import annotations
@@ -21,26 +25,76 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.model.flow.gradient_use import contains, names_in, target_roots
-from stabfix.model.flow.graph_cuts import Cut
+from stabfix.model.flow.graph_cuts import Cut, Reenabled
+from stabfix.model.flow.history import LOSS
 
 _MAX_TEXT = 60
+_FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor"})
 
 
 class PredictionCutFromGraph(Checker):
     code = "SF409"
-    tokens = ("requires_grad",)
-    also_needs = (("detach", ".data", "tensor(", "numpy"),)
-    needs = ("cuts", "gradients", "events", "summaries")
+    tokens = ("requires_grad", "tensor(", "Tensor(")
+    also_needs = (("detach", ".data", "tensor(", "Tensor(", "numpy", "backward"),)
+    needs = ("cuts", "gradients", "events", "summaries", "history", "values")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._fresh_copies: list[cst.Call] = []  # `torch.tensor(...)` and the like: fresh tensors from values
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        copies = [call for call in self._fresh_copies if self._check_copied_losses(call)]
         for cut in self.model.cuts.cuts:
             source = self.model.cuts.source_of(cut)
+            if any(cut.node is call for call in copies):
+                continue  # reported as losses copied by value
             if source.constant or source.batch or source.parameter or source.not_tensor:
                 continue  # data, parameters and constant tables start saliency maps and attacks
             use = self._trained_on(cut)
             if use is not None:
                 what = "a loss" if "backpropagated" in use else "a model output"
                 self.report(cut.node, _message(cut, what, use))
+        for found in self.model.cuts.reenabled:
+            backward = self._backward_after(found.tensor, found.function) if self._leaf_loss(found) else None
+            if backward is not None:
+                self.report(found.node, _reenabled_message(found, backward))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if (self.context.imports.qualify(node.func) or "") in _FRESH_COPIES and node.args:
+            self._fresh_copies.append(node)
+
+    def _leaf_loss(self, found: Reenabled) -> bool:
+        """A loss that has no autograd history where it is switched on: always so for the setter (torch
+        refuses it on a tensor with history); for `requires_grad_()`, when the code shows none (built from values, detached)."""
+        value = self.model.values.value_of(found.tensor)
+        origin = self.model.history.origin(found.tensor)
+        cut = origin is None or value.constant or value.detached  # copied from values, `.detach()`ed
+        return (origin == LOSS or value.reduced) if found.setter else (cut and value.reduced)
+
+    def _backward_after(self, tensor: cst.Name, function) -> cst.Call | None:
+        use = self.model.names.uses.get(tensor)
+        if use is None:
+            return None
+        for event in self.model.history.backwards_of({tensor.value}, function, after=use.order):
+            return event.node  # type: ignore[return-value]
+        return None
+
+    def _check_copied_losses(self, call: cst.Call) -> bool:
+        """`torch.tensor([l1, l2])` over losses, differentiated: the copy holds their values, not their graphs."""
+        elements = call.args[0].value
+        if not isinstance(elements, (cst.List, cst.Tuple)):
+            return False
+        losses = [e.value for e in elements.elements if self.model.history.origin(e.value) == LOSS]
+        for event in self.model.events.of_kind("backward"):
+            if losses and event.loss is not None and (contains(event.loss, call) or self._feeds(call, event)):  # type: ignore[attr-defined]
+                self.report(call, _copied_losses_message(call, losses, event.node))
+                return True
+        return False
+
+    def _feeds(self, call: cst.Call, event) -> bool:
+        scope = event.site.function or self.model.names.module_scope.node
+        bound = {b.name for b in self.model.names.bindings_within(scope) if b.value is not None and contains(b.value, call)}
+        return bool(bound) and self.model.history.feeds_backward(bound, event.site.function)
 
     def _trained_on(self, cut: Cut) -> str | None:
         """How the copy is trained on, when nothing reads its gradient."""
@@ -119,6 +173,23 @@ def _message(cut: Cut, what: str, use: str) -> str:
     return (
         f"`{_text(cut.node)}` copies {what} (`{copied}`) out of the autograd graph and is {use}: "
         f"gradients stop at the copy and never reach the model; use `{copied}` itself"
+    )
+
+
+def _reenabled_message(found: Reenabled, backward: cst.CSTNode) -> str:
+    return (
+        f"`{_text(found.node)}` makes a loss with no autograd history require grad, and `{_text(backward)}` then "
+        f"backpropagates it: this silences \"element 0 of tensors does not require grad\" but the gradient stops "
+        f"at `{found.tensor.value}` and no parameter is trained; find where the loss was cut from the model "
+        "(`.detach()`, `.item()`, `.data`, `torch.no_grad()`, numpy, `torch.tensor(...)`) and keep the graph"
+    )
+
+
+def _copied_losses_message(call: cst.Call, losses: list, backward: cst.CSTNode) -> str:
+    return (
+        f"`{_text(call)}` copies the values of {', '.join(f'`{_text(l)}`' for l in losses)} into a new tensor with "
+        f"no autograd history, and `{_text(backward)}` differentiates it: no gradient flows through those losses; "
+        "use `torch.stack([...])` (or add them) to keep the graph"
     )
 
 

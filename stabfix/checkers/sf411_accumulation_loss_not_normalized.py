@@ -7,7 +7,9 @@ must be scaled once (over the slices of one batch with one step around the loop,
 - shown to be a plain per-batch loss (a loss call, `outputs.loss`, a `.mean()`, a sum of those)
   and never divided or multiplied on its way to `backward()`: the gradients are N times too large
   (report; unsafe fix `(loss / N).backward()`);
-- divided by `N` twice (`loss = loss / N` and then `(loss / N).backward()`): N times too small.
+- divided by `N` twice (`loss = loss / N` and then `(loss / N).backward()`): N times too small;
+- divided by a running count of the passes (`loss / (i + 1)` of `enumerate`, `seen += 1; loss / seen`:
+  `per_pass.running_count`) instead of `N`: each micro-batch gets weight 1/1, 1/2, 1/3, ..., not 1/N.
 Losses the code does not show (a helper of another file) and libraries that scale the loss
 themselves (`accelerator.accumulate`, `engine.backward(loss)`) are left alone.
 """
@@ -18,6 +20,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.model.flow.per_pass import running_count
 from stabfix.model.training.accumulation import Accumulation
 from stabfix.model.training.step_frames import loop_header
 
@@ -28,7 +31,20 @@ class AccumulationLossNotNormalized(Checker):
     code = "SF411"
     tokens = ("%", "range(", "split(", "chunk(")  # a modulo gate, or a loop over slices of one batch
     also_needs = (("backward",), ("step",))
-    needs = ("accumulation",)
+    needs = ("accumulation", "names", "events")
+
+    def _running_counter(self, found: Accumulation) -> cst.BaseExpression | None:
+        """The divisor of the loss that counts the loop's passes, if any."""
+        names = self.model.names
+        function = found.backward.site.function
+        scope = names.scope_of(function) if function is not None else names.module_scope
+        if scope is None:
+            return None
+        span = self.model.events.loop_span(found.loop)  # type: ignore[arg-type]
+        for divisor in self.model.accumulation.divisors(found.loss):
+            if running_count(divisor, found.loop, scope, span):
+                return divisor
+        return None
 
     def leave_Module(self, original_node: cst.Module) -> None:
         accumulation = self.model.accumulation
@@ -39,10 +55,24 @@ class AccumulationLossNotNormalized(Checker):
                     self.report(found.backward.node, _unscaled_slices(found))
                 continue
             every = _text(found.every)
-            if not scaled and accumulation.is_plain_loss(found.loss):
+            counter = self._running_counter(found)
+            if counter is not None:
+                self.report(found.backward.node, _by_counter(found, counter, every))
+            elif not scaled and accumulation.is_plain_loss(found.loss):
                 self.report(found.backward.node, _unscaled(found, every), _divide_fix(found))
             elif scaled.count(every) >= 2:
                 self.report(found.backward.node, _twice(found, every))
+
+
+def _by_counter(found: Accumulation, counter: cst.BaseExpression, every: str) -> str:
+    loss = found.loss
+    if isinstance(loss, cst.BinaryOperation) and loss.right is counter:
+        loss = loss.left  # `(loss / seen).backward()`: name the loss, not the division
+    return (
+        f"`{_text(loss)}` is divided by `{_text(counter)}`, which counts the passes of `{loop_header(found.loop)}` "
+        f"(1, 2, 3, ...), not by the `{every}` micro-batches of each optimizer step: the micro-batches are weighted "
+        f"1/1, 1/2, 1/3, ... and the gradients shrink as training goes on; divide by `{every}`"
+    )
 
 
 def _unscaled(found: Accumulation, every: str) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Optional
 
 import libcst as cst
 
@@ -473,3 +474,12 @@ def _is_dotted(text: str) -> bool:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def learning_rate_argument(call: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The learning rate an optimizer construction is given: `lr=` / `learning_rate=`, or the second
+    positional argument (torch optimizers take `params, lr`)."""
+    args = call.args if isinstance(call, cst.Call) else ()
+    keyword = [a.value for a in args if a.keyword is not None and a.keyword.value in ("lr", "learning_rate")]
+    positional = [a.value for a in args if a.keyword is None and not a.star]
+    return keyword[0] if keyword else (positional[1] if len(positional) > 1 else None)

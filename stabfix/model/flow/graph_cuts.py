@@ -7,6 +7,11 @@ model's `cuts` part records each such re-leaf during the traversal, with what it
 the statement binds, and the functions it sits in; `source_of(cut)` says (through `values`) whether
 the copied value is a model's output or a loss, so a rule can ask "is this cut on the path from a
 model to its loss?". SF101 asks the mirror question about loss targets.
+
+It also records, in `reenabled`, tensors switched to require grad in place without a copy:
+`loss.requires_grad = True` (torch allows it only on a leaf, so the tensor has no history when it runs)
+and `loss.requires_grad_()` / `loss.requires_grad_(True)` on a plain name (a no-op on a tensor that has
+history, a fresh leaf on one that has none).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import libcst as cst
 
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.losses import read_names
-from stabfix.model.flow.gradient_use import is_requires_grad_call, requires_grad_keyword
+from stabfix.model.flow.gradient_use import is_requires_grad_call, is_true, requires_grad_keyword
 from stabfix.model.flow.gradient_use import contains
 from stabfix.model.flow.values import Value, Values
 from stabfix.model.source.enclosing import EnclosingDefinitions
@@ -37,6 +42,14 @@ class Cut:
     outer: cst.CSTNode  # outermost enclosing function, or the module
 
 
+@dataclass(frozen=True, eq=False)
+class Reenabled:
+    node: cst.CSTNode  # the `x.requires_grad = True` assignment or the `x.requires_grad_()` call
+    tensor: cst.Name  # `x`
+    setter: bool  # `x.requires_grad = True` (leaf only) rather than `x.requires_grad_()`
+    function: Optional[cst.FunctionDef]  # innermost enclosing function
+
+
 class GraphCuts(cst.BatchableCSTVisitor):
     def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, values: Values) -> None:
         super().__init__()
@@ -44,6 +57,7 @@ class GraphCuts(cst.BatchableCSTVisitor):
         self.enclosing = enclosing
         self.values = values
         self.cuts: list[Cut] = []
+        self.reenabled: list[Reenabled] = []
         self._targets: list[list[tuple[tuple[str, ...], cst.BaseExpression]]] = []
         self._module: Optional[cst.Module] = None
 
@@ -118,6 +132,15 @@ class GraphCuts(cst.BatchableCSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._targets.append(torch_ops.assigned(node))
+        for target in node.targets:
+            attribute = target.target
+            if (isinstance(attribute, cst.Attribute) and attribute.attr.value == "requires_grad"
+                    and isinstance(attribute.value, cst.Name) and is_true(node.value)):
+                self._reenable(node, attribute.value, setter=True)
+
+    def _reenable(self, node: cst.CSTNode, tensor: cst.Name, setter: bool) -> None:
+        functions = self.enclosing.enclosing_functions()
+        self.reenabled.append(Reenabled(node, tensor, setter, functions[-1] if functions else None))
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._targets.pop()
@@ -125,6 +148,8 @@ class GraphCuts(cst.BatchableCSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         copied = self._copied(node)
         if copied is None:
+            if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
+                self._reenable(node, node.func.value, setter=False)  # type: ignore[attr-defined]
             return
         functions = self.enclosing.enclosing_functions()
         self.cuts.append(

@@ -1,0 +1,116 @@
+"""Values that change on every pass of a loop: a schedule computed from the loop's counter, a running count.
+
+Built on `Names` (bindings with their order) and the loop's span in that order (`Events.loop_span`); no
+traversal of its own. Asked of an expression inside a loop:
+
+- `changes_each_pass(expr, loop, scope, span)`: the value is arithmetic over the loop's own target
+  (`lr * 0.5 ** epoch`, `base_lr * 0.1 ** (i // 1000)`) or over a name the pass re-binds from its own
+  previous value (`lr *= 0.95`, `lr = lr * decay`), directly or through names bound in the pass. A call
+  (`sample_lr(trial)`) or an attribute (`stage.lr`) is not shown to change: the code does not say how.
+- `running_count(expr, loop, scope, span)`: the value counts the passes, 1, 2, 3, ...: the loop's index
+  plus a constant (`i + 1` of `for i, b in enumerate(loader)` or `for i in range(n)`, `enumerate(loader,
+  1)`'s index) or a name the pass increments by a constant (`seen += 1`, `count = count + 1`).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.flow.parameters import target_names
+from stabfix.model.source.scopes import Scope
+
+_MAX_DEPTH = 4
+_ARITHMETIC = (cst.BinaryOperation, cst.UnaryOperation)
+
+
+def changes_each_pass(expr: cst.BaseExpression, loop: cst.CSTNode, scope: Scope, span: tuple[int, int]) -> bool:
+    return _changes(expr, loop, scope, span, in_arithmetic=False, seen=frozenset(), depth=0)
+
+
+def running_count(expr: cst.BaseExpression, loop: cst.CSTNode, scope: Scope, span: tuple[int, int]) -> bool:
+    expr = _unparen(expr)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        for counter, step in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(_unparen(step), cst.Integer) and _counting_index(counter, loop):
+                return True
+    if isinstance(expr, cst.Name):
+        if _counting_index(expr, loop) and _index_starts_at_one(loop):
+            return True
+        return any(_increments(binding, expr.value) for binding in _bindings_in_pass(expr.value, scope, span))
+    return False
+
+
+def _changes(expr, loop, scope, span, in_arithmetic: bool, seen: frozenset, depth: int) -> bool:
+    expr = _unparen(expr)
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(expr, _ARITHMETIC):
+        parts = (expr.left, expr.right) if isinstance(expr, cst.BinaryOperation) else (expr.expression,)
+        return any(_changes(part, loop, scope, span, True, seen, depth + 1) for part in parts)
+    if not isinstance(expr, cst.Name):
+        return False
+    if in_arithmetic and isinstance(loop, cst.For) and expr.value in target_names(loop.target):
+        return True
+    if expr.value in seen:
+        return in_arithmetic  # `lr = lr * decay`: re-bound from its own previous value
+    for binding in _bindings_in_pass(expr.value, scope, span):
+        if binding.kind == "augment":
+            return True  # `lr *= 0.95`
+        value = binding.bound_value
+        if value is not None and _changes(value, loop, scope, span, False, seen | {expr.value}, depth + 1):
+            return True
+    return False
+
+
+def _bindings_in_pass(name: str, scope: Scope, span: tuple[int, int]) -> list:
+    start, end = span
+    return [binding for binding in scope.bindings.get(name, []) if start <= binding.order <= end]
+
+
+def _counting_index(expr: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+    """`i` is the index `enumerate(...)` or `range(n)` (from 0 or 1, step 1) hands this loop."""
+    expr = _unparen(expr)
+    if not isinstance(expr, cst.Name) or not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+        return False
+    callee = _callee_name(loop.iter)
+    target = loop.target
+    if callee == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+        first = target.elements[0].value
+        return isinstance(first, cst.Name) and first.value == expr.value
+    if callee == "range" and isinstance(target, cst.Name) and target.value == expr.value:
+        return len(loop.iter.args) <= 2  # no step argument: it counts by one
+    return False
+
+
+def _index_starts_at_one(loop: cst.For) -> bool:
+    """`enumerate(loader, 1)`, `enumerate(loader, start=1)`, `range(1, n + 1)`."""
+    call = loop.iter
+    assert isinstance(call, cst.Call)
+    start: Optional[cst.BaseExpression] = None
+    if _callee_name(call) == "enumerate" and len(call.args) >= 2:
+        start = call.args[1].value
+    if _callee_name(call) == "range" and len(call.args) == 2:
+        start = call.args[0].value
+    return isinstance(start, cst.Integer) and start.evaluated_value >= 1
+
+
+def _increments(binding, name: str) -> bool:
+    """`seen += 1` or `seen = seen + 1`: the pass adds a constant to the name."""
+    node = binding.node
+    if binding.kind == "augment" and isinstance(node, cst.AugAssign):
+        return isinstance(node.operator, cst.AddAssign) and isinstance(_unparen(node.value), cst.Integer)
+    value = binding.bound_value
+    if binding.kind == "assign" and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        pair = (_unparen(value.left), _unparen(value.right))
+        return any(isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.Integer) for a, b in (pair, pair[::-1]))
+    return False
+
+
+def _callee_name(call: cst.Call) -> Optional[str]:
+    return call.func.value if isinstance(call.func, cst.Name) else None
+
+
+def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.with_changes(lpar=[], rpar=[]) if getattr(expr, "lpar", None) else expr
