@@ -18,7 +18,6 @@ Fix (unsafe): the switch is turned on only when `DETECT_ANOMALY=1` is set in the
 
 from __future__ import annotations
 
-from pathlib import PurePath
 
 import libcst as cst
 
@@ -26,6 +25,7 @@ from stabfix.checker import Checker
 from stabfix.fixes.amp import anomaly_gate_fix
 from stabfix.model.domain.amp import AnomalySwitch
 from stabfix.model.source import vocabulary as words
+from stabfix.model.source.vocabulary import is_test_path
 from stabfix.model.training.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
 
 _TRAINING_EVENTS = ("backward", "step")
@@ -37,7 +37,7 @@ class AnomalyDetectionLeftOn(Checker):
     needs = ("amp", "steps", "events", "losses")
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if _is_test_file(self.context.path):
+        if is_test_path(self.context.path):
             return
         amp = self.model.amp
         amp.scaling()  # resolves the traversal's records
@@ -102,11 +102,3 @@ def _is_main_guard(frame: BranchFrame) -> bool:
         and test.left.value == "__name__"
     )
 
-
-def _is_test_file(path: str) -> bool:
-    pure = PurePath(path)
-    name = pure.name
-    return (
-        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-        or any(part in ("tests", "test") for part in pure.parts[:-1])
-    )

@@ -18,8 +18,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import move_before
 from stabfix.fixes.syntax import code_for, starts_statement
-from stabfix.model.calls.events import Clip, Event, LocalCall, Step, stepped_optimizer
-from stabfix.model.source import vocabulary as vocab
+from stabfix.model.calls.events import clip_measures_only, Clip, Event, LocalCall, Step, stepped_optimizer
 
 
 class ClipAfterStep(Checker):
@@ -32,7 +31,7 @@ class ClipAfterStep(Checker):
         events = self.model.events
         for clip in events.of_kind("clip"):
             assert isinstance(clip, Clip)
-            if clip.site.in_lambda or _measures_only(clip.node):
+            if clip.site.in_lambda or clip_measures_only(clip.node):
                 continue
             here = [e for e in events.in_function(clip.site.function) if not e.site.in_lambda]
             step = self._step_before(clip, here)
@@ -111,18 +110,6 @@ def _names(node: cst.CSTNode) -> list[cst.Name]:
     node.visit(_Collect())
     return found
 
-
-def _measures_only(call: cst.CSTNode) -> bool:
-    """`clip_grad_norm_(params, float("inf"))`: computes the norm, clips nothing."""
-    if not isinstance(call, cst.Call):
-        return False
-    keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in ("max_norm", "clip_value")]
-    positional = [arg.value for arg in call.args if arg.keyword is None]
-    limit = keyword[0] if keyword else (positional[1] if len(positional) > 1 else None)
-    if limit is None:
-        return False
-    text = code_for(limit).replace(" ", "").replace("'", '"')
-    return text in vocab.INFINITE_LIMITS
 
 
 def _message(clip: Clip, step: Step) -> str:

@@ -21,9 +21,8 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import move_before
 from stabfix.fixes.syntax import code_for, starts_statement
-from stabfix.model.calls.events import Backward, Event, Step
+from stabfix.model.calls.events import clip_measures_only, Backward, Event, Step
 from stabfix.model.calls.schedulers import is_lr_scheduler
-from stabfix.model.source import vocabulary as vocab
 from stabfix.model.training.accumulation import Accumulation
 
 _MAX_TEXT = 60
@@ -82,7 +81,7 @@ class PerMicroBatchClipOrSchedule(Checker):
 
     def _what(self, event: Event) -> Optional[str]:
         if event.kind == "clip":
-            return None if _measures_only(event.node) else "clip"
+            return None if clip_measures_only(event.node) else "clip"
         assert isinstance(event, Step)
         call = event.node
         if len(event.candidates) != 1 or not isinstance(call, cst.Call):
@@ -111,15 +110,6 @@ class PerMicroBatchClipOrSchedule(Checker):
             last: cst.FlattenSentinel([last, line.with_changes(leading_lines=())]),
         })
 
-
-def _measures_only(call: cst.CSTNode) -> bool:
-    """`clip_grad_norm_(params, float("inf"))`: computes the norm, clips nothing."""
-    if not isinstance(call, cst.Call):
-        return False
-    keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in ("max_norm", "clip_value")]
-    positional = [arg.value for arg in call.args if arg.keyword is None]
-    limit = keyword[0] if keyword else (positional[1] if len(positional) > 1 else None)
-    return limit is not None and code_for(limit).replace(" ", "").replace("'", '"') in vocab.INFINITE_LIMITS
 
 
 def _message(event: Event, what: str, found: Accumulation) -> str:

@@ -25,6 +25,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.model.calls.events import Step, stepped_optimizer
 from stabfix.model.domain.randomness import RandomCall
+from stabfix.model.source.vocabulary import is_test_path
 
 
 class UnseededTraining(Checker):
@@ -33,7 +34,7 @@ class UnseededTraining(Checker):
     needs = ("names", "optimizers", "events", "randomness")
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if _is_test_file(self.context.path):
+        if is_test_path(self.context.path):
             return
         randomness = self.model.randomness
         where = self._entry(original_node)
@@ -105,8 +106,8 @@ class UnseededTraining(Checker):
             found = self._foreign(qualified, lambda d: (d.model.randomness.within(d.node, "draw") or [None])[0])
             if found is not None:
                 line = self._line(call.node)
-                called = f", called on line {line}," if line is not None else ""
-                return f"`{qualified.rsplit('.', 1)[-1]}()`{called} of another file, where {found.what}"
+                called = f"; this file calls it on line {line}" if line is not None else ""
+                return f"`{qualified.rsplit('.', 1)[-1]}` of another file, where {found.what}{called}"
         return None
 
     def _foreign(self, qualified: str, ask):
@@ -134,14 +135,6 @@ def _trains_in(definition) -> bool:
     mine = [e for e in events.events if node in e.site.functions or e.site.cls is node]
     return any(e.kind == "backward" for e in mine) and any(e.kind == "step" for e in mine)
 
-
-def _is_test_file(path: str) -> bool:
-    pure = PurePath(path)
-    name = pure.name
-    return (
-        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-        or any(part in ("tests", "test") for part in pure.parts[:-1])
-    )
 
 
 def _message(draw: str) -> str:

@@ -20,7 +20,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.domain.distributed import DISTRIBUTED_SAMPLERS, argument
-from stabfix.model.source.syntax import code_of
+from stabfix.model.source.syntax import code_of, walk
 from stabfix.model.source.traversal import children
 
 
@@ -58,7 +58,7 @@ class SamplerEpochNotSet(Checker):
                                                for loop in pipeline.loops_over(text)):
                 continue  # the file sets the epoch of its training sampler; this one feeds no visible training
             epoch_loop = self._epoch_loop({*loaders, *({holder} - {None})})
-            if epoch_loop is None or any(node is call for node in _walk(epoch_loop)):
+            if epoch_loop is None or any(node is call for node in walk(epoch_loop)):
                 continue  # a single pass, or a new sampler built every epoch
             self.report(call, self._message(call, holder, loaders), self._fix(epoch_loop, holder))
 
@@ -72,7 +72,7 @@ class SamplerEpochNotSet(Checker):
         draws += [call for call in handed if not (self.model.names.qualify(call.func) or "").startswith("torch.")]
         for draw in draws:
             outer = pipeline.enclosing_loop(draw)
-            while outer is not None and isinstance(outer, cst.For) and any(node is draw for node in _walk(outer.iter)):
+            while outer is not None and isinstance(outer, cst.For) and any(node is draw for node in walk(outer.iter)):
                 outer = pipeline.enclosing_loop(outer)  # `for b in enumerate(loader)`: the loop over the loader itself
             if outer is not None:
                 return outer
@@ -95,7 +95,7 @@ class SamplerEpochNotSet(Checker):
         stack: list[cst.CSTNode] = [definition.body] if definition is not None else []
         while stack:
             node = stack.pop()
-            if isinstance(node, (cst.For, cst.While)) and any(isinstance(n, (cst.For, cst.While)) for n in _walk(node.body)):
+            if isinstance(node, (cst.For, cst.While)) and any(isinstance(n, (cst.For, cst.While)) for n in walk(node.body)):
                 return True
             stack.extend(children(node))
         return False
@@ -120,12 +120,5 @@ class SamplerEpochNotSet(Checker):
 
 def _backward_in(body: cst.CSTNode) -> bool:
     return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
-               for node in _walk(body))
+               for node in walk(body))
 
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(children(current))

@@ -65,6 +65,7 @@ from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
+from stabfix.model.source.syntax import code_of
 
 # the names other modules import from here
 __all__ = ["Backward", "Branch", "ClearGrad", "Clip", "Event", "Events", "Gate", "GradWrite", "LocalCall",
@@ -430,3 +431,13 @@ def tensor_spelling(node: cst.BaseExpression) -> Optional[str]:
     if name is None or any(part in ("grad", "data") for part in name.split(".")[1:]):
         return None
     return name
+
+
+def clip_measures_only(call: cst.CSTNode) -> bool:
+    """`clip_grad_norm_(params, float("inf"))`: computes the norm, clips nothing."""
+    if not isinstance(call, cst.Call):
+        return False
+    keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in ("max_norm", "clip_value")]
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    limit = keyword[0] if keyword else (positional[1] if len(positional) > 1 else None)
+    return limit is not None and code_of(limit).replace(" ", "").replace("'", '"') in vocab.INFINITE_LIMITS

@@ -9,6 +9,7 @@ different ideas of what "looks like a step" or "looks like a model".
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 
 # --- training structure: step functions, hooks, counters, device checks ---------------------------
 
@@ -305,3 +306,13 @@ DATA_SOURCE_WORDS = frozenset({"loader", "dataloader", "dataset", "batches", "it
 
 # loss-scaler classes (torch.amp / torch.cuda.amp / FSDP's sharded one): their state dicts hold Python numbers
 SCALER_CLASSES = ("GradScaler", "ShardedGradScaler")
+
+
+def is_test_path(path: str) -> bool:
+    """A test file or a file under a tests folder (`test_*.py`, `*_test.py`, `conftest.py`, `tests/`)."""
+    pure = PurePath(path)
+    name = pure.name
+    return (
+        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+        or any(part in ("tests", "test") for part in pure.parts[:-1])
+    )
