@@ -40,7 +40,9 @@ class CollectiveUnderRankCondition(Checker):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         distributed = self.model.distributed
-        sites = [(call, api) for call in distributed.flows.calls() if (api := self._collective(call)) is not None]
+        # the rank condition first: it is syntax, while what a call runs may take other files' summaries
+        held_back = [call for call in distributed.flows.calls() if self._condition(distributed, call, None) is not None]
+        sites = [(call, api) for call in held_back if (api := self._collective(call)) is not None]
         conditioned = [(call, api, self._condition(distributed, call, api)) for call, api in sites]
         for call, api, found in conditioned:
             if found is None:
@@ -60,8 +62,10 @@ class CollectiveUnderRankCondition(Checker):
         inner = min(effects, key=lambda e: (e.depth, e.detail or ""))
         return f"{code_of(call.func, 60)}()|{inner.detail}"  # the helper called, and the collective it runs
 
-    def _condition(self, distributed: Distributed, call: cst.Call, api: str) -> Optional[tuple[cst.CSTNode, str]]:
-        """The rank condition that keeps some ranks from `call` (the node and its wording), or None."""
+    def _condition(self, distributed: Distributed, call: cst.Call,
+                   api: Optional[str]) -> Optional[tuple[cst.CSTNode, str]]:
+        """The rank condition that keeps some ranks from `call` (the node and its wording), or None; with no
+        `api` the other branch is not looked into (a superset, for a first pass)."""
         child, current = call, distributed.flows.parent(call)
         while current is not None:
             in_else = isinstance(current, cst.If) and child is current.orelse
@@ -105,9 +109,9 @@ class CollectiveUnderRankCondition(Checker):
                 return function, f"in `{function.name.value}()`, which `@{code_of(target, 60)}` runs on rank 0 only"
         return None
 
-    def _runs(self, block: Optional[cst.CSTNode], api: str) -> bool:
+    def _runs(self, block: Optional[cst.CSTNode], api: Optional[str]) -> bool:
         """Whether `block` runs a collective of the same kind (`dist.broadcast` in both branches)."""
-        if block is None:
+        if block is None or api is None:
             return False
         stack = [block]
         while stack:
