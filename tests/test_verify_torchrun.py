@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from stabfix.verify import proctree
-from stabfix.verify.torchrun import LaunchError, last_stack, torchrun_command, where_stuck
+from stabfix.verify.torchrun import LaunchError, from_torchrun, last_stack, torchrun_command, where_stuck
 
 SCRIPTS = Path(__file__).parent / "verify_scripts" / "ddp"
 
@@ -75,12 +75,16 @@ def _verify(workdir: Path, name: str, script_args: list[str], *flags: str) -> tu
     # `python` as users type it, found on PATH: this environment's
     env = {**os.environ, "PYTHONHASHSEED": "0", "COLUMNS": "160",
            "PATH": PY_DIR + os.pathsep + os.environ.get("PATH", "")}
-    cmd = [sys.executable, "-m", "stabfix", "verify", str(workdir), "--nproc-per-node", "2", "--json", str(out),
-           *flags, "--", "python", *script_args]
+    if name in TYPED_AS_TORCHRUN:  # the user's own torchrun line, no --nproc-per-node for stabfix
+        launch = ["--", "torchrun", "--nproc-per-node=2", "--master-port", "29533", *script_args]
+    else:
+        launch = ["--nproc-per-node", "2", "--", "python", *script_args]
+    cmd = [sys.executable, "-m", "stabfix", "verify", str(workdir), "--json", str(out), *flags, *launch]
     result = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=400)
     return result, (json.loads(out.read_text()) if out.exists() else None)
 
 
+TYPED_AS_TORCHRUN = {"no_sampler"}
 RUNS = {
     "leak": (["train.py", "--leak"], ["--steps", "8", "--exact-steps", "all", "--timeout", "240"]),
     "unsynced": (["train_unsynced_param.py"], ["--steps", "5", "--warmup", "1", "--timeout", "240"]),
@@ -155,6 +159,33 @@ def test_a_missing_distributed_sampler_fails_as_same_samples(runs):
     check = _cross(report)["different samples"]
     assert check["status"] == "fail" and check["ranks"] == [0, 1] and check["steps"] == [1, 2, 3, 4, 5]
     assert _cross(report)["parameters in sync"]["status"] == "pass"  # in sync, on the same data
+    # typed as `torchrun --nproc-per-node=2 --master-port 29533 train_no_sampler.py`: every rank reported,
+    # as with --nproc-per-node 2, and the option not passed on is named
+    assert report["settings"]["nproc_per_node"] == 2 and report["settings"]["run"][1:] == ["train_no_sampler.py"]
+    assert sorted(report["ranks"]["reports"]) == ["0", "1"]
+    assert "torchrun command: verifying its 2 rank(s)" in result.stdout and "--master-port" in result.stdout
+
+
+def test_a_torchrun_command_is_read_with_torchruns_own_parser(tmp_path):
+    assert from_torchrun(["torchrun", "--standalone", "--nproc_per_node", "4", "-m", "pkg.train", "--lr", "1"])[1:] == (
+        4, [])
+    worker, nproc, dropped = from_torchrun(["/env/bin/python", "-m", "torch.distributed.run", "--nproc-per-node=2",
+                                            "--max-restarts", "3", "train.py", "--epochs", "1"])
+    assert (worker, nproc, dropped) == (["/env/bin/python", "train.py", "--epochs", "1"], 2, ["max-restarts"])
+    assert from_torchrun(["python", "train.py"]) is None
+    for bad, said in ((["torchrun", "--nnodes", "2", "train.py"], "--nnodes 2"),
+                      (["torchrun", "--nproc-per-node", "gpu", "train.py"], "not a number"),
+                      (["torchrun", "--no-python", "bash", "x.sh"], "--no-python"),
+                      (["torchrun", "--bogus", "train.py"], "--bogus")):
+        with pytest.raises(LaunchError, match=said):
+            from_torchrun(bad)
+
+
+def test_a_torchrun_command_and_a_different_nproc_flag_is_a_one_line_error(run_cli, tmp_path):
+    (tmp_path / "train.py").write_text("print('never run')\n")
+    result = run_cli("verify", str(tmp_path), "--nproc-per-node", "3", "--", "torchrun", "--nproc-per-node", "2",
+                     "train.py")
+    assert result.returncode == 2 and "disagree" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_hung_rank_is_reported_with_its_step_and_stack_and_nothing_survives(runs):

@@ -6,6 +6,8 @@ all torch work run in a child process.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import math
 import os
@@ -157,6 +159,19 @@ def _fail(message: str) -> int:
     return exit_codes.ERROR
 
 
+def _as_ranks(console: Console, settings: Any, worker: list[str], nproc: int, dropped: list[str]) -> Any:
+    """The settings for a command typed as torchrun: its worker command on its number of ranks."""
+    from stabfix.verify.torchrun import LaunchError
+
+    if settings.nproc_per_node and settings.nproc_per_node != nproc:
+        raise LaunchError(f"--nproc-per-node {settings.nproc_per_node} and the torchrun command's {nproc} disagree")
+    note = f"torchrun command: verifying its {nproc} rank(s), as --nproc-per-node {nproc} -- {' '.join(worker)}"
+    if dropped:
+        note += f" (not passed on: --{', --'.join(dropped)}; verify launches with --standalone)"
+    console.print(f"[dim]{escape(note)}[/dim]")
+    return dataclasses.replace(settings, run=worker, nproc_per_node=nproc)
+
+
 def _verify(console: Console, path: Path, entry: str | None, steps: int | None, warmup: int | None,
             seed: int | None, device: str | None, timeout: float | None, budget: list[str],
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
@@ -186,11 +201,15 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
     except (ConfigError, SettingsError) as exc:
         return _fail(str(exc))
 
-    if settings.nproc_per_node:
-        from stabfix.verify.torchrun import LaunchError, torchrun_command
+    if settings.run:
+        from stabfix.verify.torchrun import LaunchError, from_torchrun, torchrun_command
 
         try:
-            torchrun_command(list(settings.run or []), settings.nproc_per_node, Path("."))
+            typed = from_torchrun(list(settings.run))
+            if typed is not None:  # `-- torchrun ... train.py`: the same run as --nproc-per-node N
+                settings = _as_ranks(console, settings, *typed)
+            if settings.nproc_per_node:
+                torchrun_command(list(settings.run or []), settings.nproc_per_node, Path("."))
         except LaunchError as exc:
             return _fail(str(exc))
     label = _display(project)

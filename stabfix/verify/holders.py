@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from stabfix.verify.frame_locals import frame_locals
 from stabfix.verify.tracker import is_internal_file
 
 MAX_DEPTH = 7
@@ -80,14 +81,19 @@ def _running_locals() -> dict[int, tuple[str, str]]:
     """id of each value a running function's local variable holds -> (function, variable), over the
     stacks of every thread, innermost frame first; frames of torch, stabfix and the stdlib left out."""
     found: dict[int, tuple[str, str]] = {}
-    for top in sys._current_frames().values():
-        frame = top
-        while frame is not None:
-            code = frame.f_code
-            if not is_internal_file(code.co_filename):
-                for name, value in frame.f_locals.items():
-                    found.setdefault(id(value), (code.co_qualname if hasattr(code, "co_qualname") else code.co_name, name))
-            frame = frame.f_back
+    tops = list(sys._current_frames().values())
+    try:
+        for frame in tops:
+            while frame is not None:
+                code = frame.f_code
+                if not is_internal_file(code.co_filename):
+                    for name, value in frame_locals(frame):
+                        found.setdefault(id(value), (code.co_qualname if hasattr(code, "co_qualname") else code.co_name, name))
+                frame = frame.f_back
+    finally:
+        # this function's own frame is one of them: held by a local, it would be a cycle that keeps
+        # its callers' frames, and the tensors they hold, alive until a full collection
+        tops.clear()
     return found
 
 

@@ -33,6 +33,7 @@ from stabfix.verify.child import (
     _survivor_groups,
 )
 from stabfix.verify.event_files import EventWriter
+from stabfix.verify.frame_locals import frame_locals
 from stabfix.verify.instrument import (
     Instrumentation,
     _next_sequence_nr,
@@ -83,7 +84,7 @@ def _variable_names(roots: list[torch.nn.Module]) -> dict[int, str]:
     frame = sys._getframe(1)
     scopes = []
     while frame is not None:
-        scopes.append(frame.f_locals)
+        scopes.append(dict(frame_locals(frame)))
         frame = frame.f_back
     main = sys.modules.get("__main__")
     if main is not None:

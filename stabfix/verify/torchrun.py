@@ -10,8 +10,11 @@ stack (faulthandler, on SIGUSR1) is read back from its own stderr.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
+import shutil
 from pathlib import Path
 
 # torchrun's per-worker log files: LOG_DIR/<run id>/attempt_<n>/<local rank>/stderr.log
@@ -36,8 +39,7 @@ def torchrun_command(command: list[str], nproc: int, log_dir: Path) -> list[str]
     if not command or not _is_python(command[0]):
         shown = command[0] if command else "nothing"
         raise LaunchError(f"--nproc-per-node runs `python SCRIPT ...` or `python -m MODULE ...` through torchrun; "
-                          f"the command starts with {shown!r} (a command that is already `torchrun ...` needs no "
-                          "--nproc-per-node)")
+                          f"the command starts with {shown!r}")
     rest = list(command[1:])
     while rest and rest[0] == "-u":  # unbuffered: verify runs every process unbuffered anyway
         rest.pop(0)
@@ -52,6 +54,78 @@ def torchrun_command(command: list[str], nproc: int, log_dir: Path) -> list[str]
                           "every worker; give `python SCRIPT ...` or `python -m MODULE ...`")
     return [command[0], "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
             "--log-dir", str(log_dir), "--tee", "3", *target, *args]
+
+
+_TORCHRUN_MODULES = ("torch.distributed.run",)
+# torchrun options that choose how the one node's ranks meet: verify launches with --standalone, which
+# picks its own free port, so these are not passed on
+_RENDEZVOUS_OPTIONS = ("master_addr", "master_port", "rdzv_backend", "rdzv_endpoint", "rdzv_id", "rdzv_conf",
+                       "max_restarts", "monitor_interval", "start_method", "redirects", "tee", "log_dir", "role")
+
+
+def _torchrun_args(command: list[str]) -> tuple[str, list[str]] | None:
+    """(the Python that runs the workers, torchrun's own arguments) when `command` is `torchrun ...` or
+    `python -m torch.distributed.run ...`; None for any other command."""
+    if not command:
+        return None
+    if Path(command[0]).name == "torchrun":
+        return _console_script_python(command[0]), list(command[1:])
+    if _is_python(command[0]) and len(command) >= 3 and command[1] == "-m" and command[2] in _TORCHRUN_MODULES:
+        return command[0], list(command[3:])
+    return None
+
+
+def _console_script_python(script: str) -> str:
+    """The interpreter a `torchrun` console script runs under: its `#!` line, else `python`."""
+    found = shutil.which(script)
+    if found:
+        try:
+            with open(found, "rb") as handle:
+                first = handle.readline(4096).decode("utf-8", "replace").strip()
+        except OSError:
+            first = ""
+        if first.startswith("#!"):
+            words = first[2:].split()
+            if words and _is_python(words[0]) and os.path.isfile(words[0]):
+                return words[0]
+    return "python"
+
+
+def from_torchrun(command: list[str]) -> tuple[list[str], int, list[str]] | None:
+    """A command that is itself torchrun on one node -> (one worker's `python SCRIPT ARGS` command, the
+    number of ranks, the torchrun options that are not passed on). None when it is not torchrun.
+    torchrun's own parser reads the options, so every spelling it accepts is understood."""
+    found = _torchrun_args(command)
+    if found is None:
+        return None
+    python, argv = found
+    from torch.distributed.run import get_args_parser  # only for a torchrun command: torch is slow to import
+
+    parser = get_args_parser()
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):  # argparse prints its usage before it exits
+            args, unknown = parser.parse_known_args(argv)
+    except SystemExit:
+        last = (said.getvalue().strip().splitlines() or ["cannot read them"])[-1]
+        raise LaunchError(f"the torchrun command's options: {last.split('error: ', 1)[-1]}") from None
+    if unknown:
+        raise LaunchError(f"the torchrun command has options torchrun does not know: {' '.join(unknown)}")
+    nnodes = str(args.nnodes)
+    if nnodes not in ("1", "1:1"):
+        raise LaunchError(f"verify runs one node; the torchrun command asks for --nnodes {nnodes}")
+    if args.no_python:
+        raise LaunchError("verify instruments Python workers; the torchrun command has --no-python")
+    try:
+        nproc = int(args.nproc_per_node)
+    except ValueError:
+        raise LaunchError(f"the torchrun command's --nproc-per-node {args.nproc_per_node!r} is not a number of "
+                          "ranks: give one, e.g. --nproc-per-node 2") from None
+    worker = [python, "-m", args.training_script] if args.module else [python, args.training_script]
+    defaults = vars(parser.parse_args([args.training_script]))
+    dropped = [name.replace("_", "-") for name in _RENDEZVOUS_OPTIONS
+               if name in vars(args) and vars(args)[name] != defaults.get(name)]
+    return [*worker, *args.training_script_args], nproc, dropped
 
 
 def rank_stderr_files(log_dir: Path) -> dict[int, Path]:
