@@ -1,0 +1,159 @@
+"""The language server: open Python files' findings as diagnostics, their fixes as code actions.
+
+Analyses run one at a time on a worker thread, so the server keeps reading the editor's messages (a
+newer change cancels the wait for an older one); diagnostics are published only for the text they were
+computed from."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Optional, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from stabfix import __version__
+from stabfix.server.actions import FIX_ALL_KIND, code_actions
+from stabfix.server.analysis import Analyser, DocumentAnalysis
+from stabfix.server.diagnostics import diagnostic
+from stabfix.server.positions import lsp_lines
+from stabfix.server.scheduler import Debouncer
+
+DEFAULT_DEBOUNCE_MS = 300
+T = TypeVar("T")
+
+
+class StabfixServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("stabfix", __version__)
+        self.debounce_seconds = DEFAULT_DEBOUNCE_MS / 1000
+        self.debouncer = Debouncer(self.check)
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stabfix-analysis")
+        self._analyser: Optional[Analyser] = None
+        self._reported: dict[str, Optional[str]] = {}  # uri -> the problem last logged for it
+
+    @property
+    def analyser(self) -> Analyser:
+        """Made on first use, after `initialize` has told the workspace folders."""
+        if self._analyser is None:
+            folders = [to_fs_path(folder.uri) for folder in self.workspace.folders.values()]
+            roots = [folder for folder in [*folders, self.workspace.root_path] if folder]
+            self._analyser = Analyser([Path(root) for root in roots])
+        return self._analyser
+
+    async def on_worker(self, job: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._worker, job)
+
+    async def check(self, uri: str) -> None:
+        """Analyse the document as it is now and publish its findings, unless it changed meanwhile."""
+        path = _file_path(uri)
+        if path is None or uri not in self.workspace.text_documents:
+            return
+        document = self.workspace.get_text_document(uri)
+        text, version = document.source, document.version
+        result = await self.on_worker(lambda: self.analyser.analyse(path, text))
+        if uri not in self.workspace.text_documents or self.workspace.get_text_document(uri).version != version:
+            return  # a newer check is scheduled
+        self._report_problem(uri, result)
+        codec, lines = self.workspace.position_codec, lsp_lines(text)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri, version=version, diagnostics=[diagnostic(codec, lines, item.finding) for item in result.findings]
+            )
+        )
+
+    def _report_problem(self, uri: str, result: DocumentAnalysis) -> None:
+        """Say once (in the client's log) why a document has no or only some findings: a syntax error
+        while typing is normal, so it is not a pop-up."""
+        if self._reported.get(uri) == result.problem:
+            return
+        self._reported[uri] = result.problem
+        if result.problem is not None:
+            message = f"stabfix: {result.path}: {result.problem}"
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
+
+    def closed(self, uri: str) -> None:
+        self.debouncer.cancel(uri)
+        self._reported.pop(uri, None)
+        path = _file_path(uri)
+        if path is not None:
+            self._worker.submit(self.analyser.forget, path)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def saved(self, uri: str) -> None:
+        """The file on disk changed, and with it what other open files may see of it: check them all
+        again (a cached result whose other files are unchanged is served at once)."""
+        self._worker.submit(self.analyser.forget_project_files)
+        for other in list(self.workspace.text_documents):
+            self.debouncer.schedule(other, 0 if other == uri else self.debounce_seconds)
+
+
+def _file_path(uri: str) -> Optional[Path]:
+    """Files on disk only: an unsaved buffer or a notebook cell has no project to place it in."""
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return Path(path) if path and path.endswith((".py", ".pyi")) else None
+
+
+def _debounce_ms(options: Any) -> Optional[float]:
+    if isinstance(options, dict):
+        value = options.get("debounceMs")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+    return None
+
+
+def build_server() -> StabfixServer:
+    server = StabfixServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: StabfixServer, params: types.InitializeParams) -> None:
+        debounce = _debounce_ms(params.initialization_options)
+        if debounce is not None:
+            ls.debounce_seconds = debounce / 1000
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: StabfixServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.debouncer.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: StabfixServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.debouncer.schedule(params.text_document.uri, ls.debounce_seconds)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: StabfixServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.saved(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: StabfixServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.closed(params.text_document.uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+    )
+    async def code_action(ls: StabfixServer, params: types.CodeActionParams) -> Optional[list[types.CodeAction]]:
+        uri = params.text_document.uri
+        path = _file_path(uri)
+        if path is None or uri not in ls.workspace.text_documents:
+            return None
+        document = ls.workspace.get_text_document(uri)
+        text = document.source
+        identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=document.version)
+        codec, lines = ls.workspace.position_codec, lsp_lines(text)
+        capabilities = ls.client_capabilities.workspace
+        versioned = bool(
+            capabilities and capabilities.workspace_edit and capabilities.workspace_edit.document_changes
+        )
+
+        def compute() -> list[types.CodeAction]:
+            result = ls.analyser.analyse(path, text)
+            return code_actions(ls.analyser, result, codec, lines, identifier, params.range, params.context.only, versioned)
+
+        return await ls.on_worker(compute) or None
+
+    return server

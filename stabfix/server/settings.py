@@ -1,0 +1,60 @@
+"""What the configuration of an open file's project says for that file: the rules that run on it, its
+torch target, whether `exclude` leaves it out, and which folder is its project."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import pathspec
+
+from stabfix.catalog import RuleSpec, resolve_selectors, selected_codes
+from stabfix.config import load_config
+from stabfix.target import TorchTarget, TorchTargets
+
+
+@dataclass(frozen=True)
+class FileSettings:
+    codes: tuple[str, ...]
+    torch_target: Optional[TorchTarget]
+    # The folder the file's cross-file facts come from: the config's folder, else the editor's workspace
+    # folder holding the file, else the file's own folder.
+    root: Path
+    exclude: tuple[str, ...]
+    excluded: bool
+
+
+def settings_for(path: Path, workspace_roots: Sequence[Path], catalog: dict[str, RuleSpec]) -> FileSettings:
+    """Raises ConfigError or SelectorError (a one-line message naming the config file)."""
+    config = load_config(path)
+    origin = str(config.path) if config.path else "config"
+    codes = selected_codes(catalog, config.select, config.ignore, origin)
+    relative = _relative(path, config.root)
+    for pattern, ignored in config.per_file_ignores.items():
+        if pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(relative):
+            codes -= resolve_selectors(ignored, catalog, f"{origin}: per-file-ignores")
+    excluded = bool(config.exclude) and pathspec.GitIgnoreSpec.from_lines(config.exclude).match_file(relative)
+    root = config.root if config.path is not None else _workspace_root(path, workspace_roots)
+    return FileSettings(
+        codes=tuple(sorted(codes)),
+        torch_target=TorchTargets(config.target_torch, config.path).for_file(path),
+        root=root,
+        exclude=tuple(config.exclude),
+        excluded=excluded,
+    )
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return Path(os.path.abspath(path)).relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _workspace_root(path: Path, workspace_roots: Sequence[Path]) -> Path:
+    absolute = Path(os.path.abspath(path))
+    holding = [root for root in workspace_roots if absolute.is_relative_to(root)]
+    # The innermost folder: a workspace may hold nested projects.
+    return max(holding, key=lambda root: len(root.parts)) if holding else absolute.parent

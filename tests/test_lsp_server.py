@@ -1,0 +1,352 @@
+"""`stabfix server`: a real server process driven over stdio by a scripted LSP client, as an editor does.
+
+The client frames JSON-RPC by hand (Content-Length headers) and reads every message into lsprotocol's
+types, so a reply that does not fit the protocol fails the test."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import pytest
+
+from helpers import write
+
+types = pytest.importorskip("lsprotocol.types", reason="the language server needs stabfix[lsp]")
+from lsprotocol.converters import get_converter  # noqa: E402
+
+from stabfix.docs import rule_url  # noqa: E402
+
+CONVERTER = get_converter()
+TIMEOUT = 60  # seconds: the first analysis loads every rule; later ones take milliseconds
+
+# SF106 (evaluation without no_grad, a safe fix) and SF203 (anomaly detection left on, an unsafe fix).
+BUGGY = textwrap.dedent(
+    """\
+    import torch
+
+    torch.autograd.set_detect_anomaly(True)
+
+
+    def evaluate(model, loader):
+        model.eval()
+        correct = 0
+        for x, y in loader:
+            correct += (model(x).argmax(-1) == y).sum().item()
+        return correct / len(loader.dataset)
+    """
+)
+CLEAN = BUGGY.replace("torch.autograd.set_detect_anomaly(True)\n", "").replace(
+    "def evaluate", "@torch.no_grad()\ndef evaluate"
+)
+
+
+class LspClient:
+    """One `python -m stabfix server` process and the messages it sent, in order."""
+
+    def __init__(self, cwd: Path, env: Optional[dict] = None) -> None:
+        self.stderr_path = cwd / "server-stderr.txt"
+        self._stderr = self.stderr_path.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "stabfix", "server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            cwd=cwd,
+            env={**os.environ, "PYTHONHASHSEED": "0", **(env or {})},
+        )
+        self._inbox: queue.Queue = queue.Queue()
+        self.notifications: list[dict] = []
+        self._next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        while True:
+            length = None
+            while True:
+                header = stream.readline()
+                if not header:
+                    self._inbox.put(None)
+                    return
+                if header in (b"\r\n", b"\n"):
+                    break
+                name, _, value = header.decode("ascii").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value)
+            self._inbox.put(json.loads(stream.read(length)))
+
+    def _send(self, message: dict) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"method": method, "params": CONVERTER.unstructure(params)})
+
+    def request(self, method: str, params: Any, result_type: Any = None) -> Any:
+        self._next_id += 1
+        self._send({"id": self._next_id, "method": method, "params": CONVERTER.unstructure(params)})
+        message = self._wait(lambda message: message.get("id") == self._next_id and "method" not in message)
+        assert "error" not in message, message
+        return CONVERTER.structure(message["result"], result_type) if result_type else message["result"]
+
+    def _wait(self, wanted: Callable[[dict], bool], timeout: float = TIMEOUT) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                message = self._inbox.get(timeout=max(remaining, 0.01))
+            except queue.Empty:
+                raise AssertionError(f"no such message within {timeout} s; server stderr:\n{self.stderr()}") from None
+            if message is None:
+                raise AssertionError(f"the server closed its output; stderr:\n{self.stderr()}")
+            if "method" in message and "id" in message:  # a request from the server: answer it
+                self._send({"id": message["id"], "result": None})
+                continue
+            if "method" in message:
+                self.notifications.append(message)
+            if wanted(message):
+                return message
+
+    def diagnostics(self, uri: str, version: int, timeout: float = TIMEOUT) -> types.PublishDiagnosticsParams:
+        """The diagnostics the server publishes for this version of the document."""
+        message = self._wait(
+            lambda message: message.get("method") == "textDocument/publishDiagnostics"
+            and message["params"]["uri"] == uri
+            and message["params"].get("version") == version,
+            timeout,
+        )
+        return CONVERTER.structure(message["params"], types.PublishDiagnosticsParams)
+
+    def published_versions(self, uri: str, quiet_for: float) -> list[Optional[int]]:
+        """The versions diagnostics were published for, once the server has said nothing for `quiet_for` s."""
+        try:
+            self._wait(lambda message: False, quiet_for)
+        except AssertionError:
+            pass
+        return [
+            message["params"].get("version")
+            for message in self.notifications
+            if message["method"] == "textDocument/publishDiagnostics" and message["params"]["uri"] == uri
+        ]
+
+    def initialize(self, root: Path, options: Optional[dict] = None) -> types.InitializeResult:
+        params = types.InitializeParams(
+            process_id=os.getpid(),
+            root_uri=root.as_uri(),
+            capabilities=types.ClientCapabilities(
+                workspace=types.WorkspaceClientCapabilities(
+                    workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)
+                )
+            ),
+            initialization_options=options,
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+        )
+        result = self.request("initialize", params, types.InitializeResult)
+        self.notify("initialized", types.InitializedParams())
+        return result
+
+    def open(self, path: Path, text: str, version: int = 1) -> str:
+        uri = path.as_uri()
+        self.notify(
+            "textDocument/didOpen",
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+            ),
+        )
+        return uri
+
+    def change(self, uri: str, version: int, text: str) -> None:
+        self.notify(
+            "textDocument/didChange",
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            ),
+        )
+
+    def code_actions(self, uri: str, at: types.Range, only: Optional[list[str]] = None) -> list[types.CodeAction]:
+        params = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=at,
+            context=types.CodeActionContext(diagnostics=[], only=only),
+        )
+        return self.request("textDocument/codeAction", params, Optional[list[types.CodeAction]]) or []
+
+    def stop(self) -> int:
+        """shutdown, then exit: the server's exit status."""
+        assert self.request("shutdown", None) is None
+        self._send({"method": "exit"})
+        try:
+            return self.process.wait(timeout=TIMEOUT)
+        finally:
+            self.close()
+
+    def stderr(self) -> str:
+        self._stderr.flush()
+        return self.stderr_path.read_text(errors="replace")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._stderr.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    clients = []
+
+    def start(options: Optional[dict] = None) -> LspClient:
+        client = LspClient(tmp_path)
+        clients.append(client)
+        client.initialize(tmp_path, {"debounceMs": 50, **(options or {})})
+        return client
+
+    yield start
+    for client in clients:
+        client.close()
+
+
+def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
+    """What an editor does with a code action's edits (all against the original text)."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def offset(position: types.Position) -> int:
+        # The test texts are ASCII, so UTF-16 units are characters.
+        return offsets[position.line] + position.character if position.line < len(lines) else len(text)
+
+    for edit in sorted(edits, key=lambda edit: (edit.range.start.line, edit.range.start.character), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+    return text
+
+
+def only_edit(action: types.CodeAction, uri: str, version: int) -> list[types.TextEdit]:
+    (change,) = action.edit.document_changes
+    assert change.text_document.uri == uri and change.text_document.version == version
+    return change.edits
+
+
+def applied_by_cli(run_cli, tmp_path: Path, text: str, *args: str) -> str:
+    """What `stabfix apply` makes of the text, in a file of its own beside the edited one."""
+    target = write(tmp_path / "cli", "model_eval.py", text)
+    result = run_cli("apply", *args, str(target), cwd=tmp_path / "cli")
+    assert result.returncode in (0, 1), result.stderr
+    return target.read_text()
+
+
+def test_findings_of_the_buffer_are_published_with_code_and_rule_link(tmp_path, server):
+    # On disk the file is clean: the server must analyse what the editor holds.
+    path = write(tmp_path, "model_eval.py", CLEAN)
+    client = server()
+    uri = client.open(path, BUGGY)
+    published = client.diagnostics(uri, 1)
+    by_code = {diagnostic.code: diagnostic for diagnostic in published.diagnostics}
+    assert sorted(by_code) == ["SF106", "SF203"]
+    anomaly = by_code["SF203"]
+    assert anomaly.source == "stabfix"
+    assert anomaly.code_description.href == rule_url("SF203", "anomaly-detection-left-on")
+    assert anomaly.range == types.Range(types.Position(2, 0), types.Position(2, 39))
+    assert "set_detect_anomaly" in anomaly.message
+    assert anomaly.severity in (types.DiagnosticSeverity.Error, types.DiagnosticSeverity.Warning)
+    assert by_code["SF106"].code_description.href == rule_url("SF106", "eval-without-no-grad")
+    assert client.stop() == 0
+
+
+def test_a_change_that_removes_the_bugs_clears_the_diagnostics(tmp_path, server):
+    path = write(tmp_path, "model_eval.py", BUGGY)
+    client = server()
+    uri = client.open(path, BUGGY)
+    assert len(client.diagnostics(uri, 1).diagnostics) == 2
+    client.change(uri, 2, CLEAN)
+    assert list(client.diagnostics(uri, 2).diagnostics) == []
+    client.change(uri, 3, BUGGY)
+    assert [diagnostic.code for diagnostic in client.diagnostics(uri, 3).diagnostics] == ["SF203", "SF106"]
+    assert client.stop() == 0
+
+
+def test_rapid_changes_are_debounced_into_one_analysis(tmp_path, server):
+    path = write(tmp_path, "model_eval.py", CLEAN)
+    client = server({"debounceMs": 400})
+    uri = client.open(path, CLEAN)
+    assert list(client.diagnostics(uri, 1).diagnostics) == []
+    for version in (2, 3, 4):  # typing: each change well inside the 400 ms pause
+        client.change(uri, version, BUGGY[: len(BUGGY) * version // 4])
+    client.change(uri, 5, BUGGY)
+    assert len(client.diagnostics(uri, 5).diagnostics) == 2
+    assert client.published_versions(uri, quiet_for=0.6) == [1, 5]
+    assert client.stop() == 0
+
+
+def test_quick_fixes_make_the_edit_apply_makes(tmp_path, server, run_cli):
+    path = write(tmp_path, "model_eval.py", BUGGY)
+    client = server()
+    uri = client.open(path, BUGGY)
+    by_code = {diagnostic.code: diagnostic for diagnostic in client.diagnostics(uri, 1).diagnostics}
+
+    (safe,) = client.code_actions(uri, by_code["SF106"].range, only=[types.CodeActionKind.QuickFix])
+    assert safe.kind == types.CodeActionKind.QuickFix and safe.is_preferred is True
+    assert safe.title.startswith("Fix SF106") and "(unsafe)" not in safe.title
+    assert [diagnostic.code for diagnostic in safe.diagnostics] == ["SF106"]
+    fixed = apply_edits(BUGGY, only_edit(safe, uri, 1))
+    assert fixed == applied_by_cli(run_cli, tmp_path, BUGGY, "--select", "SF106")
+    assert "@torch.no_grad()\ndef evaluate" in fixed
+
+    (unsafe,) = client.code_actions(uri, by_code["SF203"].range, only=[types.CodeActionKind.QuickFix])
+    assert not unsafe.is_preferred and unsafe.title.endswith("(unsafe)")
+    fixed = apply_edits(BUGGY, only_edit(unsafe, uri, 1))
+    assert fixed == applied_by_cli(run_cli, tmp_path, BUGGY, "--unsafe-fixes", "--select", "SF203")
+    assert fixed != BUGGY
+    assert client.stop() == 0
+
+
+def test_fix_all_source_action_is_what_apply_does(tmp_path, server, run_cli):
+    path = write(tmp_path, "model_eval.py", BUGGY)
+    client = server()
+    uri = client.open(path, BUGGY)
+    client.diagnostics(uri, 1)
+    whole = types.Range(types.Position(0, 0), types.Position(len(BUGGY.splitlines()), 0))
+    (fix_all,) = client.code_actions(uri, whole, only=["source.fixAll"])
+    assert fix_all.kind == "source.fixAll.stabfix" and fix_all.title == "Fix all safe stabfix findings"
+    fixed = apply_edits(BUGGY, only_edit(fix_all, uri, 1))
+    # Safe fixes only: the SF203 line stays, as with a plain `stabfix apply`.
+    assert fixed == applied_by_cli(run_cli, tmp_path, BUGGY)
+    assert "set_detect_anomaly(True)" in fixed and "@torch.no_grad()" in fixed
+    # Asked for all kinds over the whole file: both quick fixes and the source action.
+    kinds = sorted(action.kind for action in client.code_actions(uri, whole))
+    assert kinds == ["quickfix", "quickfix", "source.fixAll.stabfix"]
+    assert client.stop() == 0
+
+
+def test_the_config_of_the_files_project_applies(tmp_path, server):
+    write(tmp_path, "stabfix.yaml", "ignore: [SF203]\nper-file-ignores:\n  'legacy/*.py': [SF106]\nexclude: ['vendored/']\n")
+    client = server()
+    uri = client.open(write(tmp_path, "model_eval.py", BUGGY), BUGGY)
+    assert [diagnostic.code for diagnostic in client.diagnostics(uri, 1).diagnostics] == ["SF106"]
+    uri = client.open(write(tmp_path, "legacy/old_eval.py", BUGGY), BUGGY)
+    assert list(client.diagnostics(uri, 1).diagnostics) == []
+    uri = client.open(write(tmp_path, "vendored/eval.py", BUGGY), BUGGY)
+    assert list(client.diagnostics(uri, 1).diagnostics) == []
+    assert client.stop() == 0
+
+
+def test_without_pygls_the_command_says_how_to_install_it(tmp_path, run_cli):
+    # An installed-but-broken pygls is as good as a missing one for this: its import fails.
+    write(tmp_path, "blocked/pygls/__init__.py", "raise ImportError('pygls blocked for this test', name='pygls')\n")
+    paths = [str(tmp_path / "blocked"), os.environ.get("PYTHONPATH", "")]
+    result = run_cli("server", env={"PYTHONPATH": os.pathsep.join(path for path in paths if path)})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == ['error: the language server needs pygls: pip install "stabfix[lsp]"']
+    assert "Traceback" not in result.stderr and result.stdout == ""
