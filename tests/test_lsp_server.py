@@ -145,7 +145,8 @@ class LspClient:
             root_uri=root.as_uri(),
             capabilities=types.ClientCapabilities(
                 workspace=types.WorkspaceClientCapabilities(
-                    workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)
+                    workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
+                    did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
                 )
             ),
             initialization_options=options,
@@ -173,6 +174,10 @@ class LspClient:
                 content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
             ),
         )
+
+    def files_changed(self, *paths: Path) -> None:
+        changes = [types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Changed) for path in paths]
+        self.notify("workspace/didChangeWatchedFiles", types.DidChangeWatchedFilesParams(changes=changes))
 
     def code_actions(self, uri: str, at: types.Range, only: Optional[list[str]] = None) -> list[types.CodeAction]:
         params = types.CodeActionParams(
@@ -274,6 +279,43 @@ def test_a_change_that_removes_the_bugs_clears_the_diagnostics(tmp_path, server)
     assert list(client.diagnostics(uri, 2).diagnostics) == []
     client.change(uri, 3, BUGGY)
     assert [diagnostic.code for diagnostic in client.diagnostics(uri, 3).diagnostics] == ["SF203", "SF106"]
+    assert client.stop() == 0
+
+
+def test_a_syntax_error_while_typing_clears_the_diagnostics_and_is_logged(tmp_path, server):
+    path = write(tmp_path, "model_eval.py", BUGGY)
+    client = server()
+    uri = client.open(path, BUGGY)
+    assert len(client.diagnostics(uri, 1).diagnostics) == 2
+    client.change(uri, 2, BUGGY.replace("def evaluate(model, loader):", "def evaluate(model, loader"))
+    assert list(client.diagnostics(uri, 2).diagnostics) == []  # none left at positions that no longer hold
+    logged = [message["params"]["message"] for message in client.notifications if message["method"] == "window/logMessage"]
+    assert any("model_eval.py: syntax error at line" in message for message in logged), logged
+
+
+def test_other_files_come_from_disk_and_their_changes_are_seen(tmp_path, server):
+    # SF413 fires only when `BaseModel`, defined in another file, is an nn.Module.
+    write(tmp_path, "models/__init__.py", "")
+    base = write(tmp_path, "models/base.py", "import torch.nn as nn\n\n\nclass BaseModel(nn.Module):\n    pass\n")
+    net = textwrap.dedent(
+        """\
+        import torch.nn as nn
+
+        from .base import BaseModel
+
+
+        class MoE(BaseModel):
+            def __init__(self, d, n):
+                super().__init__()
+                self.experts = [nn.Linear(d, d) for _ in range(n)]
+        """
+    )
+    client = server()
+    uri = client.open(write(tmp_path, "models/net.py", net), net)
+    assert [diagnostic.code for diagnostic in client.diagnostics(uri, 1).diagnostics] == ["SF413"]
+    base.write_text("class BaseModel:\n    pass\n")
+    client.files_changed(base)
+    assert list(client.diagnostics(uri, 1).diagnostics) == []
     assert client.stop() == 0
 
 

@@ -23,6 +23,8 @@ from stabfix.server.positions import lsp_lines
 from stabfix.server.scheduler import Debouncer
 
 DEFAULT_DEBOUNCE_MS = 300
+# What other files' facts and the config come from.
+WATCHED = ("**/*.py", "**/*.pyi", "**/stabfix.yaml", "**/pyproject.toml")
 T = TypeVar("T")
 
 
@@ -83,12 +85,27 @@ class StabfixServer(LanguageServer):
             self._worker.submit(self.analyser.forget, path)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    def saved(self, uri: str) -> None:
-        """The file on disk changed, and with it what other open files may see of it: check them all
-        again (a cached result whose other files are unchanged is served at once)."""
+    def files_changed(self, saved: Optional[str] = None) -> None:
+        """Files on disk changed (`saved` by the editor, or others the client watches), and with them what
+        open files may see of the project or their config: check them all again (a cached result whose
+        other files are unchanged is served at once)."""
         self._worker.submit(self.analyser.forget_project_files)
-        for other in list(self.workspace.text_documents):
-            self.debouncer.schedule(other, 0 if other == uri else self.debounce_seconds)
+        for uri in list(self.workspace.text_documents):
+            self.debouncer.schedule(uri, 0 if uri == saved else self.debounce_seconds)
+
+    async def watch_files(self) -> None:
+        """Ask the client to report changes to Python files and configs it does not have open."""
+        capabilities = self.client_capabilities.workspace
+        watched = capabilities.did_change_watched_files if capabilities else None
+        if not (watched and watched.dynamic_registration):
+            return
+        watchers = [types.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCHED]
+        registration = types.Registration(
+            id="stabfix-watched-files",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+        )
+        await self.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
 
 
 def _file_path(uri: str) -> Optional[Path]:
@@ -116,6 +133,14 @@ def build_server() -> StabfixServer:
         if debounce is not None:
             ls.debounce_seconds = debounce / 1000
 
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: StabfixServer, params: types.InitializedParams) -> None:
+        await ls.watch_files()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(ls: StabfixServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.files_changed()
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: StabfixServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.debouncer.schedule(params.text_document.uri, 0)
@@ -126,7 +151,7 @@ def build_server() -> StabfixServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: StabfixServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.saved(params.text_document.uri)
+        ls.files_changed(saved=params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: StabfixServer, params: types.DidCloseTextDocumentParams) -> None:
