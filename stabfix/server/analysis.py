@@ -9,16 +9,19 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from stabfix.catalog import SelectorError, load_catalog
 from stabfix.checkers import checker_classes
 from stabfix.config import ConfigError
 from stabfix.discovery import discover
-from stabfix.engine import Analysis, AnalysisError, AnalysedFinding, analyse_text
+from stabfix.engine import Analysis, AnalysisError, AnalysedFinding, analyse_text, describe_error
 from stabfix.fixer import FixError, fix_text, fixed_by
 from stabfix.project import Project, ProjectIndex
 from stabfix.server.settings import FileSettings, settings_for
+
+
+ALL_SAFE = "all safe"
 
 
 @dataclass
@@ -32,6 +35,9 @@ class DocumentAnalysis:
     problem: Optional[str] = None
     analysis: Optional[Analysis] = None
     settings: Optional[FileSettings] = None
+    # The texts its fixes make (by finding index, or ALL_SAFE), computed once: an editor asks for code
+    # actions at every cursor move. None: the fix could not be made.
+    fixed: dict[Union[int, str], Optional[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +84,8 @@ class Analyser:
             result.problem = str(error)
         except RecursionError:
             result.problem = "code nested too deeply to analyse"
+        except Exception as error:  # a stabfix bug must not take the editor's server down
+            result.problem = f"internal error while analysing ({describe_error(error)}); please report it"
         else:
             result.analysis, result.findings, result.problem = analysis, analysis.findings, analysis.error
         self._cache[path] = _Cached(key, result, view.consulted.as_json())
@@ -87,16 +95,25 @@ class Analyser:
         """The document's text with this finding's fix made (None when it cannot be made)."""
         if result.analysis is None or result.analysis.module is None or item.fix is None:
             return None
-        try:
-            return fixed_by(result.analysis.module, [item.fix], self._display(result.path, result.settings))
-        except FixError:
-            return None
+        index = result.findings.index(item)
+        if index not in result.fixed:
+            try:
+                text = fixed_by(result.analysis.module, [item.fix], self._display(result.path, result.settings))
+            except (FixError, RecursionError):
+                text = None
+            result.fixed[index] = text
+        return result.fixed[index]
 
     def fix_all_safe(self, result: DocumentAnalysis) -> Optional[str]:
         """The document's text after what `stabfix apply` does to it (safe fixes, in rounds)."""
         settings = result.settings
         if result.analysis is None or settings is None:
             return None
+        if ALL_SAFE not in result.fixed:
+            result.fixed[ALL_SAFE] = self._fix_all_safe(result, settings)
+        return result.fixed[ALL_SAFE]
+
+    def _fix_all_safe(self, result: DocumentAnalysis, settings: FileSettings) -> Optional[str]:
         view = self._project(result.path, result.text, settings).view(str(result.path))
         try:
             outcome = fix_text(

@@ -47,10 +47,13 @@ def settings_for(path: Path, workspace_roots: Sequence[Path], catalog: dict[str,
 
 
 def _relative(path: Path, root: Path) -> str:
-    try:
-        return Path(os.path.abspath(path)).relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+    """The path patterns of the config match (the config's folder is resolved; the path may not be)."""
+    for candidate in (Path(os.path.abspath(path)), path.resolve()):
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return path.as_posix()
 
 
 def _workspace_root(path: Path, workspace_roots: Sequence[Path]) -> Path:
