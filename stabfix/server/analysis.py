@@ -18,6 +18,7 @@ from stabfix.discovery import discover
 from stabfix.engine import Analysis, AnalysisError, AnalysedFinding, analyse_text, describe_error
 from stabfix.fixer import FixError, fix_text, fixed_by
 from stabfix.project import Project, ProjectIndex
+from stabfix.project.modules import ModuleMap
 from stabfix.server.settings import FileSettings, settings_for
 
 
@@ -52,12 +53,13 @@ class Analyser:
         self.workspace_roots = [Path(os.path.abspath(root)) for root in workspace_roots]
         self._catalog = load_catalog()
         self._checkers = checker_classes()
-        self._files_by_root: dict[tuple[Path, tuple[str, ...]], list[str]] = {}
+        # Each project's files, listed and mapped to module names once until a file is saved or changes.
+        self._modules_by_root: dict[tuple[Path, tuple[str, ...]], ModuleMap] = {}
         self._cache: dict[Path, _Cached] = {}
 
     def forget_project_files(self) -> None:
         """A file was saved, created or deleted: list each project's files afresh."""
-        self._files_by_root.clear()
+        self._modules_by_root.clear()
 
     def forget(self, path: Path) -> None:
         self._cache.pop(path, None)
@@ -129,11 +131,14 @@ class Analyser:
 
     def _project(self, path: Path, text: str, settings: FileSettings) -> Project:
         """The project as `scan` of its root sees it, with this file's buffer in place of its saved text."""
-        files = self._files_by_root.get((settings.root, settings.exclude))
-        if files is None:
+        key = (settings.root, settings.exclude)
+        modules = self._modules_by_root.get(key)
+        if modules is None:
             found = discover([settings.root], settings.root, list(settings.exclude))
-            files = self._files_by_root[(settings.root, settings.exclude)] = [str(file) for file in found.files]
-        return Project(ProjectIndex(files, [str(settings.root)], sources={str(path): text}))
+            modules = self._modules_by_root[key] = ModuleMap([str(file) for file in found.files], [str(settings.root)])
+        if os.path.abspath(path) not in modules.files:  # a file the project listing leaves out: map it too
+            modules = ModuleMap([*modules.files, str(path)], modules.roots)
+        return Project(ProjectIndex(modules.files, modules.roots, sources={str(path): text}, modules=modules))
 
     def _still_holds(self, cached: _Cached, settings: FileSettings) -> bool:
         """Other files the cached result consulted are as they were (they may have been saved since)."""
