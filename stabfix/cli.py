@@ -309,7 +309,9 @@ def rules_command() -> None:
 
 
 @app.command("server")
-def server_command() -> None:
+def server_command(
+    stdio: Annotated[bool, typer.Option("--stdio", help="Talk over stdin/stdout (the only transport; accepted for clients that pass it).")] = False,
+) -> None:
     """Run the language server for editors (LSP over stdin/stdout); needs `pip install "stabfix\\[lsp]"`."""
     from stabfix.server import ServerUnavailable, serve_stdio  # pygls is imported by this command only
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
@@ -51,11 +52,17 @@ class _Cached:
 class Analyser:
     def __init__(self, workspace_roots: Sequence[Path] = ()) -> None:
         self.workspace_roots = [Path(os.path.abspath(root)) for root in workspace_roots]
-        self._catalog = load_catalog()
-        self._checkers = checker_classes()
         # Each project's files, listed and mapped to module names once until a file is saved or changes.
         self._modules_by_root: dict[tuple[Path, tuple[str, ...]], ModuleMap] = {}
         self._cache: dict[Path, _Cached] = {}
+
+    @cached_property
+    def _catalog(self):
+        return load_catalog()  # loaded by the first analysis, on the worker thread
+
+    @cached_property
+    def _checkers(self):
+        return checker_classes()
 
     def forget_project_files(self) -> None:
         """A file was saved, created or deleted: list each project's files afresh."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Callable, Optional, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -37,13 +37,25 @@ class StabfixServer(LanguageServer):
         self._analyser: Optional[Analyser] = None
         self._reported: dict[str, Optional[str]] = {}  # uri -> the problem last logged for it
 
+    def configure(self, params: types.InitializeParams) -> None:
+        """What `initialize` tells: the workspace folders and the initialization options."""
+        folders = [to_fs_path(folder.uri) for folder in self.workspace.folders.values()]
+        roots = [folder for folder in [*folders, self.workspace.root_path] if folder]
+        self._analyser = Analyser([Path(root) for root in roots])
+        options = params.initialization_options
+        debounce = options.get("debounceMs") if isinstance(options, dict) else None
+        if debounce is None:
+            return
+        if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and debounce >= 0:
+            self.debounce_seconds = debounce / 1000
+        else:
+            message = f"stabfix: initializationOptions.debounceMs must be a number of milliseconds >= 0, got {debounce!r}; using {DEFAULT_DEBOUNCE_MS}"
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
+
     @property
     def analyser(self) -> Analyser:
-        """Made on first use, after `initialize` has told the workspace folders."""
         if self._analyser is None:
-            folders = [to_fs_path(folder.uri) for folder in self.workspace.folders.values()]
-            roots = [folder for folder in [*folders, self.workspace.root_path] if folder]
-            self._analyser = Analyser([Path(root) for root in roots])
+            raise RuntimeError("the client sent a document before initialize")
         return self._analyser
 
     async def on_worker(self, job: Callable[[], T]) -> T:
@@ -116,22 +128,12 @@ def _file_path(uri: str) -> Optional[Path]:
     return Path(path) if path and path.endswith((".py", ".pyi")) else None
 
 
-def _debounce_ms(options: Any) -> Optional[float]:
-    if isinstance(options, dict):
-        value = options.get("debounceMs")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-            return float(value)
-    return None
-
-
 def build_server() -> StabfixServer:
     server = StabfixServer()
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: StabfixServer, params: types.InitializeParams) -> None:
-        debounce = _debounce_ms(params.initialization_options)
-        if debounce is not None:
-            ls.debounce_seconds = debounce / 1000
+        ls.configure(params)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: StabfixServer, params: types.InitializedParams) -> None:
