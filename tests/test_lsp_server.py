@@ -384,6 +384,18 @@ def test_the_config_of_the_files_project_applies(tmp_path, server):
     assert client.stop() == 0
 
 
+def test_a_broken_config_is_shown_once_and_no_rule_runs(tmp_path, server):
+    write(tmp_path, "stabfix.yaml", "select: [SF9999]\n")
+    client = server()
+    for name in ("a.py", "b.py"):
+        uri = client.open(write(tmp_path, name, BUGGY), BUGGY)
+        assert list(client.diagnostics(uri, 1).diagnostics) == []
+    shown = [message["params"] for message in client.notifications if message["method"] == "window/showMessage"]
+    assert len(shown) == 1 and "stabfix.yaml" in shown[0]["message"] and "SF9999" in shown[0]["message"]
+    assert shown[0]["type"] == types.MessageType.Error
+    assert client.stop() == 0
+
+
 def test_without_pygls_the_command_says_how_to_install_it(tmp_path, run_cli):
     # An installed-but-broken pygls is as good as a missing one for this: its import fails.
     write(tmp_path, "blocked/pygls/__init__.py", "raise ImportError('pygls blocked for this test', name='pygls')\n")

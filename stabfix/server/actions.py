@@ -3,6 +3,7 @@ source action that makes every safe fix, as `stabfix apply` does."""
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Optional, Sequence
 
 from lsprotocol import types
@@ -18,7 +19,15 @@ FIX_ALL_TITLE = "Fix all safe stabfix findings"
 
 def wanted(kind: str, only: Optional[Sequence[str]]) -> bool:
     """Whether the client asked for actions of this kind: `only` lists kinds or their prefixes (`source`)."""
-    return only is None or any(kind == asked or kind.startswith(f"{asked}.") for asked in only)
+    if only is None:
+        return True
+    kind = _plain(kind)
+    return any(kind == asked or kind.startswith(f"{asked}.") for asked in map(_plain, only))
+
+
+def _plain(kind: str) -> str:
+    # lsprotocol's kinds are str-valued enums, which Python 3.12 formats as `CodeActionKind.QuickFix`.
+    return kind.value if isinstance(kind, Enum) else kind
 
 
 def code_actions(

@@ -35,6 +35,7 @@ class DocumentAnalysis:
     findings: list[AnalysedFinding] = field(default_factory=list)
     # A one-line reason the file could not be (fully) analysed: a syntax error, a bad config, a failed rule.
     problem: Optional[str] = None
+    problem_in_config: bool = False  # the file's config is wrong: no rule ran on it
     analysis: Optional[Analysis] = None
     settings: Optional[FileSettings] = None
     # The texts its fixes make (by finding index, or ALL_SAFE), computed once: an editor asks for code
@@ -75,7 +76,7 @@ class Analyser:
         try:
             settings = settings_for(path, self.workspace_roots, self._catalog)
         except (ConfigError, SelectorError) as error:
-            return DocumentAnalysis(path, text, problem=str(error))
+            return DocumentAnalysis(path, text, problem=str(error), problem_in_config=True)
         if settings.excluded or not settings.codes:
             return DocumentAnalysis(path, text, settings=settings)
         key = _key(path, text, settings)

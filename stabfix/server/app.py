@@ -36,6 +36,7 @@ class StabfixServer(LanguageServer):
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stabfix-analysis")
         self._analyser: Optional[Analyser] = None
         self._reported: dict[str, Optional[str]] = {}  # uri -> the problem last logged for it
+        self._reported_configs: set[str] = set()
 
     def configure(self, params: types.InitializeParams) -> None:
         """What `initialize` tells: the workspace folders and the initialization options."""
@@ -80,14 +81,21 @@ class StabfixServer(LanguageServer):
         )
 
     def _report_problem(self, uri: str, result: DocumentAnalysis) -> None:
-        """Say once (in the client's log) why a document has no or only some findings: a syntax error
-        while typing is normal, so it is not a pop-up."""
+        """Say once why a document has no or only some findings: in the client's log, as a syntax error
+        while typing is normal; a broken config, which the user must fix, as a message."""
         if self._reported.get(uri) == result.problem:
             return
         self._reported[uri] = result.problem
-        if result.problem is not None:
-            message = f"stabfix: {result.path}: {result.problem}"
-            self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
+        if result.problem is None:
+            return
+        if result.problem_in_config:
+            if result.problem not in self._reported_configs:  # one message per broken config, not per file
+                self._reported_configs.add(result.problem)
+                message = f"stabfix: {result.problem}"
+                self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+            return
+        message = f"stabfix: {result.path}: {result.problem}"
+        self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
 
     def closed(self, uri: str) -> None:
         self.debouncer.cancel(uri)
