@@ -385,6 +385,18 @@ def test_the_config_of_the_files_project_applies(tmp_path, server):
     assert client.stop() == 0
 
 
+def test_target_torch_of_the_files_project_withholds_newer_fixes(tmp_path, server):
+    amp = "import torch\n\nscaler = torch.cuda.amp.GradScaler()\n"  # SF302; its fix needs torch 2.3
+    client = server()
+    for project, offered in (("old", 0), ("new", 1)):
+        write(tmp_path, f"{project}/stabfix.yaml", f'target-torch: "{"2.1" if project == "old" else "2.4"}"\n')
+        uri = client.open(write(tmp_path, f"{project}/train.py", amp), amp)
+        (finding,) = client.diagnostics(uri, 1).diagnostics
+        assert finding.code == "SF302"
+        assert len(client.code_actions(uri, finding.range, only=[types.CodeActionKind.QuickFix])) == offered, project
+    assert client.stop() == 0
+
+
 def test_a_broken_config_is_shown_once_and_no_rule_runs(tmp_path, server):
     write(tmp_path, "stabfix.yaml", "select: [SF9999]\n")
     client = server()
