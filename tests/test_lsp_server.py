@@ -249,7 +249,7 @@ def applied_by_cli(run_cli, tmp_path: Path, text: str, *args: str) -> str:
     target = write(tmp_path / "cli", "model_eval.py", text)
     result = run_cli("apply", *args, str(target), cwd=tmp_path / "cli")
     assert result.returncode in (0, 1), result.stderr
-    return target.read_text()
+    return target.read_bytes().decode("utf-8")  # line breaks as written
 
 
 def test_findings_of_the_buffer_are_published_with_code_and_rule_link(tmp_path, server):
@@ -316,6 +316,21 @@ def test_other_files_come_from_disk_and_their_changes_are_seen(tmp_path, server)
     base.write_text("class BaseModel:\n    pass\n")
     client.files_changed(base)
     assert list(client.diagnostics(uri, 1).diagnostics) == []
+    assert client.stop() == 0
+
+
+def test_columns_count_utf16_units_and_crlf_text_is_fixed_like_apply(tmp_path, server, run_cli):
+    # An emoji before the finding is two UTF-16 units (the protocol's default) but one character.
+    text = 'import torch\r\n\r\nlabel = "\U0001F600"; torch.autograd.set_detect_anomaly(True)\r\n'
+    client = server()
+    uri = client.open(write(tmp_path, "model_eval.py", text), text)
+    (finding,) = client.diagnostics(uri, 1).diagnostics
+    assert finding.code == "SF203"
+    assert finding.range == types.Range(types.Position(2, 14), types.Position(2, 53))
+    (unsafe,) = client.code_actions(uri, finding.range, only=[types.CodeActionKind.QuickFix])
+    fixed = apply_edits(text, only_edit(unsafe, uri, 1))
+    assert fixed == applied_by_cli(run_cli, tmp_path, text, "--unsafe-fixes")
+    assert fixed.count("\r\n") == fixed.count("\n")
     assert client.stop() == 0
 
 
