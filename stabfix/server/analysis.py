@@ -140,7 +140,7 @@ class Analyser:
     def _project(self, path: Path, text: str, settings: FileSettings) -> Project:
         """The project as `scan` of its root sees it, with this file's buffer in place of its saved text."""
         key = (settings.root, settings.exclude)
-        modules = self._modules_by_root.get(key)
+        modules = self._modules_by_root.get(key) if not settings.alone else ModuleMap([str(path)], [str(settings.root)])
         if modules is None:
             found = discover([settings.root], settings.root, list(settings.exclude))
             modules = self._modules_by_root[key] = ModuleMap([str(file) for file in found.files], [str(settings.root)])
@@ -167,5 +167,5 @@ class Analyser:
 
 def _key(path: Path, text: str, settings: FileSettings) -> str:
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20)
-    digest.update(repr((str(path), settings.codes, settings.torch_target, str(settings.root))).encode())
+    digest.update(repr((str(path), settings.codes, settings.torch_target, str(settings.root), settings.alone)).encode())
     return digest.hexdigest()

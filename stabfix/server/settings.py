@@ -22,6 +22,9 @@ class FileSettings:
     # The folder the file's cross-file facts come from: the config's folder, else the editor's workspace
     # folder holding the file, else the file's own folder.
     root: Path
+    # Neither a config nor a workspace folder places the file in a project (a file opened on its own):
+    # like `stabfix scan FILE`, it is analysed alone rather than with everything under its folder.
+    alone: bool
     exclude: tuple[str, ...]
     excluded: bool
 
@@ -40,7 +43,8 @@ def settings_for(path: Path, workspace_roots: Sequence[Path], catalog: dict[str,
     return FileSettings(
         codes=tuple(sorted(codes)),
         torch_target=TorchTargets(config.target_torch, config.path).for_file(path),
-        root=root,
+        root=root or Path(os.path.abspath(path)).parent,
+        alone=root is None,
         exclude=tuple(config.exclude),
         excluded=excluded,
     )
@@ -56,8 +60,8 @@ def _relative(path: Path, root: Path) -> str:
     return path.as_posix()
 
 
-def _workspace_root(path: Path, workspace_roots: Sequence[Path]) -> Path:
+def _workspace_root(path: Path, workspace_roots: Sequence[Path]) -> Optional[Path]:
     absolute = Path(os.path.abspath(path))
     holding = [root for root in workspace_roots if absolute.is_relative_to(root)]
     # The innermost folder: a workspace may hold nested projects.
-    return max(holding, key=lambda root: len(root.parts)) if holding else absolute.parent
+    return max(holding, key=lambda root: len(root.parts)) if holding else None
