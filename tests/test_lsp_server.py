@@ -358,9 +358,11 @@ def test_quick_fixes_make_the_edit_apply_makes(tmp_path, server, run_cli):
     assert safe.kind == types.CodeActionKind.QuickFix and safe.is_preferred is True
     assert safe.title.startswith("Fix SF106") and "(unsafe)" not in safe.title
     assert [diagnostic.code for diagnostic in safe.diagnostics] == ["SF106"]
-    fixed = apply_edits(BUGGY, only_edit(safe, uri, 1))
+    # Only what changes is edited (the editor keeps the cursor, the undo step is the fix's): one line added.
+    (edit,) = only_edit(safe, uri, 1)
+    assert (edit.range, edit.new_text) == (types.Range(types.Position(5, 0), types.Position(5, 0)), "@torch.no_grad()\n")
+    fixed = apply_edits(BUGGY, [edit])
     assert fixed == applied_by_cli(run_cli, tmp_path, BUGGY, "--select", "SF106")
-    assert "@torch.no_grad()\ndef evaluate" in fixed
 
     (unsafe,) = client.code_actions(uri, by_code["SF203"].range, only=[types.CodeActionKind.QuickFix])
     assert not unsafe.is_preferred and unsafe.title.endswith("(unsafe)")
