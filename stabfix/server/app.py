@@ -16,6 +16,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from stabfix import __version__
+from stabfix.engine import describe_error
 from stabfix.server.actions import FIX_ALL_KIND, code_actions
 from stabfix.server.analysis import Analyser, DocumentAnalysis
 from stabfix.server.diagnostics import diagnostic
@@ -24,7 +25,7 @@ from stabfix.server.scheduler import Debouncer
 
 DEFAULT_DEBOUNCE_MS = 300
 # What other files' facts and the config come from.
-WATCHED = ("**/*.py", "**/*.pyi", "**/stabfix.yaml", "**/pyproject.toml")
+WATCHED = ("**/*.py", "**/stabfix.yaml", "**/pyproject.toml")
 T = TypeVar("T")
 
 
@@ -69,7 +70,12 @@ class StabfixServer(LanguageServer):
             return
         document = self.workspace.get_text_document(uri)
         text, version = document.source, document.version
-        result = await self.on_worker(lambda: self.analyser.analyse(path, text))
+        try:
+            result = await self.on_worker(lambda: self.analyser.analyse(path, text))
+        except Exception as error:  # a stabfix bug: say so, keep serving the other files
+            message = f"stabfix: {path}: internal error ({describe_error(error)}); please report it"
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=message))
+            return
         if uri not in self.workspace.text_documents or self.workspace.get_text_document(uri).version != version:
             return  # a newer check is scheduled
         self._report_problem(uri, result)
@@ -133,7 +139,7 @@ def _file_path(uri: str) -> Optional[Path]:
     if not uri.startswith("file:"):
         return None
     path = to_fs_path(uri)
-    return Path(path) if path and path.endswith((".py", ".pyi")) else None
+    return Path(path) if path and path.endswith(".py") else None  # what `scan` of a folder reads
 
 
 def build_server() -> StabfixServer:
