@@ -289,7 +289,9 @@ def test_a_syntax_error_while_typing_clears_the_diagnostics_and_is_logged(tmp_pa
     assert len(client.diagnostics(uri, 1).diagnostics) == 2
     client.change(uri, 2, BUGGY.replace("def evaluate(model, loader):", "def evaluate(model, loader"))
     assert list(client.diagnostics(uri, 2).diagnostics) == []  # none left at positions that no longer hold
-    logged = [message["params"]["message"] for message in client.notifications if message["method"] == "window/logMessage"]
+    logged = [
+        message["params"]["message"] for message in client.notifications if message["method"] == "window/logMessage"
+    ]
     assert any("model_eval.py: syntax error at line" in message for message in logged), logged
 
 
@@ -360,7 +362,8 @@ def test_quick_fixes_make_the_edit_apply_makes(tmp_path, server, run_cli):
     assert [diagnostic.code for diagnostic in safe.diagnostics] == ["SF106"]
     # Only what changes is edited (the editor keeps the cursor, the undo step is the fix's): one line added.
     (edit,) = only_edit(safe, uri, 1)
-    assert (edit.range, edit.new_text) == (types.Range(types.Position(5, 0), types.Position(5, 0)), "@torch.no_grad()\n")
+    assert edit.range == types.Range(types.Position(5, 0), types.Position(5, 0))
+    assert edit.new_text == "@torch.no_grad()\n"
     fixed = apply_edits(BUGGY, [edit])
     assert fixed == applied_by_cli(run_cli, tmp_path, BUGGY, "--select", "SF106")
 
@@ -391,7 +394,8 @@ def test_fix_all_source_action_is_what_apply_does(tmp_path, server, run_cli):
 
 
 def test_the_config_of_the_files_project_applies(tmp_path, server):
-    write(tmp_path, "stabfix.yaml", "ignore: [SF203]\nper-file-ignores:\n  'legacy/*.py': [SF106]\nexclude: ['vendored/']\n")
+    config = "ignore: [SF203]\nper-file-ignores:\n  'legacy/*.py': [SF106]\nexclude: ['vendored/']\n"
+    write(tmp_path, "stabfix.yaml", config)
     client = server()
     uri = client.open(write(tmp_path, "model_eval.py", BUGGY), BUGGY)
     assert [diagnostic.code for diagnostic in client.diagnostics(uri, 1).diagnostics] == ["SF106"]

@@ -63,7 +63,8 @@ def code_actions(
                     edit=_workspace_edit(document, text_edits(codec, result.text, fixed), versioned),
                 )
             )
-    if wanted(FIX_ALL_KIND, only) and any(item.fix is not None and item.fix.safety == "safe" for item in result.findings):
+    safe_fixes = any(item.fix is not None and item.fix.safety == "safe" for item in result.findings)
+    if wanted(FIX_ALL_KIND, only) and safe_fixes:
         fixed = analyser.fix_all_safe(result)
         if fixed is not None and fixed != result.text:
             actions.append(

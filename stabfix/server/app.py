@@ -51,7 +51,10 @@ class StabfixServer(LanguageServer):
         if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and debounce >= 0:
             self.debounce_seconds = debounce / 1000
         else:
-            message = f"stabfix: initializationOptions.debounceMs must be a number of milliseconds >= 0, got {debounce!r}; using {DEFAULT_DEBOUNCE_MS}"
+            message = (
+                "stabfix: initializationOptions.debounceMs must be a number of milliseconds >= 0, "
+                f"got {debounce!r}; using {DEFAULT_DEBOUNCE_MS}"
+            )
             self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
 
     @property
@@ -80,10 +83,9 @@ class StabfixServer(LanguageServer):
             return  # a newer check is scheduled
         self._report_problem(uri, result)
         codec, lines = self.workspace.position_codec, lsp_lines(text)
+        diagnostics = [diagnostic(codec, lines, item.finding) for item in result.findings]
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=uri, version=version, diagnostics=[diagnostic(codec, lines, item.finding) for item in result.findings]
-            )
+            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
         )
 
     def _report_problem(self, uri: str, result: DocumentAnalysis) -> None:
@@ -193,7 +195,8 @@ def build_server() -> StabfixServer:
 
         def compute() -> list[types.CodeAction]:
             result = ls.analyser.analyse(path, text)
-            return code_actions(ls.analyser, result, codec, lines, identifier, params.range, params.context.only, versioned)
+            only = params.context.only
+            return code_actions(ls.analyser, result, codec, lines, identifier, params.range, only, versioned)
 
         return await ls.on_worker(compute) or None
 
