@@ -105,6 +105,11 @@ class StabfixServer(LanguageServer):
         message = f"stabfix: {result.path}: {result.problem}"
         self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
 
+    def stop_checking(self) -> None:
+        """`shutdown`: drop the checks still waiting, so that `exit` is not held up by analyses nobody reads."""
+        self.debouncer.cancel_all()
+        self._worker.shutdown(wait=False, cancel_futures=True)
+
     def closed(self, uri: str) -> None:
         self.debouncer.cancel(uri)
         self._reported.pop(uri, None)
@@ -154,6 +159,10 @@ def build_server() -> StabfixServer:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: StabfixServer, params: types.InitializedParams) -> None:
         await ls.watch_files()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: StabfixServer, params: None) -> None:
+        ls.stop_checking()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files_changed(ls: StabfixServer, params: types.DidChangeWatchedFilesParams) -> None:

@@ -17,6 +17,10 @@ class Debouncer:
         self.cancel(uri)
         self._pending[uri] = asyncio.ensure_future(self._later(uri, delay))
 
+    def cancel_all(self) -> None:
+        for uri in list(self._pending):
+            self.cancel(uri)
+
     def cancel(self, uri: str) -> None:
         task = self._pending.pop(uri, None)
         if task is not None:
