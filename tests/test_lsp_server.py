@@ -166,12 +166,18 @@ class LspClient:
         )
         return uri
 
-    def change(self, uri: str, version: int, text: str) -> None:
+    def change(self, uri: str, version: int, text: str, at: Optional[types.Range] = None) -> None:
+        """The new text of the document, or (`at`) of that range of it, as editors send keystrokes."""
+        change = (
+            types.TextDocumentContentChangeWholeDocument(text=text)
+            if at is None
+            else types.TextDocumentContentChangePartial(range=at, text=text)
+        )
         self.notify(
             "textDocument/didChange",
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                content_changes=[change],
             ),
         )
 
@@ -279,6 +285,10 @@ def test_a_change_that_removes_the_bugs_clears_the_diagnostics(tmp_path, server)
     assert list(client.diagnostics(uri, 2).diagnostics) == []
     client.change(uri, 3, BUGGY)
     assert [diagnostic.code for diagnostic in client.diagnostics(uri, 3).diagnostics] == ["SF203", "SF106"]
+    # An incremental change, as editors send: delete the line that turns anomaly detection on.
+    client.change(uri, 4, "", at=types.Range(types.Position(2, 0), types.Position(3, 0)))
+    (left,) = client.diagnostics(uri, 4).diagnostics
+    assert left.code == "SF106" and left.range.start.line == 8  # `model(x)`, one line up from where it was
     assert client.stop() == 0
 
 
