@@ -25,6 +25,8 @@ from lsprotocol.converters import get_converter  # noqa: E402
 
 from stabfix.docs import rule_url  # noqa: E402
 
+REPO = Path(__file__).resolve().parent.parent
+
 CONVERTER = get_converter()
 TIMEOUT = 60  # seconds: the first analysis loads every rule; later ones take milliseconds
 
@@ -425,6 +427,26 @@ def test_target_torch_of_the_files_project_withholds_newer_fixes(tmp_path, serve
         (finding,) = client.diagnostics(uri, 1).diagnostics
         assert finding.code == "SF302"
         assert len(client.code_actions(uri, finding.range, only=[types.CodeActionKind.QuickFix])) == offered, project
+    assert client.stop() == 0
+
+
+def test_each_fixture_file_gets_what_scan_of_its_project_reports(server, run_cli):
+    """The bundled training repos, each with its own config: what the editor shows is what `scan` says."""
+    client = server()
+    folders = sorted(path for path in (REPO / "fixtures").iterdir() if path.is_dir())
+    for folder in folders:  # one scan each: each fixture has its own config
+        report = json.loads(run_cli("scan", "--no-cache", "--output-format", "json", str(folder)).stdout)
+        expected = {
+            (REPO / finding["path"], finding["code"], finding["line"], finding["column"]) for finding in report["findings"]
+        }
+        shown = set()
+        for path in sorted(folder.rglob("*.py")):
+            uri = client.open(path, path.read_text(encoding="utf-8"))
+            for diagnostic in client.diagnostics(uri, 1).diagnostics:
+                start = diagnostic.range.start
+                shown.add((path, diagnostic.code, start.line + 1, start.character + 1))
+        assert shown == expected, folder.name
+        assert expected, f"{folder.name}: a fixture has planted bugs"
     assert client.stop() == 0
 
 
