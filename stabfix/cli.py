@@ -308,6 +308,19 @@ def rules_command() -> None:
     Console(width=None if sys.stdout.isatty() else 200).print(table)
 
 
+@app.command("server")
+def server_command(
+    stdio: Annotated[bool, typer.Option("--stdio", help="Talk over stdin/stdout (the only transport; accepted for clients that pass it).")] = False,
+) -> None:
+    """Run the language server for editors (LSP over stdin/stdout); needs `pip install "stabfix\\[lsp]"`."""
+    from stabfix.server import ServerUnavailable, serve_stdio  # pygls is imported by this command only
+
+    try:
+        serve_stdio()
+    except ServerUnavailable as exc:
+        raise _fail(str(exc)) from None
+
+
 @app.command()
 def explain(rule: Annotated[str, typer.Argument(help="A rule code (SF101) or name (loss-target-requires-grad).")]) -> None:
     """Show a rule's documentation."""

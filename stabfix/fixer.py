@@ -115,3 +115,11 @@ def _validate(text: str, display_path: str) -> None:
         compile(text, display_path, "exec", dont_inherit=True)
     except (cst.ParserSyntaxError, SyntaxError, AnalysisError) as exc:
         raise FixError(f"a fix produced invalid code ({exc.__class__.__name__}); file left unchanged") from None
+
+
+def fixed_by(module: cst.Module, fixes: list[Fix], display_path: str) -> str:
+    """The code with these fixes made in one round, as `apply`'s first round makes them (an editor's
+    quick fix for one finding). Raises FixError when the result would not compile."""
+    rewritten, _ = _apply_round(module, fixes)
+    _validate(rewritten, display_path)
+    return rewritten

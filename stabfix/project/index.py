@@ -62,10 +62,16 @@ class ProjectIndex:
     """One per scan. `sources` (path -> text) stands in for the disk: tests and rule examples."""
 
     def __init__(
-        self, files: Iterable[str], roots: Iterable[str] = (), sources: Optional[Mapping[str, str]] = None
+        self,
+        files: Iterable[str],
+        roots: Iterable[str] = (),
+        sources: Optional[Mapping[str, str]] = None,
+        modules: Optional[ModuleMap] = None,
     ) -> None:
+        """`modules`: the map of these files and roots, built before (the language server keeps one per
+        project while the files stay; it must hold the `sources` paths too)."""
         self._sources = {os.path.abspath(path): text for path, text in (sources or {}).items()}
-        self.modules = ModuleMap([*files, *self._sources], roots)
+        self.modules = modules if modules is not None else ModuleMap([*files, *self._sources], roots)
         self._texts: dict[str, tuple[Optional[str], str]] = {}
         self._outlines: dict[str, Optional[Outline]] = {}
         self._recorders: list[Consulted] = []
