@@ -11,10 +11,8 @@ accelerator in a training loop, in one of two shapes:
   or when a Lightning module's or data module's `train_dataloader` returns it and no `Trainer` of the file runs on the CPU;
 - unpinned: a training loop over it moves the batch with `non_blocking=True` while the loader does not pin
   (`pin_memory` absent or `False`): a copy from pageable memory is staged and synchronous, so `non_blocking` buys nothing.
-`num_workers`/`pin_memory` from a config (`args.workers`) or a loader built from `**kwargs` are the author's choice: silent.
-
-Fix (unsafe: worker processes need a picklable dataset, change per-worker random state and, on spawn platforms, a
-`__main__` guard): `num_workers=4, pin_memory=True, persistent_workers=True` (starved) or `pin_memory=True` (unpinned).
+Settings from a config (`args.workers`) or `**kwargs` are the author's choice: silent. Fix (unsafe: workers need a
+picklable dataset, change per-worker random state): `num_workers=4, pin_memory=True, persistent_workers=True` or `pin_memory=True`.
 """
 
 from __future__ import annotations
@@ -84,13 +82,13 @@ class DataloaderStarvesDevice(Checker):
                 if code_of(arg.value, 200) != loader.holder or arg.star:
                     continue
                 name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
-                loops.extend(loop for loop in pipeline.loops_over(name or "") if _inside(loop, definition))
+                loops.extend(loop for loop in pipeline.loops_over(name or "") if definition is not None and self.model.flows.enclosing_function(loop) is definition)
         return [loop for loop in loops if _runs_backward(loop.body)]
 
     def _loops_move(self, loops: list[cst.For], non_blocking: bool = False) -> bool:
         """A loop moves a batch drawn from the loader to a device not shown to be the host (`non_blocking=True` too)."""
         for loop in loops:
-            drawn = {node.value for node in _walk(loop.target) if isinstance(node, cst.Name)}
+            drawn = _drawn_names(loop)
             for node in _walk(loop.body):
                 if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                         and node.func.attr.value in ("to", "cuda")):
@@ -133,9 +131,7 @@ class DataloaderStarvesDevice(Checker):
 
     def _returning_method(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         """The function whose `return` hands back this loader, directly or through a name."""
-        node, parent = call, self.model.flows.parent(call)
-        while parent is not None and not isinstance(parent, cst.FunctionDef):
-            node, parent = parent, self.model.flows.parent(parent)
+        parent = self.model.flows.enclosing_function(call)
         if parent is None:
             return None
         holder = self.model.distributed.pipeline.holder(call)
@@ -164,13 +160,25 @@ class DataloaderStarvesDevice(Checker):
                    {call: call.with_changes(args=args)})
 
 
-def _false_or_absent(value: Optional[cst.BaseExpression]) -> bool:
+def _false_or_absent(value: Optional[cst.BaseExpression]) -> bool:  # `pin_memory` not set, or `False`
     return value is None or (isinstance(value, cst.Name) and value.value == "False")
 
 
 def _runs_backward(body: cst.CSTNode) -> bool:
     return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                and node.func.attr.value in ("backward", "manual_backward") for node in _walk(body))
+
+
+def _drawn_names(loop: cst.For) -> set[str]:
+    """The loop's targets and the names bound from them in its body (`x, y = batch`, `{k: v for k, v in batch.items()}`)."""
+    drawn = {node.value for node in _walk(loop.target) if isinstance(node, cst.Name)}
+    for _ in range(2):  # chains: `inputs = batch["x"]` then `for k, v in inputs.items()`
+        for node in _walk(loop.body):
+            if isinstance(node, cst.CompFor) and _root_name(node.iter) in drawn:
+                drawn |= {name.value for name in _walk(node.target) if isinstance(name, cst.Name)}
+            elif isinstance(node, cst.Assign) and _root_name(node.value) in drawn:
+                drawn |= {name.value for t in node.targets for name in _walk(t.target) if isinstance(name, cst.Name)}
+    return drawn
 
 
 def _mentions(expr: cst.CSTNode, method: str) -> bool:
@@ -181,10 +189,6 @@ def _root_name(expr: cst.BaseExpression) -> Optional[str]:
     while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
         expr = expr.value if not isinstance(expr, cst.Call) else expr.func
     return expr.value if isinstance(expr, cst.Name) else None
-
-
-def _inside(node: cst.CSTNode, function: Optional[cst.FunctionDef]) -> bool:
-    return function is not None and any(item is node for item in _walk(function.body))
 
 
 def _walk(node: cst.CSTNode):
