@@ -75,6 +75,8 @@ class DataloaderStarvesDevice(Checker):
         pipeline, names = self.model.distributed.pipeline, self.model.names
         loops = list(pipeline.loops_over(loader.holder))
         for call in self.model.flows.calls():
+            if call.args and code_of(call.args[0].value, 200) == loader.holder and pipeline.holder(call):
+                loops.extend(pipeline.loops_over(pipeline.holder(call)))  # `bar = tqdm(loader)` ... `for x in bar`
             definition = names.definition_of(call)
             params = [p.name.value for p in definition.params.params] if definition is not None else []
             params = params[1:] if params[:1] in (["self"], ["cls"]) else params
@@ -110,8 +112,7 @@ class DataloaderStarvesDevice(Checker):
 
     def _framework_places(self, loader: Loader) -> bool:
         """accelerate/Fabric places the batches of a loader it prepares; Lightning those `train_dataloader` returns."""
-        calls = self.model.flows.calls()
-        qualify = self.model.names.qualify
+        calls, qualify = self.model.flows.calls(), self.model.names.qualify
         if any((qualify(c.func) or "") in CPU_FRAMEWORKS and any(
                 a.keyword is not None and (a.keyword.value, code_of(a.value, 20)) in (("cpu", "True"), ("accelerator", '"cpu"'))
                 for a in c.args) for c in calls):
@@ -152,8 +153,8 @@ class DataloaderStarvesDevice(Checker):
         wanted = {"num_workers": "4", "pin_memory": "True", "persistent_workers": "True"} if starved else {"pin_memory": "True"}
         args = [arg.with_changes(value=cst.parse_expression(wanted.pop(arg.keyword.value)))
                 if arg.keyword is not None and arg.keyword.value in wanted else arg for arg in call.args]
-        equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-        args += [cst.Arg(cst.parse_expression(value), keyword=cst.Name(key), equal=equal) for key, value in wanted.items()]
+        args += [cst.Arg(cst.parse_expression(value), keyword=cst.Name(key), equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))) for key, value in wanted.items()]
         what = ("load batches in 4 worker processes into pinned memory (unsafe: workers need a picklable dataset and "
                 "change per-worker random state)") if starved else "pin the loader's batches (unsafe: page-locked host memory)"
         return Fix("unsafe", what,
