@@ -53,7 +53,7 @@ class DataloaderStarvesDevice(Checker):
                 if per_item is not None:
                     self.report(call, self._starved_message(loader, per_item), self._fix(call, starved=True))
                     continue
-            if _false_or_absent(argument(call, 7, "pin_memory")) and self._loops_move(loops, non_blocking=True):
+            if code_of(argument(call, 7, "pin_memory") or cst.Name("False"), 20) == "False" and self._loops_move(loops, non_blocking=True):
                 self.report(call, f"`{loader.holder or 'this loader'}` does not pin its batches, yet the training loop "
                             f"moves them with `non_blocking=True`: a copy from pageable memory is staged and synchronous, "
                             f"so the host still waits; set `pin_memory=True`", self._fix(call, starved=False))
@@ -79,7 +79,8 @@ class DataloaderStarvesDevice(Checker):
                 loops.extend(pipeline.loops_over(pipeline.holder(call)))  # `bar = tqdm(loader)` ... `for x in bar`
             definition = names.definition_of(call)
             params = [p.name.value for p in definition.params.params] if definition is not None else []
-            params = params[1:] if params[:1] in (["self"], ["cls"]) else params
+            if definition is not None and isinstance(self.model.flows.parent(self.model.flows.parent(definition)), cst.ClassDef):
+                params = params[1:]  # a method: its receiver, whatever its name, is not an argument
             for position, arg in enumerate(call.args):
                 if code_of(arg.value, 200) != loader.holder or arg.star:
                     continue
@@ -159,10 +160,6 @@ class DataloaderStarvesDevice(Checker):
                 "change per-worker random state)") if starved else "pin the loader's batches (unsafe: page-locked host memory)"
         return Fix("unsafe", what,
                    {call: call.with_changes(args=args)})
-
-
-def _false_or_absent(value: Optional[cst.BaseExpression]) -> bool:  # `pin_memory` not set, or `False`
-    return value is None or (isinstance(value, cst.Name) and value.value == "False")
 
 
 def _runs_backward(body: cst.CSTNode) -> bool:

@@ -26,6 +26,7 @@ import libcst as cst
 
 from stabfix.model.source.names import Names
 from stabfix.model.source.project_view import ProjectQueries
+from stabfix.model.source.scopes import first_parameter
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 
@@ -59,8 +60,8 @@ class DatasetWork:
                 return None  # a parameter, a loop target: not shown
             found = [self.per_item(value, depth + 1) for value in values]
             return found[0] if all(found) else None
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-            owner = self._enclosing_class(expr)
+        owner = self._receiver_class(expr)
+        if owner is not None:  # `self.train_set` of a method: what the class binds it to
             bindings = self.names.attribute_bindings(owner, expr.attr.value) if owner is not None else []
             values = [b.bound_value for b in bindings]
             if not values or any(value is None for value in values):
@@ -97,9 +98,15 @@ class DatasetWork:
             return bindings[0].node
         return None
 
-    def _enclosing_class(self, node: cst.CSTNode) -> Optional[cst.ClassDef]:
-        use = self.names.uses.get(node.value) if isinstance(node, cst.Attribute) else None
-        return self.names.enclosing_class(use.scope) if use is not None else None
+    def _receiver_class(self, expr: cst.BaseExpression) -> Optional[cst.ClassDef]:
+        """The class whose method's receiver (first parameter, whatever its name) `expr` reads an attribute of."""
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value in self.names.uses):
+            return None
+        bindings = self.names.bindings_of(expr.value)
+        if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope is None:
+            return None
+        method, owner = bindings[0].scope.node, self.names.enclosing_class(bindings[0].scope)
+        return owner if isinstance(method, cst.FunctionDef) and first_parameter(method) == expr.value.value else None
 
 
 def class_work(owner: cst.ClassDef, names: Names) -> Optional[str]:
@@ -111,13 +118,14 @@ def class_work(owner: cst.ClassDef, names: Names) -> Optional[str]:
 
 def _work_in(function: cst.FunctionDef, owner: cst.ClassDef, methods: dict[str, cst.FunctionDef], names: Names,
              depth: int) -> Optional[str]:
+    receiver = first_parameter(function)  # `self`, whatever the method calls it
     for call in _calls(function):
-        work = _call_work(call, owner, methods, names)
+        work = _call_work(call, receiver, owner, methods, names)
         if work is not None:
             return work
         if depth >= MAX_DEPTH:
             continue
-        callee = _callee(call, methods, names)
+        callee = _callee(call, receiver, methods, names)
         if callee is not None and callee is not function:
             work = _work_in(callee, owner, methods, names, depth + 1)
             if work is not None:
@@ -125,7 +133,8 @@ def _work_in(function: cst.FunctionDef, owner: cst.ClassDef, methods: dict[str, 
     return None
 
 
-def _call_work(call: cst.Call, owner: cst.ClassDef, methods: dict[str, cst.FunctionDef], names: Names) -> Optional[str]:
+def _call_work(call: cst.Call, receiver: str, owner: cst.ClassDef, methods: dict[str, cst.FunctionDef],
+               names: Names) -> Optional[str]:
     func = call.func
     if isinstance(func, cst.Name) and func.value == "open" and not (func in names.uses and names.bindings_of(func)):
         return f"opens a file (`{code_of(call, 60)}`)"
@@ -134,23 +143,23 @@ def _call_work(call: cst.Call, owner: cst.ClassDef, methods: dict[str, cst.Funct
         return f"reads or decodes with `{code_of(func, 60)}`"
     if qualified.startswith(TRANSFORM_MODULES):
         return f"transforms or tokenizes with `{code_of(func, 60)}`"
-    held = _self_attribute(func)
+    held = _self_attribute(func, receiver)
     if held is not None and held not in methods and names.attribute_bindings(owner, held):
         # `self.transform(img)`: a callable the dataset was handed or built, called per item
-        return f"calls `self.{held}` on each item"
+        return f"calls `{receiver}.{held}` on each item"
     if isinstance(func, cst.Attribute):
-        held = _self_attribute(func.value)
+        held = _self_attribute(func.value, receiver)
         if held is not None and held not in methods:  # `self.tokenizer.encode(text)` of a library's object
             for binding in names.attribute_bindings(owner, held):
                 value = binding.bound_value
                 built = names.qualify(value.func) or "" if isinstance(value, cst.Call) else ""
                 if built.startswith(TRANSFORM_MODULES) or built in READERS or built.startswith(READER_MODULES):
-                    return f"calls `self.{held}.{func.attr.value}` (built by `{code_of(value.func, 60)}`) on each item"
+                    return f"calls `{receiver}.{held}.{func.attr.value}` (built by `{code_of(value.func, 60)}`) on each item"
     return None
 
 
-def _callee(call: cst.Call, methods: dict[str, cst.FunctionDef], names: Names) -> Optional[cst.FunctionDef]:
-    held = _self_attribute(call.func)
+def _callee(call: cst.Call, receiver: str, methods: dict[str, cst.FunctionDef], names: Names) -> Optional[cst.FunctionDef]:
+    held = _self_attribute(call.func, receiver)
     if held is not None:
         return methods.get(held)
     try:
@@ -159,8 +168,8 @@ def _callee(call: cst.Call, methods: dict[str, cst.FunctionDef], names: Names) -
         return None
 
 
-def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+def _self_attribute(expr: cst.BaseExpression, receiver: str) -> Optional[str]:
+    if receiver and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == receiver:
         return expr.attr.value
     return None
 

@@ -480,6 +480,11 @@ class DataPipeline:
         if through_wrapper and isinstance(parent, cst.Arg) and parent.keyword is None \
                 and isinstance(wrapper := self.flows.parent(parent), cst.Call) and wrapper.args[0] is parent:
             parent = self.flows.parent(wrapper)
+        if isinstance(parent, cst.Element) and isinstance(display := self.flows.parent(parent), cst.Tuple) \
+                and isinstance(statement := self.flows.parent(display), cst.Assign) and len(statement.targets) == 1 \
+                and isinstance(targets := statement.targets[0].target, cst.Tuple) \
+                and len(targets.elements) == len(display.elements) and not any(isinstance(e, cst.StarredElement) for e in display.elements):
+            return code_of(targets.elements[display.elements.index(parent)].value, 200)  # `dev, loader = d, DataLoader(...)`
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             return code_of(parent.targets[0].target, 200)
         if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)):
