@@ -69,23 +69,24 @@ class DataloaderStarvesDevice(Checker):
         return isinstance(workers, cst.Integer) and workers.value == "0"
 
     def _training_loops(self, loader: Loader) -> list[cst.For]:
-        """The `for` loops over the loader that run a backward pass: here, or in a same-file function it is handed to."""
-        if loader.holder is None:
-            return []
-        pipeline, names = self.model.distributed.pipeline, self.model.names
-        loops = list(pipeline.loops_over(loader.holder))
-        for call in self.model.flows.calls():
-            if call.args and code_of(call.args[0].value, 200) == loader.holder and pipeline.holder(call):
-                loops.extend(pipeline.loops_over(pipeline.holder(call)))  # `bar = tqdm(loader)` ... `for x in bar`
-            definition = names.definition_of(call)
-            params = [p.name.value for p in definition.params.params] if definition is not None else []
-            if definition is not None and isinstance(self.model.flows.parent(self.model.flows.parent(definition)), cst.ClassDef):
-                params = params[1:]  # a method: its receiver, whatever its name, is not an argument
-            for position, arg in enumerate(call.args):
-                if code_of(arg.value, 200) != loader.holder or arg.star:
-                    continue
-                name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
-                loops.extend(loop for loop in pipeline.loops_over(name or "") if definition is not None and self.model.flows.enclosing_function(loop) is definition)
+        """The `for` loops over the loader that run a backward pass: here, in a same-file function it is handed to, or
+        over what a caller holds of it when a function of the file returns it (`train_dl, val_dl = make_loaders()`)."""
+        pipeline, names, loops = self.model.distributed.pipeline, self.model.names, []
+        for holder in pipeline.holders(loader):
+            loops.extend(pipeline.loops_over(holder))
+            for call in self.model.flows.calls():
+                if call.args and code_of(call.args[0].value, 200) == holder and pipeline.holder(call):
+                    loops.extend(pipeline.loops_over(pipeline.holder(call)))  # `bar = tqdm(loader)` ... `for x in bar`
+                definition = names.definition_of(call)
+                params = [p.name.value for p in definition.params.params] if definition is not None else []
+                if definition is not None and isinstance(self.model.flows.parent(self.model.flows.parent(definition)), cst.ClassDef):
+                    params = params[1:]  # a method: its receiver, whatever its name, is not an argument
+                for position, arg in enumerate(call.args):
+                    if code_of(arg.value, 200) != holder or arg.star:
+                        continue
+                    name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
+                    loops.extend(loop for loop in pipeline.loops_over(name or "")
+                                 if definition is not None and self.model.flows.enclosing_function(loop) is definition)
         return [loop for loop in loops if _runs_backward(loop.body)]
 
     def _loops_move(self, loops: list[cst.For], non_blocking: bool = False) -> bool:
@@ -121,7 +122,7 @@ class DataloaderStarvesDevice(Checker):
         if loader.holder is not None and loader.holder in self.model.distributed.handled_loaders():
             return any(_runs_backward(loop.body) for loop in self.model.distributed.pipeline.loops_over(loader.holder)) \
                 or any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in calls)
-        method = self._returning_method(loader.call)
+        method = self.model.distributed.pipeline.returned_by(loader.call)[0]
         if method is None or method.name.value != "train_dataloader":
             return False
         owner = self.model.flows.parent(self.model.flows.parent(method))  # the class body's block, then the class
@@ -130,18 +131,6 @@ class DataloaderStarvesDevice(Checker):
         return not any((qualify(c.func) or "") in LIGHTNING_TRAINERS and any(
             a.keyword is not None and a.keyword.value == "accelerator" and code_of(a.value, 20) in ('"cpu"', "'cpu'")
             for a in c.args) for c in calls)
-
-    def _returning_method(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        """The function whose `return` hands back this loader, directly or through a name."""
-        parent = self.model.flows.enclosing_function(call)
-        if parent is None:
-            return None
-        holder = self.model.distributed.pipeline.holder(call)
-        for item in _walk(parent.body):
-            if isinstance(item, cst.Return) and item.value is not None and \
-                    (item.value is call or (holder is not None and code_of(item.value, 200) == holder)):
-                return parent
-        return None
 
     def _starved_message(self, loader: Loader, per_item: str) -> str:
         return (f"`{loader.holder or 'this DataLoader'}` loads every batch in the training process (`num_workers=0`) "

@@ -20,7 +20,8 @@ Queried after the traversal (built on `names` and `flows`):
   that sets it up, or a same-file function they call), not a helper of a utility module that reads `RANK`.
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
 - `pipeline`: the loaders the file builds (`DataLoader(...)` with its holder, dataset, sampler, shuffle), what
-  kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader.
+  kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader,
+  where a loader is held through the same-file functions returning it (`holders`, `returned_by`).
 - `sets_epoch(call)`: the call runs a function, of this file or another scanned one, that calls `set_epoch`.
 - `handled_loaders()`: the loaders a framework shards (passed to `accelerator.prepare`, even in a tuple,
   `fabric.setup_dataloaders`), and `framework_shards()`: a Lightning `Trainer` or HF `Trainer` runs the loop.
@@ -490,6 +491,38 @@ class DataPipeline:
         if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)):
             return code_of(parent.target, 200)
         return None
+
+    def holders(self, loader: Loader) -> list[str]:
+        """Where the loader is held: its own holder, and what each caller of a same-file function returning it
+        holds of the result (`loader = make_loader()`, `train_dl, val_dl = make_loaders()`)."""
+        holders = [loader.holder] if loader.holder is not None else []
+        factory, element = self.returned_by(loader.call)
+        for call in self.flows.calls() if factory is not None else ():
+            parent = self.flows.parent(call)
+            if self.names.definition_of(call) is not factory or not isinstance(parent, cst.Assign):
+                continue
+            target = parent.targets[0].target
+            if element is None:
+                holders.append(code_of(target, 200))
+            elif isinstance(target, cst.Tuple) and element < len(target.elements):
+                holders.append(code_of(target.elements[element].value, 200))
+        return holders
+
+    def returned_by(self, call: cst.Call) -> tuple[Optional[cst.FunctionDef], Optional[int]]:
+        """The function whose `return` hands back the call's value, directly or through the name holding it, and
+        its place in a returned tuple (None: the whole value)."""
+        function, holder = self.flows.enclosing_function(call), self.holder(call)
+        stack: list[cst.CSTNode] = [function.body] if function is not None else []
+        while stack:
+            item = stack.pop()
+            stack.extend(child for child in children(item) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
+            if not isinstance(item, cst.Return) or item.value is None:
+                continue
+            values = [e.value for e in item.value.elements] if isinstance(item.value, cst.Tuple) else [item.value]
+            for position, value in enumerate(values):
+                if value is call or (holder is not None and code_of(value, 200) == holder):
+                    return function, (position if isinstance(item.value, cst.Tuple) else None)
+        return None, None
 
     def loaders(self) -> list[Loader]:
         found = []
