@@ -85,8 +85,8 @@ class DataloaderStarvesDevice(Checker):
                     if code_of(arg.value, 200) != holder or arg.star:
                         continue
                     name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
-                    loops.extend(loop for loop in pipeline.loops_over(name or "")
-                                 if definition is not None and self.model.flows.enclosing_function(loop) is definition)
+                    loops.extend(loop for loop in (pipeline.loops_over(name) if name and definition is not None else ())
+                                 if self.model.flows.enclosing_function(loop) is definition)
         return [loop for loop in loops if _runs_backward(loop.body)]
 
     def _loops_move(self, loops: list[cst.For], non_blocking: bool = False) -> bool:

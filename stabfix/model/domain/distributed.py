@@ -473,6 +473,7 @@ class DataPipeline:
 
     def __init__(self, distributed: Distributed) -> None:
         self.names, self.flows = distributed.names, distributed.flows
+        self._loops: Optional[list[cst.For]] = None
 
     def holder(self, call: cst.Call, through_wrapper: bool = False) -> Optional[str]:
         """The name or attribute the call's result is assigned to; `through_wrapper`: also as the first argument
@@ -554,14 +555,15 @@ class DataPipeline:
 
     def loops_over(self, holder: str) -> list[cst.For]:
         """The `for` loops whose iterable is the held loader (`loader`, `enumerate(loader)`, `tqdm(self.loader)`)."""
-        loops = []
-        stack: list[cst.CSTNode] = [self.flows.module] if self.flows.module is not None else []
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.For) and _contains_text(node.iter, holder):
-                loops.append(node)
-            stack.extend(children(node))
-        return loops
+        if self._loops is None:  # the file's `for` loops, found once: rules ask this per loader and per call
+            self._loops = []
+            stack: list[cst.CSTNode] = [self.flows.module] if self.flows.module is not None else []
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.For):
+                    self._loops.append(node)
+                stack.extend(children(node))
+        return [loop for loop in self._loops if _contains_text(loop.iter, holder)]
 
     def enclosing_loop(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         current = self.flows.parent(node)
