@@ -104,3 +104,10 @@ def test_a_dataset_class_of_another_file_is_read_there():
     main = "from torch.utils.data import DataLoader\nfrom data import Pictures\nDataLoader(Pictures([], None))\n"
     assert _work(main, {"data.py": IMAGES}) == "calls `me.tf` on each item"
     assert _work(main) is None  # alone, the class is not shown: unknown, not work
+
+
+def test_a_dataset_built_by_a_function_of_the_file_is_what_it_returns():
+    assert _work(IMAGES + "def build(paths):\n    return Pictures(paths, None)\n\nDataLoader(build([]))\n") == \
+        "calls `me.tf` on each item"
+    assert _work("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+                 "def build():\n    return TensorDataset(torch.zeros(4))\n\nDataLoader(build())\n") is None

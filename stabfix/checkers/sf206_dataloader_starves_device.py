@@ -26,6 +26,7 @@ from stabfix.findings import Fix
 from stabfix.model.calls.datasets import DatasetWork
 from stabfix.model.calls.devices import DeviceKinds, to_call_target
 from stabfix.model.domain.distributed import Loader, argument
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 
@@ -77,7 +78,7 @@ class DataloaderStarvesDevice(Checker):
             for call in self.model.flows.calls():
                 if call.args and code_of(call.args[0].value, 200) == holder and pipeline.holder(call):
                     loops.extend(pipeline.loops_over(pipeline.holder(call)))  # `bar = tqdm(loader)` ... `for x in bar`
-                definition = names.definition_of(call)
+                definition = names.definition_of(call) or method_of_instance(names, call)  # `Trainer().fit(loader)` too
                 params = [p.name.value for p in definition.params.params] if definition is not None else []
                 if definition is not None and isinstance(self.model.flows.parent(self.model.flows.parent(definition)), cst.ClassDef):
                     params = params[1:]  # a method: its receiver, whatever its name, is not an argument

@@ -73,6 +73,10 @@ class DatasetWork:
         local = self._local_class(expr.func)
         if local is not None:
             return class_work(local, self.names)
+        factory = self.names.definition_of(expr) if isinstance(expr.func, cst.Name) else None
+        if factory is not None:  # `dataset = build_dataset(cfg)`: what every `return` of the file's function builds
+            found = [self.per_item(value, depth + 1) for value in _returned(factory)]
+            return found[0] if found and all(found) else None
         qualified = self.names.qualify(expr.func) or ""
         if qualified in WRAPPING_DATASETS and expr.args:
             inner = expr.args[0].value
@@ -158,6 +162,10 @@ def _call_work(call: cst.Call, receiver: str, owner: cst.ClassDef, methods: dict
     return None
 
 
+def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    return [node.value for node in _walk_body(function) if isinstance(node, cst.Return) and node.value is not None]
+
+
 def _callee(call: cst.Call, receiver: str, methods: dict[str, cst.FunctionDef], names: Names) -> Optional[cst.FunctionDef]:
     held = _self_attribute(call.func, receiver)
     if held is not None:
@@ -179,11 +187,15 @@ def _methods(owner: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     return {item.name.value: item for item in body if isinstance(item, cst.FunctionDef)}
 
 
-def _calls(function: cst.FunctionDef) -> list[cst.Call]:
+def _walk_body(function: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The function body's nodes in source order, not those of functions or classes nested in it."""
     found, stack = [], [function.body]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call):
-            found.append(node)
+        found.append(node)
         stack.extend(reversed([child for child in children(node) if not isinstance(child, (cst.FunctionDef, cst.ClassDef))]))
-    return found  # in source order: the message names the first work
+    return found
+
+
+def _calls(function: cst.FunctionDef) -> list[cst.Call]:
+    return [node for node in _walk_body(function) if isinstance(node, cst.Call)]  # in order: the message names the first work

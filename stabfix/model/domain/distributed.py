@@ -37,6 +37,7 @@ import libcst as cst
 
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.imports import ImportTracker
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
@@ -500,7 +501,8 @@ class DataPipeline:
         factory, element = self.returned_by(loader.call)
         for call in self.flows.calls() if factory is not None else ():
             parent = self.flows.parent(call)
-            if self.names.definition_of(call) is not factory or not isinstance(parent, cst.Assign):
+            if (self.names.definition_of(call) or method_of_instance(self.names, call)) is not factory \
+                    or not isinstance(parent, cst.Assign):  # `make_loaders(...)`, `Builder().loaders(...)`
                 continue
             target = parent.targets[0].target
             if element is None:
