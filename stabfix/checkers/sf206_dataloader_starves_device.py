@@ -54,7 +54,7 @@ class DataloaderStarvesDevice(Checker):
                 if per_item is not None:
                     self.report(call, self._starved_message(loader, per_item), self._fix(call, starved=True))
                     continue
-            if code_of(argument(call, 7, "pin_memory") or cst.Name("False"), 20) == "False" and self._loops_move(loops, non_blocking=True):
+            if _unpinned(argument(call, 7, "pin_memory")) and self._loops_move(loops, non_blocking=True):
                 self.report(call, f"`{loader.holder or 'this loader'}` does not pin its batches, yet the training loop "
                             f"moves them with `non_blocking=True`: a copy from pageable memory is staged and synchronous, "
                             f"so the host still waits; set `pin_memory=True`", self._fix(call, starved=False))
@@ -150,6 +150,11 @@ class DataloaderStarvesDevice(Checker):
                 "change per-worker random state)") if starved else "pin the loader's batches (unsafe: page-locked host memory)"
         return Fix("unsafe", what,
                    {call: call.with_changes(args=args)})
+
+
+def _unpinned(pin_memory: Optional[cst.BaseExpression]) -> bool:
+    """`pin_memory` absent (torch's default `False`) or the literal `False`; a config value is not judged."""
+    return pin_memory is None or (isinstance(pin_memory, cst.Name) and pin_memory.value == "False")
 
 
 def _runs_backward(body: cst.CSTNode) -> bool:
