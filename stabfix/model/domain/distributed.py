@@ -20,7 +20,8 @@ Queried after the traversal (built on `names` and `flows`):
   that sets it up, or a same-file function they call), not a helper of a utility module that reads `RANK`.
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
 - `pipeline`: the loaders the file builds (`DataLoader(...)` with its holder, dataset, sampler, shuffle), what
-  kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader.
+  kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader,
+  where a loader is held through the same-file functions returning it (`holders`, `returned_by`).
 - `sets_epoch(call)`: the call runs a function, of this file or another scanned one, that calls `set_epoch`.
 - `handled_loaders()`: the loaders a framework shards (passed to `accelerator.prepare`, even in a tuple,
   `fabric.setup_dataloaders`), and `framework_shards()`: a Lightning `Trainer` or HF `Trainer` runs the loop.
@@ -36,6 +37,7 @@ import libcst as cst
 
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.imports import ImportTracker
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
@@ -472,6 +474,7 @@ class DataPipeline:
 
     def __init__(self, distributed: Distributed) -> None:
         self.names, self.flows = distributed.names, distributed.flows
+        self._loops: Optional[list[cst.For]] = None
 
     def holder(self, call: cst.Call, through_wrapper: bool = False) -> Optional[str]:
         """The name or attribute the call's result is assigned to; `through_wrapper`: also as the first argument
@@ -480,11 +483,49 @@ class DataPipeline:
         if through_wrapper and isinstance(parent, cst.Arg) and parent.keyword is None \
                 and isinstance(wrapper := self.flows.parent(parent), cst.Call) and wrapper.args[0] is parent:
             parent = self.flows.parent(wrapper)
+        if isinstance(parent, cst.Element) and isinstance(display := self.flows.parent(parent), cst.Tuple) \
+                and isinstance(statement := self.flows.parent(display), cst.Assign) and len(statement.targets) == 1 \
+                and isinstance(targets := statement.targets[0].target, cst.Tuple) \
+                and len(targets.elements) == len(display.elements) and not any(isinstance(e, cst.StarredElement) for e in display.elements):
+            return code_of(targets.elements[display.elements.index(parent)].value, 200)  # `dev, loader = d, DataLoader(...)`
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             return code_of(parent.targets[0].target, 200)
         if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)):
             return code_of(parent.target, 200)
         return None
+
+    def holders(self, loader: Loader) -> list[str]:
+        """Where the loader is held: its own holder, and what each caller of a same-file function returning it
+        holds of the result (`loader = make_loader()`, `train_dl, val_dl = make_loaders()`)."""
+        holders = [loader.holder] if loader.holder is not None else []
+        factory, element = self.returned_by(loader.call)
+        for call in self.flows.calls() if factory is not None else ():
+            parent = self.flows.parent(call)
+            if (self.names.definition_of(call) or method_of_instance(self.names, call)) is not factory \
+                    or not isinstance(parent, cst.Assign):  # `make_loaders(...)`, `Builder().loaders(...)`
+                continue
+            target = parent.targets[0].target
+            if element is None:
+                holders.append(code_of(target, 200))
+            elif isinstance(target, cst.Tuple) and element < len(target.elements):
+                holders.append(code_of(target.elements[element].value, 200))
+        return holders
+
+    def returned_by(self, call: cst.Call) -> tuple[Optional[cst.FunctionDef], Optional[int]]:
+        """The function whose `return` hands back the call's value, directly or through the name holding it, and
+        its place in a returned tuple (None: the whole value)."""
+        function, holder = self.flows.enclosing_function(call), self.holder(call)
+        stack: list[cst.CSTNode] = [function.body] if function is not None else []
+        while stack:
+            item = stack.pop()
+            stack.extend(child for child in children(item) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
+            if not isinstance(item, cst.Return) or item.value is None:
+                continue
+            values = [e.value for e in item.value.elements] if isinstance(item.value, cst.Tuple) else [item.value]
+            for position, value in enumerate(values):
+                if value is call or (holder is not None and code_of(value, 200) == holder):
+                    return function, (position if isinstance(item.value, cst.Tuple) else None)
+        return None, None
 
     def loaders(self) -> list[Loader]:
         found = []
@@ -516,14 +557,15 @@ class DataPipeline:
 
     def loops_over(self, holder: str) -> list[cst.For]:
         """The `for` loops whose iterable is the held loader (`loader`, `enumerate(loader)`, `tqdm(self.loader)`)."""
-        loops = []
-        stack: list[cst.CSTNode] = [self.flows.module] if self.flows.module is not None else []
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.For) and _contains_text(node.iter, holder):
-                loops.append(node)
-            stack.extend(children(node))
-        return loops
+        if self._loops is None:  # the file's `for` loops, found once: rules ask this per loader and per call
+            self._loops = []
+            stack: list[cst.CSTNode] = [self.flows.module] if self.flows.module is not None else []
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.For):
+                    self._loops.append(node)
+                stack.extend(children(node))
+        return [loop for loop in self._loops if _contains_text(loop.iter, holder)]
 
     def enclosing_loop(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         current = self.flows.parent(node)
