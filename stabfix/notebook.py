@@ -90,7 +90,7 @@ class Notebook:
             cell_end_line = max(cell_line, len(cell.file_lines))
         return replace(
             finding,
-            message=_MESSAGE_LINE.sub(self._cell_reference, finding.message),
+            message=self.in_cells(finding.message),
             line=_file_line(cell, cell_line),
             end_line=_file_line(cell, cell_end_line),
             cell=cell.number,
@@ -98,8 +98,12 @@ class Notebook:
             cell_end_line=cell_end_line,
         )
 
+    def in_cells(self, message: str) -> str:
+        """A message's `line 16` (a line of the joined module) as `cell 4, line 4`: findings' messages
+        and syntax errors name lines of the module."""
+        return _MESSAGE_LINE.sub(self._cell_reference, message)
+
     def _cell_reference(self, match: re.Match) -> str:
-        """A message's `line 16` (a line of the joined module) as `cell 4, line 4`."""
         module_line = int(match.group(1))
         if not self.cells or module_line < self._starts[0]:
             return match.group(0)

@@ -148,7 +148,11 @@ def _process(task: Task) -> TaskOutcome:
     if cached is not None and (task.mode == "scan" or not any(item["fix_safety"] != "none" for item in cached)):
         findings = [Finding(**{**item, "path": task.display}) for item in cached]
         return TaskOutcome(FileResult(task.display, findings=findings), key, consulted=_CACHE.consulted_by(key))  # type: ignore[union-attr]
-    analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target, view)
+    try:
+        analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target, view)
+    except AnalysisError as error:
+        in_cells = getattr(source, "in_cells", None)  # a notebook's syntax error names its cell
+        raise AnalysisError(in_cells(str(error)) if in_cells else str(error)) from None
     consulted = view.consulted.as_json() if view is not None else None
     if task.mode == "noqa":
         outcome = _add_noqa(task, source, analysis.findings, specs)

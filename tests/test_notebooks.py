@@ -283,3 +283,43 @@ def test_cells_whose_body_is_not_python_are_left_out(magic):
     from stabfix.notebook import mask_ipython
 
     assert mask_ipython(f"{magic}\nstate = torch.load('x.pt')\n") is None
+
+
+def _write_notebook(path: Path, *sources: str) -> Path:
+    cells = [nbformat.v4.new_markdown_cell("# notes")] + [nbformat.v4.new_code_cell(source) for source in sources]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), str(path))
+    return path
+
+
+def test_a_syntax_error_names_the_cell_and_its_line(tmp_path, run_cli):
+    target = _write_notebook(tmp_path / "broken_cell.ipynb", "%pip install torch\nimport torch\nx = 1", "y = (1,\n")
+    result = run_cli("scan", str(target), "--no-cache")
+    assert result.returncode == 1
+    assert "broken_cell.ipynb: error: syntax error at cell 3, line 1, column 5" in result.stdout
+
+
+def test_add_noqa_writes_the_comment_into_the_cell(tmp_path, run_cli):
+    code = (
+        "import torch.nn.functional as F\n\ndef train(model, loader, opt):\n    total = 0.0\n    for x, y in loader:\n"
+        "        opt.zero_grad()\n        loss = F.mse_loss(model(x), y)\n        loss.backward()\n        opt.step()\n"
+        "        total += loss\n    return float(total)"
+    )
+    target = _write_notebook(tmp_path / "noqa.ipynb", "!nvidia-smi", code)
+    added = run_cli("scan", "--add-noqa", "--select", "SF103", str(target))
+    assert added.returncode == 0, added.stdout + added.stderr
+    cells = nbformat.read(str(target), as_version=4).cells
+    assert cells[1].source == "!nvidia-smi"
+    assert cells[2].source == code.replace("total += loss\n", "total += loss  # noqa: SF103\n")
+    assert run_cli("scan", "--select", "SF103", str(target), "--no-cache").returncode == 0
+
+
+def test_an_import_a_fix_needs_goes_into_the_first_code_cell(tmp_path, run_cli):
+    evaluate = (
+        "def evaluate(model, loader):\n    model.eval()\n    correct = 0\n    for x, y in loader:\n"
+        "        correct += (model(x).argmax(-1) == y).sum().item()\n    return correct / len(loader.dataset)"
+    )
+    target = _write_notebook(tmp_path / "evaluate.ipynb", "%matplotlib inline", "from torch import nn", evaluate)
+    result = run_cli("apply", "--select", "SF106", str(target))
+    assert result.returncode == 0, result.stdout + result.stderr
+    sources = [cell.source for cell in nbformat.read(str(target), as_version=4).cells]
+    assert sources == ["# notes", "import torch\n\n%matplotlib inline", "from torch import nn", "@torch.no_grad()\n" + evaluate]
