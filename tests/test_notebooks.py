@@ -323,3 +323,23 @@ def test_an_import_a_fix_needs_goes_into_the_first_code_cell(tmp_path, run_cli):
     assert result.returncode == 0, result.stdout + result.stderr
     sources = [cell.source for cell in nbformat.read(str(target), as_version=4).cells]
     assert sources == ["# notes", "import torch\n\n%matplotlib inline", "from torch import nn", "@torch.no_grad()\n" + evaluate]
+
+
+def test_the_project_reads_a_notebook_by_its_code_as_it_reads_the_same_python_file(tmp_path, run_cli):
+    """Rules that follow imports into the project (SF420 asks what the imported helpers do) judge a
+    notebook's imports exactly as those of a .py file with the same code."""
+    write(tmp_path, "seeding.py", "import random\n\nimport torch\n\n\ndef seed_everything(seed):\n    random.seed(seed)\n    torch.manual_seed(seed)\n")
+    imports = "import torch\nfrom torch import nn\nfrom seeding import seed_everything\n"
+    loop = (
+        "model = nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(10):\n"
+        "    loss = model(torch.randn(8, 4)).pow(2).mean()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
+    )
+    _write_notebook(tmp_path / "notebook.ipynb", imports, loop)
+    write(tmp_path, "script.py", imports + loop)
+    for seeded in (False, True):
+        if seeded:
+            _write_notebook(tmp_path / "notebook.ipynb", imports + "seed_everything(0)\n", loop)
+            write(tmp_path, "script.py", imports + "seed_everything(0)\n" + loop)
+        report = json_report(run_cli("scan", ".", "--select", "SF420", "--no-cache", "--output-format", "json", cwd=tmp_path))
+        verdicts = {Path(finding["path"]).suffix for finding in report["findings"]}
+        assert verdicts in (set(), {".py", ".ipynb"}), report["findings"]
