@@ -54,7 +54,6 @@ def is_notebook(path: str | Path) -> bool:
     return str(path).lower().endswith(NOTEBOOK_SUFFIX)
 
 
-
 @dataclass
 class _Cell:
     number: int  # 1-based among all cells
@@ -77,7 +76,10 @@ class Notebook:
     document: dict
     cells: list[_Cell]  # the code cells joined into `text`
     text: str
-    _starts: list[int] = field(default_factory=list)  # module_start of each cell, for bisect
+
+    def __post_init__(self) -> None:
+        # the module line of each cell's marker, which counts as the cell's first line
+        self._starts = [cell.module_start - 1 for cell in self.cells]
 
     # -- findings -------------------------------------------------------------------------------
     def locate(self, finding: Finding) -> Finding:
@@ -189,9 +191,7 @@ def read_notebook(path: Path) -> Notebook:
         body = cell.masked if not cell.masked or _ends_with_break(cell.masked) else cell.masked + "\n"
         module_parts.append(body)
         line += 1 + len(_LINE_BREAK.findall(body))
-    notebook = Notebook(path, raw, text, document, cells, "".join(module_parts))
-    notebook._starts = [cell.module_start - 1 for cell in cells]  # a cell's marker line counts as its line 1
-    return notebook
+    return Notebook(path, raw, text, document, cells, "".join(module_parts))
 
 
 def _check_nbformat(text: str, document: object) -> None:
