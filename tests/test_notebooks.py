@@ -334,12 +334,19 @@ def test_the_project_reads_a_notebook_by_its_code_as_it_reads_the_same_python_fi
         "model = nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(10):\n"
         "    loss = model(torch.randn(8, 4)).pow(2).mean()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
     )
-    _write_notebook(tmp_path / "notebook.ipynb", imports, loop)
-    write(tmp_path, "script.py", imports + loop)
-    for seeded in (False, True):
-        if seeded:
-            _write_notebook(tmp_path / "notebook.ipynb", imports + "seed_everything(0)\n", loop)
-            write(tmp_path, "script.py", imports + "seed_everything(0)\n" + loop)
+    heads = {
+        "no helper imported": "import torch\nfrom torch import nn\n",
+        "the seeding helper imported": imports,
+        "the seeding helper called": imports + "seed_everything(0)\n",
+    }
+    verdicts = {}
+    for case, head in heads.items():
+        _write_notebook(tmp_path / "notebook.ipynb", head, loop)
+        write(tmp_path, "script.py", head + loop)
         report = json_report(run_cli("scan", ".", "--select", "SF420", "--no-cache", "--output-format", "json", cwd=tmp_path))
-        verdicts = {Path(finding["path"]).suffix for finding in report["findings"]}
-        assert verdicts in (set(), {".py", ".ipynb"}), report["findings"]
+        verdicts[case] = sorted(Path(finding["path"]).suffix for finding in report["findings"])
+    assert verdicts["no helper imported"] == [".ipynb", ".py"], verdicts
+    # however SF420 judges importing a module that seeds, the notebook and the script are judged alike
+    assert verdicts["the seeding helper imported"] in ([], [".ipynb", ".py"]), verdicts
+    assert verdicts["the seeding helper called"] == [], verdicts
+
