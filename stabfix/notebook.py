@@ -196,8 +196,11 @@ def read_notebook(path: Path) -> Notebook:
 
 def _check_nbformat(text: str, document: object) -> None:
     """nbformat's reader decides what a notebook is; stabfix reads and writes the version 4 layout."""
-    import nbformat  # only runs that meet a notebook pay for importing it
-    from nbformat.reader import NotJSONError
+    try:
+        import nbformat  # only runs that meet a notebook pay for importing it
+        from nbformat.reader import NotJSONError
+    except ImportError:  # a checkout run without installing stabfix's dependencies
+        raise NotebookError("reading notebooks needs nbformat (pip install nbformat)") from None
 
     if not isinstance(document, dict) or "nbformat" not in document:
         raise NotebookError("not a notebook: the JSON has no 'nbformat' version")
