@@ -9,7 +9,6 @@ training loop with an SF107 (`torch.load` without `map_location`, cell 7 line 2)
 
 from __future__ import annotations
 
-import difflib
 import importlib.resources
 import json
 import shutil
