@@ -21,7 +21,7 @@ import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import get_type_hints
+from typing import Optional, get_type_hints
 
 from stabfix.catalog import CODE_PATTERN, SAFETIES, SEVERITIES, rules_dir
 from stabfix.findings import Finding
@@ -62,6 +62,7 @@ def producer_digest() -> str:
 
 _FIELDS = get_type_hints(Finding)
 _INTEGERS = {name for name, kind in _FIELDS.items() if kind is int}
+_OPTIONAL_INTEGERS = {name for name, kind in _FIELDS.items() if kind == Optional[int]}  # notebook cells
 
 
 def _well_formed(entry: object) -> bool:
@@ -72,9 +73,11 @@ def _well_formed(entry: object) -> bool:
         if not isinstance(item, dict) or item.keys() != _FIELDS.keys():
             return False
         for name, value in item.items():
-            if name in _INTEGERS:
+            if name in _INTEGERS or (name in _OPTIONAL_INTEGERS and value is not None):
                 if type(value) is not int or value < 1:
                     return False
+            elif name in _OPTIONAL_INTEGERS:
+                continue
             elif not isinstance(value, str):
                 return False
         if (

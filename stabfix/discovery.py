@@ -1,4 +1,5 @@
-"""Finding the Python files to analyse: recursive, sorted, honouring .gitignore and config excludes."""
+"""Finding the Python files and notebooks to analyse: recursive, sorted, honouring .gitignore and config
+excludes (`exclude: ["*.ipynb"]` leaves notebooks out)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pathspec
 
 from stabfix.findings import FileError
+from stabfix.notebook import NOTEBOOK_SUFFIX, PYTHON_SUFFIXES
 from stabfix.source import SourceError, read_regular_file
 
 SKIPPED_DIRS = frozenset(
@@ -71,9 +73,21 @@ def discover(paths: list[Path], root: Path, exclude: list[str]) -> Discovery:
             _walk_dir(path, root, exclude_spec, result, seen)
             if len(result.files) == before:
                 result.empty_dirs.append(path)
+        elif _neither_python_nor_notebook(path):
+            result.errors.append(FileError(str(path), NOT_PYTHON_MESSAGE, fatal=True))
         else:
             _add_file(path, result, seen)
     return result
+
+
+NOT_PYTHON_MESSAGE = "not a Python file or notebook (stabfix reads .py, .pyi and .ipynb files)"
+
+
+def _neither_python_nor_notebook(path: Path) -> bool:
+    """A file named on the command line with another suffix (README.md) is a mistake, never a clean scan;
+    a file without one (a `bin/train` script) is read as Python."""
+    suffix = path.suffix.lower()
+    return bool(suffix) and suffix not in (*PYTHON_SUFFIXES, NOTEBOOK_SUFFIX)
 
 
 def _add_file(path: Path, result: Discovery, seen: set[Path]) -> None:
@@ -134,7 +148,7 @@ def _walk_dir(top: Path, root: Path, exclude_spec, result: Discovery, seen: set[
                 if _excluded(path, root, exclude_spec, True):
                     continue
                 subfolders.append(path)
-            elif entry.name.endswith(".py"):
+            elif entry.name.endswith((".py", NOTEBOOK_SUFFIX)):
                 if entry.is_symlink() and not os.path.exists(path):
                     try:
                         os.stat(path)

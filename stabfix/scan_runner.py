@@ -23,6 +23,7 @@ from stabfix.checkers import checker_classes
 from stabfix.engine import Analysis, AnalysisError, analyse_text, failures_message
 from stabfix.findings import FileError, FileResult, Finding, RunResult
 from stabfix.fixer import FixError, fix_text
+from stabfix.notebook import is_notebook, read_notebook
 from stabfix.project import Project
 from stabfix.run_control import SignalGuard, Stopped, abandon_workers, start_worker
 from stabfix.source import SourceError, read_source, replace_content
@@ -125,8 +126,15 @@ def process(task: Task) -> TaskOutcome:
         return TaskOutcome(FileResult(task.display, error=FileError(task.display, message)))
 
 
+def _located(source, findings: list[Finding]) -> list[Finding]:
+    """Findings as the user finds them in the file: in a notebook, at their cell and line."""
+    locate = getattr(source, "locate", None)
+    return [locate(finding) for finding in findings] if locate is not None else findings
+
+
 def _process(task: Task) -> TaskOutcome:
-    source = read_source(Path(task.path))
+    # a notebook reads as one module of its code cells (stabfix.notebook), with the same interface
+    source = read_notebook(Path(task.path)) if is_notebook(task.path) else read_source(Path(task.path))
     specs = load_catalog()
     classes = _classes_for(task.codes)
     # The torch target decides which fixes are offered, so it is part of what produced the results; with
@@ -140,23 +148,27 @@ def _process(task: Task) -> TaskOutcome:
     if cached is not None and (task.mode == "scan" or not any(item["fix_safety"] != "none" for item in cached)):
         findings = [Finding(**{**item, "path": task.display}) for item in cached]
         return TaskOutcome(FileResult(task.display, findings=findings), key, consulted=_CACHE.consulted_by(key))  # type: ignore[union-attr]
-    analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target, view)
+    try:
+        analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target, view)
+    except AnalysisError as error:
+        in_cells = getattr(source, "in_cells", None)  # a notebook's syntax error names its cell
+        raise AnalysisError(in_cells(str(error)) if in_cells else str(error)) from None
     consulted = view.consulted.as_json() if view is not None else None
     if task.mode == "noqa":
         outcome = _add_noqa(task, source, analysis.findings, specs)
         _with_rule_failures(outcome.result, analysis)
         return outcome
     if task.mode == "scan" or not any(item.fix for item in analysis.findings):
-        findings = [item.finding for item in analysis.findings]
+        findings = _located(source, [item.finding for item in analysis.findings])
         return TaskOutcome(_with_rule_failures(FileResult(task.display, findings=findings), analysis), key, consulted=consulted)
     outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis, task.torch_target, view)
-    remaining = [item.finding for item in outcome.remaining.findings]
+    remaining = _located(source, [item.finding for item in outcome.remaining.findings])
     result = _with_rule_failures(
         FileResult(task.display, findings=remaining, fixes_applied=outcome.applied), analysis, outcome.remaining
     )
     if outcome.text != source.text:
         if task.mode == "diff":
-            result.diff = "".join(
+            result.diff = source.diff(outcome.text, task.display) if is_notebook(task.path) else "".join(
                 difflib.unified_diff(
                     source.text.splitlines(keepends=True),
                     outcome.text.splitlines(keepends=True),
@@ -164,9 +176,9 @@ def _process(task: Task) -> TaskOutcome:
                     tofile=f"b/{task.display}",
                 )
             )
-            result.findings = [item.finding for item in analysis.findings]
+            result.findings = _located(source, [item.finding for item in analysis.findings])
         else:
-            unwritten = [item.finding for item in analysis.findings]
+            unwritten = _located(source, [item.finding for item in analysis.findings])
             write = PendingWrite(task.path, source.raw, source.encode(outcome.text), unwritten)
             return TaskOutcome(result, None, write)
     return TaskOutcome(result, None if outcome.text != source.text else key, consulted=consulted)
@@ -200,7 +212,7 @@ def _add_noqa(task: Task, source, findings, specs) -> TaskOutcome:
             compile(text, task.display, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
             raise FixError("adding the noqa comments would break the file; left unchanged") from None
-        unwritten = [item.finding for item in findings]
+        unwritten = _located(source, [item.finding for item in findings])
         write = PendingWrite(task.path, source.raw, source.encode(text), unwritten)
         return TaskOutcome(FileResult(task.display, fixes_applied=added), write=write)
     return TaskOutcome(FileResult(task.display, fixes_applied=added))

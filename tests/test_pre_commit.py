@@ -33,7 +33,7 @@ def test_hooks_are_declared_like_ruffs_pair():
     hooks = {hook["id"]: hook for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"stabfix", "stabfix-apply"}
     assert hooks["stabfix"]["entry"] == "stabfix scan" and hooks["stabfix-apply"]["entry"] == "stabfix apply"
-    assert all(hook["language"] == "python" and hook["types"] == ["python"] for hook in hooks.values())
+    assert all(hook["language"] == "python" and hook["types_or"] == ["python", "pyi", "jupyter"] for hook in hooks.values())
 
 
 def test_pre_commit_try_repo_runs_both_hooks(tmp_path):

@@ -21,6 +21,7 @@ from typing import Iterable, Mapping, Optional
 
 from stabfix.project.modules import ModuleMap
 from stabfix.project.outline import Binding, Outline, outline_of
+from stabfix.notebook import is_notebook, read_notebook
 from stabfix.source import SourceError, read_source
 
 _MAX_HOPS = 24  # re-export chains longer than this are cut (unknown)
@@ -349,7 +350,8 @@ def _read(path: str, sources: Mapping[str, str]) -> tuple[Optional[str], str]:
         text = sources[path]
         return text, digest_of(text.encode("utf-8"))
     try:
-        source = read_source(Path(path))
+        # a notebook is outlined by its code cells, not its JSON; its digest stays that of its bytes
+        source = read_notebook(Path(path)) if is_notebook(path) else read_source(Path(path))
     except (SourceError, OSError):
         try:
             raw = open(path, "rb").read()

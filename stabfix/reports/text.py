@@ -9,7 +9,7 @@ from collections import Counter
 from rich.markup import escape
 
 from stabfix.docs import rule_url
-from stabfix.findings import RunResult
+from stabfix.findings import Finding, RunResult
 
 _SAFETY_NOTE = {
     "safe": "fix (safe): run `stabfix apply`",
@@ -58,20 +58,39 @@ def _statistics(run: RunResult) -> list[str]:
     ]
 
 
+def _location(finding: Finding) -> str:
+    """`train.py:12:5`; in a notebook `train.ipynb:cell 3:2:5` (cell, line in the cell, column), as ruff writes it."""
+    if finding.cell is not None:
+        return f"{finding.path}:cell {finding.cell}:{finding.cell_line}:{finding.column}"
+    return f"{finding.path}:{finding.line}:{finding.column}"
+
+
+def _frame_of(finding: Finding, sources: dict, cells: dict) -> list[str]:
+    if finding.cell is not None:
+        if finding.path not in cells:
+            from stabfix.notebook import cell_lines  # only reports with notebook findings read one
+
+            cells[finding.path] = cell_lines(finding.path)
+        lines = cells[finding.path].get(finding.cell, [])
+        return _frame(lines, finding.cell_line, finding.column, finding.cell_end_line, finding.end_column)
+    if finding.path not in sources:
+        try:
+            sources[finding.path] = Path(finding.path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            sources[finding.path] = []
+    return _frame(sources[finding.path], finding.line, finding.column, finding.end_line, finding.end_column)
+
+
 def _findings(run: RunResult) -> list[str]:
     out: list[str] = []
     sources: dict[str, list[str]] = {}
+    cells: dict[str, dict[int, list[str]]] = {}
     for finding in run.findings:
-        if finding.path not in sources:
-            try:
-                sources[finding.path] = Path(finding.path).read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                sources[finding.path] = []
         out.append(
-            f"[bold]{escape(finding.path)}:{finding.line}:{finding.column}:[/bold] "
+            f"[bold]{escape(_location(finding))}:[/bold] "
             f"[bold red]{finding.code}[/bold red] [dim]\\[{finding.name}][/dim] {escape(finding.message)}"
         )
-        out.extend(_frame(sources[finding.path], finding.line, finding.column, finding.end_line, finding.end_column))
+        out.extend(_frame_of(finding, sources, cells))
         note = _SAFETY_NOTE[finding.fix_safety]
         if finding.fix_description:
             note += f" — {finding.fix_description}"
