@@ -119,7 +119,7 @@ def _execute(
     except (ConfigError, SelectorError) as exc:
         raise _fail(str(exc)) from None
 
-    stderr = Console(stderr=True, highlight=False)
+    stderr = Console(stderr=True, highlight=False, soft_wrap=True)  # a warning names paths: one line each
     for folder in found.empty_dirs if not quiet else ():
         stderr.print(f"warning: no Python files found in {_display_path(folder)}", markup=False)
     for warning in settings.warnings if not quiet else ():
