@@ -155,7 +155,7 @@ def _extend_chain(path: Path) -> list[tuple[Path, dict[str, Any]]]:
             return chain
         if not isinstance(base, str) or not base.strip():
             raise ConfigError(f"{current}: 'extend' must be the path of another config file")
-        target = current.parent / os.path.expanduser(base)
+        target = Path(os.path.normpath(current.parent / os.path.expanduser(base)))
         if not os.path.isfile(target):
             raise ConfigError(f"{current}: 'extend' names {base!r}, which is not a file")
         current = target

@@ -90,12 +90,14 @@ def test_extend_inherits_and_the_childs_keys_override(tmp_path, run_cli):
     write(tmp_path, "inherits/stabfix.yaml", "extend: ../stabfix.yaml\nselect: [SF101, SF102]\n")
     write(tmp_path, "inherits_more/stabfix.yaml", "extend: '../inherits/stabfix.yaml'\nextend-ignore: [SF101]\n")
     write(tmp_path, "plain/stabfix.yaml", "extend: ../stabfix.yaml\n")
-    for project in ("inherits", "inherits_more", "plain"):
+    write(tmp_path, "adds/stabfix.yaml", "extend: ../stabfix.yaml\nextend-select: [SF101]\n")
+    for project in ("inherits", "inherits_more", "plain", "adds"):
         write(tmp_path, f"{project}/train.py", SF101_SOURCE)
         write(tmp_path, f"{project}/legacy/old.py", SF101_SOURCE)
     # plain: the base's ignore; inherits: its own `select` brings SF101 back, except where the base's
-    # per-file-ignores pattern (relative to the base's folder) matches; inherits_more: a chain, then extend-ignore
-    assert _flagged(_scan(run_cli, tmp_path), tmp_path) == ["inherits/train.py"]
+    # per-file-ignores pattern (relative to the base's folder) matches; inherits_more: a chain, then extend-ignore;
+    # adds: extend-select after the base's ignore, and the base's pattern names another folder's legacy/
+    assert _flagged(_scan(run_cli, tmp_path), tmp_path) == ["adds/legacy/old.py", "adds/train.py", "inherits/train.py"]
 
 
 def test_extend_works_from_pyproject_and_to_a_missing_file_is_an_error(tmp_path, run_cli):
