@@ -157,3 +157,21 @@ def test_the_cache_serves_each_file_under_its_own_config(tmp_path, run_cli):
     assert _flagged(_scan(run_cli, tmp_path / "quiet", tmp_path / "loud", cache=True), tmp_path) == ["loud/train.py"]
     write(tmp_path, "quiet/stabfix.yaml", "select: [SF101]\n")  # a config edit takes effect at once
     assert _flagged(_scan(run_cli, tmp_path, cache=True), tmp_path) == ["loud/train.py", "quiet/train.py"]
+
+
+AMP_SOURCE = "import torch\n\nscaler = torch.cuda.amp.GradScaler()\n"  # its fix needs torch>=2.3
+
+
+@pytest.mark.parametrize("order", [("old", "new", "inherits"), ("inherits", "new", "old")])
+def test_target_torch_is_per_folder_and_named_by_the_file_that_sets_it(tmp_path, run_cli, order):
+    write(tmp_path, "old/stabfix.yaml", 'target-torch: "1.13"\n')
+    write(tmp_path, "new/stabfix.yaml", 'target-torch: "2.4"\n')
+    write(tmp_path, "inherits/stabfix.yaml", "extend: ../old/stabfix.yaml\n")
+    for project in order:
+        write(tmp_path, f"{project}/train.py", AMP_SOURCE)
+    report = _scan(run_cli, *(tmp_path / name for name in order))
+    scaler = {Path(item["path"]).parent.name: item for item in report["findings"] if "GradScaler" in item["message"]}
+    assert scaler["new"]["fix_safety"] != "none" and "fix_withheld" not in scaler["new"]
+    for project in ("old", "inherits"):
+        assert scaler[project]["fix_safety"] == "none"
+        assert f'`target-torch = "1.13"` in {tmp_path / "old" / "stabfix.yaml"}' in scaler[project]["fix_withheld"]
