@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pathspec
 
@@ -20,14 +21,23 @@ class ConfigTree:
         self._file_of_folder: dict[Path, Path | None] = {}
         self._configs: dict[Path, Config] = {}
         self._defaults: dict[Path, Config] = {}
-        self._exclusions: dict[Path, tuple[Path, pathspec.PathSpec | None]] = {}
+        self._exclusions: dict[str, tuple[Path, pathspec.PathSpec | None]] = {}
+        self._of_folder: dict[str, Config] = {}  # absolute folder, as given -> its config
         self.warnings: list[str] = []
 
     def config_for(self, path: Path) -> Config:
         """The config of a file or folder (a folder's own config file counts)."""
         if self._explicit is not None:
             return self._explicit
-        folder = _folder_of(path)
+        absolute = os.path.abspath(path)
+        # os.path, not Path: a folder we may not enter holds no config for us, it is no traceback
+        folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        config = self._of_folder.get(folder)
+        if config is None:
+            config = self._of_folder[folder] = self._resolve(Path(os.path.realpath(folder)))
+        return config
+
+    def _resolve(self, folder: Path) -> Config:
         config_file = self._nearest(folder)
         if config_file is None:
             # no config above: defaults, with the scanned folder as the place for the cache
@@ -38,9 +48,9 @@ class ConfigTree:
 
     def exclusion(self, folder: Path) -> tuple[Path, pathspec.PathSpec | None]:
         """The `exclude` patterns in force while walking `folder`, and the folder they are relative to."""
-        key = _folder_of(folder)
+        key = os.path.abspath(folder)
         if key not in self._exclusions:
-            config = self.config_for(key)
+            config = self.config_for(folder)
             spec = pathspec.GitIgnoreSpec.from_lines(config.exclude) if config.exclude else None
             self._exclusions[key] = (config.base_of("exclude"), spec)
         return self._exclusions[key]
@@ -48,7 +58,7 @@ class ConfigTree:
     def _nearest(self, folder: Path) -> Path | None:
         walked: list[Path] = []
         found: Path | None = None
-        for candidate in (folder, *folder.parents):
+        for candidate in _self_and_parents(folder):
             if candidate in self._file_of_folder:
                 found = self._file_of_folder[candidate]
                 break
@@ -70,7 +80,7 @@ class ConfigTree:
             )
 
 
-def _folder_of(path: Path) -> Path:
-    absolute = Path(os.path.realpath(path))
-    # os.path, not Path: a folder we may not enter holds no config for us, it is no traceback
-    return absolute if os.path.isdir(absolute) else absolute.parent
+def _self_and_parents(folder: Path) -> Iterator[Path]:
+    """Lazily: most walks stop at the first folder, already resolved for a sibling."""
+    yield folder
+    yield from folder.parents
