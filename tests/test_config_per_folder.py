@@ -175,3 +175,13 @@ def test_target_torch_is_per_folder_and_named_by_the_file_that_sets_it(tmp_path,
     for project in ("old", "inherits"):
         assert scaler[project]["fix_safety"] == "none"
         assert f'`target-torch = "1.13"` in {tmp_path / "old" / "stabfix.yaml"}' in scaler[project]["fix_withheld"]
+
+
+def test_a_broken_config_met_while_walking_is_a_one_line_error(tmp_path, run_cli):
+    write(tmp_path, "train.py", SF101_SOURCE)
+    write(tmp_path, "sub/stabfix.yaml", "select: [SF101\n")  # read only when discovery reaches sub/
+    write(tmp_path, "sub/step.py", SF101_SOURCE)
+    result = run_cli("scan", str(tmp_path), "--no-cache")
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {tmp_path / 'sub' / 'stabfix.yaml'}: malformed YAML")
