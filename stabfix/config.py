@@ -41,6 +41,7 @@ class ConfigError(Exception):
 class Config:
     path: Path | None = None  # the file the settings came from, None when defaults apply
     root: Path = field(default_factory=Path.cwd)  # folder holding the config file (project root)
+    # this file's select/ignore, or the nearest base's that sets them; the rules that run are rule_steps'
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
