@@ -1,7 +1,9 @@
 """A content-hash cache of scan results, so re-scanning an unchanged repo takes about a second.
 
-An entry is keyed by the file's bytes and the rules that ran on it; the cache file as a whole belongs
-to what produced its results: a digest of stabfix's own code and rule files (plus the Python and
+An entry is keyed by the file's bytes, the rules that ran on it and its torch target: all that the
+file's own config (`stabfix.config_tree`: select, ignore, per-file-ignores, target-torch) decides about
+its results, so two folders with different configs never share an entry for the same bytes. The cache
+file as a whole belongs to what produced its results: a digest of stabfix's own code and rule files (plus the Python and
 libcst versions), not the version string, so an edited checker, model part or rule YAML never serves
 results it would no longer produce. A result that consulted other files of the scan (the project
 layer, `stabfix.project`) is stored with what it consulted: each file's digest and each module name's

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
-import pathspec
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -17,10 +16,12 @@ from rich.table import Table
 
 from stabfix import __version__, exit_codes
 from stabfix.cache import ScanCache
-from stabfix.catalog import RuleSpec, SelectorError, load_catalog, resolve_selectors, selected_codes
-from stabfix.config import Config, ConfigError, load_config
+from stabfix.catalog import RuleSpec, SelectorError, load_catalog
+from stabfix.config import ConfigError
+from stabfix.config_tree import ConfigTree
 from stabfix.discovery import discover
 from stabfix.docs import rule_url
+from stabfix.file_settings import FileSettings
 from stabfix.findings import FileError, FileResult
 from stabfix.reports import FORMATS, render_github, render_json, render_sarif
 from stabfix.reports.text import render_text
@@ -28,7 +29,6 @@ from stabfix.findings import RunResult
 from stabfix.run_control import exit_now
 from stabfix.project import Project, ProjectIndex
 from stabfix.scan_runner import RunInterrupted, Task, default_jobs, run_tasks
-from stabfix.target import TorchTargets
 
 app = typer.Typer(
     name="stabfix",
@@ -70,7 +70,7 @@ FormatOpt = Annotated[str, typer.Option("--output-format", help=f"One of: {', '.
 OutputOpt = Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the report to FILE instead of stdout.")]
 JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write .stabfix_cache/.")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml or pyproject.toml.")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml or pyproject.toml for every file, instead of each file's nearest config.")]
 ExitZeroOpt = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (2 still means stabfix could not run).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print the findings (or statistics) and errors only: no summary, no warnings.")]
 StatisticsOpt = Annotated[bool, typer.Option("--statistics", help="Text output: count the findings per rule instead of listing them.")]
@@ -86,26 +86,6 @@ def _display_path(path: Path) -> str:
         return absolute.relative_to(Path.cwd()).as_posix()
     except ValueError:
         return absolute.as_posix()
-
-
-def _per_file_ignores(config: Config, catalog: dict[str, RuleSpec]) -> list[tuple[pathspec.PathSpec, set[str]]]:
-    origin = f"{config.path}: per-file-ignores" if config.path else "per-file-ignores"
-    return [
-        (pathspec.GitIgnoreSpec.from_lines([pattern]), resolve_selectors(codes, catalog, origin))
-        for pattern, codes in config.per_file_ignores.items()
-    ]
-
-
-def _codes_for_file(path: Path, root: Path, codes: set[str], ignores) -> tuple[str, ...]:
-    if ignores:
-        try:
-            relative = Path(os.path.abspath(path)).relative_to(root).as_posix()
-        except ValueError:
-            relative = Path(path).as_posix()
-        for spec, ignored in ignores:
-            if spec.match_file(relative):
-                codes = codes - ignored
-    return tuple(sorted(codes))
 
 
 def _execute(
@@ -126,32 +106,26 @@ def _execute(
     if output_format not in FORMATS:
         raise _fail(f"unknown --output-format '{output_format}' (choose from {', '.join(FORMATS)})")
     targets = paths or [Path(".")]
-    try:
-        config = load_config(targets[0], explicit=config_file)
+    try:  # each file runs under the nearest config above it (stabfix.config_tree), or --config's
         catalog = load_catalog()
-        origin = str(config.path) if config.path else "config"
-        config_codes = selected_codes(catalog, config.select, config.ignore, origin)
-        codes = resolve_selectors(_split(select), catalog, "--select") if select else config_codes
-        codes -= resolve_selectors(_split(ignore), catalog, "--ignore")
-        ignores = _per_file_ignores(config, catalog)
+        settings = FileSettings(ConfigTree(config_file), catalog, _split(select) if select else None, _split(ignore))
+        for target in targets:
+            settings.check(target)
+        found = discover(targets, exclusion_for=settings.tree.exclusion)
+        tasks = [
+            Task(str(path), _display_path(path), settings.codes_for(path), mode, unsafe, settings.torch_target(path))
+            for path in found.files
+        ]
     except (ConfigError, SelectorError) as exc:
         raise _fail(str(exc)) from None
-    if not codes:
-        raise _fail("no rules selected: --select/--ignore and the config's select/ignore leave nothing to run")
 
-    found = discover(targets, config.root, config.exclude)
-    stderr = Console(stderr=True, highlight=False)
+    stderr = Console(stderr=True, highlight=False, soft_wrap=True)  # a warning names paths: one line each
     for folder in found.empty_dirs if not quiet else ():
         stderr.print(f"warning: no Python files found in {_display_path(folder)}", markup=False)
-    torch_targets = TorchTargets(config.target_torch, config.path)
-    tasks = [
-        Task(str(path), _display_path(path), _codes_for_file(path, config.root, codes, ignores), mode, unsafe,
-             torch_targets.for_file(path))
-        for path in found.files
-    ]
-    for warning in torch_targets.warnings if not quiet else ():
+    for warning in settings.warnings if not quiet else ():
         stderr.print(f"warning: {warning}", markup=False)
-    cache = None if no_cache or mode != "scan" else ScanCache(config.root).load()
+    codes = settings.codes_in_use
+    cache = None if no_cache or mode != "scan" else ScanCache(settings.tree.config_for(targets[0]).root).load()
     # The files of this scan, which a file's analysis may consult (a model class, a loss of another file).
     scanned_folders = [target if target.is_dir() else target.parent for target in targets]
     project = Project(ProjectIndex([str(path) for path in found.files], [str(folder) for folder in scanned_folders]))
