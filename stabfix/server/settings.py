@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-import pathspec
-
-from stabfix.catalog import RuleSpec, resolve_selectors, selected_codes
-from stabfix.config import load_config
-from stabfix.target import TorchTarget, TorchTargets
+from stabfix.catalog import RuleSpec
+from stabfix.config_tree import ConfigTree
+from stabfix.file_settings import FileSettings as PerFileRules
+from stabfix.target import TorchTarget
 
 
 @dataclass(frozen=True)
@@ -30,19 +29,17 @@ class FileSettings:
 
 
 def settings_for(path: Path, workspace_roots: Sequence[Path], catalog: dict[str, RuleSpec]) -> FileSettings:
-    """Raises ConfigError or SelectorError (a one-line message naming the config file)."""
-    config = load_config(path)
-    origin = str(config.path) if config.path else "config"
-    codes = selected_codes(catalog, config.select, config.ignore, origin)
-    relative = _relative(path, config.root)
-    for pattern, ignored in config.per_file_ignores.items():
-        if pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(relative):
-            codes -= resolve_selectors(ignored, catalog, f"{origin}: per-file-ignores")
-    excluded = bool(config.exclude) and pathspec.GitIgnoreSpec.from_lines(config.exclude).match_file(relative)
+    """Raises ConfigError or SelectorError (a one-line message naming the config file). The file's
+    settings come from the same per-folder resolution as `scan` (nearest config, `extend` chains)."""
+    tree = ConfigTree()
+    config = tree.config_for(path)
+    rules = PerFileRules(tree, catalog, None, [])
+    base, spec = tree.exclusion(Path(os.path.abspath(path)).parent)
+    excluded = spec is not None and spec.match_file(_relative(path, base))
     root = config.root if config.path is not None else _workspace_root(path, workspace_roots)
     return FileSettings(
-        codes=tuple(sorted(codes)),
-        torch_target=TorchTargets(config.target_torch, config.path).for_file(path),
+        codes=rules.codes_for(path),
+        torch_target=rules.torch_target(path),
         root=root or Path(os.path.abspath(path)).parent,
         alone=root is None,
         exclude=tuple(config.exclude),
