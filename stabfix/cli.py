@@ -23,7 +23,8 @@ from stabfix.discovery import discover
 from stabfix.docs import rule_url
 from stabfix.findings import FileError, FileResult
 from stabfix.reports import FORMATS, render_github, render_json, render_sarif
-from stabfix.reports.text import render_text
+from stabfix.reports.destination import unwritable
+from stabfix.reports.text import diff_note, render_errors, render_text
 from stabfix.findings import RunResult
 from stabfix.run_control import exit_now
 from stabfix.project import Project, ProjectIndex
@@ -36,6 +37,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: `stabfix[plot]` shows as written, and flags get no `<bool>` placeholder
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 PROGRESS_MIN_FILES = 50
@@ -125,6 +127,8 @@ def _execute(
 ) -> None:
     if output_format not in FORMATS:
         raise _fail(f"unknown --output-format '{output_format}' (choose from {', '.join(FORMATS)})")
+    if output is not None and (problem := unwritable(output)):
+        raise _fail(problem)
     targets = paths or [Path(".")]
     try:
         config = load_config(targets[0], explicit=config_file)
@@ -162,7 +166,7 @@ def _execute(
         exit_now(exit_codes.TERMINATED if stop.signum == signal.SIGTERM else exit_codes.INTERRUPTED)
     run.results.extend(FileResult(error.path, error=error) for error in found.errors)
     run.results.sort(key=lambda result: result.path)
-    _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics)
+    _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics, unsafe)
     code = _exit_code(run, found.errors, mode)
     raise typer.Exit(exit_codes.OK if exit_zero and code == exit_codes.FINDINGS else code)
 
@@ -199,13 +203,14 @@ def _emit(
     codes,
     quiet: bool = False,
     statistics: bool = False,
+    unsafe: bool = False,
 ) -> None:
     if mode == "diff":
         diffs = "".join(result.diff for result in run.results if result.diff)
         _write(diffs, output, markup=False)
         if output_format == "text":
-            errors = "".join(f"{error.path}: error: {error.message}\n" for error in run.errors)
-            Console(stderr=True, highlight=False).print(errors, end="", markup=False)
+            note = "" if quiet else escape(diff_note(run, unsafe)) + "\n"
+            Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run) + note, end="")
             return
     if output_format == "json":
         _write(render_json(run, files), output, markup=False)
@@ -214,6 +219,7 @@ def _emit(
     elif output_format == "github":
         _write(render_github(run), output, markup=False)
     elif mode != "diff":
+        Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run), end="")
         _write(render_text(run, files, mode, quiet=quiet, statistics=statistics), output, markup=True)
 
 
@@ -239,8 +245,8 @@ def _write(text: str, output: Optional[Path], markup: bool) -> None:
 def _exit_code(run: RunResult, discovery_errors: list[FileError], mode: str) -> int:
     if any(error.fatal for error in discovery_errors):
         return exit_codes.ERROR
-    if mode == "diff" and any(result.diff for result in run.results):
-        return exit_codes.FINDINGS
+    if mode == "diff":  # like `ruff check --diff`: 1 when something would change; unfixable findings do not count
+        return exit_codes.FINDINGS if run.errors or any(result.diff for result in run.results) else exit_codes.OK
     if run.findings or run.errors:
         return exit_codes.FINDINGS
     return exit_codes.OK
@@ -275,7 +281,7 @@ def scan(
 def apply(
     paths: PathsArg = None,
     unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes that change behaviour.")] = False,
-    diff: Annotated[bool, typer.Option("--diff", help="Print unified diffs and write nothing (exit 1 if there are changes).")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print unified diffs and write nothing; exit 1 if something would change (or a file could not be analysed), else 0.")] = False,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
     output_format: FormatOpt = "text",

@@ -165,7 +165,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
     from stabfix.verify.command_report import print_command_end
     from stabfix.verify.render import print_header, print_report
 
-    problem = _preflight_problem(path, plot_path)
+    problem = _preflight_problem(path, plot_path, json_path)
     if problem:
         return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent
@@ -293,13 +293,19 @@ def _write_outputs(console: Console, report: dict[str, Any], json_path: Path | N
     return None
 
 
-def _preflight_problem(path: Path, plot_path: Path | None) -> str | None:
-    """Why the run cannot start (torch missing or too old, no such path, a `--plot` that cannot be drawn)."""
+def _preflight_problem(path: Path, plot_path: Path | None, json_path: Path | None = None) -> str | None:
+    """Why the run cannot start (torch missing or too old, no such path, a `--json` that cannot be written,
+    a `--plot` that cannot be drawn)."""
     problem = torch_problem(installed_torch())
     if problem:
         return problem
     if not path.exists():
         return f"{path}: no such file or directory"
+    from stabfix.reports.destination import unwritable
+
+    for output in (json_path, plot_path):
+        if output is not None and (problem := unwritable(output)):
+            return problem
     if plot_path is None:
         return None
     from stabfix.verify.plot import matplotlib_problem, path_problem
@@ -313,7 +319,7 @@ def _estimate(console: Console, path: Path, entry: str | None, seed: int | None,
     from stabfix.verify.estimate import exit_code, print_estimate, run_estimate
     from stabfix.verify.settings import resolve_estimate
 
-    problem = _preflight_problem(path, plot_path)
+    problem = _preflight_problem(path, plot_path, json_path)
     if problem:
         return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent
