@@ -309,7 +309,7 @@ def rules_command() -> None:
         table.add_column(column, overflow="fold")
     for spec in load_catalog().values():
         default = "on" if spec.enabled_by_default else "off"
-        table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_safety, default, spec.summary)
+        table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_label, default, spec.summary)
     # Pipes get a wide table so that codes and names stay greppable on one line.
     Console(width=None if sys.stdout.isatty() else 200).print(table)
 
@@ -337,7 +337,7 @@ def explain_markdown(spec: RuleSpec) -> str:
             f"## Why is this bad?\n{spec.docs['why_is_this_bad']}",
             f"## Example\n```python\n{spec.docs['example']}\n```",
             f"## Use instead\n```python\n{spec.docs['use_instead']}\n```",
-            f"## Fix safety\n**{spec.fix_safety}** — {spec.fix_reason}",
+            f"## Fix safety\n**{spec.fix_label}** — {spec.fix_reason}",
             f"Online: {rule_url(spec.code, spec.name)}",
         ]
     )

@@ -163,3 +163,27 @@ def test_verify_unwritable_json_fails_before_the_run(tmp_path, run_cli):
         result = run_cli("verify", str(project), "--steps", "3", "--warmup", "1", "--json", str(output))
         assert result.returncode == 2, result.stdout + result.stderr
         assert "cannot write" in result.stderr and "step" not in result.stdout
+
+
+# -- the rules table -----------------------------------------------------------------------------------
+
+
+def test_rules_table_says_safe_some_unsafe_exactly_where_a_finding_can_get_an_unsafe_fix(run_cli):
+    """The label comes from the examples' declared `fix_safety`; the rule itself, run on its bad
+    examples, must agree: a safe rule labelled plain `safe` gives no finding an unsafe fix."""
+    from stabfix.checkers import checker_classes
+    from stabfix.engine import analyse_text
+
+    catalog, classes = load_catalog(), checker_classes()
+    for code, spec in catalog.items():
+        if spec.fix_safety != "safe" or code not in classes:
+            continue
+        safeties = {
+            item.finding.fix_safety
+            for example in spec.bad if not example.files
+            for item in analyse_text(example.code, "example.py", [classes[code]], catalog).findings
+        }
+        assert (spec.fix_label == "safe (some unsafe)") == ("unsafe" in safeties), code
+    rows = run_cli("rules").stdout
+    assert re.search(r"SF106 .* safe \(some unsafe\)", rows) and re.search(r"SF101 .* safe ", rows)
+    assert "| memory | safe (some unsafe) | on |" in README.split("[SF106]")[1].splitlines()[0]
