@@ -187,3 +187,54 @@ def test_rules_table_says_safe_some_unsafe_exactly_where_a_finding_can_get_an_un
     rows = run_cli("rules").stdout
     assert re.search(r"SF106 .* safe \(some unsafe\)", rows) and re.search(r"SF101 .* safe ", rows)
     assert "| memory | safe (some unsafe) | on |" in README.split("[SF106]")[1].splitlines()[0]
+
+
+# -- install honesty: the main job needs no torch -------------------------------------------------------
+
+
+def _without_torch(tmp_path: Path, *args: str):
+    """The CLI in a process where `import torch` fails, as after `pip install .` on a machine without it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None  # every import of torch now fails\n"
+        "import stabfix.cli\n"
+        f"sys.argv = ['stabfix', *{list(args)!r}]\n"
+        "stabfix.cli.main()\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+
+
+@pytest.mark.parametrize("args,exit_code,expected", [
+    (("scan", "--no-cache", "."), 1, "SF101"),
+    (("apply", "--diff", "."), 1, "-    target.requires_grad_(True)"),
+    (("rules",), 0, "loss-target-requires-grad"),
+    (("explain", "SF101"), 0, "What it does"),
+])
+def test_scan_apply_rules_explain_work_without_torch(tmp_path, args, exit_code, expected):
+    write(tmp_path, "train.py", SF101_SOURCE)
+    result = _without_torch(tmp_path, *args)
+    assert result.returncode == exit_code, result.stderr
+    assert expected in result.stdout
+
+
+def test_verify_without_torch_is_one_line_naming_the_install(tmp_path):
+    project = tmp_path / "healthy"
+    shutil.copytree(REPO / "tests" / "verify_cases" / "healthy", project)
+    result = _without_torch(tmp_path, "verify", str(project), "--steps", "3", "--warmup", "1")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert "verify needs PyTorch" in line and "pip install 'stabfix[verify]'" in line
+    assert "--index-url https://download.pytorch.org/whl/cpu" in line
+
+
+def test_readme_quick_start_and_test_command_are_what_ci_runs():
+    assert "pip install . && stabfix scan fixtures/" in README
+    development = README[README.index("## Development"):]
+    command = development.split("```bash\n")[1].split("\n```")[0].strip()
+    ci_lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
+    assert command in ci_lines, "README's test command is the one .ci/run runs"
+    assert "the CUDA build" in README and "the CPU build" not in README.split("## verify")[0]

@@ -36,7 +36,9 @@ def torch_problem(version: str | None) -> str | None:
     """One line saying why verify cannot run with this torch (None: it can). `version` is the
     installed torch's version, None when torch is not installed."""
     if version is None:
-        return "verify needs PyTorch >= 2.1 in this environment: pip install 'stabfix[verify]' (scan and apply do not)"
+        return ("verify needs PyTorch >= 2.1 in this environment: pip install 'stabfix[verify]' "
+                "(CPU-only machine: pip install torch --index-url https://download.pytorch.org/whl/cpu first; "
+                "scan and apply need no torch)")
     numbers = re.match(r"(\d+)\.(\d+)", version)
     if numbers and (int(numbers.group(1)), int(numbers.group(2))) < MIN_TORCH:
         return (f"verify needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]}; this environment has torch {version} "
@@ -49,10 +51,16 @@ def installed_torch() -> str | None:
     from importlib.util import find_spec
 
     try:
+        # What this interpreter can import decides: leftover metadata of a removed torch (or a torch that an
+        # import hook hides) is no torch.
+        if find_spec("torch") is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    try:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
-        # a source build on sys.path has no metadata: let the child import it
-        return "0+unknown" if find_spec("torch") is not None else None
+        return "0+unknown"  # a source build on sys.path has no metadata: let the child import it
 
 
 def _console(stderr: bool = False) -> Console:
