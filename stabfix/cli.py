@@ -63,16 +63,16 @@ def _root(
     """stabfix: scan, apply, verify."""
 
 
-PathsArg = Annotated[Optional[list[Path]], typer.Argument(help="Files or folders (default: current folder).")]
+PathsArg = Annotated[Optional[list[Path]], typer.Argument(metavar="PATH", help="Files or folders (default: current folder).")]
 SelectOpt = Annotated[
-    Optional[list[str]], typer.Option("--select", help="Rules to run: codes, prefixes (SF1) or names. Repeatable or comma-separated.")
+    Optional[list[str]], typer.Option("--select", metavar="RULES", help="Rules to run: codes, prefixes (SF1) or names. Repeatable or comma-separated.")
 ]
-IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", help="Rules to skip: codes, prefixes or names.")]
-FormatOpt = Annotated[str, typer.Option("--output-format", help=f"One of: {', '.join(FORMATS)}.")]
-OutputOpt = Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the report to FILE instead of stdout.")]
-JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", metavar="RULES", help="Rules to skip: codes, prefixes or names.")]
+FormatOpt = Annotated[str, typer.Option("--output-format", metavar="FORMAT", help=f"One of: {', '.join(FORMATS)}.")]
+OutputOpt = Annotated[Optional[Path], typer.Option("-o", "--output", metavar="FILE", help="Write the report to FILE instead of stdout.")]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores).")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write .stabfix_cache/.")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml or pyproject.toml.")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", metavar="FILE", help="Use this stabfix.yaml or pyproject.toml.")]
 ExitZeroOpt = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (2 still means stabfix could not run).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print the findings (or statistics) and errors only: no summary, no warnings.")]
 StatisticsOpt = Annotated[bool, typer.Option("--statistics", help="Text output: count the findings per rule instead of listing them.")]
