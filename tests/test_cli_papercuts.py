@@ -231,10 +231,7 @@ def test_verify_without_torch_is_one_line_naming_the_install(tmp_path):
     assert "--index-url https://download.pytorch.org/whl/cpu" in line
 
 
-def test_readme_quick_start_and_test_command_are_what_ci_runs():
-    assert "pip install . && stabfix scan fixtures/" in README
-    development = README[README.index("## Development"):]
-    command = development.split("```bash\n")[1].split("\n```")[0].strip()
-    ci_lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
-    assert command in ci_lines, "README's test command is the one .ci/run runs"
-    assert "the CUDA build" in README and "the CPU build" not in README.split("## verify")[0]
+def test_readme_says_what_pip_gets_for_verify():
+    install = README[README.index("## Install"):README.index("## Usage")]
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in install
+    assert "Linux x86_64 wheel is the\nCUDA build" in install and "the CPU build" not in install
