@@ -150,10 +150,11 @@ def test_unwritable_output_fails_before_the_run(tmp_path, run_cli, command):
     project = tmp_path / "project"
     target = write(project, "train.py", SF101_SOURCE)
     for output in _unwritable(tmp_path):
-        result = run_cli(command, "--no-cache", str(project), "-o", str(output))
+        result = run_cli(command, str(project), "-o", str(output))
         assert result.returncode == 2, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and f"cannot write {output}" in result.stderr
         assert target.read_text() == SF101_SOURCE, "nothing ran, nothing was rewritten"
+        assert not (project / ".stabfix_cache").exists(), "nothing ran, nothing was cached"
 
 
 def test_verify_unwritable_json_fails_before_the_run(tmp_path, run_cli):
