@@ -68,6 +68,14 @@ class RuleSpec:
     # max(|value|, 1)); None: bitwise equal. Enforced by tests/test_fix_differential.py.
     fix_bound_ulps: float | None = None
 
+    @property
+    def fix_label(self) -> str:
+        """The fix safety the rule tables show: the rule's own, and `safe (some unsafe)` for a rule whose fix
+        is safe for most findings but unsafe for some (a bad example declares `fix_safety: unsafe`)."""
+        if self.fix_safety == "safe" and any(example.fix_safety == "unsafe" for example in self.bad):
+            return "safe (some unsafe)"
+        return self.fix_safety
+
 
 def rules_dir() -> Path:
     """The shipped copy inside an installed wheel, else the repo's top-level rules/."""

@@ -24,7 +24,8 @@ from stabfix.docs import rule_url
 from stabfix.file_settings import FileSettings
 from stabfix.findings import FileError, FileResult
 from stabfix.reports import FORMATS, render_github, render_json, render_sarif
-from stabfix.reports.text import render_text
+from stabfix.reports.destination import unwritable
+from stabfix.reports.text import diff_note, render_errors, render_text
 from stabfix.findings import RunResult
 from stabfix.run_control import exit_now
 from stabfix.project import Project, ProjectIndex
@@ -36,6 +37,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: `stabfix[plot]` shows as written, and flags get no `<bool>` placeholder
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 PROGRESS_MIN_FILES = 50
@@ -61,16 +63,16 @@ def _root(
     """stabfix: scan, apply, verify."""
 
 
-PathsArg = Annotated[Optional[list[Path]], typer.Argument(help="Files or folders (default: current folder).")]
+PathsArg = Annotated[Optional[list[Path]], typer.Argument(metavar="PATH", help="Files or folders (default: current folder).")]
 SelectOpt = Annotated[
-    Optional[list[str]], typer.Option("--select", help="Rules to run: codes, prefixes (SF1) or names. Repeatable or comma-separated.")
+    Optional[list[str]], typer.Option("--select", metavar="RULES", help="Rules to run: codes, prefixes (SF1) or names. Repeatable or comma-separated.")
 ]
-IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", help="Rules to skip: codes, prefixes or names.")]
-FormatOpt = Annotated[str, typer.Option("--output-format", help=f"One of: {', '.join(FORMATS)}.")]
-OutputOpt = Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the report to FILE instead of stdout.")]
-JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", metavar="RULES", help="Rules to skip: codes, prefixes or names.")]
+FormatOpt = Annotated[str, typer.Option("--output-format", metavar="FORMAT", help=f"One of: {', '.join(FORMATS)}.")]
+OutputOpt = Annotated[Optional[Path], typer.Option("-o", "--output", metavar="FILE", help="Write the report to FILE instead of stdout.")]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores).")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write .stabfix_cache/.")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml or pyproject.toml for every file, instead of each file's nearest config.")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", metavar="FILE", help="Use this stabfix.yaml or pyproject.toml for every file, instead of each file's nearest config.")]
 ExitZeroOpt = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (2 still means stabfix could not run).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print the findings (or statistics) and errors only: no summary, no warnings.")]
 StatisticsOpt = Annotated[bool, typer.Option("--statistics", help="Text output: count the findings per rule instead of listing them.")]
@@ -105,6 +107,8 @@ def _execute(
 ) -> None:
     if output_format not in FORMATS:
         raise _fail(f"unknown --output-format '{output_format}' (choose from {', '.join(FORMATS)})")
+    if output is not None and (problem := unwritable(output)):
+        raise _fail(problem)
     targets = paths or [Path(".")]
     try:  # each file runs under the nearest config above it (stabfix.config_tree), or --config's
         catalog = load_catalog()
@@ -136,7 +140,7 @@ def _execute(
         exit_now(exit_codes.TERMINATED if stop.signum == signal.SIGTERM else exit_codes.INTERRUPTED)
     run.results.extend(FileResult(error.path, error=error) for error in found.errors)
     run.results.sort(key=lambda result: result.path)
-    _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics)
+    _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics, unsafe)
     code = _exit_code(run, found.errors, mode)
     raise typer.Exit(exit_codes.OK if exit_zero and code == exit_codes.FINDINGS else code)
 
@@ -173,13 +177,14 @@ def _emit(
     codes,
     quiet: bool = False,
     statistics: bool = False,
+    unsafe: bool = False,
 ) -> None:
     if mode == "diff":
         diffs = "".join(result.diff for result in run.results if result.diff)
         _write(diffs, output, markup=False)
         if output_format == "text":
-            errors = "".join(f"{error.path}: error: {error.message}\n" for error in run.errors)
-            Console(stderr=True, highlight=False).print(errors, end="", markup=False)
+            note = "" if quiet else escape(diff_note(run, unsafe)) + "\n"
+            Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run) + note, end="")
             return
     if output_format == "json":
         _write(render_json(run, files), output, markup=False)
@@ -188,6 +193,7 @@ def _emit(
     elif output_format == "github":
         _write(render_github(run), output, markup=False)
     elif mode != "diff":
+        Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run), end="")
         _write(render_text(run, files, mode, quiet=quiet, statistics=statistics), output, markup=True)
 
 
@@ -213,8 +219,8 @@ def _write(text: str, output: Optional[Path], markup: bool) -> None:
 def _exit_code(run: RunResult, discovery_errors: list[FileError], mode: str) -> int:
     if any(error.fatal for error in discovery_errors):
         return exit_codes.ERROR
-    if mode == "diff" and any(result.diff for result in run.results):
-        return exit_codes.FINDINGS
+    if mode == "diff":  # like `ruff check --diff`: 1 when something would change; unfixable findings do not count
+        return exit_codes.FINDINGS if run.errors or any(result.diff for result in run.results) else exit_codes.OK
     if run.findings or run.errors:
         return exit_codes.FINDINGS
     return exit_codes.OK
@@ -249,7 +255,7 @@ def scan(
 def apply(
     paths: PathsArg = None,
     unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes that change behaviour.")] = False,
-    diff: Annotated[bool, typer.Option("--diff", help="Print unified diffs and write nothing (exit 1 if there are changes).")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print unified diffs and write nothing; exit 1 if something would change (or a file could not be analysed), else 0.")] = False,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
     output_format: FormatOpt = "text",
@@ -277,7 +283,7 @@ def rules_command() -> None:
         table.add_column(column, overflow="fold")
     for spec in load_catalog().values():
         default = "on" if spec.enabled_by_default else "off"
-        table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_safety, default, spec.summary)
+        table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_label, default, spec.summary)
     # Pipes get a wide table so that codes and names stay greppable on one line.
     Console(width=None if sys.stdout.isatty() else 200).print(table)
 
@@ -318,7 +324,7 @@ def explain_markdown(spec: RuleSpec) -> str:
             f"## Why is this bad?\n{spec.docs['why_is_this_bad']}",
             f"## Example\n```python\n{spec.docs['example']}\n```",
             f"## Use instead\n```python\n{spec.docs['use_instead']}\n```",
-            f"## Fix safety\n**{spec.fix_safety}** — {spec.fix_reason}",
+            f"## Fix safety\n**{spec.fix_label}** — {spec.fix_reason}",
             f"Online: {rule_url(spec.code, spec.name)}",
         ]
     )

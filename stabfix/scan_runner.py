@@ -164,7 +164,7 @@ def _process(task: Task) -> TaskOutcome:
     outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis, task.torch_target, view)
     remaining = _located(source, [item.finding for item in outcome.remaining.findings])
     result = _with_rule_failures(
-        FileResult(task.display, findings=remaining, fixes_applied=outcome.applied), analysis, outcome.remaining
+        FileResult(task.display, findings=remaining, fixes_applied=outcome.resolved), analysis, outcome.remaining
     )
     if outcome.text != source.text:
         if task.mode == "diff":

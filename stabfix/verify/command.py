@@ -38,7 +38,9 @@ def torch_problem(version: str | None) -> str | None:
     """One line saying why verify cannot run with this torch (None: it can). `version` is the
     installed torch's version, None when torch is not installed."""
     if version is None:
-        return "verify needs PyTorch >= 2.1 in this environment: pip install 'stabfix[verify]' (scan and apply do not)"
+        return ("verify needs PyTorch >= 2.1 in this environment: pip install 'stabfix[verify]' "
+                "(CPU-only machine: pip install torch --index-url https://download.pytorch.org/whl/cpu first; "
+                "scan and apply need no torch)")
     numbers = re.match(r"(\d+)\.(\d+)", version)
     if numbers and (int(numbers.group(1)), int(numbers.group(2))) < MIN_TORCH:
         return (f"verify needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]}; this environment has torch {version} "
@@ -51,10 +53,16 @@ def installed_torch() -> str | None:
     from importlib.util import find_spec
 
     try:
+        # What this interpreter can import decides: leftover metadata of a removed torch (or a torch that an
+        # import hook hides) is no torch.
+        if find_spec("torch") is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    try:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
-        # a source build on sys.path has no metadata: let the child import it
-        return "0+unknown" if find_spec("torch") is not None else None
+        return "0+unknown"  # a source build on sys.path has no metadata: let the child import it
 
 
 def _console(stderr: bool = False) -> Console:
@@ -180,7 +188,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
     from stabfix.verify.command_report import print_command_end
     from stabfix.verify.render import print_header, print_report
 
-    problem = _preflight_problem(path, plot_path)
+    problem = _preflight_problem(path, plot_path, json_path)
     if problem:
         return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent
@@ -312,13 +320,19 @@ def _write_outputs(console: Console, report: dict[str, Any], json_path: Path | N
     return None
 
 
-def _preflight_problem(path: Path, plot_path: Path | None) -> str | None:
-    """Why the run cannot start (torch missing or too old, no such path, a `--plot` that cannot be drawn)."""
+def _preflight_problem(path: Path, plot_path: Path | None, json_path: Path | None = None) -> str | None:
+    """Why the run cannot start (torch missing or too old, no such path, a `--json` that cannot be written,
+    a `--plot` that cannot be drawn)."""
     problem = torch_problem(installed_torch())
     if problem:
         return problem
     if not path.exists():
         return f"{path}: no such file or directory"
+    from stabfix.reports.destination import unwritable
+
+    for output in (json_path, plot_path):
+        if output is not None and (problem := unwritable(output)):
+            return problem
     if plot_path is None:
         return None
     from stabfix.verify.plot import matplotlib_problem, path_problem
@@ -332,7 +346,7 @@ def _estimate(console: Console, path: Path, entry: str | None, seed: int | None,
     from stabfix.verify.estimate import exit_code, print_estimate, run_estimate
     from stabfix.verify.settings import resolve_estimate
 
-    problem = _preflight_problem(path, plot_path)
+    problem = _preflight_problem(path, plot_path, json_path)
     if problem:
         return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent
