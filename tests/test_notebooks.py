@@ -203,7 +203,7 @@ def test_a_file_named_that_is_neither_python_nor_a_notebook_is_an_error(tmp_path
     write(tmp_path, "train.py", SF101_SOURCE)
     result = run_cli("scan", str(readme), "--no-cache")
     assert result.returncode == 2
-    assert "README.md: error: not a Python file or notebook" in result.stdout
+    assert "README.md: error: not a Python file or notebook" in result.stderr
     assert "All checks passed" not in result.stdout
     both = json_report(run_cli("scan", str(readme), str(tmp_path / "train.py"), "--no-cache", "--output-format", "json"))
     assert [finding["code"] for finding in both["findings"]] == ["SF101"]
@@ -294,7 +294,7 @@ def test_a_syntax_error_names_the_cell_and_its_line(tmp_path, run_cli):
     target = _write_notebook(tmp_path / "broken_cell.ipynb", "%pip install torch\nimport torch\nx = 1", "y = (1,\n")
     result = run_cli("scan", str(target), "--no-cache")
     assert result.returncode == 1
-    assert "broken_cell.ipynb: error: syntax error at cell 3, line 1, column 5" in result.stdout
+    assert "broken_cell.ipynb: error: syntax error at cell 3, line 1, column 5" in result.stderr
 
 
 def test_add_noqa_writes_the_comment_into_the_cell(tmp_path, run_cli):

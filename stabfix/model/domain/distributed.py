@@ -281,7 +281,11 @@ class Distributed:
         if self.environment_rank_read(expr, sizes):
             return True
         if isinstance(expr, cst.Attribute):
-            return expr.attr.value in RANK_ATTRIBUTES
+            if expr.attr.value in RANK_ATTRIBUTES:
+                return True
+            # `self.gpu_id` that the class set from the rank (`self.gpu_id = int(os.environ["LOCAL_RANK"])`)
+            return any(b.bound_value is not None and self._rank_value(b.bound_value, depth + 1, sizes)
+                       for b in self.names.self_attribute_bindings(expr))
         if isinstance(expr, cst.Name) and expr in self.names.uses:
             for binding in self.names.bindings_of(expr):
                 value = binding.bound_value
