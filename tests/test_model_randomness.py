@@ -143,3 +143,33 @@ def test_grad_inputs_tell_a_loader_batch_and_a_frozen_embedding_from_an_activati
     loop = module.body[4]
     moved = loop.body.body[0].body[0].value  # `x.to("cuda")`: a move of the loop's batch
     assert inputs.without_grad(moved, None, None) == "a batch drawn from the data loader"
+
+
+def test_a_scheduler_is_known_by_what_the_code_shows_it_holds_never_by_its_name():
+    model, _ = _model(
+        """
+        import torch
+        from torch.optim.lr_scheduler import LRScheduler, StepLR
+
+        def make_policy(opt):
+            return StepLR(opt, 10)
+
+        def loop(opt, sched, scheduler, lr_scheduler, typed: LRScheduler):
+            policy = make_policy(opt)
+            policy.step()
+            sched.step()
+            scheduler.step()
+            lr_scheduler.step()
+            typed.step()
+
+        opt = torch.optim.SGD(params, lr=0.1)
+        loop(opt, StepLR(opt, 5), JobQueue(), unknown, None)
+        """,
+        "names", "optimizers", "events", "summaries",
+    )
+    steps = [event for event in model.events.of_kind("step") if isinstance(event, Step)]
+    known = [is_lr_scheduler(step.candidates[0], model.names, model.optimizers, model.summaries) for step in steps]
+    # built by a helper, passed by the file's call, a job queue, unknown, annotated
+    assert known == [True, True, False, False, True]
+    make_policy = model.summaries.of(next(iter(model.names.returns)))
+    assert make_policy.returned.role == "lr_scheduler"
