@@ -173,3 +173,21 @@ def test_a_scheduler_is_known_by_what_the_code_shows_it_holds_never_by_its_name(
     assert known == [True, True, False, False, True]
     make_policy = model.summaries.of(next(iter(model.names.returns)))
     assert make_policy.returned.role == "lr_scheduler"
+
+
+def test_the_run_is_seeded_by_call_targets_and_an_unseen_import_only_breaks_the_tie():
+    from stabfix.model.domain.seeding import run_is_seeded
+
+    def seeded(source: str) -> bool:
+        model, _ = _model(source, "randomness")
+        return run_is_seeded(model.randomness, None)
+
+    assert seeded("import lightning as L\nL.seed_everything(1)\n")
+    assert seeded("from accelerate.utils import set_seed as fix\nfix(1)\n")
+    # the file's own `set_seed` that seeds nothing, and a seed read from a config, are not seeding
+    assert not seeded("import os\ndef set_seed(s):\n    os.environ['PYTHONHASHSEED'] = str(s)\nset_seed(1)\n")
+    assert not seeded("seed = cfg.get_seed()\nprint(seed)\n")
+    # imported from a package this analysis cannot read: the name breaks the tie, and only a seeding name
+    assert seeded("from mytools.repro import set_global_seed\nset_global_seed(1)\n")
+    assert not seeded("from mytools.repro import prepare\nprepare(1)\n")
+    assert seeded("from toolkit import Base\nclass R(Base):\n    def run(self):\n        self.set_seed(1)\n")

@@ -68,7 +68,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"
         "long-lived containers, host-accelerator syncs, token generation, parameter-sized buffers, adapters, distributed runs.",
         ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
-         "generation", "accumulators", "adapters", "randomness", "grad_inputs", "distributed"),
+         "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "distributed"),
     ),
 }
 
