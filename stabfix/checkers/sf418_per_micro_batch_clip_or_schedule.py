@@ -41,9 +41,7 @@ class PerMicroBatchClipOrSchedule(Checker):
         for found in self.model.accumulation.loops():
             if found.every is None or id(found.loop) in seen_loops or self._every_one(found.every):
                 continue
-            seen_loops.add(id(found.loop))
-            if self.model.accumulation.cleared_every_pass(found):
-                continue  # `zero_grad()` on every pass: the step skips batches, nothing accumulates
+            seen_loops.add(id(found.loop))  # `loops()` leaves out loops cleared on every pass: nothing accumulates
             for event in self.model.events.iteration(found.loop, "clip", "step"):
                 if id(event.node) in reported or not self._every_pass(event, found.backward):
                     continue
