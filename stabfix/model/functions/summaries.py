@@ -54,6 +54,7 @@ from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, Local
 from stabfix.model.flow.callers import Callers, argument
 from stabfix.model.functions.body_effects import detaches, marked_in_place, stores
 from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, requires_grad_keyword
+from stabfix.model.flow.host_tensors import is_host_built
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.flow.values import Values
 from stabfix.model.source.imports import ImportTracker, dotted_name
@@ -77,6 +78,8 @@ class ValueFacts:
     # the positional parameter this element hands back, through operations that keep requires-grad
     # (`return x.view(n, -1), y.float()`): the caller's argument comes back as this element
     parameter: Optional[str] = None
+    # a tensor built in host memory by torch factories and arithmetic, no `device=` (`flow/host_tensors.py`)
+    host_built: Optional[bool] = None
 
     @staticmethod
     def join(facts: list["ValueFacts"]) -> "ValueFacts":
@@ -397,8 +400,9 @@ class Summaries:
         device = "accelerator" if value.placed else "host" if value.host else None
         role = ("loss" if origin == LOSS else "model_output" if value.model_output or origin == MODEL_OUTPUT
                 else "batch" if value.batch else self._object_role(expr) if not value.tensor else None)
+        host_built = True if is_host_built(expr, self.names, self.values, self.returned_facts) else None
         return ValueFacts(requires_grad, history, True if value.detached else None, device,
-                          activation.kind if activation is not None else None, role, self._parameter_of(expr))
+                          activation.kind if activation is not None else None, role, self._parameter_of(expr), host_built)
 
     def _object_role(self, expr: cst.BaseExpression) -> Optional[str]:
         """What a returned object that is not a tensor is for: a learning-rate scheduler (`schedulers`)."""
