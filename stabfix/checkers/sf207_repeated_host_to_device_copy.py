@@ -146,7 +146,7 @@ class RepeatedHostToDeviceCopy(Checker):
     def _after_module_init(function: cst.FunctionDef, statement: cst.CSTNode) -> bool:
         seen_init = False
         for item in function.body.body if isinstance(function.body, cst.IndentedBlock) else ():
-            if any(small is statement for small in getattr(item, "body", ())):
+            if isinstance(item, cst.SimpleStatementLine) and any(small is statement for small in item.body):
                 return seen_init
             seen_init = seen_init or "__init__(" in code_of(item, 400)
         return False
