@@ -163,6 +163,8 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
     (one file away: that model has no project of its own, so following stops there)."""
     if model.losses is not None:  # a loss handed to a function as an argument (`train(..., nn.L1Loss())`)
         model.losses.parameter_values = summaries.passed_for
+    if model.accumulation is not None:  # a helper that runs `zero_grad()` on every pass: no accumulation
+        model.accumulation.call_clears = lambda call: any(e.kind == "zero_grad" for e in summaries.effects_at(call))
     if model.project is not None:
         summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
         summaries.foreign_function = model.project.foreign_hook(

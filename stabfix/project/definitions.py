@@ -122,6 +122,31 @@ class ProjectView:
             self._imported = self._recorded(query)
         return self._imported
 
+    def imported_models(self, ask: Callable[[FileModel], Optional[T]], needs: Iterable[str] = ()) -> list[T]:
+        """What `ask` says of the model (built with `needs`) of each module of the tree this file imports,
+        in path order; a file that does not parse, or on which `ask` fails, is left out. `ask` must
+        return something node-free."""
+
+        def query() -> list[T]:
+            answers = []
+            for path in self.index.imported_files(self.path):
+                built = self.project.model_of(path, needs)
+                try:
+                    answer = ask(built[1]) if built is not None else None
+                except (RecursionError, MemoryError):
+                    answer = None
+                except Exception:  # the other file's part failed on the question: unknown there
+                    answer = None
+                if answer is not None:
+                    answers.append(answer)
+            return answers
+
+        return self._recorded(query)
+
+    def absolute(self, qualified: str, importer: str) -> Optional[str]:
+        """A name as the file `importer` spells it (`..utils.f`), made absolute (`pkg.utils.f`)."""
+        return self.index.absolute(qualified, importer)
+
     def resolve(self, qualified: str) -> Optional[Symbol]:
         """Where a name this file's imports spell (`.models.Net`, `pkg.models.Net`) is defined in the tree."""
         return self._recorded(lambda: self.index.resolve(qualified, self.path))

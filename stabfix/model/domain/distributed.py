@@ -15,7 +15,8 @@ Queried after the traversal (built on `names` and `flows`):
 - `varies_by_rank(test)`: whether a test can differ between processes (a rank-0 test either way, `local_rank in
   [-1, 0]`, any test reading the rank; not the world size).
 - `wrapped(expr)`: whether an expression holds a DDP/DataParallel-wrapped module (`state_dict()` keys prefixed
-  `module.`): "always", "sometimes" (a conditional wrap) or None; FSDP is not a prefixing wrap.
+  `module.`): "always", "prepared" (a module handed back by accelerate's `accelerator.prepare`, DDP-wrapped
+  when several processes run), "sometimes" (a conditional wrap, or a mix) or None; FSDP is not a prefixing wrap.
 - `runs_distributed(node)`: the code is part of the run the file sets up (module level, the function or class
   that sets it up, or a same-file function they call), not a helper of a utility module that reads `RANK`.
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
@@ -36,9 +37,9 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.flow.flows import ValueFlows
-from stabfix.model.source.imports import ImportTracker
+from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
-from stabfix.model.source.names import Names
+from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 
@@ -57,6 +58,9 @@ PREFIXING_WRAPPERS = frozenset({
     "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
 })
+# Methods only a module has (not an optimizer, scheduler or loader: `state_dict` is shared, left out).
+_MODULE_ONLY_METHODS = frozenset({"parameters", "named_parameters", "train", "eval", "modules", "named_modules",
+                                  "children", "forward", "generate", "buffers"})
 _RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "bfloat16", "double", "requires_grad_"})
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID"})
@@ -158,6 +162,11 @@ class Distributed:
             targets.update(code_of(e.value, 200) for e in elements) if elements else targets.add(code_of(target.target, 200))
         return {code_of(arg.value, 200) for arg in call.args} & targets
 
+    def framework_object(self, receiver: cst.BaseExpression) -> bool:
+        """`receiver` is an accelerate `Accelerator` or a Fabric the file builds (or, in a distributed file, a
+        parameter or `self.<attr>` that holds one)."""
+        return self._framework_object(receiver)
+
     def _framework_object(self, receiver: cst.BaseExpression) -> bool:
         if isinstance(receiver, cst.Name):
             for binding in self.names.bindings_of(receiver) if receiver in self.names.uses else []:
@@ -170,17 +179,51 @@ class Distributed:
     # --- wrapped modules ---------------------------------------------------------------------------
     def wrapped(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """Whether `expr` holds a module wrapped by DDP or DataParallel, whose `state_dict()` keys carry a
-        `module.` prefix: "always" (every binding reaching it is a wrap), "sometimes" (`if distributed:
-        model = DDP(model)`), None (not shown). Followed through names, `self.<attr>` and the returns of
-        same-file helpers. FSDP and `fully_shard` are not prefixing wraps: their state-dict hooks give the
-        inner module's names."""
-        values = self._reaching_values(expr)
-        if not values or depth > 3:
+        `module.` prefix: "always" (every binding reaching it is a wrap), "prepared" (every binding is a
+        module handed back by accelerate's `accelerator.prepare(...)`, DDP-wrapped whenever the run has
+        several processes), "sometimes" (`if distributed: model = DDP(model)`, or a mix), None (not shown).
+        Followed through names, `self.<attr>` and the returns of same-file helpers. FSDP and `fully_shard`
+        are not prefixing wraps: their state-dict hooks give the inner module's names."""
+        bindings = self._reaching_bindings(expr)
+        if not bindings or depth > 3:
             return None
-        wraps = [self._is_wrap(value, depth) for value in values]
-        if all(wraps):
-            return "always"
-        return "sometimes" if any(wraps) else None
+        kinds = ["always" if self._is_wrap(b.bound_value, depth) else "prepared" if self._prepared(b, expr) else None
+                 for b in bindings]
+        if len(set(kinds)) == 1:
+            return kinds[0]
+        return "sometimes" if any(kinds) else None
+
+    def _prepared(self, binding: Binding, receiver: cst.BaseExpression) -> bool:
+        """`model = accelerator.prepare(model)`, `model, opt, loader = accelerator.prepare(model, opt, loader)`:
+        the element is what accelerate hands back for a module (its argument, or the name it is bound to,
+        is called or has a method only a module has), wrapped in DDP when several processes run."""
+        value = binding.value
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) \
+                or value.func.attr.value != "prepare" or not self._framework_object(value.func.value):
+            return False
+        positional = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+        if len(positional) != len(value.args):
+            return False
+        if binding.kind == "assign" and len(positional) == 1:
+            handed = positional[0]
+        elif binding.kind == "unpack" and len(binding.position) == 1 and binding.position[0] < len(positional):
+            handed = positional[binding.position[0]]
+        else:
+            return False
+        return self._used_as_module(handed) or self._used_as_module(receiver)
+
+    def _used_as_module(self, expr: cst.BaseExpression) -> bool:
+        """The code calls `expr` (a forward pass) or a method only a module has (`parameters`, `train`...)."""
+        spelled = dotted_name(expr)
+        if spelled is None:
+            return False
+        for call in self.flows.calls():
+            func = call.func
+            if dotted_name(func) == spelled and self.names.qualify(func) is None:
+                return True
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_METHODS and dotted_name(func.value) == spelled:
+                return True
+        return False
 
     def _is_wrap(self, value: Optional[cst.BaseExpression], depth: int) -> bool:
         if not isinstance(value, cst.Call):
@@ -196,16 +239,15 @@ class Distributed:
             self.wrapped(returned, depth + 1) == "always" or self._is_wrap(returned, depth + 1)
             for returned in _returned(definition))
 
-    def _reaching_values(self, expr: cst.BaseExpression) -> list[Optional[cst.BaseExpression]]:
-        bindings = []
+    def _reaching_bindings(self, expr: cst.BaseExpression) -> list[Binding]:
         if isinstance(expr, cst.Name) and expr in self.names.uses:
-            bindings = self.names.reaching(expr) or self.names.bindings_of(expr)
-        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+            return self.names.reaching(expr) or self.names.bindings_of(expr)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
                 and expr.value in self.names.uses:
             scope = self.names.scope_of(expr.value)
             owner = self.names.enclosing_class(scope) if scope is not None else None
-            bindings = self.names.attribute_reaching(owner, expr.attr.value, expr.value) if owner is not None else []
-        return [binding.bound_value for binding in bindings]  # None: a parameter, a loop target (not shown)
+            return self.names.attribute_reaching(owner, expr.attr.value, expr.value) if owner is not None else []
+        return []  # a binding's `bound_value` None: a parameter, a loop target (not shown)
 
     def sets_epoch(self, call: cst.Call) -> bool:
         """The call runs a function (of this file, or of another scanned file) whose body calls `.set_epoch(...)`."""
