@@ -144,7 +144,7 @@ def _execute(
     targets = paths or [Path(".")]
     try:
         config = load_config(targets[0], explicit=config_file)
-        catalog = load_catalog()
+        catalog = load_catalog(examples=False)
         origin = str(config.path) if config.path else "config"
         config_codes = selected_codes(catalog, config.select, config.ignore, origin)
         codes = resolve_selectors(_split(select), catalog, "--select") if select else config_codes
@@ -334,7 +334,7 @@ def rules_command() -> None:
     table = Table(title="stabfix rules")
     for column in ("code", "name", "category", "severity", "fix", "default", "summary"):
         table.add_column(column, overflow="fold")
-    for spec in load_catalog().values():
+    for spec in load_catalog(examples=False).values():
         default = "on" if spec.enabled_by_default else "off"
         table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_safety, default, spec.summary)
     # Pipes get a wide table so that codes and names stay greppable on one line.
@@ -348,7 +348,7 @@ def explain(rule: Annotated[str, typer.Argument(help="A rule code (SF101) or nam
 
     from stabfix.catalog import load_catalog
 
-    catalog = load_catalog()
+    catalog = load_catalog(examples=False)
     by_name = {spec.name: spec for spec in catalog.values()}
     spec = catalog.get(rule.upper()) or by_name.get(rule)
     if spec is None:

@@ -178,7 +178,7 @@ def _process(task: Task) -> TaskOutcome:
     served = _from_cache(task, key)
     if served is not None:
         return served
-    specs = load_catalog()
+    specs = load_catalog(examples=False)
     classes = _classes_for(task.codes)
     view = _PROJECT.view(task.path) if _PROJECT is not None else None
     analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target, view)
