@@ -171,13 +171,13 @@ def _served_by_parent(task: Task) -> TaskOutcome | None:
 
 
 def _process(task: Task) -> TaskOutcome:
-    from stabfix.engine import analyse_text
-
     source = read_source(Path(task.path))
     key = _cache_key(task, source.raw)
     served = _from_cache(task, key)
     if served is not None:
         return served
+    from stabfix.engine import analyse_text
+
     specs = load_catalog(examples=False)
     classes = _classes_for(task.codes)
     view = _PROJECT.view(task.path) if _PROJECT is not None else None
