@@ -47,7 +47,6 @@ from scan_speed import (  # noqa: E402  (the corpus and the ruff venv are scan_s
     timed,
 )
 
-REPO = Path(__file__).resolve().parent.parent
 RESULTS = CACHE / "startup_last_run.json"
 # ruff's rules for syntax errors and undefined names: its time with almost nothing to print
 RUFF_FEW_RULES = "E9,F63,F7,F82"
@@ -89,24 +88,31 @@ def find_ruff(given: str | None, skip: bool) -> tuple[str | None, str]:
     return ruff, version
 
 
-def rows_to_run(ruff: str | None, ruff_version: str) -> list[tuple[str, list[str], Path]]:
+def rows_to_run(ruff: str | None, ruff_version: str, scans: bool) -> list[tuple[str, list[str], Path]]:
+    # Every command runs in the corpus folder, as in a user's project: `python -m` puts the working folder
+    # first on sys.path, so from the repo it would import the repo's stabfix, not the one installed.
     rows = [
-        ("python -c pass (interpreter start)", [sys.executable, "-c", "pass"], REPO),
-        ("stabfix --version", stabfix("--version"), REPO),
-        ("stabfix --help", stabfix("--help"), REPO),
-        ("stabfix rules", stabfix("rules"), REPO),
-        ("stabfix explain SF101", stabfix("explain", "SF101"), REPO),
-        ("stabfix scan, warm (cache hit), text", stabfix("scan", "."), CORPUS),
-        ("stabfix scan, warm (cache hit), json", stabfix("scan", "--output-format", "json", "."), CORPUS),
+        ("python -c pass (interpreter start)", [sys.executable, "-c", "pass"], CORPUS),
+        ("stabfix --version", stabfix("--version"), CORPUS),
+        ("stabfix --help", stabfix("--help"), CORPUS),
+        ("stabfix rules", stabfix("rules"), CORPUS),
+        ("stabfix explain SF101", stabfix("explain", "SF101"), CORPUS),
     ]
+    if scans:
+        rows += [
+            ("stabfix scan, warm (cache hit), text", stabfix("scan", "."), CORPUS),
+            ("stabfix scan, warm (cache hit), json", stabfix("scan", "--output-format", "json", "."), CORPUS),
+        ]
     if ruff is not None:
         rows += [
-            (f"{ruff_version} --version", [ruff, "--version"], REPO),
+            (f"{ruff_version} --version", [ruff, "--version"], CORPUS),
             (f"{ruff_version} check, warm (its cache)", [ruff, "check", "--isolated", "--exit-zero", "."], CORPUS),
             (f"{ruff_version} check, warm, --select {RUFF_FEW_RULES}",
              [ruff, "check", "--isolated", "--exit-zero", "--select", RUFF_FEW_RULES, "."], CORPUS),
             (f"{ruff_version} check --no-cache", [ruff, "check", "--isolated", "--exit-zero", "--no-cache", "."], CORPUS),
         ]
+        if not scans:
+            rows = rows[:-3]
     return rows
 
 
@@ -117,18 +123,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="--jobs of the cold scan (default 2)")
     parser.add_argument("--ruff", help="the ruff executable to time (default: bench/scan_speed.py's ruff venv)")
     parser.add_argument("--skip-ruff", action="store_true", help="do not time ruff")
+    parser.add_argument("--skip-scan", action="store_true", help="time the start-up rows only (no scan, no cold scan)")
     args = parser.parse_args(argv)
 
     prepare_tree(CORPUS, CORPUS_PACKAGES)
     files = len(python_files(CORPUS))
     ruff, ruff_version = find_ruff(args.ruff, args.skip_ruff)
     env = child_env()
-    rows = rows_to_run(ruff, ruff_version)
+    rows = rows_to_run(ruff, ruff_version, not args.skip_scan)
     load_before = os.getloadavg()[0]
 
-    log(f"populating the scan cache of {files} files (uncounted)")
-    warm_up = timed(stabfix("scan", "--output-format", "json", "."), CORPUS, env)
-    findings_of(warm_up)
+    if not args.skip_scan:
+        log(f"populating the scan cache of {files} files (uncounted)")
+        findings_of(timed(stabfix("scan", "--output-format", "json", "."), CORPUS, env))
     for _, command, cwd in rows:
         timed(command, cwd, env)
 
@@ -141,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     cold_label = f"stabfix scan --no-cache --jobs {args.jobs} (cold)"
     verdict = "not checked (--cold-runs 0)"
     ok = True
-    if args.cold_runs > 0:
+    if args.cold_runs > 0 and not args.skip_scan:
         times[cold_label] = []
         for run in range(args.cold_runs):
             log(f"cold scan {run + 1}/{args.cold_runs}")
