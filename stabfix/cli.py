@@ -1,4 +1,8 @@
-"""The command line: wires discovery, the engine, fixes and reports. No analysis lives here."""
+"""The command line: wires discovery, the engine, fixes and reports. No analysis lives here.
+
+Each command imports what it uses inside its function: `--version`, `--help`, `rules` and `explain` never
+load the engine, and a scan served from the cache never loads libcst (tests/test_startup_imports.py,
+bench/startup_speed.py)."""
 
 from __future__ import annotations
 
@@ -6,30 +10,19 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from stabfix import __version__, exit_codes
-from stabfix.cache import ScanCache
-from stabfix.catalog import RuleSpec, SelectorError, load_catalog
-from stabfix.config import ConfigError
-from stabfix.config_tree import ConfigTree
-from stabfix.discovery import discover
-from stabfix.docs import rule_url
-from stabfix.file_settings import FileSettings
-from stabfix.findings import FileError, FileResult
-from stabfix.reports import FORMATS, render_github, render_json, render_sarif
-from stabfix.reports.destination import unwritable
-from stabfix.reports.text import diff_note, render_errors, render_text
-from stabfix.findings import RunResult
-from stabfix.run_control import exit_now
-from stabfix.project import Project, ProjectIndex
-from stabfix.scan_runner import RunInterrupted, Task, default_jobs, run_tasks
+from stabfix.reports import FORMATS
+
+if TYPE_CHECKING:
+    from stabfix.cache import ScanCache
+    from stabfix.catalog import RuleSpec
+    from stabfix.findings import FileError, RunResult
+    from stabfix.project import Project
+    from stabfix.scan_runner import RunInterrupted, Task
 
 app = typer.Typer(
     name="stabfix",
@@ -44,6 +37,9 @@ PROGRESS_MIN_FILES = 50
 
 
 def _fail(message: str) -> typer.Exit:
+    from rich.console import Console
+    from rich.markup import escape
+
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/bold red] {escape(message)}")
     return typer.Exit(exit_codes.ERROR)
 
@@ -105,13 +101,27 @@ def _execute(
     quiet: bool = False,
     statistics: bool = False,
 ) -> None:
+    from rich.console import Console
+
+    from stabfix.cache import ScanCache
+    from stabfix.catalog import SelectorError, load_catalog
+    from stabfix.config import ConfigError
+    from stabfix.config_tree import ConfigTree
+    from stabfix.discovery import discover
+    from stabfix.file_settings import FileSettings
+    from stabfix.findings import FileResult
+    from stabfix.project import Project, ProjectIndex
+    from stabfix.reports.destination import unwritable
+    from stabfix.run_control import exit_now
+    from stabfix.scan_runner import RunInterrupted, Task, default_jobs
+
     if output_format not in FORMATS:
         raise _fail(f"unknown --output-format '{output_format}' (choose from {', '.join(FORMATS)})")
     if output is not None and (problem := unwritable(output)):
         raise _fail(problem)
     targets = paths or [Path(".")]
     try:  # each file runs under the nearest config above it (stabfix.config_tree), or --config's
-        catalog = load_catalog()
+        catalog = load_catalog(examples=False)
         settings = FileSettings(ConfigTree(config_file), catalog, _split(select) if select else None, _split(ignore))
         for target in targets:
             settings.check(target)
@@ -158,9 +168,14 @@ def _report_interrupted(stop: RunInterrupted, mode: str) -> None:
 
 
 def _run_with_progress(tasks: list[Task], jobs: int, cache: ScanCache | None, project: Project | None = None) -> RunResult:
+    from stabfix.scan_runner import run_tasks
+
     show = len(tasks) >= PROGRESS_MIN_FILES and sys.stderr.isatty() and not os.environ.get("CI")
     if not show:
         return run_tasks(tasks, jobs, cache, project=project)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("scan", total=len(tasks))
@@ -179,6 +194,12 @@ def _emit(
     statistics: bool = False,
     unsafe: bool = False,
 ) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from stabfix.reports import render_github, render_json, render_sarif
+    from stabfix.reports.text import diff_note, render_errors, render_text
+
     if mode == "diff":
         diffs = "".join(result.diff for result in run.results if result.diff)
         _write(diffs, output, markup=False)
@@ -210,6 +231,8 @@ def _write(text: str, output: Optional[Path], markup: bool) -> None:
             raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
         return
     if markup:
+        from rich.console import Console
+
         Console(highlight=False, soft_wrap=True).print(text, end="")
     else:
         sys.stdout.write(text)
@@ -278,10 +301,15 @@ def apply(
 @app.command("rules")
 def rules_command() -> None:
     """List the rule catalog."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from stabfix.catalog import load_catalog
+
     table = Table(title="stabfix rules")
     for column in ("code", "name", "category", "severity", "fix", "default", "summary"):
         table.add_column(column, overflow="fold")
-    for spec in load_catalog().values():
+    for spec in load_catalog(examples=False).values():
         default = "on" if spec.enabled_by_default else "off"
         table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_label, default, spec.summary)
     # Pipes get a wide table so that codes and names stay greppable on one line.
@@ -304,7 +332,11 @@ def server_command(
 @app.command()
 def explain(rule: Annotated[str, typer.Argument(help="A rule code (SF101) or name (loss-target-requires-grad).")]) -> None:
     """Show a rule's documentation."""
-    catalog = load_catalog()
+    from rich.console import Console
+
+    from stabfix.catalog import load_catalog
+
+    catalog = load_catalog(examples=False)
     by_name = {spec.name: spec for spec in catalog.values()}
     spec = catalog.get(rule.upper()) or by_name.get(rule)
     if spec is None:
@@ -316,6 +348,8 @@ def explain(rule: Annotated[str, typer.Argument(help="A rule code (SF101) or nam
 
 def explain_markdown(spec: RuleSpec) -> str:
     # `seed` in the rule files points at the team's internal write-ups; users get the rule itself
+    from stabfix.docs import rule_url
+
     return "\n\n".join(
         [
             f"# {spec.code} {spec.name}",

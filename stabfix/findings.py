@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Mapping, Union
+from typing import TYPE_CHECKING, Literal, Mapping, Union
 
-import libcst as cst
+if TYPE_CHECKING:  # a cached scan builds findings without importing libcst (bench/README.md, startup)
+    import libcst as cst
 
 FixSafety = Literal["safe", "unsafe", "none"]
-Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+Replacement = Union["cst.CSTNode", "cst.RemovalSentinel", "cst.FlattenSentinel"]
 
 
 @dataclass

@@ -18,17 +18,18 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, TypeVar, Union
 
-import libcst as cst
-
-from stabfix.model import FileModel, required_parts
-from stabfix.model.source.traversal import walk
 from stabfix.project.index import Consulted, ProjectIndex, Symbol
+
+if TYPE_CHECKING:  # loaded when the first other file's model is built: a scan served from the cache never parses
+    import libcst as cst
+
+    from stabfix.model import FileModel
 
 T = TypeVar("T")
 _MODELS_KEPT = 32  # other files' models kept per process (a worker's cache; rebuilt when evicted)
-Defined = Union[cst.FunctionDef, cst.ClassDef]
+Defined = Union["cst.FunctionDef", "cst.ClassDef"]
 DEFINED_KINDS = ("def", "class", "method")  # the symbols `definition` can hand over
 
 
@@ -63,6 +64,8 @@ class Project:
     def model_of(self, path: str, needs: Iterable[str]) -> Optional[tuple[cst.Module, FileModel]]:
         """The file parsed and traversed with the parts `needs` (and what they read); None when it does
         not parse or a part fails on it."""
+        from stabfix.model import required_parts
+
         text = self.index.text(path)  # recorded, also when the model comes from the cache
         if text is None:
             return None
@@ -79,6 +82,11 @@ class Project:
 
 
 def _build(text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:
+    import libcst as cst
+
+    from stabfix.model import FileModel
+    from stabfix.model.source.traversal import walk
+
     try:
         module = cst.parse_module(text)
         model = FileModel(parts)
@@ -221,6 +229,8 @@ class ProjectView:
 
 def _find(module: cst.Module, symbol: Symbol) -> Optional[Defined]:
     """The one node defining `symbol` at the top level of its module (inside top-level `if`/`try` too)."""
+    import libcst as cst
+
     parts = symbol.qualified[len(symbol.module) + 1 :].split(".")
     candidates = [node for node in _top_level_definitions(module.body) if node.name.value == parts[0]]
     if len(candidates) != 1:
@@ -235,6 +245,8 @@ def _find(module: cst.Module, symbol: Symbol) -> Optional[Defined]:
 
 
 def _top_level_definitions(body) -> Iterable[Defined]:
+    import libcst as cst
+
     for statement in body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             yield statement

@@ -75,6 +75,7 @@ class ProjectIndex:
         self.modules = modules if modules is not None else ModuleMap([*files, *self._sources], roots)
         self._texts: dict[str, tuple[Optional[str], str]] = {}
         self._outlines: dict[str, Optional[Outline]] = {}
+        self._lookups: dict[str, str] = {}  # recorded lookup key -> its file in this run ("" for none)
         self._recorders: list[Consulted] = []
 
     @classmethod
@@ -88,7 +89,7 @@ class ProjectIndex:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._texts, self._outlines, self._recorders = {}, {}, []
+        self._texts, self._outlines, self._lookups, self._recorders = {}, {}, {}, []
 
     # -- recording ------------------------------------------------------------------------------------
     def recording(self) -> "_Recording":
@@ -140,9 +141,12 @@ class ProjectIndex:
 
     def still_resolves(self, key: str, recorded: str) -> bool:
         """Whether a module lookup recorded as `key` (`module`, or `search root:module`) still gives `recorded`."""
-        folder, _, module = key.rpartition(":")
-        importer = os.path.join(folder, "__stabfix_probe__.py") if folder else None
-        return (self.modules.lookup(module, importer) or "") == recorded
+        # a scan's files are fixed: each key is looked up once, however many cached results recorded it
+        if key not in self._lookups:
+            folder, _, module = key.rpartition(":")
+            importer = os.path.join(folder, "__stabfix_probe__.py") if folder else None
+            self._lookups[key] = self.modules.lookup(module, importer) or ""
+        return self._lookups[key] == recorded
 
     # -- names ----------------------------------------------------------------------------------------
     def absolute(self, qualified: str, importer: str) -> Optional[str]:

@@ -14,16 +14,12 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 from typer.core import TyperCommand
 
 from stabfix import exit_codes
-from stabfix.config import ConfigError, load_config
 from stabfix.verify.settings import FlagError, Settings, SettingsError, parse_budget_flags, resolve_settings
 
 
@@ -65,7 +61,20 @@ def installed_torch() -> str | None:
         return "0+unknown"  # a source build on sys.path has no metadata: let the child import it
 
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def escape(text: str) -> str:
+    """rich's markup escape, imported when verify prints (the CLI registers this command at every start)."""
+    from rich.markup import escape as escape_markup
+
+    return escape_markup(text)
+
+
 def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
     # Wide enough for the step rows and tables when output is piped (CI logs, files).
     width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 110
     return Console(stderr=stderr, width=width, highlight=False)
@@ -185,6 +194,7 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
             config_path: Path | None = None, plot_path: Path | None = None, exact_steps: str | None = None,
             command_argv: list[str] | None = None, nproc_per_node: int | None = None) -> int:
+    from stabfix.config import ConfigError, load_config
     from stabfix.verify.command_report import print_command_end
     from stabfix.verify.render import print_header, print_report
 
@@ -343,6 +353,7 @@ def _preflight_problem(path: Path, plot_path: Path | None, json_path: Path | Non
 def _estimate(console: Console, path: Path, entry: str | None, seed: int | None, timeout: float | None,
               json_path: Path | None, config_path: Path | None, plot_path: Path | None, flags: dict[str, Any]) -> int:
     """`verify --estimate`: the full-size step's peak on a GPU, predicted with fake tensors."""
+    from stabfix.config import ConfigError, load_config
     from stabfix.verify.estimate import exit_code, print_estimate, run_estimate
     from stabfix.verify.settings import resolve_estimate
 
@@ -389,6 +400,8 @@ def _display(project: Path) -> str:
 
 def _print_comparison(console: Console, rows: list[dict[str, Any]], ref: str, base: dict[str, Any],
                       cur: dict[str, Any]) -> None:
+    from rich.table import Table
+
     console.print()
     table = Table(title=f"before/after: {escape(ref)} → working tree", title_justify="left", header_style="bold")
     table.add_column("metric")
