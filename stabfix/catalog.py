@@ -67,12 +67,14 @@ class RuleSpec:
     # How far a safe fix may move values (units in the last place of the dtype, relative to
     # max(|value|, 1)); None: bitwise equal. Enforced by tests/test_fix_differential.py.
     fix_bound_ulps: float | None = None
+    # A bad example declares `fix_safety: unsafe`: known also when the examples were not loaded
+    unsafe_for_some: bool = False
 
     @property
     def fix_label(self) -> str:
         """The fix safety the rule tables show: the rule's own, and `safe (some unsafe)` for a rule whose fix
         is safe for most findings but unsafe for some (a bad example declares `fix_safety: unsafe`)."""
-        if self.fix_safety == "safe" and any(example.fix_safety == "unsafe" for example in self.bad):
+        if self.fix_safety == "safe" and self.unsafe_for_some:
             return "safe (some unsafe)"
         return self.fix_safety
 
@@ -113,9 +115,14 @@ def _without_examples(text: str) -> str:
     return text
 
 
+# an example's own `fix_safety: unsafe` line (only examples declare one; the rule's is `fix: {safety: ...}`)
+_UNSAFE_EXAMPLE = re.compile(r"^[ \t]+(?:- )?fix_safety:[ \t]*['\"]?unsafe['\"]?[ \t]*$", re.MULTILINE)
+
+
 def _parse_spec(path: Path, examples: bool = True) -> RuleSpec:
     try:
-        data = _rule_data(path.read_text(encoding="utf-8"), examples)
+        text = path.read_text(encoding="utf-8")
+        data = _rule_data(text, examples)
     except yaml.YAMLError as exc:
         raise CatalogError(f"{path}: {exc}") from None
     try:
@@ -125,6 +132,7 @@ def _parse_spec(path: Path, examples: bool = True) -> RuleSpec:
         if data["severity"] not in SEVERITIES or data["fix"]["safety"] not in SAFETIES:
             raise CatalogError(f"{path}: bad severity or fix safety")
         listed = data.get("examples", {}) or {}
+        bad = _examples(listed.get("bad"))
         return RuleSpec(
             code=code,
             name=name,
@@ -135,7 +143,9 @@ def _parse_spec(path: Path, examples: bool = True) -> RuleSpec:
             fix_safety=data["fix"]["safety"],
             fix_reason=data["fix"]["reason"].strip(),
             docs={section: data["docs"][section].rstrip() for section in DOC_SECTIONS},
-            bad=_examples(listed.get("bad")),
+            bad=bad,
+            unsafe_for_some=any(example.fix_safety == "unsafe" for example in bad) if examples
+            else _UNSAFE_EXAMPLE.search(text) is not None,
             good=_examples(listed.get("good")),
             near_misses=_examples(listed.get("near_misses")),
             source=path,
