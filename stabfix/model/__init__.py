@@ -5,6 +5,7 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 
 - `imports`     what an imported name or attribute chain stands for (always built; it is cheap)
 - `enclosing`   the classes and functions around the node being visited (always built; it is cheap)
+- `tree`        each node's parent and every call in source order, recorded by the traversal (always built)
 - `names`       every name use to its bindings, in Python's scopes; `self.<attr>` across methods
 - `values`      what an expression is, where it lives and whether it is cut from autograd
                 (queried after the traversal; built on `names`, `modules` and `optimizers`)

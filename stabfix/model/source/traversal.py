@@ -214,6 +214,18 @@ def _all_orders_readable() -> bool:
     return _READABLE
 
 
+_NODE_TYPES: dict[type, bool] = {}  # type -> whether it is a CSTNode (an ABC: isinstance is slow)
+
+
+def is_node(value: object) -> bool:
+    """`isinstance(value, cst.CSTNode)`, answered per type from a table (a walk asks it of every field)."""
+    kind = type(value)
+    known = _NODE_TYPES.get(kind)
+    if known is None:
+        known = _NODE_TYPES[kind] = isinstance(value, cst.CSTNode)
+    return known
+
+
 def walk(
     module: cst.CSTNode,
     visitors: Sequence[cst.BatchableCSTVisitor],
@@ -273,7 +285,7 @@ class _Walk:
 
     def run(self, module: cst.CSTNode) -> None:
         skip, plans, plan_of = self.skip, self.plans, self.plan
-        node_type = cst.CSTNode
+        node_type, node_types = cst.CSTNode, _NODE_TYPES
 
         def visit(node: cst.CSTNode) -> None:
             plan = plans.get(type(node)) or plan_of(type(node))
@@ -286,8 +298,12 @@ class _Walk:
                     continue
                 if enter_field is not None:
                     enter_field(node)
-                if isinstance(value, node_type):
-                    if type(value) not in skip:
+                kind = type(value)
+                node_kind = node_types.get(kind)
+                if node_kind is None:
+                    node_kind = node_types[kind] = isinstance(value, node_type)
+                if node_kind:
+                    if kind not in skip:
                         visit(value)
                 elif isinstance(value, (tuple, list)):
                     for child in value:
@@ -301,10 +317,10 @@ class _Walk:
         visit(module)
 
     def run_recording(self, module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
-        """`run`, recording each visited node's parent (a copy of `run`'s loop: an extra argument and a
-        dict store per node, paid only by the walks that ask)."""
+        """`run`, recording each visited node's parent (a copy of `run`'s loop, so that a walk without
+        `parents` pays nothing for them)."""
         skip, plans, plan_of = self.skip, self.plans, self.plan
-        node_type = cst.CSTNode
+        node_type, node_types = cst.CSTNode, _NODE_TYPES
 
         def visit(node: cst.CSTNode) -> None:
             plan = plans.get(type(node)) or plan_of(type(node))
@@ -317,8 +333,12 @@ class _Walk:
                     continue
                 if enter_field is not None:
                     enter_field(node)
-                if isinstance(value, node_type):
-                    if type(value) not in skip:
+                kind = type(value)
+                node_kind = node_types.get(kind)
+                if node_kind is None:
+                    node_kind = node_types[kind] = isinstance(value, node_type)
+                if node_kind:
+                    if kind not in skip:
                         parents[id(value)] = node
                         visit(value)
                 elif isinstance(value, (tuple, list)):
@@ -342,7 +362,7 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     found: list[cst.CSTNode] = []
     for field, _ in field_order(type(node)):
         value = getattr(node, field)
-        if isinstance(value, cst.CSTNode):
+        if is_node(value):
             found.append(value)
         elif isinstance(value, (tuple, list)):
             found.extend(value)
@@ -357,7 +377,6 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         return
     on_visit, on_leave = visitor.on_visit, visitor.on_leave
     on_visit_attribute, on_leave_attribute = visitor.on_visit_attribute, visitor.on_leave_attribute
-    node_type = cst.CSTNode
 
     def visit(current: cst.CSTNode) -> None:
         if on_visit(current):
@@ -366,7 +385,7 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                 if when_set and value is None:
                     continue
                 on_visit_attribute(current, field)
-                if isinstance(value, node_type):
+                if is_node(value):
                     visit(value)
                 elif isinstance(value, (tuple, list)):
                     for child in value:
