@@ -30,7 +30,7 @@ T = TypeVar("T")
 _MODELS_KEPT = 32  # other files' models kept per process (a worker's cache; rebuilt when evicted)
 # Parsed files kept per process, the scanned ones included: the libcst parse is most of a model's build, and
 # a file is often asked about (by its neighbours, under other parts) right before or after its own scan.
-_MODULES_KEPT = 32
+_MODULES_KEPT = 64
 Defined = Union[cst.FunctionDef, cst.ClassDef]
 DEFINED_KINDS = ("def", "class", "method")  # the symbols `definition` can hand over
 
