@@ -29,6 +29,9 @@ if TYPE_CHECKING:  # loaded when the first other file's model is built: a scan s
 
 T = TypeVar("T")
 _MODELS_KEPT = 32  # other files' models kept per process (a worker's cache; rebuilt when evicted)
+# Parsed files kept per process, the scanned ones included: the libcst parse is most of a model's build, and
+# a file is often asked about (by its neighbours, under other parts) right before or after its own scan.
+_MODULES_KEPT = 64
 Defined = Union["cst.FunctionDef", "cst.ClassDef"]
 DEFINED_KINDS = ("def", "class", "method")  # the symbols `definition` can hand over
 
@@ -50,6 +53,7 @@ class Project:
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
         self._models: OrderedDict[tuple[str, frozenset], Optional[tuple[cst.Module, FileModel]]] = OrderedDict()
+        self._modules: OrderedDict[str, tuple[str, cst.Module]] = OrderedDict()
 
     def __getstate__(self) -> dict:
         return {"index": self.index}
@@ -57,6 +61,23 @@ class Project:
     def __setstate__(self, state: dict) -> None:
         self.index = state["index"]
         self._models = OrderedDict()
+        self._modules = OrderedDict()
+
+    def parsed(self, path: str, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
+        """`parse(text)`, or the tree kept from an earlier parse of the same text of `path` (libcst trees are
+        immutable, so the scan of a file and other files' questions about it can share one). What `parse`
+        raises is raised, and nothing is kept."""
+        path = os.path.abspath(path)
+        kept = self._modules.get(path)
+        if kept is not None and kept[0] == text:
+            self._modules.move_to_end(path)
+            return kept[1]
+        module = parse(text)
+        self._modules[path] = (text, module)
+        self._modules.move_to_end(path)
+        while len(self._modules) > _MODULES_KEPT:
+            self._modules.popitem(last=False)
+        return module
 
     def view(self, path: str) -> "ProjectView":
         return ProjectView(self, path)
@@ -74,28 +95,27 @@ class Project:
             if kept_path == path and parts <= kept_parts:
                 self._models.move_to_end((kept_path, kept_parts))
                 return built
-        built = _build(text, parts)
+        built = self._build(path, text, parts)
         self._models[(path, parts)] = built
         while len(self._models) > _MODELS_KEPT:
             self._models.popitem(last=False)
         return built
 
+    def _build(self, path: str, text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:
+        import libcst as cst
 
-def _build(text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:
-    import libcst as cst
+        from stabfix.model import FileModel
+        from stabfix.model.source.traversal import walk
 
-    from stabfix.model import FileModel
-    from stabfix.model.source.traversal import walk
-
-    try:
-        module = cst.parse_module(text)
-        model = FileModel(parts)
-        walk(module, model.visitors())
-    except (RecursionError, MemoryError):
-        return None
-    except Exception:  # a file that does not parse, or a part that fails on it: unknown
-        return None
-    return module, model
+        try:
+            module = self.parsed(path, text, cst.parse_module)
+            model = FileModel(parts)
+            walk(module, model.visitors(), parents=model.tree.parents)
+        except (RecursionError, MemoryError):
+            return None
+        except Exception:  # a file that does not parse, or a part that fails on it: unknown
+            return None
+        return module, model
 
 
 class ProjectView:
@@ -114,6 +134,10 @@ class ProjectView:
                 return query()
             finally:
                 self.consulted.merge(consulted)
+
+    def parsed(self, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
+        """This file's tree: `parse(text)`, or the one kept from another file's question about it."""
+        return self.project.parsed(self.path, text, parse)
 
     @property
     def module_name(self) -> Optional[str]:

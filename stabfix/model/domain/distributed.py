@@ -84,6 +84,7 @@ class Distributed:
         self._evidence: Optional[tuple[Optional[cst.CSTNode]]] = None
         self.pipeline = DataPipeline(self)
         self._setups: Optional[list[cst.CSTNode]] = None  # every node that sets the run up
+        self._varies: dict[int, bool] = {}  # id(test) -> varies_by_rank(test): asked once per call under the test
 
     # --- the script --------------------------------------------------------------------------------
     def evidence(self) -> Optional[cst.CSTNode]:
@@ -279,6 +280,12 @@ class Distributed:
     def varies_by_rank(self, test: cst.BaseExpression) -> bool:
         """Whether a test can come out differently on different processes (`rank == 0`, `local_rank in [-1, 0]`,
         `accelerator.is_main_process`, `not is_main()`); the world size is the same on all of them."""
+        known = self._varies.get(id(test))
+        if known is None:
+            known = self._varies[id(test)] = self._varies_by_rank(test)
+        return known
+
+    def _varies_by_rank(self, test: cst.BaseExpression) -> bool:
         if isinstance(test, cst.BooleanOperation):
             return self.varies_by_rank(test.left) or self.varies_by_rank(test.right)
         if self._option_flag(test) or _distributed_mode_test(test):
