@@ -1,7 +1,9 @@
-"""A content-hash cache of scan results, so re-scanning an unchanged repo takes about a second.
+"""A content-hash cache of scan results, so re-scanning an unchanged repo parses nothing (0.4 s of CPU for 496 files).
 
-An entry is keyed by the file's bytes and the rules that ran on it; the cache file as a whole belongs
-to what produced its results: a digest of stabfix's own code and rule files (plus the Python and
+An entry is keyed by the file's bytes, the rules that ran on it and its torch target: all that the
+file's own config (`stabfix.config_tree`: select, ignore, per-file-ignores, target-torch) decides about
+its results, so two folders with different configs never share an entry for the same bytes. The cache
+file as a whole belongs to what produced its results: a digest of stabfix's own code and rule files (plus the Python and
 libcst versions), not the version string, so an edited checker, model part or rule YAML never serves
 results it would no longer produce. A result that consulted other files of the scan (the project
 layer, `stabfix.project`) is stored with what it consulted: each file's digest and each module name's
@@ -15,13 +17,14 @@ findings (a corrupt or hand-edited file) is dropped and its file analysed again.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import get_type_hints
+from typing import Optional, get_type_hints
 
 from stabfix.catalog import CODE_PATTERN, SAFETIES, SEVERITIES, rules_dir
 from stabfix.findings import Finding
@@ -40,10 +43,9 @@ def content_key(raw: bytes, codes: tuple[str, ...]) -> str:
 def code_digest(package_dir: Path, rules: Path) -> str:
     """A digest of every file that decides a scan's results: the package's Python sources and the rule
     YAMLs, with the interpreter and libcst versions (the parse and the traversal order come from them)."""
-    import libcst._version
-
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{sys.implementation.cache_tag}|{sys.version}|libcst {libcst._version.__version__}".encode())
+    digest.update(f"{sys.implementation.cache_tag}|{sys.version}|libcst ".encode())
+    digest.update(_libcst_version_file())
     sources = [(package_dir, path) for path in package_dir.rglob("*.py") if "__pycache__" not in path.parts]
     sources += [(rules, path) for path in rules.glob("*.yaml")]
     for base, path in sorted(sources, key=lambda item: (str(item[0]), item[1].relative_to(item[0]).as_posix())):
@@ -54,6 +56,21 @@ def code_digest(package_dir: Path, rules: Path) -> str:
     return digest.hexdigest()
 
 
+def _libcst_version_file() -> bytes:
+    """libcst's version file, read without importing libcst: a scan served from the cache never parses, and
+    importing libcst would be most of its time (bench/README.md, "Startup and warm scan beside ruff")."""
+    spec = importlib.util.find_spec("libcst")
+    folder = spec.submodule_search_locations if spec is not None else None
+    if folder:
+        try:
+            return (Path(list(folder)[0]) / "_version.py").read_bytes()
+        except OSError:
+            pass
+    import libcst._version  # a layout without the file: ask the module
+
+    return libcst._version.__version__.encode()
+
+
 @lru_cache(maxsize=1)
 def producer_digest() -> str:
     """`code_digest` of the running stabfix, once per process (the parent's, inherited by workers)."""
@@ -62,6 +79,7 @@ def producer_digest() -> str:
 
 _FIELDS = get_type_hints(Finding)
 _INTEGERS = {name for name, kind in _FIELDS.items() if kind is int}
+_OPTIONAL_INTEGERS = {name for name, kind in _FIELDS.items() if kind == Optional[int]}  # notebook cells
 
 
 def _well_formed(entry: object) -> bool:
@@ -72,9 +90,11 @@ def _well_formed(entry: object) -> bool:
         if not isinstance(item, dict) or item.keys() != _FIELDS.keys():
             return False
         for name, value in item.items():
-            if name in _INTEGERS:
+            if name in _INTEGERS or (name in _OPTIONAL_INTEGERS and value is not None):
                 if type(value) is not int or value < 1:
                     return False
+            elif name in _OPTIONAL_INTEGERS:
+                continue
             elif not isinstance(value, str):
                 return False
         if (

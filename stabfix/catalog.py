@@ -67,6 +67,16 @@ class RuleSpec:
     # How far a safe fix may move values (units in the last place of the dtype, relative to
     # max(|value|, 1)); None: bitwise equal. Enforced by tests/test_fix_differential.py.
     fix_bound_ulps: float | None = None
+    # A bad example declares `fix_safety: unsafe`: known also when the examples were not loaded
+    unsafe_for_some: bool = False
+
+    @property
+    def fix_label(self) -> str:
+        """The fix safety the rule tables show: the rule's own, and `safe (some unsafe)` for a rule whose fix
+        is safe for most findings but unsafe for some (a bad example declares `fix_safety: unsafe`)."""
+        if self.fix_safety == "safe" and self.unsafe_for_some:
+            return "safe (some unsafe)"
+        return self.fix_safety
 
 
 def rules_dir() -> Path:
@@ -81,18 +91,38 @@ def rules_dir() -> Path:
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@lru_cache(maxsize=1)
-def load_catalog() -> dict[str, RuleSpec]:
+@lru_cache(maxsize=2)
+def load_catalog(examples: bool = True) -> dict[str, RuleSpec]:
+    """Every rule by code. `examples=False` leaves the examples out (bad, good, near_misses empty): what
+    the commands and the engine read, without parsing the examples, most of each file."""
     specs: dict[str, RuleSpec] = {}
     for path in sorted(rules_dir().glob("SF*.yaml")):
-        spec = _parse_spec(path)
+        spec = _parse_spec(path, examples)
         specs[spec.code] = spec
     return specs
 
 
-def _parse_spec(path: Path) -> RuleSpec:
+# A top-level key of a rule file: any other line of a block is indented, or a comment or a list item.
+_TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:", re.MULTILINE)
+
+
+def _without_examples(text: str) -> str:
+    """The rule file's text less its top-level `examples:` block."""
+    keys = list(_TOP_LEVEL_KEY.finditer(text))
+    for key, following in zip(keys, [*keys[1:], None]):
+        if key.group(1) == "examples":
+            return text[: key.start()] + (text[following.start() :] if following is not None else "")
+    return text
+
+
+# an example's own `fix_safety: unsafe` line (only examples declare one; the rule's is `fix: {safety: ...}`)
+_UNSAFE_EXAMPLE = re.compile(r"^[ \t]+(?:- )?fix_safety:[ \t]*['\"]?unsafe['\"]?[ \t]*$", re.MULTILINE)
+
+
+def _parse_spec(path: Path, examples: bool = True) -> RuleSpec:
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
+        text = path.read_text(encoding="utf-8")
+        data = _rule_data(text, examples)
     except yaml.YAMLError as exc:
         raise CatalogError(f"{path}: {exc}") from None
     try:
@@ -101,7 +131,8 @@ def _parse_spec(path: Path) -> RuleSpec:
             raise CatalogError(f"{path}: file must be named <code>-<name>.yaml with code SFnnn")
         if data["severity"] not in SEVERITIES or data["fix"]["safety"] not in SAFETIES:
             raise CatalogError(f"{path}: bad severity or fix safety")
-        examples = data.get("examples", {}) or {}
+        listed = data.get("examples", {}) or {}
+        bad = _examples(listed.get("bad"))
         return RuleSpec(
             code=code,
             name=name,
@@ -112,15 +143,35 @@ def _parse_spec(path: Path) -> RuleSpec:
             fix_safety=data["fix"]["safety"],
             fix_reason=data["fix"]["reason"].strip(),
             docs={section: data["docs"][section].rstrip() for section in DOC_SECTIONS},
-            bad=_examples(examples.get("bad")),
-            good=_examples(examples.get("good")),
-            near_misses=_examples(examples.get("near_misses")),
+            bad=bad,
+            unsafe_for_some=any(example.fix_safety == "unsafe" for example in bad) if examples
+            else _UNSAFE_EXAMPLE.search(text) is not None,
+            good=_examples(listed.get("good")),
+            near_misses=_examples(listed.get("near_misses")),
             source=path,
             enabled_by_default=bool(data.get("enabled_by_default", True)),
             fix_bound_ulps=_bound(path, data["fix"].get("bound_ulps")),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise CatalogError(f"{path}: missing or malformed field {exc}") from None
+
+
+def _rule_data(text: str, examples: bool) -> object:
+    if not examples:
+        try:
+            data = _load_yaml(_without_examples(text))
+        except yaml.YAMLError:
+            data = None
+        if isinstance(data, dict):
+            return data
+    data = _load_yaml(text)  # with the examples, or when the cut did not leave the file's mapping
+    if not examples and isinstance(data, dict):
+        data.pop("examples", None)
+    return data
+
+
+def _load_yaml(text: str) -> object:
+    return yaml.load(text, Loader=_SAFE_LOADER)
 
 
 def _bound(path: Path, value: object) -> float | None:

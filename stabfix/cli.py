@@ -1,4 +1,8 @@
-"""The command line: wires discovery, the engine, fixes and reports. No analysis lives here."""
+"""The command line: wires discovery, the engine, fixes and reports. No analysis lives here.
+
+Each command imports what it uses inside its function: `--version`, `--help`, `rules` and `explain` never
+load the engine, and a scan served from the cache never loads libcst (tests/test_startup_imports.py,
+bench/startup_speed.py)."""
 
 from __future__ import annotations
 
@@ -6,29 +10,19 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
-import pathspec
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from stabfix import __version__, exit_codes
-from stabfix.cache import ScanCache
-from stabfix.catalog import RuleSpec, SelectorError, load_catalog, resolve_selectors, selected_codes
-from stabfix.config import Config, ConfigError, load_config
-from stabfix.discovery import discover
-from stabfix.docs import rule_url
-from stabfix.findings import FileError, FileResult
-from stabfix.reports import FORMATS, render_github, render_json, render_sarif
-from stabfix.reports.text import render_text
-from stabfix.findings import RunResult
-from stabfix.run_control import exit_now
-from stabfix.project import Project, ProjectIndex
-from stabfix.scan_runner import RunInterrupted, Task, default_jobs, run_tasks
-from stabfix.target import TorchTargets
+from stabfix.reports import FORMATS
+
+if TYPE_CHECKING:
+    from stabfix.cache import ScanCache
+    from stabfix.catalog import RuleSpec
+    from stabfix.findings import FileError, RunResult
+    from stabfix.project import Project
+    from stabfix.scan_runner import RunInterrupted, Task
 
 app = typer.Typer(
     name="stabfix",
@@ -36,12 +30,16 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: `stabfix[plot]` shows as written, and flags get no `<bool>` placeholder
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 PROGRESS_MIN_FILES = 50
 
 
 def _fail(message: str) -> typer.Exit:
+    from rich.console import Console
+    from rich.markup import escape
+
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/bold red] {escape(message)}")
     return typer.Exit(exit_codes.ERROR)
 
@@ -61,16 +59,16 @@ def _root(
     """stabfix: scan, apply, verify."""
 
 
-PathsArg = Annotated[Optional[list[Path]], typer.Argument(help="Files or folders (default: current folder).")]
+PathsArg = Annotated[Optional[list[Path]], typer.Argument(metavar="PATH", help="Files or folders (default: current folder).")]
 SelectOpt = Annotated[
-    Optional[list[str]], typer.Option("--select", help="Rules to run: codes, prefixes (SF1) or names. Repeatable or comma-separated.")
+    Optional[list[str]], typer.Option("--select", metavar="RULES", help="Rules to run: codes, prefixes (SF1) or names. Repeatable or comma-separated.")
 ]
-IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", help="Rules to skip: codes, prefixes or names.")]
-FormatOpt = Annotated[str, typer.Option("--output-format", help=f"One of: {', '.join(FORMATS)}.")]
-OutputOpt = Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the report to FILE instead of stdout.")]
-JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", metavar="RULES", help="Rules to skip: codes, prefixes or names.")]
+FormatOpt = Annotated[str, typer.Option("--output-format", metavar="FORMAT", help=f"One of: {', '.join(FORMATS)}.")]
+OutputOpt = Annotated[Optional[Path], typer.Option("-o", "--output", metavar="FILE", help="Write the report to FILE instead of stdout.")]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores).")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write .stabfix_cache/.")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this stabfix.yaml or pyproject.toml.")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", metavar="FILE", help="Use this stabfix.yaml or pyproject.toml for every file, instead of each file's nearest config.")]
 ExitZeroOpt = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (2 still means stabfix could not run).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print the findings (or statistics) and errors only: no summary, no warnings.")]
 StatisticsOpt = Annotated[bool, typer.Option("--statistics", help="Text output: count the findings per rule instead of listing them.")]
@@ -88,26 +86,6 @@ def _display_path(path: Path) -> str:
         return absolute.as_posix()
 
 
-def _per_file_ignores(config: Config, catalog: dict[str, RuleSpec]) -> list[tuple[pathspec.PathSpec, set[str]]]:
-    origin = f"{config.path}: per-file-ignores" if config.path else "per-file-ignores"
-    return [
-        (pathspec.GitIgnoreSpec.from_lines([pattern]), resolve_selectors(codes, catalog, origin))
-        for pattern, codes in config.per_file_ignores.items()
-    ]
-
-
-def _codes_for_file(path: Path, root: Path, codes: set[str], ignores) -> tuple[str, ...]:
-    if ignores:
-        try:
-            relative = Path(os.path.abspath(path)).relative_to(root).as_posix()
-        except ValueError:
-            relative = Path(path).as_posix()
-        for spec, ignored in ignores:
-            if spec.match_file(relative):
-                codes = codes - ignored
-    return tuple(sorted(codes))
-
-
 def _execute(
     paths: Optional[list[Path]],
     select: Optional[list[str]],
@@ -123,35 +101,45 @@ def _execute(
     quiet: bool = False,
     statistics: bool = False,
 ) -> None:
+    from rich.console import Console
+
+    from stabfix.cache import ScanCache
+    from stabfix.catalog import SelectorError, load_catalog
+    from stabfix.config import ConfigError
+    from stabfix.config_tree import ConfigTree
+    from stabfix.discovery import discover
+    from stabfix.file_settings import FileSettings
+    from stabfix.findings import FileResult
+    from stabfix.project import Project, ProjectIndex
+    from stabfix.reports.destination import unwritable
+    from stabfix.run_control import exit_now
+    from stabfix.scan_runner import RunInterrupted, Task, default_jobs
+
     if output_format not in FORMATS:
         raise _fail(f"unknown --output-format '{output_format}' (choose from {', '.join(FORMATS)})")
+    if output is not None and (problem := unwritable(output)):
+        raise _fail(problem)
     targets = paths or [Path(".")]
-    try:
-        config = load_config(targets[0], explicit=config_file)
-        catalog = load_catalog()
-        origin = str(config.path) if config.path else "config"
-        config_codes = selected_codes(catalog, config.select, config.ignore, origin)
-        codes = resolve_selectors(_split(select), catalog, "--select") if select else config_codes
-        codes -= resolve_selectors(_split(ignore), catalog, "--ignore")
-        ignores = _per_file_ignores(config, catalog)
+    try:  # each file runs under the nearest config above it (stabfix.config_tree), or --config's
+        catalog = load_catalog(examples=False)
+        settings = FileSettings(ConfigTree(config_file), catalog, _split(select) if select else None, _split(ignore))
+        for target in targets:
+            settings.check(target)
+        found = discover(targets, exclusion_for=settings.tree.exclusion)
+        tasks = [
+            Task(str(path), _display_path(path), settings.codes_for(path), mode, unsafe, settings.torch_target(path))
+            for path in found.files
+        ]
     except (ConfigError, SelectorError) as exc:
         raise _fail(str(exc)) from None
-    if not codes:
-        raise _fail("no rules selected: --select/--ignore and the config's select/ignore leave nothing to run")
 
-    found = discover(targets, config.root, config.exclude)
-    stderr = Console(stderr=True, highlight=False)
+    stderr = Console(stderr=True, highlight=False, soft_wrap=True)  # a warning names paths: one line each
     for folder in found.empty_dirs if not quiet else ():
         stderr.print(f"warning: no Python files found in {_display_path(folder)}", markup=False)
-    torch_targets = TorchTargets(config.target_torch, config.path)
-    tasks = [
-        Task(str(path), _display_path(path), _codes_for_file(path, config.root, codes, ignores), mode, unsafe,
-             torch_targets.for_file(path))
-        for path in found.files
-    ]
-    for warning in torch_targets.warnings if not quiet else ():
+    for warning in settings.warnings if not quiet else ():
         stderr.print(f"warning: {warning}", markup=False)
-    cache = None if no_cache or mode != "scan" else ScanCache(config.root).load()
+    codes = settings.codes_in_use
+    cache = None if no_cache or mode != "scan" else ScanCache(settings.tree.config_for(targets[0]).root).load()
     # The files of this scan, which a file's analysis may consult (a model class, a loss of another file).
     scanned_folders = [target if target.is_dir() else target.parent for target in targets]
     project = Project(ProjectIndex([str(path) for path in found.files], [str(folder) for folder in scanned_folders]))
@@ -162,7 +150,7 @@ def _execute(
         exit_now(exit_codes.TERMINATED if stop.signum == signal.SIGTERM else exit_codes.INTERRUPTED)
     run.results.extend(FileResult(error.path, error=error) for error in found.errors)
     run.results.sort(key=lambda result: result.path)
-    _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics)
+    _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics, unsafe)
     code = _exit_code(run, found.errors, mode)
     raise typer.Exit(exit_codes.OK if exit_zero and code == exit_codes.FINDINGS else code)
 
@@ -180,9 +168,14 @@ def _report_interrupted(stop: RunInterrupted, mode: str) -> None:
 
 
 def _run_with_progress(tasks: list[Task], jobs: int, cache: ScanCache | None, project: Project | None = None) -> RunResult:
+    from stabfix.scan_runner import run_tasks
+
     show = len(tasks) >= PROGRESS_MIN_FILES and sys.stderr.isatty() and not os.environ.get("CI")
     if not show:
         return run_tasks(tasks, jobs, cache, project=project)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("scan", total=len(tasks))
@@ -199,13 +192,20 @@ def _emit(
     codes,
     quiet: bool = False,
     statistics: bool = False,
+    unsafe: bool = False,
 ) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from stabfix.reports import render_github, render_json, render_sarif
+    from stabfix.reports.text import diff_note, render_errors, render_text
+
     if mode == "diff":
         diffs = "".join(result.diff for result in run.results if result.diff)
         _write(diffs, output, markup=False)
         if output_format == "text":
-            errors = "".join(f"{error.path}: error: {error.message}\n" for error in run.errors)
-            Console(stderr=True, highlight=False).print(errors, end="", markup=False)
+            note = "" if quiet else escape(diff_note(run, unsafe)) + "\n"
+            Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run) + note, end="")
             return
     if output_format == "json":
         _write(render_json(run, files), output, markup=False)
@@ -214,6 +214,7 @@ def _emit(
     elif output_format == "github":
         _write(render_github(run), output, markup=False)
     elif mode != "diff":
+        Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run), end="")
         _write(render_text(run, files, mode, quiet=quiet, statistics=statistics), output, markup=True)
 
 
@@ -230,6 +231,8 @@ def _write(text: str, output: Optional[Path], markup: bool) -> None:
             raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
         return
     if markup:
+        from rich.console import Console
+
         Console(highlight=False, soft_wrap=True).print(text, end="")
     else:
         sys.stdout.write(text)
@@ -239,8 +242,8 @@ def _write(text: str, output: Optional[Path], markup: bool) -> None:
 def _exit_code(run: RunResult, discovery_errors: list[FileError], mode: str) -> int:
     if any(error.fatal for error in discovery_errors):
         return exit_codes.ERROR
-    if mode == "diff" and any(result.diff for result in run.results):
-        return exit_codes.FINDINGS
+    if mode == "diff":  # like `ruff check --diff`: 1 when something would change; unfixable findings do not count
+        return exit_codes.FINDINGS if run.errors or any(result.diff for result in run.results) else exit_codes.OK
     if run.findings or run.errors:
         return exit_codes.FINDINGS
     return exit_codes.OK
@@ -275,7 +278,7 @@ def scan(
 def apply(
     paths: PathsArg = None,
     unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes that change behaviour.")] = False,
-    diff: Annotated[bool, typer.Option("--diff", help="Print unified diffs and write nothing (exit 1 if there are changes).")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print unified diffs and write nothing; exit 1 if something would change (or a file could not be analysed), else 0.")] = False,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
     output_format: FormatOpt = "text",
@@ -298,20 +301,42 @@ def apply(
 @app.command("rules")
 def rules_command() -> None:
     """List the rule catalog."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from stabfix.catalog import load_catalog
+
     table = Table(title="stabfix rules")
     for column in ("code", "name", "category", "severity", "fix", "default", "summary"):
         table.add_column(column, overflow="fold")
-    for spec in load_catalog().values():
+    for spec in load_catalog(examples=False).values():
         default = "on" if spec.enabled_by_default else "off"
-        table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_safety, default, spec.summary)
+        table.add_row(spec.code, spec.name, spec.category, spec.severity, spec.fix_label, default, spec.summary)
     # Pipes get a wide table so that codes and names stay greppable on one line.
     Console(width=None if sys.stdout.isatty() else 200).print(table)
+
+
+@app.command("server")
+def server_command(
+    stdio: Annotated[bool, typer.Option("--stdio", help="Talk over stdin/stdout (the only transport; accepted for clients that pass it).")] = False,
+) -> None:
+    """Run the language server for editors (LSP over stdin/stdout); needs `pip install "stabfix\\[lsp]"`."""
+    from stabfix.server import ServerUnavailable, serve_stdio  # pygls is imported by this command only
+
+    try:
+        serve_stdio()
+    except ServerUnavailable as exc:
+        raise _fail(str(exc)) from None
 
 
 @app.command()
 def explain(rule: Annotated[str, typer.Argument(help="A rule code (SF101) or name (loss-target-requires-grad).")]) -> None:
     """Show a rule's documentation."""
-    catalog = load_catalog()
+    from rich.console import Console
+
+    from stabfix.catalog import load_catalog
+
+    catalog = load_catalog(examples=False)
     by_name = {spec.name: spec for spec in catalog.values()}
     spec = catalog.get(rule.upper()) or by_name.get(rule)
     if spec is None:
@@ -323,6 +348,8 @@ def explain(rule: Annotated[str, typer.Argument(help="A rule code (SF101) or nam
 
 def explain_markdown(spec: RuleSpec) -> str:
     # `seed` in the rule files points at the team's internal write-ups; users get the rule itself
+    from stabfix.docs import rule_url
+
     return "\n\n".join(
         [
             f"# {spec.code} {spec.name}",
@@ -331,7 +358,7 @@ def explain_markdown(spec: RuleSpec) -> str:
             f"## Why is this bad?\n{spec.docs['why_is_this_bad']}",
             f"## Example\n```python\n{spec.docs['example']}\n```",
             f"## Use instead\n```python\n{spec.docs['use_instead']}\n```",
-            f"## Fix safety\n**{spec.fix_safety}** — {spec.fix_reason}",
+            f"## Fix safety\n**{spec.fix_label}** — {spec.fix_reason}",
             f"Online: {rule_url(spec.code, spec.name)}",
         ]
     )

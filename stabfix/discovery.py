@@ -1,4 +1,5 @@
-"""Finding the Python files to analyse: recursive, sorted, honouring .gitignore and config excludes."""
+"""Finding the Python files and notebooks to analyse: recursive, sorted, honouring .gitignore and config
+excludes (`exclude: ["*.ipynb"]` leaves notebooks out)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Sequence
 
 import pathspec
 
 from stabfix.findings import FileError
+from stabfix.notebook import NOTEBOOK_SUFFIX, PYTHON_SUFFIXES
 from stabfix.source import SourceError, read_regular_file
 
 SKIPPED_DIRS = frozenset(
@@ -52,10 +55,22 @@ def _valid_pattern(line: str) -> bool:
     return True
 
 
-def discover(paths: list[Path], root: Path, exclude: list[str]) -> Discovery:
-    """Files under the given paths; explicit file arguments are always included."""
+# folder -> (the folder the patterns are relative to, the `exclude` patterns in force there)
+Exclusion = Callable[[Path], "tuple[Path, pathspec.PathSpec | None]"]
+
+
+def discover(
+    paths: list[Path], root: Path | None = None, exclude: Sequence[str] = (), exclusion_for: Exclusion | None = None
+) -> Discovery:
+    """Files under the given paths; explicit file arguments are always included. A walked folder's
+    entries are excluded by `exclusion_for(folder)` (each folder's own config), else by `exclude`
+    relative to `root` everywhere."""
     result = Discovery()
-    exclude_spec = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    if exclusion_for is None:
+        fixed = (root or Path.cwd(), pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None)
+
+        def exclusion_for(folder: Path) -> tuple[Path, pathspec.PathSpec | None]:
+            return fixed
     seen: set[Path] = set()
     for path in paths:
         try:
@@ -68,12 +83,24 @@ def discover(paths: list[Path], root: Path, exclude: list[str]) -> Discovery:
             continue
         if os.path.isdir(path):
             before = len(result.files)
-            _walk_dir(path, root, exclude_spec, result, seen)
+            _walk_dir(path, exclusion_for, result, seen)
             if len(result.files) == before:
                 result.empty_dirs.append(path)
+        elif _neither_python_nor_notebook(path):
+            result.errors.append(FileError(str(path), NOT_PYTHON_MESSAGE, fatal=True))
         else:
             _add_file(path, result, seen)
     return result
+
+
+NOT_PYTHON_MESSAGE = "not a Python file or notebook (stabfix reads .py, .pyi and .ipynb files)"
+
+
+def _neither_python_nor_notebook(path: Path) -> bool:
+    """A file named on the command line with another suffix (README.md) is a mistake, never a clean scan;
+    a file without one (a `bin/train` script) is read as Python."""
+    suffix = path.suffix.lower()
+    return bool(suffix) and suffix not in (*PYTHON_SUFFIXES, NOTEBOOK_SUFFIX)
 
 
 def _add_file(path: Path, result: Discovery, seen: set[Path]) -> None:
@@ -83,7 +110,8 @@ def _add_file(path: Path, result: Discovery, seen: set[Path]) -> None:
         result.files.append(path)
 
 
-def _excluded(path: Path, root: Path, spec: pathspec.PathSpec | None, is_dir: bool) -> bool:
+def _excluded(path: Path, exclusion: tuple[Path, pathspec.PathSpec | None], is_dir: bool) -> bool:
+    root, spec = exclusion
     if spec is None:
         return False
     try:
@@ -93,7 +121,7 @@ def _excluded(path: Path, root: Path, spec: pathspec.PathSpec | None, is_dir: bo
     return spec.match_file(relative + "/" if is_dir else relative)
 
 
-def _walk_dir(top: Path, root: Path, exclude_spec, result: Discovery, seen: set[Path]) -> None:
+def _walk_dir(top: Path, exclusion_for: Exclusion, result: Discovery, seen: set[Path]) -> None:
     visited_real: set[str] = set()
     # (folder, gitignore specs in force: (base folder, spec))
     stack: list[tuple[Path, tuple]] = [(top, ())]
@@ -114,6 +142,7 @@ def _walk_dir(top: Path, root: Path, exclude_spec, result: Discovery, seen: set[
             result.errors.append(FileError(str(folder), exc.strerror or str(exc)))
             continue
         subfolders: list[Path] = []
+        exclusion = exclusion_for(folder)
         for entry in entries:
             path = Path(entry.path)
             try:
@@ -131,10 +160,10 @@ def _walk_dir(top: Path, root: Path, exclude_spec, result: Discovery, seen: set[
                 # os.path.exists: a folder we may not enter is reported when it is walked, not here
                 if os.path.exists(path / "pyvenv.cfg") or _ignored(path, specs, True):
                     continue
-                if _excluded(path, root, exclude_spec, True):
+                if _excluded(path, exclusion, True):
                     continue
                 subfolders.append(path)
-            elif entry.name.endswith(".py"):
+            elif entry.name.endswith((".py", NOTEBOOK_SUFFIX)):
                 if entry.is_symlink() and not os.path.exists(path):
                     try:
                         os.stat(path)
@@ -142,7 +171,7 @@ def _walk_dir(top: Path, root: Path, exclude_spec, result: Discovery, seen: set[
                         message = "symlink loop, skipped" if exc.errno == errno.ELOOP else "broken symlink, skipped"
                         result.errors.append(FileError(str(path), message))
                     continue
-                if _ignored(path, specs, False) or _excluded(path, root, exclude_spec, False):
+                if _ignored(path, specs, False) or _excluded(path, exclusion, False):
                     continue
                 _add_file(path, result, seen)
         stack.extend((sub, specs) for sub in reversed(subfolders))

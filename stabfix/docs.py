@@ -40,7 +40,7 @@ def render_page(spec: RuleSpec) -> str:
     parts = [
         "<!-- generated from rules/" + f"{spec.code}-{spec.name}.yaml by `python -m stabfix.docs`; do not edit -->",
         f"# {spec.code} {spec.name}",
-        f"*{spec.category} · {spec.severity} · fix: {spec.fix_safety} · {default}*",
+        f"*{spec.category} · {spec.severity} · fix: {spec.fix_label} · {default}*",
         spec.summary,
     ]
     for key, title in _SECTIONS:
@@ -48,7 +48,7 @@ def render_page(spec: RuleSpec) -> str:
         if key in ("example", "use_instead"):
             body = f"```python\n{body}\n```"
         parts.append(f"## {title}\n\n{body}")
-    parts.append(f"## Fix safety\n\n**{spec.fix_safety}** — {spec.fix_reason}")
+    parts.append(f"## Fix safety\n\n**{spec.fix_label}** — {spec.fix_reason}")
     parts.append(
         "## Suppressing it\n\n"
         f"`# noqa: {spec.code}` (or `# stabfix: ignore[{spec.name}]`) on the reported line, or "
@@ -65,7 +65,7 @@ def render_table(catalog: dict[str, RuleSpec]) -> str:
         default = "on" if spec.enabled_by_default else "off"
         rows.append(
             f"| [{spec.code}](docs/rules/{page_name(spec)}) | `{spec.name}` | {spec.category} | "
-            f"{spec.fix_safety} | {default} | {summary} |"
+            f"{spec.fix_label} | {default} | {summary} |"
         )
     return "\n".join(rows)
 

@@ -10,6 +10,7 @@ import libcst as cst
 
 from stabfix.model import ALWAYS_BUILT, FileModel, required_parts
 from stabfix.model.source.traversal import Isolation, children, walk
+from stabfix.project.outline import cpython_parse_recurses
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.findings import Finding, Fix
@@ -90,7 +91,7 @@ def analyse_text(
     if _too_deep_for_python(text):
         # libcst needs minutes (then may crash) on what the analysis could not walk anyway: fail fast
         raise RecursionError("code nested too deeply to analyse")
-    module = parse(text)
+    module = project.parsed(text, parse) if project is not None else parse(text)
     try:
         context, checkers = _traverse(module, text, display_path, active, project)
         failures: dict[str, RuleFailure] = {}
@@ -114,7 +115,7 @@ def _traverse(module: cst.Module, text: str, display_path: str, active: list[typ
     model = FileModel((need for cls in active for need in cls.needs), project)
     context = CheckContext(path=display_path, text=text, model=model, module=module, project=project)
     checkers = [cls(context) for cls in active]
-    walk(module, [*model.visitors(), *checkers])
+    walk(module, [*model.visitors(), *checkers], parents=model.tree.parents)
     return context, checkers
 
 
@@ -153,7 +154,7 @@ def _traverse_isolated(
         return [other for other in visitors if other is not visitor and failed in reads[id(other)]]
 
     isolation = Isolation(dependents)
-    walk(module, visitors, isolation)
+    walk(module, visitors, isolation, parents=model.tree.parents)
     for visitor, error in isolation.failures:
         if isinstance(visitor, Checker):
             failures.setdefault(visitor.code, RuleFailure(visitor.code, describe_error(error)))
@@ -192,13 +193,7 @@ def check_syntax(text: str, display_path: str) -> None:
 def _too_deep_for_python(text: str) -> bool:
     """CPython itself cannot build this code's tree (`x = a0 + ... + a20000`): nested deeper than any
     recursive walk of it can go. Its parser takes milliseconds where libcst's takes minutes."""
-    try:
-        ast.parse(text)
-    except RecursionError:
-        return True
-    except (SyntaxError, ValueError, MemoryError):
-        return False  # libcst reports a broken file in its own words
-    return False
+    return cpython_parse_recurses(text)
 
 
 def parse(text: str) -> cst.Module:

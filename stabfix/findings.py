@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Mapping, Union
+from typing import TYPE_CHECKING, Literal, Mapping, Union
 
-import libcst as cst
+if TYPE_CHECKING:  # a cached scan builds findings without importing libcst (bench/README.md, startup)
+    import libcst as cst
 
 FixSafety = Literal["safe", "unsafe", "none"]
-Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+Replacement = Union["cst.CSTNode", "cst.RemovalSentinel", "cst.FlattenSentinel"]
 
 
 @dataclass
@@ -40,6 +41,11 @@ class Finding:
     fix_description: str = ""
     # Why a fix the rule has is not offered (its API is newer than the project's torch); "" otherwise.
     fix_withheld: str = ""
+    # In a notebook (stabfix.notebook): the cell's number (from 1, every cell counted) and the lines
+    # within the cell; `line`/`end_line` are then the lines of the .ipynb file that hold that code.
+    cell: int | None = None
+    cell_line: int | None = None
+    cell_end_line: int | None = None
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.code, self.end_line, self.end_column, self.message)
@@ -49,6 +55,9 @@ class Finding:
         data.pop("fix_description")
         if not data["fix_withheld"]:
             data.pop("fix_withheld")  # only findings whose fix was withheld carry the field
+        if data["cell"] is None:
+            for key in ("cell", "cell_line", "cell_end_line"):  # only findings in notebooks carry them
+                data.pop(key)
         return data
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import libcst as cst
@@ -23,8 +24,10 @@ class FixError(Exception):
 @dataclass
 class FixOutcome:
     text: str
-    applied: int
+    applied: int  # fix operations (one may repair several findings: one import rewrite for two uses)
     remaining: Analysis
+    # Findings the fixes repaired, counted per rule: what `scan` counted as fixable and the report says.
+    resolved: int = 0
 
 
 def fix_text(
@@ -40,11 +43,13 @@ def fix_text(
     applied = 0
     current = text
     analysis = analysis or analyse_text(current, display_path, classes, specs, torch_target, project)
+    before = Counter(item.finding.code for item in analysis.findings)
+    offered = Counter(item.finding.code for item in analysis.findings if _offered(item, unsafe))
     for _ in range(MAX_ROUNDS):
         fixes = [
             item.fix
             for item in analysis.findings
-            if item.fix is not None and (item.fix.safety == "safe" or unsafe)
+            if _offered(item, unsafe)
         ]
         if not fixes or analysis.module is None:
             break
@@ -54,7 +59,15 @@ def fix_text(
         _validate(rewritten, display_path)
         current, applied = rewritten, applied + count
         analysis = analyse_text(current, display_path, classes, specs, torch_target, project)
-    return FixOutcome(text=current, applied=applied, remaining=analysis)
+    # A finding that another rule's fix repaired on the way (a `no_grad` that also ends a history leak) is not
+    # counted: the report's number is the one `scan` gave as fixable.
+    after = Counter(item.finding.code for item in analysis.findings)
+    resolved = sum(min(count, max(0, before[code] - after[code])) for code, count in offered.items()) if current != text else 0
+    return FixOutcome(text=current, applied=applied, remaining=analysis, resolved=resolved)
+
+
+def _offered(item, unsafe: bool) -> bool:
+    return item.fix is not None and (item.fix.safety == "safe" or unsafe)
 
 
 def _apply_round(module: cst.Module, fixes: list[Fix]) -> tuple[str, int]:
@@ -115,3 +128,11 @@ def _validate(text: str, display_path: str) -> None:
         compile(text, display_path, "exec", dont_inherit=True)
     except (cst.ParserSyntaxError, SyntaxError, AnalysisError) as exc:
         raise FixError(f"a fix produced invalid code ({exc.__class__.__name__}); file left unchanged") from None
+
+
+def fixed_by(module: cst.Module, fixes: list[Fix], display_path: str) -> str:
+    """The code with these fixes made in one round, as `apply`'s first round makes them (an editor's
+    quick fix for one finding). Raises FixError when the result would not compile."""
+    rewritten, _ = _apply_round(module, fixes)
+    _validate(rewritten, display_path)
+    return rewritten

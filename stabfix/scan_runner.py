@@ -1,12 +1,17 @@
 """Running the engine over many files: per-file tasks, in parallel across cores, cached, ordered.
 
 Workers only analyse and compute new contents; the parent process alone writes files, between two of which
-a Ctrl-C or SIGTERM stops the run (stabfix.run_control), so it always knows which files were rewritten."""
+a Ctrl-C or SIGTERM stops the run (stabfix.run_control), so it always knows which files were rewritten.
+
+Files whose results the cache still holds are served by the parent before any worker starts, and the
+engine (libcst, the model, the checkers) is imported only by a process that analyses a file: a re-scan of
+an unchanged tree loads none of it (bench/README.md, "Startup and warm scan beside ruff")."""
 
 from __future__ import annotations
 
 import difflib
 import gc
+import itertools
 import multiprocessing
 import os
 import sys
@@ -15,19 +20,20 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import TYPE_CHECKING, Callable, Iterable, Literal
 
 from stabfix.cache import ScanCache, content_key
 from stabfix.catalog import load_catalog
-from stabfix.checkers import checker_classes
-from stabfix.engine import Analysis, AnalysisError, analyse_text, failures_message
 from stabfix.findings import FileError, FileResult, Finding, RunResult
-from stabfix.fixer import FixError, fix_text
-from stabfix.project import Project
+from stabfix.notebook import is_notebook, read_notebook
 from stabfix.run_control import SignalGuard, Stopped, abandon_workers, start_worker
-from stabfix.source import SourceError, read_source, replace_content
+from stabfix.source import SourceError, read_regular_file, read_source, replace_content
 from stabfix.suppression import add_noqa
 from stabfix.target import TorchTarget
+
+if TYPE_CHECKING:
+    from stabfix.engine import Analysis
+    from stabfix.project import Project
 
 Mode = Literal["scan", "apply", "diff", "noqa"]
 WRITING_MODES = ("apply", "noqa")
@@ -73,6 +79,8 @@ class RunInterrupted(Exception):
 
 @lru_cache(maxsize=64)
 def _classes_for(codes: tuple[str, ...]):
+    from stabfix.checkers import checker_classes
+
     available = checker_classes()
     return [available[code] for code in codes if code in available]
 
@@ -110,6 +118,9 @@ def _start_worker(parent_pid: int, project: Project | None) -> None:
 
 def process(task: Task) -> TaskOutcome:
     """Analyse (and for apply/diff, fix) one file. Never raises: problems become a FileError."""
+    from stabfix.engine import AnalysisError
+    from stabfix.fixer import FixError
+
     try:
         return _process(task)
     except (SourceError, AnalysisError, FixError) as exc:
@@ -125,38 +136,80 @@ def process(task: Task) -> TaskOutcome:
         return TaskOutcome(FileResult(task.display, error=FileError(task.display, message)))
 
 
-def _process(task: Task) -> TaskOutcome:
-    source = read_source(Path(task.path))
-    specs = load_catalog()
-    classes = _classes_for(task.codes)
+def _located(source, findings: list[Finding]) -> list[Finding]:
+    """Findings as the user finds them in the file: in a notebook, at their cell and line."""
+    locate = getattr(source, "locate", None)
+    return [locate(finding) for finding in findings] if locate is not None else findings
+
+
+def fix_text(*args, **kwargs):
+    """`stabfix.fixer.fix_text`, imported by the first file that has fixes to make."""
+    from stabfix.fixer import fix_text as fix_file
+
+    return fix_file(*args, **kwargs)
+
+
+def _cache_key(task: Task, raw: bytes) -> str:
     # The torch target decides which fixes are offered, so it is part of what produced the results; with
     # other files to consult, so is where the file lies (its imports resolve from there).
-    view = _PROJECT.view(task.path) if _PROJECT is not None else None
-    where = (os.path.abspath(task.path),) if view is not None else ()
-    key = content_key(source.raw, (*task.codes, repr(task.torch_target), *where))
+    where = (os.path.abspath(task.path),) if _PROJECT is not None else ()
+    return content_key(raw, (*task.codes, repr(task.torch_target), *where))
+
+
+def _from_cache(task: Task, key: str) -> TaskOutcome | None:
+    """The file's result as the cache holds it, while everything its analysis consulted is as it was."""
     cached = _CACHE.get(key) if _CACHE is not None else None
-    if cached is not None and not _still_holds(_CACHE.consulted_by(key)):  # type: ignore[union-attr]
-        cached = None
-    if cached is not None and (task.mode == "scan" or not any(item["fix_safety"] != "none" for item in cached)):
-        findings = [Finding(**{**item, "path": task.display}) for item in cached]
-        return TaskOutcome(FileResult(task.display, findings=findings), key, consulted=_CACHE.consulted_by(key))  # type: ignore[union-attr]
-    analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target, view)
+    if cached is None or not _still_holds(_CACHE.consulted_by(key)):  # type: ignore[union-attr]
+        return None
+    if task.mode != "scan" and any(item["fix_safety"] != "none" for item in cached):
+        return None  # apply and diff must compute the fixes
+    findings = [Finding(**{**item, "path": task.display}) for item in cached]
+    return TaskOutcome(FileResult(task.display, findings=findings), key, consulted=_CACHE.consulted_by(key))  # type: ignore[union-attr]
+
+
+def _served_by_parent(task: Task) -> TaskOutcome | None:
+    """A cache hit found without a worker; None sends the file to one (also when it cannot be read: the
+    worker reports why). A notebook's key is its file's bytes too."""
+    try:
+        raw = read_regular_file(Path(task.path))
+    except (SourceError, OSError):
+        return None
+    return _from_cache(task, _cache_key(task, raw))
+
+
+def _process(task: Task) -> TaskOutcome:
+    # a notebook reads as one module of its code cells (stabfix.notebook), with the same interface
+    source = read_notebook(Path(task.path)) if is_notebook(task.path) else read_source(Path(task.path))
+    key = _cache_key(task, source.raw)
+    served = _from_cache(task, key)
+    if served is not None:
+        return served
+    from stabfix.engine import AnalysisError, analyse_text
+
+    specs = load_catalog(examples=False)
+    classes = _classes_for(task.codes)
+    view = _PROJECT.view(task.path) if _PROJECT is not None else None
+    try:
+        analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target, view)
+    except AnalysisError as error:
+        in_cells = getattr(source, "in_cells", None)  # a notebook's syntax error names its cell
+        raise AnalysisError(in_cells(str(error)) if in_cells else str(error)) from None
     consulted = view.consulted.as_json() if view is not None else None
     if task.mode == "noqa":
         outcome = _add_noqa(task, source, analysis.findings, specs)
         _with_rule_failures(outcome.result, analysis)
         return outcome
     if task.mode == "scan" or not any(item.fix for item in analysis.findings):
-        findings = [item.finding for item in analysis.findings]
+        findings = _located(source, [item.finding for item in analysis.findings])
         return TaskOutcome(_with_rule_failures(FileResult(task.display, findings=findings), analysis), key, consulted=consulted)
     outcome = fix_text(source.text, task.display, classes, specs, task.unsafe, analysis, task.torch_target, view)
-    remaining = [item.finding for item in outcome.remaining.findings]
+    remaining = _located(source, [item.finding for item in outcome.remaining.findings])
     result = _with_rule_failures(
-        FileResult(task.display, findings=remaining, fixes_applied=outcome.applied), analysis, outcome.remaining
+        FileResult(task.display, findings=remaining, fixes_applied=outcome.resolved), analysis, outcome.remaining
     )
     if outcome.text != source.text:
         if task.mode == "diff":
-            result.diff = "".join(
+            result.diff = source.diff(outcome.text, task.display) if is_notebook(task.path) else "".join(
                 difflib.unified_diff(
                     source.text.splitlines(keepends=True),
                     outcome.text.splitlines(keepends=True),
@@ -164,9 +217,9 @@ def _process(task: Task) -> TaskOutcome:
                     tofile=f"b/{task.display}",
                 )
             )
-            result.findings = [item.finding for item in analysis.findings]
+            result.findings = _located(source, [item.finding for item in analysis.findings])
         else:
-            unwritten = [item.finding for item in analysis.findings]
+            unwritten = _located(source, [item.finding for item in analysis.findings])
             write = PendingWrite(task.path, source.raw, source.encode(outcome.text), unwritten)
             return TaskOutcome(result, None, write)
     return TaskOutcome(result, None if outcome.text != source.text else key, consulted=consulted)
@@ -182,6 +235,8 @@ def _still_holds(consulted: dict | None) -> bool:
 def _with_rule_failures(result: FileResult, *analyses: Analysis) -> FileResult:
     """The file's error line for the rules that failed on it; their findings are already gone, every
     other rule's are kept (and a result with an error is never cached)."""
+    from stabfix.engine import failures_message
+
     message = failures_message([failure for analysis in analyses for failure in analysis.failures])
     if message is not None:
         result.error = FileError(result.path, message, partial=True)
@@ -199,8 +254,10 @@ def _add_noqa(task: Task, source, findings, specs) -> TaskOutcome:
         try:
             compile(text, task.display, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
+            from stabfix.fixer import FixError
+
             raise FixError("adding the noqa comments would break the file; left unchanged") from None
-        unwritten = [item.finding for item in findings]
+        unwritten = _located(source, [item.finding for item in findings])
         write = PendingWrite(task.path, source.raw, source.encode(text), unwritten)
         return TaskOutcome(FileResult(task.display, fixes_applied=added), write=write)
     return TaskOutcome(FileResult(task.display, fixes_applied=added))
@@ -242,6 +299,18 @@ def _one_task_per_file(tasks: list[Task]) -> list[Task]:
     return kept
 
 
+def _split_served(tasks: list[Task]) -> tuple[list[TaskOutcome], list[Task]]:
+    """The results the cache serves, and the tasks left for the engine."""
+    served, left = [], []
+    for task in tasks:
+        outcome = _served_by_parent(task)
+        if outcome is None:
+            left.append(task)
+        else:
+            served.append(outcome)
+    return served, left
+
+
 def run_tasks(
     tasks: list[Task],
     jobs: int,
@@ -262,6 +331,7 @@ def run_tasks(
     with SignalGuard() as guard, _fewer_collections():
         try:
             outcomes: Iterable[TaskOutcome]
+            served, tasks = _split_served(tasks) if cache is not None else ([], tasks)
             workers = max(1, min(jobs, len(tasks)))
             if workers == 1 or len(tasks) <= SERIAL_THRESHOLD:
                 outcomes = map(process, tasks)
@@ -272,7 +342,7 @@ def run_tasks(
                 )
                 chunk = max(1, min(16, len(tasks) // (workers * 8)))
                 outcomes = executor.map(process, tasks, chunksize=chunk)
-            for outcome in outcomes:
+            for outcome in itertools.chain(served, outcomes):
                 if outcome.write is not None:
                     with guard.held():
                         _commit(outcome, written)

@@ -87,17 +87,18 @@ class _Declaration:
     floor: Optional[TorchVersion]
 
 
+def configured_target(version: TorchVersion, config_path: Optional[Path]) -> TorchTarget:
+    """The target a config's `target-torch` sets, named by the file that sets it."""
+    return TorchTarget(version, f'`{CONFIG_KEY} = "{version_text(version)}"` in {_shown(config_path or Path("."))}', True)
+
+
 class TorchTargets:
     """The torch target of each scanned file: the config's `target-torch`, else what the file's project
     declares (read once per folder). `warnings` collects the torch requirements that could not be read
     (they are ignored)."""
 
     def __init__(self, configured: Optional[TorchVersion] = None, config_path: Optional[Path] = None) -> None:
-        self._configured = (
-            TorchTarget(configured, f'`{CONFIG_KEY} = "{version_text(configured)}"` in {_shown(config_path or Path("."))}', True)
-            if configured is not None
-            else None
-        )
+        self._configured = configured_target(configured, config_path) if configured is not None else None
         self._by_folder: dict[Path, list[_Declaration]] = {}
         self._target_of: dict[Path, Optional[TorchTarget]] = {}
         self.warnings: list[str] = []

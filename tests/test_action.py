@@ -127,3 +127,15 @@ def test_verify_step(tmp_path, runner_env):
     result = _run(STEPS["stabfix verify"], inputs, {}, runner_env, project)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "verify passed" in result.stdout
+
+
+def test_the_upload_cannot_fail_forks_or_repositories_without_code_scanning():
+    upload = STEPS["Upload SARIF to code scanning"]
+    assert upload["continue-on-error"] is True
+    assert "github.event.pull_request.head.repo.fork != true" in upload["if"]
+    note = STEPS["Note a failed upload"]
+    assert f"steps.{upload['id']}.outcome == 'failure'" in note["if"] and "::warning" in note["run"]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    ci = readme[readme.index("### GitHub Actions"):readme.index("## verify")]
+    assert "security-events: write" in ci and "contents: read" in ci
+    assert "forks" in ci.split("Permissions:")[1]

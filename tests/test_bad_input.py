@@ -34,7 +34,7 @@ def test_nonexistent_path_exits_2_and_still_scans_the_rest(tmp_path, run_cli):
 def test_nonexistent_path_in_text_mode_is_one_line(tmp_path, run_cli):
     result = run_cli("scan", str(tmp_path / "nope.py"), "--no-cache")
     assert result.returncode == 2
-    assert "nope.py: error: path does not exist" in result.stdout
+    assert "nope.py: error: path does not exist" in result.stderr and result.stdout.startswith("1 path could not")
 
 
 def test_directory_without_python_files_exits_0_with_a_warning(tmp_path, run_cli):
@@ -224,7 +224,7 @@ def test_fifos_devices_and_links_to_dev_zero_are_skipped_unread(tmp_path):
     assert _error_for(report, "zero.py") == ["not a regular file (a character device), skipped"]
     assert [finding["code"] for finding in report["findings"]] == ["SF101"]
     named = _run_with_timeout("scan", "/dev/zero", "--no-cache")
-    assert named.returncode == 1 and "/dev/zero: error: not a regular file (a character device)" in named.stdout
+    assert named.returncode == 1 and "/dev/zero: error: not a regular file (a character device)" in named.stderr
 
 
 def test_a_gitignore_with_lines_git_cannot_parse_keeps_the_others(tmp_path, run_cli):
@@ -308,7 +308,7 @@ def test_an_unreadable_folder_when_not_root():
             (root / "locked").chmod(0o755)
     assert "Traceback" not in whole.stderr + whole.stdout + inside.stderr + inside.stdout
     assert whole.returncode == 1
-    assert "locked: error: permission denied, folder skipped" in whole.stdout.splitlines()
+    assert "locked: error: permission denied, folder skipped" in whole.stderr.splitlines()
     assert "train.py:6:" in whole.stdout
     assert inside.returncode == 2
-    assert "locked/inner: error: permission denied" in inside.stdout.splitlines()
+    assert "locked/inner: error: permission denied" in inside.stderr.splitlines()

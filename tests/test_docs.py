@@ -41,4 +41,4 @@ def test_readme_test_command_is_what_ci_runs():
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     command = 'pip install -c constraints.txt -e ".[verify,test]" && python -m pytest -n auto'
     assert f"\n{command}\n" in readme and f"\n{command}\n" in ci
-    assert 'pip install -c constraints.txt ".[verify]" && stabfix scan fixtures/' in readme
+    assert "\npip install . && stabfix scan fixtures/\n" in readme  # the quick start: scan needs no torch

@@ -14,7 +14,7 @@ from stabfix.checkers import checker_classes
 from stabfix.engine import analyse_text
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.names import Names
-from stabfix.reports.text import render_text
+from stabfix.reports.text import render_errors, render_text
 from stabfix.findings import RunResult
 from stabfix.scan_runner import Task, process, run_tasks
 
@@ -87,7 +87,8 @@ def test_the_file_error_names_the_rule_and_the_findings_are_reported(tmp_path, m
     assert result.error is not None
     assert result.error.message == "SF106 internal error (KeyError: 'boom'); please report it"
     text = Text.from_markup(render_text(RunResult([result]), 1)).plain
-    assert "SF107" in text and "train.py: error: SF106 internal error (KeyError: 'boom')" in text
+    errors = Text.from_markup(render_errors(RunResult([result]))).plain  # printed on stderr
+    assert "SF107" in text and "train.py: error: SF106 internal error (KeyError: 'boom')" in errors
     # the other rules did analyse the file: the summary must not say it could not be
     assert "1 path was analysed only in part (a rule failed on it)." in text
     assert "could not be analysed" not in text

@@ -57,9 +57,9 @@ def run_steps(fixture: Path, steps: int = 3) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
 
 
-def test_there_are_seven_fixtures():
+def test_there_are_eight_fixtures():
     assert [path.name for path in FIXTURES] == [
-        "cascade_transformer", "classic_pitfalls", "classic_pitfalls_2", "entropy_probe", "recurrent_lm",
+        "cascade_transformer", "classic_pitfalls", "classic_pitfalls_2", "ddp_trainer", "entropy_probe", "recurrent_lm",
         "style_transfer", "text_bridge_trainer",
     ]
 

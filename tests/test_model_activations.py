@@ -175,7 +175,11 @@ def test_unknown_values_stay_unknown():
         ("import torch.nn.functional as F\np = F.softmax(x, -1)\nprobe(p.log())", "log_softmax"),
         ("import torch\nprobe(torch.exp(x))", None),  # exp of a value the code shows nothing about
         ("import torch\nprobe(torch.exp(torch.softmax(x, -1)))", None),  # exp of probabilities: another quantity
-        ("import torch\nprobe(x.sigmoid().log())", None),  # log-sigmoid is not a log-softmax
+        ("import torch\nprobe(x.sigmoid().log())", "log_sigmoid"),  # a log-sigmoid, not a log-softmax
+        ("import torch\nimport torch.nn.functional as F\nprobe(torch.exp(F.logsigmoid(x)))", "sigmoid"),
+        ("import torch.nn.functional as F\nls = F.logsigmoid(z)\nprobe(ls.exp().view(-1))", "sigmoid"),
+        ("from torch import nn\nact = nn.LogSigmoid()\nprobe(act(h).exp())", "sigmoid"),
+        ("import torch\nprobe(torch.exp(torch.sigmoid(x)))", None),  # exp of probabilities: another quantity
         ("probe(x.exp(2))", None),  # a user method `exp` with an argument
     ],
 )

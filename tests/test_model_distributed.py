@@ -157,3 +157,23 @@ def test_the_pipeline_tells_a_distributed_sampler_from_a_single_process_one_and_
     pipeline = model.distributed.pipeline
     kinds = {loader.holder: loader.sampler and pipeline.sampler_kind(loader.sampler) for loader in pipeline.loaders()}
     assert kinds == {"a": "distributed", "b": "plain", "c": "plain", "d": "unknown", "e": None}
+
+
+def test_a_loader_is_held_where_the_callers_of_a_function_returning_it_keep_it():
+    model = _model("""
+        from torch.utils.data import DataLoader
+
+        def make_loaders(train_set, val_set):
+            train_dl = DataLoader(train_set, shuffle=True)
+            return train_dl, DataLoader(val_set)
+
+        def make_one(ds):
+            return DataLoader(ds)
+
+        device, single = "cpu", DataLoader(None)
+        a, b = make_loaders(x, y)
+        c = make_one(z)
+    """)
+    pipeline = model.distributed.pipeline
+    held = [pipeline.holders(loader) for loader in pipeline.loaders()]
+    assert held == [["train_dl", "a"], ["b"], ["c"], ["single"]]

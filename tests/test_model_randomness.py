@@ -143,3 +143,51 @@ def test_grad_inputs_tell_a_loader_batch_and_a_frozen_embedding_from_an_activati
     loop = module.body[4]
     moved = loop.body.body[0].body[0].value  # `x.to("cuda")`: a move of the loop's batch
     assert inputs.without_grad(moved, None, None) == "a batch drawn from the data loader"
+
+
+def test_a_scheduler_is_known_by_what_the_code_shows_it_holds_never_by_its_name():
+    model, _ = _model(
+        """
+        import torch
+        from torch.optim.lr_scheduler import LRScheduler, StepLR
+
+        def make_policy(opt):
+            return StepLR(opt, 10)
+
+        def loop(opt, sched, scheduler, lr_scheduler, typed: LRScheduler):
+            policy = make_policy(opt)
+            policy.step()
+            sched.step()
+            scheduler.step()
+            lr_scheduler.step()
+            typed.step()
+
+        opt = torch.optim.SGD(params, lr=0.1)
+        loop(opt, StepLR(opt, 5), JobQueue(), unknown, None)
+        """,
+        "names", "optimizers", "events", "summaries",
+    )
+    steps = [event for event in model.events.of_kind("step") if isinstance(event, Step)]
+    known = [is_lr_scheduler(step.candidates[0], model.names, model.optimizers, model.summaries) for step in steps]
+    # built by a helper, passed by the file's call, a job queue, unknown, annotated
+    assert known == [True, True, False, False, True]
+    make_policy = model.summaries.of(next(iter(model.names.returns)))
+    assert make_policy.returned.role == "lr_scheduler"
+
+
+def test_the_run_is_seeded_by_call_targets_and_an_unseen_import_only_breaks_the_tie():
+    from stabfix.model.domain.seeding import run_is_seeded
+
+    def seeded(source: str) -> bool:
+        model, _ = _model(source, "randomness")
+        return run_is_seeded(model.randomness, None)
+
+    assert seeded("import lightning as L\nL.seed_everything(1)\n")
+    assert seeded("from accelerate.utils import set_seed as fix\nfix(1)\n")
+    # the file's own `set_seed` that seeds nothing, and a seed read from a config, are not seeding
+    assert not seeded("import os\ndef set_seed(s):\n    os.environ['PYTHONHASHSEED'] = str(s)\nset_seed(1)\n")
+    assert not seeded("seed = cfg.get_seed()\nprint(seed)\n")
+    # imported from a package this analysis cannot read: the name breaks the tie, and only a seeding name
+    assert seeded("from mytools.repro import set_global_seed\nset_global_seed(1)\n")
+    assert not seeded("from mytools.repro import prepare\nprepare(1)\n")
+    assert seeded("from toolkit import Base\nclass R(Base):\n    def run(self):\n        self.set_seed(1)\n")

@@ -591,3 +591,24 @@ def test_a_question_about_a_calls_function_spares_a_constructed_class():
     summaries.foreign_function = lambda qualified: only_functions.append(qualified)
     summaries.function_of_call(_calls(module, "Remote")[0])
     assert only_functions == ["helpers.models.Remote"] and asked == ["helpers.models.Remote"]  # the narrower hook
+
+
+def test_a_returned_tensor_built_in_host_memory_is_host_built_through_helpers():
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from stabfix.model import FileModel
+    from stabfix.model.source.traversal import MergedVisitor
+
+    source = (
+        "import torch\n"
+        "def ones(n):\n    return torch.ones(n, n)\n"
+        "def causal(n):\n    return torch.tril(ones(n)) > 0\n"
+        "def placed(n, d):\n    return torch.ones(n, device=d)\n"
+        "def layer(n):\n    return torch.nn.Linear(n, n)\n"
+    )
+    model = FileModel(("summaries",))
+    module = cst.parse_module(source)
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    built = {f.name.value: model.summaries.of(f).returned.host_built for f in module.body[1:]}
+    assert built == {"ones": True, "causal": True, "placed": None, "layer": None}

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from stabfix.catalog import load_catalog
+
 from helpers import CLEAN_SOURCE, SF101_FIXED, SF101_SOURCE, write
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,8 +34,8 @@ def _git(cwd: Path, *args: str) -> None:
 def test_hooks_are_declared_like_ruffs_pair():
     hooks = {hook["id"]: hook for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"stabfix", "stabfix-apply"}
-    assert hooks["stabfix"]["entry"] == "stabfix scan" and hooks["stabfix-apply"]["entry"] == "stabfix apply"
-    assert all(hook["language"] == "python" and hook["types"] == ["python"] for hook in hooks.values())
+    assert hooks["stabfix"]["entry"] == "stabfix scan" and hooks["stabfix-apply"]["entry"] == "stabfix apply --exit-zero"
+    assert all(hook["language"] == "python" and hook["types_or"] == ["python", "pyi", "jupyter"] for hook in hooks.values())
 
 
 def test_pre_commit_try_repo_runs_both_hooks(tmp_path):
@@ -61,3 +63,35 @@ def test_pre_commit_try_repo_runs_both_hooks(tmp_path):
     assert (project / "train.py").read_text() == SF101_FIXED, "the apply hook wrote the safe fix"
     assert (project / "ok.py").read_text() == CLEAN_SOURCE
     assert "Failed" in output and output.count("stabfix") >= 2, output
+
+
+def test_readme_pins_the_hooks_and_the_action_to_this_release():
+    from stabfix import __version__
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    pre_commit = readme[readme.index("### pre-commit"):readme.index("### GitHub Actions")]
+    assert f"rev: v{__version__} " in pre_commit and "rev: main" not in pre_commit
+    assert f"uses: stabfix/stabfix@v{__version__}\n" in readme
+
+
+def test_the_apply_hook_fails_only_by_changing_files(tmp_path):
+    """pre-commit fails a hook that exits non-zero or modifies files; the apply hook exits 0, so it
+    fails exactly when it wrote a fix, and findings it cannot fix are the scan hook's to report."""
+    hooks = {hook["id"]: hook for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    entry = hooks["stabfix-apply"]["entry"].split()
+    assert entry[0] == "stabfix"
+    unfixable = write(tmp_path, "loader.py", load_catalog()["SF412"].bad[0].code)
+    fixable = write(tmp_path, "train.py", SF101_SOURCE)
+
+    def hook(*files: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "stabfix", *entry[1:], *map(str, files)],
+                              capture_output=True, text=True, timeout=600)
+
+    before = unfixable.read_text()
+    untouched = hook(unfixable)
+    assert untouched.returncode == 0 and unfixable.read_text() == before, untouched.stdout + untouched.stderr
+    changed = hook(fixable, unfixable)
+    assert changed.returncode == 0 and fixable.read_text() == SF101_FIXED, changed.stdout + changed.stderr
+    scan = subprocess.run([sys.executable, "-m", "stabfix", *hooks["stabfix"]["entry"].split()[1:], str(unfixable)],
+                          capture_output=True, text=True, timeout=600)
+    assert scan.returncode == 1 and "SF412" in scan.stdout, "what the apply hook leaves, the scan hook reports"

@@ -173,7 +173,7 @@ def test_verify_says_in_one_line_that_the_torch_is_too_old(tmp_path):
     old = torch_problem("2.0.1")
     assert old and "torch >= 2.1" in old and "2.0.1" in old and "\n" not in old
     assert "pip install" in torch_problem(None)
-    # the extra's lower bound is MIN_TORCH; the quick start and CI pin the CPU build with constraints.txt
+    # the extra's lower bound is MIN_TORCH; the development install and CI pin torch with constraints.txt
     pyproject = (repo / "pyproject.toml").read_text()
     assert f'verify = ["torch>={MIN_TORCH[0]}.{MIN_TORCH[1]}"]' in pyproject
     assert re.search(r"^torch==\d", (repo / "constraints.txt").read_text(), re.M)

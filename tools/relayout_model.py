@@ -38,13 +38,13 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "source": (
         "Reading one file's source: the traversal, syntax helpers, positions, the definitions around a node,\n"
         "imports, names and their bindings in Python's scopes, the sites of statements, and the word lists.",
-        ("traversal", "syntax", "positions", "enclosing", "imports", "scopes", "regions", "binding_recorder", "callables",
+        ("traversal", "tree_index", "syntax", "positions", "enclosing", "imports", "scopes", "regions", "binding_recorder", "callables",
          "names", "instances", "places", "vocabulary", "project_view"),
     ),
     "calls": (
         "What a call or an expression is in torch's terms: a device and a move, a module's forward, an optimizer,\n"
         "a loss and what it is made of, an output activation, a log-softmax or gather, a training event (backward, step, zero_grad...).",
-        ("devices", "modules", "module_classes", "optimizers", "losses", "loss_operands", "activations", "numerics", "numeric_guards", "masks",
+        ("devices", "datasets", "modules", "module_classes", "optimizers", "losses", "loss_operands", "activations", "numerics", "numeric_guards", "masks",
          "event_sites", "event_kinds", "events", "torch_ops", "schedulers", "collectives"),
     ),
     "flow": (
@@ -52,7 +52,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "value is handed, later uses of a held value, tensors that alias or change in place, graph cuts, gradient\n"
         "use, recurrent state, parameter origins and in-place updates.",
         ("values", "gradient_use", "grad_reach", "history", "flows", "holder_resets", "later_uses", "value_keys",
-         "tensor_identity", "graph_cuts", "recurrence", "parameters", "per_pass", "updates", "callers", "grad_coverage", "held_kinds"),
+         "tensor_identity", "graph_cuts", "recurrence", "parameters", "per_pass", "updates", "callers", "grad_coverage", "held_kinds", "host_tensors"),
     ),
     "training": (
         "Training structure: step loops and step functions, the gates that make code run on only some steps,\n"
@@ -68,7 +68,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"
         "long-lived containers, host-accelerator syncs, token generation, parameter-sized buffers, adapters, distributed runs.",
         ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
-         "generation", "accumulators", "adapters", "randomness", "grad_inputs", "distributed"),
+         "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "distributed"),
     ),
 }
 

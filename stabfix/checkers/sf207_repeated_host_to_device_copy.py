@@ -3,8 +3,9 @@
 A query over the model: a move to an accelerator (`calls/devices.py`: `.cuda()`, `.to(device)`,
 `.to(x.device)`) of a tensor that already exists in host memory and does not change between the copies:
 - a plain tensor attribute of a module class (`self.mask = torch.tril(torch.ones(n, n))` in `__init__`,
-  every binding a host tensor: a torch factory without `device=`, `torch.tensor`/`as_tensor`/`from_numpy`,
-  views and casts of those), moved in `forward` or a method `forward` runs (`calls/module_classes.py`), or
+  every binding a host tensor: `flow/host_tensors.py`, a torch factory without `device=`,
+  `torch.tensor`/`as_tensor`/`from_numpy`, views and casts of those, or a call of a method or function
+  whose summary returns one, `self.mask = self._make_mask(n)`), moved in `forward` or a method `forward` runs (`calls/module_classes.py`), or
   on a training step; a buffer or `nn.Parameter` is moved by `model.to(device)` and is not such an attribute;
 - a module-level host tensor (`CLASS_WEIGHTS = torch.tensor([...])`) moved on a step or in `forward`;
 - a host tensor bound in the function before the loop that moves it (no binding inside the loop),
@@ -28,14 +29,10 @@ from stabfix.findings import Fix
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.devices import DeviceKinds, to_call_target
 from stabfix.model.calls.module_classes import ModuleClasses
-from stabfix.model.flow.values import TORCH_FACTORIES
+from stabfix.model.flow.host_tensors import is_host_built
 from stabfix.model.source.syntax import code_of
 from stabfix.model.training.step_frames import Frame, LoopFrame
 
-HOST_BUILDERS = frozenset({f"torch.{name}" for name in TORCH_FACTORIES | {"tensor", "as_tensor", "from_numpy", "tril",
-                                                                             "triu", "FloatTensor", "LongTensor"}
-                           if not name.endswith("_like")})
-_MOVES = frozenset({"to", "cuda", "pin_memory", "item", "tolist", "numpy"})
 LITERAL_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor"})
 
 
@@ -43,7 +40,7 @@ class RepeatedHostToDeviceCopy(Checker):
     code = "SF207"
     tokens = (".cuda(", ".to(", "device=")
     also_needs = (("torch",),)
-    needs = ("names", "steps", "values")
+    needs = ("names", "steps", "values", "summaries")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -107,32 +104,8 @@ class RepeatedHostToDeviceCopy(Checker):
                     and not self._sf205_shape(moved, bindings):
                 self.report(move, self._message(moved, move, where, "a host tensor built before the loop", False))
 
-    def _host_tensor(self, value: cst.BaseExpression, depth: int = 0) -> bool:
-        """A tensor in host memory: built by a host factory, or computed by torch functions and arithmetic from
-        such tensors and Python data (`torch.sin(torch.arange(n).float() / d)`), through views, casts and names."""
-        qualify = self.model.names.qualify
-        if depth > 6 or self.model.values.value_of(value).placed:
-            return False
-        if isinstance(value, cst.Call):
-            qualified = qualify(value.func) or ""
-            if any(arg.keyword is not None and arg.keyword.value in ("device", "requires_grad") for arg in value.args):
-                return False
-            if qualified in HOST_BUILDERS:
-                return True
-            peeled = torch_ops.step(value, qualify)
-            if peeled is not None and peeled[1].kind in ("view", "cast", "integer"):
-                return self._host_tensor(peeled[0], depth + 1)
-            if isinstance(value.func, cst.Attribute) and not qualified and value.func.attr.value not in _MOVES:
-                return self._host_tensor(value.func.value, depth + 1)  # `freqs.cos()`: a host tensor's method
-            return qualified.startswith("torch.") and not qualified.startswith("torch.nn") \
-                and any(self._host_tensor(arg.value, depth + 1) for arg in value.args)
-        if isinstance(value, cst.BinaryOperation):
-            return self._host_tensor(value.left, depth + 1) or self._host_tensor(value.right, depth + 1)
-        if isinstance(value, cst.Name) and value in self.model.names.uses:
-            bindings = self.model.names.reaching(value)
-            return bool(bindings) and all(b.bound_value is not None and self._host_tensor(b.bound_value, depth + 1)
-                                          for b in bindings)
-        return False
+    def _host_tensor(self, value: cst.BaseExpression) -> bool:
+        return is_host_built(value, self.model.names, self.model.values, self.model.summaries.returned_facts)
 
     def _outside_loop(self, frames: tuple[Frame, ...], bindings) -> bool:
         """The innermost loop around the move holds none of the bindings: the same value is moved on each iteration."""
@@ -173,7 +146,7 @@ class RepeatedHostToDeviceCopy(Checker):
     def _after_module_init(function: cst.FunctionDef, statement: cst.CSTNode) -> bool:
         seen_init = False
         for item in function.body.body if isinstance(function.body, cst.IndentedBlock) else ():
-            if any(small is statement for small in getattr(item, "body", ())):
+            if isinstance(item, cst.SimpleStatementLine) and any(small is statement for small in item.body):
                 return seen_init
             seen_init = seen_init or "__init__(" in code_of(item, 400)
         return False

@@ -158,14 +158,15 @@ class MissingZeroGrad(Checker):
         registered on the optimizer); a helper the file calls counts only where it is called."""
         events = self.model.events
         for event in events.events:
-            if not (_clears(event) or self._clears_through_summary(event)):
-                continue
-            if event.site.in_lambda:
-                return True
+            # where the event sits first: what a call clears takes its function's summary (maybe another file's)
             function = event.site.function
-            if function is not None and not events.in_function(function, "step"):
-                if not events.calls_of(function.name.value):
-                    return True  # called by a framework or registered as a hook, not by this file
+            if not event.site.in_lambda and not (
+                function is not None and not events.in_function(function, "step")
+                and not events.calls_of(function.name.value)  # called by a framework or registered as a hook
+            ):
+                continue
+            if _clears(event) or self._clears_through_summary(event):
+                return True
         return False
 
     def _overwriting_autograd(self) -> bool:

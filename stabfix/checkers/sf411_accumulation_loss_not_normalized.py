@@ -31,7 +31,7 @@ class AccumulationLossNotNormalized(Checker):
     code = "SF411"
     tokens = ("%", "range(", "split(", "chunk(")  # a modulo gate, or a loop over slices of one batch
     also_needs = (("backward",), ("step",))
-    needs = ("accumulation", "names", "events")
+    needs = ("accumulation", "names", "events", "summaries")
 
     def _running_counter(self, found: Accumulation) -> cst.BaseExpression | None:
         """The divisor of the loss that counts the loop's passes, if any."""

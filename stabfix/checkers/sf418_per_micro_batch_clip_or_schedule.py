@@ -4,7 +4,8 @@ learning-rate schedule advanced on every micro-batch while the optimizer steps o
 A query over the `accumulation` part (backward every iteration, optimizer step behind `% N`) and the
 `events` of one pass of that loop: a clip (`clip_grad_norm_`/`clip_grad_value_`, torch's or a wrapper's)
 or an LR scheduler's `step()` (`schedulers`: built from `torch.optim.lr_scheduler`, a schedule factory,
-or handed the optimizer) that runs under no condition the backward does not also run under. Inside
+or handed the optimizer, returned by a helper whose summary says so, or passed for a parameter by the
+file's calls; never decided by a name) that runs under no condition the backward does not also run under. Inside
 `with accelerator.accumulate(model):` a clip with no `if accelerator.sync_gradients:` around it is the
 same mistake (the library prepares schedulers to skip non-sync passes itself, so those stay silent).
 Fix (unsafe): move the line into the step gate: a clip right before the optimizer step, a scheduler
@@ -32,7 +33,7 @@ class PerMicroBatchClipOrSchedule(Checker):
     code = "SF418"
     tokens = ("clip_grad", "step(")
     also_needs = (("backward",), ("%", "accumulate("))
-    needs = ("names", "optimizers", "events", "accumulation")
+    needs = ("names", "optimizers", "events", "accumulation", "summaries")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
@@ -40,9 +41,7 @@ class PerMicroBatchClipOrSchedule(Checker):
         for found in self.model.accumulation.loops():
             if found.every is None or id(found.loop) in seen_loops or self._every_one(found.every):
                 continue
-            seen_loops.add(id(found.loop))
-            if self.model.accumulation.cleared_every_pass(found):
-                continue  # `zero_grad()` on every pass: the step skips batches, nothing accumulates
+            seen_loops.add(id(found.loop))  # `loops()` leaves out loops cleared on every pass: nothing accumulates
             for event in self.model.events.iteration(found.loop, "clip", "step"):
                 if id(event.node) in reported or not self._every_pass(event, found.backward):
                     continue
@@ -86,7 +85,7 @@ class PerMicroBatchClipOrSchedule(Checker):
         call = event.node
         if len(event.candidates) != 1 or not isinstance(call, cst.Call):
             return None
-        if is_lr_scheduler(event.candidates[0], self.model.names, self.model.optimizers):
+        if is_lr_scheduler(event.candidates[0], self.model.names, self.model.optimizers, self.model.summaries):
             return "schedule"
         return None
 

@@ -9,9 +9,10 @@ file calls from the other files of the scan:
 - it trains: a backward pass and an optimizer step in the file, or in a function or class of another
   scanned file that it calls;
 - randomness: a draw in the file, or in a function or class of another scanned file that it calls;
-- no seed: no seeding call in the file nor in any function of another scanned file that it calls, no
-  call of an unseen function named for seeding (`set_seed(args.seed)` from outside the scan: silent),
-  and no seeding call in the tree modules it imports (read, not parsed: seeding at import time).
+- no seed: the `seeding` fact (`model/domain/seeding.py`): no call of a seeding API in the file, in a
+  function of another scanned file it calls (or further down), or at the top of a tree module it
+  imports; a function imported from outside the scan whose name speaks of seeding counts as seeding
+  (the tie-break towards silence), a function of the scan named so but seeding nothing does not.
 Test files stay silent. One finding per file, on the guard (or the first module-level training line).
 """
 
@@ -24,7 +25,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.model.calls.events import Step, stepped_optimizer
-from stabfix.model.domain.randomness import RandomCall
+from stabfix.model.domain.seeding import run_is_seeded
 from stabfix.model.source.vocabulary import is_test_path
 
 
@@ -40,9 +41,7 @@ class UnseededTraining(Checker):
         where = self._entry(original_node)
         if where is None or not self._trains():
             return
-        if randomness.seeds() or any(self._seeds_elsewhere(call, q) for call, q in randomness.project_calls()):
-            return
-        if any(self._unseen(call) for call in randomness.seed_named()) or self._imports_seeding_module():
+        if run_is_seeded(randomness, self.model.project):
             return
         first = self._first_draw()
         if first is None:
@@ -80,22 +79,6 @@ class UnseededTraining(Checker):
         return any(self._foreign(q, _trains_in) is True for _, q in self.model.randomness.project_calls())
 
     # -- seeds and draws -------------------------------------------------------------------------------
-    def _seeds_elsewhere(self, call: RandomCall, qualified: str) -> bool:
-        return self._foreign(qualified, lambda d: bool(d.model.randomness.within(d.node, "seed"))) is True
-
-    def _unseen(self, call: RandomCall) -> bool:
-        """A seed-named callee the scan does not show (outside the scan, or not resolved)."""
-        return self._foreign(call.what, lambda d: True) is None
-
-    def _imports_seeding_module(self) -> bool:
-        """A module of the tree this file imports seeds when it is imported (`torch.manual_seed(0)` at its top
-        level) or defines a seeding helper the entry may reach indirectly: those files are read, not parsed,
-        so any seeding call in them keeps the rule silent (it only ever silences)."""
-        project = self.context.project
-        if project is None:
-            return False
-        return any(token in text for text in project.imported_texts() for token in _SEEDING_TOKENS)
-
     def _first_draw(self) -> Optional[str]:
         """The first random draw in words, with the line of this file that makes it or calls into it."""
         draws = self.model.randomness.draws()
@@ -121,9 +104,6 @@ class UnseededTraining(Checker):
             return None
         found = self.context.positions.get(node)
         return found.start.line if found is not None else None
-
-
-_SEEDING_TOKENS = ("manual_seed(", "seed_everything(", "set_seed(", "random.seed(", "set_random_seed(")
 
 
 def _trains_in(definition) -> bool:

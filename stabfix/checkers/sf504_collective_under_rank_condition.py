@@ -38,6 +38,10 @@ class CollectiveUnderRankCondition(Checker):
     tokens = ("rank", "is_main", "main_process", "master", "global_zero", "process_zero", "process_index")
     needs = ("distributed", "summaries")
 
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._exits: dict[tuple[int, int], Optional[tuple[cst.CSTNode, str]]] = {}
+
     def leave_Module(self, original_node: cst.Module) -> None:
         distributed = self.model.distributed
         # the rank condition first: it is syntax, while what a call runs may take other files' summaries
@@ -87,7 +91,14 @@ class CollectiveUnderRankCondition(Checker):
     def _early_exit(self, distributed: Distributed, block: cst.CSTNode,
                     statement: cst.CSTNode) -> Optional[tuple[cst.CSTNode, str]]:
         """An earlier `if <rank test>: ... return` in `block` (or `break`/`continue`: they belong to a loop
-        around `block`, which holds the call too)."""
+        around `block`, which holds the call too); asked for every call of the statement, answered once."""
+        key = (id(block), id(statement))
+        if key not in self._exits:
+            self._exits[key] = self._first_early_exit(distributed, block, statement)
+        return self._exits[key]
+
+    def _first_early_exit(self, distributed: Distributed, block: cst.CSTNode,
+                          statement: cst.CSTNode) -> Optional[tuple[cst.CSTNode, str]]:
         for item in block.body:
             if item is statement:
                 return None

@@ -1,8 +1,9 @@
 """SF505 wrapped-module-state-dict-saved: a DDP/DataParallel wrapper's state dict saved, keys prefixed `module.`.
 
 A query over the model's `distributed` part (`Distributed.wrapped`: which expressions hold a module that
-DistributedDataParallel or DataParallel wraps, through names, `self.<attr>` and same-file helpers). A
-finding is `X.state_dict()` of such an `X` reaching `torch.save(...)`:
+DistributedDataParallel or DataParallel wraps, or that accelerate's `accelerator.prepare` handed back,
+through names, `self.<attr>` and same-file helpers). A finding is `X.state_dict()` of such an `X`
+reaching `torch.save(...)` or `accelerator.save(...)`:
 as the saved object, as a value of a dict, list or tuple literal saved (`{"model": X.state_dict(), ...}`),
 or through a name bound to either. Left alone: `X.module.state_dict()`, the inner module under another
 name, `accelerator.unwrap_model(X).state_dict()`, FSDP (its state dict carries the inner names), and a
@@ -35,7 +36,7 @@ PREFIX_STRIPPERS = frozenset({"torch.nn.modules.utils.consume_prefix_in_state_di
 class WrappedModuleStateDictSaved(Checker):
     code = "SF505"
     tokens = ("state_dict",)
-    also_needs = (("DataParallel", "DDP"),)
+    also_needs = (("DataParallel", "DDP", "prepare("),)
     needs = ("distributed",)
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -53,7 +54,10 @@ class WrappedModuleStateDictSaved(Checker):
                     self.report(state_call, self._message(receiver, wrapped, how), self._fix(state_call, receiver, wrapped))
 
     def _is_save(self, call: cst.Call) -> bool:
-        return self.model.names.qualify(call.func) in SAVES
+        func = call.func  # `torch.save`, or accelerate's `accelerator.save` (it writes what it is handed as is)
+        if isinstance(func, cst.Attribute) and func.attr.value == "save" and self.model.distributed.framework_object(func.value):
+            return True
+        return self.model.names.qualify(func) in SAVES
 
     def _state_dicts(self, expr: cst.BaseExpression, depth: int) -> Iterator[tuple[cst.Call, str]]:
         """The `X.state_dict()` calls whose result `expr` saves, each with how it gets there."""
@@ -92,6 +96,11 @@ class WrappedModuleStateDictSaved(Checker):
 
     def _message(self, receiver: cst.BaseExpression, wrapped: str, how: str) -> str:
         spelled = code_of(receiver, 40)
+        if wrapped == "prepared":
+            return (f"`{spelled}` is what `accelerator.prepare` handed back, a DistributedDataParallel wrapper whenever "
+                    f"the run has several processes: `{spelled}.state_dict()`{how} then saves every key prefixed "
+                    f"`module.`, so loading it into the plain model fails (or with `strict=False` loads nothing); "
+                    f"save `accelerator.unwrap_model({spelled}).state_dict()`")
         when = "is" if wrapped == "always" else "may be (when the wrap runs)"
         return (f"`{spelled}` {when} a DistributedDataParallel/DataParallel wrapper: `{spelled}.state_dict()`{how} "
                 f"saves every key prefixed `module.`, so loading it into the plain model fails (or with "

@@ -5,6 +5,7 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 
 - `imports`     what an imported name or attribute chain stands for (always built; it is cheap)
 - `enclosing`   the classes and functions around the node being visited (always built; it is cheap)
+- `tree`        each node's parent and every call in source order, recorded by the traversal (always built)
 - `names`       every name use to its bindings, in Python's scopes; `self.<attr>` across methods
 - `values`      what an expression is, where it lives and whether it is cut from autograd
                 (queried after the traversal; built on `names`, `modules` and `optimizers`)
@@ -98,6 +99,7 @@ from stabfix.model.functions.summaries import Summaries
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.names import Names
+from stabfix.model.source.tree_index import TreeIndex
 from stabfix.model.training.accumulation import AccumulationIndex
 from stabfix.model.training.carried import CarriedStates
 from stabfix.model.training.modes import ModeSwitches
@@ -128,7 +130,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
         ("events", "optimizers", "losses"),
         lambda model: AccumulationIndex(model.events, model.optimizers, model.losses),
     ),
-    "flows": (("names",), lambda model: ValueFlows(model.names)),
+    "flows": (("names",), lambda model: ValueFlows(model.names, model.tree)),
     "recurrence": (("names",), lambda model: Recurrence(model.names)),
     "distributed": (("names", "flows"), lambda model: Distributed(model.imports, model.names, model.flows, model.project)),
     "amp": (("names", "steps"), lambda model: Amp(model.names, model.steps)),
@@ -163,6 +165,8 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
     (one file away: that model has no project of its own, so following stops there)."""
     if model.losses is not None:  # a loss handed to a function as an argument (`train(..., nn.L1Loss())`)
         model.losses.parameter_values = summaries.passed_for
+    if model.accumulation is not None:  # a helper that runs `zero_grad()` on every pass: no accumulation
+        model.accumulation.call_clears = lambda call: any(e.kind == "zero_grad" for e in summaries.effects_at(call))
     if model.project is not None:
         summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
         summaries.foreign_function = model.project.foreign_hook(
@@ -179,7 +183,7 @@ def _summary_of_definition(definition) -> Optional[object]:
     return summaries.of(definition.node)
 
 
-ALWAYS_BUILT = ("enclosing", "imports")  # every part and rule may read these
+ALWAYS_BUILT = ("tree", "enclosing", "imports")  # every part and rule may read these
 
 
 def required_parts(needs: Iterable[str]) -> set[str]:
@@ -232,9 +236,11 @@ class FileModel:
         self.project = project
         self.imports = ImportTracker()
         self.enclosing = EnclosingDefinitions()
+        # parents and calls; the traversal fills `tree.parents` when handed it (`walk(..., parents=)`)
+        self.tree = TreeIndex()
         self._built: list[object] = []
         # name -> part, the always-built ones included: what fault isolation reports a failure by
-        self.parts: dict[str, object] = {"enclosing": self.enclosing, "imports": self.imports}
+        self.parts: dict[str, object] = {"tree": self.tree, "enclosing": self.enclosing, "imports": self.imports}
         for part in PARTS:
             if part in wanted:
                 built = _PARTS[part][1](self)
@@ -246,4 +252,4 @@ class FileModel:
         """The parts that ride in the traversal, ahead of the checkers, in dependency order; the
         enclosing definitions first, so every other part and checker can ask for them."""
         parts = [part for part in self._built if isinstance(part, cst.BatchableCSTVisitor)]
-        return [self.enclosing, self.imports, *parts]
+        return [self.tree, self.enclosing, self.imports, *parts]

@@ -18,17 +18,21 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, TypeVar, Union
 
-import libcst as cst
-
-from stabfix.model import FileModel, required_parts
-from stabfix.model.source.traversal import walk
 from stabfix.project.index import Consulted, ProjectIndex, Symbol
+
+if TYPE_CHECKING:  # loaded when the first other file's model is built: a scan served from the cache never parses
+    import libcst as cst
+
+    from stabfix.model import FileModel
 
 T = TypeVar("T")
 _MODELS_KEPT = 32  # other files' models kept per process (a worker's cache; rebuilt when evicted)
-Defined = Union[cst.FunctionDef, cst.ClassDef]
+# Parsed files kept per process, the scanned ones included: the libcst parse is most of a model's build, and
+# a file is often asked about (by its neighbours, under other parts) right before or after its own scan.
+_MODULES_KEPT = 64
+Defined = Union["cst.FunctionDef", "cst.ClassDef"]
 DEFINED_KINDS = ("def", "class", "method")  # the symbols `definition` can hand over
 
 
@@ -49,6 +53,7 @@ class Project:
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
         self._models: OrderedDict[tuple[str, frozenset], Optional[tuple[cst.Module, FileModel]]] = OrderedDict()
+        self._modules: OrderedDict[str, tuple[str, cst.Module]] = OrderedDict()
 
     def __getstate__(self) -> dict:
         return {"index": self.index}
@@ -56,6 +61,23 @@ class Project:
     def __setstate__(self, state: dict) -> None:
         self.index = state["index"]
         self._models = OrderedDict()
+        self._modules = OrderedDict()
+
+    def parsed(self, path: str, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
+        """`parse(text)`, or the tree kept from an earlier parse of the same text of `path` (libcst trees are
+        immutable, so the scan of a file and other files' questions about it can share one). What `parse`
+        raises is raised, and nothing is kept."""
+        path = os.path.abspath(path)
+        kept = self._modules.get(path)
+        if kept is not None and kept[0] == text:
+            self._modules.move_to_end(path)
+            return kept[1]
+        module = parse(text)
+        self._modules[path] = (text, module)
+        self._modules.move_to_end(path)
+        while len(self._modules) > _MODULES_KEPT:
+            self._modules.popitem(last=False)
+        return module
 
     def view(self, path: str) -> "ProjectView":
         return ProjectView(self, path)
@@ -63,6 +85,8 @@ class Project:
     def model_of(self, path: str, needs: Iterable[str]) -> Optional[tuple[cst.Module, FileModel]]:
         """The file parsed and traversed with the parts `needs` (and what they read); None when it does
         not parse or a part fails on it."""
+        from stabfix.model import required_parts
+
         text = self.index.text(path)  # recorded, also when the model comes from the cache
         if text is None:
             return None
@@ -71,23 +95,27 @@ class Project:
             if kept_path == path and parts <= kept_parts:
                 self._models.move_to_end((kept_path, kept_parts))
                 return built
-        built = _build(text, parts)
+        built = self._build(path, text, parts)
         self._models[(path, parts)] = built
         while len(self._models) > _MODELS_KEPT:
             self._models.popitem(last=False)
         return built
 
+    def _build(self, path: str, text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:
+        import libcst as cst
 
-def _build(text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:
-    try:
-        module = cst.parse_module(text)
-        model = FileModel(parts)
-        walk(module, model.visitors())
-    except (RecursionError, MemoryError):
-        return None
-    except Exception:  # a file that does not parse, or a part that fails on it: unknown
-        return None
-    return module, model
+        from stabfix.model import FileModel
+        from stabfix.model.source.traversal import walk
+
+        try:
+            module = self.parsed(path, text, cst.parse_module)
+            model = FileModel(parts)
+            walk(module, model.visitors(), parents=model.tree.parents)
+        except (RecursionError, MemoryError):
+            return None
+        except Exception:  # a file that does not parse, or a part that fails on it: unknown
+            return None
+        return module, model
 
 
 class ProjectView:
@@ -107,6 +135,10 @@ class ProjectView:
             finally:
                 self.consulted.merge(consulted)
 
+    def parsed(self, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
+        """This file's tree: `parse(text)`, or the one kept from another file's question about it."""
+        return self.project.parsed(self.path, text, parse)
+
     @property
     def module_name(self) -> Optional[str]:
         return self.index.modules.name_of(self.path)
@@ -121,6 +153,31 @@ class ProjectView:
         if self._imported is None:
             self._imported = self._recorded(query)
         return self._imported
+
+    def imported_models(self, ask: Callable[[FileModel], Optional[T]], needs: Iterable[str] = ()) -> list[T]:
+        """What `ask` says of the model (built with `needs`) of each module of the tree this file imports,
+        in path order; a file that does not parse, or on which `ask` fails, is left out. `ask` must
+        return something node-free."""
+
+        def query() -> list[T]:
+            answers = []
+            for path in self.index.imported_files(self.path):
+                built = self.project.model_of(path, needs)
+                try:
+                    answer = ask(built[1]) if built is not None else None
+                except (RecursionError, MemoryError):
+                    answer = None
+                except Exception:  # the other file's part failed on the question: unknown there
+                    answer = None
+                if answer is not None:
+                    answers.append(answer)
+            return answers
+
+        return self._recorded(query)
+
+    def absolute(self, qualified: str, importer: str) -> Optional[str]:
+        """A name as the file `importer` spells it (`..utils.f`), made absolute (`pkg.utils.f`)."""
+        return self.index.absolute(qualified, importer)
 
     def resolve(self, qualified: str) -> Optional[Symbol]:
         """Where a name this file's imports spell (`.models.Net`, `pkg.models.Net`) is defined in the tree."""
@@ -196,6 +253,8 @@ class ProjectView:
 
 def _find(module: cst.Module, symbol: Symbol) -> Optional[Defined]:
     """The one node defining `symbol` at the top level of its module (inside top-level `if`/`try` too)."""
+    import libcst as cst
+
     parts = symbol.qualified[len(symbol.module) + 1 :].split(".")
     candidates = [node for node in _top_level_definitions(module.body) if node.name.value == parts[0]]
     if len(candidates) != 1:
@@ -210,6 +269,8 @@ def _find(module: cst.Module, symbol: Symbol) -> Optional[Defined]:
 
 
 def _top_level_definitions(body) -> Iterable[Defined]:
+    import libcst as cst
+
     for statement in body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             yield statement

@@ -21,6 +21,7 @@ from typing import Iterable, Mapping, Optional
 
 from stabfix.project.modules import ModuleMap
 from stabfix.project.outline import Binding, Outline, outline_of
+from stabfix.notebook import is_notebook, read_notebook
 from stabfix.source import SourceError, read_source
 
 _MAX_HOPS = 24  # re-export chains longer than this are cut (unknown)
@@ -62,12 +63,19 @@ class ProjectIndex:
     """One per scan. `sources` (path -> text) stands in for the disk: tests and rule examples."""
 
     def __init__(
-        self, files: Iterable[str], roots: Iterable[str] = (), sources: Optional[Mapping[str, str]] = None
+        self,
+        files: Iterable[str],
+        roots: Iterable[str] = (),
+        sources: Optional[Mapping[str, str]] = None,
+        modules: Optional[ModuleMap] = None,
     ) -> None:
+        """`modules`: the map of these files and roots, built before (the language server keeps one per
+        project while the files stay; it must hold the `sources` paths too)."""
         self._sources = {os.path.abspath(path): text for path, text in (sources or {}).items()}
-        self.modules = ModuleMap([*files, *self._sources], roots)
+        self.modules = modules if modules is not None else ModuleMap([*files, *self._sources], roots)
         self._texts: dict[str, tuple[Optional[str], str]] = {}
         self._outlines: dict[str, Optional[Outline]] = {}
+        self._lookups: dict[str, str] = {}  # recorded lookup key -> its file in this run ("" for none)
         self._recorders: list[Consulted] = []
 
     @classmethod
@@ -81,7 +89,7 @@ class ProjectIndex:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._texts, self._outlines, self._recorders = {}, {}, []
+        self._texts, self._outlines, self._lookups, self._recorders = {}, {}, {}, []
 
     # -- recording ------------------------------------------------------------------------------------
     def recording(self) -> "_Recording":
@@ -133,9 +141,12 @@ class ProjectIndex:
 
     def still_resolves(self, key: str, recorded: str) -> bool:
         """Whether a module lookup recorded as `key` (`module`, or `search root:module`) still gives `recorded`."""
-        folder, _, module = key.rpartition(":")
-        importer = os.path.join(folder, "__stabfix_probe__.py") if folder else None
-        return (self.modules.lookup(module, importer) or "") == recorded
+        # a scan's files are fixed: each key is looked up once, however many cached results recorded it
+        if key not in self._lookups:
+            folder, _, module = key.rpartition(":")
+            importer = os.path.join(folder, "__stabfix_probe__.py") if folder else None
+            self._lookups[key] = self.modules.lookup(module, importer) or ""
+        return self._lookups[key] == recorded
 
     # -- names ----------------------------------------------------------------------------------------
     def absolute(self, qualified: str, importer: str) -> Optional[str]:
@@ -343,7 +354,8 @@ def _read(path: str, sources: Mapping[str, str]) -> tuple[Optional[str], str]:
         text = sources[path]
         return text, digest_of(text.encode("utf-8"))
     try:
-        source = read_source(Path(path))
+        # a notebook is outlined by its code cells, not its JSON; its digest stays that of its bytes
+        source = read_notebook(Path(path)) if is_notebook(path) else read_source(Path(path))
     except (SourceError, OSError):
         try:
             raw = open(path, "rb").read()

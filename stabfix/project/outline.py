@@ -12,6 +12,7 @@ candidates and calls the name unknown unless both agree).
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
@@ -49,12 +50,46 @@ class Outline:
 
 
 
+# The texts outlined last, each with whether CPython's parser built its tree without running out of
+# recursion: the engine asks the same of a file it is about to analyse (`cpython_parse_recurses`), and
+# the file has often just been outlined (for the tokens a rule looks for in the files it imports).
+_RECENT_OUTCOMES: "OrderedDict[str, bool]" = OrderedDict()
+_OUTCOMES_KEPT = 8
+
+
+def cpython_parse_recurses(text: str) -> bool:
+    """Whether `ast.parse(text)` raises RecursionError (the code is nested too deeply for any walk of it).
+    A recent outline that did not recurse answers; one that did is asked again here, since the limit
+    depends on how deep the stack already was."""
+    if _RECENT_OUTCOMES.get(text) is False:
+        return False
+    try:
+        ast.parse(text)
+    except RecursionError:
+        return True
+    except (SyntaxError, ValueError, MemoryError):
+        return False
+    return False
+
+
+def _remember_outcome(text: str, recursed: bool) -> None:
+    _RECENT_OUTCOMES[text] = recursed
+    _RECENT_OUTCOMES.move_to_end(text)
+    while len(_RECENT_OUTCOMES) > _OUTCOMES_KEPT:
+        _RECENT_OUTCOMES.popitem(last=False)
+
+
 def outline_of(text: str) -> Optional[Outline]:
     """The file's outline; None when CPython cannot parse it (unknown, never an empty module)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except RecursionError:
+        _remember_outcome(text, True)
         return None
+    except (SyntaxError, ValueError, MemoryError):
+        _remember_outcome(text, False)
+        return None
+    _remember_outcome(text, False)
     bindings: dict[str, list[Binding]] = {}
     stars: list[StarImport] = []
     exported: Optional[tuple[str, ...]] = None

@@ -8,7 +8,7 @@ import json
 from stabfix import __version__
 from stabfix.catalog import RuleSpec
 from stabfix.docs import rule_url
-from stabfix.findings import RunResult
+from stabfix.findings import Finding, RunResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -36,6 +36,19 @@ def _rule_descriptor(spec: RuleSpec) -> dict:
     }
 
 
+def _region(finding: Finding) -> dict:
+    """A notebook finding's lines are the .ipynb file's lines holding its code; its columns are columns of
+    the code, not of the JSON text, so the region names the lines only."""
+    if finding.cell is not None:
+        return {"startLine": finding.line, "endLine": finding.end_line}
+    return {
+        "startLine": finding.line,
+        "startColumn": finding.column,
+        "endLine": finding.end_line,
+        "endColumn": finding.end_column,
+    }
+
+
 def render_sarif(run: RunResult, specs: dict[str, RuleSpec], codes: list[str]) -> str:
     rule_codes = sorted(set(codes) | {finding.code for finding in run.findings})
     index = {code: position for position, code in enumerate(rule_codes)}
@@ -47,22 +60,21 @@ def render_sarif(run: RunResult, specs: dict[str, RuleSpec], codes: list[str]) -
         properties = {"fix_safety": finding.fix_safety}
         if finding.fix_withheld:
             properties["fix_withheld"] = finding.fix_withheld
+        message = finding.message
+        if finding.cell is not None:
+            properties.update(cell=finding.cell, cell_line=finding.cell_line, cell_end_line=finding.cell_end_line)
+            message += f" (cell {finding.cell}, line {finding.cell_line})"
         results.append(
             {
                 "ruleId": finding.code,
                 "ruleIndex": index[finding.code],
                 "level": _LEVEL.get(finding.severity, "warning"),
-                "message": {"text": finding.message},
+                "message": {"text": message},
                 "locations": [
                     {
                         "physicalLocation": {
                             "artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"},
-                            "region": {
-                                "startLine": finding.line,
-                                "startColumn": finding.column,
-                                "endLine": finding.end_line,
-                                "endColumn": finding.end_column,
-                            },
+                            "region": _region(finding),
                         }
                     }
                 ],

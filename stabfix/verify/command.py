@@ -14,16 +14,12 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 from typer.core import TyperCommand
 
 from stabfix import exit_codes
-from stabfix.config import ConfigError, load_config
 from stabfix.verify.settings import FlagError, Settings, SettingsError, parse_budget_flags, resolve_settings
 
 
@@ -38,7 +34,9 @@ def torch_problem(version: str | None) -> str | None:
     """One line saying why verify cannot run with this torch (None: it can). `version` is the
     installed torch's version, None when torch is not installed."""
     if version is None:
-        return "verify needs PyTorch >= 2.1 in this environment: pip install 'stabfix[verify]' (scan and apply do not)"
+        return ("verify needs PyTorch >= 2.1 in this environment: pip install 'stabfix[verify]' "
+                "(CPU-only machine: pip install torch --index-url https://download.pytorch.org/whl/cpu first; "
+                "scan and apply need no torch)")
     numbers = re.match(r"(\d+)\.(\d+)", version)
     if numbers and (int(numbers.group(1)), int(numbers.group(2))) < MIN_TORCH:
         return (f"verify needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]}; this environment has torch {version} "
@@ -51,13 +49,32 @@ def installed_torch() -> str | None:
     from importlib.util import find_spec
 
     try:
+        # What this interpreter can import decides: leftover metadata of a removed torch (or a torch that an
+        # import hook hides) is no torch.
+        if find_spec("torch") is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    try:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
-        # a source build on sys.path has no metadata: let the child import it
-        return "0+unknown" if find_spec("torch") is not None else None
+        return "0+unknown"  # a source build on sys.path has no metadata: let the child import it
+
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def escape(text: str) -> str:
+    """rich's markup escape, imported when verify prints (the CLI registers this command at every start)."""
+    from rich.markup import escape as escape_markup
+
+    return escape_markup(text)
 
 
 def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
     # Wide enough for the step rows and tables when output is piped (CI logs, files).
     width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 110
     return Console(stderr=stderr, width=width, highlight=False)
@@ -177,10 +194,11 @@ def _verify(console: Console, path: Path, entry: str | None, steps: int | None, 
             json_path: Path | None, snapshot: Path | None, baseline: str | None,
             config_path: Path | None = None, plot_path: Path | None = None, exact_steps: str | None = None,
             command_argv: list[str] | None = None, nproc_per_node: int | None = None) -> int:
+    from stabfix.config import ConfigError, load_config
     from stabfix.verify.command_report import print_command_end
     from stabfix.verify.render import print_header, print_report
 
-    problem = _preflight_problem(path, plot_path)
+    problem = _preflight_problem(path, plot_path, json_path)
     if problem:
         return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent
@@ -312,13 +330,19 @@ def _write_outputs(console: Console, report: dict[str, Any], json_path: Path | N
     return None
 
 
-def _preflight_problem(path: Path, plot_path: Path | None) -> str | None:
-    """Why the run cannot start (torch missing or too old, no such path, a `--plot` that cannot be drawn)."""
+def _preflight_problem(path: Path, plot_path: Path | None, json_path: Path | None = None) -> str | None:
+    """Why the run cannot start (torch missing or too old, no such path, a `--json` that cannot be written,
+    a `--plot` that cannot be drawn)."""
     problem = torch_problem(installed_torch())
     if problem:
         return problem
     if not path.exists():
         return f"{path}: no such file or directory"
+    from stabfix.reports.destination import unwritable
+
+    for output in (json_path, plot_path):
+        if output is not None and (problem := unwritable(output)):
+            return problem
     if plot_path is None:
         return None
     from stabfix.verify.plot import matplotlib_problem, path_problem
@@ -329,10 +353,11 @@ def _preflight_problem(path: Path, plot_path: Path | None) -> str | None:
 def _estimate(console: Console, path: Path, entry: str | None, seed: int | None, timeout: float | None,
               json_path: Path | None, config_path: Path | None, plot_path: Path | None, flags: dict[str, Any]) -> int:
     """`verify --estimate`: the full-size step's peak on a GPU, predicted with fake tensors."""
+    from stabfix.config import ConfigError, load_config
     from stabfix.verify.estimate import exit_code, print_estimate, run_estimate
     from stabfix.verify.settings import resolve_estimate
 
-    problem = _preflight_problem(path, plot_path)
+    problem = _preflight_problem(path, plot_path, json_path)
     if problem:
         return _fail(problem)
     project = path.resolve() if path.is_dir() else path.resolve().parent
@@ -375,6 +400,8 @@ def _display(project: Path) -> str:
 
 def _print_comparison(console: Console, rows: list[dict[str, Any]], ref: str, base: dict[str, Any],
                       cur: dict[str, Any]) -> None:
+    from rich.table import Table
+
     console.print()
     table = Table(title=f"before/after: {escape(ref)} → working tree", title_justify="left", header_style="bold")
     table.add_column("metric")

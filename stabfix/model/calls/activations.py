@@ -25,7 +25,8 @@ unknown is never a finding.
 
 Equivalent spellings are the same fact: `exp` of a log-softmax (`torch.exp(F.log_softmax(x))`,
 `F.log_softmax(x).exp()`) is a softmax, `log` of a softmax (`torch.log(F.softmax(x))`, `p.log()`) a
-log-softmax. A log-softmax applied to values that were already probabilities
+log-softmax; likewise `exp` of a log-sigmoid (`torch.exp(F.logsigmoid(x))`, `nn.LogSigmoid`) is a
+sigmoid and `log` of a sigmoid a log-sigmoid ("log_sigmoid", a kind no loss family expects). A log-softmax applied to values that were already probabilities
 (`F.log_softmax(F.softmax(x))`, `F.log_softmax(model(x))` of a model ending in softmax) says so in `over`:
 the scores were normalised twice.
 """
@@ -53,6 +54,7 @@ _FUNCTIONS = {
     "torch.sigmoid": "sigmoid",
     "torch.nn.functional.sigmoid": "sigmoid",
     "torch.special.expit": "sigmoid",
+    "torch.nn.functional.logsigmoid": "log_sigmoid",
     "torch.nn.functional.linear": "logits",
 }
 _METHODS = {"softmax": "softmax", "log_softmax": "log_softmax", "sigmoid": "sigmoid"}
@@ -60,6 +62,7 @@ _MODULES = {
     "torch.nn.Softmax": "softmax",
     "torch.nn.LogSoftmax": "log_softmax",
     "torch.nn.Sigmoid": "sigmoid",
+    "torch.nn.LogSigmoid": "log_sigmoid",
     "torch.nn.Linear": "logits",
     "torch.nn.LazyLinear": "logits",
     "torch.nn.Bilinear": "logits",
@@ -73,12 +76,15 @@ _SHAPE_METHODS = frozenset(
      "double", "half", "bfloat16", "to", "cuda", "view_as", "reshape_as", "t"}
 )
 _SEQUENTIAL = frozenset({"torch.nn.Sequential"})
+# `exp`/`log` of one activation is another: the same values spelled another way.
+_INVERSES = {"exp": {"log_softmax": "softmax", "log_sigmoid": "sigmoid"},
+             "log": {"softmax": "log_softmax", "sigmoid": "log_sigmoid"}}
 _MAX_DEPTH = 6
 
 
 @dataclass(frozen=True)
 class Activation:
-    kind: str  # softmax, log_softmax, sigmoid, logits
+    kind: str  # softmax, log_softmax, sigmoid, log_sigmoid, logits
     made_by: cst.CSTNode  # the activation call, the module construction, or the `return` value
     inline: Optional[cst.Call] = None  # the activation call itself, when the loss argument is it
     source: Optional[cst.BaseExpression] = None  # what the inline activation was applied to
@@ -156,15 +162,13 @@ class Activations:
         return None
 
     def _through_inverse(self, call: cst.Call, inverse: tuple[str, cst.BaseExpression], depth: int) -> Optional[Activation]:
-        """`exp` undoes the log of a log-softmax (`torch.exp(F.log_softmax(x))` is a softmax), `log` of a
-        softmax gives log-probabilities; of anything else they are another quantity, left alone."""
+        """`exp` undoes the log of a log-softmax or log-sigmoid (`torch.exp(F.log_softmax(x))` is a softmax,
+        `F.logsigmoid(x).exp()` a sigmoid), `log` of a softmax or sigmoid gives their log form; of anything
+        else they are another quantity, left alone."""
         function, operand = inverse
         inner = self._of(operand, depth + 1)
-        wanted = {"exp": "log_softmax", "log": "softmax"}[function]
-        if inner is None or inner.kind != wanted:
-            return None
-        made = "softmax" if function == "exp" else "log_softmax"
-        return Activation(made, call, via=inner.via)
+        made = _INVERSES[function].get(inner.kind) if inner is not None else None
+        return Activation(made, call, via=inner.via) if made is not None and inner is not None else None
 
     def _over(self, kind: str, source: Optional[cst.BaseExpression], depth: int) -> Optional[str]:
         """What a log-softmax was applied to, when that was already probabilities (softmax, sigmoid)."""

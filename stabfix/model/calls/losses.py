@@ -37,7 +37,7 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.traversal import children
 
 if TYPE_CHECKING:
     from stabfix.model.source.project_view import ProjectQueries
@@ -455,12 +455,13 @@ class LossIndex(cst.BatchableCSTVisitor):
 
     def _parameter_role(self, node: cst.FunctionDef, parameter: str) -> str | None:
         derived = {parameter}
-        bindings = [b for b in self.names.bindings_within(node) if b.value is not None]
+        # what each binding's value reads, once for the whole fixpoint
+        bindings = [(b, read_names(b.value)) for b in self.names.bindings_within(node) if b.value is not None]
         changed = True
         while changed:
             changed = False
-            for binding in bindings:
-                if binding.name not in derived and read_names(binding.value) & derived:  # type: ignore[arg-type]
+            for binding, reads in bindings:
+                if binding.name not in derived and reads & derived:
                     derived.add(binding.name)
                     changed = True
         calls = self.calls_in(node)
@@ -589,28 +590,18 @@ def receiving_parameter(call: cst.Call, argument: cst.BaseExpression, node: cst.
     return None
 
 
-class _Names(cst.CSTVisitor):
-    """Variable names an expression reads (not attribute names, not keyword names)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        visit_readonly(node.value, self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        visit_readonly(node.value, self)
-        return False
-
-
 def read_names(expr: cst.CSTNode) -> set[str]:
-    collector = _Names()
-    visit_readonly(expr, collector)
-    return collector.names
+    """Variable names an expression reads (not attribute names, not keyword names)."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            found.add(node.value)
+        elif isinstance(node, (cst.Attribute, cst.Arg)):
+            stack.append(node.value)  # `x.name` reads `x`; `f(key=x)` reads `x`, not `key`
+        else:
+            stack.extend(children(node))
+    return found
 
 

@@ -1,35 +1,58 @@
-"""Learning-rate schedulers: which stepped objects move an optimizer's learning rate.
+"""Learning-rate schedulers: which values are objects that move an optimizer's learning rate.
 
-`is_lr_scheduler(expr, names, optimizers)` answers for the receiver of a `.step()`:
-- bound (a name, or `self.<attr>` in any method) to a `torch.optim.lr_scheduler` class, a
-  transformers/diffusers schedule factory (`get_linear_schedule_with_warmup`, `get_scheduler`), or any
-  other call handed an optimizer (its first argument or `optimizer=`: `WarmupCosine(opt, ...)`,
-  timm's `CosineLRScheduler(optimizer, ...)`) — the optimizer is what ties it to training;
-- or, seen only as a function parameter, named like a scheduler (`scheduler`, `lr_scheduler`,
-  `sched`): the caller's choice is not visible, so the name settles what the object is.
-A sampler's `noise_scheduler.step(out, t, x)` (diffusion) is built without an optimizer and is not one.
+`is_lr_scheduler(expr, names, optimizers, summaries=None)` answers for an expression (the receiver
+of a `.step()`, a returned value) from what the code shows it holds, never from its name:
+- a call that builds one: a `torch.optim.lr_scheduler` class, a transformers/diffusers schedule
+  factory (`get_linear_schedule_with_warmup`, `get_scheduler`) or a timm scheduler, each resolved
+  through the imports and their aliases, or any other constructor handed an optimizer (its first
+  argument or `optimizer=`: `WarmupCosine(opt, ...)`) — the optimizer is what ties it to training;
+- a call of a function whose summary returns one (`summaries.returned_facts`: role `lr_scheduler`,
+  a helper of this file or, through the project index, of another scanned file);
+- a name or `self.<attr>` bound to any of these (also through other names);
+- a function parameter annotated with a `torch.optim.lr_scheduler` class, or one that a call of the
+  file passes such a value for (`summaries.passed_for`).
+Anything else is unknown and not a scheduler: a parameter called `scheduler` that no caller in sight
+fills, a task or job scheduler, a diffusion sampler's `noise_scheduler` (built without an optimizer).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Optional, Protocol, Sequence
 
 import libcst as cst
 
 from stabfix.model.calls.optimizers import OptimizerTracker, Scope
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Binding, Names
+from stabfix.model.source.scopes import Scope as NameScope
 
+LR_SCHEDULER = "lr_scheduler"  # the `role` a function summary gives a returned scheduler
+_TORCH_SCHEDULERS = "torch.optim.lr_scheduler."
 _FACTORY = re.compile(r"^(transformers|diffusers)(\..+)?\.get_\w*schedule\w*$|^timm\.scheduler\.\w+$")
-_SCHEDULER_WORD = re.compile(r"(^|_)(lr_)?sched(uler)?\d*$|(^|_)lr_scheduler\d*$")
 _MAX_DEPTH = 4
 
 
-def is_lr_scheduler(expr: cst.BaseExpression, names: Names, optimizers: OptimizerTracker) -> bool:
-    bindings = _bindings(expr, names)
-    if not bindings:
+class _Summaries(Protocol):
+    """What this part asks of the `summaries` part (a higher layer, handed in)."""
+
+    def returned_facts(self, call: cst.Call) -> Optional[Sequence[object]]: ...
+
+    def passed_for(self, parameter: Binding) -> Optional[list[cst.BaseExpression]]: ...
+
+
+def is_lr_scheduler(expr: cst.BaseExpression, names: Names, optimizers: OptimizerTracker,
+                    summaries: Optional[_Summaries] = None) -> bool:
+    return _holds(expr, names, optimizers, summaries, 0)
+
+
+def _holds(expr: cst.BaseExpression, names: Names, optimizers: OptimizerTracker,
+           summaries: Optional[_Summaries], depth: int) -> bool:
+    if depth > _MAX_DEPTH:
         return False
-    return any(_schedules(binding, names, optimizers, 0) for binding in bindings)
+    if isinstance(expr, cst.Call):
+        return _builds(expr, names, optimizers, summaries)
+    return any(_bound_to_one(binding, names, optimizers, summaries, depth) for binding in _bindings(expr, names))
 
 
 def _bindings(expr: cst.BaseExpression, names: Names) -> list[Binding]:
@@ -42,26 +65,57 @@ def _bindings(expr: cst.BaseExpression, names: Names) -> list[Binding]:
     return []
 
 
-def _schedules(binding: Binding, names: Names, optimizers: OptimizerTracker, depth: int) -> bool:
+def _bound_to_one(binding: Binding, names: Names, optimizers: OptimizerTracker,
+                  summaries: Optional[_Summaries], depth: int) -> bool:
     if binding.kind == "param":
-        return bool(_SCHEDULER_WORD.search(binding.name.lower()))
+        return _parameter_holds_one(binding, names, optimizers, summaries, depth)
     value = binding.bound_value
-    if depth > _MAX_DEPTH or value is None:
+    if value is None:
         return False
-    if isinstance(value, (cst.Name, cst.Attribute)) and not isinstance(value, cst.Call):
-        return any(_schedules(b, names, optimizers, depth + 1) for b in _bindings(value, names))
-    if not isinstance(value, cst.Call):
-        return False
-    qualified = names.qualify(value.func) or dotted_name(value.func) or ""
-    if qualified.startswith("torch.optim.lr_scheduler.") or _FACTORY.match(qualified):
+    if isinstance(value, cst.Call):
+        return _builds(value, names, optimizers, summaries, binding.scope)
+    return isinstance(value, (cst.Name, cst.Attribute)) and _holds(value, names, optimizers, summaries, depth + 1)
+
+
+def _parameter_holds_one(binding: Binding, names: Names, optimizers: OptimizerTracker,
+                         summaries: Optional[_Summaries], depth: int) -> bool:
+    annotation = binding.node.annotation if isinstance(binding.node, cst.Param) else None
+    if annotation is not None and _is_torch_scheduler(annotation.annotation, names):
         return True
-    handed = [arg.value for arg in value.args if (arg.keyword is None and not arg.star) or (
+    passed = summaries.passed_for(binding) if summaries is not None else None
+    return bool(passed) and any(_holds(value, names, optimizers, summaries, depth + 1) for value in passed or ())
+
+
+def _builds(call: cst.Call, names: Names, optimizers: OptimizerTracker, summaries: Optional[_Summaries],
+            scope: Optional[NameScope] = None) -> bool:
+    """The call constructs a scheduler, or runs a function whose summary returns one."""
+    qualified = names.qualify(call.func) or dotted_name(call.func) or ""
+    if qualified.startswith(_TORCH_SCHEDULERS) or _FACTORY.match(qualified):
+        return True
+    returned = summaries.returned_facts(call) if summaries is not None else None
+    if returned is not None and len(returned) == 1:
+        return getattr(returned[0], "role", None) == LR_SCHEDULER
+    handed = [arg.value for arg in call.args if (arg.keyword is None and not arg.star) or (
         arg.keyword is not None and arg.keyword.value == "optimizer")][:1]
-    return bool(handed) and optimizers.resolve(handed[0], _scope_of(binding, names)) is not None
+    if not handed:
+        return False
+    where = scope or (names.scope_of(handed[0]) if isinstance(handed[0], cst.Name) else None)
+    return where is not None and optimizers.resolve(handed[0], _optimizer_scope(where, names)) is not None
 
 
-def _scope_of(binding: Binding, names: Names) -> Scope:
-    """Where a binding's value is read, as the `optimizers` part takes it."""
-    node = binding.scope.node
+def _is_torch_scheduler(annotation: cst.BaseExpression, names: Names) -> bool:
+    if isinstance(annotation, cst.SimpleString):  # `"torch.optim.lr_scheduler.LRScheduler"`
+        return annotation.evaluated_value.startswith(_TORCH_SCHEDULERS)
+    if isinstance(annotation, cst.Subscript):  # `Optional[LRScheduler]`
+        return any(isinstance(element.slice, cst.Index) and _is_torch_scheduler(element.slice.value, names)
+                   for element in annotation.slice)
+    if isinstance(annotation, cst.BinaryOperation):  # `LRScheduler | None`
+        return _is_torch_scheduler(annotation.left, names) or _is_torch_scheduler(annotation.right, names)
+    return (names.qualify(annotation) or dotted_name(annotation) or "").startswith(_TORCH_SCHEDULERS)
+
+
+def _optimizer_scope(scope: NameScope, names: Names) -> Scope:
+    """A scope of the `names` part as the `optimizers` part takes it."""
+    node = scope.node
     functions = (node,) if isinstance(node, cst.FunctionDef) else ()
-    return Scope(functions, names.enclosing_class(binding.scope))  # type: ignore[arg-type]
+    return Scope(functions, names.enclosing_class(scope))  # type: ignore[arg-type]

@@ -15,12 +15,14 @@ Queried after the traversal (built on `names` and `flows`):
 - `varies_by_rank(test)`: whether a test can differ between processes (a rank-0 test either way, `local_rank in
   [-1, 0]`, any test reading the rank; not the world size).
 - `wrapped(expr)`: whether an expression holds a DDP/DataParallel-wrapped module (`state_dict()` keys prefixed
-  `module.`): "always", "sometimes" (a conditional wrap) or None; FSDP is not a prefixing wrap.
+  `module.`): "always", "prepared" (a module handed back by accelerate's `accelerator.prepare`, DDP-wrapped
+  when several processes run), "sometimes" (a conditional wrap, or a mix) or None; FSDP is not a prefixing wrap.
 - `runs_distributed(node)`: the code is part of the run the file sets up (module level, the function or class
   that sets it up, or a same-file function they call), not a helper of a utility module that reads `RANK`.
 - `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
 - `pipeline`: the loaders the file builds (`DataLoader(...)` with its holder, dataset, sampler, shuffle), what
-  kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader.
+  kind of sampler an expression is (distributed, a single-process torch one, unknown), the loops drawing from a loader,
+  where a loader is held through the same-file functions returning it (`holders`, `returned_by`).
 - `sets_epoch(call)`: the call runs a function, of this file or another scanned one, that calls `set_epoch`.
 - `handled_loaders()`: the loaders a framework shards (passed to `accelerator.prepare`, even in a tuple,
   `fabric.setup_dataloaders`), and `framework_shards()`: a Lightning `Trainer` or HF `Trainer` runs the loop.
@@ -35,8 +37,9 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.flow.flows import ValueFlows
-from stabfix.model.source.imports import ImportTracker
-from stabfix.model.source.names import Names
+from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.instances import method_of_instance
+from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 
@@ -55,6 +58,9 @@ PREFIXING_WRAPPERS = frozenset({
     "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
 })
+# Methods only a module has (not an optimizer, scheduler or loader: `state_dict` is shared, left out).
+_MODULE_ONLY_METHODS = frozenset({"parameters", "named_parameters", "train", "eval", "modules", "named_modules",
+                                  "children", "forward", "generate", "buffers"})
 _RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "bfloat16", "double", "requires_grad_"})
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID"})
@@ -78,6 +84,7 @@ class Distributed:
         self._evidence: Optional[tuple[Optional[cst.CSTNode]]] = None
         self.pipeline = DataPipeline(self)
         self._setups: Optional[list[cst.CSTNode]] = None  # every node that sets the run up
+        self._varies: dict[int, bool] = {}  # id(test) -> varies_by_rank(test): asked once per call under the test
 
     # --- the script --------------------------------------------------------------------------------
     def evidence(self) -> Optional[cst.CSTNode]:
@@ -156,6 +163,11 @@ class Distributed:
             targets.update(code_of(e.value, 200) for e in elements) if elements else targets.add(code_of(target.target, 200))
         return {code_of(arg.value, 200) for arg in call.args} & targets
 
+    def framework_object(self, receiver: cst.BaseExpression) -> bool:
+        """`receiver` is an accelerate `Accelerator` or a Fabric the file builds (or, in a distributed file, a
+        parameter or `self.<attr>` that holds one)."""
+        return self._framework_object(receiver)
+
     def _framework_object(self, receiver: cst.BaseExpression) -> bool:
         if isinstance(receiver, cst.Name):
             for binding in self.names.bindings_of(receiver) if receiver in self.names.uses else []:
@@ -168,17 +180,51 @@ class Distributed:
     # --- wrapped modules ---------------------------------------------------------------------------
     def wrapped(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """Whether `expr` holds a module wrapped by DDP or DataParallel, whose `state_dict()` keys carry a
-        `module.` prefix: "always" (every binding reaching it is a wrap), "sometimes" (`if distributed:
-        model = DDP(model)`), None (not shown). Followed through names, `self.<attr>` and the returns of
-        same-file helpers. FSDP and `fully_shard` are not prefixing wraps: their state-dict hooks give the
-        inner module's names."""
-        values = self._reaching_values(expr)
-        if not values or depth > 3:
+        `module.` prefix: "always" (every binding reaching it is a wrap), "prepared" (every binding is a
+        module handed back by accelerate's `accelerator.prepare(...)`, DDP-wrapped whenever the run has
+        several processes), "sometimes" (`if distributed: model = DDP(model)`, or a mix), None (not shown).
+        Followed through names, `self.<attr>` and the returns of same-file helpers. FSDP and `fully_shard`
+        are not prefixing wraps: their state-dict hooks give the inner module's names."""
+        bindings = self._reaching_bindings(expr)
+        if not bindings or depth > 3:
             return None
-        wraps = [self._is_wrap(value, depth) for value in values]
-        if all(wraps):
-            return "always"
-        return "sometimes" if any(wraps) else None
+        kinds = ["always" if self._is_wrap(b.bound_value, depth) else "prepared" if self._prepared(b, expr) else None
+                 for b in bindings]
+        if len(set(kinds)) == 1:
+            return kinds[0]
+        return "sometimes" if any(kinds) else None
+
+    def _prepared(self, binding: Binding, receiver: cst.BaseExpression) -> bool:
+        """`model = accelerator.prepare(model)`, `model, opt, loader = accelerator.prepare(model, opt, loader)`:
+        the element is what accelerate hands back for a module (its argument, or the name it is bound to,
+        is called or has a method only a module has), wrapped in DDP when several processes run."""
+        value = binding.value
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) \
+                or value.func.attr.value != "prepare" or not self._framework_object(value.func.value):
+            return False
+        positional = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+        if len(positional) != len(value.args):
+            return False
+        if binding.kind == "assign" and len(positional) == 1:
+            handed = positional[0]
+        elif binding.kind == "unpack" and len(binding.position) == 1 and binding.position[0] < len(positional):
+            handed = positional[binding.position[0]]
+        else:
+            return False
+        return self._used_as_module(handed) or self._used_as_module(receiver)
+
+    def _used_as_module(self, expr: cst.BaseExpression) -> bool:
+        """The code calls `expr` (a forward pass) or a method only a module has (`parameters`, `train`...)."""
+        spelled = dotted_name(expr)
+        if spelled is None:
+            return False
+        for call in self.flows.calls():
+            func = call.func
+            if dotted_name(func) == spelled and self.names.qualify(func) is None:
+                return True
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_METHODS and dotted_name(func.value) == spelled:
+                return True
+        return False
 
     def _is_wrap(self, value: Optional[cst.BaseExpression], depth: int) -> bool:
         if not isinstance(value, cst.Call):
@@ -194,16 +240,15 @@ class Distributed:
             self.wrapped(returned, depth + 1) == "always" or self._is_wrap(returned, depth + 1)
             for returned in _returned(definition))
 
-    def _reaching_values(self, expr: cst.BaseExpression) -> list[Optional[cst.BaseExpression]]:
-        bindings = []
+    def _reaching_bindings(self, expr: cst.BaseExpression) -> list[Binding]:
         if isinstance(expr, cst.Name) and expr in self.names.uses:
-            bindings = self.names.reaching(expr) or self.names.bindings_of(expr)
-        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+            return self.names.reaching(expr) or self.names.bindings_of(expr)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
                 and expr.value in self.names.uses:
             scope = self.names.scope_of(expr.value)
             owner = self.names.enclosing_class(scope) if scope is not None else None
-            bindings = self.names.attribute_reaching(owner, expr.attr.value, expr.value) if owner is not None else []
-        return [binding.bound_value for binding in bindings]  # None: a parameter, a loop target (not shown)
+            return self.names.attribute_reaching(owner, expr.attr.value, expr.value) if owner is not None else []
+        return []  # a binding's `bound_value` None: a parameter, a loop target (not shown)
 
     def sets_epoch(self, call: cst.Call) -> bool:
         """The call runs a function (of this file, or of another scanned file) whose body calls `.set_epoch(...)`."""
@@ -235,6 +280,12 @@ class Distributed:
     def varies_by_rank(self, test: cst.BaseExpression) -> bool:
         """Whether a test can come out differently on different processes (`rank == 0`, `local_rank in [-1, 0]`,
         `accelerator.is_main_process`, `not is_main()`); the world size is the same on all of them."""
+        known = self._varies.get(id(test))
+        if known is None:
+            known = self._varies[id(test)] = self._varies_by_rank(test)
+        return known
+
+    def _varies_by_rank(self, test: cst.BaseExpression) -> bool:
         if isinstance(test, cst.BooleanOperation):
             return self.varies_by_rank(test.left) or self.varies_by_rank(test.right)
         if self._option_flag(test) or _distributed_mode_test(test):
@@ -279,7 +330,11 @@ class Distributed:
         if self.environment_rank_read(expr, sizes):
             return True
         if isinstance(expr, cst.Attribute):
-            return expr.attr.value in RANK_ATTRIBUTES
+            if expr.attr.value in RANK_ATTRIBUTES:
+                return True
+            # `self.gpu_id` that the class set from the rank (`self.gpu_id = int(os.environ["LOCAL_RANK"])`)
+            return any(b.bound_value is not None and self._rank_value(b.bound_value, depth + 1, sizes)
+                       for b in self.names.self_attribute_bindings(expr))
         if isinstance(expr, cst.Name) and expr in self.names.uses:
             for binding in self.names.bindings_of(expr):
                 value = binding.bound_value
@@ -472,6 +527,7 @@ class DataPipeline:
 
     def __init__(self, distributed: Distributed) -> None:
         self.names, self.flows = distributed.names, distributed.flows
+        self._loops: Optional[list[cst.For]] = None
 
     def holder(self, call: cst.Call, through_wrapper: bool = False) -> Optional[str]:
         """The name or attribute the call's result is assigned to; `through_wrapper`: also as the first argument
@@ -480,11 +536,49 @@ class DataPipeline:
         if through_wrapper and isinstance(parent, cst.Arg) and parent.keyword is None \
                 and isinstance(wrapper := self.flows.parent(parent), cst.Call) and wrapper.args[0] is parent:
             parent = self.flows.parent(wrapper)
+        if isinstance(parent, cst.Element) and isinstance(display := self.flows.parent(parent), cst.Tuple) \
+                and isinstance(statement := self.flows.parent(display), cst.Assign) and len(statement.targets) == 1 \
+                and isinstance(targets := statement.targets[0].target, cst.Tuple) \
+                and len(targets.elements) == len(display.elements) and not any(isinstance(e, cst.StarredElement) for e in display.elements):
+            return code_of(targets.elements[display.elements.index(parent)].value, 200)  # `dev, loader = d, DataLoader(...)`
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             return code_of(parent.targets[0].target, 200)
         if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)):
             return code_of(parent.target, 200)
         return None
+
+    def holders(self, loader: Loader) -> list[str]:
+        """Where the loader is held: its own holder, and what each caller of a same-file function returning it
+        holds of the result (`loader = make_loader()`, `train_dl, val_dl = make_loaders()`)."""
+        holders = [loader.holder] if loader.holder is not None else []
+        factory, element = self.returned_by(loader.call)
+        for call in self.flows.calls() if factory is not None else ():
+            parent = self.flows.parent(call)
+            if (self.names.definition_of(call) or method_of_instance(self.names, call)) is not factory \
+                    or not isinstance(parent, cst.Assign):  # `make_loaders(...)`, `Builder().loaders(...)`
+                continue
+            target = parent.targets[0].target
+            if element is None:
+                holders.append(code_of(target, 200))
+            elif isinstance(target, cst.Tuple) and element < len(target.elements):
+                holders.append(code_of(target.elements[element].value, 200))
+        return holders
+
+    def returned_by(self, call: cst.Call) -> tuple[Optional[cst.FunctionDef], Optional[int]]:
+        """The function whose `return` hands back the call's value, directly or through the name holding it, and
+        its place in a returned tuple (None: the whole value)."""
+        function, holder = self.flows.enclosing_function(call), self.holder(call)
+        stack: list[cst.CSTNode] = [function.body] if function is not None else []
+        while stack:
+            item = stack.pop()
+            stack.extend(child for child in children(item) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
+            if not isinstance(item, cst.Return) or item.value is None:
+                continue
+            values = [e.value for e in item.value.elements] if isinstance(item.value, cst.Tuple) else [item.value]
+            for position, value in enumerate(values):
+                if value is call or (holder is not None and code_of(value, 200) == holder):
+                    return function, (position if isinstance(item.value, cst.Tuple) else None)
+        return None, None
 
     def loaders(self) -> list[Loader]:
         found = []
@@ -516,14 +610,15 @@ class DataPipeline:
 
     def loops_over(self, holder: str) -> list[cst.For]:
         """The `for` loops whose iterable is the held loader (`loader`, `enumerate(loader)`, `tqdm(self.loader)`)."""
-        loops = []
-        stack: list[cst.CSTNode] = [self.flows.module] if self.flows.module is not None else []
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.For) and _contains_text(node.iter, holder):
-                loops.append(node)
-            stack.extend(children(node))
-        return loops
+        if self._loops is None:  # the file's `for` loops, found once: rules ask this per loader and per call
+            self._loops = []
+            stack: list[cst.CSTNode] = [self.flows.module] if self.flows.module is not None else []
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.For):
+                    self._loops.append(node)
+                stack.extend(children(node))
+        return [loop for loop in self._loops if _contains_text(loop.iter, holder)]
 
     def enclosing_loop(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         current = self.flows.parent(node)

@@ -14,12 +14,13 @@ definitions (no other part):
   `transformers.set_seed`/`enable_full_determinism`, accelerate's `set_seed`, mmengine/mmcv's
   `set_random_seed`, a generator's `.manual_seed(n)`, Fabric's `fabric.seed_everything(n)`, a numpy or
   Python generator built from a seed (`np.random.default_rng(0)`, `random.Random(0)`);
-- `seed_named()`: calls of a callee that no import resolves to a known library and whose name speaks
-  of seeding (`set_seed(args.seed)` from a module outside the scan): what they do is not visible;
+- `inherited_calls()`: `self.<method>(...)` calls of a method the class does not define, with the
+  class's bases as its imports qualify them (the method comes from one of them);
 - `within(definition, kind)`: those of one function or class (its nested code and the same-file
   functions it calls by name, two calls deep), kind "draw" or "seed";
 - `project_calls()`: calls of a name imported from elsewhere (`Net()`, `utils.seed_all(1)`), with
-  the qualified name, for a rule to ask the project index what that definition does;
+  the qualified name, for a rule to ask the project index what that definition does (`seeding.py`
+  says whether the run is seeded from these);
 - `main_guard`: the module-level `if __name__ == "__main__":`, and `module_calls()`: calls that run
   at import, outside every definition (a script's own code).
 """
@@ -48,7 +49,6 @@ _SEEDED_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.Random
                                 "random.Random"})
 _SEED_PACKAGES = ("lightning", "pytorch_lightning", "lightning_fabric")  # `seed_everything` of any of them
 _SEED_METHODS = frozenset({"manual_seed", "manual_seed_all", "seed_everything"})
-_SEED_WORD = re.compile(r"seed", re.IGNORECASE)
 
 _RANDOM_INIT_LAYERS = re.compile(
     r"^torch\.nn\.(Lazy)?(Linear|Bilinear|Conv[123]d|ConvTranspose[123]d|Embedding|EmbeddingBag|LSTM|GRU|RNN|"
@@ -81,7 +81,7 @@ class Randomness(cst.BatchableCSTVisitor):
         self.main_guard: Optional[cst.If] = None
         self._draws: list[RandomCall] = []
         self._seeds: list[RandomCall] = []
-        self._seed_named: list[RandomCall] = []
+        self._inherited: list[tuple[RandomCall, tuple[str, ...]]] = []
         self._project: list[tuple[RandomCall, str]] = []
         self._module_calls: list[cst.Call] = []
         self._local_calls: list[tuple[tuple[Definition, ...], str]] = []
@@ -94,8 +94,8 @@ class Randomness(cst.BatchableCSTVisitor):
     def seeds(self) -> list[RandomCall]:
         return list(self._seeds)
 
-    def seed_named(self) -> list[RandomCall]:
-        return list(self._seed_named)
+    def inherited_calls(self) -> list[tuple[RandomCall, tuple[str, ...]]]:
+        return list(self._inherited)
 
     def project_calls(self) -> list[tuple[RandomCall, str]]:
         return list(self._project)
@@ -138,11 +138,15 @@ class Randomness(cst.BatchableCSTVisitor):
         if what is not None:
             self._draws.append(RandomCall(node, what, owners))
             return
-        last = (qualified or spelled).rsplit(".", 1)[-1]
         if qualified and qualified.split(".", 1)[0] not in _KNOWN_ROOTS:
             self._project.append((RandomCall(node, qualified, owners), qualified))
-        if _SEED_WORD.search(last) and (not qualified or qualified.split(".", 1)[0] not in _KNOWN_ROOTS):
-            self._seed_named.append(RandomCall(node, qualified or spelled, owners))
+        classes = self.enclosing.enclosing_classes()
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and classes:
+            cls = classes[-1]
+            if not any(isinstance(item, cst.FunctionDef) and item.name.value == func.attr.value for item in cls.body.body):
+                bases = tuple(q for base in cls.bases if (q := self.imports.qualify(base.value)))
+                if bases:
+                    self._inherited.append((RandomCall(node, spelled, owners), bases))
 
     def _owners(self) -> tuple[Definition, ...]:
         functions = self.enclosing.enclosing_functions()

@@ -23,7 +23,7 @@ The value is followed through local names (`ckpt = torch.load(p)`, then `ckpt = 
 the bindings that reach each use (`Names.reaching`), loops over `.items()`/`.values()`, comprehensions,
 and the callers of a same-file function that returns it (`Names.definition_of`, two levels).
 
-The parent of a node is looked up in a map built once per file, on the first question.
+The parent of a node is looked up in the map the traversal records (`model.tree`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from stabfix.model.calls import torch_ops
 from stabfix.model.calls.numerics import self_attribute_bindings
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.tree_index import TreeIndex
 from stabfix.model.source.vocabulary import LOG_RECEIVER_NAMES, SCALER_CLASSES
 
 _MOVES = frozenset(name for name, op in torch_ops.METHODS.items() if op.kind == "move")
@@ -70,15 +70,16 @@ class Destination:
 class ValueFlows(cst.BatchableCSTVisitor):
     """Answers where values go, after the traversal (it only keeps the module)."""
 
-    def __init__(self, names: Names) -> None:
+    def __init__(self, names: Names, tree: Optional[TreeIndex] = None) -> None:
         super().__init__()
         self.names = names
+        # parents and calls, recorded in the model's traversal (None: indexed here on the first question)
+        self._tree = tree
         self.module: Optional[cst.Module] = None
-        self._parents: Optional[dict[int, cst.CSTNode]] = None
+        self._indexed = False
         self._calls: list[cst.Call] = []
         self._uses_by_name: dict[str, list[cst.Name]] = {}
-        # id(node) -> the top-level `def`/`class` whose body holds it; uses by (name, id(that definition))
-        self._definition_of_node: dict[int, cst.CSTNode] = {}
+        # uses by (name, id(the top-level `def`/`class` whose body holds them))
         self._uses_by_definition: dict[tuple[str, int], list[cst.Name]] = {}
         self._declared_global: set[str] = set()
         self._number_state: Optional[set[str]] = None  # receivers used as loss scalers
@@ -87,10 +88,14 @@ class ValueFlows(cst.BatchableCSTVisitor):
         self.module = node
 
     # --- queries ------------------------------------------------------------------------------------
+    @property
+    def tree(self) -> TreeIndex:
+        if self._tree is None:
+            self._tree = TreeIndex.of(self.module) if self.module is not None else TreeIndex()
+        return self._tree
+
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        self._index()
-        assert self._parents is not None
-        return self._parents.get(id(node))
+        return self.tree.parent(node)
 
     def enclosing_function(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
         current = self.parent(node)
@@ -243,7 +248,7 @@ class ValueFlows(cst.BatchableCSTVisitor):
     def _follow_name(self, name: str, binder: cst.CSTNode, whole: bool, depth: int, work) -> None:
         self._index()
         comprehension = self._comprehension_of(binder) if isinstance(binder, cst.CompFor) else None
-        definition = self._definition_of_node.get(id(binder))
+        definition = self._top_definition(binder)
         if definition is not None and name not in self._declared_global:
             # a name bound in the body of a top-level def or class is seen only there: read its uses only
             uses = self._uses_by_definition.get((name, id(definition)), [])
@@ -290,35 +295,31 @@ class ValueFlows(cst.BatchableCSTVisitor):
 
     # --- the index ----------------------------------------------------------------------------------
     def _index(self) -> None:
-        if self._parents is not None:
+        if self._indexed:
             return
-        self._parents = {}
+        self._indexed = True
         if self.module is None:
             return
-        stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(self.module, None)]
-        order: list[cst.Call] = []
-        while stack:
-            current, definition = stack.pop()
-            if isinstance(current, cst.Call):
-                order.append(current)
-            if definition is not None:
-                self._definition_of_node[id(current)] = definition
-            kids = children(current)
-            for child in kids:
-                self._parents[id(child)] = current
-            if current is self.module:
-                stack.extend((child, None) for child in reversed(kids))
-            elif isinstance(current, (cst.FunctionDef, cst.ClassDef)) and self._parents.get(id(current)) is self.module:
-                stack.extend((child, current if child is current.body else None) for child in reversed(kids))
-            else:
-                stack.extend((child, definition) for child in reversed(kids))
-        self._calls = order
+        self._calls = self.tree.calls
         for use in self.names.uses:
             self._uses_by_name.setdefault(use.value, []).append(use)
-            definition = self._definition_of_node.get(id(use))
+            definition = self._top_definition(use)
             if definition is not None:
                 self._uses_by_definition.setdefault((use.value, id(definition)), []).append(use)
         self._declared_global = {name for scope in self.names.scopes.values() for name in scope.declared_global}
+
+    def _top_definition(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The top-level `def`/`class` whose body holds `node` (not its decorators, parameters or bases)."""
+        parent = self.tree.parent
+        below, current = node, parent(node)
+        while current is not None:
+            above = parent(current)
+            if above is self.module:
+                if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and below is current.body:
+                    return current
+                return None
+            below, current = current, above
+        return None
 
 
 def _assigns(call: cst.Call) -> bool:

@@ -358,7 +358,7 @@ class Values:
         if is_cpu_expression(expr, self.qualify) or self.devices.kind(expr) == "host":
             return True  # also through a method's or property's returns: `self._store_device()`
         if isinstance(expr, cst.Attribute):
-            bindings = self._self_attribute_bindings(expr)
+            bindings = self.names.self_attribute_bindings(expr)
         elif isinstance(expr, cst.Name):
             bindings = self.names.reaching(expr)
         else:
@@ -366,21 +366,6 @@ class Values:
         return bool(bindings) and all(
             b.bound_value is not None and self._names_cpu_device(b.bound_value, depth + 1) for b in bindings
         )
-
-
-    def _self_attribute_bindings(self, expr: cst.Attribute) -> list[Binding]:
-        """`self.x = ...` anywhere in the class, for `self.x` read in one of its methods."""
-        receiver = expr.value
-        if not isinstance(receiver, cst.Name):
-            return []
-        use = self.names.uses.get(receiver)
-        reaching = self.names.reaching(receiver)
-        if use is None or len(reaching) != 1 or reaching[0].kind != "param" or reaching[0].node is None:
-            return []
-        owner = self.names.enclosing_class(use.scope)
-        if owner is None:
-            return []
-        return self.names.attribute_bindings(owner, expr.attr.value)
 
 
 def _combine(values: list[Value]) -> Value:

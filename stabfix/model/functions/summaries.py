@@ -49,10 +49,12 @@ import libcst as cst
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.activations import Activations
 from stabfix.model.calls.collectives import collective_api
+from stabfix.model.calls.schedulers import LR_SCHEDULER, is_lr_scheduler
 from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
 from stabfix.model.flow.callers import Callers, argument
 from stabfix.model.functions.body_effects import detaches, marked_in_place, stores
 from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, requires_grad_keyword
+from stabfix.model.flow.host_tensors import is_host_built
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.flow.values import Values
 from stabfix.model.source.imports import ImportTracker, dotted_name
@@ -72,10 +74,12 @@ class ValueFacts:
     detached: Optional[bool] = None
     device: Optional[str] = None  # "accelerator" | "host"
     activation: Optional[str] = None  # "softmax" | "log_softmax" | "sigmoid" | "logits"
-    role: Optional[str] = None  # "model_output" | "loss" | "batch"
+    role: Optional[str] = None  # "model_output" | "loss" | "batch" | "lr_scheduler"
     # the positional parameter this element hands back, through operations that keep requires-grad
     # (`return x.view(n, -1), y.float()`): the caller's argument comes back as this element
     parameter: Optional[str] = None
+    # a tensor built in host memory by torch factories and arithmetic, no `device=` (`flow/host_tensors.py`)
+    host_built: Optional[bool] = None
 
     @staticmethod
     def join(facts: list["ValueFacts"]) -> "ValueFacts":
@@ -395,9 +399,15 @@ class Summaries:
         history = True if origin is not None else (False if made or value.detached else None)
         device = "accelerator" if value.placed else "host" if value.host else None
         role = ("loss" if origin == LOSS else "model_output" if value.model_output or origin == MODEL_OUTPUT
-                else "batch" if value.batch else None)
+                else "batch" if value.batch else self._object_role(expr) if not value.tensor else None)
+        host_built = True if is_host_built(expr, self.names, self.values, self.returned_facts) else None
         return ValueFacts(requires_grad, history, True if value.detached else None, device,
-                          activation.kind if activation is not None else None, role, self._parameter_of(expr))
+                          activation.kind if activation is not None else None, role, self._parameter_of(expr), host_built)
+
+    def _object_role(self, expr: cst.BaseExpression) -> Optional[str]:
+        """What a returned object that is not a tensor is for: a learning-rate scheduler (`schedulers`)."""
+        optimizers = self.values.optimizers
+        return LR_SCHEDULER if optimizers is not None and is_lr_scheduler(expr, self.names, optimizers, self) else None
 
     def _parameter_of(self, expr: cst.BaseExpression) -> Optional[str]:
         """The parameter `expr` is, through operations that keep requires-grad (`y.view(n, -1).float()`)."""

@@ -101,6 +101,19 @@ class Names(CallableResolution, BindingRecorder):
         """`self.<attribute> = ...` in any method of the class, in source order."""
         return self.self_attributes.get(class_node, {}).get(attribute, [])
 
+    def self_attribute_bindings(self, expr: cst.Attribute) -> list[Binding]:
+        """`self.x = ...` anywhere in the class, for `self.x` read in one of its methods (the receiver is
+        the method's own first parameter); [] for any other attribute."""
+        receiver = expr.value
+        if not isinstance(receiver, cst.Name):
+            return []
+        use = self.uses.get(receiver)
+        reaching = self.reaching(receiver)
+        if use is None or len(reaching) != 1 or reaching[0].kind != "param" or reaching[0].node is None:
+            return []
+        owner = self.enclosing_class(use.scope)
+        return self.attribute_bindings(owner, expr.attr.value) if owner is not None else []
+
     def attribute_reaching(self, class_node: cst.ClassDef, attribute: str, receiver: Optional[cst.Name] = None) -> list[Binding]:
         """The `self.<attribute>` bindings that may hold where `receiver` (the `self` of a read) is read.
         In a method that binds it before the read, the ones `reaching` gives a name there

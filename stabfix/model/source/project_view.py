@@ -17,12 +17,18 @@ class ForeignDefinition(Protocol):
     node: Any  # cst.FunctionDef | cst.ClassDef
     model: Any  # that file's FileModel
     module: cst.Module
-    symbol: Any  # its `Symbol` (`.qualified`, `.kind`)
+    symbol: Any  # its `Symbol` (`.qualified`, `.kind`, `.path`)
 
 
 class ProjectQueries(Protocol):
     def resolve(self, qualified: str) -> Optional[Any]:
         """Where a name this file's imports spell is defined in the tree (a `Symbol`: `.kind`, `.qualified`)."""
+
+    def absolute(self, qualified: str, importer: str) -> Optional[str]:
+        """A name as the file `importer` spells it (`..utils.f`), made absolute (`pkg.utils.f`)."""
+
+    def imported_models(self, ask: Callable[[Any], Optional[T]], needs: Iterable[str] = ()) -> list[T]:
+        """What `ask` says of the model of each module of the tree this file imports (node-free answers)."""
 
     def lineage(self, qualified: str) -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
         """The class and its ancestors, each with its own methods, nearest first."""

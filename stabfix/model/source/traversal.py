@@ -214,16 +214,34 @@ def _all_orders_readable() -> bool:
     return _READABLE
 
 
+_NODE_TYPES: dict[type, bool] = {}  # type -> whether it is a CSTNode (an ABC: isinstance is slow)
+
+
+def is_node(value: object) -> bool:
+    """`isinstance(value, cst.CSTNode)`, answered per type from a table (a walk asks it of every field)."""
+    kind = type(value)
+    known = _NODE_TYPES.get(kind)
+    if known is None:
+        known = _NODE_TYPES[kind] = isinstance(value, cst.CSTNode)
+    return known
+
+
 def walk(
-    module: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor], isolation: Optional[Isolation] = None
+    module: cst.CSTNode,
+    visitors: Sequence[cst.BatchableCSTVisitor],
+    isolation: Optional[Isolation] = None,
+    parents: Optional[dict[int, cst.CSTNode]] = None,
 ) -> None:
     """Run batchable visitors over a tree in one read-only pass: what `MetadataWrapper.visit_batched`
     does for visitors without metadata dependencies, without rebuilding the tree. Without `isolation`
-    the first exception of any visitor ends the walk; with it, see `Isolation`."""
+    the first exception of any visitor ends the walk; with it, see `Isolation`. `parents`, when given,
+    gets id(node) -> parent for every node the walk visits, each before any visitor sees the node."""
     global _TRIVIA
     if not _all_orders_readable():
         from libcst.metadata import MetadataWrapper
 
+        if parents is not None:
+            _record_parents(module, parents)
         MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(visitors, isolation)])
         return
     methods = merged_visitor_methods(visitors, isolation)
@@ -234,7 +252,19 @@ def walk(
         skip = frozenset(kind for kind in _TRIVIA_LEAVES if kind.__name__ not in visited_types)
     else:
         skip = frozenset(kind for kind in _TRIVIA if kind.__name__ not in visited_types)
-    _Walk(methods, skip).run(module)
+    if parents is None:
+        _Walk(methods, skip).run(module)
+    else:
+        _Walk(methods, skip).run_recording(module, parents)
+
+
+def _record_parents(module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        for child in children(node):
+            parents[id(child)] = node
+            stack.append(child)
 
 
 class _Walk:
@@ -255,7 +285,7 @@ class _Walk:
 
     def run(self, module: cst.CSTNode) -> None:
         skip, plans, plan_of = self.skip, self.plans, self.plan
-        node_type = cst.CSTNode
+        node_type, node_types = cst.CSTNode, _NODE_TYPES
 
         def visit(node: cst.CSTNode) -> None:
             plan = plans.get(type(node)) or plan_of(type(node))
@@ -268,12 +298,53 @@ class _Walk:
                     continue
                 if enter_field is not None:
                     enter_field(node)
-                if isinstance(value, node_type):
-                    if type(value) not in skip:
+                kind = type(value)
+                node_kind = node_types.get(kind)
+                if node_kind is None:
+                    node_kind = node_types[kind] = isinstance(value, node_type)
+                if node_kind:
+                    if kind not in skip:
                         visit(value)
                 elif isinstance(value, (tuple, list)):
                     for child in value:
                         if type(child) not in skip:
+                            visit(child)
+                if leave_field is not None:
+                    leave_field(node)
+            if leave is not None:
+                leave(node)
+
+        visit(module)
+
+    def run_recording(self, module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
+        """`run`, recording each visited node's parent (a copy of `run`'s loop, so that a walk without
+        `parents` pays nothing for them)."""
+        skip, plans, plan_of = self.skip, self.plans, self.plan
+        node_type, node_types = cst.CSTNode, _NODE_TYPES
+
+        def visit(node: cst.CSTNode) -> None:
+            plan = plans.get(type(node)) or plan_of(type(node))
+            enter, leave, fields = plan
+            if enter is not None:
+                enter(node)
+            for field, when_set, enter_field, leave_field in fields:
+                value = getattr(node, field)
+                if when_set and value is None:
+                    continue
+                if enter_field is not None:
+                    enter_field(node)
+                kind = type(value)
+                node_kind = node_types.get(kind)
+                if node_kind is None:
+                    node_kind = node_types[kind] = isinstance(value, node_type)
+                if node_kind:
+                    if kind not in skip:
+                        parents[id(value)] = node
+                        visit(value)
+                elif isinstance(value, (tuple, list)):
+                    for child in value:
+                        if type(child) not in skip:
+                            parents[id(child)] = node
                             visit(child)
                 if leave_field is not None:
                     leave_field(node)
@@ -291,7 +362,7 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     found: list[cst.CSTNode] = []
     for field, _ in field_order(type(node)):
         value = getattr(node, field)
-        if isinstance(value, cst.CSTNode):
+        if is_node(value):
             found.append(value)
         elif isinstance(value, (tuple, list)):
             found.extend(value)
@@ -306,7 +377,6 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         return
     on_visit, on_leave = visitor.on_visit, visitor.on_leave
     on_visit_attribute, on_leave_attribute = visitor.on_visit_attribute, visitor.on_leave_attribute
-    node_type = cst.CSTNode
 
     def visit(current: cst.CSTNode) -> None:
         if on_visit(current):
@@ -315,7 +385,7 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                 if when_set and value is None:
                     continue
                 on_visit_attribute(current, field)
-                if isinstance(value, node_type):
+                if is_node(value):
                     visit(value)
                 elif isinstance(value, (tuple, list)):
                     for child in value:

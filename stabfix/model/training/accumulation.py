@@ -10,10 +10,14 @@ only records each `if` with the loops around it, and the bodies of `with X.accum
   optimizer steps all sit behind a modulo test of that loop (`% N`), with `N` as written; or of a
   loop over the micro-batches of one batch (`for i in range(0, len(x), micro): ... x[i:i + micro]`,
   `for xb in x.split(micro)`) whose optimizer step runs once around it (`every` None: the count is
-  how many slices the batch has);
+  how many slices the batch has) — never a loop that clears the gradients on every pass
+  (`cleared_every_pass`: `zero_grad()` at the top of each iteration and a step every N-th only
+  sub-samples the updates; nothing accumulates);
 - `divisors(expr)`: the divisions and multiplications applied to a loss on its way to `backward()`,
   following its bindings (`loss = loss / N`, `loss /= N`, `(loss / N).backward()`);
-- `cleared_every_pass(found)`: gradients are cleared on every pass of its loop (no accumulation after all);
+- `cleared_every_pass(found)`: gradients are cleared on every pass of its loop, by the loop's own code
+  or by a helper it calls (`call_clears`, set by the `summaries` part when a rule reads it), so
+  nothing accumulates after all; `loops()` leaves such loops out;
 - `library_managed(site)`: the site runs inside `with accelerator.accumulate(...)`, where the library
   syncs gradients and steps only on every N-th pass;
 - `is_plain_loss(expr)`: the value is shown to be an unscaled per-batch loss: a loss call, the
@@ -23,7 +27,7 @@ only records each `if` with the loops around it, and the bodies of `with X.accum
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -56,6 +60,9 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         self._ifs: dict[int, tuple[cst.If, tuple[cst.CSTNode, ...]]] = {}
         self._loops: list[cst.CSTNode] = []
         self._managed: set[int] = set()  # ids of `with X.accumulate(...)` bodies
+        # set by the `summaries` part when built: whether a call runs a function (of this file or another)
+        # that clears gradients (`zero_grad` effect); without it only the loop's own clears are seen
+        self.call_clears: Optional[Callable[[cst.Call], bool]] = None
 
     # -- traversal ----------------------------------------------------------------------------------
     def visit_For(self, node: cst.For) -> None:
@@ -89,7 +96,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
             if loss is None or not _on_tensor(backward) or self.library_managed(backward.site):
                 continue
             accumulation = self._gated_step(backward, loss)
-            if accumulation is not None:
+            if accumulation is not None and not self.cleared_every_pass(accumulation):
                 found.append(accumulation)
         return found
 
@@ -140,11 +147,10 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         """A gradient clear (`zero_grad()`, `p.grad = None`) runs on every pass of the loop, under no condition
         the backward does not share: nothing accumulates across passes, whatever gates the step."""
         theirs = set(found.backward.site.branches)
-        return any(
-            not event.site.in_lambda and event.site.function is found.backward.site.function
-            and set(event.site.branches) <= theirs
-            for event in self.events.iteration(found.loop, "clear")
-        )
+        if any(not event.site.in_lambda and event.site.function is found.backward.site.function
+               and set(event.site.branches) <= theirs for event in self.events.iteration(found.loop, "clear")):
+            return True
+        return self.call_clears is not None and any(self.call_clears(call) for call in _unconditional_calls(found.loop))
 
     def library_managed(self, site) -> bool:
         """The site sits in a `with X.accumulate(...)` body: the library syncs and steps every N-th pass."""
@@ -218,6 +224,14 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
                 if every is not None:
                     return node, every
         return None
+
+
+def _unconditional_calls(loop: cst.CSTNode) -> list[cst.Call]:
+    """The calls made as statements of the loop's own body, outside any branch: they run on every pass."""
+    body = loop.body if isinstance(loop, (cst.For, cst.While)) else None
+    lines = body.body if isinstance(body, cst.IndentedBlock) else ()
+    return [small.value for line in lines if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)]
 
 
 def _peel_scaler(expr: cst.BaseExpression) -> cst.BaseExpression:

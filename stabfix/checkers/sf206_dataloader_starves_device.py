@@ -1,0 +1,192 @@
+"""SF206 dataloader-starves-device: the accelerator waits while the training process prepares every batch itself.
+
+A query over the model: a `DataLoader(...)` (`domain/distributed.py`'s `pipeline`) whose batches reach an
+accelerator in a training loop, in one of two shapes:
+- starved: it loads in the training process (`num_workers` absent, `0`, or a name bound only to `0`) over a dataset
+  whose `__getitem__` does per-item work (`calls/datasets.py`: opens or decodes files, tokenizes, runs transforms;
+  a dataset class of another scanned file through the project index). The loader feeds an accelerator when a loop
+  over it (here, or in a same-file function it is handed to) runs a backward pass and moves the batch with
+  `.to(device)`/`.cuda()` to a device not shown to be the host (`calls/devices.py`), when it is handed to
+  `accelerator.prepare`/`fabric.setup_dataloaders` (they place the batches) of an accelerator not built for the CPU,
+  or when a Lightning module's or data module's `train_dataloader` returns it and no `Trainer` of the file runs on the CPU;
+- unpinned: a training loop over it moves the batch with `non_blocking=True` while the loader does not pin
+  (`pin_memory` absent or `False`): a copy from pageable memory is staged and synchronous, so `non_blocking` buys nothing.
+Settings from a config (`args.workers`) or `**kwargs` are the author's choice: silent. Fix (unsafe: workers need a
+picklable dataset, change per-worker random state): `num_workers=4, pin_memory=True, persistent_workers=True` or `pin_memory=True`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.checker import Checker
+from stabfix.findings import Fix
+from stabfix.model.calls.datasets import DatasetWork
+from stabfix.model.calls.devices import DeviceKinds, to_call_target
+from stabfix.model.domain.distributed import Loader, argument
+from stabfix.model.source.instances import method_of_instance
+from stabfix.model.source.syntax import code_of
+from stabfix.model.source.traversal import children
+
+LIGHTNING_BASES = ("lightning.", "pytorch_lightning.")
+LIGHTNING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"})
+CPU_FRAMEWORKS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator", "lightning.Fabric",
+                            "lightning.fabric.Fabric", "lightning_fabric.Fabric"})
+
+
+class DataloaderStarvesDevice(Checker):
+    code = "SF206"
+    tokens = ("DataLoader",)
+    needs = ("distributed", "values")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self.devices = DeviceKinds(self.model.names)
+        work = DatasetWork(self.model.names, self.context.project)
+        for loader in self.model.distributed.pipeline.loaders():
+            call = loader.call
+            if any(arg.star == "**" for arg in call.args):
+                continue  # `DataLoader(ds, **loader_kwargs)`: its settings are not shown
+            loops = self._training_loops(loader)
+            if self._in_process(call) and (self._loops_move(loops) or self._framework_places(loader)):
+                per_item = work.per_item(loader.dataset)
+                if per_item is not None:
+                    self.report(call, self._starved_message(loader, per_item), self._fix(call, starved=True))
+                    continue
+            if _unpinned(argument(call, 7, "pin_memory")) and self._loops_move(loops, non_blocking=True):
+                self.report(call, f"`{loader.holder or 'this loader'}` does not pin its batches, yet the training loop "
+                            f"moves them with `non_blocking=True`: a copy from pageable memory is staged and synchronous, "
+                            f"so the host still waits; set `pin_memory=True`", self._fix(call, starved=False))
+
+    def _in_process(self, call: cst.Call) -> bool:
+        """`num_workers` absent, `0`, or a name every binding of which is `0`: batches load in the training process."""
+        workers = argument(call, 5, "num_workers")
+        if workers is None:
+            return True
+        if isinstance(workers, cst.Name) and workers in self.model.names.uses:
+            values = [b.bound_value for b in self.model.names.bindings_of(workers)]
+            return bool(values) and all(isinstance(v, cst.Integer) and v.value == "0" for v in values)
+        return isinstance(workers, cst.Integer) and workers.value == "0"
+
+    def _training_loops(self, loader: Loader) -> list[cst.For]:
+        """The `for` loops over the loader that run a backward pass: here, in a same-file function it is handed to, or
+        over what a caller holds of it when a function of the file returns it (`train_dl, val_dl = make_loaders()`)."""
+        pipeline, names, loops = self.model.distributed.pipeline, self.model.names, []
+        for holder in pipeline.holders(loader):
+            loops.extend(pipeline.loops_over(holder))
+            for call in self.model.flows.calls():
+                if call.args and code_of(call.args[0].value, 200) == holder and pipeline.holder(call):
+                    loops.extend(pipeline.loops_over(pipeline.holder(call)))  # `bar = tqdm(loader)` ... `for x in bar`
+                definition = names.definition_of(call) or method_of_instance(names, call)  # `Trainer().fit(loader)` too
+                params = [p.name.value for p in definition.params.params] if definition is not None else []
+                if definition is not None and isinstance(self.model.flows.parent(self.model.flows.parent(definition)), cst.ClassDef):
+                    params = params[1:]  # a method: its receiver, whatever its name, is not an argument
+                for position, arg in enumerate(call.args):
+                    if code_of(arg.value, 200) != holder or arg.star:
+                        continue
+                    name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
+                    loops.extend(loop for loop in (pipeline.loops_over(name) if name and definition is not None else ())
+                                 if self.model.flows.enclosing_function(loop) is definition)
+        return [loop for loop in loops if _runs_backward(loop.body)]
+
+    def _loops_move(self, loops: list[cst.For], non_blocking: bool = False) -> bool:
+        """A loop moves a batch drawn from the loader to a device not shown to be the host (`non_blocking=True` too)."""
+        for loop in loops:
+            drawn = _drawn_names(loop)
+            for node in _walk(loop.body):
+                if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                        and node.func.attr.value in ("to", "cuda")):
+                    continue
+                if non_blocking and not any(arg.keyword is not None and arg.keyword.value == "non_blocking"
+                                            and code_of(arg.value, 20) == "True" for arg in node.args):
+                    continue
+                if node.func.attr.value == "to":
+                    target, device = to_call_target(node, self.model.names.qualify)
+                    if target != "device" or self.devices.kind(device) == "host":
+                        continue
+                receiver = node.func.value
+                if _mentions(receiver, "pin_memory"):
+                    continue
+                root = _root_name(receiver)
+                if root in drawn or self.model.values.value_of(receiver).batch:
+                    return True
+        return False
+
+    def _framework_places(self, loader: Loader) -> bool:
+        """accelerate/Fabric places the batches of a loader it prepares; Lightning those `train_dataloader` returns."""
+        calls, qualify = self.model.flows.calls(), self.model.names.qualify
+        if any((qualify(c.func) or "") in CPU_FRAMEWORKS and any(
+                a.keyword is not None and (a.keyword.value, code_of(a.value, 20)) in (("cpu", "True"), ("accelerator", '"cpu"'))
+                for a in c.args) for c in calls):
+            return False
+        if loader.holder is not None and loader.holder in self.model.distributed.handled_loaders():
+            return any(_runs_backward(loop.body) for loop in self.model.distributed.pipeline.loops_over(loader.holder)) \
+                or any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in calls)
+        method = self.model.distributed.pipeline.returned_by(loader.call)[0]
+        if method is None or method.name.value != "train_dataloader":
+            return False
+        owner = self.model.flows.parent(self.model.flows.parent(method))  # the class body's block, then the class
+        if not isinstance(owner, cst.ClassDef) or not any((qualify(base.value) or "").startswith(LIGHTNING_BASES) for base in owner.bases):
+            return False
+        return not any((qualify(c.func) or "") in LIGHTNING_TRAINERS and any(
+            a.keyword is not None and a.keyword.value == "accelerator" and code_of(a.value, 20) in ('"cpu"', "'cpu'")
+            for a in c.args) for c in calls)
+
+    def _starved_message(self, loader: Loader, per_item: str) -> str:
+        return (f"`{loader.holder or 'this DataLoader'}` loads every batch in the training process (`num_workers=0`) "
+                f"while its dataset {per_item}: the accelerator idles while each batch is prepared; use worker "
+                f"processes (`num_workers=4, pin_memory=True, persistent_workers=True`)")
+
+    def _fix(self, call: cst.Call, starved: bool) -> Optional[Fix]:
+        if any(arg.keyword is None and not arg.star for arg in call.args[5:]):
+            return None  # settings passed by position: not rewritten
+        wanted = {"num_workers": "4", "pin_memory": "True", "persistent_workers": "True"} if starved else {"pin_memory": "True"}
+        args = [arg.with_changes(value=cst.parse_expression(wanted.pop(arg.keyword.value)))
+                if arg.keyword is not None and arg.keyword.value in wanted else arg for arg in call.args]
+        args += [cst.Arg(cst.parse_expression(value), keyword=cst.Name(key), equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))) for key, value in wanted.items()]
+        what = ("load batches in 4 worker processes into pinned memory (unsafe: workers need a picklable dataset and "
+                "change per-worker random state)") if starved else "pin the loader's batches (unsafe: page-locked host memory)"
+        return Fix("unsafe", what,
+                   {call: call.with_changes(args=args)})
+
+
+def _unpinned(pin_memory: Optional[cst.BaseExpression]) -> bool:
+    """`pin_memory` absent (torch's default `False`) or the literal `False`; a config value is not judged."""
+    return pin_memory is None or (isinstance(pin_memory, cst.Name) and pin_memory.value == "False")
+
+
+def _runs_backward(body: cst.CSTNode) -> bool:
+    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+               and node.func.attr.value in ("backward", "manual_backward") for node in _walk(body))
+
+
+def _drawn_names(loop: cst.For) -> set[str]:
+    """The loop's targets and the names bound from them in its body (`x, y = batch`, `{k: v for k, v in batch.items()}`)."""
+    drawn = {node.value for node in _walk(loop.target) if isinstance(node, cst.Name)}
+    for _ in range(2):  # chains: `inputs = batch["x"]` then `for k, v in inputs.items()`
+        for node in _walk(loop.body):
+            if isinstance(node, cst.CompFor) and _root_name(node.iter) in drawn:
+                drawn |= {name.value for name in _walk(node.target) if isinstance(name, cst.Name)}
+            elif isinstance(node, cst.Assign) and _root_name(node.value) in drawn:
+                drawn |= {name.value for t in node.targets for name in _walk(t.target) if isinstance(name, cst.Name)}
+    return drawn
+
+
+def _mentions(expr: cst.CSTNode, method: str) -> bool:
+    return any(isinstance(node, cst.Attribute) and node.attr.value == method for node in _walk(expr))
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.value if not isinstance(expr, cst.Call) else expr.func
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child for child in children(current) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))

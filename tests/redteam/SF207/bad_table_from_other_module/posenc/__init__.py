@@ -1,0 +1,1 @@
+"""A package whose positional table is built by a helper module."""

@@ -1,0 +1,1 @@
+"""A package whose helper builds the table directly on the requested device."""

@@ -1,0 +1,1 @@
+"""A trainer package: the schedule is built in its own module."""

@@ -1,0 +1,1 @@
+"""A project whose `set_seed` helper only makes cuDNN deterministic."""

@@ -1,0 +1,1 @@
+"""A lab package: runners inherit their seeding from base.py."""

@@ -1,0 +1,1 @@
+"""A package whose entry boots through engine.py, which seeds through repro.py."""
