@@ -58,10 +58,8 @@ def _holds(expr: cst.BaseExpression, names: Names, optimizers: OptimizerTracker,
 def _bindings(expr: cst.BaseExpression, names: Names) -> list[Binding]:
     if isinstance(expr, cst.Name):
         return names.reaching(expr)
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        use_scope = names.scope_of(expr.value)
-        owner = names.enclosing_class(use_scope) if use_scope is not None else None
-        return names.attribute_bindings(owner, expr.attr.value) if owner is not None else []
+    if isinstance(expr, cst.Attribute):  # `self.x` (whatever the method's receiver is named)
+        return names.self_attribute_bindings(expr)
     return []
 
 
