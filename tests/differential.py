@@ -923,6 +923,29 @@ def run_source(source: str, dtype: torch.dtype, profile: Profile, also_free: tup
     return run
 
 
+@contextlib.contextmanager
+def _loaders_in_process():
+    """DataLoaders load in this process while a snippet runs (`num_workers=0`, the before and the after
+    alike): a worker forked from a test process that runs threads (pytest-xdist's) can deadlock, and the
+    number of loading processes changes no value this harness compares (SF206's fix changes only that,
+    and it is unsafe)."""
+    loader = torch.utils.data.DataLoader
+    original = loader.__init__
+
+    def in_process(self, *args, **kwargs):
+        bound = inspect.signature(original).bind(self, *args, **kwargs)
+        bound.arguments["num_workers"] = 0
+        for needs_workers in ("persistent_workers", "prefetch_factor"):
+            bound.arguments.pop(needs_workers, None)
+        original(*bound.args, **bound.kwargs)
+
+    loader.__init__ = in_process
+    try:
+        yield
+    finally:
+        loader.__init__ = original
+
+
 def _run_once(source: str, dtype: torch.dtype, profile: Profile, also_free: tuple[str, ...],
               driver: str | None, trace: bool) -> Run:
     run = Run()
@@ -953,7 +976,7 @@ def _run_once(source: str, dtype: torch.dtype, profile: Profile, also_free: tupl
         cwd = os.getcwd()
         os.chdir(folder)  # a relative path the snippet reads or writes is in the run's folder
         try:
-            with cuda_on_cpu(), contextlib.redirect_stdout(stdout), _quiet_warnings():
+            with cuda_on_cpu(), _loaders_in_process(), contextlib.redirect_stdout(stdout), _quiet_warnings():
                 for name in (*_free_names(tree), *also_free):
                     namespace[name] = _free_value(name, tree, context)
                 if trace:  # lines are traced where reach is decided (float32); the other dtypes rerun that
