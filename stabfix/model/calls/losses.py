@@ -181,6 +181,8 @@ class LossIndex(cst.BatchableCSTVisitor):
         self._resolved: dict[cst.Call, LossCall | None] = {}
         self._operands: dict[cst.Call, LossOperands | None] = {}
         self._roles: dict[tuple[cst.FunctionDef, str], str | None] = {}
+        # another file's function -> its positional parameters and those it uses as a loss target
+        self._foreign_roles: dict[str, Optional[tuple[tuple[str, ...], frozenset[str]]]] = {}
         # what every call of the file passes for a parameter (set by the `summaries` part; None: not followed)
         self.parameter_values: Optional[Callable[[Binding], Optional[list[cst.BaseExpression]]]] = None
 
@@ -419,10 +421,12 @@ class LossIndex(cst.BatchableCSTVisitor):
         qualified = self.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         if self.project is None or qualified is None or qualified.startswith("torch."):
             return None
-        symbol = self.project.resolve(qualified)
-        if symbol is None or symbol.kind != "def":
-            return None  # parse another file only for a function of it
-        roles = self.project.foreign(qualified, _parameter_roles, needs=("losses",))
+        if qualified not in self._foreign_roles:  # a helper is called many times: its file is asked once
+            symbol = self.project.resolve(qualified)
+            # parse another file only for a function of it
+            self._foreign_roles[qualified] = (self.project.foreign(qualified, _parameter_roles, needs=("losses",))
+                                              if symbol is not None and symbol.kind == "def" else None)
+        roles = self._foreign_roles[qualified]
         if not roles:
             return None
         positional, targets = roles

@@ -15,12 +15,11 @@ import libcst as cst
 from stabfix.model.calls.collectives import collective_api
 from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
 from stabfix.model.flow.callers import argument
-from stabfix.model.functions.body_effects import detaches, marked_in_place, stores
+from stabfix.model.functions.body_effects import BodyEffects, body_effects
 from stabfix.model.functions.fixpoint import MAX_DEPTH, Fixpoint, Frame
 from stabfix.model.functions.summary_facts import CallSummaries, Effect, EffectFacts, FunctionSummary
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import children
 from stabfix.model.training.modes import ModeSwitches, owns
 
 
@@ -32,6 +31,7 @@ class EffectSummaries:
         self.events = events
         self.fixpoint: Fixpoint[EffectFacts] = Fixpoint(self._build, EffectFacts())
         self._grad_off_scopes: Optional[set[int]] = None
+        self._bodies: dict[cst.FunctionDef, BodyEffects] = {}  # a recursive function is built more than once
 
     def of(self, function: cst.FunctionDef) -> EffectFacts:
         return self.fixpoint.of(function)
@@ -95,30 +95,28 @@ class EffectSummaries:
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
         if self._enters_no_grad(function):
             own.append((0, Effect("no_grad", None)))
-        own.extend((0, Effect("store", target)) for target in stores(function))
+        body = self._body(function)
+        own.extend((0, Effect("store", target)) for target in body.stores)
         # a tensor the caller hands in, made to require grad (a method's receiver is a module, not one)
         receiver, positional = self.summaries.callers.signature(function)
-        marked, kept = marked_in_place(function)
-        own.extend((0, Effect("requires_grad", target)) for target in marked if target in positional)
+        own.extend((0, Effect("requires_grad", target)) for target in body.marked if target in positional)
         # a tensor it rebinds or reads the gradient of (also one a callee marks) is not left marked for the caller
         own = [(order, effect) for order, effect in own
-               if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in kept]
-        own.extend((0, Effect("detach", target)) for target in detaches(function))
-        own.extend((0, Effect("collective", None, detail=api)) for api in self._collectives(function))
+               if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in body.kept]
+        own.extend((0, Effect("detach", target)) for target in body.detaches)
+        own.extend((0, Effect("collective", None, detail=api)) for api in self._collectives(body))
         settled = [_restored(effect, order, own) for order, effect in own]
         return _deduplicated(settled, {param.name.value for param in function.params.params})
 
-    def _collectives(self, function: cst.FunctionDef) -> list[str]:
+    def _body(self, function: cst.FunctionDef) -> BodyEffects:
+        body = self._bodies.get(function)
+        if body is None:
+            body = self._bodies[function] = body_effects(function)
+        return body
+
+    def _collectives(self, body: BodyEffects) -> list[str]:
         """The collectives its own body runs (`calls/collectives.py`), nested definitions left out."""
-        found, stack = [], list(children(function.body))
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            if isinstance(node, cst.Call) and (api := collective_api(node, self.names)) is not None:
-                found.append(api)
-            stack.extend(children(node))
-        return sorted(set(found))
+        return sorted({api for call in body.calls if (api := collective_api(call, self.names)) is not None})
 
     def _spelled_at(self, call: cst.Call, summary: FunctionSummary, target: Optional[str]) -> Optional[str]:
         """The caller's spelling of what the callee calls `target` (a parameter, or `self.<attr>`)."""
