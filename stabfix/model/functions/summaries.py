@@ -88,6 +88,7 @@ class Summaries:
         self._returns = ReturnSummaries(self, imports, names, values, history, activations, gradients)
         self._effects = EffectSummaries(self, names, modes, events)
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
+        self._foreign_answers: dict[tuple[int, str], tuple[Callable[[str], Optional[Summary]], Optional[Summary]]] = {}
         activations.call_activation = self._returns.activation_of_call  # a helper's softmax reaches its callers' losses
         self.callers = Callers(names, events)
         # what the callers pass and how they call: asked through `summaries` by rules that read summaries
@@ -187,7 +188,13 @@ class Summaries:
 
     def _foreign_of(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[Summary]:
         qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
-        return foreign(qualified) if qualified else None
+        if not qualified:
+            return None
+        # asked again at every call of the same function (is it summarised? what does it do?): once per name
+        kept = self._foreign_answers.get((id(foreign), qualified))
+        if kept is None or kept[0] is not foreign:
+            kept = self._foreign_answers[(id(foreign), qualified)] = (foreign, foreign(qualified))
+        return kept[1]
 
     def summarised(self, call: cst.Call) -> bool:
         """A call of a function this part can summarise: of this file, or of another file through `foreign`."""
