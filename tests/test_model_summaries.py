@@ -584,7 +584,7 @@ def test_a_question_about_a_calls_function_spares_a_constructed_class():
     summaries.foreign = lambda qualified: asked.append(qualified)
     assert summaries.function_of_call(_calls(module, "build")[0]).name == "build"
     assert summaries.function_of_call(_calls(module, "Net")[1]) is None  # constructing a class of this file
-    assert defs["forward"] not in summaries._final  # ... whose methods were not summarised for it
+    assert not summaries.built(defs["forward"])  # ... whose methods were not summarised for it
     assert isinstance(summaries.of_call(_calls(module, "Net")[1]), ClassSummary)
     assert summaries.function_of_call(_calls(module, "Remote")[0]) is None and asked == ["helpers.models.Remote"]
     only_functions = []
