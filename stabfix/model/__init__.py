@@ -63,6 +63,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 history, detached, device, activation, role) and what it does to `self` and its
                 parameters (mode switches, zero_grad, step, backward, no_grad, stores), its callees'
                 included; `foreign` hook for calls of other files (queried after the traversal)
+- `loss_targets` the places that make a tensor require grad, and whether such a tensor is the target of a
+                loss whose gradient nothing reads (SF101) (built on `gradients` and `summaries`)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -86,6 +88,7 @@ from stabfix.model.domain.containers import Containers
 from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.generation import Generation
 from stabfix.model.domain.host_sync import HostSyncs
+from stabfix.model.domain.loss_targets import LossTargets
 from stabfix.model.domain.randomness import Randomness
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.flow.gradient_use import GradientFacts
@@ -156,6 +159,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     # after `summaries`: a helper that detaches the state cuts it too
     "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
+    "loss_targets": (
+        ("names", "losses", "gradients", "summaries"),
+        lambda model: LossTargets(model.imports, model.enclosing, model.names, model.losses, model.gradients, model.summaries),
+    ),
 }
 PARTS = tuple(_PARTS)
 
@@ -229,6 +236,7 @@ class FileModel:
     uses: Optional[LaterUses] = None
     summaries: Optional[Summaries] = None
     randomness: Optional[Randomness] = None
+    loss_targets: Optional[LossTargets] = None
 
     def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectQueries"] = None) -> None:
         wanted = required_parts(needs)
