@@ -224,10 +224,8 @@ class Distributed:
     def _reaching_bindings(self, expr: cst.BaseExpression) -> list[Binding]:
         if isinstance(expr, cst.Name) and expr in self.names.uses:
             return self.names.reaching(expr) or self.names.bindings_of(expr)
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
-                and expr.value in self.names.uses:
-            scope = self.names.scope_of(expr.value)
-            owner = self.names.enclosing_class(scope) if scope is not None else None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):  # `self.model`, whatever the receiver's name
+            owner = self.names.receiver_class(expr.value)
             return self.names.attribute_reaching(owner, expr.attr.value, expr.value) if owner is not None else []
         return []  # a binding's `bound_value` None: a parameter, a loop target (not shown)
 
