@@ -42,7 +42,7 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `flows`       where a value goes: load_state_dict, a device move, a look, or elsewhere (SF107)
 - `distributed` whether the file runs as one of several processes, which code only rank 0 runs (rank
                 guards through helpers, decorators, early exits, callers), which loaders a framework
-                shards (SF501-SF503) (queried after the traversal; built on `names`, `flows`)
+                shards (SF501-SF503) (queried after the traversal; built on `names`, `flows`, `events`)
 - `recurrence`  whether a callable returns recurrent state or changes state outside the call (SF403)
                 (queried after the traversal; built on `names`)
 - `amp`         autocast regions and their dtype, loss scaling, anomaly-mode switches, legacy `torch.cuda.amp` uses
@@ -135,7 +135,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     "flows": (("names",), lambda model: ValueFlows(model.names, model.tree)),
     "recurrence": (("names",), lambda model: Recurrence(model.names)),
-    "distributed": (("names", "flows"), lambda model: Distributed(model.imports, model.names, model.flows, model.project)),
+    "distributed": (
+        ("names", "flows", "events"),
+        lambda model: Distributed(model.imports, model.names, model.flows, model.project, model.events),
+    ),
     "amp": (("names", "steps"), lambda model: Amp(model.names, model.steps)),
     "syncs": (("values", "modules"), lambda model: HostSyncs(model.values, model.modules)),
     "generation": (("names", "modules"), lambda model: Generation(model.names, model.modules)),

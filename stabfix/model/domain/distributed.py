@@ -27,6 +27,8 @@ import libcst as cst
 
 from stabfix.model.domain.data_loaders import DataPipeline
 from stabfix.model.domain.ranks import RANK_ENV, RankFacts, env_name, returned_values
+from stabfix.model.calls.events import Events
+from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Binding, Names
@@ -57,13 +59,14 @@ SHARDING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer",
 
 
 class Distributed:
-    def __init__(self, imports: ImportTracker, names: Names, flows: ValueFlows, project=None) -> None:
+    def __init__(self, imports: ImportTracker, names: Names, flows: ValueFlows, project=None,
+                 events: Optional[Events] = None) -> None:
         self.imports = imports
         self.project = project  # the other files of the scan (`ProjectQueries`), or None
         self.names = names
         self.flows = flows
         self._evidence: Optional[tuple[Optional[cst.CSTNode]]] = None
-        self.ranks = RankFacts(names, flows)
+        self.ranks = RankFacts(names, flows, Callers(names, events) if events is not None else None)
         self.pipeline = DataPipeline(names, flows)
         self._setups: Optional[list[cst.CSTNode]] = None  # every node that sets the run up
         # The rank facts, asked of the run as a whole (`ranks.py`).

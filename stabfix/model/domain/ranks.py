@@ -11,7 +11,9 @@ Built on `names` and `flows`, queried through `Distributed` (the model's `distri
   function that every caller calls under a guard.
 - `varies_by_rank(test)`: whether a test can differ between processes (a rank-0 test either way, `local_rank in
   [-1, 0]`, any test reading the rank; not the world size).
-- `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path).
+- `mentions_rank(expr)`: whether an expression depends on the process's rank (a per-rank file path). A parameter
+  is the rank when every call of the file passes it one (`Callers.passed_for`; a constructor's parameter too:
+  `Trainer(model, gpu_id=rank)` makes `__init__`'s `gpu_id`, and `self.gpu_id` set from it, the rank).
 - `environment_rank_read(node)`: `os.environ["LOCAL_RANK"]` (with `sizes`, `os.environ["WORLD_SIZE"]` too).
 """
 
@@ -22,8 +24,9 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.flows import ValueFlows
-from stabfix.model.source.names import Names
+from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import children
 
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
@@ -38,9 +41,10 @@ _MAIN_WORD = re.compile(r"(main|master|rank_?0|rank_?zero|global_zero|chief)", r
 
 
 class RankFacts:
-    def __init__(self, names: Names, flows: ValueFlows) -> None:
+    def __init__(self, names: Names, flows: ValueFlows, callers: Optional[Callers] = None) -> None:
         self.names = names
         self.flows = flows
+        self.callers = callers  # what the file's calls pass for a parameter (a constructor's too), when known
         self._varies: dict[int, bool] = {}  # id(test) -> varies_by_rank(test): asked once per call under the test
 
     def environment_rank_read(self, node: cst.CSTNode, sizes: bool = True) -> bool:
@@ -129,9 +133,17 @@ class RankFacts:
                     return True
                 if binding.kind == "param" and "rank" in binding.name.lower():  # `def worker(rank, world_size)`
                     return True
+                if binding.kind == "param" and self._passed_a_rank(binding, depth, sizes):  # `Trainer(..., gpu_id=rank)`
+                    return True
                 if binding.kind == "import" and binding.name in RANK_ENV:  # `from utils import RANK`
                     return True
         return False
+
+    def _passed_a_rank(self, parameter: Binding, depth: int, sizes: bool) -> bool:
+        """Every call of the file passes the rank for the parameter (`Trainer(model, opt, gpu_id=rank)` for
+        `__init__`'s `gpu_id`, `save(state, rank)` for `save`'s second parameter)."""
+        passed = self.callers.passed_for(parameter) if self.callers is not None else None
+        return bool(passed) and all(self._rank_value(value, depth + 1, sizes) for value in passed)  # type: ignore[union-attr]
 
     def rank_zero_test(self, test: cst.BaseExpression, depth: int = 0) -> Optional[bool]:
         if depth > 6:
