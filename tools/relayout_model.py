@@ -68,7 +68,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"
         "long-lived containers, host-accelerator syncs, token generation, parameter-sized buffers, adapters, distributed runs.",
         ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
-         "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "distributed"),
+         "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "ranks", "data_loaders",
+         "distributed", "loss_targets"),
     ),
 }
 
@@ -103,6 +104,17 @@ MOVED_NAMES: dict[str, dict[str, str]] = {
          "HALF", "FULL_PRECISION", "LOGARITHMS"),
         "numeric_guards",
     ),
+    "distributed": {
+        **dict.fromkeys(
+            ("RANK_CALLS", "RANK_ENV", "PER_PROCESS_ENV", "RANK_ATTRIBUTES", "MAIN_ATTRIBUTES", "MAIN_DECORATORS",
+             "RANK_FREE", "RankFacts"),
+            "ranks",
+        ),
+        **dict.fromkeys(
+            ("LOADER_CLASSES", "DISTRIBUTED_SAMPLERS", "PLAIN_SAMPLERS", "Loader", "argument", "DataPipeline"),
+            "data_loaders",
+        ),
+    },
 }
 
 MODULE_LAYER = {module: layer for layer, (_, modules) in LAYERS.items() for module in modules}

@@ -1,7 +1,7 @@
 """SF206 dataloader-starves-device: the accelerator waits while the training process prepares every batch itself.
 
-A query over the model: a `DataLoader(...)` (`domain/distributed.py`'s `pipeline`) whose batches reach an
-accelerator in a training loop, in one of two shapes:
+A query over the model: a `DataLoader(...)` (`domain/data_loaders.py`, the `distributed` part's `pipeline`) whose
+batches reach an accelerator in a training loop, in one of two shapes:
 - starved: it loads in the training process (`num_workers` absent, `0`, or a name bound only to `0`) over a dataset
   whose `__getitem__` does per-item work (`calls/datasets.py`: opens or decodes files, tokenizes, runs transforms;
   a dataset class of another scanned file through the project index). The loader feeds an accelerator when a loop
@@ -25,7 +25,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls.datasets import DatasetWork
 from stabfix.model.calls.devices import DeviceKinds, to_call_target
-from stabfix.model.domain.distributed import Loader, argument
+from stabfix.model.domain.data_loaders import Loader, argument
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children

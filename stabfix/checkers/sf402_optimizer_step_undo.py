@@ -23,6 +23,7 @@ from stabfix.model.source.imports import dotted_name
 from stabfix.model.flow.parameters import (
     ParameterLoops,
     builds_from,
+    instance_receivers,
     models_in,
     names_in,
     owned_attribute,
@@ -136,9 +137,10 @@ class OptimizerStepUndo(Checker):
     def _trains(self, optimizer: OptimizerInfo, loops: ParameterLoops, update: ParamUpdate, spelled: cst.BaseExpression) -> bool:
         """False when the file shows that the updated tensors are not this optimizer's parameters."""
         constructor, origin = optimizer.constructor, loops.origin
+        receivers = self._receivers(constructor, update, loops)
         if loops.single:  # one tensor: the optimizer was built with it, or with its model's parameters
             return constructor is not None and (
-                update.param in names_in(constructor) or owned_attribute(update.param, models_in(constructor))
+                update.param in names_in(constructor) or owned_attribute(update.param, models_in(constructor), receivers)
             )
         if origin.held_list is not None:
             return constructor is not None and builds_from(constructor, origin.held_list)
@@ -150,8 +152,12 @@ class OptimizerStepUndo(Checker):
         if origin.models and constructor is not None:
             trained = models_in(constructor)
             if trained and "" not in origin.models:
-                return shares_parameters(trained, origin.models)
+                return shares_parameters(trained, origin.models, receivers)
         return True
+
+    def _receivers(self, constructor: cst.Call | None, update: ParamUpdate, loops: ParameterLoops) -> frozenset[str]:
+        """What the methods building the optimizer and updating the tensors call their instance."""
+        return instance_receivers(self.model.names, constructor, update.node, *loops.chain)
 
     def _managed_apart(self, models: frozenset[str], spelled: cst.BaseExpression, update: ParamUpdate) -> bool:
         """The function clears the optimizer's gradients and, separately, the updated model's
@@ -174,7 +180,8 @@ class OptimizerStepUndo(Checker):
         ):
             return True
         if optimizer.constructor is not None and loops.origin.models:
-            return shares_parameters(models_in(optimizer.constructor), loops.origin.models)
+            return shares_parameters(models_in(optimizer.constructor), loops.origin.models,
+                                     self._receivers(optimizer.constructor, update, loops))
         return False
 
     # --- the fix ----------------------------------------------------------------------------------

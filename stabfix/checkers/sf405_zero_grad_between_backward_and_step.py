@@ -25,7 +25,7 @@ from stabfix.fixes.syntax import code_for, starts_statement
 from stabfix.model.calls.events import ClearGrad, Event, GradWrite, Step, stepped_optimizer
 from stabfix.model.calls.optimizers import OptimizerInfo
 from stabfix.model.flow.grad_coverage import backward_reach
-from stabfix.model.flow.parameters import models_in, shares_parameters
+from stabfix.model.flow.parameters import instance_receivers, models_in, shares_parameters
 from stabfix.model.source.imports import dotted_name
 
 
@@ -95,11 +95,13 @@ class ZeroGradBetweenBackwardAndStep(Checker):
             # another optimizer built over the same model, or a part of it (`opt_all` and `opt_head`)
             if cleared.constructor is None or info.constructor is None:
                 return False
-            return shares_parameters(models_in(info.constructor) - {""}, frozenset(models_in(cleared.constructor)))
+            return shares_parameters(models_in(info.constructor) - {""}, frozenset(models_in(cleared.constructor)),
+                                     instance_receivers(self.model.names, info.constructor, cleared.constructor))
         receiver = dotted_name(clear.receiver)
         if receiver is None or info.constructor is None:
             return False
-        return shares_parameters(models_in(info.constructor), frozenset({receiver}))
+        return shares_parameters(models_in(info.constructor), frozenset({receiver}),
+                                 instance_receivers(self.model.names, info.constructor, clear.receiver))
 
     def _may_cover_backward(self, clear: ClearGrad, info: OptimizerInfo) -> bool:
         """An optimizer the file does not show the tensors of (a parameter), and a model's own clear."""

@@ -21,7 +21,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.amp import torch_spelling
-from stabfix.model.domain.distributed import Loader
+from stabfix.model.domain.data_loaders import Loader
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 

@@ -19,7 +19,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.model.domain.distributed import DISTRIBUTED_SAMPLERS, argument
+from stabfix.model.domain.data_loaders import DISTRIBUTED_SAMPLERS, argument
 from stabfix.model.source.syntax import code_of, walk
 from stabfix.model.source.traversal import children
 

@@ -23,7 +23,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.amp import torch_spelling
-from stabfix.model.domain.distributed import argument
+from stabfix.model.domain.data_loaders import argument
 from stabfix.model.source.syntax import code_of
 
 SAVES = {"torch.save": (1, "f"), "torch.serialization.save": (1, "f"), "safetensors.torch.save_file": (1, "filename"),

@@ -25,7 +25,8 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.model.calls.collectives import collective_api
-from stabfix.model.domain.distributed import MAIN_DECORATORS, Distributed
+from stabfix.model.domain.distributed import Distributed
+from stabfix.model.domain.ranks import MAIN_DECORATORS
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 

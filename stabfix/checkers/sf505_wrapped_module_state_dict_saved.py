@@ -25,7 +25,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.model.domain.distributed import argument
+from stabfix.model.domain.data_loaders import argument
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 

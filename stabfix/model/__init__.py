@@ -42,7 +42,7 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `flows`       where a value goes: load_state_dict, a device move, a look, or elsewhere (SF107)
 - `distributed` whether the file runs as one of several processes, which code only rank 0 runs (rank
                 guards through helpers, decorators, early exits, callers), which loaders a framework
-                shards (SF501-SF503) (queried after the traversal; built on `names`, `flows`)
+                shards (SF501-SF503) (queried after the traversal; built on `names`, `flows`, `events`)
 - `recurrence`  whether a callable returns recurrent state or changes state outside the call (SF403)
                 (queried after the traversal; built on `names`)
 - `amp`         autocast regions and their dtype, loss scaling, anomaly-mode switches, legacy `torch.cuda.amp` uses
@@ -63,6 +63,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 history, detached, device, activation, role) and what it does to `self` and its
                 parameters (mode switches, zero_grad, step, backward, no_grad, stores), its callees'
                 included; `foreign` hook for calls of other files (queried after the traversal)
+- `loss_targets` the places that make a tensor require grad, and whether such a tensor is the target of a
+                loss whose gradient nothing reads (SF101) (built on `gradients` and `summaries`)
 
 A checker reads the model; it never builds a part itself, so two rules that need the same fact
 share one computation.
@@ -87,6 +89,7 @@ from stabfix.model.domain.containers import Containers
 from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.generation import Generation
 from stabfix.model.domain.host_sync import HostSyncs
+from stabfix.model.domain.loss_targets import LossTargets
 from stabfix.model.domain.randomness import Randomness
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.flow.gradient_use import GradientFacts
@@ -133,7 +136,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     "flows": (("names",), lambda model: ValueFlows(model.names, model.tree)),
     "recurrence": (("names",), lambda model: Recurrence(model.names)),
-    "distributed": (("names", "flows"), lambda model: Distributed(model.imports, model.names, model.flows, model.project)),
+    "distributed": (
+        ("names", "flows", "events"),
+        lambda model: Distributed(model.imports, model.names, model.flows, model.project, model.events),
+    ),
     "amp": (("names", "steps"), lambda model: Amp(model.names, model.steps)),
     "syncs": (("values", "modules"), lambda model: HostSyncs(model.values, model.modules)),
     "generation": (("names", "modules"), lambda model: Generation(model.names, model.modules)),
@@ -157,6 +163,10 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     # after `summaries`: a helper that detaches the state cuts it too
     "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
+    "loss_targets": (
+        ("names", "losses", "gradients", "summaries"),
+        lambda model: LossTargets(model.imports, model.enclosing, model.names, model.losses, model.gradients, model.summaries),
+    ),
 }
 PARTS = tuple(_PARTS)
 
@@ -231,6 +241,7 @@ class FileModel:
     uses: Optional[LaterUses] = None
     summaries: Optional[Summaries] = None
     randomness: Optional[Randomness] = None
+    loss_targets: Optional[LossTargets] = None
 
     def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectQueries"] = None) -> None:
         wanted = required_parts(needs)

@@ -82,11 +82,8 @@ def _bound_values(receiver: cst.BaseExpression, names: Names) -> list[cst.BaseEx
     bindings = []
     if isinstance(receiver, cst.Name) and receiver in names.uses:
         bindings = names.bindings_of(receiver)
-    elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self" \
-            and receiver.value in names.uses:
-        scope = names.scope_of(receiver.value)
-        owner = names.enclosing_class(scope) if scope is not None else None
-        bindings = names.attribute_bindings(owner, receiver.attr.value) if owner is not None else []
+    elif isinstance(receiver, cst.Attribute):  # `self.accelerator`, whatever the method's receiver is named
+        bindings = names.self_attribute_bindings(receiver)
     return [b.bound_value for b in bindings if b.bound_value is not None]
 
 

@@ -93,12 +93,9 @@ def single_value(expr: cst.BaseExpression, names: Names) -> Optional[cst.BaseExp
 
 
 def self_attribute_bindings(expr: cst.BaseExpression, names: Names) -> list[Binding]:
-    """`self.<attr> = ...` in the methods of the class a `self.<attr>` read sits in."""
-    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
-        return []
-    scope = names.scope_of(expr.value)
-    owner = names.enclosing_class(scope) if scope is not None else None
-    return names.attribute_bindings(owner, expr.attr.value) if owner is not None else []
+    """`self.<attr> = ...` in the methods of the class a `self.<attr>` read sits in (the method's receiver,
+    whatever its name: `Names.self_attribute_bindings`)."""
+    return names.self_attribute_bindings(expr) if isinstance(expr, cst.Attribute) else []
 
 
 def log_softmax_of(expr: cst.BaseExpression, names: Names, follow: bool = True) -> Optional[LogSoftmax]:

@@ -30,6 +30,7 @@ import libcst as cst
 from stabfix.model.source import vocabulary as words
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.scopes import method_receiver
 from stabfix.model.source.traversal import children
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
@@ -133,6 +134,10 @@ class Scope:
     def function(self) -> cst.FunctionDef | None:
         return self.functions[-1] if self.functions else None
 
+    def on_instance(self, expr: cst.BaseExpression) -> bool:
+        """`expr` is the instance of the method this scope is in (`self`, or whatever the method calls it)."""
+        return isinstance(expr, cst.Name) and self.cls is not None and expr.value == method_receiver(self.cls, self.functions)
+
 
 @dataclass
 class _Bound:
@@ -227,12 +232,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
     def _bind_one(self, target: cst.BaseExpression, bound: _Bound) -> None:
         if isinstance(target, cst.Name):
             self.facts.names.setdefault(bound.scope.function, {}).setdefault(target.value, []).append(bound)
-        elif (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
-            and bound.scope.cls is not None
-        ):
+        elif isinstance(target, cst.Attribute) and bound.scope.on_instance(target.value):
             self.facts.self_attributes.setdefault(bound.scope.cls, {}).setdefault(target.attr.value, []).append(bound)
 
     # --- questions -------------------------------------------------------------------------------
@@ -254,7 +254,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         if isinstance(expr, cst.Name):
             return self._resolve_name(expr.value, scope, depth)
         if isinstance(expr, cst.Attribute):
-            if isinstance(expr.value, cst.Name) and expr.value.value == "self" and scope.cls is not None:
+            if scope.on_instance(expr.value):
                 for bound in self.facts.self_attributes.get(scope.cls, {}).get(expr.attr.value, []):
                     info = self._from_value(bound, depth + 1)
                     if info is not None:
@@ -262,7 +262,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
             return self._by_name(expr.attr.value, dotted_name(expr))
         if isinstance(expr, cst.Subscript):
             base = expr.value
-            if _is_lightning_optimizers_call(base):
+            if _is_lightning_optimizers_call(base, scope):
                 return self._lightning(scope, _subscript_index(expr))
             name = dotted_name(base)
             if name is not None and name.rsplit(".", 1)[-1].lower() in ("optimizers", "optims", "opts"):
@@ -308,14 +308,14 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
                 if bound.position < len(elements) and len(elements) == len(value.elements):
                     return self._from_value(_Bound(elements[bound.position].value, bound.scope), depth + 1)
                 return None
-            if _is_lightning_optimizers_call(value):
+            if _is_lightning_optimizers_call(value, bound.scope):
                 return self._lightning(bound.scope, bound.position)
             return None
         if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
             return self._resolve(value, bound.scope, depth + 1)
         if not isinstance(value, cst.Call):
             return None
-        if _is_lightning_optimizers_call(value):
+        if _is_lightning_optimizers_call(value, bound.scope):
             return self._lightning(bound.scope, None)
         func = value.func
         name = self.imports.qualify(func) or dotted_name(func)
@@ -429,13 +429,13 @@ def listed_names(params: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
-def _is_lightning_optimizers_call(node: cst.BaseExpression) -> bool:
+def _is_lightning_optimizers_call(node: cst.BaseExpression, scope: Scope) -> bool:
+    """`self.optimizers()` of a LightningModule's method (whatever the method calls its instance)."""
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value == _LIGHTNING_OPTIMIZERS
-        and isinstance(node.func.value, cst.Name)
-        and node.func.value.value == "self"
+        and scope.on_instance(node.func.value)
     )
 
 

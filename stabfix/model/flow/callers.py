@@ -2,8 +2,9 @@
 
 - `signature(def)`: a method's receiver (`self`) and the positional parameters after it;
 - `passed_for(parameter)`: what every call of the file passes for a parameter (its default where a call
-  leaves it out), or None when a call cannot be tied to the function, hides what it passes (`*args`),
-  the function is read other than by calling it (a callback: its calls are out of sight) or never called;
+  leaves it out; for a parameter of a class's `__init__`, what every construction `Cls(...)` passes), or None
+  when a call cannot be tied to the function, hides what it passes (`*args`), the function (or the class) is
+  read other than by calling it (a callback, a base class: its calls are out of sight) or never called;
 - `method_called(call)`: the method of the file that `obj.method(...)` runs when `obj` is not the method's
   own receiver: an instance of a class of the file the code builds, or, when the file shows nothing about
   `obj` (a parameter no call of the file binds), the one class of the file that defines that method;
@@ -78,8 +79,8 @@ class Callers:
         receiver, positional = self.signature(function)
         if parameter.name == receiver or parameter.name not in positional:
             return None
-        calls = [event.node for event in self.events.calls_of(function.name.value)]
-        if not calls or any(self.names.definition_of(call) is not function for call in calls):  # type: ignore[arg-type]
+        calls = self._calls_running(function)
+        if calls is None:
             return None
         passed: list[cst.BaseExpression] = []
         for call in calls:
@@ -90,6 +91,24 @@ class Callers:
                 return None
             passed.append(value)
         return passed
+
+    def _calls_running(self, function: cst.FunctionDef) -> Optional[list[cst.Call]]:
+        """Every call of the file that runs `function`: its calls by name (`helper(x)`, `self.method(x)`), or for
+        a class's `__init__` the constructions of the class (`Trainer(model, gpu_id=rank)`); None when there is
+        none, when one may run something else, or when the class is read other than by calling it (a base of
+        another class, a factory handed out: constructions out of sight)."""
+        owner = self.class_of(function) if function.name.value == "__init__" else None
+        if owner is None:
+            calls = [event.node for event in self.events.calls_of(function.name.value)]
+            return calls if calls and all(self.names.definition_of(call) is function for call in calls) else None  # type: ignore[arg-type]
+        calls = [event.node for event in self.events.calls_of(owner.name.value)]
+        if not calls or self._name_escapes(owner.name.value):
+            return None
+        for call in calls:
+            bindings = self.names.bindings_of(call.func) if isinstance(call.func, cst.Name) else []  # type: ignore[attr-defined]
+            if not bindings or any(binding.kind != "class" or binding.node is not owner for binding in bindings):
+                return None
+        return calls  # type: ignore[return-value]
 
     def always_called_without_grad(self, function: Optional[cst.FunctionDef], depth: int = 0) -> bool:
         if function is None or depth > MAX_CALLERS:
@@ -114,12 +133,16 @@ class Callers:
 
     def _escapes(self, function: cst.FunctionDef) -> bool:
         """Its name is read other than as the function of a call (handed out as a callback, stored)."""
+        return self._name_escapes(function.name.value)
+
+    def _name_escapes(self, name: str) -> bool:
+        """A function's or class's name is read other than as the function of a call (a callback, a base class)."""
         if self._escaping is None:
             called = {id(event.node.func) for event in self.events.of_kind("call")}  # type: ignore[attr-defined]
             called |= {id(binding.node.name) for binding in self.names.all_bindings()  # type: ignore[attr-defined]
                        if binding.kind in ("def", "class", "param")}  # the names a definition binds
             self._escaping = {name.value for name in self.names.uses if id(name) not in called}
-        return function.name.value in self._escaping
+        return name in self._escaping
 
     def _is_method(self, function: cst.FunctionDef) -> bool:
         if self.class_of(function) is None:

@@ -34,7 +34,7 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.calls.optimizers import OptimizerTracker, Scope
-from stabfix.model.flow.parameters import shares_parameters
+from stabfix.model.flow.parameters import instance_receivers, shares_parameters
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 
@@ -109,12 +109,14 @@ class GradCoverage:
             cleared = self._known_models([receiver]) if self._is_trained_model(receiver) else None
         if cleared is None:
             return True
-        return shares_parameters(set(stepped), frozenset(cleared))
+        return shares_parameters(set(stepped), frozenset(cleared), instance_receivers(
+            self.names, constructor, cleared_optimizer.constructor if cleared_optimizer is not None else receiver))
 
     def _is_trained_model(self, receiver: cst.BaseExpression) -> bool:
         spelled = dotted_name(receiver)
         return spelled is not None and any(
-            shares_parameters({spelled}, frozenset({dotted_name(model) or ""})) for model in self._trained
+            shares_parameters({spelled}, frozenset({dotted_name(model) or ""}), instance_receivers(self.names, receiver, model))
+            for model in self._trained
         )
 
     def _known_models(self, models: Optional[list[cst.BaseExpression]]) -> Optional[list[str]]:
@@ -124,17 +126,21 @@ class GradCoverage:
         spelled = []
         for model in models:
             name = dotted_name(model)
-            if name is None or name == "self" or self._may_alias(model):
+            if name is None or self._is_instance(model) or self._may_alias(model):
                 return None
             spelled.append(name)
         return spelled
+
+    def _is_instance(self, expr: cst.BaseExpression) -> bool:
+        """`self` (whatever the method calls its instance): the whole object, every model it holds."""
+        return isinstance(expr, cst.Name) and self.names.receiver_class(expr) is not None
 
     def _may_alias(self, model: cst.BaseExpression) -> bool:
         """`D = G.disc`, `net = model`: the name may stand for (part of) another model."""
         root = model
         while isinstance(root, cst.Attribute):
             root = root.value
-        if not isinstance(root, cst.Name) or root.value == "self":
+        if not isinstance(root, cst.Name) or self._is_instance(root):
             return False
         bindings = self.names.bindings_of(root)
         return any(isinstance(b.bound_value, _ALIASING) for b in bindings)

@@ -123,13 +123,27 @@ def _collection_origin(tensor: cst.BaseExpression, names: Names) -> Optional[Ori
     return _origin(value if value is not None else collection, (), names, 0)
 
 
-def owned_attribute(param: str, models: set[str]) -> bool:
+def owned_attribute(param: str, models: set[str], receivers: frozenset[str] = frozenset()) -> bool:
     """Whether `param` (`model.head.weight`) is an attribute reached from one of `models` (`model`);
-    on bare `self` it takes two steps (`self.head.weight`, not a tensor `self.delta`)."""
+    on a bare instance receiver (`receivers`: `instance_receivers`) it takes two steps (`self.head.weight`,
+    not a tensor `self.delta`)."""
     return any(
-        model and param.startswith(model + ".") and (model != "self" or param.count(".") >= 2)
+        model and param.startswith(model + ".") and (model not in receivers or param.count(".") >= 2)
         for model in models
     )
+
+
+def instance_receivers(names: Names, *nodes: Optional[cst.CSTNode]) -> frozenset[str]:
+    """The names read in `nodes` that stand for a method's own instance (its first parameter, whatever it is
+    called: `self`, `this`), so that spellings made in different methods compare (`self.model`, `model`)."""
+    found: set[str] = set()
+    stack = [node for node in nodes if node is not None]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and node.value not in found and names.receiver_class(node) is not None:
+            found.add(node.value)
+        stack.extend(children(node))
+    return frozenset(found)
 
 
 def _param_group_origin(expr: cst.Subscript, chain: tuple[cst.For, ...], names: Names) -> Optional[Origin]:
@@ -194,15 +208,18 @@ def models_in(constructor: cst.Call) -> set[str]:
     return found
 
 
-def shares_parameters(trained: set[str], models: frozenset[str]) -> bool:
-    """Whether an optimizer built from `trained` models may own parameters of `models`."""
-    return bool(trained) and "" not in models and any(_overlaps(a, b) for a in trained for b in models)
+def shares_parameters(trained: set[str], models: frozenset[str], receivers: frozenset[str] = frozenset()) -> bool:
+    """Whether an optimizer built from `trained` models may own parameters of `models` (`receivers`: the names
+    of a method's instance in these spellings, `instance_receivers`)."""
+    return bool(trained) and "" not in models and any(_overlaps(a, b, receivers) for a in trained for b in models)
 
 
-def _overlaps(a: str, b: str) -> bool:
-    """Whether two model spellings may share parameters (`self.model` is what `__init__` called `model`)."""
-    a, b = a.removeprefix("self."), b.removeprefix("self.")
-    if "self" in (a, b):
+def _overlaps(a: str, b: str, receivers: frozenset[str]) -> bool:
+    """Whether two model spellings may share parameters (`self.model` is what `__init__` called `model`; the
+    instance itself, `self`, holds them all)."""
+    for receiver in sorted(receivers):
+        a, b = a.removeprefix(receiver + "."), b.removeprefix(receiver + ".")
+    if a in receivers or b in receivers:
         return True
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 

@@ -38,7 +38,7 @@ from stabfix.model.source.binding_recorder import BindingRecorder
 from stabfix.model.source.callables import Callee, CallableResolution
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.regions import GRAD_OFF_CONTEXTS, GRAD_SWITCHES
-from stabfix.model.source.scopes import Binding, Scope, ScopeNode, Use, reaching_use
+from stabfix.model.source.scopes import Binding, Scope, ScopeNode, Use, instance_receiver, reaching_use
 
 # the names other modules import from here
 __all__ = ["Binding", "Callee", "GRAD_OFF_CONTEXTS", "GRAD_SWITCHES", "Names", "Scope", "ScopeNode", "Use",
@@ -104,15 +104,21 @@ class Names(CallableResolution, BindingRecorder):
     def self_attribute_bindings(self, expr: cst.Attribute) -> list[Binding]:
         """`self.x = ...` anywhere in the class, for `self.x` read in one of its methods (the receiver is
         the method's own first parameter); [] for any other attribute."""
-        receiver = expr.value
-        if not isinstance(receiver, cst.Name):
-            return []
-        use = self.uses.get(receiver)
-        reaching = self.reaching(receiver)
-        if use is None or len(reaching) != 1 or reaching[0].kind != "param" or reaching[0].node is None:
-            return []
-        owner = self.enclosing_class(use.scope)
+        owner = self.receiver_class(expr.value) if isinstance(expr.value, cst.Name) else None
         return self.attribute_bindings(owner, expr.attr.value) if owner is not None else []
+
+    def receiver_class(self, name: cst.Name) -> Optional[cst.ClassDef]:
+        """The class whose instance `name` holds when it is read in a method, or in a function nested in one,
+        and is that method's own first parameter whatever it is called (`self`, `this`); None for any other
+        name, another parameter, or the first parameter of a `staticmethod` or `classmethod`."""
+        reaching = self.reaching(name)
+        if name not in self.uses or len(reaching) != 1 or reaching[0].kind != "param" or reaching[0].node is None:
+            return None
+        method, owner = reaching[0].scope.node, reaching[0].scope.parent
+        if not isinstance(method, cst.FunctionDef) or owner is None or not owner.is_class \
+                or instance_receiver(method) != name.value:
+            return None
+        return owner.node  # type: ignore[return-value]
 
     def attribute_reaching(self, class_node: cst.ClassDef, attribute: str, receiver: Optional[cst.Name] = None) -> list[Binding]:
         """The `self.<attribute>` bindings that may hold where `receiver` (the `self` of a read) is read.

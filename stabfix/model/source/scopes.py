@@ -11,6 +11,8 @@ from typing import Optional, Union
 
 import libcst as cst
 
+from stabfix.model.source.imports import dotted_name
+
 ScopeNode = Union[cst.Module, cst.ClassDef, cst.FunctionDef, cst.Lambda, cst.BaseComp]
 
 
@@ -90,6 +92,22 @@ def first_parameter(node: cst.FunctionDef) -> str:
     """The name of a function's first positional parameter (`self` in a method), or ''."""
     params = list(node.params.posonly_params) + list(node.params.params)
     return params[0].name.value if params else ""
+
+
+def instance_receiver(method: cst.FunctionDef) -> str:
+    """The name a method of a class calls its instance, whatever it is (`self`, `this`): its first positional
+    parameter; '' for a `staticmethod` (no instance) or a `classmethod` (the class)."""
+    if any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.decorators):
+        return ""
+    return first_parameter(method)
+
+
+def method_receiver(cls: Optional[cst.ClassDef], functions: tuple[cst.FunctionDef, ...]) -> str:
+    """Where `functions` (outermost first) are open inside class `cls`: the instance receiver of the one that
+    is a method of `cls` (a function nested in the method reads it too); '' outside a method."""
+    body = cls.body.body if cls is not None and isinstance(cls.body, cst.IndentedBlock) else ()
+    method = next((f for f in reversed(functions) if any(f is item for item in body)), None)
+    return instance_receiver(method) if method is not None else ""
 
 
 def reaching_use(bindings: list[Binding], use: Use) -> list[Binding]:

@@ -27,6 +27,7 @@ import libcst as cst
 from stabfix.model.calls.events import Backward, Events
 from stabfix.model.calls.losses import read_names
 from stabfix.model.source.names import Binding, Names
+from stabfix.model.source.scopes import instance_receiver
 from stabfix.model.source.traversal import children, visit_readonly
 
 Loop = Union[cst.For, cst.While]
@@ -115,17 +116,18 @@ class CarriedStates(cst.BatchableCSTVisitor):
 
     # -- step methods ---------------------------------------------------------------------------------
     def _across_steps(self, owner, attribute, bindings, backwards) -> Optional[CarriedState]:
-        spelled = f"self.{attribute}"
         for binding in bindings:
             if binding.grad_off:
                 continue
-            call = _feeding_call(binding, lambda expr: _reads_attribute(expr, attribute))
+            receiver = _receiver(binding)  # `self`, or whatever the method calls its instance
+            spelled = f"{receiver}.{attribute}"
+            call = _feeding_call(binding, lambda expr: _reads_attribute(expr, attribute, receiver))
             if call is None or self._is_math(call):
                 continue
             method = binding.scope.node
             backward = next((b for b in backwards if b.site.function is method), None)
             resets = [other for other in bindings if not _in_init(other)]  # `__init__` only sets the start
-            if backward is None or any(self._cuts(other, attribute, on_self=True) for other in resets):
+            if backward is None or any(self._cuts(other, attribute, on_self=_receiver(other)) for other in resets):
                 continue
             length = self._sequence_length(spelled, bindings, call)
             if self._detached_in_place(owner, spelled, length):
@@ -142,12 +144,13 @@ class CarriedStates(cst.BatchableCSTVisitor):
             return True
         return isinstance(call.func, cst.Name) and call.func.value in _BUILTINS and qualified in (None, f"builtins.{call.func.value}")
 
-    def _cuts(self, binding: Binding, name: str, on_self: bool = False) -> bool:
-        """The binding detaches the state or starts it afresh."""
+    def _cuts(self, binding: Binding, name: str, on_self: str = "") -> bool:
+        """The binding detaches the state or starts it afresh (`on_self`: the state is `<on_self>.<name>`, the
+        attribute on the instance its method calls `on_self`)."""
         value = binding.bound_value if binding.bound_value is not None else binding.value
         if value is None:
             return binding.kind not in ("param", "for")
-        reads = _reads_attribute(value, name) if on_self else name in read_names(value)
+        reads = _reads_attribute(value, name, on_self) if on_self else name in read_names(value)
         if not reads:
             return True  # `h = model.init_hidden(bs)`, `h = None`: a fresh state
         return _cuts_graph(value) or self._detaching_helper(value, binding)
@@ -292,11 +295,20 @@ def _names(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
-def _reads_attribute(expr: cst.CSTNode, attribute: str) -> bool:
+def _reads_attribute(expr: cst.CSTNode, attribute: str, receiver: str) -> bool:
     return any(
-        isinstance(n, cst.Attribute) and n.attr.value == attribute and isinstance(n.value, cst.Name) and n.value.value == "self"
+        isinstance(n, cst.Attribute) and n.attr.value == attribute and isinstance(n.value, cst.Name) and n.value.value == receiver
         for n in _names(expr)
     )
+
+
+def _receiver(binding: Binding) -> str:
+    """What the method that makes a `self.<attr>` binding calls its instance (its first parameter; a function nested
+    in the method sees the method's)."""
+    scope = binding.scope
+    while scope.parent is not None and not scope.parent.is_class:
+        scope = scope.parent
+    return instance_receiver(scope.node) if isinstance(scope.node, cst.FunctionDef) else ""
 
 
 def _spelled(node: cst.CSTNode) -> str:

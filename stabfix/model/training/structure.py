@@ -51,6 +51,7 @@ from stabfix.model.source import vocabulary as words
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
+from stabfix.model.source.scopes import method_receiver
 from stabfix.model.source.places import Place
 from stabfix.model.training.step_frames import (
     BranchFrame,
@@ -244,7 +245,8 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         if last is None:
             return
         facts.calls.add(last)
-        if isinstance(func, cst.Name) or (isinstance(func.value, cst.Name) and func.value.value == "self"):
+        if isinstance(func, cst.Name) or (isinstance(func.value, cst.Name) and func.value.value == method_receiver(
+                self.enclosing.innermost_class(), self.enclosing.enclosing_functions())):  # `self.helper()`, any receiver name
             facts.own_calls.add(last)
         if not any(
             isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
