@@ -33,6 +33,7 @@ files is exercised.
     python tests/mutations.py --details           # every lost example and false alarm
     python tests/mutations.py --update-baseline   # rewrite tests/mutation_baseline.json
     python tests/mutations.py --blame-names       # which single rename changes a rule's answer
+    python tests/mutations.py --rule SF420 --show "seeded two | method"   # print those variants
 """
 
 from __future__ import annotations
@@ -135,6 +136,41 @@ class Variant:
     """One mutated program: its files (relative path -> source)."""
 
     files: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ExampleProject:
+    """Where an example lives: its own path and the other files of its project (`path:` and `files:`
+    of its YAML entry). Every variant keeps them, so that a rule that reads across files, or judges a
+    file by its path (a test file, a package's `__main__.py`), sees the variant as it sees the example."""
+
+    path: str = "example.py"
+    files: tuple[tuple[str, str], ...] = ()
+
+    def others(self) -> dict[str, str]:
+        return dict(self.files)
+
+    def place(self, variant: "Variant") -> "Variant":
+        """A one-file variant (written as `example.py`) put at the example's path, beside its files."""
+        files = dict(variant.files)
+        if set(files) != {"example.py"}:
+            return variant
+        return Variant(tuple(sorted({**self.others(), self.path: files["example.py"]}.items())))
+
+    def helper_layout(self) -> tuple[str, str, bool]:
+        """(the example's path, a new module beside it, whether it is imported relatively). A lone
+        example becomes `pkg/main.py` and `pkg/helpers.py`; an example with a project gets a module
+        of a free name in its own folder, relative only inside a package."""
+        if not self.files and self.path == ExampleProject.path:
+            return "pkg/main.py", "pkg/helpers.py", True
+        folder = Path(self.path).parent
+        taken = {*self.others(), self.path}
+        stem, index = "helpers", 0
+        while (folder / f"{stem}.py").as_posix() in taken:
+            index += 1
+            stem = f"helpers_{index}"
+        in_package = (folder / "__init__.py").as_posix() in taken
+        return self.path, (folder / f"{stem}.py").as_posix(), in_package
 
 
 @dataclass
@@ -501,17 +537,20 @@ def same_file_helper(program: Program, focus: Sequence[int]) -> Mutated:
     return Mutated(variants)
 
 
-def other_module_helper(program: Program, focus: Sequence[int]) -> Mutated:
+def other_module_helper(program: Program, focus: Sequence[int], project: ExampleProject | None = None) -> Mutated:
+    project = project or ExampleProject()
     sites = _extractable(program, foreign=True)
     if not sites:
         return _no_sites("a helper")
     imports = program.module_imports()
+    main_path, helpers_path, relative = project.helper_layout()
+    helpers_module = cst.Name(Path(helpers_path).stem)
     variants = []
     for site in _by_focus(program, sites, focus, key=lambda site: site.line):
         name = _fresh(program, "helper")
         helpers = cst.Module(body=[*imports, _helper_def(name, site.params, site.body)])
         importing = cst.SimpleStatementLine([cst.ImportFrom(
-            module=cst.Name("helpers"), relative=[cst.Dot()], names=[cst.ImportAlias(cst.Name(name))]
+            module=helpers_module, relative=[cst.Dot()] if relative else [], names=[cst.ImportAlias(cst.Name(name))]
         )])
         anchor = imports[-1] if imports else None
         replacements = {site.line: _call_line(site, cst.Name(name), site.params)}
@@ -519,7 +558,10 @@ def other_module_helper(program: Program, focus: Sequence[int]) -> Mutated:
             main = _rewrite(program, replacements, after={anchor: [importing]})
         else:
             main = cst.Module(body=[importing]).code + _rewrite(program, replacements)
-        variants.append(_single({"pkg/__init__.py": "", "pkg/helpers.py": helpers.code, "pkg/main.py": main}))
+        files = {**project.others(), helpers_path: helpers.code, main_path: main}
+        if not project.files and project.path == ExampleProject.path:
+            files["pkg/__init__.py"] = ""  # a lone example becomes a two-file package
+        variants.append(_single(files))
     return Mutated(variants)
 
 
@@ -847,19 +889,26 @@ GENERATORS = {
 }
 
 
-def mutate(kind: str, code: str, source: str, focus: Sequence[int] = (), program: Program | None = None) -> Mutated:
+def mutate(kind: str, code: str, source: str, focus: Sequence[int] = (), program: Program | None = None,
+           project: ExampleProject | None = None) -> Mutated:
     """Every variant of one example under one mutation; each variant compiles. `program` is the
-    parsed source, when the caller already has it (the rewrites never change it)."""
+    parsed source, when the caller already has it (the rewrites never change it); `project` where the
+    example lives and the other files of its project, which every variant carries."""
     reason = NOT_APPLICABLE_TO.get(kind, {}).get(code)
     if reason:
         return Mutated(not_applicable=reason)
-    mutated = GENERATORS[kind](program or Program(source), focus)
+    project = project or ExampleProject()
+    program = program or Program(source)
+    if kind == "other_module_helper":
+        mutated = other_module_helper(program, focus, project)
+    else:
+        mutated = GENERATORS[kind](program, focus)
+        # a rewrite that produces the original program again is no mutation
+        mutated.variants = [project.place(variant) for variant in mutated.variants
+                            if not (len(variant.files) == 1 and variant.files[0][1] == source)]
     for variant in mutated.variants:
         for path, text in variant.files:
             compile(text, path, "exec")
-    # a rewrite that produces the original program again is no mutation
-    mutated.variants = [variant for variant in mutated.variants
-                        if not (len(variant.files) == 1 and variant.files[0][1] == source)]
     if not mutated.variants and mutated.not_applicable is None:
         mutated.not_applicable = "the rewrite changes nothing"
     return mutated
@@ -915,12 +964,15 @@ def _scan(root: Path, selection: tuple[str, ...]) -> dict:
     return json.loads(result.stdout)
 
 
-def _focus_lines(code: str, source: str, catalog) -> list[int]:
+def _focus_lines(code: str, example, catalog) -> list[int]:
+    """The lines the rule reports on the example, seen with the other files of its project."""
     from stabfix.checkers import checker_classes
     from stabfix.engine import analyse_text
+    from stabfix.project import Project, ProjectIndex
 
-    classes = [checker_classes()[other] for other in _selection(code, source, catalog)]
-    analysis = analyse_text(source, "example.py", classes, catalog)
+    classes = [checker_classes()[other] for other in _selection(code, example.code, catalog)]
+    view = Project(ProjectIndex.from_sources(example.project_sources())).view(f"/stabfix-sources/{example.path}")
+    analysis = analyse_text(example.code, example.path, classes, catalog, project=view)
     return sorted({item.finding.line for item in analysis.findings if item.finding.code == code})
 
 
@@ -934,13 +986,14 @@ def rule_cells(code: str, mutations: Sequence[str] = MUTATIONS, catalog=None) ->
         root = Path(tmp)
         for kind in ("bad", "near_misses"):
             for index, example in enumerate(getattr(spec, kind)):
-                focus = _focus_lines(code, example.code, catalog) if kind == "bad" else []
+                focus = _focus_lines(code, example, catalog) if kind == "bad" else []
                 selection = _selection(code, example.code, catalog)
                 program = Program(example.code)
+                project = ExampleProject(example.path, example.files)
                 for mutation in mutations:
                     cell = Cell(code, kind, example.name, mutation)
                     cells.append(cell)
-                    mutated = mutate(mutation, code, example.code, focus, program)
+                    mutated = mutate(mutation, code, example.code, focus, program, project)
                     if mutated.not_applicable:
                         cell.not_applicable = mutated.not_applicable
                         continue
@@ -1071,6 +1124,25 @@ def blame_names(rules: Sequence[str], catalog) -> Iterator[str]:
                 yield f"{code} | {what} | {example.name} | {', '.join(culprits) or '(only several renames together)'}"
 
 
+def show_variants(code: str, wanted: str, catalog) -> Iterator[str]:
+    """Every variant of the examples of one rule whose key (`kind | name | mutation`) contains
+    `wanted`, file by file, as the scan sees them."""
+    spec = catalog[code]
+    for kind in ("bad", "near_misses"):
+        for example in getattr(spec, kind):
+            focus = _focus_lines(code, example, catalog) if kind == "bad" else []
+            for mutation in MUTATIONS:
+                key = f"{kind} | {example.name} | {mutation}"
+                if wanted not in key:
+                    continue
+                mutated = mutate(mutation, code, example.code, focus, project=ExampleProject(example.path, example.files))
+                if mutated.not_applicable:
+                    yield f"### {key}: not applicable ({mutated.not_applicable})"
+                for number, variant in enumerate(mutated.variants):
+                    for path, text in variant.files:
+                        yield f"### {key} | variant {number} | {path}\n{text}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--table", action="store_true", help="print the matrix as markdown")
@@ -1079,9 +1151,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--details", action="store_true", help="list every lost example and false alarm")
     parser.add_argument("--blame-names", action="store_true",
                         help="for each example the neutral names change, the single renames that change it")
+    parser.add_argument("--show", metavar="KEY",
+                        help="print the variants of the --rule's examples whose `kind | name | mutation` contains KEY")
     args = parser.parse_args(argv)
     catalog = load_catalog()
     rules = args.rule or sorted(catalog)
+    if args.show:
+        for code in rules:
+            for text in show_variants(code, args.show, catalog):
+                print(text)
+        return 0
     if args.blame_names:
         for line in blame_names(rules, catalog):
             print(line)

@@ -190,4 +190,50 @@ def test_the_run_is_seeded_by_call_targets_and_an_unseen_import_only_breaks_the_
     # imported from a package this analysis cannot read: the name breaks the tie, and only a seeding name
     assert seeded("from mytools.repro import set_global_seed\nset_global_seed(1)\n")
     assert not seeded("from mytools.repro import prepare\nprepare(1)\n")
-    assert seeded("from toolkit import Base\nclass R(Base):\n    def run(self):\n        self.set_seed(1)\n")
+    assert seeded("from toolkit import Base\nclass R(Base):\n    def run(self):\n        self.set_seed(1)\nR().run()\n")
+
+
+def test_a_seed_counts_only_where_the_run_reaches_it():
+    from stabfix.model.domain.seeding import run_is_seeded
+
+    def seeded(source: str) -> bool:
+        model, _ = _model(source, "randomness")
+        return run_is_seeded(model.randomness, None)
+
+    unused = "import torch\ndef reseed():\n    torch.manual_seed(0)\n"
+    assert not seeded(unused + "print(1)\n"), "a function nothing calls seeds no run"
+    assert seeded(unused + "if __name__ == '__main__':\n    reseed()\n")
+    # reached through another function, a class and its method, a callback handed over by name
+    assert seeded(unused + "def main():\n    reseed()\nmain()\n")
+    assert not seeded(unused + "def main():\n    reseed()\nprint(1)\n")
+    assert seeded("import torch\nclass T:\n    def setup(self):\n        torch.manual_seed(0)\nT().setup()\n")
+    assert seeded(unused + "run(callback=reseed)\n")
+    # a decorated function may be registered and run by its decorator (a CLI command)
+    assert seeded("import torch\n@app.command()\ndef train():\n    torch.manual_seed(0)\napp()\n")
+    # an imported seeding call of an unreached function is no seed either
+    assert not seeded("from mytools.repro import set_global_seed\ndef unused():\n    set_global_seed(1)\n")
+
+
+def test_a_manual_seed_method_seeds_only_an_rng_or_an_unknown_receiver_that_agrees():
+    from stabfix.model.domain.seeding import run_is_seeded
+
+    def seeded(source: str) -> bool:
+        model, _ = _model(source, "randomness")
+        return run_is_seeded(model.randomness, None)
+
+    assert seeded("import torch\ng = torch.Generator()\ng.manual_seed(7)\n")
+    assert seeded("import torch as t\ngen = t.Generator(device='cpu').manual_seed(3)\n")
+    assert seeded("import torch\nclass D:\n    def __init__(self):\n        self.g = torch.Generator()\n"
+                  "        self.g.manual_seed(0)\nD()\n")
+    assert seeded("from torch.cuda import default_generators as gens\ngens[0].manual_seed(1)\n") is True
+    assert seeded("import lightning as L\nfabric = L.Fabric()\nfabric.seed_everything(1)\n")
+    assert seeded("import torch\ndef make():\n    return torch.Generator()\ng = make()\ng.manual_seed(7)\n")
+    # the code shows the receiver is something else: its method's name decides nothing
+    assert not seeded("class Cfg:\n    def manual_seed(self, s):\n        self.s = s\ncfg = Cfg()\ncfg.manual_seed(1)\n")
+    assert not seeded("import torch\nlayer = torch.nn.Linear(2, 2)\nlayer.manual_seed(1)\n")
+    assert not seeded("opts = {}\nopts.manual_seed(1)\n")
+    assert not seeded("def make():\n    return {}\nopts = make()\nopts.manual_seed(1)\n")
+    # nothing shows what the receiver is: the tie-break, only when the call agrees (one seed argument)
+    assert seeded("def setup(rng, seed):\n    rng.manual_seed(seed)\nsetup(make(), 0)\n")
+    assert not seeded("def setup(rng):\n    rng.manual_seed('fixed', 2)\nsetup(make())\n")
+    assert not seeded("def setup(rng):\n    rng.manual_seed('fixed')\nsetup(make())\n")

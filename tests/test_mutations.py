@@ -211,3 +211,26 @@ def test_neutral_names_keep_keywords_hooks_and_imports():
     (variant,) = mutate("receiver_renamed", "SF101", source).variants
     assert "def training_step(a, batch, batch_idx, scale=1.0):" in dict(variant.files)["example.py"]
     assert mutate("receiver_renamed", "SF101", "def f(x):\n    return x\n").not_applicable
+
+
+def test_every_variant_carries_the_examples_path_and_other_files():
+    """An example of several files (`path:` and `files:` in its YAML) is mutated as its project: each
+    variant keeps the other files and the example's path, and a helper module lands beside the example
+    under a name no file of the project has."""
+    from mutations import ExampleProject
+
+    project = ExampleProject("project/train.py", (("project/__init__.py", ""), ("project/helpers.py", "X = 1\n")))
+    source = "import torch\n\nfrom .helpers import X\n\n\ndef run(a):\n    b = torch.randn(3)\n    c = a + X\n    return b, c\n"
+    for name in MUTATIONS:
+        for variant in mutate(name, "SF420", source, project=project).variants:
+            files = dict(variant.files)
+            assert files["project/helpers.py"] == "X = 1\n" and "project/__init__.py" in files, (name, files)
+            assert "project/train.py" in files and "example.py" not in files, (name, sorted(files))
+    (first, *_) = mutate("other_module_helper", "SF420", source, project=project).variants
+    files = dict(first.files)
+    assert "from .helpers_1 import helper_1" in files["project/train.py"]
+    assert "def helper_1" in files["project/helpers_1.py"]
+    # a script beside a plain folder imports its helper absolutely
+    script = ExampleProject("train.py", (("training/__init__.py", ""),))
+    (first, *_) = mutate("other_module_helper", "SF420", source, project=script).variants
+    assert "from helpers import helper_1" in dict(first.files)["train.py"]

@@ -8,7 +8,8 @@ batches reach an accelerator in a training loop, in one of two shapes:
   over it (here, or in a same-file function it is handed to) runs a backward pass and moves the batch with
   `.to(device)`/`.cuda()` to a device not shown to be the host (`calls/devices.py`), when it is handed to
   `accelerator.prepare`/`fabric.setup_dataloaders` (they place the batches) of an accelerator not built for the CPU,
-  or when a Lightning module's or data module's `train_dataloader` returns it and no `Trainer` of the file runs on the CPU;
+  or when a Lightning module's or data module's `train_dataloader` returns it and no `Trainer` of the file runs on the CPU
+  (`calls/runners.py`: a runner built for the CPU here, or in a function or class of another scanned file this file calls);
 - unpinned: a training loop over it moves the batch with `non_blocking=True` while the loader does not pin
   (`pin_memory` absent or `False`): a copy from pageable memory is staged and synchronous, so `non_blocking` buys nothing.
 Settings from a config (`args.workers`) or `**kwargs` are the author's choice: silent. Fix (unsafe: workers need a
@@ -25,15 +26,13 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls.datasets import DatasetWork
 from stabfix.model.calls.devices import DeviceKinds, to_call_target
+from stabfix.model.calls.runners import cpu_runners
 from stabfix.model.domain.data_loaders import Loader, argument
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 
 LIGHTNING_BASES = ("lightning.", "pytorch_lightning.")
-LIGHTNING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"})
-CPU_FRAMEWORKS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator", "lightning.Fabric",
-                            "lightning.fabric.Fabric", "lightning_fabric.Fabric"})
 
 
 class DataloaderStarvesDevice(Checker):
@@ -116,9 +115,8 @@ class DataloaderStarvesDevice(Checker):
     def _framework_places(self, loader: Loader) -> bool:
         """accelerate/Fabric places the batches of a loader it prepares; Lightning those `train_dataloader` returns."""
         calls, qualify = self.model.flows.calls(), self.model.names.qualify
-        if any((qualify(c.func) or "") in CPU_FRAMEWORKS and any(
-                a.keyword is not None and (a.keyword.value, code_of(a.value, 20)) in (("cpu", "True"), ("accelerator", '"cpu"'))
-                for a in c.args) for c in calls):
+        on_host = cpu_runners(calls, qualify, self.context.project)  # built here or by a function of another file
+        if "framework" in on_host:
             return False
         if loader.holder is not None and loader.holder in self.model.distributed.handled_loaders():
             return any(_runs_backward(loop.body) for loop in self.model.distributed.pipeline.loops_over(loader.holder)) \
@@ -129,9 +127,7 @@ class DataloaderStarvesDevice(Checker):
         owner = self.model.flows.parent(self.model.flows.parent(method))  # the class body's block, then the class
         if not isinstance(owner, cst.ClassDef) or not any((qualify(base.value) or "").startswith(LIGHTNING_BASES) for base in owner.bases):
             return False
-        return not any((qualify(c.func) or "") in LIGHTNING_TRAINERS and any(
-            a.keyword is not None and a.keyword.value == "accelerator" and code_of(a.value, 20) in ('"cpu"', "'cpu'")
-            for a in c.args) for c in calls)
+        return "trainer" not in on_host
 
     def _starved_message(self, loader: Loader, per_item: str) -> str:
         return (f"`{loader.holder or 'this DataLoader'}` loads every batch in the training process (`num_workers=0`) "

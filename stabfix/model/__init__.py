@@ -124,7 +124,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),
-    "randomness": ((), lambda model: Randomness(model.imports, model.enclosing)),
+    "randomness": (("names",), lambda model: Randomness(model.imports, model.enclosing, model.names)),
     "losses": (("names",), lambda model: LossIndex(model.imports, model.enclosing, model.names, model.project)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses, model.enclosing)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses, model.enclosing)),

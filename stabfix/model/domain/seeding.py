@@ -1,6 +1,7 @@
 """Whether the run a file starts is seeded: a fact of call targets, never of a text search.
 
-`run_is_seeded(randomness, project)` says yes when one of these holds:
+`run_is_seeded(randomness, project)` says yes when one of these holds, of the code the run reaches
+(module-level code and the functions and classes it refers to, `randomness.reached`):
 - the file calls a seeding API (`randomness.seeds()`: `torch.manual_seed`, `random.seed`,
   `np.random.seed`, `transformers.set_seed`, Lightning's `seed_everything`, accelerate's `set_seed`...,
   each resolved through the imports and their aliases);
@@ -29,11 +30,13 @@ _NEEDS = ("randomness",)
 
 
 def run_is_seeded(randomness: Randomness, project: Optional[ProjectQueries]) -> bool:
-    if randomness.seeds():
+    """Only calls the run reaches count (`randomness.reached`): a seeding function that nothing calls
+    seeds nothing."""
+    if any(randomness.reached(call) for call in randomness.seeds()):
         return True
-    if any(_seeds(qualified, project, 0, set()) for _, qualified in randomness.project_calls()):
+    if any(_seeds(qualified, project, 0, set()) for call, qualified in randomness.project_calls() if randomness.reached(call)):
         return True
-    if any(_inherited_seeding(call, bases, project) for call, bases in randomness.inherited_calls()):
+    if any(_inherited_seeding(call, bases, project) for call, bases in randomness.inherited_calls() if randomness.reached(call)):
         return True
     return project is not None and any(project.imported_models(_seeds_at_import, needs=_NEEDS))
 
