@@ -277,7 +277,7 @@ class Events(SiteTracker):
                 self._note_scaler(receiver.func.value)  # `scaler.scale(loss).backward()`
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             self._add(LocalCall(node, self._site(), method, True))
-        elif isinstance(receiver, cst.Name):
+        elif isinstance(receiver, (cst.Name, cst.Call)):  # `trainer.fit(x)`, `Steps().run(x)`
             self.instance_calls.append(LocalCall(node, self._site(), method, False))
 
     def _note_scaler(self, expr: cst.BaseExpression) -> None:

@@ -19,7 +19,10 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
   `t.requires_grad_()`, `t.requires_grad = True`), `detach` (cuts it from the graph in place:
   `h.detach_()`, `h[0].detach_()` (`h[0]`), `h[i].detach_()` with a variable index (`h[*]`),
   `self.h = self.h.detach()`), `collective` (runs a collective every process must join, named in
-  `detail`: `dist.barrier`, `accelerator.gather`). Effects of the
+  `detail`: `dist.barrier`, `accelerator.gather`), `clip` (clips gradients, target: what it clips; not a
+  clip to an infinite norm), `optimizer` (builds an optimizer, its class in `detail`); a step through a
+  scaler (`scaler.step(opt)`) adds a second `step` effect on the optimizer, `detail="stepped"`. Effects
+  are listed in the order the body first runs them (`functions/call_events.py` splices them in). Effects of the
   same-file functions it calls are included, mapped onto its own spelling (the call's arguments), with
   `depth` (how many calls down) and `via` (the functions they go through); an effect on something of
   the callee's own (a local variable) keeps `target=None`.
@@ -50,7 +53,8 @@ from stabfix.model.calls import torch_ops
 from stabfix.model.calls.activations import Activations
 from stabfix.model.calls.collectives import collective_api
 from stabfix.model.calls.schedulers import LR_SCHEDULER, is_lr_scheduler
-from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
+from stabfix.model.calls.events import (Backward, ClearGrad, Clip, Event, Events, LocalCall, OptimizerBuilt, Step,
+                                         Unscale, clip_measures_only)
 from stabfix.model.flow.callers import Callers, argument
 from stabfix.model.functions.body_effects import detaches, marked_in_place, stores
 from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, requires_grad_keyword
@@ -100,7 +104,8 @@ class ValueFacts:
 
 @dataclass(frozen=True)
 class Effect:
-    kind: str  # eval | train | zero_grad | step | backward | unscale | no_grad | store | requires_grad | detach | collective
+    kind: str  # eval | train | zero_grad | step | backward | unscale | clip | optimizer | no_grad | store | requires_grad
+    #          | detach | collective
     target: Optional[str]  # `self.model`, a parameter's spelling; None when not nameable by the caller
     restored: bool = False  # an eval switch that a later train switch of the same module undoes
     depth: int = 0  # calls below the summarised function (0: in its own body)
@@ -479,6 +484,12 @@ class Summaries:
                 own.append((order, Effect("backward", None)))
             elif isinstance(event, Step):
                 own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None)))
+                # `scaler.step(opt)`: the optimizer it steps, as a second effect (`call_events` joins the two)
+                own.extend((order, Effect("step", dotted_name(c), detail="stepped")) for c in event.candidates[1:2])
+            elif isinstance(event, Clip) and not clip_measures_only(event.node):
+                own.append((order, Effect("clip", dotted_name(event.parameters) if event.parameters is not None else None)))
+            elif isinstance(event, OptimizerBuilt):
+                own.append((order, Effect("optimizer", None, detail=event.class_name)))
             elif isinstance(event, ClearGrad):
                 own.append((order, Effect("zero_grad", dotted_name(event.receiver))))
             elif isinstance(event, Unscale):
@@ -497,6 +508,7 @@ class Summaries:
                if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in kept]
         own.extend((0, Effect("detach", target)) for target in detaches(function))
         own.extend((0, Effect("collective", None, detail=api)) for api in self._collectives(function))
+        own.sort(key=lambda item: item[0])  # in the order the body runs them (`call_events` reads the order)
         settled = [self._restored(effect, order, own) for order, effect in own]
         return _deduplicated(settled, self._reachable_spellings(function))
 
@@ -600,7 +612,7 @@ def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:
         key = (effect.kind, effect.target, effect.restored, effect.detail)
         if key not in kept or effect.depth < kept[key].depth:
             kept[key] = effect
-    return tuple(sorted(kept.values(), key=lambda e: (e.kind, e.target or "", e.restored, e.depth, e.via)))
+    return tuple(kept.values())  # the first place each runs, in the body's order
 
 
 def _expression(call: cst.Call, spelled: str) -> cst.BaseExpression:
