@@ -13,7 +13,8 @@ says it runs, in the order it runs them:
 - `zero_grad` of something the caller can name -> `ClearGrad(how="zero_grad")`;
 - `unscale` of a scaler the caller can name -> `Unscale`;
 - `step` of something the caller can name -> `Step`, with the optimizer a scaler steps
-  (`scaler.step(opt)`) as its second candidate, as `events` records it;
+  (`scaler.step(opt)`) as its second candidate, as `events` records it (not a step handed to another
+  object's method, `strategy.optimizer_step(opt)`: what that steps is unknown);
 - `clip` -> `Clip` (what it clips, when the caller can name it);
 - `optimizer` -> `OptimizerBuilt` (the class it builds).
 
@@ -47,7 +48,7 @@ class EventsThroughCalls:
         self._events = events
         self.summaries = summaries
         self._spliced: Optional[list[Event]] = None
-        self._via: dict[int, tuple[str, ...]] = {}  # id(spliced event) -> the functions it goes through
+        self._effects: dict[int, Effect] = {}  # id(spliced event) -> the effect it stands for
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._by_loop: dict[int, list[Event]] = {}
 
@@ -74,7 +75,13 @@ class EventsThroughCalls:
 
     def via(self, event: Event) -> tuple[str, ...]:
         """The functions a spliced event goes through, outermost first; empty for an event of the code itself."""
-        return self._via.get(id(event), ())
+        effect = self._effects.get(id(event))
+        return effect.via if effect is not None else ()
+
+    def effect_of(self, event: Event) -> Optional[Effect]:
+        """The summary's effect a spliced event stands for (its `detail`: a clip that is torch's own), None
+        for an event of the code itself."""
+        return self._effects.get(id(event))
 
     def stepped_by(self, step: Step, optimizer: cst.BaseExpression) -> Optional[list[cst.FunctionDef]]:
         if self.via(step):
@@ -123,7 +130,7 @@ class EventsThroughCalls:
             event = self._event_of(effect, node, site, found)
             if event is not None:
                 found.append(event)
-                self._via[id(event)] = effect.via
+                self._effects[id(event)] = effect
         return found
 
     def _event_of(self, effect: Effect, node: cst.Call, site, so_far: list[Event]) -> Optional[Event]:
@@ -145,7 +152,7 @@ class EventsThroughCalls:
             if isinstance(last, Step) and len(last.candidates) == 1:
                 last.candidates = (*last.candidates, spelled)  # `scaler.step(opt)`: the optimizer it steps
             return None
-        if effect.kind == "step":
+        if effect.kind == "step" and effect.detail != "handed":  # a step handed to a wrapper may step anything
             return Step(node, site, (spelled,))
         return None
 

@@ -19,8 +19,8 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
   `t.requires_grad_()`, `t.requires_grad = True`), `detach` (cuts it from the graph in place:
   `h.detach_()`, `h[0].detach_()` (`h[0]`), `h[i].detach_()` with a variable index (`h[*]`),
   `self.h = self.h.detach()`), `collective` (runs a collective every process must join, named in
-  `detail`: `dist.barrier`, `accelerator.gather`), `clip` (clips gradients, target: what it clips; not a
-  clip to an infinite norm), `optimizer` (builds an optimizer, its class in `detail`); a step through a
+  `detail`: `dist.barrier`, `accelerator.gather`), `clip` (clips gradients, target: what it clips, detail
+  "torch" for torch's own `clip_grad_*`, not a wrapper's method; not a clip to an infinite norm), `optimizer` (builds an optimizer, its class in `detail`); a step through a
   scaler (`scaler.step(opt)`) adds a second `step` effect on the optimizer, `detail="stepped"`. Effects
   are listed in the order the body first runs them (`functions/call_events.py` splices them in). Effects of the
   same-file functions it calls are included, mapped onto its own spelling (the call's arguments), with
@@ -483,11 +483,15 @@ class Summaries:
             if isinstance(event, Backward):
                 own.append((order, Effect("backward", None)))
             elif isinstance(event, Step):
-                own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None)))
+                # `strategy.optimizer_step(opt)`: handed to another object's method, which may step something else
+                handed = "handed" if _hands_on(event, self.events) else None
+                own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None, detail=handed)))
                 # `scaler.step(opt)`: the optimizer it steps, as a second effect (`call_events` joins the two)
                 own.extend((order, Effect("step", dotted_name(c), detail="stepped")) for c in event.candidates[1:2])
             elif isinstance(event, Clip) and not clip_measures_only(event.node):
-                own.append((order, Effect("clip", dotted_name(event.parameters) if event.parameters is not None else None)))
+                torch_clip = (self.imports.qualify(event.node.func) or "").startswith("torch.nn.utils.")  # type: ignore[attr-defined]
+                own.append((order, Effect("clip", dotted_name(event.parameters) if event.parameters is not None else None,
+                                          detail="torch" if torch_clip else None)))
             elif isinstance(event, OptimizerBuilt):
                 own.append((order, Effect("optimizer", None, detail=event.class_name)))
             elif isinstance(event, ClearGrad):
@@ -633,3 +637,11 @@ def _rooted_in_name(expr: cst.BaseExpression) -> bool:
     while isinstance(expr, cst.Attribute):
         expr = expr.value
     return isinstance(expr, cst.Name)
+
+
+def _hands_on(step: Step, events: Events) -> bool:
+    """`strategy.optimizer_step(opt)`: a step method of another object that is handed the optimizer (not
+    `opt.step()`, `scaler.step(opt)`, torch_xla's `optimizer_step`): what it steps is that object's business."""
+    func = step.node.func
+    return (isinstance(func, cst.Attribute) and func.attr.value != "step" and bool(step.candidates)
+            and events.stepped_by(step, step.candidates[-1]) is not None)
