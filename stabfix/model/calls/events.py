@@ -243,7 +243,7 @@ class Events(SiteTracker):
         elif _clears_by_name(qualified or dotted_name(func) or "", func):
             self._add(ClearGrad(node, self._site(), _first_argument(node) or func, "helper"))
         elif qualified.startswith("torch.nn.utils.") and qualified.rsplit(".", 1)[-1] in _CLIP_FUNCTIONS:
-            self._add(Clip(node, self._site(), _first_argument(node)))
+            self._add(Clip(node, self._site(), _first_argument(node) or _keyword_argument(node, "parameters")))
         elif isinstance(func, cst.Attribute):
             self._method_call(node, func)
         class_name = optimizer_class_name(qualified or dotted_name(func) or "")
@@ -268,7 +268,7 @@ class Events(SiteTracker):
                 if param is not None:
                     self._add(ParamUpdate(node, self._site(), param, method, _tensor_of(receiver)))
         elif method in _CLIP_FUNCTIONS:
-            self._add(Clip(node, self._site(), _first_argument(node)))  # `accelerator.clip_grad_norm_(...)`
+            self._add(Clip(node, self._site(), _first_argument(node) or _keyword_argument(node, "parameters")))  # `accelerator.clip_grad_norm_(...)`
         elif method == "unscale_":
             self._add(Unscale(node, self._site(), receiver, _first_argument(node)))
             self._note_scaler(receiver)
@@ -372,6 +372,10 @@ def _grad_owner(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
 def _first_argument(node: cst.Call) -> Optional[cst.BaseExpression]:
     positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
     return positional[0] if positional else None
+
+
+def _keyword_argument(node: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
+    return next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == keyword), None)
 
 
 def unpacked_step(assign: cst.Assign) -> Optional[cst.Call]:
