@@ -91,8 +91,8 @@ class PerMicroBatchClipOrSchedule(Checker):
         return None
 
     def _fix(self, event: Event, what: str, found: Accumulation) -> Optional[Fix]:
-        if self.model.events_through_calls.via(event):
-            return None  # a helper's clip or schedule: moving its call would move all else it does
+        if self.model.events_through_calls.via(event) or self.model.accumulation.spliced(found.step) is not None:
+            return None  # a helper's clip, schedule or step: moving its call, or next to it, moves all else it does
         line, step_line = event.site.statement, found.step.site.statement
         if line is None or step_line is None or len(line.body) != 1 or not isinstance(line.body[0], cst.Expr):
             return None  # `norm = clip_grad_norm_(...)` is read later on every pass: the author decides

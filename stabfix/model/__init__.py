@@ -173,6 +173,8 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
         model.losses.parameter_values = summaries.passed_for
     if model.accumulation is not None:  # a helper that runs `zero_grad()` on every pass: no accumulation
         model.accumulation.call_clears = lambda call: any(e.kind == "zero_grad" for e in summaries.effects_at(call))
+        # a helper's step under the `% N` gate, or its clear on every pass, counts where it is called
+        model.accumulation.events = EventsThroughCalls(model.accumulation.events, summaries)
     if model.project is not None:
         summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
         summaries.foreign_function = model.project.foreign_hook(

@@ -9,7 +9,8 @@ sequence where every call of a summarised function (of this file, another scanne
 `self` or of an instance: `summaries.effects_at`) is followed by events standing for what its summary
 says it runs, in the order it runs them:
 
-- `backward` -> `Backward` (what it differentiates is not shown: `loss=None`);
+- `backward` -> `Backward`, its `loss` what the caller hands in to be differentiated (None when the
+  callee differentiates something of its own); not `torch.autograd.grad` (it fills no `.grad`);
 - `zero_grad` of something the caller can name -> `ClearGrad(how="zero_grad")`;
 - `unscale` of a scaler the caller can name -> `Unscale`;
 - `step` of something the caller can name -> `Step`, with the optimizer a scaler steps
@@ -134,8 +135,8 @@ class EventsThroughCalls:
         return found
 
     def _event_of(self, effect: Effect, node: cst.Call, site, so_far: list[Event]) -> Optional[Event]:
-        if effect.kind == "backward":
-            return Backward(node, site, None)
+        if effect.kind == "backward" and effect.detail != "grad":  # `autograd.grad` adds nothing to `.grad`
+            return Backward(node, site, _expression(node, effect.target) if effect.target is not None else None)
         if effect.kind == "optimizer" and effect.detail:
             return OptimizerBuilt(node, site, effect.detail)
         if effect.kind == "clip":

@@ -22,6 +22,8 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
   `detail`: `dist.barrier`, `accelerator.gather`), `clip` (clips gradients, target: what it clips, detail
   "torch" for torch's own `clip_grad_*`, not a wrapper's method; not a clip to an infinite norm), `optimizer` (builds an optimizer, its class in `detail`); a step through a
   scaler (`scaler.step(opt)`) adds a second `step` effect on the optimizer, `detail="stepped"`. Effects
+  are listed in the order the body first runs them; a `backward` names what it differentiates when the
+  caller can name it, its `detail` "tensor" for `t.backward()`, "grad" for `torch.autograd.grad`. Effects
   are listed in the order the body first runs them (`functions/call_events.py` splices them in). Effects of the
   same-file functions it calls are included, mapped onto its own spelling (the call's arguments), with
   `depth` (how many calls down) and `via` (the functions they go through); an effect on something of
@@ -481,7 +483,7 @@ class Summaries:
                 continue
             order = event.site.names_order
             if isinstance(event, Backward):
-                own.append((order, Effect("backward", None)))
+                own.append((order, Effect("backward", _differentiated(event), detail=_backward_form(event, self.imports))))
             elif isinstance(event, Step):
                 # `strategy.optimizer_step(opt)`: handed to another object's method, which may step something else
                 handed = "handed" if _hands_on(event, self.events) else None
@@ -645,3 +647,22 @@ def _hands_on(step: Step, events: Events) -> bool:
     func = step.node.func
     return (isinstance(func, cst.Attribute) and func.attr.value != "step" and bool(step.candidates)
             and events.stepped_by(step, step.candidates[-1]) is not None)
+
+
+def _differentiated(backward: Backward) -> Optional[str]:
+    """What a backward differentiates, when a caller may name it (`loss` of `loss.backward()`)."""
+    return dotted_name(backward.loss) if backward.loss is not None else None
+
+
+def _backward_form(backward: Backward, imports: ImportTracker) -> Optional[str]:
+    """"tensor" for `t.backward()` (a library's `engine.backward(loss)` may scale it), "grad" for
+    `torch.autograd.grad(...)` (returns the gradients, adds nothing to `.grad`), else None."""
+    node = backward.node
+    if not isinstance(node, cst.Call):
+        return None
+    if imports.qualify(node.func) == "torch.autograd.grad":
+        return "grad"
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "backward" and not node.args:
+        return "tensor"
+    return None
