@@ -93,7 +93,8 @@ class Events(SiteTracker):
         super().__init__(names, enclosing)
         self.imports = imports
         self.events: list[Event] = []
-        self.instance_calls: list[LocalCall] = []  # `obj.method(...)` on a local name (not events)
+        self.instance_calls: list[LocalCall] = []  # `obj.method(...)`, `Cls().method(...)` (not events)
+        self._instance_calls_by_function: dict[Optional[cst.FunctionDef], list[LocalCall]] = {}
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._by_kind: dict[str, list[tuple[int, Event]]] = {}  # with each event's place in `events`
         self._by_loop: dict[int, list[Event]] = {}  # id(loop) -> the events of one pass (see `iteration`)
@@ -151,6 +152,10 @@ class Events(SiteTracker):
             if len(site.functions) == 1 and site.cls is not None and (not on_self or site.cls is step.site.cls):
                 found.append(function)
         return found
+
+    def instance_calls_in(self, function: Optional[cst.FunctionDef]) -> list[LocalCall]:
+        """The method calls on an object (`obj.method(...)`, `Cls().method(...)`) of one function, in order."""
+        return list(self._instance_calls_by_function.get(function, ()))
 
     def calls_of(self, name: str) -> list[LocalCall]:
         return list(self._calls_by_name.get(name, ()))
@@ -278,7 +283,9 @@ class Events(SiteTracker):
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             self._add(LocalCall(node, self._site(), method, True))
         elif isinstance(receiver, (cst.Name, cst.Call)):  # `trainer.fit(x)`, `Steps().run(x)`
-            self.instance_calls.append(LocalCall(node, self._site(), method, False))
+            call = LocalCall(node, self._site(), method, False)
+            self.instance_calls.append(call)
+            self._instance_calls_by_function.setdefault(call.site.function, []).append(call)
 
     def _note_scaler(self, expr: cst.BaseExpression) -> None:
         name = dotted_name(expr)

@@ -502,6 +502,9 @@ class Summaries:
                 own.append((order, Effect("unscale", dotted_name(event.scaler))))
             elif isinstance(event, LocalCall) and self._summarised(event.node):  # type: ignore[arg-type]
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
+        for call in self.events.instance_calls_in(function):  # `Evaluator().run(model)`: a method of the file's class
+            if not call.site.in_lambda and self._summarised(call.node):  # type: ignore[arg-type]
+                own.extend((call.site.names_order, effect) for effect in self.effects_at(call.node))  # type: ignore[arg-type]
         if self._enters_no_grad(function):
             own.append((0, Effect("no_grad", None)))
         own.extend((0, Effect("store", target)) for target in stores(function))
