@@ -25,11 +25,12 @@ from stabfix.model.calls.events import Clip, Event, LocalCall, Site, Step, stepp
 class ClipBeforeUnscale(Checker):
     code = "SF303"
     tokens = ("clip_grad",)
+    tokens_elsewhere = ("clip_grad", ".step(", "scaler")  # a helper of another module may run the rest (`events_through_calls`)
     also_needs = (("scale",),)
-    needs = ("optimizers", "events", "summaries")
+    needs = ("optimizers", "events", "summaries", "events_through_calls")
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        events = self.model.events
+        events = self.model.events_through_calls
         fixed_steps: set[int] = set()
         for clip in events.of_kind("clip"):
             assert isinstance(clip, Clip)
@@ -55,19 +56,22 @@ class ClipBeforeUnscale(Checker):
             self.report(clip.node, _message(clip, scaler, optimizer, caller), fix)
 
     def _torch_clip(self, clip: Clip) -> bool:
+        spliced = self.model.events_through_calls.effect_of(clip)
+        if spliced is not None:  # a helper's clip: its summary says whether it is torch's own
+            return spliced.detail == "torch"
         func = clip.node.func if isinstance(clip.node, cst.Call) else None
         return func is not None and (self.qualified_name(func) or "").startswith("torch.nn.utils.")
 
     def _scaled_step_after(self, site: Site, clip: Clip) -> Optional[tuple[Step, str]]:
         """The scaler step that follows `site` in its function, when no unscale runs before the clip."""
-        events = self.model.events
+        events = self.model.events_through_calls
         here = [e for e in events.in_function(site.function) if not e.site.in_lambda]
         for step in (e for e in here if isinstance(e, Step) and e.site.order > site.order):
             if len(step.candidates) < 2 or not events.is_scaler(step.candidates[0]):
                 continue
             if step.site.never_both_run(site) or site.leaves_before(step.site):
                 continue
-            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events)
+            stepped = stepped_optimizer(step, self.model.optimizers, self.model.events_through_calls)
             optimizer = code_for(stepped[0] if stepped is not None else step.candidates[1])
             if self._unscaled_before(here, site, step) or self._unscaled_before(
                 events.in_function(clip.site.function), clip.site, step
@@ -93,13 +97,15 @@ class ClipBeforeUnscale(Checker):
         if function is None:
             return []
         is_method = clip.site.cls is not None and len(clip.site.functions) == 1
-        return [c for c in self.model.events.calls_of(function.name.value) if c.on_self == is_method]
+        return [c for c in self.model.events_through_calls.calls_of(function.name.value) if c.on_self == is_method]
 
     def _fix(self, clip: Clip, scaler: str, optimizer: str) -> Fix | None:
+        if self.model.events_through_calls.via(clip):
+            return None  # a helper's clip: whether it unscales on some path is the helper's business
         line = clip.site.statement
         if line is None or not starts_statement(line, clip.node):  # type: ignore[arg-type]
             return None
-        if any(event.kind == "unscale" for event in self.model.events.in_function(clip.site.function)):
+        if any(event.kind == "unscale" for event in self.model.events_through_calls.in_function(clip.site.function)):
             return None
         changes = insert_before(line, f"{scaler}.unscale_({optimizer})")
         return Fix("unsafe", f"unscale the gradients before clipping (`{scaler}.unscale_({optimizer})`)", changes)

@@ -1,8 +1,8 @@
 """SF402 optimizer-step-undo: after `optimizer.step()`, the step is "undone" in place with `lr * p.grad`.
 
 A query over the file's model: `events` gives the optimizer steps, gradient resets and clears, the
-in-place tensor updates and the calls between functions (`summaries.with_calls`: a helper's backward or
-clear counts where it is called); `model.updates` which way an update moves a
+in-place tensor updates and the calls between functions (`events_through_calls`: a helper's step, backward
+or clear counts where it is called, reported without a fix); `model.updates` which way an update moves a
 tensor against its gradient; `model.parameters` whose parameters the updated tensors are;
 `optimizers` what was stepped. The fix is `fixes.snapshot_restore`.
 """
@@ -49,10 +49,11 @@ class OptimizerStepUndo(Checker):
     code = "SF402"
     tokens = (".grad",)
     also_needs = (("step",),)  # an undo is only reported after an optimizer step (`.step(`, `optimizer_step`)
-    needs = ("names", "optimizers", "events", "summaries")
+    tokens_elsewhere = (".grad", ".step(")  # a helper of another module may run the step (`events_through_calls`)
+    needs = ("names", "optimizers", "events", "summaries", "events_through_calls")
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        events, names = self.model.events, self.model.names
+        events, names = self.model.events_through_calls, self.model.names  # a helper's step counts at its call
         assert events is not None and names is not None
         updates = events.of_kind("update")
         if not updates or not events.of_kind("step"):
@@ -86,7 +87,7 @@ class OptimizerStepUndo(Checker):
 
     def _step_before(self, site: Site, update: ParamUpdate, loops: ParameterLoops, sign: int) -> _Found | None:
         """The latest optimizer step that runs before `site` in the same function with the same gradients."""
-        here = self.model.summaries.with_calls(self.model.events.in_function(site.function))
+        here = self.model.events_through_calls.in_function(site.function)
         resets = [event.site.order for event in gradient_resets(here)]
         for step in sorted((e for e in here if isinstance(e, Step)), key=lambda s: -s.site.order):
             if step.site.order >= site.order or step.site.never_both_run(site) or step.site.leaves_before(site):
@@ -121,7 +122,7 @@ class OptimizerStepUndo(Checker):
         if function is None or not loops.chain or events.in_function(function, "step"):
             return None
         if any(reset.site.order < update.site.order
-               for reset in gradient_resets(self.model.summaries.with_calls(events.in_function(function)))):
+               for reset in gradient_resets(self.model.events_through_calls.in_function(function))):
             return None
         is_method = update.site.cls is not None and len(update.site.functions) == 1
         for call in events.calls_of(function.name.value):
@@ -163,7 +164,7 @@ class OptimizerStepUndo(Checker):
         """The function clears the optimizer's gradients and, separately, the updated model's
         (`optimizer.zero_grad(); adversary.zero_grad()`): that model is trained by hand, not by this
         optimizer (gradient descent-ascent, a manually updated critic)."""
-        here = self.model.summaries.with_calls(self.model.events.in_function(update.site.function))
+        here = self.model.events_through_calls.in_function(update.site.function)
         cleared = {dotted_name(e.receiver) for e in here if isinstance(e, ClearGrad) and e.how == "zero_grad"}
         return dotted_name(spelled) in cleared and "" not in models and all(model in cleared for model in models)
 
@@ -187,6 +188,8 @@ class OptimizerStepUndo(Checker):
     # --- the fix ----------------------------------------------------------------------------------
     def _fix(self, module: cst.Module, update: ParamUpdate, found: _Found, loops: ParameterLoops) -> Fix | None:
         events, names, step = self.model.events, self.model.names, found.step
+        if self.model.events_through_calls.via(step):
+            return None  # a helper's step: a snapshot before its call would also cover all else it does
         line = step.site.statement
         if line is None or not starts_statement(line, step.node) or not self._snapshot_reaches(step.site, update.site):
             return None  # no line of its own to put the snapshot before, or it may not run before the undo

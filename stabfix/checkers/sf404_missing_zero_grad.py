@@ -35,15 +35,16 @@ from stabfix.model.training.step_frames import loop_header
 class MissingZeroGrad(Checker):
     code = "SF404"
     tokens = ("backward",)
+    tokens_elsewhere = ("backward", ".step(", "zero_grad")  # a helper of another module may run the rest (`events_through_calls`)
     also_needs = (("step",),)
-    needs = ("optimizers", "events", "summaries")
+    needs = ("optimizers", "events", "summaries", "events_through_calls")
 
     _coverage: Optional[GradCoverage] = None
     _constructor: Optional[cst.Call] = None  # the stepped optimizer's construction, while one step is judged
     _elsewhere: tuple[ClearGrad, ...] = ()  # clears in its pass that reach other parameters
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        events = self.model.events
+        events = self.model.events_through_calls
         if self._cleared_by_a_hook() or self._overwriting_autograd():
             return
         reported: set[int] = set()
@@ -66,11 +67,11 @@ class MissingZeroGrad(Checker):
             self.report(step.node, message, self._fix(step, optimizer))
 
     def _stepped(self, step: Step) -> tuple[cst.BaseExpression, object] | None:
-        return stepped_optimizer(step, self.model.optimizers, self.model.events) or _short_named(step)
+        return stepped_optimizer(step, self.model.optimizers, self.model.events_through_calls) or _short_named(step)
 
     def _runs_an_optimizer_step(self, functions: list[cst.FunctionDef]) -> bool:
         """Whether these functions, or those they call, run an optimizer's own step."""
-        events = self.model.events
+        events = self.model.events_through_calls
         ran = [e for f in functions for e in events.in_function(f)]
         for inner in ran + [e for f in events.functions_called(ran) for e in events.in_function(f)]:
             stepped = self._stepped(inner) if isinstance(inner, Step) else None
@@ -81,7 +82,7 @@ class MissingZeroGrad(Checker):
     def _pass_without_clear(self, step: Step, wrapped: list[Event]) -> Optional[tuple[cst.CSTNode, str, list[Gate]]]:
         """The loop (or step function) whose passes run the step (and `wrapped`, the events of the wrapper
         it hands the optimizer to) with no gradient clear, how to name it, and the `if`s that gate the step."""
-        events = self.model.events
+        events = self.model.events_through_calls
         function = step.site.function
         here = [e for e in events.in_function(function) if not e.site.in_lambda]
         backwards = [e for e in here if events.accumulates(e)]
@@ -120,7 +121,7 @@ class MissingZeroGrad(Checker):
 
     def _uncleared(self, iteration: list[Event]) -> bool:
         """No gradient clear in the pass or the functions it calls, and no optimizer built in it."""
-        events = self.model.events
+        events = self.model.events_through_calls
         seen = list(iteration)
         for function in events.functions_called(iteration):
             seen.extend(events.in_function(function))
@@ -130,10 +131,13 @@ class MissingZeroGrad(Checker):
 
     def _clears_through_summary(self, event: Event) -> bool:
         """A call whose function (another file's, or one `functions_called` does not follow) clears
-        gradients: its summary has a `zero_grad` effect."""
+        gradients its caller cannot name (a `zero_grad` effect on a local of its own: maybe the stepped
+        ones); a clear of what the caller names is spliced in at the call (`events_through_calls`) and
+        judged like the caller's own."""
         if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
             return False
-        return any(effect.kind == "zero_grad" for effect in self.model.summaries.effects_at(event.node))
+        return any(effect.kind == "zero_grad" and effect.target is None
+                   for effect in self.model.summaries.effects_at(event.node))
 
     def _reaches(self, clear: Event) -> bool:
         """Whether a clear may empty the gradients the stepped optimizer uses (another optimizer's or
@@ -141,7 +145,7 @@ class MissingZeroGrad(Checker):
         if not isinstance(clear, ClearGrad):
             return True
         if self._coverage is None:
-            built = [e.node for e in self.model.events.of_kind("optimizer") if isinstance(e.node, cst.Call)]
+            built = [e.node for e in self.model.events_through_calls.of_kind("optimizer") if isinstance(e.node, cst.Call)]
             self._coverage = GradCoverage(self.model.optimizers, self.model.names, built)
         if self._coverage.may_clear(clear.receiver, clear.how, clear.site.scope, self._constructor):
             return True
@@ -149,14 +153,14 @@ class MissingZeroGrad(Checker):
         return False
 
     def _backward_in(self, functions: list[cst.FunctionDef]) -> bool:
-        events = self.model.events
+        events = self.model.events_through_calls
         return any(events.accumulates(e) for function in functions for e in events.in_function(function, "backward"))
 
     def _cleared_by_a_hook(self) -> bool:
         """A clear that runs when something else calls it: in a lambda, or in a function that steps
         nothing and that the file never calls itself (a callback, `on_before_optimizer_step`, a hook
         registered on the optimizer); a helper the file calls counts only where it is called."""
-        events = self.model.events
+        events = self.model.events_through_calls
         for event in events.events:
             # where the event sits first: what a call clears takes its function's summary (maybe another file's)
             function = event.site.function
@@ -182,6 +186,8 @@ class MissingZeroGrad(Checker):
         return False
 
     def _fix(self, step: Step, optimizer: str) -> Fix | None:
+        if self.model.events_through_calls.via(step):
+            return None  # a helper's step: where its clear belongs is the helper's business
         line = step.site.statement
         if line is None or not starts_statement(line, step.node):  # type: ignore[arg-type]
             return None

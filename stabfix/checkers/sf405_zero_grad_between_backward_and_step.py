@@ -33,10 +33,11 @@ class ZeroGradBetweenBackwardAndStep(Checker):
     code = "SF405"
     tokens = ("zero_grad",)
     also_needs = (("backward",), ("step",))
-    needs = ("optimizers", "events", "names")
+    tokens_elsewhere = ("zero_grad", "backward", ".step(")  # a helper of another module may run the rest (`events_through_calls`)
+    needs = ("optimizers", "events", "names", "events_through_calls")
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        events = self.model.events
+        events = self.model.events_through_calls  # a clear, backward or step in a helper counts at its call
         for step in events.of_kind("step"):
             assert isinstance(step, Step)
             stepped = stepped_optimizer(step, self.model.optimizers, self.model.events)
@@ -51,7 +52,7 @@ class ZeroGradBetweenBackwardAndStep(Checker):
         self, step: Step, here: list[Event], expression: cst.BaseExpression, info: OptimizerInfo
     ) -> ClearGrad | None:
         """The clear of this optimizer's gradients that runs after a backward and before `step`."""
-        events = self.model.events
+        events = self.model.events_through_calls
         for clear in reversed([e for e in here if e.site.order < step.site.order]):
             if not isinstance(clear, ClearGrad) or clear.how != "zero_grad":
                 continue
@@ -119,6 +120,8 @@ class ZeroGradBetweenBackwardAndStep(Checker):
         return bool(reach) and reach <= {receiver}  # type: ignore[operator]
 
     def _fix(self, clear: ClearGrad, step: Step) -> Fix | None:
+        if self.model.events_through_calls.via(clear) or self.model.events_through_calls.via(step):
+            return None  # a helper's clear or step: moving its call would move all else it does
         clear_line, step_line = clear.site.statement, step.site.statement
         if clear_line is None or step_line is None or len(clear_line.body) != 1:
             return None

@@ -25,10 +25,11 @@ class ClipAfterStep(Checker):
     code = "SF406"
     tokens = ("clip_grad",)
     also_needs = (("step",),)
-    needs = ("names", "optimizers", "events", "summaries")
+    tokens_elsewhere = ("clip_grad", ".step(")  # a helper of another module may run the rest (`events_through_calls`)
+    needs = ("names", "optimizers", "events", "summaries", "events_through_calls")
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        events = self.model.events
+        events = self.model.events_through_calls  # a clip or a step in a helper counts at its call
         for clip in events.of_kind("clip"):
             assert isinstance(clip, Clip)
             if clip.site.in_lambda or clip_measures_only(clip.node):
@@ -42,7 +43,7 @@ class ClipAfterStep(Checker):
             self.report(clip.node, _message(clip, step), self._fix(clip, step, here, stepped[0]))
 
     def _step_before(self, clip: Clip, here: list[Event]) -> Step | None:
-        events = self.model.events
+        events = self.model.events_through_calls
         for event in reversed([e for e in here if e.site.order < clip.site.order]):
             if events.accumulates(event) or self._through_summary(event, "backward"):
                 return None  # the clip acts on fresh gradients, for the next step
@@ -74,6 +75,8 @@ class ClipAfterStep(Checker):
         return False
 
     def _fix(self, clip: Clip, step: Step, here: list[Event], optimizer: cst.BaseExpression) -> Fix | None:
+        if self.model.events_through_calls.via(clip) or self.model.events_through_calls.via(step):
+            return None  # a helper's clip or step: moving its call would move all else it does
         clip_line, step_line = clip.site.statement, step.site.statement
         if clip_line is None or step_line is None or len(clip_line.body) != 1:
             return None

@@ -50,7 +50,7 @@ class TrainEvalModeToggling(Checker):
     # the switch may sit in a helper of another scanned file that this training loop calls
     tokens_elsewhere = (".backward(",)
     also_needs = (("backward",),)
-    needs = ("modes", "events", "summaries")
+    needs = ("modes", "events", "summaries", "events_through_calls")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -83,9 +83,11 @@ class TrainEvalModeToggling(Checker):
         return function is loop.function and loop.start <= order < loop.end
 
     def _unrestored_evals(self, loop: _Loop):
-        modes, events = self.model.modes, self.model.events
-        # the loop's own function's events and switches (from the parts' indexes), then those in the loop
-        calls = [e for e in events.in_function(loop.function, "call") if self._in(loop, e.site.names_order, e.site.function)]
+        modes, events = self.model.modes, self.model.events_through_calls  # a helper's backward trains the loop
+        # the loop's own function's events and switches (from the parts' indexes), then those in the loop;
+        # calls of a method on an instance (`Evaluator().run(model)`) too
+        calls = [e for e in [*events.in_function(loop.function, "call"), *events.instance_calls]
+                 if self._in(loop, e.site.names_order, e.site.function)]
         summaries = self.model.summaries
         helpers = [(e, summaries.function_of_call(e.node)) for e in calls if isinstance(e, LocalCall)]
         helpers = [(e, h) for e, h in helpers

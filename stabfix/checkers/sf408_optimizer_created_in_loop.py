@@ -32,8 +32,9 @@ class OptimizerCreatedInLoop(Checker):
     code = "SF408"
     # an optimizer construction names `optim` (torch.optim, build_optimizer) or a known optimizer class
     tokens = ("optim", "Optim", "Adam", "SGD", "Lion", "RMSprop", "Adagrad", "LBFGS", "Lamb", "LAMB", "Adafactor", "Muon")
+    tokens_elsewhere = ("optim", "Optim", "Adam", "SGD", ".step(")  # a helper of another module may run the rest (`events_through_calls`)
     also_needs = (("step",),)
-    needs = ("names", "optimizers", "events")
+    needs = ("names", "optimizers", "events", "events_through_calls")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -63,16 +64,16 @@ class OptimizerCreatedInLoop(Checker):
             self._method_calls.append((node, self._loops[-1][-1]))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        events = self.model.events
+        events = self.model.events_through_calls
         self._callers = Callers(self.model.names, events)
         steps = [e for e in events.of_kind("step") if isinstance(e, Step) and not e.site.in_lambda]
-        stepped = [(step, stepped_optimizer(step, self.model.optimizers, self.model.events)) for step in steps]
+        stepped = [(step, stepped_optimizer(step, self.model.optimizers, self.model.events_through_calls)) for step in steps]
         reported: set[int] = set()
         for built in events.of_kind("optimizer"):
             assert isinstance(built, OptimizerBuilt)
             if built.site.in_lambda:
                 continue
-            mine = [step for step, found in stepped if found is not None and found[1].constructor is built.node]
+            mine = [step for step, found in stepped if found is not None and self._built_by(found, built)]
             found_pass = self._every_pass(built, mine)
             if found_pass is not None:
                 reported.add(id(built.node))
@@ -85,10 +86,19 @@ class OptimizerCreatedInLoop(Checker):
                 reported.add(id(value))
                 self.report(value, _message(value, step, f"`{loop_header(step.site.any_loops[-1])}`"))
 
+    def _built_by(self, found, built: OptimizerBuilt) -> bool:
+        """The stepped optimizer is that construction, or the value of the call a helper builds it in
+        (`opt = make_optimizer(model)`, its construction spliced in at the call)."""
+        if found[1].constructor is built.node:
+            return True
+        expression = found[0]
+        return bool(self.model.events_through_calls.via(built)) and isinstance(expression, cst.Name) and (
+            expression in self.model.names.uses and self.model.names.single_value(expression) is built.node)
+
     def _every_pass(self, built: OptimizerBuilt, steps: list[Step]) -> Optional[tuple[str, bool, bool]]:
         """How to name the loop whose every pass builds the optimizer, whether the learning rate it is given
         changes pass to pass, and whether the steps run in an inner loop (a rebuild per epoch); or None."""
-        events = self.model.events
+        events = self.model.events_through_calls
         for step in steps:
             if not set(built.site.branches) <= set(step.site.branches):
                 continue  # built on some passes only: a rebuild at a milestone, a lazy init
@@ -117,12 +127,12 @@ class OptimizerCreatedInLoop(Checker):
         names = self.model.names
         scope = names.scope_of(built.site.function) if built.site.function is not None else names.module_scope
         lr = learning_rate_argument(built.node)
-        return scope is not None and lr is not None and changes_each_pass(lr, loop, scope, self.model.events.loop_span(loop))
+        return scope is not None and lr is not None and changes_each_pass(lr, loop, scope, self.model.events_through_calls.loop_span(loop))
 
     def _fresh_parameters(self, built: OptimizerBuilt, loop: cst.CSTNode) -> bool:
         """The tensors it optimizes come from a name bound in the same pass (`learner = deepcopy(model)`, the
     loop's own target)."""
-        names, events = self.model.names, self.model.events
+        names, events = self.model.names, self.model.events_through_calls
         scope = names.scope_of(built.site.function) if built.site.function is not None else names.module_scope
         if scope is None or not isinstance(built.node, cst.Call) or not built.node.args:
             return False

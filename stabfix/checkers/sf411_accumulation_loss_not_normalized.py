@@ -59,7 +59,8 @@ class AccumulationLossNotNormalized(Checker):
             if counter is not None:
                 self.report(found.backward.node, _by_counter(found, counter, every))
             elif not scaled and accumulation.is_plain_loss(found.loss):
-                self.report(found.backward.node, _unscaled(found, every), _divide_fix(found))
+                fix = None if accumulation.spliced(found.backward) is not None else _divide_fix(found)  # a helper's backward
+                self.report(found.backward.node, _unscaled(found, every), fix)
             elif scaled.count(every) >= 2:
                 self.report(found.backward.node, _twice(found, every))
 

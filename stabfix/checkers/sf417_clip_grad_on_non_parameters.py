@@ -6,7 +6,8 @@ gradient of that non-leaf tensor, which autograd never fills in (`.grad` stays N
 no error is raised, and the model's gradients go into the step unclipped.
 
 A query over the model: the clipping events (`events`: torch's functions through any import alias, the
-legacy `clip_grad_norm`, a wrapper's `accelerator.clip_grad_norm_`), and what their first argument is
+legacy `clip_grad_norm`, a wrapper's `accelerator.clip_grad_norm_`; `events_through_calls`: a helper's clip
+of what its caller hands it, reported at the call), and what their first argument is
 (`history.origin`: a loss, or a model output, followed through names and arithmetic; `values`: a batch
 drawn from a data loader, which has no gradient at all). Silent when the
 argument is shown to be parameters (`values`: `model.parameters()`, a list of them, an optimizer's
@@ -26,12 +27,14 @@ from stabfix.model.source.syntax import code_of
 class ClipGradOnNonParameters(Checker):
     code = "SF417"
     tokens = ("clip_grad",)
-    needs = ("events", "history", "values")
+    tokens_elsewhere = ("clip_grad", "backward")  # a helper of another module may clip (`events_through_calls`)
+    needs = ("events", "history", "values", "events_through_calls")
 
     def leave_Module(self, original_node) -> None:
-        for clip in self.model.events.of_kind("clip"):
+        events = self.model.events_through_calls  # a helper's clip of what the caller hands it counts at its call
+        for clip in events.of_kind("clip"):
             assert isinstance(clip, Clip)
-            clipped = clip.parameters or _keyword(clip.node, "parameters")
+            clipped = clip.parameters or (None if events.via(clip) else _keyword(clip.node, "parameters"))
             value = self.model.values.value_of(clipped) if clipped is not None else None
             if value is None or value.parameter or _iterates_parameters(clipped):
                 continue

@@ -33,7 +33,8 @@ class PerMicroBatchClipOrSchedule(Checker):
     code = "SF418"
     tokens = ("clip_grad", "step(")
     also_needs = (("backward",), ("%", "accumulate("))
-    needs = ("names", "optimizers", "events", "accumulation", "summaries")
+    tokens_elsewhere = ("clip_grad", "step(", "backward")  # a helper of another module may run the rest (`events_through_calls`)
+    needs = ("names", "optimizers", "events", "accumulation", "summaries", "events_through_calls")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
@@ -42,7 +43,7 @@ class PerMicroBatchClipOrSchedule(Checker):
             if found.every is None or id(found.loop) in seen_loops or self._every_one(found.every):
                 continue
             seen_loops.add(id(found.loop))  # `loops()` leaves out loops cleared on every pass: nothing accumulates
-            for event in self.model.events.iteration(found.loop, "clip", "step"):
+            for event in self.model.events_through_calls.iteration(found.loop, "clip", "step"):
                 if id(event.node) in reported or not self._every_pass(event, found.backward):
                     continue
                 what = self._what(event)
@@ -54,7 +55,7 @@ class PerMicroBatchClipOrSchedule(Checker):
 
     def _library_accumulation(self, reported: set[int]) -> None:
         """`with accelerator.accumulate(model):` and a clip every pass, not only when gradients sync."""
-        events = self.model.events
+        events = self.model.events_through_calls
         for clip in events.of_kind("clip"):
             if id(clip.node) in reported or clip.site.in_lambda or not self.model.accumulation.library_managed(clip.site):
                 continue
@@ -90,12 +91,14 @@ class PerMicroBatchClipOrSchedule(Checker):
         return None
 
     def _fix(self, event: Event, what: str, found: Accumulation) -> Optional[Fix]:
+        if self.model.events_through_calls.via(event) or self.model.accumulation.spliced(found.step) is not None:
+            return None  # a helper's clip, schedule or step: moving its call, or next to it, moves all else it does
         line, step_line = event.site.statement, found.step.site.statement
         if line is None or step_line is None or len(line.body) != 1 or not isinstance(line.body[0], cst.Expr):
             return None  # `norm = clip_grad_norm_(...)` is read later on every pass: the author decides
         if not starts_statement(line, event.node) or found.gate is None:  # type: ignore[arg-type]
             return None
-        if any(e.kind == "unscale" for e in self.model.events.iteration(found.loop, "unscale")):
+        if any(e.kind == "unscale" for e in self.model.events_through_calls.iteration(found.loop, "unscale")):
             return None  # an unscale per micro-batch is its own problem; the clip must follow it
         if what == "clip":
             changes = move_before(line, step_line)

@@ -33,6 +33,9 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `cuts`        values cut from the autograd graph and made to require grad again
                 (`out.detach().requires_grad_()`, `Variable(out.data, requires_grad=True)`), with what
                 they copy (built on `values`)
+- `events_through_calls` the `events` queries with what each called function runs (its summary's
+                backward, step, clear, unscale, clip, optimizer construction) spliced in at the call, in
+                order (built on `events`, `summaries`; the event-order rules read it)
 - `carried`     state a training loop or step method feeds back into its next iteration
                 (`out, h = model(x, h)`) with a backward pass in between and no detach (built on
                 `names`, `events`)
@@ -99,6 +102,7 @@ from stabfix.model.flow.later_uses import LaterUses
 from stabfix.model.flow.recurrence import Recurrence
 from stabfix.model.flow.tensor_identity import TensorFacts
 from stabfix.model.flow.values import Values
+from stabfix.model.functions.call_events import EventsThroughCalls
 from stabfix.model.functions.summaries import Summaries
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
@@ -161,6 +165,8 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
             model, Summaries(model.imports, model.names, model.values, model.history, model.activations,
                              model.modes, model.events, model.gradients)),
     ),
+    # the `events` queries with what each called function runs spliced in at its call (event-order rules)
+    "events_through_calls": (("events", "summaries"), lambda model: EventsThroughCalls(model.events, model.summaries)),
     # after `summaries`: a helper that detaches the state cuts it too
     "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
     "loss_targets": (
@@ -178,6 +184,8 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
         model.losses.parameter_values = summaries.passed_for
     if model.accumulation is not None:  # a helper that runs `zero_grad()` on every pass: no accumulation
         model.accumulation.call_clears = lambda call: any(e.kind == "zero_grad" for e in summaries.effects_at(call))
+        # a helper's step under the `% N` gate, or its clear on every pass, counts where it is called
+        model.accumulation.events = EventsThroughCalls(model.accumulation.events, summaries)
     if model.project is not None:
         summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
         summaries.foreign_function = model.project.foreign_hook(
@@ -230,6 +238,7 @@ class FileModel:
     accumulation: Optional[AccumulationIndex] = None
     cuts: Optional[GraphCuts] = None
     carried: Optional[CarriedStates] = None
+    events_through_calls: Optional[EventsThroughCalls] = None
     flows: Optional[ValueFlows] = None
     recurrence: Optional[Recurrence] = None
     distributed: Optional[Distributed] = None

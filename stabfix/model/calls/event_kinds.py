@@ -50,7 +50,7 @@ class GradWrite(Event):
 @dataclass(eq=False)
 class Clip(Event):
     kind: ClassVar[str] = "clip"
-    parameters: Optional[cst.BaseExpression]  # the first argument: what is clipped
+    parameters: Optional[cst.BaseExpression]  # what is clipped: the first argument, or `parameters=`
 
 
 @dataclass(eq=False)

@@ -93,7 +93,8 @@ class Events(SiteTracker):
         super().__init__(names, enclosing)
         self.imports = imports
         self.events: list[Event] = []
-        self.instance_calls: list[LocalCall] = []  # `obj.method(...)` on a local name (not events)
+        self.instance_calls: list[LocalCall] = []  # `obj.method(...)`, `Cls().method(...)` (not events)
+        self._instance_calls_by_function: dict[Optional[cst.FunctionDef], list[LocalCall]] = {}
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._by_kind: dict[str, list[tuple[int, Event]]] = {}  # with each event's place in `events`
         self._by_loop: dict[int, list[Event]] = {}  # id(loop) -> the events of one pass (see `iteration`)
@@ -151,6 +152,10 @@ class Events(SiteTracker):
             if len(site.functions) == 1 and site.cls is not None and (not on_self or site.cls is step.site.cls):
                 found.append(function)
         return found
+
+    def instance_calls_in(self, function: Optional[cst.FunctionDef]) -> list[LocalCall]:
+        """The method calls on an object (`obj.method(...)`, `Cls().method(...)`) of one function, in order."""
+        return list(self._instance_calls_by_function.get(function, ()))
 
     def calls_of(self, name: str) -> list[LocalCall]:
         return list(self._calls_by_name.get(name, ()))
@@ -243,7 +248,7 @@ class Events(SiteTracker):
         elif _clears_by_name(qualified or dotted_name(func) or "", func):
             self._add(ClearGrad(node, self._site(), _first_argument(node) or func, "helper"))
         elif qualified.startswith("torch.nn.utils.") and qualified.rsplit(".", 1)[-1] in _CLIP_FUNCTIONS:
-            self._add(Clip(node, self._site(), _first_argument(node)))
+            self._add(Clip(node, self._site(), _first_argument(node) or _keyword_argument(node, "parameters")))
         elif isinstance(func, cst.Attribute):
             self._method_call(node, func)
         class_name = optimizer_class_name(qualified or dotted_name(func) or "")
@@ -268,7 +273,7 @@ class Events(SiteTracker):
                 if param is not None:
                     self._add(ParamUpdate(node, self._site(), param, method, _tensor_of(receiver)))
         elif method in _CLIP_FUNCTIONS:
-            self._add(Clip(node, self._site(), _first_argument(node)))  # `accelerator.clip_grad_norm_(...)`
+            self._add(Clip(node, self._site(), _first_argument(node) or _keyword_argument(node, "parameters")))  # `accelerator.clip_grad_norm_(...)`
         elif method == "unscale_":
             self._add(Unscale(node, self._site(), receiver, _first_argument(node)))
             self._note_scaler(receiver)
@@ -277,8 +282,10 @@ class Events(SiteTracker):
                 self._note_scaler(receiver.func.value)  # `scaler.scale(loss).backward()`
         if isinstance(receiver, cst.Name) and receiver.value == "self":
             self._add(LocalCall(node, self._site(), method, True))
-        elif isinstance(receiver, cst.Name):
-            self.instance_calls.append(LocalCall(node, self._site(), method, False))
+        elif isinstance(receiver, (cst.Name, cst.Call)):  # `trainer.fit(x)`, `Steps().run(x)`
+            call = LocalCall(node, self._site(), method, False)
+            self.instance_calls.append(call)
+            self._instance_calls_by_function.setdefault(call.site.function, []).append(call)
 
     def _note_scaler(self, expr: cst.BaseExpression) -> None:
         name = dotted_name(expr)
@@ -372,6 +379,10 @@ def _grad_owner(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
 def _first_argument(node: cst.Call) -> Optional[cst.BaseExpression]:
     positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
     return positional[0] if positional else None
+
+
+def _keyword_argument(node: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
+    return next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == keyword), None)
 
 
 def unpacked_step(assign: cst.Assign) -> Optional[cst.Call]:

@@ -13,7 +13,9 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.calls.collectives import collective_api
-from stabfix.model.calls.events import Backward, ClearGrad, Event, Events, LocalCall, Step, Unscale
+from stabfix.model.calls.events import (Backward, ClearGrad, Clip, Event, Events, LocalCall, OptimizerBuilt, Step,
+                                         Unscale, clip_measures_only)
+from stabfix.model.source.imports import ImportTracker
 from stabfix.model.flow.callers import argument
 from stabfix.model.functions.body_effects import BodyEffects, body_effects
 from stabfix.model.functions.fixpoint import MAX_DEPTH, Fixpoint, Frame
@@ -84,15 +86,28 @@ class EffectSummaries:
                 continue
             order = event.site.names_order
             if isinstance(event, Backward):
-                own.append((order, Effect("backward", None)))
+                own.append((order, Effect("backward", _differentiated(event), detail=_backward_form(event, self.events.imports))))
             elif isinstance(event, Step):
-                own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None)))
+                # `strategy.optimizer_step(opt)`: handed to another object's method, which may step something else
+                handed = "handed" if _hands_on(event, self.events) else None
+                own.append((order, Effect("step", dotted_name(event.candidates[0]) if event.candidates else None, detail=handed)))
+                # `scaler.step(opt)`: the optimizer it steps, as a second effect (`call_events` joins the two)
+                own.extend((order, Effect("step", dotted_name(c), detail="stepped")) for c in event.candidates[1:2])
+            elif isinstance(event, Clip) and not clip_measures_only(event.node):
+                torch_clip = (self.events.imports.qualify(event.node.func) or "").startswith("torch.nn.utils.")  # type: ignore[attr-defined]
+                own.append((order, Effect("clip", dotted_name(event.parameters) if event.parameters is not None else None,
+                                          detail="torch" if torch_clip else None)))
+            elif isinstance(event, OptimizerBuilt):
+                own.append((order, Effect("optimizer", None, detail=event.class_name)))
             elif isinstance(event, ClearGrad):
                 own.append((order, Effect("zero_grad", dotted_name(event.receiver))))
             elif isinstance(event, Unscale):
                 own.append((order, Effect("unscale", dotted_name(event.scaler))))
             elif isinstance(event, LocalCall) and self.summaries.summarised(event.node):  # type: ignore[arg-type]
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
+        for call in self.events.instance_calls_in(function):  # `Evaluator().run(model)`: a method of the file's class
+            if not call.site.in_lambda and self.summaries.summarised(call.node):  # type: ignore[arg-type]
+                own.extend((call.site.names_order, effect) for effect in self.effects_at(call.node))  # type: ignore[arg-type]
         if self._enters_no_grad(function):
             own.append((0, Effect("no_grad", None)))
         body = self._body(function)
@@ -105,6 +120,7 @@ class EffectSummaries:
                if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in body.kept]
         own.extend((0, Effect("detach", target)) for target in body.detaches)
         own.extend((0, Effect("collective", None, detail=api)) for api in self._collectives(body))
+        own.sort(key=lambda item: item[0])  # in the order the body runs them (`call_events` reads the order)
         settled = [_restored(effect, order, own) for order, effect in own]
         return _deduplicated(settled, {param.name.value for param in function.params.params})
 
@@ -159,7 +175,7 @@ def _deduplicated(effects: list[Effect], roots: set[str]) -> tuple[Effect, ...]:
         key = (effect.kind, effect.target, effect.restored, effect.detail)
         if key not in kept or effect.depth < kept[key].depth:
             kept[key] = effect
-    return tuple(sorted(kept.values(), key=lambda e: (e.kind, e.target or "", e.restored, e.depth, e.via)))
+    return tuple(kept.values())  # the first place each runs, in the body's order
 
 
 def _expression(call: cst.Call, spelled: str) -> cst.BaseExpression:
@@ -174,3 +190,30 @@ def _root_of(target: str) -> tuple[str, str, str]:
     """`self.h` -> (`self`, `.`, `h`); `h[0]` -> (`h`, `[`, `0]`); `h` -> (`h`, ``, ``)."""
     cut = min((i for i in (target.find("."), target.find("[")) if i >= 0), default=-1)
     return (target, "", "") if cut < 0 else (target[:cut], target[cut], target[cut + 1:])
+
+
+def _hands_on(step: Step, events: Events) -> bool:
+    """`strategy.optimizer_step(opt)`: a step method of another object that is handed the optimizer (not
+    `opt.step()`, `scaler.step(opt)`, torch_xla's `optimizer_step`): what it steps is that object's business."""
+    func = step.node.func
+    return (isinstance(func, cst.Attribute) and func.attr.value != "step" and bool(step.candidates)
+            and events.stepped_by(step, step.candidates[-1]) is not None)
+
+
+def _differentiated(backward: Backward) -> Optional[str]:
+    """What a backward differentiates, when a caller may name it (`loss` of `loss.backward()`)."""
+    return dotted_name(backward.loss) if backward.loss is not None else None
+
+
+def _backward_form(backward: Backward, imports: ImportTracker) -> Optional[str]:
+    """"tensor" for `t.backward()` (a library's `engine.backward(loss)` may scale it), "grad" for
+    `torch.autograd.grad(...)` (returns the gradients, adds nothing to `.grad`), else None."""
+    node = backward.node
+    if not isinstance(node, cst.Call):
+        return None
+    if imports.qualify(node.func) == "torch.autograd.grad":
+        return "grad"
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "backward" and not node.args:
+        return "tensor"
+    return None

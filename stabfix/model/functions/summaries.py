@@ -19,7 +19,11 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
   `t.requires_grad_()`, `t.requires_grad = True`), `detach` (cuts it from the graph in place:
   `h.detach_()`, `h[0].detach_()` (`h[0]`), `h[i].detach_()` with a variable index (`h[*]`),
   `self.h = self.h.detach()`), `collective` (runs a collective every process must join, named in
-  `detail`: `dist.barrier`, `accelerator.gather`). Effects of the
+  `detail`: `dist.barrier`, `accelerator.gather`), `clip` (clips gradients, target: what it clips, detail
+  "torch" for torch's own `clip_grad_*`, not a wrapper's method; not a clip to an infinite norm), `optimizer` (builds an optimizer, its class in `detail`); a step through a
+  scaler (`scaler.step(opt)`) adds a second `step` effect on the optimizer, `detail="stepped"`; a `backward` names what it differentiates when the
+  caller can name it, its `detail` "tensor" for `t.backward()`, "grad" for `torch.autograd.grad`. Effects
+  are listed in the order the body first runs them (`functions/call_events.py` splices them in). Effects of the
   same-file functions it calls are included, mapped onto its own spelling (the call's arguments), with
   `depth` (how many calls down) and `via` (the functions they go through); an effect on something of
   the callee's own (a local variable) keeps `target=None`.

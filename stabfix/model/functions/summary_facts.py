@@ -49,7 +49,8 @@ class ValueFacts:
 
 @dataclass(frozen=True)
 class Effect:
-    kind: str  # eval | train | zero_grad | step | backward | unscale | no_grad | store | requires_grad | detach | collective
+    kind: str  # eval | train | zero_grad | step | backward | unscale | clip | optimizer | no_grad | store | requires_grad
+    #          | detach | collective
     target: Optional[str]  # `self.model`, a parameter's spelling; None when not nameable by the caller
     restored: bool = False  # an eval switch that a later train switch of the same module undoes
     depth: int = 0  # calls below the summarised function (0: in its own body)

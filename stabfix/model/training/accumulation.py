@@ -17,7 +17,9 @@ only records each `if` with the loops around it, and the bodies of `with X.accum
   following its bindings (`loss = loss / N`, `loss /= N`, `(loss / N).backward()`);
 - `cleared_every_pass(found)`: gradients are cleared on every pass of its loop, by the loop's own code
   or by a helper it calls (`call_clears`, set by the `summaries` part when a rule reads it), so
-  nothing accumulates after all; `loops()` leaves such loops out;
+  nothing accumulates after all; `loops()` leaves such loops out. When the `summaries` part is built
+  (every rule that reads this part reads it), `events` is `events_through_calls`' view: a helper's step
+  under the gate, or its clear, counts at its call;
 - `library_managed(site)`: the site runs inside `with accelerator.accumulate(...)`, where the library
   syncs gradients and steps only on every N-th pass;
 - `is_plain_loss(expr)`: the value is shown to be an unscaled per-batch loss: a loss call, the
@@ -93,7 +95,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         for backward in self.events.of_kind("backward"):
             assert isinstance(backward, Backward)
             loss = _peel_scaler(backward.loss) if backward.loss is not None else None
-            if loss is None or not _on_tensor(backward) or self.library_managed(backward.site):
+            if loss is None or not self._on_tensor(backward) or self.library_managed(backward.site):
                 continue
             accumulation = self._gated_step(backward, loss)
             if accumulation is not None and not self.cleared_every_pass(accumulation):
@@ -151,6 +153,18 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
                and set(event.site.branches) <= theirs for event in self.events.iteration(found.loop, "clear")):
             return True
         return self.call_clears is not None and any(self.call_clears(call) for call in _unconditional_calls(found.loop))
+
+    def spliced(self, event) -> Optional[str]:
+        """For an event that stands for what a called function runs (`events` is the through-calls view), the
+        `detail` of the callee's effect ("tensor": its backward was `t.backward()`); None for the code's own
+        event: a rule offers no rewrite of a call that runs more than the event."""
+        effect_of = getattr(self.events, "effect_of", None)  # only the through-calls view splices
+        effect = effect_of(event) if effect_of is not None else None
+        return (effect.detail or "") if effect is not None else None
+
+    def _on_tensor(self, backward: Backward) -> bool:
+        spliced = self.spliced(backward)
+        return spliced == "tensor" if spliced is not None else _on_tensor(backward)
 
     def library_managed(self, site) -> bool:
         """The site sits in a `with X.accumulate(...)` body: the library syncs and steps every N-th pass."""
