@@ -53,14 +53,16 @@ def stores(function: cst.FunctionDef) -> list[str]:
     return found
 
 
-def marked_in_place(function: cst.FunctionDef) -> tuple[list[str], set[str]]:
+def marked_in_place(function: cst.FunctionDef, setters: Optional[set[str]] = None) -> tuple[list[str], set[str]]:
     """The names the function makes require grad in place, whatever it does with the result:
     `t.requires_grad_()` (also inside `return t.requires_grad_(True)`), `t.requires_grad = True`; not a
     name it rebinds anywhere (`t = t.detach()` makes it another tensor than the one handed in) or reads the
-    gradient of (the second set: the function keeps those for itself)."""
+    gradient of (the second set: the function keeps those for itself). `setters` (when given) gets the
+    names set by `t.requires_grad = True`, which torch allows only on a leaf (a tensor with no history)."""
     found: list[str] = []
     rebound: set[str] = set()
     read: set[str] = set()  # its gradient read here: the helper wants the flag
+    setters = set() if setters is None else setters
 
     class _Finder(_OwnBody):
         def visit_Call(self, node: cst.Call) -> None:
@@ -73,6 +75,7 @@ def marked_in_place(function: cst.FunctionDef) -> tuple[list[str], set[str]]:
                 if (isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad"
                         and isinstance(attr.value, cst.Name) and is_true(node.value)):
                     found.append(attr.value.value)
+                    setters.add(attr.value.value)
 
         def visit_Attribute(self, node: cst.Attribute) -> None:
             if node.attr.value in ("grad", "register_hook", "retain_grad", "backward") and isinstance(node.value, cst.Name):

@@ -64,6 +64,7 @@ from stabfix.model.source.traversal import children
 from stabfix.model.training.modes import ModeSwitches, owns
 
 MAX_DEPTH = 8  # calls followed below a function before its facts are cut
+LEAF_SETTER = "setter"  # `requires_grad` effect's detail: by `t.requires_grad = True` (a leaf only)
 MAX_ROUNDS = 6  # re-summaries of a recursive function before its summary is taken as it stands
 
 
@@ -105,7 +106,7 @@ class Effect:
     restored: bool = False  # an eval switch that a later train switch of the same module undoes
     depth: int = 0  # calls below the summarised function (0: in its own body)
     via: tuple[str, ...] = ()  # names of the functions it goes through, outermost first
-    detail: Optional[str] = None  # `collective`: the collective it runs (`dist.barrier`)
+    detail: Optional[str] = None  # `collective`: the collective it runs (`dist.barrier`); `requires_grad`: LEAF_SETTER
 
 
 @dataclass(frozen=True)
@@ -490,8 +491,10 @@ class Summaries:
         own.extend((0, Effect("store", target)) for target in stores(function))
         # a tensor the caller hands in, made to require grad (a method's receiver is a module, not one)
         receiver, positional = self.callers.signature(function)
-        marked, kept = marked_in_place(function)
-        own.extend((0, Effect("requires_grad", target)) for target in marked if target in positional)
+        setters: set[str] = set()
+        marked, kept = marked_in_place(function, setters)
+        own.extend((0, Effect("requires_grad", target, detail=LEAF_SETTER if target in setters else None))
+                   for target in marked if target in positional)
         # a tensor it rebinds or reads the gradient of (also one a callee marks) is not left marked for the caller
         own = [(order, effect) for order, effect in own
                if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in kept]

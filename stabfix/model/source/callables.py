@@ -43,8 +43,17 @@ class CallableResolution:
         def _module_bindings(self, name: str) -> list[Binding]: ...
 
     def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        """The function of this file a call runs: `helper(x)` bound by a `def` the call sees, or
-        `self.method(x)` defined in the enclosing class."""
+        """The function of this file a call runs: `helper(x)` bound by a `def` the call sees,
+        `self.method(x)` defined in the enclosing class, or a method of a class of this file called on
+        an instance the code builds (`Steps().run(x)`, `steps = Steps(); steps.run(x)`: `instances.py`)."""
+        found = self._own_definition(call)
+        if found is None and isinstance(call.func, cst.Attribute):
+            from stabfix.model.source.instances import method_of_instance  # it builds on this module
+
+            found = method_of_instance(self, call)  # type: ignore[arg-type]
+        return found
+
+    def _own_definition(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         func = call.func
         if isinstance(func, cst.Name):
             bindings = self.bindings_of(func)
