@@ -54,6 +54,7 @@ class HeavyGenerationInTrainStep(Checker):
     def leave_Module(self, original_node: cst.Module) -> None:
         generation, names = self.model.generation, self.model.names
         inside: list[cst.CSTNode] = []  # decode loops already reported: their calls are part of them
+        frames = {id(f.node): f for site in self.sites for f in site.frames if isinstance(f, FunctionFrame)}
         for site in self.sites:
             path = self.steps.step_path(site.frames)
             if path is None or path.kind == "callee" or gates.live_gates(self.steps, names, path):
@@ -67,6 +68,9 @@ class HeavyGenerationInTrainStep(Checker):
             ) or gates.exited_early(self.steps, names, site.place, statement, scope_node):
                 continue
             if isinstance(site.node, cst.Call):
+                callee = frames.get(id(names.definition_of(site.node)))
+                if callee is not None and self.steps.is_step_function(callee):
+                    continue  # a step function of its own (`trainer.train_step(batch)`): reported inside it
                 why = generation.generation_call(site.node)
             else:
                 why = "decodes token by token" if generation.decode_loop(site.node) else None

@@ -8,13 +8,14 @@ which loss). A cut is reported when its copy is
 - the prediction of a loss (`crit(pred, y)` after `pred = Variable(out.data, requires_grad=True)`),
 - itself backpropagated (`loss = torch.tensor(loss, requires_grad=True); loss.backward()`), or
 - returned from a module's `forward` (every caller's loss stops there), or
-- returned from a function whose caller in the file backpropagates what it returns (the caller's
-  value is, by the function's summary, a leaf made to require grad: `loss = photometric_loss(a, b);
-  loss.backward()`),
+- returned from a function whose caller in the file backpropagates what it returns, or makes it the
+  prediction of a loss (the caller's value is, by the function's summary, a leaf made to require grad:
+  `loss = photometric_loss(a, b); loss.backward()`),
 and nothing reads the copy's gradient (`pred.grad`, `autograd.grad(..., pred)`, an optimizer over it:
 the decoupled-backward trick `out.backward(pred.grad)` is legitimate). Also reported: a loss switched
 to require grad in place and then backpropagated (`cuts.reenabled`: `loss.requires_grad = True`, which
-torch allows only on a leaf; `loss.requires_grad_()` when `history` shows the loss has none), and losses
+torch allows only on a leaf; `loss.requires_grad_()` when `history` shows the loss has none; also by a
+function it is handed to, by that function's summary: `mark_trainable(loss)`), and losses
 copied into a fresh tensor (`torch.tensor([l1, l2]).sum()`) that a backward pass differentiates.
 Report only.
 """
@@ -27,6 +28,7 @@ from stabfix.checker import Checker
 from stabfix.model.flow.gradient_use import contains, names_in, target_roots
 from stabfix.model.flow.graph_cuts import Cut, Reenabled
 from stabfix.model.flow.history import LOSS
+from stabfix.model.functions.summaries import LEAF_SETTER
 
 _MAX_TEXT = 60
 _FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor"})
@@ -41,6 +43,7 @@ class PredictionCutFromGraph(Checker):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._fresh_copies: list[cst.Call] = []  # `torch.tensor(...)` and the like: fresh tensors from values
+        self._calls_with_names: list[tuple[cst.Call, object]] = []  # a helper may mark a name it is handed
 
     def leave_Module(self, original_node: cst.Module) -> None:
         copies = [call for call in self._fresh_copies if self._check_copied_losses(call)]
@@ -54,12 +57,26 @@ class PredictionCutFromGraph(Checker):
             if use is not None:
                 what = "a loss" if "backpropagated" in use else "a model output"
                 self.report(cut.node, _message(cut, what, use))
-        for found in self.model.cuts.reenabled:
+        for found in [*self.model.cuts.reenabled, *self._reenabled_by_calls()]:
             backward = self._backward_after(found.tensor, found.function) if self._leaf_loss(found) else None
             if backward is not None:
                 self.report(found.node, _reenabled_message(found, backward))
 
+    def _reenabled_by_calls(self) -> list[Reenabled]:
+        """A call of a function (of this file or another scanned one) whose summary makes the argument
+        require grad in place: `mark_trainable(loss)` running `loss.requires_grad = True`."""
+        found = []
+        for call, function in self._calls_with_names:
+            for effect in self.model.summaries.effects_at(call):
+                tensor = next((arg.value for arg in call.args if isinstance(arg.value, cst.Name)
+                               and arg.value.value == effect.target), None) if effect.kind == "requires_grad" else None
+                if tensor is not None:
+                    found.append(Reenabled(call, tensor, effect.detail == LEAF_SETTER, function))
+        return found
+
     def visit_Call(self, node: cst.Call) -> None:
+        if any(isinstance(arg.value, cst.Name) for arg in node.args):
+            self._calls_with_names.append((node, self.model.enclosing.innermost_function()))
         if (self.context.imports.qualify(node.func) or "") in _FRESH_COPIES and node.args:
             self._fresh_copies.append(node)
 
@@ -124,22 +141,21 @@ class PredictionCutFromGraph(Checker):
             return None
         if function.name.value == "forward":
             return "returned from `forward` (so is every loss on the module's output)"
-        caller = self._backpropagated_return(function)
-        if caller is not None:
-            return f"returned to `{_text(caller)}`, which is backpropagated"
-        return None
+        return self._trained_return(function)
 
-    def _backpropagated_return(self, function: cst.FunctionDef) -> cst.Call | None:
-        """A call of `function` whose result a backward pass differentiates, when the function's summary
-        says that result is a fresh leaf made to require grad."""
-        names, summaries = self.model.names, self.model.summaries
-        for event in self.model.events.of_kind("backward"):
-            loss = event.loss  # type: ignore[attr-defined]
-            if loss is None or not summaries.facts(loss).made_to_require_grad:
+    def _trained_return(self, function: cst.FunctionDef) -> str | None:
+        """How a call of `function` is trained on (backpropagated, or the prediction of a loss anywhere in
+        the file) when the function's summary says its result is a fresh leaf made to require grad."""
+        names, summaries, gradients = self.model.names, self.model.summaries, self.model.gradients
+        uses = [(event.loss, "which is backpropagated") for event in self.model.events.of_kind("backward")]  # type: ignore[attr-defined]
+        uses += [(loss.prediction, f"the prediction of `{_text(loss.call)}`")
+                 for scope in gradients.scopes for loss in gradients.of(scope).losses]
+        for value, how in uses:
+            if value is None or not summaries.facts(value).made_to_require_grad:
                 continue
-            for call in _producing_calls(loss, names):
+            for call in _producing_calls(value, names):
                 if names.definition_of(call) is function:
-                    return call
+                    return f"returned to `{_text(call)}`, {how}"
         return None
 
     def _after(self, name: cst.Name, cut: Cut) -> bool:

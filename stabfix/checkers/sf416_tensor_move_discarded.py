@@ -27,6 +27,7 @@ from stabfix.model.calls.devices import to_call_target
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.held_kinds import HeldKinds
+from stabfix.model.functions.summaries import MAX_DEPTH, parameter_receiving
 from stabfix.model.source.syntax import code_of
 
 # moves and casts of the torch-operation table that return a new tensor (`requires_grad_` is in place)
@@ -38,12 +39,13 @@ MOVE_ONLY_KEYWORDS = frozenset({"non_blocking", "device"})
 class TensorMoveDiscarded(Checker):
     code = "SF416"
     tokens = (".to(", ".cuda(", ".cpu(", ".float(", ".half(", ".double(", ".bfloat16(", ".long(", ".int(", ".type(")
-    needs = ("names", "values", "modules")
+    needs = ("names", "values", "modules", "summaries")
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self.candidates: list[cst.Expr] = []
         self.calls: list[cst.Call] = []  # `.numpy()` and numpy functions: reads that need host memory
+        self.helper_calls: list[cst.Call] = []  # calls made as statements of their own
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, (cst.Attribute, cst.Name)):  # numpy functions resolve through the imports at the end
@@ -54,12 +56,18 @@ class TensorMoveDiscarded(Checker):
         parts = [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [node.value]
         if any(_is_move(part) for part in parts):
             self.candidates.append(node)
+        elif isinstance(node.value, cst.Call) and node.value.args:
+            self.helper_calls.append(node.value)  # `to_device(x, device)`: a helper may hand back a moved copy
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not self.candidates:
+        if not self.candidates and not self.helper_calls:
             return
         names = self.model.names
         kinds = HeldKinds(names, self.model.values, self.model.modules, ModuleClasses(names, self.context.project))
+        for call in self.helper_calls:
+            moved = self._moved_by_helper(call)
+            if moved is not None and kinds.kind(moved) == "tensor":
+                self.report(call, self._helper_message(call, moved))
         for statement in self.candidates:
             if isinstance(statement.value, cst.Tuple):
                 self._check_tuple(statement, kinds)
@@ -68,6 +76,23 @@ class TensorMoveDiscarded(Checker):
             assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
             if self._moves_tensor(call, kinds):
                 self.report(call, self._message(call, call.func.value), self._fix(statement, call, call.func.value, kinds))
+
+    def _moved_by_helper(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The argument a function (of this file or another scanned one) hands back moved or cast, by its
+        summary: its one returned value is that parameter put on a device (`return x.to(device)`)."""
+        summaries = self.model.summaries
+        summary = summaries.function_of_call(call)
+        returned = summary.returned if summary is not None and summary.return_depth < MAX_DEPTH else None
+        if returned is None or returned.parameter is None or returned.device is None:
+            return None
+        return next((arg.value for arg in call.args if parameter_receiving(summary, call, arg) == returned.parameter), None)
+
+    def _helper_message(self, call: cst.Call, moved: cst.BaseExpression) -> str:
+        held = code_of(moved, 40)
+        return (
+            f"`{code_of(call, 60)}` returns a moved copy of `{held}` and this statement throws it away: a tensor, "
+            f"unlike a module, is not changed in place, so `{held}` stays where it was; assign it (`{held} = ...`)"
+        )
 
     def _moves_tensor(self, call: cst.Call, kinds: HeldKinds) -> bool:
         if self.model.names.qualify(call.func) is not None:

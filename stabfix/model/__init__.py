@@ -101,7 +101,7 @@ from stabfix.model.flow.history import History
 from stabfix.model.flow.later_uses import LaterUses
 from stabfix.model.flow.recurrence import Recurrence
 from stabfix.model.flow.tensor_identity import TensorFacts
-from stabfix.model.flow.values import Values
+from stabfix.model.flow.values import Values, returned_values
 from stabfix.model.functions.call_events import EventsThroughCalls
 from stabfix.model.functions.summaries import Summaries
 from stabfix.model.source.enclosing import EnclosingDefinitions
@@ -123,7 +123,8 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "modules": ((), lambda model: ModuleIndex(model.imports)),
     "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
     "classes": (("names", "modules"), lambda model: ModuleClasses(model.names, model.project, model.modules)),
-    "values": (("names", "modules", "optimizers"), lambda model: Values(model.names, model.modules, model.optimizers)),
+    "values": (("names", "modules", "optimizers"),
+               lambda model: _with_foreign_values(model, Values(model.names, model.modules, model.optimizers))),
     "steps": (("names", "values"), lambda model: StepIndex(model.imports, model.enclosing, model.names, model.values)),
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
@@ -191,6 +192,18 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
         summaries.foreign_function = model.project.foreign_hook(
             _summary_of_definition, needs=("summaries",), kinds=("def", "method"))
     return summaries
+
+
+def _with_foreign_values(model: "FileModel", values: Values) -> Values:
+    """What a function of another scanned file returns is that file's values' answer (one file away)."""
+    if model.project is not None:
+        values.foreign_returns = model.project.foreign_hook(_returned_values_of, needs=("values",), kinds=("def",))
+    return values
+
+
+def _returned_values_of(definition) -> Optional[object]:
+    node = definition.node
+    return returned_values(definition.model.values, node) if isinstance(node, cst.FunctionDef) else None
 
 
 def _summary_of_definition(definition) -> Optional[object]:

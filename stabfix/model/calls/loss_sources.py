@@ -220,6 +220,8 @@ class LossSources:
             return passed
         for value in self._bound_values(expr):
             loss = self.constructor_name(value)
+            if loss is None and isinstance(value, cst.Call):
+                loss = self.returned_loss(value, depth)  # `criterion = make_criterion()`
             if loss is None and isinstance(value, (cst.Name, cst.Attribute)):
                 qualified = self.qualify(value)
                 loss = qualified if qualified is not None and is_torch_loss_function(qualified) else None
@@ -227,6 +229,25 @@ class LossSources:
             if loss is not None:
                 return loss
         return None
+
+    def returned_loss(self, call: cst.Call, depth: int = 0) -> str | None:
+        """The loss object a call of a function of this file (a method on `self` or on an instance it
+        builds, too) or of another scanned file hands back, when every `return` of it holds the same one:
+        `def make_criterion(): return nn.CrossEntropyLoss()`."""
+        if depth > 4:
+            return None
+        resolved = self._definition(call)
+        if resolved is not None:
+            return _one_returned_loss(self, resolved[0], depth + 1)
+        qualified = self.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        if self.project is None or qualified is None or qualified.startswith("torch."):
+            return None
+        symbol = self.project.resolve(qualified)
+        if symbol is None or symbol.kind != "def":
+            return None
+        return self.project.foreign(
+            qualified, lambda found: _one_returned_loss(found.model.losses, found.node, 0), needs=("losses",)
+        )
 
     def _passed_loss(self, expr: cst.BaseExpression, depth: int) -> str | None:
         """The loss a parameter holds when every call of its function in the file passes the same one
@@ -524,3 +545,13 @@ def read_names(expr: cst.CSTNode) -> set[str]:
     return found
 
 
+def _one_returned_loss(losses, node, depth: int) -> str | None:
+    """The loss object every `return` of `node` holds (a constructor or a name bound to one); None when
+    a return holds anything else, or none returns a value."""
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    returned = losses.names.returns.get(node, [])
+    found = {losses.constructor_name(value) or losses.returned_loss(value, depth) if isinstance(value, cst.Call)
+             else losses.held(value, depth) if isinstance(value, (cst.Name, cst.Attribute)) else None
+             for value in returned}
+    return found.pop() if len(found) == 1 and None not in found else None

@@ -29,6 +29,7 @@ import libcst as cst
 
 from stabfix.model.source import vocabulary as words
 from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.source.places import (
@@ -68,6 +69,7 @@ TIMING_ONLY = "timing-only:"  # prefix of a canonical call that frees nothing
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "print"}
 _LOG_FUNCTIONS = {"print", "warn", "pprint", "log"}
 _MODULE_MOVES = {"to", "cpu", "cuda"}
+_MAX_WRAPPING = 4  # cleanup wrappers calling cleanup wrappers, followed this deep
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,6 +91,7 @@ class DeviceMemory:
         self.imports = imports
         self.names = names
         self._wrappers: dict[cst.FunctionDef, bool] = {}
+        self._flushing: dict[cst.FunctionDef, bool] = {}
 
     # -- calls ---------------------------------------------------------------------------------------
     def qualify(self, expression: cst.BaseExpression) -> Optional[str]:
@@ -119,21 +122,40 @@ class DeviceMemory:
         return name is not None and bool(words.DEVICE_HANDLE_NAME.search(name.rsplit(".", 1)[-1]))
 
     def flush_wrapper(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        """The function of this file the call runs, when its whole body is cleanup with a flush in it."""
-        definition = self.names.definition_of(call)
+        """The function of this file the call runs, when its whole body is cleanup with a flush in it
+        (itself or through another such function: `def free(): return clear_cuda_cache()`)."""
+        definition = self.cleanup_wrapper(call)
+        if definition is None:
+            return None
+        if definition not in self._flushing:
+            self._flushing[definition] = False  # a wrapper reaching itself again flushes nothing more
+            self._flushing[definition] = any(
+                self.is_flush(c) for s in _wrapper_body(definition) for c in _statement_calls(s)
+            )
+        return definition if self._flushing[definition] else None
+
+    def cleanup_wrapper(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The function of this file the call runs (by name, on `self`, on an instance the file builds:
+        `Memory().free()`), when its whole body is cleanup (and logs about it), `return f()` included."""
+        definition = self.names.definition_of(call) or method_of_instance(self.names, call)
         if definition is None:
             return None
         if definition not in self._wrappers:
-            body = [s for s in body_of(definition.body) if not _is_docstring(s)]
+            self._wrappers[definition] = False  # a function calling itself is no cleanup wrapper
+            body = _wrapper_body(definition)
             self._wrappers[definition] = (
                 bool(body)
-                and all(self.is_cleanup_statement(s, allow_logs_only=True, wrappers=False) for s in body)
-                and any(self.is_flush(c, wrappers=False) for s in body for c in _statement_calls(s))
+                and all(self.is_cleanup_statement(s, allow_logs_only=True) for s in body)
+                and any(self.is_cleanup_statement(s) for s in body)
             )
         return definition if self._wrappers[definition] else None
 
     def is_cleanup_call(self, call: cst.Call, *, wrappers: bool = True) -> bool:
-        return self.is_flush(call, wrappers=wrappers) or self.qualify(call.func) in CLEANUP_CALLS
+        return (
+            self.is_flush(call, wrappers=wrappers)
+            or self.qualify(call.func) in CLEANUP_CALLS
+            or (wrappers and self.cleanup_wrapper(call) is not None)
+        )
 
     # -- statements ------------------------------------------------------------------------------------
     def is_cleanup_statement(
@@ -164,9 +186,8 @@ class DeviceMemory:
         return all(self.is_cleanup_statement(s, allow_logs_only=True, wrappers=wrappers) for s in body_of(other))
 
     def _cleans(self, small: cst.BaseSmallStatement, wrappers: bool) -> bool:
-        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
-            return False
-        return self.is_cleanup_call(small.value, wrappers=wrappers)
+        call = _called(small)
+        return call is not None and self.is_cleanup_call(call, wrappers=wrappers)
 
     def is_cleanup_line(self, statement: cst.CSTNode) -> bool:
         return isinstance(statement, cst.SimpleStatementLine) and self.is_cleanup_statement(statement)
@@ -205,12 +226,15 @@ class DeviceMemory:
             statements = siblings[start:end]
         return CleanupBlock(statements, block, self.canonical_calls(statements))
 
-    def canonical_calls(self, statements: Sequence[Statement]) -> frozenset[str]:
+    def canonical_calls(self, statements: Sequence[Statement], depth: int = 0) -> frozenset[str]:
         """The cleanup calls the statements make, wherever they sit in them (order and device checks aside)."""
         found: set[str] = set()
         for statement in statements:
             for call in _statement_calls(statement):
-                if self.is_cleanup_call(call):
+                wrapper = self.cleanup_wrapper(call)
+                if wrapper is not None and depth < _MAX_WRAPPING:  # what the wrapper's body does, as if inline
+                    found |= self.canonical_calls(_wrapper_body(wrapper), depth + 1)
+                elif self.is_cleanup_call(call):
                     marker = TIMING_ONLY if self.qualify(call.func) in TIMING_ONLY_CALLS else ""
                     found.add(marker + canonical([cst.SimpleStatementLine(body=[cst.Expr(call)])]))
         return frozenset(found)
@@ -245,8 +269,9 @@ def _statement_calls(statement: cst.CSTNode):
     """The calls made as statements of their own in a cleanup line or `if` (its branches included)."""
     if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         for small in statement.body:
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                yield small.value
+            call = _called(small)
+            if call is not None:
+                yield call
     elif isinstance(statement, cst.If):
         body = statement.body
         for inner in (body,) if isinstance(body, cst.SimpleStatementSuite) else body.body:
@@ -257,6 +282,18 @@ def _statement_calls(statement: cst.CSTNode):
         elif isinstance(other, cst.Else):
             for inner in (other.body,) if isinstance(other.body, cst.SimpleStatementSuite) else other.body.body:
                 yield from _statement_calls(inner)
+
+
+def _wrapper_body(definition: cst.FunctionDef) -> list:
+    return [s for s in body_of(definition.body) if not _is_docstring(s)]
+
+
+def _called(small: cst.BaseSmallStatement) -> Optional[cst.Call]:
+    """The call a statement makes for its effect: `f()`, or `return f()` (a helper handing back
+    whatever the flush returns, `None`)."""
+    if isinstance(small, (cst.Expr, cst.Return)) and isinstance(small.value, cst.Call):
+        return small.value
+    return None
 
 
 def _logs(small: cst.BaseSmallStatement) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields, replace
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -117,6 +117,9 @@ class Values:
         self._memo: dict[int, Value] = {}
         self._trained: Optional[set[int]] = None
         self.devices = DeviceKinds(names)
+        # what a function of another scanned file returns (`returned_values` there), by its qualified name;
+        # set by the model when the scan has a project (None: unknown)
+        self.foreign_returns: Callable[[str], Optional[ReturnedValues]] = lambda qualified: None
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         return self.names.qualify(expr)
@@ -338,7 +341,9 @@ class Values:
         if depth > 4:
             return None
         function = self.names.definition_of(call)
-        if function is None or function not in self.names.returns:
+        if function is None:
+            return self._foreign_returned(call, position)
+        if function not in self.names.returns:
             return None
         values = []
         for returned in self.names.returns[function]:
@@ -350,6 +355,21 @@ class Values:
         if function in self.names.grad_off_functions and not joined.not_tensor:
             joined = replace(joined, snapshot=True, detached=True)
         return joined
+
+    def _foreign_returned(self, call: cst.Call, position: tuple[int, ...]) -> Optional[Value]:
+        """What a function of another scanned file returns (at a tuple position), by that file's own values."""
+        func = call.func
+        root = func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        qualified = self.qualify(func) if isinstance(root, cst.Name) else None
+        answer = self.foreign_returns(qualified) if qualified and not qualified.startswith("torch.") else None
+        if answer is None:
+            return None
+        whole, elements = answer
+        if not position:
+            return whole
+        return elements[position[0]] if len(position) == 1 and position[0] < len(elements) else None
 
     def _names_cpu_device(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         """`store_device` whose every binding is a CPU device: moving there is a move to the CPU."""
@@ -437,3 +457,25 @@ def _iterated_part(binding: Binding) -> Optional[cst.BaseExpression]:
     if binding.value is None:
         return None
     return torch_ops.element_source(binding.value, binding.position)
+
+
+# What a function returns: the value of its result, and of each element when every `return` is a tuple
+# display of the same length (`return x, y`); node-free, so another file's model can hand it over.
+ReturnedValues = tuple[Value, tuple[Value, ...]]
+
+
+def returned_values(values: Values, function: cst.FunctionDef) -> Optional[ReturnedValues]:
+    """What `function` returns, by the values of its own file (None when it returns nothing)."""
+    returns = values.names.returns.get(function, [])
+    if not returns:
+        return None
+    off = function in values.names.grad_off_functions
+
+    def joined(parts: list[cst.BaseExpression]) -> Value:
+        value = Value.join([values.value_of(part) for part in parts])
+        return replace(value, snapshot=True, detached=True) if off and not value.not_tensor else value
+
+    sizes = {len(r.elements) if isinstance(r, cst.Tuple) else -1 for r in returns}
+    size = sizes.pop() if len(sizes) == 1 else -1
+    elements = tuple(joined([r.elements[i].value for r in returns]) for i in range(size)) if size > 0 else ()  # type: ignore[attr-defined]
+    return joined(list(returns)), elements

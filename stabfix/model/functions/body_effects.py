@@ -44,6 +44,8 @@ class BodyEffects:
     # anywhere (`t = t.detach()` makes it another tensor than the one handed in) or reads the gradient of
     marked: tuple[str, ...]
     kept: frozenset[str]  # the names it rebinds or reads the gradient of: it keeps those for itself
+    # of `marked`, those set by `t.requires_grad = True`, which torch allows only on a leaf (no history)
+    setters: frozenset[str]
     # what it cuts from the graph in place: `x.detach_()` on a name, attribute or element (`h[0]`; `h[*]`
     # for a variable index), or `x = x.detach()` re-binding an attribute (`self.h`)
     detaches: tuple[str, ...]
@@ -56,7 +58,7 @@ def body_effects(function: cst.FunctionDef) -> BodyEffects:
     visit_readonly(function, finder)
     kept = finder.rebound | finder.read
     return BodyEffects(tuple(finder.stores), tuple(name for name in finder.marked if name not in kept),
-                       frozenset(kept), tuple(finder.detaches), tuple(finder.calls))
+                       frozenset(kept), frozenset(finder.setters), tuple(finder.detaches), tuple(finder.calls))
 
 
 class _Finder(_OwnBody):
@@ -64,6 +66,7 @@ class _Finder(_OwnBody):
         super().__init__(function)
         self.stores: list[str] = []
         self.marked: list[str] = []
+        self.setters: set[str] = set()
         self.rebound: set[str] = set()
         self.read: set[str] = set()  # its gradient read here: the helper wants the flag
         self.detaches: list[str] = []
@@ -101,6 +104,7 @@ class _Finder(_OwnBody):
             if (isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad"
                     and isinstance(attr.value, cst.Name) and is_true(node.value)):
                 self.marked.append(attr.value.value)
+                self.setters.add(attr.value.value)
         value = node.value
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
             return

@@ -19,7 +19,7 @@ from stabfix.model.source.imports import ImportTracker
 from stabfix.model.flow.callers import argument
 from stabfix.model.functions.body_effects import BodyEffects, body_effects
 from stabfix.model.functions.fixpoint import MAX_DEPTH, Fixpoint, Frame
-from stabfix.model.functions.summary_facts import CallSummaries, Effect, EffectFacts, FunctionSummary
+from stabfix.model.functions.summary_facts import LEAF_SETTER, CallSummaries, Effect, EffectFacts, FunctionSummary
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.training.modes import ModeSwitches, owns
@@ -114,7 +114,8 @@ class EffectSummaries:
         own.extend((0, Effect("store", target)) for target in body.stores)
         # a tensor the caller hands in, made to require grad (a method's receiver is a module, not one)
         receiver, positional = self.summaries.callers.signature(function)
-        own.extend((0, Effect("requires_grad", target)) for target in body.marked if target in positional)
+        own.extend((0, Effect("requires_grad", target, detail=LEAF_SETTER if target in body.setters else None))
+                   for target in body.marked if target in positional)
         # a tensor it rebinds or reads the gradient of (also one a callee marks) is not left marked for the caller
         own = [(order, effect) for order, effect in own
                if effect.kind != "requires_grad" or (effect.target or "").partition(".")[0] not in body.kept]

@@ -47,6 +47,9 @@ class ValueFacts:
         return self.requires_grad is True and self.history is False
 
 
+LEAF_SETTER = "setter"  # `requires_grad` effect's detail: by `t.requires_grad = True` (a leaf only)
+
+
 @dataclass(frozen=True)
 class Effect:
     kind: str  # eval | train | zero_grad | step | backward | unscale | clip | optimizer | no_grad | store | requires_grad
@@ -55,7 +58,7 @@ class Effect:
     restored: bool = False  # an eval switch that a later train switch of the same module undoes
     depth: int = 0  # calls below the summarised function (0: in its own body)
     via: tuple[str, ...] = ()  # names of the functions it goes through, outermost first
-    detail: Optional[str] = None  # `collective`: the collective it runs (`dist.barrier`)
+    detail: Optional[str] = None  # `collective`: the collective it runs (`dist.barrier`); `requires_grad`: LEAF_SETTER
 
 
 @dataclass(frozen=True)

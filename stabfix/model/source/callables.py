@@ -42,9 +42,36 @@ class CallableResolution:
 
         def _module_bindings(self, name: str) -> list[Binding]: ...
 
+        def single_value(self, name: cst.Name) -> Optional[cst.BaseExpression]: ...
+
     def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        """The function of this file a call runs: `helper(x)` bound by a `def` the call sees, or
-        `self.method(x)` defined in the enclosing class."""
+        """The function of this file a call runs: `helper(x)` bound by a `def` the call sees,
+        `self.method(x)` defined in the enclosing class, or a method of a class of this file called on
+        an instance the code builds (`Steps().run(x)`, `steps = Steps(); steps.run(x)`: `instances.py`)."""
+        found = self._own_definition(call)
+        return found if found is not None else self.method_on_instance(call)
+
+    def method_on_instance(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The `def` a call on an instance of a class of this file runs (the last one of its name in the class
+        body, as Python keeps), or None: not an instance built here, or no such method."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        receiver: Optional[cst.BaseExpression] = func.value
+        if isinstance(receiver, cst.Name):
+            receiver = self.single_value(receiver) if receiver in self.uses else None
+        if not isinstance(receiver, cst.Call) or not isinstance(receiver.func, cst.Name):
+            return None
+        built = self.instance_of(receiver)
+        if built is None:
+            return None
+        owner = built.module_class if built.kind == "function" else built.node if built.kind == "class" else None
+        if not isinstance(owner, cst.ClassDef) or not isinstance(owner.body, cst.IndentedBlock):
+            return None
+        methods = [item for item in owner.body.body if isinstance(item, cst.FunctionDef) and item.name.value == func.attr.value]
+        return methods[-1] if methods else None
+
+    def _own_definition(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         func = call.func
         if isinstance(func, cst.Name):
             bindings = self.bindings_of(func)

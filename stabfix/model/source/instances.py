@@ -16,22 +16,7 @@ from stabfix.model.source.names import Names
 def method_of_instance(names: Names, call: cst.Call) -> Optional[cst.FunctionDef]:
     """The `def` a call on an instance of a class of this file runs (the last one of its name in the class
     body, as Python keeps), or None: not an instance built here, or no such method."""
-    func = call.func
-    if not isinstance(func, cst.Attribute):
-        return None
-    receiver: Optional[cst.BaseExpression] = func.value
-    if isinstance(receiver, cst.Name):
-        receiver = names.single_value(receiver) if receiver in names.uses else None
-    if not isinstance(receiver, cst.Call) or not isinstance(receiver.func, cst.Name):
-        return None
-    built = names.instance_of(receiver)
-    if built is None:
-        return None
-    owner = built.module_class if built.kind == "function" else built.node if built.kind == "class" else None
-    if not isinstance(owner, cst.ClassDef) or not isinstance(owner.body, cst.IndentedBlock):
-        return None
-    methods = [item for item in owner.body.body if isinstance(item, cst.FunctionDef) and item.name.value == func.attr.value]
-    return methods[-1] if methods else None
+    return names.method_on_instance(call)
 
 
 def is_static(function: cst.FunctionDef) -> bool:
