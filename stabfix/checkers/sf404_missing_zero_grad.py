@@ -123,9 +123,12 @@ class MissingZeroGrad(Checker):
         """No gradient clear in the pass or the functions it calls, and no optimizer built in it."""
         events = self.model.events_through_calls
         seen = list(iteration)
-        for function in events.functions_called(iteration):
+        followed = events.functions_called(iteration)
+        for function in followed:
             seen.extend(events.in_function(function))
-        if any(self._clears_through_summary(event) for event in seen):
+        # A call into a function followed here is judged by that function's own clears (which may reach other
+        # parameters); only calls not followed (another file's, or too deep) are taken from their summaries.
+        if any(self._clears_through_summary(event) and not _followed(events, event, followed) for event in seen):
             return False
         return not any((_clears(event) and self._reaches(event)) or event.kind == "optimizer" for event in seen)
 
@@ -165,13 +168,25 @@ class MissingZeroGrad(Checker):
             # where the event sits first: what a call clears takes its function's summary (maybe another file's)
             function = event.site.function
             if not event.site.in_lambda and not (
-                function is not None and not events.in_function(function, "step")
+                function is not None and not self._steps(function)
                 and not events.calls_of(function.name.value)  # called by a framework or registered as a hook
             ):
                 continue
             if _clears(event) or self._clears_through_summary(event):
                 return True
         return False
+
+    def _steps(self, function: cst.FunctionDef) -> bool:
+        """Whether the function steps an optimizer itself or through a call (`fit` calling `train_step`):
+        a clear it runs then sits in a training pass, not in a hook."""
+        events = self.model.events
+        if events.in_function(function, "step"):
+            return True
+        return any(
+            isinstance(event, LocalCall) and isinstance(event.node, cst.Call)
+            and any(effect.kind == "step" for effect in self.model.summaries.effects_at(event.node))
+            for event in events.in_function(function)
+        )
 
     def _overwriting_autograd(self) -> bool:
         """The file's backward is MXNet's (gradients overwritten by default), not torch's."""
@@ -195,6 +210,12 @@ class MissingZeroGrad(Checker):
         # `zero_grad(set_to_none=...)` arrived in torch 1.7.
         return Fix("unsafe", f"clear gradients after each step (`{optimizer}.zero_grad(set_to_none=True)`)", changes,
                    requires_torch=(1, 7))
+
+
+def _followed(events, call: Event, followed: list[cst.FunctionDef]) -> bool:
+    """Whether every function of this file that `call` runs is among `followed`."""
+    runs = events.functions_called([call], depth=1)
+    return bool(runs) and all(any(function is seen for seen in followed) for function in runs)
 
 
 def _short_named(step: Step) -> tuple[cst.BaseExpression, object] | None:
