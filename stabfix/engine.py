@@ -10,7 +10,7 @@ import libcst as cst
 
 from stabfix.model import ALWAYS_BUILT, FileModel, required_parts
 from stabfix.model.source.traversal import Isolation, children, walk
-from stabfix.project.outline import cpython_parse_recurses
+from stabfix.project.outline import cpython_parse_recurses, cpython_parses
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.cst_parse import parse_source
@@ -181,6 +181,8 @@ def describe_error(error: BaseException) -> str:
 
 
 def check_syntax(text: str, display_path: str) -> None:
+    if cpython_parses(text):  # often already known: the file was outlined for another file's imports
+        return
     try:
         ast.parse(text, filename=display_path)
     except SyntaxError as exc:
