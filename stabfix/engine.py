@@ -10,9 +10,10 @@ import libcst as cst
 
 from stabfix.model import ALWAYS_BUILT, FileModel, required_parts
 from stabfix.model.source.traversal import Isolation, children, walk
-from stabfix.project.outline import cpython_parse_recurses
+from stabfix.project.outline import cpython_parse_recurses, cpython_parses
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
+from stabfix.cst_parse import parse_source
 from stabfix.findings import Finding, Fix
 from stabfix.suppression import Suppressions
 from stabfix.target import TorchTarget, withheld_reason
@@ -180,6 +181,8 @@ def describe_error(error: BaseException) -> str:
 
 
 def check_syntax(text: str, display_path: str) -> None:
+    if cpython_parses(text):  # often already known: the file was outlined for another file's imports
+        return
     try:
         ast.parse(text, filename=display_path)
     except SyntaxError as exc:
@@ -197,8 +200,10 @@ def _too_deep_for_python(text: str) -> bool:
 
 
 def parse(text: str) -> cst.Module:
+    """The file's tree (built without libcst's per-node validation: `stabfix.cst_parse`); a syntax error
+    becomes a one-line AnalysisError."""
     try:
-        return cst.parse_module(text)
+        return parse_source(text)
     except cst.ParserSyntaxError as exc:
         message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
         hint = " (Python 2 code? stabfix reads Python 3)" if _looks_like_python2(text) else ""

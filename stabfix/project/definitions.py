@@ -104,13 +104,12 @@ class Project:
         return built
 
     def _build(self, path: str, text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:
-        import libcst as cst
-
+        from stabfix.cst_parse import parse_source
         from stabfix.model import FileModel
         from stabfix.model.source.traversal import walk
 
         try:
-            module = self._tree_of(path) or self.parsed(path, text, cst.parse_module)
+            module = self._tree_of(path) or self.parsed(path, text, parse_source)
             model = FileModel(parts)
             walk(module, model.visitors(), parents=model.tree.parents)
         except (RecursionError, MemoryError):

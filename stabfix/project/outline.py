@@ -12,6 +12,7 @@ candidates and calls the name unknown unless both agree).
 from __future__ import annotations
 
 import ast
+import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -50,46 +51,57 @@ class Outline:
 
 
 
-# The texts outlined last, each with whether CPython's parser built its tree without running out of
-# recursion: the engine asks the same of a file it is about to analyse (`cpython_parse_recurses`), and
-# the file has often just been outlined (for the tokens a rule looks for in the files it imports).
-_RECENT_OUTCOMES: "OrderedDict[str, bool]" = OrderedDict()
-_OUTCOMES_KEPT = 8
+# What CPython's parser made of each text seen lately, by digest: whether it ran out of recursion, and the
+# outline. The engine asks whether a file it is about to analyse recurses (`cpython_parse_recurses`), the
+# project index asks for the outline of a file another one imports: whichever comes first parses, the other
+# is answered here, so a file is parsed by CPython once per process. A recursion is never remembered (the
+# limit depends on how deep the stack already was, so it is asked again). Bounded for a language server,
+# which sees a new text at every edit; an outline is a few names, so thousands cost little.
+_PARSED: "OrderedDict[bytes, Optional[Outline]]" = OrderedDict()  # None: CPython refused the text
+_PARSED_KEPT = 4096
+_RECURSED = object()  # what `_parsed` answers for a text CPython ran out of recursion on
 
 
 def cpython_parse_recurses(text: str) -> bool:
-    """Whether `ast.parse(text)` raises RecursionError (the code is nested too deeply for any walk of it).
-    A recent outline that did not recurse answers; one that did is asked again here, since the limit
-    depends on how deep the stack already was."""
-    if _RECENT_OUTCOMES.get(text) is False:
-        return False
-    try:
-        ast.parse(text)
-    except RecursionError:
-        return True
-    except (SyntaxError, ValueError, MemoryError):
-        return False
-    return False
+    """Whether `ast.parse(text)` raises RecursionError (the code is nested too deeply for any walk of it)."""
+    return _parsed(text) is _RECURSED
 
 
-def _remember_outcome(text: str, recursed: bool) -> None:
-    _RECENT_OUTCOMES[text] = recursed
-    _RECENT_OUTCOMES.move_to_end(text)
-    while len(_RECENT_OUTCOMES) > _OUTCOMES_KEPT:
-        _RECENT_OUTCOMES.popitem(last=False)
+def cpython_parses(text: str) -> bool:
+    """Whether `ast.parse(text)` succeeds (False for a syntax error and for a recursion)."""
+    return isinstance(_parsed(text), Outline)
 
 
 def outline_of(text: str) -> Optional[Outline]:
     """The file's outline; None when CPython cannot parse it (unknown, never an empty module)."""
+    outcome = _parsed(text)
+    return outcome if isinstance(outcome, Outline) else None
+
+
+def _parsed(text: str):
+    """The text's outline, None when CPython refuses it, `_RECURSED` when it runs out of recursion."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    if key in _PARSED:
+        _PARSED.move_to_end(key)
+        return _PARSED[key]
     try:
         tree = ast.parse(text)
     except RecursionError:
-        _remember_outcome(text, True)
-        return None
+        return _RECURSED
     except (SyntaxError, ValueError, MemoryError):
-        _remember_outcome(text, False)
-        return None
-    _remember_outcome(text, False)
+        outline = None
+    else:
+        try:
+            outline = _outline(tree)
+        except RecursionError:  # a base class spelled `a.b.c...` thousands deep: unknown, the parse held
+            return None
+    _PARSED[key] = outline
+    while len(_PARSED) > _PARSED_KEPT:
+        _PARSED.popitem(last=False)
+    return outline
+
+
+def _outline(tree: ast.Module) -> Outline:
     bindings: dict[str, list[Binding]] = {}
     stars: list[StarImport] = []
     exported: Optional[tuple[str, ...]] = None
