@@ -302,3 +302,43 @@ def test_a_name_read_in_its_own_rebinding_sees_the_previous_value():
     argument = call.args[1].value  # the `h` inside `cell(x, h)`
     assert [b.kind for b in names.reaching(argument)] == ["param", "assign"]  # the parameter, or the last iteration
     assert names.uses[argument].order < names.bindings_of(argument)[-1].order  # read before the rebinding
+
+
+def test_a_methods_instance_is_its_first_parameter_whatever_its_name():
+    module, names = _model(
+        """
+        class Trainer:
+            def __init__(this, net):
+                this.net = net
+
+            def step(this, other, x):
+                return this.net(x), other.net(x)
+
+            @staticmethod
+            def export(self, path):
+                return self.net
+
+            @classmethod
+            def build(cls, net):
+                return cls.net
+        """
+    )
+    trainer = module.body[0]
+    reads = {_code(node): node for node in _attributes(module)}
+    assert names.receiver_class(_uses(module, names, "this")[-1]) is trainer
+    assert [_code(b.value) for b in names.self_attribute_bindings(reads["this.net"])] == ["net"]
+    assert names.self_attribute_bindings(reads["other.net"]) == []  # another parameter is not the instance
+    assert names.receiver_class(_uses(module, names, "self")[-1]) is None  # a staticmethod has no instance
+    assert names.self_attribute_bindings(reads["self.net"]) == []
+    assert names.receiver_class(_uses(module, names, "cls")[-1]) is None  # a classmethod's first is the class
+
+
+def _attributes(module: cst.Module) -> list[cst.Attribute]:
+    found: list[cst.Attribute] = []
+
+    class _Attributes(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            found.append(node)
+
+    module.visit(_Attributes())
+    return found

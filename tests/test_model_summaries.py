@@ -302,6 +302,50 @@ def test_what_every_call_passes_for_a_parameter():
     assert summaries.activations.of(fit_input) is None  # one call passes a softmax model, the other raw scores
 
 
+def test_what_every_construction_passes_for_an_init_parameter():
+    module, summaries, defs = _summaries(
+        """
+        class Trainer:
+            def __init__(self, model, gpu_id, every=5):
+                self.gpu_id = gpu_id
+
+        class Probe:
+            def __init__(self, device):
+                self.device = device
+
+        class Special(Probe):
+            pass
+
+        def main(rank, model):
+            Trainer(model, rank)
+            Trainer(model=model, gpu_id=rank, every=1)
+            Probe(rank)
+        """
+    )
+    def param(function, name):
+        return [b for b in summaries.names.all_bindings() if b.kind == "param" and b.name == name
+                and b.scope.node is function][0]
+
+    trainer_init, probe_init = [node for node in _defs_named(module, "__init__")]
+    code = lambda nodes: [cst.Module(body=[]).code_for_node(node) for node in nodes]  # noqa: E731
+    assert code(summaries.passed_for(param(trainer_init, "gpu_id"))) == ["rank", "rank"]
+    assert code(summaries.passed_for(param(trainer_init, "every"))) == ["5", "1"]
+    assert summaries.passed_for(param(trainer_init, "self")) is None  # the receiver is not passed
+    assert summaries.passed_for(param(probe_init, "device")) is None  # a base class: constructions out of sight
+
+
+def _defs_named(module: cst.Module, name: str) -> list[cst.FunctionDef]:
+    found = []
+
+    class _Defs(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if node.name.value == name:
+                found.append(node)
+
+    module.visit(_Defs())
+    return found
+
+
 def test_parameter_made_to_require_grad_in_place_is_an_effect_in_the_callers_spelling():
     module, summaries, defs = _summaries(
         """

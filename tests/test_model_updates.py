@@ -202,7 +202,10 @@ def test_where_tensors_without_their_own_loop_come_from(statement, origin, singl
 def test_an_attribute_chain_belongs_to_the_models_an_optimizer_was_built_from():
     assert owned_attribute("model.head.weight", {"model"})
     assert owned_attribute("self.model.fc.bias", {"self.model"})
-    assert owned_attribute("self.head.weight", {"self"})
-    assert not owned_attribute("self.delta", {"self"})  # a tensor on the trainer, not a layer
+    assert owned_attribute("self.head.weight", {"self"}, frozenset({"self"}))
+    assert not owned_attribute("self.delta", {"self"}, frozenset({"self"}))  # a tensor on the trainer, not a layer
+    # the instance is whatever the method calls it
+    assert not owned_attribute("this.delta", {"this"}, frozenset({"this"}))
+    assert owned_attribute("this.head.weight", {"this"}, frozenset({"this"}))
     assert not owned_attribute("self.constraint.log_lambda", {"self.policy"})
     assert not owned_attribute("model.head.weight", {""})

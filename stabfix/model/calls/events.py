@@ -63,6 +63,7 @@ from stabfix.model.calls.event_sites import Branch, Gate, Site, SiteTracker
 from stabfix.model.calls.optimizers import OptimizerInfo, OptimizerTracker, optimizer_class_name
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.enclosing import EnclosingDefinitions
+from stabfix.model.source.scopes import method_receiver
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.syntax import code_of
@@ -143,7 +144,7 @@ class Events(SiteTracker):
             return None
         if self.imports.qualify(func) in _OPTIMIZER_STEP_FUNCTIONS:
             return None
-        on_self = isinstance(func.value, cst.Name) and func.value.value == "self"
+        on_self = isinstance(func.value, cst.Name) and func.value.value == method_receiver(step.site.cls, step.site.functions)
         found = []
         for function, recorded in self._by_function.items():
             if function is None or function is step.site.function or function.name.value != func.attr.value:
@@ -280,7 +281,8 @@ class Events(SiteTracker):
         if method == "backward" and isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
             if receiver.func.attr.value == "scale":
                 self._note_scaler(receiver.func.value)  # `scaler.scale(loss).backward()`
-        if isinstance(receiver, cst.Name) and receiver.value == "self":
+        if isinstance(receiver, cst.Name) and receiver.value == method_receiver(
+                self.enclosing.innermost_class(), self.enclosing.enclosing_functions()):  # `self.m()`, any receiver name
             self._add(LocalCall(node, self._site(), method, True))
         elif isinstance(receiver, (cst.Name, cst.Call)):  # `trainer.fit(x)`, `Steps().run(x)`
             call = LocalCall(node, self._site(), method, False)
