@@ -1,7 +1,10 @@
 """Other files' models, built lazily, and the view of the project one file's analysis gets.
 
 `Project` wraps the index with a small per-process cache of other files' `FileModel`s, each built (one
-libcst parse, one traversal of the parts asked for) only when a query needs a definition of that file.
+libcst parse, one traversal of the parts asked for) only when a query needs a definition of that file,
+and kept per file and part set: a question is answered by a model built with exactly the parts it asked
+for (never one with more, whose extra parts may change an answer), and a file built again for other
+parts reuses its kept tree.
 `ProjectView` is what the engine hands one file's analysis (`CheckContext.project`, `FileModel.project`):
 names are resolved as that file's imports spell them (`.models.Net`, `pkg.models.Net`), and every
 answer is recorded in `consulted` for the cache.

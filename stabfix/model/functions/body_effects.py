@@ -11,26 +11,9 @@ import libcst as cst
 
 from stabfix.model.flow.gradient_use import is_requires_grad_call, is_true
 from stabfix.model.source.imports import dotted_name
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.traversal import children
 
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
-
-
-class _OwnBody(cst.CSTVisitor):
-    """Visits one function's own body: not the functions, classes and lambdas nested in it."""
-
-    def __init__(self, function: cst.FunctionDef) -> None:
-        super().__init__()
-        self.function = function
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.function
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
 
 @dataclass(frozen=True)
@@ -53,17 +36,29 @@ class BodyEffects:
 
 
 def body_effects(function: cst.FunctionDef) -> BodyEffects:
-    """One walk of the function's own body (see `BodyEffects`)."""
-    finder = _Finder(function)
-    visit_readonly(function, finder)
+    """One walk of the function's own body (see `BodyEffects`): the function's decorators, parameters
+    and body, not the functions, classes and lambdas nested in it."""
+    finder = _Finder()
+    handlers = _HANDLERS
+    pending = [(child, child is function.body) for child in children(function)]
+    while pending:
+        node, in_body = pending.pop()
+        if isinstance(node, _NOT_OWN):
+            continue
+        handler = handlers.get(type(node))
+        if handler is not None:
+            handler(finder, node, in_body)
+        pending.extend((child, in_body) for child in children(node))
     kept = finder.rebound | finder.read
     return BodyEffects(tuple(finder.stores), tuple(name for name in finder.marked if name not in kept),
                        frozenset(kept), frozenset(finder.setters), tuple(finder.detaches), tuple(finder.calls))
 
 
-class _Finder(_OwnBody):
-    def __init__(self, function: cst.FunctionDef) -> None:
-        super().__init__(function)
+_NOT_OWN = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class _Finder:
+    def __init__(self) -> None:
         self.stores: list[str] = []
         self.marked: list[str] = []
         self.setters: set[str] = set()
@@ -71,18 +66,9 @@ class _Finder(_OwnBody):
         self.read: set[str] = set()  # its gradient read here: the helper wants the flag
         self.detaches: list[str] = []
         self.calls: list[cst.Call] = []
-        self._in_body = False
 
-    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
-        if node is self.function:
-            self._in_body = True
-
-    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
-        if node is self.function:
-            self._in_body = False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if self._in_body:
+    def call(self, node: cst.Call, in_body: bool) -> None:
+        if in_body:
             self.calls.append(node)
         func = node.func
         if isinstance(func, cst.Attribute):
@@ -98,7 +84,7 @@ class _Finder(_OwnBody):
         if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
             self.marked.append(node.func.value.value)  # type: ignore[attr-defined]
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def assign(self, node: cst.Assign, in_body: bool) -> None:
         for target in node.targets:
             attr = target.target
             if (isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad"
@@ -113,22 +99,23 @@ class _Finder(_OwnBody):
                 and value.func.attr.value == "detach" and dotted_name(value.func.value) == target):
             self.detaches.append(target)
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
+    def attribute(self, node: cst.Attribute, in_body: bool) -> None:
         if node.attr.value in ("grad", "register_hook", "retain_grad", "backward") and isinstance(node.value, cst.Name):
             self.read.add(node.value.value)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+    def assign_target(self, node: cst.AssignTarget, in_body: bool) -> None:
         if isinstance(node.target, cst.Subscript):
             spelled = dotted_name(node.target.value)
             if spelled is not None:
                 self.stores.append(spelled)
         self.rebound.update(name.value for name in _bound_names(node.target))
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def bound_target(self, node: cst.AugAssign | cst.For, in_body: bool) -> None:
         self.rebound.update(name.value for name in _bound_names(node.target))
 
-    def visit_For(self, node: cst.For) -> None:
-        self.rebound.update(name.value for name in _bound_names(node.target))
+
+_HANDLERS = {cst.Call: _Finder.call, cst.Assign: _Finder.assign, cst.Attribute: _Finder.attribute,
+             cst.AssignTarget: _Finder.assign_target, cst.AugAssign: _Finder.bound_target, cst.For: _Finder.bound_target}
 
 
 def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:

@@ -73,9 +73,10 @@ class Fixpoint(Generic[Half]):
             self._provisional.clear()  # what depended on a function being built is built again when asked
         return built
 
-    def building(self, function: cst.FunctionDef) -> bool:
-        """`function` is being built now (a call back into it is recursion)."""
-        return any(frame.function is function for frame in self.stack)
+    @property
+    def built(self) -> dict[cst.FunctionDef, Half]:
+        """The functions whose half is final."""
+        return self._final
 
     def _once(self, function: cst.FunctionDef) -> tuple[Half, bool]:
         frame = Frame(function)

@@ -115,9 +115,10 @@ class Summaries:
             self._summaries[function] = summary
         return summary
 
-    def built(self, function: cst.FunctionDef) -> bool:
-        """Some half of the function's summary has been built (a test's window on the laziness)."""
-        return function in self._returns.fixpoint._final or function in self._effects.fixpoint._final
+    def built(self, function: cst.FunctionDef, half: Optional[str] = None) -> bool:
+        """The half (`"returns"`, `"effects"`; None: either) of the function's summary has been built."""
+        halves = {"returns": self._returns.fixpoint, "effects": self._effects.fixpoint}
+        return any(function in halves[name].built for name in ((half,) if half else halves))
 
     def of_call(self, call: cst.Call) -> Optional[Summary]:
         """The summary of what a call runs: a function or method of this file, a class of this file

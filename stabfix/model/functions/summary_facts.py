@@ -152,7 +152,8 @@ class FunctionSummary:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FunctionSummary) and self._key() == other._key()
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:  # as a frozen dataclass of these fields hashes
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return (f"FunctionSummary(name={self.name!r}, parameters={self.parameters!r}, receiver={self.receiver!r}, "
