@@ -584,7 +584,7 @@ def test_a_question_about_a_calls_function_spares_a_constructed_class():
     summaries.foreign = lambda qualified: asked.append(qualified)
     assert summaries.function_of_call(_calls(module, "build")[0]).name == "build"
     assert summaries.function_of_call(_calls(module, "Net")[1]) is None  # constructing a class of this file
-    assert defs["forward"] not in summaries._final  # ... whose methods were not summarised for it
+    assert not summaries.built(defs["forward"])  # ... whose methods were not summarised for it
     assert isinstance(summaries.of_call(_calls(module, "Net")[1]), ClassSummary)
     assert summaries.function_of_call(_calls(module, "Remote")[0]) is None and asked == ["helpers.models.Remote"]
     only_functions = []
@@ -612,3 +612,39 @@ def test_a_returned_tensor_built_in_host_memory_is_host_built_through_helpers():
     MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
     built = {f.name.value: model.summaries.of(f).returned.host_built for f in module.body[1:]}
     assert built == {"ones": True, "causal": True, "placed": None, "layer": None}
+
+
+def test_a_question_about_effects_never_builds_returns_nor_the_other_way_round():
+    module, summaries, defs = _summaries("""
+        import torch
+
+        def evaluate(model, x):
+            model.eval()
+            return torch.softmax(model(x), -1)
+
+        def run(model, x):
+            probs = evaluate(model, x)
+            return probs
+        """)
+
+    def no_returns(*args, **kwargs):
+        raise AssertionError("the returns half was built for an effects question")
+
+    history_origin, summaries.history.origin = summaries.history.origin, no_returns
+    assert [e.kind for e in summaries.effects_at(_calls(module, "evaluate")[0])] == ["eval"]
+    assert summaries.of(defs["run"]).effects_of("eval")
+    summaries.history.origin = history_origin
+    assert not summaries.built(defs["evaluate"], "returns") and summaries.built(defs["evaluate"], "effects")
+    assert summaries.of(defs["run"]).returned.activation == "softmax"
+    assert not summaries.built(defs["run"], "effects") or summaries.built(defs["run"], "returns")
+
+
+def test_a_summary_pickles_with_both_halves():
+    module, summaries, defs = _summaries("""
+        def evaluate(model, x):
+            model.eval()
+            return model(x).softmax(-1)
+        """)
+    summary = summaries.of(defs["evaluate"])
+    again = pickle.loads(pickle.dumps(summary))
+    assert again == summary and again.effects_of("eval") and again.returned == summary.returned

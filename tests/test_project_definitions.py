@@ -85,3 +85,32 @@ def test_a_question_about_functions_builds_no_model_for_a_class():
     assert not other.project._models  # the class's file was never parsed
     assert f"{ROOT}/app/models.py" in other.consulted.files  # its outline was read: a cached result depends on it
     assert built
+
+
+HELPERS = {
+    "pkg/__init__.py": "",
+    "pkg/helpers.py": (
+        "import torch.nn as nn\n\n\n"
+        "def compare(pred, ref, measure):\n    return measure(pred, ref)\n\n\n"
+        "def fit(pred, ref):\n    return compare(pred, ref, nn.L1Loss())\n"
+    ),
+    "pkg/train.py": "from .helpers import compare\n",
+}
+
+
+def _target_parameters(definition):
+    losses = definition.model.losses
+    return sorted(p.name.value for p in definition.node.params.params if losses.parameter_role(definition.node, p.name.value) == "target")
+
+
+def test_an_answer_does_not_hang_on_which_question_about_the_file_came_first():
+    # `summaries` tells `losses` what every call passes for a parameter (`measure` is always an L1 loss);
+    # a question asked for `losses` alone must get the same answer whether or not another question
+    # already had the file built with `summaries`
+    def view():
+        return Project(ProjectIndex.from_sources(HELPERS, ROOT)).view(f"{ROOT}/pkg/train.py")
+
+    alone = view().foreign(".helpers.compare", _target_parameters, needs=("losses",))
+    after = view()
+    assert after.foreign(".helpers.compare", _target_parameters, needs=("summaries",)) == ["ref"]
+    assert after.foreign(".helpers.compare", _target_parameters, needs=("losses",)) == alone == []

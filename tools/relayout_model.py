@@ -44,7 +44,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "calls": (
         "What a call or an expression is in torch's terms: a device and a move, a module's forward, an optimizer,\n"
         "a loss and what it is made of, an output activation, a log-softmax or gather, a training event (backward, step, zero_grad...).",
-        ("devices", "datasets", "modules", "module_classes", "optimizers", "losses", "loss_operands", "activations", "numerics", "numeric_guards", "masks",
+        ("devices", "datasets", "modules", "module_classes", "optimizers", "loss_sources", "losses", "loss_operands", "activations", "numerics", "numeric_guards", "masks",
          "event_sites", "event_kinds", "events", "torch_ops", "schedulers", "collectives"),
     ),
     "flow": (
@@ -62,7 +62,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "functions": (
         "What each function of the file does, as its callers see it: node-free summaries of what it returns and\n"
         "what it does to its arguments and to `self`, followed any number of calls deep and into other files of the scan.",
-        ("body_effects", "summaries"),
+        ("body_effects", "summary_facts", "fixpoint", "returns", "effects", "summaries"),
     ),
     "domain": (
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"

@@ -70,6 +70,7 @@ share one computation.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import libcst as cst
@@ -191,9 +192,10 @@ def _summary_of_definition(definition) -> Optional[object]:
     summaries = definition.model.summaries
     if summaries is None:
         return None
-    if isinstance(definition.node, cst.ClassDef):
-        return summaries.of_class(definition.node)
-    return summaries.of(definition.node)
+    if isinstance(definition.node, cst.ClassDef):  # each half read when first asked, a failure read as unknown
+        cls = summaries.of_class(definition.node)
+        return replace(cls, methods=tuple((name, method.guarded()) for name, method in cls.methods))
+    return summaries.of(definition.node).guarded()
 
 
 ALWAYS_BUILT = ("tree", "enclosing", "imports")  # every part and rule may read these

@@ -90,13 +90,15 @@ class Project:
         text = self.index.text(path)  # recorded, also when the model comes from the cache
         if text is None:
             return None
-        parts = frozenset(required_parts(needs))
-        for (kept_path, kept_parts), built in self._models.items():
-            if kept_path == path and parts <= kept_parts:
-                self._models.move_to_end((kept_path, kept_parts))
-                return built
-        built = self._build(path, text, parts)
-        self._models[(path, parts)] = built
+        # exactly these parts: a part may read another that is built only on request (`summaries` hands
+        # `losses` what the calls pass for a parameter), so a model built with more parts could answer a
+        # question otherwise than the one asked for, and the answer would hang on which question came first
+        key = (path, frozenset(required_parts(needs)))
+        if key in self._models:
+            self._models.move_to_end(key)
+            return self._models[key]
+        built = self._build(path, text, key[1])
+        self._models[key] = built
         while len(self._models) > _MODELS_KEPT:
             self._models.popitem(last=False)
         return built
@@ -108,7 +110,7 @@ class Project:
         from stabfix.model.source.traversal import walk
 
         try:
-            module = self.parsed(path, text, cst.parse_module)
+            module = self._tree_of(path) or self.parsed(path, text, cst.parse_module)
             model = FileModel(parts)
             walk(module, model.visitors(), parents=model.tree.parents)
         except (RecursionError, MemoryError):
@@ -116,6 +118,11 @@ class Project:
         except Exception:  # a file that does not parse, or a part that fails on it: unknown
             return None
         return module, model
+
+
+    def _tree_of(self, path: str) -> Optional[cst.Module]:
+        """The tree a kept model of `path` (built with other parts) was built from: not parsed again."""
+        return next((built[0] for (kept, _), built in self._models.items() if kept == path and built is not None), None)
 
 
 class ProjectView:

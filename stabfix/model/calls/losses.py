@@ -24,165 +24,53 @@ They take (prediction, reference) by convention.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
-from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterator, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
-from stabfix.model.calls import torch_ops
-from stabfix.model.source import vocabulary as vocab
+from stabfix.model.calls.loss_sources import (  # noqa: F401  (re-exported: the one definition of a loss)
+    LossCall,
+    LossOperands,
+    LossSources,
+    identifier_words,
+    is_loss_callee_name,
+    is_loss_class_name,
+    is_loss_like_name,
+    is_torch_loss_function,
+    loss_by_usage,
+    operands,
+    read_names,
+    receiving_parameter,
+)
 from stabfix.model.source.enclosing import EnclosingDefinitions
-from stabfix.model.source.imports import ImportTracker, dotted_name
-from stabfix.model.source.instances import method_of_instance
-from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.imports import ImportTracker
+from stabfix.model.source.names import Names
 
 if TYPE_CHECKING:
     from stabfix.model.source.project_view import ProjectQueries
 
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
-
-@lru_cache(maxsize=4096)
-def identifier_words(name: str) -> tuple[str, ...]:
-    """`x_style_ref` -> (x, style, ref); `PatchSWDLoss` -> (patch, swd, loss)."""
-    return tuple(match.group(0).lower() for match in _CAMEL.finditer(name))
-
-
-def is_loss_like_name(name: str) -> bool:
-    """A variable or container whose name says it holds a loss value: `loss`, `style_loss`, `loss_dict`."""
-    words = identifier_words(name.rsplit(".", 1)[-1])
-    return any(w in vocab.LOSS_WORDS for w in words) and not any(w in vocab.NOT_A_LOSS_VALUE_WORDS for w in words)
-
-
-def is_loss_callee_name(name: str) -> bool:
-    """A function or callable attribute whose name says it computes a loss: `energy_loss`, `criterion`."""
-    last = name.rsplit(".", 1)[-1]
-    words = identifier_words(last)
-    return (
-        not last[:1].isupper()  # `StyleLoss(...)` constructs the module
-        and any(w in vocab.LOSS_WORDS for w in words)
-        and not any(w in vocab.NOT_A_LOSS_CALL_WORDS for w in words)
-    )
-
-
-# Methods of a list or dict named for losses (`losses.append(loss)`): they store, not compute.
-_CONTAINER_METHODS = frozenset({"extend", "insert", "setdefault", "pop", "items", "keys", "index", "count", "remove"})
-# torch losses whose name does not end in `_loss`
-_TORCH_LOSS_FUNCTIONS = frozenset(
-    {"cross_entropy", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss"}
-)
-
-# Position of the target argument, for losses where it is not the second one. (`cosine_embedding_loss(
-# input1, input2, y)` compares two embeddings; the second is the reference, `y` only says +1/-1.)
-_TARGET_INDEX = {
-    "margin_ranking_loss": 2,
-    "MarginRankingLoss": 2,
-    "triplet_margin_loss": None,  # anchor/positive/negative: no single target
-    "TripletMarginLoss": None,
-    "TripletMarginWithDistanceLoss": None,
-}
-_TARGET_KEYWORDS = ("target", "targets", "y", "reference", "ref")
-_INPUT_KEYWORDS = ("input", "pred", "prediction", "x", "output")
-
-
-@dataclass(frozen=True)
-class LossCall:
-    call: cst.Call
-    display: str  # how the callee is spelled, for messages
-    library: bool  # a torch loss: operand positions are known
-    kind: str  # qualified function/class name or the user's callee name
-    by_usage: bool = False  # recognised from how its result is used, not from its name
-
-
-def loss_by_usage(call: cst.Call) -> LossCall:
-    """A call taken for a user loss because its result is a term of what is backpropagated."""
-    code = cst.Module(body=[]).code_for_node(call.func)
-    display = code if len(code) <= 40 else "loss"
-    return LossCall(call, display, False, display, by_usage=True)
-
-
-@dataclass(frozen=True)
-class LossOperands:
-    call: cst.Call
-    loss_name: str  # for messages: `F.mse_loss`, `self.criterion`
-    prediction: cst.BaseExpression | None
-    target: cst.BaseExpression | None
-    kind: str = ""  # qualified name of the loss function or class (`torch.nn.MSELoss`), as far as known
-    # the target is known to be one: a torch loss, or a function of this file that uses it as a loss target
-    checked: bool = False
-
-
-def is_loss_class_name(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1]
-    return last.endswith("Loss") and last[:1].isupper()
-
-
-def is_torch_loss_function(qualified: str) -> bool:
-    """`torch.nn.functional.mse_loss`, `torch.nn.functional.cross_entropy` (not `torch.nn.MSELoss`)."""
-    last = qualified.rsplit(".", 1)[-1]
-    return qualified.startswith("torch.") and (last.endswith("_loss") or last in _TORCH_LOSS_FUNCTIONS)
-
-
-def _holds_losses(receiver: cst.BaseExpression) -> bool:
-    """A module or object whose name says it holds loss functions: `losses`, `self.criteria`."""
-    name = dotted_name(receiver)
-    words = set(identifier_words(name.rsplit(".", 1)[-1])) if name else set()
-    return bool(words) and words <= vocab.LOSS_WORDS
-
-
-def _argument(call: cst.Call, index: int | None, keywords: tuple[str, ...]) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in keywords:
-            return arg.value
-    if index is None:
-        return None
-    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-    return positional[index].value if index < len(positional) else None
-
-
-def operands(call: cst.Call, kind_name: str, display: str, checked: bool = False) -> LossOperands | None:
-    last = kind_name.rsplit(".", 1)[-1]
-    index = _TARGET_INDEX.get(last, 1)
-    if last in _TARGET_INDEX and index is None:
-        return None
-    return LossOperands(
-        call=call,
-        loss_name=display,
-        prediction=_argument(call, 0, _INPUT_KEYWORDS),
-        target=_argument(call, index, _TARGET_KEYWORDS),
-        kind=kind_name,
-        checked=checked,
-    )
-
-
-class LossIndex(cst.BatchableCSTVisitor):
+class LossIndex(LossSources, cst.BatchableCSTVisitor):
     """The model part `losses`: every call of the file, and which of them compute a loss with which
     operands. One per file, shared by every rule that asks about losses.
 
     The traversal only records where each call sits (its enclosing functions, whether it is test
-    code); what a callee is gets resolved afterwards through the binding model, so `self.crit` called
-    in a method above `__init__` still finds `self.crit = nn.MSELoss()`.
+    code); what a callee is gets resolved afterwards through the binding model (`LossSources`,
+    `calls/loss_sources.py`), so `self.crit` called in a method above `__init__` still finds
+    `self.crit = nn.MSELoss()`.
     """
 
     def __init__(
         self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names, project: Optional["ProjectQueries"] = None
     ) -> None:
-        super().__init__()
-        self.imports = imports
+        cst.BatchableCSTVisitor.__init__(self)
+        LossSources.__init__(self, imports, names, project)
         self.enclosing = enclosing
-        self.names = names
-        self.project = project
         self.module: cst.Module | None = None
         self.sites: list[CallSite] = []
         self._asserts = 0
-        self._resolved: dict[cst.Call, LossCall | None] = {}
         self._operands: dict[cst.Call, LossOperands | None] = {}
-        self._roles: dict[tuple[cst.FunctionDef, str], str | None] = {}
-        # what every call of the file passes for a parameter (set by the `summaries` part; None: not followed)
-        self.parameter_values: Optional[Callable[[Binding], Optional[list[cst.BaseExpression]]]] = None
 
     # -- traversal -----------------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -207,12 +95,6 @@ class LossIndex(cst.BatchableCSTVisitor):
         self.sites.append(CallSite(node, functions, outer, in_test, self.names.position))
 
     # -- queries -------------------------------------------------------------------------------------
-    def resolve(self, call: cst.Call) -> LossCall | None:
-        """The loss `call` computes, by what its callee is; None when it is not a loss."""
-        if call not in self._resolved:
-            self._resolved[call] = self._resolve(call)
-        return self._resolved[call]
-
     def operands(self, call: cst.Call) -> LossOperands | None:
         """Prediction and target of a loss call (a same-file helper that uses an argument as a loss
         target counts as a loss of that argument); None when the call is not a loss."""
@@ -233,279 +115,8 @@ class LossIndex(cst.BatchableCSTVisitor):
         methods = {item for item in cls.body.body if isinstance(item, cst.FunctionDef)}
         return any(site.functions and site.functions[0] in methods for site, _ in self.loss_sites())
 
-    def qualify(self, expr: cst.BaseExpression) -> str | None:
-        """What an expression names through the imports, honouring local shadowing."""
-        if isinstance(expr, (cst.Name, cst.Attribute)) and _root(expr) in self.names.uses:
-            return self.names.qualify(expr)
-        return self.imports.qualify(expr)
-
-    def self_class(self, receiver: cst.BaseExpression) -> cst.ClassDef | None:
-        """The class whose instance `receiver` is when it is a method's own first parameter (`self`)."""
-        if not isinstance(receiver, cst.Name) or receiver not in self.names.uses:
-            return None
-        scope = self.names.uses[receiver].scope.resolving(receiver.value)
-        function = scope.node
-        if not isinstance(function, cst.FunctionDef) or scope.parent is None or not scope.parent.is_class:
-            return None
-        if _first_parameter(function) != receiver.value or _is_static(function):
-            return None
-        if any(b.kind != "param" for b in scope.bindings.get(receiver.value, ())):
-            return None  # `self` re-bound
-        return scope.parent.node  # type: ignore[return-value]
-
-    def constructor_name(self, value: cst.BaseExpression) -> str | None:
-        """The loss class a value constructs, if it does."""
-        if not isinstance(value, cst.Call):
-            return None
-        qualified = self.qualify(value.func)
-        name = qualified or dotted_name(value.func)
-        if name is not None and is_loss_class_name(name):
-            return name
-        return self._derived_loss_class(qualified) if qualified is not None else None
-
-    def _derived_loss_class(self, qualified: str) -> str | None:
-        """A class of another scanned file that derives from a torch loss: the torch class when no class
-        on the way overrides `forward` (it computes that loss), else the class itself (a user loss)."""
-        if self.project is None or qualified.startswith("torch."):
-            return None
-        overridden = False
-        for name, methods in self.project.lineage(qualified):
-            if methods is None:  # outside the tree: torch's, or unknown
-                if _is_torch_loss_base(name):
-                    return qualified if overridden or name.rsplit(".", 1)[-1].startswith("_") else name
-                continue
-            overridden = overridden or "forward" in methods
-        return None
-
-    def held(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
-        """The loss a name or `self` attribute is bound to: `crit = nn.MSELoss()`, `self.swd = SWDLoss()`,
-        `self.loss_fn = F.smooth_l1_loss`, `loss_fn = self.criterion`."""
-        if depth > 4:
-            return None
-        passed = self._passed_loss(expr, depth)
-        if passed is not None:
-            return passed
-        for value in self._bound_values(expr):
-            loss = self.constructor_name(value)
-            if loss is None and isinstance(value, cst.Call):
-                loss = self.returned_loss(value, depth)  # `criterion = make_criterion()`
-            if loss is None and isinstance(value, (cst.Name, cst.Attribute)):
-                qualified = self.qualify(value)
-                loss = qualified if qualified is not None and is_torch_loss_function(qualified) else None
-                loss = loss or self.held(value, depth + 1)
-            if loss is not None:
-                return loss
-        return None
-
-    def returned_loss(self, call: cst.Call, depth: int = 0) -> str | None:
-        """The loss object a call of a function of this file (a method on `self` or on an instance it
-        builds, too) or of another scanned file hands back, when every `return` of it holds the same one:
-        `def make_criterion(): return nn.CrossEntropyLoss()`."""
-        if depth > 4:
-            return None
-        resolved = self._definition(call)
-        if resolved is not None:
-            return _one_returned_loss(self, resolved[0], depth + 1)
-        qualified = self.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
-        if self.project is None or qualified is None or qualified.startswith("torch."):
-            return None
-        symbol = self.project.resolve(qualified)
-        if symbol is None or symbol.kind != "def":
-            return None
-        return self.project.foreign(
-            qualified, lambda found: _one_returned_loss(found.model.losses, found.node, 0), needs=("losses",)
-        )
-
-    def _passed_loss(self, expr: cst.BaseExpression, depth: int) -> str | None:
-        """The loss a parameter holds when every call of its function in the file passes the same one
-        (`train(loader, net, opt, nn.L1Loss())` makes `l1(...)` in `def train(loader, net, opt, l1)` L1Loss)."""
-        if not isinstance(expr, cst.Name) or self.parameter_values is None:
-            return None
-        bindings = self.names.bindings_of(expr)
-        if len(bindings) != 1 or bindings[0].kind != "param":
-            return None
-        passed = self.parameter_values(bindings[0])
-        if not passed:
-            return None
-        found = {self.constructor_name(value) or self.held(value, depth + 1) for value in passed}
-        return found.pop() if len(found) == 1 and None not in found else None
-
-    def _bound_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-        if isinstance(expr, cst.Name):
-            bindings = self.names.bindings_of(expr)
-        elif isinstance(expr, cst.Attribute):
-            owner = self.self_class(expr.value)
-            bindings = self.names.attribute_bindings(owner, expr.attr.value) if owner is not None else []
-        else:
-            return []
-        return [b.bound_value for b in bindings if b.bound_value is not None]
-
-    def _resolve(self, call: cst.Call) -> LossCall | None:
-        func = call.func
-        display = dotted_name(func) or "loss"
-        if isinstance(func, cst.Call):  # `nn.MSELoss()(pred, target)`
-            loss_class = self.constructor_name(func)
-            if loss_class is None:
-                return None
-            shown = dotted_name(func.func) or loss_class
-            return LossCall(call, f"{shown}()", loss_class.startswith("torch."), loss_class)
-        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
-            held = self.held(func.value)  # `criterion.forward(pred, target)`
-            if held is not None:
-                return LossCall(call, display, held.startswith("torch."), held)
-        held = self.held(func)
-        if held is not None:
-            return LossCall(call, display, held.startswith("torch."), held)
-        qualified = self.qualify(func)
-        if qualified is not None:
-            last = qualified.rsplit(".", 1)[-1]
-            if is_loss_class_name(qualified):
-                return None  # constructing the module, not computing the loss
-            if qualified.startswith("torch."):
-                return LossCall(call, display, True, qualified) if is_torch_loss_function(qualified) else None
-            # `from . import losses; losses.swd(a, b)`: a function of a project module of losses
-            if _is_loss_callee(last, func):
-                return LossCall(call, display, False, qualified)
-            return None
-        if isinstance(func, cst.Name) and _is_loss_callee(func.value, None):
-            return LossCall(call, display, False, func.value)
-        if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, (cst.Name, cst.Attribute))
-            and _is_loss_callee(func.attr.value, func)
-        ):
-            return LossCall(call, display, False, func.attr.value)
-        return None
-
-    def _plain_operands(self, call: cst.Call) -> LossOperands | None:
-        loss = self.resolve(call)
-        return operands(call, loss.kind, loss.display, loss.kind.startswith("torch.")) if loss is not None else None
-
-    def _find_operands(self, call: cst.Call) -> LossOperands | None:
-        found = self._plain_operands(call)
-        if found is None:
-            return self._helper_loss(call)
-        if found.target is None:
-            return found
-        resolved = self._definition(call)
-        if resolved is None:
-            return found
-        definition, skip = resolved
-        parameter = receiving_parameter(call, found.target, definition, skip)
-        role = self.parameter_role(definition, parameter) if parameter is not None else None
-        if role == "input":
-            return replace(found, target=None)  # `def make_loss(model, x): return (model(x) - ref)...`
-        return replace(found, checked=True) if role == "target" else found
-
-    def _definition(self, call: cst.Call) -> tuple[cst.FunctionDef, int] | None:
-        """The function of this file a call runs, with the leading parameters it does not pass (`self`)."""
-        definition = self.names.definition_of(call)
-        if definition is None:
-            on_instance = method_of_instance(self.names, call)  # `Steps().run(pred, y)`
-            return (on_instance, 0 if _is_static(on_instance) else 1) if on_instance is not None else None
-        scope = self.names.scopes.get(definition)
-        is_method = scope is not None and scope.parent is not None and scope.parent.is_class
-        skip = 1 if is_method and isinstance(call.func, cst.Attribute) and not _is_static(definition) else 0
-        return definition, skip
-
-    def _helper_loss(self, call: cst.Call) -> LossOperands | None:
-        """A call of a function of this file that computes a loss with one of its arguments as the target:
-        `def fit_term(pred, ref): return F.l1_loss(pred, ref)` makes `fit_term(model(x), y)` a loss of `y`."""
-        resolved = self._definition(call)
-        if resolved is None:
-            return self._foreign_helper_loss(call)
-        definition, skip = resolved
-        for arg in call.args:
-            parameter = receiving_parameter(call, arg.value, definition, skip)
-            if parameter is not None and self.parameter_role(definition, parameter) == "target":
-                display = dotted_name(call.func) or definition.name.value
-                prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
-                return LossOperands(call, display, prediction, arg.value, definition.name.value, checked=True)
-        return None
-
-    def target_keeps_grad(self, loss: LossOperands) -> bool:
-        """Whether the tensor passed as the target is itself the target inside a helper of this file that
-        computes the loss (`F.mse_loss(pred, ref)`, not `F.nll_loss(logp, torch.argmax(ref, 1))`); True
-        for any other loss (its target expression is the caller's to read)."""
-        resolved = self._definition(loss.call) if loss.target is not None else None
-        if resolved is None or self._plain_operands(loss.call) is not None:
-            return True
-        definition, skip = resolved
-        parameter = receiving_parameter(loss.call, loss.target, definition, skip)  # type: ignore[arg-type]
-        return parameter is None or _target_keeps_grad(self, definition, parameter)
-
-    def _foreign_helper_loss(self, call: cst.Call) -> LossOperands | None:
-        """The same for a function of another scanned file (`from .helpers import fit_term`), by that file's
-        answer about its parameters. Not known to be safe to fix from here: another file holds the loss."""
-        qualified = self.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
-        if self.project is None or qualified is None or qualified.startswith("torch."):
-            return None
-        symbol = self.project.resolve(qualified)
-        if symbol is None or symbol.kind != "def":
-            return None  # parse another file only for a function of it
-        roles = self.project.foreign(qualified, _parameter_roles, needs=("losses",))
-        if not roles:
-            return None
-        positional, targets = roles
-        index = 0
-        for arg in call.args:
-            if arg.star:
-                return None
-            parameter = arg.keyword.value if arg.keyword is not None else (positional[index] if index < len(positional) else None)
-            index += arg.keyword is None
-            if parameter in targets:
-                prediction = next((a.value for a in call.args if a is not arg and a.keyword is None), None)
-                return LossOperands(call, dotted_name(call.func) or qualified, prediction, arg.value, qualified)
-        return None
-
     def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
         return [site.call for site in self.sites if function in site.functions]
-
-    def parameter_role(self, node: cst.FunctionDef, parameter: str) -> str | None:
-        """What a parameter of a user loss function is, by the function's own body.
-
-        "target": it (or a value derived from it) is the target of a loss computed inside;
-        "input": it only reaches the prediction side of the losses inside, or it is fed to a model the
-        function receives as another parameter (`model(x)`); None: the body does not say.
-        """
-        key = (node, parameter)
-        if key not in self._roles:
-            self._roles[key] = None  # recursion guard
-            self._roles[key] = self._parameter_role(node, parameter)
-        return self._roles[key]
-
-    def _parameter_role(self, node: cst.FunctionDef, parameter: str) -> str | None:
-        derived = {parameter}
-        # what each binding's value reads, once for the whole fixpoint
-        bindings = [(b, read_names(b.value)) for b in self.names.bindings_within(node) if b.value is not None]
-        changed = True
-        while changed:
-            changed = False
-            for binding, reads in bindings:
-                if binding.name not in derived and reads & derived:
-                    derived.add(binding.name)
-                    changed = True
-        calls = self.calls_in(node)
-        in_target = in_prediction = False
-        for call in calls:
-            inner = self._plain_operands(call)
-            if inner is None:
-                continue
-            if inner.target is not None and read_names(inner.target) & derived:
-                in_target = True
-            if inner.prediction is not None and read_names(inner.prediction) & derived:
-                in_prediction = True
-        if in_target:
-            return "target"
-        if in_prediction:
-            return "input"
-        callables = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
-        callables -= derived
-        for call in calls:
-            if isinstance(call.func, cst.Name) and call.func.value in callables:
-                if any(read_names(arg.value) & derived for arg in call.args):
-                    return "input"
-        return None
 
 
 @dataclass(eq=False)
@@ -517,124 +128,5 @@ class CallSite:
     order: int = 0  # the binding model's position when the call starts (`Names.position`)
 
 
-def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
-    if is_loss_callee_name(name) or name in _TORCH_LOSS_FUNCTIONS:
-        return True
-    # a method of a module or object holding losses (`losses.swd`), not a container method
-    words = set(identifier_words(name))
-    return (
-        isinstance(func, cst.Attribute)
-        and _holds_losses(func.value)
-        and not name[:1].isupper()
-        and not name.startswith("_")
-        and not words & (vocab.NOT_A_LOSS_CALL_WORDS | _CONTAINER_METHODS)
-    )
-
-
-def _is_torch_loss_base(qualified: str) -> bool:
-    """`torch.nn.CrossEntropyLoss`, `torch.nn.modules.loss._WeightedLoss`."""
-    last = qualified.rsplit(".", 1)[-1]
-    return qualified.startswith("torch.nn.") and last.endswith("Loss") and last.lstrip("_")[:1].isupper()
-
-
-def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr
-
-
-def _first_parameter(node: cst.FunctionDef) -> str:
-    params = list(node.params.posonly_params) + list(node.params.params)
-    return params[0].name.value if params else ""
-
-
 def _is_test_name(name: str) -> bool:
     return name.startswith("test") or name.endswith("_test")
-
-
-def _is_static(node: cst.FunctionDef) -> bool:
-    return any(
-        (dotted_name(decorator.decorator) or "").rsplit(".", 1)[-1] == "staticmethod" for decorator in node.decorators
-    )
-
-
-def _parameter_roles(definition) -> tuple[tuple[str, ...], frozenset[str]] | None:
-    """A function of another file: its positional parameters and those it uses as a loss target (node-free)."""
-    node = definition.node
-    if not isinstance(node, cst.FunctionDef):
-        return None
-    params = node.params
-    positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
-    every = (*positional, *(p.name.value for p in params.kwonly_params))
-    losses = definition.model.losses
-    return positional, frozenset(name for name in every if losses.parameter_role(node, name) == "target"
-                                 and _target_keeps_grad(losses, node, name))
-
-
-def _one_returned_loss(losses: "LossIndex", node, depth: int) -> str | None:
-    """The loss object every `return` of `node` holds (a constructor or a name bound to one); None when
-    a return holds anything else, or none returns a value."""
-    if not isinstance(node, cst.FunctionDef):
-        return None
-    returned = losses.names.returns.get(node, [])
-    found = {losses.constructor_name(value) or losses.returned_loss(value, depth) if isinstance(value, cst.Call)
-             else losses.held(value, depth) if isinstance(value, (cst.Name, cst.Attribute)) else None
-             for value in returned}
-    return found.pop() if len(found) == 1 and None not in found else None
-
-
-def _target_keeps_grad(losses: "LossIndex", node: cst.FunctionDef, parameter: str) -> bool:
-    """Some loss of the function takes the parameter, or a name bound from it, as its target through
-    operations that keep requires-grad (`labels[:, c]`, `ref.float()`; not `torch.argmax(ref, 1)`): the
-    caller's tensor itself is then the target."""
-    kept = {parameter}
-    bindings = [b for b in losses.names.bindings_within(node) if b.value is not None]
-    changed = True
-    while changed:
-        changed = False
-        for binding in bindings:
-            operand = torch_ops.grad_operand(binding.value, losses.qualify)  # type: ignore[arg-type]
-            if binding.name not in kept and operand is not None and read_names(operand) & kept:
-                kept.add(binding.name)
-                changed = True
-    for call in losses.calls_in(node):
-        found = losses._plain_operands(call)
-        operand = torch_ops.grad_operand(found.target, losses.qualify) if found is not None and found.target is not None else None
-        if operand is not None and read_names(operand) & kept:
-            return True
-    return False
-
-
-def receiving_parameter(call: cst.Call, argument: cst.BaseExpression, node: cst.FunctionDef, skip: int) -> str | None:
-    """The parameter of `node` that the argument expression `argument` of `call` is bound to."""
-    params = node.params
-    positional = [*params.posonly_params, *params.params][skip:]
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            return None  # `*args`/`**kwargs` make later positions unknowable
-        if arg.value is argument:
-            if arg.keyword is not None:
-                names = {p.name.value for p in (*positional, *params.kwonly_params)}
-                return arg.keyword.value if arg.keyword.value in names else None
-            return positional[index].name.value if index < len(positional) else None
-        if arg.keyword is None:
-            index += 1
-    return None
-
-
-def read_names(expr: cst.CSTNode) -> set[str]:
-    """Variable names an expression reads (not attribute names, not keyword names)."""
-    found: set[str] = set()
-    stack: list[cst.CSTNode] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            found.add(node.value)
-        elif isinstance(node, (cst.Attribute, cst.Arg)):
-            stack.append(node.value)  # `x.name` reads `x`; `f(key=x)` reads `x`, not `key`
-        else:
-            stack.extend(children(node))
-    return found
-
-

@@ -4,95 +4,118 @@ Nested functions, classes and lambdas are not the function's own body."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
 from stabfix.model.flow.gradient_use import is_requires_grad_call, is_true
 from stabfix.model.source.imports import dotted_name
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.traversal import children
 
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
 
 
-class _OwnBody(cst.CSTVisitor):
-    """Visits one function's own body: not the functions, classes and lambdas nested in it."""
+@dataclass(frozen=True)
+class BodyEffects:
+    """What one function's own body does in place, from one walk of it."""
 
-    def __init__(self, function: cst.FunctionDef) -> None:
-        super().__init__()
-        self.function = function
+    # what it stores into: `self.buffer.append(x)`, `cache[k] = v` on a parameter `cache`
+    stores: tuple[str, ...]
+    # the names it makes require grad in place, whatever it does with the result: `t.requires_grad_()`
+    # (also inside `return t.requires_grad_(True)`), `t.requires_grad = True`; not a name it rebinds
+    # anywhere (`t = t.detach()` makes it another tensor than the one handed in) or reads the gradient of
+    marked: tuple[str, ...]
+    kept: frozenset[str]  # the names it rebinds or reads the gradient of: it keeps those for itself
+    # what it cuts from the graph in place: `x.detach_()` on a name, attribute or element (`h[0]`; `h[*]`
+    # for a variable index), or `x = x.detach()` re-binding an attribute (`self.h`)
+    detaches: tuple[str, ...]
+    calls: tuple[cst.Call, ...]  # the calls of its body (not of its decorators, defaults or annotations)
+    # of `marked`, those set by `t.requires_grad = True`, which torch allows only on a leaf (no history)
+    setters: frozenset[str] = frozenset()
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.function
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
+def body_effects(function: cst.FunctionDef) -> BodyEffects:
+    """One walk of the function's own body (see `BodyEffects`): the function's decorators, parameters
+    and body, not the functions, classes and lambdas nested in it."""
+    finder = _Finder()
+    handlers = _HANDLERS
+    pending = [(child, child is function.body) for child in children(function)]
+    while pending:
+        node, in_body = pending.pop()
+        if isinstance(node, _NOT_OWN):
+            continue
+        handler = handlers.get(type(node))
+        if handler is not None:
+            handler(finder, node, in_body)
+        pending.extend((child, in_body) for child in children(node))
+    kept = finder.rebound | finder.read
+    return BodyEffects(tuple(finder.stores), tuple(name for name in finder.marked if name not in kept),
+                       frozenset(kept), tuple(finder.detaches), tuple(finder.calls), frozenset(finder.setters))
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
+
+_NOT_OWN = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
-def stores(function: cst.FunctionDef) -> list[str]:
-    """What the function stores into: `self.buffer.append(x)`, `cache[k] = v` on a parameter `cache`."""
-    found: list[str] = []
+class _Finder:
+    def __init__(self) -> None:
+        self.stores: list[str] = []
+        self.marked: list[str] = []
+        self.setters: set[str] = set()
+        self.rebound: set[str] = set()
+        self.read: set[str] = set()  # its gradient read here: the helper wants the flag
+        self.detaches: list[str] = []
+        self.calls: list[cst.Call] = []
 
-    class _Finder(_OwnBody):
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in STORE_METHODS:
-                spelled = dotted_name(node.func.value)
+    def call(self, node: cst.Call, in_body: bool) -> None:
+        if in_body:
+            self.calls.append(node)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in STORE_METHODS:
+                spelled = dotted_name(func.value)
                 if spelled is not None:
-                    found.append(spelled)
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if isinstance(node.target, cst.Subscript):
-                spelled = dotted_name(node.target.value)
+                    self.stores.append(spelled)
+            elif method == "detach_":
+                spelled = _element_spelling(func.value)
                 if spelled is not None:
-                    found.append(spelled)
+                    self.detaches.append(spelled)
+        if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
+            self.marked.append(node.func.value.value)  # type: ignore[attr-defined]
 
-    visit_readonly(function, _Finder(function))
-    return found
+    def assign(self, node: cst.Assign, in_body: bool) -> None:
+        for target in node.targets:
+            attr = target.target
+            if (isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad"
+                    and isinstance(attr.value, cst.Name) and is_true(node.value)):
+                self.marked.append(attr.value.value)
+                self.setters.add(attr.value.value)
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
+            return
+        target = dotted_name(node.targets[0].target)
+        if (target is not None and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "detach" and dotted_name(value.func.value) == target):
+            self.detaches.append(target)
+
+    def attribute(self, node: cst.Attribute, in_body: bool) -> None:
+        if node.attr.value in ("grad", "register_hook", "retain_grad", "backward") and isinstance(node.value, cst.Name):
+            self.read.add(node.value.value)
+
+    def assign_target(self, node: cst.AssignTarget, in_body: bool) -> None:
+        if isinstance(node.target, cst.Subscript):
+            spelled = dotted_name(node.target.value)
+            if spelled is not None:
+                self.stores.append(spelled)
+        self.rebound.update(name.value for name in _bound_names(node.target))
+
+    def bound_target(self, node: cst.AugAssign | cst.For, in_body: bool) -> None:
+        self.rebound.update(name.value for name in _bound_names(node.target))
 
 
-def marked_in_place(function: cst.FunctionDef, setters: Optional[set[str]] = None) -> tuple[list[str], set[str]]:
-    """The names the function makes require grad in place, whatever it does with the result:
-    `t.requires_grad_()` (also inside `return t.requires_grad_(True)`), `t.requires_grad = True`; not a
-    name it rebinds anywhere (`t = t.detach()` makes it another tensor than the one handed in) or reads the
-    gradient of (the second set: the function keeps those for itself). `setters` (when given) gets the
-    names set by `t.requires_grad = True`, which torch allows only on a leaf (a tensor with no history)."""
-    found: list[str] = []
-    rebound: set[str] = set()
-    read: set[str] = set()  # its gradient read here: the helper wants the flag
-    setters = set() if setters is None else setters
-
-    class _Finder(_OwnBody):
-        def visit_Call(self, node: cst.Call) -> None:
-            if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
-                found.append(node.func.value.value)  # type: ignore[attr-defined]
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                attr = target.target
-                if (isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad"
-                        and isinstance(attr.value, cst.Name) and is_true(node.value)):
-                    found.append(attr.value.value)
-                    setters.add(attr.value.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value in ("grad", "register_hook", "retain_grad", "backward") and isinstance(node.value, cst.Name):
-                read.add(node.value.value)
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            rebound.update(name.value for name in _bound_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            rebound.update(name.value for name in _bound_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            rebound.update(name.value for name in _bound_names(node.target))
-
-    visit_readonly(function, _Finder(function))
-    kept = rebound | read
-    return [name for name in found if name not in kept], kept
+_HANDLERS = {cst.Call: _Finder.call, cst.Assign: _Finder.assign, cst.Attribute: _Finder.attribute,
+             cst.AssignTarget: _Finder.assign_target, cst.AugAssign: _Finder.bound_target, cst.For: _Finder.bound_target}
 
 
 def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
@@ -103,31 +126,6 @@ def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
     if isinstance(target, cst.StarredElement):
         return _bound_names(target.value)
     return []
-
-
-def detaches(function: cst.FunctionDef) -> list[str]:
-    """What the function cuts from the graph in place: `x.detach_()` on a name, attribute or element
-    (`h[0]`; `h[*]` for a variable index), or `x = x.detach()` re-binding an attribute (`self.h`)."""
-    found: list[str] = []
-
-    class _Finder(_OwnBody):
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach_":
-                spelled = _element_spelling(node.func.value)
-                if spelled is not None:
-                    found.append(spelled)
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
-                return
-            target = dotted_name(node.targets[0].target)
-            if (target is not None and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-                    and value.func.attr.value == "detach" and dotted_name(value.func.value) == target):
-                found.append(target)
-
-    visit_readonly(function, _Finder(function))
-    return found
 
 
 def _element_spelling(node: cst.BaseExpression) -> Optional[str]:

@@ -1,0 +1,220 @@
+"""The returns half of the function summaries: what each function of the file returns, element by element
+(`ReturnFacts`: `returns`, `return_depth`, `grad_unread`), built on demand with its own fixpoint
+(`fixpoint.py`). Reads `values`, `history`, `activations` and `gradients`; never the effects half.
+Asked through `summaries.py` (`Summaries.returned_facts`, `facts`, `returned_to`, `grad_unread_at`,
+`FunctionSummary.returns`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import libcst as cst
+
+from stabfix.model.calls import torch_ops
+from stabfix.model.calls.activations import Activations
+from stabfix.model.calls.schedulers import LR_SCHEDULER, is_lr_scheduler
+from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, requires_grad_keyword
+from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
+from stabfix.model.flow.host_tensors import is_host_built
+from stabfix.model.flow.values import Values
+from stabfix.model.functions.fixpoint import MAX_DEPTH, Fixpoint, Frame
+from stabfix.model.functions.summary_facts import CallSummaries, FunctionSummary, ReturnFacts, ValueFacts
+from stabfix.model.source.imports import ImportTracker
+from stabfix.model.source.names import Names
+
+
+class ReturnSummaries:
+    def __init__(self, summaries: CallSummaries, imports: ImportTracker, names: Names, values: Values,
+                 history: History, activations: Activations, gradients: Optional[GradientFacts]) -> None:
+        self.summaries = summaries
+        self.imports = imports
+        self.names = names
+        self.values = values
+        self.history = history
+        self.activations = activations
+        self.gradients = gradients
+        self.fixpoint: Fixpoint[ReturnFacts] = Fixpoint(self._build, ReturnFacts())
+
+    def of(self, function: cst.FunctionDef) -> ReturnFacts:
+        return self.fixpoint.of(function)
+
+    # -- queries -----------------------------------------------------------------------------------
+    def returned_facts(self, call: cst.Call) -> Optional[tuple[ValueFacts, ...]]:
+        """What a call returns, element by element, when its summary is known and within the depth limit."""
+        summary = self.summaries.function_of_call(call)
+        if summary is None:
+            return None
+        returned = summary.return_facts()
+        if not returned.returns or returned.return_depth >= MAX_DEPTH:
+            return None
+        stack = self.fixpoint.stack
+        recursive = any(frame.function is self.names.definition_of(call) for frame in stack)
+        if stack and not recursive:  # a call back into the cycle adds no level: the fixpoint settles
+            stack[-1].depth = max(stack[-1].depth, returned.return_depth + 1)
+        return tuple(self._as_passed(call, summary, fact) for fact in returned.returns)
+
+    def _as_passed(self, call: cst.Call, summary: FunctionSummary, fact: ValueFacts) -> ValueFacts:
+        """A returned element as the caller sees it: a callee's parameter handed back is the caller's
+        argument, which is a parameter of the caller only when `_parameter_of` shows it."""
+        if fact.parameter is None:
+            return fact
+        arg = next((a for a in call.args if parameter_receiving(summary, call, a) == fact.parameter), None)
+        return replace(fact, parameter=self._parameter_of(arg.value) if arg is not None else None)
+
+    def facts(self, expr: cst.BaseExpression) -> ValueFacts:
+        return self._facts(expr, 0)
+
+    def returned_to(self, name: cst.Name) -> Optional[ValueFacts]:
+        return self._through_unpacking(name, 0)
+
+    def grad_unread_at(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """`arg` goes to a function (of this file or another scanned file) whose summary shows it never
+        reads the receiving parameter's gradient."""
+        summary = self.summaries.function_of_call(call)
+        if summary is None:
+            return False
+        parameter = parameter_receiving(summary, call, arg)
+        return parameter is not None and parameter in summary.grad_unread
+
+    def activation_of_call(self, call: cst.Call) -> Optional[str]:
+        if not self.summaries.summarised(call):
+            return None
+        returned = self.returned_facts(call)
+        return returned[0].activation if returned and len(returned) == 1 else None
+
+    # -- building one function's returns -----------------------------------------------------------
+    def _build(self, function: cst.FunctionDef, frame: Frame) -> ReturnFacts:
+        returns = self._returns(function)
+        _, parameters = self.summaries.callers.signature(function)
+        grad_unread = self._grad_unread(function, parameters, returns)
+        return ReturnFacts(returns, frame.depth, grad_unread)
+
+    def _returns(self, function: cst.FunctionDef) -> tuple[ValueFacts, ...]:
+        shapes = [shape for value in self.names.returns.get(function, []) if (shape := self._shape(value, 0)) is not None]
+        if not shapes:
+            return ()
+        if len({len(shape) for shape in shapes}) != 1:
+            return (ValueFacts(),)
+        return tuple(ValueFacts.join([shape[i] for shape in shapes]) for i in range(len(shapes[0])))
+
+    def _shape(self, expr: cst.BaseExpression, depth: int) -> Optional[tuple[ValueFacts, ...]]:
+        """A returned value, element by element; None when it adds nothing (a recursive call not yet known)."""
+        if isinstance(expr, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in expr.elements):
+            return tuple(self._facts(element.value, depth) for element in expr.elements)
+        if isinstance(expr, cst.Call) and self.summaries.summarised(expr):
+            return self.returned_facts(expr)
+        bound = self.summaries.single_value(expr)
+        if bound is not None and depth < MAX_DEPTH and isinstance(bound, (cst.Tuple, cst.Call)):
+            return self._shape(bound, depth + 1)
+        return (self._facts(expr, depth),)
+
+    def _facts(self, expr: cst.BaseExpression, depth: int) -> ValueFacts:
+        if depth > MAX_DEPTH:
+            return ValueFacts()
+        if isinstance(expr, cst.Call) and self.summaries.summarised(expr):
+            returned = self.returned_facts(expr)
+            return returned[0] if returned and len(returned) == 1 else ValueFacts()
+        if isinstance(expr, cst.Name):
+            followed = self._through_unpacking(expr, depth)
+            if followed is not None:
+                return followed
+        return self._local_facts(expr)
+
+    def _through_unpacking(self, name: cst.Name, depth: int) -> Optional[ValueFacts]:
+        """`x, y = prepare(batch)` (or `pair = prepare(batch); x, y = pair`): an element of a call's summary;
+        `y = prepare_target(batch)`: its one value. Every binding reaching the use must show one."""
+        bindings = self.names.reaching(name)
+        found = []
+        for binding in bindings:
+            source = binding.value
+            while isinstance(source, cst.Name) and depth < MAX_DEPTH:
+                source, depth = self.summaries.single_value(source), depth + 1
+            if not isinstance(source, cst.Call) or not self.summaries.summarised(source):
+                return None
+            returned = self.returned_facts(source)
+            if binding.kind == "unpack" and len(binding.position) == 1 and returned and binding.position[0] < len(returned):
+                found.append(returned[binding.position[0]])
+            elif binding.kind == "assign" and returned and len(returned) == 1:
+                found.append(returned[0])
+            else:
+                return None
+        return ValueFacts.join(found) if found else None
+
+    def _local_facts(self, expr: cst.BaseExpression) -> ValueFacts:
+        value = self.values.value_of(expr)
+        origin = self.history.origin(expr)
+        activation = self.activations.of(expr)
+        made = self._made_to_require_grad(expr)
+        requires_grad = True if made or origin is not None else (False if value.detached or value.not_tensor else None)
+        history = True if origin is not None else (False if made or value.detached else None)
+        device = "accelerator" if value.placed else "host" if value.host else None
+        role = ("loss" if origin == LOSS else "model_output" if value.model_output or origin == MODEL_OUTPUT
+                else "batch" if value.batch else self._object_role(expr) if not value.tensor else None)
+        host_built = True if is_host_built(expr, self.names, self.values, self.returned_facts) else None
+        return ValueFacts(requires_grad, history, True if value.detached else None, device,
+                          activation.kind if activation is not None else None, role, self._parameter_of(expr), host_built)
+
+    def _object_role(self, expr: cst.BaseExpression) -> Optional[str]:
+        """What a returned object that is not a tensor is for: a learning-rate scheduler (`schedulers`)."""
+        optimizers = self.values.optimizers
+        return (LR_SCHEDULER if optimizers is not None and is_lr_scheduler(expr, self.names, optimizers, self.summaries)
+                else None)
+
+    def _parameter_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The parameter `expr` is, through operations that keep requires-grad (`y.view(n, -1).float()`)."""
+        operand = torch_ops.grad_operand(expr, self.imports.qualify)
+        if not isinstance(operand, cst.Name):
+            return None
+        reaching = self.names.reaching(operand)
+        return operand.value if reaching and all(b.kind == "param" for b in reaching) else None
+
+    def _grad_unread(self, function: cst.FunctionDef, parameters: tuple[str, ...],
+                     returns: tuple[ValueFacts, ...]) -> tuple[str, ...]:
+        """The positional parameters whose gradient `function` shows it never reads: not differentiated
+        (`.grad`, `autograd.grad`, an optimizer), not stored or handed to code the file does not show,
+        handed on only to functions whose summaries say the same of the receiving parameter, and
+        returned, if at all, only as whole elements the caller gets back (`ValueFacts.parameter`), where
+        the caller's own facts follow it. Known only for an outermost function (its gradient facts)."""
+        if self.gradients is None or function not in self.gradients.scopes:
+            return ()
+        facts = self.gradients.of(function)
+        bindings = self.gradients.bindings_in(function)
+        passed_back = {fact.parameter for fact in returns if fact.parameter is not None}
+        unread = []
+        for parameter in parameters:
+            if any(b.name == parameter and b.kind != "param" for b in bindings):
+                continue  # what the name holds later is not (only) the caller's tensor
+            held = holders(bindings, {parameter}, self.imports.qualify)
+            if held & facts.differentiated or held & facts.stored:
+                continue
+            if held & facts.returned and parameter not in passed_back:
+                continue  # returned under another name or inside a container
+            if any(not self.grad_unread_at(call, arg) for call, arg in facts.handed(held)):
+                continue
+            unread.append(parameter)
+        return tuple(unread)
+
+    def _made_to_require_grad(self, expr: cst.BaseExpression) -> bool:
+        candidates = [expr]
+        if isinstance(expr, cst.Name):
+            candidates = [b.bound_value for b in self.names.reaching(expr)]
+            if not candidates or any(c is None for c in candidates):
+                return False
+        # through operations that keep the flag: `torch.tensor(y, requires_grad=True).to(device).view(-1)`
+        marked = [torch_ops.grad_operand(c, self.imports.qualify) for c in candidates]  # type: ignore[arg-type]
+        return all(c is not None and (is_requires_grad_call(c) or requires_grad_keyword(c, self.imports) is not None)
+                   for c in marked)
+
+
+def parameter_receiving(summary: FunctionSummary, call: cst.Call, arg: cst.Arg) -> Optional[str]:
+    """The positional parameter of `summary` that `arg` of `call` binds (a method's receiver left out)."""
+    if arg.star:
+        return None
+    if arg.keyword is not None:
+        return arg.keyword.value if arg.keyword.value in summary.parameters else None
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[: positional.index(arg) + 1]):
+        return None
+    index = positional.index(arg)
+    return summary.parameters[index] if index < len(summary.parameters) else None
