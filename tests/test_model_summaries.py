@@ -11,6 +11,7 @@ from libcst.metadata import MetadataWrapper
 
 from stabfix.model import FileModel
 from stabfix.model.functions.summaries import MAX_DEPTH, ClassSummary, Effect, FunctionSummary, ValueFacts
+from stabfix.model.functions.summary_facts import LEAF_SETTER
 from stabfix.model.source.traversal import MergedVisitor
 
 
@@ -377,7 +378,8 @@ def test_parameter_made_to_require_grad_in_place_is_an_effect_in_the_callers_spe
         """
     )
     assert Effect("requires_grad", "t") in summaries.of(defs["mark"]).effects
-    assert Effect("requires_grad", "t") in summaries.of(defs["flag"]).effects
+    # `t.requires_grad = True` (torch allows it on a leaf only) says so in the effect's detail
+    assert Effect("requires_grad", "t", detail=LEAF_SETTER) in summaries.of(defs["flag"]).effects
     assert not summaries.of(defs["rebinds"]).effects_of("requires_grad")
     assert not summaries.of(defs["reads_its_grad"]).effects_of("requires_grad")
     assert not summaries.of(defs["probe"]).effects_of("requires_grad")  # a callee's mark, kept for itself

@@ -28,7 +28,7 @@ from stabfix.checker import Checker
 from stabfix.model.flow.gradient_use import contains, names_in, target_roots
 from stabfix.model.flow.graph_cuts import Cut, Reenabled
 from stabfix.model.flow.history import LOSS
-from stabfix.model.functions.summaries import LEAF_SETTER
+from stabfix.model.functions.summary_facts import LEAF_SETTER
 
 _MAX_TEXT = 60
 _FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor"})

@@ -477,6 +477,18 @@ def _is_static(node: cst.FunctionDef) -> bool:
     )
 
 
+def _one_returned_loss(sources: "LossSources", node, depth: int) -> str | None:
+    """The loss object every `return` of `node` holds (a constructor, a helper's, or a name bound to
+    one); None when a return holds anything else, or none returns a value."""
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    returned = sources.names.returns.get(node, [])
+    found = {sources.constructor_name(value) or sources.returned_loss(value, depth) if isinstance(value, cst.Call)
+             else sources.held(value, depth) if isinstance(value, (cst.Name, cst.Attribute)) else None
+             for value in returned}
+    return found.pop() if len(found) == 1 and None not in found else None
+
+
 def _parameter_roles(definition) -> tuple[tuple[str, ...], frozenset[str]] | None:
     """A function of another file: its positional parameters and those it uses as a loss target (node-free)."""
     node = definition.node

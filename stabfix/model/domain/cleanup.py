@@ -7,7 +7,10 @@ aliases such as `flush = torch.cuda.empty_cache`, and the file's own functions):
   its `mps`/`xpu`/`npu`/`accelerator` variants, library wrappers (`accelerate`'s
   `clear_device_cache`), a device-module handle (`get_accelerator().empty_cache()`,
   `getattr(torch, device).empty_cache()`), or a function of this file whose whole body is cleanup
-  with a flush in it (`def free_memory(): gc.collect(); torch.cuda.empty_cache()`).
+  with a flush in it (`def free_memory(): gc.collect(); torch.cuda.empty_cache()`, `return
+  torch.cuda.empty_cache()`, a wrapper of such a wrapper; by name, on `self`, or on an instance the
+  file builds). A call of a cleanup wrapper is cleanup (`cleanup_wrapper`), and a block calling one
+  compares with others by what the wrapper's body does (`canonical_calls`).
 - `is_cleanup_statement(statement)`: the statement only frees memory (flushes, `gc.collect()`,
   `synchronize()`, `ipc_collect()`, peak-stat resets) and logs about it.
 - `cleanup_block(place, call, scope)`: the block a cleanup call belongs to (the outermost `if` that only

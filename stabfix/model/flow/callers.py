@@ -46,6 +46,9 @@ class Callers:
         func = call.func
         if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
             return None
+        on_instance = self.names.method_on_instance(call)  # `gate = Gate(); gate.train_step(x)`
+        if on_instance is not None:
+            return on_instance
         if self.names.definition_of(call) is not None or self.names.qualify(func.value) is not None:
             return None  # the receiver's own method (`self.m()`), or a module of an import
         bindings = self.names.reaching(func.value)

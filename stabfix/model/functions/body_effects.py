@@ -27,12 +27,12 @@ class BodyEffects:
     # anywhere (`t = t.detach()` makes it another tensor than the one handed in) or reads the gradient of
     marked: tuple[str, ...]
     kept: frozenset[str]  # the names it rebinds or reads the gradient of: it keeps those for itself
-    # of `marked`, those set by `t.requires_grad = True`, which torch allows only on a leaf (no history)
-    setters: frozenset[str]
     # what it cuts from the graph in place: `x.detach_()` on a name, attribute or element (`h[0]`; `h[*]`
     # for a variable index), or `x = x.detach()` re-binding an attribute (`self.h`)
     detaches: tuple[str, ...]
     calls: tuple[cst.Call, ...]  # the calls of its body (not of its decorators, defaults or annotations)
+    # of `marked`, those set by `t.requires_grad = True`, which torch allows only on a leaf (no history)
+    setters: frozenset[str] = frozenset()
 
 
 def body_effects(function: cst.FunctionDef) -> BodyEffects:
@@ -51,7 +51,7 @@ def body_effects(function: cst.FunctionDef) -> BodyEffects:
         pending.extend((child, in_body) for child in children(node))
     kept = finder.rebound | finder.read
     return BodyEffects(tuple(finder.stores), tuple(name for name in finder.marked if name not in kept),
-                       frozenset(kept), frozenset(finder.setters), tuple(finder.detaches), tuple(finder.calls))
+                       frozenset(kept), tuple(finder.detaches), tuple(finder.calls), frozenset(finder.setters))
 
 
 _NOT_OWN = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

@@ -60,14 +60,14 @@ from stabfix.model.flow.values import Values
 from stabfix.model.functions.effects import EffectSummaries
 from stabfix.model.functions.fixpoint import MAX_DEPTH, MAX_ROUNDS
 from stabfix.model.functions.returns import ReturnSummaries, parameter_receiving
-from stabfix.model.functions.summary_facts import (LEAF_SETTER, ClassSummary, Effect, EffectFacts, FunctionSummary, ReturnFacts,
+from stabfix.model.functions.summary_facts import (ClassSummary, Effect, EffectFacts, FunctionSummary, ReturnFacts,
                                                    Summary, ValueFacts)
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.training.modes import ModeSwitches
 
-__all__ = ["LEAF_SETTER", "MAX_DEPTH", "MAX_ROUNDS", "ClassSummary", "Effect", "EffectFacts", "FunctionSummary", "ReturnFacts",
+__all__ = ["MAX_DEPTH", "MAX_ROUNDS", "ClassSummary", "Effect", "EffectFacts", "FunctionSummary", "ReturnFacts",
            "Summaries", "Summary", "ValueFacts", "parameter_receiving"]
 
 

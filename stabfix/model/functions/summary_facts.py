@@ -47,7 +47,7 @@ class ValueFacts:
         return self.requires_grad is True and self.history is False
 
 
-LEAF_SETTER = "setter"  # `requires_grad` effect's detail: by `t.requires_grad = True` (a leaf only)
+LEAF_SETTER = "setter"  # a `requires_grad` effect's detail: by `t.requires_grad = True` (a leaf only)
 
 
 @dataclass(frozen=True)
