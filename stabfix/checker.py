@@ -3,12 +3,15 @@
 A checker is a libcst batchable visitor: the engine runs all selected checkers of a file in one
 traversal. A checker declares the literal `tokens` a file must contain for it to possibly fire
 (and optionally `also_needs`, further groups that must each be present; files without them are
-never parsed) and reports findings with optional fixes.
+never parsed) and reports findings with optional fixes. `words` are sharper groups: whole identifiers
+(`load` is not in `load_state_dict`), matched against the file's set of words, computed once per text.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar, Optional
 
 import libcst as cst
@@ -69,6 +72,10 @@ class Checker(cst.BatchableCSTVisitor):
     # in a softmax, a helper that switches the mode or makes a target is often defined there. Empty: the file
     # alone decides. (A speed filter only, like `tokens`.)
     tokens_elsewhere: ClassVar[tuple[str, ...]] = ()
+    # Groups of whole words (identifiers, keywords) of which the file itself must contain one each: for a
+    # rule that only reports what the file's own code names (a call resolved through the file's imports to
+    # `torch.load` spells `load` somewhere in it). Never a word another file could supply.
+    words: ClassVar[tuple[tuple[str, ...], ...]] = ()
     # Parts of the file's model (see `stabfix.model`) this rule reads; only those are computed.
     needs: ClassVar[tuple[str, ...]] = ()
     # A meta rule judges the other rules' findings (unused-suppression): instead of reporting while
@@ -77,6 +84,8 @@ class Checker(cst.BatchableCSTVisitor):
 
     @classmethod
     def may_fire(cls, text: str, project: Optional["ProjectView"] = None) -> bool:
+        if cls.words and not cls.words_present(text):
+            return False
         groups = (cls.tokens, *cls.also_needs)
         if all(any(token in text for token in group) for group in groups):
             return True
@@ -86,6 +95,11 @@ class Checker(cst.BatchableCSTVisitor):
             return False  # one group at least is the file's own: most files need no other file read
         texts = [text, *project.imported_texts()]
         return all(any(token in source for source in texts for token in group) for group in groups)
+
+    @classmethod
+    def words_present(cls, text: str) -> bool:
+        found = words_of(text)
+        return all(not found.isdisjoint(group) for group in cls.words)
 
     def __init__(self, context: CheckContext) -> None:
         super().__init__()
@@ -98,3 +112,13 @@ class Checker(cst.BatchableCSTVisitor):
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.context.reports.append(RawFinding(self.code, node, message, fix))
+
+
+_WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=4)
+def words_of(text: str) -> frozenset[str]:
+    """Every word of the text (identifiers, keywords, and words inside strings and comments: a superset of
+    the names its code spells), shared by the rules' gates of one file."""
+    return frozenset(_WORD.findall(text))

@@ -2,7 +2,7 @@
 
 libcst validates each node in `CSTNode.__post_init__` (a name is an identifier, whitespace is whitespace,
 parentheses pair up): that protects code that builds nodes by hand, but the parser only builds nodes
-from text it has just accepted, and the check is about a sixth of a parse (bench/README.md, "Cold scan,
+from text it has just accepted, and the check is about 12% of a parse (bench/README.md, "Cold scan,
 parse side"). While `parsing_unvalidated()` is active on a thread, the nodes that thread builds skip it;
 every other thread, and the same thread before and after, validates as libcst always does, so a codemod
 building `cst.Name("1 2")` still gets its error.

@@ -41,6 +41,7 @@ class UnregisteredSubmodules(Checker):
     code = "SF413"
     tokens = ("class",)
     also_needs = (("torch", "nn", "Module", "Lightning", "PreTrainedModel"),)
+    words = (("class",),)  # reported on a class statement of this file (not `classmethod`, `dataclass`)
     needs = ("names", "classes")
 
     def __init__(self, context) -> None:

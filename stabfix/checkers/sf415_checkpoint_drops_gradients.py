@@ -30,6 +30,8 @@ _MAX_TEXT = 60
 class CheckpointDropsGradients(Checker):
     code = "SF415"
     tokens = ("checkpoint",)
+    # the call resolves through this file's imports to a `checkpoint` module or function of torch or deepspeed
+    words = (("checkpoint",), ("torch", "deepspeed"))
     needs = ("names", "values")
 
     def __init__(self, context) -> None:
