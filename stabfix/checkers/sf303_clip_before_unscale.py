@@ -44,8 +44,8 @@ class ClipBeforeUnscale(Checker):
                     if found is not None:
                         caller = call
                         break
-            if found is None:
-                continue
+            if found is None or events.one_call(clip, found[0]):
+                continue  # (a clip and a step of one helper: reported in its own body)
             step, optimizer = found
             scaler = code_for(step.candidates[0])
             fix = None

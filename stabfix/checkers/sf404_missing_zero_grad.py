@@ -29,6 +29,7 @@ from stabfix.model.calls.optimizers import optimizer_name_strength
 from stabfix.model.flow.grad_coverage import GradCoverage
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.training.step_frames import loop_header
 
 
@@ -85,7 +86,8 @@ class MissingZeroGrad(Checker):
         events = self.model.events_through_calls
         function = step.site.function
         here = [e for e in events.in_function(function) if not e.site.in_lambda]
-        backwards = [e for e in here if events.accumulates(e)]
+        # a backward and a step of one helper of this file: its own callers' loops judge it, at the step
+        backwards = [e for e in here if events.accumulates(e) and not (events.one_call(e, step) and self._of_this_file(step))]
         loop = None
         for backward in backwards:
             shared = events.innermost_loop(step.site, backward.site)
@@ -118,6 +120,11 @@ class MissingZeroGrad(Checker):
             if function.name.value == "training_step" and self._uncleared(here + wrapped):
                 return function, "Lightning's manual-optimization `training_step`", events.gates(step.site, function)
         return None
+
+    def _of_this_file(self, step: Step) -> bool:
+        node = step.node
+        return isinstance(node, cst.Call) and (self.model.names.definition_of(node) is not None
+                                               or method_of_instance(self.model.names, node) is not None)
 
     def _uncleared(self, iteration: list[Event]) -> bool:
         """No gradient clear in the pass or the functions it calls, and no optimizer built in it."""

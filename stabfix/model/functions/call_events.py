@@ -26,7 +26,9 @@ own event): a rule reports it at the call, the line the user can act on, and off
 rewrite of the call would move everything else the function does). An effect on something the caller
 cannot name (a local of the callee) is not spliced: what it acts on is unknown, and unknown is never
 proof. The summaries' depth limit holds (`summaries.MAX_DEPTH`). Every other query of `events`
-(`stepped_by`, `gates`, `innermost_loop`, `is_scaler`...) is answered by `events` itself; `stepped_by`
+(`stepped_by`, `gates`, `innermost_loop`, `is_scaler`...) is answered by `events` itself;
+`one_call(*events)` tells events that all stand for one call (the callee's own body shows them together:
+a rule reports that in the callee, once); `stepped_by`
 takes a spliced step as the optimizer's own (the summary recorded a step of what the call hands in).
 """
 
@@ -83,6 +85,11 @@ class EventsThroughCalls:
         """The summary's effect a spliced event stands for (its `detail`: a clip that is torch's own), None
         for an event of the code itself."""
         return self._effects.get(id(event))
+
+    def one_call(self, *events: Event) -> bool:
+        """Whether these events all stand for what one call runs: then the callee's own body shows them
+        together, and a rule that judges each function on its own reports them there, not at the call."""
+        return all(id(event) in self._effects for event in events) and len({id(event.node) for event in events}) == 1
 
     def stepped_by(self, step: Step, optimizer: cst.BaseExpression) -> Optional[list[cst.FunctionDef]]:
         if self.via(step):
