@@ -35,7 +35,7 @@ takes a spliced step as the optimizer's own (the summary recorded a step of what
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 import libcst as cst
 
@@ -57,6 +57,8 @@ class EventsThroughCalls:
 
     def __getattr__(self, name: str) -> Any:
         # every query this part does not splice is the `events` part's own
+        if name.startswith("__") or name == "_events":
+            raise AttributeError(name)  # (copy and pickle ask before `__init__` ran)
         return getattr(self._events, name)
 
     # -- queries ---------------------------------------------------------------------------------------
@@ -95,15 +97,6 @@ class EventsThroughCalls:
         if self.via(step):
             return None  # the callee's own `step()` of what the call hands it
         return self._events.stepped_by(step, optimizer)
-
-    def spliced(self, events: Iterable[Event]) -> list[Event]:
-        """`events` (in order) with what each call among them runs spliced in after it."""
-        found: list[Event] = []
-        for event in events:
-            found.append(event)
-            if isinstance(event, LocalCall):
-                found.extend(self._run_by(event))
-        return found
 
     # -- building --------------------------------------------------------------------------------------
     def _all(self) -> list[Event]:
