@@ -29,7 +29,6 @@ from stabfix.model.calls.optimizers import optimizer_name_strength
 from stabfix.model.flow.grad_coverage import GradCoverage
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
-from stabfix.model.source.instances import method_of_instance
 from stabfix.model.training.step_frames import loop_header
 
 
@@ -49,10 +48,12 @@ class MissingZeroGrad(Checker):
         if self._cleared_by_a_hook() or self._overwriting_autograd():
             return
         reported: set[int] = set()
-        for step in events.of_kind("step"):
+        self._judged_calls: set[int] = set()  # calls whose function's own step was reported through them
+        # a function's own steps first: a helper of this file is reported at its step, through its callers
+        for step in sorted(events.of_kind("step"), key=lambda event: bool(events.via(event))):
             assert isinstance(step, Step)
             stepped = self._stepped(step)
-            if step.site.in_lambda or stepped is None:
+            if step.site.in_lambda or stepped is None or id(step.node) in self._judged_calls:
                 continue
             wrapper = events.stepped_by(step, stepped[0])
             if wrapper is not None and not self._runs_an_optimizer_step(wrapper):
@@ -87,7 +88,7 @@ class MissingZeroGrad(Checker):
         function = step.site.function
         here = [e for e in events.in_function(function) if not e.site.in_lambda]
         # a backward and a step of one helper of this file: its own callers' loops judge it, at the step
-        backwards = [e for e in here if events.accumulates(e) and not (events.one_call(e, step) and self._of_this_file(step))]
+        backwards = [e for e in here if events.accumulates(e)]
         loop = None
         for backward in backwards:
             shared = events.innermost_loop(step.site, backward.site)
@@ -113,6 +114,7 @@ class MissingZeroGrad(Checker):
             if call.site.any_loops and not call.site.in_lambda:
                 outer = call.site.any_loops[-1]
                 if self._uncleared(events.iteration(outer) + here + wrapped):
+                    self._judged_calls.add(id(call.node))
                     where = f"`{loop_header(outer)}` (through `{function.name.value}()`)"
                     return function, where, events.gates(call.site, outer) + events.gates(step.site, function)
                 return None
@@ -120,11 +122,6 @@ class MissingZeroGrad(Checker):
             if function.name.value == "training_step" and self._uncleared(here + wrapped):
                 return function, "Lightning's manual-optimization `training_step`", events.gates(step.site, function)
         return None
-
-    def _of_this_file(self, step: Step) -> bool:
-        node = step.node
-        return isinstance(node, cst.Call) and (self.model.names.definition_of(node) is not None
-                                               or method_of_instance(self.model.names, node) is not None)
 
     def _uncleared(self, iteration: list[Event]) -> bool:
         """No gradient clear in the pass or the functions it calls, and no optimizer built in it."""
