@@ -32,9 +32,11 @@ class ClipBeforeUnscale(Checker):
     def leave_Module(self, original_node: cst.Module) -> None:
         events = self.model.events_through_calls
         fixed_steps: set[int] = set()
-        for clip in events.of_kind("clip"):
+        judged_calls: set[int] = set()  # calls whose function's own clip was reported through them
+        # a function's own clips first: a helper of this file is reported at its clip, through its callers
+        for clip in sorted(events.of_kind("clip"), key=lambda event: bool(events.via(event))):
             assert isinstance(clip, Clip)
-            if clip.site.in_lambda or not self._torch_clip(clip):
+            if clip.site.in_lambda or not self._torch_clip(clip) or id(clip.node) in judged_calls:
                 continue
             found = self._scaled_step_after(clip.site, clip)
             caller: Optional[LocalCall] = None
@@ -43,9 +45,10 @@ class ClipBeforeUnscale(Checker):
                     found = self._scaled_step_after(call.site, clip)
                     if found is not None:
                         caller = call
+                        judged_calls.add(id(call.node))
                         break
-            if found is None:
-                continue
+            if found is None or events.one_call(clip, found[0]):
+                continue  # (a clip and a step of one helper: reported in its own body)
             step, optimizer = found
             scaler = code_for(step.candidates[0])
             fix = None

@@ -48,10 +48,12 @@ class MissingZeroGrad(Checker):
         if self._cleared_by_a_hook() or self._overwriting_autograd():
             return
         reported: set[int] = set()
-        for step in events.of_kind("step"):
+        self._judged_calls: set[int] = set()  # calls whose function's own step was reported through them
+        # a function's own steps first: a helper of this file is reported at its step, through its callers
+        for step in sorted(events.of_kind("step"), key=lambda event: bool(events.via(event))):
             assert isinstance(step, Step)
             stepped = self._stepped(step)
-            if step.site.in_lambda or stepped is None:
+            if step.site.in_lambda or stepped is None or id(step.node) in self._judged_calls:
                 continue
             wrapper = events.stepped_by(step, stepped[0])
             if wrapper is not None and not self._runs_an_optimizer_step(wrapper):
@@ -85,6 +87,7 @@ class MissingZeroGrad(Checker):
         events = self.model.events_through_calls
         function = step.site.function
         here = [e for e in events.in_function(function) if not e.site.in_lambda]
+        # a backward and a step of one helper of this file: its own callers' loops judge it, at the step
         backwards = [e for e in here if events.accumulates(e)]
         loop = None
         for backward in backwards:
@@ -111,6 +114,7 @@ class MissingZeroGrad(Checker):
             if call.site.any_loops and not call.site.in_lambda:
                 outer = call.site.any_loops[-1]
                 if self._uncleared(events.iteration(outer) + here + wrapped):
+                    self._judged_calls.add(id(call.node))
                     where = f"`{loop_header(outer)}` (through `{function.name.value}()`)"
                     return function, where, events.gates(call.site, outer) + events.gates(step.site, function)
                 return None

@@ -75,6 +75,8 @@ class ZeroGradBetweenBackwardAndStep(Checker):
                     continue
                 if not same and not self._clears_all_of(clear, backward):
                     return None
+                if events.one_call(backward, clear, step):
+                    return None  # all three in one helper: reported in its own body
                 return clear
         return None
 

@@ -36,8 +36,8 @@ class ClipAfterStep(Checker):
                 continue
             here = [e for e in events.in_function(clip.site.function) if not e.site.in_lambda]
             step = self._step_before(clip, here)
-            if step is None or self._step_after(clip, here):
-                continue
+            if step is None or self._step_after(clip, here) or events.one_call(step, clip):
+                continue  # (a step and a clip of one helper: reported in its own body)
             stepped = stepped_optimizer(step, self.model.optimizers, self.model.events)
             assert stepped is not None
             self.report(clip.node, _message(clip, step), self._fix(clip, step, here, stepped[0]))

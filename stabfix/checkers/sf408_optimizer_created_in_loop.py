@@ -73,7 +73,8 @@ class OptimizerCreatedInLoop(Checker):
             assert isinstance(built, OptimizerBuilt)
             if built.site.in_lambda:
                 continue
-            mine = [step for step, found in stepped if found is not None and self._built_by(found, built)]
+            mine = [step for step, found in stepped if found is not None and self._built_by(found, built)
+                    and not events.one_call(built, step)]  # built and stepped by one helper: judged in its body
             found_pass = self._every_pass(built, mine)
             if found_pass is not None:
                 reported.add(id(built.node))

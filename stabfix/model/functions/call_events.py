@@ -26,14 +26,16 @@ own event): a rule reports it at the call, the line the user can act on, and off
 rewrite of the call would move everything else the function does). An effect on something the caller
 cannot name (a local of the callee) is not spliced: what it acts on is unknown, and unknown is never
 proof. The summaries' depth limit holds (`summaries.MAX_DEPTH`). Every other query of `events`
-(`stepped_by`, `gates`, `innermost_loop`, `is_scaler`...) is answered by `events` itself; `stepped_by`
+(`stepped_by`, `gates`, `innermost_loop`, `is_scaler`...) is answered by `events` itself;
+`one_call(*events)` tells events that all stand for one call (the callee's own body shows them together:
+a rule reports that in the callee, once); `stepped_by`
 takes a spliced step as the optimizer's own (the summary recorded a step of what the call hands in).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 import libcst as cst
 
@@ -55,6 +57,8 @@ class EventsThroughCalls:
 
     def __getattr__(self, name: str) -> Any:
         # every query this part does not splice is the `events` part's own
+        if name.startswith("__") or name == "_events":
+            raise AttributeError(name)  # (copy and pickle ask before `__init__` ran)
         return getattr(self._events, name)
 
     # -- queries ---------------------------------------------------------------------------------------
@@ -84,19 +88,15 @@ class EventsThroughCalls:
         for an event of the code itself."""
         return self._effects.get(id(event))
 
+    def one_call(self, *events: Event) -> bool:
+        """Whether these events all stand for what one call runs: then the callee's own body shows them
+        together, and a rule that judges each function on its own reports them there, not at the call."""
+        return all(id(event) in self._effects for event in events) and len({id(event.node) for event in events}) == 1
+
     def stepped_by(self, step: Step, optimizer: cst.BaseExpression) -> Optional[list[cst.FunctionDef]]:
         if self.via(step):
             return None  # the callee's own `step()` of what the call hands it
         return self._events.stepped_by(step, optimizer)
-
-    def spliced(self, events: Iterable[Event]) -> list[Event]:
-        """`events` (in order) with what each call among them runs spliced in after it."""
-        found: list[Event] = []
-        for event in events:
-            found.append(event)
-            if isinstance(event, LocalCall):
-                found.extend(self._run_by(event))
-        return found
 
     # -- building --------------------------------------------------------------------------------------
     def _all(self) -> list[Event]:
