@@ -302,10 +302,29 @@ def _free_names(program: Program, statement: cst.CSTNode, foreign: bool) -> list
     return found
 
 
+# libcst computes `node.children` anew on every read (a visit of the node); the generators walk the same
+# immutable trees again and again, so each node's children are read once. The cache holds the node
+# itself, so its id cannot be reused while the entry lives; it is emptied when it grows large.
+_CHILDREN: dict[int, tuple[cst.CSTNode, Sequence[cst.CSTNode]]] = {}
+_CHILDREN_KEPT = 200_000
+
+
+def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    entry = _CHILDREN.get(id(node))
+    if entry is None or entry[0] is not node:
+        if len(_CHILDREN) >= _CHILDREN_KEPT:
+            _CHILDREN.clear()
+        entry = _CHILDREN[id(node)] = (node, node.children)
+    return entry[1]
+
+
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    yield node
-    for child in node.children:
-        yield from _walk(child)
+    """The node and everything under it, parents before children, in source order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(_children(current)))
 
 
 def _fresh(program: Program, stem: str, taken: set[str] | None = None) -> str:

@@ -41,7 +41,7 @@ def runner_env(tmp_path_factory):
     """A fresh virtualenv standing in for the runner's Python; it sees this environment's packages
     (a .pth file) so the install step builds and installs stabfix itself without a registry."""
     venv = tmp_path_factory.mktemp("runner") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=600)
     site = next((venv / "lib").glob("python3*/site-packages"))
     (site / "outer.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
     env = {

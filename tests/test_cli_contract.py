@@ -188,7 +188,7 @@ def test_import_stabfix_and_scan_work_without_torch(tmp_path):
         f"sys.argv = ['stabfix', 'scan', {str(tmp_path)!r}, '--no-cache']\n"
         "stabfix.cli.main()\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert result.returncode == 1, result.stderr
     assert "SF101" in result.stdout
 

@@ -90,7 +90,7 @@ def test_cache_hit_does_not_reparse(tmp_path, run_cli):
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert result.returncode == 1, result.stderr
     assert json_report(result)["findings"][0]["code"] == "SF101"
 

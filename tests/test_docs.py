@@ -32,7 +32,7 @@ def test_every_rule_has_a_page_linked_from_the_readme_table():
 
 
 def test_check_command_reports_stale_docs(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "stabfix.docs", "--check"], capture_output=True, text=True, cwd=REPO)
+    result = subprocess.run([sys.executable, "-m", "stabfix.docs", "--check"], capture_output=True, text=True, cwd=REPO, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

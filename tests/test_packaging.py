@@ -14,7 +14,7 @@ def test_wheel_ships_every_rule_yaml(tmp_path):
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(REPO)],
         check=True,
-        capture_output=True,
+        capture_output=True, timeout=600,
     )
     (wheel,) = tmp_path.glob("stabfix-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -27,5 +27,5 @@ def test_wheel_ships_every_rule_yaml(tmp_path):
 
 def test_import_stabfix_does_not_import_torch():
     code = "import sys, stabfix, stabfix.cli; print('torch' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
     assert result.stdout.strip() == "False"

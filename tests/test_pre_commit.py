@@ -28,7 +28,7 @@ def _pre_commit() -> list[str]:
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, timeout=600)
 
 
 def test_hooks_are_declared_like_ruffs_pair():

@@ -40,7 +40,7 @@ def test_fixed_checkpoint_loads_into_the_plain_model(tmp_path):
     fixed.write_text(PROGRAM, encoding="utf-8")
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run([sys.executable, "-m", "stabfix", "apply", "--unsafe-fixes", "--select", "SF505", str(fixed)],
-                          cwd=root, capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": ""})
+                          cwd=root, capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": ""}, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "net.module.state_dict()" in fixed.read_text(encoding="utf-8")
 

@@ -42,7 +42,7 @@ TRAIN = textwrap.dedent(
 
 
 def git(repo, *args):
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=600)
 
 
 @pytest.fixture(scope="module")

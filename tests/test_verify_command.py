@@ -258,7 +258,7 @@ def test_a_bad_run_value_names_the_key(bad: object) -> None:
 @pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git is not installed")
 def test_baseline_head_runs_the_same_command_in_the_committed_tree(tmp_path: Path) -> None:
     def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True)
+        subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True, timeout=600)
 
     git("init", "-q")
     git("config", "user.email", "t@example.com")

@@ -107,10 +107,10 @@ def test_text_bridge_sf101_fix_lowers_peak_memory(tmp_path):
     project = tmp_path / "text_bridge_trainer"
     shutil.copytree(REPO / "fixtures" / "text_bridge_trainer", project)
     for args in (["init", "-q"], ["add", "-A"], ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "seed"]):
-        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True, timeout=600)
     fixed = subprocess.run(
         [sys.executable, "-m", "stabfix", "apply", "--select", "SF101", str(project)],
-        capture_output=True, text=True,
+        capture_output=True, text=True, timeout=600,
     )
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "requires_grad_(True)" not in (project / "energy_trainer.py").read_text()

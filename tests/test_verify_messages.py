@@ -78,7 +78,7 @@ def test_a_bad_config_value_is_still_blamed_on_the_config(tmp_path):
 
 
 def _git(repo, *args):
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=600)
 
 
 @pytest.fixture

@@ -133,7 +133,7 @@ def test_compare_verdicts():
 
 def test_importing_the_command_does_not_import_torch():
     code = "import sys, stabfix.verify.command, stabfix.cli; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
     assert out.stdout.strip() == "False"
 
 
@@ -184,7 +184,7 @@ def test_verify_says_in_one_line_that_the_torch_is_too_old(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "stabfix", "verify", str(repo / "tests" / "verify_cases" / "healthy")],
         capture_output=True, text=True, env={**__import__("os").environ, "PYTHONPATH": str(tmp_path / "site"),
-                                               "COLUMNS": "200"},
+                                               "COLUMNS": "200"}, timeout=600,
     )
     assert result.returncode == 2
     assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1, result.stderr
