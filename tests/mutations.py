@@ -808,9 +808,9 @@ def neutral_names(program: Program, focus: Sequence[int], only: set[str] | None 
             elif isinstance(node, cst.Param):
                 if node.default is not None or node.star not in ("", cst.MaybeSentinel.DEFAULT) or node.name.value in keywords:
                     params_with_keywords.add(assignment.name)
-                renamed.setdefault(assignment.name, _first_line(program, node))
+                _note_first(renamed, assignment.name, _first_line(program, node))
             elif isinstance(node, cst.Name):
-                renamed.setdefault(assignment.name, _first_line(program, node))
+                _note_first(renamed, assignment.name, _first_line(program, node))
             else:
                 excluded.add(assignment.name)  # a class attribute, a `global` name...
     for parameters in _nodes(program.module, cst.Parameters):
@@ -830,6 +830,12 @@ def neutral_names(program: Program, focus: Sequence[int], only: set[str] | None 
         return Mutated(not_applicable="no variable of the file's own")
     code = program.module.visit(_Rename(program, mapping, attribute_mapping)).code
     return Mutated([_single({"example.py": code})])
+
+
+def _note_first(renamed: dict[str, tuple[int, int]], name: str, where: tuple[int, int]) -> None:
+    """Keep a name's earliest binding: scopes are visited in no fixed order (a set of scope objects), and
+    the name's first line decides the order names are given neutral spellings."""
+    renamed[name] = min(renamed.get(name, where), where)
 
 
 def _first_line(program: Program, node: cst.CSTNode) -> tuple[int, int]:
