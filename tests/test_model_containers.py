@@ -175,3 +175,50 @@ def test_a_class_attribute_written_through_the_class_name_is_the_class_container
     assert containers.long_lived_kinds(store) == {"dict"}
     uses = containers.uses([store.container])[store.container]
     assert [use.kind for use in uses] == ["empty", "lookup", "store", "read"]
+
+
+def test_a_function_the_instance_is_handed_to_uses_the_containers_at_the_call():
+    """`helper(self)`: what the function does to `<param>.<attr>` is a use of the class's container at the
+    call, whatever the parameter is called (an eviction, a clear, an in-place update)."""
+    containers = _containers(
+        """
+        def evict_oldest(table, limit):
+            if len(table.entries) > limit:
+                table.entries.popitem(last=False)
+
+
+        def log_only(table):
+            print(len(table.entries))
+
+
+        class Cache:
+            def __init__(self):
+                self.entries = {}
+
+            def put(self, key, x):
+                self.entries[key] = x.detach()
+                log_only(self)
+                evict_oldest(self, 16)
+        """
+    )
+    [store] = containers.stores
+    uses = containers.uses([store.container])[store.container]
+    assert [use.kind for use in uses] == ["empty", "store", "safe", "safe", "evict"]
+    assert containers.is_cleared(store.container, uses)
+    only_logged = _containers(
+        """
+        def log_only(table):
+            print(len(table.entries))
+
+
+        class Cache:
+            def __init__(self):
+                self.entries = {}
+
+            def put(self, key, x):
+                self.entries[key] = x.detach()
+                log_only(self)
+        """
+    )
+    [store] = only_logged.stores
+    assert not only_logged.is_cleared(store.container, only_logged.uses([store.container])[store.container])

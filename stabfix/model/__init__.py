@@ -117,7 +117,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "classes": (("names", "modules"), lambda model: ModuleClasses(model.names, model.project, model.modules)),
     "values": (("names", "modules", "optimizers"), lambda model: Values(model.names, model.modules, model.optimizers)),
     "steps": (("names", "values"), lambda model: StepIndex(model.imports, model.enclosing, model.names, model.values)),
-    "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names)),
+    "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names, model.project)),
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),
     "memory": (("names",), lambda model: DeviceMemory(model.imports, model.names)),
     "randomness": (("names",), lambda model: Randomness(model.imports, model.enclosing, model.names)),
