@@ -337,7 +337,7 @@ class Values:
         """What a function of this file returns (at a tuple position), joined over its returns."""
         if depth > 4:
             return None
-        function = self.names.definition_of(call)
+        function = self.names.definition_of(call) or self._method_of_instance(call)
         if function is None or function not in self.names.returns:
             return None
         values = []
@@ -345,11 +345,50 @@ class Values:
             part = _element_at(returned, position)
             if part is None:
                 return None
-            values.append(self.value_of(part, depth + 2))
+            handed = self._through_parameter(part, function, call, depth)
+            values.append(handed if handed is not None else self.value_of(part, depth + 2))
         joined = Value.join(values)
         if function in self.names.grad_off_functions and not joined.not_tensor:
             joined = replace(joined, snapshot=True, detached=True)
         return joined
+
+    def _method_of_instance(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """`Steps().run(x)`, or `steps.run(x)` with `steps` bound once to `Steps()`: the method of the
+        file's class `Steps` the call runs."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        built = func.value
+        if isinstance(built, cst.Name):
+            bound = self.names.reaching(built)
+            built = bound[0].bound_value if len(bound) == 1 else None
+        if not isinstance(built, cst.Call):
+            return None
+        callee = self.names.instance_of(built)
+        owner = callee.module_class or callee.node if callee is not None else None
+        scope = self.names.scopes.get(owner) if isinstance(owner, cst.ClassDef) else None
+        members = scope.bindings.get(func.attr.value, []) if scope is not None else []
+        defs = [binding.node for binding in members if binding.kind == "def"]
+        return defs[-1] if defs and len(defs) == len(members) else None  # type: ignore[return-value]
+
+    def _through_parameter(self, part: cst.BaseExpression, function: cst.FunctionDef, call: cst.Call,
+                           depth: int) -> Optional[Value]:
+        """A returned value made from one of the function's parameters (`return batch[0]`, `return x.cpu()`):
+        what this call passes for it, taken through the same steps; None when it is made otherwise or the
+        call does not show the argument."""
+        root, steps = method_chain(part, self.qualify)
+        if not isinstance(root, cst.Name):
+            return None
+        bindings = self.names.reaching(root)
+        if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope.node is not function:
+            return None
+        argument = _argument_for(function, call, bindings[0].name)
+        if argument is None:
+            return None
+        value = self.value_of(argument, depth + 2)
+        for name, node in steps:
+            value = self._step(value, name, node, depth)
+        return value
 
     def _names_cpu_device(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         """`store_device` whose every binding is a CPU device: moving there is a move to the CPU."""
@@ -366,6 +405,27 @@ class Values:
         return bool(bindings) and all(
             b.bound_value is not None and self._names_cpu_device(b.bound_value, depth + 1) for b in bindings
         )
+
+
+def _argument_for(function: cst.FunctionDef, call: cst.Call, parameter: str) -> Optional[cst.BaseExpression]:
+    """What `call` passes for `parameter` of `function` (a method called on its instance: the receiver is
+    not among the arguments); None when not shown (a default, `*args`)."""
+    params = [*function.params.posonly_params, *function.params.params]
+    if isinstance(call.func, cst.Attribute) and params and _is_method(function):
+        params = params[1:]
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == parameter:
+                return arg.value
+        elif position < len(params) and params[position].name.value == parameter:
+            return arg.value
+    return None
+
+
+def _is_method(function: cst.FunctionDef) -> bool:
+    return not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
 
 
 def _combine(values: list[Value]) -> Value:
