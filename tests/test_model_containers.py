@@ -222,3 +222,30 @@ def test_a_function_the_instance_is_handed_to_uses_the_containers_at_the_call():
     )
     [store] = only_logged.stores
     assert not only_logged.is_cleared(store.container, only_logged.uses([store.container])[store.container])
+
+
+def test_a_key_returned_as_a_literal_by_a_function_of_the_file_does_not_grow():
+    """`key = slot()` with `def slot(): return ("last", 224)` (or a method of an instance of the file's
+    class): one slot, overwritten; a function that returns its argument still grows."""
+    source = """
+        def slot():
+            return ("last", 224)
+
+
+        def same(value):
+            return value
+
+
+        class Feats:
+            def __init__(self):
+                self._feats = {{}}
+
+            def __call__(self, crop, size):
+                key = {key}
+                self._feats[key] = crop.detach()
+                return self._feats[key]
+        """
+    for key, grows in (("slot()", False), ("same(size)", True), ("size", True)):
+        containers = _containers(source.format(key=key))
+        [store] = containers.stores
+        assert containers.grows(store, "dict") is grows, key

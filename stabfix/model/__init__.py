@@ -115,7 +115,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "modules": ((), lambda model: ModuleIndex(model.imports)),
     "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
     "classes": (("names", "modules"), lambda model: ModuleClasses(model.names, model.project, model.modules)),
-    "values": (("names", "modules", "optimizers"), lambda model: Values(model.names, model.modules, model.optimizers)),
+    "values": (("names", "modules", "optimizers"), lambda model: Values(model.names, model.modules, model.optimizers, model.tree.calls)),
     "steps": (("names", "values"), lambda model: StepIndex(model.imports, model.enclosing, model.names, model.values)),
     "containers": (("steps", "names"), lambda model: Containers(model.imports, model.steps, model.names, model.project)),
     "events": (("names",), lambda model: Events(model.imports, model.names, model.enclosing)),

@@ -30,6 +30,7 @@ from stabfix.model.calls.devices import DeviceKinds, is_cpu_expression, method_c
 from stabfix.model.calls.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.calls.optimizers import OptimizerTracker, listed_names
 from stabfix.model.flow.gradient_use import asks_for_grad
+from stabfix.model.source.instances import is_static, method_of_instance
 from stabfix.model.source.names import Binding, Names, dotted_name
 
 # What a tensor says about itself (`.shape`, `.size()`: metadata), a cut copy (`.detach()`), Python data
@@ -110,10 +111,12 @@ class Value:
 class Values:
     """Answers `value_of(expr)` for the expressions of one file, memoised per node."""
 
-    def __init__(self, names: Names, modules: Optional[ModuleIndex] = None, optimizers: Optional[OptimizerTracker] = None) -> None:
+    def __init__(self, names: Names, modules: Optional[ModuleIndex] = None, optimizers: Optional[OptimizerTracker] = None,
+                 calls: Optional[list[cst.Call]] = None) -> None:
         self.names = names
         self.modules = modules
         self.optimizers = optimizers
+        self.calls = calls  # every call of the file (the tree index's): who hands what to a function
         self._memo: dict[int, Value] = {}
         self._trained: Optional[set[int]] = None
         self.devices = DeviceKinds(names)
@@ -264,8 +267,29 @@ class Values:
             handed = list(self.optimizers.trained) if self.optimizers is not None else []
             bindings = [binding for name in handed for binding in self.names.reaching(name)]
             listed = [name for b in bindings if b.bound_value is not None for name in listed_names(b.bound_value)]
-            self._trained = {id(binding) for binding in bindings + [b for name in listed for b in self.names.reaching(name)]}
+            bindings += [b for name in listed for b in self.names.reaching(name)]
+            self._trained = {id(binding) for binding in bindings + self._handed_for(bindings)}
         return self._trained
+
+    def _handed_for(self, bindings: list[Binding]) -> list[Binding]:
+        """A parameter of a function of the file (`def make_opt(w, noise): return Adam([w] + noise)`):
+        the bindings of what the file's calls of it pass for it (`make_opt(w, noise)`)."""
+        functions = {id(b.scope.node): b.scope.node for b in bindings
+                     if b.kind == "param" and isinstance(b.scope.node, cst.FunctionDef)}
+        if not functions or self.calls is None:
+            return []
+        found: list[Binding] = []
+        for call in self.calls:
+            function = self.names.definition_of(call) or method_of_instance(self.names, call)
+            if function is None or id(function) not in functions:
+                continue
+            for binding in bindings:
+                if binding.kind != "param" or binding.scope.node is not function:
+                    continue
+                argument = _argument_for(function, call, binding.name)
+                for name in listed_names(argument) if argument is not None else ():
+                    found.extend(self.names.reaching(name))
+        return found
 
     def _element_of(self, binding: Binding, depth: int) -> Value:
         """A `for` target: a batch when the loop draws from a DataLoader, a parameter when it walks
@@ -337,7 +361,7 @@ class Values:
         """What a function of this file returns (at a tuple position), joined over its returns."""
         if depth > 4:
             return None
-        function = self.names.definition_of(call) or self._method_of_instance(call)
+        function = self.names.definition_of(call) or method_of_instance(self.names, call)
         if function is None or function not in self.names.returns:
             return None
         values = []
@@ -351,25 +375,6 @@ class Values:
         if function in self.names.grad_off_functions and not joined.not_tensor:
             joined = replace(joined, snapshot=True, detached=True)
         return joined
-
-    def _method_of_instance(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        """`Steps().run(x)`, or `steps.run(x)` with `steps` bound once to `Steps()`: the method of the
-        file's class `Steps` the call runs."""
-        func = call.func
-        if not isinstance(func, cst.Attribute):
-            return None
-        built = func.value
-        if isinstance(built, cst.Name):
-            bound = self.names.reaching(built)
-            built = bound[0].bound_value if len(bound) == 1 else None
-        if not isinstance(built, cst.Call):
-            return None
-        callee = self.names.instance_of(built)
-        owner = callee.module_class or callee.node if callee is not None else None
-        scope = self.names.scopes.get(owner) if isinstance(owner, cst.ClassDef) else None
-        members = scope.bindings.get(func.attr.value, []) if scope is not None else []
-        defs = [binding.node for binding in members if binding.kind == "def"]
-        return defs[-1] if defs and len(defs) == len(members) else None  # type: ignore[return-value]
 
     def _through_parameter(self, part: cst.BaseExpression, function: cst.FunctionDef, call: cst.Call,
                            depth: int) -> Optional[Value]:
@@ -411,7 +416,7 @@ def _argument_for(function: cst.FunctionDef, call: cst.Call, parameter: str) -> 
     """What `call` passes for `parameter` of `function` (a method called on its instance: the receiver is
     not among the arguments); None when not shown (a default, `*args`)."""
     params = [*function.params.posonly_params, *function.params.params]
-    if isinstance(call.func, cst.Attribute) and params and _is_method(function):
+    if isinstance(call.func, cst.Attribute) and params and not is_static(function):
         params = params[1:]
     for position, arg in enumerate(call.args):
         if arg.star:
@@ -422,10 +427,6 @@ def _argument_for(function: cst.FunctionDef, call: cst.Call, parameter: str) -> 
         elif position < len(params) and params[position].name.value == parameter:
             return arg.value
     return None
-
-
-def _is_method(function: cst.FunctionDef) -> bool:
-    return not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
 
 
 def _combine(values: list[Value]) -> Value:
