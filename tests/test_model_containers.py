@@ -175,3 +175,77 @@ def test_a_class_attribute_written_through_the_class_name_is_the_class_container
     assert containers.long_lived_kinds(store) == {"dict"}
     uses = containers.uses([store.container])[store.container]
     assert [use.kind for use in uses] == ["empty", "lookup", "store", "read"]
+
+
+def test_a_function_the_instance_is_handed_to_uses_the_containers_at_the_call():
+    """`helper(self)`: what the function does to `<param>.<attr>` is a use of the class's container at the
+    call, whatever the parameter is called (an eviction, a clear, an in-place update)."""
+    containers = _containers(
+        """
+        def evict_oldest(table, limit):
+            if len(table.entries) > limit:
+                table.entries.popitem(last=False)
+
+
+        def log_only(table):
+            print(len(table.entries))
+
+
+        class Cache:
+            def __init__(self):
+                self.entries = {}
+
+            def put(self, key, x):
+                self.entries[key] = x.detach()
+                log_only(self)
+                evict_oldest(self, 16)
+        """
+    )
+    [store] = containers.stores
+    uses = containers.uses([store.container])[store.container]
+    assert [use.kind for use in uses] == ["empty", "store", "safe", "safe", "evict"]
+    assert containers.is_cleared(store.container, uses)
+    only_logged = _containers(
+        """
+        def log_only(table):
+            print(len(table.entries))
+
+
+        class Cache:
+            def __init__(self):
+                self.entries = {}
+
+            def put(self, key, x):
+                self.entries[key] = x.detach()
+                log_only(self)
+        """
+    )
+    [store] = only_logged.stores
+    assert not only_logged.is_cleared(store.container, only_logged.uses([store.container])[store.container])
+
+
+def test_a_key_returned_as_a_literal_by_a_function_of_the_file_does_not_grow():
+    """`key = slot()` with `def slot(): return ("last", 224)` (or a method of an instance of the file's
+    class): one slot, overwritten; a function that returns its argument still grows."""
+    source = """
+        def slot():
+            return ("last", 224)
+
+
+        def same(value):
+            return value
+
+
+        class Feats:
+            def __init__(self):
+                self._feats = {{}}
+
+            def __call__(self, crop, size):
+                key = {key}
+                self._feats[key] = crop.detach()
+                return self._feats[key]
+        """
+    for key, grows in (("slot()", False), ("same(size)", True), ("size", True)):
+        containers = _containers(source.format(key=key))
+        [store] = containers.stores
+        assert containers.grows(store, "dict") is grows, key

@@ -371,3 +371,52 @@ def test_a_class_wrapping_a_placed_model_is_no_forward_pass():
         """
     )
     assert forward.model_output
+
+
+def test_what_a_helper_returns_of_its_parameter_is_what_the_call_passes():
+    """`inputs, ids = split(batch)` with `split` returning `batch[0], batch[1]`: host memory when the call
+    hands it a batch of a DataLoader, placed when the call hands it a moved tensor; the same through a
+    method of an instance of the file's class."""
+    source = """
+        import torch
+        from torch.utils.data import DataLoader
+
+        def split(batch):
+            return batch[0], batch[1]
+
+        class Steps:
+            def run(self, batch):
+                return batch[0].detach(), batch[1]
+
+        def go(ds, device):
+            for batch in DataLoader(ds):
+                inputs, ids = {call}
+            return inputs
+        """
+    assert _value_of_returned(source.format(call="split(batch)")).host
+    assert _value_of_returned(source.format(call="Steps().run(batch)")).host
+    moved = _value_of_returned(source.format(call="split(batch.to(device))"))
+    assert moved.placed and not moved.host
+
+
+def test_a_tensor_handed_to_a_helper_that_builds_the_optimizer_is_trained():
+    """`opt = make_opt(w, noise)` with `make_opt` building `Adam([w] + noise)`: `w` is a tensor the
+    optimizer trains (a parameter), as when the file builds the optimizer itself."""
+    source = """
+        import torch
+
+        def make_opt(latent, extra):
+            return torch.optim.Adam([latent] + extra, lr=0.05)
+
+        def invert(w0, noise):
+            w = w0.detach().clone()
+            opt = make_opt(w, noise)
+            other = w0.detach().clone()
+            return {ret}
+        """
+    module = cst.parse_module(textwrap.dedent(source.format(ret="w")))
+    model = FileModel(("values",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    returned = module.body[-1].body.body[-1].body[0].value  # `return w`
+    assert model.values.value_of(returned).parameter
+    assert not _value_of_returned(source.format(ret="other")).parameter, "a copy no optimizer is handed"

@@ -25,6 +25,12 @@ class OwnerFacts(Protocol):
 
     def empty_container_kind(self, value: cst.BaseExpression) -> str | None: ...
 
+    def receiver_handed(self, call: cst.Call, receiver: str, names: set[str],
+                        owner: cst.ClassDef) -> dict[str, list[str]] | None:
+        """What a function the owner's instance is handed to does with the containers (`helper(self)`:
+        the kinds of its uses of `<param>.<name>`), or None when the call runs nothing that can be read."""
+        ...
+
 
 # Functions that write their (first) argument out: the object leaves the program as a file.
 WRITERS = frozenset(
@@ -259,12 +265,16 @@ class UseWalker(cst.CSTVisitor):
     """Walks a class (for `self.X` containers) or the module (for module-level ones) once."""
 
     def __init__(
-        self, model: OwnerFacts, owner: cst.ClassDef | cst.FunctionDef | cst.Module, names: set[str]
+        self, model: OwnerFacts, owner: cst.ClassDef | cst.FunctionDef | cst.Module, names: set[str],
+        receiver: str = "self",
     ) -> None:
         super().__init__()
         self.model = model
         self.owner = owner
         self.names = names
+        # the name the owner's instance has where this walker looks: `self` in its methods, the
+        # parameter it is handed to in a function it is passed to (`helper_1(self)`)
+        self.receiver = receiver
         # containers named by a plain variable (module-level or function-local) rather than `self.<name>`
         self.module_level = not isinstance(owner, cst.ClassDef)
         self.stack: list[cst.CSTNode] = []
@@ -317,8 +327,17 @@ class UseWalker(cst.CSTVisitor):
                 self._assignment(node.value, node, parent.value)
             return
         if isinstance(node, cst.Attribute) and node.attr.value in self.names:
-            if is_self(node.value) or names_own_class(node.value, self.owner):  # type: ignore[arg-type]
+            receiver = isinstance(node.value, cst.Name) and node.value.value == self.receiver
+            if receiver or names_own_class(node.value, self.owner):  # type: ignore[arg-type]
                 self._classify(node, node.attr.value)
+        elif isinstance(node, cst.Call) and self.functions and isinstance(self.owner, cst.ClassDef) and any(
+                isinstance(arg.value, cst.Name) and arg.value.value == self.receiver for arg in node.args):
+            # the instance handed to a function (`helper_1(self)`): what that function does to the
+            # containers through it happens here, at the call
+            handed = self.model.receiver_handed(node, self.receiver, self.names, self.owner)
+            for name, kinds in (handed or {}).items():
+                for kind in kinds:
+                    self._add(name, node, kind)
 
     def _method(self) -> str | None:
         return self.functions[0].name.value if self.functions else None

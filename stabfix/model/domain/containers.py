@@ -42,6 +42,7 @@ from stabfix.model.domain.container_uses import (
 from stabfix.model.calls.devices import is_cpu_expression, is_device_name, is_grad_disabling_context, is_host_name
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
+from stabfix.model.source.project_view import ProjectQueries
 from stabfix.model.source.syntax import names_in
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.training.structure import StepIndex
@@ -66,11 +67,14 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
     """The long-lived containers of one file, recorded in the engine's traversal; query after it
     (the questions are `ContainerRoles`')."""
 
-    def __init__(self, imports: ImportTracker, steps: StepIndex, names: Names) -> None:
+    def __init__(self, imports: ImportTracker, steps: StepIndex, names: Names,
+                 project: ProjectQueries | None = None) -> None:
         super().__init__()
         self.imports = imports
         self.steps = steps
         self.names = names
+        self.project = project  # the other files of the scan: a function of theirs the instance is handed to
+        self._handing: set[int] = set()  # functions being walked for a handed instance (recursion guard)
         self.module: cst.Module | None = None
         # classes and functions in one stack, not the shared tracker's two: a store or load asks which
         # functions sit inside the innermost class, and whether the innermost definition is a class body
@@ -333,6 +337,30 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
             return None
         return None
 
+    def receiver_handed(self, call: cst.Call, receiver: str, names: set[str],
+                        owner: cst.ClassDef) -> dict[str, list[str]] | None:
+        """What a function of this file or of another scanned file does to `<param>.<name>` for the
+        parameter the instance (`receiver`) is handed to: the kinds of its uses (clear, evict, mutate,
+        store, read...), walked as the class's own methods are."""
+        function = self.names.definition_of(call)
+        if function is not None:
+            parameter = _parameter_for(function, call, receiver)
+            if parameter is None or id(function) in self._handing:
+                return None
+            self._handing.add(id(function))
+            try:
+                walker = UseWalker(self, owner, names, receiver=parameter)
+                visit_readonly(function, walker)
+            finally:
+                self._handing.discard(id(function))
+            return {name: [use.kind for use in uses] for name, uses in walker.uses.items()}
+        qualified = self.imports.qualify(call.func)
+        if self.project is None or qualified is None or self.project.resolve(qualified) is None:
+            return None
+        frozen = tuple(sorted(names))
+        return self.project.foreign(qualified, lambda d: _foreign_uses(d, call, receiver, frozen),
+                                    needs=("containers",), kinds=("def",))
+
     def facts(self, scope: cst.FunctionDef | cst.Module) -> "LocalBindings":
         """What one function (or the module) binds itself, as `model.names` records it."""
         cached = self._facts.get(id(scope))
@@ -366,6 +394,33 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
             for name in names:
                 result[ContainerKey(owner, name)] = walker.uses[name]
         return result
+
+
+def _parameter_for(function: cst.FunctionDef, call: cst.Call, receiver: str) -> str | None:
+    """The parameter of `function` that an argument `receiver` of `call` lands in."""
+    params = [*function.params.posonly_params, *function.params.params]
+    for position, arg in enumerate(call.args):
+        if not (isinstance(arg.value, cst.Name) and arg.value.value == receiver) or arg.star:
+            continue
+        if arg.keyword is not None:
+            return arg.keyword.value
+        return params[position].name.value if position < len(params) else None
+    return None
+
+
+def _foreign_uses(definition, call: cst.Call, receiver: str, names: tuple[str, ...]) -> dict[str, list[str]] | None:
+    """Node-free: the kinds of the uses a function of another file makes of `<param>.<name>`."""
+    containers = definition.model.containers
+    function = definition.node
+    if containers is None or not isinstance(function, cst.FunctionDef):
+        return None
+    parameter = _parameter_for(function, call, receiver)
+    if parameter is None:
+        return None
+    walker = UseWalker(containers, function, set(names), receiver=parameter)
+    walker.module_level = False  # `<param>.<name>` attributes, as in a class
+    visit_readonly(function, walker)
+    return {name: [use.kind for use in uses] for name, uses in walker.uses.items()}
 
 
 def stored_values(payload: cst.BaseExpression, container: cst.BaseExpression) -> list[cst.BaseExpression | None]:

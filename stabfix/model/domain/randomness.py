@@ -98,7 +98,6 @@ class Randomness(cst.BatchableCSTVisitor):
         self.names = names
         self._method_seeds: list[RandomCall] = []  # `x.manual_seed(n)`: a seed once its receiver is judged
         self._reached: Optional[set[cst.CSTNode]] = None
-        self._returns: dict[cst.FunctionDef, list[Optional[cst.BaseExpression]]] = {}  # what each function returns
         self.main_guard: Optional[cst.If] = None
         self._draws: list[RandomCall] = []
         self._seeds: list[RandomCall] = []
@@ -158,11 +157,6 @@ class Randomness(cst.BatchableCSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if not self.enclosing.enclosing_functions()[:-1] and not self.enclosing.enclosing_classes():
             self._functions.setdefault(node.name.value, node)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        functions = self.enclosing.enclosing_functions()
-        if functions:
-            self._returns.setdefault(functions[-1], []).append(node.value)
 
     def visit_If(self, node: cst.If) -> None:
         if not self._owners() and _is_main_guard(node.test):
@@ -258,7 +252,7 @@ class Randomness(cst.BatchableCSTVisitor):
             return "unknown"
         function = self.names.definition_of(call)
         if function is not None:
-            returned = self._returns.get(function) or [None]  # no `return`: None
+            returned = self.names.returns.get(function) or [None]  # no `return`: None
             kinds = {self._rng_kind(value, depth + 1) if value is not None else "other" for value in returned}
             return kinds.pop() if len(kinds) == 1 else "unknown"
         built = self.names.instance_of(call)

@@ -15,6 +15,8 @@ from stabfix.model.calls.devices import is_device_name, method_chain
 from stabfix.model.domain.container_uses import ContainerUse, LocalBindings, Store, reads_entry
 from stabfix.model.flow.values import METADATA_STEPS, PARAMETER_ITERATORS
 from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.instances import method_of_instance
+from stabfix.model.source.names import Names
 from stabfix.model.source.syntax import code_of, contains, names_in, walk
 from stabfix.model.training.structure import StepIndex
 
@@ -23,6 +25,7 @@ class StoreRoles:
     """Questions about the recorded stores (ask them after the traversal)."""
 
     # recorded by `Containers` (see there)
+    names: Names
     steps: StepIndex
     module: cst.Module | None
     hook_names: set[str]
@@ -55,12 +58,22 @@ class StoreRoles:
             return False  # one entry per input geometry (`(x.shape[-2], x.shape[-1])`): a bounded table memo
         if names & store.comprehension_names:
             return True
+        constant = self._returns_a_constant
         if not store.functions:
-            return any(name in facts.loop_iters or _bound_to_data(facts, name) for name in names)
+            return any(name in facts.loop_iters or _bound_to_data(facts, name, 0, constant) for name in names)
         for name in names - {"self", "cls"}:
-            if name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name):
+            if name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name, 0, constant):
                 return True
         return False
+
+    def _returns_a_constant(self, value: cst.BaseExpression) -> bool:
+        """A call of a function of the file that takes no data and returns only literals (`key = slot()`
+        with `def slot(): return ("last", 224)`): the same value on every call."""
+        if not isinstance(value, cst.Call) or value.args:
+            return False
+        function = self.names.definition_of(value) or method_of_instance(self.names, value)
+        returned = self.names.returns.get(function, []) if function is not None else []
+        return bool(returned) and all(item is not None and _is_literal(item) and not names_in(item) for item in returned)
 
     def in_setup(self, store: Store) -> bool:
         """Filled in `__init__`: once at construction, not per step."""
@@ -172,12 +185,18 @@ def _is_metadata(expr: cst.BaseExpression) -> bool:
     return any(step in METADATA_STEPS for step, _ in steps)
 
 
-def _bound_to_data(facts: LocalBindings, name: str, depth: int = 0) -> bool:
+def _bound_to_data(facts: LocalBindings, name: str, depth: int = 0, constant=None) -> bool:
     """Bound to something other than a literal: the key can differ from call to call. A tuple or an
-    f-string built from such names (`key = (image_id, scale)`, `key = f"{path}:{size}"`) is data too."""
+    f-string built from such names (`key = (image_id, scale)`, `key = f"{path}:{size}"`) is data too.
+    `constant(value)`: a value that is the same on every call although no literal (a call of the file's
+    own function that returns one)."""
     bindings = facts.bindings.get(name, [])
     return bool(bindings) and not all(
-        b.value is not None and _is_literal(b.value) and not _built_from_data(facts, b.value, depth) for b in bindings
+        b.value is not None and (
+            (_is_literal(b.value) and not _built_from_data(facts, b.value, depth))
+            or (constant is not None and constant(b.value))
+        )
+        for b in bindings
     )
 
 

@@ -30,6 +30,7 @@ from stabfix.model.calls.devices import DeviceKinds, is_cpu_expression, method_c
 from stabfix.model.calls.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.calls.optimizers import OptimizerTracker, listed_names
 from stabfix.model.flow.gradient_use import asks_for_grad
+from stabfix.model.source.instances import is_static, method_of_instance
 from stabfix.model.source.names import Binding, Names, dotted_name
 
 # What a tensor says about itself (`.shape`, `.size()`: metadata), a cut copy (`.detach()`), Python data
@@ -110,10 +111,12 @@ class Value:
 class Values:
     """Answers `value_of(expr)` for the expressions of one file, memoised per node."""
 
-    def __init__(self, names: Names, modules: Optional[ModuleIndex] = None, optimizers: Optional[OptimizerTracker] = None) -> None:
+    def __init__(self, names: Names, modules: Optional[ModuleIndex] = None, optimizers: Optional[OptimizerTracker] = None,
+                 calls: Optional[list[cst.Call]] = None) -> None:
         self.names = names
         self.modules = modules
         self.optimizers = optimizers
+        self.calls = calls  # every call of the file (the tree index's): who hands what to a function
         self._memo: dict[int, Value] = {}
         self._trained: Optional[set[int]] = None
         self.devices = DeviceKinds(names)
@@ -267,8 +270,29 @@ class Values:
             handed = list(self.optimizers.trained) if self.optimizers is not None else []
             bindings = [binding for name in handed for binding in self.names.reaching(name)]
             listed = [name for b in bindings if b.bound_value is not None for name in listed_names(b.bound_value)]
-            self._trained = {id(binding) for binding in bindings + [b for name in listed for b in self.names.reaching(name)]}
+            bindings += [b for name in listed for b in self.names.reaching(name)]
+            self._trained = {id(binding) for binding in bindings + self._handed_for(bindings)}
         return self._trained
+
+    def _handed_for(self, bindings: list[Binding]) -> list[Binding]:
+        """A parameter of a function of the file (`def make_opt(w, noise): return Adam([w] + noise)`):
+        the bindings of what the file's calls of it pass for it (`make_opt(w, noise)`)."""
+        functions = {id(b.scope.node): b.scope.node for b in bindings
+                     if b.kind == "param" and isinstance(b.scope.node, cst.FunctionDef)}
+        if not functions or self.calls is None:
+            return []
+        found: list[Binding] = []
+        for call in self.calls:
+            function = self.names.definition_of(call) or method_of_instance(self.names, call)
+            if function is None or id(function) not in functions:
+                continue
+            for binding in bindings:
+                if binding.kind != "param" or binding.scope.node is not function:
+                    continue
+                argument = _argument_for(function, call, binding.name)
+                for name in listed_names(argument) if argument is not None else ():
+                    found.extend(self.names.reaching(name))
+        return found
 
     def _element_of(self, binding: Binding, depth: int) -> Value:
         """A `for` target: a batch when the loop draws from a DataLoader, a parameter when it walks
@@ -340,7 +364,7 @@ class Values:
         """What a function of this file returns (at a tuple position), joined over its returns."""
         if depth > 4:
             return None
-        function = self.names.definition_of(call)
+        function = self.names.definition_of(call) or method_of_instance(self.names, call)
         if function is None:
             return self._foreign_returned(call, position)
         if function not in self.names.returns:
@@ -350,7 +374,8 @@ class Values:
             part = _element_at(returned, position)
             if part is None:
                 return None
-            values.append(self.value_of(part, depth + 2))
+            handed = self._through_parameter(part, function, call, depth)
+            values.append(handed if handed is not None else self.value_of(part, depth + 2))
         joined = Value.join(values)
         if function in self.names.grad_off_functions and not joined.not_tensor:
             joined = replace(joined, snapshot=True, detached=True)
@@ -371,6 +396,25 @@ class Values:
             return whole
         return elements[position[0]] if len(position) == 1 and position[0] < len(elements) else None
 
+    def _through_parameter(self, part: cst.BaseExpression, function: cst.FunctionDef, call: cst.Call,
+                           depth: int) -> Optional[Value]:
+        """A returned value made from one of the function's parameters (`return batch[0]`, `return x.cpu()`):
+        what this call passes for it, taken through the same steps; None when it is made otherwise or the
+        call does not show the argument."""
+        root, steps = method_chain(part, self.qualify)
+        if not isinstance(root, cst.Name):
+            return None
+        bindings = self.names.reaching(root)
+        if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope.node is not function:
+            return None
+        argument = _argument_for(function, call, bindings[0].name)
+        if argument is None:
+            return None
+        value = self.value_of(argument, depth + 2)
+        for name, node in steps:
+            value = self._step(value, name, node, depth)
+        return value
+
     def _names_cpu_device(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         """`store_device` whose every binding is a CPU device: moving there is a move to the CPU."""
         if expr is None or depth > 4:
@@ -386,6 +430,23 @@ class Values:
         return bool(bindings) and all(
             b.bound_value is not None and self._names_cpu_device(b.bound_value, depth + 1) for b in bindings
         )
+
+
+def _argument_for(function: cst.FunctionDef, call: cst.Call, parameter: str) -> Optional[cst.BaseExpression]:
+    """What `call` passes for `parameter` of `function` (a method called on its instance: the receiver is
+    not among the arguments); None when not shown (a default, `*args`)."""
+    params = [*function.params.posonly_params, *function.params.params]
+    if isinstance(call.func, cst.Attribute) and params and not is_static(function):
+        params = params[1:]
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == parameter:
+                return arg.value
+        elif position < len(params) and params[position].name.value == parameter:
+            return arg.value
+    return None
 
 
 def _combine(values: list[Value]) -> Value:
