@@ -39,6 +39,7 @@ class DataloaderStarvesDevice(Checker):
     code = "SF206"
     tokens = ("DataLoader",)
     needs = ("distributed", "values")
+    _on_host: Optional[frozenset[str]] = None
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self.devices = DeviceKinds(self.model.names)
@@ -115,19 +116,23 @@ class DataloaderStarvesDevice(Checker):
     def _framework_places(self, loader: Loader) -> bool:
         """accelerate/Fabric places the batches of a loader it prepares; Lightning those `train_dataloader` returns."""
         calls, qualify = self.model.flows.calls(), self.model.names.qualify
-        on_host = cpu_runners(calls, qualify, self.context.project)  # built here or by a function of another file
-        if "framework" in on_host:
-            return False
         if loader.holder is not None and loader.holder in self.model.distributed.handled_loaders():
-            return any(_runs_backward(loop.body) for loop in self.model.distributed.pipeline.loops_over(loader.holder)) \
+            trains = any(_runs_backward(loop.body) for loop in self.model.distributed.pipeline.loops_over(loader.holder)) \
                 or any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in calls)
+            return trains and "framework" not in self._cpu_runners()
         method = self.model.distributed.pipeline.returned_by(loader.call)[0]
         if method is None or method.name.value != "train_dataloader":
             return False
         owner = self.model.flows.parent(self.model.flows.parent(method))  # the class body's block, then the class
         if not isinstance(owner, cst.ClassDef) or not any((qualify(base.value) or "").startswith(LIGHTNING_BASES) for base in owner.bases):
             return False
-        return "trainer" not in on_host
+        return not {"framework", "trainer"} & self._cpu_runners()
+
+    def _cpu_runners(self) -> frozenset[str]:
+        """The CPU runners built here or by a function of another file (asked last and once: it may read other files)."""
+        if self._on_host is None:
+            self._on_host = cpu_runners(self.model.flows.calls(), self.model.names.qualify, self.context.project)
+        return self._on_host
 
     def _starved_message(self, loader: Loader, per_item: str) -> str:
         return (f"`{loader.holder or 'this DataLoader'}` loads every batch in the training process (`num_workers=0`) "
