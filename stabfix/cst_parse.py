@@ -19,9 +19,11 @@ from contextlib import contextmanager
 from typing import Iterator
 
 import libcst as cst
-from libcst._nodes.base import CSTNode
 
-_VALIDATING_POST_INIT = CSTNode.__post_init__
+# `CSTNode` is public (`libcst.CSTNode`); its validating `__post_init__` is libcst's own detail. A libcst
+# without one (an API change within `libcst>=1.4`) parses validated, as before: slower, never wrong.
+CSTNode = cst.CSTNode
+_VALIDATING_POST_INIT = CSTNode.__dict__.get("__post_init__")
 
 
 class _ParsingFlag(threading.local):
@@ -42,6 +44,9 @@ def _validate_unless_parsing(node: CSTNode) -> None:
 def parsing_unvalidated() -> Iterator[None]:
     """Nodes built by this thread inside the block are not validated (re-entrant)."""
     global _threads_parsing
+    if _VALIDATING_POST_INIT is None:
+        yield
+        return
     outer = _parsing.active
     if not outer:
         with _install_lock:
