@@ -1,3 +1,4 @@
+"""Focal and dice loss modules of the anomaly-segmentation case (a project module of losses)."""
 import torch
 import torch.nn as nn
 
