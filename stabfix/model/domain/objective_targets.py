@@ -115,6 +115,8 @@ class ObjectiveTargets:
             return self._walk(expr.value, names, depth + 1, calls)
         if isinstance(expr, cst.Call):
             return self._call(expr, names, depth, calls)
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            return self._walk(expr.elt, names, depth + 1, calls)  # `torch.stack([net(x).sum() for x in xs])`
         return self._opaque(expr, names)
 
     def _name(self, name: cst.Name, names: frozenset[str], depth: int, calls: int) -> Optional[_Reach]:

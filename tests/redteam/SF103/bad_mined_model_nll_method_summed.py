@@ -19,7 +19,8 @@ class MixtureDensity(nn.Module):
         return self.neg_log_likelihood(x) + 1e-3 * self.means.pow(2).sum()
 
 
-def fit(model, loader, optimizer, iterations, log):
+def fit(model, loader, iterations, log, lr=1e-2):
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     for it in range(iterations):
         train_loss = 0
         count = 0

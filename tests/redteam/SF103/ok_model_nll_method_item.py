@@ -15,7 +15,8 @@ class MixtureDensity(nn.Module):
         return -torch.logsumexp(log_prob, dim=1).mean()
 
 
-def fit(model, loader, val_loader, optimizer, iterations, log):
+def fit(model, loader, val_loader, iterations, log, lr=1e-2):
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     for it in range(iterations):
         train_loss = 0.0
         for batch in loader:
