@@ -136,7 +136,7 @@ class FullVocabLogprobMaterialization(Checker):
     # --- fix --------------------------------------------------------------------------------------------
     def _fix(self, group: list[_Candidate], binding: Optional[Binding]) -> Optional[Fix]:
         log_softmax = group[0].log_softmax
-        if log_softmax.casts or not _repeatable(log_softmax.operand) or group[0].kept:
+        if log_softmax.casts or log_softmax.wrapped or not _repeatable(log_softmax.operand) or group[0].kept:
             return None
         changes: dict[cst.CSTNode, object] = {}
         normalizer = None

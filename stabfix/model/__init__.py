@@ -93,6 +93,7 @@ from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.generation import Generation
 from stabfix.model.domain.host_sync import HostSyncs
 from stabfix.model.domain.loss_targets import LossTargets
+from stabfix.model.domain.objective_targets import ObjectiveTargets
 from stabfix.model.domain.randomness import Randomness
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.flow.gradient_use import GradientFacts
@@ -170,9 +171,11 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "events_through_calls": (("events", "summaries"), lambda model: EventsThroughCalls(model.events, model.summaries)),
     # after `summaries`: a helper that detaches the state cuts it too
     "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
+    "objective_targets": (("names", "history"), lambda model: ObjectiveTargets(model.names, model.history)),
     "loss_targets": (
-        ("names", "losses", "gradients", "summaries"),
-        lambda model: LossTargets(model.imports, model.enclosing, model.names, model.losses, model.gradients, model.summaries),
+        ("names", "losses", "gradients", "summaries", "objective_targets"),
+        lambda model: LossTargets(model.imports, model.enclosing, model.names, model.losses, model.gradients, model.summaries,
+                                  model.objective_targets),
     ),
 }
 PARTS = tuple(_PARTS)
@@ -264,6 +267,7 @@ class FileModel:
     summaries: Optional[Summaries] = None
     randomness: Optional[Randomness] = None
     loss_targets: Optional[LossTargets] = None
+    objective_targets: Optional[ObjectiveTargets] = None
 
     def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectQueries"] = None) -> None:
         wanted = required_parts(needs)

@@ -19,7 +19,7 @@ Epsilon-guarded divisors and the precision they run in (SF304) are in `numeric_g
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import libcst as cst
@@ -49,6 +49,9 @@ class LogSoftmax:
     operand: cst.BaseExpression  # the logits
     dim: Optional[cst.BaseExpression]  # None: the deprecated implicit dim
     casts: bool  # `dtype=` given: the result's dtype differs from the operand's
+    # reached through an elementwise op that keeps the full tensor (`torch.clamp(lp, min=-100)`, `lp.float()`):
+    # the picked entries are not the log_softmax's own, so it cannot be rewritten as logits minus logsumexp
+    wrapped: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,13 +101,20 @@ def self_attribute_bindings(expr: cst.BaseExpression, names: Names) -> list[Bind
     return names.self_attribute_bindings(expr) if isinstance(expr, cst.Attribute) else []
 
 
-def log_softmax_of(expr: cst.BaseExpression, names: Names, follow: bool = True) -> Optional[LogSoftmax]:
-    """The log_softmax an expression holds (directly, or through a name when `follow`)."""
+def log_softmax_of(expr: cst.BaseExpression, names: Names, follow: bool = True, depth: int = 0) -> Optional[LogSoftmax]:
+    """The log_softmax an expression holds (directly, or through a name when `follow`), also through
+    elementwise ops that keep every entry (`torch.clamp(lp, min=-100.0)`, `lp.float()`: `wrapped`)."""
+    if depth > 4:
+        return None
     if follow and isinstance(expr, (cst.Name, cst.Attribute)) and not isinstance(expr, cst.Call):
         value = single_value(expr, names)
-        return log_softmax_of(value, names, follow=False) if value is not None else None
+        return log_softmax_of(value, names, follow=False, depth=depth + 1) if value is not None else None
     if not isinstance(expr, cst.Call):
         return None
+    inner = _kept_entries_operand(expr, names)
+    if inner is not None:
+        found = log_softmax_of(inner, names, follow=True, depth=depth + 1)
+        return replace(found, wrapped=True) if found is not None else None
     qualified = names.qualify(expr.func)
     if qualified in LOG_SOFTMAX_FUNCTIONS:
         operand = argument(expr, 0, "input")
@@ -116,6 +126,21 @@ def log_softmax_of(expr: cst.BaseExpression, names: Names, follow: bool = True) 
     module = _log_softmax_module(expr.func, names)
     if module is not None and len(expr.args) == 1 and expr.args[0].keyword is None:
         return LogSoftmax(expr, expr.args[0].value, argument(module, 0, "dim"), False)
+    return None
+
+
+# elementwise ops that keep a tensor's shape and every entry (bounds, casts, layout)
+_ENTRYWISE = frozenset({"clamp", "clamp_min", "clamp_max", "clip", "nan_to_num"}) | (VALUE_PRESERVING - {"detach", "clone"})
+
+
+def _kept_entries_operand(call: cst.Call, names: Names) -> Optional[cst.BaseExpression]:
+    """`torch.clamp(x, min=...)` / `x.clamp(...)` / `x.float()`: x, the tensor whose every entry the result keeps."""
+    qualified = names.qualify(call.func) or ""
+    if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _ENTRYWISE and qualified.count(".") == 1:
+        return argument(call, 0, "input")
+    method = method_of(call, names)
+    if method in _ENTRYWISE and isinstance(call.func, cst.Attribute):
+        return call.func.value
     return None
 
 

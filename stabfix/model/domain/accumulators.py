@@ -18,6 +18,8 @@ For each such holder it answers what the rest of its function does with it:
 - `escapes`: the holder leaves the function (stored on an object, handed to a call other than
   `zip`/`enumerate`/`len`..., returned to a caller that keeps it or to no caller of the file): its
   consumer decides where it must live; `returned`: returned to same-file callers that only read it;
+- `adding_calls`: calls of a function of the file that only adds into the buffers it is handed
+  (`self._accumulate(sums, params)`): its adds count where it is called, and the hand-over is no escape;
 - `partners`: the other holders it is zipped with when its sums are read (`zip(X_sum, Y_sum)`);
   `foreign_read`: it is zipped with, or its elements read next to, something that is not such a holder.
 """
@@ -54,6 +56,9 @@ class Accumulator:
     returned: bool = False  # `return X_sum` to callers of this file that only read it (report-only then)
     partners: set[int] = field(default_factory=set)  # ids of the holders of zipped partners
     foreign_read: bool = False
+    # calls of a function of the file that only adds into the buffers it is handed (`self._accumulate(sums, ps)`):
+    # each runs its adds where it is called
+    adding_calls: list[cst.Call] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -69,6 +74,11 @@ def accumulators(events: Events, names: Names) -> list[Accumulator]:
             continue
         held = holder_of(event.tensor, names, event.site.loops)
         if held is None:
+            for call, held in _handed_in(event, names):
+                binding, allocation, container = held
+                accumulator = found.setdefault(id(binding), Accumulator(binding, allocation, container))
+                accumulator.adds.append(event)
+                accumulator.adding_calls.append(call)
             continue
         binding, allocation, container = held
         accumulator = found.setdefault(id(binding), Accumulator(binding, allocation, container))
@@ -91,6 +101,66 @@ def accumulators(events: Events, names: Names) -> list[Accumulator]:
             if not _callers_only_read(accumulator.holder.scope.node, call_parents):
                 accumulator.escapes = True
     return result
+
+
+def _handed_in(event: ParamUpdate, names: Names) -> list[tuple[cst.Call, tuple[Binding, ParamSized, bool]]]:
+    """An add into a buffer drawn from a parameter of the function it sits in (`for s, p in zip(sums, params):
+    s.add_(p.grad)` in `def _accumulate(self, sums, params)`), when that function does nothing else with the
+    parameter: each call of it in the file that hands it a holder of parameter-sized buffers, with that holder."""
+    tensor, functions = event.tensor, event.site.functions
+    if not isinstance(tensor, cst.Name) or not functions:
+        return []
+    function = functions[-1]
+    loop = next((loop for loop in reversed(event.site.loops) if tensor.value in target_names(loop.target)), None)
+    source = element_source(loop.target, loop.iter, tensor.value) if loop is not None else tensor
+    if not isinstance(source, cst.Name) or not any(b.kind == "param" for b in names.reaching(source)):
+        return []
+    parameter = source.value
+    uses = [name for name in _names_in_node(function.body) if name.value == parameter]
+    if loop is not None and isinstance(loop.iter, cst.Call):
+        only_drawn = all(any(name is arg.value for arg in loop.iter.args) for name in uses)
+    else:
+        only_drawn = len(uses) == 1  # the add's own receiver
+    if not only_drawn or _scales(function):
+        return []  # the parameter is read elsewhere, or something is scaled in place: it does more than add
+    found = []
+    for call in _calls_of(function, names):
+        argument = _argument_for(call, function, parameter)
+        held = _container(argument, names) if isinstance(argument, cst.Name) else None
+        if held is not None:
+            found.append((call, held))
+    return found
+
+
+def _scales(function: cst.FunctionDef) -> bool:
+    """Something in the function is scaled in place (`mul_`, `lerp_`, `*=`): a moving average, not a sum."""
+    return any(
+        (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _DECAYS)
+        or (isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign))
+        for node in _walk(function.body)
+    )
+
+
+def _calls_of(function: cst.FunctionDef, names: Names) -> list[cst.Call]:
+    module = names.module_scope.node if names.module_scope is not None else None
+    if module is None:
+        return []
+    return [node for node in _walk(module) if isinstance(node, cst.Call) and names.definition_of(node) is function]
+
+
+def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str) -> Optional[cst.BaseExpression]:
+    params = [p.name.value for p in function.params.params]
+    if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        params = params[1:]
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == parameter:
+                return arg.value
+        elif index < len(params) and params[index] == parameter:
+            return arg.value
+    return None
 
 
 def _parents_of_calls(names: Names) -> dict[int, list[Optional[cst.CSTNode]]]:
@@ -225,9 +295,12 @@ def _describe_uses(accumulator: Accumulator, writes: list[Event], names: Names, 
             continue
         if any(_refers_to(name, accumulator, names, event.site.loops) for name in _names_in_node(event.node)):
             accumulator.written_back = True
+    adding_calls = {id(call) for call in accumulator.adding_calls}
     for node, parent, grandparent, loops in _walk_with_parent(function):
         if id(node) in adds:
             _add_passes(accumulator, adds[id(node)], loops, names)
+        if id(node) in adding_calls:
+            _call_passes(accumulator, node, loops, names)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _DECAYS:
             if _refers_to(node.func.value, accumulator, names, loops) and node.func.attr.value != "div_":
                 accumulator.decayed = True
@@ -248,6 +321,14 @@ def _add_passes(accumulator: Accumulator, add: ParamUpdate, loops: tuple[Loop, .
             accumulator.passes.append(loop)
 
 
+def _call_passes(accumulator: Accumulator, call: cst.CSTNode, loops: tuple[Loop, ...], names: Names) -> None:
+    """The loops around a call that adds into the buffers it is handed, as `_add_passes` counts them."""
+    for loop in loops:
+        over_buffers = isinstance(loop, cst.For) and _mentions_holder(loop.iter, accumulator, names)
+        if not over_buffers and not _contains(loop, accumulator.allocation.call) and loop not in accumulator.passes:
+            accumulator.passes.append(loop)
+
+
 def _classify_use(node: cst.Name, parent: Optional[cst.CSTNode], call: Optional[cst.CSTNode], accumulator: Accumulator, names: Names, found: dict[int, Accumulator]) -> None:
     if isinstance(parent, cst.Subscript) and parent.value is node:
         accumulator.foreign_read = True  # `xs[i]` read outside the adds: with what, the code does not say
@@ -258,6 +339,8 @@ def _classify_use(node: cst.Name, parent: Optional[cst.CSTNode], call: Optional[
     elif isinstance(parent, cst.Assign) and parent.value is node:
         accumulator.escapes = True  # `self.fisher = fisher`, `out = X_sum`
     elif isinstance(parent, cst.Arg):
+        if any(call is adding for adding in accumulator.adding_calls):
+            return  # handed to a function of the file that only adds into it
         if not isinstance(call, cst.Call):
             accumulator.escapes = True
         elif (names.qualify(call.func) or "").startswith("torch.") and call.func is not node:

@@ -386,12 +386,16 @@ class UseWalker(cst.CSTVisitor):
                     self._add(name, node, "meta")
                 elif method == "clone" and not great.args:
                     self._add(name, node, "read", rewrite=great)
+                elif method in ("clear", "pop", "popitem"):
+                    self._add(name, node, "evict")  # `c[layer].clear()`: the entries of an entry are freed
                 elif mutates(parent, grand, great):
                     self._add(name, node, "mutate")
                 else:
                     self._add(name, node, "read", rewrite=parent)
             elif isinstance(grand, cst.Attribute) and grand.value is parent and grand.attr.value in METADATA_READS:
                 self._add(name, node, "meta")  # `c[k].shape`: the same on any device
+            elif isinstance(grand, cst.Subscript) and grand.value is parent and isinstance(great, cst.AssignTarget):
+                self._add(name, node, "nested-store")  # `c[layer][sid] = f`: a new entry in an entry (a nested dict)
             elif mutates(parent, grand, great):
                 self._add(name, node, "mutate")
             else:

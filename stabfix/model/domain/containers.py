@@ -281,6 +281,8 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         comprehension_names: frozenset[str] = frozenset(),
         shared: bool = False,
     ) -> None:
+        while isinstance(receiver, cst.Subscript):
+            receiver = receiver.value  # `self.bank[layer][sid] = f`: an entry of an entry grows the outer container
         owner = self._enclosing_class()
         attribute = owner_attribute(receiver, owner)
         if attribute is not None:
@@ -317,6 +319,8 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
             return "dict"
         if isinstance(value, cst.List) and not value.elements:
             return "list"
+        if isinstance(value, cst.DictComp) and self.empty_container_kind(value.value) is not None:
+            return "dict"  # `{layer: {} for layer in layers}`: one empty container per key, filled later
         if isinstance(value, cst.Call):
             name = self.qualified_name(value.func) or dotted_name(value.func) or ""
             kind = _EMPTY_CONSTRUCTORS.get(name)

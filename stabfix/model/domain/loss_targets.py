@@ -22,7 +22,7 @@ rule that asks "is this tensor the target of a loss, and is its gradient ever re
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -41,6 +41,7 @@ from stabfix.model.flow.gradient_use import (
     return_positions,
     target_roots,
 )
+from stabfix.model.domain.objective_targets import ObjectiveTargets
 from stabfix.model.functions.summaries import Summaries, parameter_receiving
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
@@ -78,10 +79,11 @@ class UnreadTarget:
 
 class LossTargets(cst.BatchableCSTVisitor):
     def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names, losses: LossIndex,
-                 gradients: GradientFacts, summaries: Summaries) -> None:
+                 gradients: GradientFacts, summaries: Summaries, objectives: Optional[ObjectiveTargets] = None) -> None:
         super().__init__()
         self.imports, self.enclosing, self.names = imports, enclosing, names
         self.losses, self.gradients, self.summaries = losses, gradients, summaries
+        self.objectives = objectives
         self.requests: list[GradRequest] = []
         # calls that may mark their arguments in place, with the outermost function (or the module) around them
         self.calls: list[tuple[cst.Call, cst.FunctionDef | cst.Module]] = []
@@ -186,17 +188,37 @@ class LossTargets(cst.BatchableCSTVisitor):
                 shown: tuple[cst.Call, ...] = ()) -> Optional[LossOperands]:
         if not names or names & facts.differentiated or names & facts.returned:
             return None
-        if holders(bindings, names, self.imports.qualify) & self._escaped(facts, shown):
-            return None
+        held = holders(bindings, names, self.imports.qualify)
+        if held & self._escaped(facts, shown):
+            # handed to functions of the file that only compute arithmetic of it: a hand-written objective
+            pure = self.objectives.pure_call if self.objectives is not None else None
+            if pure is None or held & self._escaped(facts, shown, pure):
+                return None
+            return self._hand_written(names, facts, bindings)
         loss = facts.loss_with_target(lambda expr: bool(target_roots(expr, self.imports) & names))
+        if loss is None:
+            return self._hand_written(names, facts, bindings)
         # a helper of the file that takes the argmax of its target argument makes no target of the tensor
-        return loss if loss is None or self.losses.target_keeps_grad(loss) else None
+        return loss if self.losses.target_keeps_grad(loss) else None
 
-    def _escaped(self, facts: GradientUse, shown: tuple[cst.Call, ...] = ()) -> set[str]:
+    def _hand_written(self, names: set[str], facts: GradientUse, bindings: list[Binding]) -> Optional[LossOperands]:
+        """A hand-written objective the scope backpropagates compares the data tensors `names` with a model's
+        output by arithmetic alone (`objective_targets`): a loss whose target they are, certainly not
+        differentiated there."""
+        if self.objectives is None or not self.objectives.is_data(bindings, names):
+            return None
+        site = self.objectives.compared(names, facts.calls)
+        if site is None:
+            return None
+        return LossOperands(site, "the hand-written objective", None, None, kind="hand-written", checked=True)
+
+    def _escaped(self, facts: GradientUse, shown: tuple[cst.Call, ...] = (),
+                 also: Optional[Callable[[cst.Call], bool]] = None) -> set[str]:
         """What may reach code that reads its gradient: all the scope hands over, but for the calls `shown`
-        (a callee whose summary the caller has read) and functions whose summary shows they never read the
-        receiving parameter's gradient."""
-        return facts.escaped_unless(lambda call, arg: any(call is c for c in shown) or self.summaries.grad_unread_at(call, arg))
+        (a callee whose summary the caller has read), functions whose summary shows they never read the
+        receiving parameter's gradient, and calls `also` clears."""
+        return facts.escaped_unless(lambda call, arg: any(call is c for c in shown) or self.summaries.grad_unread_at(call, arg)
+                                    or (also is not None and also(call)))
 
     def aliases(self, bindings: list[Binding], names: set[str]) -> set[str]:
         """`names` and their aliases (`plain_aliases`), also the names a function hands them back to

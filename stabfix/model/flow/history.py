@@ -203,7 +203,46 @@ class History:
         forward = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
         if modules is not None and modules.is_module(forward):
             return MODEL_OUTPUT  # `model(x)`, `self.encoder(x)`, `model.forward(x)` of a module of the file
+        if modules is not None and isinstance(func, cst.Attribute) and modules.is_module(func.value) \
+                and self._module_method_computes(func.attr.value):
+            return MODEL_OUTPUT  # `model.neg_log_likelihood(x)`: a method of the file's module class
         return None
+
+    def _module_method_computes(self, method: str) -> bool:
+        """The one method of that name in the file's `torch.nn` module classes returns a tensor it computes
+        from the module's own state (`self.means`, `self.encoder(x)`): called on a module, it carries its graph."""
+        found = [f for f in self.names.returns if f.name.value == method and self._in_module_class(f)]
+        if len(found) != 1:
+            return False
+        returned = self.names.returns[found[0]]
+        return bool(returned) and all(not self.values.value_of(value).not_tensor and self._reads_self(value, 0)
+                                      for value in returned)
+
+    def _in_module_class(self, function: cst.FunctionDef) -> bool:
+        owner = self.names.enclosing_class(self.names.scopes[function]) if function in self.names.scopes else None
+        return isinstance(owner, cst.ClassDef) and any(
+            (self.names.qualify(base.value) or "").startswith("torch.nn.") for base in owner.bases)
+
+    def _reads_self(self, expr: cst.BaseExpression, depth: int) -> bool:
+        """`expr` reads the receiver's state (`self.<attr>`), directly or through the names it reads."""
+        if depth > 3:
+            return False
+        for read in _reads(expr):
+            if isinstance(read, cst.Attribute) and _root_name(read) == "self":
+                return True
+            if isinstance(read, cst.Name) and read in self.names.uses and any(
+                    b.bound_value is not None and self._reads_self(b.bound_value, depth + 1) for b in self.names.reaching(read)):
+                return True
+        return False
+        finder = _AttributeFinder()
+        visit_readonly(expr, finder)
+        if any(isinstance(found, cst.Attribute) and _root_name(found) == "self" for found in finder.found):
+            return True
+        for name in _names_read(expr):
+            if name in self.names.uses and any(
+                    b.bound_value is not None and self._reads_self(b.bound_value, depth + 1) for b in self.names.reaching(name)):
+                return True
+        return False
 
     def _of_constants(self, call: cst.Call) -> bool:
         """A loss computed only from constant tensors (factories, data, no `requires_grad`) and plain
@@ -381,3 +420,10 @@ class _ReadsCollector(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.found.append(node)
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, (cst.Attribute, cst.Call, cst.Subscript)):
+        expr = expr.value if isinstance(expr, (cst.Attribute, cst.Subscript)) else expr.func
+    return expr.value if isinstance(expr, cst.Name) else None
+

@@ -1,0 +1,20 @@
+"""Mined shape: a graph model returns a tuple whose first element is the loss; the epoch backpropagates it, steps,
+and adds the tensor itself (the `.item()` version left commented out) to the sum it returns (bad)."""
+from torch.utils.data import DataLoader, RandomSampler
+
+
+def train_epoch(model, dataset, adjacency, optimizer, batch_size, collate):
+    loader = DataLoader(dataset, sampler=RandomSampler(dataset), batch_size=batch_size, collate_fn=collate)
+    train_loss = 0.0
+    steps = 0
+    model.train()
+    for prices, texts, labels in loader:
+        outputs = model(texts, prices, labels, adjacency)
+        loss = outputs[0]
+        loss.backward()
+        steps += 1
+        # train_loss += loss.item()
+        train_loss += loss  # expect: SF103
+        optimizer.step()
+        optimizer.zero_grad()
+    return train_loss / steps
