@@ -56,6 +56,7 @@ class FullVocabLogprobMaterialization(Checker):
         self.targets: set[int] = set()  # names written to, not read
         self.new_names: set[str] = set()  # names the fixes bind
         self._words: Optional[set[str]] = None  # the words of the file, collected at the first fix
+        self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
         self.sites: dict[int, tuple[tuple[Frame, ...], tuple]] = {}  # call -> its frames and place
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -128,10 +129,14 @@ class FullVocabLogprobMaterialization(Checker):
         return None
 
     def _uses(self, binding: Binding) -> list[cst.Name]:
+        if self._uses_by_name is None:  # asked per binding: the file's uses grouped by name once
+            self._uses_by_name = {}
+            for name in self.names.uses:
+                self._uses_by_name.setdefault(name.value, []).append(name)
         return [
             name
-            for name, use in self.names.uses.items()
-            if name.value == binding.name and id(name) not in self.targets and binding in self.names.reaching(name)
+            for name in self._uses_by_name.get(binding.name, ())
+            if id(name) not in self.targets and binding in self.names.reaching(name)
         ]
 
     # --- fix --------------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from stabfix.model.flow.holder_resets import Holder, HolderResets, Loop
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.traversal import children
+from stabfix.model.source.tree_index import TreeIndex
 from stabfix.model.source.vocabulary import LOG_RECEIVER_NAMES
 
 NUMBER, TENSOR, UNSEEN, GRAPH = "number", "tensor", "unseen", "graph"
@@ -84,11 +85,15 @@ def strongest(reads: list[Read]) -> str:
 class LaterUses(HolderResets, cst.BatchableCSTVisitor):
     """Answers `reads` and `reset_every_step` after the traversal (it only keeps the module)."""
 
-    def __init__(self, names: Names, events: Events, optimizers: OptimizerTracker) -> None:
+    def __init__(self, names: Names, events: Events, optimizers: OptimizerTracker,
+                 tree: Optional[TreeIndex] = None) -> None:
         super().__init__()
         self.names = names
         self.events = events
         self.optimizers = optimizers
+        # the traversal's parent map (every node but whitespace and punctuation, which no question walks
+        # up from); without it, one walk of the module builds a map of its own
+        self.tree = tree
         self.module: Optional[cst.Module] = None
         self._parents: Optional[dict[int, cst.CSTNode]] = None
         self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
@@ -99,6 +104,8 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
 
     # -- the parent map ----------------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        if self.tree is not None:
+            return self.tree.parent(node)
         if self._parents is None:
             self._parents = {}
             stack: list[cst.CSTNode] = [self.module] if self.module is not None else []
