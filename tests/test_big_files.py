@@ -96,18 +96,40 @@ def test_a_deep_but_valid_file_is_still_parsed(monkeypatch):
 def test_positions_are_generated_once_per_file_for_the_rules_messages_and_the_findings(monkeypatch):
     # SF401 words its message with the line of an alias binding and the engine locates every finding:
     # both read one shared table, so the file's code is generated for positions once, not once each
-    from libcst.metadata.position_provider import PositionProvidingCodegenState
+    from stabfix.model.source.positions import _PositionState
 
     big_file = _generator()
     text = big_file.HEADER + "".join(big_file.UNIT.format(i=index) for index in range(2))
     classes, specs = _every_rule()
     codegens = []
-    original = PositionProvidingCodegenState.before_codegen
-    monkeypatch.setattr(
-        PositionProvidingCodegenState, "before_codegen", lambda state, node: codegens.append(node) or original(state, node)
-    )
+    original = _PositionState.before_codegen
+    monkeypatch.setattr(_PositionState, "before_codegen", lambda state, node: codegens.append(node) or original(state, node))
     analysis = engine.analyse_text(text, "big.py", classes, specs)
     aliases = [item.finding for item in analysis.findings if item.finding.code == "SF401"]
     assert aliases and all(f"(line {finding.line - 1})" in finding.message for finding in aliases)
     modules = [node for node in codegens if type(node).__name__ == "Module"]
     assert len(modules) == 1, f"the file was generated {len(modules)} times for positions"
+
+
+def test_the_position_table_gives_libcsts_own_positions_for_every_node():
+    # the table keeps libcst's arithmetic in a cheaper codegen state: every node, syntactic positions
+    # (parentheses, hoisted starts and ends of decorated functions, params, subscripts) included
+    import libcst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from stabfix.model.source.positions import Positions
+
+    big_file = _generator()
+    texts = [
+        big_file.HEADER + big_file.UNIT.format(i=0),
+        big_file.generate_script(60),
+        "@decorate(1)\nasync def f(a, /, b: int = (2), *args, c, **kw) -> None:\n"
+        "    x = [y for y in (a)][0:1, ::2]; lambda q, *r: (q)\r\n    return (\n        b\n    )  # end\n\n\n",
+        "x = 1",  # no trailing newline
+        "",
+    ]
+    for text in texts:
+        module = libcst.parse_module(text)
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        positions = Positions(module)
+        assert {node: positions[node] for node in expected} == dict(expected)

@@ -55,6 +55,8 @@ class FullVocabLogprobMaterialization(Checker):
         self.bare: set[int] = set()  # calls that need no parentheses once they become `a - b`
         self.targets: set[int] = set()  # names written to, not read
         self.new_names: set[str] = set()  # names the fixes bind
+        self._words: Optional[set[str]] = None  # the words of the file, collected at the first fix
+        self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
         self.sites: dict[int, tuple[tuple[Frame, ...], tuple]] = {}  # call -> its frames and place
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -127,10 +129,14 @@ class FullVocabLogprobMaterialization(Checker):
         return None
 
     def _uses(self, binding: Binding) -> list[cst.Name]:
+        if self._uses_by_name is None:  # asked per binding: the file's uses grouped by name once
+            self._uses_by_name = {}
+            for name in self.names.uses:
+                self._uses_by_name.setdefault(name.value, []).append(name)
         return [
             name
-            for name, use in self.names.uses.items()
-            if name.value == binding.name and id(name) not in self.targets and binding in self.names.reaching(name)
+            for name in self._uses_by_name.get(binding.name, ())
+            if id(name) not in self.targets and binding in self.names.reaching(name)
         ]
 
     # --- fix --------------------------------------------------------------------------------------------
@@ -180,11 +186,20 @@ class FullVocabLogprobMaterialization(Checker):
     def _fresh_name(self, name: str) -> str:
         """`name`, or `name_2`, ... : one the file does not use yet, nor another of these fixes."""
         candidate, number = name, 1
-        while candidate in self.new_names or re.search(rf"\b{re.escape(candidate)}\b", self.context.text):
+        while candidate in self.new_names or self._in_text(candidate):
             number += 1
             candidate = f"{name}_{number}"
         self.new_names.add(candidate)
         return candidate
+
+    def _in_text(self, word: str) -> bool:
+        """The file spells `word` as a whole word (its words are collected once: a search of the whole text
+        per fix made a big file's fixes quadratic)."""
+        if not re.fullmatch(r"\w+", word):
+            return re.search(rf"\b{re.escape(word)}\b", self.context.text) is not None
+        if self._words is None:
+            self._words = set(re.findall(r"\w+", self.context.text))
+        return word in self._words
 
     def _rebound(self, binding: Binding, group: list[_Candidate]) -> bool:
         """A name of the logits expression is bound again between the log_softmax and a gather."""

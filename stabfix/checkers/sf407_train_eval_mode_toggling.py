@@ -86,7 +86,7 @@ class TrainEvalModeToggling(Checker):
         modes, events = self.model.modes, self.model.events_through_calls  # a helper's backward trains the loop
         # the loop's own function's events and switches (from the parts' indexes), then those in the loop;
         # calls of a method on an instance (`Evaluator().run(model)`) too
-        calls = [e for e in [*events.in_function(loop.function, "call"), *events.instance_calls]
+        calls = [e for e in [*events.in_function(loop.function, "call"), *events.instance_calls_in(loop.function)]
                  if self._in(loop, e.site.names_order, e.site.function)]
         summaries = self.model.summaries
         helpers = [(e, summaries.function_of_call(e.node)) for e in calls if isinstance(e, LocalCall)]

@@ -155,7 +155,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     "uses": (
         ("names", "events", "optimizers"),
-        lambda model: LaterUses(model.names, model.events, model.optimizers),
+        lambda model: LaterUses(model.names, model.events, model.optimizers, model.tree),
     ),
     "modes": (
         ("names", "steps", "modules", "events"),

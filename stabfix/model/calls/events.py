@@ -96,6 +96,10 @@ class Events(SiteTracker):
         self.events: list[Event] = []
         self.instance_calls: list[LocalCall] = []  # `obj.method(...)`, `Cls().method(...)` (not events)
         self._instance_calls_by_function: dict[Optional[cst.FunctionDef], list[LocalCall]] = {}
+        self._instance_calls_by_name: dict[str, list[LocalCall]] = {}
+        # `functions_called`'s maps of the functions with events, by name and to their class; rebuilt only
+        # when a function gains its first event (rules ask for every step and every pass of a big file)
+        self._functions_by_name: tuple[int, dict[str, list[cst.FunctionDef]], dict[int, Optional[cst.ClassDef]]] = (-1, {}, {})
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._by_kind: dict[str, list[tuple[int, Event]]] = {}  # with each event's place in `events`
         self._by_loop: dict[int, list[Event]] = {}  # id(loop) -> the events of one pass (see `iteration`)
@@ -120,9 +124,9 @@ class Events(SiteTracker):
         """`trainer.train_step(batch)` where `trainer` holds one instance of the file's class `cls`
         (`trainer = Trainer(...)`): a method call from outside the class."""
         found = []
-        for call in self.instance_calls:
+        for call in self._instance_calls_by_name.get(method, ()):
             receiver = call.node.func.value  # type: ignore[attr-defined]
-            if call.name != method or not isinstance(receiver, cst.Name):
+            if not isinstance(receiver, cst.Name):
                 continue
             value = self.names.single_value(receiver)
             if isinstance(value, cst.Call):
@@ -170,13 +174,15 @@ class Events(SiteTracker):
     def functions_called(self, events: Iterable[Event], depth: int = 3) -> list[cst.FunctionDef]:
         """The functions of this file (with events) that the calls among `events` run, following their
         own calls `depth` levels: `helper()` a function of that name, `self.m()` a method of the same class."""
-        by_name: dict[str, list[cst.FunctionDef]] = {}
-        classes: dict[int, Optional[cst.ClassDef]] = {}
-        for function, recorded in self._by_function.items():
-            if function is not None and recorded:
-                by_name.setdefault(function.name.value, []).append(function)
-                site = recorded[0].site
-                classes[id(function)] = site.cls if len(site.functions) == 1 else None  # a method
+        known, by_name, classes = self._functions_by_name
+        if known != len(self._by_function):  # functions only gain events: the same keys give the same maps
+            by_name, classes = {}, {}
+            for function, recorded in self._by_function.items():
+                if function is not None and recorded:
+                    by_name.setdefault(function.name.value, []).append(function)
+                    site = recorded[0].site
+                    classes[id(function)] = site.cls if len(site.functions) == 1 else None  # a method
+            self._functions_by_name = (len(self._by_function), by_name, classes)
         found: list[cst.FunctionDef] = []
         pending = [(event, depth) for event in events if isinstance(event, LocalCall)]
         while pending:
@@ -288,6 +294,7 @@ class Events(SiteTracker):
             call = LocalCall(node, self._site(), method, False)
             self.instance_calls.append(call)
             self._instance_calls_by_function.setdefault(call.site.function, []).append(call)
+            self._instance_calls_by_name.setdefault(method, []).append(call)
 
     def _note_scaler(self, expr: cst.BaseExpression) -> None:
         name = dotted_name(expr)

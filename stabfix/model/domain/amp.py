@@ -126,6 +126,7 @@ class Amp(cst.BatchableCSTVisitor):
         self._imports: dict[int, Union[cst.Import, cst.ImportFrom]] = {}
         self._local_calls: dict[str, list[tuple[Frame, ...]]] = {}
         self._local_call_sites: list[tuple[cst.Call, tuple[Frame, ...], Place]] = []
+        self._sites_by_definition: Optional[dict[int, list[tuple[tuple[Frame, ...], Place]]]] = None
         self._resolved = False
         self.regions: list[AutocastRegion] = []
         self.anomaly: list[AnomalySwitch] = []
@@ -217,11 +218,16 @@ class Amp(cst.BatchableCSTVisitor):
     def called_under_autocast(self, function: cst.FunctionDef) -> Optional[AutocastRegion]:
         """The enabled autocast region around a call of `function` (a same-file function or `self` method)
         made in this file, if any call is in one."""
-        for call, frames, place in self._local_call_sites:
-            if self.names.definition_of(call) is function:
-                region = self.autocast_around(frames, place)
-                if region is not None:
-                    return region
+        if self._sites_by_definition is None:  # resolved once: rules ask this for every candidate
+            self._sites_by_definition = {}
+            for call, frames, place in self._local_call_sites:
+                definition = self.names.definition_of(call)
+                if definition is not None:
+                    self._sites_by_definition.setdefault(id(definition), []).append((frames, place))
+        for frames, place in self._sites_by_definition.get(id(function), ()):
+            region = self.autocast_around(frames, place)
+            if region is not None:
+                return region
         return None
 
     def scaling(self) -> list[str]:

@@ -49,6 +49,7 @@ from stabfix.model.flow.holder_resets import Holder, HolderResets, Loop
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.traversal import children
+from stabfix.model.source.tree_index import TreeIndex
 from stabfix.model.source.vocabulary import LOG_RECEIVER_NAMES
 
 NUMBER, TENSOR, UNSEEN, GRAPH = "number", "tensor", "unseen", "graph"
@@ -84,21 +85,27 @@ def strongest(reads: list[Read]) -> str:
 class LaterUses(HolderResets, cst.BatchableCSTVisitor):
     """Answers `reads` and `reset_every_step` after the traversal (it only keeps the module)."""
 
-    def __init__(self, names: Names, events: Events, optimizers: OptimizerTracker) -> None:
+    def __init__(self, names: Names, events: Events, optimizers: OptimizerTracker,
+                 tree: Optional[TreeIndex] = None) -> None:
         super().__init__()
         self.names = names
         self.events = events
         self.optimizers = optimizers
+        # the traversal's parent map (every node but whitespace and punctuation, which no question walks
+        # up from); without it, one walk of the module builds a map of its own
+        self.tree = tree
         self.module: Optional[cst.Module] = None
         self._parents: Optional[dict[int, cst.CSTNode]] = None
         self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
-        self._call_nodes: Optional[list[cst.Call]] = None
+        self._callers: Optional[dict[int, list[cst.Call]]] = None  # by the id of the file's function they run
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
 
     # -- the parent map ----------------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        if self.tree is not None:
+            return self.tree.parent(node)
         if self._parents is None:
             self._parents = {}
             stack: list[cst.CSTNode] = [self.module] if self.module is not None else []
@@ -309,15 +316,21 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         function = next((a for a in self.ancestors(statement) if isinstance(a, cst.FunctionDef)), None)
         if function is None:
             return UNSEEN, statement
-        callers = [node for node in self._calls() if self.names.definition_of(node) is function]
+        callers = self._calls_of(function)
         if not callers:
             return UNSEEN, statement  # returned to callers the file does not show
         return max((self._need(call, depth + 1, seen) for call in callers), key=lambda r: _RANK[r[0]])
 
-    def _calls(self) -> list[cst.Call]:
-        if self._call_nodes is None:
-            self._call_nodes = [node for node in self._all_nodes() if isinstance(node, cst.Call)]
-        return self._call_nodes
+    def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The calls of the file that run `function`, in one walk's order (resolved once for every return)."""
+        if self._callers is None:
+            self._callers = {}
+            for node in self._all_nodes():
+                if isinstance(node, cst.Call):
+                    definition = self.names.definition_of(node)
+                    if definition is not None:
+                        self._callers.setdefault(id(definition), []).append(node)
+        return self._callers.get(id(function), [])
 
     def _all_nodes(self) -> Iterator[cst.CSTNode]:
         stack: list[cst.CSTNode] = [self.module] if self.module is not None else []

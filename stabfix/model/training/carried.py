@@ -63,6 +63,7 @@ class CarriedStates(cst.BatchableCSTVisitor):
         self.events = events
         self.calls = calls
         self._loops: list[Loop] = []
+        self._calls_within: dict[int, list[cst.Call]] = {}  # id(region) -> its calls (a class: one per attribute)
 
     # -- traversal ------------------------------------------------------------------------------------
     def visit_For(self, node: cst.For) -> None:
@@ -245,13 +246,16 @@ class CarriedStates(cst.BatchableCSTVisitor):
         return None
 
     def _calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
-        found: list[cst.Call] = []
-
-        class _Calls(cst.CSTVisitor):
-            def visit_Call(self, call: cst.Call) -> None:
-                found.append(call)
-
-        visit_readonly(node, _Calls())
+        """The calls in a region, in visiting order (collected once per region)."""
+        found = self._calls_within.get(id(node))
+        if found is None:
+            found = self._calls_within[id(node)] = []
+            stack = [node]
+            while stack:
+                current = stack.pop()
+                if isinstance(current, cst.Call):
+                    found.append(current)
+                stack.extend(reversed(children(current)))
         return found
 
 
