@@ -114,3 +114,51 @@ def test_an_answer_does_not_hang_on_which_question_about_the_file_came_first():
     after = view()
     assert after.foreign(".helpers.compare", _target_parameters, needs=("summaries",)) == ["ref"]
     assert after.foreign(".helpers.compare", _target_parameters, needs=("losses",)) == alone == []
+
+
+def _many_helpers(count: int) -> dict[str, str]:
+    sources = {"many/__init__.py": ""}
+    for number in range(count):
+        sources[f"many/helper_{number:02d}.py"] = f"def run_{number}(model):\n    model.eval()\n    return model\n"
+    sources["many/train.py"] = "".join(f"from .helper_{n:02d} import run_{n}\n" for n in range(count))
+    return sources
+
+
+def _counting_builds(project: Project, monkeypatch) -> list:
+    built: list = []
+    original = project._build
+
+    def counted(path, text, parts):
+        built.append((path, parts))
+        return original(path, text, parts)
+
+    monkeypatch.setattr(project, "_build", counted)
+    return built
+
+
+def test_the_models_a_scan_asks_for_again_are_not_rebuilt(monkeypatch):
+    # a training script that calls 60 helpers of its package asks about each under two part sets, once per
+    # call; each model is built once (a process that kept 32 rebuilt the oldest ones at every round)
+    count = 60
+    project = Project(ProjectIndex.from_sources(_many_helpers(count), ROOT))
+    built = _counting_builds(project, monkeypatch)
+    view = project.view(f"{ROOT}/many/train.py")
+    for _ in range(2):
+        for number in range(count):
+            assert view.foreign(f".helper_{number:02d}.run_{number}", lambda d: d.node.name.value,
+                                needs=("summaries",)) == f"run_{number}"
+            assert view.foreign(f".helper_{number:02d}.run_{number}", lambda d: d.model.losses is not None,
+                                needs=("losses",)) is True
+    assert len(built) == len(set(built)) == 2 * count
+
+
+def test_kept_models_and_trees_are_bounded_by_the_source_they_hold(monkeypatch):
+    from stabfix.project import definitions
+
+    monkeypatch.setattr(definitions, "_CHARACTERS_KEPT", 200)  # about four helpers' source
+    project = Project(ProjectIndex.from_sources(_many_helpers(12), ROOT))
+    view = project.view(f"{ROOT}/many/train.py")
+    for number in range(12):
+        assert view.foreign(f".helper_{number:02d}.run_{number}", lambda d: d.node.name.value) == f"run_{number}"
+    assert 1 <= len(project._models) <= 4 and 1 <= len(project._modules) <= 4
+    assert f"{ROOT}/many/helper_11.py" in project._modules  # the newest is kept

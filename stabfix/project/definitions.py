@@ -31,10 +31,14 @@ if TYPE_CHECKING:  # loaded when the first other file's model is built: a scan s
     from stabfix.model import FileModel
 
 T = TypeVar("T")
-_MODELS_KEPT = 32  # other files' models kept per process (a worker's cache; rebuilt when evicted)
-# Parsed files kept per process, the scanned ones included: the libcst parse is most of a model's build, and
-# a file is often asked about (by its neighbours, under other parts) right before or after its own scan.
-_MODULES_KEPT = 64
+# Other files' models and parsed files kept per process (a worker's cache; rebuilt when evicted), the scanned
+# files' trees included: the libcst parse is most of a model's build, and a file is often asked about (by its
+# neighbours, under other parts) before or after its own scan. Each is bounded by count and by the source
+# characters it holds (a tree takes ~60 bytes a character): on the bench corpus 128 keep every model a
+# later question asks for again (32 rebuilt a third of them), for ~60 MB more.
+_MODELS_KEPT = 128
+_MODULES_KEPT = 128
+_CHARACTERS_KEPT = 4_000_000
 Defined = Union["cst.FunctionDef", "cst.ClassDef"]
 DEFINED_KINDS = ("def", "class", "method")  # the symbols `definition` can hand over
 
@@ -57,6 +61,7 @@ class Project:
         self.index = index
         self._models: OrderedDict[tuple[str, frozenset], Optional[tuple[cst.Module, FileModel]]] = OrderedDict()
         self._modules: OrderedDict[str, tuple[str, cst.Module]] = OrderedDict()
+        self._model_sizes: dict[tuple[str, frozenset], int] = {}  # the source characters behind each kept model
 
     def __getstate__(self) -> dict:
         return {"index": self.index}
@@ -65,6 +70,7 @@ class Project:
         self.index = state["index"]
         self._models = OrderedDict()
         self._modules = OrderedDict()
+        self._model_sizes = {}
 
     def parsed(self, path: str, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
         """`parse(text)`, or the tree kept from an earlier parse of the same text of `path` (libcst trees are
@@ -78,8 +84,10 @@ class Project:
         module = parse(text)
         self._modules[path] = (text, module)
         self._modules.move_to_end(path)
-        while len(self._modules) > _MODULES_KEPT:
-            self._modules.popitem(last=False)
+        kept_characters = sum(len(kept_text) for kept_text, _ in self._modules.values())
+        while len(self._modules) > _MODULES_KEPT or (len(self._modules) > 1 and kept_characters > _CHARACTERS_KEPT):
+            _, (evicted, _) = self._modules.popitem(last=False)
+            kept_characters -= len(evicted)
         return module
 
     def view(self, path: str) -> "ProjectView":
@@ -102,8 +110,11 @@ class Project:
             return self._models[key]
         built = self._build(path, text, key[1])
         self._models[key] = built
-        while len(self._models) > _MODELS_KEPT:
-            self._models.popitem(last=False)
+        self._model_sizes[key] = len(text)
+        kept_characters = sum(self._model_sizes.values())
+        while len(self._models) > _MODELS_KEPT or (len(self._models) > 1 and kept_characters > _CHARACTERS_KEPT):
+            evicted, _ = self._models.popitem(last=False)
+            kept_characters -= self._model_sizes.pop(evicted)
         return built
 
     def _build(self, path: str, text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:

@@ -14,6 +14,7 @@ them on the host.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Callable, Iterable, Optional
 
 import libcst as cst
@@ -51,8 +52,26 @@ def cpu_runners(calls: Iterable[cst.Call], qualify: Qualify, project: Optional[P
     return frozenset(found)
 
 
+# what `_built_within` found per definition node (the node kept, so its id cannot be reused while kept): a
+# helper is asked about at each of its calls, by each file that calls it, and its whole body is walked
+_BUILT: OrderedDict[int, tuple[cst.CSTNode, frozenset[str]]] = OrderedDict()
+_BUILT_KEPT = 512
+
+
 def _built_within(definition) -> frozenset[str]:
     """Node-free: the CPU runners a function or class of another file builds."""
+    kept = _BUILT.get(id(definition.node))
+    if kept is not None and kept[0] is definition.node:
+        _BUILT.move_to_end(id(definition.node))
+        return kept[1]
+    found = _walked_for_runners(definition)
+    _BUILT[id(definition.node)] = (definition.node, found)
+    while len(_BUILT) > _BUILT_KEPT:
+        _BUILT.popitem(last=False)
+    return found
+
+
+def _walked_for_runners(definition) -> frozenset[str]:
     qualify = definition.model.imports.qualify
     stack: list[cst.CSTNode] = [definition.node]
     found: set[str] = set()

@@ -34,6 +34,10 @@ class EffectSummaries:
         self.fixpoint: Fixpoint[EffectFacts] = Fixpoint(self._build, EffectFacts())
         self._grad_off_scopes: Optional[set[int]] = None
         self._bodies: dict[cst.FunctionDef, BodyEffects] = {}  # a recursive function is built more than once
+        # per call: the callee's effects as they were mapped onto it, kept with the callee's facts they came
+        # from (a call is asked about by many rules and by every summary above it; while a recursive
+        # function is being built its facts change, and the call is then mapped again)
+        self._at: dict[cst.Call, tuple[FunctionSummary, EffectFacts, tuple[Effect, ...]]] = {}
 
     def of(self, function: cst.FunctionDef) -> EffectFacts:
         return self.fixpoint.of(function)
@@ -45,9 +49,15 @@ class EffectSummaries:
         summary = self.summaries.function_of_call(call)
         if summary is None:
             return []
-        return [replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
-                        via=(summary.name, *effect.via))
-                for effect in summary.effect_facts().effects if effect.depth + 1 <= MAX_DEPTH]
+        facts = summary.effect_facts()
+        kept = self._at.get(call)
+        if kept is not None and kept[0] is summary and kept[1] is facts:
+            return list(kept[2])
+        mapped = tuple(replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
+                               via=(summary.name, *effect.via))
+                       for effect in facts.effects if effect.depth + 1 <= MAX_DEPTH)
+        self._at[call] = (summary, facts, mapped)
+        return list(mapped)
 
     def with_calls(self, events: list[Event]) -> list[Event]:
         """`events` (of one function, in order) with each call of a summarised function followed by

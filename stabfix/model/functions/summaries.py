@@ -93,6 +93,10 @@ class Summaries:
         self._effects = EffectSummaries(self, names, modes, events)
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
         self._foreign_answers: dict[tuple[int, str], tuple[Callable[[str], Optional[Summary]], Optional[Summary]]] = {}
+        # per call: the function it runs, asked again by every rule and every summary that reads the call
+        # (each answer is fixed once the traversal is done; kept with the hook it was asked through)
+        self._function_of_call: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], Optional[FunctionSummary]]] = {}
+        self._summarised: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], bool]] = {}
         activations.call_activation = self._returns.activation_of_call  # a helper's softmax reaches its callers' losses
         self.callers = Callers(names, events)
         # what the callers pass and how they call: asked through `summaries` by rules that read summaries
@@ -133,10 +137,19 @@ class Summaries:
     def function_of_call(self, call: cst.Call) -> Optional[FunctionSummary]:
         """`of_call` when the call runs a function or method (what every question about a call's returns
         or effects reads); None for a class constructed, whose methods are then not summarised."""
+        foreign = self.foreign_function or self.foreign
+        kept = self._function_of_call.get(call)
+        if kept is not None and kept[0] is foreign:
+            return kept[1]
+        found = self._function_of_call_uncached(call, foreign)
+        self._function_of_call[call] = (foreign, found)
+        return found
+
+    def _function_of_call_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[FunctionSummary]:
         target = self._same_file_target(call)
         if target is not None:
             return self.of(target) if isinstance(target, cst.FunctionDef) else None
-        summary = self._foreign_of(call, self.foreign_function or self.foreign)
+        summary = self._foreign_of(call, foreign)
         return summary if isinstance(summary, FunctionSummary) else None
 
     def of_class(self, cls: cst.ClassDef) -> ClassSummary:
@@ -203,12 +216,21 @@ class Summaries:
 
     def summarised(self, call: cst.Call) -> bool:
         """A call of a function this part can summarise: of this file, or of another file through `foreign`."""
+        foreign = self.foreign_function or self.foreign
+        kept = self._summarised.get(call)
+        if kept is not None and kept[0] is foreign:
+            return kept[1]
+        found = self._summarised_uncached(call, foreign)
+        self._summarised[call] = (foreign, found)
+        return found
+
+    def _summarised_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> bool:
         if self._is_same_file_call(call):
             return True
         built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
         if built is not None and (built.kind == "class" or built.module_class is not None):
             return False  # a class of this file: constructed, not summarised as a function
-        return isinstance(self._foreign_of(call, self.foreign_function or self.foreign), FunctionSummary)
+        return isinstance(self._foreign_of(call, foreign), FunctionSummary)
 
     def _is_same_file_call(self, call: cst.Call) -> bool:
         if self.names.definition_of(call) is not None or method_of_instance(self.names, call) is not None:
