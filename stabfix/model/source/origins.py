@@ -60,3 +60,20 @@ def passed_argument(function: cst.FunctionDef, call: cst.Call, parameter: str) -
         if arg.keyword is None and position < len(params) and params[position] == parameter:
             return arg.value
     return None
+
+
+def instance_class(names: Names, calls: Iterable[cst.Call], name: cst.Name, depth: int = 0) -> Optional[cst.ClassDef]:
+    """The class whose instance `name` holds: a method's own receiver (`self`, `this`), or a parameter of a
+    function of the file that every call of the file hands such a receiver (`def init_mask(module, n):
+    module.register_buffer(...)` called as `init_mask(self, n)` in a method)."""
+    owner = names.receiver_class(name) if name in names.uses else None
+    if owner is not None or depth > MAX_DEPTH:
+        return owner
+    bindings = names.reaching(name) if name in names.uses else []
+    if len(bindings) != 1 or bindings[0].kind != "param" or not isinstance(bindings[0].scope.node, cst.FunctionDef):
+        return None
+    function = bindings[0].scope.node
+    passed = [passed_argument(function, call, name.value) for call in calls if names.definition_of(call) is function]
+    owners = {instance_class(names, calls, argument, depth + 1) if isinstance(argument, cst.Name) else None
+              for argument in passed}
+    return owners.pop() if len(owners) == 1 else None
