@@ -339,14 +339,23 @@ def test_masks_keep_a_position_when_causal_or_below_the_rows_own_top_values():
         c = f(logits, logits < top[..., -1:])
         d = f(logits, logits <= top[..., -1:])
         e = f(s, key_padding == 0)
-        g = f(s, self.bias[:, :, :T, :T] == 0)
         h = f(logits, other < top[..., -1:])
+        j = f(s, self.bias[:, :, :T, :T] == 0)
+
+        class Attention:
+            def forward(self, s, T):
+                g = f(s, self.bias[:, :, :T, :T] == 0)
+
+            def decode(block, s, T):
+                i = f(s, block.bias[:, :, :T, :T] == 0)
         """
     )
-    buffers = {"self.bias": [cst.parse_expression("torch.tril(torch.ones(8, 8))")]}
+    # what the file binds or registers on the instance, by attribute (whatever the receiver is called)
+    buffers = {"bias": [cst.parse_expression("torch.tril(torch.ones(8, 8))")]}
     kept = {}
-    for target in "abcdegh":
+    for target in "abcdeghij":
         call = _value_of(module, target)
         filled, mask = call.args[0].value, call.args[1].value
         kept[target] = masks.keeps_a_position(mask, filled, names, lambda key: buffers.get(key, []))
-    assert kept == {"a": True, "b": True, "c": True, "d": False, "e": False, "g": True, "h": False}
+    # `j`: `self` outside any method is not an instance receiver
+    assert kept == {"a": True, "b": True, "c": True, "d": False, "e": False, "g": True, "h": False, "i": True, "j": False}

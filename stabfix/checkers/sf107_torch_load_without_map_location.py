@@ -16,7 +16,8 @@ It is withheld (report only) when the loaded object as a whole is also used dire
 unseen code, passed on).
 
 Left alone: loads whose result is used as it is (nothing shows its tensors are copied or moved), an
-in-process round trip (`torch.save(x, f)` into the buffer or file the same function loads), and a load that
+in-process round trip (`torch.save(x, f)` into the buffer or file the same function loads, or into the
+object one statement created, `buffer = io.BytesIO()`, that the file's functions are handed), and a load that
 has a sibling in the same function reading the same file with a `map_location` (a deliberate choice).
 """
 
@@ -29,6 +30,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.device_moves import has_map_location, with_map_location
 from stabfix.model.calls.devices import to_call_target
 from stabfix.model.flow.flows import Destination
+from stabfix.model.source.origins import created_by, passed_argument
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 
@@ -51,7 +53,7 @@ class TorchLoadWithoutMapLocation(Checker):
         self.candidates: list[cst.Call] = []
         self._saves_found: list[cst.Call] | None = None
         self._saves_in: dict[int, list[cst.Call]] | None = None
-        self._located_loads: dict[int, list[cst.Call]] | None = None
+        self._located_loads: dict[tuple[int, str], list[cst.Call]] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -132,7 +134,12 @@ class TorchLoadWithoutMapLocation(Checker):
             target = _argument(other, 1, "f")
             if target is not None and code_of(target, 200) == text:
                 return True
-        return False
+        # the object one statement created (`buffer = io.BytesIO()`), saved into and loaded from in any
+        # functions of the file it is handed to
+        loaded = created_by(self.names, self.flows.calls(), source)
+        saved = [created_by(self.names, self.flows.calls(), target)
+                 for other in self._saves() if (target := _argument(other, 1, "f")) is not None]
+        return bool(loaded) and any(written and loaded <= written for written in saved)
 
     def _saves_by_function(self) -> dict[int, list[cst.Call]]:
         """id(enclosing function) -> the saves written in it (each load asks for its own function's)."""
@@ -165,22 +172,30 @@ class TorchLoadWithoutMapLocation(Checker):
     def _sibling_with_location(self, call: cst.Call, loads: list[tuple[cst.Call, str]]) -> bool:
         """`torch.load(p)` next to `torch.load(p, map_location="cpu")` in the same function (a device check's
         two branches): the author chose where each loads."""
-        source = _first_argument(call)
-        if source is None:
-            return False
-        function = self.flows.enclosing_function(call)
-        text = code_of(source, 200)
-        if self._located_loads is None:  # id(enclosing function) -> its loads with a map_location, once per file
+        if self._located_loads is None:  # (id(function), source text) -> its loads with a map_location, once per file
             self._located_loads = {}
             for other, _ in loads:
                 if has_map_location(other):
-                    self._located_loads.setdefault(id(self.flows.enclosing_function(other)), []).append(other)
-        return any(
-            other is not call
-            and (first := _first_argument(other)) is not None
-            and code_of(first, 200) == text
-            for other in self._located_loads.get(id(function), [])
-        )
+                    for place in self._load_places(other):
+                        self._located_loads.setdefault(place, []).append(other)
+        return any(other is not call for place in self._load_places(call) for other in self._located_loads.get(place, []))
+
+    def _load_places(self, call: cst.Call) -> set[tuple[int, str]]:
+        """(function, path text) where a load reads its file: its own function, and where the load sits in a
+        helper of the file reading a parameter (`def read(path): return torch.load(path)`), each caller's
+        function with what it passes."""
+        source = _first_argument(call)
+        if source is None:
+            return set()
+        function = self.flows.enclosing_function(call)
+        places = {(id(function), code_of(source, 200))}
+        bindings = self.names.reaching(source) if isinstance(source, cst.Name) else []
+        if function is not None and len(bindings) == 1 and bindings[0].kind == "param" and bindings[0].scope.node is function:
+            for caller in self.flows.calls():
+                passed = passed_argument(function, caller, source.value) if self.names.definition_of(caller) is function else None
+                if passed is not None:
+                    places.add((id(self.flows.enclosing_function(caller)), code_of(passed, 200)))
+        return places
 
 
 def _is_to(call: cst.CSTNode) -> bool:

@@ -20,6 +20,7 @@ from stabfix.model.calls.masks import keeps_a_position
 from stabfix.model.calls.numeric_guards import half_cast_receiver
 from stabfix.model.calls.numerics import argument, method_of, signed_constant
 from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.origins import instance_class
 from stabfix.model.source.traversal import children
 
 FLOAT16_LOWEST = -65504.0
@@ -40,7 +41,9 @@ class MaskFillOverflowsHalf(Checker):
         self._half: cst.Call | None = None  # the first float16 cast of the file
         self._softmaxes: dict[object, list[cst.Call]] = {}  # per function
         self._guarded: set[object] = set()  # functions that test for NaN
-        self._buffers: dict[str, list[cst.BaseExpression]] = {}  # `self.<attr>` -> values bound or registered
+        # (receiver, attribute, value) bound or registered as a buffer; kept where the receiver is the instance
+        self._attribute_values: list[tuple[cst.BaseExpression, str, cst.BaseExpression]] = []
+        self._buffers: dict[str, list[cst.BaseExpression]] = {}  # attribute of the instance -> values
         self._assigning: list[cst.Assign] = []  # the assignments the traversal is inside of
         self._bound: dict[int, str] = {}  # fill -> the name its statement binds (`s = s.masked_fill(...)`)
 
@@ -56,8 +59,9 @@ class MaskFillOverflowsHalf(Checker):
         if method in NAN_GUARDS or qualified.rpartition(".")[2] in NAN_GUARDS:
             self._guarded.add(function)
         if method == "register_buffer" and isinstance(argument(node, 0, "name"), cst.SimpleString):
-            key, value = "self." + str(argument(node, 0, "name").evaluated_value), argument(node, 1, "tensor")  # type: ignore[union-attr]
-            self._buffers.setdefault(key, []).extend([value] if value is not None else [])
+            key, value = str(argument(node, 0, "name").evaluated_value), argument(node, 1, "tensor")  # type: ignore[union-attr]
+            if value is not None and isinstance(node.func, cst.Attribute):
+                self._attribute_values.append((node.func.value, key, value))
         fill = _fill(node, qualified, method)
         if fill is not None:
             self._fills.append((node, *fill, function))
@@ -71,12 +75,15 @@ class MaskFillOverflowsHalf(Checker):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._assigning.append(node)
         for target in node.targets:
-            spelled = dotted_name(target.target) or ""
-            if spelled.startswith("self."):
-                self._buffers.setdefault(spelled, []).append(node.value)
+            if isinstance(target.target, cst.Attribute):
+                self._attribute_values.append((target.target.value, target.target.attr.value, node.value))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         (amp := self.model.amp).scaling()  # resolves the regions
+        names = self.model.names
+        for receiver, attribute, value in self._attribute_values:  # the instance's, whatever its receiver is called
+            if isinstance(receiver, cst.Name) and instance_class(names, self.model.tree.calls, receiver) is not None:
+                self._buffers.setdefault(attribute, []).append(value)
         float16 = next((r.call for r in amp.regions if amp.enabled(r) and amp.dtype(r)[0] == "float16"), self._half)
         for call, filled, mask, value, function in self._fills:
             number = signed_constant(value, self.model.names)  # names are resolved once the traversal is done

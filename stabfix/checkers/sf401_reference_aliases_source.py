@@ -56,7 +56,7 @@ class ReferenceAliasesSource(Checker):
     def leave_Module(self, original_node: cst.Module) -> None:
         scopes: dict[cst.CSTNode, list[CallSite]] = {}
         for site in self.model.losses.sites:
-            if site.outer is not None and not site.in_test:
+            if site.outer is not None and not self.model.losses.in_test_code(site):
                 scopes.setdefault(site.outer, []).append(site)
         pending: list[_Pending] = []
         for scope, sites in scopes.items():

@@ -102,7 +102,7 @@ from stabfix.model.flow.history import History
 from stabfix.model.flow.later_uses import LaterUses
 from stabfix.model.flow.recurrence import Recurrence
 from stabfix.model.flow.tensor_identity import TensorFacts
-from stabfix.model.flow.values import Values, returned_values
+from stabfix.model.flow.values import Values, returned_values, trained_parameters
 from stabfix.model.functions.call_events import EventsThroughCalls
 from stabfix.model.functions.summaries import Summaries
 from stabfix.model.source.enclosing import EnclosingDefinitions
@@ -201,12 +201,18 @@ def _with_foreign_values(model: "FileModel", values: Values) -> Values:
     """What a function of another scanned file returns is that file's values' answer (one file away)."""
     if model.project is not None:
         values.foreign_returns = model.project.foreign_hook(_returned_values_of, needs=("values",), kinds=("def",))
+        values.foreign_trained = model.project.foreign_hook(_trained_parameters_of, needs=("values",), kinds=("def",))
     return values
 
 
 def _returned_values_of(definition) -> Optional[object]:
     node = definition.node
     return returned_values(definition.model.values, node) if isinstance(node, cst.FunctionDef) else None
+
+
+def _trained_parameters_of(definition) -> Optional[object]:
+    node = definition.node
+    return trained_parameters(definition.model.values, node) if isinstance(node, cst.FunctionDef) else None
 
 
 def _summary_of_definition(definition) -> Optional[object]:

@@ -71,6 +71,7 @@ class LossIndex(LossSources, cst.BatchableCSTVisitor):
         self.sites: list[CallSite] = []
         self._asserts = 0
         self._operands: dict[cst.Call, LossOperands | None] = {}
+        self._tested: dict[cst.FunctionDef, list[CallSite]] | None = None  # function -> the sites calling it
 
     # -- traversal -----------------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -114,6 +115,26 @@ class LossIndex(LossSources, cst.BatchableCSTVisitor):
         trained, by this file or another (`def loss_fn(self, logits, y): return self.criterion(logits, y)`)."""
         methods = {item for item in cls.body.body if isinstance(item, cst.FunctionDef)}
         return any(site.functions and site.functions[0] in methods for site, _ in self.loss_sites())
+
+    def in_test_code(self, site: "CallSite") -> bool:
+        """In an `assert` or a test function, or in a function of the file that only test code calls (a
+        helper of the tests: comparing a loss of x with x there is a check too)."""
+        return site.in_test or (bool(site.functions) and self._only_called_by_tests(site.functions[0], 0))
+
+    def _only_called_by_tests(self, function: cst.FunctionDef, depth: int) -> bool:
+        if depth > 4:
+            return False
+        if self._tested is None:  # the calls of each function of the file, once
+            self._tested = {}
+            for site in self.sites:
+                callee = self.names.definition_of(site.call)
+                if callee is not None:
+                    self._tested.setdefault(callee, []).append(site)
+        callers = self._tested.get(function, [])
+        return bool(callers) and all(
+            caller.in_test or (caller.functions and caller.functions[0] is not function
+                               and self._only_called_by_tests(caller.functions[0], depth + 1))
+            for caller in callers)
 
     def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
         return [site.call for site in self.sites if function in site.functions]

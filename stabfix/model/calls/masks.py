@@ -5,10 +5,12 @@ A helper over the `names` part, asked after the traversal:
 - `keeps_a_position(mask, filled, names, attribute_values)`: the mask cannot cover a whole row, because
   - it is causal: something triangular in its origin (`torch.tril`, `ones(...).triu(1)`,
     `generate_square_subsequent_mask`), through names, `self.<attr>` values (`attribute_values`: what the
-    file assigns or registers as a buffer under that attribute) and the expressions around it
-    (`self.bias[:, :, :T, :T] == 0`): each row keeps its diagonal;
+    file assigns or registers as a buffer under that attribute, whatever the receiver is called) and
+    the expressions around it (`self.bias[:, :, :T, :T] == 0`), and the returns of the file's functions
+    it calls (`future = causal_mask(T)`): each row keeps its diagonal;
   - or it is a threshold of the filled tensor from its own top values (`logits < pivot` with `pivot` taken
-    from `torch.topk(logits, k)`, `logits.max(...)`, `kthvalue`, `sort`): every row keeps its largest entry.
+    from `torch.topk(logits, k)`, `logits.max(...)`, `kthvalue`, `sort`, also through a function of the file
+    handed `logits`): every row keeps its largest entry.
   Anything else (a padding mask, an adjacency matrix, a mask handed in by a caller) may cover a row.
 """
 
@@ -20,6 +22,7 @@ import libcst as cst
 
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
+from stabfix.model.source.origins import passed_argument
 from stabfix.model.source.traversal import children
 
 CAUSAL_BUILDERS = frozenset({"tril", "triu", "tril_", "triu_", "generate_square_subsequent_mask", "tril_indices", "triu_indices"})
@@ -45,11 +48,14 @@ def _causal(expr: cst.BaseExpression, names: Names, attribute_values: AttributeV
     if isinstance(expr, cst.Name) and expr in names.uses:
         value = names.single_value(expr)
         return value is not None and value is not expr and _causal(value, names, attribute_values, depth + 1)
-    spelled = dotted_name(expr) if isinstance(expr, cst.Attribute) else None
-    if spelled is not None and spelled.startswith("self."):
-        values = attribute_values(spelled)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and names.receiver_class(expr.value) is not None:
+        values = attribute_values(expr.attr.value)  # an attribute of the instance, whatever its receiver is called
         if values:
             return any(_causal(value, names, attribute_values, depth + 1) for value in values)
+    function = names.definition_of(expr) if isinstance(expr, cst.Call) else None
+    returned = names.returns.get(function, []) if function is not None else []
+    if returned and all(value is not None and _causal(value, names, attribute_values, depth + 1) for value in returned):
+        return True  # a function of the file that builds the triangle (`future = causal_mask(T)`)
     return any(_causal(child, names, attribute_values, depth + 1) for child in children(expr)
                if isinstance(child, cst.BaseExpression))
 
@@ -92,5 +98,20 @@ def _top_values_of(expr: cst.BaseExpression, spelled: str, names: Names, depth: 
             return True  # `logits.topk(k)`, `logits.max(-1, keepdim=True)`
         if qualified.rpartition(".")[2] in TOP_VALUES and qualified.startswith("torch.") and expr.args:
             return dotted_name(expr.args[0].value) == spelled  # `torch.topk(logits, k)`
+        function = names.definition_of(expr)
+        parameter = _parameter_given(function, expr, spelled) if function is not None else None
+        returned = names.returns.get(function, []) if parameter is not None else []
+        if returned and all(value is not None and _top_values_of(value, parameter, names, depth + 1) for value in returned):
+            return True  # a function of the file returning the top values of what it is handed (`top_k(logits, k)`)
     return any(_top_values_of(child, spelled, names, depth + 1) for child in children(expr)
                if isinstance(child, cst.BaseExpression))
+
+
+def _parameter_given(function: cst.FunctionDef, call: cst.Call, spelled: str) -> str | None:
+    """The parameter of `function` that `call` hands the expression spelled `spelled`."""
+    params = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+    for param in params:
+        passed = passed_argument(function, call, param)
+        if passed is not None and dotted_name(passed) == spelled:
+            return param
+    return None

@@ -7,7 +7,8 @@ An expression is an optimizer when it is
 - returned by an optimizer factory (`create_optimizer(...)`, `build_optimizer(...)`);
 - a function parameter annotated `torch.optim.Optimizer` (or an optimizer class), or named like an
   optimizer (`optimizer`, `g_optim`; the short `opt` only when it is also used with `.zero_grad()`
-  or `.param_groups`);
+  or `.param_groups`), or, whatever its name, both stepped with no argument and cleared with
+  `.zero_grad()` (a module clears but does not step; a scheduler steps but does not clear);
 - an attribute of `self` bound to one of the above in any method of the class (`self.optimizer =
   optimizer` in `__init__`), or named like an optimizer;
 - Lightning's `self.optimizers()` (its class comes from `configure_optimizers` in the same class).
@@ -96,7 +97,7 @@ class OptimizerInfo:
 
     expression: str  # how the user spells it: `self.optimizer`, `opt`
     class_name: str | None  # `AdamW` when the file shows the class, else None
-    origin: str  # constructed | factory | annotated | named | lightning
+    origin: str  # constructed | factory | annotated | named | used | lightning
     constructor: cst.Call | None = None
 
     @property
@@ -207,7 +208,10 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         if isinstance(func, cst.Attribute) and func.attr.value in _USAGE_METHODS:
             receiver = dotted_name(func.value)
             if receiver is not None:
-                self.facts.usage.setdefault(receiver, set()).add(func.attr.value)
+                used = self.facts.usage.setdefault(receiver, set())
+                used.add(func.attr.value)
+                if func.attr.value == "step" and not node.args:
+                    used.add("step()")  # a scheduler steps with no argument too; an environment steps with an action
         if optimizer_class_name(self.imports.qualify(func) or dotted_name(func) or "") is not None:
             params = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "params"), None)
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
@@ -379,9 +383,12 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
 
     def _by_name(self, identifier: str, spelled: str | None) -> OptimizerInfo | None:
         strength = optimizer_name_strength(identifier)
+        used = self.facts.usage.get(spelled, set()) if spelled is not None else set()
+        if strength is None and spelled is not None and {"step()", "zero_grad"} <= used \
+                and not any(word in words.NOT_OPTIMIZER_WORDS for word in words.identifier_words(identifier)):
+            return OptimizerInfo(spelled, None, "used")  # stepped and cleared like an optimizer, whatever its name
         if strength is None or spelled is None:
             return None
-        used = self.facts.usage.get(spelled, set())
         if "step" not in used and not used & {"zero_grad", "param_groups", "state_dict", "load_state_dict"}:
             return None
         if strength == "weak" and not used & {"zero_grad", "param_groups", "add_param_group"}:

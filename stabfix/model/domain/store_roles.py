@@ -17,6 +17,7 @@ from stabfix.model.flow.values import METADATA_STEPS, PARAMETER_ITERATORS
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
+from stabfix.model.source.project_view import ProjectQueries
 from stabfix.model.source.syntax import code_of, contains, names_in, walk
 from stabfix.model.training.structure import StepIndex
 
@@ -29,6 +30,7 @@ class StoreRoles:
     steps: StepIndex
     module: cst.Module | None
     hook_names: set[str]
+    project: ProjectQueries | None
 
     if TYPE_CHECKING:
 
@@ -72,8 +74,11 @@ class StoreRoles:
         if not isinstance(value, cst.Call) or value.args:
             return False
         function = self.names.definition_of(value) or method_of_instance(self.names, value)
-        returned = self.names.returns.get(function, []) if function is not None else []
-        return bool(returned) and all(item is not None and _is_literal(item) and not names_in(item) for item in returned)
+        if function is None:  # a function of another scanned file (`from .keys import slot`), by its own names
+            qualified = self.qualified_name(value.func)
+            return bool(self.project is not None and qualified and self.project.foreign(
+                qualified, _returns_only_literals, needs=("names",), kinds=("def",)))
+        return _only_literals(self.names.returns.get(function, []))
 
     def in_setup(self, store: Store) -> bool:
         """Filled in `__init__`: once at construction, not per step."""
@@ -208,6 +213,16 @@ def _built_from_data(facts: LocalBindings, value: cst.BaseExpression, depth: int
         name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name, depth + 1)
         for name in names_in(value) - {"self", "cls", "True", "False", "None"}
     )
+
+
+def _only_literals(returned: list) -> bool:
+    return bool(returned) and all(item is not None and _is_literal(item) and not names_in(item) for item in returned)
+
+
+def _returns_only_literals(definition) -> bool:
+    """Node-free: a function of another file that returns only literals."""
+    names = definition.model.names
+    return names is not None and _only_literals(names.returns.get(definition.node, []))
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:

@@ -57,6 +57,8 @@ class HolderResets:
             if isinstance(node, cst.Assign) and any(_same(t.target, holder) for t in node.targets):
                 if not _mentions(node.value, holder):
                     found.append(node)
+            elif isinstance(node, cst.Assign) and any(_unpacked_fresh(t.target, node.value, holder) for t in node.targets):
+                found.append(node)  # `running_loss, num_tokens = 0, 0`
             elif isinstance(node, cst.AugAssign) and _same(node.target, holder):
                 if isinstance(node.operator, cst.SubtractAssign) and _same(node.value, holder):
                     found.append(node)  # `tr_loss -= tr_loss`
@@ -126,3 +128,14 @@ def _mentions(expr: cst.CSTNode, holder: Holder) -> bool:
 
 def _is_zero(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == 0.0
+
+
+def _unpacked_fresh(target: cst.BaseExpression, value: cst.BaseExpression, holder: Holder) -> bool:
+    """`a, holder = x, fresh`: the holder gets its element of a tuple display, which does not read it."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return False
+    if len(target.elements) != len(value.elements) or any(
+            isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return False
+    return any(_same(t.value, holder) and not _mentions(v.value, holder)
+               for t, v in zip(target.elements, value.elements))

@@ -14,14 +14,17 @@ piece of evidence ("`False`" means "not shown", not "no"):
   trains is a parameter whatever made it), a constant table built by factories, an unknown call.
 
 Names are followed through the binding model (`names.reaching`): the facts of every binding that
-may hold at a use are joined. Calls of functions of the same file are not followed here.
+may hold at a use are joined. A call of a function or method of the file is what it returns (a returned
+parameter is what the call passes for it); a call of a function of another scanned file is what that
+file's values say it returns, and a returned part of a parameter (`return batch[0], batch[1]`) is what
+the call passes there. A parameter a function of either file hands to an optimizer is trained.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields, replace
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 import libcst as cst
 
@@ -123,6 +126,8 @@ class Values:
         # what a function of another scanned file returns (`returned_values` there), by its qualified name;
         # set by the model when the scan has a project (None: unknown)
         self.foreign_returns: Callable[[str], Optional[ReturnedValues]] = lambda qualified: None
+        # which positional parameters (index, name) a function of another scanned file hands to an optimizer
+        self.foreign_trained: Callable[[str], Optional[tuple[tuple[int, str], ...]]] = lambda qualified: None
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         return self.names.qualify(expr)
@@ -164,10 +169,15 @@ class Values:
                 return value  # `x.shape[1:]`, `x.size(0)`: whatever follows is metadata too
         return value
 
-    def _step(self, value: Value, name: str, node: cst.BaseExpression, depth: int = 0) -> Value:
+    def _step(self, value: Value, name: str, node: Optional[cst.BaseExpression], depth: int = 0) -> Value:
         if name in METADATA_STEPS:
             return Value(not_tensor=True, metadata=True)
         op = torch_ops.method(name, node)
+        if op is None and isinstance(node, cst.Call):
+            # a method of a class of this file (`self.to_host(x)`, `Steps().run(x)`): what it returns
+            returned = self._returned_by(node, (), depth)
+            if returned is not None:
+                return returned
         if op is not None and op.kind == "python":
             return replace(value, host=True, not_tensor=True, tensor=False, detached=True)
         if op is not None and op.device == "host":
@@ -271,8 +281,26 @@ class Values:
             bindings = [binding for name in handed for binding in self.names.reaching(name)]
             listed = [name for b in bindings if b.bound_value is not None for name in listed_names(b.bound_value)]
             bindings += [b for name in listed for b in self.names.reaching(name)]
+            bindings += self._handed_to_foreign()
             self._trained = {id(binding) for binding in bindings + self._handed_for(bindings)}
         return self._trained
+
+    def _handed_to_foreign(self) -> list[Binding]:
+        """What the file hands to a function of another scanned file that passes those parameters to an
+        optimizer (`opt = make_opt(w, noise)` with `def make_opt(w, noise): return Adam([w] + noise)` there)."""
+        found: list[Binding] = []
+        for call in self.calls or ():
+            if not any(arg.keyword is None and listed_names(arg.value) for arg in call.args):
+                continue
+            if self.names.definition_of(call) is not None:
+                continue  # a function of this file: `_handed_for` follows it
+            qualified = self.qualify(call.func)
+            trained = self.foreign_trained(qualified) if qualified and not qualified.startswith("torch.") else None
+            for index, parameter in trained or ():
+                argument = _argument_at(call, index, parameter)
+                for name in listed_names(argument) if argument is not None else ():
+                    found.extend(self.names.reaching(name))
+        return found
 
     def _handed_for(self, bindings: list[Binding]) -> list[Binding]:
         """A parameter of a function of the file (`def make_opt(w, noise): return Adam([w] + noise)`):
@@ -366,7 +394,7 @@ class Values:
             return None
         function = self.names.definition_of(call) or method_of_instance(self.names, call)
         if function is None:
-            return self._foreign_returned(call, position)
+            return self._foreign_returned(call, position, depth)
         if function not in self.names.returns:
             return None
         values = []
@@ -381,7 +409,7 @@ class Values:
             joined = replace(joined, snapshot=True, detached=True)
         return joined
 
-    def _foreign_returned(self, call: cst.Call, position: tuple[int, ...]) -> Optional[Value]:
+    def _foreign_returned(self, call: cst.Call, position: tuple[int, ...], depth: int = 0) -> Optional[Value]:
         """What a function of another scanned file returns (at a tuple position), by that file's own values."""
         func = call.func
         root = func
@@ -391,10 +419,21 @@ class Values:
         answer = self.foreign_returns(qualified) if qualified and not qualified.startswith("torch.") else None
         if answer is None:
             return None
-        whole, elements = answer
         if not position:
-            return whole
-        return elements[position[0]] if len(position) == 1 and position[0] < len(elements) else None
+            return self._passed(answer.whole_passage, call, depth) or answer.whole
+        if len(position) != 1 or position[0] >= len(answer.elements):
+            return None
+        return self._passed(answer.passages[position[0]], call, depth) or answer.elements[position[0]]
+
+    def _passed(self, passage: Optional["ParameterPassage"], call: cst.Call, depth: int) -> Optional[Value]:
+        """What `call` passes for the parameter a foreign function returns part of, through the same steps."""
+        argument = _argument_at(call, passage.index, passage.name) if passage is not None else None
+        if passage is None or argument is None:
+            return None
+        value = self.value_of(argument, depth + 2)
+        for name in passage.steps:
+            value = self._step(value, name, None, depth)
+        return value
 
     def _through_parameter(self, part: cst.BaseExpression, function: cst.FunctionDef, call: cst.Call,
                            depth: int) -> Optional[Value]:
@@ -445,6 +484,19 @@ def _argument_for(function: cst.FunctionDef, call: cst.Call, parameter: str) -> 
             if arg.keyword.value == parameter:
                 return arg.value
         elif position < len(params) and params[position].name.value == parameter:
+            return arg.value
+    return None
+
+
+def _argument_at(call: cst.Call, index: int, parameter: str) -> Optional[cst.BaseExpression]:
+    """What a call of a plain function passes for its `index`-th positional parameter `parameter`; None when
+    not shown (a default, `*args`, `**kwargs`)."""
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value
+        if arg.keyword is None and position == index:
             return arg.value
     return None
 
@@ -520,9 +572,25 @@ def _iterated_part(binding: Binding) -> Optional[cst.BaseExpression]:
     return torch_ops.element_source(binding.value, binding.position)
 
 
-# What a function returns: the value of its result, and of each element when every `return` is a tuple
-# display of the same length (`return x, y`); node-free, so another file's model can hand it over.
-ReturnedValues = tuple[Value, tuple[Value, ...]]
+@dataclass(frozen=True)
+class ParameterPassage:
+    """A returned value that is one of the function's parameters, or an element or attribute of one
+    (`return batch[0], batch[1]`): at a call, it is what the call passes there, through the same steps."""
+
+    index: int  # among the positional parameters
+    name: str
+    steps: tuple[str, ...]  # `[]` and `.attr` steps, innermost first
+
+
+class ReturnedValues(NamedTuple):
+    """What a function returns: the value of its result, and of each element when every `return` is a
+    tuple display of the same length (`return x, y`); node-free, so another file's model can hand it over."""
+
+    whole: Value
+    elements: tuple[Value, ...]
+    # where every `return` passes the same part of a parameter: the result, and each element
+    whole_passage: Optional[ParameterPassage] = None
+    passages: tuple[Optional[ParameterPassage], ...] = ()
 
 
 def returned_values(values: Values, function: cst.FunctionDef) -> Optional[ReturnedValues]:
@@ -536,7 +604,38 @@ def returned_values(values: Values, function: cst.FunctionDef) -> Optional[Retur
         value = Value.join([values.value_of(part) for part in parts])
         return replace(value, snapshot=True, detached=True) if off and not value.not_tensor else value
 
+    def passage(parts: list[cst.BaseExpression]) -> Optional[ParameterPassage]:
+        found = {_passage(values, function, part) for part in parts}
+        return found.pop() if len(found) == 1 and not off else None  # under no_grad the call makes a snapshot
+
     sizes = {len(r.elements) if isinstance(r, cst.Tuple) else -1 for r in returns}
     size = sizes.pop() if len(sizes) == 1 else -1
-    elements = tuple(joined([r.elements[i].value for r in returns]) for i in range(size)) if size > 0 else ()  # type: ignore[attr-defined]
-    return joined(list(returns)), elements
+    columns = [[r.elements[i].value for r in returns] for i in range(size)] if size > 0 else []  # type: ignore[attr-defined]
+    return ReturnedValues(joined(list(returns)), tuple(joined(column) for column in columns),
+                          passage(list(returns)), tuple(passage(column) for column in columns))
+
+
+def _passage(values: Values, function: cst.FunctionDef, part: cst.BaseExpression) -> Optional[ParameterPassage]:
+    """`part` as a parameter of `function` taken through subscripts and attribute reads, or None."""
+    root, steps = method_chain(part, values.qualify)
+    if not isinstance(root, cst.Name) or any(not (name == "[]" or name.startswith(".")) for name, _ in steps):
+        return None
+    bindings = values.names.reaching(root)
+    if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope.node is not function:
+        return None
+    positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+    if root.value not in positional:
+        return None
+    return ParameterPassage(positional.index(root.value), root.value, tuple(name for name, _ in steps))
+
+
+def trained_parameters(values: Values, function: cst.FunctionDef) -> tuple[tuple[int, str], ...]:
+    """Node-free: the positional parameters of `function`, by position and name, whose tensors an optimizer
+    built in its file trains (`def make_opt(w, noise): return Adam([w] + noise)`)."""
+    scope = values.names.scopes.get(function)
+    if scope is None:
+        return ()
+    trained = values._trained_bindings()
+    positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+    return tuple((index, name) for index, name in enumerate(positional)
+                 if any(b.kind == "param" and id(b) in trained for b in scope.bindings.get(name, [])))

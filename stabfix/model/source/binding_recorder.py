@@ -26,6 +26,11 @@ class BindingRecorder(Regions):
         self.uses: dict[cst.Name, Use] = {}
         self.self_attributes: dict[cst.ClassDef, dict[str, list[Binding]]] = {}
         self.returns: dict[cst.FunctionDef, list[cst.BaseExpression]] = {}  # what each function returns
+        # `<param>.<attr> = ...` in a module-level function, by (function name, parameter position), and the
+        # (function name, position) a method of a class hands its own instance to (`init_state(self, cfg)`)
+        self.parameter_attributes: dict[tuple[str, int], dict[str, list[Binding]]] = {}
+        self.instance_handed: dict[cst.ClassDef, set[tuple[str, int]]] = {}
+        self.other_handed: set[tuple[str, int]] = set()  # (function name, position) some call passes something else
         self._stack: list[Scope] = []
         self._methods: list[tuple[cst.ClassDef, str]] = []  # (class, self parameter) per open method
         self._order = 0
@@ -160,10 +165,27 @@ class BindingRecorder(Regions):
         elif isinstance(target, cst.Attribute):
             self._bind_attribute(target, kind, node, value, element, position)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        if not isinstance(node.func, cst.Name):
+            return
+        owner, self_name = self._methods[-1] if self._methods else (None, "")
+        for index, arg in enumerate(node.args):
+            if arg.star or arg.keyword is not None:
+                break
+            key = (node.func.value, index)
+            if owner is not None and self_name and isinstance(arg.value, cst.Name) and arg.value.value == self_name:
+                self.instance_handed.setdefault(owner, set()).add(key)
+            else:
+                self.other_handed.add(key)
+
     def _bind_attribute(self, target, kind, node, value, element, position) -> None:
         if not self._methods:
             return
         owner, self_name = self._methods[-1]
+        if owner is None and isinstance(target.value, cst.Name):
+            self._bind_parameter_attribute(target, kind, node, value, element, position)
+            return
         if owner is None or not self_name or not (isinstance(target.value, cst.Name) and target.value.value == self_name):
             return
         self._order += 1
@@ -174,6 +196,23 @@ class BindingRecorder(Regions):
             self._grad_off[-1],
         )
         self.self_attributes.setdefault(owner, {}).setdefault(attribute, []).append(binding)
+
+    def _bind_parameter_attribute(self, target, kind, node, value, element, position) -> None:
+        """`module.mask = ...` in a module-level function whose parameter `module` is (an instance handed in)."""
+        function = self._stack[-1].node if self._stack else None
+        if not isinstance(function, cst.FunctionDef) or self._stack[-1].parent is not self.module_scope:
+            return
+        params = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+        if target.value.value not in params:
+            return
+        self._order += 1
+        binding = Binding(
+            target.attr.value, "unpack" if position else kind, node, self._stack[-1], self._order, value,
+            element if position else None, position, None, tuple(self._suites[-1]), self._branch_depth[-1] > 0,
+            self._grad_off[-1],
+        )
+        key = (function.name.value, params.index(target.value.value))
+        self.parameter_attributes.setdefault(key, {}).setdefault(target.attr.value, []).append(binding)
 
     # A binding takes effect after its value is evaluated: in `h = cell(h)` the `h` read is the old one.
     def leave_Assign(self, node: cst.Assign) -> None:

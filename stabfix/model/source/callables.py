@@ -85,7 +85,13 @@ class CallableResolution:
             while scope is not None and not isinstance(scope.node, cst.FunctionDef):
                 scope = scope.parent
             owner = scope.parent if scope is not None else None
-            if owner is None or not owner.is_class or first_parameter(scope.node) != func.value.value:  # type: ignore[arg-type]
+            if owner is not None and not owner.is_class and scope is not None:
+                # a helper handed the instance by the class's methods (`def embed(model, x): model.encode(x)`)
+                handed = self.handed_instance_class(scope.node, func.value.value)  # type: ignore[attr-defined,arg-type]
+                owner = self.scopes.get(handed) if handed is not None else None
+                if owner is None:
+                    return None
+            elif owner is None or not owner.is_class or first_parameter(scope.node) != func.value.value:  # type: ignore[arg-type]
                 return None
             bindings = owner.bindings.get(func.attr.value, [])
             defs = [b.node for b in bindings if b.kind == "def"]

@@ -9,8 +9,8 @@ and answers afterwards:
 - which of them come before a use in source order (`order` numbers every binding and use), and
   whether they sit in a branch (`conditional`) or in which blocks (`suites`);
 - attributes stored on `self` in any method of a class (`self.cache = {}` in `__init__`, read in
-  `step`), which of them may hold at a read (what `__init__` leaves, or the earlier binding a
-  method rebinds from), and module globals;
+  `step`; also by a module-level function a method hands its instance to), which of them may hold at
+  a read (what `__init__` leaves, or the earlier binding a method rebinds from), and module globals;
 - the qualified name an expression refers to through imports and plain aliases
   (`import torch.nn.functional as F; mse = F.mse_loss` -> `torch.nn.functional.mse_loss`),
   honouring local shadowing (a parameter named `F` is not the import).
@@ -98,8 +98,28 @@ class Names(CallableResolution, BindingRecorder):
         return reaching[0].bound_value
 
     def attribute_bindings(self, class_node: cst.ClassDef, attribute: str) -> list[Binding]:
-        """`self.<attribute> = ...` in any method of the class, in source order."""
-        return self.self_attributes.get(class_node, {}).get(attribute, [])
+        """`self.<attribute> = ...` in any method of the class, in source order; also `module.<attribute> = ...`
+        in a module-level function of the file that a method hands its instance to (`init_buffers(self, n)`)."""
+        own = self.self_attributes.get(class_node, {}).get(attribute, [])
+        handed = [binding for function, position in self.instance_handed.get(class_node, ())
+                  if self._module_function(function)
+                  for binding in self.parameter_attributes.get((function, position), {}).get(attribute, [])]
+        return sorted(own + handed, key=lambda binding: binding.order) if handed else own
+
+    def handed_instance_class(self, function: cst.FunctionDef, parameter: str) -> Optional[cst.ClassDef]:
+        """The class whose methods hand their own instance to this parameter of a module-level function
+        (`def init_buffers(module, n)` called as `init_buffers(self, n)`), when every call of the file that
+        shows an argument there passes such an instance, of one class."""
+        params = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+        if parameter not in params or not self._module_function(function.name.value):
+            return None
+        key = (function.name.value, params.index(parameter))
+        owners = [cls for cls, handed in self.instance_handed.items() if key in handed]
+        return owners[0] if len(owners) == 1 and key not in self.other_handed else None
+
+    def _module_function(self, name: str) -> bool:
+        bindings = self._module_bindings(name)
+        return bool(bindings) and all(binding.kind == "def" for binding in bindings)
 
     def self_attribute_bindings(self, expr: cst.Attribute) -> list[Binding]:
         """`self.x = ...` anywhere in the class, for `self.x` read in one of its methods (the receiver is
@@ -109,12 +129,15 @@ class Names(CallableResolution, BindingRecorder):
 
     def receiver_class(self, name: cst.Name) -> Optional[cst.ClassDef]:
         """The class whose instance `name` holds when it is read in a method, or in a function nested in one,
-        and is that method's own first parameter whatever it is called (`self`, `this`); None for any other
-        name, another parameter, or the first parameter of a `staticmethod` or `classmethod`."""
+        and is that method's own first parameter whatever it is called (`self`, `this`), or a parameter of a
+        module-level function that methods of one class hand their instance to (`handed_instance_class`);
+        None for any other name, another parameter, or the first parameter of a `staticmethod` or `classmethod`."""
         reaching = self.reaching(name)
         if name not in self.uses or len(reaching) != 1 or reaching[0].kind != "param" or reaching[0].node is None:
             return None
         method, owner = reaching[0].scope.node, reaching[0].scope.parent
+        if isinstance(method, cst.FunctionDef) and owner is self.module_scope:
+            return self.handed_instance_class(method, name.value)
         if not isinstance(method, cst.FunctionDef) or owner is None or not owner.is_class \
                 or instance_receiver(method) != name.value:
             return None
