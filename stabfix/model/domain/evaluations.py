@@ -53,11 +53,11 @@ class Evaluations:
     def _search(self) -> Iterator[tuple[cst.FunctionDef, str, cst.Call]]:
         names, summaries, modes = self.names, self.summaries, self.modes
         for function in [node for node in names.scopes if isinstance(node, cst.FunctionDef)]:
-            if function in names.grad_off_functions or in_harness(function, None) or not isinstance(function.body, cst.IndentedBlock) \
-                    or summaries.of(function).effects or modes.in_function(function):
+            calls = self.events.calls_of(function.name.value)  # the cheap questions first
+            if not calls or function in names.grad_off_functions or not isinstance(function.body, cst.IndentedBlock) \
+                    or modes.in_function(function) or in_harness(function, None):
                 continue
-            calls = self.events.calls_of(function.name.value)
-            if not calls or summaries.always_called_without_grad(function):
+            if summaries.of(function).effects or summaries.always_called_without_grad(function):
                 continue
             _, parameters = summaries.callers.signature(function)
             for index, parameter in enumerate(parameters):
