@@ -31,8 +31,8 @@ LIGHTNING_NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_st
 
 class EvalWithoutNoGrad(Checker):
     code = "SF106"
-    tokens = (".eval()", ".train(False)")
-    needs = ("modes", "history", "events", "summaries")
+    tokens = (".eval()", ".train(False)", ".backward(")  # the last: an evaluation phase that never switches modes
+    needs = ("modes", "history", "events", "summaries", "evaluations")
     _torch: Optional[str] = None  # the fixes' spelling of `torch`, found once per file
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -54,6 +54,17 @@ class EvalWithoutNoGrad(Checker):
                 continue
             reported.add(id(live[0]))
             self.report(live[0], self._message(switch, live[0]), self._fix(switch, region, live))
+        for function, parameter, forward in self.model.evaluations.unswitched():
+            if id(forward) not in reported and not self._framework_no_grad(function):
+                reported.add(id(forward))
+                self.report(forward, self._unswitched_message(function, parameter, forward))
+
+    def _unswitched_message(self, function: cst.FunctionDef, parameter: str, forward: cst.Call) -> str:
+        return (
+            f"`{code_for(forward.func)}(...)` runs `{parameter}` over data in `{function.name.value}()`, which trains "
+            "nothing and whose callers train it, with autograd on: every evaluation forward records a graph and "
+            "keeps its activations; wrap the evaluation in `with torch.no_grad():` (and switch to `.eval()`)"
+        )
 
     def _framework_no_grad(self, function: Optional[cst.FunctionDef]) -> bool:
         return function is not None and function.name.value in LIGHTNING_NO_GRAD_HOOKS
@@ -127,3 +138,4 @@ class EvalWithoutNoGrad(Checker):
         bindings = self.model.names.module_scope.bindings
         aliases = sorted(name for name, found in bindings.items() if any(b.qualified == "torch" for b in found))
         return "torch" if not aliases or "torch" in aliases else aliases[0]
+

@@ -22,7 +22,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.fixes.gating import interval_gate_fix
 from stabfix.model.domain.cleanup import is_log_call
-from stabfix.model.domain.host_sync import Sync, is_loop_item
+from stabfix.model.domain.host_sync import Sync, is_loop_item, measures_without_training
 from stabfix.model.source.places import Place, enclosing_statement
 from stabfix.model.training import gates
 from stabfix.model.training.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
@@ -53,7 +53,7 @@ class HostSyncInStep(Checker):
     tokens = ("synchronize", ".item()", ".cpu()", ".tolist()", "float(", "isnan", "isfinite", "isinf",
               "memory_summary", "_snapshot", ".any()", ".all()", "equal(", "allclose(")
     also_needs = (STEP_TOKENS,)  # reported only on a step path or in a helper every step calls
-    needs = ("steps", "syncs")
+    needs = ("steps", "syncs", "events")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -116,8 +116,9 @@ class HostSyncInStep(Checker):
             calls = callers.get(_callee(site.path), [])
             per_item = self._per_item_loop(site) or next(
                 (loop for caller in calls for loop in [self._per_item_loop(caller, any_value=True)] if loop), None)
-            if kind in ("barrier", "snapshot"):
-                self.report(site.node, self._message(site, calls, None), self._fix(site))
+            if kind in ("barrier", "snapshot"):  # unless it makes a CUDA-event timing true in a file that trains nothing
+                if not measures_without_training(self.model.events, self.model.names, self.model.tree.calls):
+                    self.report(site.node, self._message(site, calls, None), self._fix(site))
             elif per_item is not None:
                 self.report(site.node, self._message(site, calls, per_item))
             elif kind == "check" and checks.get(id(path.scope), 0) >= 2:

@@ -109,6 +109,7 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.names import Names
 from stabfix.model.source.tree_index import TreeIndex
+from stabfix.model.domain.evaluations import Evaluations
 from stabfix.model.training.accumulation import AccumulationIndex
 from stabfix.model.training.carried import CarriedStates
 from stabfix.model.training.modes import ModeSwitches
@@ -158,14 +159,20 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
         lambda model: LaterUses(model.names, model.events, model.optimizers, model.tree),
     ),
     "modes": (
-        ("names", "steps", "modules", "events"),
-        lambda model: ModeSwitches(model.imports, model.names, model.steps, model.modules, model.enclosing, model.events),
+        ("names", "steps", "modules", "events", "classes"),
+        lambda model: _with_classes(
+            ModeSwitches(model.imports, model.names, model.steps, model.modules, model.enclosing, model.events), model),
     ),
     "summaries": (
         ("names", "values", "history", "activations", "modes", "events", "gradients"),
         lambda model: _with_foreign_summaries(
             model, Summaries(model.imports, model.names, model.values, model.history, model.activations,
                              model.modes, model.events, model.gradients)),
+    ),
+    "evaluations": (
+        ("names", "values", "modules", "modes", "events", "history", "summaries"),
+        lambda model: Evaluations(model.names, model.values, model.modules, model.modes, model.events, model.history,
+                                  model.summaries),
     ),
     # the `events` queries with what each called function runs spliced in at its call (event-order rules)
     "events_through_calls": (("events", "summaries"), lambda model: EventsThroughCalls(model.events, model.summaries)),
@@ -179,6 +186,11 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
 }
 PARTS = tuple(_PARTS)
+
+
+def _with_classes(modes: ModeSwitches, model: "FileModel") -> ModeSwitches:
+    modes.classes = model.classes  # a method called on a switched module of unshown class is looked up there
+    return modes
 
 
 def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summaries:
@@ -274,6 +286,7 @@ class FileModel:
     randomness: Optional[Randomness] = None
     loss_targets: Optional[LossTargets] = None
     objective_targets: Optional[ObjectiveTargets] = None
+    evaluations: Optional[Evaluations] = None
 
     def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectQueries"] = None) -> None:
         wanted = required_parts(needs)

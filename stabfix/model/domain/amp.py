@@ -93,6 +93,7 @@ class Site:
 @dataclass(eq=False)
 class AutocastRegion(Site):
     api: str = ""
+    factory: bool = False  # `functools.partial(torch.autocast, ...)`: the API is its first argument, entered by calling it
 
     @property
     def call(self) -> cst.Call:
@@ -138,6 +139,8 @@ class Amp(cst.BatchableCSTVisitor):
         self._with_items.add(id(node.item))
         if isinstance(node.item, cst.Name):  # `ctx = torch.autocast(...)` built once, `with ctx:` every step
             self._entered.append((node.item, self.steps.frames()))
+        elif isinstance(node.item, cst.Call) and isinstance(node.item.func, cst.Name):
+            self._entered.append((node.item.func, self.steps.frames()))  # `with amp_autocast():` of a partial
 
     def visit_Import(self, node: cst.Import) -> None:
         self._imports.update({id(alias): node for alias in node.names})
@@ -246,7 +249,8 @@ class Amp(cst.BatchableCSTVisitor):
         return None
 
     def argument(self, region: AutocastRegion, parameter: str) -> Optional[cst.BaseExpression]:
-        arg = argument_of(region.call, AUTOCAST_APIS[region.api][1], parameter)
+        call = region.call.with_changes(args=region.call.args[1:]) if region.factory else region.call
+        arg = argument_of(call, AUTOCAST_APIS[region.api][1], parameter)
         return arg.value if arg is not None else None
 
     def entered(self, region: AutocastRegion) -> list[tuple[Frame, ...]]:
@@ -421,6 +425,10 @@ class Amp(cst.BatchableCSTVisitor):
             qualified = self.qualify(call.func) or ""
             if qualified in AUTOCAST_APIS:
                 self.regions.append(AutocastRegion(call, frames, place, how, qualified))
+            elif qualified == "functools.partial" and call.args and call.args[0].keyword is None and not call.args[0].star:
+                made = self.qualify(call.args[0].value) or ""
+                if made in AUTOCAST_APIS:
+                    self.regions.append(AutocastRegion(call, frames, place, "call", made, factory=True))
             if qualified in LEGACY_APIS:
                 self.legacy_uses.append(LegacyUse(call, frames, place, how, qualified))
             if qualified in _ANOMALY_SWITCHES or qualified in _LIGHTNING_TRAINERS:

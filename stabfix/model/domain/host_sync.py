@@ -196,3 +196,17 @@ def is_loop_item(value: Optional[cst.BaseExpression], loop: cst.CSTNode) -> bool
     while isinstance(root, (cst.Attribute, cst.Subscript)):
         root = root.value
     return isinstance(root, cst.Name) and root.value in own
+
+
+_TIMING_EVENTS = frozenset({"torch.cuda.Event", "torch.xpu.Event", "torch.Event"})
+
+
+def measures_without_training(events, names, calls: list[cst.Call]) -> bool:
+    """The file times device work with CUDA events (among its `calls`) and builds,
+    steps, clears or updates no parameters (an optimizer, its step, `zero_grad`, a manual in-place update;
+    `+=` also sums timings): a backward-pass benchmark, whose barriers make its timings true."""
+    if events.of_kind("step") or events.of_kind("optimizer") or events.of_kind("clear") or any(
+            event.operation != "+=" for event in events.of_kind("update")):
+        return False
+    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "Event"
+               and names.qualify(call.func) in _TIMING_EVENTS for call in calls)

@@ -123,6 +123,7 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         self.rebindings: list[Rebinding] = []
         self._rebound_at: dict[int, list[Rebinding]] = {}  # id of each node of a rebinding's place -> it
         self._rebound_in: dict[int, list[Rebinding]] = {}  # id of its function -> it
+        self.classes = None  # the file's module classes (`ModuleClasses`), set by the model when built
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -282,6 +283,21 @@ class ModeSwitches(cst.BatchableCSTVisitor):
             self._updates = {id(event.node) for event in self.events.of_kind("backward", "step")}
         return id(call) in self._updates
 
+    def module_method(self, call: cst.Call, receiver: str) -> Optional[cst.FunctionDef]:
+        """The method a call on the switched module runs when its class is not shown at the call
+        (`model.validation_step(batch)` on a parameter `model`): the one method of that name among the
+        file's `nn.Module` subclasses (a switched receiver is a module). None when no class or several
+        define it."""
+        func = call.func
+        if self.classes is None or not isinstance(func, cst.Attribute) or dotted_name(func.value) != receiver:
+            return None
+        found = [
+            item for node in self.names.scopes if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
+            for item in node.body.body
+            if isinstance(item, cst.FunctionDef) and item.name.value == func.attr.value and self.classes.is_module_class(node)
+        ]
+        return found[0] if len(found) == 1 else None
+
     def scan(self, statements: list[cst.CSTNode], receiver: str) -> RegionFacts:
         facts = RegionFacts()
         scanner = _RegionScanner(self, receiver, facts)
@@ -364,7 +380,7 @@ class _RegionScanner(cst.CSTVisitor):
         gradients (it trains or differentiates: not an evaluation; the region's own code decides the rest)."""
         if self.depth >= MAX_CALL_DEPTH:
             return
-        definition = self.modes.names.definition_of(call)
+        definition = self.modes.names.definition_of(call) or self.modes.module_method(call, self.receiver)
         if definition is None or definition in self.entered:
             return
         receiver = _receiver_in(definition, call, self.receiver, self.modes.names)
@@ -416,6 +432,8 @@ def _receiver_in(definition: cst.FunctionDef, call: cst.Call, receiver: str, nam
         root, dot, rest = receiver.partition(".")
         if owner is not None and owner == root and dot:
             return params[0] + dot + rest
+        if owner == receiver:
+            return params[0]  # a method of the switched module itself (`model.validation_step(b)`): its `self`
         params = params[1:]
     positional = [arg for arg in call.args if arg.keyword is None]
     if any(arg.star for arg in call.args):
@@ -467,11 +485,16 @@ def _reads(value: cst.CSTNode, receiver: str) -> bool:
 def in_harness(function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef] = None) -> bool:
     """Test, check and benchmark code (`test_*`, `_check_outputs`, a `Test*` class): it switches modes to
     compare behaviours, not to evaluate a model."""
-    if cls is not None and cls.name.value.startswith("Test"):
-        return True
+    if cls is not None and cls.name.value.startswith("Test") and not _has_constructor(cls):
+        return True  # pytest collects `Test*` classes only when they define no `__init__`
     if function is None or not vocab.HARNESS_FUNCTION.match(function.name.value):
         return False
     return _asserts(function)  # `def test(model, loader)` of a training script evaluates; a pytest test asserts
+
+
+def _has_constructor(cls: cst.ClassDef) -> bool:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return any(isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__" for statement in body)
 
 
 def _asserts(function: cst.FunctionDef) -> bool:
