@@ -98,3 +98,24 @@ def run_cli_in_a_process():
 
 # red-team cases and fixtures are programs to scan, never test modules (some are named `*_test.py`)
 collect_ignore_glob = ["redteam/*"]
+
+# Modules whose module fixture is expensive and shared by several tests (2-rank torchrun runs, the
+# action's virtualenv, verify runs), collected first. pytest-xdist's default `load` schedule hands each
+# worker a first batch of an eighth of the tests, consecutive in collection order: at the front, each of
+# these modules runs whole on one worker, its fixture made once, and its runs (partly waits on hang
+# timeouts) overlap the other worker's short tests. Collected last, as their names sort, they fell into
+# the small batches at the end: split over both workers, every fixture was made twice, at the end of the
+# run where nothing else was left to overlap. Only the order changes; pytest-xdist is not needed for it.
+SHARED_FIXTURES_FIRST = (
+    "test_verify_torchrun.py", "test_fixture_ddp_trainer.py", "test_action.py", "test_verify_plot.py",
+    "test_verify_baseline.py",
+)
+
+
+def _start_rank(item: pytest.Item) -> int:
+    name = item.path.name
+    return SHARED_FIXTURES_FIRST.index(name) if name in SHARED_FIXTURES_FIRST else len(SHARED_FIXTURES_FIRST)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=_start_rank)  # stable: each module's tests stay together and in their order
