@@ -234,15 +234,6 @@ class History:
                     b.bound_value is not None and self._reads_self(b.bound_value, depth + 1) for b in self.names.reaching(read)):
                 return True
         return False
-        finder = _AttributeFinder()
-        visit_readonly(expr, finder)
-        if any(isinstance(found, cst.Attribute) and _root_name(found) == "self" for found in finder.found):
-            return True
-        for name in _names_read(expr):
-            if name in self.names.uses and any(
-                    b.bound_value is not None and self._reads_self(b.bound_value, depth + 1) for b in self.names.reaching(name)):
-                return True
-        return False
 
     def _of_constants(self, call: cst.Call) -> bool:
         """A loss computed only from constant tensors (factories, data, no `requires_grad`) and plain
