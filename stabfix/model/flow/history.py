@@ -28,6 +28,7 @@ from stabfix.model.flow.values import Values
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
+from stabfix.model.source.scopes import instance_receiver
 from stabfix.model.source.traversal import visit_readonly
 
 LOSS, MODEL_OUTPUT = "a loss", "a model output"
@@ -214,24 +215,26 @@ class History:
         found = [f for f in self.names.returns if f.name.value == method and self._in_module_class(f)]
         if len(found) != 1:
             return False
-        returned = self.names.returns[found[0]]
-        return bool(returned) and all(not self.values.value_of(value).not_tensor and self._reads_self(value, 0)
-                                      for value in returned)
+        returned, receiver = self.names.returns[found[0]], instance_receiver(found[0])
+        return bool(returned) and bool(receiver) and all(
+            not self.values.value_of(value).not_tensor and self._reads_receiver(value, receiver, 0) for value in returned)
 
     def _in_module_class(self, function: cst.FunctionDef) -> bool:
         owner = self.names.enclosing_class(self.names.scopes[function]) if function in self.names.scopes else None
         return isinstance(owner, cst.ClassDef) and any(
             (self.names.qualify(base.value) or "").startswith("torch.nn.") for base in owner.bases)
 
-    def _reads_self(self, expr: cst.BaseExpression, depth: int) -> bool:
-        """`expr` reads the receiver's state (`self.<attr>`), directly or through the names it reads."""
+    def _reads_receiver(self, expr: cst.BaseExpression, receiver: str, depth: int) -> bool:
+        """`expr` reads the instance's state (`self.<attr>`, whatever the receiver is called), directly or
+        through the names it reads."""
         if depth > 3:
             return False
         for read in _reads(expr):
-            if isinstance(read, cst.Attribute) and _root_name(read) == "self":
+            if isinstance(read, cst.Attribute) and _root_name(read) == receiver:
                 return True
             if isinstance(read, cst.Name) and read in self.names.uses and any(
-                    b.bound_value is not None and self._reads_self(b.bound_value, depth + 1) for b in self.names.reaching(read)):
+                    b.bound_value is not None and self._reads_receiver(b.bound_value, receiver, depth + 1)
+                    for b in self.names.reaching(read)):
                 return True
         return False
 
