@@ -78,7 +78,7 @@ class TensorCreatedThenMoved(Checker):
         for move, frames, functions in self.candidates:
             if names.qualify(move.func) is not None or not self._to_accelerator(move, devices):
                 continue
-            source = self._factory_of(move.func.value, functions)  # type: ignore[attr-defined]
+            source = self._factory_of(move.func.value, functions, move)  # type: ignore[attr-defined]
             if source is None:
                 continue
             factory, named, computed = source
@@ -96,41 +96,42 @@ class TensorCreatedThenMoved(Checker):
         target, device = to_call_target(move, self.model.names.qualify)
         return target == "device" and devices.kind(device) != "host"
 
-    def _factory_of(self, expr: cst.BaseExpression, functions) -> Optional[tuple[cst.Call, bool, bool]]:
-        """The factory call a value comes from, through views and casts (or other methods of a tensor `values`
-        shows to be built from factories alone: `torch.ones(n, n).tril()`), or a name bound to one in the same
-        function by every binding that may hold; (call, named, computed by a method other than a view or cast)."""
+    def _factory_of(self, expr: cst.BaseExpression, functions, move: cst.Call) -> Optional[tuple[cst.Call, bool, bool]]:
+        """The factory call a value comes from, through views, casts and `Variable(t)` (or other methods of a tensor
+        `values` shows to be built from factories alone: `torch.ones(n, n).tril()`), or a name bound to one in the same
+        function by every binding that may hold but the move's own; (call, named, computed by a method other than a view or cast)."""
         qualify = self.model.names.qualify
         named = computed = False
         while True:
             if isinstance(expr, cst.Call) and (qualify(expr.func) or "") in FACTORIES:
                 return (expr, named, computed) if self._builds_on_host(expr) else None
-            method = isinstance(expr, cst.Subscript) or (
+            wrapper = isinstance(expr, cst.Call) and torch_ops.is_wrapper(qualify(expr.func)) and self._builds_on_host(expr)
+            method = wrapper or isinstance(expr, cst.Subscript) or (
                 isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and qualify(expr.func) is None)
             peeled = torch_ops.step(expr, qualify) if method else None
-            if peeled is not None and peeled[1].kind in ("view", "cast", "integer"):
+            if peeled is not None and (wrapper or peeled[1].kind in ("view", "cast", "integer")):
                 expr = peeled[0]
                 continue
-            if method and isinstance(expr, cst.Call) and peeled is None and self.model.values.value_of(expr).constant:
+            if method and not wrapper and isinstance(expr, cst.Call) and peeled is None and self.model.values.value_of(expr).constant:
                 expr, computed = expr.func.value, True  # type: ignore[attr-defined]
                 continue
             if isinstance(expr, cst.Name) and not named and functions:
-                bindings = self.model.names.reaching(expr)
+                bindings = [b for b in self.model.names.reaching(expr) if b.bound_value is not move]
                 values = {id(b.bound_value): b.bound_value for b in bindings if b.kind == "assign"}
                 if len(values) != 1 or len(bindings) != 1 or bindings[0].scope.node is not functions[-1] \
-                        or self._other_reads(expr, bindings[0]):
+                        or self._other_reads(expr, bindings[0], move):
                     return None  # filled or read on the host before the move (`m[i] = v`): built there on purpose
                 expr, named = next(iter(values.values())), True
                 continue
             return None
 
-    def _other_reads(self, moved: cst.Name, binding) -> bool:
-        """Whether the name's binding is read anywhere but in the move (`rel[:, 0] = idx` between: host work)."""
+    def _other_reads(self, moved: cst.Name, binding, move: cst.Call) -> bool:
+        """Whether the binding is read anywhere but in the move (`m[i] = v` between: host work) and a later read the move's rebinding reaches."""
         names = self.model.names
         use = names.uses.get(moved)
         for other, where in names.uses.items():
             if other is not moved and other.value == moved.value and id(other) not in self.stores and use is not None and where.scope is use.scope \
-                    and any(b is binding for b in names.reaching(other)):
+                    and binding in (reaching := names.reaching(other)) and not (where.order > use.order and any(b.bound_value is move for b in reaching)):
                 return True
         return False
 

@@ -73,4 +73,7 @@ def with_chain_root(expr: cst.BaseExpression, old: cst.CSTNode, new: cst.BaseExp
         return expr.with_changes(func=expr.func.with_changes(value=with_chain_root(expr.func.value, old, new)))
     if isinstance(expr, (cst.Attribute, cst.Subscript)):
         return expr.with_changes(value=with_chain_root(expr.value, old, new))
+    if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None and not expr.args[0].star:
+        first = expr.args[0]  # a wrapper that holds its argument as it is (`Variable(torch.zeros(n))`)
+        return expr.with_changes(args=[first.with_changes(value=with_chain_root(first.value, old, new)), *expr.args[1:]])
     return expr
