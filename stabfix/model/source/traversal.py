@@ -7,6 +7,7 @@ knows about the enclosing scope still holds while a checker's `leave_*` runs.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
@@ -369,10 +370,16 @@ class _Walk:
     def __init__(self, plan_of: PlanOf, skip: frozenset[type]) -> None:
         self.plan_of = plan_of
         self.skip = skip
-        self.plans: dict[type, Plan] = {}
+        self.plans: dict[type, tuple] = {}
 
-    def plan(self, cls: type) -> Plan:
-        plan = self.plans[cls] = self.plan_of(cls)
+    def plan(self, cls: type) -> tuple:
+        """The node type's plan, with the function reading its fields' values when no visitor has a
+        method for any of its fields (then the walk needs neither their names nor the None check)."""
+        enter, leave, fields = self.plan_of(cls)
+        if all(enter_field is None and leave_field is None for _, _, enter_field, leave_field in fields):
+            plan = self.plans[cls] = (enter, leave, fields, _CHILD_FIELDS.get(cls) or _child_fields(cls))
+        else:
+            plan = self.plans[cls] = (enter, leave, fields, None)
         return plan
 
     def run(self, module: cst.CSTNode) -> None:
@@ -380,10 +387,25 @@ class _Walk:
         node_type, node_types = cst.CSTNode, _NODE_TYPES
 
         def visit(node: cst.CSTNode) -> None:
-            plan = plans.get(type(node)) or plan_of(type(node))
-            enter, leave, fields = plan
+            enter, leave, fields, read = plans.get(type(node)) or plan_of(type(node))
             if enter is not None:
                 enter(node)
+            if read is not None:
+                for value in read(node):  # a None is neither a node nor a sequence: skipped as when_set would
+                    kind = type(value)
+                    node_kind = node_types.get(kind)
+                    if node_kind is None:
+                        node_kind = node_types[kind] = isinstance(value, node_type)
+                    if node_kind:
+                        if kind not in skip:
+                            visit(value)
+                    elif isinstance(value, (tuple, list)):
+                        for child in value:
+                            if type(child) not in skip:
+                                visit(child)
+                if leave is not None:
+                    leave(node)
+                return
             for field, when_set, enter_field, leave_field in fields:
                 value = getattr(node, field)
                 if when_set and value is None:
@@ -418,10 +440,27 @@ class _Walk:
         node_type, node_types = cst.CSTNode, _NODE_TYPES
 
         def visit(node: cst.CSTNode) -> None:
-            plan = plans.get(type(node)) or plan_of(type(node))
-            enter, leave, fields = plan
+            enter, leave, fields, read = plans.get(type(node)) or plan_of(type(node))
             if enter is not None:
                 enter(node)
+            if read is not None:
+                for value in read(node):  # a None is neither a node nor a sequence: skipped as when_set would
+                    kind = type(value)
+                    node_kind = node_types.get(kind)
+                    if node_kind is None:
+                        node_kind = node_types[kind] = isinstance(value, node_type)
+                    if node_kind:
+                        if kind not in skip:
+                            parents[id(value)] = node
+                            visit(value)
+                    elif isinstance(value, (tuple, list)):
+                        for child in value:
+                            if type(child) not in skip:
+                                parents[id(child)] = node
+                                visit(child)
+                if leave is not None:
+                    leave(node)
+                return
             for field, when_set, enter_field, leave_field in fields:
                 value = getattr(node, field)
                 if when_set and value is None:
@@ -455,16 +494,43 @@ class _Walk:
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node.children` (every child node, whitespace included, in libcst's visiting order) without
     libcst's rebuild of the node."""
-    if not _all_orders_readable():
-        return list(node.children)
+    read = _CHILD_FIELDS.get(type(node))
+    if read is None:
+        if not _all_orders_readable():
+            return list(node.children)
+        read = _child_fields(type(node))
     found: list[cst.CSTNode] = []
-    for field, _ in field_order(type(node)):
-        value = getattr(node, field)
-        if is_node(value):
+    node_types = _NODE_TYPES
+    for value in read(node):
+        known = node_types.get(type(value))
+        if known is None:
+            known = is_node(value)
+        if known:
             found.append(value)
         elif isinstance(value, (tuple, list)):
             found.extend(value)
     return found
+
+
+# node type -> a function giving the values of its visited fields, in order (`field_order`)
+_CHILD_FIELDS: dict[type, Callable[[cst.CSTNode], tuple]] = {}
+
+
+def _child_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
+    names = tuple(field for field, _ in field_order(cls))
+    if not names:
+        read = _no_fields
+    elif len(names) == 1:
+        name = names[0]
+        read = lambda node: (getattr(node, name),)  # noqa: E731 (attrgetter of one name gives no tuple)
+    else:
+        read = attrgetter(*names)
+    _CHILD_FIELDS[cls] = read
+    return read
+
+
+def _no_fields(node: cst.CSTNode) -> tuple:
+    return ()
 
 
 def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
