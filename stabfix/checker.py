@@ -87,11 +87,12 @@ class Checker(cst.BatchableCSTVisitor):
         if cls.words and not cls.words_present(text):
             return False
         groups = (cls.tokens, *cls.also_needs)
-        if all(any(token in text for token in group) for group in groups):
+        contains = tokens_in(text).__contains__
+        if all(any(contains(token) for token in group) for group in groups):
             return True
-        if project is None or not any(token in text for token in cls.tokens_elsewhere):
+        if project is None or not any(contains(token) for token in cls.tokens_elsewhere):
             return False
-        if len(groups) > 1 and not any(any(token in text for token in group) for group in groups):
+        if len(groups) > 1 and not any(any(contains(token) for token in group) for group in groups):
             return False  # one group at least is the file's own: most files need no other file read
         texts = [text, *project.imported_texts()]
         return all(any(token in source for source in texts for token in group) for group in groups)
@@ -115,6 +116,43 @@ class Checker(cst.BatchableCSTVisitor):
 
 
 _WORD = re.compile(r"\w+")
+
+
+class _TokensIn:
+    """Whether each token asked about is a substring of one text (`token in text`), each answered once: the
+    rules' gates ask the same tokens of every file (`torch`, `backward`). A token of word characters only
+    is looked up in the text's distinct words, one line each (a shorter haystack; a match can neither
+    cross a line nor miss a word), any other in the text itself."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.answers: dict[str, bool] = {}
+        self._words: Optional[str] = None
+
+    def __contains__(self, token: str) -> bool:
+        answer = self.answers.get(token)
+        if answer is None:
+            if _WORD_ONLY.fullmatch(token):
+                if self._words is None:
+                    self._words = "\n".join(words_of(self.text))
+                answer = token in self._words
+            else:
+                answer = token in self.text
+            self.answers[token] = answer
+        return answer
+
+
+_WORD_ONLY = re.compile(r"\w+")
+_LAST_TOKENS: list[_TokensIn] = []  # the last text's answers (a scan gates every rule on one file, then the next)
+
+
+def tokens_in(text: str) -> _TokensIn:
+    """The token answers of `text` (the same object, its answers kept, while the same text is asked about)."""
+    if _LAST_TOKENS and _LAST_TOKENS[0].text is text:
+        return _LAST_TOKENS[0]
+    found = _TokensIn(text)
+    _LAST_TOKENS[:] = [found]
+    return found
 
 
 @lru_cache(maxsize=4)

@@ -47,3 +47,16 @@ def test_the_words_of_one_text_do_not_answer_for_another():
     assert "SF107" in selected(first)
     assert "SF107" not in selected(second)
     assert "SF107" in selected(first)
+
+
+def test_token_answers_are_those_of_a_substring_search():
+    from stabfix.checker import tokens_in
+
+    text = "opt.zero_grad()\nloss = crit(out, y)  # é_norm\nx = 1e-8\ndef f(a,b): return a\n"
+    tokens = ["grad", "zero_grad", "ero_gr", "zero_grad(", "e-8", "1e", "crit(out", "crit", "é_n",
+              "loss =", "a,b", "b)", "a\nx", "missing", "grad_norm", "f", "opt.zero"]
+    answers = tokens_in(text)
+    assert [token in answers for token in tokens] == [token in text for token in tokens]
+    other = "import torch\n"
+    assert "grad" not in tokens_in(other) and "torch" in tokens_in(other)
+    assert "grad" in tokens_in(text)  # back to the first text: answered anew, not from the other's

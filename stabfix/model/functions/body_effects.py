@@ -43,7 +43,7 @@ def body_effects(function: cst.FunctionDef) -> BodyEffects:
     pending = [(child, child is function.body) for child in children(function)]
     while pending:
         node, in_body = pending.pop()
-        if isinstance(node, _NOT_OWN):
+        if type(node) in _NOT_OWN:  # exact types (no libcst node type subclasses them): no ABC isinstance per node
             continue
         handler = handlers.get(type(node))
         if handler is not None:
@@ -54,7 +54,7 @@ def body_effects(function: cst.FunctionDef) -> BodyEffects:
                        frozenset(kept), tuple(finder.detaches), tuple(finder.calls), frozenset(finder.setters))
 
 
-_NOT_OWN = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_NOT_OWN = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 class _Finder:

@@ -7,6 +7,7 @@ knows about the enclosing scope still holds while a checker's `leave_*` runs.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
@@ -236,7 +237,6 @@ def walk(
     does for visitors without metadata dependencies, without rebuilding the tree. Without `isolation`
     the first exception of any visitor ends the walk; with it, see `Isolation`. `parents`, when given,
     gets id(node) -> parent for every node the walk visits, each before any visitor sees the node."""
-    global _TRIVIA
     if not _all_orders_readable():
         from libcst.metadata import MetadataWrapper
 
@@ -244,18 +244,117 @@ def walk(
             _record_parents(module, parents)
         MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(visitors, isolation)])
         return
-    methods = merged_visitor_methods(visitors, isolation)
+    layout = _layout_of(visitors) if isolation is None else None
+    if layout is not None:
+        walker = _Walk(layout.bind(visitors), layout.skip)
+    else:
+        methods = merged_visitor_methods(visitors, isolation)
+        walker = _Walk(_plans_from_table(methods), _skipped(frozenset(name.split("_", 2)[1] for name in methods)))
+    if parents is None:
+        walker.run(module)
+    else:
+        walker.run_recording(module, parents)
+
+
+def _skipped(visited_types: frozenset[str]) -> frozenset[type]:
+    """The trivia node types a walk need not enter, given the names of the node types visitors have methods for."""
+    global _TRIVIA
     if _TRIVIA is None:
         _TRIVIA = _trivia_types()
-    visited_types = {name.split("_", 2)[1] for name in methods}
     if any(kind.__name__ in visited_types for kind in _TRIVIA - _TRIVIA_LEAVES):
-        skip = frozenset(kind for kind in _TRIVIA_LEAVES if kind.__name__ not in visited_types)
-    else:
-        skip = frozenset(kind for kind in _TRIVIA if kind.__name__ not in visited_types)
-    if parents is None:
-        _Walk(methods, skip).run(module)
-    else:
-        _Walk(methods, skip).run_recording(module, parents)
+        return frozenset(kind for kind in _TRIVIA_LEAVES if kind.__name__ not in visited_types)
+    return frozenset(kind for kind in _TRIVIA if kind.__name__ not in visited_types)
+
+
+# A node type's plan: (visit method, leave method, ((field, visited only when set, visit-field method,
+# leave-field method), ...)), each method None when no visitor has one.
+Plan = tuple
+PlanOf = Callable[[type], Plan]
+
+
+def _plans_from_table(methods: dict[str, VisitorMethod]) -> PlanOf:
+    """Plans read from a merged method table (`merged_visitor_methods`)."""
+
+    def plan_of(cls: type) -> Plan:
+        name = cls.__name__
+        fields = tuple(
+            (field, when_set, methods.get(f"visit_{name}_{field}"), methods.get(f"leave_{name}_{field}"))
+            for field, when_set in field_order(cls)
+        )
+        return methods.get(f"visit_{name}"), methods.get(f"leave_{name}"), fields
+
+    return plan_of
+
+
+class _Layout:
+    """Which visitors of a list of visitor classes have which methods, for every node type: the part of
+    `merged_visitor_methods` that depends only on the classes, computed once per list of classes (a
+    scan runs the same few lists on every file). Each file's walk then binds the methods of the node
+    types it meets to its own visitors, with `getattr` as `merged_visitor_methods` does."""
+
+    def __init__(self, classes: tuple[type, ...]) -> None:
+        owners: dict[str, list[int]] = {}
+        for index, cls in enumerate(classes):
+            for name in _visitor_method_names(cls):
+                owners.setdefault(name, []).append(index)
+        for name, indices in owners.items():
+            if name.startswith("leave_"):
+                indices.reverse()
+        self.owners = {name: tuple(indices) for name, indices in owners.items()}
+        self.skip = _skipped(frozenset(name.split("_", 2)[1] for name in owners))
+        # node type -> (visit owners, leave owners, ((field, when set, visit-field owners, leave-field owners), ...))
+        self.static: dict[type, tuple] = {}
+
+    def static_plan(self, cls: type) -> tuple:
+        plan = self.static.get(cls)
+        if plan is None:
+            owners, name = self.owners, cls.__name__
+
+            def named(method: str) -> Optional[tuple[str, tuple[int, ...]]]:
+                found = owners.get(method)
+                return (method, found) if found else None
+
+            fields = tuple(
+                (field, when_set, named(f"visit_{name}_{field}"), named(f"leave_{name}_{field}"))
+                for field, when_set in field_order(cls)
+            )
+            plan = self.static[cls] = (named(f"visit_{name}"), named(f"leave_{name}"), fields)
+        return plan
+
+    def bind(self, visitors: Sequence[cst.BatchableCSTVisitor]) -> PlanOf:
+        static_plan = self.static_plan
+
+        def method(owned: Optional[tuple[str, tuple[int, ...]]]) -> Optional[VisitorMethod]:
+            if owned is None:
+                return None
+            name, indices = owned
+            if len(indices) == 1:
+                return getattr(visitors[indices[0]], name)
+            return _chain([getattr(visitors[index], name) for index in indices])
+
+        def plan_of(cls: type) -> Plan:
+            enter, leave, fields = static_plan(cls)
+            return method(enter), method(leave), tuple(
+                (field, when_set, method(enter_field), method(leave_field))
+                for field, when_set, enter_field, leave_field in fields
+            )
+
+        return plan_of
+
+
+_LAYOUTS: dict[tuple[type, ...], _Layout] = {}
+
+
+def _layout_of(visitors: Sequence[cst.BatchableCSTVisitor]) -> Optional[_Layout]:
+    """The cached layout of these visitors' classes; None when a visitor composes its own method table
+    (then only the instance knows its methods)."""
+    classes = tuple(type(visitor) for visitor in visitors)
+    layout = _LAYOUTS.get(classes)
+    if layout is None:
+        if any(cls.get_visitors is not cst.BatchableCSTVisitor.get_visitors for cls in classes):
+            return None
+        layout = _LAYOUTS[classes] = _Layout(classes)
+    return layout
 
 
 def _record_parents(module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
@@ -268,19 +367,19 @@ def _record_parents(module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> Non
 
 
 class _Walk:
-    def __init__(self, methods: dict[str, VisitorMethod], skip: frozenset[type]) -> None:
-        self.methods = methods
+    def __init__(self, plan_of: PlanOf, skip: frozenset[type]) -> None:
+        self.plan_of = plan_of
         self.skip = skip
         self.plans: dict[type, tuple] = {}
 
     def plan(self, cls: type) -> tuple:
-        methods = self.methods
-        name = cls.__name__
-        fields = tuple(
-            (field, when_set, methods.get(f"visit_{name}_{field}"), methods.get(f"leave_{name}_{field}"))
-            for field, when_set in field_order(cls)
-        )
-        plan = self.plans[cls] = (methods.get(f"visit_{name}"), methods.get(f"leave_{name}"), fields)
+        """The node type's plan, with the function reading its fields' values when no visitor has a
+        method for any of its fields (then the walk needs neither their names nor the None check)."""
+        enter, leave, fields = self.plan_of(cls)
+        if all(enter_field is None and leave_field is None for _, _, enter_field, leave_field in fields):
+            plan = self.plans[cls] = (enter, leave, fields, _CHILD_FIELDS.get(cls) or _child_fields(cls))
+        else:
+            plan = self.plans[cls] = (enter, leave, fields, None)
         return plan
 
     def run(self, module: cst.CSTNode) -> None:
@@ -288,10 +387,25 @@ class _Walk:
         node_type, node_types = cst.CSTNode, _NODE_TYPES
 
         def visit(node: cst.CSTNode) -> None:
-            plan = plans.get(type(node)) or plan_of(type(node))
-            enter, leave, fields = plan
+            enter, leave, fields, read = plans.get(type(node)) or plan_of(type(node))
             if enter is not None:
                 enter(node)
+            if read is not None:
+                for value in read(node):  # a None is neither a node nor a sequence: skipped as when_set would
+                    kind = type(value)
+                    node_kind = node_types.get(kind)
+                    if node_kind is None:
+                        node_kind = node_types[kind] = isinstance(value, node_type)
+                    if node_kind:
+                        if kind not in skip:
+                            visit(value)
+                    elif isinstance(value, (tuple, list)):
+                        for child in value:
+                            if type(child) not in skip:
+                                visit(child)
+                if leave is not None:
+                    leave(node)
+                return
             for field, when_set, enter_field, leave_field in fields:
                 value = getattr(node, field)
                 if when_set and value is None:
@@ -314,7 +428,10 @@ class _Walk:
             if leave is not None:
                 leave(node)
 
-        visit(module)
+        try:
+            visit(module)
+        finally:
+            visit = None  # the closure refers to itself: unlinked, the tree and visitors die by refcount
 
     def run_recording(self, module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
         """`run`, recording each visited node's parent (a copy of `run`'s loop, so that a walk without
@@ -323,10 +440,27 @@ class _Walk:
         node_type, node_types = cst.CSTNode, _NODE_TYPES
 
         def visit(node: cst.CSTNode) -> None:
-            plan = plans.get(type(node)) or plan_of(type(node))
-            enter, leave, fields = plan
+            enter, leave, fields, read = plans.get(type(node)) or plan_of(type(node))
             if enter is not None:
                 enter(node)
+            if read is not None:
+                for value in read(node):  # a None is neither a node nor a sequence: skipped as when_set would
+                    kind = type(value)
+                    node_kind = node_types.get(kind)
+                    if node_kind is None:
+                        node_kind = node_types[kind] = isinstance(value, node_type)
+                    if node_kind:
+                        if kind not in skip:
+                            parents[id(value)] = node
+                            visit(value)
+                    elif isinstance(value, (tuple, list)):
+                        for child in value:
+                            if type(child) not in skip:
+                                parents[id(child)] = node
+                                visit(child)
+                if leave is not None:
+                    leave(node)
+                return
             for field, when_set, enter_field, leave_field in fields:
                 value = getattr(node, field)
                 if when_set and value is None:
@@ -351,22 +485,52 @@ class _Walk:
             if leave is not None:
                 leave(node)
 
-        visit(module)
+        try:
+            visit(module)
+        finally:
+            visit = None  # the closure refers to itself: unlinked, the tree and visitors die by refcount
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node.children` (every child node, whitespace included, in libcst's visiting order) without
     libcst's rebuild of the node."""
-    if not _all_orders_readable():
-        return list(node.children)
+    read = _CHILD_FIELDS.get(type(node))
+    if read is None:
+        if not _all_orders_readable():
+            return list(node.children)
+        read = _child_fields(type(node))
     found: list[cst.CSTNode] = []
-    for field, _ in field_order(type(node)):
-        value = getattr(node, field)
-        if is_node(value):
+    node_types = _NODE_TYPES
+    for value in read(node):
+        known = node_types.get(type(value))
+        if known is None:
+            known = is_node(value)
+        if known:
             found.append(value)
         elif isinstance(value, (tuple, list)):
             found.extend(value)
     return found
+
+
+# node type -> a function giving the values of its visited fields, in order (`field_order`)
+_CHILD_FIELDS: dict[type, Callable[[cst.CSTNode], tuple]] = {}
+
+
+def _child_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
+    names = tuple(field for field, _ in field_order(cls))
+    if not names:
+        read = _no_fields
+    elif len(names) == 1:
+        name = names[0]
+        read = lambda node: (getattr(node, name),)  # noqa: E731 (attrgetter of one name gives no tuple)
+    else:
+        read = attrgetter(*names)
+    _CHILD_FIELDS[cls] = read
+    return read
+
+
+def _no_fields(node: cst.CSTNode) -> tuple:
+    return ()
 
 
 def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
@@ -393,4 +557,7 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                 on_leave_attribute(current, field)
         on_leave(current)
 
-    visit(node)
+    try:
+        visit(node)
+    finally:
+        visit = None  # see `_Walk.run`
