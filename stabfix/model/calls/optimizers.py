@@ -168,18 +168,11 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         self.enclosing = enclosing
         self.facts = _Facts()
         self.trained: list[cst.Name] = []  # names handed to an optimizer constructor as the tensors to train
-        # once the traversal is over the facts are settled, and what a name's bindings hold is remembered: a
-        # script rebinds `optimizer` in every cell, and each question about one re-read all of them
-        self._settled = False
-        self._from_bindings_seen: dict[tuple[int, int], OptimizerInfo | None] = {}
 
     # --- traversal -------------------------------------------------------------------------------
     def scope(self) -> Scope:
         """The current position's scope, to hand back to `resolve` after the traversal."""
         return Scope(self.enclosing.enclosing_functions(), self.enclosing.innermost_class())
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._settled = True
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:
@@ -298,14 +291,6 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         return self._by_name(name, name)
 
     def _from_bindings(self, bindings: list[_Bound], depth: int) -> OptimizerInfo | None:
-        if not self._settled:
-            return self._from_bindings_now(bindings, depth)
-        key = (id(bindings), depth)  # the facts' own lists, alive as long as the tracker
-        if key not in self._from_bindings_seen:
-            self._from_bindings_seen[key] = self._from_bindings_now(bindings, depth)
-        return self._from_bindings_seen[key]
-
-    def _from_bindings_now(self, bindings: list[_Bound], depth: int) -> OptimizerInfo | None:
         found = [info for info in (self._from_value(bound, depth + 1) for bound in bindings) if info is not None]
         if not found:
             return None
