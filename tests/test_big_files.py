@@ -54,6 +54,18 @@ def test_analysis_work_grows_linearly_with_the_file():
     assert growth < 4.4, f"4x the training code made the analysis do {growth:.2f}x the work"
 
 
+def test_no_rule_asks_the_whole_file_for_each_of_its_candidates():
+    # past a few units, a question answered from every call, function or instance call of the file for
+    # each loop, return or fix grows the work faster than the file: 4 -> 16 units took 4.43x the calls
+    # (SF407's instance calls per loop, later uses' callers per return, autocast callers per function,
+    # SF104's uses per binding, `functions_called`'s maps per pass); one index each gives 3.97x
+    big_file = _generator()
+    small = big_file.HEADER + "".join(big_file.UNIT.format(i=index) for index in range(4))
+    large = big_file.HEADER + "".join(big_file.UNIT.format(i=index) for index in range(16))
+    growth = _calls_to_analyse(large) / _calls_to_analyse(small)
+    assert growth < 4.15, f"4x the training code made the analysis do {growth:.2f}x the work"
+
+
 def test_a_module_level_script_does_not_follow_every_earlier_cell_for_each_cell():
     # notebook cells exported to one module rebind the same names at module level; an eval region ran to
     # the end of the module past every `model = ...`, and each backward pass re-read the bound values of

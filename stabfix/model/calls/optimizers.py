@@ -169,26 +169,33 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         self.enclosing = enclosing
         self.facts = _Facts()
         self.trained: list[cst.Name] = []  # names handed to an optimizer constructor as the tensors to train
-        # once the traversal is over the facts are settled, and what a name's bindings hold is remembered: a
-        # script rebinds `optimizer` in every cell, and each question about one re-read all of them
-        self._settled = False
+        # what a name's bindings hold, remembered until the traversal records another fact (or an import,
+        # which `qualify` reads): a script rebinds `optimizer` in every cell, and every question about one
+        # re-read all of them
+        self._facts_version = 0
         self._from_bindings_seen: dict[tuple[int, int], OptimizerInfo | None] = {}
+        self._seen_version = 0
 
     # --- traversal -------------------------------------------------------------------------------
     def scope(self) -> Scope:
         """The current position's scope, to hand back to `resolve` after the traversal."""
         return Scope(self.enclosing.enclosing_functions(), self.enclosing.innermost_class())
 
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._settled = True
+    def visit_Import(self, node: cst.Import) -> None:
+        self._facts_version += 1
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._facts_version += 1
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._facts_version += 1
         for base in node.bases:
             name = self.imports.qualify(base.value) or dotted_name(base.value) or ""
             if _is_annotation_for_optimizer(name):
                 self.facts.local_optimizer_classes.add(node.name.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._facts_version += 1
         params = node.params
         every = [*params.posonly_params, *params.params, *params.kwonly_params]
         self.facts.parameters[node] = {
@@ -196,14 +203,17 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         }
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._facts_version += 1
         for target in node.targets:
             self._bind(target.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._facts_version += 1
         if node.value is not None:
             self._bind(node.target, node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._facts_version += 1
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _USAGE_METHODS:
             receiver = dotted_name(func.value)
@@ -219,12 +229,14 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
                 self.trained.extend(listed_names(params if params is not None else positional[0]))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._facts_version += 1
         if node.attr.value == "param_groups":
             receiver = dotted_name(node.value)
             if receiver is not None:
                 self.facts.usage.setdefault(receiver, set()).add("param_groups")
 
     def visit_Return(self, node: cst.Return) -> None:
+        self._facts_version += 1
         function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
         if node.value is None or function is None or function.name.value != "configure_optimizers":
             return
@@ -302,8 +314,9 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         return self._by_name(name, name)
 
     def _from_bindings(self, bindings: list[_Bound], depth: int) -> OptimizerInfo | None:
-        if not self._settled:
-            return self._from_bindings_now(bindings, depth)
+        if self._seen_version != self._facts_version:
+            self._from_bindings_seen.clear()
+            self._seen_version = self._facts_version
         key = (id(bindings), depth)  # the facts' own lists, alive as long as the tracker
         if key not in self._from_bindings_seen:
             self._from_bindings_seen[key] = self._from_bindings_now(bindings, depth)
