@@ -17,6 +17,7 @@ from stabfix.model.flow.values import METADATA_STEPS, PARAMETER_ITERATORS
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
+from stabfix.model.source.origins import passed_argument
 from stabfix.model.source.project_view import ProjectQueries
 from stabfix.model.source.syntax import code_of, contains, names_in, walk
 from stabfix.model.training.structure import StepIndex
@@ -31,6 +32,7 @@ class StoreRoles:
     module: cst.Module | None
     hook_names: set[str]
     project: ProjectQueries | None
+    calls: list[cst.Call]
 
     if TYPE_CHECKING:
 
@@ -64,9 +66,28 @@ class StoreRoles:
         if not store.functions:
             return any(name in facts.loop_iters or _bound_to_data(facts, name, 0, constant) for name in names)
         for name in names - {"self", "cls"}:
+            if name in facts.params and self._always_passed_a_constant(store.functions[-1], name):
+                continue  # `self._put(("last", 224), x)`: every call of the file passes the same key
             if name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name, 0, constant):
                 return True
         return False
+
+    def _always_passed_a_constant(self, function: cst.FunctionDef, parameter: str) -> bool:
+        """Every call of the file that runs `function` passes a literal for `parameter`, or a local of the
+        caller bound only to literals; False when nothing in the file calls it (its callers are unseen)."""
+        calls = [call for call in self.calls if self.names.definition_of(call) is function]
+        for call in calls:
+            passed = passed_argument(function, call, parameter)
+            if passed is None:
+                return False
+            if _is_literal(passed) and not names_in(passed):
+                continue
+            use = self.names.uses.get(passed) if isinstance(passed, cst.Name) else None
+            caller = use.scope.node if use is not None else None
+            if not isinstance(caller, (cst.FunctionDef, cst.Module)) or passed.value not in self.facts(caller).bindings \
+                    or _bound_to_data(self.facts(caller), passed.value, 0, self._returns_a_constant):  # type: ignore[union-attr]
+                return False
+        return bool(calls)
 
     def _returns_a_constant(self, value: cst.BaseExpression) -> bool:
         """A call of a function of the file that takes no data and returns only literals (`key = slot()`
