@@ -15,18 +15,18 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
-from libcst._position import CodePosition, CodeRange
-from libcst.metadata.position_provider import NEWLINE_RE
+from libcst.metadata import CodePosition, CodeRange
+from libcst.metadata.position_provider import NEWLINE_RE, PositionProvidingCodegenState
 
 # start line, start column, end line, end column
 _Range = tuple[int, int, int, int]
 
 
-class _PositionState(CodegenState):
+class _PositionState(PositionProvidingCodegenState):
     """The positions libcst's `PositionProvidingCodegenState` records, kept as tuples by node id: the same
     line and column arithmetic, the same rule that a syntactic position (recorded inside the node's
-    codegen) wins over the whitespace-inclusive one its `after_codegen` would record."""
+    codegen) wins over the whitespace-inclusive one its `after_codegen` would record. What it does not
+    redefine (indentation, the trailing newline) is libcst's own."""
 
     def __init__(self, module: cst.Module) -> None:
         self.default_indent = module.default_indent
