@@ -428,10 +428,7 @@ class _Walk:
             if leave is not None:
                 leave(node)
 
-        try:
-            visit(module)
-        finally:
-            visit = None  # the closure refers to itself: unlinked, the tree and visitors die by refcount
+        visit(module)
 
     def run_recording(self, module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
         """`run`, recording each visited node's parent (a copy of `run`'s loop, so that a walk without
@@ -485,10 +482,7 @@ class _Walk:
             if leave is not None:
                 leave(node)
 
-        try:
-            visit(module)
-        finally:
-            visit = None  # the closure refers to itself: unlinked, the tree and visitors die by refcount
+        visit(module)
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -557,7 +551,4 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                 on_leave_attribute(current, field)
         on_leave(current)
 
-    try:
-        visit(node)
-    finally:
-        visit = None  # see `_Walk.run`
+    visit(node)
