@@ -191,8 +191,8 @@ class TorchLoadWithoutMapLocation(Checker):
         places = {(id(function), code_of(source, 200))}
         bindings = self.names.reaching(source) if isinstance(source, cst.Name) else []
         if function is not None and len(bindings) == 1 and bindings[0].kind == "param" and bindings[0].scope.node is function:
-            for caller in self.flows.calls():
-                passed = passed_argument(function, caller, source.value) if self.names.definition_of(caller) is function else None
+            for caller in self.names.calls_running(function, self.flows.calls()):
+                passed = passed_argument(function, caller, source.value)
                 if passed is not None:
                     places.add((id(self.flows.enclosing_function(caller)), code_of(passed, 200)))
         return places

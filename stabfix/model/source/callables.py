@@ -44,6 +44,21 @@ class CallableResolution:
 
         def single_value(self, name: cst.Name) -> Optional[cst.BaseExpression]: ...
 
+    def calls_running(self, function: cst.FunctionDef, calls: list[cst.Call]) -> list[cst.Call]:
+        """The calls of `calls` (a file's call list, kept by its owner) whose `definition_of` is `function`:
+        every call resolved once per list, not once per question (a question per parameter per call is
+        quadratic in the file)."""
+        index = getattr(self, "_calls_by_definition", None)
+        if index is None or index[0] is not calls or index[1] != len(calls):  # a list still growing: index again
+            by_definition: dict[int, list[cst.Call]] = {}
+            for call in calls:
+                found = self.definition_of(call)
+                if found is not None:
+                    by_definition.setdefault(id(found), []).append(call)
+            index = (calls, len(calls), by_definition)
+            self._calls_by_definition = index
+        return index[2].get(id(function), [])
+
     def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         """The function of this file a call runs: `helper(x)` bound by a `def` the call sees,
         `self.method(x)` defined in the enclosing class, or a method of a class of this file called on

@@ -10,7 +10,7 @@ a literal, an unpacked element).
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Optional
 
 import libcst as cst
 
@@ -20,7 +20,7 @@ from stabfix.model.source.scopes import instance_receiver
 MAX_DEPTH = 4  # functions followed up through their callers
 
 
-def created_by(names: Names, calls: Iterable[cst.Call], expr: cst.BaseExpression,
+def created_by(names: Names, calls: list[cst.Call], expr: cst.BaseExpression,
                depth: int = 0) -> Optional[frozenset[int]]:
     """The ids of the calls whose result `expr` (a name) may hold, or None when a binding shows no such call."""
     if not isinstance(expr, cst.Name) or depth > MAX_DEPTH:
@@ -36,7 +36,7 @@ def created_by(names: Names, calls: Iterable[cst.Call], expr: cst.BaseExpression
         function = binding.scope.node
         if binding.kind != "param" or not isinstance(function, cst.FunctionDef):
             return None
-        passed = [passed_argument(function, call, binding.name) for call in calls if names.definition_of(call) is function]
+        passed = [passed_argument(function, call, binding.name) for call in names.calls_running(function, calls)]
         if not passed or any(argument is None for argument in passed):
             return None
         for argument in passed:
@@ -62,7 +62,7 @@ def passed_argument(function: cst.FunctionDef, call: cst.Call, parameter: str) -
     return None
 
 
-def instance_class(names: Names, calls: Iterable[cst.Call], name: cst.Name, depth: int = 0) -> Optional[cst.ClassDef]:
+def instance_class(names: Names, calls: list[cst.Call], name: cst.Name, depth: int = 0) -> Optional[cst.ClassDef]:
     """The class whose instance `name` holds: a method's own receiver (`self`, `this`), or a parameter of a
     function of the file that every call of the file hands such a receiver (`def init_mask(module, n):
     module.register_buffer(...)` called as `init_mask(self, n)` in a method)."""
@@ -73,7 +73,7 @@ def instance_class(names: Names, calls: Iterable[cst.Call], name: cst.Name, dept
     if len(bindings) != 1 or bindings[0].kind != "param" or not isinstance(bindings[0].scope.node, cst.FunctionDef):
         return None
     function = bindings[0].scope.node
-    passed = [passed_argument(function, call, name.value) for call in calls if names.definition_of(call) is function]
+    passed = [passed_argument(function, call, name.value) for call in names.calls_running(function, calls)]
     owners = {instance_class(names, calls, argument, depth + 1) if isinstance(argument, cst.Name) else None
               for argument in passed}
     return owners.pop() if len(owners) == 1 else None
