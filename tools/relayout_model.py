@@ -69,7 +69,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "long-lived containers, host-accelerator syncs, token generation, parameter-sized buffers, adapters, distributed runs.",
         ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
          "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "ranks", "data_loaders",
-         "distributed", "objective_targets", "loss_targets", "evaluations"),
+         "distributed", "objective_targets", "loss_targets", "evaluations",
+         "checkpoint_files"),
     ),
 }
 

@@ -66,6 +66,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 history, detached, device, activation, role) and what it does to `self` and its
                 parameters (mode switches, zero_grad, step, backward, no_grad, stores), its callees'
                 included; `foreign` hook for calls of other files (queried after the traversal)
+- `checkpoint_files` where the file saves and loads checkpoints, and which loads read back what it wrote
+                (an in-process round trip, a file written from host memory, a located sibling load) (SF107)
 - `loss_targets` the places that make a tensor require grad, and whether such a tensor is the target of a
                 loss whose gradient nothing reads (SF101) (built on `gradients` and `summaries`)
 
@@ -92,6 +94,7 @@ from stabfix.model.domain.containers import Containers
 from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.generation import Generation
 from stabfix.model.domain.host_sync import HostSyncs
+from stabfix.model.domain.checkpoint_files import CheckpointFiles
 from stabfix.model.domain.loss_targets import LossTargets
 from stabfix.model.domain.objective_targets import ObjectiveTargets
 from stabfix.model.domain.randomness import Randomness
@@ -179,6 +182,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     # after `summaries`: a helper that detaches the state cuts it too
     "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
     "objective_targets": (("names", "history"), lambda model: ObjectiveTargets(model.names, model.history)),
+    "checkpoint_files": (("names", "flows", "values"), lambda model: CheckpointFiles(model.names, model.flows, model.values)),
     "loss_targets": (
         ("names", "losses", "gradients", "summaries", "objective_targets"),
         lambda model: LossTargets(model.imports, model.enclosing, model.names, model.losses, model.gradients, model.summaries,
@@ -284,6 +288,7 @@ class FileModel:
     uses: Optional[LaterUses] = None
     summaries: Optional[Summaries] = None
     randomness: Optional[Randomness] = None
+    checkpoint_files: Optional[CheckpointFiles] = None
     loss_targets: Optional[LossTargets] = None
     objective_targets: Optional[ObjectiveTargets] = None
     evaluations: Optional[Evaluations] = None
