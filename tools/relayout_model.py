@@ -57,7 +57,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "training": (
         "Training structure: step loops and step functions, the gates that make code run on only some steps,\n"
         "train/eval mode switches, gradient accumulation, and state a loop carries into its next iteration.",
-        ("structure", "step_frames", "step_recognition", "step_paths", "gates", "modes", "accumulation", "carried"),
+        ("structure", "step_frames", "step_recognition", "step_paths", "gates", "modes", "accumulation", "carried",
+         "running_totals"),
     ),
     "functions": (
         "What each function of the file does, as its callers see it: node-free summaries of what it returns and\n"
@@ -70,7 +71,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
          "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "ranks", "data_loaders",
          "distributed", "objective_targets", "loss_targets", "evaluations",
-         "checkpoint_files"),
+         "checkpoint_files", "device_caches"),
     ),
 }
 

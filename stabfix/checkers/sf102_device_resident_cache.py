@@ -37,8 +37,8 @@ The unsafe fix stores `v.detach().to("cpu", copy=True)` and moves every read of 
 with `.to(device, non_blocking=True)`; it is only offered when every use of the container in the
 class (or module) is understood and each read site has a device expression at hand.
 
-The facts are the model's: containers, their uses and what they are for in `stabfix.model.domain.containers`,
-`container_uses` and `container_roles`, what a stored value is in `stabfix.model.flow.values`, training steps in `stabfix.model.training.structure`; the rewrites are
+The facts are the model's: which containers are such caches in `stabfix.model.domain.device_caches`, containers,
+their uses and what they are for in `stabfix.model.domain.containers`, `container_uses` and `container_roles`, what a stored value is in `stabfix.model.flow.values`, training steps in `stabfix.model.training.structure`; the rewrites are
 `stabfix.fixes.device_moves`. This module is the rule's decision over them and its message.
 """
 
@@ -52,9 +52,8 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, with_map_location
 from stabfix.model.domain.container_uses import ContainerKey, ContainerUse, Load, Store
-from stabfix.model.domain.containers import stored_values
 from stabfix.model.flow.values import Value
-from stabfix.model.source.syntax import code_of, contains
+from stabfix.model.source.syntax import code_of
 
 
 @dataclass
@@ -72,61 +71,26 @@ class DeviceResidentCache(Checker):
     code = "SF102"
     # A store is only reported as a snapshot: detached, cloned or computed with autograd off.
     tokens = ("detach", "clone", "no_grad", "inference_mode", "set_grad_enabled")
-    needs = ("names", "values", "steps", "modules", "containers")
+    needs = ("names", "values", "steps", "modules", "containers", "device_caches")
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self.containers = self.model.containers
-        self.steps = self.model.steps
-        self.values = self.model.values
 
     # --- deciding -------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
-        # Cheap checks first: only containers with a plausible store get their uses walked.
-        by_container: dict[ContainerKey, list[tuple[Store, Value]]] = {}
-        for store in self.containers.stores:
-            kinds = self.containers.long_lived_kinds(store)
-            if len(kinds) != 1:
-                continue
-            evidence = self._plausible_store(store, next(iter(kinds)))
-            if evidence is not None:
-                by_container.setdefault(store.container, []).append((store, evidence))
-        if not by_container:
-            return
-        uses = self.containers.uses(by_container)
+        caches = self.model.device_caches
         reports: list[_ContainerReport] = []
-        for container, candidates in by_container.items():
-            report = self._decide_container(container, candidates, uses.get(container))
-            if report is not None and report.stores:
-                reports.append(report)
+        for cache in caches.found():
+            report = _ContainerReport(cache.key, stores=cache.stores, uses=cache.uses)
+            report.unfixable = self._uncertain_entries(report, cache.tensor_hint)
+            if report.unfixable is None:
+                plan = ReadMoves(self.containers, cache.key, cache.uses, cache.kind,
+                                 lambda cache=cache: caches.uncertain_entry(cache))
+                report.unfixable, report.read_changes = plan.unfixable, plan.changes
+            reports.append(report)
         for report in reports:
             self._emit(report)
-
-    def _decide_container(
-        self,
-        container: ContainerKey,
-        candidates: list[tuple[Store, Value]],
-        uses: list[ContainerUse] | None,
-    ) -> _ContainerReport | None:
-        if uses is None:
-            return None
-        kind = self.containers.container_kind(uses)
-        if kind is None or self.containers.is_cleared(container, uses):
-            return None
-        if any(use.kind == "mutate" for use in uses):
-            return None  # entries updated in place (`c[k].mul_(m).add_(x)`, `c[k] += x`): running state per key
-        if not container.on_self and self.containers.built_once([store for store, _ in candidates], uses):
-            return None
-        report = _ContainerReport(container, uses=uses)
-        tensor_hint = self.containers.holds_tensors(uses)
-        for store, evidence in candidates:
-            if self._confirmed(store, evidence, tensor_hint, uses):
-                report.stores.append((store, evidence))
-        if report.stores:
-            report.unfixable = self._uncertain_entries(report, tensor_hint)
-            if report.unfixable is None:
-                self._plan_reads(report, kind)
-        return report
 
     def _uncertain_entries(self, report: _ContainerReport, tensor_hint: bool) -> str | None:
         """Why the fix cannot rewrite the entries: tuples of tensors, or a forward output that may be a
@@ -136,59 +100,6 @@ class DeviceResidentCache(Checker):
                 return f"`{report.key.display()}` holds tuples of tensors (`{code_of(store.value, 40)}`)"
             if not (evidence.tensor or evidence.placed or tensor_hint):
                 return f"`{code_of(store.value, 40)}` may return more than one tensor"
-        return None
-
-    def _plausible_store(self, store: Store, kind: str) -> Value | None:
-        """What the code says about the stored value, if the store can be a device-resident cache entry."""
-        containers = self.containers
-        if not containers.grows(store, kind):
-            return None
-        if containers.in_setup(store) or containers.in_hook(store) or containers.in_data_pipeline(store):
-            return None  # filled once at construction, by forward hooks, or by (CPU) data workers
-        if containers.iterates_parameters(store):
-            return None  # EMA shadows, backups of parameters
-        evidence = self.values.value_of(store.value)
-        if evidence.host_or_bookkeeping or not (evidence.tensor or evidence.call):
-            return None
-        if not (evidence.snapshot or store.grad_off):
-            return None
-        return evidence
-
-    def _confirmed(self, store: Store, evidence: Value, tensor_hint: bool, uses: list[ContainerUse]) -> bool:
-        """With the container's uses known: the stored snapshot is certainly a tensor, and not an in-place update.
-
-        Snapshot evidence was required before (detach/clone/no_grad): a value stored with its graph
-        is SF103's concern, and a KV cache of one forward pass stores raw activations.
-        """
-        if any(contains(store.value, use.node) for use in uses):
-            return False  # updates an entry from itself (`c[k] = torch.cat([c[k], new])`): a KV-cache step
-        if self.containers.recomputes_own_entry(store, uses):
-            return False  # the same, through a local: `old = c[k].clone(); c[k] = a * old + b` (a running update)
-        # a snapshot of a call result put on the accelerator (`model(x).to(device)`, `.cuda()`, `.half()`):
-        # what a forward pass returns, handled like a tensor
-        return evidence.tensor or (evidence.call and (tensor_hint or evidence.placed or evidence.model_output))
-
-    def _plan_reads(self, report: _ContainerReport, kind: str) -> None:
-        plan = ReadMoves(self.containers, report.key, report.uses, kind, lambda: self._other_store(report))
-        report.unfixable, report.read_changes = plan.unfixable, plan.changes
-
-    def _other_store(self, report: _ContainerReport) -> cst.BaseExpression | None:
-        """A value stored into the container, besides the reported stores, that is not certainly a tensor.
-
-        Reads are moved back with `.to(device)`: that must hold for every entry a read can return.
-        """
-        covered = {id(node) for store, _ in report.stores for node in (store.value, store.node)}
-        for use in report.uses:
-            if use.kind == "rebind" and not self.containers.restores(use):
-                return use.payload
-            if use.kind != "store" or use.payload is None or id(use.payload) in covered or self.containers.restores(use):
-                continue  # reported stores, and restores from `torch.load`, hold tensors
-            for value in stored_values(use.payload, use.node):
-                if value is None:
-                    return use.payload
-                evidence = self.values.value_of(value)
-                if not evidence.tensor or evidence.not_tensor:
-                    return value  # CPU tensors are fine: `.to(device)` moves them like the others
         return None
 
     def _emit(self, report: _ContainerReport) -> None:

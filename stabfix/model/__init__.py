@@ -68,6 +68,10 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 included; `foreign` hook for calls of other files (queried after the traversal)
 - `checkpoint_files` where the file saves and loads checkpoints, and which loads read back what it wrote
                 (an in-process round trip, a file written from host memory, a located sibling load) (SF107)
+- `device_caches` the long-lived containers that keep accelerator tensor snapshots, one per new key or call,
+                and which of their entries are not certainly tensors (SF102) (built on `containers` and `values`)
+- `running_totals` where the file sums or stores a value into a holder (`total += loss`, `losses.append(loss)`)
+                and whether the holder keeps it from one iteration or step call to the next (SF103)
 - `loss_targets` the places that make a tensor require grad, and whether such a tensor is the target of a
                 loss whose gradient nothing reads (SF101) (built on `gradients` and `summaries`)
 
@@ -91,6 +95,7 @@ from stabfix.model.calls.optimizers import OptimizerTracker
 from stabfix.model.domain.amp import Amp
 from stabfix.model.domain.cleanup import DeviceMemory
 from stabfix.model.domain.containers import Containers
+from stabfix.model.domain.device_caches import DeviceCaches
 from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.generation import Generation
 from stabfix.model.domain.host_sync import HostSyncs
@@ -116,6 +121,7 @@ from stabfix.model.domain.evaluations import Evaluations
 from stabfix.model.training.accumulation import AccumulationIndex
 from stabfix.model.training.carried import CarriedStates
 from stabfix.model.training.modes import ModeSwitches
+from stabfix.model.training.running_totals import RunningTotals
 from stabfix.model.training.structure import StepIndex
 
 if TYPE_CHECKING:
@@ -182,6 +188,8 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     # after `summaries`: a helper that detaches the state cuts it too
     "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
     "objective_targets": (("names", "history"), lambda model: ObjectiveTargets(model.names, model.history)),
+    "device_caches": (("containers", "values"), lambda model: DeviceCaches(model.containers, model.values)),
+    "running_totals": (("names", "steps"), lambda model: RunningTotals(model.enclosing, model.names, model.steps)),
     "checkpoint_files": (("names", "flows", "values"), lambda model: CheckpointFiles(model.names, model.flows, model.values)),
     "loss_targets": (
         ("names", "losses", "gradients", "summaries", "objective_targets"),
@@ -289,6 +297,8 @@ class FileModel:
     summaries: Optional[Summaries] = None
     randomness: Optional[Randomness] = None
     checkpoint_files: Optional[CheckpointFiles] = None
+    running_totals: Optional[RunningTotals] = None
+    device_caches: Optional[DeviceCaches] = None
     loss_targets: Optional[LossTargets] = None
     objective_targets: Optional[ObjectiveTargets] = None
     evaluations: Optional[Evaluations] = None
