@@ -1,17 +1,19 @@
 """Where the file clears gradients: which events clear them, what a pass clears, and clears run as hooks.
 
-Answers "are gradients cleared here?" for the event-order rules (SF404): `is_clear(event)` (a clear of any
-form: `opt.zero_grad()`, `model.zero_grad()`, `p.grad.zero_()`, a fresh `dist_autograd.context()`, or an
-assignment `p.grad = None` / `p.grad = g`), `through_summary(event)` (a call whose function, of this file
-or another, clears gradients its caller cannot name: a `zero_grad` effect on a local of its own),
+Answers "are gradients cleared here?" for the event-order rules (SF404, SF402): `is_clear(event)` (a clear
+of any form: `opt.zero_grad()`, `model.zero_grad()`, `p.grad.zero_()`, a fresh `dist_autograd.context()`,
+or an assignment `p.grad = None` / `p.grad = g`), `through_summary(event)` (a call whose function, of this
+file or another, clears gradients its caller cannot name: a `zero_grad` effect on a local of its own),
 `reaches(clear, constructor)` (a `zero_grad()` may empty the gradients of the optimizer that
 `constructor` builds: another optimizer's or model's, shown to share no parameter with it, does not;
 `flow/grad_coverage.py`), `overwritten()` (the file's backward is MXNet's, which overwrites gradients
-by default, not torch's: nothing needs clearing), `in_pass(iteration)` (the events a pass runs, its own and those of the file's functions it calls, and
-whether a call it makes that is not followed clears through its summary), `steps(function)` (the
-function steps an optimizer itself or through a call) and `by_a_hook()` (a clear that runs when
-something else calls it: in a lambda, or in a function that steps nothing and that the file never calls
-itself). Built on `names`, `optimizers`, `events`, `summaries` and `events_through_calls`.
+by default, not torch's: nothing needs clearing), `in_pass(iteration)` (the events a pass runs, its own
+and those of the file's functions it calls, and whether a call it makes that is not followed clears
+through its summary), `zero_grad_between(events, start, end)` (the first `zero_grad()` strictly between
+two orders of one function's events), `steps(function)` (the function steps an optimizer itself or
+through a call) and `by_a_hook()` (a clear that runs when something else calls it: in a lambda, or in a
+function that steps nothing and that the file never calls itself). Built on `names`, `optimizers`,
+`events`, `summaries` and `events_through_calls`.
 """
 
 from __future__ import annotations
@@ -90,6 +92,12 @@ class GradClears:
             if self.is_clear(event) or self.through_summary(event):
                 return True
         return False
+
+    @staticmethod
+    def zero_grad_between(events: list[Event], start: float, end: float) -> Optional[ClearGrad]:
+        """The first `zero_grad()` among `events` (one function's, in order) that runs between two orders."""
+        return next((event for event in events if isinstance(event, ClearGrad) and event.how == "zero_grad"
+                     and start < event.site.order < end), None)
 
     def steps(self, function: cst.FunctionDef) -> bool:
         """Whether the function steps an optimizer itself or through a call (`fit` calling `train_step`):
