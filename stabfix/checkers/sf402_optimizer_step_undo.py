@@ -3,8 +3,9 @@
 A query over the file's model: `events` gives the optimizer steps, gradient resets and clears, the
 in-place tensor updates and the calls between functions (`events_through_calls`: a helper's step, backward
 or clear counts where it is called, reported without a fix); `model.updates` which way an update moves a
-tensor against its gradient; `model.parameters` whose parameters the updated tensors are;
-`optimizers` what was stepped. The fix is `fixes.snapshot_restore`.
+tensor against its gradient; `model.parameters` whose parameters the updated tensors are; `optimizers`
+what was stepped; `optimizer_tensors` whether the updated tensors are its parameters; `grad_clears` a
+`zero_grad()` in between. The fix is `fixes.snapshot_restore`.
 """
 
 from __future__ import annotations
@@ -17,21 +18,9 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.snapshot_restore import deepcopy_spelling, replaceable_loop, snapshot_restore_fix
 from stabfix.fixes.syntax import block_body, code_for, names_local_to, names_taken, starts_statement
-from stabfix.model.calls.events import ClearGrad, ParamUpdate, Site, Step, gradient_resets
+from stabfix.model.calls.events import ParamUpdate, Site, Step, gradient_resets
 from stabfix.model.calls.optimizers import OptimizerInfo
-from stabfix.model.source.imports import dotted_name
-from stabfix.model.flow.parameters import (
-    ParameterLoops,
-    builds_from,
-    instance_receivers,
-    models_in,
-    names_in,
-    owned_attribute,
-    parameter_loops,
-    reads_param_groups,
-    shares_parameters,
-    target_names,
-)
+from stabfix.model.flow.parameters import ParameterLoops, names_in, parameter_loops, target_names
 from stabfix.model.flow.updates import direction
 
 
@@ -50,7 +39,8 @@ class OptimizerStepUndo(Checker):
     tokens = (".grad",)
     also_needs = (("step",),)  # an undo is only reported after an optimizer step (`.step(`, `optimizer_step`)
     tokens_elsewhere = (".grad", ".step(")  # a helper of another module may run the step (`events_through_calls`)
-    needs = ("names", "optimizers", "events", "summaries", "events_through_calls")
+    needs = ("names", "optimizers", "events", "summaries", "events_through_calls", "optimizer_tensors",
+             "grad_clears")
 
     def leave_Module(self, original_node: cst.Module) -> None:
         events, names = self.model.events_through_calls, self.model.names  # a helper's step counts at its call
@@ -98,22 +88,14 @@ class OptimizerStepUndo(Checker):
                 optimizer = self.model.optimizers.resolve(candidate, step.site.scope)
                 if optimizer is None:
                     continue
-                if not self._trains(optimizer, loops, update, candidate):
+                if not self.model.optimizer_tensors.trains(optimizer, loops, update, candidate):
                     return None
                 if sign == 1 and optimizer.known_plain_sgd:
                     return None  # `p -= lr * grad` was exactly the step: adding it back undoes it
-                if sign == -1 and not self._same_optimizer(optimizer, candidate, loops, update):
+                if sign == -1 and not self.model.optimizer_tensors.owns(optimizer, candidate, loops, update):
                     return None  # a descent step on tensors that may not be this optimizer's
-                cleared = next(
-                    (
-                        code_for(event.node)
-                        for event in here
-                        if isinstance(event, ClearGrad) and event.how == "zero_grad"
-                        and step.site.order < event.site.order < site.order
-                    ),
-                    None,
-                )
-                return _Found(step, optimizer, candidate, cleared)
+                cleared = self.model.grad_clears.zero_grad_between(here, step.site.order, site.order)
+                return _Found(step, optimizer, candidate, code_for(cleared.node) if cleared is not None else None)
         return None
 
     def _step_before_call_of(self, update: ParamUpdate, loops: ParameterLoops, sign: int) -> tuple[_Found, str] | None:
@@ -134,56 +116,6 @@ class OptimizerStepUndo(Checker):
             if found is not None:
                 return found, call.site.function.name.value if call.site.function else "module level"
         return None
-
-    def _trains(self, optimizer: OptimizerInfo, loops: ParameterLoops, update: ParamUpdate, spelled: cst.BaseExpression) -> bool:
-        """False when the file shows that the updated tensors are not this optimizer's parameters."""
-        constructor, origin = optimizer.constructor, loops.origin
-        receivers = self._receivers(constructor, update, loops)
-        if loops.single:  # one tensor: the optimizer was built with it, or with its model's parameters
-            return constructor is not None and (
-                update.param in names_in(constructor) or owned_attribute(update.param, models_in(constructor), receivers)
-            )
-        if origin.held_list is not None:
-            return constructor is not None and builds_from(constructor, origin.held_list)
-        if origin.optimizers:
-            stepped = dotted_name(spelled)
-            return stepped is None or stepped in origin.optimizers or optimizer.expression in origin.optimizers
-        if origin.models and constructor is None and self._managed_apart(origin.models, spelled, update):
-            return False
-        if origin.models and constructor is not None:
-            trained = models_in(constructor)
-            if trained and "" not in origin.models:
-                return shares_parameters(trained, origin.models, receivers)
-        return True
-
-    def _receivers(self, constructor: cst.Call | None, update: ParamUpdate, loops: ParameterLoops) -> frozenset[str]:
-        """What the methods building the optimizer and updating the tensors call their instance."""
-        return instance_receivers(self.model.names, constructor, update.node, *loops.chain)
-
-    def _managed_apart(self, models: frozenset[str], spelled: cst.BaseExpression, update: ParamUpdate) -> bool:
-        """The function clears the optimizer's gradients and, separately, the updated model's
-        (`optimizer.zero_grad(); adversary.zero_grad()`): that model is trained by hand, not by this
-        optimizer (gradient descent-ascent, a manually updated critic)."""
-        here = self.model.events_through_calls.in_function(update.site.function)
-        cleared = {dotted_name(e.receiver) for e in here if isinstance(e, ClearGrad) and e.how == "zero_grad"}
-        return dotted_name(spelled) in cleared and "" not in models and all(model in cleared for model in models)
-
-    def _same_optimizer(
-        self, optimizer: OptimizerInfo, spelled: cst.BaseExpression, loops: ParameterLoops, update: ParamUpdate
-    ) -> bool:
-        """Positive evidence that the tensors are the stepped optimizer's own (needed for a -grad update)."""
-        if loops.single:
-            return True  # `_trains` found the tensor among the optimizer's constructor arguments
-        stepped = dotted_name(spelled)
-        if stepped is not None and (
-            stepped in loops.origin.optimizers
-            or reads_param_groups(update.node, stepped, loops.chain, self.model.names)
-        ):
-            return True
-        if optimizer.constructor is not None and loops.origin.models:
-            return shares_parameters(models_in(optimizer.constructor), loops.origin.models,
-                                     self._receivers(optimizer.constructor, update, loops))
-        return False
 
     # --- the fix ----------------------------------------------------------------------------------
     def _fix(self, module: cst.Module, update: ParamUpdate, found: _Found, loops: ParameterLoops) -> Fix | None:

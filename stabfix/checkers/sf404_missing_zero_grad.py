@@ -24,9 +24,8 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.statements import insert_after
 from stabfix.fixes.syntax import code_for, starts_statement
-from stabfix.model.calls.events import ClearGrad, Event, Gate, GradWrite, LocalCall, Site, Step, stepped_optimizer
+from stabfix.model.calls.events import ClearGrad, Event, Gate, Site, Step, stepped_optimizer
 from stabfix.model.calls.optimizers import optimizer_name_strength
-from stabfix.model.flow.grad_coverage import GradCoverage
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.training.step_frames import loop_header
@@ -37,15 +36,14 @@ class MissingZeroGrad(Checker):
     tokens = ("backward",)
     tokens_elsewhere = ("backward", ".step(", "zero_grad")  # a helper of another module may run the rest (`events_through_calls`)
     also_needs = (("step",),)
-    needs = ("optimizers", "events", "summaries", "events_through_calls")
+    needs = ("optimizers", "events", "summaries", "events_through_calls", "grad_clears")
 
-    _coverage: Optional[GradCoverage] = None
     _constructor: Optional[cst.Call] = None  # the stepped optimizer's construction, while one step is judged
     _elsewhere: tuple[ClearGrad, ...] = ()  # clears in its pass that reach other parameters
 
     def leave_Module(self, original_node: cst.Module) -> None:
         events = self.model.events_through_calls
-        if self._cleared_by_a_hook() or self._overwriting_autograd():
+        if self.model.grad_clears.by_a_hook() or self.model.grad_clears.overwritten():
             return
         reported: set[int] = set()
         self._judged_calls: set[int] = set()  # calls whose function's own step was reported through them
@@ -125,36 +123,13 @@ class MissingZeroGrad(Checker):
 
     def _uncleared(self, iteration: list[Event]) -> bool:
         """No gradient clear in the pass or the functions it calls, and no optimizer built in it."""
-        events = self.model.events_through_calls
-        seen = list(iteration)
-        followed = events.functions_called(iteration)
-        for function in followed:
-            seen.extend(events.in_function(function))
-        # A call into a function followed here is judged by that function's own clears (which may reach other
-        # parameters); only calls not followed (another file's, or too deep) are taken from their summaries.
-        if any(self._clears_through_summary(event) and not _followed(events, event, followed) for event in seen):
-            return False
-        return not any((_clears(event) and self._reaches(event)) or event.kind == "optimizer" for event in seen)
-
-    def _clears_through_summary(self, event: Event) -> bool:
-        """A call whose function (another file's, or one `functions_called` does not follow) clears
-        gradients its caller cannot name (a `zero_grad` effect on a local of its own: maybe the stepped
-        ones); a clear of what the caller names is spliced in at the call (`events_through_calls`) and
-        judged like the caller's own."""
-        if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
-            return False
-        return any(effect.kind == "zero_grad" and effect.target is None
-                   for effect in self.model.summaries.effects_at(event.node))
+        seen, cleared_unseen = self.model.grad_clears.in_pass(iteration)
+        clears = self.model.grad_clears.is_clear
+        return not cleared_unseen and not any((clears(e) and self._reaches(e)) or e.kind == "optimizer" for e in seen)
 
     def _reaches(self, clear: Event) -> bool:
-        """Whether a clear may empty the gradients the stepped optimizer uses (another optimizer's or
-        model's `zero_grad()`, shown to share no parameter with it, does not)."""
-        if not isinstance(clear, ClearGrad):
-            return True
-        if self._coverage is None:
-            built = [e.node for e in self.model.events_through_calls.of_kind("optimizer") if isinstance(e.node, cst.Call)]
-            self._coverage = GradCoverage(self.model.optimizers, self.model.names, built)
-        if self._coverage.may_clear(clear.receiver, clear.how, clear.site.scope, self._constructor):
+        """Whether a clear may empty the gradients the stepped optimizer uses (`grad_clears.reaches`)."""
+        if not isinstance(clear, ClearGrad) or self.model.grad_clears.reaches(clear, self._constructor):
             return True
         self._elsewhere += (clear,)
         return False
@@ -162,40 +137,6 @@ class MissingZeroGrad(Checker):
     def _backward_in(self, functions: list[cst.FunctionDef]) -> bool:
         events = self.model.events_through_calls
         return any(events.accumulates(e) for function in functions for e in events.in_function(function, "backward"))
-
-    def _cleared_by_a_hook(self) -> bool:
-        """A clear that runs when something else calls it: in a lambda, or in a function that steps
-        nothing and that the file never calls itself (a callback, `on_before_optimizer_step`, a hook
-        registered on the optimizer); a helper the file calls counts only where it is called."""
-        events = self.model.events_through_calls
-        for event in events.events:
-            # where the event sits first: what a call clears takes its function's summary (maybe another file's)
-            function = event.site.function
-            if not event.site.in_lambda and not (
-                function is not None and not self._steps(function)
-                and not events.calls_of(function.name.value)  # called by a framework or registered as a hook
-            ):
-                continue
-            if _clears(event) or self._clears_through_summary(event):
-                return True
-        return False
-
-    def _steps(self, function: cst.FunctionDef) -> bool:
-        """Whether the function steps an optimizer itself or through a call (`fit` calling `train_step`):
-        a clear it runs then sits in a training pass, not in a hook."""
-        events = self.model.events
-        if events.in_function(function, "step"):
-            return True
-        return any(
-            isinstance(event, LocalCall) and isinstance(event.node, cst.Call)
-            and any(effect.kind == "step" for effect in self.model.summaries.effects_at(event.node))
-            for event in events.in_function(function)
-        )
-
-    def _overwriting_autograd(self) -> bool:
-        """The file's backward is MXNet's (gradients overwritten by default), not torch's."""
-        modules = {name.split(".", 1)[0] for name in self.context.imports.aliases.values()}
-        return "torch" not in modules and any(m in modules for m in vocab.OVERWRITING_AUTOGRAD_MODULES)
 
     def _lightning(self, cls: cst.ClassDef) -> bool:
         for base in cls.bases:
@@ -216,12 +157,6 @@ class MissingZeroGrad(Checker):
                    requires_torch=(1, 7))
 
 
-def _followed(events, call: Event, followed: list[cst.FunctionDef]) -> bool:
-    """Whether every function of this file that `call` runs is among `followed`."""
-    runs = events.functions_called([call], depth=1)
-    return bool(runs) and all(any(function is seen for seen in followed) for function in runs)
-
-
 def _short_named(step: Step) -> tuple[cst.BaseExpression, object] | None:
     """`opt.step()` on a name like `opt`/`optim`: the `optimizers` part needs a `zero_grad()` or
     `param_groups` use to take such a name as an optimizer, and a missing `zero_grad()` is this rule's
@@ -231,10 +166,6 @@ def _short_named(step: Step) -> tuple[cst.BaseExpression, object] | None:
     if name is not None and optimizer_name_strength(name.rsplit(".", 1)[-1]) is not None:
         return receiver, None
     return None
-
-
-def _clears(event: Event) -> bool:
-    return event.kind == "clear" or (isinstance(event, GradWrite) and isinstance(event.node, cst.Assign))
 
 
 def _leaves_after_step(site: Site, loop: cst.CSTNode) -> bool:

@@ -36,6 +36,11 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `events_through_calls` the `events` queries with what each called function runs (its summary's
                 backward, step, clear, unscale, clip, optimizer construction) spliced in at the call, in
                 order (built on `events`, `summaries`; the event-order rules read it)
+- `grad_clears` which events clear gradients, what a pass clears, which clears reach a stepped optimizer,
+                clears run as hooks, a `zero_grad()` between two points (SF404, SF402) (built on `events`,
+                `summaries`, `events_through_calls`)
+- `optimizer_tensors` whether the tensors an in-place update changes are a stepped optimizer's
+                parameters (SF402) (built on `names`, `events_through_calls`)
 - `carried`     state a training loop or step method feeds back into its next iteration
                 (`out, h = model(x, h)`) with a backward pass in between and no detach (built on
                 `names`, `events`)
@@ -98,10 +103,12 @@ from stabfix.model.domain.containers import Containers
 from stabfix.model.domain.device_caches import DeviceCaches
 from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.generation import Generation
+from stabfix.model.domain.grad_clears import GradClears
 from stabfix.model.domain.host_sync import HostSyncs
 from stabfix.model.domain.checkpoint_files import CheckpointFiles
 from stabfix.model.domain.loss_targets import LossTargets
 from stabfix.model.domain.objective_targets import ObjectiveTargets
+from stabfix.model.domain.optimizer_tensors import OptimizerTensors
 from stabfix.model.domain.randomness import Randomness
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.flow.gradient_use import GradientFacts
@@ -185,6 +192,13 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     ),
     # the `events` queries with what each called function runs spliced in at its call (event-order rules)
     "events_through_calls": (("events", "summaries"), lambda model: EventsThroughCalls(model.events, model.summaries)),
+    "grad_clears": (
+        ("names", "optimizers", "events", "summaries", "events_through_calls"),
+        lambda model: GradClears(model.imports, model.names, model.optimizers, model.events, model.summaries,
+                                 model.events_through_calls),
+    ),
+    "optimizer_tensors": (("names", "events_through_calls"),
+                          lambda model: OptimizerTensors(model.names, model.events_through_calls)),
     # after `summaries`: a helper that detaches the state cuts it too
     "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
     "objective_targets": (("names", "history"), lambda model: ObjectiveTargets(model.names, model.history)),
@@ -285,6 +299,8 @@ class FileModel:
     cuts: Optional[GraphCuts] = None
     carried: Optional[CarriedStates] = None
     events_through_calls: Optional[EventsThroughCalls] = None
+    grad_clears: Optional[GradClears] = None
+    optimizer_tensors: Optional[OptimizerTensors] = None
     flows: Optional[ValueFlows] = None
     recurrence: Optional[Recurrence] = None
     distributed: Optional[Distributed] = None
