@@ -66,6 +66,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 history, detached, device, activation, role) and what it does to `self` and its
                 parameters (mode switches, zero_grad, step, backward, no_grad, stores), its callees'
                 included; `foreign` hook for calls of other files (queried after the traversal)
+- `log_prob_picks` gathers that pick one entry per row from a whole log_softmax over the same dim, whether
+                its name is read by nothing else, and whether it is kept for its precision (SF104)
 - `checkpoint_files` where the file saves and loads checkpoints, and which loads read back what it wrote
                 (an in-process round trip, a file written from host memory, a located sibling load) (SF107)
 - `loss_targets` the places that make a tensor require grad, and whether such a tensor is the target of a
@@ -95,6 +97,7 @@ from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.generation import Generation
 from stabfix.model.domain.host_sync import HostSyncs
 from stabfix.model.domain.checkpoint_files import CheckpointFiles
+from stabfix.model.domain.log_prob_picks import LogProbPicks
 from stabfix.model.domain.loss_targets import LossTargets
 from stabfix.model.domain.objective_targets import ObjectiveTargets
 from stabfix.model.domain.randomness import Randomness
@@ -183,6 +186,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "carried": (("names", "events", "summaries"), lambda model: CarriedStates(model.names, model.events, model.summaries)),
     "objective_targets": (("names", "history"), lambda model: ObjectiveTargets(model.names, model.history)),
     "checkpoint_files": (("names", "flows", "values"), lambda model: CheckpointFiles(model.names, model.flows, model.values)),
+    "log_prob_picks": (("names", "amp"), lambda model: LogProbPicks(model.names, model.amp)),
     "loss_targets": (
         ("names", "losses", "gradients", "summaries", "objective_targets"),
         lambda model: LossTargets(model.imports, model.enclosing, model.names, model.losses, model.gradients, model.summaries,
@@ -289,6 +293,7 @@ class FileModel:
     summaries: Optional[Summaries] = None
     randomness: Optional[Randomness] = None
     checkpoint_files: Optional[CheckpointFiles] = None
+    log_prob_picks: Optional[LogProbPicks] = None
     loss_targets: Optional[LossTargets] = None
     objective_targets: Optional[ObjectiveTargets] = None
     evaluations: Optional[Evaluations] = None
