@@ -52,7 +52,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "value is handed, later uses of a held value, tensors that alias or change in place, graph cuts, gradient\n"
         "use, recurrent state, parameter origins and in-place updates.",
         ("values", "gradient_use", "grad_reach", "history", "flows", "holder_resets", "later_uses", "value_keys",
-         "tensor_identity", "graph_cuts", "recurrence", "parameters", "per_pass", "updates", "callers", "grad_coverage", "held_kinds", "host_tensors"),
+         "tensor_identity", "graph_cuts", "recurrence", "parameters", "per_pass", "updates", "callers", "grad_coverage", "held_kinds", "host_tensors",
+         "loss_operand_values"),
     ),
     "training": (
         "Training structure: step loops and step functions, the gates that make code run on only some steps,\n"
@@ -71,7 +72,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
          "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "ranks", "data_loaders",
          "distributed", "objective_targets", "loss_targets", "evaluations",
-         "checkpoint_files", "device_caches", "grad_clears", "optimizer_tensors"),
+         "checkpoint_files", "device_caches", "grad_clears", "optimizer_tensors", "log_prob_picks"),
     ),
 }
 

@@ -1,6 +1,6 @@
 """SF104 full-vocab-logprob-materialization: `log_softmax(logits, -1).gather(-1, ids)`.
 
-A query over `names` and the `numerics` helpers: a gather (`.gather`, `torch.gather`, `take_along_dim`)
+A query over the `log_prob_picks` part: a gather (`.gather`, `torch.gather`, `take_along_dim`)
 whose source is a log_softmax over the same dim (inline, or through a name that is used for nothing else)
 builds the whole log-prob tensor (and its gradient) to pick one entry per row. Fix (unsafe: it rounds
 differently in bf16/fp16): `logits.gather(dim, ids) - logits.logsumexp(dim, keepdim=True)`, when the
@@ -15,38 +15,28 @@ where CUDA runs log_softmax in float32 and the fused ops in the logits' dtype.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.model.calls.numerics import VALUE_PRESERVING, Gather, LogSoftmax, dims_equal, gather_of, int_of, log_softmax_of, maybe_same_dim
-from stabfix.model.domain.dtype_gates import known_dtypes, only_half
+from stabfix.model.calls.numerics import int_of
+from stabfix.model.domain.log_prob_picks import LogProbPick as _Candidate, repeatable as _repeatable, stem as _stem
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import code_of, walk
-from stabfix.model.training.step_frames import Frame, FunctionFrame
+from stabfix.model.training.step_frames import Frame
 
 # the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,
 # not to the log-prob's (measured and bounded in tests/test_sf104_equivalence.py)
 _ROUNDING = "rounds relative to the logits' size: not the same values in bf16/fp16"
 
 
-@dataclass
-class _Candidate:
-    gather: Gather
-    log_softmax: LogSoftmax
-    binding: Optional[Binding]  # `lp = F.log_softmax(...)`, when the source is a name
-    assumed: bool = False  # softmax dim -1, gather dim 2: the same axis only for a rank-3 tensor
-    kept: Optional[str] = None  # "half" / "autocast": log_softmax is there for its precision, no fix
-
-
 class FullVocabLogprobMaterialization(Checker):
     code = "SF104"
     tokens = ("gather", "take_along_dim")
     also_needs = (("log_softmax", "LogSoftmax"),)
-    needs = ("names", "steps", "amp")
+    needs = ("names", "steps", "amp", "log_prob_picks")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -56,7 +46,6 @@ class FullVocabLogprobMaterialization(Checker):
         self.targets: set[int] = set()  # names written to, not read
         self.new_names: set[str] = set()  # names the fixes bind
         self._words: Optional[set[str]] = None  # the words of the file, collected at the first fix
-        self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
         self.sites: dict[int, tuple[tuple[Frame, ...], tuple]] = {}  # call -> its frames and place
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -78,66 +67,24 @@ class FullVocabLogprobMaterialization(Checker):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         by_binding: dict[int, list[_Candidate]] = {}
+        picks = self.model.log_prob_picks
         for call in self.calls:
-            candidate = self._candidate(call)
+            candidate = picks.pick(call)
             if candidate is None:
                 continue
+            # why the log_softmax is there for its precision, at its site's frames and place
+            candidate.kept = picks.kept(candidate.log_softmax, *self.sites.get(id(candidate.log_softmax.call), ((), ())))
             if candidate.binding is None:
                 self.report(call, _message(candidate), self._fix([candidate], None))
             else:
                 by_binding.setdefault(id(candidate.binding), []).append(candidate)
         for group in by_binding.values():
             binding = group[0].binding
-            uses = self._uses(binding)
-            if {id(use) for use in uses} != {id(c.gather.source) for c in group}:
+            if not picks.picked_only(binding, group, self.targets):
                 continue  # the log-probs are used whole too (entropy, KL): the full tensor is needed anyway
             fix = self._fix(group, binding)
             for candidate in group:
                 self.report(candidate.gather.call, _message(candidate), fix)
-
-    def _candidate(self, call: cst.Call) -> Optional[_Candidate]:
-        gather = gather_of(call, self.names)
-        if gather is None or gather.source is None or gather.index is None or gather.dim is None:
-            return None
-        log_softmax = log_softmax_of(gather.source, self.names)
-        if log_softmax is None or int_of(gather.dim) == 0:
-            return None  # a softmax over dim 0 (the batch): not one pick per row of a vocabulary
-        assumed = not dims_equal(log_softmax.dim, gather.dim)
-        if assumed and not maybe_same_dim(log_softmax.dim, gather):
-            return None  # a gather along another axis than the softmax's
-        binding = None
-        if isinstance(gather.source, cst.Name):
-            reaching = self.names.reaching(gather.source)
-            binding = reaching[0] if len(reaching) == 1 else None
-            if binding is None:
-                return None
-        elif not isinstance(gather.source, cst.Call):
-            return None  # `self.lp` set elsewhere: other methods may use it whole
-        return _Candidate(gather, log_softmax, binding, assumed, self._kept(log_softmax))
-
-    def _kept(self, log_softmax: LogSoftmax) -> Optional[str]:
-        """Why this log_softmax is there for its precision ("half", "autocast"), if it is."""
-        frames, place = self.sites.get(id(log_softmax.call), ((), ()))
-        if only_half(known_dtypes(log_softmax.operand, frames, place, self.names)):
-            return "half"
-        amp = self.model.amp
-        if amp.autocast_around(frames, place) is not None:
-            return "autocast"
-        function = next((frame.node for frame in reversed(frames) if isinstance(frame, FunctionFrame)), None)
-        if function is not None and amp.called_under_autocast(function) is not None:
-            return "autocast"
-        return None
-
-    def _uses(self, binding: Binding) -> list[cst.Name]:
-        if self._uses_by_name is None:  # asked per binding: the file's uses grouped by name once
-            self._uses_by_name = {}
-            for name in self.names.uses:
-                self._uses_by_name.setdefault(name.value, []).append(name)
-        return [
-            name
-            for name in self._uses_by_name.get(binding.name, ())
-            if id(name) not in self.targets and binding in self.names.reaching(name)
-        ]
 
     # --- fix --------------------------------------------------------------------------------------------
     def _fix(self, group: list[_Candidate], binding: Optional[Binding]) -> Optional[Fix]:
@@ -170,7 +117,7 @@ class FullVocabLogprobMaterialization(Checker):
             or len(assign.targets) != 1
             or not isinstance(assign.targets[0].target, cst.Name)
             or assign.value is not log_softmax.call
-            or self._rebound(binding, group)
+            or self.model.log_prob_picks.rebound(binding, group)
         ):
             return None
         dim = log_softmax.dim
@@ -201,16 +148,6 @@ class FullVocabLogprobMaterialization(Checker):
             self._words = set(re.findall(r"\w+", self.context.text))
         return word in self._words
 
-    def _rebound(self, binding: Binding, group: list[_Candidate]) -> bool:
-        """A name of the logits expression is bound again between the log_softmax and a gather."""
-        for name in walk(group[0].log_softmax.operand):
-            if not isinstance(name, cst.Name) or name not in self.names.uses:
-                continue
-            for other in self.names.bindings_of(name):
-                if any(binding.order < other.order < self.names.uses[c.gather.source].order for c in group):
-                    return True
-        return False
-
     def _rewrite(self, candidate: _Candidate, normalizer: Optional[str]) -> cst.BaseExpression:
         gather, operand = candidate.gather, candidate.log_softmax.operand
         logits = _parenthesized(operand)
@@ -238,34 +175,6 @@ def _parenthesized(operand: cst.BaseExpression) -> str:
     if not isinstance(operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not operand.lpar:
         return f"({logits})"
     return logits
-
-
-def _stem(operand: cst.BaseExpression) -> Optional[str]:
-    """The word a name for the logits' logsumexp starts with: `out.logits[:, :-1].float()` -> `logits`."""
-    while True:
-        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute):
-            operand = operand.func.value
-        elif isinstance(operand, cst.Subscript):
-            operand = operand.value
-        elif isinstance(operand, cst.Attribute):
-            return operand.attr.value
-        elif isinstance(operand, cst.Name):
-            return operand.value
-        elif isinstance(operand, cst.BinaryOperation):
-            operand = operand.left  # `student_logits / self.temperature`
-        else:
-            return None
-
-
-def _repeatable(operand: cst.BaseExpression) -> bool:
-    """Evaluating it twice gives the same tensor at no real cost: no calls but dtype casts and views."""
-    for node in walk(operand):
-        if isinstance(node, cst.Call):
-            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value in VALUE_PRESERVING and not node.args):
-                return False
-        elif isinstance(node, (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)):
-            return False
-    return True
 
 
 def _message(candidate: _Candidate) -> str:

@@ -17,29 +17,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from stabfix.model.calls.loss_operands import is_meta_operand, operand_positions, peel_common
-from stabfix.model.calls.losses import CallSite, LossCall, identifier_words, loss_by_usage
-from stabfix.model.source import vocabulary as vocab
-from stabfix.model.flow.tensor_identity import (
-    AliasStep,
-    TensorFacts,
-    ValueKey,
-    literal_key,
-    spells_whole_value,
-    strip_value_wrappers,
-)
+from stabfix.model.calls.losses import CallSite, LossCall
+from stabfix.model.flow.loss_operand_values import (PREDICTION_LABELS, LossOperand, LossOperandValues, ScopeLosses, alias_order,
+                                                    claims_another_role, is_prediction_slot)
+from stabfix.model.flow.tensor_identity import AliasStep, spells_whole_value
 from stabfix.checker import Checker
 
 _MAX_CALL_TEXT = 70
-_PREDICTION_LABELS = ("#0", "input", "pred", "prediction", "preds", "predictions", "output", "outputs")
-
-
-@dataclass
-class _Operand:
-    label: str  # "#0" for the first positional argument, else the keyword
-    expr: cst.BaseExpression
-    spelled: str | None  # the operand's own name/spelling without value-keeping wrappers
-    value: ValueKey
 
 
 @dataclass
@@ -51,16 +35,13 @@ class _Pending:  # a finding whose message still needs the line of an alias bind
 class ReferenceAliasesSource(Checker):
     code = "SF401"
     tokens = ("loss", "Loss", "criterion", "backward", "objective")
-    needs = ("names", "losses", "tensors")
+    needs = ("names", "losses", "tensors", "loss_operand_values")
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        scopes: dict[cst.CSTNode, list[CallSite]] = {}
-        for site in self.model.losses.sites:
-            if site.outer is not None and not self.model.losses.in_test_code(site):
-                scopes.setdefault(site.outer, []).append(site)
+        values = self.model.loss_operand_values
         pending: list[_Pending] = []
-        for scope, sites in scopes.items():
-            pending.extend(_ScopeAnalysis(self.model.tensors, scope, sites).findings())
+        for scope in values.scopes():
+            pending.extend(_ScopeAnalysis(values, scope).findings())
         if not pending:
             return
         # the lines come from the file's shared position table, which locates the findings next
@@ -71,24 +52,9 @@ class ReferenceAliasesSource(Checker):
 class _ScopeAnalysis:
     """The loss calls of one scope, their operands as values, and the two shapes of the rule."""
 
-    def __init__(self, tensors: TensorFacts, scope: cst.CSTNode, sites: list[CallSite]):
-        self.tensors = tensors
-        self.imports = tensors.losses
-        self.by_name: list[tuple[CallSite, LossCall]] = []
-        self.by_usage: list[tuple[CallSite, LossCall]] = []
-        self.order = {site.call: site.order for site in sites}
-        usage = None
-        for site in sites:
-            loss = tensors.losses.resolve(site.call)
-            if loss is not None:
-                self.by_name.append((site, loss))
-                continue
-            if len(site.call.args) < 2:
-                continue
-            if usage is None:
-                usage = tensors.loss_term_calls(scope)
-            if site.call in usage:
-                self.by_usage.append((site, loss_by_usage(site.call)))
+    def __init__(self, values: LossOperandValues, scope: ScopeLosses):
+        self.values = values
+        self.by_name, self.by_usage, self.order = scope.by_name, scope.by_usage, scope.order
 
     def findings(self) -> list[_Pending]:
         found: list[_Pending] = []
@@ -102,25 +68,9 @@ class _ScopeAnalysis:
         return found
 
     # shape 1: one call, the same tensor twice ----------------------------------------------------
-    def _operands(self, site: CallSite, loss: LossCall) -> list[_Operand]:
-        operands: list[_Operand] = []
-        positions = operand_positions(loss)
-        if len(positions) == 2:  # `mse(gram(vgg(out)), gram(vgg(ref)))` compares `out` with `ref`
-            pair = peel_common(positions[0][1], positions[1][1])
-            positions = [(positions[0][0], pair[0]), (positions[1][0], pair[1])]
-        for label, expr in positions:
-            if is_meta_operand(expr):
-                continue
-            value = self.tensors.value_key(expr)
-            if value is None:
-                continue
-            stripped = strip_value_wrappers(expr, self.imports)[0]
-            operands.append(_Operand(label, expr, literal_key(stripped), value))
-        return operands
-
     def _same_operand_twice(self, site: CallSite, loss: LossCall) -> _Pending | None:
-        operands = self._operands(site, loss)
-        groups: dict[str, list[_Operand]] = {}
+        operands = self.values.operands(site, loss)
+        groups: dict[str, list[LossOperand]] = {}
         for operand in operands:
             groups.setdefault(operand.value.key, []).append(operand)
         # The same prediction handed to two prediction slots (`loss_function(logits=p, pooled_logits=p,
@@ -129,11 +79,11 @@ class _ScopeAnalysis:
         repeated = [
             group
             for group in groups.values()
-            if len(group) > 1 and not all(_is_prediction_slot(op.label) for op in group)
+            if len(group) > 1 and not all(is_prediction_slot(op.label) for op in group)
         ]
         if not repeated:
             return None
-        prediction = operands[0] if _is_prediction_slot(operands[0].label) else None
+        prediction = operands[0] if is_prediction_slot(operands[0].label) else None
         aliased = [group for group in repeated if any(op.value.steps for op in group)]
         if aliased:
             group = aliased[0]  # an alias says the author meant a different tensor
@@ -152,13 +102,13 @@ class _ScopeAnalysis:
         calls = sorted(self.by_name + self.by_usage, key=lambda item: self.order[item[0].call])
         described = []
         for site, loss in calls:
-            operands = self._operands(site, loss)
-            if len(operands) < 2 or operands[0].label not in _PREDICTION_LABELS:
+            operands = self.values.operands(site, loss)
+            if len(operands) < 2 or operands[0].label not in PREDICTION_LABELS:
                 continue
             references = [
                 op
                 for op in operands[1:]
-                if spells_whole_value(op.spelled) and op.value.key != operands[0].value.key and not _is_prediction_slot(op.label)
+                if spells_whole_value(op.spelled) and op.value.key != operands[0].value.key and not is_prediction_slot(op.label)
             ]
             if references:
                 described.append((site, loss, operands[0], references))
@@ -174,12 +124,12 @@ class _ScopeAnalysis:
                         # report at the call whose reference goes through the (later) alias
                         alias_site, alias_ref, alias_loss, other_site, other_ref, other_loss = (
                             (site_b, ref_b, loss_b, site_a, ref_a, loss_a)
-                            if _alias_order(ref_b) > _alias_order(ref_a)
+                            if alias_order(ref_b) > alias_order(ref_a)
                             else (site_a, ref_a, loss_a, site_b, ref_b, loss_b)
                         )
                         if id(alias_site.call) in reported:
                             continue
-                        if not (_claims_another_role(alias_ref) or self._trains_identity(pred_a, alias_ref, site_a)):
+                        if not (claims_another_role(alias_ref) or self.values.trains_identity(pred_a, alias_ref)):
                             continue  # two losses toward one real target, named twice (`gt_usm = gt`)
                         reported.add(id(alias_site.call))
                         found.append(
@@ -192,42 +142,8 @@ class _ScopeAnalysis:
                         )
         return found
 
-    def _trains_identity(self, prediction: _Operand, reference: _Operand, site: CallSite) -> bool:
-        """The prediction is computed from the very tensor the plain alias stands for and from a
-        condition (`x1 = f(x_src, style_id)`, `ref = x_src`): the losses pull a conditional output toward
-        its own input, so the condition can change nothing. A plain reconstruction (`recon = ae(x)`)
-        legitimately targets its input under any name, and an alias made with `.detach()` or a copy
-        says the author chose the input as the target knowingly."""
-        if any(step.kind != "alias" for step in reference.value.steps):
-            return False
-        return self.tensors.conditioned_beyond(prediction.value.root, reference.value.key)
-
-    def _prediction_changes(self, prediction: _Operand, first: CallSite, second: CallSite) -> bool:
-        return self.tensors.changes_between(prediction.expr, prediction.value, self.order[first.call], self.order[second.call])
-
-
-def _is_prediction_slot(label: str) -> bool:
-    """A slot that takes the prediction: the first positional operand, or a keyword naming a prediction."""
-    if label in _PREDICTION_LABELS:
-        return True
-    return not label.startswith("#") and bool(set(identifier_words(label)) & vocab.PREDICTION_WORDS)
-
-
-def _roles(name: str) -> set[frozenset[str]]:
-    words = set(identifier_words(name))
-    return {role for role in vocab.ALIAS_ROLES if role & words}
-
-
-def _claims_another_role(reference: _Operand) -> bool:
-    """Some alias on the way names a role that the source's name does not have."""
-    source_roles = _roles(reference.value.key)
-    return bool(source_roles) and any(
-        _roles(step.alias) and not (_roles(step.alias) & source_roles) for step in reference.value.steps
-    )
-
-
-def _alias_order(reference: _Operand) -> int:  # -1: no alias; of two aliases the later is the placeholder
-    return reference.value.steps[0].binding.order if reference.value.steps else -1
+    def _prediction_changes(self, prediction: LossOperand, first: CallSite, second: CallSite) -> bool:
+        return self.values.tensors.changes_between(prediction.expr, prediction.value, self.order[first.call], self.order[second.call])
 
 
 def _call_text(call: cst.Call, loss: LossCall) -> str:
@@ -245,7 +161,7 @@ def _describe_alias(step: AliasStep, root: str, line_of) -> str:
     return f"`{step.alias}` is an alias of `{root}` ({where}{via})"
 
 
-def _same_operand_message(call: cst.Call, loss: LossCall, key: str, group: list[_Operand], prediction):
+def _same_operand_message(call: cst.Call, loss: LossCall, key: str, group: list[LossOperand], prediction):
     def build(line_of) -> str:
         text = _call_text(call, loss)
         aliased = next((op for op in group if op.value.steps), None)

@@ -71,6 +71,10 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
                 history, detached, device, activation, role) and what it does to `self` and its
                 parameters (mode switches, zero_grad, step, backward, no_grad, stores), its callees'
                 included; `foreign` hook for calls of other files (queried after the traversal)
+- `loss_operand_values` the loss calls of each scope and their operands as tensor values (slot, spelling,
+                alias steps), prediction slots and alias roles (SF401) (built on `tensors`)
+- `log_prob_picks` gathers that pick one entry per row from a whole log_softmax over the same dim, whether
+                its name is read by nothing else, and whether it is kept for its precision (SF104)
 - `checkpoint_files` where the file saves and loads checkpoints, and which loads read back what it wrote
                 (an in-process round trip, a file written from host memory, a located sibling load) (SF107)
 - `device_caches` the long-lived containers that keep accelerator tensor snapshots, one per new key or call,
@@ -106,6 +110,8 @@ from stabfix.model.domain.generation import Generation
 from stabfix.model.domain.grad_clears import GradClears
 from stabfix.model.domain.host_sync import HostSyncs
 from stabfix.model.domain.checkpoint_files import CheckpointFiles
+from stabfix.model.domain.log_prob_picks import LogProbPicks
+from stabfix.model.flow.loss_operand_values import LossOperandValues
 from stabfix.model.domain.loss_targets import LossTargets
 from stabfix.model.domain.objective_targets import ObjectiveTargets
 from stabfix.model.domain.optimizer_tensors import OptimizerTensors
@@ -151,6 +157,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "losses": (("names",), lambda model: LossIndex(model.imports, model.enclosing, model.names, model.project)),
     "gradients": (("losses",), lambda model: GradientFacts(model.losses, model.enclosing)),
     "tensors": (("losses",), lambda model: TensorFacts(model.losses, model.enclosing)),
+    "loss_operand_values": (("tensors",), lambda model: LossOperandValues(model.tensors)),
     "activations": (("names",), lambda model: Activations(model.imports, model.names, model.project)),
     "cuts": (("values",), lambda model: GraphCuts(model.imports, model.enclosing, model.values)),
     "accumulation": (
@@ -205,6 +212,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "device_caches": (("containers", "values"), lambda model: DeviceCaches(model.containers, model.values)),
     "running_totals": (("names", "steps"), lambda model: RunningTotals(model.enclosing, model.names, model.steps)),
     "checkpoint_files": (("names", "flows", "values"), lambda model: CheckpointFiles(model.names, model.flows, model.values)),
+    "log_prob_picks": (("names", "amp"), lambda model: LogProbPicks(model.names, model.amp)),
     "loss_targets": (
         ("names", "losses", "gradients", "summaries", "objective_targets"),
         lambda model: LossTargets(model.imports, model.enclosing, model.names, model.losses, model.gradients, model.summaries,
@@ -315,6 +323,8 @@ class FileModel:
     checkpoint_files: Optional[CheckpointFiles] = None
     running_totals: Optional[RunningTotals] = None
     device_caches: Optional[DeviceCaches] = None
+    log_prob_picks: Optional[LogProbPicks] = None
+    loss_operand_values: Optional[LossOperandValues] = None
     loss_targets: Optional[LossTargets] = None
     objective_targets: Optional[ObjectiveTargets] = None
     evaluations: Optional[Evaluations] = None
