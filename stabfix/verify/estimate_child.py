@@ -69,7 +69,7 @@ def run(settings: dict[str, Any], channel: _Channel) -> int:
         result["label"] = "estimate(fake)"
         base_s = time.perf_counter() - t_start
         result["base_s"] = base_s
-        del built
+        built = None  # the fake models go before the variants run (and `del mode, built` below still finds a name)
         memory = est.get("device_memory_bytes")
         total = base["tensor_peak_bytes"] + margin_for(base["tensor_peak_bytes"], est.get("margin_bytes"))
         policy = est.get("variants", "auto")
