@@ -123,7 +123,8 @@ from stabfix.model.flow.history import History
 from stabfix.model.flow.later_uses import LaterUses
 from stabfix.model.flow.recurrence import Recurrence
 from stabfix.model.flow.tensor_identity import TensorFacts
-from stabfix.model.flow.values import Values, returned_values, trained_parameters
+from stabfix.model.flow.returned_values import returned_values, trained_parameters
+from stabfix.model.flow.values import Values
 from stabfix.model.functions.call_events import EventsThroughCalls
 from stabfix.model.functions.summaries import Summaries
 from stabfix.model.source.enclosing import EnclosingDefinitions

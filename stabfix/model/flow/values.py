@@ -33,8 +33,9 @@ from stabfix.model.calls.devices import DeviceKinds, is_cpu_expression, method_c
 from stabfix.model.calls.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.calls.optimizers import OptimizerTracker, listed_names
 from stabfix.model.flow.gradient_use import asks_for_grad
-from stabfix.model.source.instances import is_static, method_of_instance
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names, dotted_name
+from stabfix.model.source.origins import passed_argument
 
 # What a tensor says about itself (`.shape`, `.size()`: metadata), a cut copy (`.detach()`), Python data
 # (`.item()`), a move (`.cpu()`, `.cuda()`): the torch-operation table (`torch_ops`) says which step is which.
@@ -317,7 +318,7 @@ class Values:
             for binding in bindings:
                 if binding.kind != "param" or binding.scope.node is not function:
                     continue
-                argument = _argument_for(function, call, binding.name)
+                argument = passed_argument(function, call, binding.name)
                 for name in listed_names(argument) if argument is not None else ():
                     found.extend(self.names.reaching(name))
         return found
@@ -446,7 +447,7 @@ class Values:
         bindings = self.names.reaching(root)
         if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope.node is not function:
             return None
-        argument = _argument_for(function, call, bindings[0].name)
+        argument = passed_argument(function, call, bindings[0].name)
         if argument is None:
             return None
         value = self.value_of(argument, depth + 2)
@@ -469,23 +470,6 @@ class Values:
         return bool(bindings) and all(
             b.bound_value is not None and self._names_cpu_device(b.bound_value, depth + 1) for b in bindings
         )
-
-
-def _argument_for(function: cst.FunctionDef, call: cst.Call, parameter: str) -> Optional[cst.BaseExpression]:
-    """What `call` passes for `parameter` of `function` (a method called on its instance: the receiver is
-    not among the arguments); None when not shown (a default, `*args`)."""
-    params = [*function.params.posonly_params, *function.params.params]
-    if isinstance(call.func, cst.Attribute) and params and not is_static(function):
-        params = params[1:]
-    for position, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == parameter:
-                return arg.value
-        elif position < len(params) and params[position].name.value == parameter:
-            return arg.value
-    return None
 
 
 def _argument_at(call: cst.Call, index: int, parameter: str) -> Optional[cst.BaseExpression]:
@@ -591,51 +575,3 @@ class ReturnedValues(NamedTuple):
     # where every `return` passes the same part of a parameter: the result, and each element
     whole_passage: Optional[ParameterPassage] = None
     passages: tuple[Optional[ParameterPassage], ...] = ()
-
-
-def returned_values(values: Values, function: cst.FunctionDef) -> Optional[ReturnedValues]:
-    """What `function` returns, by the values of its own file (None when it returns nothing)."""
-    returns = values.names.returns.get(function, [])
-    if not returns:
-        return None
-    off = function in values.names.grad_off_functions
-
-    def joined(parts: list[cst.BaseExpression]) -> Value:
-        value = Value.join([values.value_of(part) for part in parts])
-        return replace(value, snapshot=True, detached=True) if off and not value.not_tensor else value
-
-    def passage(parts: list[cst.BaseExpression]) -> Optional[ParameterPassage]:
-        found = {_passage(values, function, part) for part in parts}
-        return found.pop() if len(found) == 1 and not off else None  # under no_grad the call makes a snapshot
-
-    sizes = {len(r.elements) if isinstance(r, cst.Tuple) else -1 for r in returns}
-    size = sizes.pop() if len(sizes) == 1 else -1
-    columns = [[r.elements[i].value for r in returns] for i in range(size)] if size > 0 else []  # type: ignore[attr-defined]
-    return ReturnedValues(joined(list(returns)), tuple(joined(column) for column in columns),
-                          passage(list(returns)), tuple(passage(column) for column in columns))
-
-
-def _passage(values: Values, function: cst.FunctionDef, part: cst.BaseExpression) -> Optional[ParameterPassage]:
-    """`part` as a parameter of `function` taken through subscripts and attribute reads, or None."""
-    root, steps = method_chain(part, values.qualify)
-    if not isinstance(root, cst.Name) or any(not (name == "[]" or name.startswith(".")) for name, _ in steps):
-        return None
-    bindings = values.names.reaching(root)
-    if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope.node is not function:
-        return None
-    positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
-    if root.value not in positional:
-        return None
-    return ParameterPassage(positional.index(root.value), root.value, tuple(name for name, _ in steps))
-
-
-def trained_parameters(values: Values, function: cst.FunctionDef) -> tuple[tuple[int, str], ...]:
-    """Node-free: the positional parameters of `function`, by position and name, whose tensors an optimizer
-    built in its file trains (`def make_opt(w, noise): return Adam([w] + noise)`)."""
-    scope = values.names.scopes.get(function)
-    if scope is None:
-        return ()
-    trained = values._trained_bindings()
-    positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
-    return tuple((index, name) for index, name in enumerate(positional)
-                 if any(b.kind == "param" and id(b) in trained for b in scope.bindings.get(name, [])))

@@ -15,7 +15,7 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.source.names import Names
-from stabfix.model.source.scopes import instance_receiver
+from stabfix.model.source.instances import is_static
 
 MAX_DEPTH = 4  # functions followed up through their callers
 
@@ -48,16 +48,18 @@ def created_by(names: Names, calls: list[cst.Call], expr: cst.BaseExpression,
 
 
 def passed_argument(function: cst.FunctionDef, call: cst.Call, parameter: str) -> Optional[cst.BaseExpression]:
-    """What `call` passes for `parameter` (a method called on an instance gets its receiver implicitly)."""
-    params = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
-    if isinstance(call.func, cst.Attribute) and params and instance_receiver(function) == params[0]:
+    """What `call` passes for `parameter` of `function` (a method called on its instance or class: the
+    receiver is not among the arguments); None when not shown (a default, `*args`)."""
+    params = [*function.params.posonly_params, *function.params.params]
+    if isinstance(call.func, cst.Attribute) and params and not is_static(function):
         params = params[1:]
     for position, arg in enumerate(call.args):
         if arg.star:
             return None
-        if arg.keyword is not None and arg.keyword.value == parameter:
-            return arg.value
-        if arg.keyword is None and position < len(params) and params[position] == parameter:
+        if arg.keyword is not None:
+            if arg.keyword.value == parameter:
+                return arg.value
+        elif position < len(params) and params[position].name.value == parameter:
             return arg.value
     return None
 
