@@ -59,7 +59,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Training structure: step loops and step functions, the gates that make code run on only some steps,\n"
         "train/eval mode switches, gradient accumulation, and state a loop carries into its next iteration.",
         ("structure", "step_frames", "step_recognition", "step_paths", "gates", "modes", "accumulation", "carried",
-         "running_totals"),
+         "running_totals",
+         "trained_modules"),
     ),
     "functions": (
         "What each function of the file does, as its callers see it: node-free summaries of what it returns and\n"
