@@ -66,7 +66,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "functions": (
         "What each function of the file does, as its callers see it: node-free summaries of what it returns and\n"
         "what it does to its arguments and to `self`, followed any number of calls deep and into other files of the scan.",
-        ("body_effects", "summary_facts", "fixpoint", "returns", "effects", "summaries", "call_events"),
+        ("body_effects", "summary_facts", "fixpoint", "returns", "effects", "summaries", "call_events",
+         "trained_returns"),
     ),
     "domain": (
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"

@@ -112,7 +112,8 @@ class TrainEvalModeToggling(Checker):
         return [
             (node, receiver, after)
             for node, receiver, after in evals
-            if (is_trained(receiver, modes, self.model.events) or forwarded_with_grad(receiver, loop.node, self.model.names)) and not any(r == "" or owns(r, receiver) or owns(receiver, r) for r in restored)
+            if (is_trained(receiver, modes, self.model.events) or forwarded_with_grad(receiver, loop.node, self.model.names))
+            and not any(r == "" or owns(r, receiver) or owns(receiver, r) for r in restored)
             and not modes.rebound_between(receiver, loop.function, loop.start, loop.end)  # a new module each iteration
         ]
 
