@@ -39,7 +39,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Reading one file's source: the traversal, syntax helpers, positions, the definitions around a node,\n"
         "imports, names and their bindings in Python's scopes, the sites of statements, and the word lists.",
         ("traversal", "tree_index", "syntax", "positions", "enclosing", "imports", "scopes", "regions", "binding_recorder", "callables",
-         "names", "instances", "origins", "places", "vocabulary", "project_view"),
+         "names", "instances", "origins", "places", "vocabulary", "project_view",
+         "container_fills"),
     ),
     "calls": (
         "What a call or an expression is in torch's terms: a device and a move, a module's forward, an optimizer,\n"
