@@ -39,13 +39,15 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Reading one file's source: the traversal, syntax helpers, positions, the definitions around a node,\n"
         "imports, names and their bindings in Python's scopes, the sites of statements, and the word lists.",
         ("traversal", "tree_index", "syntax", "positions", "enclosing", "imports", "scopes", "regions", "binding_recorder", "callables",
-         "names", "instances", "origins", "places", "vocabulary", "project_view"),
+         "names", "instances", "origins", "places", "vocabulary", "project_view",
+         "container_fills"),
     ),
     "calls": (
         "What a call or an expression is in torch's terms: a device and a move, a module's forward, an optimizer,\n"
         "a loss and what it is made of, an output activation, a log-softmax or gather, a training event (backward, step, zero_grad...).",
         ("devices", "datasets", "modules", "module_classes", "optimizers", "loss_sources", "losses", "loss_operands", "activations", "numerics", "numeric_guards", "masks",
-         "event_sites", "event_kinds", "events", "torch_ops", "schedulers", "collectives", "runners"),
+         "event_sites", "event_kinds", "events", "torch_ops", "schedulers", "collectives", "runners",
+         "quotient_uses"),
     ),
     "flow": (
         "Where values go and what they carry: what an expression is and where it lives, autograd history, where a\n"
@@ -59,12 +61,14 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Training structure: step loops and step functions, the gates that make code run on only some steps,\n"
         "train/eval mode switches, gradient accumulation, and state a loop carries into its next iteration.",
         ("structure", "step_frames", "step_recognition", "step_paths", "gates", "modes", "accumulation", "carried",
-         "running_totals"),
+         "running_totals",
+         "trained_modules"),
     ),
     "functions": (
         "What each function of the file does, as its callers see it: node-free summaries of what it returns and\n"
         "what it does to its arguments and to `self`, followed any number of calls deep and into other files of the scan.",
-        ("body_effects", "summary_facts", "fixpoint", "returns", "effects", "summaries", "call_events"),
+        ("body_effects", "summary_facts", "fixpoint", "returns", "effects", "summaries", "call_events",
+         "trained_returns"),
     ),
     "domain": (
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"

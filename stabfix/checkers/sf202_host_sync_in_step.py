@@ -22,7 +22,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.fixes.gating import interval_gate_fix
 from stabfix.model.domain.cleanup import is_log_call
-from stabfix.model.domain.host_sync import Sync, is_loop_item, measures_without_training
+from stabfix.model.domain.host_sync import Sync, measures_without_training, per_item_loop
 from stabfix.model.source.places import Place, enclosing_statement
 from stabfix.model.training import gates
 from stabfix.model.training.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
@@ -114,8 +114,8 @@ class HostSyncInStep(Checker):
         for site in every:
             kind, path = site.sync.kind, site.path
             calls = callers.get(_callee(site.path), [])
-            per_item = self._per_item_loop(site) or next(
-                (loop for caller in calls for loop in [self._per_item_loop(caller, any_value=True)] if loop), None)
+            per_item = per_item_loop(self.steps, path, site.sync.value) or next(
+                (loop for caller in calls for loop in [per_item_loop(self.steps, caller.path, None, any_value=True)] if loop), None)
             if kind in ("barrier", "snapshot"):  # unless it makes a CUDA-event timing true in a file that trains nothing
                 if not measures_without_training(self.model.events, self.model.names, self.model.tree.calls):
                     self.report(site.node, self._message(site, calls, None), self._fix(site))
@@ -137,20 +137,6 @@ class HostSyncInStep(Checker):
             if name is not None:
                 found.setdefault(name, []).append(_Site(call, frames, place, path=path))
         return found
-
-    def _per_item_loop(self, site: _Site, any_value: bool = False) -> LoopFrame | None:
-        """The loop inside the step that runs the site once per item (micro-batch, layer, parameter)."""
-        path = site.path
-        for frame in path.between():
-            if isinstance(frame, LoopFrame) and (any_value or not is_loop_item(site.sync.value, frame.node)):
-                return frame
-        scope = path.scope
-        if isinstance(scope, LoopFrame) and path.kind == "step" and not self.steps.steps_optimizer(scope):
-            outer = [f for f in path.frames[: path.frames.index(scope)] if isinstance(f, (LoopFrame, FunctionFrame))]
-            if any(self.steps.is_training_loop(f) if isinstance(f, LoopFrame) else self.steps.is_step_function(f)
-                   for f in outer[-1:]):
-                return scope  # a micro-batch loop inside a step: backward per micro-batch
-        return None
 
     def _fix(self, site: _Site):
         counter = self.steps.counter(site.path)

@@ -25,13 +25,11 @@ from stabfix.findings import Fix
 from stabfix.fixes.device_moves import keyword
 from stabfix.fixes.syntax import with_chain_root
 from stabfix.model.calls import torch_ops
-from stabfix.model.calls.devices import DeviceKinds, is_device_name, to_call_target
-from stabfix.model.source.imports import dotted_name
+from stabfix.model.calls.devices import DeviceKinds, to_call_target
 from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.values import TORCH_FACTORIES
 from stabfix.model.source.syntax import code_of
 from stabfix.model.training.step_frames import Frame
-from stabfix.model.training.step_recognition import STEP_TOKENS
 
 # factories with a `device=` keyword (the legacy `torch.Tensor(...)` constructors and `from_numpy` have none)
 # (`*_like` factories build where their input lives: not on the host unless it is there)
@@ -76,7 +74,7 @@ class TensorCreatedThenMoved(Checker):
         classes = ModuleClasses(names, self.context.project)
         devices = DeviceKinds(names)
         for move, frames, functions in self.candidates:
-            if names.qualify(move.func) is not None or not self._to_accelerator(move, devices):
+            if names.qualify(move.func) is not None or not devices.moves_to_accelerator(move):
                 continue
             source = self._factory_of(move.func.value, functions, move)  # type: ignore[attr-defined]
             if source is None:
@@ -89,12 +87,6 @@ class TensorCreatedThenMoved(Checker):
             where = f"every call of `{owner.name.value}.forward`" if owner is not None and not in_step else "every training step"
             fix = None if named else self._fix(move, factory, computed)
             self.report(move, self._message(move, factory, where, named), fix)
-
-    def _to_accelerator(self, move: cst.Call, devices: DeviceKinds) -> bool:
-        if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
-            return True
-        target, device = to_call_target(move, self.model.names.qualify)
-        return target == "device" and devices.kind(device) != "host"
 
     def _factory_of(self, expr: cst.BaseExpression, functions, move: cst.Call) -> Optional[tuple[cst.Call, bool, bool]]:
         """The factory call a value comes from, through views, casts and `Variable(t)` (or other methods of a tensor
@@ -175,21 +167,9 @@ class TensorCreatedThenMoved(Checker):
         target, device = to_call_target(move, self.model.names.qualify)
         if target != "device" or device is None or any(arg.value is not device for arg in others):
             return None
-        if not self._names_a_device(device):
+        if not DeviceKinds(self.model.names).names_a_device(device):
             return None  # `.to(other)` takes another tensor's device and dtype: `device=` cannot say that
         return device.with_changes(lpar=[], rpar=[]) if isinstance(device, (cst.Name, cst.Attribute)) else device
-
-    def _names_a_device(self, device: cst.BaseExpression) -> bool:
-        """A literal, `torch.device(...)`, `x.device`, an expression whose device kind the model shows, or (a
-        tie the data flow leaves open) a name spelled like a device."""
-        if isinstance(device, (cst.SimpleString, cst.Integer)) or (isinstance(device, cst.Attribute) and device.attr.value == "device"):
-            return True
-        if isinstance(device, cst.Call):
-            return self.model.names.qualify(device.func) == "torch.device"
-        if DeviceKinds(self.model.names).kind(device) is not None:
-            return True
-        dotted = dotted_name(device)
-        return dotted is not None and is_device_name(dotted)
 
     def _message(self, move: cst.Call, factory: cst.Call, where: str, named: bool) -> str:
         via = " (through a name)" if named else ""

@@ -1,8 +1,8 @@
 """SF304 tiny-epsilon-division: dividing by `rms + 1e-8` (or `sqrt(var + 1e-8)`, `* rsqrt(var + 1e-10)`).
 
-A query over `names` and the `numerics` helpers: a division whose divisor is a magnitude statistic (std,
-RMS, norm, variance...) plus a constant smaller than fp16's smallest subnormal (2**-24 ~ 6e-8, so fp16
-rounds it to 0 and the guard is gone). Reported when the quotient is unbounded as the statistic nears
+A query over `names`, the `numerics` helpers and `calls/quotient_uses.py` (a use that bounds the
+quotient): a division whose divisor is a magnitude statistic (std, RMS, norm, variance...) plus a constant
+smaller than fp16's smallest subnormal (2**-24 ~ 6e-8, so fp16 rounds it to 0 and the guard is gone). Reported when the quotient is unbounded as the statistic nears
 zero: scale matching (`target_rms / (output_rms + 1e-8)`, `1 / (std + eps)`) or a tensor scaled by the size
 of an unrelated one. A tensor divided by its own size (`(x - m) / (x.std() + 1e-8)`, RMSNorm) stays bounded
 in float32; it is reported only where it runs in float16 (an fp16 autocast region, a `.half()` tensor).
@@ -19,11 +19,13 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.fixes.amp import torch_spelling
 from stabfix.model.calls.numeric_guards import (
-    GuardedDivisor, autocast_dtype, bounds_above, centred, exceeds, float32_under_autocast, guarded_divisor,
-    host_number_of, is_logarithm, made_full_precision, made_half, roots, scale_like,
+    GuardedDivisor, autocast_dtype, centred, exceeds, float32_under_autocast, guarded_divisor, made_full_precision,
+    made_half, roots, scale_like,
 )
 from stabfix.model.calls.numerics import division_operands, is_tiny_epsilon
+from stabfix.model.calls.quotient_uses import QuotientUses
 from stabfix.model.source.syntax import code_of, walk
 
 
@@ -35,7 +37,6 @@ class _Site:
     root: str  # "sqrt": a division; "rsqrt": a multiplication by an inverse root
     contexts: tuple[cst.BaseExpression, ...]  # enclosing `with` items and function decorators
     tests: tuple[cst.BaseExpression, ...]  # tests of the `if` bodies it sits in
-    tamed: bool  # the quotient feeds a log or a clamp from above
 
 
 class TinyEpsilonDivision(Checker):
@@ -43,7 +44,7 @@ class TinyEpsilonDivision(Checker):
     # a tiny epsilon is written in the file (names are resolved within it): 1e-8, 1e-09, 1e-10 ... 1e-38
     tokens = ("e-8", "e-9", "e-08", "e-09", "e-1", "e-2", "e-3", "E-8", "E-9", "E-1", "E-2")
     also_needs = (("std", "var", "norm", "sqrt", "rms", "abs", "pow", "**", "square"),)
-    needs = ("names",)
+    needs = ("names",)  # and `tree` (always): its calls and parents, for `QuotientUses`
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -51,10 +52,6 @@ class TinyEpsilonDivision(Checker):
         self.sites: list[_Site] = []
         self.contexts: list[tuple[cst.BaseExpression, ...]] = []
         self.tests: list[cst.BaseExpression] = []
-        self.tamers: set[int] = set()  # ids of arguments of logs, operands of clamps (a set: asked per division)
-        self.under_log: set[int] = set()  # names read inside the argument of a log
-        self.assigned: dict[int, cst.Name] = {}  # `q = a / (b + eps)`: the quotient -> q
-        self.read_out: set[int] = set()  # quotients turned into Python numbers: `float((a / (b + eps)).cpu())`
 
     # --- where autocast may be on -------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
@@ -79,38 +76,11 @@ class TinyEpsilonDivision(Checker):
         operands = division_operands(node, self.names)
         if operands is not None:  # `torch.div(1, rms + 1e-8)`, `x.div(rms + 1e-8)`
             self._add(node, *operands, "sqrt")
-        if (number := host_number_of(node, self.names)) is not None:
-            value = self.names.single_value(number) if isinstance(number, cst.Name) else None
-            self.read_out.add(id(value if value is not None else number))
-        # `log(a / (b + 1e-10))` (PSNR, SNR in dB) and `(a / (b + 1e-8)).clamp(max=1)` are bounded
-        if is_logarithm(node, self.names):
-            self.tamers.update(id(arg.value) for arg in node.args[:1])
-            self.under_log.update(id(n) for arg in node.args[:1] for n in walk(arg.value) if isinstance(n, cst.Name))
-        else:
-            operand = bounds_above(node, self.names)
-            if operand is not None:
-                self.tamers.add(id(operand))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self.assigned[id(node.value)] = node.targets[0].target
-
-    def _only_logged(self, site: _Site) -> bool:
-        """`snr = a / (b + EPS); 10 * log10(snr + EPS)`: the quotient is read only inside logs."""
-        target = self.assigned.get(id(site.node))
-        scope = self.names.scope_of(target) if target is not None else None
-        if scope is None:
-            return False
-        bindings = [b for b in scope.resolving(target.value).bindings.get(target.value, []) if b.value is site.node]
-        uses = [name for name in self.names.uses if name.value == target.value and name is not target
-                and bindings and bindings[0] in self.names.reaching(name)]
-        return bool(uses) and all(id(name) in self.under_log for name in uses)
 
     # --- divisions ----------------------------------------------------------------------------------
     def _add(self, node, numerator, divisor, root: str) -> None:
         contexts = tuple(expr for level in self.contexts for expr in level)
-        tamed = id(node) in self.tamers
-        self.sites.append(_Site(node, numerator, divisor, root, contexts, tuple(self.tests), tamed))
+        self.sites.append(_Site(node, numerator, divisor, root, contexts, tuple(self.tests)))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Divide):
@@ -128,13 +98,14 @@ class TinyEpsilonDivision(Checker):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
+        uses = QuotientUses(self.model.tree, self.names)
         for site in self.sites:
             guard = guarded_divisor(site.divisor, self.names, site.root)
             if guard is None or not is_tiny_epsilon(guard.value) or id(guard.guard) in reported:
                 continue
-            if site.tamed or self._only_logged(site):
+            if uses.tamed(site.node) or uses.only_logged(site.node):
                 continue  # the quotient feeds a log or an upper clamp: bounded
-            if id(site.node) in self.read_out and made_full_precision(guard.statistic, self.names):
+            if uses.read_out(site.node) and made_full_precision(guard.statistic, self.names):
                 continue  # a float32 ratio read out as a Python number (a relative change vs a threshold): no tensor scaled
             if any(exceeds(test, guard.statistic) for test in site.tests):
                 continue  # `if norm > eps: q = q * (eps / (norm + 1e-12))`: never near zero here
@@ -179,24 +150,19 @@ class TinyEpsilonDivision(Checker):
         if not isinstance(guard.statistic, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or guard.statistic.lpar:
             statistic = f"({statistic})" if not guard.statistic.lpar else statistic
         power = "" if guard.squared or guard.under_sqrt else " ** 0.5"
-        floor = f"{self._torch()}.finfo({dtype_of}.dtype).eps{power}"
+        floor = f"{torch_spelling(self.model.imports)[0]}.finfo({dtype_of}.dtype).eps{power}"
         if not _literal(guard.epsilon):
             # the user's epsilon (a parameter, an attribute, a config field, a constant) stays: it may be tuned
             floor = f"max({code_of(guard.epsilon, limit=10_000)}, {floor})"
         return f"{statistic}.clamp_min({floor})"
-
-    def _torch(self) -> str:
-        local = [name for name, qualified in self.model.imports.aliases.items() if qualified == "torch"]
-        return "torch" if not local or "torch" in local else sorted(local)[0]
 
     def _fix(self, guard: GuardedDivisor) -> Optional[Fix]:
         floor = self._floor(guard)
         if floor is None:
             return None
         replacement = cst.parse_expression(floor)
-        imports = () if "torch" in self.model.imports.aliases.values() else ("torch",)
         return Fix("unsafe", "clamp the divisor at a dtype-aware floor instead of adding a tiny epsilon",
-                   {guard.guard: replacement}, imports)
+                   {guard.guard: replacement}, torch_spelling(self.model.imports)[1])
 
 
 def _literal(expr: cst.BaseExpression) -> bool:

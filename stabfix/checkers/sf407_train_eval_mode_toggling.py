@@ -12,7 +12,8 @@ functions). Two findings:
   teachers, EMA and target networks are never trained and stay silent, and so does a loop that rebinds
   the module (`model = Net()` per fold: the next iteration trains a new one). Fix (unsafe): insert
   `model.train()` after the evaluation (after the helper call's line, or at the end of the direct eval's
-  block) where that line is a plain statement of the loop.
+  block) where that line is a plain statement of the loop. Whether a module is
+  trained: `training/trained_modules.py`.
 - *validation in train mode*: under `torch.no_grad()` (around it, or around every call of its function in the
   file, callers of callers included), a loop over data (no backward in it) runs
   forwards of a module whose last switch before it, in the same function, is `.train()`. Report only.
@@ -28,10 +29,9 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls.events import LocalCall
-from stabfix.model.source.imports import dotted_name
-from stabfix.model.source.syntax import walk
 from stabfix.model.training.modes import Switch, in_harness, owns, within
 from stabfix.model.training.step_frames import loop_header
+from stabfix.model.training.trained_modules import forwarded_with_grad, is_trained
 
 Loop = Union[cst.For, cst.While]
 
@@ -112,33 +112,10 @@ class TrainEvalModeToggling(Checker):
         return [
             (node, receiver, after)
             for node, receiver, after in evals
-            if (self._trained(receiver) or self._forwarded_with_grad(receiver, loop.node)) and not any(r == "" or owns(r, receiver) or owns(receiver, r) for r in restored)
+            if (is_trained(receiver, modes, self.model.events) or forwarded_with_grad(receiver, loop.node, self.model.names))
+            and not any(r == "" or owns(r, receiver) or owns(receiver, r) for r in restored)
             and not modes.rebound_between(receiver, loop.function, loop.start, loop.end)  # a new module each iteration
         ]
-
-    def _trained(self, receiver: str) -> bool:
-        """The file switches the module to train mode somewhere, or builds an optimizer from its parameters."""
-        if any(not s.to_eval and (owns(s.receiver, receiver) or owns(receiver, s.receiver)) for s in self.model.modes.switches):
-            return True
-        for event in self.model.events.of_kind("optimizer"):
-            if any(dotted_name(arg.value.func.value) == receiver for arg in event.node.args
-                   if isinstance(arg.value, cst.Call) and isinstance(arg.value.func, cst.Attribute)):
-                return True
-        return False
-
-    def _forwarded_with_grad(self, receiver: str, loop: cst.CSTNode) -> bool:
-        """The training loop runs the module's forward with autograd on (`net(x)`, not a frozen teacher's
-        forward under `no_grad`): the module is trained there, whoever built its optimizer."""
-        names = self.model.names
-        for node in walk(loop):
-            if isinstance(node, cst.Call) and dotted_name(node.func) == receiver:
-                head = node.func
-                while isinstance(head, cst.Attribute):
-                    head = head.value
-                use = names.uses.get(head) if isinstance(head, cst.Name) else None
-                if use is not None and not use.grad_off:
-                    return True
-        return False
 
     def _not_restored(self, receiver: str, loop: _Loop) -> str:
         return (

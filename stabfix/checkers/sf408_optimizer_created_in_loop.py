@@ -22,9 +22,7 @@ from stabfix.fixes.syntax import code_for
 from stabfix.model.calls.events import OptimizerBuilt, Step, stepped_optimizer
 from stabfix.model.calls.optimizers import learning_rate_argument
 from stabfix.model.flow.callers import Callers
-from stabfix.model.flow.parameters import names_in, target_names
-from stabfix.model.flow.per_pass import changes_each_pass
-from stabfix.model.source.imports import dotted_name
+from stabfix.model.flow.per_pass import changes_each_pass, fresh_each_pass
 from stabfix.model.training.step_frames import loop_header
 
 
@@ -131,41 +129,14 @@ class OptimizerCreatedInLoop(Checker):
         return scope is not None and lr is not None and changes_each_pass(lr, loop, scope, self.model.events_through_calls.loop_span(loop))
 
     def _fresh_parameters(self, built: OptimizerBuilt, loop: cst.CSTNode) -> bool:
-        """The tensors it optimizes come from a name bound in the same pass (`learner = deepcopy(model)`, the
-    loop's own target)."""
-        names, events = self.model.names, self.model.events_through_calls
+        """The tensors it optimizes are other objects on each pass (`learner = deepcopy(model)`, the loop's own
+        target): `per_pass.fresh_each_pass`."""
+        names = self.model.names
         scope = names.scope_of(built.site.function) if built.site.function is not None else names.module_scope
         if scope is None or not isinstance(built.node, cst.Call) or not built.node.args:
             return False
-        start, end = events.loop_span(loop)  # type: ignore[arg-type]
-        read = names_in(built.node.args[0].value) - {"self"}
-        if isinstance(loop, cst.For) and read & target_names(loop.target):
-            return True  # other tensors on each pass (`for model in ensemble:`): no state to carry over
-        if any(start <= b.order <= end and not self._same_object(b.bound_value, scope, start, end)
-               for name in read for b in scope.bindings.get(name, [])):
-            return True
-        cls = built.site.cls
-        attributes = {name.split(".")[1] for name in _dotted_in(built.node.args[0].value) if name.startswith("self.")}
-        return cls is not None and any(
-            start <= b.order <= end for attribute in attributes for b in names.attribute_bindings(cls, attribute)
-        )  # `self.lambda_op = torch.tensor(..., requires_grad=True)` in the same pass
-
-    @staticmethod
-    def _same_object(value: Optional[cst.BaseExpression], scope, start: int, end: int) -> bool:
-        """`model = agents[0]` / `model = self.net` in the pass: another name for an object bound before the
-        loop (a name, attribute or constant index whose root the pass does not rebind), so every pass
-        optimizes the same tensors."""
-        node = value
-        while isinstance(node, (cst.Attribute, cst.Subscript)):
-            if isinstance(node, cst.Subscript) and not all(
-                isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Integer, cst.SimpleString))
-                for element in node.slice
-            ):
-                return False  # `agents[i]`: another object on each pass
-            node = node.value
-        if not isinstance(node, cst.Name):
-            return False
-        return not any(start <= b.order <= end for b in scope.bindings.get(node.value, []))
+        span = self.model.events_through_calls.loop_span(loop)  # type: ignore[arg-type]
+        return fresh_each_pass(built.node.args[0].value, loop, scope, span, names, built.site.cls)
 
     def _bound_in_loop(self, expression: cst.BaseExpression, loop: cst.CSTNode) -> Optional[cst.BaseExpression]:
         """The factory call a stepped name was bound to by a statement of the loop body itself."""
@@ -180,21 +151,6 @@ class OptimizerCreatedInLoop(Checker):
             if isinstance(value, cst.Call):
                 return value
         return None
-
-
-def _dotted_in(node: cst.CSTNode) -> list[str]:
-    found: list[str] = []
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            name = dotted_name(attribute)
-            if name is not None:
-                found.append(name)
-                return False
-            return True
-
-    node.visit(_Collect())
-    return found
 
 
 def _message(call: cst.CSTNode, step: Step, where: str, schedules: bool = False, per_stage: bool = False) -> str:

@@ -10,7 +10,7 @@ which loss). A cut is reported when its copy is
 - returned from a module's `forward` (every caller's loss stops there), or
 - returned from a function whose caller in the file backpropagates what it returns, or makes it the
   prediction of a loss (the caller's value is, by the function's summary, a leaf made to require grad:
-  `loss = photometric_loss(a, b); loss.backward()`),
+  `loss = photometric_loss(a, b); loss.backward()`; `functions/trained_returns.py`),
 and nothing reads the copy's gradient (`pred.grad`, `autograd.grad(..., pred)`, an optimizer over it:
 the decoupled-backward trick `out.backward(pred.grad)` is legitimate). Also reported: a loss switched
 to require grad in place and then backpropagated (`cuts.reenabled`: `loss.requires_grad = True`, which
@@ -29,6 +29,7 @@ from stabfix.model.flow.gradient_use import contains, names_in, target_roots
 from stabfix.model.flow.graph_cuts import Cut, Reenabled
 from stabfix.model.flow.history import LOSS
 from stabfix.model.functions.summary_facts import LEAF_SETTER
+from stabfix.model.functions.trained_returns import trained_return
 
 _MAX_TEXT = 60
 _FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor"})
@@ -141,22 +142,12 @@ class PredictionCutFromGraph(Checker):
             return None
         if function.name.value == "forward":
             return "returned from `forward` (so is every loss on the module's output)"
-        return self._trained_return(function)
-
-    def _trained_return(self, function: cst.FunctionDef) -> str | None:
-        """How a call of `function` is trained on (backpropagated, or the prediction of a loss anywhere in
-        the file) when the function's summary says its result is a fresh leaf made to require grad."""
-        names, summaries, gradients = self.model.names, self.model.summaries, self.model.gradients
-        uses = [(event.loss, "which is backpropagated") for event in self.model.events.of_kind("backward")]  # type: ignore[attr-defined]
-        uses += [(loss.prediction, f"the prediction of `{_text(loss.call)}`")
-                 for scope in gradients.scopes for loss in gradients.of(scope).losses]
-        for value, how in uses:
-            if value is None or not summaries.facts(value).made_to_require_grad:
-                continue
-            for call in _producing_calls(value, names):
-                if names.definition_of(call) is function:
-                    return f"returned to `{_text(call)}`, {how}"
-        return None
+        found = trained_return(function, self.model.names, self.model.summaries, self.model.gradients, self.model.events)
+        if found is None:
+            return None
+        call, loss = found
+        how = "which is backpropagated" if loss is None else f"the prediction of `{_text(loss.call)}`"
+        return f"returned to `{_text(call)}`, {how}"
 
     def _after(self, name: cst.Name, cut: Cut) -> bool:
         """The use comes after the cut (`loss.backward(); loss = loss.detach().requires_grad_()` hands a
@@ -165,16 +156,6 @@ class PredictionCutFromGraph(Checker):
         use = uses.get(name)
         cut_reads = [uses[n].order for n in _names(cut.node) if n in uses]
         return use is not None and bool(cut_reads) and use.order > min(cut_reads)
-
-
-def _producing_calls(expr: cst.BaseExpression, names) -> list[cst.Call]:
-    """The calls whose result `expr` is: the call itself, or the calls every binding of a name holds."""
-    if isinstance(expr, cst.Call):
-        return [expr]
-    if not isinstance(expr, cst.Name):
-        return []
-    values = [binding.value for binding in names.reaching(expr)]
-    return [value for value in values if isinstance(value, cst.Call)]
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:

@@ -3,9 +3,10 @@
 A query over the model: which classes are modules (`classes`: through bases of the file and of other
 scanned files), the `self.<attr>` bindings of each (`names.attribute_bindings`), and what every element
 of a list or dict attribute is: a module built from a module class (torch's, the file's, another file's),
-an `nn.Parameter`, or a name bound to one, also when it is added later (`self.layers.append(layer)`,
-`.extend`, `.insert`, `self.heads[k] = ...`). A tensor attribute counts when it is made to require grad
-(`torch.randn(..., requires_grad=True)`, `.requires_grad_()`, `Variable(..., requires_grad=True)`).
+an `nn.Parameter`, or a name bound to one, also when it is added later (`container_fills`:
+`self.layers.append(layer)`, `.extend`, `.insert`, `self.heads[k] = ...`). A tensor attribute counts when it
+is made to require grad (`torch.randn(..., requires_grad=True)`, `.requires_grad_()`, `Variable(...,
+requires_grad=True)`).
 
 Silent when any binding of the attribute registers it (`nn.ModuleList(self.blocks)`, a module, a
 `Parameter`), when a binding is something else the rule cannot see into, when the class registers
@@ -27,11 +28,10 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.wrapping import torch_nn_spelling, wrapped
 from stabfix.model.calls.modules import chain_receiver
+from stabfix.model.source.container_fills import elements
 from stabfix.model.source.names import Binding
-from stabfix.model.source.scopes import first_parameter
 from stabfix.model.source.syntax import code_of
 
-FILLS = frozenset({"append", "extend", "insert"})
 REGISTERS_BY_HAND = frozenset({"add_module", "register_module", "register_parameter"})
 WRAPPERS = {("list", "module"): "ModuleList", ("list", "parameter"): "ParameterList",
             ("dict", "module"): "ModuleDict", ("dict", "parameter"): "ParameterDict"}
@@ -42,16 +42,13 @@ class UnregisteredSubmodules(Checker):
     tokens = ("class",)
     also_needs = (("torch", "nn", "Module", "Lightning", "PreTrainedModel"),)
     words = (("class",),)  # reported on a class statement of this file (not `classmethod`, `dataclass`)
-    needs = ("names", "classes")
+    needs = ("names", "classes", "container_fills")
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self.class_defs: list[cst.ClassDef] = []
-        # (class, attribute) or (function, local name) -> the elements added to it by `.append` and the like
-        self.fills: dict[tuple[int, str], list[cst.BaseExpression]] = {}
         self.by_hand: set[int] = set()  # classes that register modules themselves
         self.handed: dict[tuple[int, str], list[cst.Call]] = {}  # (class, attribute) -> calls it is passed to
-        self.marked: set[tuple[int, str]] = set()  # `self.w.requires_grad_()`, `self.w.requires_grad = True`
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_defs.append(node)
@@ -67,35 +64,6 @@ class UnregisteredSubmodules(Checker):
         for arg in node.args:  # `nn.Sequential(*self.layers)`: registered through the module it builds
             if isinstance(arg.value, cst.Attribute) and isinstance(arg.value.value, cst.Name):
                 self.handed.setdefault((id(owner), arg.value.attr.value), []).append(node)
-        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and \
-                (not node.args or _is_true(node.args[0].value)) and (key := self._holder_key(func.value)):
-            self.marked.add(key)
-        if isinstance(func, cst.Attribute) and func.attr.value in FILLS and node.args:
-            key = self._holder_key(func.value)
-            added = node.args[-1].value
-            if key is not None:
-                found = _elements(added) if func.attr.value == "extend" else [added]
-                self.fills.setdefault(key, []).extend(found if found is not None else [])
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            slot = target.target
-            if isinstance(slot, cst.Subscript) and (key := self._holder_key(slot.value)):
-                self.fills.setdefault(key, []).append(node.value)
-            elif isinstance(slot, cst.Attribute) and slot.attr.value == "requires_grad" and _is_true(node.value) \
-                    and isinstance(slot.value, cst.Attribute) and (key := self._holder_key(slot.value)):
-                self.marked.add(key)
-
-    def _holder_key(self, holder: cst.BaseExpression) -> Optional[tuple[int, str]]:
-        """`self.layers` -> (its class, "layers"); a local `layers` -> (its function, "layers")."""
-        if isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name):
-            owner, method = self.model.enclosing.innermost_class(), self.model.enclosing.innermost_function()
-            on_self = method is not None and first_parameter(method) == holder.value.value
-            return (id(owner), holder.attr.value) if owner is not None and on_self else None
-        if isinstance(holder, cst.Name):
-            function = self.model.enclosing.innermost_function()
-            return (id(function), holder.value) if function is not None else None
-        return None
 
     def leave_Module(self, original_node: cst.Module) -> None:
         classes, names = self.model.classes, self.model.names
@@ -107,7 +75,7 @@ class UnregisteredSubmodules(Checker):
 
     def _judge(self, cls: cst.ClassDef, attribute: str, bindings: list[Binding]) -> None:
         key = (id(cls), attribute)
-        shapes = [self._shape(b, key) for b in bindings]
+        shapes = [self._shape(b, cls, attribute) for b in bindings]
         if not shapes or any(shape is None for shape in shapes):
             return  # registered somewhere, or a value the rule cannot see into
         made = [(b, s) for b, s in zip(bindings, shapes) if s[0] not in ("augment", "same")]
@@ -120,9 +88,9 @@ class UnregisteredSubmodules(Checker):
         classes = self.model.classes
         if id(cls) in self.by_hand or any(classes.constructed_kind(call) == "module" for call in self.handed.get(key, [])):
             return
-        elements = [e for shape in shapes for e in shape[1]] + self.fills.get(key, [])
-        elements = [e for e in elements if not self._also_an_attribute(cls, e)]
-        kinds = [classes.holds(e) for e in elements]
+        held_elements = [e for shape in shapes for e in shape[1]] + self.model.container_fills.added(cls, attribute)
+        held_elements = [e for e in held_elements if not self._also_an_attribute(cls, e)]
+        kinds = [classes.holds(e) for e in held_elements]
         held = "module" if "module" in kinds else "parameter" if "parameter" in kinds else None
         if held is not None:
             self._report(cls, attribute, first, container, held, fixable=len(bindings) == 1 and len(set(kinds)) == 1)
@@ -133,28 +101,29 @@ class UnregisteredSubmodules(Checker):
             isinstance(b.bound_value, cst.Name) and b.bound_value.value == element.value
             for bindings in self.model.names.self_attributes.get(cls, {}).values() for b in bindings)
 
-    def _shape(self, binding: Binding, key: tuple[int, str]) -> Optional[tuple[str, list[cst.BaseExpression]]]:
+    def _shape(self, binding: Binding, cls: cst.ClassDef, attribute: str) -> Optional[tuple[str, list[cst.BaseExpression]]]:
         """("list"|"dict"|"tensor"|"augment"|"same", displayed elements), or None for anything else."""
         value = binding.bound_value if binding.kind != "augment" else binding.value
         if value is None:
             return None
         if binding.kind == "augment":
-            return ("augment", _elements(value)) if _elements(value) is not None else None
+            return ("augment", elements(value)) if elements(value) is not None else None
         root = chain_receiver(value)
-        if isinstance(root, cst.Attribute) and isinstance(root.value, cst.Name) and root.attr.value == key[1]:
+        if isinstance(root, cst.Attribute) and isinstance(root.value, cst.Name) and root.attr.value == attribute:
             return "same", []  # `self.w = self.w.cuda()`: the same object, moved
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
             value = value.left  # `[nn.Linear(d, d)] * n`
         if isinstance(value, cst.Name) and len(reaching := self.model.names.reaching(value)) == 1:
             local = reaching[0]  # `self.layers = layers`, a list the method built
-            shape = self._shape(local, key) if local.bound_value is not None else None
-            added = self.fills.get((id(local.scope.node), value.value), [])
+            shape = self._shape(local, cls, attribute) if local.bound_value is not None else None
+            added = self.model.container_fills.added(local.scope.node, value.value)
             return (shape[0], shape[1] + added) if shape is not None and shape[0] in ("list", "dict") else None
         if isinstance(value, (cst.List, cst.ListComp, cst.Tuple)):
-            return "list", _elements(value) or []
+            return "list", elements(value) or []
         if isinstance(value, (cst.Dict, cst.DictComp)):
-            return "dict", _elements(value) or []
-        if self.model.classes.trainable_tensor(value) or key in self.marked and self.model.classes.fresh_tensor(value):
+            return "dict", elements(value) or []
+        marked = self.model.container_fills.marked(cls, attribute)
+        if self.model.classes.trainable_tensor(value) or marked and self.model.classes.fresh_tensor(value):
             return "tensor", []
         return None
 
@@ -177,18 +146,6 @@ class UnregisteredSubmodules(Checker):
             f"never trains {them} and checkpoints never save {them}; use `{nn}.{wrapper}`"), fix)
 
 
-def _elements(value: cst.BaseExpression) -> Optional[list[cst.BaseExpression]]:
-    if isinstance(value, (cst.List, cst.Tuple)):
-        return [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
-    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
-        return [value.elt]
-    if isinstance(value, cst.Dict):
-        return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
-    if isinstance(value, cst.DictComp):
-        return [value.value]
-    return None
-
-
 def _string_keys(value: cst.BaseExpression) -> bool:
     """A `ModuleDict` takes only string keys without dots: literal ones are known to be."""
     if isinstance(value, cst.Dict):
@@ -196,6 +153,3 @@ def _string_keys(value: cst.BaseExpression) -> bool:
                    and "." not in str(e.key.evaluated_value) for e in value.elements)
     return False
 
-
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"

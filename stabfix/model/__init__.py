@@ -16,6 +16,8 @@ the parts the selected rules declare in `needs` (a file no rule can fire on is n
 - `modules`     which callables are torch modules (calling one is a forward pass)
 - `classes`     which classes are `nn.Module` subclasses (through same-file bases and other files'
                 classes), and whether an expression holds a module, an optimizer or another object
+- `container_fills` what the code adds to a list or dict after building it (`.append`, `.extend`, `.insert`,
+                `x[k] = v`), and the `self.<attr>` a method makes require grad in place (SF413)
 - `containers`  long-lived dicts/lists (state carried across steps): their stores, reads,
                 evictions, clears and hand-overs (built on `steps` and `names`)
 - `memory`      what statements do to device memory: cache flushes (through aliases and the file's
@@ -127,6 +129,7 @@ from stabfix.model.flow.returned_values import returned_values, trained_paramete
 from stabfix.model.flow.values import Values
 from stabfix.model.functions.call_events import EventsThroughCalls
 from stabfix.model.functions.summaries import Summaries
+from stabfix.model.source.container_fills import ContainerFills
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.names import Names
@@ -148,6 +151,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "modules": ((), lambda model: ModuleIndex(model.imports)),
     "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
     "classes": (("names", "modules"), lambda model: ModuleClasses(model.names, model.project, model.modules)),
+    "container_fills": ((), lambda model: ContainerFills(model.enclosing)),
     "values": (("names", "modules", "optimizers"),
                lambda model: _with_foreign_values(model, Values(model.names, model.modules, model.optimizers, model.tree.calls))),
     "steps": (("names", "values"), lambda model: StepIndex(model.imports, model.enclosing, model.names, model.values)),
@@ -296,6 +300,7 @@ class FileModel:
     optimizers: Optional[OptimizerTracker] = None
     modules: Optional[ModuleIndex] = None
     classes: Optional[ModuleClasses] = None
+    container_fills: Optional[ContainerFills] = None
     values: Optional[Values] = None
     containers: Optional[Containers] = None
     events: Optional[Events] = None

@@ -12,7 +12,9 @@ that may hold, a call of a function or method of the file through every `return`
 a `@property` of the class (`self.device`), both branches of `"cuda" if ok else "cpu"`. "host" or
 "accelerator" when every path agrees; None when the code does not show it (a config field such as
 `cfg.device`/`args.device`, an argument, a library call): a device expression all the same, which the
-rules take for the device the program works on, and never proof of the host.
+rules take for the device the program works on, and never proof of the host. `DeviceKinds.moves_to_accelerator(move)`:
+a `.cuda()` or a `.to(...)` whose device is not shown to be the host; `DeviceKinds.names_a_device(expr)`: the
+expression names a device (`device=` can say it), not another tensor whose device and dtype `.to(other)` takes.
 """
 
 from __future__ import annotations
@@ -185,6 +187,25 @@ class DeviceKinds:
         if isinstance(expr, cst.Attribute):
             return self._of_attribute(expr, depth)
         return None
+
+    def moves_to_accelerator(self, move: cst.Call) -> bool:
+        """`x.cuda()`, `x.to(device)`: a `.cuda()`/`.to()` call that may place its receiver on an accelerator."""
+        if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
+            return True
+        target, device = to_call_target(move, self.names.qualify)
+        return target == "device" and self.kind(device) != "host"
+
+    def names_a_device(self, device: cst.BaseExpression) -> bool:
+        """A literal, `torch.device(...)`, `x.device`, an expression whose device kind the code shows, or (a
+        tie the data flow leaves open) a name spelled like a device."""
+        if isinstance(device, (cst.SimpleString, cst.Integer)) or (isinstance(device, cst.Attribute) and device.attr.value == "device"):
+            return True
+        if isinstance(device, cst.Call):
+            return self.names.qualify(device.func) == "torch.device"
+        if self.kind(device) is not None:
+            return True
+        dotted = dotted_name(device)
+        return dotted is not None and is_device_name(dotted)
 
     def _of_call(self, call: cst.Call, depth: int) -> Optional[str]:
         qualified = self.names.qualify(call.func) or ""

@@ -19,7 +19,8 @@ with a `Sync`, or None:
   are not syncs.
 
 `Sync.value` is the expression whose value crosses to the host (for messages and for deciding whether it
-is computed per item of a loop).
+is computed per item of a loop: `per_item_loop(steps, path, value)`, the loop inside a training step that runs
+a site once per item, a micro-batch, a layer or a parameter).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from stabfix.model.calls.devices import to_call_target
 from stabfix.model.calls.modules import ModuleIndex
 from stabfix.model.flow.values import Value, Values
 from stabfix.model.source.traversal import children
-from stabfix.model.training.step_frames import target_names
+from stabfix.model.training.step_frames import FunctionFrame, LoopFrame, StepPath, target_names
+from stabfix.model.training.structure import StepIndex
 
 DEVICE_MODULES = ("cuda", "mps", "xpu", "npu", "mlu", "musa", "accelerator")
 BARRIER_CALLS = frozenset(f"torch.{module}.synchronize" for module in DEVICE_MODULES) | {
@@ -196,6 +198,24 @@ def is_loop_item(value: Optional[cst.BaseExpression], loop: cst.CSTNode) -> bool
     while isinstance(root, (cst.Attribute, cst.Subscript)):
         root = root.value
     return isinstance(root, cst.Name) and root.value in own
+
+
+def per_item_loop(steps: StepIndex, path: StepPath, value: Optional[cst.BaseExpression],
+                  any_value: bool = False) -> Optional[LoopFrame]:
+    """The loop inside the step (on `path`, a site's step path) that runs the site once per item (micro-batch,
+    layer, parameter): a loop between the step and the site that computes `value` (not one of its own items,
+    `is_loop_item`; any loop with `any_value`), or the step itself when it is a micro-batch loop inside a
+    training loop or step function that does not step an optimizer (backward per micro-batch)."""
+    for frame in path.between():
+        if isinstance(frame, LoopFrame) and (any_value or not is_loop_item(value, frame.node)):
+            return frame
+    scope = path.scope
+    if isinstance(scope, LoopFrame) and path.kind == "step" and not steps.steps_optimizer(scope):
+        outer = [f for f in path.frames[: path.frames.index(scope)] if isinstance(f, (LoopFrame, FunctionFrame))]
+        if any(steps.is_training_loop(f) if isinstance(f, LoopFrame) else steps.is_step_function(f)
+               for f in outer[-1:]):
+            return scope  # a micro-batch loop inside a step: backward per micro-batch
+    return None
 
 
 _TIMING_EVENTS = frozenset({"torch.cuda.Event", "torch.xpu.Event", "torch.Event"})

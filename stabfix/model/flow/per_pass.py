@@ -10,6 +10,12 @@ traversal of its own. Asked of an expression inside a loop:
 - `running_count(expr, loop, scope, span)`: the value counts the passes, 1, 2, 3, ...: the loop's index
   plus a constant (`i + 1` of `for i, b in enumerate(loader)` or `for i in range(n)`, `enumerate(loader,
   1)`'s index) or a name the pass increments by a constant (`seen += 1`, `count = count + 1`).
+- `fresh_each_pass(expr, loop, scope, span, names, cls)`: the objects the value reads are other objects on
+  each pass (the tensors handed to an optimizer: a fresh learner each task, no state to carry over): the
+  loop's own target (`for model in ensemble:`), a name the pass binds (`learner = deepcopy(model)`) unless
+  to another name for an object bound before the loop (`model = agents[0]`, `model = self.net`: a name,
+  attribute or constant index whose root the pass does not rebind), or a `self.<attr>` of `cls` the pass
+  binds (`self.lambda_op = torch.tensor(..., requires_grad=True)`).
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from typing import Optional
 
 import libcst as cst
 
-from stabfix.model.flow.parameters import target_names
+from stabfix.model.flow.parameters import names_in, target_names
+from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import Scope
 
 _MAX_DEPTH = 4
@@ -40,6 +48,52 @@ def running_count(expr: cst.BaseExpression, loop: cst.CSTNode, scope: Scope, spa
             return True
         return any(_increments(binding, expr.value) for binding in _bindings_in_pass(expr.value, scope, span))
     return False
+
+
+def fresh_each_pass(expr: cst.BaseExpression, loop: cst.CSTNode, scope: Scope, span: tuple[int, int], names: Names,
+                    cls: Optional[cst.ClassDef]) -> bool:
+    start, end = span
+    read = names_in(expr) - {"self"}
+    if isinstance(loop, cst.For) and read & target_names(loop.target):
+        return True  # other tensors on each pass (`for model in ensemble:`): no state to carry over
+    if any(start <= b.order <= end and not _same_object(b.bound_value, scope, start, end)
+           for name in read for b in scope.bindings.get(name, [])):
+        return True
+    attributes = {name.split(".")[1] for name in _dotted_in(expr) if name.startswith("self.")}
+    return cls is not None and any(
+        start <= b.order <= end for attribute in attributes for b in names.attribute_bindings(cls, attribute)
+    )  # `self.lambda_op = torch.tensor(..., requires_grad=True)` in the same pass
+
+
+def _same_object(value: Optional[cst.BaseExpression], scope: Scope, start: int, end: int) -> bool:
+    """Another name for an object bound before the loop: a name, attribute or constant index whose root the
+    pass does not rebind (`agents[i]` is another object on each pass)."""
+    node = value
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Subscript) and not all(
+            isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Integer, cst.SimpleString))
+            for element in node.slice
+        ):
+            return False  # `agents[i]`: another object on each pass
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return False
+    return not any(start <= b.order <= end for b in scope.bindings.get(node.value, []))
+
+
+def _dotted_in(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            name = dotted_name(attribute)
+            if name is not None:
+                found.append(name)
+                return False
+            return True
+
+    node.visit(_Collect())
+    return found
 
 
 def _changes(expr, loop, scope, span, in_arithmetic: bool, seen: frozenset, depth: int) -> bool:
