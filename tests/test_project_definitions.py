@@ -162,3 +162,39 @@ def test_kept_models_and_trees_are_bounded_by_the_source_they_hold(monkeypatch):
         assert view.foreign(f".helper_{number:02d}.run_{number}", lambda d: d.node.name.value) == f"run_{number}"
     assert 1 <= len(project._models) <= 4 and 1 <= len(project._modules) <= 4
     assert f"{ROOT}/many/helper_11.py" in project._modules  # the newest is kept
+
+
+def _returned_kinds(definition):
+    from stabfix.model.flow.returned_values import returned_values
+
+    return repr(returned_values(definition.model.values, definition.node))
+
+
+def test_a_question_is_answered_by_a_kept_model_whose_other_parts_change_nothing(monkeypatch):
+    # a file asked about for `summaries` (which reads `values`) answers a later `values` question from the
+    # same traversal, with the answer a model built for `values` alone gives; `losses` is built anew:
+    # `summaries` hands it what the callers pass
+    def project():
+        return Project(ProjectIndex.from_sources(HELPERS, ROOT))
+
+    alone = project().view(f"{ROOT}/pkg/train.py").foreign(".helpers.fit", _returned_kinds, needs=("values",))
+    shared = project()
+    built = _counting_builds(shared, monkeypatch)
+    view = shared.view(f"{ROOT}/pkg/train.py")
+    assert view.foreign(".helpers.fit", lambda d: d.model.summaries is not None, needs=("summaries",)) is True
+    assert view.foreign(".helpers.fit", _returned_kinds, needs=("values",)) == alone
+    assert len(built) == 1
+    assert view.foreign(".helpers.compare", _target_parameters, needs=("losses",)) == []
+    assert len(built) == 2
+
+
+def test_which_kept_models_answer_alike():
+    from stabfix.model import answers_alike, required_parts
+
+    for_summaries = required_parts(["summaries"])
+    assert answers_alike(for_summaries, ["values"]) and answers_alike(for_summaries, [])
+    assert answers_alike(for_summaries, ["summaries"]) and answers_alike(required_parts(["values"]), ["values"])
+    assert not answers_alike(for_summaries, ["losses"])  # rewired by `summaries`
+    assert not answers_alike(for_summaries, ["activations"])
+    assert not answers_alike(required_parts(["values"]), ["summaries"])  # parts it lacks
+    assert not answers_alike(for_summaries, ["randomness"])

@@ -244,6 +244,26 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
     return summaries
 
 
+# The parts whose building hands other parts something that changes their answers (set up above, in
+# `_with_classes` and `_with_foreign_summaries`, and by `Summaries` itself on `activations`); the hooks a
+# project adds are left out: they are set only on a model built with a project.
+_REWIRES: dict[str, tuple[str, ...]] = {
+    "classes": ("modes",),
+    "summaries": ("losses", "accumulation", "activations"),
+}
+
+
+def answers_alike(built: Iterable[str], wanted: Iterable[str]) -> bool:
+    """A model built without a project with the parts `built` answers every question about the parts
+    `wanted` (and what they read) as one built with exactly those would: it has them all, and none of
+    its other parts rewires one of them. Another file's `values` asked of its model built for
+    `summaries` is the same answer; its `losses` is not (`summaries` hands them what callers pass)."""
+    wanted_parts = required_parts(wanted)
+    extra = set(built) - wanted_parts
+    return wanted_parts <= set(built) and not any(
+        rewired in wanted_parts for part in extra for rewired in _REWIRES.get(part, ()))
+
+
 def _with_foreign_values(model: "FileModel", values: Values) -> Values:
     """What a function of another scanned file returns is that file's values' answer (one file away)."""
     if model.project is not None:

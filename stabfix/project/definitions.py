@@ -3,8 +3,9 @@
 `Project` wraps the index with a small per-process cache of other files' `FileModel`s, each built (one
 libcst parse, one traversal of the parts asked for) only when a query needs a definition of that file,
 and kept per file and part set: a question is answered by a model built with exactly the parts it asked
-for (never one with more, whose extra parts may change an answer), and a file built again for other
-parts reuses its kept tree.
+for, or by a kept one with more parts none of which changes how the asked ones answer
+(`stabfix.model.answers_alike`: `values` from a model built for `summaries`, never `losses`), and a
+file built again for other parts reuses its kept tree.
 `ProjectView` is what the engine hands one file's analysis (`CheckContext.project`, `FileModel.project`):
 names are resolved as that file's imports spell them (`.models.Net`, `pkg.models.Net`), and every
 answer is recorded in `consulted` for the cache.
@@ -101,10 +102,13 @@ class Project:
         text = self.index.text(path)  # recorded, also when the model comes from the cache
         if text is None:
             return None
-        # exactly these parts: a part may read another that is built only on request (`summaries` hands
-        # `losses` what the calls pass for a parameter), so a model built with more parts could answer a
-        # question otherwise than the one asked for, and the answer would hang on which question came first
+        # these parts, or more that change none of their answers: a part may read another that is built only
+        # on request (`summaries` hands `losses` what the calls pass for a parameter), so a model built with
+        # more parts could answer a question otherwise than the one asked for, and the answer would hang on
+        # which question came first
         key = (path, frozenset(required_parts(needs)))
+        if key not in self._models:
+            key = self._answering_alike(path, key[1]) or key
         if key in self._models:
             self._models.move_to_end(key)
             return self._models[key]
@@ -132,6 +136,15 @@ class Project:
             return None
         return module, model
 
+
+    def _answering_alike(self, path: str, parts: frozenset) -> Optional[tuple[str, frozenset]]:
+        """The key of a kept model of `path` built with more parts that answers about `parts` as a model
+        built with exactly them would (each other file is often asked about its `summaries` and its
+        `values`: one traversal serves both)."""
+        from stabfix.model import answers_alike
+
+        return next((key for key, built in self._models.items()
+                     if key[0] == path and built is not None and answers_alike(key[1], parts)), None)
 
     def _tree_of(self, path: str) -> Optional[cst.Module]:
         """The tree a kept model of `path` (built with other parts) was built from: not parsed again."""
