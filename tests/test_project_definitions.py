@@ -198,3 +198,15 @@ def test_which_kept_models_answer_alike():
     assert not answers_alike(for_summaries, ["activations"])
     assert not answers_alike(required_parts(["values"]), ["summaries"])  # parts it lacks
     assert not answers_alike(for_summaries, ["randomness"])
+
+
+def test_a_name_asked_about_again_is_resolved_once_and_its_files_stay_recorded(monkeypatch):
+    view = _view()
+    looked_up = []
+    original = view.index.resolve
+    monkeypatch.setattr(view.index, "resolve", lambda *args: looked_up.append(args) or original(*args))
+    assert view.resolve(".models.Net").kind == "class"
+    assert view.foreign(".models.Net", lambda d: d.node.name.value) == "Net"
+    assert view.lineage(".models.Net")[0][0] == "app.models.Net"
+    assert len(looked_up) == 1
+    assert f"{ROOT}/app/models.py" in view.consulted.files

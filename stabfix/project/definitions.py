@@ -160,6 +160,9 @@ class ProjectView:
         self.path = path
         self.consulted = Consulted()
         self._imported: Optional[list[str]] = None
+        # what each name this file spells resolves to: asked again at every use (`resolve`, then `foreign`);
+        # the first answer's consulted files and modules are in `consulted` already
+        self._symbols: dict[str, Optional[Symbol]] = {}
 
     def _recorded(self, query: Callable[[], T]) -> T:
         with self.index.recording() as consulted:
@@ -214,14 +217,23 @@ class ProjectView:
 
     def resolve(self, qualified: str) -> Optional[Symbol]:
         """Where a name this file's imports spell (`.models.Net`, `pkg.models.Net`) is defined in the tree."""
-        return self._recorded(lambda: self.index.resolve(qualified, self.path))
+        if qualified in self._symbols:
+            return self._symbols[qualified]
+        return self._recorded(lambda: self._symbol(qualified))
+
+    def _symbol(self, qualified: str) -> Optional[Symbol]:
+        """`resolve`, inside a query already recorded (recordings are not nested: the index tells its
+        recorders apart by what they hold)."""
+        if qualified not in self._symbols:
+            self._symbols[qualified] = self.index.resolve(qualified, self.path)
+        return self._symbols[qualified]
 
     def ancestors(self, qualified: str) -> tuple[str, ...]:
         """The base classes of the class `qualified` names, transitively, nearest first (see
         `ProjectIndex.ancestors`); () when it is not a class of the tree."""
 
         def query() -> tuple[str, ...]:
-            symbol = self.index.resolve(qualified, self.path)
+            symbol = self._symbol(qualified)
             return self.index.ancestors(symbol) if symbol is not None and symbol.kind == "class" else ()
 
         return self._recorded(query)
@@ -231,7 +243,7 @@ class ProjectView:
         tree), nearest first; () when it is not a class of the tree."""
 
         def query() -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
-            symbol = self.index.resolve(qualified, self.path)
+            symbol = self._symbol(qualified)
             return self.index.lineage(symbol) if symbol is not None and symbol.kind == "class" else ()
 
         return self._recorded(query)
@@ -246,7 +258,7 @@ class ProjectView:
         return self._recorded(lambda: self._definition(qualified, tuple(needs), tuple(kinds)))
 
     def _definition(self, qualified: str, needs: tuple[str, ...], kinds: tuple[str, ...]) -> Optional[Definition]:
-        symbol = self.index.resolve(qualified, self.path)
+        symbol = self._symbol(qualified)
         if symbol is None or symbol.kind not in kinds or symbol.path == os.path.abspath(self.path):
             return None
         built = self.project.model_of(symbol.path, needs)
