@@ -4,6 +4,7 @@ back only node-free answers; what each answer consulted is recorded."""
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 
 from stabfix.project import Project, ProjectIndex
 
@@ -128,9 +129,10 @@ def _counting_builds(project: Project, monkeypatch) -> list:
     built: list = []
     original = project._build
 
-    def counted(path, text, parts):
-        built.append((path, parts))
-        return original(path, text, parts)
+    def counted(path, text, parts, **options):  # the models riding in its traversal are built there too
+        model, riders = original(path, text, parts, **options)
+        built.extend((path, kept) for kept in (parts, *riders))
+        return model, riders
 
     monkeypatch.setattr(project, "_build", counted)
     return built
@@ -210,3 +212,32 @@ def test_a_name_asked_about_again_is_resolved_once_and_its_files_stay_recorded(m
     assert view.lineage(".models.Net")[0][0] == "app.models.Net"
     assert len(looked_up) == 1
     assert f"{ROOT}/app/models.py" in view.consulted.files
+
+
+def test_a_model_asked_for_elsewhere_rides_in_the_traversal_and_answers_as_if_built_alone(monkeypatch):
+    # `losses` was asked of one file; another file built for `summaries` builds its `losses` model in the
+    # same traversal, with its own `losses` part: the one of the `summaries` model is told what callers
+    # pass (`ref` a target), the one asked for alone is not, and neither is the rider
+    sources = {**HELPERS, "pkg/other.py": HELPERS["pkg/helpers.py"], "pkg/train.py": "from .helpers import compare\n"}
+    project = Project(ProjectIndex.from_sources(sources, ROOT))
+    built = _counting_builds(project, monkeypatch)
+    view = project.view(f"{ROOT}/pkg/train.py")
+    assert view.foreign("pkg.other.compare", _target_parameters, needs=("losses",)) == []
+    assert view.foreign(".helpers.compare", _target_parameters, needs=("summaries",)) == ["ref"]
+    assert len(built) == 3  # the rider came with the `summaries` model
+    assert view.foreign(".helpers.compare", _target_parameters, needs=("losses",)) == []
+    assert len(built) == 3
+    rider = view.definition(".helpers.compare", needs=("losses",)).model
+    beside = view.definition(".helpers.compare", needs=("summaries",)).model
+    assert rider.names is beside.names and rider.losses is not beside.losses
+
+
+def test_which_models_can_ride_in_another_traversal():
+    from stabfix.model import FileModel, built_riding, required_parts
+
+    for_summaries = required_parts(["summaries"])
+    assert built_riding(for_summaries, ["losses"]) == {"losses"}  # rewired there: its own
+    assert built_riding(for_summaries, ["values"]) == frozenset()
+    assert built_riding(required_parts(["losses"]), ["summaries"]) >= {"summaries", "values"}
+    with pytest.raises(ValueError):  # a model with a project answers otherwise: it takes nothing
+        FileModel(["losses"], beside=FileModel(["summaries"]), project=object())  # type: ignore[arg-type]

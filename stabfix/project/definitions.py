@@ -63,6 +63,7 @@ class Project:
         self._models: OrderedDict[tuple[str, frozenset], Optional[tuple[cst.Module, FileModel]]] = OrderedDict()
         self._modules: OrderedDict[str, tuple[str, cst.Module]] = OrderedDict()
         self._model_sizes: dict[tuple[str, frozenset], int] = {}  # the source characters behind each kept model
+        self._asked: dict[frozenset, None] = {}  # the part sets asked for so far, in order
 
     def __getstate__(self) -> dict:
         return {"index": self.index}
@@ -72,6 +73,7 @@ class Project:
         self._models = OrderedDict()
         self._modules = OrderedDict()
         self._model_sizes = {}
+        self._asked = {}
 
     def parsed(self, path: str, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
         """`parse(text)`, or the tree kept from an earlier parse of the same text of `path` (libcst trees are
@@ -107,34 +109,58 @@ class Project:
         # more parts could answer a question otherwise than the one asked for, and the answer would hang on
         # which question came first
         key = (path, frozenset(required_parts(needs)))
+        self._asked[key[1]] = None
         if key not in self._models:
             key = self._answering_alike(path, key[1]) or key
         if key in self._models:
             self._models.move_to_end(key)
             return self._models[key]
-        built = self._build(path, text, key[1])
-        self._models[key] = built
-        self._model_sizes[key] = len(text)
+        built, riders = self._build(path, text, key[1])
+        for parts, kept in ((key[1], built), *riders.items()):
+            self._models[(path, parts)] = kept
+            self._model_sizes[(path, parts)] = len(text)
         kept_characters = sum(self._model_sizes.values())
         while len(self._models) > _MODELS_KEPT or (len(self._models) > 1 and kept_characters > _CHARACTERS_KEPT):
             evicted, _ = self._models.popitem(last=False)
             kept_characters -= self._model_sizes.pop(evicted)
         return built
 
-    def _build(self, path: str, text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:
+    def _build(self, path: str, text: str, parts: frozenset,
+               ride: bool = True) -> tuple[Optional[tuple[cst.Module, FileModel]], dict]:
+        """The model of `parts`, and the models riding in its traversal (`_riders`) by their parts."""
         from stabfix.cst_parse import parse_source
         from stabfix.model import FileModel
         from stabfix.model.source.traversal import walk
 
+        riding = self._riders(path, parts) if ride else []
         try:
             module = self._tree_of(path) or self.parsed(path, text, parse_source)
             model = FileModel(parts)
-            walk(module, model.visitors(), parents=model.tree.parents)
+            riders = {asked: FileModel(asked, beside=model) for asked in riding}
+            walk(module, [*model.visitors(), *(visitor for rider in riders.values() for visitor in rider.visitors())],
+                 parents=model.tree.parents)
         except (RecursionError, MemoryError):
-            return None
+            return None, {}
         except Exception:  # a file that does not parse, or a part that fails on it: unknown
-            return None
-        return module, model
+            # a part of a rider may fail where the model's own would not: the model alone, then
+            return self._build(path, text, parts, ride=False) if riding else (None, {})
+        return (module, model), {asked: (module, rider) for asked, rider in riders.items()}
+
+    def _riders(self, path: str, parts: frozenset) -> list[frozenset]:
+        """The part sets asked for before (of other files) whose models can ride in the traversal of one
+        built with `parts`, building only parts that traversal runs anyway (`losses` anew beside
+        `summaries`, which rewires its own): a file asked about for one is often asked about for the
+        other, and the second traversal is spared. Not one kept already, nor one `parts` answers alike."""
+        from stabfix.model import answers_alike, built_riding
+
+        found = []
+        for asked in self._asked:
+            if asked == parts or (path, asked) in self._models or answers_alike(parts, asked):
+                continue
+            own = built_riding(parts, asked)
+            if own is not None and own <= parts:
+                found.append(asked)
+        return found
 
 
     def _answering_alike(self, path: str, parts: frozenset) -> Optional[tuple[str, frozenset]]:
