@@ -125,25 +125,23 @@ class Project:
             kept_characters -= self._model_sizes.pop(evicted)
         return built
 
-    def _build(self, path: str, text: str, parts: frozenset,
-               ride: bool = True) -> tuple[Optional[tuple[cst.Module, FileModel]], dict]:
+    def _build(self, path: str, text: str, parts: frozenset) -> tuple[Optional[tuple[cst.Module, FileModel]], dict]:
         """The model of `parts`, and the models riding in its traversal (`_riders`) by their parts."""
         from stabfix.cst_parse import parse_source
-        from stabfix.model import FileModel
-        from stabfix.model.source.traversal import walk
 
-        riding = self._riders(path, parts) if ride else []
         try:
             module = self._tree_of(path) or self.parsed(path, text, parse_source)
-            model = FileModel(parts)
-            riders = {asked: FileModel(asked, beside=model) for asked in riding}
-            walk(module, [*model.visitors(), *(visitor for rider in riders.values() for visitor in rider.visitors())],
-                 parents=model.tree.parents)
         except (RecursionError, MemoryError):
             return None, {}
-        except Exception:  # a file that does not parse, or a part that fails on it: unknown
-            # a part of a rider may fail where the model's own would not: the model alone, then
-            return self._build(path, text, parts, ride=False) if riding else (None, {})
+        except Exception:  # a file that does not parse: unknown
+            return None, {}
+        riding = self._riders(path, parts)
+        walked = _walked(module, parts, riding)
+        if walked is None and riding:  # a part of a rider may fail where the model's own would not
+            walked = _walked(module, parts, [])
+        if walked is None:
+            return None, {}
+        model, riders = walked
         return (module, model), {asked: (module, rider) for asked, rider in riders.items()}
 
     def _riders(self, path: str, parts: frozenset) -> list[frozenset]:
@@ -320,6 +318,24 @@ class ProjectView:
         """`foreign(qualified_name) -> answer | None`, the hook a part takes (the summaries' `foreign`)."""
         wanted, asked = tuple(needs), tuple(kinds)
         return lambda qualified: self.foreign(qualified, ask, wanted, asked)
+
+
+def _walked(module: cst.Module, parts: frozenset, riding: list[frozenset]) -> Optional[tuple[FileModel, dict]]:
+    """A model of `parts` and one of each part set `riding`, built in one traversal; None when a part
+    fails on the file."""
+    from stabfix.model import FileModel
+    from stabfix.model.source.traversal import walk
+
+    try:
+        model = FileModel(parts)
+        riders = {asked: FileModel(asked, beside=model) for asked in riding}
+        visitors = [*model.visitors(), *(visitor for rider in riders.values() for visitor in rider.visitors())]
+        walk(module, visitors, parents=model.tree.parents)
+    except (RecursionError, MemoryError):
+        return None
+    except Exception:  # a part that fails on the file: unknown
+        return None
+    return model, riders
 
 
 def _find(module: cst.Module, symbol: Symbol) -> Optional[Defined]:
