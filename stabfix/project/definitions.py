@@ -160,7 +160,6 @@ class Project:
                 found.append(asked)
         return found
 
-
     def _answering_alike(self, path: str, parts: frozenset) -> Optional[tuple[str, frozenset]]:
         """The key of a kept model of `path` built with more parts that answers about `parts` as a model
         built with exactly them would (each other file is often asked about its `summaries` and its
