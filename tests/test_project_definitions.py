@@ -4,6 +4,7 @@ back only node-free answers; what each answer consulted is recorded."""
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 
 from stabfix.project import Project, ProjectIndex
 
@@ -128,9 +129,10 @@ def _counting_builds(project: Project, monkeypatch) -> list:
     built: list = []
     original = project._build
 
-    def counted(path, text, parts):
-        built.append((path, parts))
-        return original(path, text, parts)
+    def counted(path, text, parts, **options):  # the models riding in its traversal are built there too
+        model, riders = original(path, text, parts, **options)
+        built.extend((path, kept) for kept in (parts, *riders))
+        return model, riders
 
     monkeypatch.setattr(project, "_build", counted)
     return built
@@ -162,3 +164,80 @@ def test_kept_models_and_trees_are_bounded_by_the_source_they_hold(monkeypatch):
         assert view.foreign(f".helper_{number:02d}.run_{number}", lambda d: d.node.name.value) == f"run_{number}"
     assert 1 <= len(project._models) <= 4 and 1 <= len(project._modules) <= 4
     assert f"{ROOT}/many/helper_11.py" in project._modules  # the newest is kept
+
+
+def _returned_kinds(definition):
+    from stabfix.model.flow.returned_values import returned_values
+
+    return repr(returned_values(definition.model.values, definition.node))
+
+
+def test_a_question_is_answered_by_a_kept_model_whose_other_parts_change_nothing(monkeypatch):
+    # a file asked about for `summaries` (which reads `values`) answers a later `values` question from the
+    # same traversal, with the answer a model built for `values` alone gives; `losses` is built anew:
+    # `summaries` hands it what the callers pass
+    def project():
+        return Project(ProjectIndex.from_sources(HELPERS, ROOT))
+
+    alone = project().view(f"{ROOT}/pkg/train.py").foreign(".helpers.fit", _returned_kinds, needs=("values",))
+    shared = project()
+    built = _counting_builds(shared, monkeypatch)
+    view = shared.view(f"{ROOT}/pkg/train.py")
+    assert view.foreign(".helpers.fit", lambda d: d.model.summaries is not None, needs=("summaries",)) is True
+    assert view.foreign(".helpers.fit", _returned_kinds, needs=("values",)) == alone
+    assert len(built) == 1
+    assert view.foreign(".helpers.compare", _target_parameters, needs=("losses",)) == []
+    assert len(built) == 2
+
+
+def test_which_kept_models_answer_alike():
+    from stabfix.model import answers_alike, required_parts
+
+    for_summaries = required_parts(["summaries"])
+    assert answers_alike(for_summaries, ["values"]) and answers_alike(for_summaries, [])
+    assert answers_alike(for_summaries, ["summaries"]) and answers_alike(required_parts(["values"]), ["values"])
+    assert not answers_alike(for_summaries, ["losses"])  # rewired by `summaries`
+    assert not answers_alike(for_summaries, ["activations"])
+    assert not answers_alike(required_parts(["values"]), ["summaries"])  # parts it lacks
+    assert not answers_alike(for_summaries, ["randomness"])
+
+
+def test_a_name_asked_about_again_is_resolved_once_and_its_files_stay_recorded(monkeypatch):
+    view = _view()
+    looked_up = []
+    original = view.index.resolve
+    monkeypatch.setattr(view.index, "resolve", lambda *args: looked_up.append(args) or original(*args))
+    assert view.resolve(".models.Net").kind == "class"
+    assert view.foreign(".models.Net", lambda d: d.node.name.value) == "Net"
+    assert view.lineage(".models.Net")[0][0] == "app.models.Net"
+    assert len(looked_up) == 1
+    assert f"{ROOT}/app/models.py" in view.consulted.files
+
+
+def test_a_model_asked_for_elsewhere_rides_in_the_traversal_and_answers_as_if_built_alone(monkeypatch):
+    # `losses` was asked of one file; another file built for `summaries` builds its `losses` model in the
+    # same traversal, with its own `losses` part: the one of the `summaries` model is told what callers
+    # pass (`ref` a target), the one asked for alone is not, and neither is the rider
+    sources = {**HELPERS, "pkg/other.py": HELPERS["pkg/helpers.py"], "pkg/train.py": "from .helpers import compare\n"}
+    project = Project(ProjectIndex.from_sources(sources, ROOT))
+    built = _counting_builds(project, monkeypatch)
+    view = project.view(f"{ROOT}/pkg/train.py")
+    assert view.foreign("pkg.other.compare", _target_parameters, needs=("losses",)) == []
+    assert view.foreign(".helpers.compare", _target_parameters, needs=("summaries",)) == ["ref"]
+    assert len(built) == 3  # the rider came with the `summaries` model
+    assert view.foreign(".helpers.compare", _target_parameters, needs=("losses",)) == []
+    assert len(built) == 3
+    rider = view.definition(".helpers.compare", needs=("losses",)).model
+    beside = view.definition(".helpers.compare", needs=("summaries",)).model
+    assert rider.names is beside.names and rider.losses is not beside.losses
+
+
+def test_which_models_can_ride_in_another_traversal():
+    from stabfix.model import FileModel, built_riding, required_parts
+
+    for_summaries = required_parts(["summaries"])
+    assert built_riding(for_summaries, ["losses"]) == {"losses"}  # rewired there: its own
+    assert built_riding(for_summaries, ["values"]) == frozenset()
+    assert built_riding(required_parts(["losses"]), ["summaries"]) >= {"summaries", "values"}
+    with pytest.raises(ValueError):  # a model with a project answers otherwise: it takes nothing
+        FileModel(["losses"], beside=FileModel(["summaries"]), project=object())  # type: ignore[arg-type]

@@ -248,6 +248,40 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
     return summaries
 
 
+# The parts whose building hands other parts something that changes their answers (`_with_foreign_summaries`,
+# and `Summaries` itself on `activations`); the hooks a project adds are left out: they are set only on a
+# model built with a project.
+_REWIRES: dict[str, tuple[str, ...]] = {"summaries": ("losses", "accumulation", "activations")}
+
+
+def _rewired_by(parts: set[str], part: str) -> set[str]:
+    return {rewiring for rewiring in parts if part in _REWIRES.get(rewiring, ())}
+
+
+def answers_alike(built: Iterable[str], wanted: Iterable[str]) -> bool:
+    """A model built without a project with the parts `built` answers every question about the parts
+    `wanted` (and what they read) as one built with exactly those would: it has them all, and none of
+    its other parts rewires one of them. Another file's `values` asked of its model built for
+    `summaries` is the same answer; its `losses` is not (`summaries` hands them what callers pass)."""
+    return _alike(set(built), required_parts(wanted), required_parts(wanted))
+
+
+def _alike(built: set[str], asked: set[str], wanted: set[str]) -> bool:
+    """The parts `asked` (with what they read) of a model built with `built` answer as in one built with
+    `wanted`: rewired by the same parts."""
+    return asked <= built and all(_rewired_by(built, part) == _rewired_by(wanted, part) for part in asked)
+
+
+def built_riding(beside: Iterable[str], needs: Iterable[str]) -> Optional[frozenset[str]]:
+    """The parts a model of `needs` riding in the traversal of one built with `beside` (`FileModel(beside=)`)
+    builds itself; it takes the others, which answer alike. None when it cannot ride: a part it builds
+    would rewire one it takes."""
+    built, wanted = set(beside), required_parts(needs)
+    own = frozenset(part for part in wanted if not _alike(built, required_parts([part]), wanted))
+    taken = wanted - own
+    return None if any(rewired in taken for part in own for rewired in _REWIRES.get(part, ())) else own
+
+
 def _with_foreign_values(model: "FileModel", values: Values) -> Values:
     """What a function of another scanned file returns is that file's values' answer (one file away)."""
     if model.project is not None:
@@ -335,26 +369,37 @@ class FileModel:
     objective_targets: Optional[ObjectiveTargets] = None
     evaluations: Optional[Evaluations] = None
 
-    def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectQueries"] = None) -> None:
+    def __init__(self, needs: Iterable[str] = (), project: Optional["ProjectQueries"] = None,
+                 beside: Optional["FileModel"] = None) -> None:
+        """`beside`: a model without a project (nor this one) whose traversal this one rides in: it takes
+        that model's parts that answer alike (`answers_alike`) and builds only the others, whose
+        visitors (`visitors()`) go into the same traversal after that model's."""
         wanted = required_parts(needs)
+        own = built_riding(beside.parts, wanted) if beside is not None else frozenset(wanted)
+        if own is None or (beside is not None and (project is not None or beside.project is not None)):
+            raise ValueError("this model cannot ride in that one's traversal")
         # the other files of the scan as this file sees them (stabfix.project); None: this file alone
         self.project = project
-        self.imports = ImportTracker()
-        self.enclosing = EnclosingDefinitions()
+        self._rides = beside is not None
+        self.imports = beside.imports if beside is not None else ImportTracker()
+        self.enclosing = beside.enclosing if beside is not None else EnclosingDefinitions()
         # parents and calls; the traversal fills `tree.parents` when handed it (`walk(..., parents=)`)
-        self.tree = TreeIndex()
+        self.tree = beside.tree if beside is not None else TreeIndex()
         self._built: list[object] = []
         # name -> part, the always-built ones included: what fault isolation reports a failure by
         self.parts: dict[str, object] = {"tree": self.tree, "enclosing": self.enclosing, "imports": self.imports}
         for part in PARTS:
             if part in wanted:
-                built = _PARTS[part][1](self)
+                if part not in own:
+                    built = beside.parts[part]  # type: ignore[union-attr]
+                else:
+                    built = _PARTS[part][1](self)
+                    self._built.append(built)
                 setattr(self, part, built)
-                self._built.append(built)
                 self.parts[part] = built
 
     def visitors(self) -> list[cst.BatchableCSTVisitor]:
         """The parts that ride in the traversal, ahead of the checkers, in dependency order; the
         enclosing definitions first, so every other part and checker can ask for them."""
         parts = [part for part in self._built if isinstance(part, cst.BatchableCSTVisitor)]
-        return [self.tree, self.enclosing, self.imports, *parts]
+        return parts if self._rides else [self.tree, self.enclosing, self.imports, *parts]

@@ -3,8 +3,9 @@
 `Project` wraps the index with a small per-process cache of other files' `FileModel`s, each built (one
 libcst parse, one traversal of the parts asked for) only when a query needs a definition of that file,
 and kept per file and part set: a question is answered by a model built with exactly the parts it asked
-for (never one with more, whose extra parts may change an answer), and a file built again for other
-parts reuses its kept tree.
+for, or by a kept one with more parts none of which changes how the asked ones answer
+(`stabfix.model.answers_alike`: `values` from a model built for `summaries`, never `losses`), and a
+file built again for other parts reuses its kept tree.
 `ProjectView` is what the engine hands one file's analysis (`CheckContext.project`, `FileModel.project`):
 names are resolved as that file's imports spell them (`.models.Net`, `pkg.models.Net`), and every
 answer is recorded in `consulted` for the cache.
@@ -62,6 +63,7 @@ class Project:
         self._models: OrderedDict[tuple[str, frozenset], Optional[tuple[cst.Module, FileModel]]] = OrderedDict()
         self._modules: OrderedDict[str, tuple[str, cst.Module]] = OrderedDict()
         self._model_sizes: dict[tuple[str, frozenset], int] = {}  # the source characters behind each kept model
+        self._asked: dict[frozenset, None] = {}  # the part sets asked for so far, in order
 
     def __getstate__(self) -> dict:
         return {"index": self.index}
@@ -71,6 +73,7 @@ class Project:
         self._models = OrderedDict()
         self._modules = OrderedDict()
         self._model_sizes = {}
+        self._asked = {}
 
     def parsed(self, path: str, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
         """`parse(text)`, or the tree kept from an earlier parse of the same text of `path` (libcst trees are
@@ -101,37 +104,70 @@ class Project:
         text = self.index.text(path)  # recorded, also when the model comes from the cache
         if text is None:
             return None
-        # exactly these parts: a part may read another that is built only on request (`summaries` hands
-        # `losses` what the calls pass for a parameter), so a model built with more parts could answer a
-        # question otherwise than the one asked for, and the answer would hang on which question came first
+        # these parts, or more that change none of their answers: a part may read another that is built only
+        # on request (`summaries` hands `losses` what the calls pass for a parameter), so a model built with
+        # more parts could answer a question otherwise than the one asked for, and the answer would hang on
+        # which question came first
         key = (path, frozenset(required_parts(needs)))
+        self._asked[key[1]] = None
+        if key not in self._models:
+            key = self._answering_alike(path, key[1]) or key
         if key in self._models:
             self._models.move_to_end(key)
             return self._models[key]
-        built = self._build(path, text, key[1])
-        self._models[key] = built
-        self._model_sizes[key] = len(text)
+        built, riders = self._build(path, text, key[1])
+        for parts, kept in ((key[1], built), *riders.items()):
+            self._models[(path, parts)] = kept
+            self._model_sizes[(path, parts)] = len(text)
         kept_characters = sum(self._model_sizes.values())
         while len(self._models) > _MODELS_KEPT or (len(self._models) > 1 and kept_characters > _CHARACTERS_KEPT):
             evicted, _ = self._models.popitem(last=False)
             kept_characters -= self._model_sizes.pop(evicted)
         return built
 
-    def _build(self, path: str, text: str, parts: frozenset) -> Optional[tuple[cst.Module, FileModel]]:
+    def _build(self, path: str, text: str, parts: frozenset) -> tuple[Optional[tuple[cst.Module, FileModel]], dict]:
+        """The model of `parts`, and the models riding in its traversal (`_riders`) by their parts."""
         from stabfix.cst_parse import parse_source
-        from stabfix.model import FileModel
-        from stabfix.model.source.traversal import walk
 
         try:
             module = self._tree_of(path) or self.parsed(path, text, parse_source)
-            model = FileModel(parts)
-            walk(module, model.visitors(), parents=model.tree.parents)
         except (RecursionError, MemoryError):
-            return None
-        except Exception:  # a file that does not parse, or a part that fails on it: unknown
-            return None
-        return module, model
+            return None, {}
+        except Exception:  # a file that does not parse: unknown
+            return None, {}
+        riding = self._riders(path, parts)
+        walked = _walked(module, parts, riding)
+        if walked is None and riding:  # a part of a rider may fail where the model's own would not
+            walked = _walked(module, parts, [])
+        if walked is None:
+            return None, {}
+        model, riders = walked
+        return (module, model), {asked: (module, rider) for asked, rider in riders.items()}
 
+    def _riders(self, path: str, parts: frozenset) -> list[frozenset]:
+        """The part sets asked for before (of other files) whose models can ride in the traversal of one
+        built with `parts`, building only parts that traversal runs anyway (`losses` anew beside
+        `summaries`, which rewires its own): a file asked about for one is often asked about for the
+        other, and the second traversal is spared. Not one kept already, nor one `parts` answers alike."""
+        from stabfix.model import answers_alike, built_riding
+
+        found = []
+        for asked in self._asked:
+            if asked == parts or (path, asked) in self._models or answers_alike(parts, asked):
+                continue
+            own = built_riding(parts, asked)
+            if own is not None and own <= parts:
+                found.append(asked)
+        return found
+
+    def _answering_alike(self, path: str, parts: frozenset) -> Optional[tuple[str, frozenset]]:
+        """The key of a kept model of `path` built with more parts that answers about `parts` as a model
+        built with exactly them would (each other file is often asked about its `summaries` and its
+        `values`: one traversal serves both)."""
+        from stabfix.model import answers_alike
+
+        return next((key for key, built in self._models.items()
+                     if key[0] == path and built is not None and answers_alike(key[1], parts)), None)
 
     def _tree_of(self, path: str) -> Optional[cst.Module]:
         """The tree a kept model of `path` (built with other parts) was built from: not parsed again."""
@@ -147,6 +183,9 @@ class ProjectView:
         self.path = path
         self.consulted = Consulted()
         self._imported: Optional[list[str]] = None
+        # what each name this file spells resolves to: asked again at every use (`resolve`, then `foreign`);
+        # the first answer's consulted files and modules are in `consulted` already
+        self._symbols: dict[str, Optional[Symbol]] = {}
 
     def _recorded(self, query: Callable[[], T]) -> T:
         with self.index.recording() as consulted:
@@ -201,14 +240,23 @@ class ProjectView:
 
     def resolve(self, qualified: str) -> Optional[Symbol]:
         """Where a name this file's imports spell (`.models.Net`, `pkg.models.Net`) is defined in the tree."""
-        return self._recorded(lambda: self.index.resolve(qualified, self.path))
+        if qualified in self._symbols:
+            return self._symbols[qualified]
+        return self._recorded(lambda: self._symbol(qualified))
+
+    def _symbol(self, qualified: str) -> Optional[Symbol]:
+        """`resolve`, inside a query already recorded (recordings are not nested: the index tells its
+        recorders apart by what they hold)."""
+        if qualified not in self._symbols:
+            self._symbols[qualified] = self.index.resolve(qualified, self.path)
+        return self._symbols[qualified]
 
     def ancestors(self, qualified: str) -> tuple[str, ...]:
         """The base classes of the class `qualified` names, transitively, nearest first (see
         `ProjectIndex.ancestors`); () when it is not a class of the tree."""
 
         def query() -> tuple[str, ...]:
-            symbol = self.index.resolve(qualified, self.path)
+            symbol = self._symbol(qualified)
             return self.index.ancestors(symbol) if symbol is not None and symbol.kind == "class" else ()
 
         return self._recorded(query)
@@ -218,7 +266,7 @@ class ProjectView:
         tree), nearest first; () when it is not a class of the tree."""
 
         def query() -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
-            symbol = self.index.resolve(qualified, self.path)
+            symbol = self._symbol(qualified)
             return self.index.lineage(symbol) if symbol is not None and symbol.kind == "class" else ()
 
         return self._recorded(query)
@@ -233,7 +281,7 @@ class ProjectView:
         return self._recorded(lambda: self._definition(qualified, tuple(needs), tuple(kinds)))
 
     def _definition(self, qualified: str, needs: tuple[str, ...], kinds: tuple[str, ...]) -> Optional[Definition]:
-        symbol = self.index.resolve(qualified, self.path)
+        symbol = self._symbol(qualified)
         if symbol is None or symbol.kind not in kinds or symbol.path == os.path.abspath(self.path):
             return None
         built = self.project.model_of(symbol.path, needs)
@@ -269,6 +317,24 @@ class ProjectView:
         """`foreign(qualified_name) -> answer | None`, the hook a part takes (the summaries' `foreign`)."""
         wanted, asked = tuple(needs), tuple(kinds)
         return lambda qualified: self.foreign(qualified, ask, wanted, asked)
+
+
+def _walked(module: cst.Module, parts: frozenset, riding: list[frozenset]) -> Optional[tuple[FileModel, dict]]:
+    """A model of `parts` and one of each part set `riding`, built in one traversal; None when a part
+    fails on the file."""
+    from stabfix.model import FileModel
+    from stabfix.model.source.traversal import walk
+
+    try:
+        model = FileModel(parts)
+        riders = {asked: FileModel(asked, beside=model) for asked in riding}
+        visitors = [*model.visitors(), *(visitor for rider in riders.values() for visitor in rider.visitors())]
+        walk(module, visitors, parents=model.tree.parents)
+    except (RecursionError, MemoryError):
+        return None
+    except Exception:  # a part that fails on the file: unknown
+        return None
+    return model, riders
 
 
 def _find(module: cst.Module, symbol: Symbol) -> Optional[Defined]:
