@@ -37,7 +37,10 @@ _FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "t
 class PredictionCutFromGraph(Checker):
     code = "SF409"
     tokens = ("requires_grad", "tensor(", "Tensor(")
-    also_needs = (("detach", ".data", "tensor(", "Tensor(", "numpy", "backward"),)
+    also_needs = (("detach", ".data", "tensor(", "Tensor(", "numpy", "backward"),
+                  # a cut or an in-place switch spells `requires_grad`; a copy of losses (or a loss a helper
+                  # marks) is reported only before a `.backward()` of this file (`events`, `history.backwards_of`)
+                  ("requires_grad", "backward"))
     needs = ("cuts", "gradients", "events", "summaries", "history", "values")
 
     def __init__(self, context) -> None:

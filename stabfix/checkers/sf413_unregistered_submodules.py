@@ -19,6 +19,7 @@ and the attribute has no other binding.
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
@@ -42,6 +43,9 @@ class UnregisteredSubmodules(Checker):
     tokens = ("class",)
     also_needs = (("torch", "nn", "Module", "Lightning", "PreTrainedModel"),)
     words = (("class",),)  # reported on a class statement of this file (not `classmethod`, `dataclass`)
+    # ... of a module class, which names a base (`classes.class_kind` reads only positional bases): `class Net(`
+    # with something inside the parentheses (`class Config:` and `class Config():` are never modules)
+    pattern = re.compile(r"\bclass[\s\\]+\w+[\s\\]*(?:\[[^\n]*?\][\s\\]*)?\([\s\\]*[^\s)\\]")
     needs = ("names", "classes")
 
     def __init__(self, context) -> None:
