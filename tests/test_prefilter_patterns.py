@@ -1,6 +1,6 @@
 """Pre-filter patterns and sharper groups: a rule may ask the file for a necessary condition one token cannot say
 (SF413: a class with a base; SF304: the tiny epsilon written as a number; SF409: `requires_grad` or a backward
-pass). Such a gate skips files (no libcst parse, no model) where the rule cannot fire, and never one it reports on."""
+pass; SF205/SF207: a training step or a `forward`). Such a gate skips files (no libcst parse, no model) where the rule cannot fire, and never one it reports on."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import yaml
 
 from stabfix.checkers import checker_classes
 from stabfix.engine import checkers_for_text
+from stabfix.model.training.step_recognition import STEP_TOKENS
 
 CLASSES = checker_classes()
 ROOT = Path(__file__).resolve().parent.parent
-SHARPENED = ("SF304", "SF409", "SF413")
+SHARPENED = ("SF205", "SF207", "SF304", "SF409", "SF413")
 
 
 def selected(text: str) -> set[str]:
@@ -43,6 +44,15 @@ def test_a_cut_spells_requires_grad_and_a_copied_loss_needs_a_backward_pass():
     assert "SF409" not in selected("import torch\nt = torch.tensor([1.0, 2.0]).detach()\n")
     assert "SF409" in selected("import torch\nt = torch.tensor([l1, l2]).sum()\nt.backward()\n")
     assert "SF409" in selected("p = Variable(out.data, requires_grad=True)\n")
+
+
+def test_a_move_is_reported_only_on_a_step_or_in_a_forward():
+    script = "import torch\nmask = torch.ones(4, 4)\nmask = mask.cuda()\nprint(mask.sum())\n"
+    assert not {"SF205", "SF207"} & selected(script)
+    assert {"SF205", "SF207"} <= selected(script + "for x in loader:\n    opt.step()\n")
+    assert {"SF205", "SF207"} <= selected(script + "class Net(nn.Module):\n    def forward(self, x):\n        return x\n")
+    for code in ("SF205", "SF207"):
+        assert (*STEP_TOKENS, "forward") in CLASSES[code].also_needs, code
 
 
 def _known_misses() -> set[str]:
