@@ -78,10 +78,11 @@ class Checker(cst.BatchableCSTVisitor):
     # rule that only reports what the file's own code names (a call resolved through the file's imports to
     # `torch.load` spells `load` somewhere in it). Never a word another file could supply.
     words: ClassVar[tuple[tuple[str, ...], ...]] = ()
-    # A regular expression the file's own text must match, for a necessary condition that one token cannot say
-    # (a class with a base: a module class has one). Like `words`, only for what no other file can supply; it
-    # must match every spelling the rule reports (comments and strings may match too: a gate only skips).
-    pattern: ClassVar[Optional[re.Pattern[str]]] = None
+    # A regular expression (`re` syntax, compiled once) the file's own text must match, for a necessary condition
+    # one token cannot say (a class with a base: a module class has one). Like `words`, only for what no other
+    # file can supply; it must match every spelling the rule reports (comments and strings may match too: a
+    # gate only skips). Searched after the tokens pass, so a costly pattern costs only the files they let by.
+    pattern: ClassVar[str] = ""
     # Parts of the file's model (see `stabfix.model`) this rule reads; only those are computed.
     needs: ClassVar[tuple[str, ...]] = ()
     # A meta rule judges the other rules' findings (unused-suppression): instead of reporting while
@@ -107,7 +108,7 @@ class Checker(cst.BatchableCSTVisitor):
 
     @classmethod
     def pattern_present(cls, text: str) -> bool:
-        return cls.pattern is None or cls.pattern.search(text) is not None
+        return not cls.pattern or _compiled(cls.pattern).search(text) is not None
 
     @classmethod
     def words_present(cls, text: str) -> bool:
@@ -128,6 +129,11 @@ class Checker(cst.BatchableCSTVisitor):
 
 
 _WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=None)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 class _TokensIn:

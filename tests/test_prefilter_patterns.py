@@ -22,6 +22,14 @@ def selected(text: str) -> set[str]:
     return {cls.code for cls in checkers_for_text(text, list(CLASSES.values()))}
 
 
+def test_every_pattern_is_a_regular_expression():
+    import re
+
+    for cls in CLASSES.values():
+        if cls.pattern:
+            re.compile(cls.pattern)
+
+
 def test_a_class_without_a_base_is_never_a_module_class():
     header = "import torch\nimport torch.nn as nn\n\n"
     assert "SF413" not in selected(header + "class Config:\n    layers = [nn.Linear(2, 2)]\n")

@@ -12,7 +12,6 @@ an epsilon the user named (a parameter, `self.eps`, a constant) is kept: `clamp_
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -44,9 +43,8 @@ class TinyEpsilonDivision(Checker):
     # a tiny epsilon is written in the file (names are resolved within it): 1e-8, 1e-09, 1e-10 ... 1e-38
     tokens = ("e-8", "e-9", "e-08", "e-09", "e-1", "e-2", "e-3", "E-8", "E-9", "E-1", "E-2")
     also_needs = (("std", "var", "norm", "sqrt", "rms", "abs", "pow", "**", "square"),)
-    # ... as a number (`e-1` alone is also `size-1`): an exponent (`1e-8`, `1/1e8`), a negative power (`10 ** -8`),
-    # a power of a fraction (`0.1 ** 8`), a long decimal (`0.00000001`) or a long integer (`1 / 100000000`)
-    pattern = re.compile(r"\d[eE][-+]?\d|\*\*\s*\(?\s*-|\.\d*\s*\*\*|\.0{6}|\d{8}")
+    # ... as a number (not `size-1`): `1e-8`, `1/1e8`, `10 ** -8`, `0.1 ** 8`, `0.00000001`, `1 / 100000000`
+    pattern = r"\d[eE][-+]?\d|\*\*\s*\(?\s*-|\.\d*\s*\*\*|\.0{6}|\d{8}"
     needs = ("names",)
 
     def __init__(self, context) -> None:

@@ -37,10 +37,8 @@ _FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "t
 class PredictionCutFromGraph(Checker):
     code = "SF409"
     tokens = ("requires_grad", "tensor(", "Tensor(")
-    also_needs = (("detach", ".data", "tensor(", "Tensor(", "numpy", "backward"),
-                  # a cut or an in-place switch spells `requires_grad`; a copy of losses (or a loss a helper
-                  # marks) is reported only before a `.backward()` of this file (`events`, `history.backwards_of`)
-                  ("requires_grad", "backward"))
+    # and a cut or switch spells `requires_grad`; copied losses (or a helper's switch) need a `.backward()` here
+    also_needs = (("detach", ".data", "tensor(", "Tensor(", "numpy", "backward"), ("requires_grad", "backward"))
     needs = ("cuts", "gradients", "events", "summaries", "history", "values")
 
     def __init__(self, context) -> None:

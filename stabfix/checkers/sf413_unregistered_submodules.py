@@ -19,7 +19,6 @@ and the attribute has no other binding.
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 import libcst as cst
@@ -43,9 +42,8 @@ class UnregisteredSubmodules(Checker):
     tokens = ("class",)
     also_needs = (("torch", "nn", "Module", "Lightning", "PreTrainedModel"),)
     words = (("class",),)  # reported on a class statement of this file (not `classmethod`, `dataclass`)
-    # ... of a module class, which names a base (`classes.class_kind` reads only positional bases): `class Net(`
-    # with something inside the parentheses (`class Config:` and `class Config():` are never modules)
-    pattern = re.compile(r"\bclass[\s\\]+\w+[\s\\]*(?:\[[^\n]*?\][\s\\]*)?\([\s\\]*[^\s)\\]")
+    # ... of a module class, which names a base (`class_kind`): not `class Config:` nor `class Config():`
+    pattern = r"\bclass[\s\\]+\w+[\s\\]*(?:\[[^\n]*?\][\s\\]*)?\([\s\\]*[^\s)\\]"
     needs = ("names", "classes")
 
     def __init__(self, context) -> None:
