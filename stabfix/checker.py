@@ -5,6 +5,8 @@ traversal. A checker declares the literal `tokens` a file must contain for it to
 (and optionally `also_needs`, further groups that must each be present; files without them are
 never parsed) and reports findings with optional fixes. `words` are sharper groups: whole identifiers
 (`load` is not in `load_state_dict`), matched against the file's set of words, computed once per text.
+A `pattern` is sharper still: a regular expression the file's own text must match (`class Net(nn.Module)`
+needs a class with a base), searched only once the tokens pass.
 """
 
 from __future__ import annotations
@@ -76,6 +78,11 @@ class Checker(cst.BatchableCSTVisitor):
     # rule that only reports what the file's own code names (a call resolved through the file's imports to
     # `torch.load` spells `load` somewhere in it). Never a word another file could supply.
     words: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    # A regular expression (`re` syntax, compiled once) the file's own text must match, for a necessary condition
+    # one token cannot say (a class with a base: a module class has one). Like `words`, only for what no other
+    # file can supply; it must match every spelling the rule reports (comments and strings may match too: a
+    # gate only skips). Searched after the tokens pass, so a costly pattern costs only the files they let by.
+    pattern: ClassVar[str] = ""
     # Parts of the file's model (see `stabfix.model`) this rule reads; only those are computed.
     needs: ClassVar[tuple[str, ...]] = ()
     # A meta rule judges the other rules' findings (unused-suppression): instead of reporting while
@@ -89,13 +96,19 @@ class Checker(cst.BatchableCSTVisitor):
         groups = (cls.tokens, *cls.also_needs)
         contains = tokens_in(text).__contains__
         if all(any(contains(token) for token in group) for group in groups):
-            return True
+            return cls.pattern_present(text)
         if project is None or not any(contains(token) for token in cls.tokens_elsewhere):
             return False
         if len(groups) > 1 and not any(any(contains(token) for token in group) for group in groups):
             return False  # one group at least is the file's own: most files need no other file read
+        if not cls.pattern_present(text):
+            return False
         texts = [text, *project.imported_texts()]
         return all(any(token in source for source in texts for token in group) for group in groups)
+
+    @classmethod
+    def pattern_present(cls, text: str) -> bool:
+        return not cls.pattern or _compiled(cls.pattern).search(text) is not None
 
     @classmethod
     def words_present(cls, text: str) -> bool:
@@ -116,6 +129,11 @@ class Checker(cst.BatchableCSTVisitor):
 
 
 _WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=None)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 class _TokensIn:

@@ -47,7 +47,8 @@ BLOCKING = frozenset({"device", "pin_memory", "generator"})
 class TensorCreatedThenMoved(Checker):
     code = "SF205"
     tokens = (".cuda(", ".to(")
-    also_needs = (("torch",),)
+    # reported on a training step (`steps.step_path`: STEP_TOKENS) or in what a `forward` of this file runs
+    also_needs = (("torch",), (*STEP_TOKENS, "forward"))
     needs = ("names", "steps", "values")
 
     def __init__(self, context) -> None:

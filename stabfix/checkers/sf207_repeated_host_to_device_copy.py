@@ -32,6 +32,7 @@ from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.host_tensors import is_host_built
 from stabfix.model.source.syntax import code_of
 from stabfix.model.training.step_frames import Frame, LoopFrame
+from stabfix.model.training.step_recognition import STEP_TOKENS
 
 LITERAL_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor"})
 
@@ -39,7 +40,8 @@ LITERAL_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor"})
 class RepeatedHostToDeviceCopy(Checker):
     code = "SF207"
     tokens = (".cuda(", ".to(", "device=")
-    also_needs = (("torch",),)
+    # reported on a training step (`steps.step_path`: STEP_TOKENS) or in what a `forward` of this file runs
+    also_needs = (("torch",), (*STEP_TOKENS, "forward"))
     needs = ("names", "steps", "values", "summaries")
 
     def __init__(self, context) -> None:

@@ -44,6 +44,8 @@ class TinyEpsilonDivision(Checker):
     # a tiny epsilon is written in the file (names are resolved within it): 1e-8, 1e-09, 1e-10 ... 1e-38
     tokens = ("e-8", "e-9", "e-08", "e-09", "e-1", "e-2", "e-3", "E-8", "E-9", "E-1", "E-2")
     also_needs = (("std", "var", "norm", "sqrt", "rms", "abs", "pow", "**", "square"),)
+    # ... as a number (not `size-1`): `1e-8`, `1/1e8`, `10 ** -8`, `0.1 ** 8`, `0.00000001`, `1 / 100000000`
+    pattern = r"\d[eE][-+]?\d|\*\*\s*\(?\s*-|\.\d*\s*\*\*|\.0{6}|\d{8}"
     needs = ("names",)  # and `tree` (always): its calls and parents, for `QuotientUses`
 
     def __init__(self, context) -> None:

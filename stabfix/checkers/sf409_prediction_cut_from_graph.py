@@ -38,7 +38,8 @@ _FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "t
 class PredictionCutFromGraph(Checker):
     code = "SF409"
     tokens = ("requires_grad", "tensor(", "Tensor(")
-    also_needs = (("detach", ".data", "tensor(", "Tensor(", "numpy", "backward"),)
+    # and a cut or switch spells `requires_grad`; copied losses (or a helper's switch) need a `.backward()` here
+    also_needs = (("detach", ".data", "tensor(", "Tensor(", "numpy", "backward"), ("requires_grad", "backward"))
     needs = ("cuts", "gradients", "events", "summaries", "history", "values")
 
     def __init__(self, context) -> None:

@@ -42,6 +42,8 @@ class UnregisteredSubmodules(Checker):
     tokens = ("class",)
     also_needs = (("torch", "nn", "Module", "Lightning", "PreTrainedModel"),)
     words = (("class",),)  # reported on a class statement of this file (not `classmethod`, `dataclass`)
+    # ... of a module class, which names a base (`class_kind`): not `class Config:` nor `class Config():`
+    pattern = r"\bclass[\s\\]+\w+[\s\\]*(?:\[[^\n]*?\][\s\\]*)?\([\s\\]*[^\s)\\]"
     needs = ("names", "classes", "container_fills")
 
     def __init__(self, context) -> None:

@@ -56,6 +56,7 @@ class ModuleMap:
         self._ranked = [{name: sorted(paths) for name, paths in rank.items()} for rank in claims]
         self._file_set = file_set
         self._packages = packages
+        self._search_roots: dict[str, str] = {}  # importer as given -> its search root (asked per import of a file)
 
     @staticmethod
     def _chain_name(path: str, packages: set[str]) -> Optional[str]:
@@ -83,13 +84,16 @@ class ModuleMap:
     def search_root(self, importer: str) -> str:
         """The folder `importer`'s imports start from: its own for a script, its top-level package's parent
         for a module of a package."""
-        folder = os.path.dirname(os.path.abspath(importer))
-        while folder in self._packages:
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
-        return folder
+        root = self._search_roots.get(importer)
+        if root is None:
+            root = folder = os.path.dirname(os.path.abspath(importer))
+            while folder in self._packages:
+                parent = os.path.dirname(folder)
+                if parent == folder:
+                    break
+                root = folder = parent
+            self._search_roots[importer] = root
+        return root
 
     def lookup(self, module: str, importer: Optional[str] = None) -> Optional[str]:
         """The file of `module` as `importer` would import it; None when outside the tree or ambiguous."""
