@@ -43,6 +43,7 @@ class DataloaderStarvesDevice(Checker):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self.devices = DeviceKinds(self.model.names)
+        self._spellings: dict[int, str] = {}  # argument ids -> `code_of(argument, 200)`
         work = DatasetWork(self.model.names, self.context.project)
         for loader in self.model.distributed.pipeline.loaders():
             call = loader.call
@@ -76,19 +77,25 @@ class DataloaderStarvesDevice(Checker):
         for holder in pipeline.holders(loader):
             loops.extend(pipeline.loops_over(holder))
             for call in self.model.flows.calls():
-                if call.args and code_of(call.args[0].value, 200) == holder and pipeline.holder(call):
+                handed = [(position, arg) for position, arg in enumerate(call.args) if self._spelled(arg.value) == holder]
+                if handed and handed[0][0] == 0 and pipeline.holder(call):
                     loops.extend(pipeline.loops_over(pipeline.holder(call)))  # `bar = tqdm(loader)` ... `for x in bar`
-                definition = names.definition_of(call) or method_of_instance(names, call)  # `Trainer().fit(loader)` too
+                # `Trainer().fit(loader)` too; asked only where the loader is handed over
+                definition = (names.definition_of(call) or method_of_instance(names, call)) if handed else None
                 params = [p.name.value for p in definition.params.params] if definition is not None else []
                 if definition is not None and isinstance(self.model.flows.parent(self.model.flows.parent(definition)), cst.ClassDef):
                     params = params[1:]  # a method: its receiver, whatever its name, is not an argument
-                for position, arg in enumerate(call.args):
-                    if code_of(arg.value, 200) != holder or arg.star:
-                        continue
+                for position, arg in [(position, arg) for position, arg in handed if not arg.star]:
                     name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
                     loops.extend(loop for loop in (pipeline.loops_over(name) if name and definition is not None else ())
                                  if self.model.flows.enclosing_function(loop) is definition)
         return [loop for loop in loops if _runs_backward(loop.body)]
+
+    def _spelled(self, expr: cst.BaseExpression) -> str:
+        """`code_of(expr, 200)`, once per argument of the file (every loader's holders are compared with it)."""
+        if id(expr) not in self._spellings:
+            self._spellings[id(expr)] = code_of(expr, 200)
+        return self._spellings[id(expr)]
 
     def _loops_move(self, loops: list[cst.For], non_blocking: bool = False) -> bool:
         """A loop moves a batch drawn from the loader to a device not shown to be the host (`non_blocking=True` too)."""

@@ -39,8 +39,8 @@ class PerMicroBatchClipOrSchedule(Checker):
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
         seen_loops: set[int] = set()
-        for found in self.model.accumulation.loops():
-            if found.every is None or id(found.loop) in seen_loops or self._every_one(found.every):
+        for found in self.model.accumulation.gated_loops():
+            if id(found.loop) in seen_loops or self._every_one(found.every):  # type: ignore[arg-type]
                 continue
             seen_loops.add(id(found.loop))  # `loops()` leaves out loops cleared on every pass: nothing accumulates
             for event in self.model.events_through_calls.iteration(found.loop, "clip", "step"):
@@ -55,6 +55,8 @@ class PerMicroBatchClipOrSchedule(Checker):
 
     def _library_accumulation(self, reported: set[int]) -> None:
         """`with accelerator.accumulate(model):` and a clip every pass, not only when gradients sync."""
+        if not self.model.accumulation.manages_any():
+            return  # no `accumulate()` block: no clip is library-managed (and the events are not asked)
         events = self.model.events_through_calls
         for clip in events.of_kind("clip"):
             if id(clip.node) in reported or clip.site.in_lambda or not self.model.accumulation.library_managed(clip.site):

@@ -42,6 +42,7 @@ class CollectiveUnderRankCondition(Checker):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._exits: dict[tuple[int, int], Optional[tuple[cst.CSTNode, str]]] = {}
+        self._first_pass: dict[int, Optional[tuple[cst.CSTNode, str]]] = {}  # node ids -> `_condition(.., None)` from there
 
     def leave_Module(self, original_node: cst.Module) -> None:
         distributed = self.model.distributed
@@ -70,24 +71,39 @@ class CollectiveUnderRankCondition(Checker):
     def _condition(self, distributed: Distributed, call: cst.Call,
                    api: Optional[str]) -> Optional[tuple[cst.CSTNode, str]]:
         """The rank condition that keeps some ranks from `call` (the node and its wording), or None; with no
-        `api` the other branch is not looked into (a superset, for a first pass)."""
-        child, current = call, distributed.flows.parent(call)
+        `api` the other branch is not looked into (a superset, for a first pass, which asks it of every call of
+        the file: its answer from a node upward is kept for each node walked, and the next walk stops there)."""
+        child, current, found, walked = call, distributed.flows.parent(call), None, []
         while current is not None:
-            in_else = isinstance(current, cst.If) and child is current.orelse
-            if isinstance(current, cst.If) and (child is current.body or in_else) and distributed.varies_by_rank(current.test) \
-                    and not (in_else and isinstance(current.test, cst.BooleanOperation)):  # `else` of `A and rank == 0`: A decides too
-                other = current.orelse if child is current.body else current.body
-                if not self._runs(other, api):
-                    branch = "under" if child is current.body else "in the `else` of"
-                    return current, f"{branch} `if {code_of(current.test, 60)}:`"
-            if isinstance(current, (cst.IndentedBlock, cst.Module)):
-                early = self._early_exit(distributed, current, child)
-                if early is not None:
-                    return early
-            if isinstance(current, cst.FunctionDef):
-                return self._decorated(current)
+            if api is None and id(child) in self._first_pass:
+                found = self._first_pass[id(child)]
+                break
+            walked.append(id(child))
+            stop, found = self._at(distributed, child, current, api)
+            if stop:
+                break
             child, current = current, distributed.flows.parent(current)
-        return None
+        if api is None:
+            self._first_pass.update(dict.fromkeys(walked, found))
+        return found
+
+    def _at(self, distributed: Distributed, child: cst.CSTNode, current: cst.CSTNode,
+            api: Optional[str]) -> tuple[bool, Optional[tuple[cst.CSTNode, str]]]:
+        """One step of `_condition`'s walk up, from `child` to `current`: whether it stops here, and what it found."""
+        in_else = isinstance(current, cst.If) and child is current.orelse
+        if isinstance(current, cst.If) and (child is current.body or in_else) and distributed.varies_by_rank(current.test) \
+                and not (in_else and isinstance(current.test, cst.BooleanOperation)):  # `else` of `A and rank == 0`: A decides too
+            other = current.orelse if child is current.body else current.body
+            if not self._runs(other, api):
+                branch = "under" if child is current.body else "in the `else` of"
+                return True, (current, f"{branch} `if {code_of(current.test, 60)}:`")
+        if isinstance(current, (cst.IndentedBlock, cst.Module)):
+            early = self._early_exit(distributed, current, child)
+            if early is not None:
+                return True, early
+        if isinstance(current, cst.FunctionDef):
+            return True, self._decorated(current)
+        return False, None
 
     def _early_exit(self, distributed: Distributed, block: cst.CSTNode,
                     statement: cst.CSTNode) -> Optional[tuple[cst.CSTNode, str]]:

@@ -13,6 +13,8 @@ only records each `if` with the loops around it, and the bodies of `with X.accum
   how many slices the batch has) — never a loop that clears the gradients on every pass
   (`cleared_every_pass`: `zero_grad()` at the top of each iteration and a step every N-th only
   sub-samples the updates; nothing accumulates);
+- `gated_loops()`: those of `loops()` with a modulo gate (`every` set), cheap where the file has no
+  `if ... % N` inside a loop;
 - `divisors(expr)`: the divisions and multiplications applied to a loss on its way to `backward()`,
   following its bindings (`loss = loss / N`, `loss /= N`, `(loss / N).backward()`);
 - `cleared_every_pass(found)`: gradients are cleared on every pass of its loop, by the loop's own code
@@ -101,6 +103,17 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
             if accumulation is not None and not self.cleared_every_pass(accumulation):
                 found.append(accumulation)
         return found
+
+    def gated_loops(self) -> list[Accumulation]:
+        """The `loops()` whose optimizer step sits behind a modulo test (`every` set). A file with no
+        `if ... % N` inside a loop has none, and then the events (and the summaries they splice) are not asked."""
+        if not any(loops and _modulo_divisor(node.test) is not None for node, loops in self._ifs.values()):
+            return []
+        return [found for found in self.loops() if found.every is not None]
+
+    def manages_any(self) -> bool:
+        """Whether the file has a `with X.accumulate(...)` body at all (else `library_managed` is always False)."""
+        return bool(self._managed)
 
     def divisors(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.BaseExpression]:
         """What a loss is divided or multiplied by before it reaches `backward()`, outermost first."""

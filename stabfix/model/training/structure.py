@@ -101,6 +101,7 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         self._loops_indexed = -1
         self._named_indexed = -1
         self._reach_cache: dict[int, tuple[bool, bool]] = {}
+        self._receivers: dict[tuple[int, int], str] = {}  # (class, innermost function) ids -> `_receiver()`
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
@@ -245,8 +246,8 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         if last is None:
             return
         facts.calls.add(last)
-        if isinstance(func, cst.Name) or (isinstance(func.value, cst.Name) and func.value.value == method_receiver(
-                self.enclosing.innermost_class(), self.enclosing.enclosing_functions())):  # `self.helper()`, any receiver name
+        if isinstance(func, cst.Name) or (isinstance(func.value, cst.Name) and func.value.value == self._receiver()):
+            # `self.helper()`, any receiver name
             facts.own_calls.add(last)
         if not any(
             isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
@@ -347,6 +348,17 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
 
         visit_readonly(test, _Finder())
         return found
+
+    def _receiver(self) -> str:
+        """The instance receiver where the traversal is (see `method_receiver`), once per class and function:
+        the enclosing class and innermost function fix every enclosing function."""
+        cls = self.enclosing.innermost_class()
+        function = self.enclosing.innermost_function()
+        key = (id(cls), id(function))
+        receiver = self._receivers.get(key)
+        if receiver is None:
+            receiver = self._receivers[key] = method_receiver(cls, self.enclosing.enclosing_functions())
+        return receiver
 
     def _innermost_body(self) -> Union[FunctionFrame, LoopFrame, None]:
         for frame in reversed(self._stack):
