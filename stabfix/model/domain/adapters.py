@@ -71,7 +71,7 @@ class AdapterFacts:
         self.module = module
         self.classes: dict[str, cst.ClassDef] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
-        for node in _walk(module):
+        for node in _definitions(module, names):
             if isinstance(node, cst.ClassDef):
                 self.classes.setdefault(node.name.value, node)
             elif isinstance(node, cst.FunctionDef):
@@ -359,6 +359,14 @@ def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
             yield from visit(child, guards, in_params)
 
     yield from visit(body, frozenset(), False)
+
+
+def _definitions(module: cst.Module, names: Names) -> Iterator[cst.CSTNode]:
+    """The classes and functions of the module in source order: the scopes the names part opened as the
+    traversal met them, where it read this module (else a walk of the module)."""
+    if names.module_scope is not None and names.module_scope.node is module:
+        return (node for node in names.scopes if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
+    return (node for node in _walk(module) if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -98,6 +98,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         self._parents: Optional[dict[int, cst.CSTNode]] = None
         self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
         self._callers: Optional[dict[int, list[cst.Call]]] = None  # by the id of the file's function they run
+        self._attributes_by_class: Optional[dict[int, dict[str, list[cst.Attribute]]]] = None
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -181,16 +182,22 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         return use is not None and use.scope.resolving(root.value).parent is None
 
     def _attribute_reads(self, cls: cst.ClassDef, spelled: str) -> list[cst.CSTNode]:
-        found: list[cst.CSTNode] = []
-        stack: list[cst.CSTNode] = [cls]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Attribute) and dotted_name(node) == spelled:
-                if not self._is_target(node):
-                    found.append(node)
-                continue
-            stack.extend(children(node))
-        return found
+        """The reads of the dotted attribute `spelled` in the class, from one walk of the class for all
+        its holders (an attribute spelled so never holds another of the same spelling)."""
+        if self._attributes_by_class is None:
+            self._attributes_by_class = {}
+        by_spelling = self._attributes_by_class.get(id(cls))
+        if by_spelling is None:
+            by_spelling = self._attributes_by_class[id(cls)] = {}
+            stack: list[cst.CSTNode] = [cls]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.Attribute):
+                    dotted = dotted_name(node)
+                    if dotted is not None:
+                        by_spelling.setdefault(dotted, []).append(node)
+                stack.extend(children(node))
+        return [node for node in by_spelling.get(spelled, []) if not self._is_target(node)]
 
     def _uses(self, name: str) -> list[cst.Name]:
         if self._uses_by_name is None:
@@ -322,7 +329,11 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         return max((self._need(call, depth + 1, seen) for call in callers), key=lambda r: _RANK[r[0]])
 
     def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
-        """The calls of the file that run `function`, in one walk's order (resolved once for every return)."""
+        """The calls of the file that run `function`, in one walk's order (resolved once for every return):
+        from the traversal's list of calls where there is one (the names part resolves each call once
+        for every part that asks), else from a walk of the module of its own."""
+        if self.tree is not None and self.tree.module is not None:
+            return self._walk_order(self.names.calls_running(function, self.tree.calls))
         if self._callers is None:
             self._callers = {}
             for node in self._all_nodes():
@@ -331,6 +342,22 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
                     if definition is not None:
                         self._callers.setdefault(id(definition), []).append(node)
         return self._callers.get(id(function), [])
+
+    def _walk_order(self, calls: list[cst.Call]) -> list[cst.Call]:
+        """Calls in source order put in `_all_nodes`' order (each call before the calls inside it, later
+        calls first), the order the reads of a returned value are followed in: a node one caller's reads
+        reached is not followed again for the next."""
+        if len(calls) < 2:
+            return calls
+        finished: list[cst.Call] = []  # in source order, each call after the calls inside it
+        open_calls: list[cst.Call] = []
+        for call in calls:
+            around = {id(ancestor) for ancestor in self.ancestors(call)}
+            while open_calls and id(open_calls[-1]) not in around:
+                finished.append(open_calls.pop())
+            open_calls.append(call)
+        finished.extend(reversed(open_calls))
+        return finished[::-1]
 
     def _all_nodes(self) -> Iterator[cst.CSTNode]:
         stack: list[cst.CSTNode] = [self.module] if self.module is not None else []
