@@ -99,6 +99,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
         self._callers: Optional[dict[int, list[cst.Call]]] = None  # by the id of the file's function they run
         self._attributes_by_class: Optional[dict[int, dict[str, list[cst.Attribute]]]] = None
+        self._uses_by_scope: Optional[dict[str, dict[int, list[cst.Name]]]] = None  # name -> id(scope) -> uses
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -162,10 +163,8 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         stored = {id(b) for b in self.names.reaching(root)}  # what the holder held when the site ran
         bindings = [b for b in self.names.bindings_of(root) if b.node is site]
         found = []
-        for use in self._uses(root.value):
-            if use is root or self._within(use, site) or self._is_target(use) or use not in self.names.uses:
-                continue
-            if self.names.uses[use].scope.resolving(use.value) is not self.names.uses[root].scope.resolving(root.value):
+        for use in self._uses_resolved_in(root.value, self.names.uses[root].scope.resolving(root.value)):
+            if use is root or self._within(use, site) or self._is_target(use):
                 continue
             if not (self.names.uses[use].order > after or any(self._within(use, loop.body) for loop in loops)):
                 continue
@@ -205,6 +204,19 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
             for use in self.names.uses:
                 self._uses_by_name.setdefault(use.value, []).append(use)
         return self._uses_by_name.get(name, [])
+
+    def _uses_resolved_in(self, name: str, scope) -> list[cst.Name]:
+        """The uses of `name` that resolve to the binding scope `scope`, in `_uses` order (every holder of a
+        big file asks for its name: the file's uses are split by scope once per name, not scanned per holder)."""
+        if self._uses_by_scope is None:
+            self._uses_by_scope = {}
+        by_scope = self._uses_by_scope.get(name)
+        if by_scope is None:
+            by_scope = self._uses_by_scope[name] = {}
+            for use in self._uses(name):
+                resolved = self.names.uses[use].scope.resolving(use.value)
+                by_scope.setdefault(id(resolved), []).append(use)
+        return by_scope.get(id(scope), [])
 
     def _within(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
         return node is outer or any(ancestor is outer for ancestor in self.ancestors(node))
