@@ -59,7 +59,7 @@ class History:
         self._methods_indexed = -1  # how many returning functions `_methods_by_class` was built from
         self._differentiated: dict[tuple[int, frozenset[str]], bool] = {}
         self._switches_to_eval: dict[int, bool] = {}  # id(function) -> `switches_to_eval`
-        self._reads_of: dict[int, list[cst.BaseExpression]] = {}  # id(expr) -> `_reads(expr)`: see `_mentions`
+        self._reads_of: dict[int, list[tuple[cst.BaseExpression, Optional[str]]]] = {}  # id(expr) -> `_reads(expr)`: see `_mentions`
 
     def mark_returned(self, function: cst.FunctionDef) -> None:
         """What a framework's training step returns is the loss the framework backpropagates (Lightning's
@@ -334,10 +334,11 @@ class History:
         seen = set() if seen is None else seen
         # the same bound values are read again for every question (every backward pass, every spelling)
         reads = self._reads_of.get(id(expr))
-        if reads is None:
-            reads = self._reads_of[id(expr)] = list(_reads(expr))
-        for node in reads:
-            spelled = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if reads is None:  # with their spellings
+            reads = self._reads_of[id(expr)] = [
+                (node, dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None) for node in _reads(expr)
+            ]
+        for node, spelled in reads:
             if spelled in spellings:
                 return True
             if isinstance(node, cst.Name) and depth < 6:

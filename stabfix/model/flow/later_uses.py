@@ -100,6 +100,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         self._callers: Optional[dict[int, list[cst.Call]]] = None  # by the id of the file's function they run
         self._attributes_by_class: Optional[dict[int, dict[str, list[cst.Attribute]]]] = None
         self._uses_by_scope: Optional[dict[str, dict[int, list[cst.Name]]]] = None  # name -> id(scope) -> uses
+        self._within_sets: dict[int, set[int]] = {}  # id(node) -> `_nodes_within(node)`
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -163,11 +164,18 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         stored = {id(b) for b in self.names.reaching(root)}  # what the holder held when the site ran
         bindings = [b for b in self.names.bindings_of(root) if b.node is site]
         found = []
+        # a script's holder at module level has a use in every cell: which uses sit in the site or in a
+        # loop around it is read from a set of the nodes there, not from each use's ancestors
+        in_site = self._nodes_within(site)
+        in_loops: Optional[set[int]] = None
         for use in self._uses_resolved_in(root.value, self.names.uses[root].scope.resolving(root.value)):
-            if use is root or self._within(use, site) or self._is_target(use):
+            if use is root or id(use) in in_site or self._is_target(use):
                 continue
-            if not (self.names.uses[use].order > after or any(self._within(use, loop.body) for loop in loops)):
-                continue
+            if not self.names.uses[use].order > after:
+                if in_loops is None:
+                    in_loops = set().union(*(self._nodes_within(loop.body) for loop in loops))
+                if id(use) not in in_loops:
+                    continue
             reaching = self.names.reaching(use)
             if bindings and not any(b in bindings for b in reaching):
                 continue  # re-bound in between: another value
@@ -217,6 +225,18 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
                 resolved = self.names.uses[use].scope.resolving(use.value)
                 by_scope.setdefault(id(resolved), []).append(use)
         return by_scope.get(id(scope), [])
+
+    def _nodes_within(self, outer: cst.CSTNode) -> set[int]:
+        """The ids of `outer` and every node under it (asked again for a loop around many sites: kept)."""
+        found = self._within_sets.get(id(outer))
+        if found is None:
+            found = self._within_sets[id(outer)] = set()
+            stack = [outer]
+            while stack:
+                node = stack.pop()
+                found.add(id(node))
+                stack.extend(children(node))
+        return found
 
     def _within(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
         return node is outer or any(ancestor is outer for ancestor in self.ancestors(node))
