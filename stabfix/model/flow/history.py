@@ -58,6 +58,8 @@ class History:
         self._methods_by_class: Optional[dict[int, list[cst.FunctionDef]]] = None
         self._methods_indexed = -1  # how many returning functions `_methods_by_class` was built from
         self._differentiated: dict[tuple[int, frozenset[str]], bool] = {}
+        self._backwards_by_class: dict[int, list] = {}  # id(class) -> its backward events (`_backwards_in_class`)
+        self._backwards_indexed = -1  # how many events that index was built from
         self._switches_to_eval: dict[int, bool] = {}  # id(function) -> `switches_to_eval`
         self._reads_of: dict[int, list[tuple[cst.BaseExpression, Optional[str]]]] = {}  # id(expr) -> `_reads(expr)`: see `_mentions`
 
@@ -288,7 +290,7 @@ class History:
         self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
     ) -> Iterable[Backward]:
         """The backward passes `feeds_backward` asks about, in source order."""
-        candidates = self.events.of_kind("backward") if cls is not None else self.events.in_function(function, "backward")
+        candidates = self._backwards_in_class(cls) if cls is not None else self.events.in_function(function, "backward")
         for event in candidates:
             if not isinstance(event, Backward) or event.site.names_order <= after:
                 continue
@@ -299,6 +301,16 @@ class History:
                 continue
             if self._differentiates(event, spellings):
                 yield event
+
+    def _backwards_in_class(self, cls: cst.ClassDef) -> list:
+        """The backward events in the class's methods, in order (every holder on `self` asks: indexed by
+        class once, again only when the events part has grown)."""
+        if self._backwards_indexed != len(self.events.events):
+            self._backwards_indexed = len(self.events.events)
+            self._backwards_by_class = {}
+            for event in self.events.of_kind("backward"):
+                self._backwards_by_class.setdefault(id(event.site.cls), []).append(event)
+        return self._backwards_by_class.get(id(cls), [])
 
     def _differentiates(self, event: Backward, spellings: set[str]) -> bool:
         # Every accumulation site asks about the same backward passes: in a script whose cells rebind
