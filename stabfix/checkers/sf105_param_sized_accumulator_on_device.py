@@ -35,7 +35,7 @@ class ParamSizedAccumulatorOnDevice(Checker):
         names, events = self.model.names, self.model.events
         assert names is not None and events is not None
         found = [
-            acc for acc in accumulators(events, names)
+            acc for acc in accumulators(events, names, self.model.tree)
             if acc.passes and not (acc.allocation.on_host or acc.decayed or acc.written_back or acc.escapes)
         ]
         fixable = {

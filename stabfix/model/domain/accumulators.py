@@ -36,6 +36,7 @@ from stabfix.model.calls.events import Event, Events, GradWrite, ParamUpdate
 from stabfix.model.flow.parameters import ParamSized, element_source, param_sized_allocation, target_names
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import children
+from stabfix.model.source.tree_index import TreeIndex
 
 _ADDS = frozenset({"add_", "sub_", "+=", "-="})
 _DECAYS = frozenset({"mul_", "lerp_", "div_", "addcmul_", "addcdiv_"})
@@ -65,7 +66,7 @@ class Accumulator:
         return self.holder.name
 
 
-def accumulators(events: Events, names: Names) -> list[Accumulator]:
+def accumulators(events: Events, names: Names, tree: Optional[TreeIndex] = None) -> list[Accumulator]:
     """Every parameter-sized buffer of a function that an in-place add sums into, in source order."""
     found: dict[int, Accumulator] = {}
     for event in events.of_kind("update"):
@@ -96,9 +97,17 @@ def accumulators(events: Events, names: Names) -> list[Accumulator]:
         nearby = writes_within.get(id(scope), []) if isinstance(scope, cst.FunctionDef) else writes
         _describe_uses(accumulator, nearby, names, found)
         if accumulator.returned:
-            if call_parents is None:  # one walk of the module for all returned holders, not one each
-                call_parents = _parents_of_calls(names)
-            if not _callers_only_read(accumulator.holder.scope.node, call_parents):
+            function = accumulator.holder.scope.node
+            if not isinstance(function, cst.FunctionDef):
+                parents: list[Optional[cst.CSTNode]] = []
+            elif tree is not None and tree.module is not None:
+                # the traversal's calls (each resolved once for every part that asks) and parents
+                parents = [tree.parent(call) for call in names.calls_running(function, tree.calls)]
+            else:
+                if call_parents is None:  # one walk of the module for all returned holders, not one each
+                    call_parents = _parents_of_calls(names)
+                parents = call_parents.get(id(function), [])
+            if not _callers_only_read(parents):
                 accumulator.escapes = True
     return result
 
@@ -177,12 +186,10 @@ def _parents_of_calls(names: Names) -> dict[int, list[Optional[cst.CSTNode]]]:
     return found
 
 
-def _callers_only_read(function: cst.CSTNode, call_parents: dict[int, list[Optional[cst.CSTNode]]]) -> bool:
-    """Whether the function's result has callers in this file and each only reads it (iterates it, hands it
-    to a call, binds it to a local); one that stores it on an object or returns it keeps it as state."""
-    if not isinstance(function, cst.FunctionDef):
-        return False
-    parents = call_parents.get(id(function), [])
+def _callers_only_read(parents: list[Optional[cst.CSTNode]]) -> bool:
+    """Whether a function's result has callers in this file (`parents`: the parent of each call that runs
+    it) and each only reads it (iterates it, hands it to a call, binds it to a local); one that stores it on
+    an object or returns it keeps it as state."""
     for parent in parents:
         if isinstance(parent, (cst.Return, cst.Yield)) or (
             isinstance(parent, (cst.Assign, cst.AnnAssign)) and not isinstance(_target(parent), cst.Name)

@@ -71,7 +71,7 @@ class AdapterFacts:
         self.module = module
         self.classes: dict[str, cst.ClassDef] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
-        for node in _walk(module):
+        for node in _definitions(module, names):
             if isinstance(node, cst.ClassDef):
                 self.classes.setdefault(node.name.value, node)
             elif isinstance(node, cst.FunctionDef):
@@ -345,20 +345,28 @@ def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
     `while` statements it sits behind (a loop over parameters is no guard: it always runs, and a test
     inside it only picks which parameters)."""
     body = scope.body if isinstance(scope, (cst.FunctionDef, cst.ClassDef)) else scope
-
-    def visit(node: cst.CSTNode, guards: Guards, in_params: bool) -> Iterator[tuple[cst.CSTNode, Guards]]:
+    in_class = isinstance(scope, cst.ClassDef)
+    # depth first in visiting order, with a stack (nested generators cost a step per level for every node)
+    stack: list[tuple[cst.CSTNode, Guards, bool]] = [(body, frozenset(), False)]
+    while stack:
+        node, guards, in_params = stack.pop()
         if isinstance(node, (cst.Call, cst.Assign)):
             yield node, guards
-        if isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope and not isinstance(scope, cst.ClassDef):
-            return  # a nested function runs when it is called, not here (a class's methods all count)
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope and not in_class:
+            continue  # a nested function runs when it is called, not here (a class's methods all count)
         if isinstance(node, (cst.If, cst.Try, cst.While, cst.IfExp)) and not in_params:
             guards = guards | {id(node)}
         if isinstance(node, cst.For) and "parameters" in cst.Module(body=[]).code_for_node(node.iter):
             in_params = True
-        for child in children(node):
-            yield from visit(child, guards, in_params)
+        stack.extend((child, guards, in_params) for child in reversed(children(node)))
 
-    yield from visit(body, frozenset(), False)
+
+def _definitions(module: cst.Module, names: Names) -> Iterator[cst.CSTNode]:
+    """The classes and functions of the module in source order: the scopes the names part opened as the
+    traversal met them, where it read this module (else a walk of the module)."""
+    if names.module_scope is not None and names.module_scope.node is module:
+        return (node for node in names.scopes if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
+    return (node for node in _walk(module) if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -25,6 +25,7 @@ class CheckpointFiles:
         self._saves_found: list[cst.Call] | None = None
         self._saves_in: dict[int, list[cst.Call]] | None = None
         self._located_loads: dict[tuple[int, str], list[cst.Call]] | None = None
+        self._saved_into: list | None = None  # `_saved_objects`
 
     def round_trip(self, call: cst.Call) -> bool:
         """`torch.save(obj, f)` ... `torch.load(f)` in one function (a BytesIO buffer, a temporary file): an
@@ -41,9 +42,15 @@ class CheckpointFiles:
         # the object one statement created (`buffer = io.BytesIO()`), saved into and loaded from in any
         # functions of the file it is handed to
         loaded = created_by(self.names, self.flows.calls(), source)
-        saved = [created_by(self.names, self.flows.calls(), target)
-                 for other in self.saves() if (target := _argument(other, 1, "f")) is not None]
-        return bool(loaded) and any(written and loaded <= written for written in saved)
+        return bool(loaded) and any(written and loaded <= written for written in self._saved_objects())
+
+    def _saved_objects(self) -> list:
+        """What created the object each save writes into (`created_by` of its file argument), once for
+        every load that asks (each asked about every save of the file)."""
+        if self._saved_into is None:
+            self._saved_into = [created_by(self.names, self.flows.calls(), target)
+                                for other in self.saves() if (target := _argument(other, 1, "f")) is not None]
+        return self._saved_into
 
     def _saves_by_function(self) -> dict[int, list[cst.Call]]:
         """id(enclosing function) -> the saves written in it (each load asks for its own function's)."""

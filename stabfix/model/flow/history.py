@@ -17,7 +17,7 @@ The model's `history` part, queried after the traversal; it reads `names`, `valu
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 import libcst as cst
 
@@ -29,7 +29,7 @@ from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import instance_receiver
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.traversal import children, visit_readonly
 
 LOSS, MODEL_OUTPUT = "a loss", "a model output"
 # Which tensor methods, attributes and torch functions drop the history (Python data, integer or boolean
@@ -58,7 +58,10 @@ class History:
         self._methods_by_class: Optional[dict[int, list[cst.FunctionDef]]] = None
         self._methods_indexed = -1  # how many returning functions `_methods_by_class` was built from
         self._differentiated: dict[tuple[int, frozenset[str]], bool] = {}
-        self._reads_of: dict[int, list[cst.BaseExpression]] = {}  # id(expr) -> `_reads(expr)`: see `_mentions`
+        self._backwards_by_class: dict[int, list] = {}  # id(class) -> its backward events (`_backwards_in_class`)
+        self._backwards_indexed = -1  # how many events that index was built from
+        self._switches_to_eval: dict[int, bool] = {}  # id(function) -> `switches_to_eval`
+        self._reads_of: dict[int, list[tuple[cst.BaseExpression, Optional[str]]]] = {}  # id(expr) -> `_reads(expr)`: see `_mentions`
 
     def mark_returned(self, function: cst.FunctionDef) -> None:
         """What a framework's training step returns is the loss the framework backpropagates (Lightning's
@@ -266,15 +269,13 @@ class History:
         """The function puts a module in eval mode (`model.eval()`): what it collects is an evaluation's output."""
         if function is None:
             return False
-        found: list[bool] = []
-
-        class _Finder(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if isinstance(node.func, cst.Attribute) and node.func.attr.value == "eval" and not node.args:
-                    found.append(True)
-
-        visit_readonly(function, _Finder())
-        return bool(found)
+        found = self._switches_to_eval.get(id(function))
+        if found is None:  # asked for every accumulation site of the function: walked once, up to the first
+            found = self._switches_to_eval[id(function)] = any(
+                isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "eval"
+                and not node.args for node in _nodes(function)
+            )
+        return found
 
     # -- what a graph is used for ----------------------------------------------------------------------
     def feeds_backward(
@@ -289,7 +290,7 @@ class History:
         self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
     ) -> Iterable[Backward]:
         """The backward passes `feeds_backward` asks about, in source order."""
-        candidates = self.events.of_kind("backward") if cls is not None else self.events.in_function(function, "backward")
+        candidates = self._backwards_in_class(cls) if cls is not None else self.events.in_function(function, "backward")
         for event in candidates:
             if not isinstance(event, Backward) or event.site.names_order <= after:
                 continue
@@ -300,6 +301,16 @@ class History:
                 continue
             if self._differentiates(event, spellings):
                 yield event
+
+    def _backwards_in_class(self, cls: cst.ClassDef) -> list:
+        """The backward events in the class's methods, in order (every holder on `self` asks: indexed by
+        class once, again only when the events part has grown)."""
+        if self._backwards_indexed != len(self.events.events):
+            self._backwards_indexed = len(self.events.events)
+            self._backwards_by_class = {}
+            for event in self.events.of_kind("backward"):
+                self._backwards_by_class.setdefault(id(event.site.cls), []).append(event)
+        return self._backwards_by_class.get(id(cls), [])
 
     def _differentiates(self, event: Backward, spellings: set[str]) -> bool:
         # Every accumulation site asks about the same backward passes: in a script whose cells rebind
@@ -335,10 +346,11 @@ class History:
         seen = set() if seen is None else seen
         # the same bound values are read again for every question (every backward pass, every spelling)
         reads = self._reads_of.get(id(expr))
-        if reads is None:
-            reads = self._reads_of[id(expr)] = list(_reads(expr))
-        for node in reads:
-            spelled = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if reads is None:  # with their spellings
+            reads = self._reads_of[id(expr)] = [
+                (node, dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None) for node in _reads(expr)
+            ]
+        for node, spelled in reads:
             if spelled in spellings:
                 return True
             if isinstance(node, cst.Name) and depth < 6:
@@ -395,25 +407,21 @@ def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name
 
 
 def _reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
-    """The names and attribute chains an expression reads (`self.losses`, `total`)."""
-    collector = _ReadsCollector()
-    visit_readonly(expr, collector)
-    return collector.found
+    """The names and attribute chains an expression reads (`self.losses`, `total`), in visiting order (an
+    attribute chain, then the names in it)."""
+    return [
+        node for node in _nodes(expr)
+        if isinstance(node, cst.Name) or isinstance(node, cst.Attribute) and dotted_name(node) is not None
+    ]
 
 
-class _ReadsCollector(cst.CSTVisitor):
-    # one class for every call of `_reads` (it runs for every binding a query follows)
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[cst.BaseExpression] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        if dotted_name(node) is not None:
-            self.found.append(node)
-        return True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.found.append(node)
+def _nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under `node` (itself first) in a visitor's order, without a visitor's dispatch."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(children(current)))
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:

@@ -34,15 +34,18 @@ class HolderResets:
 
         def _within(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool: ...
 
+        def _nodes_within(self, outer: cst.CSTNode) -> set[int]: ...
+
     def reset_every_step(self, holder: Holder, site: cst.CSTNode, function: Optional[cst.FunctionDef]) -> bool:
         """Whether the holder is reset whenever an optimizer step runs (see the docstring of `later_uses`)."""
         carrying = self.loops_around(site)
         if not carrying:
             return False
         outermost = carrying[-1]
+        in_loop = self._nodes_within(outermost.body)  # a set: a script's every cell steps at module level
         steps = [
             event for event in self.events.in_function(function, "step")
-            if isinstance(event, Step) and not event.site.in_lambda and self._within(event.node, outermost.body)
+            if isinstance(event, Step) and not event.site.in_lambda and id(event.node) in in_loop
             and stepped_optimizer(event, self.optimizers, self.events) is not None
         ]
         if not steps:

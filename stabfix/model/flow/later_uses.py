@@ -98,6 +98,9 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         self._parents: Optional[dict[int, cst.CSTNode]] = None
         self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
         self._callers: Optional[dict[int, list[cst.Call]]] = None  # by the id of the file's function they run
+        self._attributes_by_class: Optional[dict[int, dict[str, list[cst.Attribute]]]] = None
+        self._uses_by_scope: Optional[dict[str, dict[int, list[cst.Name]]]] = None  # name -> id(scope) -> uses
+        self._within_sets: dict[int, set[int]] = {}  # id(node) -> `_nodes_within(node)`
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -161,13 +164,18 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         stored = {id(b) for b in self.names.reaching(root)}  # what the holder held when the site ran
         bindings = [b for b in self.names.bindings_of(root) if b.node is site]
         found = []
-        for use in self._uses(root.value):
-            if use is root or self._within(use, site) or self._is_target(use) or use not in self.names.uses:
+        # a script's holder at module level has a use in every cell: which uses sit in the site or in a
+        # loop around it is read from a set of the nodes there, not from each use's ancestors
+        in_site = self._nodes_within(site)
+        in_loops: Optional[set[int]] = None
+        for use in self._uses_resolved_in(root.value, self.names.uses[root].scope.resolving(root.value)):
+            if use is root or id(use) in in_site or self._is_target(use):
                 continue
-            if self.names.uses[use].scope.resolving(use.value) is not self.names.uses[root].scope.resolving(root.value):
-                continue
-            if not (self.names.uses[use].order > after or any(self._within(use, loop.body) for loop in loops)):
-                continue
+            if not self.names.uses[use].order > after:
+                if in_loops is None:
+                    in_loops = set().union(*(self._nodes_within(loop.body) for loop in loops))
+                if id(use) not in in_loops:
+                    continue
             reaching = self.names.reaching(use)
             if bindings and not any(b in bindings for b in reaching):
                 continue  # re-bound in between: another value
@@ -181,16 +189,22 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         return use is not None and use.scope.resolving(root.value).parent is None
 
     def _attribute_reads(self, cls: cst.ClassDef, spelled: str) -> list[cst.CSTNode]:
-        found: list[cst.CSTNode] = []
-        stack: list[cst.CSTNode] = [cls]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Attribute) and dotted_name(node) == spelled:
-                if not self._is_target(node):
-                    found.append(node)
-                continue
-            stack.extend(children(node))
-        return found
+        """The reads of the dotted attribute `spelled` in the class, from one walk of the class for all
+        its holders (an attribute spelled so never holds another of the same spelling)."""
+        if self._attributes_by_class is None:
+            self._attributes_by_class = {}
+        by_spelling = self._attributes_by_class.get(id(cls))
+        if by_spelling is None:
+            by_spelling = self._attributes_by_class[id(cls)] = {}
+            stack: list[cst.CSTNode] = [cls]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.Attribute):
+                    dotted = dotted_name(node)
+                    if dotted is not None:
+                        by_spelling.setdefault(dotted, []).append(node)
+                stack.extend(children(node))
+        return [node for node in by_spelling.get(spelled, []) if not self._is_target(node)]
 
     def _uses(self, name: str) -> list[cst.Name]:
         if self._uses_by_name is None:
@@ -198,6 +212,31 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
             for use in self.names.uses:
                 self._uses_by_name.setdefault(use.value, []).append(use)
         return self._uses_by_name.get(name, [])
+
+    def _uses_resolved_in(self, name: str, scope) -> list[cst.Name]:
+        """The uses of `name` that resolve to the binding scope `scope`, in `_uses` order (every holder of a
+        big file asks for its name: the file's uses are split by scope once per name, not scanned per holder)."""
+        if self._uses_by_scope is None:
+            self._uses_by_scope = {}
+        by_scope = self._uses_by_scope.get(name)
+        if by_scope is None:
+            by_scope = self._uses_by_scope[name] = {}
+            for use in self._uses(name):
+                resolved = self.names.uses[use].scope.resolving(use.value)
+                by_scope.setdefault(id(resolved), []).append(use)
+        return by_scope.get(id(scope), [])
+
+    def _nodes_within(self, outer: cst.CSTNode) -> set[int]:
+        """The ids of `outer` and every node under it (asked again for a loop around many sites: kept)."""
+        found = self._within_sets.get(id(outer))
+        if found is None:
+            found = self._within_sets[id(outer)] = set()
+            stack = [outer]
+            while stack:
+                node = stack.pop()
+                found.add(id(node))
+                stack.extend(children(node))
+        return found
 
     def _within(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
         return node is outer or any(ancestor is outer for ancestor in self.ancestors(node))
@@ -322,7 +361,11 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         return max((self._need(call, depth + 1, seen) for call in callers), key=lambda r: _RANK[r[0]])
 
     def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
-        """The calls of the file that run `function`, in one walk's order (resolved once for every return)."""
+        """The calls of the file that run `function`, in one walk's order (resolved once for every return):
+        from the traversal's list of calls where there is one (the names part resolves each call once
+        for every part that asks), else from a walk of the module of its own."""
+        if self.tree is not None and self.tree.module is not None:
+            return self._walk_order(self.names.calls_running(function, self.tree.calls))
         if self._callers is None:
             self._callers = {}
             for node in self._all_nodes():
@@ -331,6 +374,22 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
                     if definition is not None:
                         self._callers.setdefault(id(definition), []).append(node)
         return self._callers.get(id(function), [])
+
+    def _walk_order(self, calls: list[cst.Call]) -> list[cst.Call]:
+        """Calls in source order put in `_all_nodes`' order (each call before the calls inside it, later
+        calls first), the order the reads of a returned value are followed in: a node one caller's reads
+        reached is not followed again for the next."""
+        if len(calls) < 2:
+            return calls
+        finished: list[cst.Call] = []  # in source order, each call after the calls inside it
+        open_calls: list[cst.Call] = []
+        for call in calls:
+            around = {id(ancestor) for ancestor in self.ancestors(call)}
+            while open_calls and id(open_calls[-1]) not in around:
+                finished.append(open_calls.pop())
+            open_calls.append(call)
+        finished.extend(reversed(open_calls))
+        return finished[::-1]
 
     def _all_nodes(self) -> Iterator[cst.CSTNode]:
         stack: list[cst.CSTNode] = [self.module] if self.module is not None else []

@@ -245,7 +245,12 @@ class ValueAliases:
 
     def alias_binding(self, name: cst.Name) -> Binding | None:
         """The one binding that holds at a use, when it binds a visible value outside any branch."""
-        reaching = [b for b in self.names.reaching(name) if not _within(b.bound_value, name)]
+        reaching: list[Binding] = []
+        for candidate in self.names.reaching(name):
+            if not _within(candidate.bound_value, name):
+                reaching.append(candidate)
+                if len(reaching) > 1:
+                    return None  # a script's name reaches every earlier cell's binding: two settle it
         if len(reaching) != 1:
             return None
         binding = reaching[0]

@@ -104,12 +104,15 @@ class Value:
         facts that silence a finding (host, constant...) are kept when any binding shows them."""
         if not values:
             return Value()
-        anyof = {f.name: any(getattr(v, f.name) for v in values) for f in fields(Value)}
+        anyof = {name: any(getattr(v, name) for v in values) for name in _FACTS}
         anyof["not_tensor"] = all(v.not_tensor for v in values)
         anyof["metadata"] = all(v.metadata for v in values)
         anyof["constant"] = anyof["constant"] and all(v.constant or v.not_tensor for v in values)
         anyof["batch"] = all(v.batch for v in values)
         return Value(**anyof)
+
+
+_FACTS = tuple(f.name for f in fields(Value))  # what `Value.join` joins (dataclasses' `fields` builds a tuple per call)
 
 
 class Values:

@@ -122,6 +122,7 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         self._chains: dict[int, cst.Call] = {}  # inner calls of a method chain -> the whole chain
         self.rebindings: list[Rebinding] = []
         self._rebound_at: dict[int, list[Rebinding]] = {}  # id of each node of a rebinding's place -> it
+        self._scanned: dict[tuple[tuple[int, ...], str], RegionFacts] = {}  # `scan`'s answers
         self._rebound_in: dict[int, list[Rebinding]] = {}  # id of its function -> it
         self.classes = None  # the file's module classes (`ModuleClasses`), set by the model when built
 
@@ -299,10 +300,15 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         return found[0] if len(found) == 1 else None
 
     def scan(self, statements: list[cst.CSTNode], receiver: str) -> RegionFacts:
-        facts = RegionFacts()
-        scanner = _RegionScanner(self, receiver, facts)
-        for statement in statements:
-            visit_readonly(statement, scanner)
+        """What a region does with the module `receiver` (ask after the traversal; several rules ask about
+        the same region: scanned once, and the facts shared, read only)."""
+        key = (tuple(id(statement) for statement in statements), receiver)
+        facts = self._scanned.get(key)
+        if facts is None:
+            facts = self._scanned[key] = RegionFacts()
+            scanner = _RegionScanner(self, receiver, facts)
+            for statement in statements:
+                visit_readonly(statement, scanner)
         return facts
 
 
