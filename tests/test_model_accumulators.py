@@ -138,3 +138,32 @@ def test_returned_sums_count_as_read_only_when_every_caller_only_reads_them(call
     model, _ = _model(RETURNED + "\n" + caller)
     (sums,) = accumulators(model.events, model.names)  # type: ignore[arg-type]
     assert sums.returned and sums.escapes is escapes
+
+
+GROWN = """
+import torch
+def probe(model, batches):
+    total = {start}
+    for x in batches:
+        model(x).sum().backward()
+        total += {term}
+    return total.norm().item()
+"""
+
+
+@pytest.mark.parametrize(
+    "start,term,grown",
+    [
+        ("0", "torch.cat([p.grad.view(-1) for p in model.parameters()])", True),
+        ("None", "torch.cat([p.grad.data.flatten() for p in model.parameters() if p.grad is not None])", True),
+        ("0", "torch.cat([p.view(-1) for p in model.parameters()])", False),  # the weights, not their gradients
+        ("0", "torch.cat([g.view(-1) for g in other])", False),  # not drawn from a model's parameters
+        ("torch.ones(3)", "torch.cat([p.grad.view(-1) for p in model.parameters()])", False),  # not an empty start
+    ],
+)
+def test_a_sum_grown_from_nothing_by_flat_gradients_is_parameter_sized(start, term, grown):
+    model, _ = _model(GROWN.format(start=start, term=term))
+    found = accumulators(model.events, model.names)  # type: ignore[arg-type]
+    assert [acc.grown for acc in found] == ([True] if grown else [])
+    if grown:
+        assert found[0].passes and not found[0].allocation.on_host and found[0].allocation.origin.models == frozenset({"model"})

@@ -20,6 +20,9 @@ For each such holder it answers what the rest of its function does with it:
   consumer decides where it must live; `returned`: returned to same-file callers that only read it;
 - `adding_calls`: calls of a function of the file that only adds into the buffers it is handed
   (`self._accumulate(sums, params)`): its adds count where it is called, and the hand-over is no escape;
+- `grown`: no buffer is allocated: the local starts as nothing (`0`, `None`) and becomes parameter-sized by
+  its first add or its first binding to a flat concatenation of the gradients (`grads += torch.cat([p.grad.view(-1)
+  for p in model.parameters()])`, `flat_gradient`); the allocation is that concatenation;
 - `partners`: the other holders it is zipped with when its sums are read (`zip(X_sum, Y_sum)`);
   `foreign_read`: it is zipped with, or its elements read next to, something that is not such a holder.
 """
@@ -33,7 +36,7 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from stabfix.model.calls.events import Event, Events, GradWrite, ParamUpdate
-from stabfix.model.flow.parameters import ParamSized, element_source, param_sized_allocation, target_names
+from stabfix.model.flow.parameters import ParamSized, element_source, param_sized_allocation, parameter_origin, target_names
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import children
 
@@ -59,6 +62,13 @@ class Accumulator:
     # calls of a function of the file that only adds into the buffers it is handed (`self._accumulate(sums, ps)`):
     # each runs its adds where it is called
     adding_calls: list[cst.Call] = field(default_factory=list)
+    grown: bool = False  # started as `0`/`None`, parameter-sized from a flat gradient concatenation on
+
+    @property
+    def start(self) -> cst.CSTNode:
+        """What a loop must not contain for its passes to sum into the same buffer: the allocation, or the
+        statement that starts a grown sum."""
+        return self.holder.node if self.grown and self.holder.node is not None else self.allocation.call
 
     @property
     def name(self) -> str:
@@ -74,6 +84,12 @@ def accumulators(events: Events, names: Names) -> list[Accumulator]:
             continue
         held = holder_of(event.tensor, names, event.site.loops)
         if held is None:
+            grown = _grown_sum(event, names)
+            if grown is not None:
+                binding, allocation = grown
+                accumulator = found.setdefault(id(binding), Accumulator(binding, allocation, False, grown=True))
+                accumulator.adds.append(event)
+                continue
             for call, held in _handed_in(event, names):
                 binding, allocation, container = held
                 accumulator = found.setdefault(id(binding), Accumulator(binding, allocation, container))
@@ -101,6 +117,70 @@ def accumulators(events: Events, names: Names) -> list[Accumulator]:
             if not _callers_only_read(accumulator.holder.scope.node, call_parents):
                 accumulator.escapes = True
     return result
+
+
+_VIEWS = frozenset({"view", "reshape", "flatten", "ravel", "detach", "clone", "contiguous", "float", "double", "to",
+                    "cuda", "cpu"})
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.hstack"})
+
+
+def flat_gradient(expr: cst.BaseExpression, names: Names) -> Optional[ParamSized]:
+    """`torch.cat([p.grad.view(-1) for p in model.parameters()])` (any view, filter or move around it): one flat
+    tensor as large as all the gradients of the parameters it draws, as a `ParamSized` whose call is the
+    concatenation (`on_host` when it or its elements are moved to the CPU)."""
+    from stabfix.model.calls.devices import to_call_target
+
+    on_host = False
+    current = expr
+    while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in _VIEWS:
+        method = current.func.attr.value
+        on_host |= method == "cpu" or (method == "to" and to_call_target(current, names.qualify)[0] == "cpu")
+        current = current.func.value
+    if not (isinstance(current, cst.Call) and (names.qualify(current.func) or "") in _CONCATENATIONS and current.args):
+        return None
+    elements = current.args[0].value
+    if not isinstance(elements, (cst.ListComp, cst.GeneratorExp)):
+        return None
+    element = elements.elt
+    while (isinstance(element, cst.Call) and isinstance(element.func, cst.Attribute) and element.func.attr.value in _VIEWS) \
+            or (isinstance(element, cst.Attribute) and element.attr.value == "data"):
+        if isinstance(element, cst.Attribute):  # `p.grad.data`
+            element = element.value
+            continue
+        method = element.func.attr.value  # type: ignore[attr-defined]
+        on_host |= method == "cpu" or (method == "to" and to_call_target(element, names.qualify)[0] == "cpu")
+        element = element.func.value  # type: ignore[attr-defined]
+    if not (isinstance(element, cst.Attribute) and element.attr.value == "grad"):
+        return None
+    origin = parameter_origin(element.value, names)
+    return ParamSized(current, element, origin, on_host) if origin is not None else None
+
+
+def _grown_sum(event: ParamUpdate, names: Names) -> Optional[tuple[Binding, ParamSized]]:
+    """`grads = 0` (or `None`) then `grads += torch.cat([p.grad.view(-1) ...])`, or bound to such a concatenation
+    first and added into after: the binding that starts the sum, and the concatenation that sizes it (the added
+    one when the add is one). Every assignment reaching the add is a neutral start or such a concatenation."""
+    tensor, node = event.tensor, event.node
+    if not isinstance(tensor, cst.Name) or not isinstance(node, cst.AugAssign):
+        return None
+    assigned = [b for b in names.reaching(tensor) if b.kind == "assign"]
+    starts = [b for b in assigned if _neutral(b.bound_value)]
+    sized = [flat for b in assigned if not _neutral(b.bound_value)
+             for flat in [flat_gradient(b.bound_value, names) if b.bound_value is not None else None]]
+    if not starts or any(flat is None for flat in sized):
+        return None
+    added = flat_gradient(node.value, names)
+    allocation = added or next((flat for flat in sized if flat is not None), None)
+    if allocation is None:
+        return None
+    return min(starts, key=lambda b: b.order), allocation
+
+
+def _neutral(value: Optional[cst.BaseExpression]) -> bool:
+    """`0`, `0.0`, `None`: a sum that holds nothing yet."""
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return value.evaluated_value == 0
+    return isinstance(value, cst.Name) and value.value == "None"
 
 
 def _handed_in(event: ParamUpdate, names: Names) -> list[tuple[cst.Call, tuple[Binding, ParamSized, bool]]]:
@@ -317,7 +397,7 @@ def _add_passes(accumulator: Accumulator, add: ParamUpdate, loops: tuple[Loop, .
         over_buffers = isinstance(loop, cst.For) and (
             _mentions_holder(loop.iter, accumulator, names) or _holds_element(loop, add, names)
         )
-        if not over_buffers and not _contains(loop, accumulator.allocation.call) and loop not in accumulator.passes:
+        if not over_buffers and not _contains(loop, accumulator.start) and loop not in accumulator.passes:
             accumulator.passes.append(loop)
 
 
@@ -325,7 +405,7 @@ def _call_passes(accumulator: Accumulator, call: cst.CSTNode, loops: tuple[Loop,
     """The loops around a call that adds into the buffers it is handed, as `_add_passes` counts them."""
     for loop in loops:
         over_buffers = isinstance(loop, cst.For) and _mentions_holder(loop.iter, accumulator, names)
-        if not over_buffers and not _contains(loop, accumulator.allocation.call) and loop not in accumulator.passes:
+        if not over_buffers and not _contains(loop, accumulator.start) and loop not in accumulator.passes:
             accumulator.passes.append(loop)
 
 
