@@ -159,6 +159,10 @@ def probe(model, batches):
         ("0", "torch.cat([p.view(-1) for p in model.parameters()])", False),  # the weights, not their gradients
         ("0", "torch.cat([g.view(-1) for g in other])", False),  # not drawn from a model's parameters
         ("torch.ones(3)", "torch.cat([p.grad.view(-1) for p in model.parameters()])", False),  # not an empty start
+        # added into a fresh tensor: an in-place add keeps the receiver's shape, so it holds all the gradients
+        ("torch.zeros(n)", "torch.cat([g.reshape(-1) for g in torch.autograd.grad(x.sum(), model.parameters())])", True),
+        ('torch.zeros(n, device="cpu")', "torch.cat([p.grad.view(-1) for p in model.parameters()]).cpu()", False),
+        ("None", "torch.cat([g.reshape(-1) for g in torch.autograd.grad(x.sum(), [x])])", False),  # an input's gradient
     ],
 )
 def test_a_sum_grown_from_nothing_by_flat_gradients_is_parameter_sized(start, term, grown):

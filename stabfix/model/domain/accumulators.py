@@ -36,7 +36,15 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from stabfix.model.calls.events import Event, Events, GradWrite, ParamUpdate
-from stabfix.model.flow.parameters import ParamSized, element_source, param_sized_allocation, parameter_origin, target_names
+from stabfix.model.flow.parameters import (
+    Origin,
+    ParamSized,
+    parameters_origin,
+    element_source,
+    param_sized_allocation,
+    parameter_origin,
+    target_names,
+)
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import children
 
@@ -150,10 +158,35 @@ def flat_gradient(expr: cst.BaseExpression, names: Names) -> Optional[ParamSized
         method = element.func.attr.value  # type: ignore[attr-defined]
         on_host |= method == "cpu" or (method == "to" and to_call_target(element, names.qualify)[0] == "cpu")
         element = element.func.value  # type: ignore[attr-defined]
-    if not (isinstance(element, cst.Attribute) and element.attr.value == "grad"):
+    if isinstance(element, cst.Attribute) and element.attr.value == "grad":
+        origin = parameter_origin(element.value, names)
+    elif isinstance(element, cst.Name) and element.value in target_names(elements.for_in.target):
+        origin = _differentiated_parameters(elements.for_in.iter, names)  # `for g in autograd.grad(loss, params)`
+    else:
         return None
-    origin = parameter_origin(element.value, names)
     return ParamSized(current, element, origin, on_host) if origin is not None else None
+
+
+def _differentiated_parameters(gradients: cst.BaseExpression, names: Names) -> Optional[Origin]:
+    """`torch.autograd.grad(loss, model.parameters())`, or a local every binding of which (reaching here) is one:
+    the models whose parameters the gradients are taken for (one gradient per parameter, each its size)."""
+    values: list[cst.BaseExpression] = [gradients]
+    if isinstance(gradients, cst.Name) and gradients in names.uses:
+        values = [b.bound_value for b in names.reaching(gradients) if b.bound_value is not None]
+    origins = [_gradient_inputs(value, names) for value in values]
+    if not origins or any(origin is None for origin in origins):
+        return None
+    return Origin(models=frozenset().union(*(origin.models for origin in origins)))  # type: ignore[union-attr]
+
+
+def _gradient_inputs(call: cst.BaseExpression, names: Names) -> Optional[Origin]:
+    if not isinstance(call, cst.Call) or names.qualify(call.func) != "torch.autograd.grad":
+        return None
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    inputs = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "inputs"),
+                  positional[1] if len(positional) > 1 else None)
+    origin = parameters_origin(inputs, names) if inputs is not None else None
+    return origin if origin is not None and origin.models else None  # only parameters the code shows
 
 
 def _grown_sum(event: ParamUpdate, names: Names) -> Optional[tuple[Binding, ParamSized]]:
@@ -164,16 +197,35 @@ def _grown_sum(event: ParamUpdate, names: Names) -> Optional[tuple[Binding, Para
     if not isinstance(tensor, cst.Name) or not isinstance(node, cst.AugAssign):
         return None
     assigned = [b for b in names.reaching(tensor) if b.kind == "assign"]
-    starts = [b for b in assigned if _neutral(b.bound_value)]
-    sized = [flat for b in assigned if not _neutral(b.bound_value)
+    added = flat_gradient(node.value, names)
+    # an in-place add keeps the receiver's shape: a fresh factory tensor the flat gradient is added into
+    # (`torch.zeros(n)`) holds as much as the gradients, whatever its shape is spelled as
+    starts = [b for b in assigned if _neutral(b.bound_value) or (added is not None and _fresh(b.bound_value, names))]
+    sized = [flat for b in assigned if b not in starts
              for flat in [flat_gradient(b.bound_value, names) if b.bound_value is not None else None]]
     if not starts or any(flat is None for flat in sized):
         return None
-    added = flat_gradient(node.value, names)
+    if any(_fresh(b.bound_value, names) and _on_host(b.bound_value, names) for b in starts):  # type: ignore[arg-type]
+        return None  # `torch.zeros(n, device="cpu")`: the sum lives in host memory
     allocation = added or next((flat for flat in sized if flat is not None), None)
     if allocation is None:
         return None
     return min(starts, key=lambda b: b.order), allocation
+
+
+_FACTORIES = frozenset({"torch.zeros", "torch.empty"})
+
+
+def _fresh(value: Optional[cst.BaseExpression], names: Names) -> bool:
+    """`torch.zeros(n, device=...)`: a fresh zero/empty tensor (on the CPU when the code says so, see `on_host`)."""
+    return isinstance(value, cst.Call) and (names.qualify(value.func) or "") in _FACTORIES
+
+
+def _on_host(call: cst.Call, names: Names) -> bool:
+    from stabfix.model.calls.devices import is_cpu_expression
+
+    return any(arg.keyword is not None and arg.keyword.value == "device" and is_cpu_expression(arg.value, names.qualify)
+               for arg in call.args)
 
 
 def _neutral(value: Optional[cst.BaseExpression]) -> bool:
