@@ -307,37 +307,42 @@ class LossTargets(cst.BatchableCSTVisitor):
                 yield target, loss
 
     def marked_in_loss_definitions(self) -> Iterator[tuple[GradRequest, LossOperands]]:
-        """`criterion(model(x), y)` where `criterion` is an instance of a loss class of this file whose `forward`
-        (or a loss function of the file) makes the parameter receiving `y` require grad, itself or a copy it
-        rebinds the parameter to: each such request with the loss of a caller, when nothing in the definition
-        reads that gradient (not differentiated, returned or handed on) and nothing in the caller reads the
-        gradient of the target it hands in."""
+        """A loss of this file that makes the parameter receiving its target require grad, itself or a copy it
+        rebinds the parameter to: `criterion(model(x), y)` where `criterion` holds an instance of a loss class
+        whose `forward` does, or a hand-written objective function of the file whose result the caller
+        backpropagates (`weighted_bce(model(x), y, w)`, compared by arithmetic: `objective_targets`). Each such
+        request with the caller's loss, when nothing in the definition reads that gradient (not differentiated,
+        returned or handed on) and nothing in the caller reads the gradient of what it hands in."""
         by_scope = self.by_scope()
         seen: set[int] = set()
-        for site, loss in self.losses.loss_sites():
-            if loss.target is None or site.outer is None:
-                continue
-            resolved = self._loss_definition(loss.call)
+        for call, scope in self.calls:
+            resolved = self._loss_definition(call)
             requests = by_scope.get(resolved[0], []) if resolved is not None else []
             if not requests:
                 continue
             definition, skip = resolved  # type: ignore[misc]
-            parameter = receiving_parameter(loss.call, loss.target, definition, skip)
-            if parameter is None:
+            operands = self.losses.operands(call)
+            if operands is not None and operands.target is None:
                 continue
+            arguments = [operands.target] if operands is not None else [a.value for a in call.args if not a.star]
             facts, bindings = self.scope_facts(definition)
-            received = self.aliases(bindings, {parameter})
-            for request in requests:
-                names = self.aliases(bindings, set(request.names))
-                if id(request.node) in seen or request.inline or not names & received:
+            for argument in arguments:
+                parameter = receiving_parameter(call, argument, definition, skip)  # type: ignore[arg-type]
+                if parameter is None:
                     continue
-                if names & facts.differentiated or names & facts.returned or self._handed_on(names, facts, bindings):
-                    continue
-                roots = target_roots(loss.target, self.imports)
-                if not roots or self.unread_target(roots, site.outer) is not loss:
-                    continue
-                seen.add(id(request.node))
-                yield request, loss
+                received = self.aliases(bindings, {parameter})
+                for request in requests:
+                    names = self.aliases(bindings, set(request.names))
+                    if id(request.node) in seen or request.inline or not names & received:
+                        continue
+                    if names & facts.differentiated or names & facts.returned or self._handed_on(names, facts, bindings):
+                        continue
+                    roots = target_roots(argument, self.imports)  # type: ignore[arg-type]
+                    loss = self.unread_target(roots, scope, shown=(call,)) if roots else None
+                    if loss is None or loss.call is not call:
+                        continue
+                    seen.add(id(request.node))
+                    yield request, loss
 
     def _handed_on(self, names: set[str], facts: GradientUse, bindings: list[Binding]) -> bool:
         """The tensor reaches code that may read its gradient (not arithmetic of a function of the file)."""
