@@ -171,3 +171,20 @@ def test_a_sum_grown_from_nothing_by_flat_gradients_is_parameter_sized(start, te
     assert [acc.grown for acc in found] == ([True] if grown else [])
     if grown:
         assert found[0].passes and not found[0].allocation.on_host and found[0].allocation.origin.models == frozenset({"model"})
+
+
+def test_a_call_through_a_local_bound_to_functions_of_the_file_counts_as_a_caller():
+    source = RETURNED + textwrap.dedent("""
+        def other(m, dl):
+            return []
+        def use(m, dl, flag):
+            if flag:
+                score = task_grads
+            else:
+                score = other
+            sums = score(m, dl)
+            return sum(g.sum() for g in sums)
+        """)
+    model, _ = _model(source)
+    (sums,) = accumulators(model.events, model.names)  # type: ignore[arg-type]
+    assert sums.returned and not sums.escapes

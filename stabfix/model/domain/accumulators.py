@@ -304,9 +304,27 @@ def _parents_of_calls(names: Names) -> dict[int, list[Optional[cst.CSTNode]]]:
     for node, parent, _, _ in _walk_with_parent(module):
         if isinstance(node, cst.Call):
             function = names.definition_of(node)
-            if function is not None:
-                found.setdefault(id(function), []).append(parent)
+            for runs in ([function] if function is not None else _aliased_functions(node, names)):
+                found.setdefault(id(runs), []).append(parent)
     return found
+
+
+def _aliased_functions(call: cst.Call, names: Names) -> list[cst.FunctionDef]:
+    """`score(...)` where every binding of `score` reaching the call is a function of the file (`score =
+    gradient_importance` in one branch, `score = uniform_importance` in another): the call runs one of them."""
+    func = call.func
+    if not isinstance(func, cst.Name) or func not in names.uses:
+        return []
+    functions = []
+    for binding in names.reaching(func):
+        value = binding.bound_value
+        if binding.kind != "assign" or not isinstance(value, cst.Name) or value not in names.uses:
+            return []
+        defs = [b.node for b in names.bindings_of(value)]
+        if not defs or not all(isinstance(d, cst.FunctionDef) for d in defs):
+            return []
+        functions.append(defs[-1])
+    return functions  # type: ignore[return-value]
 
 
 def _callers_only_read(function: cst.CSTNode, call_parents: dict[int, list[Optional[cst.CSTNode]]]) -> bool:
