@@ -28,7 +28,7 @@ _WRAP = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comp
 class ParamSizedAccumulatorOnDevice(Checker):
     code = "SF105"
     tokens = ("zeros_like", "empty_like", "full_like", "new_zeros", "new_empty", "new_full", ".new(", "zeros(", "empty(",
-              ".grad.")  # a sum grown from `0` by flat gradient concatenations (`torch.cat([p.grad.view(-1) ...])`)
+              ".grad.", "autograd.grad")  # sums grown from `0` by flat gradient concatenations (`torch.cat(...)`)
     also_needs = (("add_", "sub_", "+=", "-="), ("param",))
     needs = ("names", "events")
 
