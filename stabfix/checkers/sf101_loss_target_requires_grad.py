@@ -32,12 +32,14 @@ class LossTargetRequiresGrad(Checker):
     def leave_Module(self, original_node: cst.Module) -> None:
         targets = self.model.loss_targets
         reported: set[int] = set()
+        marked: set[int] = set()  # requests already reported with a loss of their own scope
         for requests in targets.by_scope().values():
             for request in requests:
                 outcome = targets.outcome(request)
                 if outcome is None:
                     continue
                 reported.update(id(loss.call) for loss in outcome.losses)
+                marked.add(id(request.node))
                 name = request.names[0] if request.names and not request.inline else None
                 fix = _fix(request) if outcome.known and not outcome.returned_by else None
                 self.report(request.node, _message(request, name, outcome.loss, outcome.known, outcome.returned_by), fix)
@@ -51,7 +53,7 @@ class LossTargetRequiresGrad(Checker):
                 "the helper may have other callers)"
             ))
         for request, loss in targets.marked_in_loss_definitions():
-            if id(loss.call) in reported:
+            if id(loss.call) in reported or id(request.node) in marked:
                 continue
             reported.add(id(loss.call))
             subject = f"`{request.names[0]}`" if request.names else "this tensor"
