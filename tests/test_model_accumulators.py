@@ -138,3 +138,53 @@ def test_returned_sums_count_as_read_only_when_every_caller_only_reads_them(call
     model, _ = _model(RETURNED + "\n" + caller)
     (sums,) = accumulators(model.events, model.names)  # type: ignore[arg-type]
     assert sums.returned and sums.escapes is escapes
+
+
+GROWN = """
+import torch
+def probe(model, batches):
+    total = {start}
+    for x in batches:
+        model(x).sum().backward()
+        total += {term}
+    return total.norm().item()
+"""
+
+
+@pytest.mark.parametrize(
+    "start,term,grown",
+    [
+        ("0", "torch.cat([p.grad.view(-1) for p in model.parameters()])", True),
+        ("None", "torch.cat([p.grad.data.flatten() for p in model.parameters() if p.grad is not None])", True),
+        ("0", "torch.cat([p.view(-1) for p in model.parameters()])", False),  # the weights, not their gradients
+        ("0", "torch.cat([g.view(-1) for g in other])", False),  # not drawn from a model's parameters
+        ("torch.ones(3)", "torch.cat([p.grad.view(-1) for p in model.parameters()])", False),  # not an empty start
+        # added into a fresh tensor: an in-place add keeps the receiver's shape, so it holds all the gradients
+        ("torch.zeros(n)", "torch.cat([g.reshape(-1) for g in torch.autograd.grad(x.sum(), model.parameters())])", True),
+        ('torch.zeros(n, device="cpu")', "torch.cat([p.grad.view(-1) for p in model.parameters()]).cpu()", False),
+        ("None", "torch.cat([g.reshape(-1) for g in torch.autograd.grad(x.sum(), [x])])", False),  # an input's gradient
+    ],
+)
+def test_a_sum_grown_from_nothing_by_flat_gradients_is_parameter_sized(start, term, grown):
+    model, _ = _model(GROWN.format(start=start, term=term))
+    found = accumulators(model.events, model.names)  # type: ignore[arg-type]
+    assert [acc.grown for acc in found] == ([True] if grown else [])
+    if grown:
+        assert found[0].passes and not found[0].allocation.on_host and found[0].allocation.origin.models == frozenset({"model"})
+
+
+def test_a_call_through_a_local_bound_to_functions_of_the_file_counts_as_a_caller():
+    source = RETURNED + textwrap.dedent("""
+        def other(m, dl):
+            return []
+        def use(m, dl, flag):
+            if flag:
+                score = task_grads
+            else:
+                score = other
+            sums = score(m, dl)
+            return sum(g.sum() for g in sums)
+        """)
+    model, _ = _model(source)
+    (sums,) = accumulators(model.events, model.names)  # type: ignore[arg-type]
+    assert sums.returned and not sums.escapes

@@ -3,7 +3,8 @@
 A query over the model's `loss_targets` part (`domain/loss_targets.py`): each place that makes a tensor require
 grad (`t.requires_grad_()`, `requires_grad=True`, `t.requires_grad = True`) whose tensor is then the target of a
 loss with nothing reading its gradient (`LossTargets.outcome`), a helper's call that does so to its argument in
-place (`marked_by_callees`), and a target a helper returns made to require grad (`returned_requiring_grad`).
+place (`marked_by_callees`), the loss's own definition marking the target it receives
+(`marked_in_loss_definitions`), and a target a helper returns made to require grad (`returned_requiring_grad`).
 Each loss is reported once. The safe fix drops the requires-grad part where the file makes it and the loss is
 known not to differentiate its target.
 """
@@ -31,12 +32,14 @@ class LossTargetRequiresGrad(Checker):
     def leave_Module(self, original_node: cst.Module) -> None:
         targets = self.model.loss_targets
         reported: set[int] = set()
+        marked: set[int] = set()  # requests already reported with a loss of their own scope
         for requests in targets.by_scope().values():
             for request in requests:
                 outcome = targets.outcome(request)
                 if outcome is None:
                     continue
                 reported.update(id(loss.call) for loss in outcome.losses)
+                marked.add(id(request.node))
                 name = request.names[0] if request.names and not request.inline else None
                 fix = _fix(request) if outcome.known and not outcome.returned_by else None
                 self.report(request.node, _message(request, name, outcome.loss, outcome.known, outcome.returned_by), fix)
@@ -48,6 +51,16 @@ class LossTargetRequiresGrad(Checker):
                 f"`{target}` is the target of `{_short(loss)}` but `{_code(call.func)}` makes it require grad, and "
                 "nothing reads its gradient; drop the requires_grad part in the helper (no automatic fix: "
                 "the helper may have other callers)"
+            ))
+        for request, loss in targets.marked_in_loss_definitions():
+            if id(loss.call) in reported or id(request.node) in marked:
+                continue
+            reported.add(id(loss.call))
+            subject = f"`{request.names[0]}`" if request.names else "this tensor"
+            self.report(request.node, (
+                f"{subject} is the target `{_short(loss)}` hands in, but the loss makes it require grad "
+                f"({request.spelling}) and nothing reads its gradient; drop the requires_grad part (no automatic "
+                "fix: the loss may have callers in other files)"
             ))
         for target, loss in targets.returned_requiring_grad():
             if id(loss.call) in reported:

@@ -27,7 +27,8 @@ _WRAP = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comp
 
 class ParamSizedAccumulatorOnDevice(Checker):
     code = "SF105"
-    tokens = ("zeros_like", "empty_like", "full_like", "new_zeros", "new_empty", "new_full", ".new(", "zeros(", "empty(")
+    tokens = ("zeros_like", "empty_like", "full_like", "new_zeros", "new_empty", "new_full", ".new(", "zeros(", "empty(",
+              ".grad.", "autograd.grad")  # sums grown from `0` by flat gradient concatenations (`torch.cat(...)`)
     also_needs = (("add_", "sub_", "+=", "-="), ("param",))
     needs = ("names", "events")
 
@@ -40,7 +41,7 @@ class ParamSizedAccumulatorOnDevice(Checker):
         ]
         fixable = {
             id(acc.holder) for acc in found
-            if not (acc.foreign_read or acc.returned or acc.allocation.moved or _legacy(acc))
+            if not (acc.foreign_read or acc.returned or acc.allocation.moved or acc.grown or _legacy(acc))
         }
         changed = True
         while changed:  # sums read together (`zip(X_sum, Y_sum)`) move to the CPU together, or neither does
@@ -59,9 +60,13 @@ class ParamSizedAccumulatorOnDevice(Checker):
         alloc = code_for(acc.allocation.call)
         alloc = alloc if len(alloc) <= 40 else alloc[:37] + "..."
         per = f"one `{alloc}` per parameter of {whose}" if acc.container else f"`{alloc}`, shaped like {whose}'s parameters,"
+        if acc.grown:
+            per = f"a sum of `{alloc}`, as large as {whose}'s parameters,"
         header = loop_header(acc.passes[0])
         header = header if len(header) <= 45 else header[:42] + "..."
         advice = f"allocate it on the CPU in float32 and add {_term(acc)}"
+        if acc.grown:
+            advice = "start it as a float32 tensor on the CPU and move each added term there"
         if not fixed:
             advice += ", and move what reads the sums"
         return f"`{acc.name}` keeps {per} on the accelerator, summed on every pass of `{header}`; {advice}"

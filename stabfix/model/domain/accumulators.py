@@ -20,6 +20,9 @@ For each such holder it answers what the rest of its function does with it:
   consumer decides where it must live; `returned`: returned to same-file callers that only read it;
 - `adding_calls`: calls of a function of the file that only adds into the buffers it is handed
   (`self._accumulate(sums, params)`): its adds count where it is called, and the hand-over is no escape;
+- `grown`: no buffer is allocated: the local starts as nothing (`0`, `None`) and becomes parameter-sized by
+  its first add or its first binding to a flat concatenation of the gradients (`grads += torch.cat([p.grad.view(-1)
+  for p in model.parameters()])`, `flat_gradient`); the allocation is that concatenation;
 - `partners`: the other holders it is zipped with when its sums are read (`zip(X_sum, Y_sum)`);
   `foreign_read`: it is zipped with, or its elements read next to, something that is not such a holder.
 """
@@ -33,7 +36,15 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from stabfix.model.calls.events import Event, Events, GradWrite, ParamUpdate
-from stabfix.model.flow.parameters import ParamSized, element_source, param_sized_allocation, target_names
+from stabfix.model.flow.parameters import (
+    Origin,
+    ParamSized,
+    parameters_origin,
+    element_source,
+    param_sized_allocation,
+    parameter_origin,
+    target_names,
+)
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import children
 from stabfix.model.source.tree_index import TreeIndex
@@ -60,6 +71,13 @@ class Accumulator:
     # calls of a function of the file that only adds into the buffers it is handed (`self._accumulate(sums, ps)`):
     # each runs its adds where it is called
     adding_calls: list[cst.Call] = field(default_factory=list)
+    grown: bool = False  # started as `0`/`None`, parameter-sized from a flat gradient concatenation on
+
+    @property
+    def start(self) -> cst.CSTNode:
+        """What a loop must not contain for its passes to sum into the same buffer: the allocation, or the
+        statement that starts a grown sum."""
+        return self.holder.node if self.grown and self.holder.node is not None else self.allocation.call
 
     @property
     def name(self) -> str:
@@ -75,6 +93,12 @@ def accumulators(events: Events, names: Names, tree: Optional[TreeIndex] = None)
             continue
         held = holder_of(event.tensor, names, event.site.loops)
         if held is None:
+            grown = _grown_sum(event, names)
+            if grown is not None:
+                binding, allocation = grown
+                accumulator = found.setdefault(id(binding), Accumulator(binding, allocation, False, grown=True))
+                accumulator.adds.append(event)
+                continue
             for call, held in _handed_in(event, names):
                 binding, allocation, container = held
                 accumulator = found.setdefault(id(binding), Accumulator(binding, allocation, container))
@@ -86,6 +110,7 @@ def accumulators(events: Events, names: Names, tree: Optional[TreeIndex] = None)
         accumulator.adds.append(event)
     result = sorted(found.values(), key=lambda a: a.holder.order)
     call_parents: Optional[dict[int, list[Optional[cst.CSTNode]]]] = None
+    aliased_parents: Optional[dict[int, list[Optional[cst.CSTNode]]]] = None
     writes = events.of_kind("update", "grad_write")
     writes_within: dict[int, list[Event]] = {}  # id(function) -> the writes in it (nested functions too)
     for event in writes:
@@ -103,6 +128,9 @@ def accumulators(events: Events, names: Names, tree: Optional[TreeIndex] = None)
             elif tree is not None and tree.module is not None:
                 # the traversal's calls (each resolved once for every part that asks) and parents
                 parents = [tree.parent(call) for call in names.calls_running(function, tree.calls)]
+                if aliased_parents is None:  # one pass over the calls for all returned holders
+                    aliased_parents = _parents_of_aliased_calls(tree.calls, tree.parent, names)
+                parents += aliased_parents.get(id(function), [])
             else:
                 if call_parents is None:  # one walk of the module for all returned holders, not one each
                     call_parents = _parents_of_calls(names)
@@ -110,6 +138,114 @@ def accumulators(events: Events, names: Names, tree: Optional[TreeIndex] = None)
             if not _callers_only_read(parents):
                 accumulator.escapes = True
     return result
+
+
+_VIEWS = frozenset({"view", "reshape", "flatten", "ravel", "detach", "clone", "contiguous", "float", "double", "to",
+                    "cuda", "cpu"})
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.hstack"})
+
+
+def flat_gradient(expr: cst.BaseExpression, names: Names) -> Optional[ParamSized]:
+    """`torch.cat([p.grad.view(-1) for p in model.parameters()])` (any view, filter or move around it): one flat
+    tensor as large as all the gradients of the parameters it draws, as a `ParamSized` whose call is the
+    concatenation (`on_host` when it or its elements are moved to the CPU)."""
+    from stabfix.model.calls.devices import to_call_target
+
+    on_host = False
+    current = expr
+    while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in _VIEWS:
+        method = current.func.attr.value
+        on_host |= method == "cpu" or (method == "to" and to_call_target(current, names.qualify)[0] == "cpu")
+        current = current.func.value
+    if not (isinstance(current, cst.Call) and (names.qualify(current.func) or "") in _CONCATENATIONS and current.args):
+        return None
+    elements = current.args[0].value
+    if not isinstance(elements, (cst.ListComp, cst.GeneratorExp)):
+        return None
+    element = elements.elt
+    while (isinstance(element, cst.Call) and isinstance(element.func, cst.Attribute) and element.func.attr.value in _VIEWS) \
+            or (isinstance(element, cst.Attribute) and element.attr.value == "data"):
+        if isinstance(element, cst.Attribute):  # `p.grad.data`
+            element = element.value
+            continue
+        method = element.func.attr.value  # type: ignore[attr-defined]
+        on_host |= method == "cpu" or (method == "to" and to_call_target(element, names.qualify)[0] == "cpu")
+        element = element.func.value  # type: ignore[attr-defined]
+    if isinstance(element, cst.Attribute) and element.attr.value == "grad":
+        origin = parameter_origin(element.value, names)
+    elif isinstance(element, cst.Name) and element.value in target_names(elements.for_in.target):
+        origin = _differentiated_parameters(elements.for_in.iter, names)  # `for g in autograd.grad(loss, params)`
+    else:
+        return None
+    return ParamSized(current, element, origin, on_host) if origin is not None else None
+
+
+def _differentiated_parameters(gradients: cst.BaseExpression, names: Names) -> Optional[Origin]:
+    """`torch.autograd.grad(loss, model.parameters())`, or a local every binding of which (reaching here) is one:
+    the models whose parameters the gradients are taken for (one gradient per parameter, each its size)."""
+    values: list[cst.BaseExpression] = [gradients]
+    if isinstance(gradients, cst.Name) and gradients in names.uses:
+        values = [b.bound_value for b in names.reaching(gradients) if b.bound_value is not None]
+    origins = [_gradient_inputs(value, names) for value in values]
+    if not origins or any(origin is None for origin in origins):
+        return None
+    return Origin(models=frozenset().union(*(origin.models for origin in origins)))  # type: ignore[union-attr]
+
+
+def _gradient_inputs(call: cst.BaseExpression, names: Names) -> Optional[Origin]:
+    if not isinstance(call, cst.Call) or names.qualify(call.func) != "torch.autograd.grad":
+        return None
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    inputs = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "inputs"),
+                  positional[1] if len(positional) > 1 else None)
+    origin = parameters_origin(inputs, names) if inputs is not None else None
+    return origin if origin is not None and origin.models else None  # only parameters the code shows
+
+
+def _grown_sum(event: ParamUpdate, names: Names) -> Optional[tuple[Binding, ParamSized]]:
+    """`grads = 0` (or `None`) then `grads += torch.cat([p.grad.view(-1) ...])`, or bound to such a concatenation
+    first and added into after: the binding that starts the sum, and the concatenation that sizes it (the added
+    one when the add is one). Every assignment reaching the add is a neutral start or such a concatenation."""
+    tensor, node = event.tensor, event.node
+    if not isinstance(tensor, cst.Name) or not isinstance(node, cst.AugAssign):
+        return None
+    assigned = [b for b in names.reaching(tensor) if b.kind == "assign"]
+    added = flat_gradient(node.value, names)
+    # an in-place add keeps the receiver's shape: a fresh factory tensor the flat gradient is added into
+    # (`torch.zeros(n)`) holds as much as the gradients, whatever its shape is spelled as
+    starts = [b for b in assigned if _neutral(b.bound_value) or (added is not None and _fresh(b.bound_value, names))]
+    sized = [flat for b in assigned if b not in starts
+             for flat in [flat_gradient(b.bound_value, names) if b.bound_value is not None else None]]
+    if not starts or any(flat is None for flat in sized):
+        return None
+    if any(_fresh(b.bound_value, names) and _on_host(b.bound_value, names) for b in starts):  # type: ignore[arg-type]
+        return None  # `torch.zeros(n, device="cpu")`: the sum lives in host memory
+    allocation = added or next((flat for flat in sized if flat is not None), None)
+    if allocation is None:
+        return None
+    return min(starts, key=lambda b: b.order), allocation
+
+
+_FACTORIES = frozenset({"torch.zeros", "torch.empty"})
+
+
+def _fresh(value: Optional[cst.BaseExpression], names: Names) -> bool:
+    """`torch.zeros(n, device=...)`: a fresh zero/empty tensor (on the CPU when the code says so, see `on_host`)."""
+    return isinstance(value, cst.Call) and (names.qualify(value.func) or "") in _FACTORIES
+
+
+def _on_host(call: cst.Call, names: Names) -> bool:
+    from stabfix.model.calls.devices import is_cpu_expression
+
+    return any(arg.keyword is not None and arg.keyword.value == "device" and is_cpu_expression(arg.value, names.qualify)
+               for arg in call.args)
+
+
+def _neutral(value: Optional[cst.BaseExpression]) -> bool:
+    """`0`, `0.0`, `None`: a sum that holds nothing yet."""
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return value.evaluated_value == 0
+    return isinstance(value, cst.Name) and value.value == "None"
 
 
 def _handed_in(event: ParamUpdate, names: Names) -> list[tuple[cst.Call, tuple[Binding, ParamSized, bool]]]:
@@ -181,9 +317,38 @@ def _parents_of_calls(names: Names) -> dict[int, list[Optional[cst.CSTNode]]]:
     for node, parent, _, _ in _walk_with_parent(module):
         if isinstance(node, cst.Call):
             function = names.definition_of(node)
-            if function is not None:
-                found.setdefault(id(function), []).append(parent)
+            for runs in ([function] if function is not None else _aliased_functions(node, names)):
+                found.setdefault(id(runs), []).append(parent)
     return found
+
+
+def _parents_of_aliased_calls(calls, parent_of, names: Names) -> dict[int, list[Optional[cst.CSTNode]]]:
+    """id(function of this file) -> the parent of every call that runs it through a local alias
+    (`_aliased_functions`), from the traversal's calls."""
+    found: dict[int, list[Optional[cst.CSTNode]]] = {}
+    for call in calls:
+        if isinstance(call.func, cst.Name) and names.definition_of(call) is None:
+            for runs in _aliased_functions(call, names):
+                found.setdefault(id(runs), []).append(parent_of(call))
+    return found
+
+
+def _aliased_functions(call: cst.Call, names: Names) -> list[cst.FunctionDef]:
+    """`score(...)` where every binding of `score` reaching the call is a function of the file (`score =
+    gradient_importance` in one branch, `score = uniform_importance` in another): the call runs one of them."""
+    func = call.func
+    if not isinstance(func, cst.Name) or func not in names.uses:
+        return []
+    functions = []
+    for binding in names.reaching(func):
+        value = binding.bound_value
+        if binding.kind != "assign" or not isinstance(value, cst.Name) or value not in names.uses:
+            return []
+        defs = [b.node for b in names.bindings_of(value)]
+        if not defs or not all(isinstance(d, cst.FunctionDef) for d in defs):
+            return []
+        functions.append(defs[-1])
+    return functions  # type: ignore[return-value]
 
 
 def _callers_only_read(parents: list[Optional[cst.CSTNode]]) -> bool:
@@ -324,7 +489,7 @@ def _add_passes(accumulator: Accumulator, add: ParamUpdate, loops: tuple[Loop, .
         over_buffers = isinstance(loop, cst.For) and (
             _mentions_holder(loop.iter, accumulator, names) or _holds_element(loop, add, names)
         )
-        if not over_buffers and not _contains(loop, accumulator.allocation.call) and loop not in accumulator.passes:
+        if not over_buffers and not _contains(loop, accumulator.start) and loop not in accumulator.passes:
             accumulator.passes.append(loop)
 
 
@@ -332,7 +497,7 @@ def _call_passes(accumulator: Accumulator, call: cst.CSTNode, loops: tuple[Loop,
     """The loops around a call that adds into the buffers it is handed, as `_add_passes` counts them."""
     for loop in loops:
         over_buffers = isinstance(loop, cst.For) and _mentions_holder(loop.iter, accumulator, names)
-        if not over_buffers and not _contains(loop, accumulator.allocation.call) and loop not in accumulator.passes:
+        if not over_buffers and not _contains(loop, accumulator.start) and loop not in accumulator.passes:
             accumulator.passes.append(loop)
 
 

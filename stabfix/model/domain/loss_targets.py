@@ -17,6 +17,9 @@ rule that asks "is this tensor the target of a loss, and is its gradient ever re
 - `marked_by_callees()`: calls of a helper (of this file or another scanned one, any number of calls deep) that
   makes its argument require grad in place, with the loss the argument then feeds unread.
 - `returned_requiring_grad()`: loss targets that a helper returns made to require grad, unread in the caller.
+- `marked_in_loss_definitions()`: the `forward` of a loss class of the file (or a loss function of it) makes the
+  parameter that receives the target require grad (`target = target.float(); target.requires_grad = True`), and
+  neither it nor the caller that hands the target in reads that gradient.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from stabfix.model.flow.gradient_use import (
     target_roots,
 )
 from stabfix.model.domain.objective_targets import ObjectiveTargets
+from stabfix.model.calls.loss_sources import receiving_parameter
 from stabfix.model.functions.summaries import Summaries, parameter_receiving
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
@@ -301,3 +305,67 @@ class LossTargets(cst.BatchableCSTVisitor):
             shown = tuple(b.value for b in self.names.reaching(target) if isinstance(b.value, cst.Call))
             if self.unread_target({target.value}, site.outer, shown) is loss:
                 yield target, loss
+
+    def marked_in_loss_definitions(self) -> Iterator[tuple[GradRequest, LossOperands]]:
+        """A loss of this file that makes the parameter receiving its target require grad, itself or a copy it
+        rebinds the parameter to: `criterion(model(x), y)` where `criterion` holds an instance of a loss class
+        whose `forward` does, or a hand-written objective function of the file whose result the caller
+        backpropagates (`weighted_bce(model(x), y, w)`, compared by arithmetic: `objective_targets`). Each such
+        request with the caller's loss, when nothing in the definition reads that gradient (not differentiated,
+        returned or handed on) and nothing in the caller reads the gradient of what it hands in."""
+        by_scope = self.by_scope()
+        seen: set[int] = set()
+        for call, scope in self.calls:
+            resolved = self._loss_definition(call)
+            requests = by_scope.get(resolved[0], []) if resolved is not None else []
+            if not requests:
+                continue
+            definition, skip = resolved  # type: ignore[misc]
+            operands = self.losses.operands(call)
+            if operands is not None and operands.target is None:
+                continue
+            arguments = [operands.target] if operands is not None else [a.value for a in call.args if not a.star]
+            facts, bindings = self.scope_facts(definition)
+            for argument in arguments:
+                parameter = receiving_parameter(call, argument, definition, skip)  # type: ignore[arg-type]
+                if parameter is None:
+                    continue
+                received = self.aliases(bindings, {parameter})
+                for request in requests:
+                    names = self.aliases(bindings, set(request.names))
+                    if id(request.node) in seen or request.inline or not names & received:
+                        continue
+                    if names & facts.differentiated or names & facts.returned or self._handed_on(names, facts, bindings):
+                        continue
+                    roots = target_roots(argument, self.imports)  # type: ignore[arg-type]
+                    loss = self.unread_target(roots, scope, shown=(call,)) if roots else None
+                    if loss is None or loss.call is not call:
+                        continue
+                    seen.add(id(request.node))
+                    yield request, loss
+
+    def _handed_on(self, names: set[str], facts: GradientUse, bindings: list[Binding]) -> bool:
+        """The tensor reaches code that may read its gradient (not arithmetic of a function of the file)."""
+        pure = self.objectives.pure_call if self.objectives is not None else None
+        return bool(holders(bindings, names, self.imports.qualify) & self._escaped(facts, (), pure))
+
+    def _loss_definition(self, call: cst.Call) -> Optional[tuple[cst.FunctionDef, int]]:
+        """The `def` a loss call runs, with the leading parameters it does not pass: a function of the file,
+        or the `forward` of a class of the file whose instance the called name holds (`criterion = DiceLoss()`,
+        `self.criterion = DiceLoss()` in the class's methods)."""
+        own = self.names.definition_of(call)
+        if own is not None:
+            return own, 0
+        func = call.func
+        values: list[cst.BaseExpression] = []
+        if isinstance(func, cst.Name) and func in self.names.uses:
+            value = self.names.single_value(func)
+            values = [value] if value is not None else []
+        elif isinstance(func, cst.Attribute):
+            values = [b.value for b in self.names.self_attribute_bindings(func) if b.value is not None]
+        if len(values) != 1 or not isinstance(values[0], cst.Call):
+            return None
+        built = self.names.instance_of(values[0])
+        if built is None or built.kind != "function" or not isinstance(built.node, cst.FunctionDef):
+            return None
+        return built.node, 1

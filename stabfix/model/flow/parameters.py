@@ -108,6 +108,12 @@ def _origin(expr: cst.BaseExpression, chain: tuple[cst.For, ...], names: Names, 
     return None
 
 
+def parameters_origin(expr: cst.BaseExpression, names: Names) -> Optional[Origin]:
+    """The models a collection of parameters is drawn from (`model.parameters()`, a list of it, a local bound to
+    one), None when the code does not show one."""
+    return _origin(expr, (), names, 0)
+
+
 def _collection_origin(tensor: cst.BaseExpression, names: Names) -> Optional[Origin]:
     """Where the tensors of a list or of a dict by name come from: `[p for p in model.parameters()]`,
     `dict(model.named_parameters())`, `{n: p for n, p in model.named_parameters()}`."""
