@@ -3,6 +3,7 @@
 
     python bench/real_code.py                  # all rules, three corpora
     python bench/real_code.py --select SF402   # only these rules (passed on to `stabfix scan --select`)
+    python bench/real_code.py --jobs 1         # one worker, on a machine shared with others
 
 Run it with the Python that has stabfix installed (the repo's .venv) after every rule change. It
 downloads, over pip only (`pip download --no-deps --only-binary=:all:`, via scan_speed.py's helpers),
@@ -98,12 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--select", help="rules to run, passed to `stabfix scan --select` (default: all)")
     parser.add_argument("--only", choices=[name for name, _, _ in CORPORA], action="append",
                         help="scan only this corpus (repeatable; default: all three)")
+    parser.add_argument("--jobs", type=int, help="passed to `stabfix scan --jobs` (default: stabfix's own, all cores)")
     args = parser.parse_args(argv)
     try:
         import stabfix
     except ImportError as exc:
         sys.exit(f"run this with the Python that has stabfix installed ({exc})")
-    scan_args = ["--no-cache"] + (["--select", args.select] if args.select else [])
+    scan_args = (["--no-cache"] + (["--select", args.select] if args.select else [])
+                 + (["--jobs", str(args.jobs)] if args.jobs else []))
 
     started = _dt.datetime.now().astimezone()
     print(f"stabfix {stabfix.__version__}; {scan_speed.machine_line()}; {started:%Y-%m-%d %H:%M %Z}; "

@@ -78,6 +78,35 @@ def test_an_unconditional_rebinding_hides_earlier_bindings():
     assert _code(names.single_value(_uses(module, names, "ref")[-1])) == "t.clone()"
 
 
+def test_a_rebinding_earlier_in_the_same_branch_hides_the_bindings_before_the_branch():
+    module, names = _model(
+        """
+        def f(path, mode):
+            state = load(path)
+            if mode:
+                state = {"w": state["w"]}
+                use(state)
+            use(state)
+        """
+    )
+    in_branch, after = _uses(module, names, "state")[-2:]
+    assert _code(names.single_value(in_branch)) == '{"w": state["w"]}'
+    assert [_code(b.bound_value) for b in names.reaching(after)] == ["load(path)", '{"w": state["w"]}']
+
+
+def test_a_one_line_branch_is_a_block_of_its_own():
+    module, names = _model(
+        """
+        def f(path, mode):
+            state = load(path)
+            if mode: state = {"w": state["w"]}
+            use(state)
+        """
+    )
+    after = _uses(module, names, "state")[-1]
+    assert [_code(b.bound_value) for b in names.reaching(after)] == ["load(path)", '{"w": state["w"]}']
+
+
 def test_class_body_names_are_not_visible_in_methods_but_module_names_are():
     module, names = _model(
         """

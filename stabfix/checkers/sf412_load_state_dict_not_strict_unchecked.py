@@ -95,12 +95,19 @@ class LoadStateDictNotStrictUnchecked(Checker):
             return value is not None and self._keys_chosen_in_code(value, depth + 1)
         if isinstance(expr, cst.Dict):
             return True
+        if isinstance(expr, cst.Attribute):  # `model.load_state_dict(model._saved_norms)`: what the file stored there
+            stored = [v for v in self.model.names.attribute_stores.get(expr.attr.value, []) if not _is_none(v)]
+            return bool(stored) and all(v is not None and self._keys_chosen_in_code(v, depth + 1) for v in stored)
         if isinstance(expr, cst.DictComp):
             return self._keys_chosen_in_code(expr.for_in.iter, depth + 1)
         if not isinstance(expr, cst.Call):
             return False
         method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else ""
         if method in ("state_dict", "named_parameters", "named_buffers"):
+            return True
+        helper = self.model.names.definition_of(expr)  # a function of this file: what every `return` hands back
+        returned = self.model.names.returns.get(helper, []) if helper is not None else []
+        if returned and all(self._keys_chosen_in_code(value, depth + 1) for value in returned):
             return True
         if any(isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Attribute)
                and a.value.func.attr.value == "state_dict" for a in expr.args):
@@ -165,6 +172,10 @@ def _loaded(call: cst.Call) -> Optional[cst.BaseExpression]:
     keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "state_dict"), None)
     index = 1 if qualified_unbound else 0
     return keyword if keyword is not None else positional[index] if len(positional) > index else None
+
+
+def _is_none(value: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(value, cst.Name) and value.value == "None"
 
 
 def _loads_state(value: cst.BaseExpression) -> bool:

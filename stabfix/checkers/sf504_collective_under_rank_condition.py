@@ -94,7 +94,7 @@ class CollectiveUnderRankCondition(Checker):
         if isinstance(current, cst.If) and (child is current.body or in_else) and distributed.varies_by_rank(current.test) \
                 and not (in_else and isinstance(current.test, cst.BooleanOperation)):  # `else` of `A and rank == 0`: A decides too
             other = current.orelse if child is current.body else current.body
-            if not self._runs(other, api):
+            if not self._runs(other, api) and not self._other_side_of_split(distributed, current, api):
                 branch = "under" if child is current.body else "in the `else` of"
                 return True, (current, f"{branch} `if {code_of(current.test, 60)}:`")
         if isinstance(current, (cst.IndentedBlock, cst.Module)):
@@ -136,6 +136,13 @@ class CollectiveUnderRankCondition(Checker):
             if name in MAIN_DECORATORS:
                 return function, f"in `{function.name.value}()`, which `@{code_of(target, 60)}` runs on rank 0 only"
         return None
+
+    def _other_side_of_split(self, distributed: Distributed, branch: cst.If, api: Optional[str]) -> bool:
+        """`if rank == 0: gather(x, out) elif rank > 0: gather(x, None)`: the `elif` is the rest of the ranks, and the
+        branch before it (rank 0 only) runs the same collective, so every rank reaches one."""
+        chain = distributed.flows.parent(branch)
+        return isinstance(chain, cst.If) and chain.orelse is branch and self._runs(chain.body, api) \
+            and {distributed.rank_zero_test(chain.test), distributed.rank_zero_test(branch.test)} == {True, False}
 
     def _runs(self, block: Optional[cst.CSTNode], api: Optional[str]) -> bool:
         """Whether `block` runs a collective of the same kind (`dist.broadcast` in both branches)."""

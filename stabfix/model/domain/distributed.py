@@ -41,6 +41,8 @@ GROUP_SETUP = frozenset({
     "deepspeed.init_distributed", "accelerate.Accelerator", "accelerate.accelerator.Accelerator",
     "lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",
 })
+# functions that take a loader and hand back one that draws each rank's own shard
+LOADER_SHARDING_FUNCTIONS = frozenset({"accelerate.data_loader.prepare_data_loader"})
 WRAPPERS = frozenset({
     "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
     "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard",
@@ -123,7 +125,8 @@ class Distributed:
 
     def handled_loaders(self) -> set[str]:
         """The source text of every expression handed to `accelerator.prepare(...)`/`fabric.setup_dataloaders(...)`
-        (each element of a tuple too): those loaders get a distributed sampler from the framework."""
+        (each element of a tuple too) or as the loader of accelerate's `prepare_data_loader(loader, ...)`: those
+        loaders get a distributed sampler from the framework."""
         handled: set[str] = set()
         for call in self.flows.calls():
             func = call.func
@@ -132,6 +135,9 @@ class Distributed:
                 for arg in call.args:
                     values = arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg]
                     handled.update(code_of(v.value, 200) for v in values)
+            elif self.names.qualify(func) in LOADER_SHARDING_FUNCTIONS and call.args:
+                loader = next((a for a in call.args if a.keyword is None or a.keyword.value == "dataloader"), None)
+                handled.update({code_of(loader.value, 200)} if loader is not None else set())
             handled.update(self._rewrapped(call))
         return handled
 

@@ -175,7 +175,12 @@ class RankFacts:
                     return False
             return None
         if isinstance(test, cst.Attribute):
-            return True if test.attr.value in MAIN_ATTRIBUTES else None
+            if test.attr.value in MAIN_ATTRIBUTES:
+                return True
+            # `args.save_logs = ... and is_master(args)`, then `if args.save_logs:`: what every store there holds
+            stored = self.names.attribute_stores.get(test.attr.value, [])
+            answers = {self.rank_zero_test(value, depth + 1) if value is not None else None for value in stored}
+            return answers.pop() if len(answers) == 1 else None
         if isinstance(test, cst.Call):
             return self._main_call(test, depth)
         if isinstance(test, cst.Name) and test in self.names.uses:

@@ -31,6 +31,9 @@ class BindingRecorder(Regions):
         self.parameter_attributes: dict[tuple[str, int], dict[str, list[Binding]]] = {}
         self.instance_handed: dict[cst.ClassDef, set[tuple[str, int]]] = {}
         self.other_handed: set[tuple[str, int]] = set()  # (function name, position) some call passes something else
+        # every value the file stores in `<anything>.<attr>`, by attribute (None where unpacking or `+=` hides
+        # it): what a read of that attribute on an object of unknown class may hold, set in this file
+        self.attribute_stores: dict[str, list[Optional[cst.BaseExpression]]] = {}
         self._stack: list[Scope] = []
         self._methods: list[tuple[cst.ClassDef, str]] = []  # (class, self parameter) per open method
         self._order = 0
@@ -180,6 +183,9 @@ class BindingRecorder(Regions):
                 self.other_handed.add(key)
 
     def _bind_attribute(self, target, kind, node, value, element, position) -> None:
+        if kind != "del":
+            stored = value if kind == "assign" and not position else element if kind == "assign" else None
+            self.attribute_stores.setdefault(target.attr.value, []).append(stored)
         if not self._methods:
             return
         owner, self_name = self._methods[-1]

@@ -128,6 +128,15 @@ class Regions(cst.BatchableCSTVisitor):
         if self._suites and self._suites[-1]:
             self._suites[-1].pop()
 
+    # a one-line body (`if c: x = 1`) is a block too: its bindings run only when its branch does
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        if self._suites:
+            self._suites[-1].append(id(node))
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        if self._suites and self._suites[-1]:
+            self._suites[-1].pop()
+
     # libcst finds visitor methods by their __name__, so each branch kind gets its own pair
     def _enter_branch(self) -> None:
         if self._branch_depth:

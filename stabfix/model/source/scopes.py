@@ -113,12 +113,15 @@ def method_receiver(cls: Optional[cst.ClassDef], functions: tuple[cst.FunctionDe
 
 
 def reaching_use(bindings: list[Binding], use: Use) -> list[Binding]:
-    """Of one scope's bindings of a name, those that may hold at `use`: the last unconditional one before
-    it, any conditional ones after that, and later ones in a loop around both."""
+    """Of one scope's bindings of a name, those that may hold at `use`: the last one before it that runs
+    whenever the use does (in a block that holds the use too: unconditional, or earlier in the use's own
+    branch), any conditional ones after that, and later ones in a loop around both."""
     result: list[Binding] = []
     for binding in reversed([b for b in bindings if b.order < use.order]):
         result.append(binding)
-        if not binding.conditional and use.suites[: len(binding.suites)] == binding.suites:
+        # a conditional binding sits in its branch's body (a one-line body too), so a block of its that
+        # holds the use lies inside that branch
+        if use.suites[: len(binding.suites)] == binding.suites:
             break
     result.reverse()
     return result + [b for b in bindings if b.order > use.order and b.conditional and _shares_loop(b, use)]
