@@ -98,17 +98,27 @@ def is_device_name(name: str) -> bool:
     return last == "device" or last.endswith("_device")
 
 
-def is_cpu_expression(expr: cst.BaseExpression, qualify) -> bool:
-    """`"cpu"`, `"cpu:0"`, `torch.device("cpu")`, `cpu_device`: an expression naming host memory."""
+def is_cpu_expression(expr: cst.BaseExpression, qualify, devices: Optional["DeviceKinds"] = None) -> bool:
+    """`"cpu"`, `"cpu:0"`, `torch.device("cpu")`, `cpu_device`: an expression naming host memory.
+
+    With `devices`, a name or attribute is host memory when the values bound to it are (`d = "cpu"`,
+    `self.dst = torch.device("cpu")`), and not when they name an accelerator, whatever it is called; its
+    name (`cpu_device`, `offload_to`) only breaks the tie when the code does not show what it holds.
+    """
     if isinstance(expr, cst.SimpleString):
         return expr.evaluated_value.split(":")[0].strip().lower() == "cpu"  # type: ignore[union-attr]
     if isinstance(expr, cst.Call):
         name = qualify(expr.func) or ""
         if name in ("torch.device",) and expr.args:
-            return is_cpu_expression(expr.args[0].value, qualify)
-        return False
+            return is_cpu_expression(expr.args[0].value, qualify, devices)
+        return devices is not None and devices.kind(expr) == "host"  # `self._store_device()`: through its returns
     dotted = dotted_name(expr)
-    return dotted is not None and is_host_name(dotted.rsplit(".", 1)[-1])
+    if dotted is None:
+        return False
+    kind = devices.kind(expr) if devices is not None else None
+    if kind is not None:
+        return kind == "host"
+    return is_host_name(dotted.rsplit(".", 1)[-1])  # tie-break: the data flow leaves it open
 
 
 def is_dtype_expression(expr: cst.BaseExpression, qualify) -> bool:
@@ -119,18 +129,20 @@ def is_dtype_expression(expr: cst.BaseExpression, qualify) -> bool:
     return last == "dtype" or last.endswith("_dtype")
 
 
-def to_call_target(call: cst.Call, qualify) -> tuple[str, cst.BaseExpression | None]:
-    """What a `.to(...)` call moves to: ("cpu", expr), ("device", expr), or ("dtype", None) when it only casts."""
+def to_call_target(call: cst.Call, qualify, devices: Optional["DeviceKinds"] = None) -> tuple[str, cst.BaseExpression | None]:
+    """What a `.to(...)` call moves to: ("cpu", expr), ("device", expr), or ("dtype", None) when it only casts.
+
+    With `devices`, a device held by a name is the CPU by what is bound to it (`is_cpu_expression`)."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "device":
-            return ("cpu" if is_cpu_expression(arg.value, qualify) else "device", arg.value)
+            return ("cpu" if is_cpu_expression(arg.value, qualify, devices) else "device", arg.value)
     positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
     if not positional:
         return ("dtype", None)
     first = positional[0].value
     if is_dtype_expression(first, qualify):
         return ("dtype", None)
-    if is_cpu_expression(first, qualify):
+    if is_cpu_expression(first, qualify, devices):
         return ("cpu", first)
     return ("device", first)
 

@@ -155,6 +155,7 @@ class _Facts:
     configured: dict[cst.ClassDef, list[_Bound]] = field(default_factory=dict)
     usage: dict[str, set[str]] = field(default_factory=dict)
     local_optimizer_classes: set[str] = field(default_factory=set)
+    returns: dict[str, list[_Bound]] = field(default_factory=dict)  # what each function outside a class returns, by name
 
 
 _USAGE_METHODS = {"step", "zero_grad", "state_dict", "load_state_dict", "add_param_group"}
@@ -238,6 +239,8 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         self._facts_version += 1
         function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
+        if node.value is not None and function is not None and cls is None:
+            self.facts.returns.setdefault(function.name.value, []).append(_Bound(node.value, self.scope()))
         if node.value is None or function is None or function.name.value != "configure_optimizers":
             return
         if cls is not None:
@@ -363,9 +366,19 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
                 return OptimizerInfo(name, referenced or None, "constructed", value if referenced else None)
         if class_name is not None:
             return OptimizerInfo(name, class_name, "constructed", value)
-        if is_optimizer_factory_name(name):
+        built = self._returned_optimizer(func, depth)  # `u = setup(net)`, `def setup(...): return torch.optim.AdamW(...)`
+        if built is not None:
+            return OptimizerInfo(name, built.class_name, "factory")
+        if is_optimizer_factory_name(name):  # tie-break: a factory whose body the file does not show
             return OptimizerInfo(name, None, "factory")
         return None
+
+    def _returned_optimizer(self, func: cst.BaseExpression, depth: int) -> OptimizerInfo | None:
+        """What a function of the file (outside a class) returns, when some `return` of it is an optimizer."""
+        if not isinstance(func, cst.Name) or depth > 6:
+            return None
+        returned = self.facts.returns.get(func.value, [])
+        return self._from_bindings_now(returned, depth + 1) if returned else None
 
     def _class_reference(self, name: str, scope: Scope) -> str | None:
         """'' for a name bound to some optimizer class, its class name when known; None otherwise."""
@@ -397,7 +410,9 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
     def _by_name(self, identifier: str, spelled: str | None) -> OptimizerInfo | None:
         strength = optimizer_name_strength(identifier)
         used = self.facts.usage.get(spelled, set()) if spelled is not None else set()
-        if strength is None and spelled is not None and {"step()", "zero_grad"} <= used \
+        # stepped with no argument and cleared or read for its parameter groups, like an optimizer, whatever its
+        # name (a scheduler also steps and has a `state_dict`, so neither alone is evidence)
+        if strength is None and spelled is not None and "step()" in used and used & {"zero_grad", "param_groups", "add_param_group"} \
                 and not any(word in words.NOT_OPTIMIZER_WORDS for word in words.identifier_words(identifier)):
             return OptimizerInfo(spelled, None, "used")  # stepped and cleared like an optimizer, whatever its name
         if strength is None or spelled is None:

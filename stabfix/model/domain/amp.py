@@ -36,11 +36,12 @@ from typing import Optional, Union
 
 import libcst as cst
 
+from stabfix.model.calls.events import wraps_backward
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.source.places import Place, body_of, enclosing_statement, position_in
-from stabfix.model.source.vocabulary import BACKWARD_WRAPPER_NAMES, FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME, VERSION_TEST
+from stabfix.model.source.vocabulary import FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME, VERSION_TEST
 from stabfix.model.training.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
 from stabfix.model.training.structure import StepIndex
 
@@ -471,8 +472,7 @@ class Amp(cst.BatchableCSTVisitor):
             if isinstance(receiver, cst.Call) and _last_name(receiver.func) == "scale":
                 scaler = receiver.func.value if isinstance(receiver.func, cst.Attribute) else None
                 return None if scaler is not None and self._disabled(scaler) else f"`{dotted_name(receiver.func) or 'scale'}(...)`"
-            owner = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
-            if call.args and owner in BACKWARD_WRAPPER_NAMES:
+            if call.args and wraps_backward(self.names, receiver):
                 return f"`{dotted_name(func)}(...)`"
         if last == "manual_backward" or last == "unscale_":
             return f"`{dotted_name(func) or last}(...)`"

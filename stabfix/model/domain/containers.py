@@ -266,11 +266,13 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
                 self._record_attribute_values(element.value, None)
 
     def _is_device_value(self, attribute: str, value: cst.BaseExpression) -> bool:
-        """`self.device = torch.device(...)`, `self.model_device = device`: an attribute holding the working device."""
-        if is_host_name(attribute) or is_cpu_expression(value, self.qualified_name):
-            return False
+        """`self.device = torch.device(...)`, `self.model_device = device`: an attribute holding the working device.
+
+        A `torch.device(...)` value decides by its argument; the attribute's name only where the value does not show it."""
         if isinstance(value, cst.Call) and (self.qualified_name(value.func) or "") == "torch.device":
-            return True
+            return not is_cpu_expression(value, self.qualified_name)
+        if is_cpu_expression(value, self.qualified_name) or is_host_name(attribute):
+            return False
         return is_device_name(attribute)
 
     def _record_store(

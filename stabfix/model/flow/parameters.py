@@ -306,9 +306,10 @@ class ParamSized:
 def param_sized_allocation(expr: cst.BaseExpression, names: Names) -> Optional[ParamSized]:
     """A zero/empty buffer shaped like a parameter, None otherwise. A copy (`p.clone()`, `p.detach()`) is
     not one: it holds the parameter's values (a snapshot, an EMA shadow), not an empty sum."""
-    from stabfix.model.calls.devices import is_cpu_expression, method_chain, to_call_target
+    from stabfix.model.calls.devices import DeviceKinds, is_cpu_expression, method_chain, to_call_target
 
     qualify = names.qualify
+    devices = DeviceKinds(names)  # a device held by a name is the CPU by what is bound to it, not by its name
     current, on_host, moved = expr, False, False
     while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and qualify(current.func) is None:
         method = current.func.attr.value
@@ -316,7 +317,7 @@ def param_sized_allocation(expr: cst.BaseExpression, names: Names) -> Optional[P
             break
         if method not in _SHAPE_KEEPING:
             return None
-        if method == "cpu" or (method == "to" and to_call_target(current, qualify)[0] == "cpu"):
+        if method == "cpu" or (method == "to" and to_call_target(current, qualify, devices)[0] == "cpu"):
             on_host = True
         moved |= method in ("to", "cuda", "cpu", "float", "double")
         current = current.func.value
@@ -324,7 +325,7 @@ def param_sized_allocation(expr: cst.BaseExpression, names: Names) -> Optional[P
         return None
     call = current
     for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "device" and is_cpu_expression(arg.value, qualify):
+        if arg.keyword is not None and arg.keyword.value == "device" and is_cpu_expression(arg.value, qualify, devices):
             on_host = True
     name = qualify(call.func) or ""
     positional = [arg.value for arg in call.args if arg.keyword is None]

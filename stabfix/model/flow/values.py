@@ -187,7 +187,7 @@ class Values:
         if op is not None and op.device == "host":
             return replace(value, host=True, placed=False)
         if name == "to" and isinstance(node, cst.Call):
-            target, where = to_call_target(node, self.qualify)
+            target, where = to_call_target(node, self.qualify, self.devices)
             if target == "cpu" or (target == "device" and self._names_cpu_device(where)):
                 return replace(value, host=True, placed=False)
             if target == "device":
@@ -462,7 +462,7 @@ class Values:
         """`store_device` whose every binding is a CPU device: moving there is a move to the CPU."""
         if expr is None or depth > 4:
             return False
-        if is_cpu_expression(expr, self.qualify) or self.devices.kind(expr) == "host":
+        if is_cpu_expression(expr, self.qualify, self.devices):
             return True  # also through a method's or property's returns: `self._store_device()`
         if isinstance(expr, cst.Attribute):
             bindings = self.names.self_attribute_bindings(expr)
