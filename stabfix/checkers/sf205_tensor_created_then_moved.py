@@ -30,6 +30,7 @@ from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.values import TORCH_FACTORIES
 from stabfix.model.source.syntax import code_of
 from stabfix.model.training.step_frames import Frame
+from stabfix.model.training.step_recognition import STEP_TOKENS
 
 # factories with a `device=` keyword (the legacy `torch.Tensor(...)` constructors and `from_numpy` have none)
 # (`*_like` factories build where their input lives: not on the host unless it is there)
