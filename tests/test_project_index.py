@@ -123,6 +123,20 @@ def test_files_are_read_only_when_a_query_needs_them(tmp_path):
     assert consulted.modules["pkg.models"] == str(tmp_path / "src/pkg/models.py")
 
 
+def test_a_recording_inside_another_leaves_the_outer_one_recording(tmp_path):
+    for relative, text in PACKAGE.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    index = ProjectIndex([str(path) for path in sorted(tmp_path.rglob("*.py"))], [str(tmp_path)])
+    with index.recording() as outer:
+        with index.recording() as inner:  # both empty, so equal, when the inner one ends
+            pass
+        index.resolve("pkg.models.Net")
+    assert inner.files == {}
+    assert set(outer.files) == {str(tmp_path / "src/pkg/models.py")}
+
+
 def test_two_copies_of_a_package_each_import_their_own():
     copy = {"lib/__init__.py": "from .objectives import Crit\n", "lib/objectives.py": "class Crit:\n    pass\n", "main.py": "from lib import Crit\n"}
     index = _index({**{f"a/{k}": v for k, v in copy.items()}, **{f"b/{k}": v for k, v in copy.items()}})

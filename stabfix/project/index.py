@@ -346,7 +346,9 @@ class _Recording:
         return self.consulted
 
     def __exit__(self, *exc) -> None:
-        self.index._recorders.remove(self.consulted)
+        # by identity: an inner recording with the same contents as an outer one is another recorder
+        recorders = self.index._recorders
+        del recorders[next(i for i, recorder in enumerate(recorders) if recorder is self.consulted)]
 
 
 def _read(path: str, sources: Mapping[str, str]) -> tuple[Optional[str], str]:
