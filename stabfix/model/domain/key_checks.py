@@ -61,8 +61,10 @@ def keys_chosen_in_code(names: Names, expr: cst.BaseExpression, depth: int = 0) 
     method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else ""
     if method in ("state_dict", "named_parameters", "named_buffers"):
         return True
-    helper = names.definition_of(expr)  # a function of this file: what every `return` hands back
-    returned = names.returns.get(helper, []) if helper is not None else []
+    # a function of this file that reads a live module's `state_dict()`: what every `return` hands back (a helper
+    # that only re-keys the checkpoint it is given chooses nothing)
+    helper = names.definition_of(expr)
+    returned = names.returns.get(helper, []) if helper is not None and _reads_state_dict(helper) else []
     if returned and all(keys_chosen_in_code(names, value, depth + 1) for value in returned):
         return True
     if any(isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Attribute)
@@ -75,3 +77,13 @@ def keys_chosen_in_code(names: Names, expr: cst.BaseExpression, depth: int = 0) 
 
 def _is_none(value: Optional[cst.BaseExpression]) -> bool:
     return isinstance(value, cst.Name) and value.value == "None"
+
+
+def _reads_state_dict(function: cst.FunctionDef) -> bool:
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "state_dict":
+            return True
+        stack.extend(node.children)
+    return False
