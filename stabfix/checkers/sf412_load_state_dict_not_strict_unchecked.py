@@ -24,6 +24,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.model.domain.key_checks import keys_chosen_in_code, raises, tests_keys
 from stabfix.model.source.syntax import code_of
 
 RESULT_NAME = "load_result"
@@ -41,9 +42,23 @@ class LoadStateDictNotStrictUnchecked(Checker):
         self.unread: list[tuple[cst.Call, Optional[cst.SimpleStatementLine], Optional[cst.Assign]]] = []
         self.line: Optional[cst.SimpleStatementLine] = None
         self.words: set[str] = set()
+        self.functions: list[cst.FunctionDef] = []
+        # per function, the `if ...: raise` statements met so far (a test of keys that raises checks them itself)
+        self.raising_ifs: dict[Optional[cst.FunctionDef], list[cst.If]] = {}
+        self.ifs_before: dict[int, list[cst.If]] = {}  # id(load call) -> the raising ifs of its function before it
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self.line = node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        if raises(node):
+            self.raising_ifs.setdefault(self.functions[-1] if self.functions else None, []).append(node)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.words.add(node.value)
@@ -53,11 +68,13 @@ class LoadStateDictNotStrictUnchecked(Checker):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         if _loads_state(node.value):  # the fix rewrites a line that holds only this statement
+            self._note_checks_before(node.value)
             alone = self.line is not None and len(self.line.body) == 1 and self.line.body[0] is node
             self.unread.append((node.value, self.line if alone else None, None))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if _loads_state(node.value):
+            self._note_checks_before(node.value)
             if all(_bound_names(t.target) is not None for t in node.targets):
                 self.unread.append((node.value, None, node))
 
@@ -69,12 +86,17 @@ class LoadStateDictNotStrictUnchecked(Checker):
             if self.model.classes.kind_of(receiver) in ("other", "optimizer"):
                 continue  # a class of its own with a `load_state_dict`: its result is its own business
             loaded = _loaded(call)
-            if loaded is not None and self._keys_chosen_in_code(loaded):
+            if loaded is not None and keys_chosen_in_code(self.model.names, loaded):
                 continue  # a deliberate partial copy: keys written in the code or taken from a live module
             targets = [n for t in assign.targets for n in _bound_names(t.target) or []] if assign else []
             if assign is not None and self._read_later(assign):
                 continue
+            if any(tests_keys(self.model.names, branch.test) for branch in self.ifs_before.get(id(call), [])):
+                continue  # `if missing_keys: raise ...` before the load: the code checks the keys itself
             self.report(call, self._message(call, receiver, targets), self._fix(call, line))
+
+    def _note_checks_before(self, call: cst.Call) -> None:
+        self.ifs_before[id(call)] = list(self.raising_ifs.get(self.functions[-1] if self.functions else None, []))
 
     def _receiver(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         func = call.func
@@ -84,37 +106,6 @@ class LoadStateDictNotStrictUnchecked(Checker):
         if qualified.startswith("torch.nn.") and qualified.endswith("Module.load_state_dict"):
             return call.args[0].value if call.args and call.args[0].keyword is None else None
         return func.value
-
-    def _keys_chosen_in_code(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        """A dict display (`{"mu": mu}`, `{}` filled key by key), another module's `state_dict()`, a copy or
-        comprehension of one, or a helper's result computed against one: the code decides which keys arrive."""
-        if depth > 4:
-            return False
-        if isinstance(expr, cst.Name):
-            value = self.model.names.single_value(expr)
-            return value is not None and self._keys_chosen_in_code(value, depth + 1)
-        if isinstance(expr, cst.Dict):
-            return True
-        if isinstance(expr, cst.Attribute):  # `model.load_state_dict(model._saved_norms)`: what the file stored there
-            stored = [v for v in self.model.names.attribute_stores.get(expr.attr.value, []) if not _is_none(v)]
-            return bool(stored) and all(v is not None and self._keys_chosen_in_code(v, depth + 1) for v in stored)
-        if isinstance(expr, cst.DictComp):
-            return self._keys_chosen_in_code(expr.for_in.iter, depth + 1)
-        if not isinstance(expr, cst.Call):
-            return False
-        method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else ""
-        if method in ("state_dict", "named_parameters", "named_buffers"):
-            return True
-        helper = self.model.names.definition_of(expr)  # a function of this file: what every `return` hands back
-        returned = self.model.names.returns.get(helper, []) if helper is not None else []
-        if returned and all(self._keys_chosen_in_code(value, depth + 1) for value in returned):
-            return True
-        if any(isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Attribute)
-               and a.value.func.attr.value == "state_dict" for a in expr.args):
-            return True  # `intersect_dicts(ckpt, model.state_dict())`: matched against the live module's keys
-        copied = (self.model.names.qualify(expr.func) or "") in ("copy.deepcopy", "copy.copy") or method == "items"
-        inner = expr.func.value if method == "items" else expr.args[0].value if expr.args else None
-        return copied and inner is not None and self._keys_chosen_in_code(inner, depth + 1)
 
     def _not_strict(self, call: cst.Call) -> bool:
         qualified = self.model.names.qualify(call.func) or ""
@@ -172,10 +163,6 @@ def _loaded(call: cst.Call) -> Optional[cst.BaseExpression]:
     keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "state_dict"), None)
     index = 1 if qualified_unbound else 0
     return keyword if keyword is not None else positional[index] if len(positional) > index else None
-
-
-def _is_none(value: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(value, cst.Name) and value.value == "None"
 
 
 def _loads_state(value: cst.BaseExpression) -> bool:
