@@ -97,7 +97,7 @@ class OptimizerInfo:
 
     expression: str  # how the user spells it: `self.optimizer`, `opt`
     class_name: str | None  # `AdamW` when the file shows the class, else None
-    origin: str  # constructed | factory | annotated | named | used | lightning
+    origin: str  # constructed | returned (by a function of the file) | factory (by its name) | annotated | named | used | lightning
     constructor: cst.Call | None = None
 
     @property
@@ -368,7 +368,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
             return OptimizerInfo(name, class_name, "constructed", value)
         built = self._returned_optimizer(func, depth)  # `u = setup(net)`, `def setup(...): return torch.optim.AdamW(...)`
         if built is not None:
-            return OptimizerInfo(name, built.class_name, "factory")
+            return OptimizerInfo(name, built.class_name, "returned")  # its construction is in the helper's body
         if is_optimizer_factory_name(name):  # tie-break: a factory whose body the file does not show
             return OptimizerInfo(name, None, "factory")
         return None

@@ -36,7 +36,7 @@ from typing import Optional, Union
 
 import libcst as cst
 
-from stabfix.model.calls.events import wraps_backward
+from stabfix.model.calls.backward_wrappers import wraps_backward
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.source.traversal import visit_readonly
