@@ -4,7 +4,9 @@ Built on `names` and `flows`, queried through `Distributed` (the model's `distri
 
 - `rank_zero_test(expr)`: True when a test holds on global rank 0 only (`rank == 0`, `dist.get_rank() == 0`,
   `accelerator.is_main_process`, `trainer.is_global_zero`, `not rank`, a same-file helper returning such a
-  test, a name bound to one), False when it holds on the other ranks only (`rank != 0`), None otherwise.
+  test, a name bound to one, a `@property` or argument-less method of the receiver's known class defined in another
+  scanned file whose every return is one: `self.args.should_save`), False when it holds on the other ranks only
+  (`rank != 0`), None otherwise (an unknown class or member included).
   A helper of another file (`from utils import is_main_process`) is judged by its name: the only tie a name breaks.
 - `rank_guarded(node)`: whether only rank 0 runs `node`: under a rank-0 test, after an early `return` of the
   other ranks, in a function decorated `@rank_zero_only` / `@accelerator.on_main_process`, or in a same-file
