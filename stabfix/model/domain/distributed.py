@@ -68,7 +68,7 @@ class Distributed:
         self.names = names
         self.flows = flows
         self._evidence: Optional[tuple[Optional[cst.CSTNode]]] = None
-        self.ranks = RankFacts(names, flows, Callers(names, events) if events is not None else None)
+        self.ranks = RankFacts(names, flows, Callers(names, events) if events is not None else None, project)
         self.pipeline = DataPipeline(names, flows)
         self._setups: Optional[list[cst.CSTNode]] = None  # every node that sets the run up
         # The rank facts, asked of the run as a whole (`ranks.py`).

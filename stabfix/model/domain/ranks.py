@@ -4,7 +4,9 @@ Built on `names` and `flows`, queried through `Distributed` (the model's `distri
 
 - `rank_zero_test(expr)`: True when a test holds on global rank 0 only (`rank == 0`, `dist.get_rank() == 0`,
   `accelerator.is_main_process`, `trainer.is_global_zero`, `not rank`, a same-file helper returning such a
-  test, a name bound to one), False when it holds on the other ranks only (`rank != 0`), None otherwise.
+  test, a name bound to one, a `@property` or argument-less method of the receiver's known class defined in another
+  scanned file whose every return is one: `self.args.should_save`), False when it holds on the other ranks only
+  (`rank != 0`), None otherwise (an unknown class or member included).
   A helper of another file (`from utils import is_main_process`) is judged by its name: the only tie a name breaks.
 - `rank_guarded(node)`: whether only rank 0 runs `node`: under a rank-0 test, after an early `return` of the
   other ranks, in a function decorated `@rank_zero_only` / `@accelerator.on_main_process`, or in a same-file
@@ -36,15 +38,17 @@ RANK_ATTRIBUTES = frozenset({"process_index", "local_process_index", "global_ran
 MAIN_ATTRIBUTES = frozenset({"is_main_process", "is_local_main_process", "is_global_zero", "is_world_process_zero",
                              "is_local_process_zero", "is_main"})
 MAIN_DECORATORS = frozenset({"rank_zero_only", "on_main_process", "on_local_main_process"})
+PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 RANK_FREE = frozenset({"torch.distributed.get_world_size"})
 _MAIN_WORD = re.compile(r"(main|master|rank_?0|rank_?zero|global_zero|chief)", re.IGNORECASE)
 
 
 class RankFacts:
-    def __init__(self, names: Names, flows: ValueFlows, callers: Optional[Callers] = None) -> None:
+    def __init__(self, names: Names, flows: ValueFlows, callers: Optional[Callers] = None, project=None) -> None:
         self.names = names
         self.flows = flows
         self.callers = callers  # what the file's calls pass for a parameter (a constructor's too), when known
+        self.project = project  # the other files of the scan (`ProjectView`), or None
         self._varies: dict[int, bool] = {}  # id(test) -> varies_by_rank(test): asked once per call under the test
 
     def environment_rank_read(self, node: cst.CSTNode, sizes: bool = True) -> bool:
@@ -180,7 +184,10 @@ class RankFacts:
             # `args.save_logs = ... and is_master(args)`, then `if args.save_logs:`: what every store there holds
             stored = self.names.attribute_stores.get(test.attr.value, [])
             answers = {self.rank_zero_test(value, depth + 1) if value is not None else None for value in stored}
-            return answers.pop() if len(answers) == 1 else None
+            if len(answers) == 1 and (answer := answers.pop()) is not None:
+                return answer
+            # `self.args.should_save`: a property of the receiver's class, defined in another scanned file
+            return self._foreign_member_test(test.value, test.attr.value, called=False)
         if isinstance(test, cst.Call):
             return self._main_call(test, depth)
         if isinstance(test, cst.Name) and test in self.names.uses:
@@ -201,8 +208,48 @@ class RankFacts:
                 if (answer := self.rank_zero_test(returned, depth + 1)) is not None:
                     return answer
             return None
+        if isinstance(call.func, cst.Attribute) and not call.args:  # `args.is_first()`, a method of the receiver's class
+            answer = self._foreign_member_test(call.func.value, call.func.attr.value, called=True)
+            if answer is not None:
+                return answer
         name = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", "")
         return True if isinstance(name, str) and _MAIN_WORD.search(name) else None  # another file's helper
+
+    def _foreign_member_test(self, receiver: cst.BaseExpression, member: str, called: bool) -> Optional[bool]:
+        """`self.args.should_save` (a property) or `args.is_first()` (a method called without arguments) of the
+        receiver's known class, defined in another scanned file: what every value the member returns tests there
+        (`return self.process_index == 0`); None when the class, the member or one of its returns is not known."""
+        if self.project is None:
+            return None
+        owner = self.class_of(receiver)
+        if owner is None:
+            return None
+        return self.project.foreign(f"{owner}.{member}", lambda found: _member_rank_test(found, called),
+                                    needs=("distributed",), kinds=("method",))
+
+    def class_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        """The class, as this file names it, whose instance `expr` holds: `Class(...)`, a parameter annotated
+        with it, a name or `self.<attr>` every binding of which holds one of it; None when any binding is unknown."""
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.Call):
+            return self.names.qualify(expr.func)
+        if isinstance(expr, cst.Attribute):
+            bindings = self.names.self_attribute_bindings(expr)
+        elif isinstance(expr, cst.Name) and expr in self.names.uses:
+            bindings = self.names.bindings_of(expr)
+        else:
+            return None
+        classes: set[Optional[str]] = set()
+        for binding in bindings:
+            annotation = getattr(binding.node, "annotation", None) if binding.kind == "param" else None
+            if annotation is not None:
+                classes.add(self.names.qualify(annotation.annotation))
+            elif binding.bound_value is not None:
+                classes.add(self.class_of(binding.bound_value, depth + 1))
+            else:
+                classes.add(None)
+        return classes.pop() if len(classes) == 1 else None
 
     def rank_guarded(self, node: cst.CSTNode, depth: int = 0) -> bool:
         child, current = node, self.flows.parent(node)
@@ -232,6 +279,23 @@ class RankFacts:
             return False
         callers = [call for call in self.flows.calls() if self.names.definition_of(call) is function]
         return bool(callers) and all(self.rank_guarded(call, depth + 1) for call in callers)
+
+
+def _member_rank_test(found, called: bool) -> Optional[bool]:
+    """What every return of another file's method tests (`project.foreign`'s question, asked of that file's
+    model): a `@property` read as an attribute, or a method taking only its instance and called."""
+    method = found.node
+    decorators = {(d.decorator.attr.value if isinstance(d.decorator, cst.Attribute) else getattr(d.decorator, "value", None))
+                  for d in method.decorators}
+    if bool(decorators & PROPERTY_DECORATORS) == called or not isinstance(method, cst.FunctionDef):
+        return None
+    params = method.params
+    if called and (len(params.params) != 1 or params.kwonly_params or params.posonly_params
+                   or isinstance(params.star_arg, cst.Param)):
+        return None
+    returned = returned_values(method, nested=True)
+    answers = {found.model.distributed.rank_zero_test(value) for value in returned}
+    return answers.pop() if len(answers) == 1 else None
 
 
 def _distributed_mode_test(test: cst.BaseExpression) -> bool:
