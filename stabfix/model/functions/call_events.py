@@ -30,6 +30,10 @@ proof. The summaries' depth limit holds (`summaries.MAX_DEPTH`). Every other que
 `one_call(*events)` tells events that all stand for one call (the callee's own body shows them together:
 a rule reports that in the callee, once); `stepped_by`
 takes a spliced step as the optimizer's own (the summary recorded a step of what the call hands in).
+
+A callee is looked up (its summary's effects, maybe another file's model) only when a query can see what
+it splices: `in_function` and `iteration` look up the calls of that function or loop, a query for kinds no
+callee splices (`call`, `update`) none, and each call once; the answers are the whole file's.
 """
 
 from __future__ import annotations
