@@ -104,3 +104,42 @@ def test_events_of_one_call_are_told_apart_from_the_callers_own():
     clip = events.of_kind("clip")[-1]
     assert events.one_call(spliced_step, clip)
     assert not events.one_call(own_step, clip)
+
+
+def test_a_query_looks_up_only_the_calls_it_can_see_and_answers_as_the_whole_file_does():
+    # another file's callee costs that file's model: a question about one loop must not look up every call
+    source = """
+        import torch
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def apply(o):
+            o.step()
+            o.zero_grad()
+
+        def other(o):
+            o.zero_grad()
+
+        def train():
+            for x in loader:
+                model(x).sum().backward()
+                apply(opt)
+
+        def evaluate():
+            other(opt)
+            other(opt)
+    """
+    model = _model(source)
+    events = model.events_through_calls
+    looked_up: list[str] = []
+    effects_at = model.summaries.effects_at
+    model.summaries.effects_at = lambda call: looked_up.append(_code(call)) or effects_at(call)
+    assert [e.kind for e in events.of_kind("call", "update")] == ["call", "call", "call", "call"]
+    assert looked_up == []  # no callee can splice a call or an update
+    loop = next(e.site.any_loops[-1] for e in events.of_kind("call") if e.site.any_loops)
+    in_loop = [(e.kind, _code(e.node)) for e in events.iteration(loop, "step", "clear")]
+    assert in_loop == [("step", "apply(opt)"), ("clear", "apply(opt)")]
+    assert "apply(opt)" in looked_up and "other(opt)" not in looked_up  # `evaluate`'s calls sit in no loop
+    evaluate = next(e.site.function for e in events.of_kind("call") if _code(e.node) == "other(opt)")
+    assert [_code(e.node) for e in events.in_function(evaluate, "clear")] == ["other(opt)", "other(opt)"]
+    whole = _model(source).events_through_calls
+    assert [(e.kind, _code(e.node)) for e in events.events] == [(e.kind, _code(e.node)) for e in whole.events]

@@ -30,6 +30,10 @@ proof. The summaries' depth limit holds (`summaries.MAX_DEPTH`). Every other que
 `one_call(*events)` tells events that all stand for one call (the callee's own body shows them together:
 a rule reports that in the callee, once); `stepped_by`
 takes a spliced step as the optimizer's own (the summary recorded a step of what the call hands in).
+
+A callee is looked up (its summary's effects, maybe another file's model) only when a query can see what
+it splices: `in_function` and `iteration` look up the calls of that function or loop, a query for kinds no
+callee splices (`call`, `update`) none, and each call once; the answers are the whole file's.
 """
 
 from __future__ import annotations
@@ -52,8 +56,13 @@ class EventsThroughCalls:
         self.summaries = summaries
         self._spliced: Optional[list[Event]] = None
         self._effects: dict[int, Effect] = {}  # id(spliced event) -> the effect it stands for
+        # the file's own events and instance calls in order, placed by function and loop before any callee
+        # is looked up: a query splices only the calls it can see (another file's callee costs that file's model)
+        self._sequence: Optional[list[Event]] = None
+        self._instance: set[int] = set()
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._by_loop: dict[int, list[Event]] = {}
+        self._run: dict[int, list[Event]] = {}  # id(call) -> the events spliced at it (each call looked up once)
 
     def __getattr__(self, name: str) -> Any:
         # every query this part does not splice is the `events` part's own
@@ -68,15 +77,17 @@ class EventsThroughCalls:
         return list(self._all())
 
     def in_function(self, function: Optional[cst.FunctionDef], *kinds: str) -> list[Event]:
-        self._all()
-        return _of(self._by_function.get(function, []), kinds)
+        self._place()
+        return self._through(self._by_function.get(function, []), kinds)
 
     def of_kind(self, *kinds: str) -> list[Event]:
+        if kinds and not _SPLICED.intersection(kinds):
+            return self._through(self._place(), kinds)
         return _of(self._all(), kinds)
 
     def iteration(self, loop: cst.CSTNode, *kinds: str) -> list[Event]:
-        self._all()
-        return _of(self._by_loop.get(id(loop), []), kinds)
+        self._place()
+        return self._through(self._by_loop.get(id(loop), []), kinds)
 
     def via(self, event: Event) -> tuple[str, ...]:
         """The functions a spliced event goes through, outermost first; empty for an event of the code itself."""
@@ -101,22 +112,38 @@ class EventsThroughCalls:
     # -- building --------------------------------------------------------------------------------------
     def _all(self) -> list[Event]:
         if self._spliced is None:
+            self._spliced = self._through(self._place(), ())
+        return self._spliced
+
+    def _place(self) -> list[Event]:
+        """The file's events and instance calls in order (no callee looked up), indexed by function and loop."""
+        if self._sequence is None:
             # `obj.method()` on an instance is no event of `events` (a name is no proof of what it runs);
             # only what its summary shows is spliced in
-            calls = sorted([*self._events.events, *self._events.instance_calls], key=lambda e: e.site.order)
-            instance = {id(call) for call in self._events.instance_calls}
-            self._spliced = []
-            for event in calls:
-                if id(event) not in instance:
-                    self._spliced.append(event)
-                if isinstance(event, LocalCall):
-                    self._spliced.extend(self._run_by(event))
-            for event in self._spliced:
+            self._sequence = sorted([*self._events.events, *self._events.instance_calls], key=lambda e: e.site.order)
+            self._instance = {id(call) for call in self._events.instance_calls}
+            for event in self._sequence:
+                # a spliced event has its call's site: it sits in the call's function and loops
                 self._by_function.setdefault(event.site.function, []).append(event)
                 if not event.site.in_lambda:
                     for loop in dict.fromkeys(id(loop) for loop in event.site.any_loops):
                         self._by_loop.setdefault(loop, []).append(event)
-        return self._spliced
+        return self._sequence
+
+    def _through(self, placed: list[Event], kinds: tuple[str, ...]) -> list[Event]:
+        """`placed` (a run of `_sequence`) with the callees' events spliced in after their calls, of `kinds`
+        (all if none); a call is looked up only when a spliced event could be of one of them."""
+        splice = not kinds or bool(_SPLICED.intersection(kinds))
+        found: list[Event] = []
+        for event in placed:
+            if id(event) not in self._instance:
+                found.append(event)
+            if splice and isinstance(event, LocalCall):
+                run = self._run.get(id(event))
+                if run is None:
+                    run = self._run[id(event)] = self._run_by(event)
+                found.extend(run)
+        return _of(found, kinds)
 
     def _run_by(self, call: LocalCall) -> list[Event]:
         """The events standing for what the called function runs, in its order, at the call."""
@@ -156,6 +183,10 @@ class EventsThroughCalls:
         if effect.kind == "step" and effect.detail != "handed":  # a step handed to a wrapper may step anything
             return Step(node, site, (spelled,))
         return None
+
+
+# the kinds of event a callee's summary can splice in (`_event_of`)
+_SPLICED = frozenset((Backward.kind, ClearGrad.kind, Clip.kind, OptimizerBuilt.kind, Step.kind, Unscale.kind))
 
 
 def _of(events: list[Event], kinds: tuple[str, ...]) -> list[Event]:
