@@ -694,3 +694,56 @@ def test_a_summary_pickles_with_both_halves():
     summary = summaries.of(defs["evaluate"])
     again = pickle.loads(pickle.dumps(summary))
     assert again == summary and again.effects_of("eval") and again.returned == summary.returned
+
+
+def test_a_question_about_returns_never_builds_grad_unread():
+    module, summaries, defs = _summaries("""
+        def log_norm(t):
+            print(t.norm())
+
+        def to_device(x, device):
+            log_norm(x)
+            return x.to(device)
+        """)
+
+    def no_gradients(*args, **kwargs):
+        raise AssertionError("the parameters whose gradient is unread were built for a returns question")
+
+    gradients_of, summaries.gradients.of = summaries.gradients.of, no_gradients
+    returned = summaries.of(defs["to_device"]).returned
+    assert returned.parameter == "x" and returned.device == "accelerator"
+    summaries.gradients.of = gradients_of
+    assert not summaries.built(defs["to_device"], "grad_unread")
+    assert not summaries.built(defs["log_norm"])  # a callee the returns never read: nothing of it built
+    assert summaries.of(defs["to_device"]).grad_unread == ("x",)  # `device` is handed to `.to`, not shown
+    assert summaries.built(defs["log_norm"], "grad_unread")
+
+
+def test_grad_unread_through_recursion_settles_on_what_every_call_shows():
+    _, summaries, defs = _summaries("""
+        def ping(x, n):
+            if n > 0:
+                pong(x, n - 1)
+
+        def pong(x, n):
+            ping(x, n)
+
+        def reader(x, n):
+            if n > 0:
+                reader(x, n - 1)
+            print(x.grad)
+
+        def hands(x, y):
+            return loops(x, y)
+
+        def loops(x, y):
+            if y:
+                return hands(x, None)
+            return x.to("cuda")
+        """)
+    # a cycle that hands `x` round is not shown to leave its gradient unread: nothing outside says so
+    assert summaries.of(defs["ping"]).grad_unread == ("n",) and summaries.of(defs["pong"]).grad_unread == ("n",)
+    assert "x" not in summaries.of(defs["reader"]).grad_unread
+    # the returns a recursive function hands back settle before its unread parameters are read from them
+    assert summaries.of(defs["hands"]).grad_unread == ("y",) and summaries.of(defs["loops"]).grad_unread == ("y",)
+    assert all(summaries.of(defs[name]).converged for name in ("ping", "pong", "reader", "hands", "loops"))

@@ -1,8 +1,8 @@
 """The returns half of the function summaries: what each function of the file returns, element by element
-(`ReturnFacts`: `returns`, `return_depth`, `grad_unread`), built on demand with its own fixpoint
-(`fixpoint.py`). Reads `values`, `history`, `activations` and `gradients`; never the effects half.
-Asked through `summaries.py` (`Summaries.returned_facts`, `facts`, `returned_to`, `grad_unread_at`,
-`FunctionSummary.returns`)."""
+(`ReturnFacts`: `returns`, `return_depth`), built on demand with its own fixpoint (`fixpoint.py`).
+Reads `values`, `history` and `activations`; never the effects half, nor the parameters whose gradient
+a function never reads (`grad_unread.py`, which reads this half). Asked through `summaries.py`
+(`Summaries.returned_facts`, `facts`, `returned_to`, `FunctionSummary.returns`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import libcst as cst
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.activations import Activations
 from stabfix.model.calls.schedulers import LR_SCHEDULER, is_lr_scheduler
-from stabfix.model.flow.gradient_use import GradientFacts, holders, is_requires_grad_call, requires_grad_keyword
+from stabfix.model.flow.gradient_use import is_requires_grad_call, requires_grad_keyword
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.flow.host_tensors import is_host_built
 from stabfix.model.flow.values import Values
@@ -26,14 +26,13 @@ from stabfix.model.source.names import Names
 
 class ReturnSummaries:
     def __init__(self, summaries: CallSummaries, imports: ImportTracker, names: Names, values: Values,
-                 history: History, activations: Activations, gradients: Optional[GradientFacts]) -> None:
+                 history: History, activations: Activations) -> None:
         self.summaries = summaries
         self.imports = imports
         self.names = names
         self.values = values
         self.history = history
         self.activations = activations
-        self.gradients = gradients
         self.fixpoint: Fixpoint[ReturnFacts] = Fixpoint(self._build, ReturnFacts())
 
     def of(self, function: cst.FunctionDef) -> ReturnFacts:
@@ -68,15 +67,6 @@ class ReturnSummaries:
     def returned_to(self, name: cst.Name) -> Optional[ValueFacts]:
         return self._through_unpacking(name, 0)
 
-    def grad_unread_at(self, call: cst.Call, arg: cst.Arg) -> bool:
-        """`arg` goes to a function (of this file or another scanned file) whose summary shows it never
-        reads the receiving parameter's gradient."""
-        summary = self.summaries.function_of_call(call)
-        if summary is None:
-            return False
-        parameter = parameter_receiving(summary, call, arg)
-        return parameter is not None and parameter in summary.grad_unread
-
     def activation_of_call(self, call: cst.Call) -> Optional[str]:
         if not self.summaries.summarised(call):
             return None
@@ -85,10 +75,7 @@ class ReturnSummaries:
 
     # -- building one function's returns -----------------------------------------------------------
     def _build(self, function: cst.FunctionDef, frame: Frame) -> ReturnFacts:
-        returns = self._returns(function)
-        _, parameters = self.summaries.callers.signature(function)
-        grad_unread = self._grad_unread(function, parameters, returns)
-        return ReturnFacts(returns, frame.depth, grad_unread)
+        return ReturnFacts(self._returns(function), frame.depth)
 
     def _returns(self, function: cst.FunctionDef) -> tuple[ValueFacts, ...]:
         shapes = [shape for value in self.names.returns.get(function, []) if (shape := self._shape(value, 0)) is not None]
@@ -168,32 +155,6 @@ class ReturnSummaries:
             return None
         reaching = self.names.reaching(operand)
         return operand.value if reaching and all(b.kind == "param" for b in reaching) else None
-
-    def _grad_unread(self, function: cst.FunctionDef, parameters: tuple[str, ...],
-                     returns: tuple[ValueFacts, ...]) -> tuple[str, ...]:
-        """The positional parameters whose gradient `function` shows it never reads: not differentiated
-        (`.grad`, `autograd.grad`, an optimizer), not stored or handed to code the file does not show,
-        handed on only to functions whose summaries say the same of the receiving parameter, and
-        returned, if at all, only as whole elements the caller gets back (`ValueFacts.parameter`), where
-        the caller's own facts follow it. Known only for an outermost function (its gradient facts)."""
-        if self.gradients is None or function not in self.gradients.scopes:
-            return ()
-        facts = self.gradients.of(function)
-        bindings = self.gradients.bindings_in(function)
-        passed_back = {fact.parameter for fact in returns if fact.parameter is not None}
-        unread = []
-        for parameter in parameters:
-            if any(b.name == parameter and b.kind != "param" for b in bindings):
-                continue  # what the name holds later is not (only) the caller's tensor
-            held = holders(bindings, {parameter}, self.imports.qualify)
-            if held & facts.differentiated or held & facts.stored:
-                continue
-            if held & facts.returned and parameter not in passed_back:
-                continue  # returned under another name or inside a container
-            if any(not self.grad_unread_at(call, arg) for call, arg in facts.handed(held)):
-                continue
-            unread.append(parameter)
-        return tuple(unread)
 
     def _made_to_require_grad(self, expr: cst.BaseExpression) -> bool:
         candidates = [expr]

@@ -30,7 +30,9 @@ holds no CST node, so it can be pickled, cached and handed to another file's mod
 
 A summary has two halves, each built on demand and only when read: what it returns
 (`returns.py`) and what it does (`effects.py`); a rule that reads only effects never pays for returns,
-nor the other way round. Each half is built bottom-up over the call graph (`fixpoint.py`): a function's summary uses its callees'
+nor the other way round. `grad_unread` is a third part, built apart from the returns it reads
+(`grad_unread.py`): a rule that reads returns never pays for it. Each part is built bottom-up over
+the call graph (`fixpoint.py`): a function's summary uses its callees'
 summaries. Recursion reaches a fixpoint: a call back into a function being summarised sees its summary
 so far (nothing, at first), and the function is summarised again until its summary stops changing (at
 most `MAX_ROUNDS` times). Depth limit: facts followed more than `MAX_DEPTH` calls down are dropped
@@ -59,16 +61,17 @@ from stabfix.model.flow.history import History
 from stabfix.model.flow.values import Values
 from stabfix.model.functions.effects import EffectSummaries
 from stabfix.model.functions.fixpoint import MAX_DEPTH, MAX_ROUNDS
+from stabfix.model.functions.grad_unread import UnreadSummaries
 from stabfix.model.functions.returns import ReturnSummaries, parameter_receiving
 from stabfix.model.functions.summary_facts import (ClassSummary, Effect, EffectFacts, FunctionSummary, ReturnFacts,
-                                                   Summary, ValueFacts)
+                                                   Summary, UnreadFacts, ValueFacts)
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.training.modes import ModeSwitches
 
 __all__ = ["MAX_DEPTH", "MAX_ROUNDS", "ClassSummary", "Effect", "EffectFacts", "FunctionSummary", "ReturnFacts",
-           "Summaries", "Summary", "ValueFacts", "parameter_receiving"]
+           "Summaries", "Summary", "UnreadFacts", "ValueFacts", "parameter_receiving"]
 
 
 class Summaries:
@@ -89,7 +92,8 @@ class Summaries:
         # `foreign` for a function or method only, where the caller can spare the summary of a class (and
         # the build of its file) that a question about a call's returns or effects never reads; None: `foreign`
         self.foreign_function: Optional[Callable[[str], Optional[Summary]]] = None
-        self._returns = ReturnSummaries(self, imports, names, values, history, activations, gradients)
+        self._returns = ReturnSummaries(self, imports, names, values, history, activations)
+        self._unread = UnreadSummaries(self, imports, gradients, self._returns.of)
         self._effects = EffectSummaries(self, names, modes, events)
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
         self._foreign_answers: dict[tuple[int, str], tuple[Callable[[str], Optional[Summary]], Optional[Summary]]] = {}
@@ -115,13 +119,14 @@ class Summaries:
             name = f"{cls.name.value}.{function.name.value}" if cls is not None else function.name.value
             summary = FunctionSummary(name, positional, receiver,
                                       return_facts=lambda: self._returns.of(function),
-                                      effect_facts=lambda: self._effects.of(function))
+                                      effect_facts=lambda: self._effects.of(function),
+                                      unread_facts=lambda: self._unread.of(function))
             self._summaries[function] = summary
         return summary
 
     def built(self, function: cst.FunctionDef, half: Optional[str] = None) -> bool:
-        """The half (`"returns"`, `"effects"`; None: either) of the function's summary has been built."""
-        halves = {"returns": self._returns.fixpoint, "effects": self._effects.fixpoint}
+        """The half (`"returns"`, `"effects"`, `"grad_unread"`; None: any) of the function's summary has been built."""
+        halves = {"returns": self._returns.fixpoint, "effects": self._effects.fixpoint, "grad_unread": self._unread.fixpoint}
         return any(function in halves[name].built for name in ((half,) if half else halves))
 
     def of_call(self, call: cst.Call) -> Optional[Summary]:
@@ -174,7 +179,7 @@ class Summaries:
     def grad_unread_at(self, call: cst.Call, arg: cst.Arg) -> bool:
         """`arg` goes to a function (of this file or another scanned file) whose summary shows it never
         reads the receiving parameter's gradient."""
-        return self._returns.grad_unread_at(call, arg)
+        return self._unread.grad_unread_at(call, arg)
 
     def effects_at(self, call: cst.Call) -> list[Effect]:
         """The effects of the function a call runs, spelled as the caller spells them (`evaluate(net)`

@@ -1,7 +1,8 @@
 """The node-free facts a function summary holds (`summaries.py` builds them; see its docstring for what
 each field means). A `FunctionSummary` reads its two halves on demand: what the function returns
 (`ReturnFacts`, built by `returns.py`) and what it does (`EffectFacts`, built by `effects.py`), so a
-question about effects never pays for returns, nor the other way round."""
+question about effects never pays for returns, nor the other way round; and, apart from the returns it
+reads, the parameters whose gradient it never reads (`UnreadFacts`, built by `grad_unread.py`)."""
 
 from __future__ import annotations
 
@@ -67,8 +68,15 @@ class ReturnFacts:
 
     returns: tuple[ValueFacts, ...] = ()
     return_depth: int = 0  # the deepest call level its return facts rely on
-    grad_unread: tuple[str, ...] = ()  # parameters whose gradient it never reads (`returns.py`)
     converged: bool = True  # False when recursion did not settle within MAX_ROUNDS
+
+
+@dataclass(frozen=True)
+class UnreadFacts:
+    """The parameters whose gradient it never reads (`grad_unread.py`), built apart from the returns."""
+
+    grad_unread: tuple[str, ...] = ()
+    converged: bool = True
 
 
 @dataclass(frozen=True)
@@ -80,33 +88,42 @@ class EffectFacts:
 
 
 class FunctionSummary:
-    """One function's summary: its name and signature, and its two halves read on demand (each from its
-    own builder, which memoises it), or given outright (`FunctionSummary("f", ("x",), None, returns=...)`)."""
+    """One function's summary: its name and signature, and its halves (and its unread parameters) read on
+    demand (each from its own builder, which memoises it), or given outright
+    (`FunctionSummary("f", ("x",), None, returns=...)`)."""
 
-    __slots__ = ("name", "parameters", "receiver", "_return_facts", "_effect_facts")
+    __slots__ = ("name", "parameters", "receiver", "_return_facts", "_effect_facts", "_unread_facts")
 
     def __init__(self, name: str, parameters: tuple[str, ...], receiver: Optional[str],
                  returns: tuple[ValueFacts, ...] = (), effects: tuple[Effect, ...] = (), return_depth: int = 0,
                  grad_unread: tuple[str, ...] = (), converged: bool = True, *,
                  return_facts: Optional[Callable[[], ReturnFacts]] = None,
-                 effect_facts: Optional[Callable[[], EffectFacts]] = None) -> None:
+                 effect_facts: Optional[Callable[[], EffectFacts]] = None,
+                 unread_facts: Optional[Callable[[], UnreadFacts]] = None) -> None:
         self.name = name  # `evaluate`, `Runner.evaluate`
         self.parameters = parameters  # positional parameters, the receiver (`self`) left out
         self.receiver = receiver  # a method's first parameter (`self`), None for a function
         if return_facts is None:
-            given_returns = ReturnFacts(returns, return_depth, grad_unread, converged)
+            given_returns = ReturnFacts(returns, return_depth, converged)
             return_facts = lambda: given_returns  # noqa: E731
         if effect_facts is None:
             given_effects = EffectFacts(effects, converged)
             effect_facts = lambda: given_effects  # noqa: E731
+        if unread_facts is None:
+            given_unread = UnreadFacts(grad_unread, converged)
+            unread_facts = lambda: given_unread  # noqa: E731
         self._return_facts = return_facts
         self._effect_facts = effect_facts
+        self._unread_facts = unread_facts
 
     def return_facts(self) -> ReturnFacts:
         return self._return_facts()
 
     def effect_facts(self) -> EffectFacts:
         return self._effect_facts()
+
+    def unread_facts(self) -> UnreadFacts:
+        return self._unread_facts()
 
     @property
     def returns(self) -> tuple[ValueFacts, ...]:
@@ -118,7 +135,7 @@ class FunctionSummary:
 
     @property
     def grad_unread(self) -> tuple[str, ...]:
-        return self._return_facts().grad_unread
+        return self._unread_facts().grad_unread
 
     @property
     def effects(self) -> tuple[Effect, ...]:
@@ -126,7 +143,7 @@ class FunctionSummary:
 
     @property
     def converged(self) -> bool:
-        return self._return_facts().converged and self._effect_facts().converged
+        return self._return_facts().converged and self._unread_facts().converged and self._effect_facts().converged
 
     def effects_of(self, *kinds: str) -> list[Effect]:
         return [effect for effect in self.effects if effect.kind in kinds]
@@ -141,13 +158,15 @@ class FunctionSummary:
         another file's model failing on a question) read as unknown: what another file is handed."""
         return FunctionSummary(self.name, self.parameters, self.receiver,
                                return_facts=_once(self._return_facts, ReturnFacts()),
-                               effect_facts=_once(self._effect_facts, EffectFacts()))
+                               effect_facts=_once(self._effect_facts, EffectFacts()),
+                               unread_facts=_once(self._unread_facts, UnreadFacts()))
 
-    def __reduce__(self) -> tuple:  # picklable: both halves built and kept as they are
-        return (_given, (self.name, self.parameters, self.receiver, self._return_facts(), self._effect_facts()))
+    def __reduce__(self) -> tuple:  # picklable: every half built and kept as it is
+        return (_given, (self.name, self.parameters, self.receiver, self._return_facts(), self._effect_facts(),
+                         self._unread_facts()))
 
     def _key(self) -> tuple:
-        return (self.name, self.parameters, self.receiver, self._return_facts(), self._effect_facts())
+        return (self.name, self.parameters, self.receiver, self._return_facts(), self._effect_facts(), self._unread_facts())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FunctionSummary) and self._key() == other._key()
@@ -162,8 +181,9 @@ class FunctionSummary:
 
 
 def _given(name: str, parameters: tuple[str, ...], receiver: Optional[str], returned: ReturnFacts,
-           done: EffectFacts) -> FunctionSummary:
-    return FunctionSummary(name, parameters, receiver, return_facts=lambda: returned, effect_facts=lambda: done)
+           done: EffectFacts, unread: UnreadFacts) -> FunctionSummary:
+    return FunctionSummary(name, parameters, receiver, return_facts=lambda: returned, effect_facts=lambda: done,
+                           unread_facts=lambda: unread)
 
 
 def _once(read: Callable[[], T], unknown: T) -> Callable[[], T]:
