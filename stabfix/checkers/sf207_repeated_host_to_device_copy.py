@@ -27,7 +27,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls import torch_ops
-from stabfix.model.calls.devices import DeviceKinds, to_call_target
+from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.host_tensors import is_host_built
 from stabfix.model.source.syntax import code_of
@@ -77,10 +77,7 @@ class RepeatedHostToDeviceCopy(Checker):
     def _to_accelerator(self, move: cst.Call, devices: DeviceKinds) -> bool:
         if self.model.names.qualify(move.func) is not None:
             return False  # `torch.cuda(...)`-like module functions, not a tensor's method
-        if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
-            return True
-        target, device = to_call_target(move, self.model.names.qualify)
-        return target == "device" and devices.kind(device) != "host"
+        return devices.moves_to_accelerator(move)
 
     def _check_move(self, move: cst.Call, frames: tuple[Frame, ...], function: cst.FunctionDef, in_step: bool,
                     where: str) -> None:

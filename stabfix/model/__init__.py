@@ -148,7 +148,7 @@ if TYPE_CHECKING:
 # so a part comes after everything it reads.
 _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "names": ((), lambda model: Names()),
-    "modules": ((), lambda model: ModuleIndex(model.imports)),
+    "modules": (("names",), lambda model: ModuleIndex(model.imports, model.names)),
     "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
     "classes": (("names", "modules"), lambda model: ModuleClasses(model.names, model.project, model.modules)),
     "container_fills": ((), lambda model: ContainerFills(model.enclosing)),

@@ -27,7 +27,7 @@ from typing import Optional
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.scopes import first_parameter
+from stabfix.model.source.instances import held_class
 from stabfix.model.source.traversal import children
 
 # Methods whose result is on the CPU, or is not a tensor at all (the torch-operation table's host results).
@@ -200,11 +200,27 @@ class DeviceKinds:
             return self._of_attribute(expr, depth)
         return None
 
+    def is_host(self, expr: cst.BaseExpression) -> bool:
+        """The device expression names host memory, by what the code binds to it (`is_cpu_expression` with this)."""
+        return is_cpu_expression(expr, self.names.qualify, self)
+
+    def move_target(self, call: cst.Call) -> tuple[str, Optional[cst.BaseExpression]]:
+        """What a `.to(...)` call moves to (`to_call_target`), a device held by a name judged by what is bound to it."""
+        return to_call_target(call, self.names.qualify, self)
+
+    def moves_to_host(self, move: cst.Call) -> bool:
+        """`x.cpu()`, `x.to(d)` with `d` shown to be the host (`d = torch.device("cpu")`, whatever it is called)."""
+        if not isinstance(move.func, cst.Attribute):
+            return False
+        method = move.func.attr.value
+        return method == "cpu" or (method == "to" and self.move_target(move)[0] == "cpu")
+
     def moves_to_accelerator(self, move: cst.Call) -> bool:
-        """`x.cuda()`, `x.to(device)`: a `.cuda()`/`.to()` call that may place its receiver on an accelerator."""
+        """`x.cuda()`, `x.to(device)`: a `.cuda()`/`.to()` call that may place its receiver on an accelerator
+        (a device bound to `torch.device("cuda")` is one even when it is called `host_device`)."""
         if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
             return True
-        target, device = to_call_target(move, self.names.qualify)
+        target, device = self.move_target(move)
         return target == "device" and self.kind(device) != "host"
 
     def names_a_device(self, device: cst.BaseExpression) -> bool:
@@ -228,20 +244,10 @@ class DeviceKinds:
         return _agree([self.kind(value, depth + 1) for value in returns]) if returns else None
 
     def _of_attribute(self, expr: cst.Attribute, depth: int) -> Optional[str]:
-        """`self.device`: what every binding of the attribute holds, or what the class's property returns."""
+        """`self.device`, `runner.device`: what every binding of the attribute on the receiver's class (a method's
+        own instance whatever it is called, or an instance built in this file) holds, or what its property returns."""
         receiver = expr.value
-        use = self.names.uses.get(receiver) if isinstance(receiver, cst.Name) else None
-        if use is None:
-            return None
-        method = use.scope
-        while method is not None and not isinstance(method.node, cst.FunctionDef):
-            method = method.parent
-        # the instance a method receives (its first parameter, however it is called)
-        if method is None or first_parameter(method.node) != receiver.value:  # type: ignore[arg-type,union-attr]
-            return None
-        if any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.node.decorators):  # type: ignore[union-attr]
-            return None
-        owner = self.names.enclosing_class(method)
+        owner = held_class(self.names, receiver)
         if owner is None:
             return None
         bindings = self.names.attribute_reaching(owner, expr.attr.value, receiver)  # type: ignore[arg-type]

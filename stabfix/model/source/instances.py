@@ -27,3 +27,20 @@ def is_static(function: cst.FunctionDef) -> bool:
         if name == "staticmethod":
             return True
     return False
+
+
+def held_class(names: Names, receiver: cst.BaseExpression) -> Optional[cst.ClassDef]:
+    """The class of this file whose instance `receiver` (a name) holds: a method's own receiver whatever it is
+    called (`Names.receiver_class`), or a name whose one reaching binding builds an instance of it
+    (`runner = Runner(cfg)`); None for anything else (a parameter, a library object, an attribute chain)."""
+    if not isinstance(receiver, cst.Name) or receiver not in names.uses:
+        return None
+    owner = names.receiver_class(receiver)
+    if owner is not None:
+        return owner
+    value = names.single_value(receiver)
+    built = names.instance_of(value) if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
+    if built is None:
+        return None
+    owner = built.module_class if built.kind == "function" else built.node if built.kind == "class" else None
+    return owner if isinstance(owner, cst.ClassDef) else None
