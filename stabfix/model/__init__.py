@@ -149,7 +149,7 @@ if TYPE_CHECKING:
 _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "names": ((), lambda model: Names()),
     "modules": (("names",), lambda model: ModuleIndex(model.imports, model.names)),
-    "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
+    "optimizers": (("names",), lambda model: OptimizerTracker(model.imports, model.enclosing, model.names)),
     "classes": (("names", "modules"), lambda model: ModuleClasses(model.names, model.project, model.modules)),
     "container_fills": ((), lambda model: ContainerFills(model.enclosing)),
     "values": (("names", "modules", "optimizers"),
