@@ -11,6 +11,7 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.source.instances import attribute_values
 from stabfix.model.source.names import Names
 
 
@@ -52,7 +53,7 @@ def keys_chosen_in_code(names: Names, expr: cst.BaseExpression, depth: int = 0) 
     if isinstance(expr, cst.Dict):
         return True
     if isinstance(expr, cst.Attribute):  # `model.load_state_dict(model._saved_norms)`: what the file stored there
-        stored = [v for v in names.attribute_stores.get(expr.attr.value, []) if not _is_none(v)]
+        stored = [v for v in attribute_values(names, expr) if not _is_none(v)]  # on an object of the receiver's class
         return bool(stored) and all(v is not None and keys_chosen_in_code(names, v, depth + 1) for v in stored)
     if isinstance(expr, cst.DictComp):
         return keys_chosen_in_code(names, expr.for_in.iter, depth + 1)

@@ -44,3 +44,14 @@ def held_class(names: Names, receiver: cst.BaseExpression) -> Optional[cst.Class
         return None
     owner = built.module_class if built.kind == "function" else built.node if built.kind == "class" else None
     return owner if isinstance(owner, cst.ClassDef) else None
+
+
+def attribute_values(names: Names, read: cst.Attribute) -> list[Optional[cst.BaseExpression]]:
+    """The values the file stores in the attribute a read names, on the same kind of object: for a receiver of
+    a class of this file (`self.flag` in a method, whatever the instance is called, `runner.flag`) the stores on
+    instances of that class; for any other receiver (`args.flag`, `self.cfg.flag`) the stores on receivers of no
+    class of this file, never `self.flag` of some class. None where unpacking or `+=` hides the value."""
+    owner = held_class(names, read.value)
+    stores = names.attribute_stores.get(read.attr.value, [])
+    targets = names.attribute_store_targets.get(read.attr.value, [])
+    return [value for value, target in zip(stores, targets) if held_class(names, target.value) is owner]

@@ -1,0 +1,62 @@
+"""What a read of `<receiver>.<attr>` may hold is asked of the receiver's class, not of every store of that attribute
+name in the file (`instances.attribute_values`)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from stabfix.model.source.instances import attribute_values
+from stabfix.model.source.names import build_names
+
+
+def _tests(source: str) -> tuple[cst.Module, list[cst.BaseExpression]]:
+    module = cst.parse_module(textwrap.dedent(source))
+    tests: list[cst.BaseExpression] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            tests.append(node.test)
+
+    module.visit(Collect())
+    return module, tests
+
+
+def _spelled(values) -> list[str]:
+    return [cst.Module([]).code_for_node(value) if value is not None else "None" for value in values]
+
+
+def test_an_attribute_read_sees_the_stores_of_its_own_class_and_of_no_other():
+    module, (trainer_flag, logger_flag, unknown_flag, args_flag) = _tests(
+        """
+        class Logger:
+            def __init__(this, rank):
+                this.enabled = rank == 0
+
+        class Trainer:
+            def __init__(self, cfg):
+                self.enabled = cfg.train
+
+            def fit(self):
+                if self.enabled:
+                    pass
+
+        def log(rank):
+            logger = Logger(rank)
+            if logger.enabled:
+                pass
+            if self_less.enabled:
+                pass
+
+        def main(args):
+            args.enabled = True
+            if args.enabled:
+                pass
+        """
+    )
+    names = build_names(module)
+    assert _spelled(attribute_values(names, trainer_flag)) == ["cfg.train"]  # the trainer's own
+    assert _spelled(attribute_values(names, logger_flag)) == ["rank == 0"]  # an instance built in the file, whatever `self` is called
+    assert _spelled(attribute_values(names, unknown_flag)) == ["True"]  # an object of no class of the file
+    assert _spelled(attribute_values(names, args_flag)) == ["True"]
