@@ -1,5 +1,6 @@
 """What a read of `<receiver>.<attr>` may hold is asked of the receiver's class, not of every store of that attribute
-name in the file (`instances.attribute_values`)."""
+name in the file (`instances.attribute_values`), and a raising check counts as a check of a load's keys only when it
+reads the keys of what the load is about (`key_checks.tests_keys`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import textwrap
 
 import libcst as cst
 
+from stabfix.model.domain import key_checks
 from stabfix.model.source.instances import attribute_values
 from stabfix.model.source.names import build_names
 
@@ -60,3 +62,25 @@ def test_an_attribute_read_sees_the_stores_of_its_own_class_and_of_no_other():
     assert _spelled(attribute_values(names, logger_flag)) == ["rank == 0"]  # an instance built in the file, whatever `self` is called
     assert _spelled(attribute_values(names, unknown_flag)) == ["True"]  # an object of no class of the file
     assert _spelled(attribute_values(names, args_flag)) == ["True"]
+
+
+def test_a_raising_check_counts_only_when_it_reads_the_keys_of_what_the_load_is_about():
+    module, (config_check, checkpoint_check, model_check) = _tests(
+        """
+        def restore(model, ckpt, cfg):
+            missing = set(model.state_dict().keys()) - set(ckpt)
+            if not cfg.keys():
+                raise ValueError("empty config")
+            if set(ckpt["model"].keys()) != {"w"}:
+                raise KeyError("w")
+            if missing:
+                raise KeyError(missing)
+        """
+    )
+    names = build_names(module)
+    model_read = next(name for name in names.uses if name.value == "model")
+    ckpt_read = next(name for name in names.uses if name.value == "ckpt")
+    about = (model_read, ckpt_read)
+    assert not key_checks.tests_keys(names, config_check, about)
+    assert key_checks.tests_keys(names, checkpoint_check, about)
+    assert key_checks.tests_keys(names, model_check, about)
