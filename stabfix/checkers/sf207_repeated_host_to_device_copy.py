@@ -85,11 +85,10 @@ class RepeatedHostToDeviceCopy(Checker):
         names = self.model.names
         while (peeled := torch_ops.step(moved, names.qualify)) is not None and peeled[1].kind in ("view", "cast"):
             moved = peeled[0]  # `self.table[:n].cuda()`, `self.mean.float().to(d)`: the held tensor is copied
-        if isinstance(moved, cst.Attribute) and isinstance(moved.value, cst.Name) and moved.value.value == "self" \
-                and moved.value in names.uses:
-            scope = names.scope_of(moved.value)
-            owner = names.enclosing_class(scope) if scope is not None else None
-            bindings = names.attribute_bindings(owner, moved.attr.value) if owner is not None else []
+        # the instance a method receives, whatever its first parameter is called
+        owner = names.receiver_class(moved.value) if isinstance(moved, cst.Attribute) and isinstance(moved.value, cst.Name) else None
+        if owner is not None:
+            bindings = names.attribute_bindings(owner, moved.attr.value)  # type: ignore[union-attr]
             if bindings and all(b.bound_value is not None and self._host_tensor(b.bound_value) for b in bindings):
                 fix = self._buffer_fix(bindings) if self.classes.is_module_class(owner) else None
                 self.report(move, self._message(moved, move, where, "a plain tensor attribute (not a buffer)", fix is not None), fix)
@@ -135,10 +134,11 @@ class RepeatedHostToDeviceCopy(Checker):
             return None
         if not self._after_module_init(function, statement):
             return None  # `register_buffer` needs `nn.Module.__init__` to have run
-        name = statement.targets[0].target.attr.value  # type: ignore[attr-defined]
-        call = cst.parse_expression(f'self.register_buffer("{name}", VALUE, persistent=False)')
+        target = statement.targets[0].target
+        name, receiver = target.attr.value, target.value.value  # type: ignore[attr-defined]  # `this.table`: `this`
+        call = cst.parse_expression(f'{receiver}.register_buffer("{name}", VALUE, persistent=False)')
         call = call.with_changes(args=[call.args[0], call.args[1].with_changes(value=statement.value), call.args[2]])
-        return Fix("unsafe", f'register `self.{name}` as a non-persistent buffer (unsafe: the module\'s `.to()` now moves '
+        return Fix("unsafe", f'register `{receiver}.{name}` as a non-persistent buffer (unsafe: the module\'s `.to()` now moves '
                    "it and its `.half()`/`.double()` cast it)", {statement: cst.Expr(value=call)})
 
     @staticmethod
