@@ -248,3 +248,20 @@ def test_a_module_moved_to_a_device_bound_to_the_host_is_not_taken_for_a_moved_m
     assert model.modules is not None
     assert model.modules.is_module(cst.parse_expression("self.net"))
     assert not model.modules.is_module(cst.parse_expression("self.table"))
+
+
+def test_a_name_bound_to_a_torch_dtype_is_a_cast_whatever_it_is_called():
+    devices, (to_precision, to_either, to_parameter) = _moves(
+        """
+        import torch
+
+        precision = torch.bfloat16
+        either = torch.float16 if fast else torch.float32
+
+        def f(x, target):
+            return x.to(precision), x.to(either), x.to(target)
+        """
+    )
+    assert devices.move_target(to_precision)[0] == "dtype" and not devices.moves_to_accelerator(to_precision)
+    assert devices.move_target(to_either)[0] == "dtype"
+    assert devices.move_target(to_parameter)[0] == "device"  # not shown: a `.to(x)` of a device is the reading kept

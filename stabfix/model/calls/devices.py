@@ -121,12 +121,16 @@ def is_cpu_expression(expr: cst.BaseExpression, qualify, devices: Optional["Devi
     return is_host_name(dotted.rsplit(".", 1)[-1])  # tie-break: the data flow leaves it open
 
 
-def is_dtype_expression(expr: cst.BaseExpression, qualify) -> bool:
+def is_dtype_expression(expr: cst.BaseExpression, qualify, devices: Optional["DeviceKinds"] = None) -> bool:
+    """`torch.float16`, `x.dtype`, `compute_dtype`: an expression naming a dtype. With `devices`, a name or
+    attribute is one when every value bound to it is (`precision = torch.bfloat16`), whatever it is called."""
     name = qualify(expr) or dotted_name(expr) or ""
     if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_DTYPES:
         return True
+    if devices is not None and devices.holds_a_dtype(expr):
+        return True
     last = name.rsplit(".", 1)[-1].lower()
-    return last == "dtype" or last.endswith("_dtype")
+    return last == "dtype" or last.endswith("_dtype")  # tie-break: a parameter, a config field
 
 
 def to_call_target(call: cst.Call, qualify, devices: Optional["DeviceKinds"] = None) -> tuple[str, cst.BaseExpression | None]:
@@ -140,7 +144,7 @@ def to_call_target(call: cst.Call, qualify, devices: Optional["DeviceKinds"] = N
     if not positional:
         return ("dtype", None)
     first = positional[0].value
-    if is_dtype_expression(first, qualify):
+    if is_dtype_expression(first, qualify, devices):
         return ("dtype", None)
     if is_cpu_expression(first, qualify, devices):
         return ("cpu", first)
@@ -235,6 +239,17 @@ class DeviceKinds:
         dotted = dotted_name(device)
         return dotted is not None and is_device_name(dotted)
 
+    def holds_a_dtype(self, expr: cst.BaseExpression) -> bool:
+        """A name, or an attribute of an instance of a class of this file, every binding of which is a torch dtype."""
+        if isinstance(expr, cst.Name):
+            bindings = self.names.reaching(expr)
+        elif isinstance(expr, cst.Attribute) and (owner := held_class(self.names, expr.value)) is not None:
+            bindings = self.names.attribute_reaching(owner, expr.attr.value, expr.value)  # type: ignore[arg-type]
+        else:
+            return False
+        return bool(bindings) and all(b.bound_value is not None and _is_torch_dtype(b.bound_value, self.names.qualify)
+                                      for b in bindings)
+
     def _of_call(self, call: cst.Call, depth: int) -> Optional[str]:
         qualified = self.names.qualify(call.func) or ""
         if qualified == "torch.device":
@@ -261,6 +276,14 @@ class DeviceKinds:
         if not bindings or any(b.bound_value is None for b in bindings):
             return None  # a parameter, a loop variable, an unpacked result: not shown
         return _agree([self.kind(b.bound_value, depth + 1) for b in bindings])
+
+
+def _is_torch_dtype(expr: cst.BaseExpression, qualify) -> bool:
+    """`torch.float16`, `torch.bfloat16 if ok else torch.float16`."""
+    if isinstance(expr, cst.IfExp):
+        return _is_torch_dtype(expr.body, qualify) and _is_torch_dtype(expr.orelse, qualify)
+    name = qualify(expr) or ""
+    return name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_DTYPES
 
 
 def _agree(kinds: list[Optional[str]]) -> Optional[str]:
