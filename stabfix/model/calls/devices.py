@@ -12,8 +12,11 @@ that may hold, a call of a function or method of the file through every `return`
 a `@property` of the class (`self.device`), both branches of `"cuda" if ok else "cpu"`. "host" or
 "accelerator" when every path agrees; None when the code does not show it (a config field such as
 `cfg.device`/`args.device`, an argument, a library call): a device expression all the same, which the
-rules take for the device the program works on, and never proof of the host. `DeviceKinds.moves_to_accelerator(move)`:
-a `.cuda()` or a `.to(...)` whose device is not shown to be the host; `DeviceKinds.names_a_device(expr)`: the
+rules take for the device the program works on, and never proof of the host. Every rule and model part asks
+`DeviceKinds` (not the name a device is held by) whether a move goes to the host or an accelerator:
+`DeviceKinds.moves_to_accelerator(move)`: a `.cuda()` or a `.to(...)` whose device is not shown to be the host;
+`moves_to_host(move)`: `.cpu()` or a `.to(d)` whose `d` holds the host; `move_target(call)`, `is_host(expr)`: the
+same answers as `to_call_target`/`is_cpu_expression` given this (a device's or dtype's name only breaks a tie); `DeviceKinds.names_a_device(expr)`: the
 expression names a device (`device=` can say it), not another tensor whose device and dtype `.to(other)` takes.
 """
 
