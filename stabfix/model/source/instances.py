@@ -47,11 +47,14 @@ def held_class(names: Names, receiver: cst.BaseExpression) -> Optional[cst.Class
 
 
 def attribute_values(names: Names, read: cst.Attribute) -> list[Optional[cst.BaseExpression]]:
-    """The values the file stores in the attribute a read names, on the same kind of object: for a receiver of
-    a class of this file (`self.flag` in a method, whatever the instance is called, `runner.flag`) the stores on
-    instances of that class; for any other receiver (`args.flag`, `self.cfg.flag`) the stores on receivers of no
-    class of this file, never `self.flag` of some class. None where unpacking or `+=` hides the value."""
+    """The values the file stores in the attribute a read names that may be what it reads: for a receiver of a
+    class of this file (`self.flag` in a method, whatever the instance is called, `runner.flag`) the stores on
+    instances of that class, never another class's `self.flag`; for a receiver whose class the file does not show
+    (`args.flag`, a parameter, `self.cfg.flag`) every store, since it may be an instance of any of them. None where
+    unpacking or `+=` hides the value."""
     owner = held_class(names, read.value)
     stores = names.attribute_stores.get(read.attr.value, [])
+    if owner is None:
+        return list(stores)
     targets = names.attribute_store_targets.get(read.attr.value, [])
     return [value for value, target in zip(stores, targets) if held_class(names, target.value) is owner]
