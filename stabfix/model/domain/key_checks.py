@@ -52,6 +52,8 @@ def _variable(names: Names, expr: cst.BaseExpression) -> Optional[list]:
     """The bindings list of the variable an expression reads from (`ckpt` of `ckpt["model"]`, `model` of
     `model.state_dict()`): two expressions with the same list read one variable of one scope."""
     while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        if isinstance(expr, cst.Call) and names.qualify(expr.func) is not None:
+            return None  # `torch.load(path)`: a library call's result, no variable of the file
         expr = expr.func if isinstance(expr, cst.Call) else expr.value
     if not isinstance(expr, cst.Name) or expr not in names.uses:
         return None
