@@ -171,3 +171,97 @@ def test_a_value_moved_to_a_device_and_then_called_is_a_module():
     assert model.modules.is_module(spelled["self.net"])
     assert not model.modules.is_module(spelled["self.table"])  # moved to the host: its outputs stay there
     assert not model.modules.is_module(spelled["self.ids"])  # moved, but never called: a tensor
+
+
+def test_an_attribute_of_an_instance_built_in_the_file_is_followed_to_its_class():
+    source = """
+        import torch
+
+        class Placement:
+            def __init__(self):
+                self.where = torch.device("cpu")
+
+        placement = Placement()
+
+        def stash(x):
+            return x.to(placement.where)
+    """
+    assert _device_kind(source) == "host"
+    assert _device_kind(source.replace('"cpu"', '"cuda"')) == "accelerator"
+    assert _device_kind(source.replace("placement = Placement()", "placement = make()")) is None  # not built here
+
+
+def _moves(source: str) -> tuple[DeviceKinds, list[cst.Call]]:
+    module = cst.parse_module(textwrap.dedent(source))
+    calls: list[cst.Call] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cpu", "cuda"):
+                calls.append(node)
+
+    module.visit(Collect())
+    return DeviceKinds(build_names(module)), calls
+
+
+def test_host_and_accelerator_moves_are_decided_by_the_bound_device_not_its_name():
+    devices, (to_home, to_named_host, to_bound_accelerator, to_unknown_host_word) = _moves(
+        """
+        import torch
+
+        home = torch.device("cpu")
+        cpu_dev = torch.device("cuda", 0)
+
+        def f(x, offload_to):
+            return x.to(home), x.to(cpu_dev), x.to(device=cpu_dev), x.to(offload_to)
+        """
+    )
+    assert devices.moves_to_host(to_home) and not devices.moves_to_accelerator(to_home)
+    assert devices.move_target(to_named_host)[0] == "device"
+    assert devices.moves_to_accelerator(to_named_host) and not devices.moves_to_host(to_named_host)
+    assert devices.moves_to_accelerator(to_bound_accelerator)
+    # a parameter: the code does not show it, so its name breaks the tie (docs/model.md, "Where a name still decides")
+    assert devices.moves_to_host(to_unknown_host_word)
+
+
+def test_a_module_moved_to_a_device_bound_to_the_host_is_not_taken_for_a_moved_module():
+    module = cst.parse_module(
+        textwrap.dedent(
+            """
+            import torch
+
+            home = torch.device("cpu")
+            cpu_dev = torch.device("cuda")
+
+            class Embedder:
+                def __init__(self, cfg):
+                    self.table = make_table(cfg).to(home)
+                    self.net = load_backbone(cfg).to(cpu_dev)
+
+                def run(self, x):
+                    return self.net(x), self.table(x)
+            """
+        )
+    )
+    model = FileModel(("values",))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    assert model.modules is not None
+    assert model.modules.is_module(cst.parse_expression("self.net"))
+    assert not model.modules.is_module(cst.parse_expression("self.table"))
+
+
+def test_a_name_bound_to_a_torch_dtype_is_a_cast_whatever_it_is_called():
+    devices, (to_precision, to_either, to_parameter) = _moves(
+        """
+        import torch
+
+        precision = torch.bfloat16
+        either = torch.float16 if fast else torch.float32
+
+        def f(x, target):
+            return x.to(precision), x.to(either), x.to(target)
+        """
+    )
+    assert devices.move_target(to_precision)[0] == "dtype" and not devices.moves_to_accelerator(to_precision)
+    assert devices.move_target(to_either)[0] == "dtype"
+    assert devices.move_target(to_parameter)[0] == "device"  # not shown: a `.to(x)` of a device is the reading kept

@@ -25,7 +25,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.device_moves import keyword
 from stabfix.fixes.syntax import with_chain_root
 from stabfix.model.calls import torch_ops
-from stabfix.model.calls.devices import DeviceKinds, to_call_target
+from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.values import TORCH_FACTORIES
 from stabfix.model.source.syntax import code_of
@@ -166,10 +166,11 @@ class TensorCreatedThenMoved(Checker):
         others = [arg for arg in move.args if arg.keyword is None or arg.keyword.value != "non_blocking"]
         if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
             return cst.SimpleString('"cuda"') if not others else None
-        target, device = to_call_target(move, self.model.names.qualify)
+        devices = DeviceKinds(self.model.names)
+        target, device = devices.move_target(move)
         if target != "device" or device is None or any(arg.value is not device for arg in others):
             return None
-        if not DeviceKinds(self.model.names).names_a_device(device):
+        if not devices.names_a_device(device):
             return None  # `.to(other)` takes another tensor's device and dtype: `device=` cannot say that
         return device.with_changes(lpar=[], rpar=[]) if isinstance(device, (cst.Name, cst.Attribute)) else device
 

@@ -25,7 +25,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls.datasets import DatasetWork
-from stabfix.model.calls.devices import DeviceKinds, to_call_target
+from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.calls.runners import cpu_runners
 from stabfix.model.domain.data_loaders import Loader, argument
 from stabfix.model.source.instances import method_of_instance
@@ -109,8 +109,7 @@ class DataloaderStarvesDevice(Checker):
                                             and code_of(arg.value, 20) == "True" for arg in node.args):
                     continue
                 if node.func.attr.value == "to":
-                    target, device = to_call_target(node, self.model.names.qualify)
-                    if target != "device" or self.devices.kind(device) == "host":
+                    if not self.devices.moves_to_accelerator(node):
                         continue
                 receiver = node.func.value
                 if _mentions(receiver, "pin_memory"):

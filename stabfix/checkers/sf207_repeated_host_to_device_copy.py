@@ -27,7 +27,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls import torch_ops
-from stabfix.model.calls.devices import DeviceKinds, to_call_target
+from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.host_tensors import is_host_built
 from stabfix.model.source.syntax import code_of
@@ -77,10 +77,7 @@ class RepeatedHostToDeviceCopy(Checker):
     def _to_accelerator(self, move: cst.Call, devices: DeviceKinds) -> bool:
         if self.model.names.qualify(move.func) is not None:
             return False  # `torch.cuda(...)`-like module functions, not a tensor's method
-        if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
-            return True
-        target, device = to_call_target(move, self.model.names.qualify)
-        return target == "device" and devices.kind(device) != "host"
+        return devices.moves_to_accelerator(move)
 
     def _check_move(self, move: cst.Call, frames: tuple[Frame, ...], function: cst.FunctionDef, in_step: bool,
                     where: str) -> None:
@@ -88,11 +85,10 @@ class RepeatedHostToDeviceCopy(Checker):
         names = self.model.names
         while (peeled := torch_ops.step(moved, names.qualify)) is not None and peeled[1].kind in ("view", "cast"):
             moved = peeled[0]  # `self.table[:n].cuda()`, `self.mean.float().to(d)`: the held tensor is copied
-        if isinstance(moved, cst.Attribute) and isinstance(moved.value, cst.Name) and moved.value.value == "self" \
-                and moved.value in names.uses:
-            scope = names.scope_of(moved.value)
-            owner = names.enclosing_class(scope) if scope is not None else None
-            bindings = names.attribute_bindings(owner, moved.attr.value) if owner is not None else []
+        # the instance a method receives, whatever its first parameter is called
+        owner = names.receiver_class(moved.value) if isinstance(moved, cst.Attribute) and isinstance(moved.value, cst.Name) else None
+        if owner is not None:
+            bindings = names.attribute_bindings(owner, moved.attr.value)  # type: ignore[union-attr]
             if bindings and all(b.bound_value is not None and self._host_tensor(b.bound_value) for b in bindings):
                 fix = self._buffer_fix(bindings) if self.classes.is_module_class(owner) else None
                 self.report(move, self._message(moved, move, where, "a plain tensor attribute (not a buffer)", fix is not None), fix)
@@ -138,10 +134,11 @@ class RepeatedHostToDeviceCopy(Checker):
             return None
         if not self._after_module_init(function, statement):
             return None  # `register_buffer` needs `nn.Module.__init__` to have run
-        name = statement.targets[0].target.attr.value  # type: ignore[attr-defined]
-        call = cst.parse_expression(f'self.register_buffer("{name}", VALUE, persistent=False)')
+        target = statement.targets[0].target
+        name, receiver = target.attr.value, target.value.value  # type: ignore[attr-defined]  # `this.table`: `this`
+        call = cst.parse_expression(f'{receiver}.register_buffer("{name}", VALUE, persistent=False)')
         call = call.with_changes(args=[call.args[0], call.args[1].with_changes(value=statement.value), call.args[2]])
-        return Fix("unsafe", f'register `self.{name}` as a non-persistent buffer (unsafe: the module\'s `.to()` now moves '
+        return Fix("unsafe", f'register `{receiver}.{name}` as a non-persistent buffer (unsafe: the module\'s `.to()` now moves '
                    "it and its `.half()`/`.double()` cast it)", {statement: cst.Expr(value=call)})
 
     @staticmethod

@@ -91,7 +91,8 @@ class LoadStateDictNotStrictUnchecked(Checker):
             targets = [n for t in assign.targets for n in _bound_names(t.target) or []] if assign else []
             if assign is not None and self._read_later(assign):
                 continue
-            if any(tests_keys(self.model.names, branch.test) for branch in self.ifs_before.get(id(call), [])):
+            about = (receiver,) if loaded is None else (receiver, loaded)
+            if any(tests_keys(self.model.names, branch.test, about) for branch in self.ifs_before.get(id(call), [])):
                 continue  # `if missing_keys: raise ...` before the load: the code checks the keys itself
             self.report(call, self._message(call, receiver, targets), self._fix(call, line))
 

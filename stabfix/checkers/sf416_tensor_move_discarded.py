@@ -23,7 +23,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls import torch_ops
-from stabfix.model.calls.devices import to_call_target
+from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.held_kinds import HeldKinds
@@ -125,7 +125,7 @@ class TensorMoveDiscarded(Checker):
         assign = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=call, semicolon=statement.semicolon)
         spelled = f"{code_of(receiver, 40)} = {code_of(call, 60)}"
         if self._device_move_only(call):
-            if call.func.attr.value == "cpu" or to_call_target(call, self.model.names.qualify)[0] == "cpu":  # type: ignore[attr-defined]
+            if DeviceKinds(self.model.names).moves_to_host(call):
                 why = "later reads that ran on the device get a host tensor"
             elif self._read_on_host_later(receiver):
                 why = "a later read hands it to numpy, which needs host memory"
@@ -173,7 +173,7 @@ class TensorMoveDiscarded(Checker):
                 or (method == "cuda" and len(call.args) == 1 and call.args[0].keyword is None)
         if method != "to":
             return False
-        target, device = to_call_target(call, self.model.names.qualify)
+        target, device = DeviceKinds(self.model.names).move_target(call)
         others = [arg for arg in call.args if arg.value is not device]
         return target in ("device", "cpu") and all(
             arg.keyword is not None and arg.keyword.value in MOVE_ONLY_KEYWORDS for arg in others)

@@ -148,8 +148,8 @@ if TYPE_CHECKING:
 # so a part comes after everything it reads.
 _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
     "names": ((), lambda model: Names()),
-    "modules": ((), lambda model: ModuleIndex(model.imports)),
-    "optimizers": ((), lambda model: OptimizerTracker(model.imports, model.enclosing)),
+    "modules": (("names",), lambda model: ModuleIndex(model.imports, model.names)),
+    "optimizers": (("names",), lambda model: OptimizerTracker(model.imports, model.enclosing, model.names)),
     "classes": (("names", "modules"), lambda model: ModuleClasses(model.names, model.project, model.modules)),
     "container_fills": ((), lambda model: ContainerFills(model.enclosing)),
     "values": (("names", "modules", "optimizers"),

@@ -12,8 +12,11 @@ that may hold, a call of a function or method of the file through every `return`
 a `@property` of the class (`self.device`), both branches of `"cuda" if ok else "cpu"`. "host" or
 "accelerator" when every path agrees; None when the code does not show it (a config field such as
 `cfg.device`/`args.device`, an argument, a library call): a device expression all the same, which the
-rules take for the device the program works on, and never proof of the host. `DeviceKinds.moves_to_accelerator(move)`:
-a `.cuda()` or a `.to(...)` whose device is not shown to be the host; `DeviceKinds.names_a_device(expr)`: the
+rules take for the device the program works on, and never proof of the host. Every rule and model part asks
+`DeviceKinds` (not the name a device is held by) whether a move goes to the host or an accelerator:
+`DeviceKinds.moves_to_accelerator(move)`: a `.cuda()` or a `.to(...)` whose device is not shown to be the host;
+`moves_to_host(move)`: `.cpu()` or a `.to(d)` whose `d` holds the host; `move_target(call)`, `is_host(expr)`: the
+same answers as `to_call_target`/`is_cpu_expression` given this (a device's or dtype's name only breaks a tie); `DeviceKinds.names_a_device(expr)`: the
 expression names a device (`device=` can say it), not another tensor whose device and dtype `.to(other)` takes.
 """
 
@@ -27,7 +30,7 @@ from typing import Optional
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.scopes import first_parameter
+from stabfix.model.source.instances import held_class
 from stabfix.model.source.traversal import children
 
 # Methods whose result is on the CPU, or is not a tensor at all (the torch-operation table's host results).
@@ -121,12 +124,16 @@ def is_cpu_expression(expr: cst.BaseExpression, qualify, devices: Optional["Devi
     return is_host_name(dotted.rsplit(".", 1)[-1])  # tie-break: the data flow leaves it open
 
 
-def is_dtype_expression(expr: cst.BaseExpression, qualify) -> bool:
+def is_dtype_expression(expr: cst.BaseExpression, qualify, devices: Optional["DeviceKinds"] = None) -> bool:
+    """`torch.float16`, `x.dtype`, `compute_dtype`: an expression naming a dtype. With `devices`, a name or
+    attribute is one when every value bound to it is (`precision = torch.bfloat16`), whatever it is called."""
     name = qualify(expr) or dotted_name(expr) or ""
     if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_DTYPES:
         return True
+    if devices is not None and devices.holds_a_dtype(expr):
+        return True
     last = name.rsplit(".", 1)[-1].lower()
-    return last == "dtype" or last.endswith("_dtype")
+    return last == "dtype" or last.endswith("_dtype")  # tie-break: a parameter, a config field
 
 
 def to_call_target(call: cst.Call, qualify, devices: Optional["DeviceKinds"] = None) -> tuple[str, cst.BaseExpression | None]:
@@ -140,7 +147,7 @@ def to_call_target(call: cst.Call, qualify, devices: Optional["DeviceKinds"] = N
     if not positional:
         return ("dtype", None)
     first = positional[0].value
-    if is_dtype_expression(first, qualify):
+    if is_dtype_expression(first, qualify, devices):
         return ("dtype", None)
     if is_cpu_expression(first, qualify, devices):
         return ("cpu", first)
@@ -200,11 +207,27 @@ class DeviceKinds:
             return self._of_attribute(expr, depth)
         return None
 
+    def is_host(self, expr: cst.BaseExpression) -> bool:
+        """The device expression names host memory, by what the code binds to it (`is_cpu_expression` with this)."""
+        return is_cpu_expression(expr, self.names.qualify, self)
+
+    def move_target(self, call: cst.Call) -> tuple[str, Optional[cst.BaseExpression]]:
+        """What a `.to(...)` call moves to (`to_call_target`), a device held by a name judged by what is bound to it."""
+        return to_call_target(call, self.names.qualify, self)
+
+    def moves_to_host(self, move: cst.Call) -> bool:
+        """`x.cpu()`, `x.to(d)` with `d` shown to be the host (`d = torch.device("cpu")`, whatever it is called)."""
+        if not isinstance(move.func, cst.Attribute):
+            return False
+        method = move.func.attr.value
+        return method == "cpu" or (method == "to" and self.move_target(move)[0] == "cpu")
+
     def moves_to_accelerator(self, move: cst.Call) -> bool:
-        """`x.cuda()`, `x.to(device)`: a `.cuda()`/`.to()` call that may place its receiver on an accelerator."""
+        """`x.cuda()`, `x.to(device)`: a `.cuda()`/`.to()` call that may place its receiver on an accelerator
+        (a device bound to `torch.device("cuda")` is one even when it is called `host_device`)."""
         if move.func.attr.value == "cuda":  # type: ignore[attr-defined]
             return True
-        target, device = to_call_target(move, self.names.qualify)
+        target, device = self.move_target(move)
         return target == "device" and self.kind(device) != "host"
 
     def names_a_device(self, device: cst.BaseExpression) -> bool:
@@ -219,6 +242,17 @@ class DeviceKinds:
         dotted = dotted_name(device)
         return dotted is not None and is_device_name(dotted)
 
+    def holds_a_dtype(self, expr: cst.BaseExpression) -> bool:
+        """A name, or an attribute of an instance of a class of this file, every binding of which is a torch dtype."""
+        if isinstance(expr, cst.Name):
+            bindings = self.names.reaching(expr)
+        elif isinstance(expr, cst.Attribute) and (owner := held_class(self.names, expr.value)) is not None:
+            bindings = self.names.attribute_reaching(owner, expr.attr.value, expr.value)  # type: ignore[arg-type]
+        else:
+            return False
+        return bool(bindings) and all(b.bound_value is not None and _is_torch_dtype(b.bound_value, self.names.qualify)
+                                      for b in bindings)
+
     def _of_call(self, call: cst.Call, depth: int) -> Optional[str]:
         qualified = self.names.qualify(call.func) or ""
         if qualified == "torch.device":
@@ -228,20 +262,10 @@ class DeviceKinds:
         return _agree([self.kind(value, depth + 1) for value in returns]) if returns else None
 
     def _of_attribute(self, expr: cst.Attribute, depth: int) -> Optional[str]:
-        """`self.device`: what every binding of the attribute holds, or what the class's property returns."""
+        """`self.device`, `runner.device`: what every binding of the attribute on the receiver's class (a method's
+        own instance whatever it is called, or an instance built in this file) holds, or what its property returns."""
         receiver = expr.value
-        use = self.names.uses.get(receiver) if isinstance(receiver, cst.Name) else None
-        if use is None:
-            return None
-        method = use.scope
-        while method is not None and not isinstance(method.node, cst.FunctionDef):
-            method = method.parent
-        # the instance a method receives (its first parameter, however it is called)
-        if method is None or first_parameter(method.node) != receiver.value:  # type: ignore[arg-type,union-attr]
-            return None
-        if any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.node.decorators):  # type: ignore[union-attr]
-            return None
-        owner = self.names.enclosing_class(method)
+        owner = held_class(self.names, receiver)
         if owner is None:
             return None
         bindings = self.names.attribute_reaching(owner, expr.attr.value, receiver)  # type: ignore[arg-type]
@@ -255,6 +279,14 @@ class DeviceKinds:
         if not bindings or any(b.bound_value is None for b in bindings):
             return None  # a parameter, a loop variable, an unpacked result: not shown
         return _agree([self.kind(b.bound_value, depth + 1) for b in bindings])
+
+
+def _is_torch_dtype(expr: cst.BaseExpression, qualify) -> bool:
+    """`torch.float16`, `torch.bfloat16 if ok else torch.float16`."""
+    if isinstance(expr, cst.IfExp):
+        return _is_torch_dtype(expr.body, qualify) and _is_torch_dtype(expr.orelse, qualify)
+    name = qualify(expr) or ""
+    return name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_DTYPES
 
 
 def _agree(kinds: list[Optional[str]]) -> Optional[str]:

@@ -18,10 +18,13 @@ bound to a module anywhere in the file counts everywhere in it (most files use o
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
-from stabfix.model.calls.devices import is_grad_disabling_context, to_call_target
+from stabfix.model.calls.devices import DeviceKinds, is_grad_disabling_context, to_call_target
 from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.names import Names
 
 # Methods only a torch.nn.Module has.
 _MODULE_METHODS = frozenset(
@@ -66,11 +69,15 @@ def chain_receiver(expr: cst.BaseExpression) -> cst.BaseExpression:
 class ModuleIndex(cst.BatchableCSTVisitor):
     """Collects the dotted names the file treats as torch modules; ask `is_module(expr)` after the traversal."""
 
-    def __init__(self, imports: ImportTracker) -> None:
+    def __init__(self, imports: ImportTracker, names: Optional[Names] = None) -> None:
         super().__init__()
         self.imports = imports
+        self.devices = DeviceKinds(names) if names is not None else None
         self._modules: set[str] = set()
         self._shared: set[str] = set()  # receivers of methods modules share with tensors
+        # names bound to a `.to(...)` result: shared unless every such move goes to the host, asked once the
+        # bindings of the file are known (`.to(d)` with `d = torch.device("cpu")`, whatever `d` is called)
+        self._moved_by_to: dict[str, list[cst.Call]] = {}
         self._called: set[str] = set()
         self._grad_off: list[bool] = [False]  # per function and `with` block: autograd turned off
 
@@ -79,7 +86,16 @@ class ModuleIndex(cst.BatchableCSTVisitor):
         name = dotted_name(expr)
         if name is None:
             return False
-        return name in self._modules or (name in self._shared and name in self._called)
+        if name in self._modules:
+            return True
+        if name not in self._called:
+            return False
+        return name in self._shared or any(not self._moves_to_host(move) for move in self._moved_by_to.get(name, ()))
+
+    def _moves_to_host(self, move: cst.Call) -> bool:
+        if self.devices is not None:
+            return self.devices.moves_to_host(move)
+        return to_call_target(move, self.imports.qualify)[0] == "cpu"
 
     # -- traversal -------------------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -119,6 +135,8 @@ class ModuleIndex(cst.BatchableCSTVisitor):
             name = dotted_name(target.target)
             if name is not None and built:
                 self._modules.add(name)
+            elif name is not None and moved and node.value.func.attr.value == "to":  # type: ignore[attr-defined]
+                self._moved_by_to.setdefault(name, []).append(node.value)  # type: ignore[arg-type]
             elif name is not None and moved:
                 self._shared.add(name)  # `self.net = build(cfg).to(device)`: a module once it is also called
 
@@ -156,10 +174,7 @@ class ModuleIndex(cst.BatchableCSTVisitor):
 
 def _moved(value: cst.BaseExpression, qualify) -> bool:
     """`build(cfg).to(device)`, `Net().cuda()`: a value moved to a device or cast by a method modules share
-    with tensors (not `.to("cpu")`: what such a module returns stays on the host)."""
+    with tensors (a `.to(...)` to the host is left out where it is asked: what such a module returns stays there)."""
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
         return False
-    method = value.func.attr.value
-    if method == "to" and to_call_target(value, qualify)[0] == "cpu":
-        return False
-    return method in _SHARED_METHODS and qualify(value.func) is None
+    return value.func.attr.value in _SHARED_METHODS and qualify(value.func) is None

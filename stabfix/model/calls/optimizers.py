@@ -31,6 +31,7 @@ import libcst as cst
 from stabfix.model.source import vocabulary as words
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
+from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import method_receiver
 from stabfix.model.source.traversal import children
 
@@ -155,7 +156,8 @@ class _Facts:
     configured: dict[cst.ClassDef, list[_Bound]] = field(default_factory=dict)
     usage: dict[str, set[str]] = field(default_factory=dict)
     local_optimizer_classes: set[str] = field(default_factory=set)
-    returns: dict[str, list[_Bound]] = field(default_factory=dict)  # what each function outside a class returns, by name
+    # what each function outside a class returns, by its `def` (two functions of one name in different scopes are two)
+    returns: dict[cst.FunctionDef, list[_Bound]] = field(default_factory=dict)
 
 
 _USAGE_METHODS = {"step", "zero_grad", "state_dict", "load_state_dict", "add_param_group"}
@@ -164,10 +166,11 @@ _USAGE_METHODS = {"step", "zero_grad", "state_dict", "load_state_dict", "add_par
 class OptimizerTracker(cst.BatchableCSTVisitor):
     """Collects, in the main traversal, what makes an expression an optimizer; `resolve` answers later."""
 
-    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions) -> None:
+    def __init__(self, imports: ImportTracker, enclosing: EnclosingDefinitions, names: Names) -> None:
         super().__init__()
         self.imports = imports
         self.enclosing = enclosing
+        self.names = names  # which `def` a call runs: the one its scope binds (`Names.definition_of`)
         self.facts = _Facts()
         self.trained: list[cst.Name] = []  # names handed to an optimizer constructor as the tensors to train
         # what a name's bindings hold, remembered until the traversal records another fact (or an import,
@@ -240,7 +243,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         self._facts_version += 1
         function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
         if node.value is not None and function is not None and cls is None:
-            self.facts.returns.setdefault(function.name.value, []).append(_Bound(node.value, self.scope()))
+            self.facts.returns.setdefault(function, []).append(_Bound(node.value, self.scope()))
         if node.value is None or function is None or function.name.value != "configure_optimizers":
             return
         if cls is not None:
@@ -366,18 +369,20 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
                 return OptimizerInfo(name, referenced or None, "constructed", value if referenced else None)
         if class_name is not None:
             return OptimizerInfo(name, class_name, "constructed", value)
-        built = self._returned_optimizer(func, depth)  # `u = setup(net)`, `def setup(...): return torch.optim.AdamW(...)`
+        built = self._returned_optimizer(value, depth)  # `u = setup(net)`, `def setup(...): return torch.optim.AdamW(...)`
         if built is not None:
             return OptimizerInfo(name, built.class_name, "returned")  # its construction is in the helper's body
         if is_optimizer_factory_name(name):  # tie-break: a factory whose body the file does not show
             return OptimizerInfo(name, None, "factory")
         return None
 
-    def _returned_optimizer(self, func: cst.BaseExpression, depth: int) -> OptimizerInfo | None:
-        """What a function of the file (outside a class) returns, when some `return` of it is an optimizer."""
-        if not isinstance(func, cst.Name) or depth > 6:
+    def _returned_optimizer(self, call: cst.Call, depth: int) -> OptimizerInfo | None:
+        """What the function of the file (outside a class) a call runs returns, when some `return` of it is an
+        optimizer: the `def` the call's scope binds, not every function of that name."""
+        if not isinstance(call.func, cst.Name) or depth > 6:
             return None
-        returned = self.facts.returns.get(func.value, [])
+        function = self.names.definition_of(call) if call.func in self.names.uses else None
+        returned = self.facts.returns.get(function, []) if function is not None else []
         return self._from_bindings_now(returned, depth + 1) if returned else None
 
     def _class_reference(self, name: str, scope: Scope) -> str | None:

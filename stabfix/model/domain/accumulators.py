@@ -149,13 +149,13 @@ def flat_gradient(expr: cst.BaseExpression, names: Names) -> Optional[ParamSized
     """`torch.cat([p.grad.view(-1) for p in model.parameters()])` (any view, filter or move around it): one flat
     tensor as large as all the gradients of the parameters it draws, as a `ParamSized` whose call is the
     concatenation (`on_host` when it or its elements are moved to the CPU)."""
-    from stabfix.model.calls.devices import to_call_target
+    from stabfix.model.calls.devices import DeviceKinds
 
+    devices = DeviceKinds(names)
     on_host = False
     current = expr
     while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in _VIEWS:
-        method = current.func.attr.value
-        on_host |= method == "cpu" or (method == "to" and to_call_target(current, names.qualify)[0] == "cpu")
+        on_host |= devices.moves_to_host(current)
         current = current.func.value
     if not (isinstance(current, cst.Call) and (names.qualify(current.func) or "") in _CONCATENATIONS and current.args):
         return None
@@ -168,8 +168,7 @@ def flat_gradient(expr: cst.BaseExpression, names: Names) -> Optional[ParamSized
         if isinstance(element, cst.Attribute):  # `p.grad.data`
             element = element.value
             continue
-        method = element.func.attr.value  # type: ignore[attr-defined]
-        on_host |= method == "cpu" or (method == "to" and to_call_target(element, names.qualify)[0] == "cpu")
+        on_host |= devices.moves_to_host(element)
         element = element.func.value  # type: ignore[attr-defined]
     if isinstance(element, cst.Attribute) and element.attr.value == "grad":
         origin = parameter_origin(element.value, names)
@@ -235,9 +234,10 @@ def _fresh(value: Optional[cst.BaseExpression], names: Names) -> bool:
 
 
 def _on_host(call: cst.Call, names: Names) -> bool:
-    from stabfix.model.calls.devices import is_cpu_expression
+    from stabfix.model.calls.devices import DeviceKinds
 
-    return any(arg.keyword is not None and arg.keyword.value == "device" and is_cpu_expression(arg.value, names.qualify)
+    devices = DeviceKinds(names)
+    return any(arg.keyword is not None and arg.keyword.value == "device" and devices.is_host(arg.value)
                for arg in call.args)
 
 

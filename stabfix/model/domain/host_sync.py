@@ -30,7 +30,7 @@ from typing import Optional
 
 import libcst as cst
 
-from stabfix.model.calls.devices import to_call_target
+from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.calls.modules import ModuleIndex
 from stabfix.model.flow.values import Value, Values
 from stabfix.model.source.traversal import children
@@ -74,6 +74,7 @@ class HostSyncs:
     def __init__(self, values: Values, modules: Optional[ModuleIndex]) -> None:
         self.values = values
         self.modules = modules
+        self.devices: DeviceKinds = values.devices  # a `.to(d)` goes home when what `d` holds is the host
 
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         return self.values.qualify(expr)
@@ -101,7 +102,7 @@ class HostSyncs:
         if isinstance(func, cst.Attribute) and not name:
             method = func.attr.value
             receiver = func.value
-            moves_home = method in READ_METHODS or (method == "to" and to_call_target(call, self.qualify)[0] == "cpu")
+            moves_home = method in READ_METHODS or (method == "to" and self.devices.moves_to_host(call))
             if moves_home and self._on_device(receiver, strict=method in ("cpu", "to")):
                 return Sync(self._read_kind(receiver), call, receiver)
         return None

@@ -11,6 +11,7 @@ from typing import Optional
 
 import libcst as cst
 
+from stabfix.model.source.instances import attribute_values
 from stabfix.model.source.names import Names
 
 
@@ -24,8 +25,11 @@ def raises(branch: cst.If) -> bool:
     return isinstance(branch.orelse, cst.If) and raises(branch.orelse)
 
 
-def tests_keys(names: Names, test: cst.BaseExpression, budget: int = 12) -> bool:
-    """The test reads `.keys()` of something, directly or through the values of the names it reads."""
+def tests_keys(names: Names, test: cst.BaseExpression, about: tuple[cst.BaseExpression, ...], budget: int = 12) -> bool:
+    """The test reads the keys of what a load is `about` (the state dict it loads, the module it loads into:
+    `.keys()` of the same variable, `model.state_dict().keys()`) or the `missing_keys`/`unexpected_keys` of a
+    load's result, directly or through the values of the names it reads; not the keys of any other dict."""
+    variables = [found for found in (_variable(names, expr) for expr in about) if found is not None]
     frontier = [test]
     while frontier and budget > 0:
         node = frontier.pop()
@@ -33,12 +37,28 @@ def tests_keys(names: Names, test: cst.BaseExpression, budget: int = 12) -> bool
         stack = [node]
         while stack:
             current = stack.pop()
-            if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == "keys":
+            if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == "keys" \
+                    and any(_variable(names, current.func.value) is variable for variable in variables):
+                return True
+            if isinstance(current, cst.Attribute) and current.attr.value in ("missing_keys", "unexpected_keys"):
                 return True
             if isinstance(current, cst.Name) and current in names.uses:
                 frontier.extend(b.bound_value for b in names.reaching(current) if b.bound_value is not None)
             stack.extend(current.children)
     return False
+
+
+def _variable(names: Names, expr: cst.BaseExpression) -> Optional[list]:
+    """The bindings list of the variable an expression reads from (`ckpt` of `ckpt["model"]`, `model` of
+    `model.state_dict()`): two expressions with the same list read one variable of one scope."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        if isinstance(expr, cst.Call) and names.qualify(expr.func) is not None:
+            return None  # `torch.load(path)`: a library call's result, no variable of the file
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    if not isinstance(expr, cst.Name) or expr not in names.uses:
+        return None
+    use = names.uses[expr]
+    return use.scope.resolving(expr.value).bindings.get(expr.value)
 
 
 def keys_chosen_in_code(names: Names, expr: cst.BaseExpression, depth: int = 0) -> bool:
@@ -52,7 +72,7 @@ def keys_chosen_in_code(names: Names, expr: cst.BaseExpression, depth: int = 0) 
     if isinstance(expr, cst.Dict):
         return True
     if isinstance(expr, cst.Attribute):  # `model.load_state_dict(model._saved_norms)`: what the file stored there
-        stored = [v for v in names.attribute_stores.get(expr.attr.value, []) if not _is_none(v)]
+        stored = [v for v in attribute_values(names, expr) if not _is_none(v)]  # on an object of the receiver's class
         return bool(stored) and all(v is not None and keys_chosen_in_code(names, v, depth + 1) for v in stored)
     if isinstance(expr, cst.DictComp):
         return keys_chosen_in_code(names, expr.for_in.iter, depth + 1)

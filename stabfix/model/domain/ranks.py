@@ -28,6 +28,7 @@ import libcst as cst
 
 from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.flows import ValueFlows
+from stabfix.model.source.instances import attribute_values
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import children
 
@@ -182,7 +183,7 @@ class RankFacts:
             if test.attr.value in MAIN_ATTRIBUTES:
                 return True
             # `args.save_logs = ... and is_master(args)`, then `if args.save_logs:`: what every store there holds
-            stored = self.names.attribute_stores.get(test.attr.value, [])
+            stored = attribute_values(self.names, test)  # on an object of the receiver's class, not any `.<attr>`
             answers = {self.rank_zero_test(value, depth + 1) if value is not None else None for value in stored}
             if len(answers) == 1 and (answer := answers.pop()) is not None:
                 return answer

@@ -34,6 +34,8 @@ class BindingRecorder(Regions):
         # every value the file stores in `<anything>.<attr>`, by attribute (None where unpacking or `+=` hides
         # it): what a read of that attribute on an object of unknown class may hold, set in this file
         self.attribute_stores: dict[str, list[Optional[cst.BaseExpression]]] = {}
+        # the target of each of those stores, in the same order (`instances.attribute_values` asks whose object it is)
+        self.attribute_store_targets: dict[str, list[cst.Attribute]] = {}
         self._stack: list[Scope] = []
         self._methods: list[tuple[cst.ClassDef, str]] = []  # (class, self parameter) per open method
         self._order = 0
@@ -186,6 +188,7 @@ class BindingRecorder(Regions):
         if kind != "del":
             stored = value if kind == "assign" and not position else element if kind == "assign" else None
             self.attribute_stores.setdefault(target.attr.value, []).append(stored)
+            self.attribute_store_targets.setdefault(target.attr.value, []).append(target)
         if not self._methods:
             return
         owner, self_name = self._methods[-1]

@@ -27,3 +27,34 @@ def is_static(function: cst.FunctionDef) -> bool:
         if name == "staticmethod":
             return True
     return False
+
+
+def held_class(names: Names, receiver: cst.BaseExpression) -> Optional[cst.ClassDef]:
+    """The class of this file whose instance `receiver` (a name) holds: a method's own receiver whatever it is
+    called (`Names.receiver_class`), or a name whose one reaching binding builds an instance of it
+    (`runner = Runner(cfg)`); None for anything else (a parameter, a library object, an attribute chain)."""
+    if not isinstance(receiver, cst.Name) or receiver not in names.uses:
+        return None
+    owner = names.receiver_class(receiver)
+    if owner is not None:
+        return owner
+    value = names.single_value(receiver)
+    built = names.instance_of(value) if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
+    if built is None:
+        return None
+    owner = built.module_class if built.kind == "function" else built.node if built.kind == "class" else None
+    return owner if isinstance(owner, cst.ClassDef) else None
+
+
+def attribute_values(names: Names, read: cst.Attribute) -> list[Optional[cst.BaseExpression]]:
+    """The values the file stores in the attribute a read names that may be what it reads: for a receiver of a
+    class of this file (`self.flag` in a method, whatever the instance is called, `runner.flag`) the stores on
+    instances of that class, never another class's `self.flag`; for a receiver whose class the file does not show
+    (`args.flag`, a parameter, `self.cfg.flag`) every store, since it may be an instance of any of them. None where
+    unpacking or `+=` hides the value."""
+    owner = held_class(names, read.value)
+    stores = names.attribute_stores.get(read.attr.value, [])
+    if owner is None:
+        return list(stores)
+    targets = names.attribute_store_targets.get(read.attr.value, [])
+    return [value for value, target in zip(stores, targets) if held_class(names, target.value) is owner]
