@@ -10,9 +10,9 @@ another file of the scan that runs one, any number of calls down). A collective 
   whose branch ends in `return`/`raise` (or `break`/`continue`, when the collective is in that loop);
 - its function is decorated to run on rank 0 only (`@rank_zero_only`, `@accelerator.on_main_process`).
 Left alone: the paired-barrier idiom (a barrier under one rank test and the same barrier under another
-rank test of the same function: rank 0 works first, the others wait at their own barrier), a test of the
-world size, of `dist.is_initialized()` or of `local_rank != -1` (distributed mode), rank-0-only code
-without collectives.
+rank test of the same function, or of the `__enter__` and `__exit__` of one context manager, which a `with`
+runs both: rank 0 works first, the others wait at their own barrier), a test of the world size, of
+`dist.is_initialized()` or of `local_rank != -1` (distributed mode), rank-0-only code without collectives.
 
 No fix: where the collective belongs depends on what it was for; the message names it and the condition.
 """
@@ -158,14 +158,15 @@ class CollectiveUnderRankCondition(Checker):
         return False
 
     def _paired(self, call: cst.Call, api: str, condition: cst.CSTNode, conditioned) -> bool:
-        """A barrier under one rank test matched by the same barrier under another rank test of the same function."""
-        function = self._function_of(call)
+        """A barrier under one rank test matched by the same barrier under another rank test of the same function,
+        or of the same context manager's `__enter__`/`__exit__` (`flows.run_unit`: a `with` runs both on each rank)."""
+        unit = self._unit_of(call)
         return any(other is not call and _kind(other_api) == _kind(api) and found is not None
-                   and found[0] is not condition and self._function_of(other) is function
+                   and found[0] is not condition and self._unit_of(other) is unit
                    for other, other_api, found in conditioned)
 
-    def _function_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        return self.model.distributed.flows.enclosing_function(node)
+    def _unit_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.model.distributed.flows.run_unit(node)
 
     def _message(self, call: cst.Call, api: str, how: str) -> str:
         helper, _, inner = api.rpartition("|")
