@@ -76,7 +76,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
          "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "ranks", "data_loaders",
          "distributed", "objective_targets", "loss_targets", "evaluations",
-         "checkpoint_files", "device_caches", "grad_clears", "optimizer_tensors", "log_prob_picks", "key_checks"),
+         "checkpoint_files", "device_caches", "grad_clears", "optimizer_tensors", "log_prob_picks", "key_checks",
+         "rank_splits"),
     ),
 }
 
