@@ -77,7 +77,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
          "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "ranks", "data_loaders",
          "distributed", "objective_targets", "loss_targets", "evaluations",
          "checkpoint_files", "device_caches", "grad_clears", "optimizer_tensors", "log_prob_picks", "key_checks",
-         "rank_splits"),
+         "rank_splits", "world_sizes"),
     ),
 }
 
