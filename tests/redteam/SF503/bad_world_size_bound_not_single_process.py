@@ -8,4 +8,4 @@ def save_small_runs(model, path):
     dist.init_process_group("nccl")
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     if dist.get_world_size() <= 8:
-        torch.save(ddp.state_dict(), path)  # expect: SF503
+        torch.save(model.state_dict(), path)  # expect: SF503
