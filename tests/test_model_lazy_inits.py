@@ -44,6 +44,9 @@ class Head(torch.nn.Module):
     ("        if self.cache is None:\n            self.cache = None\n", []),
     ("        if self.cache is None:\n            self.cache = torch.ones(3)\n        self.cache = None\n", []),
     ("        if self.table == {}:\n            self.fill(x)\n        self.table.clear()\n", []),
+    # a flag set once, and a flag set back on every call
+    ("        if not self.cache:\n            self.cache = True\n", [12]),
+    ("        if not self.cache:\n            self.cache = True\n        self.cache = False\n", []),
     # a test that is no emptiness test
     ("        if self.cache is not None:\n            self.cache = torch.ones(3)\n", []),
 ])

@@ -42,9 +42,12 @@ def _attribute_of(expr: cst.BaseExpression, receiver: str) -> Optional[str]:
 
 
 def is_empty(expr: cst.BaseExpression) -> bool:
-    """`None`, an empty display (`{}`, `[]`, `()`), or a container built with nothing (`dict()`, `list()`)."""
+    """`None`, `False`, `0`, an empty display (`{}`, `[]`, `()`), or a container built with nothing (`dict()`, `list()`):
+    a value `not self.<a>` still finds empty."""
     if isinstance(expr, cst.Name):
-        return expr.value == "None"
+        return expr.value in ("None", "False")
+    if isinstance(expr, cst.Integer):
+        return expr.value == "0"
     if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.Set)):
         return not expr.elements
     if isinstance(expr, cst.Call) and not expr.args:
