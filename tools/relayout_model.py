@@ -40,7 +40,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "imports, names and their bindings in Python's scopes, the sites of statements, and the word lists.",
         ("traversal", "tree_index", "syntax", "positions", "enclosing", "imports", "scopes", "regions", "binding_recorder", "callables",
          "names", "instances", "origins", "places", "vocabulary", "project_view",
-         "container_fills"),
+         "container_fills", "lazy_inits"),
     ),
     "calls": (
         "What a call or an expression is in torch's terms: a device and a move, a module's forward, an optimizer,\n"
@@ -76,7 +76,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("amp", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
          "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "ranks", "data_loaders",
          "distributed", "objective_targets", "loss_targets", "evaluations",
-         "checkpoint_files", "device_caches", "grad_clears", "optimizer_tensors", "log_prob_picks", "key_checks"),
+         "checkpoint_files", "device_caches", "grad_clears", "optimizer_tensors", "log_prob_picks", "key_checks",
+         "rank_splits", "world_sizes"),
     ),
 }
 

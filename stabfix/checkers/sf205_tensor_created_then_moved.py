@@ -5,7 +5,8 @@ after it allocates it again on the device and copies it over, every step. A quer
 to an accelerator (`calls/devices.py`) of a factory call, directly, through views and casts
 (`calls/torch_ops.py`) or other methods of a tensor `values` shows is built from factories alone
 (`torch.ones(n, n).tril()`), or through a name bound to one in the same function and read nowhere else;
-where a training step runs it (`steps.step_path`) or a module's `forward` (`calls/module_classes.py`).
+where a training step runs it (`steps.step_path`) or a module's `forward` (`calls/module_classes.py`), on every call:
+not only under a lazy initialisation (`if self.cache is None: self.cache = ...`, `source/lazy_inits.py`), which runs once.
 Left alone: a factory that names a device, pins memory, draws from a `generator=` (a seeded host generator
 draws only on the CPU) or makes a leaf that requires grad; `*_like` factories; `torch.from_numpy`.
 
@@ -82,10 +83,10 @@ class TensorCreatedThenMoved(Checker):
             if source is None:
                 continue
             factory, named, computed = source
-            owner = next((o for f in reversed(functions) if (o := classes.forward_reach(f)) is not None), None)
+            owner = next((o for f in reversed(functions) if (o := classes.forward_reach(f, every_call=True)) is not None), None)
             in_step = self.steps.step_path(frames) is not None
-            if not in_step and owner is None:
-                continue
+            if not in_step and owner is None or any(classes.lazy_inits.runs_once(move, f, self.model.tree.parent) for f in functions):
+                continue  # not per call: neither a step nor a forward, or a lazy initialisation (once per object)
             where = f"every call of `{owner.name.value}.forward`" if owner is not None and not in_step else "every training step"
             fix = None if named else self._fix(move, factory, computed)
             self.report(move, self._message(move, factory, where, named), fix)

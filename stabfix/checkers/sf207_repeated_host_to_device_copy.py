@@ -11,6 +11,8 @@ A query over the model: a move to an accelerator (`calls/devices.py`: `.cuda()`,
 - a host tensor bound in the function before the loop that moves it (no binding inside the loop),
   moved on a training step: `w = torch.from_numpy(weights)` ... `for x, y in loader: ... w.cuda()`;
 - `torch.tensor(<literal data>, device=...)` on a step or in `forward`: the constant crosses the bus again.
+Not per call, left alone: a copy a lazy initialisation makes (`if self.table is None: self.table = ...`, also in a
+method only that block calls: `source/lazy_inits.py`), once per object.
 Not this rule's: a factory built and moved on the spot (`torch.zeros(n).cuda()`, also through a name read only
 by the move): that is SF205's. SF207 is one value copied again and again; its cure is to copy it once.
 
@@ -60,10 +62,10 @@ class RepeatedHostToDeviceCopy(Checker):
         for call, frames, functions in self.candidates:
             if not functions:
                 continue
-            owner = next((o for f in reversed(functions) if (o := classes.forward_reach(f)) is not None), None)
+            owner = next((o for f in reversed(functions) if (o := classes.forward_reach(f, every_call=True)) is not None), None)
             in_step = self.model.steps.step_path(frames) is not None
-            if not in_step and owner is None:
-                continue
+            if not in_step and owner is None or any(classes.lazy_inits.runs_once(call, f, self.model.tree.parent) for f in functions):
+                continue  # not per call: neither a step nor a forward, or a lazy initialisation (once per object)
             where = "every training step" if in_step else f"every call of `{owner.name.value}.forward`"
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to"):
                 if self._to_accelerator(call, devices):

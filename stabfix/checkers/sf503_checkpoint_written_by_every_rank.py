@@ -6,7 +6,8 @@ safetensors' `save_file`/`save_model`, `<model>.save_pretrained(dir)` (transform
 unless told `is_main_process=` or given a `save_function=`), or `open(path, "w")`/`"a"` (a log or metrics
 file). A write is left alone when only rank 0 runs it (`Distributed.rank_guarded`: under any rank-0 test,
 after the other ranks return, in a `@rank_zero_only`/`@accelerator.on_main_process` function, in a function
-every caller guards) or when its path depends on the rank (one file per rank, on purpose).
+every caller guards), when one process runs it (under `if <world size> <= 1:`: `domain/world_sizes.py`) or when
+its path depends on the rank (one file per rank, on purpose).
 `accelerator.save(...)` and `accelerate.utils.save` are never reported: accelerate writes on the main
 process only (`save_on_each_node=True`: once per node). `trainer.save_model(...)` (HF) and Lightning's
 checkpointing choose the rank themselves and are not writes this rule knows.
@@ -24,6 +25,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.amp import torch_spelling
 from stabfix.model.domain.data_loaders import argument
+from stabfix.model.domain.world_sizes import WorldSizes
 from stabfix.model.source.syntax import code_of
 
 SAVES = {"torch.save": (1, "f"), "torch.serialization.save": (1, "f"), "safetensors.torch.save_file": (1, "filename"),
@@ -43,12 +45,14 @@ class CheckpointWrittenByEveryRank(Checker):
         distributed = self.model.distributed
         if distributed.evidence() is None:
             return
+        sizes = WorldSizes(self.model.names, distributed.flows, self.context.project)
         for call in self.model.flows.calls():
             what = self._write(call)
             if what is None:
                 continue
             path = what[1]
-            if distributed.rank_guarded(call) or (path is not None and (distributed.mentions_rank(path) or self._in_memory(path))):
+            if distributed.rank_guarded(call) or sizes.single_process(call) \
+                    or (path is not None and (distributed.mentions_rank(path) or self._in_memory(path))):
                 continue
             if not distributed.runs_distributed(call) or self._caller_chooses_rank(call):
                 continue

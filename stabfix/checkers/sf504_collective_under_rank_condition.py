@@ -9,10 +9,10 @@ another file of the scan that runs one, any number of calls down). A collective 
 - an earlier statement of the same function (or loop) leaves it on some ranks only: an `if` on the rank
   whose branch ends in `return`/`raise` (or `break`/`continue`, when the collective is in that loop);
 - its function is decorated to run on rank 0 only (`@rank_zero_only`, `@accelerator.on_main_process`).
-Left alone: the paired-barrier idiom (a barrier under one rank test and the same barrier under another
-rank test of the same function: rank 0 works first, the others wait at their own barrier), a test of the
-world size, of `dist.is_initialized()` or of `local_rank != -1` (distributed mode), rank-0-only code
-without collectives.
+Left alone: one half of a pair whose other half reaches the ranks it misses (`domain/rank_splits.py`: the
+paired-barrier idiom, also across a context manager's `__enter__`/`__exit__`; a collective in the body of an
+`if <rank test>: ... return` and one of the same kind after it), a test of the world size, of
+`dist.is_initialized()` or of `local_rank != -1` (distributed mode), rank-0-only code without collectives.
 
 No fix: where the collective belongs depends on what it was for; the message names it and the condition.
 """
@@ -26,12 +26,10 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.model.calls.collectives import collective_api
 from stabfix.model.domain.distributed import Distributed
+from stabfix.model.domain.rank_splits import RankSplits, kind
 from stabfix.model.domain.ranks import MAIN_DECORATORS
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
-
-_BARRIERS = ("barrier", "monitored_barrier", "wait_for_everyone")
-
 
 class CollectiveUnderRankCondition(Checker):
     code = "SF504"
@@ -50,12 +48,13 @@ class CollectiveUnderRankCondition(Checker):
         held_back = [call for call in distributed.flows.calls() if self._condition(distributed, call, None) is not None]
         sites = [(call, api) for call in held_back if (api := self._collective(call)) is not None]
         conditioned = [(call, api, self._condition(distributed, call, api)) for call, api in sites]
+        splits = RankSplits(distributed.flows, self.model.summaries)
         for call, api, found in conditioned:
             if found is None:
                 continue
             node, how = found
-            if _kind(api) in _BARRIERS and self._paired(call, api, node, conditioned):
-                continue
+            if splits.completes(call, api, node, conditioned):
+                continue  # one half of a pair: the ranks it misses reach the other (`domain/rank_splits.py`)
             self.report(call, self._message(call, api, how))
 
     def _collective(self, call: cst.Call) -> Optional[str]:
@@ -152,31 +151,16 @@ class CollectiveUnderRankCondition(Checker):
         while stack:
             node = stack.pop()
             if isinstance(node, cst.Call) and (other := self._collective(node)) is not None \
-                    and _kind(other) == _kind(api):
+                    and kind(other) == kind(api):
                 return True
             stack.extend(children(node))
         return False
-
-    def _paired(self, call: cst.Call, api: str, condition: cst.CSTNode, conditioned) -> bool:
-        """A barrier under one rank test matched by the same barrier under another rank test of the same function."""
-        function = self._function_of(call)
-        return any(other is not call and _kind(other_api) == _kind(api) and found is not None
-                   and found[0] is not condition and self._function_of(other) is function
-                   for other, other_api, found in conditioned)
-
-    def _function_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        return self.model.distributed.flows.enclosing_function(node)
 
     def _message(self, call: cst.Call, api: str, how: str) -> str:
         helper, _, inner = api.rpartition("|")
         shown = f"`{helper}` (it runs the collective `{inner}()`)" if helper else f"collective `{inner}()`"
         return (f"{shown} runs {how}: only some ranks reach it and the others wait for them "
                 "forever (the job hangs); call it on every rank, outside the rank condition")
-
-
-def _kind(api: str) -> str:
-    """`dist.all_reduce` and `foo()|dist.all_reduce` (a helper running it) are both `all_reduce`."""
-    return api.rpartition("|")[2].rsplit(".", 1)[-1]
 
 
 def _exit_of(block: cst.BaseSuite) -> Optional[str]:

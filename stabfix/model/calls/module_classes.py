@@ -17,7 +17,9 @@ require grad there (`torch.randn(n, requires_grad=True)`, `.requires_grad_()`, `
 
 `forward_reach(function)` says which module class's `forward` runs a function: the `forward` itself,
 another method or a module-level function of the file that it calls (`self.encode(x)`, `drop(h)`), up to
-`MAX_DEPTH` calls deep (SF205, SF414). The part is built by the model (`classes`); a rule may also build
+`MAX_DEPTH` calls deep (SF205, SF207, SF414). `forward_reach(function, every_call=True)` leaves out what only a
+lazy initialisation runs (`if self.cache is None: self.cache = self.build()`: `source/lazy_inits.py`), once per
+object and not on every call of `forward` (SF205, SF207: a per-call cost). The part is built by the model (`classes`); a rule may also build
 one over its `names` (`ModuleClasses(names, project)`).
 """
 
@@ -28,6 +30,7 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.calls.modules import ModuleIndex, chain_receiver
+from stabfix.model.source.lazy_inits import LazyInits
 from stabfix.model.source.names import Names
 from stabfix.model.source.project_view import ProjectQueries
 from stabfix.model.source.traversal import children
@@ -79,6 +82,8 @@ class ModuleClasses:
         self.project = project
         self._kinds: dict[int, Optional[str]] = {}
         self._reach: Optional[dict[int, cst.ClassDef]] = None
+        self._every_call_reach: Optional[dict[int, cst.ClassDef]] = None
+        self.lazy_inits = LazyInits(names)
 
     # -- classes ------------------------------------------------------------------------------------
     def is_module_class(self, node: cst.ClassDef) -> bool:
@@ -90,21 +95,29 @@ class ModuleClasses:
         parent = scope.parent if scope is not None else None
         return parent.node if parent is not None and parent.is_class else None  # type: ignore[return-value]
 
-    def forward_reach(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
-        """The module class whose `forward` runs `function` (itself, or a function of the file it calls)."""
-        if self._reach is None:
-            self._reach = {}
+    def forward_reach(self, function: cst.FunctionDef, every_call: bool = False) -> Optional[cst.ClassDef]:
+        """The module class whose `forward` runs `function` (itself, or a function of the file it calls); with
+        `every_call`, only where it runs on every call, not only under a lazy initialisation."""
+        reach = self._every_call_reach if every_call else self._reach
+        if reach is None:
+            reach = {}
             for scope_node in list(self.names.scopes):
                 if isinstance(scope_node, cst.ClassDef) and self.is_module_class(scope_node):
                     for item in _methods(scope_node):
                         if item.name.value == "forward":
-                            self._collect(item, scope_node, 0)
-        return self._reach.get(id(function))
+                            self._collect(item, scope_node, 0, reach, every_call)
+            if every_call:
+                self._every_call_reach = reach
+            else:
+                self._reach = reach
+        return reach.get(id(function))
 
-    def _collect(self, function: cst.FunctionDef, owner: cst.ClassDef, depth: int) -> None:
-        if id(function) in self._reach or depth > MAX_DEPTH:  # type: ignore[operator]
+    def _collect(self, function: cst.FunctionDef, owner: cst.ClassDef, depth: int, reach: dict[int, cst.ClassDef],
+                 every_call: bool) -> None:
+        if id(function) in reach or depth > MAX_DEPTH:
             return
-        self._reach[id(function)] = owner  # type: ignore[index]
+        reach[id(function)] = owner
+        once = {id(block) for block in self.lazy_inits.once_blocks(function)} if every_call else set()
         stack: list[cst.CSTNode] = [function.body]
         while stack:
             node = stack.pop()
@@ -113,7 +126,10 @@ class ModuleClasses:
             if isinstance(node, cst.Call):
                 callee = self.names.definition_of(node)
                 if callee is not None:
-                    self._collect(callee, owner, depth + 1)
+                    self._collect(callee, owner, depth + 1, reach, every_call)
+            if id(node) in once:
+                stack.extend(part for part in (node.test, node.orelse) if part is not None)  # type: ignore[attr-defined]
+                continue  # the body runs on the first call only
             stack.extend(children(node))
 
     def class_kind(self, node: cst.ClassDef, depth: int = 0) -> Optional[str]:

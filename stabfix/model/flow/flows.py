@@ -38,6 +38,9 @@ from stabfix.model.calls.numerics import self_attribute_bindings
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.tree_index import TreeIndex
+
+# the methods a `with` statement runs, both of them, in order
+CONTEXT_PROTOCOL = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
 from stabfix.model.source.vocabulary import LOG_RECEIVER_NAMES, SCALER_CLASSES
 
 _MOVES = frozenset(name for name, op in torch_ops.METHODS.items() if op.kind == "move")
@@ -102,6 +105,15 @@ class ValueFlows(cst.BatchableCSTVisitor):
         while current is not None and not isinstance(current, cst.FunctionDef):
             current = self.parent(current)
         return current
+
+    def run_unit(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """What runs as a whole around `node` each time: its function, or for the `__enter__`/`__exit__` of a class
+        (`__aenter__`/`__aexit__`) the class: a `with` runs the one then the other, on whatever runs the `with`."""
+        function = self.enclosing_function(node)
+        if function is None or function.name.value not in CONTEXT_PROTOCOL:
+            return function
+        owner = self.parent(self.parent(function)) if self.parent(function) is not None else None
+        return owner if isinstance(owner, cst.ClassDef) else function
 
     def calls(self) -> list[cst.Call]:
         """Every call of the file, in source order."""
