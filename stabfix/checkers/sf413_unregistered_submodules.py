@@ -29,7 +29,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.wrapping import torch_nn_spelling, wrapped
 from stabfix.model.calls.modules import chain_receiver
-from stabfix.model.source.container_fills import elements
+from stabfix.model.source.container_fills import FILLS, elements
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import code_of
 from stabfix.shape import Shape
@@ -50,10 +50,11 @@ class UnregisteredSubmodules(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # reported on an attribute binding in a class with a base: a container display (or a name the method
-        # bound to one), or a tensor made to require grad
-        marked = "requires_grad" in shape.words
-        return any(_may_hold_unregistered(node.value, marked) for node in _attribute_stores(shape))
+        # reported on an attribute binding in a class with a base: a container display with an element that may hold a
+        # module (a call or a name, `holds`) or filled later (`.append`, `[k] =`), a name the file assigns, or (when the
+        # file marks one) a tensor made to require grad
+        marked, filled = not shape.words.isdisjoint(("requires_grad", "requires_grad_")), _filled_attributes(shape)
+        return any(_may_hold_unregistered(target, value, shape, marked, filled) for target, value in _attribute_stores(shape))
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -158,20 +159,36 @@ class UnregisteredSubmodules(Checker):
 
 
 def _attribute_stores(shape: Shape):
+    """(target, value) of each attribute binding in a class with a base, unpacked: `self.a, self.b = [x], [y]`."""
     for node in shape.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
-        targets = node.targets if type(node) is ast.Assign else [node.target]
-        if node.value is not None and any(type(t) is ast.Attribute for t in targets):
-            owner = shape.enclosing_class(node)
-            if owner is not None and (owner.bases or owner.keywords):
-                yield node
+        if node.value is not None and (owner := shape.enclosing_class(node)) is not None and (owner.bases or owner.keywords):
+            pairs = [(t, node.value) for t in (node.targets if type(node) is ast.Assign else [node.target])]
+            while pairs:
+                target, value = pairs.pop()
+                if type(target) is ast.Attribute:
+                    yield target, value
+                elif type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
+                    pairs += zip(target.elts, value.elts)
 
 
-def _may_hold_unregistered(value: ast.expr, marked: bool) -> bool:
-    if type(value) is ast.BinOp:
-        value = value.left
-    if isinstance(value, (ast.List, ast.ListComp, ast.Tuple, ast.Dict, ast.DictComp, ast.Name)):
-        return True
-    return marked and isinstance(value, ast.Call)
+def _filled_attributes(shape: Shape) -> set[str]:
+    """The attributes whose containers the file fills after building them: `x.a.append(m)`, `x.a[k] = m`."""
+    found = {call.func.value.attr for call in shape.calls(*FILLS) if type(call.func) is ast.Attribute
+             and type(call.func.value) is ast.Attribute}
+    return found | {t.value.attr for node in shape.nodes(ast.Assign) for t in node.targets
+                    if type(t) is ast.Subscript and type(t.value) is ast.Attribute}
+
+
+def _may_hold_unregistered(target: ast.Attribute, value: ast.expr, shape: Shape, marked: bool, filled: set[str]) -> bool:
+    if type(value) is ast.BinOp and type(value.op) is ast.Mult:
+        value = value.left  # `[nn.Linear(d, d)] * n`
+    if type(value) is ast.Name:
+        return value.id in shape.assigned_names  # a list or dict the method built (a parameter holds no display)
+    shown = value.elts if type(value) in (ast.List, ast.Tuple) else [value.elt] if type(value) is ast.ListComp else \
+        value.values if type(value) is ast.Dict else [value.value] if type(value) is ast.DictComp else None
+    if shown is not None:
+        return any(type(e) in (ast.Call, ast.Name) for e in shown) or target.attr in filled
+    return marked and type(value) is ast.Call
 
 
 def _string_keys(value: cst.BaseExpression) -> bool:
