@@ -274,3 +274,64 @@ class Shape:
     def defined_functions(self) -> frozenset[str]:
         """The names of the file's `def`s (methods and nested functions too)."""
         return frozenset(node.name for node in self.nodes(ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
+
+    def attribute_stores(self) -> Iterator[tuple[ast.Attribute, ast.expr, ast.AST]]:
+        """(target, value, statement) of every assignment to an attribute (`self.a = v`, `self.a += v`, `self.a: T = v`),
+        unpacked where both sides are displays (`self.a, self.b = [x], [y]`)."""
+        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
+            if node.value is None:  # type: ignore[attr-defined]
+                continue
+            pairs = [(t, node.value) for t in (node.targets if type(node) is ast.Assign else [node.target])]  # type: ignore[attr-defined]
+            while pairs:
+                target, value = pairs.pop()
+                if type(target) is ast.Attribute:
+                    yield target, value, node  # type: ignore[misc]
+                elif type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
+                    pairs += zip(target.elts, value.elts)  # type: ignore[attr-defined]
+
+    @cached_property
+    def _values_by_scope(self) -> dict[Optional[int], dict[str, list[ast.expr]]]:
+        found: dict[Optional[int], dict[str, list[ast.expr]]] = {}
+        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+            if node.value is None:  # type: ignore[attr-defined]
+                continue
+            function = self.enclosing_function(node)
+            scope = found.setdefault(id(function) if function is not None else None, {})
+            pairs = [(t, node.value) for t in (node.targets if type(node) is ast.Assign else [node.target])]  # type: ignore[attr-defined]
+            while pairs:
+                target, value = pairs.pop()
+                if type(target) is ast.Name:
+                    scope.setdefault(target.id, []).append(value)
+                elif type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
+                    pairs += zip(target.elts, value.elts)  # type: ignore[attr-defined]
+        return found
+
+    def values_of(self, name: str, at: ast.AST) -> list[ast.expr]:
+        """The values the file assigns to `name` that a read at `at` may see (unpacked from displays): the assignments of
+        its function when it assigns the name, none when the name is its parameter, else those of every scope."""
+        function = self.enclosing_function(at)
+        scopes = self._values_by_scope
+        own = scopes.get(id(function) if function is not None else None, {}).get(name)
+        if own is not None:
+            return own
+        arguments = function.args if function is not None else None  # type: ignore[attr-defined]
+        if arguments is not None and name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                                              *filter(None, (arguments.vararg, arguments.kwarg)))}:
+            return []
+        return [value for scope in scopes.values() for value in scope.get(name, [])]
+
+    @cached_property
+    def bound_names(self) -> frozenset[str]:
+        """Every name the file binds by an import, an assignment, a `def` or a `class` (a builtin it rebinds is not one)."""
+        classes = (node.name for node in self.nodes(ast.ClassDef))  # type: ignore[attr-defined]
+        return self.imported_names | self.assigned_names | self.defined_functions | frozenset(classes)
+
+    @staticmethod
+    def displayed(value: ast.AST, generators: bool = False) -> Optional[list[ast.expr]]:
+        """The elements a list, tuple or dict display or a list (or, asked, generator) comprehension shows; None otherwise."""
+        kind = type(value)
+        if kind is ast.ListComp or generators and kind is ast.GeneratorExp:
+            return [value.elt]  # type: ignore[attr-defined]
+        if kind in (ast.List, ast.Tuple):
+            return value.elts  # type: ignore[attr-defined]
+        return value.values if kind is ast.Dict else [value.value] if kind is ast.DictComp else None  # type: ignore[attr-defined]

@@ -32,7 +32,7 @@ from stabfix.model.calls.modules import chain_receiver
 from stabfix.model.source.container_fills import FILLS, elements
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import code_of
-from stabfix.shape import Shape
+from stabfix.shape import Shape, callee_name
 
 REGISTERS_BY_HAND = frozenset({"add_module", "register_module", "register_parameter"})
 WRAPPERS = {("list", "module"): "ModuleList", ("list", "parameter"): "ParameterList",
@@ -50,11 +50,12 @@ class UnregisteredSubmodules(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # reported on an attribute binding in a class with a base: a container display with an element that may hold a
-        # module (a call or a name, `holds`) or filled later (`.append`, `[k] =`), a name the file assigns, or (when the
-        # file marks one) a tensor made to require grad
-        marked, filled = not shape.words.isdisjoint(("requires_grad", "requires_grad_")), _filled_attributes(shape)
-        return any(_may_hold_unregistered(target, value, shape, marked, filled) for target, value in _attribute_stores(shape))
+        # an attribute binding in a class with a base: a list or dict display (or a name bound to one) showing an element that
+        # may hold a module (`holds`: a call, a name) or filled with one later, or (the file marks one) a tensor requiring grad
+        marked = not shape.words.isdisjoint(("requires_grad", "requires_grad_"))
+        filled = _filled(shape)
+        return any(_may_hold(value, (target.attr,), shape, marked, filled) for target, value, statement in shape.attribute_stores()
+                   if (owner := shape.enclosing_class(statement)) is not None and (owner.bases or owner.keywords))
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -158,37 +159,33 @@ class UnregisteredSubmodules(Checker):
             f"never trains {them} and checkpoints never save {them}; use `{nn}.{wrapper}`"), fix)
 
 
-def _attribute_stores(shape: Shape):
-    """(target, value) of each attribute binding in a class with a base, unpacked: `self.a, self.b = [x], [y]`."""
-    for node in shape.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
-        if node.value is not None and (owner := shape.enclosing_class(node)) is not None and (owner.bases or owner.keywords):
-            pairs = [(t, node.value) for t in (node.targets if type(node) is ast.Assign else [node.target])]
-            while pairs:
-                target, value = pairs.pop()
-                if type(target) is ast.Attribute:
-                    yield target, value
-                elif type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
-                    pairs += zip(target.elts, value.elts)
+def _filled(shape: Shape) -> set[str]:
+    """The attributes and names the file fills with what may hold a module: `x.a.append(m)`, `x.a[k] = m`, `l.extend([m])`."""
+    found = set()
+    for call in shape.calls(*FILLS):
+        holder, added = call.func.value if type(call.func) is ast.Attribute else None, [*call.args, *(k.value for k in call.keywords)]
+        shown = (shape.displayed(added[-1], True) or []) if callee_name(call) == "extend" and added else [getattr(a, "value", a) for a in added]
+        if holder is not None and any(type(e) in (ast.Call, ast.Name) for e in shown):
+            found.add(getattr(holder, "attr", getattr(holder, "id", "")))
+    return found | {getattr(t.value, "attr", getattr(t.value, "id", "")) for node in shape.nodes(ast.Assign)
+                    for t in node.targets if type(t) is ast.Subscript and type(node.value) in (ast.Call, ast.Name)}
 
 
-def _filled_attributes(shape: Shape) -> set[str]:
-    """The attributes whose containers the file fills after building them: `x.a.append(m)`, `x.a[k] = m`."""
-    found = {call.func.value.attr for call in shape.calls(*FILLS) if type(call.func) is ast.Attribute
-             and type(call.func.value) is ast.Attribute}
-    return found | {t.value.attr for node in shape.nodes(ast.Assign) for t in node.targets
-                    if type(t) is ast.Subscript and type(t.value) is ast.Attribute}
-
-
-def _may_hold_unregistered(target: ast.Attribute, value: ast.expr, shape: Shape, marked: bool, filled: set[str]) -> bool:
+def _may_hold(value: ast.expr, holders: tuple[str, ...], shape: Shape, marked: bool, filled: set[str]) -> bool:
+    """Whether the value bound to `holders` (the attribute, then the names it is read through) may be reported."""
     if type(value) is ast.BinOp and type(value.op) is ast.Mult:
         value = value.left  # `[nn.Linear(d, d)] * n`
-    if type(value) is ast.Name:
-        return value.id in shape.assigned_names  # a list or dict the method built (a parameter holds no display)
-    shown = value.elts if type(value) in (ast.List, ast.Tuple) else [value.elt] if type(value) is ast.ListComp else \
-        value.values if type(value) is ast.Dict else [value.value] if type(value) is ast.DictComp else None
-    if shown is not None:
-        return any(type(e) in (ast.Call, ast.Name) for e in shown) or target.attr in filled
+    if type(value) is ast.Name:  # a list or dict the method (or the module) bound to the name, maybe filled after
+        return len(holders) > 4 or value.id in filled or any(
+            _may_hold(v, (*holders, value.id), shape, False, filled) for v in shape.values_of(value.id, value))
+    if (shown := shape.displayed(value)) is not None:
+        return not filled.isdisjoint(holders) or any(type(e) is ast.Name or type(e) is ast.Call and not (
+            type(e.func) is ast.Name and e.func.id in _NO_MODULE_CALLS and e.func.id not in shape.bound_names) for e in shown)
     return marked and type(value) is ast.Call
+
+
+_NO_MODULE_CALLS = frozenset({"dict", "list", "tuple", "set", "frozenset", "int", "float", "str", "bool", "len", "range",
+                              "zip", "enumerate", "sorted", "reversed", "min", "max", "sum", "abs", "round", "slice"})
 
 
 def _string_keys(value: cst.BaseExpression) -> bool:
