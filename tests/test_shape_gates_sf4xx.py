@@ -22,6 +22,7 @@ REPORTED = {
     # an empty list bound through a local of another name, filled through the attribute
     "SF413-filled-through-attribute": NET + "        blocks = []\n        self.stages = blocks\n        self.stages.append(nn.Linear(2, 2))\n",
     "SF413-extended-by-generator": NET + "        self.stages = []\n        self.stages.extend(nn.Linear(2, 2) for _ in range(n))\n",
+    "SF413-name-bound-to-a-module": NET + "        block = nn.Linear(2, 2)\n        self.stages = [block] * n\n",
     "SF413-module-level-list": "import torch.nn as nn\nHEADS = [nn.Linear(2, 2)]\n\n\nclass Net(nn.Module):\n"
                                "    def __init__(self):\n        super().__init__()\n        self.heads = HEADS\n",
     # the literal data comes first as a keyword when no positional argument is given
@@ -32,8 +33,9 @@ REPORTED = {
 }
 
 SKIPPED = {
-    # a parameter and a list of sizes: nothing that can hold a module
-    "SF413": NET + "        self.layers = layers\n        self.sizes = [1, 2]\n        self.names = dict(a=1)\n",
+    # a parameter, a list of sizes, a list filled with loop variables and `dict(...)`s: nothing that can hold a module
+    "SF413": NET + "        self.layers = layers\n        self.sizes = [1, 2]\n        self.info = [dict(a=1)]\n"
+                   "        self.ends = []\n        for end in layers:\n            self.ends.append(end)\n",
     # moves of parameters only, at module level or of values the file never assigns
     "SF207": "import torch\n\n\ndef forward(batch, device):\n    return batch.to(device)\n",
     # a factory that names its device

@@ -147,8 +147,7 @@ class UnregisteredSubmodules(Checker):
         if container == "tensor":
             wrapper, what = "Parameter", "a tensor that requires grad but is no `nn.Parameter`"
         else:
-            wrapper = WRAPPERS[(container, held)]
-            what = f"{'layers' if held == 'module' else 'parameters'} in a plain {container}"
+            wrapper, what = WRAPPERS[(container, held)], f"{'layers' if held == 'module' else 'parameters'} in a plain {container}"
         fix = None
         if fixable and value is not None and (container != "dict" or _string_keys(value)):
             fix = Fix("unsafe", f"wrap the value in `{nn}.{wrapper}`", {value: wrapped(value, f"{nn}.{wrapper}")}, imports)
@@ -161,31 +160,35 @@ class UnregisteredSubmodules(Checker):
 
 def _filled(shape: Shape) -> set[str]:
     """The attributes and names the file fills with what may hold a module: `x.a.append(m)`, `x.a[k] = m`, `l.extend([m])`."""
-    found = set()
+    found: set[str] = set()
     for call in shape.calls(*FILLS):
         holder, added = call.func.value if type(call.func) is ast.Attribute else None, [*call.args, *(k.value for k in call.keywords)]
         shown = (shape.displayed(added[-1], True) or []) if callee_name(call) == "extend" and added else [getattr(a, "value", a) for a in added]
-        if holder is not None and any(type(e) in (ast.Call, ast.Name) for e in shown):
+        if holder is not None and any(_holds(e, shape) for e in shown):
             found.add(getattr(holder, "attr", getattr(holder, "id", "")))
     return found | {getattr(t.value, "attr", getattr(t.value, "id", "")) for node in shape.nodes(ast.Assign)
-                    for t in node.targets if type(t) is ast.Subscript and type(node.value) in (ast.Call, ast.Name)}
+                    for t in node.targets if type(t) is ast.Subscript and _holds(node.value, shape)}
 
 
 def _may_hold(value: ast.expr, holders: tuple[str, ...], shape: Shape, marked: bool, filled: set[str]) -> bool:
     """Whether the value bound to `holders` (the attribute, then the names it is read through) may be reported."""
-    if type(value) is ast.BinOp and type(value.op) is ast.Mult:
-        value = value.left  # `[nn.Linear(d, d)] * n`
+    value = value.left if type(value) is ast.BinOp and type(value.op) is ast.Mult else value  # `[nn.Linear(d, d)] * n`
     if type(value) is ast.Name:  # a list or dict the method (or the module) bound to the name, maybe filled after
         return len(holders) > 4 or value.id in filled or any(
             _may_hold(v, (*holders, value.id), shape, False, filled) for v in shape.values_of(value.id, value))
     if (shown := shape.displayed(value)) is not None:
-        return not filled.isdisjoint(holders) or any(type(e) is ast.Name or type(e) is ast.Call and not (
-            type(e.func) is ast.Name and e.func.id in _NO_MODULE_CALLS and e.func.id not in shape.bound_names) for e in shown)
+        return not filled.isdisjoint(holders) or any(_holds(e, shape) for e in shown)
     return marked and type(value) is ast.Call
 
 
-_NO_MODULE_CALLS = frozenset({"dict", "list", "tuple", "set", "frozenset", "int", "float", "str", "bool", "len", "range",
-                              "zip", "enumerate", "sorted", "reversed", "min", "max", "sum", "abs", "round", "slice"})
+def _holds(element: ast.expr, shape: Shape, depth: int = 0) -> bool:
+    """Whether an element may hold a module or parameter (`classes.holds`): a call (of no builtin), or a name assigned one."""
+    if type(element) is ast.Call:
+        return not (type(element.func) is ast.Name and element.func.id in _NO_MODULE_CALLS and element.func.id not in shape.bound_names)
+    return type(element) is ast.Name and depth < 4 and any(_holds(v, shape, depth + 1) for v in shape.values_of(element.id, element))
+
+
+_NO_MODULE_CALLS = frozenset({"dict", "list", "tuple", "set", "int", "float", "str", "bool", "len", "range", "min", "max", "sum"})
 
 
 def _string_keys(value: cst.BaseExpression) -> bool:
