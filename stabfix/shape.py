@@ -335,3 +335,12 @@ class Shape:
         if kind in (ast.List, ast.Tuple):
             return value.elts  # type: ignore[attr-defined]
         return value.values if kind is ast.Dict else [value.value] if kind is ast.DictComp else None  # type: ignore[attr-defined]
+
+    @cached_property
+    def plain_aliases(self) -> frozenset[str]:
+        """The names an assignment binds to a name or an attribute chain (`sync = utils.sync_all`): besides imports, what
+        `names.qualify` follows."""
+        return frozenset(target.id for node in self.nodes(ast.Assign, ast.AnnAssign)
+                         if type(node.value) in (ast.Name, ast.Attribute)  # type: ignore[attr-defined]
+                         for target in (node.targets if type(node) is ast.Assign else [node.target])  # type: ignore[attr-defined]
+                         if type(target) is ast.Name)

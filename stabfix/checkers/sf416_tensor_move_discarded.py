@@ -46,14 +46,13 @@ class TensorMoveDiscarded(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # a statement moving or casting a value, or calling with arguments what the file defines, imports or assigns (a helper)
-        known = shape.imported_names | shape.assigned_names | shape.assigned_attributes | shape.defined_functions
-        for value in (node.value for node in shape.nodes(ast.Expr)):
-            if any(type(p) is ast.Call and type(p.func) is ast.Attribute and p.func.attr in MOVES_AND_CASTS
-                   for p in (value.elts if type(value) is ast.Tuple else [value])) or type(value) is ast.Call and \
-                    (value.args or value.keywords) and (callee_name(value) in known or shape.value_root(value.func, (), ()) in known):
-                return True
-        return False
+        # a statement moving or casting a value, or calling with arguments a helper `summaries` may resolve (`function_of_call`)
+        names, roots = shape.defined_functions | shape.assigned_attributes, shape.imported_names | shape.plain_aliases
+        return any(any(type(p) is ast.Call and type(p.func) is ast.Attribute and p.func.attr in MOVES_AND_CASTS
+                       for p in (value.elts if type(value) is ast.Tuple else [value])) or type(value) is ast.Call and
+                   (value.args or value.keywords) and (callee_name(value) in names or shape.value_root(value.func, (), ()) in roots
+                                                       or getattr(value.func, "id", None) in shape.assigned_names)
+                   for value in (node.value for node in shape.nodes(ast.Expr)))
 
     def __init__(self, context) -> None:
         super().__init__(context)
