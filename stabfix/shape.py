@@ -290,18 +290,16 @@ class Shape:
                     pairs += zip(target.elts, value.elts)  # type: ignore[attr-defined]
 
     @cached_property
-    def _values_by_scope(self) -> dict[Optional[int], dict[str, list[ast.expr]]]:
-        found: dict[Optional[int], dict[str, list[ast.expr]]] = {}
+    def _assigned_values(self) -> dict[str, list[tuple[ast.AST, ast.expr]]]:
+        found: dict[str, list[tuple[ast.AST, ast.expr]]] = {}
         for node in self.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr):
             if node.value is None:  # type: ignore[attr-defined]
                 continue
-            function = self.enclosing_function(node)
-            scope = found.setdefault(id(function) if function is not None else None, {})
             pairs = [(t, node.value) for t in (node.targets if type(node) is ast.Assign else [node.target])]  # type: ignore[attr-defined]
             while pairs:
                 target, value = pairs.pop()
                 if type(target) is ast.Name:
-                    scope.setdefault(target.id, []).append(value)
+                    found.setdefault(target.id, []).append((node, value))
                 elif type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
                     pairs += zip(target.elts, value.elts)  # type: ignore[attr-defined]
         return found
@@ -309,16 +307,18 @@ class Shape:
     def values_of(self, name: str, at: ast.AST) -> list[ast.expr]:
         """The values the file assigns to `name` that a read at `at` may see (unpacked from displays): the assignments of
         its function when it assigns the name, none when the name is its parameter, else those of every scope."""
+        assigned = self._assigned_values.get(name)
+        if not assigned:
+            return []
         function = self.enclosing_function(at)
-        scopes = self._values_by_scope
-        own = scopes.get(id(function) if function is not None else None, {}).get(name)
-        if own is not None:
+        own = [value for node, value in assigned if self.enclosing_function(node) is function]
+        if own:
             return own
         arguments = function.args if function is not None else None  # type: ignore[attr-defined]
         if arguments is not None and name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
                                                               *filter(None, (arguments.vararg, arguments.kwarg)))}:
             return []
-        return [value for scope in scopes.values() for value in scope.get(name, [])]
+        return [value for _, value in assigned]
 
     @cached_property
     def bound_names(self) -> frozenset[str]:
