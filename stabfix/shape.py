@@ -125,3 +125,222 @@ class Shape:
             if isinstance(ancestor, FUNCTIONS):
                 return False
         return False
+
+    @cached_property
+    def imported_names(self) -> frozenset[str]:
+        """The names the file's imports bind (`import a.b` binds `a`, `from m import f as g` binds `g`)."""
+        found = set()
+        for node in self.nodes(ast.Import, ast.ImportFrom):
+            for alias in node.names:  # type: ignore[attr-defined]
+                found.add(alias.asname or alias.name.split(".", 1)[0])
+        return frozenset(found)
+
+    def spellings(self, *names: str) -> set[str]:
+        """The last names a call of a function named one of `names` may be spelled with in this file: the names,
+        and what imports (`from m import checkpoint as ckpt`) or plain aliases (`ckpt = cp.checkpoint`) rename
+        them to (what `names.qualify` follows)."""
+        found = set(names)
+        for node in self.nodes(ast.Import, ast.ImportFrom):
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.asname and alias.name.rsplit(".", 1)[-1] in found:
+                    found.add(alias.asname)
+        aliases = [node for node in self.nodes(ast.Assign, ast.AnnAssign) if type(node.value) in (ast.Name, ast.Attribute)]
+        grown = True
+        while grown:
+            grown = False
+            for node in aliases:
+                value = node.value
+                if (value.attr if type(value) is ast.Attribute else value.id) in found:
+                    for target in node.targets if type(node) is ast.Assign else [node.target]:
+                        if type(target) is ast.Name and target.id not in found:
+                            found.add(target.id)
+                            grown = True
+        return found
+
+    @cached_property
+    def assigned_names(self) -> frozenset[str]:
+        """Every name an assignment with a value binds (`x = ...`, `x: T = ...`, `x += ...`, `(x := ...)`, also
+        unpacked: `x, *y = ...`), in any scope."""
+        found = set()
+        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
+            targets = list(node.targets) if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
+            while targets:
+                target = targets.pop()
+                if type(target) is ast.Name:
+                    found.add(target.id)
+                elif type(target) in (ast.Tuple, ast.List):
+                    targets.extend(target.elts)  # type: ignore[attr-defined]
+                elif type(target) is ast.Starred:
+                    targets.append(target.value)  # type: ignore[attr-defined]
+        return frozenset(found)
+
+    @cached_property
+    def assigned_attributes(self) -> frozenset[str]:
+        """Every attribute name an assignment stores (`self.mask = ...`, `a.b += ...`, also unpacked, by a loop too)."""
+        found = set()
+        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension):
+            targets = list(node.targets) if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
+            while targets:
+                target = targets.pop()
+                if type(target) is ast.Attribute:
+                    found.add(target.attr)
+                elif type(target) in (ast.Tuple, ast.List):
+                    targets.extend(target.elts)  # type: ignore[attr-defined]
+                elif type(target) is ast.Starred:
+                    targets.append(target.value)  # type: ignore[attr-defined]
+        return frozenset(found)
+
+    def receiver_of(self, node: ast.AST, *methods: str) -> bool:
+        """Whether the node is (part of) what a call of one of `methods` of the same statement is called on:
+        `torch.zeros(n)` in `torch.zeros(n).float().cuda()` for "cuda"."""
+        child = node
+        for ancestor in self.ancestors(node):
+            if type(ancestor) is ast.Attribute and ancestor.value is child and ancestor.attr in methods:
+                return True
+            if isinstance(ancestor, ast.stmt):
+                return False
+            child = ancestor
+        return False
+
+    def bound_by(self, node: ast.AST) -> set[str]:
+        """The names bound by the assignments (statement or `:=`) whose value holds the node."""
+        found: set[str] = set()
+        for ancestor in self.ancestors(node):
+            kind = type(ancestor)
+            if kind in (ast.NamedExpr, ast.Assign, ast.AnnAssign):
+                targets = ancestor.targets if kind is ast.Assign else [ancestor.target]  # type: ignore[attr-defined]
+                found.update(name.id for target in targets for name in ast.walk(target) if type(name) is ast.Name)
+            if isinstance(ancestor, ast.stmt):
+                break
+        return found
+
+    def decorated(self, *names: str) -> list[ast.AST]:
+        """The functions with a decorator whose last name is one of `names` (`@rank_zero_only`, `@acc.on_main_process`,
+        `@on_main_process()`)."""
+        found = []
+        for function in self.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+            for decorator in function.decorator_list:  # type: ignore[attr-defined]
+                target = decorator.func if type(decorator) is ast.Call else decorator
+                if (target.attr if type(target) is ast.Attribute else getattr(target, "id", None)) in names:
+                    found.append(function)
+                    break
+        return found
+
+    def early_exits(self) -> bool:
+        """Whether an `if` of the file has a branch ending in `return`, `raise`, `break` or `continue`."""
+        exits = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+        return any(block and type(block[-1]) in exits for node in self.nodes(ast.If) for block in (node.body, node.orelse))  # type: ignore[attr-defined]
+
+    def in_branch(self, node: ast.AST) -> bool:
+        """Whether the node sits in the body or `else` of an `if` of its own function (or of the module)."""
+        if not self.nodes(ast.If):
+            return False
+        child = node
+        for ancestor in self.ancestors(node):
+            if type(ancestor) is ast.If and child is not ancestor.test:  # type: ignore[attr-defined]
+                return True
+            if type(ancestor) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                return False
+            child = ancestor
+        return False
+
+    def assigned_values(self) -> Iterator[ast.expr]:
+        """The value of every assignment (`x = v`, `x: T = v`, `(x := v)`), each element of a tuple or list assigned."""
+        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+            value = node.value  # type: ignore[attr-defined]
+            if value is not None:
+                yield value
+                if type(value) in (ast.Tuple, ast.List):
+                    yield from value.elts  # type: ignore[attr-defined]
+
+    @staticmethod
+    def value_root(expr: ast.AST, methods: frozenset[str] | set[str], functions: frozenset[str] | set[str]) -> Optional[str]:
+        """The name whose value an expression reads through attributes, subscripts, calls of `methods` (`x.detach()`)
+        and one-argument calls of `functions` (`torch.clone(x)`): "x" for `x.detach()[0].data`; None otherwise."""
+        while True:
+            kind = type(expr)
+            if kind is ast.Name:
+                return expr.id  # type: ignore[attr-defined]
+            if kind in (ast.Attribute, ast.Subscript, ast.Starred):
+                expr = expr.value  # type: ignore[attr-defined]
+            elif kind is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr in methods:  # type: ignore[attr-defined]
+                expr = expr.func.value  # type: ignore[attr-defined]
+            elif kind is ast.Call and len(expr.args) == 1 and callee_name(expr) in functions:  # type: ignore[attr-defined,arg-type]
+                expr = expr.args[0]  # type: ignore[attr-defined]
+            else:
+                return None
+
+    @cached_property
+    def defined_functions(self) -> frozenset[str]:
+        """The names of the file's `def`s (methods and nested functions too)."""
+        return frozenset(node.name for node in self.nodes(ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
+
+    def attribute_stores(self) -> Iterator[tuple[ast.Attribute, ast.expr, ast.AST]]:
+        """(target, value, statement) of every assignment to an attribute (`self.a = v`, `self.a += v`, `self.a: T = v`),
+        unpacked where both sides are displays (`self.a, self.b = [x], [y]`)."""
+        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
+            if node.value is None:  # type: ignore[attr-defined]
+                continue
+            pairs = [(t, node.value) for t in (node.targets if type(node) is ast.Assign else [node.target])]  # type: ignore[attr-defined]
+            while pairs:
+                target, value = pairs.pop()
+                if type(target) is ast.Attribute:
+                    yield target, value, node  # type: ignore[misc]
+                elif type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
+                    pairs += zip(target.elts, value.elts)  # type: ignore[attr-defined]
+
+    @cached_property
+    def _assigned_values(self) -> dict[str, list[tuple[ast.AST, ast.expr]]]:
+        found: dict[str, list[tuple[ast.AST, ast.expr]]] = {}
+        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+            if node.value is None:  # type: ignore[attr-defined]
+                continue
+            pairs = [(t, node.value) for t in (node.targets if type(node) is ast.Assign else [node.target])]  # type: ignore[attr-defined]
+            while pairs:
+                target, value = pairs.pop()
+                if type(target) is ast.Name:
+                    found.setdefault(target.id, []).append((node, value))
+                elif type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
+                    pairs += zip(target.elts, value.elts)  # type: ignore[attr-defined]
+        return found
+
+    def values_of(self, name: str, at: ast.AST) -> list[ast.expr]:
+        """The values the file assigns to `name` that a read at `at` may see (unpacked from displays): the assignments of
+        its function when it assigns the name, none when the name is its parameter, else those of every scope."""
+        assigned = self._assigned_values.get(name)
+        if not assigned:
+            return []
+        function = self.enclosing_function(at)
+        own = [value for node, value in assigned if self.enclosing_function(node) is function]
+        if own:
+            return own
+        arguments = function.args if function is not None else None  # type: ignore[attr-defined]
+        if arguments is not None and name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                                              *filter(None, (arguments.vararg, arguments.kwarg)))}:
+            return []
+        return [value for _, value in assigned]
+
+    @cached_property
+    def bound_names(self) -> frozenset[str]:
+        """Every name the file binds by an import, an assignment, a `def` or a `class` (a builtin it rebinds is not one)."""
+        classes = (node.name for node in self.nodes(ast.ClassDef))  # type: ignore[attr-defined]
+        return self.imported_names | self.assigned_names | self.defined_functions | frozenset(classes)
+
+    @staticmethod
+    def displayed(value: ast.AST, generators: bool = False) -> Optional[list[ast.expr]]:
+        """The elements a list, tuple or dict display or a list (or, asked, generator) comprehension shows; None otherwise."""
+        kind = type(value)
+        if kind is ast.ListComp or generators and kind is ast.GeneratorExp:
+            return [value.elt]  # type: ignore[attr-defined]
+        if kind in (ast.List, ast.Tuple):
+            return value.elts  # type: ignore[attr-defined]
+        return value.values if kind is ast.Dict else [value.value] if kind is ast.DictComp else None  # type: ignore[attr-defined]
+
+    @cached_property
+    def plain_aliases(self) -> frozenset[str]:
+        """The names an assignment binds to a name or an attribute chain (`sync = utils.sync_all`): besides imports, what
+        `names.qualify` follows."""
+        return frozenset(target.id for node in self.nodes(ast.Assign, ast.AnnAssign)
+                         if type(node.value) in (ast.Name, ast.Attribute)  # type: ignore[attr-defined]
+                         for target in (node.targets if type(node) is ast.Assign else [node.target])  # type: ignore[attr-defined]
+                         if type(target) is ast.Name)

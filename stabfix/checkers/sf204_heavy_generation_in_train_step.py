@@ -12,13 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+import ast
+
 import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.model.source.places import Place, enclosing_statement
 from stabfix.model.training import gates
 from stabfix.model.training.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.source import vocabulary as words
 from stabfix.model.training.step_recognition import STEP_TOKENS
+from stabfix.shape import Shape, callee_name
 
 INTERVAL = 100
 
@@ -35,6 +39,19 @@ class HeavyGenerationInTrainStep(Checker):
     tokens = ("generate", "decode", "argmax", "multinomial", "sample", "max_new_tokens", "max_length", "beam")
     also_needs = (STEP_TOKENS,)  # reported only on a step path, which needs one of them
     needs = ("steps", "generation")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # generation (`generation`): a `.generate()`, a decoding call given generation settings, or a loop that picks a
+        # token and grows a sequence (a function of the file that generates holds one of them)
+        if any(type(call.func) is ast.Attribute for call in shape.calls("generate")) or any(
+                k.arg in words.GENERATION_SETTINGS for call in shape.all_calls() if words.GENERATION_CALL_WORD.search(
+                    callee_name(call) or "") for k in call.keywords):
+            return True
+        picked = {id(loop) for call in shape.calls("argmax", "multinomial", "sample") for loop in shape.ancestors(call)
+                  if type(loop) in (ast.For, ast.AsyncFor, ast.While)}
+        return bool(picked) and any(id(loop) in picked for call in shape.calls("append", "extend", *shape.spellings(
+            "cat", "stack", "concat")) for loop in shape.ancestors(call))
 
     def __init__(self, context) -> None:
         super().__init__(context)

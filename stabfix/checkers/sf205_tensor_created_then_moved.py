@@ -17,6 +17,7 @@ other numbers), `arange`/`linspace` and other methods (a kernel may round differ
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
@@ -32,6 +33,7 @@ from stabfix.model.flow.values import TORCH_FACTORIES
 from stabfix.model.source.syntax import code_of
 from stabfix.model.training.step_frames import Frame
 from stabfix.model.training.step_recognition import STEP_TOKENS
+from stabfix.shape import Shape
 
 # factories with a `device=` keyword (the legacy `torch.Tensor(...)` constructors and `from_numpy` have none)
 # (`*_like` factories build where their input lives: not on the host unless it is there)
@@ -44,6 +46,7 @@ RANDOM = frozenset({f"torch.{name}" for name in ("rand", "randn", "randint", "ra
 # a device already named, pinned memory for an asynchronous copy, or a generator (a seeded `torch.Generator()` lives on
 # the CPU and draws only there: the same numbers on every machine)
 BLOCKING = frozenset({"device", "pin_memory", "generator"})
+_FACTORY_NAMES = frozenset(name.rsplit(".", 1)[1] for name in FACTORIES)
 
 
 class TensorCreatedThenMoved(Checker):
@@ -52,6 +55,20 @@ class TensorCreatedThenMoved(Checker):
     # reported on a training step (`steps.step_path`: STEP_TOKENS) or in what a `forward` of this file runs
     also_needs = (("torch",), (*STEP_TOKENS, "forward"))
     needs = ("names", "steps", "values")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on a `.cuda()`/`.to()` of a factory call naming no device (nor pinned memory, nor a generator): the
+        # factory sits inside what is moved, or in an assignment to a name the move reads
+        assigned: set[str] = set()
+        for factory in shape.calls(*shape.spellings(*_FACTORY_NAMES)):
+            if any(type(a) is ast.Starred for a in factory.args) or any(k.arg in BLOCKING or not k.arg for k in factory.keywords):
+                continue
+            if shape.receiver_of(factory, "cuda", "to"):
+                return True  # `torch.zeros(n).cuda()`, also through views and casts
+            assigned |= shape.bound_by(factory)
+        return bool(assigned) and any(type(n) is ast.Name and n.id in assigned for move in shape.calls("cuda", "to")
+                                      if type(move.func) is ast.Attribute for n in ast.walk(move.func.value))
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -22,6 +22,7 @@ Fix (unsafe, a module's attribute set once in `__init__`): `self.register_buffer
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
@@ -35,6 +36,7 @@ from stabfix.model.flow.host_tensors import is_host_built
 from stabfix.model.source.syntax import code_of
 from stabfix.model.training.step_frames import Frame, LoopFrame
 from stabfix.model.training.step_recognition import STEP_TOKENS
+from stabfix.shape import Shape
 
 LITERAL_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor"})
 
@@ -45,6 +47,17 @@ class RepeatedHostToDeviceCopy(Checker):
     # reported on a training step (`steps.step_path`: STEP_TOKENS) or in what a `forward` of this file runs
     also_needs = (("torch",), (*STEP_TOKENS, "forward"))
     needs = ("names", "steps", "values", "summaries")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # in a function: a `.cuda()`/`.to()` of an attribute or name the file assigns, or a `device=` call of literal data
+        names, attributes = shape.assigned_names, shape.assigned_attributes
+        if any(type(node) is ast.Name and node.id in names or type(node) is ast.Attribute and node.attr in attributes
+               for move in shape.calls("cuda", "to") if type(move.func) is ast.Attribute
+               and shape.enclosing_function(move) is not None for node in ast.walk(move.func.value)):
+            return True
+        return any(any(k.arg == "device" for k in call.keywords) and _literal_first(call)
+                   and shape.enclosing_function(call) is not None for call in shape.all_calls())
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -167,6 +180,18 @@ def _literal(data: cst.BaseExpression) -> bool:
     if isinstance(data, (cst.List, cst.Tuple)):
         return bool(data.elements) and all(_literal(e.value) for e in data.elements)
     return isinstance(data, cst.Name) and data.value in ("True", "False")
+
+
+def _literal_first(call: ast.Call) -> bool:
+    """Whether libcst's first argument (the first positional; `f(k=1, *xs)`, no positional: the first keyword) may be literal."""
+    starred = not call.args or type(call.args[0]) is ast.Starred
+    return any(map(_literal_data, call.args[:1] + [k.value for k in call.keywords[:1] if starred]))
+
+
+def _literal_data(data: ast.expr) -> bool:
+    if type(data) is ast.UnaryOp:
+        return _literal_data(data.operand)
+    return type(data) is ast.Constant or type(data) in (ast.List, ast.Tuple) and all(map(_literal_data, data.elts))
 
 
 def _names_host(call: cst.Call, devices: DeviceKinds) -> bool:

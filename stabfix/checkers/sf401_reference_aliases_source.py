@@ -14,28 +14,39 @@ Aliases are followed only where they provably hold (see `stabfix.model.flow.tens
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import libcst as cst
 
 from stabfix.model.calls.losses import CallSite, LossCall
 from stabfix.model.flow.loss_operand_values import (PREDICTION_LABELS, LossOperand, LossOperandValues, ScopeLosses, alias_order,
                                                     claims_another_role, is_prediction_slot)
-from stabfix.model.flow.tensor_identity import AliasStep, spells_whole_value
+from stabfix.model.flow.tensor_identity import COPY_METHODS, VIEW_METHODS, AliasStep, spells_whole_value
 from stabfix.checker import Checker
+from stabfix.shape import Shape
 
 _MAX_CALL_TEXT = 70
 
 
 @dataclass
-class _Pending:  # a finding whose message still needs the line of an alias binding
+class _Pending:  # a finding whose message still needs the line of an alias binding: build(line_of) -> message
     node: cst.Call
-    build: object  # callable(line_of) -> message
+    build: object
 
 
 class ReferenceAliasesSource(Checker):
     code = "SF401"
     tokens = ("loss", "Loss", "criterion", "backward", "objective")
     needs = ("names", "losses", "tensors", "loss_operand_values")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # the same tensor twice, through an alias binding (`ref = x_src.clone()`) or two operands of one call reading one name
+        root = partial(shape.value_root, methods=VIEW_METHODS | COPY_METHODS, functions=shape.spellings("clone", "deepcopy", "copy"))
+        if any(root(value) not in (None, "self") for value in shape.assigned_values()):
+            return True
+        return any(len(roots) > len(set(roots)) for call in shape.all_calls() if len(call.args) + len(call.keywords) > 1
+                   for roots in [[*filter(None, map(root, [*call.args, *(k.value for k in call.keywords if k.arg)]))]])
 
     def leave_Module(self, original_node: cst.Module) -> None:
         values = self.model.loss_operand_values
@@ -105,11 +116,8 @@ class _ScopeAnalysis:
             operands = self.values.operands(site, loss)
             if len(operands) < 2 or operands[0].label not in PREDICTION_LABELS:
                 continue
-            references = [
-                op
-                for op in operands[1:]
-                if spells_whole_value(op.spelled) and op.value.key != operands[0].value.key and not is_prediction_slot(op.label)
-            ]
+            references = [op for op in operands[1:] if spells_whole_value(op.spelled)
+                          and op.value.key != operands[0].value.key and not is_prediction_slot(op.label)]
             if references:
                 described.append((site, loss, operands[0], references))
         found: list[_Pending] = []
@@ -122,24 +130,16 @@ class _ScopeAnalysis:
                         if ref_a.value.key != ref_b.value.key or ref_a.spelled == ref_b.spelled:
                             continue
                         # report at the call whose reference goes through the (later) alias
-                        alias_site, alias_ref, alias_loss, other_site, other_ref, other_loss = (
-                            (site_b, ref_b, loss_b, site_a, ref_a, loss_a)
-                            if alias_order(ref_b) > alias_order(ref_a)
+                        alias_site, alias_ref, alias_loss, other_site, other_ref, other_loss = \
+                            (site_b, ref_b, loss_b, site_a, ref_a, loss_a) if alias_order(ref_b) > alias_order(ref_a) \
                             else (site_a, ref_a, loss_a, site_b, ref_b, loss_b)
-                        )
                         if id(alias_site.call) in reported:
                             continue
                         if not (claims_another_role(alias_ref) or self.values.trains_identity(pred_a, alias_ref)):
                             continue  # two losses toward one real target, named twice (`gt_usm = gt`)
                         reported.add(id(alias_site.call))
-                        found.append(
-                            _Pending(
-                                alias_site.call,
-                                _two_losses_message(
-                                    alias_site.call, alias_ref, other_site.call, other_ref, pred_a, alias_loss, other_loss
-                                ),
-                            )
-                        )
+                        found.append(_Pending(alias_site.call, _two_losses_message(
+                            alias_site.call, alias_ref, other_site.call, other_ref, pred_a, alias_loss, other_loss)))
         return found
 
     def _prediction_changes(self, prediction: LossOperand, first: CallSite, second: CallSite) -> bool:

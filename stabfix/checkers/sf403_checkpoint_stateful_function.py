@@ -23,6 +23,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.model.source.names import Callee
 from stabfix.model.source.syntax import code_of, names_in
+from stabfix.shape import Shape
 
 CHECKPOINTS = {
     "torch.utils.checkpoint.checkpoint": False,
@@ -39,6 +40,11 @@ class CheckpointStatefulFunction(Checker):
     # (imports and attribute chains): each of them has `utils` or `deepspeed` among its parts
     also_needs = (("utils", "deepspeed"),)
     needs = ("names", "recurrence")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on a call, with arguments, of a checkpoint function however imported or aliased
+        return any(call.args or call.keywords for call in shape.calls(*shape.spellings("checkpoint", "checkpoint_sequential")))
 
     def __init__(self, context) -> None:
         super().__init__(context)

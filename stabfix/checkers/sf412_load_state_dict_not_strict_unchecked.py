@@ -18,6 +18,7 @@ on missing keys; offered for a call that is a statement of its own.
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
@@ -26,6 +27,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.domain.key_checks import keys_chosen_in_code, raises, tests_keys
 from stabfix.model.source.syntax import code_of
+from stabfix.shape import Shape
 
 RESULT_NAME = "load_result"
 
@@ -35,6 +37,16 @@ class LoadStateDictNotStrictUnchecked(Checker):
     tokens = ("load_state_dict",)
     also_needs = (("strict", "False"),)
     needs = ("names", "classes")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # a `.load_state_dict()` that is a statement or an assignment's value, given `strict` as `False` or a name
+        for call in shape.calls("load_state_dict"):
+            if type(call.func) is ast.Attribute and type(parent := shape.parent(call)) in (ast.Expr, ast.Assign) and parent.value is call:
+                strict = [k.value for k in call.keywords if k.arg == "strict"] or [a for a in call.args if type(a) is not ast.Starred][1:3]
+                if any(type(e) is ast.Name or type(e) is ast.Constant and e.value is False for e in strict):
+                    return True
+        return False
 
     def __init__(self, context) -> None:
         super().__init__(context)

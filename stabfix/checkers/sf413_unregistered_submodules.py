@@ -29,10 +29,10 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.wrapping import torch_nn_spelling, wrapped
 from stabfix.model.calls.modules import chain_receiver
-from stabfix.model.source.container_fills import elements
+from stabfix.model.source.container_fills import FILLS, elements
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import code_of
-from stabfix.shape import Shape
+from stabfix.shape import Shape, callee_name
 
 REGISTERS_BY_HAND = frozenset({"add_module", "register_module", "register_parameter"})
 WRAPPERS = {("list", "module"): "ModuleList", ("list", "parameter"): "ParameterList",
@@ -50,10 +50,12 @@ class UnregisteredSubmodules(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # reported on an attribute binding in a class with a base: a container display (or a name the method
-        # bound to one), or a tensor made to require grad
-        marked = "requires_grad" in shape.words
-        return any(_may_hold_unregistered(node.value, marked) for node in _attribute_stores(shape))
+        # an attribute binding in a class with a base: a list or dict display (or a name bound to one) showing an element that
+        # may hold a module (`holds`: a call, a name) or filled with one later, or (the file marks one) a tensor requiring grad
+        marked = not shape.words.isdisjoint(("requires_grad", "requires_grad_"))
+        filled = _filled(shape)
+        return any(_may_hold(value, (target.attr,), shape, marked, filled) for target, value, statement in shape.attribute_stores()
+                   if (owner := shape.enclosing_class(statement)) is not None and (owner.bases or owner.keywords))
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -145,8 +147,7 @@ class UnregisteredSubmodules(Checker):
         if container == "tensor":
             wrapper, what = "Parameter", "a tensor that requires grad but is no `nn.Parameter`"
         else:
-            wrapper = WRAPPERS[(container, held)]
-            what = f"{'layers' if held == 'module' else 'parameters'} in a plain {container}"
+            wrapper, what = WRAPPERS[(container, held)], f"{'layers' if held == 'module' else 'parameters'} in a plain {container}"
         fix = None
         if fixable and value is not None and (container != "dict" or _string_keys(value)):
             fix = Fix("unsafe", f"wrap the value in `{nn}.{wrapper}`", {value: wrapped(value, f"{nn}.{wrapper}")}, imports)
@@ -157,21 +158,37 @@ class UnregisteredSubmodules(Checker):
             f"never trains {them} and checkpoints never save {them}; use `{nn}.{wrapper}`"), fix)
 
 
-def _attribute_stores(shape: Shape):
-    for node in shape.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
-        targets = node.targets if type(node) is ast.Assign else [node.target]
-        if node.value is not None and any(type(t) is ast.Attribute for t in targets):
-            owner = shape.enclosing_class(node)
-            if owner is not None and (owner.bases or owner.keywords):
-                yield node
+def _filled(shape: Shape) -> set[str]:
+    """The attributes and names the file fills with what may hold a module: `x.a.append(m)`, `x.a[k] = m`, `l.extend([m])`."""
+    found: set[str] = set()
+    for call in shape.calls(*FILLS):
+        holder, added = call.func.value if type(call.func) is ast.Attribute else None, [*call.args, *(k.value for k in call.keywords)]
+        shown = (shape.displayed(added[-1], True) or []) if callee_name(call) == "extend" and added else [getattr(a, "value", a) for a in added]
+        if holder is not None and any(_holds(e, shape) for e in shown):
+            found.add(getattr(holder, "attr", getattr(holder, "id", "")))
+    return found | {getattr(t.value, "attr", getattr(t.value, "id", "")) for node in shape.nodes(ast.Assign)
+                    for t in node.targets if type(t) is ast.Subscript and _holds(node.value, shape)}
 
 
-def _may_hold_unregistered(value: ast.expr, marked: bool) -> bool:
-    if type(value) is ast.BinOp:
-        value = value.left
-    if isinstance(value, (ast.List, ast.ListComp, ast.Tuple, ast.Dict, ast.DictComp, ast.Name)):
-        return True
-    return marked and isinstance(value, ast.Call)
+def _may_hold(value: ast.expr, holders: tuple[str, ...], shape: Shape, marked: bool, filled: set[str]) -> bool:
+    """Whether the value bound to `holders` (the attribute, then the names it is read through) may be reported."""
+    value = value.left if type(value) is ast.BinOp and type(value.op) is ast.Mult else value  # `[nn.Linear(d, d)] * n`
+    if type(value) is ast.Name:  # a list or dict the method (or the module) bound to the name, maybe filled after
+        return len(holders) > 4 or value.id in filled or any(
+            _may_hold(v, (*holders, value.id), shape, False, filled) for v in shape.values_of(value.id, value))
+    if (shown := shape.displayed(value)) is not None:
+        return not filled.isdisjoint(holders) or any(_holds(e, shape) for e in shown)
+    return marked and type(value) is ast.Call
+
+
+def _holds(element: ast.expr, shape: Shape, depth: int = 0) -> bool:
+    """Whether an element may hold a module or parameter (`classes.holds`): a call (of no builtin), or a name assigned one."""
+    if type(element) is ast.Call:
+        return not (type(element.func) is ast.Name and element.func.id in _NO_MODULE_CALLS and element.func.id not in shape.bound_names)
+    return type(element) is ast.Name and depth < 4 and any(_holds(v, shape, depth + 1) for v in shape.values_of(element.id, element))
+
+
+_NO_MODULE_CALLS = frozenset({"dict", "list", "tuple", "set", "int", "float", "str", "bool", "len", "range", "min", "max", "sum"})
 
 
 def _string_keys(value: cst.BaseExpression) -> bool:

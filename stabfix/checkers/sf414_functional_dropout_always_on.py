@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import ast
+
 import libcst as cst
 
 from stabfix.checker import Checker
@@ -29,6 +31,7 @@ from stabfix.fixes.device_moves import keyword
 from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.source.scopes import first_parameter
 from stabfix.model.source.syntax import code_of
+from stabfix.shape import Shape
 
 FUNCTIONAL = frozenset({f"torch.nn.functional.{name}" for name in (
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")})
@@ -42,6 +45,16 @@ class FunctionalDropoutAlwaysOn(Checker):
     # the call resolves through this file's imports to one of `FUNCTIONAL`: it spells its name and `torch`
     words = (tuple(name.rsplit(".", 1)[1] for name in sorted(FUNCTIONAL)), ("torch",))
     needs = ("names",)
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # a call of a functional dropout (however imported) in a function, passing no mode, in a file with a class `forward`
+        if not any(type(item) in (ast.FunctionDef, ast.AsyncFunctionDef) and item.name == "forward"
+                   for node in shape.nodes(ast.ClassDef) for item in node.body):
+            return False
+        return any(not any(type(a) is ast.Starred for a in call.args) and len(call.args) <= TRAINING_POSITION
+                   and not any(k.arg in (None, "training") for k in call.keywords) and shape.enclosing_function(call) is not None
+                   for call in shape.calls(*shape.spellings(*(name.rsplit(".", 1)[1] for name in FUNCTIONAL))))
 
     def __init__(self, context) -> None:
         super().__init__(context)

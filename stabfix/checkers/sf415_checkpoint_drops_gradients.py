@@ -12,6 +12,7 @@ silent. Fix (unsafe): `use_reentrant=False`, which records the segment's paramet
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
@@ -20,6 +21,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.domain.grad_inputs import GradInputs
+from stabfix.shape import Shape
 
 _CHECKPOINT = "torch.utils.checkpoint.checkpoint"
 _SEQUENTIAL = "torch.utils.checkpoint.checkpoint_sequential"
@@ -33,6 +35,21 @@ class CheckpointDropsGradients(Checker):
     # the call resolves through this file's imports to a `checkpoint` module or function of torch or deepspeed
     words = (("checkpoint",), ("torch", "deepspeed"))
     needs = ("names", "values")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on a call of `checkpoint`/`checkpoint_sequential` (however imported or aliased) with no `*args`/`**kw`,
+        # a tensor input after the segment, and `use_reentrant` left out or `True` (DeepSpeed's: any)
+        deepspeed = "deepspeed" in shape.words
+        for call in shape.calls(*shape.spellings("checkpoint", "checkpoint_sequential")):
+            if any(type(arg) is ast.Starred for arg in call.args) or any(k.arg is None for k in call.keywords):
+                continue
+            given = [k.value for k in call.keywords if k.arg == "use_reentrant"]
+            if given and not deepspeed and not (type(given[0]) is ast.Constant and given[0].value is True):
+                continue
+            if len(call.args) >= 2 or any(k.arg == "input" for k in call.keywords):
+                return True
+        return False
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -18,6 +18,8 @@ on the device would now get a host tensor). A cast (`.float()`, `.to(torch.half)
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from stabfix.checker import Checker
@@ -29,6 +31,7 @@ from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.flow.held_kinds import HeldKinds
 from stabfix.model.functions.summaries import MAX_DEPTH, parameter_receiving
 from stabfix.model.source.syntax import code_of
+from stabfix.shape import Shape, callee_name
 
 # moves and casts of the torch-operation table that return a new tensor (`requires_grad_` is in place)
 MOVES_AND_CASTS = frozenset(name for name, op in torch_ops.METHODS.items()
@@ -40,6 +43,16 @@ class TensorMoveDiscarded(Checker):
     code = "SF416"
     tokens = (".to(", ".cuda(", ".cpu(", ".float(", ".half(", ".double(", ".bfloat16(", ".long(", ".int(", ".type(")
     needs = ("names", "values", "modules", "summaries")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # a statement moving or casting a value, or calling with arguments a helper `summaries` may resolve (`function_of_call`)
+        names, roots = shape.defined_functions | shape.assigned_attributes, shape.imported_names | shape.plain_aliases
+        return any(any(type(p) is ast.Call and type(p.func) is ast.Attribute and p.func.attr in MOVES_AND_CASTS
+                       for p in (value.elts if type(value) is ast.Tuple else [value])) or type(value) is ast.Call and
+                   (value.args or value.keywords) and (callee_name(value) in names or shape.value_root(value.func, (), ()) in roots
+                                                       or getattr(value.func, "id", None) in shape.assigned_names)
+                   for value in (node.value for node in shape.nodes(ast.Expr)))
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -115,12 +128,10 @@ class TensorMoveDiscarded(Checker):
             self.report(call, self._message(call, call.func.value), fix)
 
     def _fix(self, statement: cst.Expr, call: cst.Call, receiver: cst.BaseExpression, kinds: HeldKinds) -> Fix | None:
-        if isinstance(receiver, cst.Name):
-            pass  # a local, a parameter or a loop variable: the reads after the statement see the moved tensor
-        elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name):
-            if kinds.self_attribute(receiver) is None or kinds.is_parameter_attribute(receiver):
-                return None  # not `self.<attr>`, or a registered parameter, which a plain tensor cannot replace
-        else:
+        # a local, a parameter or a loop variable (the reads after the statement see the moved tensor), or a `self.<attr>`
+        # that is not a registered parameter (which a plain tensor cannot replace)
+        if not isinstance(receiver, cst.Name) and not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name)
+                                                       and kinds.self_attribute(receiver) is not None and not kinds.is_parameter_attribute(receiver)):
             return None
         assign = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=call, semicolon=statement.semicolon)
         spelled = f"{code_of(receiver, 40)} = {code_of(call, 60)}"
@@ -166,22 +177,18 @@ class TensorMoveDiscarded(Checker):
 
     def _device_move_only(self, call: cst.Call) -> bool:
         method = call.func.attr.value  # type: ignore[attr-defined]
-        if any(arg.star for arg in call.args):
+        if any(arg.star for arg in call.args) or method not in ("cuda", "cpu", "to"):
             return False
         if method in ("cuda", "cpu"):
             return all(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in call.args) \
                 or (method == "cuda" and len(call.args) == 1 and call.args[0].keyword is None)
-        if method != "to":
-            return False
         target, device = DeviceKinds(self.model.names).move_target(call)
         others = [arg for arg in call.args if arg.value is not device]
         return target in ("device", "cpu") and all(
             arg.keyword is not None and arg.keyword.value in MOVE_ONLY_KEYWORDS for arg in others)
 
     def _message(self, call: cst.Call, receiver: cst.BaseExpression) -> str:
-        what = code_of(call, 60)
-        held = code_of(receiver, 40)
-        verb = "moved" if self._device_move_only(call) else "converted"
+        what, held, verb = code_of(call, 60), code_of(receiver, 40), "moved" if self._device_move_only(call) else "converted"
         return (
             f"`{what}` returns a {verb} copy and this statement throws it away: a tensor, unlike a module, is "
             f"not changed in place, so `{held}` stays where it was; assign it (`{held} = {what}`)"

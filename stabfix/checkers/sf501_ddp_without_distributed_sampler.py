@@ -16,6 +16,8 @@ sampler), which changes which samples each rank sees, on purpose.
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from stabfix.checker import Checker
@@ -24,6 +26,7 @@ from stabfix.fixes.amp import torch_spelling
 from stabfix.model.domain.data_loaders import Loader
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
+from stabfix.shape import Shape
 
 
 ITERABLE_BASES = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})
@@ -35,6 +38,12 @@ class DdpWithoutDistributedSampler(Checker):
     also_needs = (("distributed", "DistributedDataParallel", "DDP", "FSDP", "fully_shard", "Accelerator", "RANK",
                    "deepspeed", "Fabric"),)
     needs = ("distributed",)
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on a `DataLoader(...)` (however imported) given a dataset (`_dataset_sharded`: none shown, nothing judged)
+        return any(any(type(a) is not ast.Starred for a in call.args) or any(k.arg == "dataset" for k in call.keywords)
+                   for call in shape.calls(*shape.spellings("DataLoader")))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         distributed = self.model.distributed

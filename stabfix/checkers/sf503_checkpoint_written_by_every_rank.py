@@ -19,6 +19,8 @@ ranks no longer write, and code that reads the file back must wait at a barrier 
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from stabfix.checker import Checker
@@ -27,6 +29,7 @@ from stabfix.fixes.amp import torch_spelling
 from stabfix.model.domain.data_loaders import argument
 from stabfix.model.domain.world_sizes import WorldSizes
 from stabfix.model.source.syntax import code_of
+from stabfix.shape import Shape
 
 SAVES = {"torch.save": (1, "f"), "torch.serialization.save": (1, "f"), "safetensors.torch.save_file": (1, "filename"),
          "safetensors.torch.save_model": (1, "filename")}
@@ -40,6 +43,19 @@ class CheckpointWrittenByEveryRank(Checker):
     also_needs = (("distributed", "DistributedDataParallel", "DDP", "FSDP", "fully_shard", "Accelerator", "RANK",
                    "deepspeed", "Fabric"),)
     needs = ("distributed",)
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # a write (`_write`): a save function however imported, a `.save_pretrained()` that does not choose the process, or
+        # an `open()` with a literal mode that writes
+        if shape.calls(*shape.spellings(*(name.rsplit(".", 1)[1] for name in SAVES))) or any(
+                type(call.func) is ast.Attribute and not any(type(a) is ast.Starred for a in call.args)
+                and not any(k.arg is None or k.arg in HANDLED_KEYWORDS for k in call.keywords)
+                for call in shape.calls("save_pretrained")):
+            return True
+        modes = (m for call in shape.calls("open") if type(call.func) is ast.Name
+                 for m in [*[a for a in call.args if type(a) is not ast.Starred][1:2], *(k.value for k in call.keywords if k.arg == "mode")])
+        return any(type(m) is ast.Constant and isinstance(m.value, str) and set(m.value) & {"w", "a", "x"} for m in modes)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         distributed = self.model.distributed

@@ -30,12 +30,18 @@ from stabfix.model.domain.rank_splits import RankSplits, kind
 from stabfix.model.domain.ranks import MAIN_DECORATORS
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
+from stabfix.shape import Shape
 
 class CollectiveUnderRankCondition(Checker):
     code = "SF504"
     # a rank condition is always part of a finding (the collective may be a helper's, of any name)
     tokens = ("rank", "is_main", "main_process", "master", "global_zero", "process_zero", "process_index")
     needs = ("distributed", "summaries")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # a call in a branch of an `if` of its function, after an `if` that leaves early, or in a rank-0-only function
+        return shape.early_exits() or bool(shape.decorated(*MAIN_DECORATORS)) or any(map(shape.in_branch, shape.all_calls()))
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+import ast
+
 import libcst as cst
 
 from stabfix.checker import Checker
@@ -28,6 +30,7 @@ from stabfix.findings import Fix
 from stabfix.model.domain.data_loaders import argument
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
+from stabfix.shape import Shape
 
 SAVES = frozenset({"torch.save", "torch.serialization.save"})
 PREFIX_STRIPPERS = frozenset({"torch.nn.modules.utils.consume_prefix_in_state_dict_if_present"})
@@ -38,6 +41,12 @@ class WrappedModuleStateDictSaved(Checker):
     tokens = ("state_dict",)
     also_needs = (("DataParallel", "DDP", "prepare("),)
     needs = ("distributed",)
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on an `X.state_dict()` (no arguments) that a save call (`torch.save`, however imported; `<obj>.save`) is given
+        return any(type(c.func) is ast.Attribute and not c.args and not c.keywords for c in shape.calls("state_dict")) \
+            and any(call.args or call.keywords for call in shape.calls(*shape.spellings("save")))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         distributed = self.model.distributed
