@@ -70,7 +70,9 @@ def failures_message(failures: list[RuleFailure]) -> str | None:
     return "; ".join(parts) + "; please report it"
 
 
-def checkers_for_text(text: str, classes: list[type[Checker]], project: Optional["ProjectView"] = None) -> list[type[Checker]]:
+def checkers_for_text(
+    text: str, classes: list[type[Checker]], project: Optional["ProjectView"] = None, path: str = ""
+) -> list[type[Checker]]:
     """The rules that may fire on the text: its text gates, then (where a rule has one) its structural gate on
     CPython's tree of the file. A file CPython refuses keeps every rule its text lets by: libcst reports why."""
     active = [cls for cls in classes if cls.may_fire(text, project)]
@@ -79,7 +81,7 @@ def checkers_for_text(text: str, classes: list[type[Checker]], project: Optional
     tree = cpython_tree(text)
     if tree is None:
         return active
-    shape = Shape(tree, text)
+    shape = Shape(tree, text, path, project)
     return [cls for cls in active if cls.shape_allows(shape)]
 
 
@@ -94,7 +96,7 @@ def analyse_text(
     """Findings of the given checkers on text, with suppressions applied, sorted by position; a fix whose
     API is newer than `torch_target` is withheld (the finding says why). `project`: the other files of the
     scan as this one sees them (what it consulted is recorded in `project.consulted`)."""
-    active = checkers_for_text(text, classes, project)
+    active = checkers_for_text(text, classes, project, display_path)
     if not active:
         # No rule can fire, so skip libcst; CPython's own parser still reports broken files, fast.
         check_syntax(text, display_path)

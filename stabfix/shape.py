@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from stabfix.text_gates import words_of
+
+if TYPE_CHECKING:
+    from stabfix.project import ProjectView
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -65,9 +68,26 @@ class _Index:
 class Shape:
     """A file's CPython tree with the lookups structural gates ask."""
 
-    def __init__(self, tree: ast.Module, text: str = "") -> None:
+    def __init__(self, tree: ast.Module, text: str = "", path: str = "", project: Optional["ProjectView"] = None) -> None:
         self.tree = tree
         self.text = text
+        self.path = path  # as the scan shows it ("" when unknown)
+        self.project = project
+
+    @cached_property
+    def imports_scanned_code(self) -> bool:
+        """Whether an import anywhere in the file (a function's own included) names a module of the scan: a helper,
+        class or property of another file may then do here what a rule reports. False for a file analysed alone."""
+        if self.project is None:
+            return False
+        spelled = []
+        for node in self.nodes(ast.Import):
+            spelled += [alias.name for alias in node.names]  # type: ignore[attr-defined]
+        for node in self.nodes(ast.ImportFrom):
+            base = "." * node.level + (node.module or "")  # type: ignore[attr-defined]
+            joint = "." if node.module else ""  # type: ignore[attr-defined]
+            spelled += [base if alias.name == "*" else base + joint + alias.name for alias in node.names]  # type: ignore[attr-defined]
+        return self.project.imports_scanned(spelled)
 
     @cached_property
     def words(self) -> frozenset[str]:

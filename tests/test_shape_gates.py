@@ -104,3 +104,38 @@ def test_every_case_the_rule_reports_on_passes_its_structural_gate(code):
     assert len(cases) > 5
     refused = [where for where, text in cases if not CLASSES[code].shape_allows(shape_of(text))]
     assert refused == []
+
+
+def test_a_gate_knows_whether_the_file_imports_code_of_the_scan(tmp_path):
+    from stabfix.project import Project, ProjectIndex
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "util.py").write_text("def helper():\n    pass\n")
+    texts = {
+        "relative.py": "import os\nfrom . import util\n",
+        "in_function.py": "def run():\n    from pkg.util import helper\n    helper()\n",
+        "outside.py": "import os, numpy\nfrom collections import OrderedDict\n",
+    }
+    for name, text in texts.items():
+        (tmp_path / "pkg" / name).write_text(text)
+    project = Project(ProjectIndex([str(path) for path in tmp_path.rglob("*.py")], [str(tmp_path)]))
+    found = {}
+    for name, text in texts.items():
+        path = str(tmp_path / "pkg" / name)
+        view = project.view(path)
+        found[name] = Shape(ast.parse(text), text, path, view).imports_scanned_code
+        if name == "relative.py":
+            assert view.consulted.modules  # the answer depends on the tree: recorded for the cache
+    assert found == {"relative.py": True, "in_function.py": True, "outside.py": False}
+    alone = texts["relative.py"]
+    assert Shape(ast.parse(alone), alone).imports_scanned_code is False  # analysed alone: no other file
+
+
+def test_the_engine_hands_a_gate_the_path_the_scan_shows(monkeypatch):
+    gated = CLASSES[GATED[0]]
+    seen = []
+    monkeypatch.setattr(gated, "may_fire", classmethod(lambda cls, text, project=None: True))
+    monkeypatch.setattr(gated, "shape_allows", classmethod(lambda cls, shape: seen.append(shape.path) or False))
+    analyse_text("x = 1\n", "pkg/__main__.py", [gated], {})
+    assert seen == ["pkg/__main__.py"]

@@ -213,6 +213,19 @@ class ProjectView:
             self._imported = self._recorded(query)
         return self._imported
 
+    def imports_scanned(self, spelled: Iterable[str]) -> bool:
+        """Whether one of these module names, as the file's imports spell them (`pkg.x.f`, `..utils`), is a file
+        of the scan or a name in one (a module found outside the tree, or none, is not)."""
+
+        def query() -> bool:
+            for name in sorted(set(spelled)):
+                target = self.index.absolute(name, self.path)
+                if target and self.index.scanned_module_of(target, self.path) is not None:
+                    return True
+            return False
+
+        return self._recorded(query)
+
     def imported_models(self, ask: Callable[[FileModel], Optional[T]], needs: Iterable[str] = ()) -> list[T]:
         """What `ask` says of the model (built with `needs`) of each module of the tree this file imports,
         in path order; a file that does not parse, or on which `ask` fails, is left out. `ask` must

@@ -247,6 +247,11 @@ class ProjectIndex:
             if module is not None:
                 found.add(module)
 
+    def scanned_module_of(self, target: str, importer: str) -> Optional[str]:
+        """The file of the scan that the absolute module name `target` (or its longest prefix that is one) names,
+        as `importer` would import it; recorded like every module lookup."""
+        return self._module_of(target, importer)
+
     def _module_of(self, target: str, path: str) -> Optional[str]:
         """The file of the longest prefix of `target` that is a module of the tree."""
         parts = target.split(".")
