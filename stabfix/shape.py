@@ -125,3 +125,130 @@ class Shape:
             if isinstance(ancestor, FUNCTIONS):
                 return False
         return False
+
+
+_FOLDED = (ast.Mult, ast.Div, ast.Pow, ast.Add, ast.Sub)  # the operators `model.calls.numerics.constant_of` folds
+
+
+def _number(node: ast.AST) -> Optional[float]:
+    """The number a literal tree spells (`1e-8`, `-3`, `10 ** -8`, `1 / 1e8`), None for anything else."""
+    kind = type(node)
+    if kind is ast.Constant:
+        value = node.value  # type: ignore[attr-defined]
+        return float(value) if type(value) in (int, float) else None
+    if kind is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd):  # type: ignore[attr-defined]
+        inner = _number(node.operand)  # type: ignore[attr-defined]
+        return None if inner is None else (-inner if type(node.op) is ast.USub else inner)  # type: ignore[attr-defined]
+    if kind is ast.BinOp and type(node.op) in _FOLDED:  # type: ignore[attr-defined]
+        left, right = _number(node.left), _number(node.right)  # type: ignore[attr-defined]
+        if left is None or right is None:
+            return None
+        try:
+            return {ast.Mult: lambda: left * right, ast.Div: lambda: left / right, ast.Pow: lambda: float(left ** right),
+                    ast.Add: lambda: left + right, ast.Sub: lambda: left - right}[type(node.op)]()  # type: ignore[attr-defined]
+        except (ZeroDivisionError, OverflowError, TypeError):
+            return None
+    return None
+
+
+def folds_to(shape: "Shape", wanted) -> bool:
+    """Whether the file may hold a number `wanted(number)` accepts, as `model.calls.numerics.constant_of` finds
+    numbers: a literal, a fold of literals (`10 ** -8`), or a fold through names or attributes the file binds
+    to numbers or folds (`eps = base * base`: counted whatever its value)."""
+    for node in shape.nodes(ast.Constant):
+        value = node.value  # type: ignore[attr-defined]
+        if type(value) in (int, float) and (wanted(float(value)) or wanted(-float(value))):
+            return True
+    named: Optional[set[str]] = None
+    for node in shape.nodes(ast.BinOp):
+        if type(node.op) not in _FOLDED:  # type: ignore[attr-defined]
+            continue
+        value = _number(node)
+        if value is not None:
+            if wanted(value):
+                return True
+            continue
+        if named is None:
+            named = _numeric_names(shape)
+        if _foldable(node, named):
+            return True
+    return False
+
+
+def _numeric_names(shape: "Shape") -> set[str]:
+    """The names (and attribute names) the file binds to a number, a fold or another name: an assignment, a
+    walrus, a parameter's default."""
+    named: set[str] = set()
+    for node in shape.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign):
+        targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
+        values = [node.value]  # type: ignore[attr-defined]
+        for target in targets:
+            stack = [target]
+            while stack:
+                target = stack.pop()
+                if type(target) in (ast.Tuple, ast.List):
+                    stack.extend(target.elts)  # type: ignore[attr-defined]
+                    values = values + [v for v in getattr(node.value, "elts", [])]  # type: ignore[attr-defined]
+                elif type(target) is ast.Name and any(v is not None and _foldable(v, None) for v in values):
+                    named.add(target.id)  # type: ignore[attr-defined]
+                elif type(target) is ast.Attribute and any(v is not None and _foldable(v, None) for v in values):
+                    named.add(target.attr)  # type: ignore[attr-defined]
+    for arguments in shape.nodes(ast.arguments):
+        positional = arguments.posonlyargs + arguments.args  # type: ignore[attr-defined]
+        defaults = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))  # type: ignore[attr-defined]
+        defaults += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]  # type: ignore[attr-defined]
+        named.update(arg.arg for arg, default in defaults if _foldable(default, None))
+    return named
+
+
+def _foldable(node: ast.AST, named: Optional[set[str]]) -> bool:
+    """A literal tree, or (with `named`) a fold whose names and attributes are all in `named`; without `named`,
+    any name or attribute counts."""
+    kind = type(node)
+    if kind is ast.Name:
+        return named is None or node.id in named  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        return named is None or node.attr in named  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return _foldable(node.operand, named)  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        return type(node.op) in _FOLDED and _foldable(node.left, named) and _foldable(node.right, named)  # type: ignore[attr-defined]
+    return _number(node) is not None
+
+
+def import_aliases(shape: "Shape") -> frozenset[str]:
+    """The names the file's imports bind under another name (`import torch as T`, `from torch import div as d`):
+    a call through one may reach any function, so a gate asking for a callee's name also accepts them."""
+    return frozenset(alias.asname for node in shape.nodes(ast.Import, ast.ImportFrom)
+                     for alias in node.names if alias.asname and alias.asname != alias.name.rsplit(".", 1)[-1])  # type: ignore[attr-defined]
+
+
+def calls_named(shape: "Shape", names) -> list[ast.Call]:
+    """`shape.calls(*names)`, and calls through a name an import renamed (`from torch import load as L`)."""
+    found = shape.calls(*names)
+    aliases = import_aliases(shape)
+    return found + [call for alias in aliases for call in shape.calls(alias)] if aliases else found
+
+
+STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def under(shape: "Shape", node: ast.AST, types: tuple) -> bool:
+    """Whether any ancestor of the node (through functions and classes too) is of these types."""
+    return any(isinstance(ancestor, types) for ancestor in shape.ancestors(node))
+
+
+def defined_functions(shape: "Shape") -> frozenset[str]:
+    """The names of the file's own functions and methods."""
+    return frozenset(node.name for node in shape.nodes(ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
+
+
+def loops_contain(shape: "Shape", wanted) -> bool:
+    """Whether some `for`/`while` statement of the file has, in its body or `else`, a node `wanted(node)` accepts
+    (through nested functions too)."""
+    for loop in shape.nodes(*STATEMENT_LOOPS):
+        for part in (loop.body, loop.orelse):  # type: ignore[attr-defined]
+            for statement in part:
+                if any(wanted(node) for node in ast.walk(statement)):
+                    return True
+    return False

@@ -44,6 +44,7 @@ their uses and what they are for in `stabfix.model.domain.containers`, `containe
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -54,6 +55,7 @@ from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, wi
 from stabfix.model.domain.container_uses import ContainerKey, ContainerUse, Load, Store
 from stabfix.model.flow.values import Value
 from stabfix.model.source.syntax import code_of
+from stabfix.shape import Shape, calls_named
 
 
 @dataclass
@@ -72,6 +74,16 @@ class DeviceResidentCache(Checker):
     # A store is only reported as a snapshot: detached, cloned or computed with autograd off.
     tokens = ("detach", "clone", "no_grad", "inference_mode", "set_grad_enabled")
     needs = ("names", "values", "steps", "modules", "containers", "device_caches")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on a store into a container this file creates empty (`{}`, `[]`, `dict()`, `deque()`...):
+        # `c[k] = v`, `c.append(v)`, `c.insert(i, v)`, `c.setdefault(k, v)`, `c.update(...)` (a load restoring
+        # one is reported only beside such stores)
+        stores = any(type(target) is ast.Subscript for node in shape.nodes(ast.Assign) for target in node.targets)
+        if not stores and not shape.calls("append", "insert", "setdefault", "update"):
+            return False
+        return _creates_empty_container(shape)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -157,3 +169,17 @@ class DeviceResidentCache(Checker):
         """`torch.load` calls without map_location whose result fills this container."""
         loads = self.containers.restoring_loads(report.key, report.uses)
         return [load for load in loads if not has_map_location(load.call)]
+
+
+_EMPTY_CONSTRUCTORS = ("dict", "list", "OrderedDict", "defaultdict", "deque")
+
+
+def _creates_empty_container(shape: Shape) -> bool:
+    for node in shape.nodes(ast.Assign, ast.AnnAssign):
+        value = node.value
+        if value is None:
+            continue
+        kind = type(value)
+        if (kind is ast.Dict and not value.keys) or (kind is ast.List and not value.elts) or kind is ast.DictComp:
+            return True
+    return bool(calls_named(shape, _EMPTY_CONSTRUCTORS))
