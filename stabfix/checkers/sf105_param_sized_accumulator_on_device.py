@@ -14,6 +14,8 @@ stays among such buffers (`zip(X_sum, Y_sum)`); otherwise the finding is report-
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from stabfix.checker import Checker
@@ -21,6 +23,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.domain.accumulators import Accumulator, accumulators
 from stabfix.model.training.step_frames import loop_header
+from stabfix.shape import STATEMENT_LOOPS, Shape, defined_functions, under
 
 _WRAP = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)
 
@@ -31,6 +34,18 @@ class ParamSizedAccumulatorOnDevice(Checker):
               ".grad.", "autograd.grad")  # sums grown from `0` by flat gradient concatenations (`torch.cat(...)`)
     also_needs = (("add_", "sub_", "+=", "-="), ("param",))
     needs = ("names", "events")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported at a buffer's allocation when an in-place add into it (`+=`, `-=`, `.add_`, `.sub_`) is repeated
+        # by a `for`/`while` loop: around the add, or around a call of a function of the file that adds
+        adds = [n for n in shape.nodes(ast.AugAssign) if type(n.op) in (ast.Add, ast.Sub)] + shape.calls("add_", "sub_")
+        if not adds:
+            return False
+        if any(under(shape, add, STATEMENT_LOOPS) for add in adds):
+            return True
+        own = defined_functions(shape)
+        return any(under(shape, call, STATEMENT_LOOPS) for name in own for call in shape.calls(name))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         names, events = self.model.names, self.model.events
