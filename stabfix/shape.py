@@ -252,3 +252,39 @@ def loops_contain(shape: "Shape", wanted) -> bool:
                 if any(wanted(node) for node in ast.walk(statement)):
                     return True
     return False
+
+
+BACKWARD_NAMES = ("backward", "manual_backward", "grad")  # `.backward()`, Lightning's, `torch.autograd.backward/grad`
+
+
+def backward_calls(shape: "Shape") -> list[ast.Call]:
+    """The calls that may be a backward pass (by their name, or through a renaming import)."""
+    return calls_named(shape, BACKWARD_NAMES)
+
+
+def keyword_calls(shape: "Shape", *keywords: str) -> list[ast.Call]:
+    """The calls passing one of these keywords, or `**kwargs` (which may hold it)."""
+    return [call for call in shape.all_calls() if any(kw.arg is None or kw.arg in keywords for kw in call.keywords)]
+
+
+def attribute_stores(shape: "Shape", *attributes: str) -> list[ast.AST]:
+    """The assignments (plain, annotated or augmented) to `<anything>.<attribute>`, tuple targets included."""
+    found = []
+    for node in shape.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
+        targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
+        if any(type(t) is ast.Attribute and t.attr in attributes for target in targets for t in ast.walk(target)):
+            found.append(node)
+    return found
+
+
+
+def eval_switches(shape: "Shape") -> list[ast.Call]:
+    """The calls that may switch a module to eval mode as `model.training.modes` reads them: `<x>.eval()` (no
+    argument but `*`/`**` ones) and `<x>.train(False)` (its first argument, positional or keyword, `False`)."""
+    found = [call for call in shape.calls("eval") if type(call.func) is ast.Attribute
+             and all(type(arg) is ast.Starred for arg in call.args) and all(kw.arg is None for kw in call.keywords)]
+    for call in shape.calls("train"):
+        first = [*(a for a in call.args if type(a) is not ast.Starred), *(k.value for k in call.keywords if k.arg)][:1]
+        if type(call.func) is ast.Attribute and first and type(first[0]) is ast.Constant and first[0].value is False:  # type: ignore[attr-defined]
+            found.append(call)
+    return found
