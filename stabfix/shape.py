@@ -151,69 +151,62 @@ def _number(node: ast.AST) -> Optional[float]:
     return None
 
 
-def folds_to(shape: "Shape", wanted) -> bool:
-    """Whether the file may hold a number `wanted(number)` accepts, as `model.calls.numerics.constant_of` finds
-    numbers: a literal, a fold of literals (`10 ** -8`), or a fold through names or attributes the file binds
-    to numbers or folds (`eps = base * base`: counted whatever its value)."""
-    for node in shape.nodes(ast.Constant):
-        value = node.value  # type: ignore[attr-defined]
-        if type(value) in (int, float) and (wanted(float(value)) or wanted(-float(value))):
-            return True
-    named: Optional[set[str]] = None
-    for node in shape.nodes(ast.BinOp):
-        if type(node.op) not in _FOLDED:  # type: ignore[attr-defined]
-            continue
-        value = _number(node)
-        if value is not None:
-            if wanted(value):
-                return True
-            continue
-        if named is None:
-            named = _numeric_names(shape)
-        if _foldable(node, named):
-            return True
+def may_fold_to(shape: "Shape", expr: ast.AST, wanted) -> bool:
+    """Whether `expr` may hold a number `wanted(number)` accepts, as `model.calls.numerics.constant_of` folds
+    numbers: a literal or a fold of literals exactly (`10 ** -8`); a name or an attribute through every value the
+    file binds to that name (assignments, walrus, parameter defaults); a fold involving names whenever its parts
+    may be numbers (its value is not worked out here)."""
+    return _may_fold(expr, wanted, _numeric_bindings(shape), 0)
+
+
+def _may_fold(expr: ast.AST, wanted, bindings: dict[str, list[ast.AST]], depth: int) -> bool:
+    if depth > 8:
+        return True  # deeper than `constant_of` follows: unknown, so possible
+    value = _number(expr)
+    if value is not None:
+        return bool(wanted(value))
+    kind = type(expr)
+    if kind is ast.Name or kind is ast.Attribute:
+        name = expr.id if kind is ast.Name else expr.attr  # type: ignore[attr-defined]
+        return any(_may_fold(bound, wanted, bindings, depth + 1) for bound in bindings.get(name, ()))
+    anything = lambda number: True  # noqa: E731
+    if kind is ast.UnaryOp and type(expr.op) in (ast.USub, ast.UAdd):  # type: ignore[attr-defined]
+        return _may_fold(expr.operand, anything, bindings, depth + 1)  # type: ignore[attr-defined]
+    if kind is ast.BinOp and type(expr.op) in _FOLDED:  # type: ignore[attr-defined]
+        return _may_fold(expr.left, anything, bindings, depth + 1) and _may_fold(expr.right, anything, bindings, depth + 1)  # type: ignore[attr-defined]
     return False
 
 
-def _numeric_names(shape: "Shape") -> set[str]:
-    """The names (and attribute names) the file binds to a number, a fold or another name: an assignment, a
-    walrus, a parameter's default."""
-    named: set[str] = set()
+def _numeric_bindings(shape: "Shape") -> dict[str, list[ast.AST]]:
+    """Every value the file binds to each name or attribute name (`x = v`, `self.x = v`, `x: T = v`, `(x := v)`,
+    `a, b = u, v`, a parameter's default), kept on the shape: the values `constant_of` may follow."""
+    found = shape.__dict__.get("_numeric_bindings")
+    if found is not None:
+        return found
+    found = {}
     for node in shape.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign):
+        if node.value is None:  # type: ignore[attr-defined]
+            continue
         targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
-        values = [node.value]  # type: ignore[attr-defined]
-        for target in targets:
-            stack = [target]
-            while stack:
-                target = stack.pop()
-                if type(target) in (ast.Tuple, ast.List):
-                    stack.extend(target.elts)  # type: ignore[attr-defined]
-                    values = values + [v for v in getattr(node.value, "elts", [])]  # type: ignore[attr-defined]
-                elif type(target) is ast.Name and any(v is not None and _foldable(v, None) for v in values):
-                    named.add(target.id)  # type: ignore[attr-defined]
-                elif type(target) is ast.Attribute and any(v is not None and _foldable(v, None) for v in values):
-                    named.add(target.attr)  # type: ignore[attr-defined]
+        pairs = [(target, node.value) for target in targets]  # type: ignore[attr-defined]
+        while pairs:
+            target, value = pairs.pop()
+            if type(target) in (ast.Tuple, ast.List):
+                shown = value.elts if type(value) in (ast.Tuple, ast.List) else None  # type: ignore[attr-defined]
+                if shown is not None and len(shown) == len(target.elts):  # type: ignore[attr-defined]
+                    pairs.extend(zip(target.elts, shown))  # type: ignore[attr-defined]
+            elif type(target) is ast.Name:
+                found.setdefault(target.id, []).append(value)  # type: ignore[attr-defined]
+            elif type(target) is ast.Attribute:
+                found.setdefault(target.attr, []).append(value)  # type: ignore[attr-defined]
     for arguments in shape.nodes(ast.arguments):
         positional = arguments.posonlyargs + arguments.args  # type: ignore[attr-defined]
-        defaults = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))  # type: ignore[attr-defined]
-        defaults += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]  # type: ignore[attr-defined]
-        named.update(arg.arg for arg, default in defaults if _foldable(default, None))
-    return named
-
-
-def _foldable(node: ast.AST, named: Optional[set[str]]) -> bool:
-    """A literal tree, or (with `named`) a fold whose names and attributes are all in `named`; without `named`,
-    any name or attribute counts."""
-    kind = type(node)
-    if kind is ast.Name:
-        return named is None or node.id in named  # type: ignore[attr-defined]
-    if kind is ast.Attribute:
-        return named is None or node.attr in named  # type: ignore[attr-defined]
-    if kind is ast.UnaryOp:
-        return _foldable(node.operand, named)  # type: ignore[attr-defined]
-    if kind is ast.BinOp:
-        return type(node.op) in _FOLDED and _foldable(node.left, named) and _foldable(node.right, named)  # type: ignore[attr-defined]
-    return _number(node) is not None
+        pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))  # type: ignore[attr-defined]
+        pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]  # type: ignore[attr-defined]
+        for arg, default in pairs:
+            found.setdefault(arg.arg, []).append(default)
+    shape.__dict__["_numeric_bindings"] = found
+    return found
 
 
 def import_aliases(shape: "Shape") -> frozenset[str]:
@@ -288,3 +281,18 @@ def eval_switches(shape: "Shape") -> list[ast.Call]:
         if type(call.func) is ast.Attribute and first and type(first[0]) is ast.Constant and first[0].value is False:  # type: ignore[attr-defined]
             found.append(call)
     return found
+
+
+def root_name(expr: ast.AST) -> Optional[str]:
+    """The name a container or tensor is known by in `c`, `self.c`, `c[i]`, `self.c[i][j]`; None for anything else."""
+    while type(expr) is ast.Subscript:
+        expr = expr.value  # type: ignore[attr-defined]
+    return expr.id if type(expr) is ast.Name else expr.attr if type(expr) is ast.Attribute else None  # type: ignore[attr-defined]
+
+
+def runs_training_step(node: ast.AST) -> bool:
+    """Whether the code under `node` calls `.backward()` and `.zero_grad()` or an argument-less `.step()` (as the
+    `containers` part marks a training loop), nested functions included."""
+    methods = {n.func.attr for n in ast.walk(node) if type(n) is ast.Call and type(n.func) is ast.Attribute  # type: ignore[attr-defined]
+               and (n.func.attr != "step" or not n.args and not n.keywords)}  # type: ignore[attr-defined]
+    return "backward" in methods and not methods.isdisjoint(("zero_grad", "step"))

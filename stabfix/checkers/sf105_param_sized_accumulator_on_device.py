@@ -23,8 +23,11 @@ from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.domain.accumulators import Accumulator, accumulators
 from stabfix.model.training.step_frames import loop_header
-from stabfix.shape import STATEMENT_LOOPS, Shape, defined_functions, under
+from stabfix.shape import STATEMENT_LOOPS, Shape, callee_name, calls_named, defined_functions, under
 
+_SHAPED = ("zeros", "empty", "full")  # `torch.zeros(p.shape)`, `torch.empty(*p.size())`
+_FLAT = ("cat", "concat", "concatenate", "hstack")  # `torch.cat([p.grad.view(-1) for p in ...])`
+_ALLOCATIONS = ("zeros_like", "empty_like", "full_like", "new_zeros", "new_empty", "new_full", "new", *_SHAPED, *_FLAT)
 _WRAP = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)
 
 
@@ -37,10 +40,11 @@ class ParamSizedAccumulatorOnDevice(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # reported at a buffer's allocation when an in-place add into it (`+=`, `-=`, `.add_`, `.sub_`) is repeated
-        # by a `for`/`while` loop: around the add, or around a call of a function of the file that adds
+        # reported at a buffer's allocation (`zeros_like`, `new_zeros`, `torch.zeros(p.shape)`, a flat `torch.cat` of
+        # the gradients) when an in-place add into it (`+=`, `-=`, `.add_`, `.sub_`) is repeated by a `for`/`while`
+        # loop: around the add, or around a call of a function of the file that adds
         adds = [n for n in shape.nodes(ast.AugAssign) if type(n.op) in (ast.Add, ast.Sub)] + shape.calls("add_", "sub_")
-        if not adds:
+        if not adds or not any(_may_allocate(call) for call in calls_named(shape, _ALLOCATIONS)):
             return False
         if any(under(shape, add, STATEMENT_LOOPS) for add in adds):
             return True
@@ -108,6 +112,19 @@ class ParamSizedAccumulatorOnDevice(Checker):
 
     def _torch_name(self) -> str | None:
         return next((local for local, qualified in self.context.imports.aliases.items() if qualified == "torch"), None)
+
+
+def _may_allocate(call: ast.Call) -> bool:
+    """A call `parameters.param_sized_allocation` or `accumulators.flat_gradient` may take for a buffer (any other
+    name: an import renamed it)."""
+    name = callee_name(call)
+    first = call.args[0] if call.args else None
+    if name in _SHAPED:
+        first = first.value if type(first) is ast.Starred else first
+        return type(first) is ast.Attribute and first.attr == "shape" or (type(first) is ast.Call and callee_name(first) == "size")
+    if name in _FLAT:
+        return type(first) in (ast.ListComp, ast.GeneratorExp)
+    return True
 
 
 def _legacy(acc: Accumulator) -> bool:

@@ -28,7 +28,7 @@ from stabfix.model.calls.numeric_guards import (
 from stabfix.model.calls.numerics import DIVISION_METHODS, division_operands, is_tiny_epsilon
 from stabfix.model.calls.quotient_uses import QuotientUses
 from stabfix.model.source.syntax import code_of, walk
-from stabfix.shape import Shape, folds_to, import_aliases
+from stabfix.shape import Shape, import_aliases, may_fold_to
 
 
 @dataclass
@@ -52,9 +52,9 @@ class TinyEpsilonDivision(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # reported on a division (or a product with a call, or a division call) by `statistic + epsilon`, the
-        # epsilon a number this file folds (names are resolved within it) to below fp16's smallest subnormal
-        return bool(shape.nodes(ast.Add)) and _divides(shape) and folds_to(shape, is_tiny_epsilon)
+        # a division (or product with a call) by `statistic + eps`, eps folding in this file to below fp16's subnormal
+        adds = [node for node in shape.nodes(ast.BinOp) if type(node.op) is ast.Add]
+        return any(may_fold_to(shape, side, is_tiny_epsilon) for add in adds for side in (add.left, add.right)) and _divides(shape)
 
     def __init__(self, context) -> None:
         super().__init__(context)
