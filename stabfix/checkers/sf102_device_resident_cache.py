@@ -55,7 +55,7 @@ from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, wi
 from stabfix.model.domain.container_uses import ContainerKey, ContainerUse, Load, Store
 from stabfix.model.flow.values import Value
 from stabfix.model.source.syntax import code_of
-from stabfix.shape import Shape, calls_named
+from stabfix.shape import FUNCTIONS, STATEMENT_LOOPS, Shape, callee_name, import_aliases, root_name, runs_training_step
 
 
 @dataclass
@@ -77,13 +77,10 @@ class DeviceResidentCache(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # reported on a store into a container this file creates empty (`{}`, `[]`, `dict()`, `deque()`...):
-        # `c[k] = v`, `c.append(v)`, `c.insert(i, v)`, `c.setdefault(k, v)`, `c.update(...)` (a load restoring
-        # one is reported only beside such stores)
-        stores = any(type(target) is ast.Subscript for node in shape.nodes(ast.Assign) for target in node.targets)
-        if not stores and not shape.calls("append", "insert", "setdefault", "update"):
-            return False
-        return _creates_empty_container(shape)
+        # a store (`c[k] = v`, `c.append(v)`, `.insert`, `.setdefault`, `.update`) into a long-lived container made empty
+        stores = [t.value for n in shape.nodes(ast.Assign) if _per_step(shape, n) for t in n.targets if type(t) is ast.Subscript]
+        stores += [c.func.value for c in shape.calls("append", "insert", "setdefault", "update") if type(c.func) is ast.Attribute and _per_step(shape, c)]
+        return not ({root_name(store) for store in stores} - {None}).isdisjoint(_long_lived_containers(shape))
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -171,15 +168,31 @@ class DeviceResidentCache(Checker):
         return [load for load in loads if not has_map_location(load.call)]
 
 
-_EMPTY_CONSTRUCTORS = ("dict", "list", "OrderedDict", "defaultdict", "deque")
-
-
-def _creates_empty_container(shape: Shape) -> bool:
+def _long_lived_containers(shape: Shape) -> set[str]:
+    """Containers made empty that may outlive a call (`container_roles.long_lived_kinds`): on an object, in a class or
+    module body, or in a function with a closure or a training loop (`runs_training_step`) to fill them across passes."""
+    found: set[str] = set()
     for node in shape.nodes(ast.Assign, ast.AnnAssign):
-        value = node.value
-        if value is None:
+        if node.value is None or not _empty(node.value, shape):
             continue
-        kind = type(value)
-        if (kind is ast.Dict and not value.keys) or (kind is ast.List and not value.elts) or kind is ast.DictComp:
-            return True
-    return bool(calls_named(shape, _EMPTY_CONSTRUCTORS))
+        function = shape.enclosing_function(node)
+        targets = node.targets if type(node) is ast.Assign else [node.target]
+        if function is None or any(type(t) is not ast.Name for t in targets) or any(
+                isinstance(inner, FUNCTIONS) and inner is not function or isinstance(inner, STATEMENT_LOOPS) and runs_training_step(inner)
+                for inner in ast.walk(function)):
+            found.update(root_name(target) for target in targets)
+    return found
+
+
+def _empty(value: ast.expr, shape: Shape) -> bool:
+    """`{}`, `[]`, `{k: {} for ...}`, or a call of `dict`/`list`/`OrderedDict`/`defaultdict`/`deque` (or a renamed import)."""
+    kind = type(value)
+    if (kind is ast.Dict and not value.keys) or (kind is ast.List and not value.elts) or kind is ast.DictComp:
+        return True
+    return kind is ast.Call and (callee_name(value) in ("dict", "list", "OrderedDict", "defaultdict", "deque") or callee_name(value) in import_aliases(shape))
+
+
+def _per_step(shape: Shape, store: ast.AST) -> bool:
+    """Not filled at construction (`__init__`) nor by a hook (`store_roles.in_setup`, `in_hook`)."""
+    names = [f.name for f in shape.ancestors(store) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return not (names and names[-1] in ("__init__", "__post_init__")) and not any("hook" in name.lower() for name in names)
