@@ -255,11 +255,6 @@ def backward_calls(shape: "Shape") -> list[ast.Call]:
     return calls_named(shape, BACKWARD_NAMES)
 
 
-def keyword_calls(shape: "Shape", *keywords: str) -> list[ast.Call]:
-    """The calls passing one of these keywords, or `**kwargs` (which may hold it)."""
-    return [call for call in shape.all_calls() if any(kw.arg is None or kw.arg in keywords for kw in call.keywords)]
-
-
 def attribute_stores(shape: "Shape", *attributes: str) -> list[ast.AST]:
     """The assignments (plain, annotated or augmented) to `<anything>.<attribute>`, tuple targets included."""
     found = []
@@ -296,3 +291,17 @@ def runs_training_step(node: ast.AST) -> bool:
     methods = {n.func.attr for n in ast.walk(node) if type(n) is ast.Call and type(n.func) is ast.Attribute  # type: ignore[attr-defined]
                and (n.func.attr != "step" or not n.args and not n.keywords)}  # type: ignore[attr-defined]
     return "backward" in methods and not methods.isdisjoint(("zero_grad", "step"))
+
+
+def grad_switches_on(shape: "Shape") -> bool:
+    """Whether the file makes a tensor require grad as `model.flow.gradient_use` reads it: `t.requires_grad_()` or
+    `t.requires_grad_(True)`, a call passing `requires_grad=True`, or `t.requires_grad = True`."""
+    for call in shape.calls("requires_grad_"):
+        first = [*call.args, *(kw.value for kw in call.keywords if kw.arg == "requires_grad")][:1]
+        if not call.args and not call.keywords or first and type(first[0]) is ast.Constant and first[0].value is True:  # type: ignore[attr-defined]
+            return True
+    if any(kw.arg == "requires_grad" and type(kw.value) is ast.Constant and kw.value.value is True  # type: ignore[attr-defined]
+           for call in shape.all_calls() for kw in call.keywords):
+        return True
+    return any(type(node) is ast.Assign and type(node.value) is ast.Constant and node.value.value is True  # type: ignore[attr-defined]
+               for node in attribute_stores(shape, "requires_grad"))

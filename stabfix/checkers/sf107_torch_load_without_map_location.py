@@ -33,8 +33,10 @@ from stabfix.fixes.device_moves import has_map_location, with_map_location
 from stabfix.model.calls.devices import to_call_target
 from stabfix.model.flow.flows import Destination
 from stabfix.model.source.syntax import code_of
-from stabfix.shape import Shape, callee_name
+from stabfix.model.calls.torch_ops import METHODS
+from stabfix.shape import Shape, callee_name, import_aliases
 
+_MOVES = frozenset(name for name, op in METHODS.items() if op.kind == "move")  # as `flows.destinations` reads moves
 LOADS = {"torch.load": "torch.load", "torch.serialization.load": "torch.load", "torch.jit.load": "torch.jit.load"}
 
 
@@ -48,8 +50,13 @@ class TorchLoadWithoutMapLocation(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # reported on a call whose name spells `load` (any alias) and that does not say where to load
-        return any(_unlocated(call) for call in shape.all_calls() if "load" in (callee_name(call) or "").lower())
+        # reported on a call whose name spells `load` (any alias) and that does not say where to load, when this
+        # file copies or moves what it loads (`flows.destinations`: `load_state_dict`, `.to()`, `set_state_dict`...)
+        names = [callee_name(call) or "" for call in shape.all_calls()]
+        if not any(_unlocated(call) for call, name in zip(shape.all_calls(), names) if "load" in name.lower()):
+            return False
+        aliases = import_aliases(shape)  # `from peft import set_peft_model_state_dict as restore`
+        return any("state_dict" in name or name in _MOVES or name in aliases for name in names)
 
     def __init__(self, context) -> None:
         super().__init__(context)
