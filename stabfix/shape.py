@@ -127,54 +127,62 @@ class Shape:
         return False
 
 
-_FOLDED = (ast.Mult, ast.Div, ast.Pow, ast.Add, ast.Sub)  # the operators `model.calls.numerics.constant_of` folds
-
-
-def _number(node: ast.AST) -> Optional[float]:
-    """The number a literal tree spells (`1e-8`, `-3`, `10 ** -8`, `1 / 1e8`), None for anything else."""
-    kind = type(node)
-    if kind is ast.Constant:
-        value = node.value  # type: ignore[attr-defined]
-        return float(value) if type(value) in (int, float) else None
-    if kind is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd):  # type: ignore[attr-defined]
-        inner = _number(node.operand)  # type: ignore[attr-defined]
-        return None if inner is None else (-inner if type(node.op) is ast.USub else inner)  # type: ignore[attr-defined]
-    if kind is ast.BinOp and type(node.op) in _FOLDED:  # type: ignore[attr-defined]
-        left, right = _number(node.left), _number(node.right)  # type: ignore[attr-defined]
-        if left is None or right is None:
-            return None
-        try:
-            return {ast.Mult: lambda: left * right, ast.Div: lambda: left / right, ast.Pow: lambda: float(left ** right),
-                    ast.Add: lambda: left + right, ast.Sub: lambda: left - right}[type(node.op)]()  # type: ignore[attr-defined]
-        except (ZeroDivisionError, OverflowError, TypeError):
-            return None
-    return None
-
-
 def may_fold_to(shape: "Shape", expr: ast.AST, wanted) -> bool:
     """Whether `expr` may hold a number `wanted(number)` accepts, as `model.calls.numerics.constant_of` folds
-    numbers: a literal or a fold of literals exactly (`10 ** -8`); a name or an attribute through every value the
-    file binds to that name (assignments, walrus, parameter defaults); a fold involving names whenever its parts
-    may be numbers (its value is not worked out here)."""
-    return _may_fold(expr, wanted, _numeric_bindings(shape), 0)
+    numbers: literals and folds of them (`10 ** -8`), names and attributes through every value the file binds to
+    that name (assignments, walrus, parameter defaults), whatever scope binds them. A value left unknown (a fold of
+    too many possible values, a name bound through itself) counts as possible."""
+    values = _possible_numbers(expr, _numeric_bindings(shape), shape.__dict__.setdefault("_name_numbers", {}), 0)
+    return values is None or any(wanted(value) for value in values)
 
 
-def _may_fold(expr: ast.AST, wanted, bindings: dict[str, list[ast.AST]], depth: int) -> bool:
+_MAX_POSSIBLE = 64
+_BINARY = {ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: float(a ** b),
+           ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b}
+
+
+def _possible_numbers(expr: ast.AST, bindings: dict[str, list[ast.AST]], known: dict, depth: int) -> Optional[set[float]]:
+    """The numbers `expr` may fold to (empty: none, it is no constant), None when unknown."""
     if depth > 8:
-        return True  # deeper than `constant_of` follows: unknown, so possible
-    value = _number(expr)
-    if value is not None:
-        return bool(wanted(value))
+        return None
     kind = type(expr)
+    if kind is ast.Constant:
+        value = expr.value  # type: ignore[attr-defined]
+        return {float(value)} if type(value) in (int, float) else set()
     if kind is ast.Name or kind is ast.Attribute:
         name = expr.id if kind is ast.Name else expr.attr  # type: ignore[attr-defined]
-        return any(_may_fold(bound, wanted, bindings, depth + 1) for bound in bindings.get(name, ()))
-    anything = lambda number: True  # noqa: E731
+        if name in known:
+            return known[name]  # None while being worked out: a name bound through itself is unknown
+        known[name] = None
+        found: Optional[set[float]] = set()
+        for bound in bindings.get(name, ()):
+            if type(bound) in (ast.Name, ast.Attribute) and (bound.id if type(bound) is ast.Name else bound.attr) == name:  # type: ignore[attr-defined]
+                continue  # `self.eps = eps`: the same name's values, not a fold through itself
+            values = _possible_numbers(bound, bindings, known, depth + 1)
+            found = None if values is None or found is None else found | values
+        known[name] = found if found is None or len(found) <= _MAX_POSSIBLE else None
+        return known[name]
     if kind is ast.UnaryOp and type(expr.op) in (ast.USub, ast.UAdd):  # type: ignore[attr-defined]
-        return _may_fold(expr.operand, anything, bindings, depth + 1)  # type: ignore[attr-defined]
-    if kind is ast.BinOp and type(expr.op) in _FOLDED:  # type: ignore[attr-defined]
-        return _may_fold(expr.left, anything, bindings, depth + 1) and _may_fold(expr.right, anything, bindings, depth + 1)  # type: ignore[attr-defined]
-    return False
+        values = _possible_numbers(expr.operand, bindings, known, depth + 1)  # type: ignore[attr-defined]
+        return values if values is None or type(expr.op) is ast.UAdd else {-value for value in values}  # type: ignore[attr-defined]
+    if kind is ast.BinOp and type(expr.op) in _BINARY:  # type: ignore[attr-defined]
+        left = _possible_numbers(expr.left, bindings, known, depth + 1)  # type: ignore[attr-defined]
+        right = _possible_numbers(expr.right, bindings, known, depth + 1) if left != set() else set()  # type: ignore[attr-defined]
+        if left is None or right is None:
+            return None if left != set() and right != set() else set()
+        if len(left) * len(right) > _MAX_POSSIBLE:
+            return None
+        folded = set()
+        for a in left:
+            for b in right:
+                try:
+                    result = _BINARY[type(expr.op)](a, b)  # type: ignore[attr-defined]
+                except (ZeroDivisionError, OverflowError, TypeError):
+                    continue
+                if type(result) is float and result == result:  # not complex, not NaN
+                    folded.add(result)
+        return folded
+    return set()
 
 
 def _numeric_bindings(shape: "Shape") -> dict[str, list[ast.AST]]:
