@@ -313,3 +313,20 @@ def grad_switches_on(shape: "Shape") -> bool:
         return True
     return any(type(node) is ast.Assign and type(node.value) is ast.Constant and node.value.value is True  # type: ignore[attr-defined]
                for node in attribute_stores(shape, "requires_grad"))
+
+
+EMPTY_CONTAINER_CALLS = ("dict", "list", "OrderedDict", "defaultdict", "deque")
+
+
+def makes_empty_container(shape: "Shape", value: ast.AST) -> bool:
+    """`{}`, `[]`, `{k: {} for ...}`, or a call of `dict`/`list`/`OrderedDict`/`defaultdict`/`deque` (or of a name an
+    import renamed): a container created empty (`model.domain.containers.empty_container_kind`, loosened)."""
+    kind = type(value)
+    if (kind is ast.Dict and not value.keys) or (kind is ast.List and not value.elts) or kind is ast.DictComp:  # type: ignore[attr-defined]
+        return True
+    return kind is ast.Call and (callee_name(value) in EMPTY_CONTAINER_CALLS or callee_name(value) in import_aliases(shape))  # type: ignore[arg-type]
+
+
+def mentions_a_name(node: ast.AST) -> bool:
+    """Whether a name is read or written anywhere under the node (a key that is no constant has one)."""
+    return any(type(inner) is ast.Name for inner in ast.walk(node))

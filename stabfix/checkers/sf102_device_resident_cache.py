@@ -55,7 +55,7 @@ from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, wi
 from stabfix.model.domain.container_uses import ContainerKey, ContainerUse, Load, Store
 from stabfix.model.flow.values import Value
 from stabfix.model.source.syntax import code_of
-from stabfix.shape import FUNCTIONS, STATEMENT_LOOPS, Shape, callee_name, import_aliases, root_name, runs_training_step
+from stabfix.shape import STATEMENT_LOOPS, Shape, makes_empty_container, mentions_a_name, root_name, runs_training_step
 
 
 @dataclass
@@ -77,9 +77,11 @@ class DeviceResidentCache(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # a store (`c[k] = v`, `c.append(v)`, `.insert`, `.setdefault`, `.update`) into a long-lived container made empty
-        stores = [t.value for n in shape.nodes(ast.Assign) if _per_step(shape, n) for t in n.targets if type(t) is ast.Subscript]
-        stores += [c.func.value for c in shape.calls("append", "insert", "setdefault", "update") if type(c.func) is ast.Attribute and _per_step(shape, c)]
+        # a growing store (`c.append(v)`; `c[k] = v`... by a key that is no constant: `store_roles.grows`) into a long-lived container made empty
+        stores = [t.value for n in shape.nodes(ast.Assign) if _per_step(shape, n) for t in n.targets
+                  if type(t) is ast.Subscript and mentions_a_name(t.slice)]
+        stores += [c.func.value for c in shape.calls("append", "insert", "setdefault", "update") if type(c.func) is ast.Attribute
+                   and _per_step(shape, c) and _grows(c)]
         return not ({root_name(store) for store in stores} - {None}).isdisjoint(_long_lived_containers(shape))
 
     def __init__(self, context) -> None:
@@ -173,23 +175,23 @@ def _long_lived_containers(shape: Shape) -> set[str]:
     module body, or in a function with a closure or a training loop (`runs_training_step`) to fill them across passes."""
     found: set[str] = set()
     for node in shape.nodes(ast.Assign, ast.AnnAssign):
-        if node.value is None or not _empty(node.value, shape):
+        if node.value is None or not makes_empty_container(shape, node.value):
             continue
         function = shape.enclosing_function(node)
         targets = node.targets if type(node) is ast.Assign else [node.target]
+        returned = {n.value.id for n in ast.walk(function) if type(n) is ast.Return and type(n.value) is ast.Name} if function else ()
         if function is None or any(type(t) is not ast.Name for t in targets) or any(
-                isinstance(inner, FUNCTIONS) and inner is not function or isinstance(inner, STATEMENT_LOOPS) and runs_training_step(inner)
-                for inner in ast.walk(function)):
+                type(inner) in (ast.FunctionDef, ast.AsyncFunctionDef) and inner.name in returned and inner is not function
+                or isinstance(inner, STATEMENT_LOOPS) and runs_training_step(inner) for inner in ast.walk(function)):
             found.update(root_name(target) for target in targets)
     return found
 
 
-def _empty(value: ast.expr, shape: Shape) -> bool:
-    """`{}`, `[]`, `{k: {} for ...}`, or a call of `dict`/`list`/`OrderedDict`/`defaultdict`/`deque` (or a renamed import)."""
-    kind = type(value)
-    if (kind is ast.Dict and not value.keys) or (kind is ast.List and not value.elts) or kind is ast.DictComp:
-        return True
-    return kind is ast.Call and (callee_name(value) in ("dict", "list", "OrderedDict", "defaultdict", "deque") or callee_name(value) in import_aliases(shape))
+def _grows(call: ast.Call) -> bool:
+    first = call.args[0] if call.args else None
+    if call.func.attr == "update":  # type: ignore[attr-defined]
+        return type(first) is ast.DictComp or type(first) is ast.Dict and any(k is not None and mentions_a_name(k) for k in first.keys)
+    return call.func.attr != "setdefault" or first is not None and mentions_a_name(first)  # type: ignore[attr-defined]
 
 
 def _per_step(shape: Shape, store: ast.AST) -> bool:
