@@ -301,18 +301,31 @@ def runs_training_step(node: ast.AST) -> bool:
     return "backward" in methods and not methods.isdisjoint(("zero_grad", "step"))
 
 
-def grad_switches_on(shape: "Shape") -> bool:
-    """Whether the file makes a tensor require grad as `model.flow.gradient_use` reads it: `t.requires_grad_()` or
-    `t.requires_grad_(True)`, a call passing `requires_grad=True`, or `t.requires_grad = True`."""
+def releafs(shape: "Shape") -> bool:
+    """Whether the file may make a tensor require grad afresh, as `model.flow.graph_cuts` reads it: `t.requires_grad_()`
+    or `t.requires_grad_(True)`, `t.requires_grad = True`, or `requires_grad=True` passed to `torch.tensor` /
+    `torch.from_numpy` (any renamed import) or to a call whose first argument may drop autograd history (`.detach()`,
+    `.data`, `.numpy()`: `Variable(out.data, requires_grad=True)`). Not `nn.Parameter(torch.zeros(n), requires_grad=True)`."""
     for call in shape.calls("requires_grad_"):
         first = [*call.args, *(kw.value for kw in call.keywords if kw.arg == "requires_grad")][:1]
         if not call.args and not call.keywords or first and type(first[0]) is ast.Constant and first[0].value is True:  # type: ignore[attr-defined]
             return True
-    if any(kw.arg == "requires_grad" and type(kw.value) is ast.Constant and kw.value.value is True  # type: ignore[attr-defined]
-           for call in shape.all_calls() for kw in call.keywords):
-        return True
+    aliases = import_aliases(shape)
+    for call in shape.all_calls():
+        if any(kw.arg == "requires_grad" and type(kw.value) is ast.Constant and kw.value.value is True for kw in call.keywords):  # type: ignore[attr-defined]
+            if callee_name(call) in ("tensor", "from_numpy") or callee_name(call) in aliases or call.args and _may_cut(call.args[0]):
+                return True
     return any(type(node) is ast.Assign and type(node.value) is ast.Constant and node.value.value is True  # type: ignore[attr-defined]
                for node in attribute_stores(shape, "requires_grad"))
+
+
+def _may_cut(expr: ast.AST) -> bool:
+    """Whether an operation under `expr` may drop autograd history (a torch method or attribute whose result has none)."""
+    from stabfix.model.calls import torch_ops
+
+    cutting = {name for table in (torch_ops.METHODS, torch_ops.ATTRIBUTES) for name, op in table.items() if not op.history}
+    return any(type(node) is ast.Attribute and node.attr in cutting for node in ast.walk(expr)) or any(  # type: ignore[attr-defined]
+        type(node) is ast.Call and callee_name(node) in cutting for node in ast.walk(expr))
 
 
 EMPTY_CONTAINER_CALLS = ("dict", "list", "OrderedDict", "defaultdict", "deque")
@@ -330,3 +343,13 @@ def makes_empty_container(shape: "Shape", value: ast.AST) -> bool:
 def mentions_a_name(node: ast.AST) -> bool:
     """Whether a name is read or written anywhere under the node (a key that is no constant has one)."""
     return any(type(inner) is ast.Name for inner in ast.walk(node))
+
+
+def arguments_may_fold_to(shape: "Shape", calls: list[ast.Call], wanted) -> bool:
+    """Whether an argument (positional or keyword) of one of the calls may fold to a number `wanted` accepts (`may_fold_to`)."""
+    return any(may_fold_to(shape, arg, wanted) for call in calls for arg in [*call.args, *(kw.value for kw in call.keywords)])
+
+
+def spells_infinity(shape: "Shape") -> bool:
+    """Whether the file spells an infinity `numerics.signed_constant` reads (`float("-inf")`, `math.inf`, `np.NINF`)."""
+    return any(word.lower() in ("inf", "infinity", "ninf") for word in shape.words)

@@ -29,7 +29,7 @@ from stabfix.model.flow.graph_cuts import Cut, Reenabled
 from stabfix.model.flow.history import LOSS
 from stabfix.model.functions.summary_facts import LEAF_SETTER
 from stabfix.model.functions.trained_returns import trained_return
-from stabfix.shape import Shape, backward_calls, grad_switches_on
+from stabfix.shape import Shape, backward_calls, releafs
 
 _MAX_TEXT = 60
 _FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor"})
@@ -44,7 +44,7 @@ class PredictionCutFromGraph(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:  # a cut or switch spelled here, or a backward (a helper's switch, copied losses)
-        return grad_switches_on(shape) or bool(backward_calls(shape))
+        return releafs(shape) or bool(backward_calls(shape))
 
     def __init__(self, context) -> None:
         super().__init__(context)
