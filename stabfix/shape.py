@@ -220,6 +220,13 @@ def _numeric_bindings(shape: "Shape") -> dict[str, list[ast.AST]]:
 def import_aliases(shape: "Shape") -> frozenset[str]:
     """The names the file's imports bind under another name (`import torch as T`, `from torch import div as d`):
     a call through one may reach any function, so a gate asking for a callee's name also accepts them."""
+    found = shape.__dict__.get("_import_aliases")
+    if found is None:
+        found = shape.__dict__["_import_aliases"] = _import_aliases(shape)
+    return found
+
+
+def _import_aliases(shape: "Shape") -> frozenset[str]:
     return frozenset(alias.asname for node in shape.nodes(ast.Import, ast.ImportFrom)
                      for alias in node.names if alias.asname and alias.asname != alias.name.rsplit(".", 1)[-1])  # type: ignore[attr-defined]
 
@@ -293,12 +300,15 @@ def root_name(expr: ast.AST) -> Optional[str]:
     return expr.id if type(expr) is ast.Name else expr.attr if type(expr) is ast.Attribute else None  # type: ignore[attr-defined]
 
 
-def runs_training_step(node: ast.AST) -> bool:
-    """Whether the code under `node` calls `.backward()` and `.zero_grad()` or an argument-less `.step()` (as the
-    `containers` part marks a training loop), nested functions included."""
-    methods = {n.func.attr for n in ast.walk(node) if type(n) is ast.Call and type(n.func) is ast.Attribute  # type: ignore[attr-defined]
-               and (n.func.attr != "step" or not n.args and not n.keywords)}  # type: ignore[attr-defined]
-    return "backward" in methods and not methods.isdisjoint(("zero_grad", "step"))
+def training_loops(shape: "Shape") -> list[ast.AST]:
+    """The `for`/`while` loops around both a `.backward()` and a `.zero_grad()` or argument-less `.step()` (as the
+    `containers` part marks a training loop; nested functions included)."""
+    def loops_around(calls) -> dict[int, ast.AST]:
+        return {id(a): a for call in calls if type(call.func) is ast.Attribute for a in shape.ancestors(call) if isinstance(a, STATEMENT_LOOPS)}
+
+    updates = [c for c in shape.calls("zero_grad", "step") if c.func.attr == "zero_grad" or not c.args and not c.keywords]  # type: ignore[attr-defined]
+    backward = loops_around(shape.calls("backward"))
+    return [loop for key, loop in loops_around(updates).items() if key in backward] if backward else []
 
 
 def releafs(shape: "Shape") -> bool:
@@ -353,3 +363,18 @@ def arguments_may_fold_to(shape: "Shape", calls: list[ast.Call], wanted) -> bool
 def spells_infinity(shape: "Shape") -> bool:
     """Whether the file spells an infinity `numerics.signed_constant` reads (`float("-inf")`, `math.inf`, `np.NINF`)."""
     return any(word.lower() in ("inf", "infinity", "ninf") for word in shape.words)
+
+
+def functions_keeping_locals(shape: "Shape") -> set[int]:
+    """The ids of the functions whose locals may outlive one call (`container_roles._outlives_a_step`): those around
+    a training loop (`training_loops`), or returning (by name) a function nested in them."""
+    found = {id(a) for loop in training_loops(shape) for a in shape.ancestors(loop) if isinstance(a, FUNCTIONS)}
+    returned: dict[int, set[str]] = {}
+    for node in shape.nodes(ast.Return):
+        if type(node.value) is ast.Name:  # type: ignore[attr-defined]
+            for a in shape.ancestors(node):
+                if isinstance(a, FUNCTIONS):
+                    returned.setdefault(id(a), set()).add(node.value.id)  # type: ignore[attr-defined]
+    for inner in shape.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+        found.update(id(a) for a in shape.ancestors(inner) if isinstance(a, FUNCTIONS) and inner.name in returned.get(id(a), ()))
+    return found

@@ -55,7 +55,7 @@ from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, wi
 from stabfix.model.domain.container_uses import ContainerKey, ContainerUse, Load, Store
 from stabfix.model.flow.values import Value
 from stabfix.model.source.syntax import code_of
-from stabfix.shape import STATEMENT_LOOPS, Shape, makes_empty_container, mentions_a_name, root_name, runs_training_step
+from stabfix.shape import Shape, functions_keeping_locals, makes_empty_container, mentions_a_name, root_name
 
 
 @dataclass
@@ -78,11 +78,11 @@ class DeviceResidentCache(Checker):
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
         # a growing store (`c.append(v)`; `c[k] = v`... by a key that is no constant: `store_roles.grows`) into a long-lived container made empty
-        stores = [t.value for n in shape.nodes(ast.Assign) if _per_step(shape, n) for t in n.targets
-                  if type(t) is ast.Subscript and mentions_a_name(t.slice)]
-        stores += [c.func.value for c in shape.calls("append", "insert", "setdefault", "update") if type(c.func) is ast.Attribute
-                   and _per_step(shape, c) and _grows(c)]
-        return not ({root_name(store) for store in stores} - {None}).isdisjoint(_long_lived_containers(shape))
+        stores = [(n, t.value) for n in shape.nodes(ast.Assign) for t in n.targets if type(t) is ast.Subscript and mentions_a_name(t.slice)]
+        stores += [(c, c.func.value) for c in shape.calls("append", "insert", "setdefault", "update") if type(c.func) is ast.Attribute and _grows(c)]
+        stored = {root_name(held) for _, held in stores} - {None}
+        kept = _long_lived_containers(shape, stored) if stored else set()
+        return any(root_name(held) in kept and _per_step(shape, node) for node, held in stores)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -170,21 +170,21 @@ class DeviceResidentCache(Checker):
         return [load for load in loads if not has_map_location(load.call)]
 
 
-def _long_lived_containers(shape: Shape) -> set[str]:
-    """Containers made empty that may outlive a call (`container_roles.long_lived_kinds`): on an object, in a class or
-    module body, or in a function with a closure or a training loop (`runs_training_step`) to fill them across passes."""
+def _long_lived_containers(shape: Shape, stored: set[str]) -> set[str]:
+    """Containers made empty that may outlive a call (`long_lived_kinds`): a function's local only in `functions_keeping_locals`."""
     found: set[str] = set()
+    persisting: set[int] | None = None
     for node in shape.nodes(ast.Assign, ast.AnnAssign):
-        if node.value is None or not makes_empty_container(shape, node.value):
+        targets = node.targets if type(node) is ast.Assign else [node.target]
+        if node.value is None or stored.isdisjoint(root_name(t) for t in targets) or not makes_empty_container(shape, node.value):
             continue
         function = shape.enclosing_function(node)
-        targets = node.targets if type(node) is ast.Assign else [node.target]
-        returned = {n.value.id for n in ast.walk(function) if type(n) is ast.Return and type(n.value) is ast.Name} if function else ()
-        if function is None or any(type(t) is not ast.Name for t in targets) or any(
-                type(inner) in (ast.FunctionDef, ast.AsyncFunctionDef) and inner.name in returned and inner is not function
-                or isinstance(inner, STATEMENT_LOOPS) and runs_training_step(inner) for inner in ast.walk(function)):
-            found.update(root_name(target) for target in targets)
-    return found
+        if function is not None and all(type(t) is ast.Name for t in targets):
+            persisting = functions_keeping_locals(shape) if persisting is None else persisting
+            if id(function) not in persisting:
+                continue
+        found.update(root_name(target) for target in targets)
+    return found & stored
 
 
 def _grows(call: ast.Call) -> bool:
