@@ -44,6 +44,7 @@ their uses and what they are for in `stabfix.model.domain.containers`, `containe
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -54,6 +55,7 @@ from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, wi
 from stabfix.model.domain.container_uses import ContainerKey, ContainerUse, Load, Store
 from stabfix.model.flow.values import Value
 from stabfix.model.source.syntax import code_of
+from stabfix.shape import Shape, functions_keeping_locals, makes_empty_container, mentions_a_name, root_name
 
 
 @dataclass
@@ -72,6 +74,15 @@ class DeviceResidentCache(Checker):
     # A store is only reported as a snapshot: detached, cloned or computed with autograd off.
     tokens = ("detach", "clone", "no_grad", "inference_mode", "set_grad_enabled")
     needs = ("names", "values", "steps", "modules", "containers", "device_caches")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # a growing store (`c.append(v)`; `c[k] = v`... by a key that is no constant: `store_roles.grows`) into a long-lived container made empty
+        stores = [(n, t.value) for n in shape.nodes(ast.Assign) for t in n.targets if type(t) is ast.Subscript and mentions_a_name(t.slice)]
+        stores += [(c, c.func.value) for c in shape.calls("append", "insert", "setdefault", "update") if type(c.func) is ast.Attribute and _grows(c)]
+        stored = {root_name(held) for _, held in stores} - {None}
+        kept = _long_lived_containers(shape, stored) if stored else set()
+        return any(root_name(held) in kept and _per_step(shape, node) for node, held in stores)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -157,3 +168,33 @@ class DeviceResidentCache(Checker):
         """`torch.load` calls without map_location whose result fills this container."""
         loads = self.containers.restoring_loads(report.key, report.uses)
         return [load for load in loads if not has_map_location(load.call)]
+
+
+def _long_lived_containers(shape: Shape, stored: set[str]) -> set[str]:
+    """Containers made empty that may outlive a call (`long_lived_kinds`): a function's local only in `functions_keeping_locals`."""
+    found: set[str] = set()
+    persisting: set[int] | None = None
+    for node in shape.nodes(ast.Assign, ast.AnnAssign):
+        targets = node.targets if type(node) is ast.Assign else [node.target]
+        if node.value is None or stored.isdisjoint(root_name(t) for t in targets) or not makes_empty_container(shape, node.value):
+            continue
+        function = shape.enclosing_function(node)
+        if function is not None and all(type(t) is ast.Name for t in targets):
+            persisting = functions_keeping_locals(shape) if persisting is None else persisting
+            if id(function) not in persisting:
+                continue
+        found.update(root_name(target) for target in targets)
+    return found & stored
+
+
+def _grows(call: ast.Call) -> bool:
+    first = call.args[0] if call.args else None
+    if call.func.attr == "update":  # type: ignore[attr-defined]
+        return type(first) is ast.DictComp or type(first) is ast.Dict and any(k is not None and mentions_a_name(k) for k in first.keys)
+    return call.func.attr != "setdefault" or first is not None and mentions_a_name(first)  # type: ignore[attr-defined]
+
+
+def _per_step(shape: Shape, store: ast.AST) -> bool:
+    """Not filled at construction (`__init__`) nor by a hook (`store_roles.in_setup`, `in_hook`)."""
+    names = [f.name for f in shape.ancestors(store) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return not (names and names[-1] in ("__init__", "__post_init__")) and not any("hook" in name.lower() for name in names)

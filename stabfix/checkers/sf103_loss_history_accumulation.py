@@ -18,6 +18,7 @@ global or reaches code the file does not show.
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
@@ -31,6 +32,7 @@ from stabfix.model.source.imports import dotted_name
 from stabfix.model.training.modes import in_harness
 from stabfix.model.training.running_totals import Accumulation
 from stabfix.model.training.step_frames import FunctionFrame
+from stabfix.shape import Shape
 
 
 class LossHistoryAccumulation(Checker):
@@ -38,6 +40,25 @@ class LossHistoryAccumulation(Checker):
     tokens = ("+=", ".append(", ".extend(", ".insert(", " + ")
     also_needs = (("loss", "criterion", ".eval()", "backward"),)
     needs = ("history", "steps", "uses", "running_totals")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on an update (`h += v`, `h = h + v`, `h.append(v)`, `.extend`, `.insert`) of a holder spelled as a
+        # name, attribute or subscript, by a value that may carry a graph (no literal, comparison, `.item()`...)
+        for node in shape.nodes(ast.AugAssign):
+            if type(node.op) in (ast.Add, ast.Sub) and type(node.value) not in (ast.Tuple, ast.List) \
+                    and _spelled(node.target) and _may_carry_graph(node.value):
+                return True
+        for node in shape.nodes(ast.Assign):
+            if len(node.targets) == 1 and _sums_into_itself(node.targets[0], node.value):
+                return True
+        for method, index in (("append", 0), ("extend", 0), ("insert", 1)):
+            for call in shape.calls(method):
+                positional = [arg for arg in call.args if type(arg) is not ast.Starred]
+                if type(call.func) is ast.Attribute and _spelled(call.func.value) and len(positional) == index + 1 \
+                        and _may_carry_graph(positional[index]):
+                    return True
+        return False
 
     # -- decision --------------------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -143,3 +164,37 @@ def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
 
+
+
+_NO_GRAPH = (ast.Constant, ast.Compare, ast.Dict, ast.Set, ast.DictComp, ast.SetComp, ast.Lambda, ast.JoinedStr, ast.BoolOp)
+_CUT_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
+
+
+def _may_carry_graph(value: ast.expr) -> bool:
+    if isinstance(value, _NO_GRAPH):
+        return False
+    return not (type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _CUT_METHODS)
+
+
+def _spelled(holder: ast.expr) -> bool:
+    """A name, a chain of attributes of one, or a subscript of either (what `_holder_spelling` spells)."""
+    if type(holder) is ast.Subscript:
+        holder = holder.value
+    while type(holder) is ast.Attribute:
+        holder = holder.value
+    return type(holder) is ast.Name
+
+
+def _sums_into_itself(target: ast.expr, value: ast.expr) -> bool:
+    """`total = total + loss`, `total, n = total + loss, n + 1` (the target spelled again on one side)."""
+    if type(target) in (ast.Tuple, ast.List):
+        if type(value) not in (ast.Tuple, ast.List) or len(value.elts) != len(target.elts):
+            return False
+        return any(_sums_into_itself(t, v) for t, v in zip(target.elts, value.elts))
+    if type(value) is not ast.BinOp or type(value.op) is not ast.Add:
+        return False
+    spelled = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
+    for side, other in ((value.left, value.right), (value.right, value.left)):
+        if ast.dump(side, annotate_fields=False) == spelled and _may_carry_graph(other):
+            return True
+    return False

@@ -14,6 +14,9 @@ stays among such buffers (`zip(X_sum, Y_sum)`); otherwise the finding is report-
 
 from __future__ import annotations
 
+import ast
+from typing import Optional
+
 import libcst as cst
 
 from stabfix.checker import Checker
@@ -21,7 +24,11 @@ from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.domain.accumulators import Accumulator, accumulators
 from stabfix.model.training.step_frames import loop_header
+from stabfix.shape import STATEMENT_LOOPS, Shape, callee_name, calls_named, defined_functions, root_name, under
 
+_SHAPED = ("zeros", "empty", "full")  # `torch.zeros(p.shape)`, `torch.empty(*p.size())`
+_FLAT = ("cat", "concat", "concatenate", "hstack")  # `torch.cat([p.grad.view(-1) for p in ...])`
+_ALLOCATIONS = ("zeros_like", "empty_like", "full_like", "new_zeros", "new_empty", "new_full", "new", *_SHAPED, *_FLAT)
 _WRAP = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)
 
 
@@ -31,6 +38,22 @@ class ParamSizedAccumulatorOnDevice(Checker):
               ".grad.", "autograd.grad")  # sums grown from `0` by flat gradient concatenations (`torch.cat(...)`)
     also_needs = (("add_", "sub_", "+=", "-="), ("param",))
     needs = ("names", "events")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported at a buffer's allocation (`zeros_like`, `new_zeros`, `torch.zeros(p.shape)`, a flat `torch.cat` of
+        # the gradients) when an in-place add into it (`+=`, `-=`, `.add_`, `.sub_`: into what the allocation is bound
+        # or stored to, a loop's or a function's own name for it) is repeated by a `for`/`while` loop: around the add,
+        # or around a call of a function of the file that adds
+        holders = _holders(shape, [call for call in calls_named(shape, _ALLOCATIONS) if _may_allocate(call)])
+        adds = [n for n in shape.nodes(ast.AugAssign) if type(n.op) in (ast.Add, ast.Sub) and root_name(n.target) in holders]
+        adds += [c for c in shape.calls("add_", "sub_") if type(c.func) is ast.Attribute and root_name(c.func.value) in holders]
+        if not adds:
+            return False
+        if any(under(shape, add, STATEMENT_LOOPS) for add in adds):
+            return True
+        own = defined_functions(shape)
+        return any(under(shape, call, STATEMENT_LOOPS) for name in own for call in shape.calls(name))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         names, events = self.model.names, self.model.events
@@ -93,6 +116,41 @@ class ParamSizedAccumulatorOnDevice(Checker):
 
     def _torch_name(self) -> str | None:
         return next((local for local, qualified in self.context.imports.aliases.items() if qualified == "torch"), None)
+
+
+def _holders(shape: Shape, allocations: list[ast.Call]) -> set[Optional[str]]:
+    """The names an add may reach the allocations through: what they are bound or stored to (`acc = ...`, `sums =
+    [... for p in ps]`, `grads[n] = ...`, `grads.append(...)`, `grads += torch.cat(...)`), and any loop's,
+    comprehension's or function parameter's name (`for acc, p in zip(sums, ps)`, a helper handed the buffers)."""
+    if not allocations:
+        return set()
+    found: set[Optional[str]] = set()
+    for allocation in allocations:
+        found.update(a.target.id for a in shape.ancestors(allocation) if type(a) is ast.NamedExpr)
+        statement = next((a for a in shape.ancestors(allocation) if isinstance(a, ast.stmt)), None)
+        if type(statement) is ast.Assign:
+            found.update(root_name(n) for target in statement.targets for n in ast.walk(target))
+        elif type(statement) in (ast.AnnAssign, ast.AugAssign):
+            found.add(root_name(statement.target))
+        elif type(statement) is ast.Expr and type(statement.value) is ast.Call and type(statement.value.func) is ast.Attribute:
+            found.add(root_name(statement.value.func.value))
+    for node in shape.nodes(ast.For, ast.AsyncFor, ast.comprehension):
+        found.update(n.id for n in ast.walk(node.target) if type(n) is ast.Name)
+    found.update(arg.arg for node in shape.nodes(ast.arguments) for arg in [*node.posonlyargs, *node.args, *node.kwonlyargs])
+    return found - {None}
+
+
+def _may_allocate(call: ast.Call) -> bool:
+    """A call `parameters.param_sized_allocation` or `accumulators.flat_gradient` may take for a buffer (any other
+    name: an import renamed it)."""
+    name = callee_name(call)
+    first = call.args[0] if call.args else None
+    if name in _SHAPED:
+        first = first.value if type(first) is ast.Starred else first
+        return type(first) is ast.Attribute and first.attr == "shape" or (type(first) is ast.Call and callee_name(first) == "size")
+    if name in _FLAT:
+        return type(first) in (ast.ListComp, ast.GeneratorExp)
+    return True
 
 
 def _legacy(acc: Accumulator) -> bool:

@@ -15,6 +15,7 @@ file cannot see into included (`model.grad_reach`); unsafe otherwise.
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
@@ -24,6 +25,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.flow.grad_reach import GradReach
 from stabfix.model.training.modes import Switch, in_harness, within
+from stabfix.shape import LOOPS, Shape, eval_switches
 
 # Lightning runs these hooks with autograd off.
 LIGHTNING_NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
@@ -34,6 +36,15 @@ class EvalWithoutNoGrad(Checker):
     tokens = (".eval()", ".train(False)", ".backward(")  # the last: an evaluation phase that never switches modes
     needs = ("modes", "history", "events", "summaries", "evaluations")
     _torch: Optional[str] = None  # the fixes' spelling of `torch`, found once per file
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on a forward after `m.eval()` / `m.train(False)`, or in a loop of a function of the file that
+        # the file calls (an evaluation phase that never switches modes)
+        if eval_switches(shape):
+            return True
+        return any(shape.calls(f.name) and any(isinstance(n, LOOPS) for n in ast.walk(f))
+                   for f in shape.nodes(ast.FunctionDef, ast.AsyncFunctionDef))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         modes = self.model.modes

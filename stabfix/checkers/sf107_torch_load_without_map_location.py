@@ -23,6 +23,8 @@ has a sibling in the same function reading the same file with a `map_location` (
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from stabfix.checker import Checker
@@ -31,7 +33,10 @@ from stabfix.fixes.device_moves import has_map_location, with_map_location
 from stabfix.model.calls.devices import to_call_target
 from stabfix.model.flow.flows import Destination
 from stabfix.model.source.syntax import code_of
+from stabfix.model.calls.torch_ops import METHODS
+from stabfix.shape import Shape, callee_name, import_aliases
 
+_MOVES = frozenset(name for name, op in METHODS.items() if op.kind == "move")  # as `flows.destinations` reads moves
 LOADS = {"torch.load": "torch.load", "torch.serialization.load": "torch.load", "torch.jit.load": "torch.jit.load"}
 
 
@@ -42,6 +47,16 @@ class TorchLoadWithoutMapLocation(Checker):
     # reported calls resolve through this file's imports to torch's `load`: the file spells both words
     words = (("load",), ("torch",))
     needs = ("names", "flows", "values", "checkpoint_files")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on a call whose name spells `load` (any alias) and that does not say where to load, when this
+        # file copies or moves what it loads (`flows.destinations`: `load_state_dict`, `.to()`, `set_state_dict`...)
+        names = [callee_name(call) or "" for call in shape.all_calls()]
+        if not any(_unlocated(call) for call, name in zip(shape.all_calls(), names) if "load" in name.lower()):
+            return False
+        aliases = import_aliases(shape)  # `from peft import set_peft_model_state_dict as restore`
+        return any("state_dict" in name or name in _MOVES or name in aliases for name in names)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -118,6 +133,12 @@ class TorchLoadWithoutMapLocation(Checker):
             f"`{what}` has no `map_location`, so every tensor first lands on the device it was saved from "
             f"(cuda:0 on every DDP rank; an error on a CPU-only machine) before {then}; {advice}"
         )
+
+
+def _unlocated(call: ast.Call) -> bool:
+    """`has_map_location`'s negation on CPython's tree: at most one positional, no `map_location=`, no `**kw`."""
+    positional = [arg for arg in call.args if type(arg) is not ast.Starred]
+    return len(positional) <= 1 and not any(kw.arg in (None, "map_location") for kw in call.keywords)
 
 
 def _is_to(call: cst.CSTNode) -> bool:

@@ -11,10 +11,13 @@ when the state is a tuple or list (an LSTM's `(h, c)`), which has no `.detach()`
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.model.training.carried import CarriedState
+from stabfix.shape import Shape, calls_named
 
 _MAX_TEXT = 50
 
@@ -23,6 +26,14 @@ class GraphCarriedAcrossSteps(Checker):
     code = "SF108"
     tokens = ("backward",)
     needs = ("carried",)
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on a call that takes a name (or an attribute) and whose result re-binds it, beside a backward
+        # pass of this file (`.backward()`, `autograd.backward/grad`, `manual_backward`, any alias)
+        if not calls_named(shape, ("backward", "manual_backward", "grad")):
+            return False
+        return any(_feeds_itself(node) for node in shape.nodes(ast.Assign, ast.AnnAssign))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for state in self.model.carried.carried():
@@ -38,6 +49,18 @@ class GraphCarriedAcrossSteps(Checker):
                 f"runs through every earlier step's graph and keeps it alive{cover}; detach it after the update "
                 f"(`{_detached(state)}`)",
             )
+
+
+def _feeds_itself(assign) -> bool:
+    call = assign.value
+    if type(call) is not ast.Call:
+        return False
+    targets = assign.targets if type(assign) is ast.Assign else [assign.target]
+    bound = {n.id if type(n) is ast.Name else n.attr for target in targets for n in ast.walk(target)
+             if type(n) in (ast.Name, ast.Attribute)}
+    read = {n.id if type(n) is ast.Name else n.attr for arg in [*call.args, *(k.value for k in call.keywords)]
+            for n in ast.walk(arg) if type(n) in (ast.Name, ast.Attribute)}
+    return not bound.isdisjoint(read)
 
 
 def _detached(state: CarriedState) -> str:

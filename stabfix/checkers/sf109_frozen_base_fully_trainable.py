@@ -20,6 +20,7 @@ from stabfix.fixes.syntax import code_for
 from stabfix.model.domain.adapters import AdapterFacts
 from stabfix.model.flow.parameters import AllParameters, all_parameters_of, trainer_parameters
 from stabfix.model.source.names import Names
+from stabfix.shape import Shape
 
 
 class FrozenBaseFullyTrainable(Checker):
@@ -28,6 +29,13 @@ class FrozenBaseFullyTrainable(Checker):
     # adapter layers: a weight of their own, or a library/name that says so (a pre-filter, not a decision)
     also_needs = (("Parameter(", "lora", "LoRA", "Lora", "adapter", "Adapter", "peft"),)
     needs = ("names", "events")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on an optimizer given a model's whole `.parameters()` (spelled in this file), or a `Trainer(model=...)`
+        if any(not call.args and not call.keywords for call in shape.calls("parameters")):
+            return True
+        return any(kw.arg == "model" for call in shape.all_calls() for kw in call.keywords)
 
     def __init__(self, context) -> None:
         super().__init__(context)

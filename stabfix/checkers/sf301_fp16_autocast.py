@@ -23,6 +23,7 @@ from stabfix.checker import Checker
 from stabfix.fixes.amp import bfloat16_fix
 from stabfix.model.domain.amp import AutocastRegion
 from stabfix.model.training.step_recognition import STEP_TOKENS
+from stabfix.shape import Shape
 
 _SHOWN = 50
 
@@ -32,6 +33,10 @@ class Fp16Autocast(Checker):
     tokens = ("autocast",)
     also_needs = (STEP_TOKENS,)  # reported only in training (`steps.in_training`), which needs one of them
     needs = ("amp", "steps")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:  # an autocast region: torch's `autocast` named (called, or `partial(...)`)
+        return "autocast" in shape.words
 
     def leave_Module(self, original_node: cst.Module) -> None:
         amp, steps = self.model.amp, self.model.steps

@@ -12,6 +12,7 @@ an epsilon the user named (a parameter, `self.eps`, a constant) is kept: `clamp_
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Optional
 
@@ -24,9 +25,10 @@ from stabfix.model.calls.numeric_guards import (
     GuardedDivisor, autocast_dtype, centred, exceeds, float32_under_autocast, guarded_divisor, made_full_precision,
     made_half, roots, scale_like,
 )
-from stabfix.model.calls.numerics import division_operands, is_tiny_epsilon
+from stabfix.model.calls.numerics import DIVISION_METHODS, division_operands, is_tiny_epsilon
 from stabfix.model.calls.quotient_uses import QuotientUses
 from stabfix.model.source.syntax import code_of, walk
+from stabfix.shape import Shape, import_aliases, may_fold_to
 
 
 @dataclass
@@ -47,6 +49,12 @@ class TinyEpsilonDivision(Checker):
     # ... as a number (not `size-1`): `1e-8`, `1/1e8`, `10 ** -8`, `0.1 ** 8`, `0.00000001`, `1 / 100000000`
     pattern = r"\d[eE][-+]?\d|\*\*\s*\(?\s*-|\.\d*\s*\*\*|\.0{6}|\d{8}"
     needs = ("names",)  # and `tree` (always): its calls and parents, for `QuotientUses`
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # a division (or product with a call) by `statistic + eps`, eps folding in this file to below fp16's subnormal
+        adds = [node for node in shape.nodes(ast.BinOp) if type(node.op) is ast.Add]
+        return any(may_fold_to(shape, side, is_tiny_epsilon) for add in adds for side in (add.left, add.right)) and _divides(shape)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -165,6 +173,15 @@ class TinyEpsilonDivision(Checker):
         replacement = cst.parse_expression(floor)
         return Fix("unsafe", "clamp the divisor at a dtype-aware floor instead of adding a tiny epsilon",
                    {guard.guard: replacement}, torch_spelling(self.model.imports)[1])
+
+
+def _divides(shape: Shape) -> bool:
+    """A `/`, a division call (any aliased name: `from torch import div as d`), or a product with a call."""
+    if shape.nodes(ast.Div) or any(c.args for c in shape.calls(*DIVISION_METHODS)) or import_aliases(shape):
+        return True
+    products = [node for node in shape.nodes(ast.BinOp, ast.AugAssign) if type(node.op) is ast.Mult]
+    return any(ast.Call in ((type(node.left), type(node.right)) if type(node) is ast.BinOp else (type(node.value),))
+               for node in products)
 
 
 def _literal(expr: cst.BaseExpression) -> bool:

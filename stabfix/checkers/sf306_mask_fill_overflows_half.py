@@ -21,11 +21,12 @@ from stabfix.model.calls.numeric_guards import half_cast_receiver
 from stabfix.model.calls.numerics import argument, method_of, signed_constant
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.origins import instance_class
+from stabfix.model.flow.gradient_use import contains
 from stabfix.model.source.traversal import children
+from stabfix.shape import Shape, arguments_may_fold_to, calls_named, spells_infinity
 
 FLOAT16_LOWEST = -65504.0
-SOFTMAXES = frozenset(f"{module}.{kind}" for module in ("torch", "torch.nn.functional", "torch.special")
-                      for kind in ("softmax", "log_softmax"))
+SOFTMAXES = frozenset(f"{m}.{k}" for m in ("torch", "torch.nn.functional", "torch.special") for k in ("softmax", "log_softmax"))
 NAN_GUARDS = frozenset({"nan_to_num", "nan_to_num_", "isnan"})
 
 
@@ -34,6 +35,11 @@ class MaskFillOverflowsHalf(Checker):
     tokens = ("masked_fill", "where(")
     also_needs = (("inf", "e+", "00000", *(f"e{power}" for power in range(5, 39))),)  # a fill below -65504
     needs = ("amp",)
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:  # a fill call (any alias) by a number below -65504 or an infinity
+        fills = calls_named(shape, ("masked_fill", "masked_fill_", "where"))
+        return bool(fills) and (spells_infinity(shape) or arguments_may_fold_to(shape, fills, lambda v: v < FLOAT16_LOWEST))
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -106,7 +112,7 @@ class MaskFillOverflowsHalf(Checker):
         line = positions.line(fill)
         for softmax in self._softmaxes.get(function, []):
             operand = _softmax_operand(softmax, self.model.names)
-            if operand is not None and (_contains(operand, fill) or (
+            if operand is not None and (contains(operand, fill) or (
                     bound is not None and positions.line(softmax) >= line and bound in _dotted_names(operand))):
                 return softmax
         return None
@@ -182,10 +188,6 @@ def _softmax_operand(call: cst.Call, names) -> cst.BaseExpression | None:
 
 def _dtype_owner(filled: cst.BaseExpression) -> str:
     return code_for(filled) if dotted_name(filled) else "scores"
-
-
-def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    return tree is node or any(_contains(child, node) for child in children(tree))
 
 
 def _dotted_names(expr: cst.CSTNode) -> set[str]:

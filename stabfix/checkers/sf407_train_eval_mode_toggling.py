@@ -21,6 +21,7 @@ functions). Two findings:
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -28,6 +29,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.shape import Shape, loops_contain
 from stabfix.model.calls.events import LocalCall
 from stabfix.model.training.modes import Switch, in_harness, owns, within
 from stabfix.model.training.step_frames import loop_header
@@ -51,6 +53,10 @@ class TrainEvalModeToggling(Checker):
     tokens_elsewhere = (".backward(",)
     also_needs = (("backward",),)
     needs = ("modes", "events", "summaries", "events_through_calls")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:  # an eval switch or a helper's call, or a forward, in a loop of the file
+        return loops_contain(shape, lambda node: type(node) is ast.Call)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -13,6 +13,7 @@ No fix: where to build it instead depends on the code around.
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
@@ -24,6 +25,7 @@ from stabfix.model.calls.optimizers import learning_rate_argument
 from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.per_pass import changes_each_pass, fresh_each_pass
 from stabfix.model.training.step_frames import loop_header
+from stabfix.shape import Shape, loops_contain
 
 
 class OptimizerCreatedInLoop(Checker):
@@ -33,6 +35,12 @@ class OptimizerCreatedInLoop(Checker):
     tokens_elsewhere = ("optim", "Optim", "Adam", "SGD", ".step(")  # a helper of another module may run the rest (`events_through_calls`)
     also_needs = (("step",),)
     needs = ("names", "optimizers", "events", "events_through_calls")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on a construction (or a helper's call that builds one) in a `for`/`while` loop of the file, or
+        # in a function a call in such a loop runs: either way a call sits in a loop
+        return loops_contain(shape, lambda node: type(node) is ast.Call)
 
     def __init__(self, context) -> None:
         super().__init__(context)

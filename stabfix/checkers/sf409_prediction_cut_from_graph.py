@@ -3,8 +3,7 @@ and made to require grad again, then trained on: no gradient reaches the model.
 
 A query over the `cuts` part (re-leafing copies and what they copy; through `values`, copies of
 data, parameters and constant tables are left out: saliency maps and attacks start from those) and
-`gradients` (which names a scope differentiates, returns, and feeds to
-which loss). A cut is reported when its copy is
+`gradients` (which names a scope differentiates, returns, and feeds to which loss). A cut is reported when its copy is
 - the prediction of a loss (`crit(pred, y)` after `pred = Variable(out.data, requires_grad=True)`),
 - itself backpropagated (`loss = torch.tensor(loss, requires_grad=True); loss.backward()`), or
 - returned from a module's `forward` (every caller's loss stops there), or
@@ -30,6 +29,7 @@ from stabfix.model.flow.graph_cuts import Cut, Reenabled
 from stabfix.model.flow.history import LOSS
 from stabfix.model.functions.summary_facts import LEAF_SETTER
 from stabfix.model.functions.trained_returns import trained_return
+from stabfix.shape import Shape, backward_calls, releafs
 
 _MAX_TEXT = 60
 _FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor"})
@@ -41,6 +41,10 @@ class PredictionCutFromGraph(Checker):
     # and a cut or switch spells `requires_grad`; copied losses (or a helper's switch) need a `.backward()` here
     also_needs = (("detach", ".data", "tensor(", "Tensor(", "numpy", "backward"), ("requires_grad", "backward"))
     needs = ("cuts", "gradients", "events", "summaries", "history", "values")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:  # a cut or switch spelled here, or a backward (a helper's switch, copied losses)
+        return releafs(shape) or bool(backward_calls(shape))
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
+from stabfix.shape import Shape, eval_switches
 from stabfix.fixes.syntax import code_for
 from stabfix.model.calls.event_kinds import Backward, Event, LocalCall
 from stabfix.model.training.modes import Switch, in_harness
@@ -31,6 +32,10 @@ class BackwardInEvaluation(Checker):
     tokens = (".eval()", ".train(False)")
     also_needs = (("backward",), ("step",))
     needs = ("modes", "events", "summaries")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:  # a backward inside the region of an eval switch of this file
+        return bool(eval_switches(shape))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         modes, events = self.model.modes, self.model.events

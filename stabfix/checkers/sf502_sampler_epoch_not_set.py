@@ -18,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
+from stabfix.shape import STATEMENT_LOOPS, Shape, calls_named
 from stabfix.findings import Fix
 from stabfix.model.domain.data_loaders import DISTRIBUTED_SAMPLERS, argument
 from stabfix.model.source.syntax import code_of, walk
@@ -28,6 +29,10 @@ class SamplerEpochNotSet(Checker):
     code = "SF502"
     tokens = ("DistributedSampler",)
     needs = ("distributed",)
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:  # a sampler built (any alias) here, and an epoch loop around its use
+        return bool(calls_named(shape, ("DistributedSampler",))) and bool(shape.nodes(*STATEMENT_LOOPS))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         names, flows = self.model.names, self.model.flows
