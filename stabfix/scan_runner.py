@@ -4,8 +4,9 @@ Workers only analyse and compute new contents; the parent process alone writes f
 a Ctrl-C or SIGTERM stops the run (stabfix.run_control), so it always knows which files were rewritten.
 
 Files whose results the cache still holds are served by the parent before any worker starts, and the
-engine (libcst, the model, the checkers) is imported only by a process that analyses a file: a re-scan of
-an unchanged tree loads none of it (bench/README.md, "Startup and warm scan beside ruff")."""
+engine (libcst, the model, the checkers) is imported only by a process that analyses a file, or by the
+parent just before it forks the workers that will (they share it): a re-scan of an unchanged tree loads
+none of it (bench/README.md, "Startup and warm scan beside ruff")."""
 
 from __future__ import annotations
 
@@ -129,6 +130,15 @@ def _start_worker(parent_pid: int, project: Project | None, tasks: list[Task], l
     _LANE = lanes.join()
     gc.set_threshold(*_COLLECTOR_THRESHOLDS)  # a forked worker inherits them, a spawned one does not
     start_worker(parent_pid)
+
+
+def _load_engine_for(tasks: list[Task]) -> None:
+    """Import the engine and the tasks' checkers once, in the parent, for every forked worker to share (each
+    imported them itself: ~0.45 s of CPU a worker, bench/README.md "affinity (session 25)")."""
+    import stabfix.engine  # noqa: F401
+
+    for codes in dict.fromkeys(task.codes for task in tasks):
+        _classes_for(codes)
 
 
 def _next_run() -> list[tuple[int, TaskOutcome]]:
@@ -377,6 +387,8 @@ def run_tasks(
                 outcomes = enumerate(map(process, tasks))
             else:
                 context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+                if context.get_start_method() == "fork":
+                    _load_engine_for(tasks)
                 lanes = Lanes(file_weights([task.path for task in tasks]), workers, context)
                 executor = ProcessPoolExecutor(
                     max_workers=workers,
