@@ -6,14 +6,14 @@ traversal. A checker declares the literal `tokens` a file must contain for it to
 never parsed) and reports findings with optional fixes. `words` are sharper groups: whole identifiers
 (`load` is not in `load_state_dict`), matched against the file's set of words, computed once per text.
 A `pattern` is sharper still: a regular expression the file's own text must match (`class Net(nn.Module)`
-needs a class with a base), searched only once the tokens pass.
+needs a class with a base), searched only once the tokens pass. Sharpest is `shape_allows`, asked of CPython's
+tree of a file the text gates let by (`stabfix.shape`): whether the statement or expression the rule reports on
+is there at all.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar, Optional
 
 import libcst as cst
@@ -22,6 +22,8 @@ from stabfix.model import FileModel
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.positions import Positions
 from stabfix.findings import Fix
+from stabfix.shape import Shape
+from stabfix.text_gates import compiled_pattern, tokens_in, words_of
 
 if TYPE_CHECKING:
     from stabfix.project import ProjectView
@@ -107,8 +109,18 @@ class Checker(cst.BatchableCSTVisitor):
         return all(any(token in source for source in texts for token in group) for group in groups)
 
     @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        """Whether the file's CPython tree has a place this rule could report on: False only where it cannot
+        fire (a speed filter, like the tokens, asked after them). A rule with a structural gate overrides it."""
+        return True
+
+    @classmethod
+    def has_shape_gate(cls) -> bool:
+        return cls.shape_allows.__func__ is not Checker.shape_allows.__func__  # type: ignore[attr-defined]
+
+    @classmethod
     def pattern_present(cls, text: str) -> bool:
-        return not cls.pattern or _compiled(cls.pattern).search(text) is not None
+        return not cls.pattern or compiled_pattern(cls.pattern).search(text) is not None
 
     @classmethod
     def words_present(cls, text: str) -> bool:
@@ -126,55 +138,3 @@ class Checker(cst.BatchableCSTVisitor):
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.context.reports.append(RawFinding(self.code, node, message, fix))
-
-
-_WORD = re.compile(r"\w+")
-
-
-@lru_cache(maxsize=None)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-class _TokensIn:
-    """Whether each token asked about is a substring of one text (`token in text`), each answered once: the
-    rules' gates ask the same tokens of every file (`torch`, `backward`). A token of word characters only
-    is looked up in the text's distinct words, one line each (a shorter haystack; a match can neither
-    cross a line nor miss a word), any other in the text itself."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.answers: dict[str, bool] = {}
-        self._words: Optional[str] = None
-
-    def __contains__(self, token: str) -> bool:
-        answer = self.answers.get(token)
-        if answer is None:
-            if _WORD_ONLY.fullmatch(token):
-                if self._words is None:
-                    self._words = "\n".join(words_of(self.text))
-                answer = token in self._words
-            else:
-                answer = token in self.text
-            self.answers[token] = answer
-        return answer
-
-
-_WORD_ONLY = re.compile(r"\w+")
-_LAST_TOKENS: list[_TokensIn] = []  # the last text's answers (a scan gates every rule on one file, then the next)
-
-
-def tokens_in(text: str) -> _TokensIn:
-    """The token answers of `text` (the same object, its answers kept, while the same text is asked about)."""
-    if _LAST_TOKENS and _LAST_TOKENS[0].text is text:
-        return _LAST_TOKENS[0]
-    found = _TokensIn(text)
-    _LAST_TOKENS[:] = [found]
-    return found
-
-
-@lru_cache(maxsize=4)
-def words_of(text: str) -> frozenset[str]:
-    """Every word of the text (identifiers, keywords, and words inside strings and comments: a superset of
-    the names its code spells), shared by the rules' gates of one file."""
-    return frozenset(_WORD.findall(text))

@@ -10,11 +10,12 @@ import libcst as cst
 
 from stabfix.model import ALWAYS_BUILT, FileModel, required_parts
 from stabfix.model.source.traversal import Isolation, children, walk
-from stabfix.project.outline import cpython_parse_recurses, cpython_parses
+from stabfix.project.outline import cpython_parse_recurses, cpython_parses, cpython_tree
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.cst_parse import parse_source
 from stabfix.findings import Finding, Fix
+from stabfix.shape import Shape
 from stabfix.suppression import Suppressions
 from stabfix.target import TorchTarget, withheld_reason
 
@@ -70,7 +71,16 @@ def failures_message(failures: list[RuleFailure]) -> str | None:
 
 
 def checkers_for_text(text: str, classes: list[type[Checker]], project: Optional["ProjectView"] = None) -> list[type[Checker]]:
-    return [cls for cls in classes if cls.may_fire(text, project)]
+    """The rules that may fire on the text: its text gates, then (where a rule has one) its structural gate on
+    CPython's tree of the file. A file CPython refuses keeps every rule its text lets by: libcst reports why."""
+    active = [cls for cls in classes if cls.may_fire(text, project)]
+    if not any(cls.has_shape_gate() for cls in active):
+        return active
+    tree = cpython_tree(text)
+    if tree is None:
+        return active
+    shape = Shape(tree, text)
+    return [cls for cls in active if cls.shape_allows(shape)]
 
 
 def analyse_text(

@@ -54,7 +54,8 @@ def test_files_with_a_step_contain_a_token():
 
 
 def test_a_file_without_a_step_is_not_parsed_for_step_rules():
-    from stabfix.engine import checkers_for_text
+    def checkers_for_text(text, classes):  # the text gates (structural ones: tests/test_shape_gates.py)
+        return [cls for cls in classes if cls.may_fire(text)]
 
     classes = [checker_classes()[code] for code in ("SF201", "SF202", "SF204", "SF301")]
     library = "def upsample(x):\n    return x.argmax(-1).cpu().tolist(), torch.cuda.empty_cache(), autocast()\n"

@@ -20,6 +20,7 @@ and the attribute has no other binding.
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
@@ -31,6 +32,7 @@ from stabfix.model.calls.modules import chain_receiver
 from stabfix.model.source.container_fills import elements
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import code_of
+from stabfix.shape import Shape
 
 REGISTERS_BY_HAND = frozenset({"add_module", "register_module", "register_parameter"})
 WRAPPERS = {("list", "module"): "ModuleList", ("list", "parameter"): "ParameterList",
@@ -45,6 +47,13 @@ class UnregisteredSubmodules(Checker):
     # ... of a module class, which names a base (`class_kind`): not `class Config:` nor `class Config():`
     pattern = r"\bclass[\s\\]+\w+[\s\\]*(?:\[[^\n]*?\][\s\\]*)?\([\s\\]*[^\s)\\]"
     needs = ("names", "classes", "container_fills")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # reported on an attribute binding in a class with a base: a container display (or a name the method
+        # bound to one), or a tensor made to require grad
+        marked = "requires_grad" in shape.words
+        return any(_may_hold_unregistered(node.value, marked) for node in _attribute_stores(shape))
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -146,6 +155,23 @@ class UnregisteredSubmodules(Checker):
             f"`{cls.name.value}` keeps {what} in `self.{attribute}` (`{code_of(value, 50)}`): `.parameters()`, "
             f"`.to()`/`.cuda()` and `state_dict()` do not see {them}, so an optimizer built from `.parameters()` "
             f"never trains {them} and checkpoints never save {them}; use `{nn}.{wrapper}`"), fix)
+
+
+def _attribute_stores(shape: Shape):
+    for node in shape.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
+        targets = node.targets if type(node) is ast.Assign else [node.target]
+        if node.value is not None and any(type(t) is ast.Attribute for t in targets):
+            owner = shape.enclosing_class(node)
+            if owner is not None and (owner.bases or owner.keywords):
+                yield node
+
+
+def _may_hold_unregistered(value: ast.expr, marked: bool) -> bool:
+    if type(value) is ast.BinOp:
+        value = value.left
+    if isinstance(value, (ast.List, ast.ListComp, ast.Tuple, ast.Dict, ast.DictComp, ast.Name)):
+        return True
+    return marked and isinstance(value, ast.Call)
 
 
 def _string_keys(value: cst.BaseExpression) -> bool:

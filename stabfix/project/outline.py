@@ -78,9 +78,44 @@ def outline_of(text: str) -> Optional[Outline]:
     return outcome if isinstance(outcome, Outline) else None
 
 
+def cpython_tree(text: str) -> Optional[ast.Module]:
+    """CPython's tree of the text (parsed at each call: trees are not kept), None when CPython refuses it or
+    runs out of recursion. What it learns is remembered, so the questions above cost nothing afterwards."""
+    try:
+        tree = ast.parse(text)
+    except RecursionError:
+        return None
+    except (SyntaxError, ValueError, MemoryError):
+        _remember(_digest(text), None)
+        return None
+    key = _digest(text)
+    if key not in _PARSED:
+        outline = _outline_or_unknown(tree)
+        if outline is not _RECURSED:
+            _remember(key, outline)
+    return tree
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _remember(key: bytes, outline: Optional[Outline]) -> None:
+    _PARSED[key] = outline
+    while len(_PARSED) > _PARSED_KEPT:
+        _PARSED.popitem(last=False)
+
+
+def _outline_or_unknown(tree: ast.Module):
+    try:
+        return _outline(tree)
+    except RecursionError:  # a base class spelled `a.b.c...` thousands deep: unknown, the parse held
+        return _RECURSED
+
+
 def _parsed(text: str):
     """The text's outline, None when CPython refuses it, `_RECURSED` when it runs out of recursion."""
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    key = _digest(text)
     if key in _PARSED:
         _PARSED.move_to_end(key)
         return _PARSED[key]
@@ -91,13 +126,10 @@ def _parsed(text: str):
     except (SyntaxError, ValueError, MemoryError):
         outline = None
     else:
-        try:
-            outline = _outline(tree)
-        except RecursionError:  # a base class spelled `a.b.c...` thousands deep: unknown, the parse held
+        outline = _outline_or_unknown(tree)
+        if outline is _RECURSED:
             return None
-    _PARSED[key] = outline
-    while len(_PARSED) > _PARSED_KEPT:
-        _PARSED.popitem(last=False)
+    _remember(key, outline)
     return outline
 
 

@@ -1,0 +1,106 @@
+"""Structural gates (`Checker.shape_allows` over `stabfix.shape.Shape`): after the text gates, a rule asks CPython's
+tree of the file whether a place it reports on is there at all; a file where no rule is left is never parsed by
+libcst. A gate only skips: every case a rule reports on passes it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stabfix.checkers import checker_classes
+from stabfix.engine import analyse_text, checkers_for_text
+from stabfix.shape import Shape
+
+CLASSES = checker_classes()
+ROOT = Path(__file__).resolve().parent.parent
+GATED = sorted(code for code, cls in CLASSES.items() if cls.has_shape_gate())
+_EXPECT = re.compile(r"#\s*expect:\s*([A-Z]{2}\d{3}(?:\s*,\s*[A-Z]{2}\d{3})*)")
+
+
+def shape_of(text: str) -> Shape:
+    return Shape(ast.parse(text), text)
+
+
+def test_calls_are_found_by_the_last_name_of_what_they_call():
+    shape = shape_of("import torch\nx = torch.zeros(2).to(d)\nto(x)\nf()(y)\n")
+    assert len(shape.calls("to")) == 2
+    assert len(shape.calls("zeros")) == 1
+    assert shape.calls("missing") == []
+    assert len(shape.all_calls()) == 5
+
+
+def test_a_loop_of_the_calls_own_function_runs_it_repeatedly():
+    text = (
+        "for batch in loader:\n    a.to(d)\n"
+        "def helper():\n    b.to(d)\n"
+        "for step in range(3):\n    def inner():\n        c.to(d)\n"
+        "xs = [e.to(d) for e in items]\n"
+    )
+    shape = shape_of(text)
+    looped = {call.func.value.id: shape.in_loop(call) for call in shape.calls("to")}
+    assert looped == {"a": True, "b": False, "c": False, "e": True}
+
+
+def test_a_call_knows_its_function_and_class():
+    shape = shape_of("class Net(Base):\n    def forward(self, x):\n        return x.relu()\nrelu()\n")
+    inside, outside = sorted(shape.calls("relu"), key=lambda call: call.lineno)
+    assert shape.enclosing_function(inside).name == "forward"
+    assert shape.enclosing_class(inside).name == "Net"
+    assert shape.enclosing_function(outside) is None and shape.enclosing_class(outside) is None
+
+
+@pytest.mark.skipif(not GATED, reason="no rule has a structural gate")
+def test_a_rule_whose_shape_is_absent_is_skipped_and_the_file_not_parsed(monkeypatch):
+    import stabfix.engine as engine
+
+    gated = CLASSES[GATED[0]]
+    monkeypatch.setattr(gated, "shape_allows", classmethod(lambda cls, shape: False))
+    parsed = []
+    monkeypatch.setattr(engine, "parse", lambda text: parsed.append(text))
+    text = "import torch\nclass Net(torch.nn.Module):\n    pass\n"
+    assert gated not in checkers_for_text(text, [gated])
+    assert analyse_text(text, "x.py", [gated], {}).findings == []
+    assert parsed == []
+
+
+@pytest.mark.skipif(not GATED, reason="no rule has a structural gate")
+def test_a_file_cpython_refuses_keeps_its_rules_and_gets_libcsts_error(monkeypatch):
+    gated = CLASSES[GATED[0]]
+    monkeypatch.setattr(gated, "shape_allows", classmethod(lambda cls, shape: False))
+    monkeypatch.setattr(gated, "may_fire", classmethod(lambda cls, text, project=None: True))
+    broken = "class Net(nn.Module):\n    def f(self:\n"
+    assert checkers_for_text(broken, [gated]) == [gated]
+
+
+def _known_misses() -> set[str]:
+    return set(yaml.safe_load((ROOT / "tests" / "redteam" / "known_failures.yaml").read_text()) or {})
+
+
+def _reported_texts(code: str) -> list[tuple[str, str]]:
+    """The rule's bad examples and the red-team files it reports on (single files, and the files of folder cases
+    with a line marked for it)."""
+    spec = yaml.safe_load(next((ROOT / "rules").glob(f"{code}-*.yaml")).read_text())
+    texts = [(example["name"], example["code"]) for example in spec["examples"]["bad"]]
+    misses = _known_misses()
+    for case in sorted((ROOT / "tests" / "redteam" / code).glob("bad_*")):
+        if f"{code}/{case.name}" in misses:
+            continue
+        files = sorted(case.rglob("*.py")) if case.is_dir() else [case]
+        for path in files:
+            text = path.read_text(encoding="utf-8")
+            marks = {c.strip() for m in _EXPECT.finditer(text) for c in m.group(1).split(",")}
+            if code in marks:
+                texts.append((str(path.relative_to(ROOT)), text))
+    return texts
+
+
+@pytest.mark.parametrize("code", GATED)
+def test_every_case_the_rule_reports_on_passes_its_structural_gate(code):
+    cases = _reported_texts(code)
+    assert len(cases) > 5
+    refused = [where for where, text in cases if not CLASSES[code].shape_allows(shape_of(text))]
+    assert refused == []
