@@ -4,8 +4,9 @@ Workers only analyse and compute new contents; the parent process alone writes f
 a Ctrl-C or SIGTERM stops the run (stabfix.run_control), so it always knows which files were rewritten.
 
 Files whose results the cache still holds are served by the parent before any worker starts, and the
-engine (libcst, the model, the checkers) is imported only by a process that analyses a file: a re-scan of
-an unchanged tree loads none of it (bench/README.md, "Startup and warm scan beside ruff")."""
+engine (libcst, the model, the checkers) is imported only by a process that analyses a file, or by the
+parent just before it forks the workers that will (they share it): a re-scan of an unchanged tree loads
+none of it (bench/README.md, "Startup and warm scan beside ruff")."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import itertools
 import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -27,6 +28,7 @@ from stabfix.catalog import load_catalog
 from stabfix.findings import FileError, FileResult, Finding, RunResult
 from stabfix.notebook import is_notebook, read_notebook
 from stabfix.run_control import SignalGuard, Stopped, abandon_workers, start_worker
+from stabfix.scan_lanes import Lanes, file_weights
 from stabfix.source import SourceError, read_regular_file, read_source, replace_content
 from stabfix.suppression import add_noqa
 from stabfix.target import TorchTarget
@@ -89,6 +91,10 @@ def _classes_for(codes: tuple[str, ...]):
 _CACHE: ScanCache | None = None
 # The other files of the scan (stabfix.project); each process builds what its own files ask for.
 _PROJECT: Project | None = None
+# A worker's files: the run's tasks, the plan of which it takes next (stabfix.scan_lanes), and its lane there.
+_TASKS: list[Task] = []
+_LANES: Lanes | None = None
+_LANE = 0
 
 
 # A file's analysis allocates a libcst tree and model facts of hundreds of thousands of objects that all
@@ -117,11 +123,40 @@ def _collect_after_file() -> None:
     gc.collect(1 if gc.get_count()[1] >= _COLLECTOR_THRESHOLDS[1] else 0)
 
 
-def _start_worker(parent_pid: int, project: Project | None) -> None:
-    global _PROJECT
+def _start_worker(parent_pid: int, project: Project | None, tasks: list[Task], lanes: Lanes) -> None:
+    global _PROJECT, _TASKS, _LANES, _LANE
     _PROJECT = project  # a spawned worker gets it pickled (the file list only); a forked one has it already
+    _TASKS, _LANES = tasks, lanes
+    _LANE = lanes.join()
     gc.set_threshold(*_COLLECTOR_THRESHOLDS)  # a forked worker inherits them, a spawned one does not
     start_worker(parent_pid)
+
+
+def _load_engine_for(tasks: list[Task]) -> None:
+    """Import the engine and the tasks' checkers once, in the parent, for every forked worker to share (each
+    imported them itself: ~0.45 s of CPU a worker, bench/README.md "affinity (session 25)")."""
+    import stabfix.engine  # noqa: F401
+
+    for codes in dict.fromkeys(task.codes for task in tasks):
+        _classes_for(codes)
+
+
+def _next_run() -> list[tuple[int, TaskOutcome]]:
+    """In a worker: the next run of files of its lane, analysed, by their index; [] when none is left."""
+    return [(index, process(_TASKS[index])) for index in _LANES.claim(_LANE)]  # type: ignore[union-attr]
+
+
+def _outcomes_of_workers(executor: ProcessPoolExecutor, workers: int) -> Iterable[tuple[int, TaskOutcome]]:
+    """The workers' outcomes, a run at a time as each is done; a run is asked for ahead of each worker's
+    current one so that none waits, and until a worker finds none left."""
+    pending = {executor.submit(_next_run) for _ in range(workers + 1)}
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            run = future.result()
+            if run:
+                pending.add(executor.submit(_next_run))
+                yield from run
 
 
 def process(task: Task) -> TaskOutcome:
@@ -345,30 +380,38 @@ def run_tasks(
     executor = None
     with SignalGuard() as guard, _fewer_collections():
         try:
-            outcomes: Iterable[TaskOutcome]
+            outcomes: Iterable[tuple[int, TaskOutcome]]
             served, tasks = _split_served(tasks) if cache is not None else ([], tasks)
             workers = max(1, min(jobs, len(tasks)))
             if workers == 1 or len(tasks) <= SERIAL_THRESHOLD:
-                outcomes = map(process, tasks)
+                outcomes = enumerate(map(process, tasks))
             else:
                 context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+                if context.get_start_method() == "fork":
+                    _load_engine_for(tasks)
+                lanes = Lanes(file_weights([task.path for task in tasks]), workers, context)
                 executor = ProcessPoolExecutor(
-                    max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(), project)
+                    max_workers=workers,
+                    mp_context=context,
+                    initializer=_start_worker,
+                    initargs=(os.getpid(), project, tasks, lanes),
                 )
-                chunk = max(1, min(16, len(tasks) // (workers * 8)))
-                outcomes = executor.map(process, tasks, chunksize=chunk)
-            for outcome in itertools.chain(served, outcomes):
+                outcomes = _outcomes_of_workers(executor, workers)
+            # the cache gets the results in the order of the files (its file is the same whatever the job count)
+            to_cache: list[tuple[int, TaskOutcome]] = []
+            for index, outcome in itertools.chain(((-1, outcome) for outcome in served), outcomes):
                 if outcome.write is not None:
                     with guard.held():
                         _commit(outcome, written)
                 run.results.append(outcome.result)
                 if outcome.cache_key is not None and outcome.result.error is None:
                     live_keys.add(outcome.cache_key)
-                    if cache is not None:
-                        findings = [asdict(finding) for finding in outcome.result.findings]
-                        cache.put(outcome.cache_key, findings, outcome.consulted)
+                    to_cache.append((index, outcome))
                 if on_progress is not None:
                     on_progress()
+            for _, outcome in sorted(to_cache, key=lambda item: item[0]) if cache is not None else ():
+                findings = [asdict(finding) for finding in outcome.result.findings]
+                cache.put(outcome.cache_key, findings, outcome.consulted)  # type: ignore[arg-type]
         except Stopped as stop:
             guard.hold_from_now()
             if executor is not None:
