@@ -2,7 +2,7 @@
 """Does `stabfix scan` stay linear on one big file? Scan time next to a bare libcst parse, by file size.
 
     python bench/big_file.py [--lines 1000,2000,4000,8000,16000,50000] [--scripts 1000,2000,4000]
-                             [--terms 20000] [--runs 1]
+                             [--terms 20000] [--runs 1] [--collector scan|python]
     python bench/big_file.py --write-only DIR      # just write the generated files, for profiling
 
 Run it with the Python that has stabfix installed (the repo's .venv). Each size is one generated
@@ -20,7 +20,10 @@ For each file it measures, in one fresh subprocess per file (so nothing is cache
              file, without process start-up and output; its own parse included)
 and prints lines, both CPU times, scan/parse and what the scan reported (findings, or the error line
 `stabfix scan` prints). Linear growth shows as a flat ratio and a per-line scan time that does not grow
-with size. The interpreter's recursion limit is left as the CLI has it.
+with size. The interpreter's recursion limit is left as the CLI has it, and so is its cyclic collector:
+`stabfix scan` analyses its files under `scan_runner`'s collector thresholds, so both the parse and the
+scan are timed under them (`--collector python`: Python's defaults, as this benchmark did before session 25;
+with them a collection walks the file's whole live tree every few thousand allocations, a fifth of the scan).
 """
 
 from __future__ import annotations
@@ -251,8 +254,14 @@ def generate_call_chain(links: int) -> str:
 
 MEASURE_SCRIPT = textwrap.dedent(
     """
-    import ast, json, sys, time
+    import ast, gc, json, sys, time
     import libcst
+    if sys.argv[2] == "scan":
+        try:
+            from stabfix.scan_runner import _COLLECTOR_THRESHOLDS  # what `stabfix scan` analyses files under
+        except ImportError:
+            _COLLECTOR_THRESHOLDS = gc.get_threshold()  # a stabfix older than the setting
+        gc.set_threshold(*_COLLECTOR_THRESHOLDS)
     from stabfix.catalog import load_catalog
     from stabfix.checkers import checker_classes
     from stabfix.engine import AnalysisError, analyse_text
@@ -283,10 +292,10 @@ MEASURE_SCRIPT = textwrap.dedent(
 )
 
 
-def measure(path: Path, timeout: float) -> dict:
+def measure(path: Path, timeout: float, collector: str = "scan") -> dict:
     try:
         done = subprocess.run(
-            [sys.executable, "-c", MEASURE_SCRIPT, str(path)],
+            [sys.executable, "-c", MEASURE_SCRIPT, str(path), collector],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -316,6 +325,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1, help="measure each file N times, keep the fastest scan")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before a file counts as not finishing")
     parser.add_argument("--write-only", type=Path, help="write the generated files to this folder and stop")
+    parser.add_argument("--collector", choices=("scan", "python"), default="scan",
+                        help="cyclic collector thresholds: those `stabfix scan` sets (default), or Python's own")
     args = parser.parse_args()
     sizes = [int(size) for size in args.lines.split(",") if size]
     built = cases(sizes, args.terms, [int(size) for size in args.scripts.split(",") if size])
@@ -330,7 +341,7 @@ def main() -> int:
             path = Path(folder) / "big.py"
             path.write_text(text, encoding="utf-8")
             line_count = text.count("\n")
-            runs = [measure(path, args.timeout) for _ in range(args.runs)]
+            runs = [measure(path, args.timeout, args.collector) for _ in range(args.runs)]
             if any("timeout" in run for run in runs):
                 print(f"{label:<28}{line_count:>8}  did not finish in {args.timeout:.0f} s")
                 continue

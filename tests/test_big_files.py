@@ -66,6 +66,20 @@ def test_no_rule_asks_the_whole_file_for_each_of_its_candidates():
     assert growth < 4.15, f"4x the training code made the analysis do {growth:.2f}x the work"
 
 
+def test_a_training_unit_costs_the_analysis_a_bounded_amount_of_work():
+    # the part of the file's cost that grows with it, per unit of training code (the 4-unit file's calls
+    # taken from the 16-unit file's, which leaves out imports and rule setup): 147,700 calls a unit at
+    # 7a37862; 126,400 after the same calls' qualified names and definitions were answered once each,
+    # amp's field bindings and a region's calls indexed, and node types tested by identity where
+    # `isinstance` with libcst's abstract classes ran a Python-level check per miss (bench/README.md,
+    # "bigfile (session 25)")
+    big_file = _generator()
+    small = big_file.HEADER + "".join(big_file.UNIT.format(i=index) for index in range(4))
+    large = big_file.HEADER + "".join(big_file.UNIT.format(i=index) for index in range(16))
+    per_unit = (_calls_to_analyse(large) - _calls_to_analyse(small)) / 12
+    assert per_unit < 135_000, f"a unit of training code costs {per_unit:,.0f} calls of stabfix functions"
+
+
 def test_a_module_level_script_does_not_follow_every_earlier_cell_for_each_cell():
     # notebook cells exported to one module rebind the same names at module level; an eval region ran to
     # the end of the module past every `model = ...`, and each backward pass re-read the bound values of

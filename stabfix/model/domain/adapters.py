@@ -348,17 +348,26 @@ def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
     in_class = isinstance(scope, cst.ClassDef)
     # depth first in visiting order, with a stack (nested generators cost a step per level for every node)
     stack: list[tuple[cst.CSTNode, Guards, bool]] = [(body, frozenset(), False)]
+    # node types by identity (none has subclasses): `isinstance` with libcst's abstract node classes runs a
+    # Python-level check per class for every node that is not one
     while stack:
         node, guards, in_params = stack.pop()
-        if isinstance(node, (cst.Call, cst.Assign)):
+        kind = type(node)
+        if kind is cst.Call or kind is cst.Assign:
             yield node, guards
-        if isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope and not in_class:
+        elif kind in _DEFERRED and node is not scope and not in_class:
             continue  # a nested function runs when it is called, not here (a class's methods all count)
-        if isinstance(node, (cst.If, cst.Try, cst.While, cst.IfExp)) and not in_params:
+        elif kind in _GUARDS and not in_params:
             guards = guards | {id(node)}
-        if isinstance(node, cst.For) and "parameters" in cst.Module(body=[]).code_for_node(node.iter):
+        elif kind is cst.For and "parameters" in cst.Module(body=[]).code_for_node(node.iter):
             in_params = True
-        stack.extend((child, guards, in_params) for child in reversed(children(node)))
+        below = children(node)
+        if below:
+            stack.extend([(child, guards, in_params) for child in reversed(below)])
+
+
+_DEFERRED = frozenset({cst.FunctionDef, cst.Lambda})
+_GUARDS = frozenset({cst.If, cst.Try, cst.While, cst.IfExp})
 
 
 def _definitions(module: cst.Module, names: Names) -> Iterator[cst.CSTNode]:

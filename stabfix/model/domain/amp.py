@@ -38,7 +38,7 @@ import libcst as cst
 
 from stabfix.model.calls.backward_wrappers import wraps_backward
 from stabfix.model.source.imports import dotted_name
-from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
+from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Binding, Names
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.source.places import Place, body_of, enclosing_statement, position_in
 from stabfix.model.source.vocabulary import FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME, VERSION_TEST
@@ -134,6 +134,9 @@ class Amp(cst.BatchableCSTVisitor):
         self.anomaly: list[AnomalySwitch] = []
         self.legacy_uses: list[LegacyUse] = []
         self._scaling: list[str] = []
+        # (binding order it was built at, field -> its bindings in class bodies, field -> its `self.<field>`
+        # bindings): asked for every scaler and dtype read through an attribute, over every class of the file
+        self._fields: Optional[tuple[int, dict[str, list[Binding]], dict[str, list[Binding]]]] = None
 
     # -- traversal -------------------------------------------------------------------------------------
     def visit_WithItem(self, node: cst.WithItem) -> None:
@@ -381,16 +384,27 @@ class Amp(cst.BatchableCSTVisitor):
         (`self.<field> = ...` in a method, `<field>: torch.dtype = ...` in a class body); none when any
         of them shows no value."""
         field = attribute.attr.value
-        bindings = [
-            binding
-            for scope in self.names.scopes.values()
-            if scope.is_class
-            for binding in scope.bindings.get(field, [])
-        ]
-        bindings += [binding for per_class in self.names.self_attributes.values() for binding in per_class.get(field, [])]
+        in_bodies, on_self = self._field_bindings()
+        bindings = [*in_bodies.get(field, ()), *on_self.get(field, ())]
         if not bindings or any(binding.bound_value is None for binding in bindings):
             return []
         return [binding.bound_value for binding in bindings]  # type: ignore[misc]
+
+    def _field_bindings(self) -> tuple[dict[str, list[Binding]], dict[str, list[Binding]]]:
+        """Every class's bindings by field, class bodies and `self.<field>` apart, in the order of the
+        classes and of each one's bindings."""
+        if self._fields is None or self._fields[0] != self.names.position:
+            in_bodies: dict[str, list[Binding]] = {}
+            for scope in self.names.scopes.values():
+                if scope.is_class:
+                    for field, bindings in scope.bindings.items():
+                        in_bodies.setdefault(field, []).extend(bindings)
+            on_self: dict[str, list[Binding]] = {}
+            for per_class in self.names.self_attributes.values():
+                for field, bindings in per_class.items():
+                    on_self.setdefault(field, []).extend(bindings)
+            self._fields = (self.names.position, in_bodies, on_self)
+        return self._fields[1], self._fields[2]
 
     def in_version_fallback(self, site: Site) -> bool:
         """In a branch chosen by the torch version or by what torch provides (`hasattr(torch, "amp")`),

@@ -14,9 +14,12 @@ import libcst as cst
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
+    # by type identity (neither has subclasses): asked of most expressions of a file, and `isinstance` with
+    # libcst's node classes runs a Python-level check whenever the answer is no
+    kind = type(node)
+    if kind is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if kind is cst.Attribute:
         base = dotted_name(node.value)
         return f"{base}.{node.attr.value}" if base is not None else None
     return None
@@ -68,9 +71,10 @@ class ImportTracker(cst.BatchableCSTVisitor):
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """The fully qualified name of an imported name/attribute chain, or None if not imported."""
-        if isinstance(node, cst.Name):
+        kind = type(node)  # by identity, as `dotted_name`
+        if kind is cst.Name:
             return self.aliases.get(node.value)
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             base = self.qualify(node.value)
             return f"{base}.{node.attr.value}" if base is not None else None
         return None

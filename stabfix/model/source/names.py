@@ -56,8 +56,30 @@ class Names(CallableResolution, BindingRecorder):
         # rebind the same names, once per earlier cell), and each answer scans all of the name's bindings
         self._reaching: dict[int, tuple[tuple[int, int], list[Binding]]] = {}
         self._index: tuple[dict[int, list[Binding]], dict[int, list[Binding]], dict[str, list[int]]] = ({}, {}, {})
+        # id(expression) -> (the binding order it was answered at, what it names, the expression, kept so
+        # that its id is not reused): parts and rules qualify the same calls again (a dozen times each)
+        self._qualified: dict[int, tuple[int, Optional[str], cst.BaseExpression]] = {}
+        # id(call) -> ((binding order, calls visited), the `def` it runs, the call): `definition_of` also
+        # reads which calls hand a method's instance on, recorded per call visited without moving `_order`
+        self._definitions: dict[int, tuple[tuple[int, int], Optional[cst.FunctionDef], cst.Call]] = {}
+        self._calls_visited = 0
+
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        self._calls_visited += 1
 
     # -- queries ---------------------------------------------------------------------------------------
+    def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        # asked of the same call by many parts and rules (8 times a call in a big training file): answered
+        # once for each state of what it reads (bindings, uses and hand-overs only grow)
+        stamp = (self._order, self._calls_visited)
+        known = self._definitions.get(id(call))
+        if known is not None and known[0] == stamp and known[2] is call:
+            return known[1]
+        found = super().definition_of(call)
+        self._definitions[id(call)] = (stamp, found, call)
+        return found
+
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
         """The scope a scope-opening node opens, or the scope a recorded Name use sits in."""
         scope = self.scopes.get(node)
@@ -170,6 +192,18 @@ class Names(CallableResolution, BindingRecorder):
 
     def qualify(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """What an expression names through imports and single plain aliases, or None."""
+        if depth == 0:
+            # the answer reads only bindings and uses, which only grow and each move `_order`: it holds
+            # until the next is recorded (for good, once the traversal is over)
+            known = self._qualified.get(id(expr))
+            if known is not None and known[0] == self._order and known[2] is expr:
+                return known[1]
+            found = self._qualify(expr, 0)
+            self._qualified[id(expr)] = (self._order, found, expr)
+            return found
+        return self._qualify(expr, depth)
+
+    def _qualify(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
         if depth > 8:
             return None
         if isinstance(expr, cst.Attribute):

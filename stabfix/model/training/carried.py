@@ -64,6 +64,12 @@ class CarriedStates(cst.BatchableCSTVisitor):
         self.calls = calls
         self._loops: list[Loop] = []
         self._calls_within: dict[int, list[cst.Call]] = {}  # id(region) -> its calls (a class: one per attribute)
+        # every call in visiting order, and where the regions the queries ask about (loop bodies, classes)
+        # start and end in it: id(region) -> (first, past the last); a region's calls are then a slice,
+        # not a walk of its subtree (a class is walked once per attribute it carries)
+        self._calls: list[cst.Call] = []
+        self._spans: dict[int, tuple[int, int]] = {}
+        self._open_spans: list[int] = []
 
     # -- traversal ------------------------------------------------------------------------------------
     def visit_For(self, node: cst.For) -> None:
@@ -71,6 +77,33 @@ class CarriedStates(cst.BatchableCSTVisitor):
 
     def visit_While(self, node: cst.While) -> None:
         self._loops.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._calls.append(node)
+
+    def _open_span(self) -> None:
+        self._open_spans.append(len(self._calls))
+
+    def _close_span(self, region: cst.CSTNode) -> None:
+        self._spans[id(region)] = (self._open_spans.pop(), len(self._calls))
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self._open_span()
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._close_span(node.body)
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._open_span()
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._close_span(node.body)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._open_span()
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._close_span(original_node)
 
     # -- queries --------------------------------------------------------------------------------------
     def carried(self) -> list[CarriedState]:
@@ -248,6 +281,9 @@ class CarriedStates(cst.BatchableCSTVisitor):
     def _calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
         """The calls in a region, in visiting order (collected once per region)."""
         found = self._calls_within.get(id(node))
+        if found is None and id(node) in self._spans:
+            first, end = self._spans[id(node)]
+            found = self._calls_within[id(node)] = self._calls[first:end]
         if found is None:
             found = self._calls_within[id(node)] = []
             stack = [node]

@@ -47,40 +47,46 @@ def conditions(steps: StepIndex, path: StepPath) -> frozenset[str]:
 def condition_key(steps: StepIndex, test: cst.BaseExpression, function: FunctionFrame | None) -> str:
     """The condition with layout erased, memory thresholds too (constants compared by `<`/`>` with a
     memory reading), and every how-much-memory-is-in-use reading spelled alike."""
-
-    class _Thresholds(cst.CSTTransformer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.orderings = 0
-
-        def _on_memory(self, node: cst.Comparison) -> bool:
-            operands = [node.left, *(target.comparator for target in node.comparisons)]
-            ordering = all(isinstance(target.operator, _ORDERINGS) for target in node.comparisons)
-            return ordering and any(steps.reads_memory(operand, function) for operand in operands)
-
-        def visit_Comparison(self, node: cst.Comparison) -> None:
-            self.orderings += self._on_memory(node)
-
-        def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
-            self.orderings -= self._on_memory(original)
-            return updated
-
-        def leave_Integer(self, original: cst.Integer, updated: cst.Integer) -> cst.BaseExpression:
-            return cst.Name("THRESHOLD") if self.orderings else updated
-
-        def leave_Float(self, original: cst.Float, updated: cst.Float) -> cst.BaseExpression:
-            return cst.Name("THRESHOLD") if self.orderings else updated
-
-        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-            if steps.imports.qualify(original.func) in MEMORY_IN_USE_CALLS:
-                return cst.Name("DEVICE_MEMORY_IN_USE")
-            return updated
-
-    code = cst.Module(body=[]).code_for_node(test.visit(_Thresholds()))
+    code = cst.Module(body=[]).code_for_node(test.visit(_Thresholds(steps, function)))
     try:
         return ast.dump(ast.parse(code.strip(), mode="eval"), annotate_fields=False, include_attributes=False)
     except SyntaxError:
         return " ".join(code.split())
+
+
+class _Thresholds(cst.CSTTransformer):
+    """`condition_key`'s rewrite: memory thresholds and memory readings spelled alike. One class for the
+    module: a class made per call cost more than the rewrite (each new transformer class is checked
+    against every libcst visitor class by `CSTNode.visit`'s isinstance)."""
+
+    def __init__(self, steps: StepIndex, function: FunctionFrame | None) -> None:
+        super().__init__()
+        self.steps = steps
+        self.function = function
+        self.orderings = 0
+
+    def _on_memory(self, node: cst.Comparison) -> bool:
+        operands = [node.left, *(target.comparator for target in node.comparisons)]
+        ordering = all(isinstance(target.operator, _ORDERINGS) for target in node.comparisons)
+        return ordering and any(self.steps.reads_memory(operand, self.function) for operand in operands)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.orderings += self._on_memory(node)
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+        self.orderings -= self._on_memory(original)
+        return updated
+
+    def leave_Integer(self, original: cst.Integer, updated: cst.Integer) -> cst.BaseExpression:
+        return cst.Name("THRESHOLD") if self.orderings else updated
+
+    def leave_Float(self, original: cst.Float, updated: cst.Float) -> cst.BaseExpression:
+        return cst.Name("THRESHOLD") if self.orderings else updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.steps.imports.qualify(original.func) in MEMORY_IN_USE_CALLS:
+            return cst.Name("DEVICE_MEMORY_IN_USE")
+        return updated
 
 
 def _conjuncts(steps: StepIndex, test: cst.BaseExpression) -> list[cst.BaseExpression]:
