@@ -250,7 +250,7 @@ def _locate(
     # Positions and parents cost a pass each, so only files with findings pay for them; the positions are
     # the context's table, which a rule may already have filled in part for its messages.
     positions = context.positions
-    suppressions = Suppressions.of(text)
+    suppressions = Suppressions.directives_of(text)
     # The statement a finding sits in only matters to a suppression comment: most files have none.
     parents = _parents(module) if suppressions.by_line else None
     used: set[tuple[int, str]] = set()  # (comment line, entry) of every directive that suppressed a finding

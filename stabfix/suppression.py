@@ -26,6 +26,7 @@ _NOQA = re.compile(
 # `# stabfix: ignore[A1, B2] free text`; an unclosed bracket is no directive (not a bare one).
 _IGNORE = re.compile(r"#\s*stabfix:\s*ignore(?:\[(?P<codes>[^\]]*)\]|(?![\[\w-]))", re.I)
 _SPLIT = re.compile(r"[\s,]+")
+_MAY_HOLD_DIRECTIVE = re.compile(r"noqa|stabfix", re.I)
 _MULTILINE_SKIP = {tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
 
 
@@ -76,6 +77,14 @@ class Suppressions:
     comments: dict[int, tuple[int, str]] = field(default_factory=dict)  # line -> (column, comment text)
     blocked: set[int] = field(default_factory=set)  # lines that cannot end with a comment
     line_count: int = 0
+
+    @classmethod
+    def directives_of(cls, text: str) -> "Suppressions":
+        """What matching findings to directives needs (`by_line`): a text that spells neither `noqa` nor `stabfix`
+        holds no directive, so it is not tokenized (its `comments` and `blocked` are left empty: `of` has them)."""
+        if _MAY_HOLD_DIRECTIVE.search(text) is None:
+            return cls(line_count=text.count("\n") + 1)
+        return cls.of(text)
 
     @classmethod
     def of(cls, text: str) -> "Suppressions":

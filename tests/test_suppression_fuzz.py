@@ -111,3 +111,16 @@ def test_generated_suppression_comments(text, texts, tmp_path, monkeypatch):
     before = {(item.finding.line, item.finding.code) for item in analysis.findings}
     after = {(item.finding.line, item.finding.code) for item in analyse_text(noqa_text, "t.py", classes, specs).findings}
     assert not before & after, (text, noqa_text)
+
+
+def test_a_file_without_a_directive_is_not_tokenized_to_match_findings(monkeypatch):
+    import stabfix.suppression as suppression
+
+    plain = "x = 1  # a comment\ny = (1,\n     2)\n"
+    monkeypatch.setattr(suppression.tokenize, "generate_tokens", lambda readline: (_ for _ in ()).throw(AssertionError))
+    found = suppression.Suppressions.directives_of(plain)
+    assert found.by_line == {} and found.line_count == 4
+    monkeypatch.undo()
+    for spelled in ("# NOQA", "# noqa: SF101", "# Stabfix: ignore[SF101]"):
+        text = f"x = 1  {spelled}\n"
+        assert suppression.Suppressions.directives_of(text).by_line == suppression.Suppressions.of(text).by_line != {}
