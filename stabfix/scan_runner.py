@@ -148,7 +148,8 @@ def _collect_after_file() -> None:
     gc.collect(1)
     _set_aside.files += 1
     dropped = _PROJECT.models_dropped if _PROJECT is not None else 0
-    if _set_aside.files >= _FILES_PER_FULL_COLLECTION or dropped - _set_aside.dropped >= _DROPPED_MODELS_PER_FULL_COLLECTION:
+    newly_dropped = dropped - _set_aside.dropped
+    if _set_aside.files >= _FILES_PER_FULL_COLLECTION or newly_dropped >= _DROPPED_MODELS_PER_FULL_COLLECTION:
         gc.unfreeze()
         gc.collect()
         _set_aside.files, _set_aside.dropped = 0, dropped

@@ -61,7 +61,8 @@ def _importing_files(folder, count):
         (folder / f"models_{index}.py").write_text(
             "import torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
             f"class Net{index}(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n        return F.softmax(self.fc(x), dim=1)\n"
+            "        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+            "        return F.softmax(self.fc(x), dim=1)\n"
         )
         train = folder / f"train_{index}.py"
         train.write_text(
