@@ -100,27 +100,73 @@ _LANE = 0
 # A file's analysis allocates a libcst tree and model facts of hundreds of thousands of objects that all
 # live until the file is done (and the project keeps other files' models for later files). A collection
 # during the analysis walks all of them, alive, to free little; one right after the file walks only what
-# reference counting could not free (the model's cycles), about a third of the collector's cost on the
-# bench corpus (bench/README.md, "Cold scan: one collection per file"). The first threshold stays as a
-# bound for a file that makes cyclic garbage without end. The middle generation (what outlived a file:
-# the project's kept models, memos) is collected after every 20 files; the oldest is left to the
-# collector's own rule (it walks every live object, 0.75 s on the corpus, and had never run in a scan).
+# was allocated since the file began, and frees what reference counting could not (the model's cycles).
+# The first threshold stays as a bound for a file that makes cyclic garbage without end.
 _COLLECTOR_THRESHOLDS = (1_000_000, 20, 100)
+# What outlives a file (its tree and the other files' models the project keeps, the caches) would be walked
+# again by every later collection of the middle generation, to be found alive; it is set aside instead
+# (`gc.freeze`) right after the file's collection, and so is the file's own tree as soon as it is parsed
+# (a libcst tree has no cycles: it is freed by reference counting when the project drops it, frozen or
+# not). What is set aside and dies later in cycles is freed by a full collection once the project has
+# dropped as many models as it keeps (a model's facts refer to each other: a dropped model is such garbage),
+# and at least once in as many files as the collector's own rule would wait for one (20 * 100).
+# bench/README.md, "Cold scan: one collection per file" and "gccycles (session 25)".
+_DROPPED_MODELS_PER_FULL_COLLECTION = 128
+_FILES_PER_FULL_COLLECTION = 2000
+
+
+@dataclass
+class _SetAside:
+    active: bool = False  # only while the caller's process had nothing frozen of its own: that is left as it is
+    files: int = 0  # files analysed since the last full collection
+    dropped: int = 0  # the project's count of dropped models at the last full collection
+
+
+_set_aside = _SetAside()
+
+
+def _scan_collections() -> None:
+    gc.set_threshold(*_COLLECTOR_THRESHOLDS)
+    global _set_aside
+    _set_aside = _SetAside(active=gc.get_freeze_count() == 0)
 
 
 @contextmanager
 def _fewer_collections():
     before = gc.get_threshold()
-    gc.set_threshold(*_COLLECTOR_THRESHOLDS)
+    _scan_collections()
     try:
         yield
     finally:
+        if _set_aside.active:
+            gc.unfreeze()
+            _set_aside.active = False
         gc.set_threshold(*before)
 
 
 def _collect_after_file() -> None:
-    """The youngest generation, with the middle one when its count of younger collections reached its threshold."""
-    gc.collect(1 if gc.get_count()[1] >= _COLLECTOR_THRESHOLDS[1] else 0)
+    """What the file left in cycles; then what outlived it is set aside (see `_SetAside`)."""
+    if not _set_aside.active:
+        gc.collect(1 if gc.get_count()[1] >= _COLLECTOR_THRESHOLDS[1] else 0)
+        return
+    # the middle generation holds only what a collection during this file moved there: it is walked too,
+    # or the file's model would be set aside with it
+    gc.collect(1)
+    _set_aside.files += 1
+    dropped = _PROJECT.models_dropped if _PROJECT is not None else 0
+    newly_dropped = dropped - _set_aside.dropped
+    if _set_aside.files >= _FILES_PER_FULL_COLLECTION or newly_dropped >= _DROPPED_MODELS_PER_FULL_COLLECTION:
+        gc.unfreeze()
+        gc.collect()
+        _set_aside.files, _set_aside.dropped = 0, dropped
+    gc.freeze()
+
+
+def _set_aside_parsed_tree() -> None:
+    """The file's tree, just parsed: nothing of the analysis is allocated yet, so only the tree and what
+    the file's preparation allocated are set aside with it."""
+    if _set_aside.active:
+        gc.freeze()
 
 
 def _start_worker(parent_pid: int, project: Project | None, tasks: list[Task], lanes: Lanes) -> None:
@@ -128,7 +174,7 @@ def _start_worker(parent_pid: int, project: Project | None, tasks: list[Task], l
     _PROJECT = project  # a spawned worker gets it pickled (the file list only); a forked one has it already
     _TASKS, _LANES = tasks, lanes
     _LANE = lanes.join()
-    gc.set_threshold(*_COLLECTOR_THRESHOLDS)  # a forked worker inherits them, a spawned one does not
+    _scan_collections()  # a forked worker inherits them, a spawned one does not
     start_worker(parent_pid)
 
 
@@ -238,7 +284,7 @@ def _process(task: Task) -> TaskOutcome:
 
     specs = load_catalog(examples=False)
     classes = _classes_for(task.codes)
-    view = _PROJECT.view(task.path) if _PROJECT is not None else None
+    view = _PROJECT.view(task.path, on_parsed=_set_aside_parsed_tree) if _PROJECT is not None else None
     try:
         analysis = analyse_text(source.text, task.display, classes, specs, task.torch_target, view)
     except AnalysisError as error:

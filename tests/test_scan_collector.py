@@ -4,6 +4,7 @@ as it found it (stabfix is also used as a library)."""
 from __future__ import annotations
 
 import gc
+import weakref
 
 from stabfix import scan_runner
 from stabfix.scan_runner import Task, run_tasks
@@ -47,6 +48,99 @@ def test_what_a_file_leaves_in_cycles_is_freed_when_the_file_is_done(tmp_path):
     earlier = [o for o in gc.get_objects() if type(o) is FileModel]  # other tests' models, kept by them
     with scan_runner._fewer_collections():
         outcome = scan_runner.process(Task(str(path), "train.py", codes, "scan", False))
-        left = [o for o in gc.get_objects() if type(o) is FileModel and not any(o is e for e in earlier)]
+    # counted once the scan has handed back what it set aside (`gc.get_objects` does not list frozen objects)
+    left = [o for o in gc.get_objects() if type(o) is FileModel and not any(o is e for e in earlier)]
     assert outcome.result.error is None and outcome.result.findings
     assert left == []
+
+
+def _importing_files(folder, count):
+    """`count` training files, each importing its model class from a file of its own."""
+    files = []
+    for index in range(count):
+        (folder / f"models_{index}.py").write_text(
+            "import torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+            f"class Net{index}(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+            "        return F.softmax(self.fc(x), dim=1)\n"
+        )
+        train = folder / f"train_{index}.py"
+        train.write_text(
+            f"import torch.nn.functional as F\nfrom models_{index} import Net{index}\n\n\ndef train(loader, opt):\n"
+            f"    model = Net{index}()\n    for x, y in loader:\n        loss = F.cross_entropy(model(x), y)\n"
+            "        opt.zero_grad()\n        loss.backward()\n        opt.step()\n"
+        )
+        files.append(str(train))
+    return files
+
+
+def _dropped_models_alive_after_each_file(tmp_path, monkeypatch, full_collection_after):
+    """Scan files whose analyses build other files' models, with a project that keeps one model; after
+    each file, how many models the project has dropped are still alive. Each built model is given a
+    cycle of its own: a dropped model is then garbage only the cyclic collector frees, as a model whose
+    facts refer to each other is."""
+    from stabfix.catalog import load_catalog
+    from stabfix.project import Project, ProjectIndex, definitions
+
+    monkeypatch.setattr(definitions, "_MODELS_KEPT", 1)
+    monkeypatch.setattr(scan_runner, "_DROPPED_MODELS_PER_FULL_COLLECTION", full_collection_after)
+    built = []
+    build = definitions.Project._build
+
+    def recording(self, path, text, parts):
+        made = build(self, path, text, parts)
+        if made[0] is not None:
+            model = made[0][1]
+            model.cycle = [model]
+            built.append(weakref.ref(model))
+        return made
+
+    monkeypatch.setattr(definitions.Project, "_build", recording)
+    files = _importing_files(tmp_path, 6)
+    project = Project(ProjectIndex(files + [str(tmp_path / f"models_{i}.py") for i in range(6)], [str(tmp_path)]))
+    codes = tuple(sorted(load_catalog(examples=False)))
+    alive_after = []
+    analyse = scan_runner.process
+
+    def counting(task):
+        outcome = analyse(task)
+        kept = {id(built[1]) for built in project._models.values() if built is not None}
+        alive_after.append(sum(1 for ref in built if ref() is not None and id(ref()) not in kept))
+        return outcome
+
+    monkeypatch.setattr(scan_runner, "process", counting)
+    run = run_tasks([Task(path, path, codes, "scan", False) for path in files], 1, None, project=project)
+    assert all(result.error is None and result.findings for result in run.results)
+    assert len(built) == 6 and project.models_dropped == 5  # each file built one model and dropped the one before
+    return alive_after
+
+
+def test_what_outlives_a_file_is_not_walked_again_and_dropped_models_wait_for_a_full_collection(tmp_path, monkeypatch):
+    # a dropped model was set aside (frozen) with what outlived its file: no collection of the scan frees it
+    alive = _dropped_models_alive_after_each_file(tmp_path, monkeypatch, full_collection_after=1000)
+    assert alive == [0, 1, 2, 3, 4, 5]
+
+
+def test_dropped_models_are_freed_once_the_project_dropped_the_bound(tmp_path, monkeypatch):
+    alive = _dropped_models_alive_after_each_file(tmp_path, monkeypatch, full_collection_after=2)
+    assert alive == [0, 1, 0, 1, 0, 1]
+
+
+def test_a_scan_leaves_what_the_caller_froze_as_it_was(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text("import torch\nloss.backward()\n")
+    task = Task(str(path), "train.py", ("SF402",), "scan", False)
+    assert gc.get_freeze_count() == 0
+    run_tasks([task], 1, None)
+    assert gc.get_freeze_count() == 0  # what the scan set aside is handed back to the collector
+    callers = [[]]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        run_tasks([task], 1, None)
+        # the caller's frozen objects stay frozen (`gc.get_objects` lists only the others), nothing is added
+        assert not any(item is callers for item in gc.get_objects())
+        assert gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()
+    assert any(item is callers for item in gc.get_objects())

@@ -64,6 +64,9 @@ class Project:
         self._modules: OrderedDict[str, tuple[str, cst.Module]] = OrderedDict()
         self._model_sizes: dict[tuple[str, frozenset], int] = {}  # the source characters behind each kept model
         self._asked: dict[frozenset, None] = {}  # the part sets asked for so far, in order
+        # models dropped from the cache so far: a model's facts refer to each other, so only the cyclic
+        # collector frees a dropped one (stabfix.scan_runner decides when, from this count)
+        self.models_dropped = 0
 
     def __getstate__(self) -> dict:
         return {"index": self.index}
@@ -74,6 +77,7 @@ class Project:
         self._modules = OrderedDict()
         self._model_sizes = {}
         self._asked = {}
+        self.models_dropped = 0
 
     def parsed(self, path: str, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
         """`parse(text)`, or the tree kept from an earlier parse of the same text of `path` (libcst trees are
@@ -93,8 +97,9 @@ class Project:
             kept_characters -= len(evicted)
         return module
 
-    def view(self, path: str) -> "ProjectView":
-        return ProjectView(self, path)
+    def view(self, path: str, on_parsed: Optional[Callable[[], None]] = None) -> "ProjectView":
+        """`on_parsed` is called once the file's own tree is at hand (parsed, or kept from an earlier parse)."""
+        return ProjectView(self, path, on_parsed)
 
     def model_of(self, path: str, needs: Iterable[str]) -> Optional[tuple[cst.Module, FileModel]]:
         """The file parsed and traversed with the parts `needs` (and what they read); None when it does
@@ -121,8 +126,9 @@ class Project:
             self._model_sizes[(path, parts)] = len(text)
         kept_characters = sum(self._model_sizes.values())
         while len(self._models) > _MODELS_KEPT or (len(self._models) > 1 and kept_characters > _CHARACTERS_KEPT):
-            evicted, _ = self._models.popitem(last=False)
+            evicted, dropped = self._models.popitem(last=False)
             kept_characters -= self._model_sizes.pop(evicted)
+            self.models_dropped += dropped is not None
         return built
 
     def _build(self, path: str, text: str, parts: frozenset) -> tuple[Optional[tuple[cst.Module, FileModel]], dict]:
@@ -177,8 +183,9 @@ class Project:
 class ProjectView:
     """The project as one file (`path`) sees it."""
 
-    def __init__(self, project: Project, path: str) -> None:
+    def __init__(self, project: Project, path: str, on_parsed: Optional[Callable[[], None]] = None) -> None:
         self.project = project
+        self._on_parsed = on_parsed
         self.index = project.index
         self.path = path
         self.consulted = Consulted()
@@ -196,7 +203,10 @@ class ProjectView:
 
     def parsed(self, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
         """This file's tree: `parse(text)`, or the one kept from another file's question about it."""
-        return self.project.parsed(self.path, text, parse)
+        module = self.project.parsed(self.path, text, parse)
+        if self._on_parsed is not None:
+            self._on_parsed()
+        return module
 
     @property
     def module_name(self) -> Optional[str]:
