@@ -171,3 +171,28 @@ def test_a_position_table_whose_codegen_failed_fails_every_later_ask_too(monkeyp
     for _ in range(2):
         with pytest.raises(RecursionError, match="nested too deeply"):
             positions.line(module.body[2])
+
+
+def test_code_children_are_the_children_less_trivia_in_order():
+    """A search of a subtree that looks at no trivia (whitespace, comments, punctuation, operators) meets the
+    same code nodes, in the same order, whether it steps with `children` or `code_children`."""
+    from stabfix.model.source.traversal import _trivia, children, code_children
+
+    def reached(module, step):
+        order, stack = [], [module]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(step(node))
+        return order
+
+    trivia = _trivia()
+    for label, text in _sources():
+        module = cst.parse_module(text)
+        everything = reached(module, children)
+        code = reached(module, code_children)
+        assert [id(n) for n in code] == [id(n) for n in everything if type(n) not in trivia], label
+        assert len(code) < len(everything), label  # the trivia are left out
+        assert all(type(n) not in trivia for n in code), label
+        for node in everything:
+            assert [id(c) for c in code_children(node)] == [id(c) for c in children(node) if type(c) not in trivia]

@@ -21,7 +21,7 @@ from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.traversal import code_children
 
 if TYPE_CHECKING:
     from stabfix.model.source.project_view import ProjectQueries
@@ -553,7 +553,7 @@ def read_names(expr: cst.CSTNode) -> set[str]:
         elif isinstance(node, (cst.Attribute, cst.Arg)):
             stack.append(node.value)  # `x.name` reads `x`; `f(key=x)` reads `x`, not `key`
         else:
-            stack.extend(children(node))
+            stack.extend(code_children(node))
     return found
 
 
