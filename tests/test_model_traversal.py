@@ -196,3 +196,21 @@ def test_code_children_are_the_children_less_trivia_in_order():
         assert all(type(n) not in trivia for n in code), label
         for node in everything:
             assert [id(c) for c in code_children(node)] == [id(c) for c in children(node) if type(c) not in trivia]
+
+
+def test_node_types_compared_exactly_have_no_subclasses():
+    """Hot paths of the model compare a node's exact type (`type(node) is cst.Name`, `type(node) in
+    frozenset({cst.FunctionDef, ...})`) instead of `isinstance`, which on libcst's ABC node classes costs a
+    Python call: that reads the same only while the installed libcst has no subclass of those types."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "stabfix"
+    compared: set[str] = set()
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        compared.update(re.findall(r"(?:\btype\([\w.]+\)|\bkind) is (?:not )?cst\.([A-Z]\w*)", text))
+        for members in re.findall(r"frozenset\(\{((?:cst\.\w+(?:, )?)+)\}\)", text):
+            compared.update(re.findall(r"cst\.(\w+)", members))
+    assert {"Name", "Attribute", "Call", "FunctionDef", "ClassDef"} <= compared
+    subclassed = {name: [sub.__name__ for sub in getattr(cst, name).__subclasses__()] for name in sorted(compared)}
+    assert {name: subs for name, subs in subclassed.items() if subs} == {}
