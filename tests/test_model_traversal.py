@@ -171,3 +171,46 @@ def test_a_position_table_whose_codegen_failed_fails_every_later_ask_too(monkeyp
     for _ in range(2):
         with pytest.raises(RecursionError, match="nested too deeply"):
             positions.line(module.body[2])
+
+
+def test_code_children_are_the_children_less_trivia_in_order():
+    """A search of a subtree that looks at no trivia (whitespace, comments, punctuation, operators) meets the
+    same code nodes, in the same order, whether it steps with `children` or `code_children`."""
+    from stabfix.model.source.traversal import _trivia, children, code_children
+
+    def reached(module, step):
+        order, stack = [], [module]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(step(node))
+        return order
+
+    trivia = _trivia()
+    for label, text in _sources():
+        module = cst.parse_module(text)
+        everything = reached(module, children)
+        code = reached(module, code_children)
+        assert [id(n) for n in code] == [id(n) for n in everything if type(n) not in trivia], label
+        assert len(code) < len(everything), label  # the trivia are left out
+        assert all(type(n) not in trivia for n in code), label
+        for node in everything:
+            assert [id(c) for c in code_children(node)] == [id(c) for c in children(node) if type(c) not in trivia]
+
+
+def test_node_types_compared_exactly_have_no_subclasses():
+    """Hot paths of the model compare a node's exact type (`type(node) is cst.Name`, `type(node) in
+    frozenset({cst.FunctionDef, ...})`) instead of `isinstance`, which on libcst's ABC node classes costs a
+    Python call: that reads the same only while the installed libcst has no subclass of those types."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "stabfix"
+    compared: set[str] = set()
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        compared.update(re.findall(r"(?:\btype\([\w.]+\)|\bkind) is (?:not )?cst\.([A-Z]\w*)", text))
+        for members in re.findall(r"frozenset\(\{((?:cst\.\w+(?:, )?)+)\}\)", text):
+            compared.update(re.findall(r"cst\.(\w+)", members))
+    assert {"Name", "Attribute", "Call", "FunctionDef", "ClassDef"} <= compared
+    subclassed = {name: [sub.__name__ for sub in getattr(cst, name).__subclasses__()] for name in sorted(compared)}
+    assert {name: subs for name, subs in subclassed.items() if subs} == {}

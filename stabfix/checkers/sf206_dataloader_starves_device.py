@@ -30,7 +30,7 @@ from stabfix.model.calls.runners import cpu_runners
 from stabfix.model.domain.data_loaders import Loader, argument
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import children
+from stabfix.model.source.traversal import code_children
 
 LIGHTNING_BASES = ("lightning.", "pytorch_lightning.")
 
@@ -191,9 +191,13 @@ def _root_name(expr: cst.BaseExpression) -> Optional[str]:
     return expr.value if isinstance(expr, cst.Name) else None
 
 
+_NOT_OWN = frozenset({cst.FunctionDef, cst.ClassDef})
+
+
 def _walk(node: cst.CSTNode):
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(child for child in children(current) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
+        # exact types (libcst has no subclass of them): an ABC isinstance per node costs more; no caller reads trivia
+        stack.extend(child for child in code_children(current) if type(child) not in _NOT_OWN)

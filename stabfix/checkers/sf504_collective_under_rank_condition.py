@@ -95,19 +95,22 @@ class CollectiveUnderRankCondition(Checker):
     def _at(self, distributed: Distributed, child: cst.CSTNode, current: cst.CSTNode,
             api: Optional[str]) -> tuple[bool, Optional[tuple[cst.CSTNode, str]]]:
         """One step of `_condition`'s walk up, from `child` to `current`: whether it stops here, and what it found."""
-        in_else = isinstance(current, cst.If) and child is current.orelse
-        if isinstance(current, cst.If) and (child is current.body or in_else) and distributed.varies_by_rank(current.test) \
+        # exact types (libcst has no subclass of them): asked of every node above every call, where a failing
+        # `isinstance` on a libcst class goes through `ABCMeta.__instancecheck__`
+        kind = type(current)
+        in_else = kind is cst.If and child is current.orelse  # type: ignore[attr-defined]
+        if kind is cst.If and (child is current.body or in_else) and distributed.varies_by_rank(current.test) \
                 and not (in_else and isinstance(current.test, cst.BooleanOperation)):  # `else` of `A and rank == 0`: A decides too
             other = current.orelse if child is current.body else current.body
             if not self._runs(other, api) and not self._other_side_of_split(distributed, current, api):
                 branch = "under" if child is current.body else "in the `else` of"
                 return True, (current, f"{branch} `if {code_of(current.test, 60)}:`")
-        if isinstance(current, (cst.IndentedBlock, cst.Module)):
+        if kind is cst.IndentedBlock or kind is cst.Module:
             early = self._early_exit(distributed, current, child)
             if early is not None:
                 return True, early
-        if isinstance(current, cst.FunctionDef):
-            return True, self._decorated(current)
+        if kind is cst.FunctionDef:
+            return True, self._decorated(current)  # type: ignore[arg-type]
         return False, None
 
     def _early_exit(self, distributed: Distributed, block: cst.CSTNode,

@@ -43,6 +43,7 @@ optimizer's own step (`opt.step()`, `scaler.step(opt)`) from one handed to a wra
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterable, Optional
 
 import libcst as cst
@@ -234,8 +235,8 @@ class Events(SiteTracker):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         qualified = self.imports.qualify(func) or ""
-        if isinstance(func, cst.Name):
-            self._add(LocalCall(node, self._site(), func.value, False))
+        if type(func) is cst.Name:  # exact types (libcst has no subclass of them): no ABC isinstance per call
+            self._add(LocalCall(node, self._site(), func.value, False))  # type: ignore[attr-defined]
         if qualified in _BACKWARD_FUNCTIONS:
             self._add(Backward(node, self._site(), _first_argument(node)))
         elif qualified == _DISTRIBUTED_BACKWARD:
@@ -257,8 +258,8 @@ class Events(SiteTracker):
             self._add(ClearGrad(node, self._site(), _first_argument(node) or func, "helper"))
         elif qualified.startswith("torch.nn.utils.") and qualified.rsplit(".", 1)[-1] in _CLIP_FUNCTIONS:
             self._add(Clip(node, self._site(), _first_argument(node) or _keyword_argument(node, "parameters")))
-        elif isinstance(func, cst.Attribute):
-            self._method_call(node, func)
+        elif type(func) is cst.Attribute:
+            self._method_call(node, func)  # type: ignore[arg-type]
         class_name = optimizer_class_name(qualified or dotted_name(func) or "")
         if class_name is not None:
             self._add(OptimizerBuilt(node, self._site(), class_name))
@@ -382,9 +383,14 @@ def _builds_scaler(imports: ImportTracker, value: cst.BaseExpression) -> bool:
 def _clears_by_name(name: str, func: cst.BaseExpression) -> bool:
     """`zero_grads(params)`, `util.clear_grads(model)`: a helper of another module named for clearing
     gradients (not the `zero_grad()` method, recorded with its receiver)."""
-    last = name.rsplit(".", 1)[-1]
-    if isinstance(func, cst.Attribute) and func.attr.value == "zero_grad":
+    if type(func) is cst.Attribute and func.attr.value == "zero_grad":  # type: ignore[attr-defined]  # exact type: no ABC isinstance
         return False
+    return _names_a_clear(name.rsplit(".", 1)[-1])
+
+
+@lru_cache(maxsize=4096)
+def _names_a_clear(last: str) -> bool:
+    """The pattern asked once per callee name (every call of every file asks it)."""
     return bool(last) and bool(vocab.GRADIENT_CLEAR_CALL.match(last))
 
 

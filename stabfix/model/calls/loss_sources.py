@@ -21,7 +21,7 @@ from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.traversal import code_children
 
 if TYPE_CHECKING:
     from stabfix.model.source.project_view import ProjectQueries
@@ -548,12 +548,13 @@ def read_names(expr: cst.CSTNode) -> set[str]:
     stack: list[cst.CSTNode] = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Name):
-            found.add(node.value)
-        elif isinstance(node, (cst.Attribute, cst.Arg)):
-            stack.append(node.value)  # `x.name` reads `x`; `f(key=x)` reads `x`, not `key`
+        kind = type(node)  # exact types (libcst has no subclass of them): no ABC isinstance per node
+        if kind is cst.Name:
+            found.add(node.value)  # type: ignore[attr-defined]
+        elif kind is cst.Attribute or kind is cst.Arg:
+            stack.append(node.value)  # type: ignore[attr-defined]  # `x.name` reads `x`; `f(key=x)` reads `x`, not `key`
         else:
-            stack.extend(children(node))
+            stack.extend(code_children(node))
     return found
 
 

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Optional
 import libcst as cst
 
 from stabfix.model.source.project_view import ProjectQueries
-from stabfix.model.source.traversal import children
+from stabfix.model.source.traversal import code_children
 
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
 
@@ -81,7 +81,7 @@ def _walked_for_runners(definition) -> frozenset[str]:
             kind = cpu_runner(node, qualify)
             if kind is not None:
                 found.add(kind)
-        stack.extend(children(node))
+        stack.extend(code_children(node))  # a runner is a call: no trivia looked at
     return frozenset(found)
 
 

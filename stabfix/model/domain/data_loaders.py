@@ -22,7 +22,7 @@ from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import children
+from stabfix.model.source.traversal import code_children
 
 
 LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -101,7 +101,7 @@ class DataPipeline:
         stack: list[cst.CSTNode] = [function.body] if function is not None else []
         while stack:
             item = stack.pop()
-            stack.extend(child for child in children(item) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
+            stack.extend(child for child in code_children(item) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
             if not isinstance(item, cst.Return) or item.value is None:
                 continue
             values = [e.value for e in item.value.elements] if isinstance(item.value, cst.Tuple) else [item.value]
@@ -147,7 +147,7 @@ class DataPipeline:
                 node = stack.pop()
                 if isinstance(node, cst.For):
                     self._loops.append(node)
-                stack.extend(children(node))
+                stack.extend(code_children(node))
         return [loop for loop in self._loops if _contains_text(loop.iter, holder)]
 
     def enclosing_loop(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
@@ -165,5 +165,5 @@ def _contains_text(expr: cst.CSTNode, text: str) -> bool:
         node = stack.pop()
         if isinstance(node, (cst.Name, cst.Attribute)) and code_of(node, 200) == text:
             return True
-        stack.extend(children(node))
+        stack.extend(code_children(node))
     return False

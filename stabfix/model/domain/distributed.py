@@ -33,7 +33,7 @@ from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import children
+from stabfix.model.source.traversal import code_children
 
 GROUP_SETUP = frozenset({
     "torch.distributed.init_process_group", "torch.distributed.device_mesh.init_device_mesh",
@@ -86,7 +86,7 @@ class Distributed:
             while stack and found is None:  # `int(os.environ["LOCAL_RANK"])`: launched by torchrun
                 node = stack.pop()
                 found = node if self.environment_rank_read(node) else None
-                stack.extend(children(node))
+                stack.extend(code_children(node))  # a rank read is a subscript, never trivia
             self._evidence = (found,)
         return self._evidence[0]
 
@@ -255,7 +255,7 @@ def _calls_method(node: cst.CSTNode, method: str) -> bool:
         current = stack.pop()
         if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == method:
             return True
-        stack.extend(children(current))
+        stack.extend(code_children(current))
     return False
 
 
@@ -265,6 +265,6 @@ def _contains(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
         current = stack.pop()
         if current is node:
             return True
-        stack.extend(children(current))
+        stack.extend(code_children(current))
     return False
 

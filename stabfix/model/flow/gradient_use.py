@@ -122,11 +122,12 @@ def contains(expr: cst.CSTNode, needle: cst.CSTNode) -> bool:
 
 def bare_names(expr: cst.BaseExpression) -> set[str]:
     """Names an expression hands over as they are: `x`, `(x, y)`, `[x]`, `{"k": x}`."""
-    if isinstance(expr, cst.Name):
-        return {expr.value}
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        return {name for element in expr.elements for name in bare_names(element.value)}
-    if isinstance(expr, cst.Dict):
+    kind = type(expr)  # exact types (libcst has no subclass of them): no ABC isinstance for the other nodes
+    if kind is cst.Name:
+        return {expr.value}  # type: ignore[attr-defined]
+    if kind is cst.Tuple or kind is cst.List:
+        return {name for element in expr.elements for name in bare_names(element.value)}  # type: ignore[attr-defined]
+    if kind is cst.Dict:
         return {
             name
             for element in expr.elements

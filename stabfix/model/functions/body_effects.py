@@ -11,7 +11,7 @@ import libcst as cst
 
 from stabfix.model.flow.gradient_use import is_requires_grad_call, is_true
 from stabfix.model.source.imports import dotted_name
-from stabfix.model.source.traversal import children
+from stabfix.model.source.traversal import code_children
 
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
 
@@ -40,15 +40,19 @@ def body_effects(function: cst.FunctionDef) -> BodyEffects:
     and body, not the functions, classes and lambdas nested in it."""
     finder = _Finder()
     handlers = _HANDLERS
-    pending = [(child, child is function.body) for child in children(function)]
-    while pending:
-        node, in_body = pending.pop()
-        if type(node) in _NOT_OWN:  # exact types (no libcst node type subclasses them): no ABC isinstance per node
-            continue
-        handler = handlers.get(type(node))
-        if handler is not None:
-            handler(finder, node, in_body)
-        pending.extend((child, in_body) for child in children(node))
+    # each child of the `def` with what it holds before the next, as one stack would visit them: the last first
+    for root in reversed(code_children(function)):
+        in_body = root is function.body
+        pending = [root]
+        while pending:
+            node = pending.pop()
+            kind = type(node)
+            if kind in _NOT_OWN:  # exact types (no libcst node type subclasses them): no ABC isinstance per node
+                continue
+            handler = handlers.get(kind)
+            if handler is not None:
+                handler(finder, node, in_body)
+            pending.extend(code_children(node))  # no handler reads trivia (whitespace, punctuation, operators)
     kept = finder.rebound | finder.read
     return BodyEffects(tuple(finder.stores), tuple(name for name in finder.marked if name not in kept),
                        frozenset(kept), tuple(finder.detaches), tuple(finder.calls), frozenset(finder.setters))

@@ -70,12 +70,14 @@ class CallableResolution:
         """The `def` a call on an instance of a class of this file runs (the last one of its name in the class
         body, as Python keeps), or None: not an instance built here, or no such method."""
         func = call.func
-        if not isinstance(func, cst.Attribute):
+        # exact types (libcst has no subclass of them): asked of every call, where a failing `isinstance` on a
+        # libcst class goes through `ABCMeta.__instancecheck__`
+        if type(func) is not cst.Attribute:
             return None
-        receiver: Optional[cst.BaseExpression] = func.value
-        if isinstance(receiver, cst.Name):
-            receiver = self.single_value(receiver) if receiver in self.uses else None
-        if not isinstance(receiver, cst.Call) or not isinstance(receiver.func, cst.Name):
+        receiver: Optional[cst.BaseExpression] = func.value  # type: ignore[attr-defined]
+        if type(receiver) is cst.Name:
+            receiver = self.single_value(receiver) if receiver in self.uses else None  # type: ignore[arg-type]
+        if type(receiver) is not cst.Call or type(receiver.func) is not cst.Name:  # type: ignore[union-attr]
             return None
         built = self.instance_of(receiver)
         if built is None:
@@ -88,16 +90,16 @@ class CallableResolution:
 
     def _own_definition(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         func = call.func
-        if isinstance(func, cst.Name):
-            bindings = self.bindings_of(func)
+        if type(func) is cst.Name:  # exact types, as in `method_on_instance`
+            bindings = self.bindings_of(func)  # type: ignore[arg-type]
             defs = [b.node for b in bindings if b.kind == "def"]
             return defs[-1] if defs and len(defs) == len(bindings) else None  # type: ignore[return-value]
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            use = self.uses.get(func.value)
+        if type(func) is cst.Attribute and type(func.value) is cst.Name:  # type: ignore[attr-defined]
+            use = self.uses.get(func.value)  # type: ignore[attr-defined]
             if use is None:
                 return None
             scope = use.scope
-            while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+            while scope is not None and type(scope.node) is not cst.FunctionDef:
                 scope = scope.parent
             owner = scope.parent if scope is not None else None
             if owner is not None and not owner.is_class and scope is not None:

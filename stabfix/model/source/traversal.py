@@ -506,6 +506,44 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
+def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`children(node)` less the trivia (whitespace, comments, punctuation, operators: node types that hold
+    nothing but other such nodes), in the same order: for a search of a subtree that looks at no trivia
+    node type. Most of a tree's nodes are trivia (about 60% on the bench corpus), so such a search visits
+    a third of the nodes."""
+    trivia = _TRIVIA
+    if trivia is None:
+        trivia = _trivia()
+    read = _CHILD_FIELDS.get(type(node))
+    if read is None:
+        if not _all_orders_readable():
+            return [child for child in node.children if type(child) not in trivia]
+        read = _child_fields(type(node))
+    found: list[cst.CSTNode] = []
+    node_types = _NODE_TYPES
+    for value in read(node):
+        kind = type(value)
+        if kind in trivia:
+            continue
+        known = node_types.get(kind)
+        if known is None:
+            known = is_node(value)
+        if known:
+            found.append(value)
+        elif kind is list or kind is tuple or isinstance(value, (tuple, list)):
+            for child in value:
+                if type(child) not in trivia:
+                    found.append(child)
+    return found
+
+
+def _trivia() -> frozenset[type]:
+    global _TRIVIA
+    if _TRIVIA is None:
+        _TRIVIA = _trivia_types()
+    return _TRIVIA
+
+
 # node type -> a function giving the values of its visited fields, in order (`field_order`)
 _CHILD_FIELDS: dict[type, Callable[[cst.CSTNode], tuple]] = {}
 

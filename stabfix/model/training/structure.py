@@ -229,7 +229,11 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
                 self._loss_mentions.add(id(function))  # its own code, nested functions apart
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("backward", "manual_backward"):
+        func = node.func
+        # exact types (libcst has no subclass of them): every call of the file comes here, and a failing
+        # `isinstance` on a libcst class goes through `ABCMeta.__instancecheck__`
+        on_attribute, on_name = type(func) is cst.Attribute, type(func) is cst.Name
+        if on_attribute and func.attr.value in ("backward", "manual_backward"):  # type: ignore[attr-defined]
             for frame in reversed(self._stack):
                 if isinstance(frame, FunctionFrame):
                     break
@@ -239,28 +243,25 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         if body is None:
             return
         facts = body.facts
-        func = node.func
-        last = (
-            func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        )
+        last = func.attr.value if on_attribute else func.value if on_name else None  # type: ignore[attr-defined]
         if last is None:
             return
         facts.calls.add(last)
-        if isinstance(func, cst.Name) or (isinstance(func.value, cst.Name) and func.value.value == self._receiver()):
+        if on_name or (type(func.value) is cst.Name and func.value.value == self._receiver()):  # type: ignore[attr-defined]
             # `self.helper()`, any receiver name
             facts.own_calls.add(last)
         if not any(
             isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
         ):
             facts.ungated_calls.add(last)
-        if last in ("backward", "manual_backward") and isinstance(func, cst.Attribute):
+        if last in ("backward", "manual_backward") and on_attribute:
             facts.backward.append(node)
         elif last == "optimizer_step":
             facts.step_candidates.append(StepCall(None, None, always=True))
         elif self.imports.qualify(func) == "torch.autograd.backward":
             facts.backward.append(node)
-        elif last == "step" and isinstance(func, cst.Attribute):
-            receiver = dotted_name(func.value)
+        elif last == "step" and on_attribute:
+            receiver = dotted_name(func.value)  # type: ignore[attr-defined]
             first = next((arg.value for arg in node.args if arg.keyword is None), None)
             facts.step_candidates.append(StepCall(receiver, dotted_name(first) if first is not None else None))
         elif len(node.args) >= 2:
