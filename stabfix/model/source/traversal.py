@@ -428,7 +428,10 @@ class _Walk:
             if leave is not None:
                 leave(node)
 
-        visit(module)
+        try:
+            visit(module)
+        finally:
+            del visit  # the closure refers to itself: a cycle holding the visitors until a collection
 
     def run_recording(self, module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
         """`run`, recording each visited node's parent (a copy of `run`'s loop, so that a walk without
@@ -482,7 +485,10 @@ class _Walk:
             if leave is not None:
                 leave(node)
 
-        visit(module)
+        try:
+            visit(module)
+        finally:
+            del visit  # the closure refers to itself: a cycle holding the visitors until a collection
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -589,4 +595,7 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                 on_leave_attribute(current, field)
         on_leave(current)
 
-    visit(node)
+    try:
+        visit(node)
+    finally:
+        del visit  # the closure refers to itself: a cycle holding the visitor until a collection
