@@ -44,22 +44,34 @@ class _Index:
         parents: dict[int, ast.AST] = {}
         by_type: dict[type, list[ast.AST]] = {}
         calls: dict[Optional[str], list[ast.Call]] = {}
-        children = ast.iter_child_nodes
+        node_class, call_class = ast.AST, ast.Call
         stack = [tree]
+        push, pop = stack.append, stack.pop
         # Explicit stack, not recursion: a file CPython parsed may nest deeper than Python's recursion limit.
+        # The children are read field by field here (what `ast.iter_child_nodes` does, without its generator,
+        # 40% of this walk), leaving out `ctx` (the shared Load/Store markers: no gate asks for them).
         while stack:
-            node = stack.pop()
+            node = pop()
             kind = type(node)
             found = by_type.get(kind)
             if found is None:
                 by_type[kind] = [node]
             else:
                 found.append(node)
-            if kind is ast.Call:
+            if kind is call_class:
                 calls.setdefault(callee_name(node), []).append(node)  # type: ignore[arg-type]
-            for child in children(node):
-                parents[id(child)] = node
-                stack.append(child)
+            for field in kind._fields:
+                if field == "ctx":
+                    continue
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, node_class):
+                            parents[id(item)] = node
+                            push(item)
+                elif isinstance(value, node_class):
+                    parents[id(value)] = node
+                    push(value)
         self.parents = parents
         self.by_type = by_type
         self.calls = calls
