@@ -86,8 +86,11 @@ def _reported_shapes(code: str) -> list[tuple[str, Shape]]:
     its folder (the scan), under the path the scan shows."""
     from stabfix.project import Project, ProjectIndex
 
-    spec = yaml.safe_load(next((ROOT / "rules").glob(f"{code}-*.yaml")).read_text())
-    shapes = [(example["name"], shape_of(example["code"])) for example in spec["examples"]["bad"]]
+    from helpers import example_project
+    from stabfix.catalog import load_catalog
+
+    shapes = [(example.name, Shape(ast.parse(example.code), example.code, example.path, example_project(example)))
+              for example in load_catalog()[code].bad]
     misses = _known_misses()
     for case in sorted((ROOT / "tests" / "redteam" / code).glob("bad_*")):
         if f"{code}/{case.name}" in misses:

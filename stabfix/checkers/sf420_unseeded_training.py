@@ -27,12 +27,27 @@ from stabfix.checker import Checker
 from stabfix.model.calls.events import Step, stepped_optimizer
 from stabfix.model.domain.seeding import run_is_seeded
 from stabfix.model.source.vocabulary import is_test_path
+from stabfix.shape import Shape
+
+# the words a backward pass and an optimizer step of the file are spelled with (`calls/events.py`: `x.backward()`,
+# `manual_backward`, `torch.autograd.backward`/`grad` however imported; `.step()`, `.optimizer_step()`)
+BACKWARD_WORDS = frozenset({"backward", "manual_backward", "grad"})
+STEP_WORDS = frozenset({"step", "optimizer_step"})
 
 
 class UnseededTraining(Checker):
     code = "SF420"
     tokens = ("__main__", "backward")
     needs = ("names", "optimizers", "events", "randomness")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # not a test file; and it trains: a backward pass and a step spelled in the file (its own helpers' too), or a
+        # function or class of another file of the scan, which only an import of the scan reaches
+        if is_test_path(shape.path):
+            return False
+        words = shape.words
+        return not (BACKWARD_WORDS.isdisjoint(words) or STEP_WORDS.isdisjoint(words)) or shape.imports_scanned_code
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if is_test_path(self.context.path):
