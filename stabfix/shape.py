@@ -364,3 +364,11 @@ class Shape:
                          if type(node.value) in (ast.Name, ast.Attribute)  # type: ignore[attr-defined]
                          for target in (node.targets if type(node) is ast.Assign else [node.target])  # type: ignore[attr-defined]
                          if type(target) is ast.Name)
+
+    def updates_in_place(self, methods: tuple[str, ...], out_functions: tuple[str, ...]) -> bool:
+        """Whether the file changes a value in place: `x += v`/`x -= v`, a call of one of `methods` (`p.add_(g)`, last
+        names as `calls` matches them), a call of one of `out_functions` (however renamed) given `out=`, or `x.data = v`."""
+        return bool(self.calls(*methods)) or any(type(node.op) in (ast.Add, ast.Sub) for node in self.nodes(ast.AugAssign)) \
+            or any(keyword.arg == "out" for call in self.calls(*self.spellings(*out_functions)) for keyword in call.keywords) \
+            or any(type(target) is ast.Attribute and target.attr == "data" for node in self.nodes(ast.Assign)
+                   for target in node.targets)  # type: ignore[attr-defined]
