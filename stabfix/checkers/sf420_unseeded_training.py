@@ -18,6 +18,7 @@ Test files stay silent. One finding per file, on the guard (or the first module-
 
 from __future__ import annotations
 
+import ast
 from pathlib import PurePath
 from typing import Optional
 
@@ -33,6 +34,7 @@ from stabfix.shape import Shape
 # `manual_backward`, `torch.autograd.backward`/`grad` however imported; `.step()`, `.optimizer_step()`)
 BACKWARD_WORDS = frozenset({"backward", "manual_backward", "grad"})
 STEP_WORDS = frozenset({"step", "optimizer_step"})
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # what `randomness` counts as owners of a call
 
 
 class UnseededTraining(Checker):
@@ -42,12 +44,18 @@ class UnseededTraining(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # not a test file; and it trains: a backward pass and a step spelled in the file (its own helpers' too), or a
-        # function or class of another file of the scan, which only an import of the scan reaches
+        # not a test file; an entry (`_entry`): a `__main__` guard, a package's `__main__.py`, or a call outside every
+        # def and class (a module-level backward pass or call of a training function is one); and it trains: a backward
+        # pass and a step spelled in the file (its own helpers' too), or a function or class of another file of the scan,
+        # which only an import of the scan reaches
         if is_test_path(shape.path):
             return False
         words = shape.words
-        return not (BACKWARD_WORDS.isdisjoint(words) or STEP_WORDS.isdisjoint(words)) or shape.imports_scanned_code
+        entry = PurePath(shape.path).name == "__main__.py" or any(
+            type(side) is ast.Constant and side.value == "__main__" for node in shape.nodes(ast.Compare)  # type: ignore[attr-defined]
+            for side in (node.left, *node.comparators)) or any(  # type: ignore[attr-defined]
+            not any(type(outer) in DEFINITIONS for outer in shape.ancestors(call)) for call in shape.all_calls())
+        return entry and (not (BACKWARD_WORDS.isdisjoint(words) or STEP_WORDS.isdisjoint(words)) or shape.imports_scanned_code)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if is_test_path(self.context.path):
