@@ -372,3 +372,12 @@ class Shape:
             or any(keyword.arg == "out" for call in self.calls(*self.spellings(*out_functions)) for keyword in call.keywords) \
             or any(type(target) is ast.Attribute and target.attr == "data" for node in self.nodes(ast.Assign)
                    for target in node.targets)  # type: ignore[attr-defined]
+
+    @staticmethod
+    def unset_or(call: ast.Call, position: int, keyword: str, literals: tuple[object, ...]) -> bool:
+        """Whether a call's argument (by keyword, else by position among the positional ones not unpacked, as
+        `domain/data_loaders.argument` finds it) is absent, a name (whatever it holds) or one of `literals` (`0`, `False`)."""
+        found = next((k.value for k in call.keywords if k.arg == keyword), None)
+        positional = [arg for arg in call.args if type(arg) is not ast.Starred]
+        found = found if found is not None else positional[position] if position < len(positional) else None
+        return found is None or type(found) is ast.Name or type(found) is ast.Constant and found.value in literals  # type: ignore[attr-defined]

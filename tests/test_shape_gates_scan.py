@@ -49,3 +49,18 @@ def test_unseeded_training_is_not_asked_of_a_test_file():
     text = "import torch\n\nif __name__ == '__main__':\n    torch.randn(2).sum().backward()\n    opt.step()\n"
     assert CLASSES["SF420"].shape_allows(Shape(ast.parse(text), text, "train.py"))
     assert not CLASSES["SF420"].shape_allows(Shape(ast.parse(text), text, "tests/test_train.py"))
+
+
+def test_a_loader_setting_is_unset_a_name_or_a_listed_literal_by_keyword_or_position():
+    text = ("DataLoader(ds, num_workers=4)\nDataLoader(ds, num_workers=n)\nDataLoader(ds, 8, True, None, None, 0)\n"
+            "DataLoader(*args, num_workers=args.workers)\nDataLoader(ds)\n")
+    shape = Shape(ast.parse(text), text)
+    calls = sorted(shape.calls("DataLoader"), key=lambda call: call.lineno)
+    assert [shape.unset_or(call, 5, "num_workers", (0,)) for call in calls] == [False, True, True, False, True]
+
+
+def test_in_place_updates_are_the_ones_events_records():
+    assert Shape(ast.parse("p -= lr * g\n")).updates_in_place(("sub_",), ("sub",))
+    assert Shape(ast.parse("torch.sub(p, g, out=p)\n")).updates_in_place(("sub_",), ("sub",))
+    assert Shape(ast.parse("p.data = q\n")).updates_in_place(("sub_",), ("sub",))
+    assert not Shape(ast.parse("p = p - g\nq *= 2\ntorch.sub(p, g)\n")).updates_in_place(("sub_",), ("sub",))

@@ -31,6 +31,7 @@ from stabfix.model.domain.data_loaders import Loader, argument
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
+from stabfix.shape import Shape
 
 LIGHTNING_BASES = ("lightning.", "pytorch_lightning.")
 
@@ -40,6 +41,11 @@ class DataloaderStarvesDevice(Checker):
     tokens = ("DataLoader",)
     needs = ("distributed", "values")
     _on_host: Optional[frozenset[str]] = None
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:  # a loader showing its settings (no `**`), maybe in process or unpinned (below)
+        return any(all(k.arg for k in c.keywords) and (shape.unset_or(c, 5, "num_workers", (0,)) or shape.unset_or(c, 7, "pin_memory", (False,)))
+                   for c in shape.calls(*shape.spellings("DataLoader")))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self.devices = DeviceKinds(self.model.names)
@@ -112,7 +118,7 @@ class DataloaderStarvesDevice(Checker):
                     if not self.devices.moves_to_accelerator(node):
                         continue
                 receiver = node.func.value
-                if _mentions(receiver, "pin_memory"):
+                if any(isinstance(part, cst.Attribute) and part.attr.value == "pin_memory" for part in _walk(receiver)):
                     continue
                 root = _root_name(receiver)
                 if root in drawn or self.model.values.value_of(receiver).batch:
@@ -155,8 +161,7 @@ class DataloaderStarvesDevice(Checker):
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))) for key, value in wanted.items()]
         what = ("load batches in 4 worker processes into pinned memory (unsafe: workers need a picklable dataset and "
                 "change per-worker random state)") if starved else "pin the loader's batches (unsafe: page-locked host memory)"
-        return Fix("unsafe", what,
-                   {call: call.with_changes(args=args)})
+        return Fix("unsafe", what, {call: call.with_changes(args=args)})
 
 
 def _unpinned(pin_memory: Optional[cst.BaseExpression]) -> bool:
@@ -179,10 +184,6 @@ def _drawn_names(loop: cst.For) -> set[str]:
             elif isinstance(node, cst.Assign) and _root_name(node.value) in drawn:
                 drawn |= {name.value for t in node.targets for name in _walk(t.target) if isinstance(name, cst.Name)}
     return drawn
-
-
-def _mentions(expr: cst.CSTNode, method: str) -> bool:
-    return any(isinstance(node, cst.Attribute) and node.attr.value == method for node in _walk(expr))
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:
