@@ -377,6 +377,24 @@ class Shape:
                          for target in (node.targets if type(node) is ast.Assign else [node.target])  # type: ignore[attr-defined]
                          if type(target) is ast.Name)
 
+    def updates_in_place(self, methods: tuple[str, ...], out_functions: tuple[str, ...]) -> bool:
+        """Whether the file changes a value in place: `x += v`/`x -= v`, a call of one of `methods` (`p.add_(g)`, last
+        names as `calls` matches them), a call of one of `out_functions` (however renamed) given `out=`, or `x.data = v`."""
+        return bool(self.calls(*methods)) or any(type(node.op) in (ast.Add, ast.Sub) for node in self.nodes(ast.AugAssign)) \
+            or any(keyword.arg == "out" for call in self.calls(*self.spellings(*out_functions)) for keyword in call.keywords) \
+            or any(type(target) is ast.Attribute and target.attr == "data" for node in self.nodes(ast.Assign)
+                   for target in node.targets)  # type: ignore[attr-defined]
+
+    @staticmethod
+    def unset_or(call: ast.Call, position: int, keyword: str, literals: tuple[object, ...]) -> bool:
+        """Whether a call's argument (by keyword, else by position among the positional ones not unpacked, as
+        `domain/data_loaders.argument` finds it) is absent, a name (whatever it holds) or one of `literals` (`0`, `False`)."""
+        found = next((k.value for k in call.keywords if k.arg == keyword), None)
+        positional = [arg for arg in call.args if type(arg) is not ast.Starred]
+        found = found if found is not None else positional[position] if position < len(positional) else None
+        return found is None or type(found) is ast.Name or type(found) is ast.Constant and found.value in literals  # type: ignore[attr-defined]
+
+
 def may_fold_to(shape: "Shape", expr: ast.AST, wanted) -> bool:
     """Whether `expr` may hold a number `wanted(number)` accepts, as `model.calls.numerics.constant_of` folds
     numbers: literals and folds of them (`10 ** -8`), names and attributes through every value the file binds to

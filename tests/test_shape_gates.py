@@ -80,29 +80,38 @@ def _known_misses() -> set[str]:
     return set(yaml.safe_load((ROOT / "tests" / "redteam" / "known_failures.yaml").read_text()) or {})
 
 
-def _reported_texts(code: str) -> list[tuple[str, str]]:
+def _reported_shapes(code: str) -> list[tuple[str, Shape]]:
     """The rule's bad examples and the red-team files it reports on (single files, and the files of folder cases
-    with a line marked for it)."""
-    spec = yaml.safe_load(next((ROOT / "rules").glob(f"{code}-*.yaml")).read_text())
-    texts = [(example["name"], example["code"]) for example in spec["examples"]["bad"]]
+    with a line marked for it), each as the scan's gate sees it: a folder case's file with the other files of
+    its folder (the scan), under the path the scan shows."""
+    from stabfix.project import Project, ProjectIndex
+
+    from helpers import example_project
+    from stabfix.catalog import load_catalog
+
+    shapes = [(example.name, Shape(ast.parse(example.code), example.code, example.path, example_project(example)))
+              for example in load_catalog()[code].bad]
     misses = _known_misses()
     for case in sorted((ROOT / "tests" / "redteam" / code).glob("bad_*")):
         if f"{code}/{case.name}" in misses:
             continue
         files = sorted(case.rglob("*.py")) if case.is_dir() else [case]
+        project = Project(ProjectIndex([str(path) for path in files], [str(case)])) if case.is_dir() else None
         for path in files:
             text = path.read_text(encoding="utf-8")
             marks = {c.strip() for m in _EXPECT.finditer(text) for c in m.group(1).split(",")}
             if code in marks:
-                texts.append((str(path.relative_to(ROOT)), text))
-    return texts
+                shown = f"{code}/{case.name}" + (f"/{path.relative_to(case).as_posix()}" if case.is_dir() else "")
+                view = project.view(str(path)) if project is not None else None  # as tests/redteam/harness.py analyses it
+                shapes.append((str(path.relative_to(ROOT)), Shape(ast.parse(text), text, shown, view)))
+    return shapes
 
 
 @pytest.mark.parametrize("code", GATED)
 def test_every_case_the_rule_reports_on_passes_its_structural_gate(code):
-    cases = _reported_texts(code)
+    cases = _reported_shapes(code)
     assert len(cases) > 5
-    refused = [where for where, text in cases if not CLASSES[code].shape_allows(shape_of(text))]
+    refused = [where for where, shape in cases if not CLASSES[code].shape_allows(shape)]
     assert refused == []
 
 

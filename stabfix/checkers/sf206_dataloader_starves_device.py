@@ -27,10 +27,10 @@ from stabfix.findings import Fix
 from stabfix.model.calls.datasets import DatasetWork
 from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.calls.runners import cpu_runners
-from stabfix.model.domain.data_loaders import Loader, argument
+from stabfix.model.domain.data_loaders import Loader, argument, drawn_names, own_nodes as _walk, root_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import code_children
+from stabfix.shape import Shape
 
 LIGHTNING_BASES = ("lightning.", "pytorch_lightning.")
 
@@ -40,6 +40,11 @@ class DataloaderStarvesDevice(Checker):
     tokens = ("DataLoader",)
     needs = ("distributed", "values")
     _on_host: Optional[frozenset[str]] = None
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:  # a loader showing its settings (no `**`), maybe in process or unpinned (below)
+        return any(all(k.arg for k in c.keywords) and (shape.unset_or(c, 5, "num_workers", (0,)) or shape.unset_or(c, 7, "pin_memory", (False,)))
+                   for c in shape.calls(*shape.spellings("DataLoader")))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self.devices = DeviceKinds(self.model.names)
@@ -100,7 +105,7 @@ class DataloaderStarvesDevice(Checker):
     def _loops_move(self, loops: list[cst.For], non_blocking: bool = False) -> bool:
         """A loop moves a batch drawn from the loader to a device not shown to be the host (`non_blocking=True` too)."""
         for loop in loops:
-            drawn = _drawn_names(loop)
+            drawn = drawn_names(loop)
             for node in _walk(loop.body):
                 if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                         and node.func.attr.value in ("to", "cuda")):
@@ -112,9 +117,9 @@ class DataloaderStarvesDevice(Checker):
                     if not self.devices.moves_to_accelerator(node):
                         continue
                 receiver = node.func.value
-                if _mentions(receiver, "pin_memory"):
+                if any(isinstance(part, cst.Attribute) and part.attr.value == "pin_memory" for part in _walk(receiver)):
                     continue
-                root = _root_name(receiver)
+                root = root_name(receiver)
                 if root in drawn or self.model.values.value_of(receiver).batch:
                     return True
         return False
@@ -155,8 +160,7 @@ class DataloaderStarvesDevice(Checker):
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))) for key, value in wanted.items()]
         what = ("load batches in 4 worker processes into pinned memory (unsafe: workers need a picklable dataset and "
                 "change per-worker random state)") if starved else "pin the loader's batches (unsafe: page-locked host memory)"
-        return Fix("unsafe", what,
-                   {call: call.with_changes(args=args)})
+        return Fix("unsafe", what, {call: call.with_changes(args=args)})
 
 
 def _unpinned(pin_memory: Optional[cst.BaseExpression]) -> bool:
@@ -167,37 +171,3 @@ def _unpinned(pin_memory: Optional[cst.BaseExpression]) -> bool:
 def _runs_backward(body: cst.CSTNode) -> bool:
     return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                and node.func.attr.value in ("backward", "manual_backward") for node in _walk(body))
-
-
-def _drawn_names(loop: cst.For) -> set[str]:
-    """The loop's targets and the names bound from them in its body (`x, y = batch`, `{k: v for k, v in batch.items()}`)."""
-    drawn = {node.value for node in _walk(loop.target) if isinstance(node, cst.Name)}
-    for _ in range(2):  # chains: `inputs = batch["x"]` then `for k, v in inputs.items()`
-        for node in _walk(loop.body):
-            if isinstance(node, cst.CompFor) and _root_name(node.iter) in drawn:
-                drawn |= {name.value for name in _walk(node.target) if isinstance(name, cst.Name)}
-            elif isinstance(node, cst.Assign) and _root_name(node.value) in drawn:
-                drawn |= {name.value for t in node.targets for name in _walk(t.target) if isinstance(name, cst.Name)}
-    return drawn
-
-
-def _mentions(expr: cst.CSTNode, method: str) -> bool:
-    return any(isinstance(node, cst.Attribute) and node.attr.value == method for node in _walk(expr))
-
-
-def _root_name(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.value if not isinstance(expr, cst.Call) else expr.func
-    return expr.value if isinstance(expr, cst.Name) else None
-
-
-_NOT_OWN = frozenset({cst.FunctionDef, cst.ClassDef})
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        # exact types (libcst has no subclass of them): an ABC isinstance per node costs more; no caller reads trivia
-        stack.extend(child for child in code_children(current) if type(child) not in _NOT_OWN)

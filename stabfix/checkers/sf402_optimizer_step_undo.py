@@ -22,6 +22,7 @@ from stabfix.model.calls.events import ParamUpdate, Site, Step, gradient_resets
 from stabfix.model.calls.optimizers import OptimizerInfo
 from stabfix.model.flow.parameters import ParameterLoops, names_in, parameter_loops, target_names
 from stabfix.model.flow.updates import direction
+from stabfix.shape import Shape
 
 
 @dataclass
@@ -39,8 +40,11 @@ class OptimizerStepUndo(Checker):
     tokens = (".grad",)
     also_needs = (("step",),)  # an undo is only reported after an optimizer step (`.step(`, `optimizer_step`)
     tokens_elsewhere = (".grad", ".step(")  # a helper of another module may run the step (`events_through_calls`)
-    needs = ("names", "optimizers", "events", "summaries", "events_through_calls", "optimizer_tensors",
-             "grad_clears")
+    needs = ("names", "optimizers", "events", "summaries", "events_through_calls", "optimizer_tensors", "grad_clears")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:  # an update as `events` records one (a helper's is not spliced in here)
+        return shape.updates_in_place(("add_", "sub_", "copy_", *shape.spellings("_foreach_add_", "_foreach_sub_")), ("add", "sub"))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         events, names = self.model.events_through_calls, self.model.names  # a helper's step counts at its call
@@ -178,11 +182,9 @@ class OptimizerStepUndo(Checker):
 # --- message ------------------------------------------------------------------------------------------
 def _message(update: ParamUpdate, sign: int, found: _Found, caller: str | None) -> str:
     statement = code_for(update.node).strip()
-    if len(statement) > 60:
-        statement = statement[:57] + "..."
-    optimizer = found.optimizer
-    name = code_for(found.expression) if caller is None else optimizer.expression
-    klass = optimizer.class_name
+    statement = statement[:57] + "..." if len(statement) > 60 else statement
+    name = code_for(found.expression) if caller is None else found.optimizer.expression
+    klass = found.optimizer.class_name
     where = f"`{name}.step()`" + (f" (in `{caller}`)" if caller else "")
     if sign == -1:
         problem = "that takes a second step instead of undoing the first"

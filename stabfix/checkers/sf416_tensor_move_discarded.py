@@ -46,8 +46,9 @@ class TensorMoveDiscarded(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # a statement moving or casting a value, or calling with arguments a helper `summaries` may resolve (`function_of_call`)
-        names, roots = shape.defined_functions | shape.assigned_attributes, shape.imported_names | shape.plain_aliases
+        # a statement moving or casting, or calling with arguments a helper `function_of_call` may resolve (imported: of the scan)
+        imported = shape.imported_names if shape.imports_scanned_code else frozenset()
+        names, roots = shape.defined_functions | shape.assigned_attributes, imported | shape.plain_aliases
         return any(any(type(p) is ast.Call and type(p.func) is ast.Attribute and p.func.attr in MOVES_AND_CASTS
                        for p in (value.elts if type(value) is ast.Tuple else [value])) or type(value) is ast.Call and
                    (value.args or value.keywords) and (callee_name(value) in names or shape.value_root(value.func, (), ()) in roots

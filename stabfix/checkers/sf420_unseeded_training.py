@@ -18,6 +18,7 @@ Test files stay silent. One finding per file, on the guard (or the first module-
 
 from __future__ import annotations
 
+import ast
 from pathlib import PurePath
 from typing import Optional
 
@@ -27,12 +28,34 @@ from stabfix.checker import Checker
 from stabfix.model.calls.events import Step, stepped_optimizer
 from stabfix.model.domain.seeding import run_is_seeded
 from stabfix.model.source.vocabulary import is_test_path
+from stabfix.shape import Shape
+
+# the words a backward pass and an optimizer step of the file are spelled with (`calls/events.py`: `x.backward()`,
+# `manual_backward`, `torch.autograd.backward`/`grad` however imported; `.step()`, `.optimizer_step()`)
+BACKWARD_WORDS = frozenset({"backward", "manual_backward", "grad"})
+STEP_WORDS = frozenset({"step", "optimizer_step"})
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # what `randomness` counts as owners of a call
 
 
 class UnseededTraining(Checker):
     code = "SF420"
     tokens = ("__main__", "backward")
     needs = ("names", "optimizers", "events", "randomness")
+
+    @classmethod
+    def shape_allows(cls, shape: Shape) -> bool:
+        # not a test file; an entry (`_entry`): a `__main__` guard, a package's `__main__.py`, or a call outside every
+        # def and class (a module-level backward pass or call of a training function is one); and it trains: a backward
+        # pass and a step spelled in the file (its own helpers' too), or a function or class of another file of the scan,
+        # which only an import of the scan reaches
+        if is_test_path(shape.path):
+            return False
+        words = shape.words
+        entry = PurePath(shape.path).name == "__main__.py" or any(
+            type(side) is ast.Constant and side.value == "__main__" for node in shape.nodes(ast.Compare)  # type: ignore[attr-defined]
+            for side in (node.left, *node.comparators)) or any(  # type: ignore[attr-defined]
+            not any(type(outer) in DEFINITIONS for outer in shape.ancestors(call)) for call in shape.all_calls())
+        return entry and (not (BACKWARD_WORDS.isdisjoint(words) or STEP_WORDS.isdisjoint(words)) or shape.imports_scanned_code)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if is_test_path(self.context.path):

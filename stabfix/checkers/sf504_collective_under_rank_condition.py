@@ -24,13 +24,17 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.checker import Checker
-from stabfix.model.calls.collectives import collective_api
+from stabfix.model.calls.collectives import FRAMEWORK_METHODS, MODULE_COLLECTIVES, collective_api
 from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.rank_splits import RankSplits, kind
 from stabfix.model.domain.ranks import MAIN_DECORATORS
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 from stabfix.shape import Shape
+
+# the last names of every collective `collective_api` knows: one of them is spelled in a file that runs one itself
+COLLECTIVE_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in MODULE_COLLECTIVES) | FRAMEWORK_METHODS
+
 
 class CollectiveUnderRankCondition(Checker):
     code = "SF504"
@@ -40,8 +44,11 @@ class CollectiveUnderRankCondition(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # a call in a branch of an `if` of its function, after an `if` that leaves early, or in a rank-0-only function
-        return shape.early_exits() or bool(shape.decorated(*MAIN_DECORATORS)) or any(map(shape.in_branch, shape.all_calls()))
+        # a call in a branch of an `if` of its function, after an `if` that leaves early, or in a rank-0-only function;
+        # and a collective: spelled in the file (its own or its helpers'), or a helper of another file of the scan
+        # (only reachable through an import of the scan; a callee outside the scan runs no known collective)
+        placed = shape.early_exits() or bool(shape.decorated(*MAIN_DECORATORS)) or any(map(shape.in_branch, shape.all_calls()))
+        return placed and (not COLLECTIVE_WORDS.isdisjoint(shape.words) or shape.imports_scanned_code)
 
     def __init__(self, context) -> None:
         super().__init__(context)

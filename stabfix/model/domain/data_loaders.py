@@ -167,3 +167,34 @@ def _contains_text(expr: cst.CSTNode, text: str) -> bool:
             return True
         stack.extend(code_children(node))
     return False
+
+
+def drawn_names(loop: cst.For) -> set[str]:
+    """The loop's targets and the names bound from them in its body (`x, y = batch`, `{k: v for k, v in batch.items()}`)."""
+    drawn = {node.value for node in own_nodes(loop.target) if isinstance(node, cst.Name)}
+    for _ in range(2):  # chains: `inputs = batch["x"]` then `for k, v in inputs.items()`
+        for node in own_nodes(loop.body):
+            if isinstance(node, cst.CompFor) and root_name(node.iter) in drawn:
+                drawn |= {name.value for name in own_nodes(node.target) if isinstance(name, cst.Name)}
+            elif isinstance(node, cst.Assign) and root_name(node.value) in drawn:
+                drawn |= {name.value for t in node.targets for name in own_nodes(t.target) if isinstance(name, cst.Name)}
+    return drawn
+
+
+def root_name(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.value if not isinstance(expr, cst.Call) else expr.func
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+_NOT_OWN = frozenset({cst.FunctionDef, cst.ClassDef})
+
+
+def own_nodes(node: cst.CSTNode):
+    """The node and the nodes under it, without trivia and without nested functions' and classes' bodies."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        # exact types (libcst has no subclass of them): an ABC isinstance per node costs more; no caller reads trivia
+        stack.extend(child for child in code_children(current) if type(child) not in _NOT_OWN)
