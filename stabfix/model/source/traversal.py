@@ -431,7 +431,7 @@ class _Walk:
         try:
             visit(module)
         finally:
-            del visit  # the closure refers to itself: a cycle holding the visitors until a collection
+            visit = None  # type: ignore[assignment]  # it refers to itself: a cycle holding the visitors
 
     def run_recording(self, module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
         """`run`, recording each visited node's parent (a copy of `run`'s loop, so that a walk without
@@ -488,7 +488,7 @@ class _Walk:
         try:
             visit(module)
         finally:
-            del visit  # the closure refers to itself: a cycle holding the visitors until a collection
+            visit = None  # type: ignore[assignment]  # it refers to itself: a cycle holding the visitors
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -598,4 +598,4 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     try:
         visit(node)
     finally:
-        del visit  # the closure refers to itself: a cycle holding the visitor until a collection
+        visit = None  # type: ignore[assignment]  # it refers to itself: a cycle holding the visitors
