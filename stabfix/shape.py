@@ -523,11 +523,6 @@ def under(shape: "Shape", node: ast.AST, types: tuple) -> bool:
     return any(isinstance(ancestor, types) for ancestor in shape.ancestors(node))
 
 
-def defined_functions(shape: "Shape") -> frozenset[str]:
-    """The names of the file's own functions and methods."""
-    return frozenset(node.name for node in shape.nodes(ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
-
-
 def loops_contain(shape: "Shape", wanted) -> bool:
     """Whether some `for`/`while` statement of the file has, in its body or `else`, a node `wanted(node)` accepts
     (through nested functions too)."""

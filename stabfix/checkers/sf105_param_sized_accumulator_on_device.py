@@ -24,7 +24,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.domain.accumulators import Accumulator, accumulators
 from stabfix.model.training.step_frames import loop_header
-from stabfix.shape import STATEMENT_LOOPS, Shape, callee_name, calls_named, defined_functions, root_name, under
+from stabfix.shape import STATEMENT_LOOPS, Shape, callee_name, calls_named, root_name, under
 
 _SHAPED = ("zeros", "empty", "full")  # `torch.zeros(p.shape)`, `torch.empty(*p.size())`
 _FLAT = ("cat", "concat", "concatenate", "hstack")  # `torch.cat([p.grad.view(-1) for p in ...])`
@@ -52,7 +52,7 @@ class ParamSizedAccumulatorOnDevice(Checker):
             return False
         if any(under(shape, add, STATEMENT_LOOPS) for add in adds):
             return True
-        own = defined_functions(shape)
+        own = shape.defined_functions
         return any(under(shape, call, STATEMENT_LOOPS) for name in own for call in shape.calls(name))
 
     def leave_Module(self, original_node: cst.Module) -> None:

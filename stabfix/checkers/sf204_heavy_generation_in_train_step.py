@@ -19,7 +19,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.model.source.places import Place, enclosing_statement
 from stabfix.model.training import gates
-from stabfix.model.training.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
+from stabfix.model.training.step_frames import Frame, FunctionFrame, StepPath, loop_header
 from stabfix.model.source import vocabulary as words
 from stabfix.model.training.step_recognition import STEP_TOKENS
 from stabfix.shape import Shape, callee_name

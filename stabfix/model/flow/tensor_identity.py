@@ -21,7 +21,6 @@ import libcst as cst
 
 from stabfix.model.calls.loss_operands import backpropagated, loss_term_calls, root_name, root_name_node
 from stabfix.model.calls.losses import LossIndex, identifier_words, is_loss_callee_name, is_loss_class_name, is_loss_like_name
-from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.flow.value_keys import (
