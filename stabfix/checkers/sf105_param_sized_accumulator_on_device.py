@@ -24,7 +24,8 @@ from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.domain.accumulators import Accumulator, accumulators
 from stabfix.model.training.step_frames import loop_header
-from stabfix.shape import STATEMENT_LOOPS, Shape, callee_name, calls_named, root_name, under
+from stabfix.shape import Shape, callee_name
+from stabfix.shape_queries import STATEMENT_LOOPS, calls_named, root_name, under
 
 _SHAPED = ("zeros", "empty", "full")  # `torch.zeros(p.shape)`, `torch.empty(*p.size())`
 _FLAT = ("cat", "concat", "concatenate", "hstack")  # `torch.cat([p.grad.view(-1) for p in ...])`

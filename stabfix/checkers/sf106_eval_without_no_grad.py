@@ -25,7 +25,8 @@ from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.flow.grad_reach import GradReach
 from stabfix.model.training.modes import Switch, in_harness, within
-from stabfix.shape import LOOPS, Shape, eval_switches
+from stabfix.shape import LOOPS, Shape
+from stabfix.shape_queries import eval_switches
 
 # Lightning runs these hooks with autograd off.
 LIGHTNING_NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})

@@ -34,7 +34,8 @@ from stabfix.model.calls.devices import to_call_target
 from stabfix.model.flow.flows import Destination
 from stabfix.model.source.syntax import code_of
 from stabfix.model.calls.torch_ops import METHODS
-from stabfix.shape import Shape, callee_name, import_aliases
+from stabfix.shape import Shape, callee_name
+from stabfix.shape_queries import import_aliases
 
 _MOVES = frozenset(name for name, op in METHODS.items() if op.kind == "move")  # as `flows.destinations` reads moves
 LOADS = {"torch.load": "torch.load", "torch.serialization.load": "torch.load", "torch.jit.load": "torch.jit.load"}

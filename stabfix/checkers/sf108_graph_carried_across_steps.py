@@ -17,7 +17,8 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.model.training.carried import CarriedState
-from stabfix.shape import Shape, calls_named
+from stabfix.shape import Shape
+from stabfix.shape_queries import calls_named
 
 _MAX_TEXT = 50
 

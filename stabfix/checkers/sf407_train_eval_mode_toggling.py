@@ -29,7 +29,8 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.shape import Shape, loops_contain
+from stabfix.shape import Shape
+from stabfix.shape_queries import loops_contain
 from stabfix.model.calls.events import LocalCall
 from stabfix.model.training.modes import Switch, in_harness, owns, within
 from stabfix.model.training.step_frames import loop_header

@@ -25,7 +25,8 @@ from stabfix.model.calls.optimizers import learning_rate_argument
 from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.per_pass import changes_each_pass, fresh_each_pass
 from stabfix.model.training.step_frames import loop_header
-from stabfix.shape import Shape, loops_contain
+from stabfix.shape import Shape
+from stabfix.shape_queries import loops_contain
 
 
 class OptimizerCreatedInLoop(Checker):

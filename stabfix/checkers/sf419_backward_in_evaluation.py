@@ -21,7 +21,8 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
-from stabfix.shape import Shape, eval_switches
+from stabfix.shape import Shape
+from stabfix.shape_queries import eval_switches
 from stabfix.fixes.syntax import code_for
 from stabfix.model.calls.event_kinds import Backward, Event, LocalCall
 from stabfix.model.training.modes import Switch, in_harness

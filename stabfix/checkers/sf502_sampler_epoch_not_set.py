@@ -18,7 +18,8 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
-from stabfix.shape import STATEMENT_LOOPS, Shape, calls_named
+from stabfix.shape import Shape
+from stabfix.shape_queries import STATEMENT_LOOPS, calls_named
 from stabfix.findings import Fix
 from stabfix.model.domain.data_loaders import DISTRIBUTED_SAMPLERS, argument
 from stabfix.model.source.syntax import code_of, walk
