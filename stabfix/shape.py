@@ -16,7 +16,6 @@ Queries several rules' gates share live in `stabfix.shape_queries`.
 from __future__ import annotations
 
 import ast
-import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator, Optional
 
@@ -92,16 +91,8 @@ class Shape:
     def imports_scanned_code(self) -> bool:
         """Whether an import anywhere in the file (a function's own included) names a module of the scan: a helper,
         class or property of another file may then do here what a rule reports. False for a file analysed alone."""
-        return self.project is not None and self.project.imports_scanned(self._imported_modules)
-
-    def imported_code_matches(self, pattern: "re.Pattern[str]") -> bool:
-        """Whether `pattern` matches the text of a file of the scan this file imports (anywhere in it), or of one
-        that file imports in turn: a helper the model follows into another file is defined there. False alone."""
-        return self.project is not None and self.project.imported_code_matches(self._imported_modules, pattern)
-
-    @cached_property
-    def _imported_modules(self) -> list[str]:
-        """What every import statement of the file names, as spelled (`pkg.x`, `..utils.f`)."""
+        if self.project is None:
+            return False
         spelled = []
         for node in self.nodes(ast.Import):
             spelled += [alias.name for alias in node.names]  # type: ignore[attr-defined]
@@ -109,7 +100,7 @@ class Shape:
             base = "." * node.level + (node.module or "")  # type: ignore[attr-defined]
             joint = "." if node.module else ""  # type: ignore[attr-defined]
             spelled += [base if alias.name == "*" else base + joint + alias.name for alias in node.names]  # type: ignore[attr-defined]
-        return spelled
+        return self.project.imports_scanned(spelled)
 
     @cached_property
     def words(self) -> frozenset[str]:

@@ -148,30 +148,3 @@ def test_the_engine_hands_a_gate_the_path_the_scan_shows(monkeypatch):
     monkeypatch.setattr(gated, "shape_allows", classmethod(lambda cls, shape: seen.append(shape.path) or False))
     analyse_text("x = 1\n", "pkg/__main__.py", [gated], {})
     assert seen == ["pkg/__main__.py"]
-
-
-def test_a_gate_can_ask_what_the_scanned_files_a_file_imports_spell(tmp_path):
-    from stabfix.project import Project, ProjectIndex
-
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("from .comm import sync_all\n")  # a re-export
-    (tmp_path / "pkg" / "comm.py").write_text("import torch.distributed as dist\ndef sync_all():\n    dist.barrier()\n")
-    (tmp_path / "pkg" / "plain.py").write_text("def helper():\n    return 1\n")
-    texts = {
-        "through_package.py": "def run():\n    from pkg import sync_all\n    sync_all()\n",
-        "direct.py": "from .comm import sync_all\n",
-        "plain_only.py": "from pkg.plain import helper\n",
-    }
-    for name, text in texts.items():
-        (tmp_path / "pkg" / name).write_text(text)
-    project = Project(ProjectIndex([str(path) for path in tmp_path.rglob("*.py")], [str(tmp_path)]))
-    barrier = re.compile(r"\bbarrier\b")
-    found = {}
-    for name, text in texts.items():
-        path = str(tmp_path / "pkg" / name)
-        view = project.view(path)
-        found[name] = Shape(ast.parse(text), text, path, view).imported_code_matches(barrier)
-        assert view.consulted.files  # the texts read decide it: recorded for the cache
-    assert found == {"through_package.py": True, "direct.py": True, "plain_only.py": False}
-    alone = texts["direct.py"]
-    assert Shape(ast.parse(alone), alone).imported_code_matches(barrier) is False

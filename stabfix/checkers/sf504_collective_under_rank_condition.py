@@ -19,8 +19,6 @@ No fix: where the collective belongs depends on what it was for; the message nam
 
 from __future__ import annotations
 
-import re
-
 from typing import Optional
 
 import libcst as cst
@@ -36,7 +34,6 @@ from stabfix.shape import Shape
 
 # the last names of every collective `collective_api` knows: one of them is spelled in a file that runs one itself
 COLLECTIVE_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in MODULE_COLLECTIVES) | FRAMEWORK_METHODS
-COLLECTIVE_SPELLED = re.compile(r"\b(?:" + "|".join(sorted(COLLECTIVE_WORDS)) + r")\b")
 
 
 class CollectiveUnderRankCondition(Checker):
@@ -48,10 +45,10 @@ class CollectiveUnderRankCondition(Checker):
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
         # a call in a branch of an `if` of its function, after an `if` that leaves early, or in a rank-0-only function;
-        # and a collective: spelled in the file (its own or its helpers'), or in a file of the scan it imports (the
-        # model follows another file's helper one file away; a callee outside the scan runs no known collective)
+        # and a collective: spelled in the file (its own or its helpers'), or a helper of another file of the scan
+        # (only reachable through an import of the scan; a callee outside the scan runs no known collective)
         placed = shape.early_exits() or bool(shape.decorated(*MAIN_DECORATORS)) or any(map(shape.in_branch, shape.all_calls()))
-        return placed and (not COLLECTIVE_WORDS.isdisjoint(shape.words) or shape.imported_code_matches(COLLECTIVE_SPELLED))
+        return placed and (not COLLECTIVE_WORDS.isdisjoint(shape.words) or shape.imports_scanned_code)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -20,10 +20,9 @@ the answer cannot depend on which file asked first).
 from __future__ import annotations
 
 import os
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, TypeVar, Union
 
 from stabfix.project.index import Consulted, ProjectIndex, Symbol
 
@@ -227,29 +226,15 @@ class ProjectView:
     def imports_scanned(self, spelled: Iterable[str]) -> bool:
         """Whether one of these module names, as the file's imports spell them (`pkg.x.f`, `..utils`), is a file
         of the scan or a name in one (a module found outside the tree, or none, is not)."""
-        return self._recorded(lambda: any(True for _ in self._scanned_files(spelled)))
-
-    def imported_code_matches(self, spelled: Iterable[str], pattern: re.Pattern[str]) -> bool:
-        """Whether `pattern` matches the text of a file of the scan these imports name, or of one that file imports
-        in turn (a package's re-exports): where another file's helper this file calls is defined, as far as the
-        model follows it (one file away)."""
 
         def query() -> bool:
-            files: set[str] = set()
-            for found in self._scanned_files(spelled):
-                files.add(found)
-                files.update(self.index.imported_files(found))
-            texts = (self.index.text(path) for path in sorted(files))
-            return any(text is not None and pattern.search(text) is not None for text in texts)
+            for name in sorted(set(spelled)):
+                target = self.index.absolute(name, self.path)
+                if target and self.index.scanned_module_of(target, self.path) is not None:
+                    return True
+            return False
 
         return self._recorded(query)
-
-    def _scanned_files(self, spelled: Iterable[str]) -> Iterator[str]:
-        for name in sorted(set(spelled)):
-            target = self.index.absolute(name, self.path)
-            found = self.index.scanned_module_of(target, self.path) if target else None
-            if found is not None:
-                yield found
 
     def imported_models(self, ask: Callable[[FileModel], Optional[T]], needs: Iterable[str] = ()) -> list[T]:
         """What `ask` says of the model (built with `needs`) of each module of the tree this file imports,
