@@ -137,6 +137,14 @@ def test_a_gate_knows_whether_the_file_imports_code_of_the_scan(tmp_path):
         if name == "relative.py":
             assert view.consulted.modules  # the answer depends on the tree: recorded for the cache
     assert found == {"relative.py": True, "in_function.py": True, "outside.py": False}
+    # a folder without `__init__.py` imported whole: `nsdir.comm.f()` still reaches its files
+    (tmp_path / "nsdir").mkdir()
+    (tmp_path / "nsdir" / "comm.py").write_text("def f():\n    pass\n")
+    script = tmp_path / "run.py"
+    script.write_text("import nsdir\nnsdir.comm.f()\n")
+    project = Project(ProjectIndex([str(path) for path in tmp_path.rglob("*.py")], [str(tmp_path)]))
+    text = script.read_text()
+    assert Shape(ast.parse(text), text, str(script), project.view(str(script))).imports_scanned_code
     alone = texts["relative.py"]
     assert Shape(ast.parse(alone), alone).imports_scanned_code is False  # analysed alone: no other file
 

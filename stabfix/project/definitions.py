@@ -225,12 +225,13 @@ class ProjectView:
 
     def imports_scanned(self, spelled: Iterable[str]) -> bool:
         """Whether one of these module names, as the file's imports spell them (`pkg.x.f`, `..utils`), is a file
-        of the scan or a name in one (a module found outside the tree, or none, is not)."""
+        of the scan, a name in one, or a package holding one (a module found outside the tree, or none, is not)."""
 
         def query() -> bool:
             for name in sorted(set(spelled)):
                 target = self.index.absolute(name, self.path)
-                if target and self.index.scanned_module_of(target, self.path) is not None:
+                if target and (self.index.scanned_module_of(target, self.path) is not None
+                               or self.index.modules.holds_submodules(target, self.path)):
                     return True
             return False
 

@@ -13,7 +13,7 @@ rank is ambiguous: unknown, never a guess.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 INIT = "__init__.py"
 
@@ -57,6 +57,8 @@ class ModuleMap:
         self._file_set = file_set
         self._packages = packages
         self._search_roots: dict[str, str] = {}  # importer as given -> its search root (asked per import of a file)
+        self._prefixes: Optional[set[str]] = None  # every dotted prefix of a module name (`holds_submodules`)
+        self._folders: set[str] = set()  # every folder holding a file of the tree, at any depth
 
     @staticmethod
     def _chain_name(path: str, packages: set[str]) -> Optional[str]:
@@ -107,6 +109,18 @@ class ModuleMap:
                 return paths[0] if len(paths) == 1 else None
         return None
 
+    def holds_submodules(self, module: str, importer: Optional[str] = None) -> bool:
+        """Whether a file of the tree is a submodule of `module` (`pkg.x` or `pkg.x.y` for `pkg`) by its name, or lies
+        under the folder `module` names beside `importer`'s search root: `import pkg` then `pkg.x.f()` reaches it
+        even where `pkg` has no `__init__.py` of its own."""
+        if self._prefixes is None:
+            names = {name for rank in self._ranked for name in rank}
+            self._prefixes = {name.rsplit(".", cut)[0] for name in names for cut in range(1, name.count(".") + 1)}
+            self._folders = {folder for path in self.files for folder in _folders_above(path)}
+        if module in self._prefixes:
+            return True
+        return importer is not None and os.path.join(self.search_root(importer), *module.split(".")) in self._folders
+
     def _beside(self, module: str, folder: str) -> Optional[str]:
         base = os.path.join(folder, *module.split("."))
         for candidate in (base + ".py", os.path.join(base, INIT)):
@@ -121,3 +135,13 @@ class ModuleMap:
         if name is None or not self.in_package(path):
             return None
         return name if self.is_package(path) else name.rpartition(".")[0]
+
+
+def _folders_above(path: str) -> Iterator[str]:
+    folder = os.path.dirname(path)
+    while True:
+        yield folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
