@@ -55,8 +55,7 @@ from stabfix.fixes.device_moves import ReadMoves, cpu_copy, has_map_location, wi
 from stabfix.model.domain.container_uses import ContainerKey, ContainerUse, Load, Store
 from stabfix.model.flow.values import Value
 from stabfix.model.source.syntax import code_of
-from stabfix.shape import Shape
-from stabfix.shape_queries import functions_keeping_locals, makes_empty_container, mentions_a_name, root_name
+from stabfix.shape_queries import Shape, functions_keeping_locals, makes_empty_container, mentions_a_name, root_name
 
 
 @dataclass

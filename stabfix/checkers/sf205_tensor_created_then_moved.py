@@ -35,10 +35,8 @@ from stabfix.model.training.step_frames import Frame
 from stabfix.model.training.step_recognition import STEP_TOKENS
 from stabfix.shape import Shape
 
-# factories with a `device=` keyword (the legacy `torch.Tensor(...)` constructors and `from_numpy` have none)
-# (`*_like` factories build where their input lives: not on the host unless it is there)
-FACTORIES = frozenset({f"torch.{name}" for name in TORCH_FACTORIES | {"tensor", "as_tensor", "normal", "bernoulli"}
-                       if not name.endswith("_like")})
+# factories with a `device=` keyword (not the legacy `torch.Tensor(...)`, `from_numpy`; `*_like` ones build where their input lives)
+FACTORIES = frozenset(f"torch.{name}" for name in TORCH_FACTORIES | {"tensor", "as_tensor", "normal", "bernoulli"} if not name.endswith("_like"))
 # factories whose values are the same wherever they are computed
 EXACT = frozenset({f"torch.{name}" for name in ("zeros", "ones", "full", "empty", "eye", "tensor", "as_tensor",
                                                 "tril_indices", "triu_indices")})

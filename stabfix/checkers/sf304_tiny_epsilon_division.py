@@ -28,8 +28,7 @@ from stabfix.model.calls.numeric_guards import (
 from stabfix.model.calls.numerics import DIVISION_METHODS, division_operands, is_tiny_epsilon
 from stabfix.model.calls.quotient_uses import QuotientUses
 from stabfix.model.source.syntax import code_of, walk
-from stabfix.shape import Shape
-from stabfix.shape_queries import import_aliases, may_fold_to
+from stabfix.shape_queries import Shape, import_aliases, may_fold_to
 
 
 @dataclass

@@ -23,8 +23,7 @@ from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.origins import instance_class
 from stabfix.model.flow.gradient_use import contains
 from stabfix.model.source.traversal import children
-from stabfix.shape import Shape
-from stabfix.shape_queries import arguments_may_fold_to, calls_named, spells_infinity
+from stabfix.shape_queries import Shape, arguments_may_fold_to, calls_named, spells_infinity
 
 FLOAT16_LOWEST = -65504.0
 SOFTMAXES = frozenset(f"{m}.{k}" for m in ("torch", "torch.nn.functional", "torch.special") for k in ("softmax", "log_softmax"))

@@ -29,8 +29,7 @@ from stabfix.model.flow.graph_cuts import Cut, Reenabled
 from stabfix.model.flow.history import LOSS
 from stabfix.model.functions.summary_facts import LEAF_SETTER
 from stabfix.model.functions.trained_returns import trained_return
-from stabfix.shape import Shape
-from stabfix.shape_queries import backward_calls, releafs
+from stabfix.shape_queries import Shape, backward_calls, releafs
 
 _MAX_TEXT = 60
 _FRESH_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor"})
