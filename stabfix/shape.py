@@ -38,6 +38,20 @@ def callee_name(call: ast.Call) -> Optional[str]:
     return None
 
 
+def _unpacked_targets(statements: list[ast.AST]) -> Iterator[ast.AST]:
+    """The single targets the statements assign to, tuples, lists and `*rest` unpacked."""
+    for node in statements:
+        targets = list(node.targets) if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
+        while targets:
+            target = targets.pop()
+            if type(target) in (ast.Tuple, ast.List):
+                targets.extend(target.elts)  # type: ignore[attr-defined]
+            elif type(target) is ast.Starred:
+                targets.append(target.value)  # type: ignore[attr-defined]
+            else:
+                yield target
+
+
 class _Index:
     __slots__ = ("parents", "by_type", "calls")
 
@@ -194,34 +208,14 @@ class Shape:
     def assigned_names(self) -> frozenset[str]:
         """Every name an assignment with a value binds (`x = ...`, `x: T = ...`, `x += ...`, `(x := ...)`, also
         unpacked: `x, *y = ...`), in any scope."""
-        found = set()
-        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
-            targets = list(node.targets) if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
-            while targets:
-                target = targets.pop()
-                if type(target) is ast.Name:
-                    found.add(target.id)
-                elif type(target) in (ast.Tuple, ast.List):
-                    targets.extend(target.elts)  # type: ignore[attr-defined]
-                elif type(target) is ast.Starred:
-                    targets.append(target.value)  # type: ignore[attr-defined]
-        return frozenset(found)
+        nodes = self.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)
+        return frozenset(target.id for target in _unpacked_targets(nodes) if type(target) is ast.Name)  # type: ignore[attr-defined]
 
     @cached_property
     def assigned_attributes(self) -> frozenset[str]:
         """Every attribute name an assignment stores (`self.mask = ...`, `a.b += ...`, also unpacked, by a loop too)."""
-        found = set()
-        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension):
-            targets = list(node.targets) if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
-            while targets:
-                target = targets.pop()
-                if type(target) is ast.Attribute:
-                    found.add(target.attr)
-                elif type(target) in (ast.Tuple, ast.List):
-                    targets.extend(target.elts)  # type: ignore[attr-defined]
-                elif type(target) is ast.Starred:
-                    targets.append(target.value)  # type: ignore[attr-defined]
-        return frozenset(found)
+        nodes = self.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension)
+        return frozenset(target.attr for target in _unpacked_targets(nodes) if type(target) is ast.Attribute)  # type: ignore[attr-defined]
 
     def receiver_of(self, node: ast.AST, *methods: str) -> bool:
         """Whether the node is (part of) what a call of one of `methods` of the same statement is called on:

@@ -28,7 +28,7 @@ import libcst as cst
 
 from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.flows import ValueFlows
-from stabfix.model.source.instances import attribute_values
+from stabfix.model.source.instances import attribute_values, instance_class_name
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.traversal import children
 
@@ -228,29 +228,9 @@ class RankFacts:
         return self.project.foreign(f"{owner}.{member}", lambda found: _member_rank_test(found, called),
                                     needs=("distributed",), kinds=("method",))
 
-    def class_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
-        """The class, as this file names it, whose instance `expr` holds: `Class(...)`, a parameter annotated
-        with it, a name or `self.<attr>` every binding of which holds one of it; None when any binding is unknown."""
-        if depth > 4:
-            return None
-        if isinstance(expr, cst.Call):
-            return self.names.qualify(expr.func)
-        if isinstance(expr, cst.Attribute):
-            bindings = self.names.self_attribute_bindings(expr)
-        elif isinstance(expr, cst.Name) and expr in self.names.uses:
-            bindings = self.names.bindings_of(expr)
-        else:
-            return None
-        classes: set[Optional[str]] = set()
-        for binding in bindings:
-            annotation = getattr(binding.node, "annotation", None) if binding.kind == "param" else None
-            if annotation is not None:
-                classes.add(self.names.qualify(annotation.annotation))
-            elif binding.bound_value is not None:
-                classes.add(self.class_of(binding.bound_value, depth + 1))
-            else:
-                classes.add(None)
-        return classes.pop() if len(classes) == 1 else None
+    def class_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The class whose instance `expr` holds (`source/instances.instance_class_name`)."""
+        return instance_class_name(self.names, expr)
 
     def rank_guarded(self, node: cst.CSTNode, depth: int = 0) -> bool:
         child, current = node, self.flows.parent(node)

@@ -24,6 +24,7 @@ import libcst as cst
 
 from stabfix.model.domain.ranks import returned_values
 from stabfix.model.flow.flows import ValueFlows
+from stabfix.model.source.instances import instance_class_name
 from stabfix.model.source.names import Names
 
 WORLD_SIZE_CALLS = frozenset({"torch.distributed.get_world_size", "smdistributed.modelparallel.torch.dp_size",
@@ -103,30 +104,9 @@ class WorldSizes:
         """`int` not bound by the file (Python's builtin)."""
         return isinstance(func, cst.Name) and func.value == "int" and not (func in self.names.uses and self.names.bindings_of(func))
 
-    def class_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
-        """The class, as this file names it, whose instance `expr` holds (`Class(...)`, a parameter annotated with
-        it, a name or `self.<attr>` every binding of which holds one); a `None` binding is left aside."""
-        if depth > MAX_DEPTH:
-            return None
-        if isinstance(expr, cst.Call):
-            return self.names.qualify(expr.func)
-        if isinstance(expr, cst.Attribute):
-            bindings = self.names.self_attribute_bindings(expr)
-        elif isinstance(expr, cst.Name) and expr in self.names.uses:
-            bindings = self.names.bindings_of(expr)
-        else:
-            return None
-        classes: set[Optional[str]] = set()
-        for binding in bindings:
-            annotation = getattr(binding.node, "annotation", None) if binding.kind == "param" else None
-            value = binding.bound_value
-            if annotation is not None:
-                classes.add(self.names.qualify(annotation.annotation))
-            elif isinstance(value, cst.Name) and value.value == "None":
-                continue
-            else:
-                classes.add(self.class_of(value, depth + 1) if value is not None else None)
-        return classes.pop() if len(classes) == 1 else None
+    def class_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The class whose instance `expr` holds (`source/instances.instance_class_name`)."""
+        return instance_class_name(self.names, expr, skip_none=True)
 
 
 def _property_is_world_size(found) -> Optional[bool]:

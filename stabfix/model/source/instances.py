@@ -58,3 +58,30 @@ def attribute_values(names: Names, read: cst.Attribute) -> list[Optional[cst.Bas
         return list(stores)
     targets = names.attribute_store_targets.get(read.attr.value, [])
     return [value for value, target in zip(stores, targets) if held_class(names, target.value) is owner]
+
+
+def instance_class_name(names: Names, expr: cst.BaseExpression, depth: int = 0, skip_none: bool = False) -> Optional[str]:
+    """The class, as this file names it, whose instance `expr` holds: `Class(...)`, a parameter annotated with it, a
+    name or `self.<attr>` every binding of which holds one of it (`skip_none`: a binding to `None` is left aside);
+    None when any binding is unknown."""
+    if depth > 4:
+        return None
+    if isinstance(expr, cst.Call):
+        return names.qualify(expr.func)
+    if isinstance(expr, cst.Attribute):
+        bindings = names.self_attribute_bindings(expr)
+    elif isinstance(expr, cst.Name) and expr in names.uses:
+        bindings = names.bindings_of(expr)
+    else:
+        return None
+    classes: set[Optional[str]] = set()
+    for binding in bindings:
+        annotation = getattr(binding.node, "annotation", None) if binding.kind == "param" else None
+        value = binding.bound_value
+        if annotation is not None:
+            classes.add(names.qualify(annotation.annotation))
+        elif skip_none and isinstance(value, cst.Name) and value.value == "None":
+            continue
+        else:
+            classes.add(instance_class_name(names, value, depth + 1, skip_none) if value is not None else None)
+    return classes.pop() if len(classes) == 1 else None
