@@ -363,9 +363,31 @@ class LossTargets(cst.BatchableCSTVisitor):
             values = [value] if value is not None else []
         elif isinstance(func, cst.Attribute):
             values = [b.value for b in self.names.self_attribute_bindings(func) if b.value is not None]
+            if len(values) == 1 and isinstance(values[0], cst.Name):
+                values = self._constructed_with(values[0])
         if len(values) != 1 or not isinstance(values[0], cst.Call):
             return None
         built = self.names.instance_of(values[0])
         if built is None or built.kind != "function" or not isinstance(built.node, cst.FunctionDef):
             return None
         return built.node, 1
+
+    def _constructed_with(self, name: cst.Name) -> list[cst.BaseExpression]:
+        """`self.criterion = criterion` of a constructor: the one loss object of a class of the file that the
+        file's constructions pass for the parameter (`Regressor(net, criterion=ReflectiveLoss())`, through a
+        name, or one branch of `A() if flag else nn.MSELoss()` whose other branch is torch's own loss, which
+        never marks its target). Empty when the constructions do not show one."""
+        bindings = self.names.reaching(name)
+        passed = self.summaries.passed_for(bindings[0]) if len(bindings) == 1 and bindings[0].kind == "param" else None
+        candidates: list[cst.BaseExpression] = []
+        for value in passed or []:
+            if isinstance(value, cst.Name) and value in self.names.uses:
+                value = self.names.single_value(value)
+            branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+            for branch in branches:
+                if not isinstance(branch, cst.Call):
+                    return []
+                if not (self.names.qualify(branch.func) or "").startswith("torch.nn."):
+                    candidates.append(branch)
+        built = {id(self.names.instance_of(c).node) for c in candidates if self.names.instance_of(c) is not None}
+        return candidates[:1] if len(built) == 1 and len(candidates) == len(passed or []) else []
