@@ -24,7 +24,7 @@ rule that asks "is this tensor the target of a loss, and is its gradient ever re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Optional
 
 import libcst as cst
@@ -47,6 +47,7 @@ from stabfix.model.flow.gradient_use import (
 from stabfix.model.domain.objective_targets import ObjectiveTargets
 from stabfix.model.calls.loss_sources import receiving_parameter
 from stabfix.model.functions.summaries import Summaries, parameter_receiving
+from stabfix.model.functions.summary_facts import ClassSummary, Effect
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.names import Binding, Names
@@ -271,13 +272,34 @@ class LossTargets(cst.BatchableCSTVisitor):
             found.append(loss)
         return found
 
+    def _forward_marks(self, call: cst.Call) -> list[Effect]:
+        """`criterion(pred, y)` where `criterion` holds an instance of a module class of another scanned file whose
+        `forward` makes a parameter require grad in place: those marks, spelled as this call passes them."""
+        if not isinstance(call.func, cst.Name) or call.func not in self.names.uses or self.losses.operands(call) is None:
+            return []
+        built = self.names.single_value(call.func)
+        if not isinstance(built, cst.Call) or self.names.definition_of(built) is not None:
+            return []
+        owner = self.summaries.of_call(built)
+        forward = owner.method("forward") if isinstance(owner, ClassSummary) else None
+        if forward is None or owner.method("__call__") is not None:
+            return []
+        marks = []
+        for effect in forward.effects:
+            if effect.kind != "requires_grad" or effect.target not in forward.parameters:
+                continue
+            arg = next((a for a in call.args if parameter_receiving(forward, call, a) == effect.target), None)
+            if arg is not None and isinstance(arg.value, cst.Name):
+                marks.append(replace(effect, target=arg.value.value))
+        return marks
+
     def marked_by_callees(self) -> Iterator[tuple[cst.Call, str, LossOperands]]:
         """`helper(y)` where `helper` (of this file, or of another scanned file) makes its parameter require grad
         in place, any number of calls deep: each call, the argument's name and the loss it is then the target of
         with nothing reading its gradient (unless the scope's own caller handed the tensor in)."""
         for call, scope in self.calls:
-            marked = [effect for effect in self.summaries.effects_at(call) if effect.kind == "requires_grad"
-                      and effect.target is not None and "." not in effect.target]
+            marked = [effect for effect in self.summaries.effects_at(call) or self._forward_marks(call)
+                      if effect.kind == "requires_grad" and effect.target is not None and "." not in effect.target]
             if not marked:
                 continue
             facts, bindings = self.scope_facts(scope)
