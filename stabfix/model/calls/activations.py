@@ -76,6 +76,12 @@ _SHAPE_METHODS = frozenset(
      "double", "half", "bfloat16", "to", "cuda", "view_as", "reshape_as", "t"}
 )
 _SEQUENTIAL = frozenset({"torch.nn.Sequential"})
+# `nn.Module` methods that return the module itself (`build()` returning `Net().cuda()`, `train(model.to(device))`)
+_SELF_RETURNING_METHODS = frozenset({"cuda", "cpu", "to", "train", "eval", "float", "double", "half", "bfloat16",
+                                     "requires_grad_", "to_empty", "apply", "share_memory"})
+# wrappers whose call runs the wrapped module's forward and returns what it returns
+_FORWARDING_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                                  "torch.nn.parallel.DistributedDataParallel", "torch.compile"})
 # `exp`/`log` of one activation is another: the same values spelled another way.
 _INVERSES = {"exp": {"log_softmax": "softmax", "log_sigmoid": "sigmoid"},
              "log": {"softmax": "log_softmax", "sigmoid": "log_sigmoid"}}
@@ -238,7 +244,13 @@ class Activations:
             return self._of_held(value, depth + 1)  # `nn.Sequential(nn.Dropout(p), self.net)`: the earlier `self.net`
         if not isinstance(value, cst.Call):
             return None
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _SELF_RETURNING_METHODS and depth < _MAX_DEPTH:
+            # a module's own method returns the module (a tensor is never called as a module here)
+            return self._of_module_value(func.value, depth + 1)
         qualified = self.qualify(value.func)
+        if qualified in _FORWARDING_WRAPPERS and value.args and value.args[0].keyword is None and depth < _MAX_DEPTH:
+            return self._of_module_value(value.args[0].value, depth + 1)
         if qualified in _MODULES:
             return Activation(_MODULES[qualified], value)
         if qualified in _SEQUENTIAL:

@@ -24,7 +24,7 @@ rule that asks "is this tensor the target of a loss, and is its gradient ever re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Optional
 
 import libcst as cst
@@ -47,6 +47,7 @@ from stabfix.model.flow.gradient_use import (
 from stabfix.model.domain.objective_targets import ObjectiveTargets
 from stabfix.model.calls.loss_sources import receiving_parameter
 from stabfix.model.functions.summaries import Summaries, parameter_receiving
+from stabfix.model.functions.summary_facts import ClassSummary, Effect
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.names import Binding, Names
@@ -271,13 +272,34 @@ class LossTargets(cst.BatchableCSTVisitor):
             found.append(loss)
         return found
 
+    def _forward_marks(self, call: cst.Call) -> list[Effect]:
+        """`criterion(pred, y)` where `criterion` holds an instance of a module class of another scanned file whose
+        `forward` makes a parameter require grad in place: those marks, spelled as this call passes them."""
+        if not isinstance(call.func, cst.Name) or call.func not in self.names.uses or self.losses.operands(call) is None:
+            return []
+        built = self.names.single_value(call.func)
+        if not isinstance(built, cst.Call) or self.names.definition_of(built) is not None:
+            return []
+        owner = self.summaries.of_call(built)
+        forward = owner.method("forward") if isinstance(owner, ClassSummary) else None
+        if forward is None or owner.method("__call__") is not None:
+            return []
+        marks = []
+        for effect in forward.effects:
+            if effect.kind != "requires_grad" or effect.target not in forward.parameters:
+                continue
+            arg = next((a for a in call.args if parameter_receiving(forward, call, a) == effect.target), None)
+            if arg is not None and isinstance(arg.value, cst.Name):
+                marks.append(replace(effect, target=arg.value.value))
+        return marks
+
     def marked_by_callees(self) -> Iterator[tuple[cst.Call, str, LossOperands]]:
         """`helper(y)` where `helper` (of this file, or of another scanned file) makes its parameter require grad
         in place, any number of calls deep: each call, the argument's name and the loss it is then the target of
         with nothing reading its gradient (unless the scope's own caller handed the tensor in)."""
         for call, scope in self.calls:
-            marked = [effect for effect in self.summaries.effects_at(call) if effect.kind == "requires_grad"
-                      and effect.target is not None and "." not in effect.target]
+            marked = [effect for effect in self.summaries.effects_at(call) or self._forward_marks(call)
+                      if effect.kind == "requires_grad" and effect.target is not None and "." not in effect.target]
             if not marked:
                 continue
             facts, bindings = self.scope_facts(scope)
@@ -363,9 +385,31 @@ class LossTargets(cst.BatchableCSTVisitor):
             values = [value] if value is not None else []
         elif isinstance(func, cst.Attribute):
             values = [b.value for b in self.names.self_attribute_bindings(func) if b.value is not None]
+            if len(values) == 1 and isinstance(values[0], cst.Name):
+                values = self._constructed_with(values[0])
         if len(values) != 1 or not isinstance(values[0], cst.Call):
             return None
         built = self.names.instance_of(values[0])
         if built is None or built.kind != "function" or not isinstance(built.node, cst.FunctionDef):
             return None
         return built.node, 1
+
+    def _constructed_with(self, name: cst.Name) -> list[cst.BaseExpression]:
+        """`self.criterion = criterion` of a constructor: the one loss object of a class of the file that the
+        file's constructions pass for the parameter (`Regressor(net, criterion=ReflectiveLoss())`, through a
+        name, or one branch of `A() if flag else nn.MSELoss()` whose other branch is torch's own loss, which
+        never marks its target). Empty when the constructions do not show one."""
+        bindings = self.names.reaching(name)
+        passed = self.summaries.passed_for(bindings[0]) if len(bindings) == 1 and bindings[0].kind == "param" else None
+        candidates: list[cst.BaseExpression] = []
+        for value in passed or []:
+            if isinstance(value, cst.Name) and value in self.names.uses:
+                value = self.names.single_value(value)
+            branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+            for branch in branches:
+                if not isinstance(branch, cst.Call):
+                    return []
+                if not (self.names.qualify(branch.func) or "").startswith("torch.nn."):
+                    candidates.append(branch)
+        built = {id(self.names.instance_of(c).node) for c in candidates if self.names.instance_of(c) is not None}
+        return candidates[:1] if len(built) == 1 and len(candidates) == len(passed or []) else []

@@ -87,6 +87,11 @@ class _Finder:
                     self.detaches.append(spelled)
         if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
             self.marked.append(node.func.value.value)  # type: ignore[attr-defined]
+        if (dotted_name(func) or "").split(".")[-2:] in (["autograd", "grad"], ["grad"]):
+            # `torch.autograd.grad(loss, t)`: the gradient with respect to its inputs is read (a bare `grad(...)`
+            # counts too: taking it for a read only ever keeps a finding back)
+            for arg in node.args[1:]:
+                self.read.update(name.value for name in _names_in(arg.value))
 
     def assign(self, node: cst.Assign, in_body: bool) -> None:
         for target in node.targets:
@@ -143,3 +148,12 @@ def _element_spelling(node: cst.BaseExpression) -> Optional[str]:
             return f"{base}[{index.value}]"
         return f"{base}[*]" if isinstance(index, cst.Name) else None
     return dotted_name(node)
+
+
+def _names_in(expr: cst.BaseExpression) -> list[cst.Name]:
+    """The plain names an argument spells directly or in a tuple/list (`t`, `(x, t)`, `[t]`)."""
+    if isinstance(expr, cst.Name):
+        return [expr]
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return [name for element in expr.elements for name in _names_in(element.value)]
+    return []

@@ -7,7 +7,7 @@ a function never reads (`grad_unread.py`, which reads this half). Asked through 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -17,11 +17,13 @@ from stabfix.model.calls.schedulers import LR_SCHEDULER, is_lr_scheduler
 from stabfix.model.flow.gradient_use import is_requires_grad_call, requires_grad_keyword
 from stabfix.model.flow.history import LOSS, MODEL_OUTPUT, History
 from stabfix.model.flow.host_tensors import is_host_built
-from stabfix.model.flow.values import Values
+from stabfix.model.flow.values import DATA_LOADERS, Values
 from stabfix.model.functions.fixpoint import MAX_DEPTH, Fixpoint, Frame
-from stabfix.model.functions.summary_facts import CallSummaries, FunctionSummary, ReturnFacts, ValueFacts
+from stabfix.model.functions.summary_facts import CallSummaries, ClassSummary, FunctionSummary, ReturnFacts, ValueFacts
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.names import Names
+from stabfix.model.source.scopes import first_parameter
+from stabfix.model.source.traversal import children
 
 
 class ReturnSummaries:
@@ -65,7 +67,7 @@ class ReturnSummaries:
         return self._facts(expr, 0)
 
     def returned_to(self, name: cst.Name) -> Optional[ValueFacts]:
-        return self._through_unpacking(name, 0)
+        return self._through_unpacking(name, 0) or self._loader_element(name)
 
     def activation_of_call(self, call: cst.Call) -> Optional[str]:
         if not self.summaries.summarised(call):
@@ -75,15 +77,12 @@ class ReturnSummaries:
 
     # -- building one function's returns -----------------------------------------------------------
     def _build(self, function: cst.FunctionDef, frame: Frame) -> ReturnFacts:
-        return ReturnFacts(self._returns(function), frame.depth)
-
-    def _returns(self, function: cst.FunctionDef) -> tuple[ValueFacts, ...]:
         shapes = [shape for value in self.names.returns.get(function, []) if (shape := self._shape(value, 0)) is not None]
-        if not shapes:
-            return ()
-        if len({len(shape) for shape in shapes}) != 1:
-            return (ValueFacts(),)
-        return tuple(ValueFacts.join([shape[i] for shape in shapes]) for i in range(len(shapes[0])))
+        lengths = sorted({len(shape) for shape in shapes})
+        if len(lengths) == 1:
+            return ReturnFacts(_joined(shapes), frame.depth)
+        by_length = tuple(_joined([shape for shape in shapes if len(shape) == n]) for n in lengths)
+        return ReturnFacts((ValueFacts(),) if shapes else (), frame.depth, by_length=by_length)
 
     def _shape(self, expr: cst.BaseExpression, depth: int) -> Optional[tuple[ValueFacts, ...]]:
         """A returned value, element by element; None when it adds nothing (a recursive call not yet known)."""
@@ -128,6 +127,70 @@ class ReturnSummaries:
                 return None
         return ValueFacts.join(found) if found else None
 
+    def _loader_element(self, name: cst.Name) -> Optional[ValueFacts]:
+        """`for x, y in loader` (or `enumerate(loader)`) over a `DataLoader` of a dataset class of the project:
+        the element its `__getitem__` returns at that position (the default collation stacks each element
+        and keeps whether it requires grad). Every binding reaching the use must show one."""
+        found = []
+        for binding in self.names.reaching(name):
+            if binding.kind != "for" or binding.value is None:
+                return None
+            iterable, position = binding.value, binding.position
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" \
+                    and iterable.args:
+                if len(position) != 2 or position[0] != 1:
+                    return None
+                iterable, position = iterable.args[0].value, position[1:]
+            width = _unpacked_width(binding.node, len(binding.position) - len(position))
+            element = self._dataset_item(iterable, width) if width is not None else None
+            if element is None or len(position) != 1 or not 0 <= position[0] < len(element):
+                return None
+            found.append(element[position[0]])
+        return ValueFacts.join(found) if found else None
+
+    def _dataset_item(self, loader: cst.BaseExpression, width: int) -> Optional[tuple[ValueFacts, ...]]:
+        """What one item of the dataset a `DataLoader` with the default collation is built over returns, as a
+        loop unpacking `width` names receives it."""
+        if isinstance(loader, cst.Name):
+            loader = self.summaries.single_value(loader)  # type: ignore[assignment]
+        if not isinstance(loader, cst.Call) or (self.names.qualify(loader.func) or "") not in DATA_LOADERS:
+            return None
+        if any(a.keyword is not None and a.keyword.value == "collate_fn" for a in loader.args):
+            return None
+        dataset = next((a.value for a in loader.args if a.keyword is None or a.keyword.value == "dataset"), None)
+        if isinstance(dataset, cst.Name):
+            if self._dataset_reached_otherwise(dataset):
+                return None
+            dataset = self.summaries.single_value(dataset)
+        if not isinstance(dataset, cst.Call) or any(a.star for a in loader.args):
+            return None
+        built = self.summaries.of_call(dataset)
+        getitem = built.method("__getitem__") if isinstance(built, ClassSummary) else None
+        if getitem is None:
+            return None
+        returned = getitem.return_facts()
+        if returned.return_depth >= MAX_DEPTH:
+            return None
+        # one returned value (a tensor, a dict) unpacked by the loop gives its rows, not elements
+        shapes = [shape for shape in (returned.returns, *returned.by_length) if len(shape) == width and width > 1]
+        return shapes[0] if shapes else None
+
+    def _dataset_reached_otherwise(self, dataset: cst.Name) -> bool:
+        """The dataset object is used other than by loaders in its scope (`Adam([data.ys])`, `split(data)`):
+        what it holds may be learned or read there. Unknown when its scope is not shown."""
+        bindings = self.names.reaching(dataset)
+        if len(bindings) != 1 or bindings[0].scope is None:
+            return True
+        for node in _descendants(bindings[0].scope.node):
+            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == dataset.value:
+                return True
+            if isinstance(node, cst.Call) and any(isinstance(a.value, cst.Name) and a.value.value == dataset.value
+                                                  for a in node.args):
+                callee = self.names.qualify(node.func) or ""
+                if callee not in DATA_LOADERS and not (isinstance(node.func, cst.Name) and node.func.value == "len"):
+                    return True
+        return False
+
     def _local_facts(self, expr: cst.BaseExpression) -> ValueFacts:
         value = self.values.value_of(expr)
         origin = self.history.origin(expr)
@@ -164,8 +227,29 @@ class ReturnSummaries:
                 return False
         # through operations that keep the flag: `torch.tensor(y, requires_grad=True).to(device).view(-1)`
         marked = [torch_ops.grad_operand(c, self.imports.qualify) for c in candidates]  # type: ignore[arg-type]
-        return all(c is not None and (is_requires_grad_call(c) or requires_grad_keyword(c, self.imports) is not None)
-                   for c in marked)
+        return all(self._marks(c) or self._marked_attribute(c) for c in marked)
+
+    def _marks(self, expr: Optional[cst.BaseExpression]) -> bool:
+        return expr is not None and (is_requires_grad_call(expr) or requires_grad_keyword(expr, self.imports) is not None)
+
+    def _marked_attribute(self, expr: Optional[cst.BaseExpression]) -> bool:
+        """`self.y[idx]` in a method where every binding of the instance's `y` makes it require grad
+        (`self.y = torch.tensor(y, requires_grad=True)` in `__init__`)."""
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value in self.names.uses):
+            return False
+        bindings = self.names.bindings_of(expr.value)
+        if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope is None:
+            return False
+        method, owner = bindings[0].scope.node, self.names.enclosing_class(bindings[0].scope)
+        if owner is None or not isinstance(method, cst.FunctionDef) or first_parameter(method) != expr.value.value:
+            return False
+        if method.name.value != "__getitem__":  # an item of a dataset is data; elsewhere it may be learned state
+            return False
+        if _read_outside(owner, expr.attr.value, method):
+            return False
+        values = [b.bound_value for b in self.names.attribute_bindings(owner, expr.attr.value)]
+        return bool(values) and all(self._marks(torch_ops.grad_operand(v, self.imports.qualify)) if v is not None else False
+                                    for v in values)
 
 
 def parameter_receiving(summary: FunctionSummary, call: cst.Call, arg: cst.Arg) -> Optional[str]:
@@ -179,3 +263,53 @@ def parameter_receiving(summary: FunctionSummary, call: cst.Call, arg: cst.Arg) 
         return None
     index = positional.index(arg)
     return summary.parameters[index] if index < len(summary.parameters) else None
+
+
+def _joined(shapes: list[tuple[ValueFacts, ...]]) -> tuple[ValueFacts, ...]:
+    """Returns of one length, element by element: what every one of them agrees on."""
+    return tuple(ValueFacts.join([shape[i] for shape in shapes]) for i in range(len(shapes[0]))) if shapes else ()
+
+
+def _descendants(node: cst.CSTNode, skip: Optional[cst.CSTNode] = None) -> Iterator[cst.CSTNode]:
+    """Every node under `node` (itself included), leaving out the subtree of `skip`."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current is skip:
+            continue
+        yield current
+        stack.extend(children(current))
+
+
+def _read_outside(owner: cst.ClassDef, attribute: str, method: cst.FunctionDef) -> bool:
+    """The class reads its attribute `attribute` somewhere other than in `method`: stores, and reads of
+    its size only (`len(self.ys)`, `self.ys.shape`, `self.ys.size(0)`), aside."""
+    sized: set[int] = set()
+    stored: set[int] = set()
+    for node in _descendants(owner, skip=method):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            stored.update(id(t) for t in targets)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+            sized.update(id(a.value) for a in node.args)
+        elif isinstance(node, cst.Attribute) and node.attr.value in _SIZE_READS:
+            sized.add(id(node.value))
+        elif isinstance(node, cst.Attribute) and node.attr.value == attribute and id(node) not in stored | sized:
+            return True
+    return False
+
+
+_SIZE_READS = frozenset({"shape", "size", "ndim", "dtype", "device"})
+
+
+def _unpacked_width(loop: cst.CSTNode, depth: int) -> Optional[int]:
+    """How many names the loop's target unpacks each item into, `depth` levels into its target
+    (`for i, (x, y) in enumerate(loader)`: 2 at depth 1)."""
+    target = loop.target if isinstance(loop, cst.For) else None
+    for _ in range(depth):
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) < 2:
+            return None
+        target = target.elements[1].value
+    if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    return len(target.elements)

@@ -69,6 +69,9 @@ class ReturnFacts:
     returns: tuple[ValueFacts, ...] = ()
     return_depth: int = 0  # the deepest call level its return facts rely on
     converged: bool = True  # False when recursion did not settle within MAX_ROUNDS
+    # where the returns differ in length (`return x` in one branch, `return x, y` in another): per length, what the
+    # returns of that length hold element by element (a caller that unpacks n names receives only those)
+    by_length: tuple[tuple[ValueFacts, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,8 @@ class CallSummaries(Protocol):
     callers: "Callers"
 
     def function_of_call(self, call: "cst.Call") -> Optional[FunctionSummary]: ...
+
+    def of_call(self, call: "cst.Call") -> Optional["Summary"]: ...
 
     def summarised(self, call: "cst.Call") -> bool: ...
 
