@@ -94,8 +94,8 @@ class _KeptTrees:
 
 # The trees outlines were made from, kept a short while for `cpython_tree`: the project index outlines a file (for
 # its own imports or another file's) mostly just before the file's own turn asks for its tree, which then takes the
-# kept one instead of parsing the text again (in a scan of 500 files, 8 in 10 of the outlined files' trees are
-# taken). Up to about 15 MB.
+# kept one instead of parsing the text again (in the cold scan of bench's 496-file corpus, 205 of the 213 files
+# outlined before their own turn; 301 outlined in all). Up to about 15 MB of trees.
 _TREES = _KeptTrees(32, 500_000)
 
 
