@@ -16,6 +16,7 @@ Queries several rules' gates share live in `stabfix.shape_queries`.
 from __future__ import annotations
 
 import ast
+import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator, Optional
 
@@ -52,6 +53,30 @@ def _unpacked_targets(statements: list[ast.AST]) -> Iterator[ast.AST]:
                 yield target
 
 
+# The fields of a node class that may hold nodes, as (field, whether it is a list) (None: not known), from the
+# grammar CPython's `ast` classes document themselves with (`FunctionDef(identifier name, arguments args, stmt* body,
+# ...)`): names, strings, numbers and constants are never walked into, nor `ctx` (the shared Load/Store markers: no
+# gate asks for them). Filled in the first time a class is met.
+_FIELD_TYPE = re.compile(r"(\w+)([*?]?) (\w+)")
+_LEAF_TYPES = frozenset({"identifier", "string", "constant", "int"})
+
+
+class _ChildFields(dict):
+    def __missing__(self, kind: type) -> tuple[tuple[str, Optional[bool]], ...]:
+        documented = kind.__doc__ or ""
+        declared = {name: (of, mark) for of, mark, name in _FIELD_TYPE.findall(documented.partition("(")[2])}
+        fields = []
+        for field in kind._fields:  # type: ignore[attr-defined]
+            of, mark = declared.get(field, (None, None))
+            if field != "ctx" and of not in _LEAF_TYPES:
+                fields.append((field, None if of is None else mark == "*"))
+        found = self[kind] = tuple(fields)
+        return found
+
+
+_CHILD_FIELDS = _ChildFields()
+
+
 class _Index:
     __slots__ = ("parents", "by_type", "calls")
 
@@ -59,12 +84,12 @@ class _Index:
         parents: dict[int, ast.AST] = {}
         by_type: dict[type, list[ast.AST]] = {}
         calls: dict[Optional[str], list[ast.Call]] = {}
-        node_class, call_class = ast.AST, ast.Call
+        node_class, call_class, child_fields = ast.AST, ast.Call, _CHILD_FIELDS
         stack = [tree]
-        push, pop = stack.append, stack.pop
+        push, pop, extend = stack.append, stack.pop, stack.extend
         # Explicit stack, not recursion: a file CPython parsed may nest deeper than Python's recursion limit.
-        # The children are read field by field here (what `ast.iter_child_nodes` does, without its generator,
-        # 40% of this walk), leaving out `ctx` (the shared Load/Store markers: no gate asks for them).
+        # The children are read field by field here (what `ast.iter_child_nodes` does, without its generator and
+        # without looking at the fields that never hold a node), a list of nodes at once.
         while stack:
             node = pop()
             kind = type(node)
@@ -75,11 +100,18 @@ class _Index:
                 found.append(node)
             if kind is call_class:
                 calls.setdefault(callee_name(node), []).append(node)  # type: ignore[arg-type]
-            for field in kind._fields:
-                if field == "ctx":
-                    continue
+            for field, is_list in child_fields[kind]:
                 value = getattr(node, field, None)
-                if type(value) is list:
+                if value is None:
+                    continue
+                if is_list:  # `expr*`: nodes, with a None for a missing one (`kw_defaults`, the `**` of a dict)
+                    if value:
+                        if None in value:
+                            value = [item for item in value if item is not None]
+                        for item in value:
+                            parents[id(item)] = node
+                        extend(value)
+                elif type(value) is list:
                     for item in value:
                         if isinstance(item, node_class):
                             parents[id(item)] = node

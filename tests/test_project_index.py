@@ -144,3 +144,21 @@ def test_two_copies_of_a_package_each_import_their_own():
     assert index.resolve("lib.Crit", _at("a/main.py")).path == _at("a/lib/objectives.py")
     assert index.resolve(".objectives.Crit", _at("b/lib/__init__.py")).path == _at("b/lib/objectives.py")
     assert index.lineage(index.resolve("lib.Crit", _at("b/main.py")))[0] == ("lib.objectives.Crit", ())
+
+
+def test_a_lookup_remembered_for_one_importer_gives_each_importer_its_own_answer_and_is_still_recorded():
+    sources = {**PACKAGE, "other/helper.py": "def make():\n    return 2\n", "other/run.py": "from helper import make\n"}
+    index = _index(sources)
+    askers = [_at("scripts/run.py"), _at("other/run.py"), _at("src/pkg/sub/train.py"), _at("scripts/run.py")]
+    for _ in range(2):  # the second round is answered from memory
+        for asker in askers:
+            for name in ("helper", "pkg.models", "..models", "torch"):
+                module = index.absolute(name, asker)
+                with index.recording() as consulted:
+                    found = index.module_file(module, asker) if module is not None else None
+                assert found == (index.modules.lookup(module, asker) if module is not None else None)
+                if module is not None:
+                    assert consulted.modules == {f"{index.modules.search_root(asker)}:{module}": found or ""}
+    assert index.module_file("helper", _at("other/run.py")) == _at("other/helper.py")
+    assert index.module_file("helper", _at("scripts/run.py")) == _at("scripts/helper.py")
+    assert index.module_file("helper") is None  # from nowhere in particular: two claim it

@@ -76,6 +76,7 @@ class ProjectIndex:
         self._texts: dict[str, tuple[Optional[str], str]] = {}
         self._outlines: dict[str, Optional[Outline]] = {}
         self._lookups: dict[str, str] = {}  # recorded lookup key -> its file in this run ("" for none)
+        self._package_of: dict[str, Optional[str]] = {}  # importer -> the package its relative imports start from
         self._recorders: list[Consulted] = []
 
     @classmethod
@@ -89,7 +90,7 @@ class ProjectIndex:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._texts, self._outlines, self._lookups, self._recorders = {}, {}, {}, []
+        self._texts, self._outlines, self._lookups, self._package_of, self._recorders = {}, {}, {}, {}, []
 
     # -- recording ------------------------------------------------------------------------------------
     def recording(self) -> "_Recording":
@@ -121,9 +122,13 @@ class ProjectIndex:
         return self._outlines[path]
 
     def module_file(self, module: str, importer: Optional[str] = None) -> Optional[str]:
-        found = self.modules.lookup(module, importer)
-        self._note_module(f"{self.modules.search_root(importer)}:{module}" if importer is not None else module, found)
-        return found
+        # what an importer finds depends on its search root alone, so a lookup is made once per root and name
+        key = f"{self.modules.search_root(importer)}:{module}" if importer is not None else module
+        found = self._lookups.get(key)
+        if found is None:
+            found = self._lookups[key] = self.modules.lookup(module, importer) or ""
+        self._note_module(key, found)
+        return found or None
 
     def current_digest(self, path: str) -> str:
         """The digest the file has in this run (read once per process; "" when unreadable)."""
@@ -142,7 +147,7 @@ class ProjectIndex:
     def still_resolves(self, key: str, recorded: str) -> bool:
         """Whether a module lookup recorded as `key` (`module`, or `search root:module`) still gives `recorded`."""
         # a scan's files are fixed: each key is looked up once, however many cached results recorded it
-        if key not in self._lookups:
+        if key not in self._lookups:  # the same memory as `module_file`'s: the key names the search root
             folder, _, module = key.rpartition(":")
             importer = os.path.join(folder, "__stabfix_probe__.py") if folder else None
             self._lookups[key] = self.modules.lookup(module, importer) or ""
@@ -154,7 +159,9 @@ class ProjectIndex:
         dots = len(qualified) - len(qualified.lstrip("."))
         if dots == 0:
             return qualified
-        package = self.modules.package_of(importer)
+        package = self._package_of.get(importer, "")
+        if package == "":
+            package = self._package_of[importer] = self.modules.package_of(importer)
         if package is None:
             return None
         parts = package.split(".")
