@@ -31,7 +31,7 @@ from stabfix.model.domain.ranks import MAIN_DECORATORS
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 from stabfix.shape import Shape
-from stabfix.shape_callees import callees_spell
+from stabfix.shape_names import callees_spell
 
 # the last names of every collective `collective_api` knows: one of them is spelled in a file that runs one itself
 COLLECTIVE_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in MODULE_COLLECTIVES) | FRAMEWORK_METHODS

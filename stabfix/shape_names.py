@@ -1,0 +1,204 @@
+"""What the model may make of the names a file spells, as structural gates ask it: qualified names, and the other
+files of the scan they lead to.
+
+`qualified_names(shape, expr)` is every name `Names.qualify` may give an expression (an import, or a plain alias
+of a name, then attributes: `comm.sync_all` -> `pkg.comm.sync_all`), `imported_names(shape, expr)` every name
+`ImportTracker.qualify` may give it (imports only). Both are supersets: every import and alias of a name counts,
+whatever scope binds it and whichever binding a read sees.
+
+The project questions resolve such names as the model's `project.resolve` does (through re-exports, any number of
+files) and record what the index consulted in the view's `consulted`, so a change in a file read (the helper's, a
+re-exporting `__init__.py`) or in a module lookup rescans this file. `callees_spell(shape, words)`: whether a def or
+method of another file of the scan that a call of the file may run (`Summaries`' `foreign` hook) is in a file
+spelling one of `words`; that file's model is built without a project of its own (one file away), so its own text
+alone decides what the helper does. `names_a_class_of_the_scan(shape, qualified)`: whether the name resolves to a
+class of the scan.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import TYPE_CHECKING, Callable, Optional, TypeVar
+
+if TYPE_CHECKING:
+    from stabfix.project import ProjectIndex, ProjectView
+    from stabfix.shape import Shape
+
+T = TypeVar("T")
+Root = tuple[str, tuple[str, ...]]  # an import's qualified name, and the attributes after it
+_MAX_ALIAS_ROUNDS = 10  # `Names.qualify` gives up past 8 levels of attributes and aliases
+_CALLABLE_KINDS = ("def", "method")  # what `Summaries.foreign_function` summarises
+
+# each file's answer for each word set asked, kept while its text is the one the index holds
+_SPELLS: dict[tuple[str, frozenset[str]], tuple[str, bool]] = {}
+
+
+def qualified_names(shape: "Shape", expr: ast.AST) -> set[str]:
+    """Every name `Names.qualify` may give `expr` (a name or a name with attributes; nothing for anything else)."""
+    return {_joined(root) for root in _roots_of(_name_roots(shape), expr)}
+
+
+def imported_names(shape: "Shape", expr: ast.AST) -> set[str]:
+    """Every name `ImportTracker.qualify` (`Checker.qualified_name`) may give `expr`: through imports only."""
+    return {_joined(root) for root in _roots_of(_import_roots(shape), expr)}
+
+
+def callees_spell(shape: "Shape", words: frozenset[str]) -> bool:
+    """Whether a def or method of another file of the scan that a call of this file may run (see the module
+    docstring) is in a file spelling one of `words`. False for a file analysed alone."""
+    view = shape.project
+    return view is not None and _recorded(view, lambda: _any_callee_spells(shape, view.index, view.path, words))
+
+
+def names_a_class_of_the_scan(shape: "Shape", qualified: str) -> bool:
+    """Whether `qualified` (as this file's imports spell it) is a class of another file of the scan. False alone."""
+    view = shape.project
+    if view is None:
+        return False
+
+    def query() -> bool:
+        symbol = view.index.resolve(qualified, view.path) if _may_be_in_tree(view.index, qualified, view.path) else None
+        return symbol is not None and symbol.kind == "class"
+
+    return _recorded(view, query)
+
+
+def _recorded(view: "ProjectView", query: Callable[[], T]) -> T:
+    with view.index.recording() as consulted:
+        try:
+            return query()
+        finally:
+            view.consulted.merge(consulted)
+
+
+def _any_callee_spells(shape: "Shape", index: "ProjectIndex", path: str, words: frozenset[str]) -> bool:
+    here = os.path.abspath(path)
+    in_tree: dict[str, bool] = {}
+    callees = set()
+    for call in shape.all_calls():
+        for imported, tail in _roots_of(_name_roots(shape), call.func):  # type: ignore[attr-defined]
+            if imported not in in_tree:
+                in_tree[imported] = _may_be_in_tree(index, imported, path)
+            if in_tree[imported]:
+                callees.add(_joined((imported, tail)))
+    for qualified in sorted(callees):
+        symbol = index.resolve(qualified, path)
+        if symbol is not None and symbol.kind in _CALLABLE_KINDS and symbol.path != here \
+                and _file_spells(index, symbol.path, words):
+            return True
+    return False
+
+
+def _may_be_in_tree(index: "ProjectIndex", qualified: str, path: str) -> bool:
+    """Whether a name starting with `qualified` can resolve to a file of the scan: a module of the tree is
+    `qualified`, a prefix of it, or under it."""
+    target = index.absolute(qualified, path)
+    return bool(target) and (index.scanned_module_of(target, path) is not None  # type: ignore[arg-type]
+                             or index.modules.holds_submodules(target, path))  # type: ignore[arg-type]
+
+
+def _file_spells(index: "ProjectIndex", path: str, words: frozenset[str]) -> bool:
+    from stabfix.text_gates import words_of
+
+    text = index.text(path)  # recorded, also when the answer is kept
+    if text is None:
+        return False
+    kept = _SPELLS.get((path, words))
+    if kept is not None and kept[0] is text:
+        return kept[1]
+    answer = not words.isdisjoint(words_of(text))
+    _SPELLS[(path, words)] = (text, answer)
+    return answer
+
+
+def _roots_of(roots: dict[str, set[Root]], expr: ast.AST) -> set[Root]:
+    chain = _chain(expr)
+    if chain is None or chain[0] not in roots:
+        return set()
+    return {(imported, (*tail, *chain[1])) for imported, tail in roots[chain[0]]}
+
+
+def _joined(root: Root) -> str:
+    return ".".join((root[0], *root[1]))
+
+
+def _import_roots(shape: "Shape") -> dict[str, set[Root]]:
+    found = shape.__dict__.get("_import_roots")
+    if found is None:
+        found = {}
+        for local, qualified in _imports(shape):
+            found.setdefault(local, set()).add((qualified, ()))
+        shape.__dict__["_import_roots"] = found
+    return found
+
+
+def _name_roots(shape: "Shape") -> dict[str, set[Root]]:
+    """name -> what it may stand for through the imports and plain aliases (`sync = comm.sync_all`) of the file."""
+    found = shape.__dict__.get("_name_roots")
+    if found is not None:
+        return found
+    found = {name: set(roots) for name, roots in _import_roots(shape).items()}
+    aliases = _aliases(shape)
+    for _ in range(_MAX_ALIAS_ROUNDS):
+        grown = False
+        for name, chains in aliases.items():
+            roots = found.setdefault(name, set())
+            before = len(roots)
+            for root, tail in chains:
+                roots.update((imported, (*above, *tail)) for imported, above in found.get(root, ()))
+            grown |= len(roots) != before
+        if not grown:
+            break
+    shape.__dict__["_name_roots"] = found
+    return found
+
+
+def _imports(shape: "Shape") -> list[tuple[str, str]]:
+    """(local name, what it stands for) for every name an import of the file binds, as
+    `stabfix.model.source.imports.imported_names` spells it (`from . import x` gives `..x` there; the
+    package's own `.x` is added too, so the gates stay supersets whichever way that reads)."""
+    found = []
+    for node in shape.nodes(ast.Import):
+        for alias in node.names:  # type: ignore[attr-defined]
+            if alias.asname:
+                found.append((alias.asname, alias.name))
+            else:
+                top = alias.name.split(".", 1)[0]
+                found.append((top, top))
+    for node in shape.nodes(ast.ImportFrom):
+        prefix = "." * node.level + (node.module or "")  # type: ignore[attr-defined]
+        for alias in node.names:  # type: ignore[attr-defined]
+            if alias.name == "*":
+                continue
+            local = alias.asname or alias.name
+            found.append((local, f"{prefix}.{alias.name}" if prefix else alias.name))
+            if prefix and not node.module:  # type: ignore[attr-defined]
+                found.append((local, prefix + alias.name))
+    return found
+
+
+def _aliases(shape: "Shape") -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """name -> the name chains (`root`, attributes) plain assignments bind it to, any scope."""
+    found: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for node in shape.nodes(ast.Assign, ast.AnnAssign):
+        value = node.value  # type: ignore[attr-defined]
+        chain = _chain(value) if value is not None else None
+        if chain is None:
+            continue
+        targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
+        for target in targets:
+            if type(target) is ast.Name:
+                found.setdefault(target.id, []).append(chain)
+    return found
+
+
+def _chain(expr: ast.AST) -> Optional[tuple[str, tuple[str, ...]]]:
+    """`a.b.c` -> ("a", ("b", "c")); None for anything not a name with attributes."""
+    tail: list[str] = []
+    while type(expr) is ast.Attribute:
+        tail.append(expr.attr)  # type: ignore[attr-defined]
+        expr = expr.value  # type: ignore[attr-defined]
+    if type(expr) is not ast.Name:
+        return None
+    return expr.id, tuple(reversed(tail))  # type: ignore[attr-defined]
