@@ -11,8 +11,8 @@ files) and record what the index consulted in the view's `consulted`, so a chang
 re-exporting `__init__.py`) or in a module lookup rescans this file. `callees_spell(shape, words)`: whether a def or
 method of another file of the scan that a call of the file may run (`Summaries`' `foreign` hook) is in a file
 spelling one of `words`; that file's model is built without a project of its own (one file away), so its own text
-alone decides what the helper does. `names_a_class_of_the_scan(shape, qualified)`: whether the name resolves to a
-class of the scan.
+alone decides what the helper does. `lineage_in_the_scan(shape, qualified)`: the class of the scan the name
+resolves to, with its ancestors.
 """
 
 from __future__ import annotations
@@ -51,15 +51,18 @@ def callees_spell(shape: "Shape", words: frozenset[str]) -> bool:
     return view is not None and _recorded(view, lambda: _any_callee_spells(shape, view.index, view.path, words))
 
 
-def names_a_class_of_the_scan(shape: "Shape", qualified: str) -> bool:
-    """Whether `qualified` (as this file's imports spell it) is a class of another file of the scan. False alone."""
+def lineage_in_the_scan(shape: "Shape", qualified: str) -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
+    """The class `qualified` (as this file's imports spell it) names in the scan and its ancestors, each with its own
+    methods (None for a class outside the scan), as `ProjectView.lineage` gives them; () for anything else, and for
+    a file analysed alone."""
     view = shape.project
     if view is None:
-        return False
+        return ()
 
-    def query() -> bool:
-        symbol = view.index.resolve(qualified, view.path) if _may_be_in_tree(view.index, qualified, view.path) else None
-        return symbol is not None and symbol.kind == "class"
+    def query() -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
+        index = view.index
+        symbol = index.resolve(qualified, view.path) if _may_be_in_tree(index, qualified, view.path) else None
+        return index.lineage(symbol) if symbol is not None and symbol.kind == "class" else ()
 
     return _recorded(view, query)
 

@@ -147,3 +147,38 @@ def test_a_helper_that_comes_to_run_a_collective_rescans_its_caller(tmp_path, ru
     assert sf504() == []  # skipped by the gate, and the result cached
     (tmp_path / "pkg/plain.py").write_text("import torch.distributed as dist\n\n\ndef helper(t):\n    dist.barrier()\n")
     assert sf504() == ["train.py"]
+
+
+MODULE_PROJECT = {  # module classes of other files: a base, a block; a helper function; a plain class
+    "pkg/__init__.py": "",
+    "pkg/base.py": "import torch.nn as nn\n\n\nclass Base(nn.Module):\n    pass\n",
+    "pkg/blocks.py": "from .base import Base\n\n\nclass Block(Base):\n    pass\n\n\ndef make_size(n):\n    return n * 2\n\n\nclass Plain:\n    pass\n",
+}
+HOLDERS = {  # file -> (what it imports, the class statement, the list it keeps, whether SF413 reports it)
+    "subclass.py": ("from pkg.base import Base", "class Net(Base):", "[nn.Linear(2, 2)]", True),
+    "block_elements.py": ("from pkg.blocks import Block", "class Net(nn.Module):", "[Block() for _ in range(3)]", True),
+    "helper_results.py": ("from pkg.blocks import make_size", "class Net(nn.Module):", "[make_size(n) for n in range(3)]", False),
+    "plain_base.py": ("from pkg.blocks import Plain", "class Net(Plain):", "[nn.Linear(2, 2)]", False),
+}
+
+
+def test_a_module_class_of_another_file_keeps_the_file_exactly_where_the_rule_can_report(tmp_path, monkeypatch):
+    for relative, text in MODULE_PROJECT.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    for name, (imports, header, kept, _) in HOLDERS.items():
+        (tmp_path / name).write_text(f"import torch.nn as nn\n{imports}\n\n\n{header}\n    def __init__(self):\n"
+                                     f"        super().__init__()\n        self.parts = {kept}\n")
+    project = Project(ProjectIndex([str(p) for p in sorted(tmp_path.rglob("*.py"))], [str(tmp_path)]))
+    rule = CLASSES["SF413"]
+    gated, reported = {}, {}
+    for name in HOLDERS:
+        text = (tmp_path / name).read_text()
+        view = project.view(str(tmp_path / name))
+        gated[name] = rule.shape_allows(Shape(ast.parse(text), text, name, view))
+        assert view.consulted.files  # the other file's outline decided: recorded for the cache
+    monkeypatch.setattr(rule, "shape_allows", classmethod(lambda cls, shape: True))
+    for name in HOLDERS:
+        text = (tmp_path / name).read_text()
+        reported[name] = bool(analyse_text(text, name, [rule], load_catalog(), project=project.view(str(tmp_path / name))).findings)
+    assert gated == reported == {name: expected for name, (_, _, _, expected) in HOLDERS.items()}
