@@ -23,8 +23,15 @@ if TYPE_CHECKING:
 _MAX_DEPTH = 8
 
 
-def may_be_module_class(shape: "Shape", cls: ast.ClassDef, depth: int = 0) -> bool:
+def may_be_module_class(shape: "Shape", cls: ast.ClassDef) -> bool:
     """Whether `classes.is_module_class` may hold for the class: a positional base may be a module class."""
+    known = shape.__dict__.setdefault("_may_be_module_class", {})
+    if id(cls) not in known:
+        known[id(cls)] = _may_be_module_class(shape, cls, 0)
+    return known[id(cls)]
+
+
+def _may_be_module_class(shape: "Shape", cls: ast.ClassDef, depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False
     for base in cls.bases:
@@ -50,7 +57,7 @@ def _may_name_a_module_class(shape: "Shape", expr: ast.AST, depth: int) -> bool:
     that is torch's or a framework's module class, or a class of the scan."""
     if type(expr) is ast.Name:
         local = [node for node in shape.nodes(ast.ClassDef) if node.name == expr.id]  # type: ignore[attr-defined]
-        if any(may_be_module_class(shape, node, depth + 1) for node in local):  # type: ignore[arg-type]
+        if any(_may_be_module_class(shape, node, depth + 1) for node in local):  # type: ignore[arg-type]
             return True
     for qualified in sorted(qualified_names(shape, expr)):
         if is_torch_module_name(qualified):

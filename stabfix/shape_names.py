@@ -58,13 +58,16 @@ def lineage_in_the_scan(shape: "Shape", qualified: str) -> tuple[tuple[str, Opti
     view = shape.project
     if view is None:
         return ()
+    known = shape.__dict__.setdefault("_lineages", {})  # asked again for every base and element naming it
+    if qualified not in known:
+        known[qualified] = _recorded(view, lambda: _lineage(view, qualified))
+    return known[qualified]
 
-    def query() -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
-        index = view.index
-        symbol = index.resolve(qualified, view.path) if _may_be_in_tree(index, qualified, view.path) else None
-        return index.lineage(symbol) if symbol is not None and symbol.kind == "class" else ()
 
-    return _recorded(view, query)
+def _lineage(view: "ProjectView", qualified: str) -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
+    index = view.index
+    symbol = index.resolve(qualified, view.path) if _may_be_in_tree(index, qualified, view.path) else None
+    return index.lineage(symbol) if symbol is not None and symbol.kind == "class" else ()
 
 
 def _recorded(view: "ProjectView", query: Callable[[], T]) -> T:
