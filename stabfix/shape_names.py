@@ -8,10 +8,10 @@ whatever scope binds it and whichever binding a read sees.
 
 The project questions resolve such names as the model's `project.resolve` does (through re-exports, any number of
 files) and record what the index consulted in the view's `consulted`, so a change in a file read (the helper's, a
-re-exporting `__init__.py`) or in a module lookup rescans this file. `callees_spell(shape, words)`: whether a def or
-method of another file of the scan that a call of the file may run (`Summaries`' `foreign` hook) is in a file
-spelling one of `words`; that file's model is built without a project of its own (one file away), so its own text
-alone decides what the helper does. `lineage_in_the_scan(shape, qualified)`: the class of the scan the name
+re-exporting `__init__.py`) or in a module lookup rescans this file. `callees_spell(shape, *groups)`: whether a
+definition in another file of the scan that a call of the file may run (`Summaries`' `foreign` hook) is in a file
+spelling a word of each group; that file's model is built without a project of its own (one file away), so its own
+text alone decides what the helper does. `lineage_in_the_scan(shape, qualified)`: the class of the scan the name
 resolves to, with its ancestors.
 """
 
@@ -31,7 +31,7 @@ _MAX_ALIAS_ROUNDS = 10  # `Names.qualify` gives up past 8 levels of attributes a
 _CALLABLE_KINDS = ("def", "method")  # what `Summaries.foreign_function` summarises
 
 # each file's answer for each word set asked, kept while its text is the one the index holds
-_SPELLS: dict[tuple[str, frozenset[str]], tuple[str, bool]] = {}
+_SPELLS: dict[tuple[str, tuple[frozenset[str], ...]], tuple[str, bool]] = {}
 
 
 def qualified_names(shape: "Shape", expr: ast.AST) -> set[str]:
@@ -44,11 +44,14 @@ def imported_names(shape: "Shape", expr: ast.AST) -> set[str]:
     return {_joined(root) for root in _roots_of(_import_roots(shape), expr)}
 
 
-def callees_spell(shape: "Shape", words: frozenset[str]) -> bool:
-    """Whether a def or method of another file of the scan that a call of this file may run (see the module
-    docstring) is in a file spelling one of `words`. False for a file analysed alone."""
+def callees_spell(shape: "Shape", *groups: frozenset[str], kinds: tuple[str, ...] = ("def", "method"),
+                  imports_only: bool = False) -> bool:
+    """Whether a definition of one of `kinds` in another file of the scan that a call of this file may run is in a
+    file spelling a word of each of `groups`. The callee is named as `Summaries`' `foreign` hook names it
+    (`Names.qualify`), or with `imports_only` as `ImportTracker.qualify` does (`Checker.qualified_name`); the
+    defaults are what `Summaries.foreign_function` summarises. False for a file analysed alone."""
     view = shape.project
-    return view is not None and _recorded(view, lambda: _any_callee_spells(shape, view.index, view.path, words))
+    return view is not None and _recorded(view, lambda: _any_callee_spells(shape, view, groups, kinds, imports_only))
 
 
 def lineage_in_the_scan(shape: "Shape", qualified: str) -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
@@ -78,20 +81,22 @@ def _recorded(view: "ProjectView", query: Callable[[], T]) -> T:
             view.consulted.merge(consulted)
 
 
-def _any_callee_spells(shape: "Shape", index: "ProjectIndex", path: str, words: frozenset[str]) -> bool:
+def _any_callee_spells(shape: "Shape", view: "ProjectView", groups: tuple[frozenset[str], ...], kinds: tuple[str, ...],
+                       imports_only: bool) -> bool:
+    index, path = view.index, view.path
     here = os.path.abspath(path)
+    roots = _import_roots(shape) if imports_only else _name_roots(shape)
     in_tree: dict[str, bool] = {}
     callees = set()
     for call in shape.all_calls():
-        for imported, tail in _roots_of(_name_roots(shape), call.func):  # type: ignore[attr-defined]
+        for imported, tail in _roots_of(roots, call.func):  # type: ignore[attr-defined]
             if imported not in in_tree:
                 in_tree[imported] = _may_be_in_tree(index, imported, path)
             if in_tree[imported]:
                 callees.add(_joined((imported, tail)))
     for qualified in sorted(callees):
         symbol = index.resolve(qualified, path)
-        if symbol is not None and symbol.kind in _CALLABLE_KINDS and symbol.path != here \
-                and _file_spells(index, symbol.path, words):
+        if symbol is not None and symbol.kind in kinds and symbol.path != here and _file_spells(index, symbol.path, groups):
             return True
     return False
 
@@ -104,17 +109,18 @@ def _may_be_in_tree(index: "ProjectIndex", qualified: str, path: str) -> bool:
                              or index.modules.holds_submodules(target, path))  # type: ignore[arg-type]
 
 
-def _file_spells(index: "ProjectIndex", path: str, words: frozenset[str]) -> bool:
+def _file_spells(index: "ProjectIndex", path: str, groups: tuple[frozenset[str], ...]) -> bool:
     from stabfix.text_gates import words_of
 
     text = index.text(path)  # recorded, also when the answer is kept
     if text is None:
         return False
-    kept = _SPELLS.get((path, words))
+    kept = _SPELLS.get((path, groups))
     if kept is not None and kept[0] is text:
         return kept[1]
-    answer = not words.isdisjoint(words_of(text))
-    _SPELLS[(path, words)] = (text, answer)
+    words = words_of(text)
+    answer = all(not group.isdisjoint(words) for group in groups)
+    _SPELLS[(path, groups)] = (text, answer)
     return answer
 
 
