@@ -44,6 +44,19 @@ def imported_names(shape: "Shape", expr: ast.AST) -> set[str]:
     return {_joined(root) for root in _roots_of(_import_roots(shape), expr)}
 
 
+def surely_qualified(shape: "Shape", expr: ast.AST) -> Optional[str]:
+    """The name `Names.qualify` gives `expr` wherever it is read, when the file leaves no doubt: its root name is bound
+    by imports alone, all naming one module or name, and nothing else in the file binds it (no assignment,
+    parameter, loop target, `def`); None when unsure."""
+    chain = _chain(expr)
+    if chain is None or len(chain[1]) > 6:  # `Names.qualify` stops 8 levels down
+        return None
+    imported = _import_roots(shape).get(chain[0], ())
+    if len(imported) != 1 or chain[0] in _aliases(shape) or chain[0] in _rebound_names(shape):
+        return None
+    return _joined(next(iter(_roots_of(_import_roots(shape), expr))))
+
+
 def callees_spell(shape: "Shape", *groups: frozenset[str], kinds: tuple[str, ...] = ("def", "method"),
                   imports_only: bool = False) -> bool:
     """Whether a definition of one of `kinds` in another file of the scan that a call of this file may run is in a
@@ -163,6 +176,19 @@ def _name_roots(shape: "Shape") -> dict[str, set[Root]]:
         if not grown:
             break
     shape.__dict__["_name_roots"] = found
+    return found
+
+
+def _rebound_names(shape: "Shape") -> frozenset[str]:
+    """The names something other than an import binds somewhere in the file (stores, deletions, parameters, `def`,
+    `class`, `except ... as`, match captures)."""
+    found = shape.__dict__.get("_rebound_names")
+    if found is None:
+        names = {node.id for node in shape.nodes(ast.Name) if type(node.ctx) is not ast.Load}  # type: ignore[attr-defined]
+        names.update(node.arg for node in shape.nodes(ast.arg))  # type: ignore[attr-defined]
+        for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+            names.update(node.name for node in shape.nodes(kind) if node.name)  # type: ignore[attr-defined]
+        found = shape.__dict__["_rebound_names"] = frozenset(names)
     return found
 
 

@@ -40,6 +40,9 @@ REPORTED = {
                      "for x, y in DataLoader(data):\n    ckpt(model.trunk, x).sum().backward()\n",
     "SF415-module-attribute": "import torch.utils.checkpoint as cp\nfrom torch.utils.data import DataLoader\n\n"
                               "for x, y in DataLoader(data):\n    cp.checkpoint(model.trunk, x).sum().backward()\n",
+    # a collective renamed by its import, under a rank condition
+    "SF504-renamed-collective": "from torch.distributed import barrier as sync_point\n\n\ndef save(rank):\n"
+                                "    if rank == 0:\n        sync_point()\n",
     # a `strict` flag given positionally, the result dropped
     "SF412-positional-flag": "import torch\n\n\ndef load(model, path):\n    model.load_state_dict(torch.load(path), False)\n",
 }
@@ -60,6 +63,9 @@ NEAR_MISSES = {  # (session 26) each reads like its rule's shape, but the rule c
     # a `checkpoint` of the project's own (timm's `_manipulate.checkpoint`): not torch's, whatever it runs
     "SF415-own-wrapper": "from ._manipulate import checkpoint\nfrom torch.utils.data import DataLoader\n\n"
                          "for x, y in DataLoader(data):\n    checkpoint(model.trunk, x).sum().backward()\n",
+    # torch's `gather` and functools' `reduce` under a rank condition: library functions, no collectives
+    "SF504-library-gather-and-reduce": "import functools\nimport torch\n\n\ndef log(rank, x, i):\n    if rank == 0:\n"
+                                       "        return torch.gather(x, 1, i), functools.reduce(max, [1, 2])\n",
     # a class whose base is a dataset, not a module
     "SF413-dataset": "import torch\nfrom torch.utils.data import IterableDataset\n\n\nclass Data(IterableDataset):\n"
                      "    def __init__(self, paths):\n        self.items = [torch.load(p) for p in paths]\n",
