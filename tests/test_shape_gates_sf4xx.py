@@ -43,6 +43,9 @@ REPORTED = {
     # a collective renamed by its import, under a rank condition
     "SF504-renamed-collective": "from torch.distributed import barrier as sync_point\n\n\ndef save(rank):\n"
                                 "    if rank == 0:\n        sync_point()\n",
+    # torch's functional dropout renamed, in a module's forward
+    "SF414-renamed": "import torch\nfrom torch.nn.functional import dropout as drop\n\n\nclass Net(torch.nn.Module):\n"
+                     "    def forward(self, x):\n        return drop(x, 0.5)\n",
     # a `strict` flag given positionally, the result dropped
     "SF412-positional-flag": "import torch\n\n\ndef load(model, path):\n    model.load_state_dict(torch.load(path), False)\n",
 }
@@ -66,6 +69,9 @@ NEAR_MISSES = {  # (session 26) each reads like its rule's shape, but the rule c
     # torch's `gather` and functools' `reduce` under a rank condition: library functions, no collectives
     "SF504-library-gather-and-reduce": "import functools\nimport torch\n\n\ndef log(rank, x, i):\n    if rank == 0:\n"
                                        "        return torch.gather(x, 1, i), functools.reduce(max, [1, 2])\n",
+    # a module's own dropout layer called in `forward` (`self.dropout(x)`): it follows the mode
+    "SF414-dropout-layer": "import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                           "        self.dropout = torch.nn.Dropout(0.5)\n\n    def forward(self, x):\n        return self.dropout(x)\n",
     # a class whose base is a dataset, not a module
     "SF413-dataset": "import torch\nfrom torch.utils.data import IterableDataset\n\n\nclass Data(IterableDataset):\n"
                      "    def __init__(self, paths):\n        self.items = [torch.load(p) for p in paths]\n",
