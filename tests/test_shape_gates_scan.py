@@ -76,12 +76,14 @@ COLLECTIVE_PROJECT = {
     "pkg/methods.py": "import torch.distributed as dist\n\n\nclass Comm:\n    def sync(self, t):\n        dist.barrier()\n",
     "pkg/plain.py": "def helper(t):\n    return t * 2\n",
     "pkg/relay.py": "from pkg.sub.comm import sync_all\n\n\ndef relay(t):\n    sync_all(t)\n",
+    "nsdir/comm.py": "import torch.distributed as dist\n\n\ndef sync_all(t):\n    dist.all_reduce(t)\n",  # no `__init__.py`
 }
 UNDER_RANK = "\n\ndef log(t, rank):\n    if rank == 0:\n        {call}\n"
 CALLERS = {  # file -> (imports, the call under the rank condition, whether SF504 reports it)
     "direct.py": ("from pkg.sub.comm import sync_all", "sync_all(t)", True),
     "two_reexports.py": ("from pkg import sync_all", "sync_all(t)", True),
     "module_attribute.py": ("import pkg.sub.comm", "pkg.sub.comm.sync_all(t)", True),
+    "namespace_package.py": ("import nsdir", "nsdir.comm.sync_all(t)", True),
     "alias.py": ("from pkg.sub import comm\nsync = comm.sync_all", "sync(t)", True),
     "method.py": ("from pkg.methods import Comm", "Comm.sync(None, t)", True),
     "plain_helper.py": ("from pkg.plain import helper", "helper(t)", False),
