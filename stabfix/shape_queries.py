@@ -7,7 +7,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from stabfix.model.calls.collectives import FRAMEWORK_METHODS, MODULE_COLLECTIVES
 from stabfix.shape import FUNCTIONS, Shape, callee_name
+from stabfix.shape_names import qualified_names, surely_qualified
 
 
 def may_fold_to(shape: "Shape", expr: ast.AST, wanted) -> bool:
@@ -256,3 +258,14 @@ def functions_keeping_locals(shape: "Shape") -> set[int]:
     for inner in shape.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
         found.update(id(a) for a in shape.ancestors(inner) if isinstance(a, FUNCTIONS) and inner.name in returned.get(id(a), ()))
     return found
+
+
+def may_be_collective(shape: "Shape", call: ast.Call) -> bool:
+    """Whether `collective_api` may name the call: torch's, DeepSpeed's or Accelerate's module function, or a framework
+    method not surely of a library module (`torch.gather`, `functools.reduce`)."""
+    if not qualified_names(shape, call.func).isdisjoint(MODULE_COLLECTIVES):
+        return True
+    if type(call.func) is not ast.Attribute or call.func.attr not in FRAMEWORK_METHODS:
+        return False
+    qualified = surely_qualified(shape, call.func)
+    return qualified is None or not qualified.startswith(("torch.", "numpy.", "functools."))

@@ -156,3 +156,22 @@ def test_the_engine_hands_a_gate_the_path_the_scan_shows(monkeypatch):
     monkeypatch.setattr(gated, "shape_allows", classmethod(lambda cls, shape: seen.append(shape.path) or False))
     analyse_text("x = 1\n", "pkg/__main__.py", [gated], {})
     assert seen == ["pkg/__main__.py"]
+
+
+def test_a_name_is_surely_qualified_only_where_imports_alone_bind_its_root():
+    from stabfix.shape_names import qualified_names, surely_qualified
+
+    def first_call(text: str):
+        shape = shape_of(text)
+        return shape, min(shape.all_calls(), key=lambda call: (call.lineno, call.col_offset)).func
+
+    assert surely_qualified(*first_call("import torch\ntorch.gather(x)\n")) == "torch.gather"
+    assert surely_qualified(*first_call("from torch import distributed as d\nd.barrier()\n")) == "torch.distributed.barrier"
+    for unsure in ("import torch\ntorch.gather(x)\ndef f(torch):\n    pass\n",  # a parameter of the same name
+                   "import torch\ntorch.gather(x)\ntorch = acc\n",  # assigned too
+                   "import numpy as np\nimport torch as np\nnp.gather(x)\n",  # two imports that disagree
+                   "t.gather(x)\n"):  # not imported
+        assert surely_qualified(*first_call(unsure)) is None
+    # every way the model may read it, through imports and plain aliases in any scope
+    assert qualified_names(*first_call("import torch.distributed as dist\nsync = dist.barrier\nsync()\n")) == {"torch.distributed.barrier"}
+    assert qualified_names(*first_call("from . import comm\ncomm.sync()\n")) == {"..comm.sync", ".comm.sync"}

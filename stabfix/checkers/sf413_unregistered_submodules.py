@@ -33,6 +33,8 @@ from stabfix.model.source.container_fills import FILLS, elements
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import code_of
 from stabfix.shape import Shape, callee_name
+from stabfix.shape_modules import (grad_marked_attributes, may_be_fresh_tensor, may_be_module_class, may_be_trainable_tensor,
+                                   may_build_module)
 
 REGISTERS_BY_HAND = frozenset({"add_module", "register_module", "register_parameter"})
 WRAPPERS = {("list", "module"): "ModuleList", ("list", "parameter"): "ParameterList",
@@ -50,12 +52,11 @@ class UnregisteredSubmodules(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # an attribute binding in a class with a base: a list or dict display (or a name bound to one) showing an element that
-        # may hold a module (`holds`: a call, a name) or filled with one later, or (the file marks one) a tensor requiring grad
-        marked = not shape.words.isdisjoint(("requires_grad", "requires_grad_"))
-        filled = _filled(shape)
-        return any(_may_hold(value, (target.attr,), shape, marked, filled) for target, value, statement in shape.attribute_stores()
-                   if (owner := shape.enclosing_class(statement)) is not None and (owner.bases or owner.keywords))
+        # an attribute binding in a class that may be a module: a list or dict display (or a name bound to one) showing an
+        # element that may hold a module (`holds`) or filled with one later, or a tensor made to require grad
+        marked, filled = grad_marked_attributes(shape), _filled(shape)
+        return any(_may_hold(value, (target.attr,), shape, target.attr in marked, filled) for target, value, statement in
+                   shape.attribute_stores() if (owner := shape.enclosing_class(statement)) and may_be_module_class(shape, owner))
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -171,24 +172,22 @@ def _filled(shape: Shape) -> set[str]:
 
 
 def _may_hold(value: ast.expr, holders: tuple[str, ...], shape: Shape, marked: bool, filled: set[str]) -> bool:
-    """Whether the value bound to `holders` (the attribute, then the names it is read through) may be reported."""
+    """Whether the value bound to `holders` (the attribute, then the names it is read through) may be reported; `marked`:
+    the attribute is made to require grad in place."""
     value = value.left if type(value) is ast.BinOp and type(value.op) is ast.Mult else value  # `[nn.Linear(d, d)] * n`
     if type(value) is ast.Name:  # a list or dict the method (or the module) bound to the name, maybe filled after
         return len(holders) > 4 or value.id in filled or any(
             _may_hold(v, (*holders, value.id), shape, False, filled) for v in shape.values_of(value.id, value))
     if (shown := shape.displayed(value)) is not None:
         return not filled.isdisjoint(holders) or any(_holds(e, shape) for e in shown)
-    return marked and type(value) is ast.Call
+    return len(holders) == 1 and (may_be_trainable_tensor(shape, value) or marked and may_be_fresh_tensor(shape, value))
 
 
 def _holds(element: ast.expr, shape: Shape, depth: int = 0) -> bool:
-    """Whether an element may hold a module or parameter (`classes.holds`): a call (of no builtin), or a name assigned one."""
-    if type(element) is ast.Call:
-        return not (type(element.func) is ast.Name and element.func.id in _NO_MODULE_CALLS and element.func.id not in shape.bound_names)
-    return type(element) is ast.Name and depth < 4 and any(_holds(v, shape, depth + 1) for v in shape.values_of(element.id, element))
-
-
-_NO_MODULE_CALLS = frozenset({"dict", "list", "tuple", "set", "int", "float", "str", "bool", "len", "range", "min", "max", "sum"})
+    """Whether an element may hold a module or parameter (`classes.holds`): a call building one, or a name assigned one."""
+    if type(element) is ast.Name:
+        return depth < 4 and any(_holds(v, shape, depth + 1) for v in shape.values_of(element.id, element))
+    return may_build_module(shape, element)
 
 
 def _string_keys(value: cst.BaseExpression) -> bool:

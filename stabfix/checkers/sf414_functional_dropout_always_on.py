@@ -32,6 +32,8 @@ from stabfix.model.calls.module_classes import ModuleClasses
 from stabfix.model.source.scopes import first_parameter
 from stabfix.model.source.syntax import code_of
 from stabfix.shape import Shape
+from stabfix.shape_modules import may_be_module_class
+from stabfix.shape_names import qualified_names
 
 FUNCTIONAL = frozenset({f"torch.nn.functional.{name}" for name in (
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")})
@@ -48,12 +50,14 @@ class FunctionalDropoutAlwaysOn(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # a call of a functional dropout (however imported) in a function, passing no mode, in a file with a class `forward`
-        if not any(type(item) in (ast.FunctionDef, ast.AsyncFunctionDef) and item.name == "forward"
-                   for node in shape.nodes(ast.ClassDef) for item in node.body):
+        # a call of a functional dropout (any qualified name the model may read) in a function, passing no mode, in a file
+        # with a `forward` of a class that may be a module (`forward_reach`)
+        if not any(type(item) in (ast.FunctionDef, ast.AsyncFunctionDef) and item.name == "forward" and may_be_module_class(shape, node)
+                   for node in shape.nodes(ast.ClassDef) for item in node.body):  # type: ignore[attr-defined]
             return False
         return any(not any(type(a) is ast.Starred for a in call.args) and len(call.args) <= TRAINING_POSITION
                    and not any(k.arg in (None, "training") for k in call.keywords) and shape.enclosing_function(call) is not None
+                   and not qualified_names(shape, call.func).isdisjoint(FUNCTIONAL)
                    for call in shape.calls(*shape.spellings(*(name.rsplit(".", 1)[1] for name in FUNCTIONAL))))
 
     def __init__(self, context) -> None:

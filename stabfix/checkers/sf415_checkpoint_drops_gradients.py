@@ -22,6 +22,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.syntax import code_for
 from stabfix.model.domain.grad_inputs import GradInputs
 from stabfix.shape import Shape
+from stabfix.shape_names import imported_names
 
 _CHECKPOINT = "torch.utils.checkpoint.checkpoint"
 _SEQUENTIAL = "torch.utils.checkpoint.checkpoint_sequential"
@@ -38,14 +39,17 @@ class CheckpointDropsGradients(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # reported on a call of `checkpoint`/`checkpoint_sequential` (however imported or aliased) with no `*args`/`**kw`,
-        # a tensor input after the segment, and `use_reentrant` left out or `True` (DeepSpeed's: any)
-        deepspeed = "deepspeed" in shape.words
-        for call in shape.calls(*shape.spellings("checkpoint", "checkpoint_sequential")):
-            if any(type(arg) is ast.Starred for arg in call.args) or any(k.arg is None for k in call.keywords):
+        # reported on a call this file's imports name torch's or DeepSpeed's checkpoint (`qualified_name`), with no
+        # `*args`/`**kw`, a tensor input after the segment, and `use_reentrant` left out or `True` (DeepSpeed's: any)
+        wanted = {_CHECKPOINT, _SEQUENTIAL, *_ALWAYS_REENTRANT}
+        spelled = {"checkpoint", "checkpoint_sequential"} | {
+            local for local in shape.imported_names if imported_names(shape, ast.Name(local)) & wanted}
+        for call in shape.calls(*spelled):
+            qualified = imported_names(shape, call.func) & wanted
+            if not qualified or any(type(arg) is ast.Starred for arg in call.args) or any(k.arg is None for k in call.keywords):
                 continue
             given = [k.value for k in call.keywords if k.arg == "use_reentrant"]
-            if given and not deepspeed and not (type(given[0]) is ast.Constant and given[0].value is True):
+            if given and qualified.isdisjoint(_ALWAYS_REENTRANT) and not (type(given[0]) is ast.Constant and given[0].value is True):
                 continue
             if len(call.args) >= 2 or any(k.arg == "input" for k in call.keywords):
                 return True

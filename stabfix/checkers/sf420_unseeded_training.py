@@ -29,6 +29,7 @@ from stabfix.model.calls.events import Step, stepped_optimizer
 from stabfix.model.domain.seeding import run_is_seeded
 from stabfix.model.source.vocabulary import is_test_path
 from stabfix.shape import Shape
+from stabfix.shape_names import callees_spell
 
 # the words a backward pass and an optimizer step of the file are spelled with (`calls/events.py`: `x.backward()`,
 # `manual_backward`, `torch.autograd.backward`/`grad` however imported; `.step()`, `.optimizer_step()`)
@@ -46,8 +47,8 @@ class UnseededTraining(Checker):
     def shape_allows(cls, shape: Shape) -> bool:
         # not a test file; an entry (`_entry`): a `__main__` guard, a package's `__main__.py`, or a call outside every
         # def and class (a module-level backward pass or call of a training function is one); and it trains: a backward
-        # pass and a step spelled in the file (its own helpers' too), or a function or class of another file of the scan,
-        # which only an import of the scan reaches
+        # pass and a step spelled in the file (its own helpers' too), or in the file of a function or class of another
+        # file of the scan a call of this one names through its imports (`_foreign`: one file away)
         if is_test_path(shape.path):
             return False
         words = shape.words
@@ -55,7 +56,8 @@ class UnseededTraining(Checker):
             type(side) is ast.Constant and side.value == "__main__" for node in shape.nodes(ast.Compare)  # type: ignore[attr-defined]
             for side in (node.left, *node.comparators)) or any(  # type: ignore[attr-defined]
             not any(type(outer) in DEFINITIONS for outer in shape.ancestors(call)) for call in shape.all_calls())
-        return entry and (not (BACKWARD_WORDS.isdisjoint(words) or STEP_WORDS.isdisjoint(words)) or shape.imports_scanned_code)
+        return entry and (not (BACKWARD_WORDS.isdisjoint(words) or STEP_WORDS.isdisjoint(words))
+                          or callees_spell(shape, BACKWARD_WORDS, STEP_WORDS, kinds=("def", "class"), imports_only=True))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if is_test_path(self.context.path):

@@ -31,6 +31,8 @@ from stabfix.model.domain.ranks import MAIN_DECORATORS
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 from stabfix.shape import Shape
+from stabfix.shape_names import callees_spell
+from stabfix.shape_queries import may_be_collective
 
 # the last names of every collective `collective_api` knows: one of them is spelled in a file that runs one itself
 COLLECTIVE_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in MODULE_COLLECTIVES) | FRAMEWORK_METHODS
@@ -45,10 +47,11 @@ class CollectiveUnderRankCondition(Checker):
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
         # a call in a branch of an `if` of its function, after an `if` that leaves early, or in a rank-0-only function;
-        # and a collective: spelled in the file (its own or its helpers'), or a helper of another file of the scan
-        # (only reachable through an import of the scan; a callee outside the scan runs no known collective)
+        # and a collective: a call of the file that may be one (its own or its helpers'), or one in the file of another
+        # file's helper a call of this file may run (the summaries follow it one file away; a callee outside the scan runs none)
         placed = shape.early_exits() or bool(shape.decorated(*MAIN_DECORATORS)) or any(map(shape.in_branch, shape.all_calls()))
-        return placed and (not COLLECTIVE_WORDS.isdisjoint(shape.words) or shape.imports_scanned_code)
+        return placed and (any(may_be_collective(shape, call) for call in shape.calls(*shape.spellings(*COLLECTIVE_WORDS)))
+                           or callees_spell(shape, COLLECTIVE_WORDS))
 
     def __init__(self, context) -> None:
         super().__init__(context)
