@@ -37,6 +37,13 @@ def test_a_collective_run_by_a_helper_of_the_scan_keeps_the_file_and_is_reported
     assert [item.finding.code for item in found] == ["SF504"]
 
 
+def test_a_helper_module_imported_from_its_own_package_is_followed(tmp_path):
+    # `from . import comm` names the sibling `pkg/comm.py`, not a module of the package above
+    text, view = _view(tmp_path, "from . import comm\nsync_all = comm.sync_all")
+    found = analyse_text(text, "pkg/train.py", [CLASSES["SF504"]], load_catalog(), project=view).findings
+    assert [item.finding.code for item in found] == ["SF504"]
+
+
 def test_with_no_import_of_the_scan_and_no_collective_spelled_the_file_is_skipped(tmp_path, monkeypatch):
     text, view = _view(tmp_path, "from helpers_outside import sync_all")  # not a module of the scan: unknown
     assert not CLASSES["SF504"].shape_allows(Shape(ast.parse(text), text, "pkg/train.py", view))

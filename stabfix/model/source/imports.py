@@ -44,6 +44,7 @@ def imported_names(node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str
         return
     module = dotted_name(node.module) if node.module is not None else ""
     prefix = "." * len(node.relative) + (module or "")
+    joint = "." if module else ""  # `from . import comm`: `.comm`, not `..comm` (the parent package's)
     for alias in node.names:
         name = dotted_name(alias.name)
         if name is None:
@@ -51,7 +52,7 @@ def imported_names(node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str
         local = name
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
             local = alias.asname.name.value
-        yield local, f"{prefix}.{name}" if prefix else name, alias
+        yield local, f"{prefix}{joint}{name}" if prefix else name, alias
 
 
 class ImportTracker(cst.BatchableCSTVisitor):
