@@ -1,4 +1,4 @@
-"""Rotary tables kept per `where`: `where` is what the method builds the table on (`device=where`, `.to(where)`),
+"""Rotary tables kept per `where`: `where` is what the method builds the table on (`device=where`),
 so the key holds a device however it is called, and the table keeps one entry per device (ok; the old test
 asked whether the key's spelling mentions "device", and took this plain parameter for per-call data)."""
 import torch
@@ -6,13 +6,14 @@ import torch
 
 class RotaryTables:
     def __init__(self, dim):
-        self.inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+        self.dim = dim
         self.tables = {}
 
     @torch.no_grad()
     def build(self, where):
         t = torch.arange(4096, device=where).float()
-        table = torch.outer(t, self.inv_freq.to(where))
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, self.dim, 2, device=where).float() / self.dim))
+        table = torch.outer(t, inv_freq)
         self.tables[where] = table.detach()
         return table
 
