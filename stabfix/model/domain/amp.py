@@ -37,18 +37,14 @@ from typing import Optional, Union
 import libcst as cst
 
 from stabfix.model.calls.backward_wrappers import wraps_backward
+from stabfix.model.domain.version_tests import is_version_test
 from stabfix.model.source.imports import dotted_name
-from stabfix.model.source.instances import held_class
-from stabfix.model.source.syntax import preorder
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Binding, Names
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.source.places import Place, body_of, enclosing_statement, position_in
-from stabfix.model.source.vocabulary import FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME, VERSION_TEST
+from stabfix.model.source.vocabulary import FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME
 from stabfix.model.training.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
 from stabfix.model.training.structure import StepIndex
-
-# modules whose every name read in a test asks which release runs
-_VERSION_MODULES = frozenset({"packaging", "distutils", "pkg_resources", "importlib", "importlib_metadata"})
 
 # autocast entry point -> (its device when the API fixes one, positional parameters after the device)
 AUTOCAST_APIS: dict[str, tuple[Optional[str], tuple[str, ...]]] = {
@@ -411,56 +407,12 @@ class Amp(cst.BatchableCSTVisitor):
             self._fields = (self.names.position, in_bodies, on_self)
         return self._fields[1], self._fields[2]
 
-    def _is_version_test(self, test: cst.BaseExpression, depth: int = 0) -> bool:
-        """The test asks which torch (or Python) release runs, by what it reads: `torch.__version__`, a
-        `packaging`/`importlib.metadata` version, `hasattr(torch..., ...)`, a name or attribute of the file every
-        binding of which is such a test; the name of a flag the code does not show (imported from another module,
-        a parameter, a config field: `_TORCH_GREATER_EQUAL_2_4`) only breaks the tie."""
-        if depth > 3:
-            return False
-        for node in preorder(test):
-            if isinstance(node, cst.Call) and dotted_name(node.func) in ("hasattr", "getattr") and node.args:
-                if (self.names.qualify(node.args[0].value) or "").split(".")[0] == "torch":
-                    return True  # what torch provides
-            if not isinstance(node, (cst.Name, cst.Attribute)):
-                continue
-            qualified = self.names.qualify(node)
-            if qualified is not None:
-                if qualified.endswith("__version__") or qualified.split(".")[0] in _VERSION_MODULES:
-                    return True
-                if VERSION_TEST.search(qualified.rsplit(".", 1)[-1]):
-                    return True  # another module's flag or helper: its value is not shown here
-                continue
-            bindings = self._shown_bindings(node)
-            if bindings is None:
-                name = dotted_name(node)
-                if name is not None and VERSION_TEST.search(name.rsplit(".", 1)[-1]):
-                    return True  # a parameter, a config field: the value is not shown
-            elif any(self._is_version_test(b.bound_value, depth + 1) for b in bindings):  # type: ignore[arg-type]
-                return True
-        return False
-
-    def _shown_bindings(self, node: cst.BaseExpression) -> Optional[list[Binding]]:
-        """Every binding that may hold at a read of a name or an instance attribute of a class of the file, each
-        with its value; None where one is not shown (a parameter, an unpacking) or the receiver is unknown."""
-        if isinstance(node, cst.Name):
-            if node not in self.names.uses:
-                return []  # not a read (an attribute's name, a keyword)
-            bindings = self.names.reaching(node)
-        elif isinstance(node, cst.Attribute) and (owner := held_class(self.names, node.value)) is not None:
-            bindings = self.names.attribute_reaching(owner, node.attr.value, node.value)  # type: ignore[arg-type]
-        else:
-            return None
-        if not bindings or any(b.bound_value is None for b in bindings):
-            return None
-        return bindings
-
     def in_version_fallback(self, site: Site) -> bool:
         """In a branch chosen by the torch version or by what torch provides (`hasattr(torch, "amp")`),
         or after an `if <such a test>: return ...` of the same block: an older release's fallback."""
         for frame in site.frames:
             if isinstance(frame, BranchFrame) and isinstance(frame.node, (cst.If, cst.IfExp)):
-                if self._is_version_test(frame.node.test):
+                if is_version_test(self.names, frame.node.test):
                     return True
             if isinstance(frame, BranchFrame) and isinstance(frame.node, cst.ExceptHandler) and frame.node.type is not None:
                 if _catches_missing_api(frame.node.type):
@@ -476,7 +428,7 @@ class Amp(cst.BatchableCSTVisitor):
             siblings = body_of(site.place[index - 1])
             position = position_in(siblings, node)
             for earlier in siblings[: position or 0]:
-                if isinstance(earlier, cst.If) and self._is_version_test(earlier.test) and _leaves(earlier.body):
+                if isinstance(earlier, cst.If) and is_version_test(self.names, earlier.test) and _leaves(earlier.body):
                     return True
         return False
 
