@@ -94,6 +94,7 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         self.stores: list[Store] = []
         self.loads: list[Load] = []  # every `torch.load(...)`
         self.calls: list[cst.Call] = []  # every call: what the file's calls pass for a storing function's key
+        self.calls_in_loops: set[cst.Call] = set()  # the calls inside a `for`/`while` loop
         self.hook_names: set[str] = set()  # what is registered as a hook
         self.foreign_attributes: set[str] = set()  # attributes read on something other than `self`
         self.attribute_values: dict[str, list[cst.BaseExpression | None]] = {}  # `self.<name> = value`
@@ -176,6 +177,8 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         self.calls.append(node)
+        if self.loops:
+            self.calls_in_loops.add(node)
         if self.loops and isinstance(func, cst.Attribute):
             # a training loop runs backward and an optimizer update: `loss.backward()` plus
             # `opt.step()`/`zero_grad()` (a sampler's `scheduler.step(noise, t, x)` takes arguments)
