@@ -265,3 +265,44 @@ def test_a_name_bound_to_a_torch_dtype_is_a_cast_whatever_it_is_called():
     assert devices.move_target(to_precision)[0] == "dtype" and not devices.moves_to_accelerator(to_precision)
     assert devices.move_target(to_either)[0] == "dtype"
     assert devices.move_target(to_parameter)[0] == "device"  # not shown: a `.to(x)` of a device is the reading kept
+
+
+_HOLDERS = """
+    import torch
+
+    def run(x, where, count, spot):
+        here = x.device
+        other = here if count else torch.device("cuda", 1)
+        y = x.to(where)
+        z = x.to(spot)
+        w = z.cpu().to(spot)
+        return here, other, where, count, spot, y
+"""
+
+
+def test_a_value_holds_a_device_by_what_is_bound_to_it_or_what_its_function_moves_to():
+    module = cst.parse_module(textwrap.dedent(_HOLDERS))
+    devices = DeviceKinds(build_names(module))
+    returned = _last_return(module)
+    assert isinstance(returned, cst.Tuple)
+    here, other, where, count, spot, moved = (element.value for element in returned.elements)
+    assert devices.holds_a_device(here)  # another tensor's `.device`
+    assert devices.holds_a_device(other)  # both branches hold one
+    assert devices.holds_a_device(where)  # a parameter the function moves tensors to
+    assert not devices.holds_a_device(count)  # a parameter never used as a device
+    assert devices.holds_a_device(spot)  # moved to twice, never to the host through it
+    assert not devices.holds_a_device(moved)  # a tensor, not a device
+
+
+def test_a_name_moved_to_the_host_through_it_is_not_used_as_a_device():
+    module = cst.parse_module(textwrap.dedent("""
+        def run(x, spot):
+            return x.to(spot)
+        spot = "cpu"
+    """))
+    devices = DeviceKinds(build_names(module))
+    function = module.body[0]
+    assert isinstance(function, cst.FunctionDef)
+    assert devices.used_as_device(function, "spot")
+    host = cst.parse_module('def run(x):\n    spot = "cpu"\n    return x.to(spot)\n')
+    assert not DeviceKinds(build_names(host)).used_as_device(host.body[0], "spot")

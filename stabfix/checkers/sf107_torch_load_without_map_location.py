@@ -69,8 +69,10 @@ class TorchLoadWithoutMapLocation(Checker):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if "load" in name.lower():
-            self.candidates.append(node)  # aliases (`from torch import load as tload`) resolve once the file is read
+        if "load" in name.lower() or isinstance(func, cst.Name):
+            # a bare name may be `torch.load` under any alias (`from torch import load as restore`): every
+            # candidate is resolved through the imports once the file is read
+            self.candidates.append(node)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         loads = [(call, LOADS[q]) for call in self.candidates if (q := self.names.qualify(call.func)) in LOADS]

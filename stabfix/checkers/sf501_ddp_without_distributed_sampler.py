@@ -24,6 +24,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.amp import torch_spelling
 from stabfix.model.domain.data_loaders import Loader
+from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.syntax import code_of
 from stabfix.model.source.traversal import children
 from stabfix.shape import Shape
@@ -102,7 +103,7 @@ class DdpWithoutDistributedSampler(Checker):
             for position, arg in enumerate(call.args):
                 if code_of(arg.value, 200) != holder:
                     continue
-                parameter = _parameter(definition, position, arg)
+                parameter = _parameter(definition, position, arg, call)
                 if parameter and any(_backward_in(loop.body) for loop in pipeline.loops_over(parameter)
                                      if _inside(loop, definition, self.model.flows)):
                     return True
@@ -159,11 +160,15 @@ def _first_loop(function: cst.FunctionDef | None) -> cst.CSTNode | None:
     return next((item for item in body if isinstance(item, (cst.For, cst.While))), None)
 
 
-def _parameter(function: cst.FunctionDef, position: int, arg: cst.Arg) -> str | None:
+def _parameter(function: cst.FunctionDef, position: int, arg: cst.Arg, call: cst.Call) -> str | None:
+    """The parameter of `function` that `arg` of `call` binds: a method called on an instance or a class
+    (`runner.run_epoch(dl)`, `self.fit(dl)`) binds its first parameter itself, whatever it is called."""
     if arg.keyword is not None:
         return arg.keyword.value
     params = [p.name.value for p in function.params.params]
-    if params and params[0] in ("self", "cls"):
+    bound_first = isinstance(call.func, cst.Attribute) and not any(
+        dotted_name(d.decorator) == "staticmethod" for d in function.decorators)
+    if params and bound_first:
         params = params[1:]
     return params[position] if position < len(params) and not arg.star else None
 

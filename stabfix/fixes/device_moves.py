@@ -15,10 +15,12 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from stabfix.model.calls.devices import is_device_name, is_host_name, method_chain, to_call_target
+from stabfix.model.calls.devices import DeviceKinds, is_device_name, is_host_name, method_chain, to_call_target
 from stabfix.model.domain.container_uses import METADATA_READS, ContainerKey, ContainerUse, LocalBinding, mutates
 from stabfix.model.domain.containers import Containers
 from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.names import Binding
+from stabfix.model.source.scopes import instance_receiver, method_receiver
 from stabfix.model.source.syntax import code_of, preorder
 
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
@@ -145,6 +147,7 @@ class ReadMoves:
         self.changes: dict[cst.CSTNode, cst.CSTNode] = {}
         self.unfixable: Optional[str] = None
         self._other_store = other_store  # a stored value that may not be a tensor (the rule knows values)
+        self._device_kinds: Optional[DeviceKinds] = None
         self._plan(kind)
 
     def _plan(self, kind: str) -> None:
@@ -272,15 +275,19 @@ class ReadMoves:
     def _device_expression(
         self, container: ContainerKey, functions: tuple[cst.FunctionDef, ...], at: cst.CSTNode
     ) -> str | None:
-        """An expression naming the device the reader works on, available where `at` is."""
+        """An expression holding the device the reader works on, available where `at` is: by what the code
+        shows (a parameter annotated `torch.device` or that the function moves tensors to, a name or instance
+        attribute bound to an accelerator or to another tensor's `.device`, a tensor parameter's `.device`);
+        a parameter spelled like a device that the code shows nothing about only where nothing else is."""
+        devices = self._devices()
         for function in reversed(functions):
             facts = self.containers.facts(function)
             for name, param in facts.params.items():
                 annotation = code_of(param.annotation.annotation, 200) if param.annotation else ""
-                if (is_device_name(name) or annotation.endswith("device")) and not is_host_name(name):
+                if annotation.endswith("device") or devices.used_as_device(function, name):
                     return name
             for name, bindings in facts.bindings.items():
-                if is_device_name(name) and not is_host_name(name) and _bound_before(function, bindings, at):
+                if _bound_before(function, bindings, at) and devices.binds_a_device(self._bindings(function, name)):
                     return name
             for name, param in facts.params.items():
                 if param.annotation is not None and code_of(param.annotation.annotation, 200) in (
@@ -288,22 +295,71 @@ class ReadMoves:
                     "torch.Tensor",
                 ):
                     return f"{name}.device"
-        if isinstance(container.owner, cst.ClassDef) and functions:
-            first = functions[0].params.params
-            if first and first[0].name.value == "self":
-                attributes = self.containers.device_attributes.get(container.owner, [])
-                methods = self.containers.class_methods.get(container.owner, set())
-                if "device" in attributes or "device" in methods or self._has_device_base(container.owner):
-                    return "self.device"
-                for attribute in attributes:
-                    return f"self.{attribute}"
+        receiver = method_receiver(container.owner, functions) if isinstance(container.owner, cst.ClassDef) else ""
+        if receiver:
+            attribute = self._device_attribute(container.owner)  # type: ignore[arg-type]
+            if attribute is not None:
+                return f"{receiver}.{attribute}"
         if self.containers.module is not None:
             facts = self.containers.facts(self.containers.module)
             for name, bindings in facts.bindings.items():
+                if (functions or _bound_before(self.containers.module, bindings, at)) and devices.binds_a_device(
+                    self._bindings(self.containers.module, name)
+                ):
+                    return name
+        return self._device_named(container, functions, receiver, at)
+
+    def _device_named(
+        self, container: ContainerKey, functions: tuple[cst.FunctionDef, ...], receiver: str, at: cst.CSTNode
+    ) -> str | None:
+        """The tie-break where the code shows no device: a parameter, instance attribute or module name spelled
+        like a device (`device`, `model_device`), not like host memory, and not shown to hold the host."""
+        devices = self._devices()
+        for function in reversed(functions):
+            for name in self.containers.facts(function).params:
                 if is_device_name(name) and not is_host_name(name):
-                    if functions or _bound_before(self.containers.module, bindings, at):
+                    return name
+        if receiver:
+            owner: cst.ClassDef = container.owner  # type: ignore[assignment]
+            for attribute in self.containers.self_attributes.get(owner, {}):
+                bindings = self.containers.names.attribute_bindings(owner, attribute)
+                if is_device_name(attribute) and not is_host_name(attribute) and not any(
+                    b.bound_value is not None and devices.kind(b.bound_value) == "host" for b in bindings
+                ):
+                    return f"{receiver}.{attribute}"
+        if self.containers.module is not None:
+            module = self.containers.module
+            for name, bindings in self.containers.facts(module).bindings.items():
+                if is_device_name(name) and not is_host_name(name) and (functions or _bound_before(module, bindings, at)):
+                    if not any(b.bound_value is not None and devices.kind(b.bound_value) == "host" for b in self._bindings(module, name)):
                         return name
         return None
+
+    def _devices(self) -> DeviceKinds:
+        if self._device_kinds is None:
+            self._device_kinds = DeviceKinds(self.containers.names)
+        return self._device_kinds
+
+    def _bindings(self, scope: cst.CSTNode, name: str) -> list[Binding]:
+        """Every binding of `name` in `scope` (the function or module), as `Names` records them."""
+        recorded = self.containers.names.scopes.get(scope)
+        return list(recorded.bindings.get(name, [])) if recorded is not None else []
+
+    def _device_attribute(self, owner: cst.ClassDef) -> str | None:
+        """The attribute of the class's instance that holds its device: `device` where the class or a library
+        base gives it one (a method or property, `LightningModule`), else one set to an accelerator or to another
+        tensor's `.device`, or that its methods move tensors to (`device` first where several are: a tie)."""
+        methods = self.containers.class_methods.get(owner, set())
+        if "device" in methods or self._has_device_base(owner):
+            return "device"
+        devices = self._devices()
+        found = [
+            attribute
+            for attribute in self.containers.self_attributes.get(owner, {})
+            if devices.binds_a_device(self.containers.names.attribute_bindings(owner, attribute))
+            or any(devices.used_as_device(method, f"{receiver}.{attribute}") for method, receiver in _methods(owner))
+        ]
+        return "device" if "device" in found else found[0] if found else None
 
     def _has_device_base(self, owner: cst.ClassDef) -> bool:
         for base in owner.bases:
@@ -313,6 +369,12 @@ class ReadMoves:
         return False
 
     # --- findings -------------------------------------------------------------------------------------
+
+def _methods(owner: cst.ClassDef) -> list[tuple[cst.FunctionDef, str]]:
+    """The methods of a class with the name each calls its instance (`self`, `this`); not static or class methods."""
+    body = owner.body.body if isinstance(owner.body, cst.IndentedBlock) else []
+    return [(item, instance_receiver(item)) for item in body if isinstance(item, cst.FunctionDef) and instance_receiver(item)]
+
 
 def _is_none_test(test: cst.BaseExpression, name: str, negated: bool) -> bool:
     """`name is None` (or `name is not None` when negated)."""

@@ -31,6 +31,7 @@ from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.instances import held_class
+from stabfix.model.source.syntax import preorder
 from stabfix.model.source.traversal import children
 
 # Methods whose result is on the CPU, or is not a tensor at all (the torch-operation table's host results).
@@ -253,6 +254,65 @@ class DeviceKinds:
         return bool(bindings) and all(b.bound_value is not None and _is_torch_dtype(b.bound_value, self.names.qualify)
                                       for b in bindings)
 
+    def holds_a_device(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> bool:
+        """The expression holds a torch device by its value, whatever it is called: a device literal or index,
+        `torch.device(...)`, another tensor's or module's `.device` (of an instance of a class of this file: what
+        its bindings or property hold), a name or attribute every binding of which holds one, a call of the
+        file every `return` of which does, both branches of a conditional. Host memory included: ask `kind`."""
+        if expr is None or depth > _MAX_DEVICE_DEPTH:
+            return False
+        if self.kind(expr, depth) is not None:
+            return True
+        if isinstance(expr, cst.IfExp):
+            return self.holds_a_device(expr.body, depth + 1) and self.holds_a_device(expr.orelse, depth + 1)
+        if isinstance(expr, cst.Call):
+            if self.names.qualify(expr.func) == "torch.device":
+                return True
+            function = self.names.definition_of(expr)
+            returns = self.names.returns.get(function, []) if function is not None else []
+            return bool(returns) and all(self.holds_a_device(value, depth + 1) for value in returns)
+        if isinstance(expr, cst.Name):
+            return self._bindings_hold_a_device(self.names.reaching(expr), depth)
+        if isinstance(expr, cst.Attribute):
+            owner = held_class(self.names, expr.value)
+            if owner is None:
+                return expr.attr.value == "device"  # `x.device`: the torch attribute of a tensor or module
+            bindings = self.names.attribute_reaching(owner, expr.attr.value, expr.value)  # type: ignore[arg-type]
+            if bindings:
+                return self._bindings_hold_a_device(bindings, depth)
+            prop = _property(owner, expr.attr.value)
+            returns = self.names.returns.get(prop, []) if prop is not None else []
+            return bool(returns) and all(self.holds_a_device(value, depth + 1) for value in returns)
+        return False
+
+    def binds_a_device(self, bindings: list[Binding]) -> bool:
+        """Every one of `bindings` (of a name or an attribute) binds a device, and none host memory."""
+        if not self._bindings_hold_a_device(bindings, 0):
+            return False
+        return self._of_bindings(bindings, 0) != "host"
+
+    def used_as_device(self, scope: cst.CSTNode, spelling: str) -> bool:
+        """Code in `scope` moves a tensor to what `spelling` (`device`, `self.dev`) holds, and never to host
+        memory through it: `t.to(d)`, `t.to(device=d)`, `t.cuda(d)`, a factory's `device=d`."""
+        used = False
+        for node in preorder(scope):
+            if not isinstance(node, cst.Call):
+                continue
+            for value in _device_arguments(node, self):
+                if dotted_name(value) == spelling:
+                    if self.kind(value) == "host":
+                        return False
+                    used = True
+        return used
+
+    def _bindings_hold_a_device(self, bindings: list[Binding], depth: int) -> bool:
+        """Every binding holds a device: its value does, or it is a parameter its function moves tensors to."""
+        return bool(bindings) and all(
+            self.holds_a_device(b.bound_value, depth + 1) if b.bound_value is not None
+            else b.kind == "param" and self.used_as_device(b.scope.node, b.name)
+            for b in bindings
+        )
+
     def _of_call(self, call: cst.Call, depth: int) -> Optional[str]:
         qualified = self.names.qualify(call.func) or ""
         if qualified == "torch.device":
@@ -279,6 +339,19 @@ class DeviceKinds:
         if not bindings or any(b.bound_value is None for b in bindings):
             return None  # a parameter, a loop variable, an unpacked result: not shown
         return _agree([self.kind(b.bound_value, depth + 1) for b in bindings])
+
+
+def _device_arguments(call: cst.Call, devices: DeviceKinds) -> list[cst.BaseExpression]:
+    """The device arguments of a call: `device=` of any call, the target of `.to(...)`, the index of `.cuda(...)`."""
+    found = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "device"]
+    if isinstance(call.func, cst.Attribute) and not found:
+        method = call.func.attr.value
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        if method == "cuda" and positional:
+            found.append(positional[0])
+        elif method == "to" and positional and devices.move_target(call)[0] != "dtype":
+            found.append(positional[0])
+    return found
 
 
 def _is_torch_dtype(expr: cst.BaseExpression, qualify) -> bool:

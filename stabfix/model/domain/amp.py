@@ -37,11 +37,12 @@ from typing import Optional, Union
 import libcst as cst
 
 from stabfix.model.calls.backward_wrappers import wraps_backward
+from stabfix.model.domain.version_tests import is_version_test
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Binding, Names
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.source.places import Place, body_of, enclosing_statement, position_in
-from stabfix.model.source.vocabulary import FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME, VERSION_TEST
+from stabfix.model.source.vocabulary import FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME
 from stabfix.model.training.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
 from stabfix.model.training.structure import StepIndex
 
@@ -411,7 +412,7 @@ class Amp(cst.BatchableCSTVisitor):
         or after an `if <such a test>: return ...` of the same block: an older release's fallback."""
         for frame in site.frames:
             if isinstance(frame, BranchFrame) and isinstance(frame.node, (cst.If, cst.IfExp)):
-                if _is_version_test(frame.node.test):
+                if is_version_test(self.names, frame.node.test):
                     return True
             if isinstance(frame, BranchFrame) and isinstance(frame.node, cst.ExceptHandler) and frame.node.type is not None:
                 if _catches_missing_api(frame.node.type):
@@ -427,7 +428,7 @@ class Amp(cst.BatchableCSTVisitor):
             siblings = body_of(site.place[index - 1])
             position = position_in(siblings, node)
             for earlier in siblings[: position or 0]:
-                if isinstance(earlier, cst.If) and _is_version_test(earlier.test) and _leaves(earlier.body):
+                if isinstance(earlier, cst.If) and is_version_test(self.names, earlier.test) and _leaves(earlier.body):
                     return True
         return False
 
@@ -545,8 +546,6 @@ def _catches_missing_api(caught: cst.BaseExpression) -> bool:
     return any(error in code for error in _MISSING_API_ERRORS)
 
 
-def _is_version_test(test: cst.BaseExpression) -> bool:
-    return bool(VERSION_TEST.search(cst.Module(body=[]).code_for_node(test)))
 
 
 def _leaves(body: cst.BaseSuite) -> bool:

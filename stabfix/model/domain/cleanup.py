@@ -32,7 +32,7 @@ import libcst as cst
 
 from stabfix.model.source import vocabulary as words
 from stabfix.model.source.imports import ImportTracker, dotted_name
-from stabfix.model.source.instances import method_of_instance
+from stabfix.model.source.instances import held_class, method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.traversal import visit_readonly
 from stabfix.model.source.places import (
@@ -113,14 +113,30 @@ class DeviceMemory:
             return True
         return wrappers and self.flush_wrapper(call) is not None
 
-    def _is_device_handle(self, receiver: cst.BaseExpression) -> bool:
+    def _is_device_handle(self, receiver: cst.BaseExpression, depth: int = 0) -> bool:
+        """`X` of `X.empty_cache()` holds a torch device module, by its value: `torch.cuda` (any alias), a getter's
+        result (`get_accelerator()`, `getattr(torch, device_type)`), a name or attribute of an instance of a class
+        of this file every binding of which holds one; its name (`self.device_module`) only breaks the tie
+        where the code does not show the value (a parameter, a config field, another file's object)."""
+        if depth > 4:
+            return False
         if isinstance(receiver, cst.Call):
             # `get_accelerator().empty_cache()`, `getattr(torch, device_type).empty_cache()`
             callee = self.qualify(receiver.func) or dotted_name(receiver.func) or ""
             last = callee.rsplit(".", 1)[-1]
             if words.DEVICE_MODULE_GETTER.match(last):
                 return True
-            return last == "getattr" and bool(receiver.args) and dotted_name(receiver.args[0].value) == "torch"
+            return last == "getattr" and bool(receiver.args) and self.qualify(receiver.args[0].value) == "torch"
+        qualified = self.qualify(receiver)
+        if qualified is not None and qualified.startswith("torch."):
+            return qualified[len("torch."):] in DEVICE_MODULES
+        bindings = None
+        if isinstance(receiver, cst.Name):
+            bindings = self.names.reaching(receiver)
+        elif isinstance(receiver, cst.Attribute) and (owner := held_class(self.names, receiver.value)) is not None:
+            bindings = self.names.attribute_reaching(owner, receiver.attr.value, receiver.value)  # type: ignore[arg-type]
+        if bindings and all(b.bound_value is not None for b in bindings):
+            return all(self._is_device_handle(b.bound_value, depth + 1) for b in bindings)  # type: ignore[arg-type]
         name = dotted_name(receiver)
         return name is not None and bool(words.DEVICE_HANDLE_NAME.search(name.rsplit(".", 1)[-1]))
 

@@ -22,6 +22,7 @@ from stabfix.model.domain.container_uses import (
     hands_over,
     is_self,
 )
+from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.syntax import contains, names_in, walk
 from stabfix.model.source.traversal import visit_readonly
@@ -46,6 +47,7 @@ class ContainerRoles(StoreRoles):
     module: cst.Module | None
     loads: list[Load]
     hook_names: set[str]
+    calls_in_loops: set[cst.Call]
     module_containers: dict[str, set[str]]
     function_containers: dict[tuple[cst.FunctionDef, str], set[str]]
     function_definitions: dict[tuple[cst.FunctionDef, str], list[cst.CSTNode]]
@@ -127,8 +129,22 @@ class ContainerRoles(StoreRoles):
         return (
             bool(inside)
             or len({use.method for use in outside}) > 1
-            or any(any(word in (use.method or "").lower() for word in vocab.PER_STEP_METHOD_WORDS) for use in outside)
+            or any(self._runs_repeatedly(container.owner, use.method) for use in outside)
         )
+
+    def _runs_repeatedly(self, owner: cst.ClassDef, method: str | None) -> bool:
+        """The file calls the method, on an instance of the class whatever it is called, inside a loop (the
+        container is emptied on every pass); where the file never calls it (a framework hook, another file's
+        caller, or a call outside a loop in code that may itself run per step) its name breaks the tie (`reset`,
+        `on_batch_end`, `clear`)."""
+        if method is None:
+            return False
+        calls = [call for call in self.calls if isinstance(call.func, cst.Attribute) and call.func.attr.value == method
+                 and (defined := method_of_instance(self.names, call)) is not None and defined.name.value == method
+                 and self.names.enclosing_class(self.names.scopes[defined]) is owner]
+        if any(call in self.calls_in_loops for call in calls):
+            return True
+        return any(word in method.lower() for word in vocab.PER_STEP_METHOD_WORDS)  # tie-break: callers not shown
 
     def restores(self, use: ContainerUse) -> bool:
         """A re-binding of the container to loaded data (`self._cache = torch.load(p)`), not a reset."""

@@ -39,7 +39,7 @@ from stabfix.model.domain.container_uses import (
     self_attribute,
     single_index,
 )
-from stabfix.model.calls.devices import is_cpu_expression, is_device_name, is_grad_disabling_context, is_host_name
+from stabfix.model.calls.devices import is_grad_disabling_context
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.project_view import ProjectQueries
@@ -90,10 +90,11 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         # in source order (a dict, not a set: the uses of a container are walked in this order)
         self.occurrences: dict[tuple[cst.ClassDef, str], dict[cst.FunctionDef, None]] = {}
         self.class_methods: dict[cst.ClassDef, set[str]] = {}
-        self.device_attributes: dict[cst.ClassDef, list[str]] = {}  # `self.device = ...`
+        self.self_attributes: dict[cst.ClassDef, dict[str, None]] = {}  # `self.<attr> = ...` in source order
         self.stores: list[Store] = []
         self.loads: list[Load] = []  # every `torch.load(...)`
         self.calls: list[cst.Call] = []  # every call: what the file's calls pass for a storing function's key
+        self.calls_in_loops: set[cst.Call] = set()  # the calls inside a `for`/`while` loop
         self.hook_names: set[str] = set()  # what is registered as a hook
         self.foreign_attributes: set[str] = set()  # attributes read on something other than `self`
         self.attribute_values: dict[str, list[cst.BaseExpression | None]] = {}  # `self.<name> = value`
@@ -176,6 +177,8 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         self.calls.append(node)
+        if self.loops:
+            self.calls_in_loops.add(node)
         if self.loops and isinstance(func, cst.Attribute):
             # a training loop runs backward and an optimizer update: `loss.backward()` plus
             # `opt.step()`/`zero_grad()` (a sampler's `scheduler.step(noise, t, x)` takes arguments)
@@ -237,8 +240,8 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         self._record_attribute_values(target, value)
         attribute = self_attribute(target)
         owner = self._enclosing_class()
-        if attribute is not None and owner is not None and self._is_device_value(attribute, value):
-            self.device_attributes.setdefault(owner, []).append(attribute)
+        if attribute is not None and owner is not None:
+            self.self_attributes.setdefault(owner, {})[attribute] = None
         kind = self.empty_container_kind(value)
         if kind is None:
             return
@@ -264,16 +267,6 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._record_attribute_values(element.value, None)
-
-    def _is_device_value(self, attribute: str, value: cst.BaseExpression) -> bool:
-        """`self.device = torch.device(...)`, `self.model_device = device`: an attribute holding the working device.
-
-        A `torch.device(...)` value decides by its argument; the attribute's name only where the value does not show it."""
-        if isinstance(value, cst.Call) and (self.qualified_name(value.func) or "") == "torch.device":
-            return not is_cpu_expression(value, self.qualified_name)
-        if is_cpu_expression(value, self.qualified_name) or is_host_name(attribute):
-            return False
-        return is_device_name(attribute)
 
     def _record_store(
         self,

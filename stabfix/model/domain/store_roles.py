@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from stabfix.model.calls.devices import is_device_name, method_chain
+from stabfix.model.calls.devices import DeviceKinds, method_chain
 from stabfix.model.domain.container_uses import ContainerUse, LocalBindings, Store, reads_entry
 from stabfix.model.flow.values import METADATA_STEPS, PARAMETER_ITERATORS
 from stabfix.model.source.imports import dotted_name
@@ -19,7 +19,7 @@ from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.origins import passed_argument
 from stabfix.model.source.project_view import ProjectQueries
-from stabfix.model.source.syntax import code_of, contains, names_in, walk
+from stabfix.model.source.syntax import contains, names_in, preorder, walk
 from stabfix.model.training.structure import StepIndex
 
 
@@ -56,7 +56,7 @@ class StoreRoles:
         if not names:
             return False  # a constant key: one slot, overwritten
         facts = self.facts(store.functions[-1] if store.functions else self.module)  # type: ignore[arg-type]
-        if _keyed_by_device(facts, key):  # type: ignore[arg-type]
+        if _keyed_by_device(facts, key, self._devices()):  # type: ignore[arg-type]
             return False  # a per-device memo is meant to live on each device
         if _keyed_by_shape(facts, key):  # type: ignore[arg-type]
             return False  # one entry per input geometry (`(x.shape[-2], x.shape[-1])`): a bounded table memo
@@ -71,6 +71,12 @@ class StoreRoles:
             if name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name, 0, constant):
                 return True
         return False
+
+    def _devices(self) -> DeviceKinds:
+        kinds = self.__dict__.get("_device_kinds")
+        if kinds is None:
+            kinds = self.__dict__["_device_kinds"] = DeviceKinds(self.names)
+        return kinds
 
     def _always_passed_a_constant(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every call of the file that runs `function` passes a literal for `parameter`, or a local of the
@@ -181,17 +187,27 @@ class StoreRoles:
         return not consulted and any(not while_filling(use) for use in looked_at)
 
 
-def _keyed_by_device(facts: LocalBindings, key: cst.BaseExpression) -> bool:
-    """The key names a device, itself or through a local tuple it is bound to (`k = (n, x.device)`)."""
+def _keyed_by_device(facts: LocalBindings, key: cst.BaseExpression, devices: DeviceKinds) -> bool:
+    """The key holds a device, itself or through a local tuple or f-string it is bound to (`k = (n, x.device)`):
+    by its value, whatever it is called (`DeviceKinds.holds_a_device`: a tensor's `.device`, a name bound to
+    one or that its function moves tensors to), or a device index torch reads (`x.get_device()`,
+    `torch.cuda.current_device()`)."""
     parts = [key] + [
         binding.value
         for name in names_in(key)
         for binding in facts.bindings.get(name, [])
         if isinstance(binding.value, (cst.Tuple, cst.FormattedString))
     ]
-    return any(
-        any(is_device_name(name) for name in names_in(part)) or "device" in code_of(part, 200) for part in parts
-    )
+    return any(_holds_a_device(node, devices) for part in parts for node in preorder(part))
+
+
+def _holds_a_device(node: cst.CSTNode, devices: DeviceKinds) -> bool:
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "get_device" and not node.args:
+            return True
+        if devices.names.qualify(node.func) == "torch.cuda.current_device":
+            return True
+    return isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and devices.holds_a_device(node)
 
 
 def _keyed_by_shape(facts: LocalBindings, key: cst.BaseExpression) -> bool:

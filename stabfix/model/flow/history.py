@@ -27,6 +27,7 @@ from stabfix.model.calls.losses import LossIndex
 from stabfix.model.flow.values import Values
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.instances import held_class
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import instance_receiver
 from stabfix.model.source.traversal import children, visit_readonly
@@ -257,12 +258,37 @@ class History:
         return bool(self.events.in_function(function, "backward")) or self.draws_batches([loop])
 
     def draws_batches(self, loops: Iterable[Optional[cst.CSTNode]]) -> bool:
-        """One of the loops iterates a data source (`for x, y in val_loader`, `for batch in train_dl`)."""
-        for loop in loops:
-            iterated = dotted_name(loop.iter) if isinstance(loop, cst.For) else None
-            words = (iterated or "").lower().replace(".", "_").split("_")
-            if any(w in vocab.DATA_SOURCE_WORDS or w.endswith(("loader", "dataset", "batches")) for w in words):
-                return True  # `val_loader`, `trainloader`, `self.eval_dataset`
+        """One of the loops iterates a data source (`for x, y in val_loader`, `for batch in stream` with
+        `stream = DataLoader(...)`): by what the iterable holds, its name only where the code does not show it."""
+        return any(isinstance(loop, cst.For) and self._is_data_source(loop.iter) for loop in loops)
+
+    def _is_data_source(self, iterable: cst.BaseExpression, depth: int = 0) -> bool:
+        """A `DataLoader`/`Dataset` (torch's, Hugging Face `datasets`', a `Dataset` subclass of the file), built
+        here or held by a name or instance attribute every binding of which is one; where no binding shows the
+        value (a parameter, a config field, an unpacking) the name breaks the tie (`val_loader`, `trainloader`)."""
+        if depth > 4:
+            return False
+        if isinstance(iterable, cst.Call):
+            return self._builds_data_source(iterable)
+        bindings = None
+        if isinstance(iterable, cst.Name) and iterable in self.names.uses:
+            bindings = self.names.reaching(iterable)
+        elif isinstance(iterable, cst.Attribute) and (owner := held_class(self.names, iterable.value)) is not None:
+            bindings = self.names.attribute_reaching(owner, iterable.attr.value, iterable.value)  # type: ignore[arg-type]
+        if bindings and all(b.bound_value is not None for b in bindings):
+            return all(self._is_data_source(b.bound_value, depth + 1) for b in bindings)  # type: ignore[arg-type]
+        iterated = dotted_name(iterable)
+        words = (iterated or "").lower().replace(".", "_").split("_")
+        return any(w in vocab.DATA_SOURCE_WORDS or w.endswith(("loader", "dataset", "batches")) for w in words)
+
+    def _builds_data_source(self, call: cst.Call) -> bool:
+        qualified = self.names.qualify(call.func) or ""
+        if qualified.startswith(("torch.utils.data.", "datasets.")):
+            return True
+        if isinstance(call.func, cst.Name) and call.func in self.names.uses:
+            bindings = self.names.reaching(call.func)
+            return len(bindings) == 1 and isinstance(bindings[0].node, cst.ClassDef) and any(
+                (self.names.qualify(base.value) or "").startswith("torch.utils.data.") for base in bindings[0].node.bases)
         return False
 
     def switches_to_eval(self, function: Optional[cst.FunctionDef]) -> bool:
