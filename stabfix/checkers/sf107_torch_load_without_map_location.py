@@ -51,10 +51,12 @@ class TorchLoadWithoutMapLocation(Checker):
 
     @classmethod
     def shape_allows(cls, shape: Shape) -> bool:
-        # reported on a call whose name spells `load` (any alias) and that does not say where to load, when this
+        # reported on a call whose name spells `load` (or that an import renames `load` to) and that does not say where
+        # to load, when this
         # file copies or moves what it loads (`flows.destinations`: `load_state_dict`, `.to()`, `set_state_dict`...)
         names = [callee_name(call) or "" for call in shape.all_calls()]
-        if not any(_unlocated(call) for call, name in zip(shape.all_calls(), names) if "load" in name.lower()):
+        renamed = shape.spellings("load")  # `from torch import load as restore`
+        if not any(_unlocated(call) for call, name in zip(shape.all_calls(), names) if "load" in name.lower() or name in renamed):
             return False
         aliases = import_aliases(shape)  # `from peft import set_peft_model_state_dict as restore`
         return any("state_dict" in name or name in _MOVES or name in aliases for name in names)
