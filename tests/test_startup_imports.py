@@ -22,17 +22,29 @@ REPO = Path(__file__).resolve().parent.parent
 ENGINE = ("libcst", "torch", "stabfix.model", "stabfix.engine", "stabfix.checkers", "stabfix.fixer")
 
 # Runs the command line as `python -m stabfix ARGS` does, then writes the names of the loaded modules.
+# A scan ends its process without the interpreter's teardown (`os._exit`, stabfix.cli.main): the names are
+# written there too.
 PROBE = """
-import json, runpy, sys
+import json, os, runpy, sys
 args, out = json.loads(sys.argv[1]), sys.argv[2]
 sys.argv = ["stabfix", *args]
+
+def record():
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump(sorted(sys.modules), handle)
+
+def recording_exit(code, exit=os._exit, pid=os.getpid()):
+    if os.getpid() == pid:  # not a forked worker ending
+        record()
+    exit(code)
+
+os._exit = recording_exit
 code = 0
 try:
     runpy.run_module("stabfix", run_name="__main__", alter_sys=True)
 except SystemExit as exit:
     code = exit.code
-with open(out, "w", encoding="utf-8") as handle:
-    json.dump(sorted(sys.modules), handle)
+record()
 sys.exit(code)
 """
 
