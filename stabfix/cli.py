@@ -101,8 +101,6 @@ def _execute(
     quiet: bool = False,
     statistics: bool = False,
 ) -> None:
-    from rich.console import Console
-
     from stabfix.cache import ScanCache
     from stabfix.catalog import SelectorError, load_catalog
     from stabfix.config import ConfigError
@@ -133,11 +131,15 @@ def _execute(
     except (ConfigError, SelectorError) as exc:
         raise _fail(str(exc)) from None
 
-    stderr = Console(stderr=True, highlight=False, soft_wrap=True)  # a warning names paths: one line each
-    for folder in found.empty_dirs if not quiet else ():
-        stderr.print(f"warning: no Python files found in {_display_path(folder)}", markup=False)
-    for warning in settings.warnings if not quiet else ():
-        stderr.print(f"warning: {warning}", markup=False)
+    warnings = [] if quiet else [
+        *(f"no Python files found in {_display_path(folder)}" for folder in found.empty_dirs), *settings.warnings
+    ]
+    if warnings:  # rich is loaded only to print something (a JSON report has no use for it)
+        from rich.console import Console
+
+        stderr = Console(stderr=True, highlight=False, soft_wrap=True)  # a warning names paths: one line each
+        for warning in warnings:
+            stderr.print(f"warning: {warning}", markup=False)
     codes = settings.codes_in_use
     cache = None if no_cache or mode != "scan" else ScanCache(settings.tree.config_for(targets[0]).root).load()
     # The files of this scan, which a file's analysis may consult (a model class, a loss of another file).
@@ -195,16 +197,17 @@ def _emit(
     statistics: bool = False,
     unsafe: bool = False,
 ) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
     from stabfix.reports import render_github, render_json, render_sarif
-    from stabfix.reports.text import diff_note, render_errors, render_text
 
     if mode == "diff":
         diffs = "".join(result.diff for result in run.results if result.diff)
         _write(diffs, output, markup=False)
         if output_format == "text":
+            from rich.console import Console
+            from rich.markup import escape
+
+            from stabfix.reports.text import diff_note, render_errors
+
             note = "" if quiet else escape(diff_note(run, unsafe)) + "\n"
             Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run) + note, end="")
             return
@@ -215,6 +218,10 @@ def _emit(
     elif output_format == "github":
         _write(render_github(run), output, markup=False)
     elif mode != "diff":
+        from rich.console import Console
+
+        from stabfix.reports.text import render_errors, render_text
+
         Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run), end="")
         _write(render_text(run, files, mode, quiet=quiet, statistics=statistics), output, markup=True)
 

@@ -97,6 +97,18 @@ def test_a_rescan_served_from_the_cache_loads_no_engine_and_reports_the_same(tmp
     assert "libcst" in modules
 
 
+def test_a_json_scan_loads_no_terminal_rendering(tmp_path):
+    # rich draws text reports, warnings and progress bars; a JSON report on a pipe has none (and the scan's
+    # process loads it before it can fork its workers)
+    write(tmp_path, "step.py", SF101_SOURCE)
+    result, modules = _run(tmp_path, "scan", "step.py", "--output-format", "json")
+    assert result.returncode == 1 and json_report(result)["findings"]
+    assert "libcst" in modules and not any(name == "rich" or name.startswith("rich.") for name in modules)
+    (tmp_path / "empty").mkdir()
+    warned, modules = _run(tmp_path, "scan", "step.py", "empty", "--output-format", "json")
+    assert "warning: no Python files found in empty" in warned.stderr and "rich.console" in modules
+
+
 def test_a_rescan_with_text_output_loads_no_engine(tmp_path):
     write(tmp_path, "step.py", SF101_SOURCE)
     first, _ = _run(tmp_path, "scan", "step.py")
