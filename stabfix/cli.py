@@ -154,7 +154,8 @@ def _execute(
     run.results.sort(key=lambda result: result.path)
     _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics, unsafe)
     code = _exit_code(run, found.errors, mode)
-    _RUN_REPORTED.append(True)
+    global _run_reported
+    _run_reported = True
     raise typer.Exit(exit_codes.OK if exit_zero and code == exit_codes.FINDINGS else code)
 
 
@@ -396,7 +397,7 @@ def _tolerate_narrow_terminals() -> None:
 # the engine's modules and what the run kept one object at a time is serial work after the workers are done
 # (~0.1 s of a two-job scan, more with one job: its process holds every model the project kept). Only from
 # `main`, the command line's own process: a caller of `app` (tests, a library) keeps its interpreter.
-_RUN_REPORTED: list[bool] = []
+_run_reported = False
 
 
 def main() -> None:
@@ -407,7 +408,7 @@ def main() -> None:
         sys.stderr.write("interrupted\n")
         sys.exit(exit_codes.INTERRUPTED)
     except SystemExit as done:
-        if _RUN_REPORTED and isinstance(done.code, int):
+        if _run_reported and isinstance(done.code, int):
             from stabfix.run_control import exit_now
 
             exit_now(done.code)
