@@ -101,8 +101,6 @@ def _execute(
     quiet: bool = False,
     statistics: bool = False,
 ) -> None:
-    from rich.console import Console
-
     from stabfix.cache import ScanCache
     from stabfix.catalog import SelectorError, load_catalog
     from stabfix.config import ConfigError
@@ -133,11 +131,15 @@ def _execute(
     except (ConfigError, SelectorError) as exc:
         raise _fail(str(exc)) from None
 
-    stderr = Console(stderr=True, highlight=False, soft_wrap=True)  # a warning names paths: one line each
-    for folder in found.empty_dirs if not quiet else ():
-        stderr.print(f"warning: no Python files found in {_display_path(folder)}", markup=False)
-    for warning in settings.warnings if not quiet else ():
-        stderr.print(f"warning: {warning}", markup=False)
+    warnings = [] if quiet else [
+        *(f"no Python files found in {_display_path(folder)}" for folder in found.empty_dirs), *settings.warnings
+    ]
+    if warnings:  # rich is loaded only to print something (a JSON report has no use for it)
+        from rich.console import Console
+
+        stderr = Console(stderr=True, highlight=False, soft_wrap=True)  # a warning names paths: one line each
+        for warning in warnings:
+            stderr.print(f"warning: {warning}", markup=False)
     codes = settings.codes_in_use
     cache = None if no_cache or mode != "scan" else ScanCache(settings.tree.config_for(targets[0]).root).load()
     # The files of this scan, which a file's analysis may consult (a model class, a loss of another file).
@@ -152,6 +154,8 @@ def _execute(
     run.results.sort(key=lambda result: result.path)
     _emit(run, len(tasks), output_format, output, mode, catalog, sorted(codes), quiet, statistics, unsafe)
     code = _exit_code(run, found.errors, mode)
+    global _run_reported
+    _run_reported = True
     raise typer.Exit(exit_codes.OK if exit_zero and code == exit_codes.FINDINGS else code)
 
 
@@ -194,16 +198,17 @@ def _emit(
     statistics: bool = False,
     unsafe: bool = False,
 ) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
     from stabfix.reports import render_github, render_json, render_sarif
-    from stabfix.reports.text import diff_note, render_errors, render_text
 
     if mode == "diff":
         diffs = "".join(result.diff for result in run.results if result.diff)
         _write(diffs, output, markup=False)
         if output_format == "text":
+            from rich.console import Console
+            from rich.markup import escape
+
+            from stabfix.reports.text import diff_note, render_errors
+
             note = "" if quiet else escape(diff_note(run, unsafe)) + "\n"
             Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run) + note, end="")
             return
@@ -214,6 +219,10 @@ def _emit(
     elif output_format == "github":
         _write(render_github(run), output, markup=False)
     elif mode != "diff":
+        from rich.console import Console
+
+        from stabfix.reports.text import render_errors, render_text
+
         Console(stderr=True, highlight=False, soft_wrap=True).print(render_errors(run), end="")
         _write(render_text(run, files, mode, quiet=quiet, statistics=statistics), output, markup=True)
 
@@ -384,6 +393,13 @@ def _tolerate_narrow_terminals() -> None:
             reconfigure(errors="replace")
 
 
+# A scan or apply that has reported (and written every file) ends without tearing the interpreter down: freeing
+# the engine's modules and what the run kept one object at a time is serial work after the workers are done
+# (~0.1 s of a two-job scan, more with one job: its process holds every model the project kept). Only from
+# `main`, the command line's own process: a caller of `app` (tests, a library) keeps its interpreter.
+_run_reported = False
+
+
 def main() -> None:
     _tolerate_narrow_terminals()
     try:
@@ -391,3 +407,9 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(exit_codes.INTERRUPTED)
+    except SystemExit as done:
+        if _run_reported and isinstance(done.code, int):
+            from stabfix.run_control import exit_now
+
+            exit_now(done.code)
+        raise

@@ -103,10 +103,14 @@ def abandon_workers(executor: ProcessPoolExecutor) -> None:
 
 
 def exit_now(code: int) -> NoReturn:
-    """End the process without waiting for abandoned workers to finish their files: they are killed (and
-    would die with this process anyway)."""
+    """End the process at once, without the interpreter's teardown: after a run that was stopped, without
+    waiting for abandoned workers to finish their files (they are killed, and would die with this process
+    anyway); after a run that has reported, without freeing what it kept one object at a time."""
     for child in multiprocessing.active_children():
         child.kill()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the reader has gone (`stabfix scan | head`), or the stream was closed
+            pass
     os._exit(code)

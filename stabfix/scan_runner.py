@@ -89,6 +89,9 @@ def _classes_for(codes: tuple[str, ...]):
 
 # Set in the parent before forking so workers share it copy-on-write.
 _CACHE: ScanCache | None = None
+# Whether the run has a cache to fill: without one (`--no-cache`) no file's key is hashed nor what its analysis
+# consulted collected for it. A spawned worker is told (it has no `_CACHE` of its own).
+_CACHING = False
 # The other files of the scan (stabfix.project); each process builds what its own files ask for.
 _PROJECT: Project | None = None
 # A worker's files: the run's tasks, the plan of which it takes next (stabfix.scan_lanes), and its lane there.
@@ -169,13 +172,23 @@ def _set_aside_parsed_tree() -> None:
         gc.freeze()
 
 
-def _start_worker(parent_pid: int, project: Project | None, tasks: list[Task], lanes: Lanes) -> None:
-    global _PROJECT, _TASKS, _LANES, _LANE
+def _start_worker(parent_pid: int, project: Project | None, tasks: list[Task], lanes: Lanes, caching: bool) -> None:
+    global _PROJECT, _TASKS, _LANES, _LANE, _CACHING
     _PROJECT = project  # a spawned worker gets it pickled (the file list only); a forked one has it already
+    _CACHING = caching
     _TASKS, _LANES = tasks, lanes
     _LANE = lanes.join()
-    _scan_collections()  # a forked worker inherits them, a spawned one does not
+    if not _set_aside.active:  # a forked worker inherits the parent's collections, what it set aside included
+        _scan_collections()
     start_worker(parent_pid)
+
+
+def _set_aside_before_fork() -> None:
+    """What the parent has allocated (the engine's modules, the catalog, the file list) is set aside before it
+    forks the workers: a worker's collections then never walk it (each walked ~50 K such objects at its first
+    file), nor write to the pages that hold it, which the workers share with the parent until written to."""
+    if _set_aside.active:
+        gc.freeze()
 
 
 def _load_engine_for(tasks: list[Task]) -> None:
@@ -276,8 +289,8 @@ def _served_by_parent(task: Task) -> TaskOutcome | None:
 def _process(task: Task) -> TaskOutcome:
     # a notebook reads as one module of its code cells (stabfix.notebook), with the same interface
     source = read_notebook(Path(task.path)) if is_notebook(task.path) else read_source(Path(task.path))
-    key = _cache_key(task, source.raw)
-    served = _from_cache(task, key)
+    key = _cache_key(task, source.raw) if _CACHING else None
+    served = _from_cache(task, key) if key is not None else None
     if served is not None:
         return served
     from stabfix.engine import AnalysisError, analyse_text
@@ -290,7 +303,7 @@ def _process(task: Task) -> TaskOutcome:
     except AnalysisError as error:
         in_cells = getattr(source, "in_cells", None)  # a notebook's syntax error names its cell
         raise AnalysisError(in_cells(str(error)) if in_cells else str(error)) from None
-    consulted = view.consulted.as_json() if view is not None else None
+    consulted = view.consulted.as_json() if view is not None and _CACHING else None
     if task.mode == "noqa":
         outcome = _add_noqa(task, source, analysis.findings, specs)
         _with_rule_failures(outcome.result, analysis)
@@ -416,8 +429,8 @@ def run_tasks(
 ) -> RunResult:
     """Raises RunInterrupted when SIGINT or SIGTERM stops the run. `project`: the scan's files, which
     each file's analysis may consult (stabfix.project); None analyses every file alone."""
-    global _CACHE, _PROJECT
-    _CACHE = cache
+    global _CACHE, _CACHING, _PROJECT
+    _CACHE, _CACHING = cache, cache is not None
     _PROJECT = project
     tasks = _one_task_per_file(tasks)
     run = RunResult()
@@ -435,12 +448,13 @@ def run_tasks(
                 context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
                 if context.get_start_method() == "fork":
                     _load_engine_for(tasks)
+                    _set_aside_before_fork()
                 lanes = Lanes(file_weights([task.path for task in tasks]), workers, context)
                 executor = ProcessPoolExecutor(
                     max_workers=workers,
                     mp_context=context,
                     initializer=_start_worker,
-                    initargs=(os.getpid(), project, tasks, lanes),
+                    initargs=(os.getpid(), project, tasks, lanes, cache is not None),
                 )
                 outcomes = _outcomes_of_workers(executor, workers)
             # the cache gets the results in the order of the files (its file is the same whatever the job count)
@@ -467,7 +481,7 @@ def run_tasks(
         finally:
             if executor is not None:
                 executor.shutdown()
-            _CACHE = None
+            _CACHE, _CACHING = None, False
             _PROJECT = None
     if cache is not None:
         cache.save(live_keys)

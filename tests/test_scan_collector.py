@@ -144,3 +144,37 @@ def test_a_scan_leaves_what_the_caller_froze_as_it_was(tmp_path):
     finally:
         gc.unfreeze()
     assert any(item is callers for item in gc.get_objects())
+
+
+def test_forked_workers_set_aside_as_the_parent_did_and_the_parent_hands_everything_back(tmp_path, monkeypatch):
+    # the parent sets aside what it allocated before it forks (the engine's modules): each worker must go on
+    # setting aside what outlives its files (not take the parent's frozen objects for a caller's own), and the
+    # parent must hand back what it set aside when the run ends
+    import os
+    import sys
+
+    import pytest
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("workers are forked on Linux only (elsewhere they are spawned, with nothing of the parent's)")
+    log = tmp_path / "workers.log"
+    analyse = scan_runner.process
+
+    def recording(task):
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()} {scan_runner._set_aside.active} {gc.get_freeze_count() > 0}\n")
+        return analyse(task)
+
+    monkeypatch.setattr(scan_runner, "process", recording)
+    files = []
+    for index in range(scan_runner.SERIAL_THRESHOLD + 4):
+        path = tmp_path / f"train_{index}.py"
+        path.write_text("import torch\nloss.backward()\n")
+        files.append(Task(str(path), path.name, ("SF402",), "scan", False))
+    assert gc.get_freeze_count() == 0
+    run = run_tasks(files, 2, None)
+    assert len(run.results) == len(files)
+    seen = [line.split() for line in log.read_text().splitlines()]
+    assert len(seen) == len(files) and all(pid != str(os.getpid()) for pid, _, _ in seen)  # analysed by workers
+    assert all(active == "True" and frozen == "True" for _, active, frozen in seen)
+    assert gc.get_freeze_count() == 0

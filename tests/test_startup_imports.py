@@ -22,17 +22,29 @@ REPO = Path(__file__).resolve().parent.parent
 ENGINE = ("libcst", "torch", "stabfix.model", "stabfix.engine", "stabfix.checkers", "stabfix.fixer")
 
 # Runs the command line as `python -m stabfix ARGS` does, then writes the names of the loaded modules.
+# A scan ends its process without the interpreter's teardown (`os._exit`, stabfix.cli.main): the names are
+# written there too.
 PROBE = """
-import json, runpy, sys
+import json, os, runpy, sys
 args, out = json.loads(sys.argv[1]), sys.argv[2]
 sys.argv = ["stabfix", *args]
+
+def record():
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump(sorted(sys.modules), handle)
+
+def recording_exit(code, exit=os._exit, pid=os.getpid()):
+    if os.getpid() == pid:  # not a forked worker ending
+        record()
+    exit(code)
+
+os._exit = recording_exit
 code = 0
 try:
     runpy.run_module("stabfix", run_name="__main__", alter_sys=True)
 except SystemExit as exit:
     code = exit.code
-with open(out, "w", encoding="utf-8") as handle:
-    json.dump(sorted(sys.modules), handle)
+record()
 sys.exit(code)
 """
 
@@ -83,6 +95,18 @@ def test_a_rescan_served_from_the_cache_loads_no_engine_and_reports_the_same(tmp
     after, modules = _run(tmp_path, *scan, cwd=project)
     assert [f["code"] for f in json_report(after)["findings"]] == ["SF101"]
     assert "libcst" in modules
+
+
+def test_a_json_scan_loads_no_terminal_rendering(tmp_path):
+    # rich draws text reports, warnings and progress bars; a JSON report on a pipe has none (and the scan's
+    # process loads it before it can fork its workers)
+    write(tmp_path, "step.py", SF101_SOURCE)
+    result, modules = _run(tmp_path, "scan", "step.py", "--output-format", "json")
+    assert result.returncode == 1 and json_report(result)["findings"]
+    assert "libcst" in modules and not any(name == "rich" or name.startswith("rich.") for name in modules)
+    (tmp_path / "empty").mkdir()
+    warned, modules = _run(tmp_path, "scan", "step.py", "empty", "--output-format", "json")
+    assert "warning: no Python files found in empty" in warned.stderr and "rich.console" in modules
 
 
 def test_a_rescan_with_text_output_loads_no_engine(tmp_path):
