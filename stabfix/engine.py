@@ -75,14 +75,21 @@ def checkers_for_text(
 ) -> list[type[Checker]]:
     """The rules that may fire on the text: its text gates, then (where a rule has one) its structural gate on
     CPython's tree of the file. A file CPython refuses keeps every rule its text lets by: libcst reports why."""
+    return _gated(text, classes, project, path)[0]
+
+
+def _gated(
+    text: str, classes: list[type[Checker]], project: Optional["ProjectView"], path: str
+) -> tuple[list[type[Checker]], Optional[ast.Module]]:
+    """`checkers_for_text`, with CPython's tree of the text when the gates parsed it (None otherwise)."""
     active = [cls for cls in classes if cls.may_fire(text, project)]
     if not any(cls.has_shape_gate() for cls in active):
-        return active
+        return active, None
     tree = cpython_tree(text)
     if tree is None:
-        return active
+        return active, None
     shape = Shape(tree, text, path, project)
-    return [cls for cls in active if cls.shape_allows(shape)]
+    return [cls for cls in active if cls.shape_allows(shape)], tree
 
 
 def analyse_text(
@@ -96,7 +103,7 @@ def analyse_text(
     """Findings of the given checkers on text, with suppressions applied, sorted by position; a fix whose
     API is newer than `torch_target` is withheld (the finding says why). `project`: the other files of the
     scan as this one sees them (what it consulted is recorded in `project.consulted`)."""
-    active = checkers_for_text(text, classes, project, display_path)
+    active, tree = _gated(text, classes, project, display_path)
     if not active:
         # No rule can fire, so skip libcst; CPython's own parser still reports broken files, fast.
         check_syntax(text, display_path)
@@ -106,7 +113,7 @@ def analyse_text(
         raise RecursionError("code nested too deeply to analyse")
     module = project.parsed(text, parse) if project is not None else parse(text)
     try:
-        context, checkers = _traverse(module, text, display_path, active, project)
+        context, checkers = _traverse(module, text, display_path, active, project, tree)
         failures: dict[str, RuleFailure] = {}
     except (RecursionError, MemoryError):
         raise
@@ -114,7 +121,7 @@ def analyse_text(
         # A rule or model part raised: walk again with every visitor guarded, so only what failed
         # (and the rules reading a failed part) is dropped. Fresh visitors, so nothing half-built is
         # reused, and the findings of the others are those of a run without the failed rules.
-        context, checkers, failures = _traverse_isolated(module, text, display_path, active, project)
+        context, checkers, failures = _traverse_isolated(module, text, display_path, active, project, tree)
     meta = [checker for checker in checkers if checker.meta and checker.code not in failures]
     if not context.reports and not meta:
         return Analysis(module=module, findings=[], failures=list(failures.values()))
@@ -124,21 +131,27 @@ def analyse_text(
     return Analysis(module=module, findings=findings, failures=list(failures.values()))
 
 
-def _traverse(module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None):
+def _traverse(
+    module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None, tree=None
+):
     model = FileModel((need for cls in active for need in cls.needs), project)
-    context = CheckContext(path=display_path, text=text, model=model, module=module, project=project)
+    context = CheckContext(
+        path=display_path, text=text, model=model, module=module, project=project, cpython_tree=tree
+    )
     checkers = [cls(context) for cls in active]
     walk(module, [*model.visitors(), *checkers], parents=model.tree.parents)
     return context, checkers
 
 
 def _traverse_isolated(
-    module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None
+    module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None, tree=None
 ):
     """The traversal with fault isolation: a checker that raises is dropped; a model part that raises is
     dropped with every part and checker that reads it (their facts would be incomplete)."""
     model = FileModel((need for cls in active for need in cls.needs), project)
-    context = CheckContext(path=display_path, text=text, model=model, module=module, project=project)
+    context = CheckContext(
+        path=display_path, text=text, model=model, module=module, project=project, cpython_tree=tree
+    )
     failures: dict[str, RuleFailure] = {}
     checkers: list[Checker] = []
     for cls in active:
