@@ -265,7 +265,7 @@ def _locate(
     positions = context.positions
     suppressions = Suppressions.directives_of(text)
     # The statement a finding sits in only matters to a suppression comment: most files have none.
-    parents = _parents(module) if suppressions.by_line else None
+    parents = _Parents(module, context.model.tree.parents) if suppressions.by_line else None
     used: set[tuple[int, str]] = set()  # (comment line, entry) of every directive that suppressed a finding
     located: dict[tuple, AnalysedFinding] = {}
 
@@ -331,6 +331,23 @@ def _enclosing_statement(node: cst.CSTNode, parents) -> cst.CSTNode:
             return node
         current = parent
     return current if not isinstance(current, cst.Module) else node
+
+
+class _Parents:
+    """id(node) -> its parent: the traversal's record, and for a node it did not record (whitespace and
+    comments it skips) a walk of the whole module, made once. Only files with a directive ask."""
+
+    def __init__(self, module: cst.Module, recorded: dict[int, cst.CSTNode]) -> None:
+        self.module, self.recorded = module, recorded
+        self.walked: Optional[dict[int, cst.CSTNode]] = None
+
+    def get(self, key: int) -> Optional[cst.CSTNode]:
+        found = self.recorded.get(key)
+        if found is None:
+            if self.walked is None:
+                self.walked = _parents(self.module)
+            found = self.walked.get(key)
+        return found
 
 
 def _parents(module: cst.Module) -> dict[int, cst.CSTNode]:

@@ -175,6 +175,26 @@ def test_a_finding_in_a_big_file_is_placed_by_generating_its_statement_alone():
     assert len(generated) < 50, f"{len(generated)} nodes generated to place one call"
 
 
+def test_a_file_with_a_directive_reads_the_statements_of_its_findings_from_the_traversals_parents(monkeypatch):
+    # a directive is matched to each finding's line and to the line its statement starts on: the engine
+    # climbs from each finding to its statement. It used to walk the whole module for a parent map as soon
+    # as the file held one directive; the traversal has recorded those parents already
+    big_file = _generator()
+    text = big_file.HEADER + big_file.UNIT.format(i=0)
+    classes, specs = _every_rule()
+    plain = [item.finding for item in engine.analyse_text(text, "big.py", classes, specs).findings]
+    first = plain[0]
+    lines = text.splitlines(keepends=True)
+    lines[first.line - 1] = lines[first.line - 1].rstrip("\n") + f"  # stabfix: ignore[{first.code}]\n"
+    walks = []
+    original = engine._parents
+    monkeypatch.setattr(engine, "_parents", lambda module: walks.append(module) or original(module))
+    analysis = engine.analyse_text("".join(lines), "big.py", classes, specs)
+    kept = [(item.finding.code, item.finding.line) for item in analysis.findings]
+    assert kept == [(finding.code, finding.line) for finding in plain if finding.line != first.line]
+    assert walks == []
+
+
 def test_the_position_table_gives_libcsts_own_positions_for_every_node():
     # the table keeps libcst's arithmetic in a cheaper codegen state: every node, syntactic positions
     # (parentheses, hoisted starts and ends of decorated functions, params, subscripts) included, whether
