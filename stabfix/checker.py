@@ -13,6 +13,7 @@ is there at all.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Optional
 
@@ -46,6 +47,8 @@ class CheckContext:
     reports: list[RawFinding] = field(default_factory=list)
     # the other files of the scan as this file sees them (stabfix.project); None: the file alone
     project: Optional["ProjectView"] = None
+    # CPython's tree of the text when the engine already has it (the structural gates'): it places statements
+    cpython_tree: Optional[ast.Module] = field(default=None, repr=False)
     _positions: Positions | None = field(default=None, init=False, repr=False)
 
     @property
@@ -60,8 +63,18 @@ class CheckContext:
         if self._positions is None:
             if self.module is None:
                 raise ValueError("positions need the context's module")
-            self._positions = Positions(self.module)
+            self._positions = Positions(
+                self.module, self.text, getattr(self.model.tree, "parents", None), self._cpython_tree
+            )
         return self._positions
+
+    def _cpython_tree(self) -> Optional[ast.Module]:
+        if self.cpython_tree is None:
+            try:
+                self.cpython_tree = ast.parse(self.text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+        return self.cpython_tree
 
 
 class Checker(cst.BatchableCSTVisitor):

@@ -75,14 +75,21 @@ def checkers_for_text(
 ) -> list[type[Checker]]:
     """The rules that may fire on the text: its text gates, then (where a rule has one) its structural gate on
     CPython's tree of the file. A file CPython refuses keeps every rule its text lets by: libcst reports why."""
+    return _gated(text, classes, project, path)[0]
+
+
+def _gated(
+    text: str, classes: list[type[Checker]], project: Optional["ProjectView"], path: str
+) -> tuple[list[type[Checker]], Optional[ast.Module]]:
+    """`checkers_for_text`, with CPython's tree of the text when the gates parsed it (None otherwise)."""
     active = [cls for cls in classes if cls.may_fire(text, project)]
     if not any(cls.has_shape_gate() for cls in active):
-        return active
+        return active, None
     tree = cpython_tree(text)
     if tree is None:
-        return active
+        return active, None
     shape = Shape(tree, text, path, project)
-    return [cls for cls in active if cls.shape_allows(shape)]
+    return [cls for cls in active if cls.shape_allows(shape)], tree
 
 
 def analyse_text(
@@ -96,7 +103,7 @@ def analyse_text(
     """Findings of the given checkers on text, with suppressions applied, sorted by position; a fix whose
     API is newer than `torch_target` is withheld (the finding says why). `project`: the other files of the
     scan as this one sees them (what it consulted is recorded in `project.consulted`)."""
-    active = checkers_for_text(text, classes, project, display_path)
+    active, tree = _gated(text, classes, project, display_path)
     if not active:
         # No rule can fire, so skip libcst; CPython's own parser still reports broken files, fast.
         check_syntax(text, display_path)
@@ -106,7 +113,7 @@ def analyse_text(
         raise RecursionError("code nested too deeply to analyse")
     module = project.parsed(text, parse) if project is not None else parse(text)
     try:
-        context, checkers = _traverse(module, text, display_path, active, project)
+        context, checkers = _traverse(module, text, display_path, active, project, tree)
         failures: dict[str, RuleFailure] = {}
     except (RecursionError, MemoryError):
         raise
@@ -114,7 +121,7 @@ def analyse_text(
         # A rule or model part raised: walk again with every visitor guarded, so only what failed
         # (and the rules reading a failed part) is dropped. Fresh visitors, so nothing half-built is
         # reused, and the findings of the others are those of a run without the failed rules.
-        context, checkers, failures = _traverse_isolated(module, text, display_path, active, project)
+        context, checkers, failures = _traverse_isolated(module, text, display_path, active, project, tree)
     meta = [checker for checker in checkers if checker.meta and checker.code not in failures]
     if not context.reports and not meta:
         return Analysis(module=module, findings=[], failures=list(failures.values()))
@@ -124,21 +131,27 @@ def analyse_text(
     return Analysis(module=module, findings=findings, failures=list(failures.values()))
 
 
-def _traverse(module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None):
+def _traverse(
+    module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None, tree=None
+):
     model = FileModel((need for cls in active for need in cls.needs), project)
-    context = CheckContext(path=display_path, text=text, model=model, module=module, project=project)
+    context = CheckContext(
+        path=display_path, text=text, model=model, module=module, project=project, cpython_tree=tree
+    )
     checkers = [cls(context) for cls in active]
     walk(module, [*model.visitors(), *checkers], parents=model.tree.parents)
     return context, checkers
 
 
 def _traverse_isolated(
-    module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None
+    module: cst.Module, text: str, display_path: str, active: list[type[Checker]], project=None, tree=None
 ):
     """The traversal with fault isolation: a checker that raises is dropped; a model part that raises is
     dropped with every part and checker that reads it (their facts would be incomplete)."""
     model = FileModel((need for cls in active for need in cls.needs), project)
-    context = CheckContext(path=display_path, text=text, model=model, module=module, project=project)
+    context = CheckContext(
+        path=display_path, text=text, model=model, module=module, project=project, cpython_tree=tree
+    )
     failures: dict[str, RuleFailure] = {}
     checkers: list[Checker] = []
     for cls in active:
@@ -252,7 +265,7 @@ def _locate(
     positions = context.positions
     suppressions = Suppressions.directives_of(text)
     # The statement a finding sits in only matters to a suppression comment: most files have none.
-    parents = _parents(module) if suppressions.by_line else None
+    parents = _Parents(module, context.model.tree.parents) if suppressions.by_line else None
     used: set[tuple[int, str]] = set()  # (comment line, entry) of every directive that suppressed a finding
     located: dict[tuple, AnalysedFinding] = {}
 
@@ -318,6 +331,23 @@ def _enclosing_statement(node: cst.CSTNode, parents) -> cst.CSTNode:
             return node
         current = parent
     return current if not isinstance(current, cst.Module) else node
+
+
+class _Parents:
+    """id(node) -> its parent: the traversal's record, and for a node it did not record (whitespace and
+    comments it skips) a walk of the whole module, made once. Only files with a directive ask."""
+
+    def __init__(self, module: cst.Module, recorded: dict[int, cst.CSTNode]) -> None:
+        self.module, self.recorded = module, recorded
+        self.walked: Optional[dict[int, cst.CSTNode]] = None
+
+    def get(self, key: int) -> Optional[cst.CSTNode]:
+        found = self.recorded.get(key)
+        if found is None:
+            if self.walked is None:
+                self.walked = _parents(self.module)
+            found = self.walked.get(key)
+        return found
 
 
 def _parents(module: cst.Module) -> dict[int, cst.CSTNode]:

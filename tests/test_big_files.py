@@ -9,6 +9,7 @@ at 4 or below, the fixed cost of a file (imports, rule setup) pulling it under.
 
 from __future__ import annotations
 
+import ast
 import cProfile
 import importlib.util
 import pstats
@@ -124,7 +125,8 @@ def test_a_deep_but_valid_file_is_still_parsed(monkeypatch):
 
 def test_positions_are_generated_once_per_file_for_the_rules_messages_and_the_findings(monkeypatch):
     # SF401 words its message with the line of an alias binding and the engine locates every finding:
-    # both read one shared table, so the file's code is generated for positions once, not once each
+    # both read one shared table, so no statement's code is generated for positions twice, and the
+    # module as a whole not at all (each statement is placed on its own)
     from stabfix.model.source.positions import _PositionState
 
     big_file = _generator()
@@ -136,17 +138,72 @@ def test_positions_are_generated_once_per_file_for_the_rules_messages_and_the_fi
     analysis = engine.analyse_text(text, "big.py", classes, specs)
     aliases = [item.finding for item in analysis.findings if item.finding.code == "SF401"]
     assert aliases and all(f"(line {finding.line - 1})" in finding.message for finding in aliases)
-    modules = [node for node in codegens if type(node).__name__ == "Module"]
-    assert len(modules) == 1, f"the file was generated {len(modules)} times for positions"
+    assert not [node for node in codegens if type(node).__name__ == "Module"]
+    assert len({id(node) for node in codegens}) == len(codegens), "a node was generated twice for positions"
+
+
+def test_a_finding_in_a_big_file_is_placed_by_generating_its_statement_alone():
+    # the table used to generate the module from its top as far as the asked node: a finding near the end
+    # of a big file cost a codegen of nearly all of it
+    import libcst
+
+    from stabfix.model.source.positions import Positions, _PositionState
+    from stabfix.model.source.traversal import _record_parents
+
+    text = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(400)) + "y = f3(2)\n"
+    module = libcst.parse_module(text)
+    parents: dict = {}
+    _record_parents(module, parents)
+    generated = []
+    original = _PositionState.before_codegen
+
+    class Counting(_PositionState):
+        def before_codegen(self, node):
+            generated.append(node)
+            original(self, node)
+
+    import stabfix.model.source.positions as positions_module
+
+    positions_module._PositionState, saved = Counting, positions_module._PositionState
+    try:
+        positions = Positions(module, text, parents, lambda: ast.parse(text))
+        call = module.body[-1].body[0].value
+        where = positions[call]
+    finally:
+        positions_module._PositionState = saved
+    assert (where.start.line, where.start.column, where.end.line, where.end.column) == (1601, 4, 1601, 9)
+    assert len(generated) < 50, f"{len(generated)} nodes generated to place one call"
+
+
+def test_a_file_with_a_directive_reads_the_statements_of_its_findings_from_the_traversals_parents(monkeypatch):
+    # a directive is matched to each finding's line and to the line its statement starts on: the engine
+    # climbs from each finding to its statement. It used to walk the whole module for a parent map as soon
+    # as the file held one directive; the traversal has recorded those parents already
+    big_file = _generator()
+    text = big_file.HEADER + big_file.UNIT.format(i=0)
+    classes, specs = _every_rule()
+    plain = [item.finding for item in engine.analyse_text(text, "big.py", classes, specs).findings]
+    first = plain[0]
+    lines = text.splitlines(keepends=True)
+    lines[first.line - 1] = lines[first.line - 1].rstrip("\n") + f"  # stabfix: ignore[{first.code}]\n"
+    walks = []
+    original = engine._parents
+    monkeypatch.setattr(engine, "_parents", lambda module: walks.append(module) or original(module))
+    analysis = engine.analyse_text("".join(lines), "big.py", classes, specs)
+    kept = [(item.finding.code, item.finding.line) for item in analysis.findings]
+    assert kept == [(finding.code, finding.line) for finding in plain if finding.line != first.line]
+    assert walks == []
 
 
 def test_the_position_table_gives_libcsts_own_positions_for_every_node():
     # the table keeps libcst's arithmetic in a cheaper codegen state: every node, syntactic positions
-    # (parentheses, hoisted starts and ends of decorated functions, params, subscripts) included
+    # (parentheses, hoisted starts and ends of decorated functions, params, subscripts) included, whether
+    # placed statement by statement (CPython's line of each) or generated from the module's top
     import libcst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from stabfix.model.source.positions import Positions
+    from stabfix.model.source.traversal import _record_parents
 
     big_file = _generator()
     texts = [
@@ -156,12 +213,29 @@ def test_the_position_table_gives_libcsts_own_positions_for_every_node():
         "    x = [y for y in (a)][0:1, ::2]; lambda q, *r: (q)\r\n    return (\n        b\n    )  # end\n\n\n",
         "x = 1",  # no trailing newline
         "",
+        # every kind of block CPython's tree holds differently: elif chains, else, except, finally, match,
+        # one-line suites, comments a block keeps at its end, statements sharing a line, `del`, async forms
+        "# head\nif a:\n    pass\nelif b:  # c\n    x = 1; y = 2\n    # kept by the block\nelif c: z = 3\n"
+        "else:\n    del x\n\n\n# lead\ntry:\n    w = (\n        1)\nexcept (E, F) as e:\n    raise\n"
+        "except G:\n    pass\nelse:\n\tpass\nfinally:\n    q = 4\nfor i in r:\n    continue\nelse:\n    pass\n"
+        "while t:\n    break\nelse: pass\nmatch v:\n    case [1, *rest]:\n        m = 1\n    case _:\n"
+        "        @d\n        class K(B):\n            async def g(self):\n                async with a as b, c:\n"
+        "                    async for i in b:\n                        global G\n                        assert i, 'x'\n"
+        "with (open(p) as f,\n      open(q) as g):\n    f.write(\"\"\"\nmulti\nline\"\"\")  \\\n        ; import os\n"
+        "# tail\n",
     ]
     for text in texts:
         module = libcst.parse_module(text)
         expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        positions = Positions(module)
-        assert {node: positions[node] for node in expected} == dict(expected)
+        from_top = Positions(module)
+        assert {node: from_top[node] for node in expected} == dict(expected)
+        parents: dict = {}
+        _record_parents(module, parents)
+        tree = ast.parse(text)
+        by_statement = Positions(module, text, parents, lambda: tree)
+        assert {node: by_statement[node] for node in expected} == dict(expected)
+        placed = [where for where in by_statement._statements.values() if where is not None]
+        assert placed or not module.body or not module.has_trailing_newline
 
 
 def test_later_uses_follow_a_returned_holders_callers_in_the_order_of_their_own_walk():
