@@ -143,3 +143,68 @@ def test_a_query_looks_up_only_the_calls_it_can_see_and_answers_as_the_whole_fil
     assert [_code(e.node) for e in events.in_function(evaluate, "clear")] == ["other(opt)", "other(opt)"]
     whole = _model(source).events_through_calls
     assert [(e.kind, _code(e.node)) for e in events.events] == [(e.kind, _code(e.node)) for e in whole.events]
+
+
+def _project_model(sources: dict[str, str], path: str):
+    from stabfix.project import Project, ProjectIndex
+
+    root = "/stabfix-sources"
+    project = Project(ProjectIndex.from_sources(sources, root))
+    built: list[str] = []
+    original = project._build
+
+    def counted(file, text, parts):
+        built.append(file.rsplit("/", 1)[-1])
+        return original(file, text, parts)
+
+    project._build = counted  # type: ignore[method-assign]
+    model = FileModel(("events_through_calls",), project=project.view(f"{root}/{path}"))
+    module = cst.parse_module(sources[path])
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([MergedVisitor(model.visitors())])
+    return model, built
+
+
+CLIPPING_PROJECT = {
+    "app/__init__.py": "",
+    "app/clipping.py": "import torch\n\n\ndef clip(params):\n    torch.nn.utils.clip_grad_norm_(params, 1.0)\n",
+    "app/logs.py": "def log(model):\n    print(model)\n    model.eval()\n",
+    "app/train.py": textwrap.dedent(
+        """
+        from .clipping import clip
+        from .logs import log
+
+
+        def report(model):
+            log(model)
+
+
+        def steps(model, opt, loader):
+            for x in loader:
+                model(x).sum().backward()
+                report(model)
+                clip(model.parameters())
+                opt.step()
+        """
+    ),
+}
+
+
+def test_a_question_about_clips_builds_no_model_of_a_file_that_spells_none():
+    # `log` (another file, reached through `report`) can run no clip: its file spells none, and a model of
+    # another file summarises its functions from that file alone, so the question does not build it
+    model, built = _project_model(CLIPPING_PROJECT, "app/train.py")
+    events = model.events_through_calls
+    assert [(e.kind, _code(e.node)) for e in events.of_kind("clip")] == [("clip", "clip(model.parameters())")]
+    assert built == ["clipping.py"]
+    # what the answer rests on is recorded for the cache: `logs.py` was read, not built
+    assert sorted(model.project.consulted.files) == [f"/stabfix-sources/app/{name}.py" for name in ("clipping", "logs")]
+    everything = [(e.kind, _code(e.node)) for e in events.events]  # every call looked up: the same clips
+    assert built == ["clipping.py", "logs.py"]
+    assert [pair for pair in everything if pair[0] == "clip"] == [("clip", "clip(model.parameters())")]
+
+
+def test_a_clip_two_calls_down_through_another_file_is_found_by_a_question_about_clips():
+    sources = {**CLIPPING_PROJECT, "app/logs.py": "import torch\n\n\ndef log(model):\n    torch.nn.utils.clip_grad_value_(model.parameters(), 0.5)\n"}
+    model, built = _project_model(sources, "app/train.py")
+    clips = [_code(e.node) for e in model.events_through_calls.of_kind("clip")]
+    assert clips == ["log(model)", "report(model)", "clip(model.parameters())"] and sorted(built) == ["clipping.py", "logs.py"]
