@@ -245,7 +245,6 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
         summaries.foreign = model.project.foreign_hook(_summary_of_definition, needs=("summaries",))
         summaries.foreign_function = model.project.foreign_hook(
             _summary_of_definition, needs=("summaries",), kinds=("def", "method"))
-        summaries.foreign_text = lambda qualified: model.project.defining_text(qualified, ("def", "method"))
     return summaries
 
 

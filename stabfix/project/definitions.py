@@ -315,20 +315,6 @@ class ProjectView:
         node = _find(module, symbol)
         return Definition(symbol, symbol.path, model, node, module) if node is not None else None
 
-    def defining_text(self, qualified: str, kinds: Iterable[str] = DEFINED_KINDS) -> Optional[str]:
-        """The text of the other file of the tree that defines `qualified` as one of `kinds`: what `definition`
-        would build that file's model from (read, not parsed); None where it would build none (a name outside
-        the tree, of this file, of another kind)."""
-        wanted = tuple(kinds)
-
-        def query() -> Optional[str]:
-            symbol = self._symbol(qualified)
-            if symbol is None or symbol.kind not in wanted or symbol.path == os.path.abspath(self.path):
-                return None
-            return self.index.text(symbol.path)
-
-        return self._recorded(query)
-
     def foreign(
         self,
         qualified: str,

@@ -43,8 +43,6 @@ from typing import Any, Optional
 
 import libcst as cst
 
-from stabfix.model.calls.events import _CLIP_FUNCTIONS as CLIP_FUNCTIONS
-from stabfix.model.calls.events import _STEP_METHODS as STEP_METHODS
 from stabfix.model.calls.events import Backward, ClearGrad, Clip, Event, Events, LocalCall, OptimizerBuilt, Step, Unscale
 from stabfix.model.functions.summaries import Effect, Summaries
 from stabfix.model.source.imports import dotted_name
@@ -65,7 +63,6 @@ class EventsThroughCalls:
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._by_loop: dict[int, list[Event]] = {}
         self._run: dict[int, list[Event]] = {}  # id(call) -> the events spliced at it (each call looked up once)
-        self._spells: dict[tuple[int, tuple[str, ...]], bool] = {}  # (id(call), spellings) -> `_may_splice`
 
     def __getattr__(self, name: str) -> Any:
         # every query this part does not splice is the `events` part's own
@@ -84,7 +81,7 @@ class EventsThroughCalls:
         return self._through(self._by_function.get(function, []), kinds)
 
     def of_kind(self, *kinds: str) -> list[Event]:
-        if kinds and (self._spliced is None or not _SPLICED.intersection(kinds)):
+        if kinds and not _SPLICED.intersection(kinds):
             return self._through(self._place(), kinds)
         return _of(self._all(), kinds)
 
@@ -137,8 +134,6 @@ class EventsThroughCalls:
         """`placed` (a run of `_sequence`) with the callees' events spliced in after their calls, of `kinds`
         (all if none); a call is looked up only when a spliced event could be of one of them."""
         splice = not kinds or bool(_SPLICED.intersection(kinds))
-        spelled = _spellings(kinds)
-        wanted = tuple(sorted(_SPLICED.intersection(kinds)))
         found: list[Event] = []
         for event in placed:
             if id(event) not in self._instance:
@@ -146,22 +141,9 @@ class EventsThroughCalls:
             if splice and isinstance(event, LocalCall):
                 run = self._run.get(id(event))
                 if run is None:
-                    if spelled is not None and not self._may_splice(event, wanted, spelled):
-                        continue  # no event of `kinds` can come of it: looked up when another query may see one
                     run = self._run[id(event)] = self._run_by(event)
                 found.extend(run)
         return _of(found, kinds)
-
-    def _may_splice(self, call: LocalCall, kinds: tuple[str, ...], spelled: tuple[str, ...]) -> bool:
-        """Whether what the call runs may splice an event of `kinds`, spelled with one of `spelled`
-        (`Summaries.may_run`): a helper of another file that never spells a clip splices no clip here, and
-        that file's model need not be built for the question."""
-        key = (id(call), kinds)
-        found = self._spells.get(key)
-        if found is None:
-            found = self._spells[key] = (not isinstance(call.node, cst.Call)
-                                         or self.summaries.may_run(call.node, kinds, spelled))
-        return found
 
     def _run_by(self, call: LocalCall) -> list[Event]:
         """The events standing for what the called function runs, in its order, at the call."""
@@ -205,23 +187,6 @@ class EventsThroughCalls:
 
 # the kinds of event a callee's summary can splice in (`_event_of`)
 _SPLICED = frozenset((Backward.kind, ClearGrad.kind, Clip.kind, OptimizerBuilt.kind, Step.kind, Unscale.kind))
-
-
-# what code must spell for a summary of it to hold an effect that splices an event of the kind (`events.py`: a
-# `Clip` is torch's `clip_grad_*_` or a wrapper's method of that name, a `Step` a method `step`/`optimizer_step`, an
-# `Unscale` a scaler's `unscale_`, a `Backward` a `backward` method or function, or torch's `autograd.grad`, however
-# imported); a kind left out (`clear`, `optimizer`) may come of many spellings, and every call is looked up for it
-_SPELLED_BY = {Clip.kind: tuple(sorted(CLIP_FUNCTIONS)), Step.kind: tuple(sorted(STEP_METHODS)),
-               Unscale.kind: ("unscale_",), Backward.kind: ("backward", "grad")}
-
-
-def _spellings(kinds: tuple[str, ...]) -> Optional[tuple[str, ...]]:
-    """The spellings one of which code must hold for its summary to splice an event of one of `kinds`; None when
-    any code may (no kinds, or a kind left out of `_SPELLED_BY`)."""
-    wanted = _SPLICED.intersection(kinds)
-    if not kinds or any(kind not in _SPELLED_BY for kind in wanted):
-        return None
-    return tuple(sorted({word for kind in wanted for word in _SPELLED_BY[kind]}))
 
 
 def _of(events: list[Event], kinds: tuple[str, ...]) -> list[Event]:

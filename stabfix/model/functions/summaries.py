@@ -54,7 +54,7 @@ from typing import Callable, Optional, Union
 import libcst as cst
 
 from stabfix.model.calls.activations import Activations
-from stabfix.model.calls.events import Event, Events, LocalCall
+from stabfix.model.calls.events import Event, Events
 from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.gradient_use import GradientFacts
 from stabfix.model.flow.history import History
@@ -92,11 +92,6 @@ class Summaries:
         # `foreign` for a function or method only, where the caller can spare the summary of a class (and
         # the build of its file) that a question about a call's returns or effects never reads; None: `foreign`
         self.foreign_function: Optional[Callable[[str], Optional[Summary]]] = None
-        # the text of the other file whose function a qualified name runs (None: no other file's function),
-        # for `may_run`; None: unknown, every call may spell anything
-        self.foreign_text: Optional[Callable[[str], Optional[str]]] = None
-        self._foreign_texts: dict[str, Optional[str]] = {}
-        self._may_run: dict[tuple[cst.FunctionDef, tuple[str, ...], tuple[str, ...]], bool] = {}
         self._returns = ReturnSummaries(self, imports, names, values, history, activations)
         self._unread = UnreadSummaries(self, imports, gradients, self._returns.of)
         self._effects = EffectSummaries(self, names, modes, events)
@@ -223,61 +218,6 @@ class Summaries:
         if kept is None or kept[0] is not foreign:
             kept = self._foreign_answers[(id(foreign), qualified)] = (foreign, foreign(qualified))
         return kept[1]
-
-    def may_run(self, call: cst.Call, kinds: tuple[str, ...], words: tuple[str, ...]) -> bool:
-        """Whether the effects of what the call runs may hold one of `kinds`, each the kind of the events it
-        comes of (`clip`, `unscale`), which code spells with one of `words`. False when provably not: no
-        function of this file it reaches through calls (as `effects.py` follows them) holds such an event, and
-        every function of another file it reaches is in a file whose text spells none of `words` (that file's
-        model summarises it from its own text alone: one file away), so their models need not be built. Read
-        before `effects_at` to spare other files' models a question whose answer cannot matter."""
-        if self.foreign_text is None:
-            return True
-        target = self._same_file_target(call)
-        if target is None:
-            return self._foreign_spells(call, words)
-        if not isinstance(target, cst.FunctionDef):
-            return True
-        key = (target, kinds, words)
-        if key not in self._may_run:
-            self._may_run[key] = self._reaches(target, kinds, words)
-        return self._may_run[key]
-
-    def _reaches(self, start: cst.FunctionDef, kinds: tuple[str, ...], words: tuple[str, ...]) -> bool:
-        """`may_run` for a function of this file: over the functions of this file it calls, transitively (an
-        answer already settled from one of them is final; one being found, in a cycle, is not kept)."""
-        seen, pending = {start}, [start]
-        while pending:
-            function = pending.pop()
-            settled = self._may_run.get((function, kinds, words))
-            if settled is not None:
-                if settled:
-                    return True
-                continue
-            if self.events.in_function(function, *kinds):
-                return True
-            calls = [event.node for event in self.events.in_function(function, LocalCall.kind)]
-            calls.extend(call.node for call in self.events.instance_calls_in(function))
-            for called in calls:
-                if not isinstance(called, cst.Call):
-                    continue
-                callee = self._same_file_target(called)
-                if callee is None and self._foreign_spells(called, words):
-                    return True
-                if isinstance(callee, cst.FunctionDef) and callee not in seen:
-                    seen.add(callee)
-                    pending.append(callee)
-        return False
-
-    def _foreign_spells(self, call: cst.Call, words: tuple[str, ...]) -> bool:
-        """Whether the call may run a function of another file whose text spells one of `words`."""
-        qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
-        if not qualified or self.foreign_text is None:
-            return False
-        if qualified not in self._foreign_texts:
-            self._foreign_texts[qualified] = self.foreign_text(qualified)
-        text = self._foreign_texts[qualified]
-        return text is not None and any(word in text for word in words)
 
     def summarised(self, call: cst.Call) -> bool:
         """A call of a function this part can summarise: of this file, or of another file through `foreign`."""

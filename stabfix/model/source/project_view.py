@@ -33,9 +33,6 @@ class ProjectQueries(Protocol):
     def lineage(self, qualified: str) -> tuple[tuple[str, Optional[tuple[str, ...]]], ...]:
         """The class and its ancestors, each with its own methods, nearest first."""
 
-    def defining_text(self, qualified: str, kinds: Iterable[str] = ("def", "class", "method")) -> Optional[str]:
-        """The text of the other file that defines `qualified` as one of `kinds` (None when none does)."""
-
     def foreign(
         self, qualified: str, ask: Callable[[ForeignDefinition], Optional[T]], needs: Iterable[str] = (),
         kinds: Iterable[str] = ("def", "class", "method"),
