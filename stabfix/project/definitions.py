@@ -62,7 +62,11 @@ class Project:
         self.index = index
         self._models: OrderedDict[tuple[str, frozenset], Optional[tuple[cst.Module, FileModel]]] = OrderedDict()
         self._modules: OrderedDict[str, tuple[str, cst.Module]] = OrderedDict()
+        self._module_characters = 0  # the source characters behind the kept trees
         self._model_sizes: dict[tuple[str, frozenset], int] = {}  # the source characters behind each kept model
+        # per file: a kept tree and the definition nodes found in it (`_find`) by qualified name; dropped with the
+        # file's tree or models, so that it keeps no tree alive
+        self._nodes: dict[str, tuple[cst.Module, dict[str, Optional[Defined]]]] = {}
         self._asked: dict[frozenset, None] = {}  # the part sets asked for so far, in order
         # models dropped from the cache so far: a model's facts refer to each other, so only the cyclic
         # collector frees a dropped one (stabfix.scan_runner decides when, from this count)
@@ -75,7 +79,9 @@ class Project:
         self.index = state["index"]
         self._models = OrderedDict()
         self._modules = OrderedDict()
+        self._module_characters = 0
         self._model_sizes = {}
+        self._nodes = {}
         self._asked = {}
         self.models_dropped = 0
 
@@ -89,13 +95,26 @@ class Project:
             self._modules.move_to_end(path)
             return kept[1]
         module = parse(text)
+        if kept is not None:
+            self._module_characters -= len(kept[0])
         self._modules[path] = (text, module)
         self._modules.move_to_end(path)
-        kept_characters = sum(len(kept_text) for kept_text, _ in self._modules.values())
-        while len(self._modules) > _MODULES_KEPT or (len(self._modules) > 1 and kept_characters > _CHARACTERS_KEPT):
-            _, (evicted, _) = self._modules.popitem(last=False)
-            kept_characters -= len(evicted)
+        self._module_characters += len(text)
+        while len(self._modules) > _MODULES_KEPT or (len(self._modules) > 1 and self._module_characters > _CHARACTERS_KEPT):
+            evicted_path, (evicted, _) = self._modules.popitem(last=False)
+            self._module_characters -= len(evicted)
+            self._nodes.pop(evicted_path, None)
         return module
+
+    def node_of(self, module: cst.Module, symbol: Symbol) -> Optional[Defined]:
+        """`_find(module, symbol)`, kept while its file's tree is (asked again at every call of another file's
+        function, under every part set)."""
+        kept = self._nodes.get(symbol.path)
+        if kept is None or kept[0] is not module:
+            kept = self._nodes[symbol.path] = (module, {})
+        if symbol.qualified not in kept[1]:
+            kept[1][symbol.qualified] = _find(module, symbol)
+        return kept[1][symbol.qualified]
 
     def view(self, path: str, on_parsed: Optional[Callable[[], None]] = None) -> "ProjectView":
         """`on_parsed` is called once the file's own tree is at hand (parsed, or kept from an earlier parse)."""
@@ -128,6 +147,7 @@ class Project:
         while len(self._models) > _MODELS_KEPT or (len(self._models) > 1 and kept_characters > _CHARACTERS_KEPT):
             evicted, dropped = self._models.popitem(last=False)
             kept_characters -= self._model_sizes.pop(evicted)
+            self._nodes.pop(evicted[0], None)
             self.models_dropped += dropped is not None
         return built
 
@@ -312,7 +332,7 @@ class ProjectView:
         if built is None:
             return None
         module, model = built
-        node = _find(module, symbol)
+        node = self.project.node_of(module, symbol)
         return Definition(symbol, symbol.path, model, node, module) if node is not None else None
 
     def foreign(

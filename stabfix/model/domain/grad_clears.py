@@ -36,6 +36,8 @@ class GradClears:
         self._summaries = summaries
         self._through_calls = through_calls
         self._coverage: Optional[GradCoverage] = None
+        # per function: whether it steps (asked again for every event of the function by `by_a_hook`)
+        self._steps: dict[cst.FunctionDef, bool] = {}
 
     def reaches(self, clear: ClearGrad, constructor: Optional[cst.Call]) -> bool:
         """Whether a clear may empty the gradients the optimizer `constructor` builds uses (another
@@ -102,6 +104,12 @@ class GradClears:
     def steps(self, function: cst.FunctionDef) -> bool:
         """Whether the function steps an optimizer itself or through a call (`fit` calling `train_step`):
         a clear it runs then sits in a training pass, not in a hook."""
+        found = self._steps.get(function)
+        if found is None:
+            found = self._steps[function] = self._steps_uncached(function)
+        return found
+
+    def _steps_uncached(self, function: cst.FunctionDef) -> bool:
         if self._events.in_function(function, "step"):
             return True
         return any(
