@@ -68,7 +68,10 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.scopes import method_receiver
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.syntax import code_of
+from stabfix.model.source.syntax import code_of, node_kinds
+
+# exact node types for `type(node) in ...`: libcst's classes are ABCs, whose isinstance costs a Python call per miss
+_SEQUENCES = node_kinds(cst.Tuple, cst.List)
 
 # the names other modules import from here
 __all__ = ["Backward", "Branch", "ClearGrad", "Clip", "Event", "Events", "Gate", "GradWrite", "LocalCall",
@@ -341,7 +344,7 @@ class Events(SiteTracker):
                     self._add(GradWrite(node, self._site(), tensor))
         if len(node.targets) == 1:
             target = node.targets[0].target
-            param = _variable_of(target) if isinstance(target, cst.Attribute) and target.attr.value == "data" else None
+            param = _variable_of(target) if type(target) is cst.Attribute and target.attr.value == "data" else None
             if param is not None:
                 self._add(ParamUpdate(node, self._site(), param, "data=", _tensor_of(target)))
 
@@ -374,7 +377,7 @@ def gradient_resets(events: Iterable[Event]) -> list[Event]:
 
 def _builds_scaler(imports: ImportTracker, value: cst.BaseExpression) -> bool:
     """`GradScaler(...)`, `torch.cuda.amp.GradScaler(...)`, `ShardedGradScaler(...)`, by any import alias."""
-    if not isinstance(value, cst.Call):
+    if type(value) is not cst.Call:  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
         return False
     name = imports.qualify(value.func) or dotted_name(value.func) or ""
     return name.rsplit(".", 1)[-1].endswith("GradScaler")
@@ -415,9 +418,9 @@ def unpacked_step(assign: cst.Assign) -> Optional[cst.Call]:
     done, info = env.step(action)`): an environment's transition, since an optimizer's step returns
     None or the closure's loss."""
     value = assign.value
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "step"):
+    if not (type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "step"):
         return None
-    unpacks = any(isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) > 1 for t in assign.targets)
+    unpacks = any(type(t.target) in _SEQUENCES and len(t.target.elements) > 1 for t in assign.targets)
     return value if unpacks else None
 
 
@@ -430,7 +433,7 @@ def _stepped(call: cst.Call, func: cst.Attribute) -> tuple[cst.BaseExpression, .
 
 
 def _is_grad_attribute(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+    return type(node) is cst.Attribute and node.attr.value == "grad"
 
 
 def _tensor_of(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -33,7 +33,11 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import method_receiver
+from stabfix.model.source.syntax import node_kinds
 from stabfix.model.source.traversal import children
+
+# exact node types for `type(node) in ...`: libcst's classes are ABCs, whose isinstance costs a Python call per miss
+_SEQUENCES = node_kinds(cst.Tuple, cst.List)
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
 # transformers, torch-optimizer, lion-pytorch, schedulefree, ...), matched on the class name itself.
@@ -219,7 +223,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         self._facts_version += 1
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _USAGE_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in _USAGE_METHODS:
             receiver = dotted_name(func.value)
             if receiver is not None:
                 used = self.facts.usage.setdefault(receiver, set())
@@ -251,7 +255,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         scope = self.scope()
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in _SEQUENCES:
             for index, element in enumerate(target.elements):
                 if isinstance(element, cst.Element):
                     self._bind_one(element.value, _Bound(value, scope, index))
@@ -469,9 +473,9 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
 def listed_names(params: cst.BaseExpression) -> list[cst.Name]:
     """The names among an optimizer's params: `z`, `[z, w]`, `[z] + noises`, `[{"params": [z], "lr": 0.1}]`
     (not `model.parameters()`: a module's parameters are known as such already)."""
-    if isinstance(params, cst.Name):
+    if type(params) is cst.Name:
         return [params]
-    if isinstance(params, (cst.List, cst.Tuple)):
+    if type(params) in _SEQUENCES:
         return [name for element in params.elements for name in listed_names(element.value)]
     if isinstance(params, cst.BinaryOperation) and isinstance(params.operator, cst.Add):
         return listed_names(params.left) + listed_names(params.right)

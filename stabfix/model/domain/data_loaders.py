@@ -21,8 +21,12 @@ import libcst as cst
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
-from stabfix.model.source.syntax import code_of
+from stabfix.model.source.syntax import code_of, node_kinds
 from stabfix.model.source.traversal import code_children
+
+# exact node types for `type(node) in ...`: libcst's classes are ABCs, whose isinstance costs a Python call per miss
+_CLASSES_AND_FUNCTIONS = node_kinds(cst.FunctionDef, cst.ClassDef)
+_NAMES_AND_ATTRIBUTES = node_kinds(cst.Name, cst.Attribute)
 
 
 LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -101,8 +105,8 @@ class DataPipeline:
         stack: list[cst.CSTNode] = [function.body] if function is not None else []
         while stack:
             item = stack.pop()
-            stack.extend(child for child in code_children(item) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
-            if not isinstance(item, cst.Return) or item.value is None:
+            stack.extend(child for child in code_children(item) if type(child) not in _CLASSES_AND_FUNCTIONS)
+            if type(item) is not cst.Return or item.value is None:
                 continue
             values = [e.value for e in item.value.elements] if isinstance(item.value, cst.Tuple) else [item.value]
             for position, value in enumerate(values):
@@ -145,7 +149,7 @@ class DataPipeline:
             stack: list[cst.CSTNode] = [self.flows.module] if self.flows.module is not None else []
             while stack:
                 node = stack.pop()
-                if isinstance(node, cst.For):
+                if type(node) is cst.For:
                     self._loops.append(node)
                 stack.extend(code_children(node))
         return [loop for loop in self._loops if _contains_text(loop.iter, holder)]
@@ -163,7 +167,7 @@ def _contains_text(expr: cst.CSTNode, text: str) -> bool:
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.Name, cst.Attribute)) and code_of(node, 200) == text:
+        if type(node) in _NAMES_AND_ATTRIBUTES and code_of(node, 200) == text:
             return True
         stack.extend(code_children(node))
     return False
@@ -171,13 +175,14 @@ def _contains_text(expr: cst.CSTNode, text: str) -> bool:
 
 def drawn_names(loop: cst.For) -> set[str]:
     """The loop's targets and the names bound from them in its body (`x, y = batch`, `{k: v for k, v in batch.items()}`)."""
-    drawn = {node.value for node in own_nodes(loop.target) if isinstance(node, cst.Name)}
+    drawn = {node.value for node in own_nodes(loop.target) if type(node) is cst.Name}
     for _ in range(2):  # chains: `inputs = batch["x"]` then `for k, v in inputs.items()`
         for node in own_nodes(loop.body):
-            if isinstance(node, cst.CompFor) and root_name(node.iter) in drawn:
-                drawn |= {name.value for name in own_nodes(node.target) if isinstance(name, cst.Name)}
-            elif isinstance(node, cst.Assign) and root_name(node.value) in drawn:
-                drawn |= {name.value for t in node.targets for name in own_nodes(t.target) if isinstance(name, cst.Name)}
+            kind = type(node)
+            if kind is cst.CompFor and root_name(node.iter) in drawn:
+                drawn |= {name.value for name in own_nodes(node.target) if type(name) is cst.Name}
+            elif kind is cst.Assign and root_name(node.value) in drawn:
+                drawn |= {name.value for t in node.targets for name in own_nodes(t.target) if type(name) is cst.Name}
     return drawn
 
 

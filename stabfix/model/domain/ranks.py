@@ -30,7 +30,8 @@ from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.instances import attribute_values, instance_class_name
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.syntax import node_kinds
+from stabfix.model.source.traversal import code_children
 
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID"})
@@ -54,7 +55,7 @@ class RankFacts:
 
     def environment_rank_read(self, node: cst.CSTNode, sizes: bool = True) -> bool:
         """`os.environ["LOCAL_RANK"]` (with `sizes`, `os.environ["WORLD_SIZE"]` too)."""
-        return isinstance(node, cst.Subscript) and self.names.qualify(node.value) == "os.environ" \
+        return type(node) is cst.Subscript and self.names.qualify(node.value) == "os.environ" \
             and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
             and env_name(node.slice[0].slice.value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
 
@@ -66,11 +67,11 @@ class RankFacts:
             node = stack.pop()
             if self._rank_value(node):
                 return True
-            if isinstance(node, cst.Name) and node in self.names.uses and depth < 2:
+            if type(node) is cst.Name and node in self.names.uses and depth < 2:
                 values = [b.bound_value for b in self.names.bindings_of(node) if b.bound_value is not None]
                 if any(self.mentions_rank(value, depth + 1) for value in values):
                     return True
-            stack.extend(children(node))
+            stack.extend(code_children(node))  # no trivia node reads the rank
         return False
 
     def varies_by_rank(self, test: cst.BaseExpression) -> bool:
@@ -93,7 +94,7 @@ class RankFacts:
             node = stack.pop()
             if self._rank_value(node, sizes=False):
                 return True
-            stack.extend(children(node))
+            stack.extend(code_children(node))  # no trivia node reads the rank
         return False
 
     def _option_flag(self, test: cst.BaseExpression) -> bool:
@@ -109,7 +110,8 @@ class RankFacts:
     def _rank_value(self, expr: cst.CSTNode, depth: int = 0, sizes: bool = True) -> bool:
         if depth > 6:
             return False
-        if isinstance(expr, cst.Call):
+        kind = type(expr)  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
+        if kind is cst.Call:
             if self.names.qualify(expr.func) in RANK_CALLS:
                 return True
             if isinstance(expr.func, cst.Name) and expr.func.value in ("int", "str") and expr.args:
@@ -125,13 +127,13 @@ class RankFacts:
                 and env_name(expr.args[0].value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
         if self.environment_rank_read(expr, sizes):
             return True
-        if isinstance(expr, cst.Attribute):
+        if kind is cst.Attribute:
             if expr.attr.value in RANK_ATTRIBUTES:
                 return True
             # `self.gpu_id` that the class set from the rank (`self.gpu_id = int(os.environ["LOCAL_RANK"])`)
             return any(b.bound_value is not None and self._rank_value(b.bound_value, depth + 1, sizes)
                        for b in self.names.self_attribute_bindings(expr))
-        if isinstance(expr, cst.Name) and expr in self.names.uses:
+        if kind is cst.Name and expr in self.names.uses:
             for binding in self.names.bindings_of(expr):
                 value = binding.bound_value
                 if value is not None and self._rank_value(value, depth + 1, sizes):
@@ -315,10 +317,14 @@ def returned_values(function: cst.FunctionDef, nested: bool = False) -> list[cst
     """The values the function's top-level `return`s give (`nested`: also those inside its branches)."""
     found: list[cst.BaseExpression] = []
     stack: list[cst.CSTNode] = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
-    while stack:
+    while stack:  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
         item = stack.pop()
-        if isinstance(item, cst.SimpleStatementLine):
-            found.extend(small.value for small in item.body if isinstance(small, cst.Return) and small.value is not None)
-        elif nested and not isinstance(item, (cst.FunctionDef, cst.ClassDef)):
-            stack.extend(children(item))
+        kind = type(item)
+        if kind is cst.SimpleStatementLine:
+            found.extend(small.value for small in item.body if type(small) is cst.Return and small.value is not None)
+        elif nested and kind not in _CLASSES_AND_FUNCTIONS:
+            stack.extend(code_children(item))  # trivia holds no return
     return found
+
+
+_CLASSES_AND_FUNCTIONS = node_kinds(cst.FunctionDef, cst.ClassDef)

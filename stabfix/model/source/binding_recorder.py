@@ -152,11 +152,12 @@ class BindingRecorder(Regions):
         element: Optional[cst.BaseExpression] = None,
         position: tuple[int, ...] = (),
     ) -> None:
-        if isinstance(target, cst.Name):
+        target_type = type(target)  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
+        if target_type is cst.Name:
             unpacked = bool(position)
             self._bind(target.value, "unpack" if unpacked and kind == "assign" else kind, node, value,
                        element if unpacked else None, position)
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif target_type is cst.Tuple or target_type is cst.List:
             elements = _literal_elements(element if position else value)
             for index, item in enumerate(target.elements):
                 inner = item.value
@@ -165,14 +166,14 @@ class BindingRecorder(Regions):
                     source = None
                     inner = inner.value if isinstance(inner, cst.StarredElement) else inner
                 self._bind_target(inner, kind, node, value, source, position + (index,))
-        elif isinstance(target, cst.StarredElement):
+        elif target_type is cst.StarredElement:
             self._bind_target(target.value, kind, node, value, None, position + (-1,))
-        elif isinstance(target, cst.Attribute):
+        elif target_type is cst.Attribute:
             self._bind_attribute(target, kind, node, value, element, position)
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
-        if not isinstance(node.func, cst.Name):
+        if type(node.func) is not cst.Name:
             return
         owner, self_name = self._methods[-1] if self._methods else (None, "")
         for index, arg in enumerate(node.args):

@@ -123,20 +123,21 @@ class CallableResolution:
         `for name, cell in self.cells.items()` over `nn.ModuleList([...])`/`nn.ModuleDict({...})`)."""
         if depth > 6:
             return None
-        if isinstance(expr, cst.Lambda):
+        node_type = type(expr)  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
+        if node_type is cst.Lambda:
             return Callee("lambda", expr)
-        if isinstance(expr, cst.Call):
+        if node_type is cst.Call:
             target = self.qualify(expr.func) or ""
             if target in ("functools.partial", "functools.partialmethod") and expr.args:
                 return self.callable_of(expr.args[0].value, depth + 1)
             return self.instance_of(expr, depth + 1)
-        if isinstance(expr, cst.Subscript):
+        if node_type is cst.Subscript:
             return self.element_of(expr.value, depth + 1)
-        if isinstance(expr, cst.Attribute) and expr.attr.value in ("__call__", "forward"):
+        if node_type is cst.Attribute and expr.attr.value in ("__call__", "forward"):
             target = self.callable_of(expr.value, depth + 1)  # `layer.__call__`, `self.block.forward`
             if target is not None and target.kind != "library":
                 return target
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        if node_type is cst.Attribute and type(expr.value) is cst.Name:
             owner = self._self_class(expr.value)
             if owner is not None:
                 members = self.scopes[owner].bindings.get(expr.attr.value, []) if owner in self.scopes else []
