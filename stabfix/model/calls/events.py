@@ -68,10 +68,7 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.scopes import method_receiver
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.syntax import code_of, node_kinds
-
-# exact node types for `type(node) in ...`: libcst's classes are ABCs, whose isinstance costs a Python call per miss
-_SEQUENCES = node_kinds(cst.Tuple, cst.List)
+from stabfix.model.source.syntax import TUPLES_AND_LISTS, code_of
 
 # the names other modules import from here
 __all__ = ["Backward", "Branch", "ClearGrad", "Clip", "Event", "Events", "Gate", "GradWrite", "LocalCall",
@@ -377,7 +374,7 @@ def gradient_resets(events: Iterable[Event]) -> list[Event]:
 
 def _builds_scaler(imports: ImportTracker, value: cst.BaseExpression) -> bool:
     """`GradScaler(...)`, `torch.cuda.amp.GradScaler(...)`, `ShardedGradScaler(...)`, by any import alias."""
-    if type(value) is not cst.Call:  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
+    if type(value) is not cst.Call:  # exact types (see syntax.node_kinds)
         return False
     name = imports.qualify(value.func) or dotted_name(value.func) or ""
     return name.rsplit(".", 1)[-1].endswith("GradScaler")
@@ -420,7 +417,7 @@ def unpacked_step(assign: cst.Assign) -> Optional[cst.Call]:
     value = assign.value
     if not (type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "step"):
         return None
-    unpacks = any(type(t.target) in _SEQUENCES and len(t.target.elements) > 1 for t in assign.targets)
+    unpacks = any(type(t.target) in TUPLES_AND_LISTS and len(t.target.elements) > 1 for t in assign.targets)
     return value if unpacks else None
 
 

@@ -21,11 +21,8 @@ from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.syntax import node_kinds
+from stabfix.model.source.syntax import NAMES_AND_ATTRIBUTES
 from stabfix.model.source.traversal import code_children
-
-# exact node types for `type(node) in ...`: libcst's classes are ABCs, whose isinstance costs a Python call per miss
-_NAMES_AND_ATTRIBUTES = node_kinds(cst.Name, cst.Attribute)
 
 if TYPE_CHECKING:
     from stabfix.model.source.project_view import ProjectQueries
@@ -172,7 +169,7 @@ class LossSources:
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """What an expression names through the imports, honouring local shadowing."""
-        if type(expr) in _NAMES_AND_ATTRIBUTES and _root(expr) in self.names.uses:
+        if type(expr) in NAMES_AND_ATTRIBUTES and _root(expr) in self.names.uses:
             return self.names.qualify(expr)
         return self.imports.qualify(expr)
 
@@ -465,7 +462,7 @@ def _is_torch_loss_base(qualified: str) -> bool:
 
 
 def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while type(expr) is cst.Attribute:  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
+    while type(expr) is cst.Attribute:  # exact types (see syntax.node_kinds)
         expr = expr.value
     return expr
 

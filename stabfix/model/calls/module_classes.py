@@ -33,7 +33,7 @@ from stabfix.model.calls.modules import ModuleIndex, chain_receiver
 from stabfix.model.source.lazy_inits import LazyInits
 from stabfix.model.source.names import Names
 from stabfix.model.source.project_view import ProjectQueries
-from stabfix.model.source.syntax import node_kinds
+from stabfix.model.source.syntax import DEFINITIONS
 from stabfix.model.source.traversal import code_children
 
 MAX_DEPTH = 3  # calls followed from a `forward` (`forward_reach`)
@@ -56,7 +56,6 @@ _TORCH_NN_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "Unini
 # Bases that say nothing about being a module: a plain Python class.
 PLAIN_BASES = frozenset({"object", "abc.ABC", "typing.Generic", "typing.NamedTuple", "enum.Enum", "typing.Protocol"})
 _MAX_DEPTH = 8
-_DEFINITIONS = node_kinds(cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # torch functions that build a fresh tensor
 FRESH_TENSOR_FUNCTIONS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "Tensor",
                               "FloatTensor", "eye", "arange", "linspace", "zeros_like", "ones_like", "randn_like",
@@ -123,8 +122,8 @@ class ModuleClasses:
         stack: list[cst.CSTNode] = [function.body]
         while stack:
             node = stack.pop()
-            kind = type(node)  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
-            if kind in _DEFINITIONS:
+            kind = type(node)  # exact types (see syntax.node_kinds)
+            if kind in DEFINITIONS:
                 continue  # a nested definition runs only when called
             if kind is cst.Call:
                 callee = self.names.definition_of(node)

@@ -33,11 +33,8 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import method_receiver
-from stabfix.model.source.syntax import node_kinds
+from stabfix.model.source.syntax import TUPLES_AND_LISTS
 from stabfix.model.source.traversal import children
-
-# exact node types for `type(node) in ...`: libcst's classes are ABCs, whose isinstance costs a Python call per miss
-_SEQUENCES = node_kinds(cst.Tuple, cst.List)
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
 # transformers, torch-optimizer, lion-pytorch, schedulefree, ...), matched on the class name itself.
@@ -255,7 +252,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         scope = self.scope()
-        if type(target) in _SEQUENCES:
+        if type(target) in TUPLES_AND_LISTS:
             for index, element in enumerate(target.elements):
                 if isinstance(element, cst.Element):
                     self._bind_one(element.value, _Bound(value, scope, index))
@@ -475,7 +472,7 @@ def listed_names(params: cst.BaseExpression) -> list[cst.Name]:
     (not `model.parameters()`: a module's parameters are known as such already)."""
     if type(params) is cst.Name:
         return [params]
-    if type(params) in _SEQUENCES:
+    if type(params) in TUPLES_AND_LISTS:
         return [name for element in params.elements for name in listed_names(element.value)]
     if isinstance(params, cst.BinaryOperation) and isinstance(params.operator, cst.Add):
         return listed_names(params.left) + listed_names(params.right)

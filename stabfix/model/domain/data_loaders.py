@@ -21,12 +21,8 @@ import libcst as cst
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
-from stabfix.model.source.syntax import code_of, node_kinds
+from stabfix.model.source.syntax import CLASSES_AND_FUNCTIONS, NAMES_AND_ATTRIBUTES, code_of
 from stabfix.model.source.traversal import code_children
-
-# exact node types for `type(node) in ...`: libcst's classes are ABCs, whose isinstance costs a Python call per miss
-_CLASSES_AND_FUNCTIONS = node_kinds(cst.FunctionDef, cst.ClassDef)
-_NAMES_AND_ATTRIBUTES = node_kinds(cst.Name, cst.Attribute)
 
 
 LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -105,7 +101,7 @@ class DataPipeline:
         stack: list[cst.CSTNode] = [function.body] if function is not None else []
         while stack:
             item = stack.pop()
-            stack.extend(child for child in code_children(item) if type(child) not in _CLASSES_AND_FUNCTIONS)
+            stack.extend(child for child in code_children(item) if type(child) not in CLASSES_AND_FUNCTIONS)
             if type(item) is not cst.Return or item.value is None:
                 continue
             values = [e.value for e in item.value.elements] if isinstance(item.value, cst.Tuple) else [item.value]
@@ -167,7 +163,7 @@ def _contains_text(expr: cst.CSTNode, text: str) -> bool:
     stack = [expr]
     while stack:
         node = stack.pop()
-        if type(node) in _NAMES_AND_ATTRIBUTES and code_of(node, 200) == text:
+        if type(node) in NAMES_AND_ATTRIBUTES and code_of(node, 200) == text:
             return True
         stack.extend(code_children(node))
     return False

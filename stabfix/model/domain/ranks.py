@@ -30,7 +30,7 @@ from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.instances import attribute_values, instance_class_name
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.syntax import node_kinds
+from stabfix.model.source.syntax import CLASSES_AND_FUNCTIONS
 from stabfix.model.source.traversal import code_children
 
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
@@ -110,7 +110,7 @@ class RankFacts:
     def _rank_value(self, expr: cst.CSTNode, depth: int = 0, sizes: bool = True) -> bool:
         if depth > 6:
             return False
-        kind = type(expr)  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
+        kind = type(expr)  # exact types (see syntax.node_kinds)
         if kind is cst.Call:
             if self.names.qualify(expr.func) in RANK_CALLS:
                 return True
@@ -317,14 +317,11 @@ def returned_values(function: cst.FunctionDef, nested: bool = False) -> list[cst
     """The values the function's top-level `return`s give (`nested`: also those inside its branches)."""
     found: list[cst.BaseExpression] = []
     stack: list[cst.CSTNode] = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
-    while stack:  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
+    while stack:  # exact types (see syntax.node_kinds)
         item = stack.pop()
         kind = type(item)
         if kind is cst.SimpleStatementLine:
             found.extend(small.value for small in item.body if type(small) is cst.Return and small.value is not None)
-        elif nested and kind not in _CLASSES_AND_FUNCTIONS:
+        elif nested and kind not in CLASSES_AND_FUNCTIONS:
             stack.extend(code_children(item))  # trivia holds no return
     return found
-
-
-_CLASSES_AND_FUNCTIONS = node_kinds(cst.FunctionDef, cst.ClassDef)

@@ -142,14 +142,15 @@ class TensorFacts(ValueAliases, cst.BatchableCSTVisitor):
             self._scope.mutations.append(root)
 
     def _target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        target_type = type(target)  # exact types (see syntax.node_kinds)
+        if target_type is cst.Tuple or target_type is cst.List:
             for element in target.elements:
                 self._target(element.value)
-        elif isinstance(target, cst.StarredElement):
+        elif target_type is cst.StarredElement:
             self._target(target.value)
-        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+        elif target_type is cst.Subscript or target_type is cst.Attribute:
             # `x[mask] = 0`, `batch.x = ...`, `t.data = ...`: the object behind the root name changes
-            if isinstance(target, cst.Attribute) and target.attr.value in ("requires_grad", "grad", "retains_grad"):
+            if target_type is cst.Attribute and target.attr.value in ("requires_grad", "grad", "retains_grad"):
                 return
             self._mutate(target)
 

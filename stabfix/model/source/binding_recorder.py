@@ -152,7 +152,7 @@ class BindingRecorder(Regions):
         element: Optional[cst.BaseExpression] = None,
         position: tuple[int, ...] = (),
     ) -> None:
-        target_type = type(target)  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
+        target_type = type(target)  # exact types (see syntax.node_kinds)
         if target_type is cst.Name:
             unpacked = bool(position)
             self._bind(target.value, "unpack" if unpacked and kind == "assign" else kind, node, value,
@@ -315,4 +315,3 @@ def _literal_elements(value: Optional[cst.BaseExpression]) -> Optional[list[cst.
             return None
         return [e.value for e in value.elements]
     return None
-

@@ -27,7 +27,7 @@ import libcst as cst
 
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import instance_receiver
-from stabfix.model.source.syntax import node_kinds
+from stabfix.model.source.syntax import DEFINITIONS
 from stabfix.model.source.traversal import code_children
 
 MAX_DEPTH = 3  # calls of the class's own methods followed from a block (and from the method, for resets)
@@ -196,7 +196,7 @@ def _own_nodes(root: cst.CSTNode, skip: Optional[cst.CSTNode] = None):
     and no trivia (every caller looks for statements and calls). Exact type tests: libcst's node
     classes are ABCs, whose isinstance costs a Python call per miss."""
     stack: list[cst.CSTNode] = [root]
-    definitions = _DEFINITIONS
+    definitions = DEFINITIONS
     while stack:
         node = stack.pop()
         if node is skip:
@@ -205,6 +205,3 @@ def _own_nodes(root: cst.CSTNode, skip: Optional[cst.CSTNode] = None):
         for child in code_children(node):
             if type(child) not in definitions:
                 stack.append(child)
-
-
-_DEFINITIONS = node_kinds(cst.FunctionDef, cst.ClassDef, cst.Lambda)

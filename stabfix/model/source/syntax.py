@@ -25,6 +25,13 @@ def node_kinds(*classes: type) -> frozenset[type]:
     return frozenset(found)
 
 
+# Node types many walks test, for `type(node) in ...`
+TUPLES_AND_LISTS = node_kinds(cst.Tuple, cst.List)
+NAMES_AND_ATTRIBUTES = node_kinds(cst.Name, cst.Attribute)
+CLASSES_AND_FUNCTIONS = node_kinds(cst.FunctionDef, cst.ClassDef)
+DEFINITIONS = node_kinds(cst.FunctionDef, cst.ClassDef, cst.Lambda)  # nested code that runs only when called
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Variable names read in an expression (attribute names and keywords excluded)."""
     found: set[str] = set()

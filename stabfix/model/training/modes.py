@@ -35,12 +35,11 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.source.places import Place, body_of, called_as_statement, parent_in, position_in
-from stabfix.model.source.syntax import node_kinds
+from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_kinds
 from stabfix.model.source.traversal import visit_readonly
 
-# exact node types for `type(node) in ...` (libcst's classes are ABCs: an isinstance costs a Python call per miss)
+# node types for `type(node) in ...` (see syntax.node_kinds)
 _LOOPS = node_kinds(cst.For, cst.While, cst.BaseComp)
-_SEQUENCES = node_kinds(cst.Tuple, cst.List)
 
 # Methods of a module that are not forward passes.
 NOT_FORWARD_METHODS = frozenset(
@@ -134,7 +133,7 @@ class ModeSwitches(cst.BatchableCSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         chain = self._chains.pop(id(node), node)
-        if type(func) is not cst.Attribute:  # exact types: an isinstance of libcst's ABCs costs a Python call per miss
+        if type(func) is not cst.Attribute:  # exact types (see syntax.node_kinds)
             return
         if type(func.value) is cst.Call:
             self._chains[id(func.value)] = chain  # the outer call is visited first
@@ -181,7 +180,7 @@ class ModeSwitches(cst.BatchableCSTVisitor):
             self._rebind(node, node.asname.name, None)
 
     def _rebind(self, node: cst.CSTNode, target: cst.BaseExpression, value: Optional[cst.CSTNode]) -> None:
-        if type(target) in _SEQUENCES:
+        if type(target) in TUPLES_AND_LISTS:
             for element in target.elements:  # `model, opt = build()`: each is rebound, from the whole value
                 self._rebind(node, element.value, value)
             return

@@ -16,6 +16,7 @@ import libcst as cst
 
 from stabfix.model.calls import torch_ops
 from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.syntax import TUPLES_AND_LISTS
 from stabfix.model.training.step_frames import Frame
 
 _APPENDS = {"append": 0, "extend": 0, "insert": 1}
@@ -122,10 +123,10 @@ def _unpacked_targets(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.Ba
     element of a displayed tuple for a tuple target (`total, n = total + loss, n + 1`)."""
     pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
     for target in node.targets:
-        if not isinstance(target.target, (cst.Tuple, cst.List)):
+        if type(target.target) not in TUPLES_AND_LISTS:  # exact types (see syntax.node_kinds)
             pairs.append((target.target, node.value))
             continue
-        shown = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) else ()
+        shown = node.value.elements if type(node.value) in TUPLES_AND_LISTS else ()
         if len(shown) != len(target.target.elements):
             continue
         for position, element in enumerate(target.target.elements):
