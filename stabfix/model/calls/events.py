@@ -68,7 +68,7 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.scopes import method_receiver
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.syntax import code_of
+from stabfix.model.source.syntax import TUPLES_AND_LISTS, code_of
 
 # the names other modules import from here
 __all__ = ["Backward", "Branch", "ClearGrad", "Clip", "Event", "Events", "Gate", "GradWrite", "LocalCall",
@@ -128,10 +128,10 @@ class Events(SiteTracker):
         found = []
         for call in self._instance_calls_by_name.get(method, ()):
             receiver = call.node.func.value  # type: ignore[attr-defined]
-            if not isinstance(receiver, cst.Name):
+            if type(receiver) is not cst.Name:
                 continue
             value = self.names.single_value(receiver)
-            if isinstance(value, cst.Call):
+            if type(value) is cst.Call:
                 built = self.names.instance_of(value)
                 owner = None if built is None else (built.module_class or (built.node if built.kind == "class" else None))
                 if owner is cls:
@@ -150,7 +150,7 @@ class Events(SiteTracker):
             return None
         if self.imports.qualify(func) in _OPTIMIZER_STEP_FUNCTIONS:
             return None
-        on_self = isinstance(func.value, cst.Name) and func.value.value == method_receiver(step.site.cls, step.site.functions)
+        on_self = type(func.value) is cst.Name and func.value.value == method_receiver(step.site.cls, step.site.functions)
         found = []
         for function, recorded in self._by_function.items():
             if function is None or function is step.site.function or function.name.value != func.attr.value:
@@ -203,7 +203,7 @@ class Events(SiteTracker):
     def accumulates(self, backward: Event) -> bool:
         """Whether a backward event adds into `.grad` (`torch.autograd.grad` returns the gradients instead)."""
         return isinstance(backward, Backward) and not (
-            isinstance(backward.node, cst.Call) and self.imports.qualify(backward.node.func) == "torch.autograd.grad"
+            type(backward.node) is cst.Call and self.imports.qualify(backward.node.func) == "torch.autograd.grad"
         )
 
     def is_scaler(self, expr: Optional[cst.BaseExpression]) -> bool:
@@ -227,7 +227,7 @@ class Events(SiteTracker):
     def visit_With(self, node: cst.With) -> None:
         super().visit_With(node)
         for item in node.items:
-            if isinstance(item.item, cst.Call) and self.imports.qualify(item.item.func) == _DISTRIBUTED_CONTEXT:
+            if type(item.item) is cst.Call and self.imports.qualify(item.item.func) == _DISTRIBUTED_CONTEXT:
                 context = item.asname.name if item.asname is not None else item.item
                 self._add(ClearGrad(item.item, self._site(), context, "context"))  # type: ignore[arg-type]
 
@@ -286,10 +286,10 @@ class Events(SiteTracker):
         elif method == "unscale_":
             self._add(Unscale(node, self._site(), receiver, _first_argument(node)))
             self._note_scaler(receiver)
-        if method == "backward" and isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        if method == "backward" and type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
             if receiver.func.attr.value == "scale":
                 self._note_scaler(receiver.func.value)  # `scaler.scale(loss).backward()`
-        if isinstance(receiver, cst.Name) and receiver.value == method_receiver(
+        if type(receiver) is cst.Name and receiver.value == method_receiver(
                 self.enclosing.innermost_class(), self.enclosing.enclosing_functions()):  # `self.m()`, any receiver name
             self._add(LocalCall(node, self._site(), method, True))
         elif isinstance(receiver, (cst.Name, cst.Call)):  # `trainer.fit(x)`, `Steps().run(x)`
@@ -316,9 +316,9 @@ class Events(SiteTracker):
         param = _variable_of(node.target)
         if param is None:
             return
-        if isinstance(node.operator, cst.AddAssign):
+        if type(node.operator) is cst.AddAssign:
             self._add(ParamUpdate(node, self._site(), param, "+=", _tensor_of(node.target)))
-        elif isinstance(node.operator, cst.SubtractAssign):
+        elif type(node.operator) is cst.SubtractAssign:
             self._add(ParamUpdate(node, self._site(), param, "-=", _tensor_of(node.target)))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -335,13 +335,13 @@ class Events(SiteTracker):
         for target in node.targets:
             if _is_grad_attribute(target.target):
                 tensor = target.target.value  # type: ignore[attr-defined]
-                if isinstance(node.value, cst.Name) and node.value.value == "None":
+                if type(node.value) is cst.Name and node.value.value == "None":
                     self._add(ClearGrad(node, self._site(), tensor, "set_none"))
                 else:
                     self._add(GradWrite(node, self._site(), tensor))
         if len(node.targets) == 1:
             target = node.targets[0].target
-            param = _variable_of(target) if isinstance(target, cst.Attribute) and target.attr.value == "data" else None
+            param = _variable_of(target) if type(target) is cst.Attribute and target.attr.value == "data" else None
             if param is not None:
                 self._add(ParamUpdate(node, self._site(), param, "data=", _tensor_of(target)))
 
@@ -374,7 +374,7 @@ def gradient_resets(events: Iterable[Event]) -> list[Event]:
 
 def _builds_scaler(imports: ImportTracker, value: cst.BaseExpression) -> bool:
     """`GradScaler(...)`, `torch.cuda.amp.GradScaler(...)`, `ShardedGradScaler(...)`, by any import alias."""
-    if not isinstance(value, cst.Call):
+    if type(value) is not cst.Call:  # exact types (see syntax.node_kinds)
         return False
     name = imports.qualify(value.func) or dotted_name(value.func) or ""
     return name.rsplit(".", 1)[-1].endswith("GradScaler")
@@ -396,7 +396,7 @@ def _names_a_clear(last: str) -> bool:
 
 def _grad_owner(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     """`p` for `p.grad` or `p.grad.data`, else None."""
-    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+    if type(node) is cst.Attribute and node.attr.value == "data":
         node = node.value
     return node.value if _is_grad_attribute(node) else None  # type: ignore[attr-defined]
 
@@ -415,9 +415,9 @@ def unpacked_step(assign: cst.Assign) -> Optional[cst.Call]:
     done, info = env.step(action)`): an environment's transition, since an optimizer's step returns
     None or the closure's loss."""
     value = assign.value
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "step"):
+    if not (type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "step"):
         return None
-    unpacks = any(isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) > 1 for t in assign.targets)
+    unpacks = any(type(t.target) in TUPLES_AND_LISTS and len(t.target.elements) > 1 for t in assign.targets)
     return value if unpacks else None
 
 
@@ -430,12 +430,12 @@ def _stepped(call: cst.Call, func: cst.Attribute) -> tuple[cst.BaseExpression, .
 
 
 def _is_grad_attribute(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+    return type(node) is cst.Attribute and node.attr.value == "grad"
 
 
 def _tensor_of(node: cst.BaseExpression) -> cst.BaseExpression:
     """`p` for `p.data`."""
-    return node.value if isinstance(node, cst.Attribute) and node.attr.value == "data" else node
+    return node.value if type(node) is cst.Attribute and node.attr.value == "data" else node
 
 
 def _variable_of(node: cst.BaseExpression) -> Optional[str]:
@@ -446,8 +446,8 @@ def _variable_of(node: cst.BaseExpression) -> Optional[str]:
 def tensor_spelling(node: cst.BaseExpression) -> Optional[str]:
     """`p`, `model.head.weight`, `params[name]`: a name, an attribute chain (not through `.grad` or
     `.data`) or a dict lookup by a name or string on one; None for anything else."""
-    if isinstance(node, cst.Subscript):
-        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    if type(node) is cst.Subscript:
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
             return None
         key, owner = node.slice[0].slice.value, tensor_spelling(node.value)
         if owner is None or "[" in owner or not isinstance(key, (cst.Name, cst.SimpleString)):
@@ -461,7 +461,7 @@ def tensor_spelling(node: cst.BaseExpression) -> Optional[str]:
 
 def clip_measures_only(call: cst.CSTNode) -> bool:
     """`clip_grad_norm_(params, float("inf"))`: computes the norm, clips nothing."""
-    if not isinstance(call, cst.Call):
+    if type(call) is not cst.Call:
         return False
     keyword = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in ("max_norm", "clip_value")]
     positional = [arg.value for arg in call.args if arg.keyword is None]

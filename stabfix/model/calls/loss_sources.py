@@ -21,6 +21,7 @@ from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names
+from stabfix.model.source.syntax import NAMES_AND_ATTRIBUTES
 from stabfix.model.source.traversal import code_children
 
 if TYPE_CHECKING:
@@ -168,17 +169,17 @@ class LossSources:
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """What an expression names through the imports, honouring local shadowing."""
-        if isinstance(expr, (cst.Name, cst.Attribute)) and _root(expr) in self.names.uses:
+        if type(expr) in NAMES_AND_ATTRIBUTES and _root(expr) in self.names.uses:
             return self.names.qualify(expr)
         return self.imports.qualify(expr)
 
     def self_class(self, receiver: cst.BaseExpression) -> cst.ClassDef | None:
         """The class whose instance `receiver` is when it is a method's own first parameter (`self`)."""
-        if not isinstance(receiver, cst.Name) or receiver not in self.names.uses:
+        if type(receiver) is not cst.Name or receiver not in self.names.uses:
             return None
         scope = self.names.uses[receiver].scope.resolving(receiver.value)
         function = scope.node
-        if not isinstance(function, cst.FunctionDef) or scope.parent is None or not scope.parent.is_class:
+        if type(function) is not cst.FunctionDef or scope.parent is None or not scope.parent.is_class:
             return None
         if _first_parameter(function) != receiver.value or _is_static(function):
             return None
@@ -188,7 +189,7 @@ class LossSources:
 
     def constructor_name(self, value: cst.BaseExpression) -> str | None:
         """The loss class a value constructs, if it does."""
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return None
         qualified = self.qualify(value.func)
         name = qualified or dotted_name(value.func)
@@ -220,9 +221,9 @@ class LossSources:
             return passed
         for value in self._bound_values(expr):
             loss = self.constructor_name(value)
-            if loss is None and isinstance(value, cst.Call):
+            if loss is None and type(value) is cst.Call:
                 loss = self.returned_loss(value, depth)  # `criterion = make_criterion()`
-            if loss is None and isinstance(value, (cst.Name, cst.Attribute)):
+            if loss is None and type(value) in NAMES_AND_ATTRIBUTES:
                 qualified = self.qualify(value)
                 loss = qualified if qualified is not None and is_torch_loss_function(qualified) else None
                 loss = loss or self.held(value, depth + 1)
@@ -239,7 +240,7 @@ class LossSources:
         resolved = self._definition(call)
         if resolved is not None:
             return _one_returned_loss(self, resolved[0], depth + 1)
-        qualified = self.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        qualified = self.qualify(call.func) if type(call.func) in NAMES_AND_ATTRIBUTES else None
         if self.project is None or qualified is None or qualified.startswith("torch."):
             return None
         symbol = self.project.resolve(qualified)
@@ -252,7 +253,7 @@ class LossSources:
     def _passed_loss(self, expr: cst.BaseExpression, depth: int) -> str | None:
         """The loss a parameter holds when every call of its function in the file passes the same one
         (`train(loader, net, opt, nn.L1Loss())` makes `l1(...)` in `def train(loader, net, opt, l1)` L1Loss)."""
-        if not isinstance(expr, cst.Name) or self.parameter_values is None:
+        if type(expr) is not cst.Name or self.parameter_values is None:
             return None
         bindings = self.names.bindings_of(expr)
         if len(bindings) != 1 or bindings[0].kind != "param":
@@ -264,9 +265,9 @@ class LossSources:
         return found.pop() if len(found) == 1 and None not in found else None
 
     def _bound_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             bindings = self.names.bindings_of(expr)
-        elif isinstance(expr, cst.Attribute):
+        elif type(expr) is cst.Attribute:
             owner = self.self_class(expr.value)
             bindings = self.names.attribute_bindings(owner, expr.attr.value) if owner is not None else []
         else:
@@ -276,13 +277,13 @@ class LossSources:
     def _resolve(self, call: cst.Call) -> LossCall | None:
         func = call.func
         display = dotted_name(func) or "loss"
-        if isinstance(func, cst.Call):  # `nn.MSELoss()(pred, target)`
+        if type(func) is cst.Call:  # `nn.MSELoss()(pred, target)`
             loss_class = self.constructor_name(func)
             if loss_class is None:
                 return None
             shown = dotted_name(func.func) or loss_class
             return LossCall(call, f"{shown}()", loss_class.startswith("torch."), loss_class)
-        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        if type(func) is cst.Attribute and func.attr.value == "forward":
             held = self.held(func.value)  # `criterion.forward(pred, target)`
             if held is not None:
                 return LossCall(call, display, held.startswith("torch."), held)
@@ -300,11 +301,11 @@ class LossSources:
             if _is_loss_callee(last, func):
                 return LossCall(call, display, False, qualified)
             return None
-        if isinstance(func, cst.Name) and _is_loss_callee(func.value, None):
+        if type(func) is cst.Name and _is_loss_callee(func.value, None):
             return LossCall(call, display, False, func.value)
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, (cst.Name, cst.Attribute))
+            type(func) is cst.Attribute
+            and type(func.value) in NAMES_AND_ATTRIBUTES
             and _is_loss_callee(func.attr.value, func)
         ):
             return LossCall(call, display, False, func.attr.value)
@@ -338,7 +339,7 @@ class LossSources:
             return (on_instance, 0 if _is_static(on_instance) else 1) if on_instance is not None else None
         scope = self.names.scopes.get(definition)
         is_method = scope is not None and scope.parent is not None and scope.parent.is_class
-        skip = 1 if is_method and isinstance(call.func, cst.Attribute) and not _is_static(definition) else 0
+        skip = 1 if is_method and type(call.func) is cst.Attribute and not _is_static(definition) else 0
         return definition, skip
 
     def _helper_loss(self, call: cst.Call) -> LossOperands | None:
@@ -370,7 +371,7 @@ class LossSources:
     def _foreign_helper_loss(self, call: cst.Call) -> LossOperands | None:
         """The same for a function of another scanned file (`from .helpers import fit_term`), by that file's
         answer about its parameters. Not known to be safe to fix from here: another file holds the loss."""
-        qualified = self.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        qualified = self.qualify(call.func) if type(call.func) in NAMES_AND_ATTRIBUTES else None
         if self.project is None or qualified is None or qualified.startswith("torch."):
             return None
         if qualified not in self._foreign_roles:  # a helper is called many times: its file is asked once
@@ -434,7 +435,7 @@ class LossSources:
         callables = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
         callables -= derived
         for call in calls:
-            if isinstance(call.func, cst.Name) and call.func.value in callables:
+            if type(call.func) is cst.Name and call.func.value in callables:
                 if any(read_names(arg.value) & derived for arg in call.args):
                     return "input"
         return None
@@ -446,7 +447,7 @@ def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
     # a method of a module or object holding losses (`losses.swd`), not a container method
     words = set(identifier_words(name))
     return (
-        isinstance(func, cst.Attribute)
+        type(func) is cst.Attribute
         and _holds_losses(func.value)
         and not name[:1].isupper()
         and not name.startswith("_")
@@ -461,7 +462,7 @@ def _is_torch_loss_base(qualified: str) -> bool:
 
 
 def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:  # exact types (see syntax.node_kinds)
         expr = expr.value
     return expr
 
@@ -480,11 +481,11 @@ def _is_static(node: cst.FunctionDef) -> bool:
 def _one_returned_loss(sources: "LossSources", node, depth: int) -> str | None:
     """The loss object every `return` of `node` holds (a constructor, a helper's, or a name bound to
     one); None when a return holds anything else, or none returns a value."""
-    if not isinstance(node, cst.FunctionDef):
+    if type(node) is not cst.FunctionDef:
         return None
     returned = sources.names.returns.get(node, [])
-    found = {sources.constructor_name(value) or sources.returned_loss(value, depth) if isinstance(value, cst.Call)
-             else sources.held(value, depth) if isinstance(value, (cst.Name, cst.Attribute)) else None
+    found = {sources.constructor_name(value) or sources.returned_loss(value, depth) if type(value) is cst.Call
+             else sources.held(value, depth) if type(value) in NAMES_AND_ATTRIBUTES else None
              for value in returned}
     return found.pop() if len(found) == 1 and None not in found else None
 
@@ -492,7 +493,7 @@ def _one_returned_loss(sources: "LossSources", node, depth: int) -> str | None:
 def _parameter_roles(definition) -> tuple[tuple[str, ...], frozenset[str]] | None:
     """A function of another file: its positional parameters and those it uses as a loss target (node-free)."""
     node = definition.node
-    if not isinstance(node, cst.FunctionDef):
+    if type(node) is not cst.FunctionDef:
         return None
     params = node.params
     positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
@@ -561,10 +562,10 @@ def read_names(expr: cst.CSTNode) -> set[str]:
 def _one_returned_loss(losses, node, depth: int) -> str | None:
     """The loss object every `return` of `node` holds (a constructor or a name bound to one); None when
     a return holds anything else, or none returns a value."""
-    if not isinstance(node, cst.FunctionDef):
+    if type(node) is not cst.FunctionDef:
         return None
     returned = losses.names.returns.get(node, [])
-    found = {losses.constructor_name(value) or losses.returned_loss(value, depth) if isinstance(value, cst.Call)
-             else losses.held(value, depth) if isinstance(value, (cst.Name, cst.Attribute)) else None
+    found = {losses.constructor_name(value) or losses.returned_loss(value, depth) if type(value) is cst.Call
+             else losses.held(value, depth) if type(value) in NAMES_AND_ATTRIBUTES else None
              for value in returned}
     return found.pop() if len(found) == 1 and None not in found else None

@@ -33,7 +33,8 @@ from stabfix.model.calls.modules import ModuleIndex, chain_receiver
 from stabfix.model.source.lazy_inits import LazyInits
 from stabfix.model.source.names import Names
 from stabfix.model.source.project_view import ProjectQueries
-from stabfix.model.source.traversal import children
+from stabfix.model.source.syntax import DEFINITIONS
+from stabfix.model.source.traversal import code_children
 
 MAX_DEPTH = 3  # calls followed from a `forward` (`forward_reach`)
 # Framework classes that are `nn.Module`s, by qualified name (their own packages' spellings).
@@ -121,16 +122,17 @@ class ModuleClasses:
         stack: list[cst.CSTNode] = [function.body]
         while stack:
             node = stack.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            kind = type(node)  # exact types (see syntax.node_kinds)
+            if kind in DEFINITIONS:
                 continue  # a nested definition runs only when called
-            if isinstance(node, cst.Call):
+            if kind is cst.Call:
                 callee = self.names.definition_of(node)
                 if callee is not None:
                     self._collect(callee, owner, depth + 1, reach, every_call)
             if id(node) in once:
                 stack.extend(part for part in (node.test, node.orelse) if part is not None)  # type: ignore[attr-defined]
                 continue  # the body runs on the first call only
-            stack.extend(children(node))
+            stack.extend(code_children(node))  # trivia holds no call
 
     def class_kind(self, node: cst.ClassDef, depth: int = 0) -> Optional[str]:
         """"module", "other" (every base known, none a module) or None (a base not known)."""

@@ -116,11 +116,11 @@ class ModuleIndex(cst.BatchableCSTVisitor):
         callee = dotted_name(node.func)
         if callee is not None:
             self._called.add(callee)
-        if isinstance(node.func, cst.Attribute):
+        if type(node.func) is cst.Attribute:  # exact types (see syntax.node_kinds)
             receiver = dotted_name(node.func.value)
             method = node.func.attr.value
             inner = node.func.value
-            if method in ARRAY_SHAPE_METHODS and self._grad_off[-1] and isinstance(inner, cst.Call):
+            if method in ARRAY_SHAPE_METHODS and self._grad_off[-1] and type(inner) is cst.Call:
                 forward = dotted_name(inner.func)
                 if forward is not None and self.imports.qualify(inner.func) is None:
                     self._modules.add(forward)  # `self.encoder(tokens).squeeze(0)` under no_grad
@@ -161,8 +161,8 @@ class ModuleIndex(cst.BatchableCSTVisitor):
     def _builds_module(self, value: cst.BaseExpression) -> bool:
         """`nn.Linear(...)`, `teacher.eval()`, `build().to(device).eval()`, `copy.deepcopy(model).eval()`."""
         current = value
-        while isinstance(current, cst.Call):
-            if isinstance(current.func, cst.Attribute):
+        while type(current) is cst.Call:  # exact types (see syntax.node_kinds)
+            if type(current.func) is cst.Attribute:
                 method = current.func.attr.value
                 if method in ("eval", "train") and self.imports.qualify(current.func) is None:
                     return True
@@ -175,6 +175,6 @@ class ModuleIndex(cst.BatchableCSTVisitor):
 def _moved(value: cst.BaseExpression, qualify) -> bool:
     """`build(cfg).to(device)`, `Net().cuda()`: a value moved to a device or cast by a method modules share
     with tensors (a `.to(...)` to the host is left out where it is asked: what such a module returns stays there)."""
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+    if not (type(value) is cst.Call and type(value.func) is cst.Attribute):  # exact types (see syntax.node_kinds)
         return False
     return value.func.attr.value in _SHARED_METHODS and qualify(value.func) is None

@@ -33,6 +33,7 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import method_receiver
+from stabfix.model.source.syntax import TUPLES_AND_LISTS
 from stabfix.model.source.traversal import children
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
@@ -122,7 +123,7 @@ class OptimizerInfo:
 def _is_zero(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.Integer, cst.Float)):
         return float(node.value.replace("_", "")) == 0.0
-    return isinstance(node, cst.Name) and node.value in ("False", "None")
+    return type(node) is cst.Name and node.value in ("False", "None")
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ class Scope:
 
     def on_instance(self, expr: cst.BaseExpression) -> bool:
         """`expr` is the instance of the method this scope is in (`self`, or whatever the method calls it)."""
-        return isinstance(expr, cst.Name) and self.cls is not None and expr.value == method_receiver(self.cls, self.functions)
+        return type(expr) is cst.Name and self.cls is not None and expr.value == method_receiver(self.cls, self.functions)
 
 
 @dataclass
@@ -219,7 +220,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         self._facts_version += 1
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _USAGE_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in _USAGE_METHODS:
             receiver = dotted_name(func.value)
             if receiver is not None:
                 used = self.facts.usage.setdefault(receiver, set())
@@ -251,17 +252,17 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         scope = self.scope()
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in TUPLES_AND_LISTS:
             for index, element in enumerate(target.elements):
-                if isinstance(element, cst.Element):
+                if type(element) is cst.Element:
                     self._bind_one(element.value, _Bound(value, scope, index))
             return
         self._bind_one(target, _Bound(value, scope))
 
     def _bind_one(self, target: cst.BaseExpression, bound: _Bound) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.facts.names.setdefault(bound.scope.function, {}).setdefault(target.value, []).append(bound)
-        elif isinstance(target, cst.Attribute) and bound.scope.on_instance(target.value):
+        elif type(target) is cst.Attribute and bound.scope.on_instance(target.value):
             self.facts.self_attributes.setdefault(bound.scope.cls, {}).setdefault(target.attr.value, []).append(bound)
 
     # --- questions -------------------------------------------------------------------------------
@@ -280,16 +281,16 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
     def _resolve(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> OptimizerInfo | None:
         if depth > 8:
             return None
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._resolve_name(expr.value, scope, depth)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             if scope.on_instance(expr.value):
                 for bound in self.facts.self_attributes.get(scope.cls, {}).get(expr.attr.value, []):
                     info = self._from_value(bound, depth + 1)
                     if info is not None:
                         return info
             return self._by_name(expr.attr.value, dotted_name(expr))
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             base = expr.value
             if _is_lightning_optimizers_call(base, scope):
                 return self._lightning(scope, _subscript_index(expr))
@@ -297,7 +298,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
             if name is not None and name.rsplit(".", 1)[-1].lower() in ("optimizers", "optims", "opts"):
                 return OptimizerInfo(name, None, "named")
             return None
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._from_value(_Bound(expr, scope), depth + 1)
         return None
 
@@ -341,8 +342,8 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
     def _from_value(self, bound: _Bound, depth: int) -> OptimizerInfo | None:
         value = bound.value
         if bound.position is not None:
-            if isinstance(value, (cst.Tuple, cst.List)):
-                elements = [e for e in value.elements if isinstance(e, cst.Element)]
+            if type(value) in TUPLES_AND_LISTS:
+                elements = [e for e in value.elements if type(e) is cst.Element]
                 if bound.position < len(elements) and len(elements) == len(value.elements):
                     return self._from_value(_Bound(elements[bound.position].value, bound.scope), depth + 1)
                 return None
@@ -351,7 +352,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
             return None
         if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
             return self._resolve(value, bound.scope, depth + 1)
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return None
         if _is_lightning_optimizers_call(value, bound.scope):
             return self._lightning(bound.scope, None)
@@ -360,9 +361,9 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         if name is None:
             return None
         class_name = optimizer_class_name(name)
-        if class_name is None and isinstance(func, cst.Name) and func.value in self.facts.local_optimizer_classes:
+        if class_name is None and type(func) is cst.Name and func.value in self.facts.local_optimizer_classes:
             class_name = func.value
-        if class_name is None and isinstance(func, cst.Name):
+        if class_name is None and type(func) is cst.Name:
             # `optimizer_cls = torch.optim.AdamW` ... `optimizer_cls(params)`
             referenced = self._class_reference(func.value, bound.scope)
             if referenced is not None:
@@ -379,7 +380,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
     def _returned_optimizer(self, call: cst.Call, depth: int) -> OptimizerInfo | None:
         """What the function of the file (outside a class) a call runs returns, when some `return` of it is an
         optimizer: the `def` the call's scope binds, not every function of that name."""
-        if not isinstance(call.func, cst.Name) or depth > 6:
+        if type(call.func) is not cst.Name or depth > 6:
             return None
         function = self.names.definition_of(call) if call.func in self.names.uses else None
         returned = self.facts.returns.get(function, []) if function is not None else []
@@ -393,7 +394,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
         if not bindings or len(bindings) != 1:
             return None
         value = bindings[0].value
-        if isinstance(value, cst.Call):  # getattr(torch.optim, cfg.name)
+        if type(value) is cst.Call:  # getattr(torch.optim, cfg.name)
             func = self.imports.qualify(value.func) or dotted_name(value.func)
             if func == "getattr" and value.args:
                 module = self.imports.qualify(value.args[0].value) or dotted_name(value.args[0].value) or ""
@@ -444,20 +445,20 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
     def _configured_optimizers(self, bound: _Bound) -> list[OptimizerInfo]:
         """Optimizers in a `configure_optimizers` return value, in order (lists, tuples, dicts)."""
         value = bound.value
-        if isinstance(value, (cst.Tuple, cst.List)):
-            elements = [e.value for e in value.elements if isinstance(e, cst.Element)]
+        if type(value) in TUPLES_AND_LISTS:
+            elements = [e.value for e in value.elements if type(e) is cst.Element]
             # `return [opt_g, opt_d], [sched_g, sched_d]`: the first list holds the optimizers.
-            if elements and isinstance(elements[0], (cst.List, cst.Tuple)):
+            if elements and type(elements[0]) in TUPLES_AND_LISTS:
                 return self._configured_optimizers(_Bound(elements[0], bound.scope))
             found = []
             for element in elements:
                 found.extend(self._configured_optimizers(_Bound(element, bound.scope)))
             return found
-        if isinstance(value, cst.Dict):
+        if type(value) is cst.Dict:
             for element in value.elements:
                 if (
-                    isinstance(element, cst.DictElement)
-                    and isinstance(element.key, cst.SimpleString)
+                    type(element) is cst.DictElement
+                    and type(element.key) is cst.SimpleString
                     and element.key.evaluated_value == "optimizer"
                 ):
                     return self._configured_optimizers(_Bound(element.value, bound.scope))
@@ -469,16 +470,16 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
 def listed_names(params: cst.BaseExpression) -> list[cst.Name]:
     """The names among an optimizer's params: `z`, `[z, w]`, `[z] + noises`, `[{"params": [z], "lr": 0.1}]`
     (not `model.parameters()`: a module's parameters are known as such already)."""
-    if isinstance(params, cst.Name):
+    if type(params) is cst.Name:
         return [params]
-    if isinstance(params, (cst.List, cst.Tuple)):
+    if type(params) in TUPLES_AND_LISTS:
         return [name for element in params.elements for name in listed_names(element.value)]
-    if isinstance(params, cst.BinaryOperation) and isinstance(params.operator, cst.Add):
+    if type(params) is cst.BinaryOperation and type(params.operator) is cst.Add:
         return listed_names(params.left) + listed_names(params.right)
-    if isinstance(params, cst.Dict):
+    if type(params) is cst.Dict:
         return [
-            name for element in params.elements if isinstance(element, cst.DictElement)
-            and isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "params"
+            name for element in params.elements if type(element) is cst.DictElement
+            and type(element.key) is cst.SimpleString and element.key.evaluated_value == "params"
             for name in listed_names(element.value)
         ]
     return []
@@ -487,24 +488,24 @@ def listed_names(params: cst.BaseExpression) -> list[cst.Name]:
 def _is_lightning_optimizers_call(node: cst.BaseExpression, scope: Scope) -> bool:
     """`self.optimizers()` of a LightningModule's method (whatever the method calls its instance)."""
     return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
         and node.func.attr.value == _LIGHTNING_OPTIMIZERS
         and scope.on_instance(node.func.value)
     )
 
 
 def _subscript_index(node: cst.Subscript) -> int | None:
-    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+    if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
         value = node.slice[0].slice.value
-        if isinstance(value, cst.Integer):
+        if type(value) is cst.Integer:
             return int(value.value)
     return None
 
 
 def _annotation_names(annotation: cst.BaseExpression) -> list[str]:
     """Dotted names inside an annotation: `Optional[torch.optim.Optimizer]`, `Optimizer | None`, "Optimizer"."""
-    if isinstance(annotation, cst.SimpleString):
+    if type(annotation) is cst.SimpleString:
         text = annotation.evaluated_value
         return [text] if isinstance(text, str) and _is_dotted(text) else []
     name = dotted_name(annotation)
@@ -518,7 +519,7 @@ def _annotation_names(annotation: cst.BaseExpression) -> list[str]:
             for grandchild in children(child):
                 if isinstance(grandchild, cst.BaseExpression):
                     found.extend(_annotation_names(grandchild))
-                elif isinstance(grandchild, cst.Index):
+                elif type(grandchild) is cst.Index:
                     found.extend(_annotation_names(grandchild.value))
     return found
 
@@ -534,7 +535,7 @@ def _code(node: cst.CSTNode) -> str:
 def learning_rate_argument(call: cst.CSTNode) -> Optional[cst.BaseExpression]:
     """The learning rate an optimizer construction is given: `lr=` / `learning_rate=`, or the second
     positional argument (torch optimizers take `params, lr`)."""
-    args = call.args if isinstance(call, cst.Call) else ()
+    args = call.args if type(call) is cst.Call else ()
     keyword = [a.value for a in args if a.keyword is not None and a.keyword.value in ("lr", "learning_rate")]
     positional = [a.value for a in args if a.keyword is None and not a.star]
     return keyword[0] if keyword else (positional[1] if len(positional) > 1 else None)

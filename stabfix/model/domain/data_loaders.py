@@ -21,7 +21,7 @@ import libcst as cst
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
-from stabfix.model.source.syntax import code_of
+from stabfix.model.source.syntax import CLASSES_AND_FUNCTIONS, NAMES_AND_ATTRIBUTES, code_of
 from stabfix.model.source.traversal import code_children
 
 
@@ -63,15 +63,15 @@ class DataPipeline:
         """The name or attribute the call's result is assigned to; `through_wrapper`: also as the first argument
         of a call that returns it wrapped (`loader = fabric.setup_dataloaders(DataLoader(...))`)."""
         parent = self.flows.parent(call)
-        if through_wrapper and isinstance(parent, cst.Arg) and parent.keyword is None \
+        if through_wrapper and type(parent) is cst.Arg and parent.keyword is None \
                 and isinstance(wrapper := self.flows.parent(parent), cst.Call) and wrapper.args[0] is parent:
             parent = self.flows.parent(wrapper)
-        if isinstance(parent, cst.Element) and isinstance(display := self.flows.parent(parent), cst.Tuple) \
+        if type(parent) is cst.Element and isinstance(display := self.flows.parent(parent), cst.Tuple) \
                 and isinstance(statement := self.flows.parent(display), cst.Assign) and len(statement.targets) == 1 \
                 and isinstance(targets := statement.targets[0].target, cst.Tuple) \
                 and len(targets.elements) == len(display.elements) and not any(isinstance(e, cst.StarredElement) for e in display.elements):
             return code_of(targets.elements[display.elements.index(parent)].value, 200)  # `dev, loader = d, DataLoader(...)`
-        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        if type(parent) is cst.Assign and len(parent.targets) == 1:
             return code_of(parent.targets[0].target, 200)
         if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)):
             return code_of(parent.target, 200)
@@ -85,12 +85,12 @@ class DataPipeline:
         for call in self.flows.calls() if factory is not None else ():
             parent = self.flows.parent(call)
             if (self.names.definition_of(call) or method_of_instance(self.names, call)) is not factory \
-                    or not isinstance(parent, cst.Assign):  # `make_loaders(...)`, `Builder().loaders(...)`
+                    or type(parent) is not cst.Assign:  # `make_loaders(...)`, `Builder().loaders(...)`
                 continue
             target = parent.targets[0].target
             if element is None:
                 holders.append(code_of(target, 200))
-            elif isinstance(target, cst.Tuple) and element < len(target.elements):
+            elif type(target) is cst.Tuple and element < len(target.elements):
                 holders.append(code_of(target.elements[element].value, 200))
         return holders
 
@@ -101,13 +101,13 @@ class DataPipeline:
         stack: list[cst.CSTNode] = [function.body] if function is not None else []
         while stack:
             item = stack.pop()
-            stack.extend(child for child in code_children(item) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
-            if not isinstance(item, cst.Return) or item.value is None:
+            stack.extend(child for child in code_children(item) if type(child) not in CLASSES_AND_FUNCTIONS)
+            if type(item) is not cst.Return or item.value is None:
                 continue
-            values = [e.value for e in item.value.elements] if isinstance(item.value, cst.Tuple) else [item.value]
+            values = [e.value for e in item.value.elements] if type(item.value) is cst.Tuple else [item.value]
             for position, value in enumerate(values):
                 if value is call or (holder is not None and code_of(value, 200) == holder):
-                    return function, (position if isinstance(item.value, cst.Tuple) else None)
+                    return function, (position if type(item.value) is cst.Tuple else None)
         return None, None
 
     def loaders(self) -> list[Loader]:
@@ -115,7 +115,7 @@ class DataPipeline:
         for call in self.flows.calls():
             if self.names.qualify(call.func) in LOADER_CLASSES:
                 sampler = argument(call, 3, "sampler") or argument(call, 4, "batch_sampler")
-                if isinstance(sampler, cst.Name) and sampler.value == "None":
+                if type(sampler) is cst.Name and sampler.value == "None":
                     sampler = None
                 found.append(Loader(call, self.holder(call, through_wrapper=True), argument(call, 0, "dataset"), sampler,
                                     argument(call, 2, "shuffle")))
@@ -123,7 +123,7 @@ class DataPipeline:
 
     def sampler_kind(self, sampler: cst.BaseExpression, depth: int = 0) -> str:
         """"distributed", "plain" (a single-process torch sampler) or "unknown" (a project's own, a helper's)."""
-        if isinstance(sampler, cst.Call):
+        if type(sampler) is cst.Call:
             qualified = self.names.qualify(sampler.func) or ""
             if qualified in DISTRIBUTED_SAMPLERS:
                 return "distributed"
@@ -132,7 +132,7 @@ class DataPipeline:
             if qualified.endswith("BatchSampler") and sampler.args:  # BatchSampler(inner, ...)
                 return self.sampler_kind(sampler.args[0].value, depth + 1)
             return "unknown"
-        if isinstance(sampler, cst.Name) and sampler in self.names.uses and depth < 4:
+        if type(sampler) is cst.Name and sampler in self.names.uses and depth < 4:
             values = [b.bound_value for b in self.names.bindings_of(sampler)]
             kinds = {self.sampler_kind(v, depth + 1) for v in values if v is not None}
             return kinds.pop() if len(kinds) == 1 else "unknown"
@@ -145,14 +145,14 @@ class DataPipeline:
             stack: list[cst.CSTNode] = [self.flows.module] if self.flows.module is not None else []
             while stack:
                 node = stack.pop()
-                if isinstance(node, cst.For):
+                if type(node) is cst.For:
                     self._loops.append(node)
                 stack.extend(code_children(node))
         return [loop for loop in self._loops if _contains_text(loop.iter, holder)]
 
     def enclosing_loop(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         current = self.flows.parent(node)
-        while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+        while current is not None and type(current) not in CLASSES_AND_FUNCTIONS:
             if isinstance(current, (cst.For, cst.While)):
                 return current
             current = self.flows.parent(current)
@@ -163,7 +163,7 @@ def _contains_text(expr: cst.CSTNode, text: str) -> bool:
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.Name, cst.Attribute)) and code_of(node, 200) == text:
+        if type(node) in NAMES_AND_ATTRIBUTES and code_of(node, 200) == text:
             return True
         stack.extend(code_children(node))
     return False
@@ -171,20 +171,21 @@ def _contains_text(expr: cst.CSTNode, text: str) -> bool:
 
 def drawn_names(loop: cst.For) -> set[str]:
     """The loop's targets and the names bound from them in its body (`x, y = batch`, `{k: v for k, v in batch.items()}`)."""
-    drawn = {node.value for node in own_nodes(loop.target) if isinstance(node, cst.Name)}
+    drawn = {node.value for node in own_nodes(loop.target) if type(node) is cst.Name}
     for _ in range(2):  # chains: `inputs = batch["x"]` then `for k, v in inputs.items()`
         for node in own_nodes(loop.body):
-            if isinstance(node, cst.CompFor) and root_name(node.iter) in drawn:
-                drawn |= {name.value for name in own_nodes(node.target) if isinstance(name, cst.Name)}
-            elif isinstance(node, cst.Assign) and root_name(node.value) in drawn:
-                drawn |= {name.value for t in node.targets for name in own_nodes(t.target) if isinstance(name, cst.Name)}
+            kind = type(node)
+            if kind is cst.CompFor and root_name(node.iter) in drawn:
+                drawn |= {name.value for name in own_nodes(node.target) if type(name) is cst.Name}
+            elif kind is cst.Assign and root_name(node.value) in drawn:
+                drawn |= {name.value for t in node.targets for name in own_nodes(t.target) if type(name) is cst.Name}
     return drawn
 
 
 def root_name(expr: cst.BaseExpression) -> Optional[str]:
     while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.value if not isinstance(expr, cst.Call) else expr.func
-    return expr.value if isinstance(expr, cst.Name) else None
+        expr = expr.value if type(expr) is not cst.Call else expr.func
+    return expr.value if type(expr) is cst.Name else None
 
 
 _NOT_OWN = frozenset({cst.FunctionDef, cst.ClassDef})

@@ -30,7 +30,8 @@ from stabfix.model.flow.callers import Callers
 from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.instances import attribute_values, instance_class_name
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.syntax import CLASSES_AND_FUNCTIONS
+from stabfix.model.source.traversal import code_children
 
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID"})
@@ -54,7 +55,7 @@ class RankFacts:
 
     def environment_rank_read(self, node: cst.CSTNode, sizes: bool = True) -> bool:
         """`os.environ["LOCAL_RANK"]` (with `sizes`, `os.environ["WORLD_SIZE"]` too)."""
-        return isinstance(node, cst.Subscript) and self.names.qualify(node.value) == "os.environ" \
+        return type(node) is cst.Subscript and self.names.qualify(node.value) == "os.environ" \
             and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
             and env_name(node.slice[0].slice.value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
 
@@ -66,11 +67,11 @@ class RankFacts:
             node = stack.pop()
             if self._rank_value(node):
                 return True
-            if isinstance(node, cst.Name) and node in self.names.uses and depth < 2:
+            if type(node) is cst.Name and node in self.names.uses and depth < 2:
                 values = [b.bound_value for b in self.names.bindings_of(node) if b.bound_value is not None]
                 if any(self.mentions_rank(value, depth + 1) for value in values):
                     return True
-            stack.extend(children(node))
+            stack.extend(code_children(node))  # no trivia node reads the rank
         return False
 
     def varies_by_rank(self, test: cst.BaseExpression) -> bool:
@@ -82,7 +83,7 @@ class RankFacts:
         return known
 
     def _varies_by_rank(self, test: cst.BaseExpression) -> bool:
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             return self.varies_by_rank(test.left) or self.varies_by_rank(test.right)
         if self._option_flag(test) or _distributed_mode_test(test):
             return False
@@ -93,15 +94,15 @@ class RankFacts:
             node = stack.pop()
             if self._rank_value(node, sizes=False):
                 return True
-            stack.extend(children(node))
+            stack.extend(code_children(node))  # no trivia node reads the rank
         return False
 
     def _option_flag(self, test: cst.BaseExpression) -> bool:
         """`if rank0_only:` of a parameter `rank0_only`: an option every rank is given alike, not a test of the
         rank, though its name mentions one (a name word breaking the tie the data flow leaves)."""
-        if isinstance(test, cst.UnaryOperation):
+        if type(test) is cst.UnaryOperation:
             return self._option_flag(test.expression)
-        if not isinstance(test, cst.Name) or test not in self.names.uses:
+        if type(test) is not cst.Name or test not in self.names.uses:
             return False
         bindings = self.names.bindings_of(test)
         return bool(bindings) and all(b.kind == "param" and b.name.endswith("_only") for b in bindings)
@@ -109,15 +110,16 @@ class RankFacts:
     def _rank_value(self, expr: cst.CSTNode, depth: int = 0, sizes: bool = True) -> bool:
         if depth > 6:
             return False
-        if isinstance(expr, cst.Call):
+        kind = type(expr)  # exact types (see syntax.node_kinds)
+        if kind is cst.Call:
             if self.names.qualify(expr.func) in RANK_CALLS:
                 return True
-            if isinstance(expr.func, cst.Name) and expr.func.value in ("int", "str") and expr.args:
+            if type(expr.func) is cst.Name and expr.func.value in ("int", "str") and expr.args:
                 return self._rank_value(expr.args[0].value, depth + 1, sizes)
             definition = self.names.definition_of(expr)  # `def get_rank(): ... return dist.get_rank()`
             if definition is not None:
                 return any(self._rank_value(value, depth + 1, sizes) for value in returned_values(definition, nested=True))
-            name = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
+            name = expr.func.attr.value if type(expr.func) is cst.Attribute else getattr(expr.func, "value", "")
             qualified = self.names.qualify(expr.func) or ""  # torch's own functions are known: RANK_CALLS read the rank
             if isinstance(name, str) and "rank" in name.lower() and qualified not in RANK_FREE and not qualified.startswith("torch."):
                 return True  # another file's `get_local_rank()`: its name breaks the tie
@@ -125,13 +127,13 @@ class RankFacts:
                 and env_name(expr.args[0].value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
         if self.environment_rank_read(expr, sizes):
             return True
-        if isinstance(expr, cst.Attribute):
+        if kind is cst.Attribute:
             if expr.attr.value in RANK_ATTRIBUTES:
                 return True
             # `self.gpu_id` that the class set from the rank (`self.gpu_id = int(os.environ["LOCAL_RANK"])`)
             return any(b.bound_value is not None and self._rank_value(b.bound_value, depth + 1, sizes)
                        for b in self.names.self_attribute_bindings(expr))
-        if isinstance(expr, cst.Name) and expr in self.names.uses:
+        if kind is cst.Name and expr in self.names.uses:
             for binding in self.names.bindings_of(expr):
                 value = binding.bound_value
                 if value is not None and self._rank_value(value, depth + 1, sizes):
@@ -153,20 +155,20 @@ class RankFacts:
     def rank_zero_test(self, test: cst.BaseExpression, depth: int = 0) -> Optional[bool]:
         if depth > 6:
             return None
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             if self._rank_value(test.expression):
                 return True
             inner = self.rank_zero_test(test.expression, depth + 1)
             return None if inner is None else not inner
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             sides = (self.rank_zero_test(test.left, depth + 1), self.rank_zero_test(test.right, depth + 1))
-            if isinstance(test.operator, cst.And) and True in sides or isinstance(test.operator, cst.Or) and True in sides \
+            if type(test.operator) is cst.And and True in sides or type(test.operator) is cst.Or and True in sides \
                     and False not in sides:
                 return True
-            return False if isinstance(test.operator, cst.Or) and False in sides else None
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            return False if type(test.operator) is cst.Or and False in sides else None
+        if type(test) is cst.Comparison and len(test.comparisons) == 1:
             target = test.comparisons[0]
-            if isinstance(target.operator, cst.In) and isinstance(target.comparator, (cst.Set, cst.Tuple, cst.List)) \
+            if type(target.operator) is cst.In and isinstance(target.comparator, (cst.Set, cst.Tuple, cst.List)) \
                     and self._rank_value(test.left):  # `RANK in {-1, 0}`: rank 0, or not distributed at all
                 values = [_int_value(element.value) for element in target.comparator.elements]
                 return True if 0 in values and all(v is not None and v <= 0 for v in values) else None
@@ -179,7 +181,7 @@ class RankFacts:
                 if isinstance(target.operator, (cst.NotEqual, cst.IsNot, cst.GreaterThan)):
                     return False
             return None
-        if isinstance(test, cst.Attribute):
+        if type(test) is cst.Attribute:
             if test.attr.value in MAIN_ATTRIBUTES:
                 return True
             # `args.save_logs = ... and is_master(args)`, then `if args.save_logs:`: what every store there holds
@@ -189,9 +191,9 @@ class RankFacts:
                 return answer
             # `self.args.should_save`: a property of the receiver's class, defined in another scanned file
             return self._foreign_member_test(test.value, test.attr.value, called=False)
-        if isinstance(test, cst.Call):
+        if type(test) is cst.Call:
             return self._main_call(test, depth)
-        if isinstance(test, cst.Name) and test in self.names.uses:
+        if type(test) is cst.Name and test in self.names.uses:
             for binding in self.names.bindings_of(test):
                 value = binding.bound_value
                 if value is not None and (answer := self.rank_zero_test(value, depth + 1)) is not None:
@@ -201,7 +203,7 @@ class RankFacts:
         return None
 
     def _main_call(self, call: cst.Call, depth: int) -> Optional[bool]:
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in MAIN_ATTRIBUTES:
+        if type(call.func) is cst.Attribute and call.func.attr.value in MAIN_ATTRIBUTES:
             return True
         definition = self.names.definition_of(call)
         if definition is not None:
@@ -209,11 +211,11 @@ class RankFacts:
                 if (answer := self.rank_zero_test(returned, depth + 1)) is not None:
                     return answer
             return None
-        if isinstance(call.func, cst.Attribute) and not call.args:  # `args.is_first()`, a method of the receiver's class
+        if type(call.func) is cst.Attribute and not call.args:  # `args.is_first()`, a method of the receiver's class
             answer = self._foreign_member_test(call.func.value, call.func.attr.value, called=True)
             if answer is not None:
                 return answer
-        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", "")
+        name = call.func.attr.value if type(call.func) is cst.Attribute else getattr(call.func, "value", "")
         return True if isinstance(name, str) and _MAIN_WORD.search(name) else None  # another file's helper
 
     def _foreign_member_test(self, receiver: cst.BaseExpression, member: str, called: bool) -> Optional[bool]:
@@ -235,26 +237,26 @@ class RankFacts:
     def rank_guarded(self, node: cst.CSTNode, depth: int = 0) -> bool:
         child, current = node, self.flows.parent(node)
         while current is not None:
-            if isinstance(current, cst.If):
+            if type(current) is cst.If:
                 polarity = self.rank_zero_test(current.test)
                 if polarity is True and child is current.body or polarity is False and child is current.orelse:
                     return True
-            if isinstance(current, cst.FunctionDef):
+            if type(current) is cst.FunctionDef:
                 return self._guarded_function(current, child, depth)
             child, current = current, self.flows.parent(current)
         return False
 
     def _guarded_function(self, function: cst.FunctionDef, statement: cst.CSTNode, depth: int) -> bool:
         for decorator in function.decorators:
-            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-            name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", "")
+            target = decorator.decorator.func if type(decorator.decorator) is cst.Call else decorator.decorator
+            name = target.attr.value if type(target) is cst.Attribute else getattr(target, "value", "")
             if name in MAIN_DECORATORS:
                 return True
-        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        body = function.body.body if type(function.body) is cst.IndentedBlock else ()
         for item in body:  # an early exit of the other ranks before the statement
             if item is statement:
                 break
-            if isinstance(item, cst.If) and self.rank_zero_test(item.test) is False and _exits(item.body):
+            if type(item) is cst.If and self.rank_zero_test(item.test) is False and _exits(item.body):
                 return True
         if depth >= 2:
             return False
@@ -266,13 +268,13 @@ def _member_rank_test(found, called: bool) -> Optional[bool]:
     """What every return of another file's method tests (`project.foreign`'s question, asked of that file's
     model): a `@property` read as an attribute, or a method taking only its instance and called."""
     method = found.node
-    decorators = {(d.decorator.attr.value if isinstance(d.decorator, cst.Attribute) else getattr(d.decorator, "value", None))
+    decorators = {(d.decorator.attr.value if type(d.decorator) is cst.Attribute else getattr(d.decorator, "value", None))
                   for d in method.decorators}
-    if bool(decorators & PROPERTY_DECORATORS) == called or not isinstance(method, cst.FunctionDef):
+    if bool(decorators & PROPERTY_DECORATORS) == called or type(method) is not cst.FunctionDef:
         return None
     params = method.params
     if called and (len(params.params) != 1 or params.kwonly_params or params.posonly_params
-                   or isinstance(params.star_arg, cst.Param)):
+                   or type(params.star_arg) is cst.Param):
         return None
     returned = returned_values(method, nested=True)
     answers = {found.model.distributed.rank_zero_test(value) for value in returned}
@@ -281,32 +283,32 @@ def _member_rank_test(found, called: bool) -> Optional[bool]:
 
 def _distributed_mode_test(test: cst.BaseExpression) -> bool:
     """`local_rank != -1`, `args.local_rank == -1`: -1 marks a run that is not distributed, the same on every rank."""
-    return isinstance(test, cst.Comparison) and all(
-        isinstance(c.comparator, cst.UnaryOperation) and isinstance(c.comparator.operator, cst.Minus)
-        and isinstance(c.comparator.expression, cst.Integer) and c.comparator.expression.value == "1"
+    return type(test) is cst.Comparison and all(
+        type(c.comparator) is cst.UnaryOperation and type(c.comparator.operator) is cst.Minus
+        and type(c.comparator.expression) is cst.Integer and c.comparator.expression.value == "1"
         for c in test.comparisons)
 
 
 def _int_value(node: cst.BaseExpression) -> Optional[int]:
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return int(node.value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and type(node.expression) is cst.Integer:
         return -int(node.expression.value)
     return None
 
 
 def env_name(node: cst.BaseExpression) -> Optional[str]:
-    return node.evaluated_value if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) else None
+    return node.evaluated_value if type(node) is cst.SimpleString and isinstance(node.evaluated_value, str) else None
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Integer) and node.value == "0"
+    return type(node) is cst.Integer and node.value == "0"
 
 
 def _exits(block: cst.BaseSuite) -> bool:
-    statements = block.body if isinstance(block, cst.IndentedBlock) else ()
+    statements = block.body if type(block) is cst.IndentedBlock else ()
     last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine):
+    if type(last) is cst.SimpleStatementLine:
         return any(isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
     return False
 
@@ -314,11 +316,12 @@ def _exits(block: cst.BaseSuite) -> bool:
 def returned_values(function: cst.FunctionDef, nested: bool = False) -> list[cst.BaseExpression]:
     """The values the function's top-level `return`s give (`nested`: also those inside its branches)."""
     found: list[cst.BaseExpression] = []
-    stack: list[cst.CSTNode] = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
-    while stack:
+    stack: list[cst.CSTNode] = list(function.body.body) if type(function.body) is cst.IndentedBlock else []
+    while stack:  # exact types (see syntax.node_kinds)
         item = stack.pop()
-        if isinstance(item, cst.SimpleStatementLine):
-            found.extend(small.value for small in item.body if isinstance(small, cst.Return) and small.value is not None)
-        elif nested and not isinstance(item, (cst.FunctionDef, cst.ClassDef)):
-            stack.extend(children(item))
+        kind = type(item)
+        if kind is cst.SimpleStatementLine:
+            found.extend(small.value for small in item.body if type(small) is cst.Return and small.value is not None)
+        elif nested and kind not in CLASSES_AND_FUNCTIONS:
+            stack.extend(code_children(item))  # trivia holds no return
     return found

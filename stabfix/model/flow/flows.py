@@ -37,6 +37,7 @@ from stabfix.model.calls import torch_ops
 from stabfix.model.calls.numerics import self_attribute_bindings
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
+from stabfix.model.source.syntax import CLASSES_AND_FUNCTIONS
 from stabfix.model.source.tree_index import TreeIndex
 
 # the methods a `with` statement runs, both of them, in order
@@ -327,7 +328,7 @@ class ValueFlows(cst.BatchableCSTVisitor):
         while current is not None:
             above = parent(current)
             if above is self.module:
-                if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and below is current.body:
+                if type(current) in CLASSES_AND_FUNCTIONS and below is current.body:
                     return current
                 return None
             below, current = current, above
@@ -360,4 +361,3 @@ def _builds_number_state(qualified: str) -> bool:
     return qualified.rsplit(".", 1)[-1] in SCALER_CLASSES or qualified.startswith(
         "torch.optim.lr_scheduler."
     )
-

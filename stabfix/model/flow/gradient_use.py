@@ -24,7 +24,11 @@ from stabfix.model.calls.losses import LossIndex, LossOperands
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Binding
+from stabfix.model.source.syntax import node_kinds
 from stabfix.model.source.traversal import children
+
+# node types for `type(node) in ...` (see syntax.node_kinds)
+_STORES = node_kinds(cst.Attribute, cst.Subscript)
 
 _AUTOGRAD_GRAD = {"torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.jacobian"}
 # torch namespaces that call back into user code or differentiate: a tensor handed to them may need its grad
@@ -53,7 +57,7 @@ def is_true(node: cst.BaseExpression) -> bool:
 
 def is_requires_grad_call(node: cst.BaseExpression) -> bool:
     """`t.requires_grad_()`, `t.requires_grad_(True)` (not `requires_grad_(False)`)."""
-    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+    if not (type(node) is cst.Call and type(node.func) is cst.Attribute):  # exact types (see syntax.node_kinds)
         return False
     if node.func.attr.value != "requires_grad_":
         return False
@@ -225,7 +229,7 @@ class GradientFacts(cst.BatchableCSTVisitor):
             self._open.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
+        if any(type(t.target) in _STORES for t in node.targets):
             for facts in self._open:
                 facts.escaped |= bare_names(node.value)
                 facts.stored |= bare_names(node.value)

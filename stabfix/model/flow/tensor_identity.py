@@ -142,14 +142,15 @@ class TensorFacts(ValueAliases, cst.BatchableCSTVisitor):
             self._scope.mutations.append(root)
 
     def _target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        target_type = type(target)  # exact types (see syntax.node_kinds)
+        if target_type is cst.Tuple or target_type is cst.List:
             for element in target.elements:
                 self._target(element.value)
-        elif isinstance(target, cst.StarredElement):
+        elif target_type is cst.StarredElement:
             self._target(target.value)
-        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+        elif target_type is cst.Subscript or target_type is cst.Attribute:
             # `x[mask] = 0`, `batch.x = ...`, `t.data = ...`: the object behind the root name changes
-            if isinstance(target, cst.Attribute) and target.attr.value in ("requires_grad", "grad", "retains_grad"):
+            if target_type is cst.Attribute and target.attr.value in ("requires_grad", "grad", "retains_grad"):
                 return
             self._mutate(target)
 
@@ -158,7 +159,7 @@ class TensorFacts(ValueAliases, cst.BatchableCSTVisitor):
         for target in node.targets:
             self._target(target.target)
             self._record_loss_sink(target.target, node.value)
-            if isinstance(target.target, cst.Subscript) and literal_key(target.target) is not None:
+            if type(target.target) is cst.Subscript and literal_key(target.target) is not None:
                 self.stores.append((target.target, node))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -180,7 +181,7 @@ class TensorFacts(ValueAliases, cst.BatchableCSTVisitor):
         if scope is None:
             return
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method.endswith("_") and not method.startswith("_") and method not in _VALUE_KEEPING_INPLACE:
                 self._mutate(func.value)
@@ -214,8 +215,8 @@ class TensorFacts(ValueAliases, cst.BatchableCSTVisitor):
         root = root_name(target)
         if root is None or not is_loss_like_name(root):
             return
-        if isinstance(value, cst.Dict):
-            self._scope.sinks.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+        if type(value) is cst.Dict:
+            self._scope.sinks.extend(e.value for e in value.elements if type(e) is cst.DictElement)
         else:
             self._scope.sinks.append(value)
 
@@ -229,7 +230,7 @@ class TensorFacts(ValueAliases, cst.BatchableCSTVisitor):
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     return (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Name)
+        type(test) is cst.Comparison
+        and type(test.left) is cst.Name
         and test.left.value == "__name__"
     )

@@ -36,6 +36,11 @@ from stabfix.model.flow.gradient_use import asks_for_grad
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names, dotted_name
 from stabfix.model.source.origins import passed_argument
+from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_kinds
+
+# node types for `type(node) in ...` (see syntax.node_kinds)
+_NOT_TENSORS = node_kinds(cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                          cst.FormattedString, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
 
 # What a tensor says about itself (`.shape`, `.size()`: metadata), a cut copy (`.detach()`), Python data
 # (`.item()`), a move (`.cpu()`, `.cuda()`): the torch-operation table (`torch_ops`) says which step is which.
@@ -233,14 +238,14 @@ class Values:
         return any(arg.keyword is None and self.value_of(arg.value, depth + 1).placed for arg in call.args)
 
     def _root(self, root: cst.BaseExpression, depth: int) -> Value:
-        if isinstance(root, cst.Name):
+        root_type = type(root)  # exact types (see syntax.node_kinds)
+        if root_type is cst.Name:
             return self._name(root, depth)
-        if isinstance(root, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
-                             cst.FormattedString, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)):
+        if root_type in _NOT_TENSORS:
             return Value(not_tensor=True)
-        if isinstance(root, (cst.Tuple, cst.List)) and not root.elements:
+        if root_type in TUPLES_AND_LISTS and not root.elements:
             return Value(not_tensor=True)
-        if isinstance(root, (cst.Tuple, cst.List)):
+        if root_type in TUPLES_AND_LISTS:
             if any(isinstance(element, cst.StarredElement) for element in root.elements):
                 return Value()
             parts = [self.value_of(element.value, depth + 1) for element in root.elements]

@@ -14,6 +14,7 @@ import libcst as cst
 from stabfix.model.source.imports import dotted_name, imported_names
 from stabfix.model.source.regions import Regions
 from stabfix.model.source.scopes import Binding, Scope, ScopeNode, Use, first_parameter
+from stabfix.model.source.syntax import TUPLES_AND_LISTS
 
 
 class BindingRecorder(Regions):
@@ -72,7 +73,7 @@ class BindingRecorder(Regions):
         if grad_off:
             self.grad_off_functions.add(node)
         self._open(node, grad_off)
-        if isinstance(owner, cst.ClassDef):
+        if type(owner) is cst.ClassDef:
             first = first_parameter(node)
             is_static = any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in node.decorators)
             self._methods.append((owner, first if first and not is_static else ""))
@@ -152,34 +153,35 @@ class BindingRecorder(Regions):
         element: Optional[cst.BaseExpression] = None,
         position: tuple[int, ...] = (),
     ) -> None:
-        if isinstance(target, cst.Name):
+        target_type = type(target)  # exact types (see syntax.node_kinds)
+        if target_type is cst.Name:
             unpacked = bool(position)
             self._bind(target.value, "unpack" if unpacked and kind == "assign" else kind, node, value,
                        element if unpacked else None, position)
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif target_type is cst.Tuple or target_type is cst.List:
             elements = _literal_elements(element if position else value)
             for index, item in enumerate(target.elements):
                 inner = item.value
                 source = elements[index] if elements is not None and index < len(elements) else None
-                if isinstance(inner, cst.StarredElement) or isinstance(item, cst.StarredElement):
+                if type(inner) is cst.StarredElement or type(item) is cst.StarredElement:
                     source = None
-                    inner = inner.value if isinstance(inner, cst.StarredElement) else inner
+                    inner = inner.value if type(inner) is cst.StarredElement else inner
                 self._bind_target(inner, kind, node, value, source, position + (index,))
-        elif isinstance(target, cst.StarredElement):
+        elif target_type is cst.StarredElement:
             self._bind_target(target.value, kind, node, value, None, position + (-1,))
-        elif isinstance(target, cst.Attribute):
+        elif target_type is cst.Attribute:
             self._bind_attribute(target, kind, node, value, element, position)
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
-        if not isinstance(node.func, cst.Name):
+        if type(node.func) is not cst.Name:
             return
         owner, self_name = self._methods[-1] if self._methods else (None, "")
         for index, arg in enumerate(node.args):
             if arg.star or arg.keyword is not None:
                 break
             key = (node.func.value, index)
-            if owner is not None and self_name and isinstance(arg.value, cst.Name) and arg.value.value == self_name:
+            if owner is not None and self_name and type(arg.value) is cst.Name and arg.value.value == self_name:
                 self.instance_handed.setdefault(owner, set()).add(key)
             else:
                 self.other_handed.add(key)
@@ -192,10 +194,10 @@ class BindingRecorder(Regions):
         if not self._methods:
             return
         owner, self_name = self._methods[-1]
-        if owner is None and isinstance(target.value, cst.Name):
+        if owner is None and type(target.value) is cst.Name:
             self._bind_parameter_attribute(target, kind, node, value, element, position)
             return
-        if owner is None or not self_name or not (isinstance(target.value, cst.Name) and target.value.value == self_name):
+        if owner is None or not self_name or not (type(target.value) is cst.Name and target.value.value == self_name):
             return
         self._order += 1
         attribute = target.attr.value
@@ -209,7 +211,7 @@ class BindingRecorder(Regions):
     def _bind_parameter_attribute(self, target, kind, node, value, element, position) -> None:
         """`module.mask = ...` in a module-level function whose parameter `module` is (an instance handed in)."""
         function = self._stack[-1].node if self._stack else None
-        if not isinstance(function, cst.FunctionDef) or self._stack[-1].parent is not self.module_scope:
+        if type(function) is not cst.FunctionDef or self._stack[-1].parent is not self.module_scope:
             return
         params = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
         if target.value.value not in params:
@@ -240,7 +242,7 @@ class BindingRecorder(Regions):
         scope = self._stack[-1] if self._stack else None
         while scope is not None and isinstance(scope.node, cst.BaseComp):
             scope = scope.parent
-        if isinstance(node.target, cst.Name):
+        if type(node.target) is cst.Name:
             self._bind(node.target.value, "walrus", node, node.value, scope=scope)
 
     def visit_For(self, node: cst.For) -> None:
@@ -254,7 +256,7 @@ class BindingRecorder(Regions):
             self._bind_target(node.asname.name, "with", node, node.item)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None and isinstance(node.name.name, cst.Name):
+        if node.name is not None and type(node.name.name) is cst.Name:
             self._bind(node.name.name.value, "except", node)
 
     def visit_Import(self, node: cst.Import) -> None:
@@ -289,7 +291,7 @@ class BindingRecorder(Regions):
 
     def visit_Return(self, node: cst.Return) -> None:
         scope = self._stack[-1] if self._stack else None
-        if scope is not None and isinstance(scope.node, cst.FunctionDef) and node.value is not None:
+        if scope is not None and type(scope.node) is cst.FunctionDef and node.value is not None:
             self.returns.setdefault(scope.node, []).append(node.value)
             if self._grad_off_context(node.value):
                 self._mark_grad_off_maker()  # `return torch.no_grad()`: the factory's result decorates
@@ -309,9 +311,8 @@ class BindingRecorder(Regions):
 
 
 def _literal_elements(value: Optional[cst.BaseExpression]) -> Optional[list[cst.BaseExpression]]:
-    if isinstance(value, (cst.Tuple, cst.List)):
+    if type(value) in TUPLES_AND_LISTS:
         if any(isinstance(e, cst.StarredElement) for e in value.elements):
             return None
         return [e.value for e in value.elements]
     return None
-

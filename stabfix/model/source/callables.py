@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from stabfix.model.source.scopes import Binding, Scope, Use, first_parameter
+from stabfix.model.source.syntax import TUPLES_AND_LISTS
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,9 @@ class CallableResolution:
         if built is None:
             return None
         owner = built.module_class if built.kind == "function" else built.node if built.kind == "class" else None
-        if not isinstance(owner, cst.ClassDef) or not isinstance(owner.body, cst.IndentedBlock):
+        if type(owner) is not cst.ClassDef or type(owner.body) is not cst.IndentedBlock:
             return None
-        methods = [item for item in owner.body.body if isinstance(item, cst.FunctionDef) and item.name.value == func.attr.value]
+        methods = [item for item in owner.body.body if type(item) is cst.FunctionDef and item.name.value == func.attr.value]
         return methods[-1] if methods else None
 
     def _own_definition(self, call: cst.Call) -> Optional[cst.FunctionDef]:
@@ -123,20 +124,21 @@ class CallableResolution:
         `for name, cell in self.cells.items()` over `nn.ModuleList([...])`/`nn.ModuleDict({...})`)."""
         if depth > 6:
             return None
-        if isinstance(expr, cst.Lambda):
+        node_type = type(expr)  # exact types (see syntax.node_kinds)
+        if node_type is cst.Lambda:
             return Callee("lambda", expr)
-        if isinstance(expr, cst.Call):
+        if node_type is cst.Call:
             target = self.qualify(expr.func) or ""
             if target in ("functools.partial", "functools.partialmethod") and expr.args:
                 return self.callable_of(expr.args[0].value, depth + 1)
             return self.instance_of(expr, depth + 1)
-        if isinstance(expr, cst.Subscript):
+        if node_type is cst.Subscript:
             return self.element_of(expr.value, depth + 1)
-        if isinstance(expr, cst.Attribute) and expr.attr.value in ("__call__", "forward"):
+        if node_type is cst.Attribute and expr.attr.value in ("__call__", "forward"):
             target = self.callable_of(expr.value, depth + 1)  # `layer.__call__`, `self.block.forward`
             if target is not None and target.kind != "library":
                 return target
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        if node_type is cst.Attribute and type(expr.value) is cst.Name:
             owner = self._self_class(expr.value)
             if owner is not None:
                 members = self.scopes[owner].bindings.get(expr.attr.value, []) if owner in self.scopes else []
@@ -150,7 +152,7 @@ class CallableResolution:
         qualified = self.qualify(expr)
         if qualified is not None:
             return Callee("library", None, qualified)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             bindings = self.bindings_of(expr) if expr in self.uses else self._module_bindings(expr.value)
             defs = [b.node for b in bindings if b.kind == "def"]
             if defs and len(defs) == len(bindings):
@@ -167,7 +169,7 @@ class CallableResolution:
         """The module (or object) a constructor call builds: a class of this file (calling it runs its
         `forward`, or `__call__`) or a library class by qualified name."""
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             bindings = self.bindings_of(func) if func in self.uses else self._module_bindings(func.value)
             classes = [b.node for b in bindings if b.kind == "class"]
             if classes and len(classes) == len(bindings):
@@ -184,19 +186,19 @@ class CallableResolution:
     def element_of(self, container: cst.BaseExpression, depth: int) -> Optional["Callee"]:
         """What an element of a module container runs: `nn.ModuleList([Block() for _ in r])`,
         `nn.ModuleDict({k: Cell() ...})`, `[A(), A()]`, also through `.items()`/`.values()`."""
-        if isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute):
+        if type(container) is cst.Call and type(container.func) is cst.Attribute:
             if container.func.attr.value in ("items", "values", "children", "modules"):
                 return self.element_of(container.func.value, depth + 1)
         values: list[Optional[cst.BaseExpression]] = [container]
-        if isinstance(container, cst.Attribute) and isinstance(container.value, cst.Name):
+        if type(container) is cst.Attribute and type(container.value) is cst.Name:
             owner = self._self_class(container.value)
             values = [b.bound_value for b in self.attribute_bindings(owner, container.attr.value)] if owner else []
-        elif isinstance(container, cst.Name):
+        elif type(container) is cst.Name:
             bindings = self.bindings_of(container) if container in self.uses else []
             values = [b.bound_value for b in bindings]
         for value in values:
             element = _first_element(value)
-            callee = self.callable_of(element, depth + 1) if isinstance(element, cst.Call) else None
+            callee = self.callable_of(element, depth + 1) if type(element) is cst.Call else None
             if callee is not None:
                 return callee
         return None
@@ -207,7 +209,7 @@ class CallableResolution:
         if use is None:
             return None
         scope: Optional[Scope] = use.scope
-        while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+        while scope is not None and type(scope.node) is not cst.FunctionDef:
             scope = scope.parent
         owner = scope.parent if scope is not None else None
         if owner is None or not owner.is_class or first_parameter(scope.node) != name.value:  # type: ignore[union-attr,arg-type]
@@ -217,22 +219,21 @@ class CallableResolution:
 
 def _first_element(value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
     """The first element a container expression builds: `nn.ModuleList([Block() for _ in r])` -> `Block()`."""
-    if isinstance(value, cst.Call) and value.args:
+    if type(value) is cst.Call and value.args:
         value = value.args[0].value  # nn.ModuleList([...]) / nn.ModuleDict({...}) / nn.Sequential(a, b)
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
         return value.elt
-    if isinstance(value, cst.DictComp):
+    if type(value) is cst.DictComp:
         return value.value
-    if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+    if type(value) in TUPLES_AND_LISTS and value.elements:
         return value.elements[0].value
-    if isinstance(value, cst.Dict) and value.elements and isinstance(value.elements[0], cst.DictElement):
+    if type(value) is cst.Dict and value.elements and type(value.elements[0]) is cst.DictElement:
         return value.elements[0].value
-    return value if isinstance(value, cst.Call) else None
+    return value if type(value) is cst.Call else None
 
 
 def _iterated(iterable: cst.BaseExpression) -> cst.BaseExpression:
     """`self.cells.items()` -> `self.cells`; `enumerate(xs)`/`zip(xs, ...)` -> `xs`."""
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "zip"):
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value in ("enumerate", "zip"):
         return iterable.args[0].value if iterable.args else iterable
     return iterable
-

@@ -27,7 +27,8 @@ import libcst as cst
 
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import instance_receiver
-from stabfix.model.source.traversal import children
+from stabfix.model.source.syntax import DEFINITIONS
+from stabfix.model.source.traversal import code_children
 
 MAX_DEPTH = 3  # calls of the class's own methods followed from a block (and from the method, for resets)
 FILL_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault", "__setitem__"})
@@ -115,7 +116,7 @@ class LazyInits:
             return []
         blocks = []
         for node in _own_nodes(method.body):
-            if isinstance(node, cst.If) and (attribute := emptiness_test(node.test, receiver)) is not None \
+            if type(node) is cst.If and (attribute := emptiness_test(node.test, receiver)) is not None \
                     and self._fills(node.body, receiver, attribute, 0) \
                     and not self._empties(method, receiver, attribute, node.body, 0):
                 blocks.append(node)
@@ -191,13 +192,16 @@ class LazyInits:
 
 
 def _own_nodes(root: cst.CSTNode, skip: Optional[cst.CSTNode] = None):
-    """The nodes under `root` that run where it runs: not inside nested definitions (nor under `skip`)."""
+    """The nodes under `root` that run where it runs: not inside nested definitions (nor under `skip`),
+    and no trivia (every caller looks for statements and calls). Exact type tests: libcst's node
+    classes are ABCs, whose isinstance costs a Python call per miss."""
     stack: list[cst.CSTNode] = [root]
+    definitions = DEFINITIONS
     while stack:
         node = stack.pop()
         if node is skip:
             continue
         yield node
-        for child in children(node):
-            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        for child in code_children(node):
+            if type(child) not in definitions:
                 stack.append(child)

@@ -206,10 +206,11 @@ class Names(CallableResolution, BindingRecorder):
     def _qualify(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
         if depth > 8:
             return None
-        if isinstance(expr, cst.Attribute):
+        expr_type = type(expr)  # exact types (see syntax.node_kinds)
+        if expr_type is cst.Attribute:
             base = self.qualify(expr.value, depth + 1)
             return f"{base}.{expr.attr.value}" if base is not None else None
-        if not isinstance(expr, cst.Name):
+        if expr_type is not cst.Name:
             return None
         bindings = self.bindings_of(expr) if expr in self.uses else self._module_bindings(expr.value)
         if not bindings:

@@ -14,6 +14,7 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.source.scopes import Scope, ScopeNode
+from stabfix.model.source.syntax import NAMES_AND_ATTRIBUTES
 
 GRAD_OFF_CONTEXTS = frozenset(
     {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -24,7 +25,7 @@ _GRAD_OFF_NAME = re.compile(r"(?:^|_)(?:no_grad|inference_mode)(?:$|_)")
 
 
 def _is_name(expr: cst.BaseExpression, value: str) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == value
+    return type(expr) is cst.Name and expr.value == value
 
 
 class Regions(cst.BatchableCSTVisitor):
@@ -48,7 +49,7 @@ class Regions(cst.BatchableCSTVisitor):
         self._suites.append([])
         self._branch_depth.append(0)
         # comprehensions and lambdas run where they are written; a def runs where it is called
-        inherited = bool(self._grad_off) and self._grad_off[-1] and not isinstance(node, cst.FunctionDef)
+        inherited = bool(self._grad_off) and self._grad_off[-1] and type(node) is not cst.FunctionDef
         self._grad_off.append(grad_off or inherited)
 
     def _close_regions(self) -> None:
@@ -67,31 +68,31 @@ class Regions(cst.BatchableCSTVisitor):
 
     def _disables_grad(self, expr: cst.BaseExpression) -> bool:
         """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)`, as imported so far."""
-        target = expr.func if isinstance(expr, cst.Call) else expr
+        target = expr.func if type(expr) is cst.Call else expr
         name = self._qualify_so_far(target) or ""
         if name in GRAD_OFF_CONTEXTS:
             # `inference_mode(False)` turns it back off
-            return not (isinstance(expr, cst.Call) and expr.args and _is_name(expr.args[0].value, "False"))
-        if name in GRAD_SWITCHES and isinstance(expr, cst.Call) and expr.args:
+            return not (type(expr) is cst.Call and expr.args and _is_name(expr.args[0].value, "False"))
+        if name in GRAD_SWITCHES and type(expr) is cst.Call and expr.args:
             return _is_name(expr.args[0].value, "False")
         return False
 
     def _grad_off_context(self, expr: cst.BaseExpression) -> bool:
         """`torch.no_grad()`, or a choice between such contexts (`(torch.inference_mode if new else
         torch.no_grad)()`)."""
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.IfExp) and not expr.args:
+        if type(expr) is cst.Call and type(expr.func) is cst.IfExp and not expr.args:
             branches = (expr.func.body, expr.func.orelse)
             return all((self._qualify_so_far(b) or "") in GRAD_OFF_CONTEXTS for b in branches)
-        return isinstance(expr, cst.Call) and self._disables_grad(expr)
+        return type(expr) is cst.Call and self._disables_grad(expr)
 
     def _grad_off_decorator(self, decorator: cst.BaseExpression) -> bool:
         """A decorator made by a function that turns autograd off: one of this file whose body applies
         or returns a no-grad context, or, when the file cannot show its body (imported from the
         project), one whose name says what it does (`smart_inference_mode()`, `torch_no_grad`)."""
-        target = decorator.func if isinstance(decorator, cst.Call) else decorator
-        if not isinstance(target, (cst.Name, cst.Attribute)) or not self._stack:
+        target = decorator.func if type(decorator) is cst.Call else decorator
+        if type(target) not in NAMES_AND_ATTRIBUTES or not self._stack:
             return False
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             bindings = self._stack[-1].resolving(target.value).bindings.get(target.value, [])
             if bindings and bindings[-1].kind == "def":
                 return bindings[-1].node in self._grad_off_makers
@@ -102,19 +103,19 @@ class Regions(cst.BatchableCSTVisitor):
 
     def _mark_grad_off_maker(self) -> None:
         for scope in self._stack:
-            if isinstance(scope.node, cst.FunctionDef):
+            if type(scope.node) is cst.FunctionDef:
                 self._grad_off_makers.add(scope.node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Call) and self._grad_off_context(node.func):
+        if type(node.func) is cst.Call and self._grad_off_context(node.func):  # exact types (see syntax.node_kinds)
             self._mark_grad_off_maker()  # `torch.inference_mode()(fn)`: a context applied as a decorator
 
     def _qualify_so_far(self, expr: cst.BaseExpression) -> Optional[str]:
         """Qualified name by the imports met so far (the traversal has not reached later uses yet)."""
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             base = self._qualify_so_far(expr.value)
             return f"{base}.{expr.attr.value}" if base is not None else None
-        if not isinstance(expr, cst.Name) or not self._stack:
+        if type(expr) is not cst.Name or not self._stack:
             return None
         bindings = self._stack[-1].resolving(expr.value).bindings.get(expr.value, [])
         return bindings[-1].qualified if bindings and bindings[-1].kind == "import" else None

@@ -10,6 +10,28 @@ import libcst as cst
 from stabfix.model.source.traversal import children
 
 
+def node_kinds(*classes: type) -> frozenset[type]:
+    """The given libcst node classes and all their subclasses, for `type(node) in kinds` in place of
+    `isinstance(node, classes)`: libcst's node classes are ABCs, so every isinstance that misses runs
+    `ABCMeta.__instancecheck__` in Python (millions of calls in a scan). libcst defines all its node
+    classes when it is imported, and stabfix subclasses none of them, so the set is complete."""
+    found: set[type] = set()
+    pending = list(classes)
+    while pending:
+        cls = pending.pop()
+        if cls not in found:
+            found.add(cls)
+            pending.extend(cls.__subclasses__())
+    return frozenset(found)
+
+
+# Node types many walks test, for `type(node) in ...`
+TUPLES_AND_LISTS = node_kinds(cst.Tuple, cst.List)
+NAMES_AND_ATTRIBUTES = node_kinds(cst.Name, cst.Attribute)
+CLASSES_AND_FUNCTIONS = node_kinds(cst.FunctionDef, cst.ClassDef)
+DEFINITIONS = node_kinds(cst.FunctionDef, cst.ClassDef, cst.Lambda)  # nested code that runs only when called
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Variable names read in an expression (attribute names and keywords excluded)."""
     found: set[str] = set()

@@ -102,6 +102,24 @@ def _visitor_method_names(cls: type) -> tuple[str, ...]:
 
 
 def _chain(methods: list[VisitorMethod]) -> VisitorMethod:
+    if len(methods) == 2:  # the common case, without the loop
+        first, second = methods
+
+        def run_two(node: cst.CSTNode) -> None:
+            first(node)
+            second(node)
+
+        return run_two
+    if len(methods) == 3:
+        first, second, third = methods
+
+        def run_three(node: cst.CSTNode) -> None:
+            first(node)
+            second(node)
+            third(node)
+
+        return run_three
+
     def run(node: cst.CSTNode) -> None:
         for method in methods:
             method(node)
@@ -216,6 +234,14 @@ def _all_orders_readable() -> bool:
 
 
 _NODE_TYPES: dict[type, bool] = {}  # type -> whether it is a CSTNode (an ABC: isinstance is slow)
+
+
+def is_node_type(kind: type) -> bool:
+    """`issubclass(kind, cst.CSTNode)`, from the same table as `is_node`."""
+    known = _NODE_TYPES.get(kind)
+    if known is None:
+        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return known
 
 
 def is_node(value: object) -> bool:
@@ -366,11 +392,18 @@ def _record_parents(module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> Non
             stack.append(child)
 
 
+# What a walk does with a field's value, by the value's type (`_Walk.action`)
+_PASS, _VISIT, _EACH = 0, 1, 2  # nothing (None, a sentinel, a skipped node); visit it; visit each node it holds
+
+
 class _Walk:
     def __init__(self, plan_of: PlanOf, skip: frozenset[type]) -> None:
         self.plan_of = plan_of
         self.skip = skip
         self.plans: dict[type, tuple] = {}
+        self.actions = _ACTIONS.get(skip)
+        if self.actions is None:
+            self.actions = _ACTIONS[skip] = {}
 
     def plan(self, cls: type) -> tuple:
         """The node type's plan, with the function reading its fields' values when no visitor has a
@@ -382,24 +415,36 @@ class _Walk:
             plan = self.plans[cls] = (enter, leave, fields, None)
         return plan
 
+    def action(self, kind: type) -> int:
+        """What the walk does with a field value of this type, learnt once per type and set of skipped
+        types: one dict lookup per field then answers "a node to visit?", "a skipped node?" and "a
+        sequence?" (libcst's node classes are ABCs, so asking isinstance per value would be slow)."""
+        if is_node_type(kind):
+            action = _PASS if kind in self.skip else _VISIT
+        else:
+            action = _EACH if issubclass(kind, (tuple, list)) else _PASS
+        self.actions[kind] = action
+        return action
+
     def run(self, module: cst.CSTNode) -> None:
-        skip, plans, plan_of = self.skip, self.plans, self.plan
-        node_type, node_types = cst.CSTNode, _NODE_TYPES
+        skip, plans, plan_of, actions, action_of = self.skip, self.plans, self.plan, self.actions, self.action
 
         def visit(node: cst.CSTNode) -> None:
-            enter, leave, fields, read = plans.get(type(node)) or plan_of(type(node))
+            try:
+                enter, leave, fields, read = plans[type(node)]
+            except KeyError:
+                enter, leave, fields, read = plan_of(type(node))
             if enter is not None:
                 enter(node)
             if read is not None:
                 for value in read(node):  # a None is neither a node nor a sequence: skipped as when_set would
-                    kind = type(value)
-                    node_kind = node_types.get(kind)
-                    if node_kind is None:
-                        node_kind = node_types[kind] = isinstance(value, node_type)
-                    if node_kind:
-                        if kind not in skip:
-                            visit(value)
-                    elif isinstance(value, (tuple, list)):
+                    try:
+                        action = actions[type(value)]
+                    except KeyError:
+                        action = action_of(type(value))
+                    if action == _VISIT:
+                        visit(value)
+                    elif action:
                         for child in value:
                             if type(child) not in skip:
                                 visit(child)
@@ -412,14 +457,13 @@ class _Walk:
                     continue
                 if enter_field is not None:
                     enter_field(node)
-                kind = type(value)
-                node_kind = node_types.get(kind)
-                if node_kind is None:
-                    node_kind = node_types[kind] = isinstance(value, node_type)
-                if node_kind:
-                    if kind not in skip:
-                        visit(value)
-                elif isinstance(value, (tuple, list)):
+                try:
+                    action = actions[type(value)]
+                except KeyError:
+                    action = action_of(type(value))
+                if action == _VISIT:
+                    visit(value)
+                elif action:
                     for child in value:
                         if type(child) not in skip:
                             visit(child)
@@ -436,24 +480,25 @@ class _Walk:
     def run_recording(self, module: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
         """`run`, recording each visited node's parent (a copy of `run`'s loop, so that a walk without
         `parents` pays nothing for them)."""
-        skip, plans, plan_of = self.skip, self.plans, self.plan
-        node_type, node_types = cst.CSTNode, _NODE_TYPES
+        skip, plans, plan_of, actions, action_of = self.skip, self.plans, self.plan, self.actions, self.action
 
         def visit(node: cst.CSTNode) -> None:
-            enter, leave, fields, read = plans.get(type(node)) or plan_of(type(node))
+            try:
+                enter, leave, fields, read = plans[type(node)]
+            except KeyError:
+                enter, leave, fields, read = plan_of(type(node))
             if enter is not None:
                 enter(node)
             if read is not None:
                 for value in read(node):  # a None is neither a node nor a sequence: skipped as when_set would
-                    kind = type(value)
-                    node_kind = node_types.get(kind)
-                    if node_kind is None:
-                        node_kind = node_types[kind] = isinstance(value, node_type)
-                    if node_kind:
-                        if kind not in skip:
-                            parents[id(value)] = node
-                            visit(value)
-                    elif isinstance(value, (tuple, list)):
+                    try:
+                        action = actions[type(value)]
+                    except KeyError:
+                        action = action_of(type(value))
+                    if action == _VISIT:
+                        parents[id(value)] = node
+                        visit(value)
+                    elif action:
                         for child in value:
                             if type(child) not in skip:
                                 parents[id(child)] = node
@@ -467,15 +512,14 @@ class _Walk:
                     continue
                 if enter_field is not None:
                     enter_field(node)
-                kind = type(value)
-                node_kind = node_types.get(kind)
-                if node_kind is None:
-                    node_kind = node_types[kind] = isinstance(value, node_type)
-                if node_kind:
-                    if kind not in skip:
-                        parents[id(value)] = node
-                        visit(value)
-                elif isinstance(value, (tuple, list)):
+                try:
+                    action = actions[type(value)]
+                except KeyError:
+                    action = action_of(type(value))
+                if action == _VISIT:
+                    parents[id(value)] = node
+                    visit(value)
+                elif action:
                     for child in value:
                         if type(child) not in skip:
                             parents[id(child)] = node
@@ -489,6 +533,9 @@ class _Walk:
             visit(module)
         finally:
             visit = None  # type: ignore[assignment]  # it refers to itself: a cycle holding the visitors
+
+
+_ACTIONS: dict[frozenset[type], dict[type, int]] = {}  # skipped types -> value type -> `_Walk.action`
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:

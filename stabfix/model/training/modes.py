@@ -35,7 +35,11 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.source.places import Place, body_of, called_as_statement, parent_in, position_in
+from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_kinds
 from stabfix.model.source.traversal import visit_readonly
+
+# node types for `type(node) in ...` (see syntax.node_kinds)
+_LOOPS = node_kinds(cst.For, cst.While, cst.BaseComp)
 
 # Methods of a module that are not forward passes.
 NOT_FORWARD_METHODS = frozenset(
@@ -129,9 +133,9 @@ class ModeSwitches(cst.BatchableCSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         chain = self._chains.pop(id(node), node)
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:  # exact types (see syntax.node_kinds)
             return
-        if isinstance(func.value, cst.Call):
+        if type(func.value) is cst.Call:
             self._chains[id(func.value)] = chain  # the outer call is visited first
         if func.attr.value not in ("eval", "train"):
             return
@@ -176,7 +180,7 @@ class ModeSwitches(cst.BatchableCSTVisitor):
             self._rebind(node, node.asname.name, None)
 
     def _rebind(self, node: cst.CSTNode, target: cst.BaseExpression, value: Optional[cst.CSTNode]) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in TUPLES_AND_LISTS:
             for element in target.elements:  # `model, opt = build()`: each is rebound, from the whole value
                 self._rebind(node, element.value, value)
             return
@@ -328,13 +332,13 @@ class _RegionScanner(cst.CSTVisitor):
         self.entered = entered  # the functions this scan is inside of (recursion guard)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.For, cst.While, cst.BaseComp)):
+        if type(node) in _LOOPS:
             self.loops += 1
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
-        if isinstance(original_node, (cst.For, cst.While, cst.BaseComp)):
+        if type(original_node) in _LOOPS:
             self.loops -= 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:

@@ -16,6 +16,7 @@ import libcst as cst
 
 from stabfix.model.calls import torch_ops
 from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.syntax import TUPLES_AND_LISTS
 from stabfix.model.training.step_frames import Frame
 
 _APPENDS = {"append": 0, "extend": 0, "insert": 1}
@@ -65,14 +66,14 @@ class RunningTotals(cst.BatchableCSTVisitor):
                                        self.steps.frames(), self.names.position))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:  # `losses += (l,)` concatenates: not a sum
-        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and not isinstance(node.value, (cst.Tuple, cst.List)):
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and type(node.value) not in TUPLES_AND_LISTS:
             self._record(node, node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
             return
         for holder, value in _unpacked_targets(node):  # `total = total + loss`, `total, n = total + loss, n + 1`
-            if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Add):
+            if type(value) is not cst.BinaryOperation or type(value.operator) is not cst.Add:
                 continue
             target = _code(holder)
             if _code(value.left) == target:
@@ -89,7 +90,7 @@ class RunningTotals(cst.BatchableCSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _APPENDS:
+        if type(func) is cst.Attribute and func.attr.value in _APPENDS:
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
             index = _APPENDS[func.attr.value]
             if len(positional) == index + 1:
@@ -122,14 +123,14 @@ def _unpacked_targets(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.Ba
     element of a displayed tuple for a tuple target (`total, n = total + loss, n + 1`)."""
     pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
     for target in node.targets:
-        if not isinstance(target.target, (cst.Tuple, cst.List)):
+        if type(target.target) not in TUPLES_AND_LISTS:  # exact types (see syntax.node_kinds)
             pairs.append((target.target, node.value))
             continue
-        shown = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) else ()
+        shown = node.value.elements if type(node.value) in TUPLES_AND_LISTS else ()
         if len(shown) != len(target.target.elements):
             continue
         for position, element in enumerate(target.target.elements):
             value = torch_ops.unpacked(node.value, (position,))
-            if value is not None and not isinstance(element, cst.StarredElement):
+            if value is not None and type(element) is not cst.StarredElement:
                 pairs.append((element.value, value))
     return pairs

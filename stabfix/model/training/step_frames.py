@@ -179,7 +179,7 @@ def constructs_optimizer(name: str) -> bool:
 
 
 def is_device_string(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:  # exact types (see syntax.node_kinds)
         text = node.evaluated_value
         return isinstance(text, str) and text.split(":")[0].lower() in words.DEVICE_STRINGS
     return False
@@ -267,10 +267,11 @@ def iterates_over(node: Union[cst.For, cst.While], names: set[str]) -> bool:
 
 
 def target_names(target: cst.BaseExpression):
-    if isinstance(target, cst.Name):
+    target_type = type(target)  # exact types (see syntax.node_kinds)
+    if target_type is cst.Name:
         yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif target_type is cst.Tuple or target_type is cst.List:
         for element in target.elements:
             yield from target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
+    elif target_type is cst.StarredElement:
         yield from target_names(target.value)

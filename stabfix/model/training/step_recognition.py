@@ -204,11 +204,12 @@ class StepRecognition:
         if self.values is None:
             return False
         func = call.func
-        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        func_type = type(func)  # exact types (see syntax.node_kinds)
+        receiver = dotted_name(func.value) if func_type is cst.Attribute else None
+        last = func.attr.value if func_type is cst.Attribute else func.value if func_type is cst.Name else None
         if last is None or (receiver is not None and self._looks_like_optimizer(receiver)):
             return False
-        if (isinstance(func, cst.Name) or receiver == "self") and self._functions_named(last):
+        if (func_type is cst.Name or receiver == "self") and self._functions_named(last):
             return False
         arguments = [arg.value for arg in call.args if not arg.star]
         optimizers = [value for value in arguments if self._names_optimizer(dotted_name(value))]

@@ -291,7 +291,7 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
             for target in node.targets:
                 body.facts.bound.update(name.value for name in target_names(target.target))
         value = node.value
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:  # exact types (see syntax.node_kinds)
             return
         constructor = self._name_of(value.func) or ""
         if not constructs_optimizer(constructor):
@@ -306,11 +306,12 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
     # -- conditions -----------------------------------------------------------------------------
     def is_device_check(self, test: cst.BaseExpression) -> bool:
         """True for tests that only ask which device we run on: they do not make a call run less often."""
-        if isinstance(test, cst.BooleanOperation):
+        kind = type(test)  # exact types (see syntax.node_kinds)
+        if kind is cst.BooleanOperation:
             return self.is_device_check(test.left) and self.is_device_check(test.right)
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if kind is cst.UnaryOperation and type(test.operator) is cst.Not:
             return self.is_device_check(test.expression)
-        if isinstance(test, cst.Call):
+        if kind is cst.Call:
             name = self._name_of(test.func) or ""
             last = name.rsplit(".", 1)[-1]
             if last in ("is_available", "is_initialized") and name.startswith("torch."):
@@ -320,15 +321,15 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
             if last == "hasattr" and test.args and (self._name_of(test.args[0].value) or "").startswith("torch"):
                 return True
             return False
-        if isinstance(test, cst.Comparison):
+        if kind is cst.Comparison:
             operands = [test.left, *(target.comparator for target in test.comparisons)]
             if any(is_device_string(operand) for operand in operands):
                 return True
             return any(
-                isinstance(op, cst.Call) and (self._name_of(op.func) or "").endswith("device_count") for op in operands
+                type(op) is cst.Call and (self._name_of(op.func) or "").endswith("device_count") for op in operands
             )
-        if isinstance(test, (cst.Name, cst.Attribute)):
-            last = test.value if isinstance(test, cst.Name) else test.attr.value
+        if kind is cst.Name or kind is cst.Attribute:
+            last = test.value if kind is cst.Name else test.attr.value
             return bool(words.DEVICE_FLAG_NAME.match(last.lower()))
         return False
 
