@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Callable, Optional
 import libcst as cst
 
 from stabfix.model import ALWAYS_BUILT, FileModel, required_parts
-from stabfix.model.source.traversal import Isolation, children, walk
+from stabfix.model.source.node_fields import children
+from stabfix.model.source.traversal import Isolation, walk
 from stabfix.project.outline import cpython_parse_recurses, cpython_parses, cpython_tree
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding

@@ -9,7 +9,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from stabfix.model.source.traversal import MergedVisitor, field_order, walk
+from stabfix.model.source.node_fields import field_order
+from stabfix.model.source.traversal import MergedVisitor, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(ROOT.glob("fixtures/*/*.py")) + sorted(ROOT.glob("stabfix/model/**/*.py"))[:6]
@@ -114,8 +115,8 @@ def test_engine_positions_and_parents_match_libcst_metadata():
     from libcst.metadata import ParentNodeProvider, PositionProvider
 
     from stabfix.engine import _parents
+    from stabfix.model.source.node_fields import children
     from stabfix.model.source.positions import Positions
-    from stabfix.model.source.traversal import children
 
     for label, text in _sources():
         for variant in (text, text.rstrip("\n"), "# header\n\n" + text + "\n# footer\n"):
@@ -176,7 +177,7 @@ def test_a_position_table_whose_codegen_failed_fails_every_later_ask_too(monkeyp
 def test_code_children_are_the_children_less_trivia_in_order():
     """A search of a subtree that looks at no trivia (whitespace, comments, punctuation, operators) meets the
     same code nodes, in the same order, whether it steps with `children` or `code_children`."""
-    from stabfix.model.source.traversal import _trivia, children, code_children
+    from stabfix.model.source.node_fields import children, code_children, trivia
 
     def reached(module, step):
         order, stack = [], [module]
@@ -186,7 +187,7 @@ def test_code_children_are_the_children_less_trivia_in_order():
             stack.extend(step(node))
         return order
 
-    trivia = _trivia()
+    trivia = trivia()
     for label, text in _sources():
         module = cst.parse_module(text)
         everything = reached(module, children)

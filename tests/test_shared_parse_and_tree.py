@@ -10,7 +10,8 @@ from stabfix.engine import analyse_text, parse
 from stabfix.catalog import load_catalog
 from stabfix.checkers import checker_classes
 from stabfix.model import FileModel
-from stabfix.model.source.traversal import children, walk
+from stabfix.model.source.node_fields import children
+from stabfix.model.source.traversal import walk
 from stabfix.model.source.tree_index import TreeIndex
 from stabfix.project import Project, ProjectIndex
 

@@ -38,7 +38,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "source": (
         "Reading one file's source: the traversal, syntax helpers, positions, the definitions around a node,\n"
         "imports, names and their bindings in Python's scopes, the sites of statements, and the word lists.",
-        ("traversal", "tree_index", "syntax", "statement_lines", "positions", "enclosing", "imports", "scopes", "regions", "binding_recorder", "callables",
+        ("node_fields", "traversal", "tree_index", "syntax", "statement_lines", "positions", "enclosing", "imports", "scopes", "regions", "binding_recorder", "callables",
          "names", "instances", "origins", "places", "vocabulary", "project_view",
          "container_fills", "lazy_inits"),
     ),

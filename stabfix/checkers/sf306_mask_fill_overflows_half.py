@@ -22,7 +22,7 @@ from stabfix.model.calls.numerics import argument, method_of, signed_constant
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.origins import instance_class
 from stabfix.model.flow.gradient_use import contains
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 from stabfix.shape_queries import Shape, arguments_may_fold_to, calls_named, spells_infinity
 
 FLOAT16_LOWEST = -65504.0

@@ -26,7 +26,7 @@ from stabfix.fixes.amp import torch_spelling
 from stabfix.model.domain.data_loaders import Loader
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 from stabfix.shape import Shape
 
 

@@ -23,7 +23,7 @@ from stabfix.shape_queries import STATEMENT_LOOPS, calls_named
 from stabfix.findings import Fix
 from stabfix.model.domain.data_loaders import DISTRIBUTED_SAMPLERS, argument
 from stabfix.model.source.syntax import code_of, walk
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 
 class SamplerEpochNotSet(Checker):

@@ -29,7 +29,7 @@ from stabfix.model.domain.distributed import Distributed
 from stabfix.model.domain.rank_splits import RankSplits, kind
 from stabfix.model.domain.ranks import MAIN_DECORATORS
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 from stabfix.shape import Shape
 from stabfix.shape_names import callees_spell
 from stabfix.shape_queries import may_be_collective

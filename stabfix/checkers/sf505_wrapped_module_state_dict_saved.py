@@ -29,7 +29,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.domain.data_loaders import argument
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 from stabfix.shape import Shape
 
 SAVES = frozenset({"torch.save", "torch.serialization.save"})

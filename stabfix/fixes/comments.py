@@ -15,7 +15,7 @@ from typing import Mapping, Optional
 
 import libcst as cst
 
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 _COMMENT_EDITS = (cst.Comment, cst.EmptyLine, cst.TrailingWhitespace)
 

@@ -28,7 +28,7 @@ from stabfix.model.source.names import Names
 from stabfix.model.source.project_view import ProjectQueries
 from stabfix.model.source.scopes import first_parameter
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 MAX_DEPTH = 2  # calls followed from `__getitem__`
 # Calls that read or decode data, by qualified name (exact) or module prefix.

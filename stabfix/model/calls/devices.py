@@ -32,7 +32,7 @@ from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.instances import held_class
 from stabfix.model.source.syntax import preorder
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 # Methods whose result is on the CPU, or is not a tensor at all (the torch-operation table's host results).
 CPU_METHODS = frozenset(name for name, op in torch_ops.METHODS.items() if op.device == "host")

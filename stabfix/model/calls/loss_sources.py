@@ -22,7 +22,7 @@ from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.syntax import NAMES_AND_ATTRIBUTES
-from stabfix.model.source.traversal import code_children
+from stabfix.model.source.node_fields import code_children
 
 if TYPE_CHECKING:
     from stabfix.model.source.project_view import ProjectQueries

@@ -23,7 +23,7 @@ import libcst as cst
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.origins import passed_argument
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 CAUSAL_BUILDERS = frozenset({"tril", "triu", "tril_", "triu_", "generate_square_subsequent_mask", "tril_indices", "triu_indices"})
 TOP_VALUES = frozenset({"topk", "kthvalue", "max", "amax", "sort"})

@@ -34,7 +34,7 @@ from stabfix.model.source.lazy_inits import LazyInits
 from stabfix.model.source.names import Names
 from stabfix.model.source.project_view import ProjectQueries
 from stabfix.model.source.syntax import DEFINITIONS
-from stabfix.model.source.traversal import code_children
+from stabfix.model.source.node_fields import code_children
 
 MAX_DEPTH = 3  # calls followed from a `forward` (`forward_reach`)
 # Framework classes that are `nn.Module`s, by qualified name (their own packages' spellings).

@@ -18,7 +18,7 @@ import libcst as cst
 
 from stabfix.model.calls.numerics import REDUCTIONS, argument, constant_of, magnitude_of, magnitude_operand, method_of, single_value
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 
 # --- epsilon-guarded divisors (SF304) -----------------------------------------------------------------

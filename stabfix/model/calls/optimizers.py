@@ -34,7 +34,7 @@ from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import method_receiver
 from stabfix.model.source.syntax import TUPLES_AND_LISTS
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
 # transformers, torch-optimizer, lion-pytorch, schedulefree, ...), matched on the class name itself.

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Optional
 import libcst as cst
 
 from stabfix.model.source.project_view import ProjectQueries
-from stabfix.model.source.traversal import code_children
+from stabfix.model.source.node_fields import code_children
 
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
 

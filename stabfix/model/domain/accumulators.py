@@ -46,7 +46,7 @@ from stabfix.model.flow.parameters import (
     target_names,
 )
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 from stabfix.model.source.tree_index import TreeIndex
 
 _ADDS = frozenset({"add_", "sub_", "+=", "-="})

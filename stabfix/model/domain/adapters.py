@@ -36,7 +36,7 @@ from stabfix.model.flow.parameters import element_source
 from stabfix.model.source import vocabulary as words
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _LIBRARY_LAYERS = ("loralib.",)

@@ -40,7 +40,7 @@ from stabfix.model.calls.backward_wrappers import wraps_backward
 from stabfix.model.domain.version_tests import is_version_test
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Binding, Names
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 from stabfix.model.source.places import Place, body_of, enclosing_statement, position_in
 from stabfix.model.source.vocabulary import FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME
 from stabfix.model.training.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame

@@ -12,7 +12,7 @@ import libcst as cst
 
 from stabfix.model.source.origins import created_by, passed_argument
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 SAVES = frozenset({"torch.save", "torch.serialization.save", "torch.jit.save"})
 

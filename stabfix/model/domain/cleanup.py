@@ -34,7 +34,7 @@ from stabfix.model.source import vocabulary as words
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import held_class, method_of_instance
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 from stabfix.model.source.places import (
     Place,
     Statement,

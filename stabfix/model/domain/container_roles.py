@@ -25,7 +25,7 @@ from stabfix.model.domain.container_uses import (
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.syntax import contains, names_in, walk
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 from stabfix.model.training.structure import StepIndex
 from stabfix.model.flow.values import (
     NOT_TENSOR_FUNCTIONS,

@@ -44,7 +44,7 @@ from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.project_view import ProjectQueries
 from stabfix.model.source.syntax import names_in
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 from stabfix.model.training.structure import StepIndex
 
 _EMPTY_CONSTRUCTORS = {

@@ -22,7 +22,7 @@ from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.source.syntax import CLASSES_AND_FUNCTIONS, NAMES_AND_ATTRIBUTES, code_of
-from stabfix.model.source.traversal import code_children
+from stabfix.model.source.node_fields import code_children
 
 
 LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})

@@ -33,7 +33,7 @@ from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import code_children
+from stabfix.model.source.node_fields import code_children
 
 GROUP_SETUP = frozenset({
     "torch.distributed.init_process_group", "torch.distributed.device_mesh.init_device_mesh",

@@ -26,7 +26,7 @@ import libcst as cst
 
 from stabfix.model.flow.grad_reach import GradReach
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 from stabfix.model.training.modes import in_harness
 
 _TRAINING_EFFECTS = frozenset({"backward", "step"})

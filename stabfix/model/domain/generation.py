@@ -30,7 +30,7 @@ from stabfix.model.domain.cleanup import is_log_call
 from stabfix.model.source import vocabulary as words
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import children, visit_readonly
+from stabfix.model.source.node_fields import children, visit_readonly
 
 Loop = Union[cst.For, cst.While]
 _BUILTINS = frozenset(dir(builtins))

@@ -28,7 +28,7 @@ from stabfix.model.domain.adapters import AdapterFacts
 from stabfix.model.flow.values import Values
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 
 _MAX_DEPTH = 6
 _EMBEDDINGS = frozenset({"torch.nn.Embedding", "torch.nn.EmbeddingBag"})

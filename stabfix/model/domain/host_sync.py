@@ -33,7 +33,7 @@ import libcst as cst
 from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.calls.modules import ModuleIndex
 from stabfix.model.flow.values import Value, Values
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 from stabfix.model.training.step_frames import FunctionFrame, LoopFrame, StepPath, target_names
 from stabfix.model.training.structure import StepIndex
 

@@ -31,7 +31,7 @@ from stabfix.model.flow.flows import ValueFlows
 from stabfix.model.source.instances import attribute_values, instance_class_name
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.syntax import CLASSES_AND_FUNCTIONS
-from stabfix.model.source.traversal import code_children
+from stabfix.model.source.node_fields import code_children
 
 RANK_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_node_local_rank"})
 RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID"})

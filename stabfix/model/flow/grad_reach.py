@@ -26,7 +26,7 @@ from stabfix.model.flow.gradient_use import asks_for_grad
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.source.syntax import code_of
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 
 _DIFFERENTIATING_TORCH = ("torch.autograd.", "torch.func.", "torch.optim.", "torch.enable_grad", "torch.set_grad_enabled",
                           "torch.vmap", "torch.utils.checkpoint")

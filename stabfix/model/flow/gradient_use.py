@@ -25,7 +25,7 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import node_kinds
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 # node types for `type(node) in ...` (see syntax.node_kinds)
 _STORES = node_kinds(cst.Attribute, cst.Subscript)

@@ -28,7 +28,7 @@ from stabfix.model.flow.gradient_use import contains
 from stabfix.model.flow.values import Value, Values
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 
 _COPYING = frozenset({"torch.tensor", "torch.from_numpy"})
 

@@ -29,7 +29,7 @@ from stabfix.model.calls.modules import ModuleIndex
 from stabfix.model.flow.values import DATA_LOADERS, Values, annotation_mentions_tensor
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.scopes import first_parameter
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 PARAMETER_TYPES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 

@@ -30,7 +30,7 @@ from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.instances import held_class
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import instance_receiver
-from stabfix.model.source.traversal import children, visit_readonly
+from stabfix.model.source.node_fields import children, visit_readonly
 
 LOSS, MODEL_OUTPUT = "a loss", "a model output"
 # Which tensor methods, attributes and torch functions drop the history (Python data, integer or boolean

@@ -12,7 +12,7 @@ import libcst as cst
 
 from stabfix.model.calls.events import Events, Step, stepped_optimizer
 from stabfix.model.calls.optimizers import OptimizerTracker
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 _RESETTING_METHODS = frozenset({"zero_", "clear", "fill_"})
 Holder = cst.BaseExpression

@@ -48,7 +48,7 @@ from stabfix.model.calls.optimizers import OptimizerTracker
 from stabfix.model.flow.holder_resets import Holder, HolderResets, Loop
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 from stabfix.model.source.tree_index import TreeIndex
 from stabfix.model.source.vocabulary import LOG_RECEIVER_NAMES
 

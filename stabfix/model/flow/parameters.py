@@ -20,7 +20,7 @@ import libcst as cst
 from stabfix.model.calls.events import ParamUpdate
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 _PARAMETER_METHODS = ("parameters", "named_parameters")
 _WRAPPERS = {"list", "tuple", "enumerate", "filter", "sorted", "reversed", "iter", "zip", "chain", "itertools.chain"}

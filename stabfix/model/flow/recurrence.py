@@ -25,7 +25,7 @@ import libcst as cst
 
 from stabfix.model.source.names import Callee, Names
 from stabfix.model.source.syntax import code_of, walk_scope
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 # torch recurrent modules: the position of the state in what they return (None: the whole result)
 RECURRENT_MODULES: dict[str, Optional[int]] = {

@@ -20,7 +20,7 @@ import libcst as cst
 from stabfix.model.calls.events import ParamUpdate, tensor_spelling
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 # What each update does with its addend: adds it, subtracts it, or replaces the tensor.
 _IN_PLACE_SIGN = {"add_": 1, "sub_": -1, "copy_": 0, "out=add": 1, "out=sub": -1, "foreach_add_": 1, "foreach_sub_": -1}

@@ -17,7 +17,7 @@ from stabfix.model.calls.loss_operands import root_name, root_name_node
 from stabfix.model.calls.losses import LossIndex
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 
 class Qualifier(Protocol):

@@ -11,7 +11,7 @@ import libcst as cst
 
 from stabfix.model.flow.gradient_use import is_requires_grad_call, is_true
 from stabfix.model.source.imports import dotted_name
-from stabfix.model.source.traversal import code_children
+from stabfix.model.source.node_fields import code_children
 
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
 

@@ -23,7 +23,7 @@ from stabfix.model.functions.summary_facts import CallSummaries, ClassSummary, F
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import first_parameter
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 
 class ReturnSummaries:

@@ -28,7 +28,7 @@ import libcst as cst
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import instance_receiver
 from stabfix.model.source.syntax import DEFINITIONS
-from stabfix.model.source.traversal import code_children
+from stabfix.model.source.node_fields import code_children
 
 MAX_DEPTH = 3  # calls of the class's own methods followed from a block (and from the method, for resets)
 FILL_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault", "__setitem__"})

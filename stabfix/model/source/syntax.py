@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 
 def node_kinds(*classes: type) -> frozenset[type]:

@@ -13,7 +13,8 @@ from typing import Optional
 
 import libcst as cst
 
-from stabfix.model.source.traversal import children, walk
+from stabfix.model.source.node_fields import children
+from stabfix.model.source.traversal import walk
 
 
 class TreeIndex(cst.BatchableCSTVisitor):

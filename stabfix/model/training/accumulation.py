@@ -38,7 +38,7 @@ import libcst as cst
 from stabfix.model.calls.events import Backward, Events, Step
 from stabfix.model.calls.losses import LossIndex
 from stabfix.model.calls.optimizers import OptimizerTracker
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 
 _ACCUMULATE_CONTEXTS = frozenset({"accumulate", "no_backward_sync"})
 _SCALING = (cst.Divide, cst.Multiply)

@@ -28,7 +28,7 @@ from stabfix.model.calls.events import Backward, Events
 from stabfix.model.calls.losses import read_names
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.scopes import instance_receiver
-from stabfix.model.source.traversal import children, visit_readonly
+from stabfix.model.source.node_fields import children, visit_readonly
 
 Loop = Union[cst.For, cst.While]
 _BUILTINS = frozenset({"max", "min", "sum", "abs", "round", "float", "int", "len", "list", "tuple", "dict"})

@@ -21,7 +21,7 @@ import re
 import libcst as cst
 
 from stabfix.model.source.places import Place, body_of, index_in
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 from stabfix.model.training.step_frames import BranchFrame, FunctionFrame, StepPath
 from stabfix.model.training.step_paths import MEMORY_IN_USE_CALLS
 from stabfix.model.training.structure import StepIndex

@@ -36,7 +36,7 @@ from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.source.places import Place, body_of, called_as_statement, parent_in, position_in
 from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_kinds
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 
 # node types for `type(node) in ...` (see syntax.node_kinds)
 _LOOPS = node_kinds(cst.For, cst.While, cst.BaseComp)

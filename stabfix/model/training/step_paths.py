@@ -26,7 +26,7 @@ from stabfix.model.training.step_frames import (
     per_iteration_event_handler,
     target_names,
 )
-from stabfix.model.source.traversal import children
+from stabfix.model.source.node_fields import children
 
 # --- memory readings (what a threshold can be compared against besides a user setting) ----------
 

@@ -66,7 +66,7 @@ from stabfix.model.training.step_frames import (
     target_names,
 )
 from stabfix.model.flow.values import Values
-from stabfix.model.source.traversal import visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 from stabfix.model.training.step_paths import StepPaths
 from stabfix.model.training.step_recognition import StepRecognition
 
