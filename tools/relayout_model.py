@@ -73,7 +73,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "domain": (
         "Facts for one concern each, built on the layers below: mixed precision and dtypes, device memory and\n"
         "long-lived containers, host-accelerator syncs, token generation, parameter-sized buffers, adapters, distributed runs.",
-        ("amp", "version_tests", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
+        ("amp", "dtype_values", "version_tests", "dtype_gates", "cleanup", "containers", "container_uses", "store_roles", "container_roles", "host_sync",
          "generation", "accumulators", "adapters", "randomness", "seeding", "grad_inputs", "ranks", "data_loaders",
          "distributed", "objective_targets", "loss_targets", "evaluations",
          "checkpoint_files", "device_caches", "grad_clears", "optimizer_tensors", "log_prob_picks", "key_checks",
