@@ -8,7 +8,7 @@ The model's `history` part, queried after the traversal; it reads `names`, `valu
   and indexing of one), or None when it is cut or not shown: `.item()`, `.detach()`, `.data`,
   `float(...)`, `.tolist()`, integer results (`argmax`, comparisons), values bound or read under
   `no_grad`/`inference_mode` (a block or a decorator), `torch.tensor(...)` copies.
-- `feeds_backward(spellings, function)`: whether a backward pass (`x.backward()`,
+- `feeds_backward(spellings, function)` (`flow/graph_uses.py`): whether a backward pass (`x.backward()`,
   `accelerator.backward(x)`, `torch.autograd.grad(x, ...)`) differentiates something computed
   from one of the spellings (`total`, `self.aux_losses`), following names through their bindings.
 - `feeds_return(spellings, function)`: the same for what a function returns (the caller decides
@@ -17,20 +17,21 @@ The model's `history` part, queried after the traversal; it reads `names`, `valu
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Optional
 
 import libcst as cst
 
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.events import Backward, Events
 from stabfix.model.calls.losses import LossIndex
+from stabfix.model.flow.graph_uses import CUT_BUILTINS, GraphUses, nodes, reads
 from stabfix.model.flow.values import Values
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.instances import held_class
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import instance_receiver
-from stabfix.model.source.node_fields import children, visit_readonly
+from stabfix.model.source.node_fields import visit_readonly
 
 LOSS, MODEL_OUTPUT = "a loss", "a model output"
 # Which tensor methods, attributes and torch functions drop the history (Python data, integer or boolean
@@ -39,7 +40,6 @@ LOSS, MODEL_OUTPUT = "a loss", "a model output"
 CUT_NAMESPACES = ("numpy.", "np.", "math.", "statistics.", "torch.autograd.")
 # Framework hooks whose return value the framework backpropagates (Lightning, Hugging Face `Trainer`).
 FRAMEWORK_LOSS_STEPS = frozenset({"training_step", "compute_loss"})
-CUT_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "list", "tuple", "abs"})
 # Fresh tensors built from values (a copy without history) or from a shape.
 FRESH_TENSOR_FUNCTIONS = frozenset(
     {"torch.tensor", "torch.as_tensor", "torch.zeros_like", "torch.ones_like", "torch.empty_like",
@@ -56,13 +56,8 @@ class History:
         self._memo: dict[int, Optional[str]] = {}
         self._evidence: Optional[dict[int, str]] = None  # binding id -> origin, from how the name is used
         self._marked: set[cst.FunctionDef] = set()
-        self._methods_by_class: Optional[dict[int, list[cst.FunctionDef]]] = None
-        self._methods_indexed = -1  # how many returning functions `_methods_by_class` was built from
-        self._differentiated: dict[tuple[int, frozenset[str]], bool] = {}
-        self._backwards_by_class: dict[int, list] = {}  # id(class) -> its backward events (`_backwards_in_class`)
-        self._backwards_indexed = -1  # how many events that index was built from
         self._switches_to_eval: dict[int, bool] = {}  # id(function) -> `switches_to_eval`
-        self._reads_of: dict[int, list[tuple[cst.BaseExpression, Optional[str]]]] = {}  # id(expr) -> `_reads(expr)`: see `_mentions`
+        self.uses = GraphUses(names, events)  # what a graph is used for: a backward pass or a return
 
     def mark_returned(self, function: cst.FunctionDef) -> None:
         """What a framework's training step returns is the loss the framework backpropagates (Lightning's
@@ -233,7 +228,7 @@ class History:
         through the names it reads."""
         if depth > 3:
             return False
-        for read in _reads(expr):
+        for read in reads(expr):
             if isinstance(read, cst.Attribute) and _root_name(read) == receiver:
                 return True
             if isinstance(read, cst.Name) and read in self.names.uses and any(
@@ -299,106 +294,22 @@ class History:
         if found is None:  # asked for every accumulation site of the function: walked once, up to the first
             found = self._switches_to_eval[id(function)] = any(
                 isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "eval"
-                and not node.args for node in _nodes(function)
+                and not node.args for node in nodes(function)
             )
         return found
 
-    # -- what a graph is used for ----------------------------------------------------------------------
-    def feeds_backward(
-        self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
-    ) -> bool:
-        """A backward pass in `function` (or, with `cls`, in any method of that class; with `after`, only
-        one placed after that position of the `names` model) differentiates something computed from one
-        of `spellings`."""
-        return any(True for _ in self.backwards_of(spellings, function, cls, after))
+
+    # -- what a graph is used for (`flow/graph_uses.py`) ------------------------------------------------
+    def feeds_backward(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1) -> bool:
+        return self.uses.feeds_backward(spellings, function, cls, after)
 
     def backwards_of(
         self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1
     ) -> Iterable[Backward]:
-        """The backward passes `feeds_backward` asks about, in source order."""
-        candidates = self._backwards_in_class(cls) if cls is not None else self.events.in_function(function, "backward")
-        for event in candidates:
-            if not isinstance(event, Backward) or event.site.names_order <= after:
-                continue
-            if cls is not None:
-                if event.site.cls is not cls:
-                    continue
-            elif event.site.function is not function:
-                continue
-            if self._differentiates(event, spellings):
-                yield event
-
-    def _backwards_in_class(self, cls: cst.ClassDef) -> list:
-        """The backward events in the class's methods, in order (every holder on `self` asks: indexed by
-        class once, again only when the events part has grown)."""
-        if self._backwards_indexed != len(self.events.events):
-            self._backwards_indexed = len(self.events.events)
-            self._backwards_by_class = {}
-            for event in self.events.of_kind("backward"):
-                self._backwards_by_class.setdefault(id(event.site.cls), []).append(event)
-        return self._backwards_by_class.get(id(cls), [])
-
-    def _differentiates(self, event: Backward, spellings: set[str]) -> bool:
-        # Every accumulation site asks about the same backward passes: in a script whose cells rebind
-        # `loss` in loops, each answer follows every earlier cell, so each is worked out once.
-        key = (id(event), frozenset(spellings))
-        if key not in self._differentiated:
-            self._differentiated[key] = self._mentions(event.node if event.loss is None else event.loss, spellings)
-        return self._differentiated[key]
-
-    def _returning_methods(self) -> dict[int, list[cst.FunctionDef]]:
-        """id(class) -> the functions in it that return a value, in order (asked per candidate: built once)."""
-        if self._methods_by_class is None or self._methods_indexed != len(self.names.returns):
-            self._methods_indexed = len(self.names.returns)
-            self._methods_by_class = {}
-            for f in self.names.returns:
-                owner = self.names.enclosing_class(self.names.scopes[f])
-                self._methods_by_class.setdefault(id(owner), []).append(f)
-        return self._methods_by_class
+        return self.uses.backwards_of(spellings, function, cls, after)
 
     def feeds_return(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None) -> bool:
-        """What `function` returns (with `cls`: any method of that class) is computed from one of `spellings`."""
-        if cls is not None:
-            functions = self._returning_methods().get(id(cls), [])
-        else:
-            functions = [function] if function is not None else []
-        return any(
-            self._mentions(returned, spellings) and not _cut_at_top(returned)
-            for f in functions for returned in self.names.returns.get(f, [])
-        )
-
-    def _mentions(self, expr: cst.CSTNode, spellings: set[str], depth: int = 0, seen: Optional[set] = None) -> bool:
-        """Whether `expr`, or what a name in it was bound to (transitively), reads one of the spellings."""
-        seen = set() if seen is None else seen
-        # the same bound values are read again for every question (every backward pass, every spelling)
-        reads = self._reads_of.get(id(expr))
-        if reads is None:  # with their spellings
-            reads = self._reads_of[id(expr)] = [
-                (node, dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None) for node in _reads(expr)
-            ]
-        for node, spelled in reads:
-            if spelled in spellings:
-                return True
-            if isinstance(node, cst.Name) and depth < 6:
-                for binding in self.names.reaching(node):
-                    if id(binding) in seen:
-                        continue
-                    seen.add(id(binding))
-                    if binding.value is not None and self._mentions(binding.value, spellings, depth + 1, seen):
-                        return True
-        return False
-
-
-def _cut_at_top(expr: cst.BaseExpression) -> bool:
-    """`total.item()`, `float(total)`, `torch.stack(xs).mean().detach()`: a returned number, not a graph."""
-    if not isinstance(expr, cst.Call):
-        return False
-    func = expr.func
-    if isinstance(func, cst.Attribute):
-        op = torch_ops.method(func.attr.value, expr)
-        return op is not None and op.kind in ("cut", "python")
-    return isinstance(func, cst.Name) and func.value in CUT_BUILTINS
-
+        return self.uses.feeds_return(spellings, function, cls)
 
 def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name]:
     """The variables an expression reads, not counting the conditions of `a if cond else b` (nor, with
@@ -430,24 +341,6 @@ def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name
 
     visit_readonly(expr, _Collector())
     return found
-
-
-def _reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
-    """The names and attribute chains an expression reads (`self.losses`, `total`), in visiting order (an
-    attribute chain, then the names in it)."""
-    return [
-        node for node in _nodes(expr)
-        if isinstance(node, cst.Name) or isinstance(node, cst.Attribute) and dotted_name(node) is not None
-    ]
-
-
-def _nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under `node` (itself first) in a visitor's order, without a visitor's dispatch."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(children(current)))
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:
