@@ -21,7 +21,7 @@ This module records in the traversal; the records and the classification of each
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 import libcst as cst
 
@@ -312,31 +312,7 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
 
     def empty_container_kind(self, value: cst.BaseExpression) -> str | None:
         """`{}`, `dict()`, `OrderedDict()`, `defaultdict(...)`, `[]`, `deque()` (unbounded) -> dict/list."""
-        if isinstance(value, cst.Dict) and not value.elements:
-            return "dict"
-        if isinstance(value, cst.List) and not value.elements:
-            return "list"
-        if isinstance(value, cst.DictComp) and self.empty_container_kind(value.value) is not None:
-            return "dict"  # `{layer: {} for layer in layers}`: one empty container per key, filled later
-        if isinstance(value, cst.Call):
-            name = self.qualified_name(value.func) or dotted_name(value.func) or ""
-            kind = _EMPTY_CONSTRUCTORS.get(name)
-            if kind is None:
-                return None
-            if name.endswith("deque") and (len(value.args) > 1 or any(a.keyword is not None for a in value.args)):
-                return None  # deque(maxlen=n) is bounded
-            if name.endswith("defaultdict"):
-                return kind
-            # `dict()`, `dict({})`, `list([])`: created empty
-            if all(
-                arg.keyword is None
-                and isinstance(arg.value, (cst.Dict, cst.List, cst.Tuple))
-                and not arg.value.elements
-                for arg in value.args
-            ):
-                return kind
-            return None
-        return None
+        return empty_container_kind(value, self.qualified_name)
 
     def receiver_handed(self, call: cst.Call, receiver: str, names: set[str],
                         owner: cst.ClassDef) -> dict[str, list[str]] | None:
@@ -395,6 +371,36 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
             for name in names:
                 result[ContainerKey(owner, name)] = walker.uses[name]
         return result
+
+
+def empty_container_kind(value: cst.BaseExpression, qualified_name: Callable[[cst.BaseExpression], str | None]) -> str | None:
+    """`{}`, `dict()`, `OrderedDict()`, `defaultdict(...)`, `[]`, `deque()` (unbounded) -> dict/list; `qualified_name`
+    resolves a constructor through the file's imports."""
+    if isinstance(value, cst.Dict) and not value.elements:
+        return "dict"
+    if isinstance(value, cst.List) and not value.elements:
+        return "list"
+    if isinstance(value, cst.DictComp) and empty_container_kind(value.value, qualified_name) is not None:
+        return "dict"  # `{layer: {} for layer in layers}`: one empty container per key, filled later
+    if isinstance(value, cst.Call):
+        name = qualified_name(value.func) or dotted_name(value.func) or ""
+        kind = _EMPTY_CONSTRUCTORS.get(name)
+        if kind is None:
+            return None
+        if name.endswith("deque") and (len(value.args) > 1 or any(a.keyword is not None for a in value.args)):
+            return None  # deque(maxlen=n) is bounded
+        if name.endswith("defaultdict"):
+            return kind
+        # `dict()`, `dict({})`, `list([])`: created empty
+        if all(
+            arg.keyword is None
+            and isinstance(arg.value, (cst.Dict, cst.List, cst.Tuple))
+            and not arg.value.elements
+            for arg in value.args
+        ):
+            return kind
+        return None
+    return None
 
 
 def _parameter_for(function: cst.FunctionDef, call: cst.Call, receiver: str) -> str | None:
