@@ -53,7 +53,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Where values go and what they carry: what an expression is and where it lives, autograd history, where a\n"
         "value is handed, later uses of a held value, tensors that alias or change in place, graph cuts, gradient\n"
         "use, recurrent state, parameter origins and in-place updates.",
-        ("values", "graph_uses", "returned_values", "gradient_use", "grad_reach", "history", "flows", "holder_resets", "later_uses", "value_keys",
+        ("value_facts", "call_values", "values", "graph_uses", "returned_values", "gradient_use", "grad_reach", "history", "flows", "holder_resets", "later_uses", "value_keys",
          "tensor_identity", "graph_cuts", "recurrence", "parameters", "per_pass", "updates", "callers", "grad_coverage", "held_kinds", "host_tensors",
          "loss_operand_values"),
     ),

@@ -12,7 +12,8 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.calls.devices import method_chain
-from stabfix.model.flow.values import ParameterPassage, ReturnedValues, Value, Values
+from stabfix.model.flow.value_facts import ParameterPassage, ReturnedValues, Value
+from stabfix.model.flow.values import Values
 
 
 def returned_values(values: Values, function: cst.FunctionDef) -> Optional[ReturnedValues]:

@@ -23,8 +23,8 @@ the call passes there. A parameter a function of either file hands to an optimiz
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields, replace
-from typing import Callable, NamedTuple, Optional
+from dataclasses import replace
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -32,7 +32,9 @@ from stabfix.model.calls import torch_ops
 from stabfix.model.calls.devices import DeviceKinds, is_cpu_expression, method_chain, to_call_target
 from stabfix.model.calls.modules import ARRAY_SHAPE_METHODS, ModuleIndex
 from stabfix.model.calls.optimizers import OptimizerTracker, listed_names
+from stabfix.model.flow.call_values import CallReturns
 from stabfix.model.flow.gradient_use import asks_for_grad
+from stabfix.model.flow.value_facts import ReturnedValues, Value, argument_at
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names, dotted_name
 from stabfix.model.source.origins import passed_argument
@@ -80,47 +82,7 @@ VALUE_KEEPING_BUILTINS = frozenset({"abs"})
 FUNCTIONAL_LOSS_SUFFIXES = ("_loss", "cross_entropy", "kl_div", "binary_cross_entropy_with_logits")
 
 
-@dataclass(frozen=True)
-class Value:
-    tensor: bool = False  # certainly a tensor
-    not_tensor: bool = False  # a literal, Python or numpy data, tensor metadata
-    metadata: bool = False  # `.shape`, `.size()`, `.dtype`: about a tensor, not one
-    host: bool = False  # in host memory
-    placed: bool = False  # put on an accelerator
-    snapshot: bool = False  # detached, cloned or computed with autograd off
-    detached: bool = False  # cut from the autograd graph
-    constant: bool = False  # built only by factories or from Python data: a constant table
-    parameter: bool = False  # a model's parameters, buffers or gradients
-    reduced: bool = False  # a loss or a reduction to one number
-    model_output: bool = False  # what calling a model returned
-    batch: bool = False  # drawn from a DataLoader
-    call: bool = False  # the result of a call the model cannot see into
-    grouped: bool = False  # a tuple/list display of such values kept together (`(emb, mask)`)
-
-    @property
-    def host_or_bookkeeping(self) -> bool:
-        """Not a device tensor worth keeping track of: in host memory, not a tensor, a constant table,
-        a model's parameters, or a loss/reduction."""
-        return self.host or self.not_tensor or self.constant or self.parameter or self.reduced
-
-    @staticmethod
-    def join(values: list["Value"]) -> "Value":
-        """What holds for a name that may hold any of these values: "certainly" facts need all of them,
-        facts that silence a finding (host, constant...) are kept when any binding shows them."""
-        if not values:
-            return Value()
-        anyof = {name: any(getattr(v, name) for v in values) for name in _FACTS}
-        anyof["not_tensor"] = all(v.not_tensor for v in values)
-        anyof["metadata"] = all(v.metadata for v in values)
-        anyof["constant"] = anyof["constant"] and all(v.constant or v.not_tensor for v in values)
-        anyof["batch"] = all(v.batch for v in values)
-        return Value(**anyof)
-
-
-_FACTS = tuple(f.name for f in fields(Value))  # what `Value.join` joins (dataclasses' `fields` builds a tuple per call)
-
-
-class Values:
+class Values(CallReturns):
     """Answers `value_of(expr)` for the expressions of one file, memoised per node."""
 
     def __init__(self, names: Names, modules: Optional[ModuleIndex] = None, optimizers: Optional[OptimizerTracker] = None,
@@ -306,7 +268,7 @@ class Values:
             qualified = self.qualify(call.func)
             trained = self.foreign_trained(qualified) if qualified and not qualified.startswith("torch.") else None
             for index, parameter in trained or ():
-                argument = _argument_at(call, index, parameter)
+                argument = argument_at(call, index, parameter)
                 for name in listed_names(argument) if argument is not None else ():
                     found.extend(self.names.reaching(name))
         return found
@@ -397,72 +359,6 @@ class Values:
         return Value(call=True, reduced=_names_a_loss((dotted_name(call.func) or "").rsplit(".", 1)[-1]),
                      model_output=self._is_forward(call, depth))
 
-    def _returned_by(self, call: cst.Call, position: tuple[int, ...], depth: int) -> Optional[Value]:
-        """What a function of this file returns (at a tuple position), joined over its returns."""
-        if depth > 4:
-            return None
-        function = self.names.definition_of(call) or method_of_instance(self.names, call)
-        if function is None:
-            return self._foreign_returned(call, position, depth)
-        if function not in self.names.returns:
-            return None
-        values = []
-        for returned in self.names.returns[function]:
-            part = _element_at(returned, position)
-            if part is None:
-                return None
-            handed = self._through_parameter(part, function, call, depth)
-            values.append(handed if handed is not None else self.value_of(part, depth + 2))
-        joined = Value.join(values)
-        if function in self.names.grad_off_functions and not joined.not_tensor:
-            joined = replace(joined, snapshot=True, detached=True)
-        return joined
-
-    def _foreign_returned(self, call: cst.Call, position: tuple[int, ...], depth: int = 0) -> Optional[Value]:
-        """What a function of another scanned file returns (at a tuple position), by that file's own values."""
-        func = call.func
-        root = func
-        while isinstance(root, cst.Attribute):
-            root = root.value
-        qualified = self.qualify(func) if isinstance(root, cst.Name) else None
-        answer = self.foreign_returns(qualified) if qualified and not qualified.startswith("torch.") else None
-        if answer is None:
-            return None
-        if not position:
-            return self._passed(answer.whole_passage, call, depth) or answer.whole
-        if len(position) != 1 or position[0] >= len(answer.elements):
-            return None
-        return self._passed(answer.passages[position[0]], call, depth) or answer.elements[position[0]]
-
-    def _passed(self, passage: Optional["ParameterPassage"], call: cst.Call, depth: int) -> Optional[Value]:
-        """What `call` passes for the parameter a foreign function returns part of, through the same steps."""
-        argument = _argument_at(call, passage.index, passage.name) if passage is not None else None
-        if passage is None or argument is None:
-            return None
-        value = self.value_of(argument, depth + 2)
-        for name in passage.steps:
-            value = self._step(value, name, None, depth)
-        return value
-
-    def _through_parameter(self, part: cst.BaseExpression, function: cst.FunctionDef, call: cst.Call,
-                           depth: int) -> Optional[Value]:
-        """A returned value made from one of the function's parameters (`return batch[0]`, `return x.cpu()`):
-        what this call passes for it, taken through the same steps; None when it is made otherwise or the
-        call does not show the argument."""
-        root, steps = method_chain(part, self.qualify)
-        if not isinstance(root, cst.Name):
-            return None
-        bindings = self.names.reaching(root)
-        if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope.node is not function:
-            return None
-        argument = passed_argument(function, call, bindings[0].name)
-        if argument is None:
-            return None
-        value = self.value_of(argument, depth + 2)
-        for name, node in steps:
-            value = self._step(value, name, node, depth)
-        return value
-
     def _names_cpu_device(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> bool:
         """`store_device` whose every binding is a CPU device: moving there is a move to the CPU."""
         if expr is None or depth > 4:
@@ -478,19 +374,6 @@ class Values:
         return bool(bindings) and all(
             b.bound_value is not None and self._names_cpu_device(b.bound_value, depth + 1) for b in bindings
         )
-
-
-def _argument_at(call: cst.Call, index: int, parameter: str) -> Optional[cst.BaseExpression]:
-    """What a call of a plain function passes for its `index`-th positional parameter `parameter`; None when
-    not shown (a default, `*args`, `**kwargs`)."""
-    for position, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        if arg.keyword is not None and arg.keyword.value == parameter:
-            return arg.value
-        if arg.keyword is None and position == index:
-            return arg.value
-    return None
 
 
 def _combine(values: list[Value]) -> Value:
@@ -545,41 +428,9 @@ def _calls_parameter_iterator(expr: cst.BaseExpression) -> bool:
     return False
 
 
-def _element_at(expr: cst.BaseExpression, position: tuple[int, ...]) -> Optional[cst.BaseExpression]:
-    """The part of a returned tuple that lands at an unpacking position (None when not visible)."""
-    for index in position:
-        if not isinstance(expr, (cst.Tuple, cst.List)) or index < 0 or index >= len(expr.elements):
-            return None
-        if any(isinstance(e, cst.StarredElement) for e in expr.elements):
-            return None
-        expr = expr.elements[index].value
-    return expr
-
-
 def _iterated_part(binding: Binding) -> Optional[cst.BaseExpression]:
     """What the loop target's name takes elements of: `out` for `row` in `for i, row in zip(ids, out)`
     or `for j, (i, row) in enumerate(zip(ids, out))`; None for an `enumerate` counter."""
     if binding.value is None:
         return None
     return torch_ops.element_source(binding.value, binding.position)
-
-
-@dataclass(frozen=True)
-class ParameterPassage:
-    """A returned value that is one of the function's parameters, or an element or attribute of one
-    (`return batch[0], batch[1]`): at a call, it is what the call passes there, through the same steps."""
-
-    index: int  # among the positional parameters
-    name: str
-    steps: tuple[str, ...]  # `[]` and `.attr` steps, innermost first
-
-
-class ReturnedValues(NamedTuple):
-    """What a function returns: the value of its result, and of each element when every `return` is a
-    tuple display of the same length (`return x, y`); node-free, so another file's model can hand it over."""
-
-    whole: Value
-    elements: tuple[Value, ...]
-    # where every `return` passes the same part of a parameter: the result, and each element
-    whole_passage: Optional[ParameterPassage] = None
-    passages: tuple[Optional[ParameterPassage], ...] = ()
