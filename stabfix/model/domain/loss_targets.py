@@ -338,7 +338,7 @@ class LossTargets(cst.BatchableCSTVisitor):
         by_scope = self.by_scope()
         seen: set[int] = set()
         for call, scope in self.calls:
-            resolved = self._loss_definition(call)
+            resolved = _loss_definition(self.names, self.summaries, call)
             requests = by_scope.get(resolved[0], []) if resolved is not None else []
             if not requests:
                 continue
@@ -371,45 +371,46 @@ class LossTargets(cst.BatchableCSTVisitor):
         pure = self.objectives.pure_call if self.objectives is not None else None
         return bool(holders(bindings, names, self.imports.qualify) & self._escaped(facts, (), pure))
 
-    def _loss_definition(self, call: cst.Call) -> Optional[tuple[cst.FunctionDef, int]]:
-        """The `def` a loss call runs, with the leading parameters it does not pass: a function of the file,
-        or the `forward` of a class of the file whose instance the called name holds (`criterion = DiceLoss()`,
-        `self.criterion = DiceLoss()` in the class's methods)."""
-        own = self.names.definition_of(call)
-        if own is not None:
-            return own, 0
-        func = call.func
-        values: list[cst.BaseExpression] = []
-        if isinstance(func, cst.Name) and func in self.names.uses:
-            value = self.names.single_value(func)
-            values = [value] if value is not None else []
-        elif isinstance(func, cst.Attribute):
-            values = [b.value for b in self.names.self_attribute_bindings(func) if b.value is not None]
-            if len(values) == 1 and isinstance(values[0], cst.Name):
-                values = self._constructed_with(values[0])
-        if len(values) != 1 or not isinstance(values[0], cst.Call):
-            return None
-        built = self.names.instance_of(values[0])
-        if built is None or built.kind != "function" or not isinstance(built.node, cst.FunctionDef):
-            return None
-        return built.node, 1
 
-    def _constructed_with(self, name: cst.Name) -> list[cst.BaseExpression]:
-        """`self.criterion = criterion` of a constructor: the one loss object of a class of the file that the
-        file's constructions pass for the parameter (`Regressor(net, criterion=ReflectiveLoss())`, through a
-        name, or one branch of `A() if flag else nn.MSELoss()` whose other branch is torch's own loss, which
-        never marks its target). Empty when the constructions do not show one."""
-        bindings = self.names.reaching(name)
-        passed = self.summaries.passed_for(bindings[0]) if len(bindings) == 1 and bindings[0].kind == "param" else None
-        candidates: list[cst.BaseExpression] = []
-        for value in passed or []:
-            if isinstance(value, cst.Name) and value in self.names.uses:
-                value = self.names.single_value(value)
-            branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
-            for branch in branches:
-                if not isinstance(branch, cst.Call):
-                    return []
-                if not (self.names.qualify(branch.func) or "").startswith("torch.nn."):
-                    candidates.append(branch)
-        built = {id(self.names.instance_of(c).node) for c in candidates if self.names.instance_of(c) is not None}
-        return candidates[:1] if len(built) == 1 and len(candidates) == len(passed or []) else []
+def _loss_definition(names: Names, summaries: Summaries, call: cst.Call) -> Optional[tuple[cst.FunctionDef, int]]:
+    """The `def` a loss call runs, with the leading parameters it does not pass: a function of the file,
+    or the `forward` of a class of the file whose instance the called name holds (`criterion = DiceLoss()`,
+    `self.criterion = DiceLoss()` in the class's methods)."""
+    own = names.definition_of(call)
+    if own is not None:
+        return own, 0
+    func = call.func
+    values: list[cst.BaseExpression] = []
+    if isinstance(func, cst.Name) and func in names.uses:
+        value = names.single_value(func)
+        values = [value] if value is not None else []
+    elif isinstance(func, cst.Attribute):
+        values = [b.value for b in names.self_attribute_bindings(func) if b.value is not None]
+        if len(values) == 1 and isinstance(values[0], cst.Name):
+            values = _constructed_with(names, summaries, values[0])
+    if len(values) != 1 or not isinstance(values[0], cst.Call):
+        return None
+    built = names.instance_of(values[0])
+    if built is None or built.kind != "function" or not isinstance(built.node, cst.FunctionDef):
+        return None
+    return built.node, 1
+
+def _constructed_with(names: Names, summaries: Summaries, name: cst.Name) -> list[cst.BaseExpression]:
+    """`self.criterion = criterion` of a constructor: the one loss object of a class of the file that the
+    file's constructions pass for the parameter (`Regressor(net, criterion=ReflectiveLoss())`, through a
+    name, or one branch of `A() if flag else nn.MSELoss()` whose other branch is torch's own loss, which
+    never marks its target). Empty when the constructions do not show one."""
+    bindings = names.reaching(name)
+    passed = summaries.passed_for(bindings[0]) if len(bindings) == 1 and bindings[0].kind == "param" else None
+    candidates: list[cst.BaseExpression] = []
+    for value in passed or []:
+        if isinstance(value, cst.Name) and value in names.uses:
+            value = names.single_value(value)
+        branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        for branch in branches:
+            if not isinstance(branch, cst.Call):
+                return []
+            if not (names.qualify(branch.func) or "").startswith("torch.nn."):
+                candidates.append(branch)
+    built = {id(names.instance_of(c).node) for c in candidates if names.instance_of(c) is not None}
+    return candidates[:1] if len(built) == 1 and len(candidates) == len(passed or []) else []
