@@ -180,7 +180,7 @@ class LossIndex(LossSources, cst.BatchableCSTVisitor):
         if qualified is None or "." not in qualified or qualified.startswith("torch."):
             return None
         last = qualified.rsplit(".", 1)[-1]
-        if not last[:1].isupper() or last.isupper():
+        if not last[:1].isupper():
             return None
         symbol = self.project.resolve(qualified) if self.project is not None else None
         if symbol is None:
@@ -198,7 +198,10 @@ class LossIndex(LossSources, cst.BatchableCSTVisitor):
             return False
         kind = type(expr)
         if kind is cst.Name:
-            bindings = self.names.bindings_of(expr)
+            bindings = self.names.bindings_of(expr)  # type: ignore[arg-type]
+            if len(bindings) == 1 and bindings[0].kind == "param":  # what every call of the file passes for it
+                passed = self.parameter_values(bindings[0]) if self.parameter_values is not None else None
+                return bool(passed) and all(self._computed(value, depth + 1) for value in passed)  # type: ignore[union-attr]
             return bool(bindings) and all(
                 b.bound_value is not None and self._computed(b.bound_value, depth + 1) for b in bindings)
         if kind is cst.Attribute or kind is cst.Subscript:
