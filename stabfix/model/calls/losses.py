@@ -10,8 +10,12 @@ once per file on the binding model and shared by every rule that asks about loss
 * classes of another scanned file derived from a torch loss (through `FileModel.project`): one that
   keeps the torch class's `forward` is that torch loss (`class SmoothCE(nn.CrossEntropyLoss)` built
   with other defaults), one with a `forward` of its own is a user loss;
+* a callable instance by its use, whatever its class is called (`jaccard = SoftJaccard()`): its call
+  compares a computed value with another operand and its result is backpropagated, and it is no model
+  (`instance_used_as_loss`);
 * user losses by what the callee is called (`energy_loss`, `criterion`, `self.loss_fn` received as an
-  argument) or reached through a module or object holding losses (`losses.swd(x, ref)`);
+  argument) or reached through a module or object holding losses (`losses.swd(x, ref)`), where no use
+  decides;
 * functions of the same file that use an argument as the target of a loss they compute
   (`helper_loss`);
 * a parameter every call of its function in the file hands the same torch loss
