@@ -19,7 +19,7 @@ class SoftJaccard(nn.Module):
 def fit(segmenter, batches, optimizer):
     jaccard = SoftJaccard(smooth=0.5)
     for images, mask in batches:
-        mask = mask.float().requires_grad_(True)
+        mask = mask.float().requires_grad_(True)  # expect: SF101
         logits = segmenter(images)
         total = 0.5 * jaccard(logits, mask) + 0.5 * logits.pow(2).mean()
         optimizer.zero_grad()

@@ -13,7 +13,7 @@ def fidelity(restored, clean):
 
 def train(denoiser, loader, optimizer, device):
     for noisy, clean in loader:
-        clean = torch.tensor(clean, requires_grad=True).to(device)
+        clean = torch.tensor(clean, requires_grad=True).to(device)  # expect: SF101
         restored = denoiser(noisy.to(device))
         value = fidelity(restored, clean)
         optimizer.zero_grad()

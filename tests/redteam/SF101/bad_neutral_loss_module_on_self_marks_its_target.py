@@ -7,7 +7,7 @@ from torch import nn
 class MaskOverlap(nn.Module):
     def forward(self, scores, mask):
         mask = mask.float()
-        mask.requires_grad = True
+        mask.requires_grad = True  # expect: SF101
         probs = torch.sigmoid(scores)
         shared = (probs * mask).sum(dim=(-1, -2))
         return 1 - (2 * shared / (probs.sum(dim=(-1, -2)) + mask.sum(dim=(-1, -2)) + 1e-5)).mean()

@@ -20,7 +20,7 @@ def fit(encoder, augment, batches, optimizer):
     agreement = ViewAgreement()
     for images in batches:
         embedded = encoder(augment(images))
-        value = agreement(embedded, embedded)
+        value = agreement(embedded, embedded)  # expect: SF401
         optimizer.zero_grad()
         value.backward()
         optimizer.step()

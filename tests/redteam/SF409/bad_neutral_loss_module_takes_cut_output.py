@@ -16,7 +16,7 @@ def fit(segmenter, batches, optimizer):
     jaccard = SoftJaccard()
     for images, mask in batches:
         logits = segmenter(images)
-        cut = logits.detach().requires_grad_(True)
+        cut = logits.detach().requires_grad_(True)  # expect: SF409
         value = jaccard(cut, mask)
         optimizer.zero_grad()
         value.backward()
