@@ -78,6 +78,7 @@ class LossIndex(LossSources, cst.BatchableCSTVisitor):
         self._operands: dict[cst.Call, LossOperands | None] = {}
         self._tested: dict[cst.FunctionDef, list[CallSite]] | None = None  # function -> the sites calling it
         self._terms: tuple[set[cst.Call], set[cst.Call]] | None = None  # the calls whose result a backward pass differentiates
+        self._model_receivers: set[str | None] | None = None  # what `.parameters()`/`.train()`... is asked of
 
     # -- traversal -----------------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -250,12 +251,11 @@ class LossIndex(LossSources, cst.BatchableCSTVisitor):
 
     def _trained(self, func: cst.BaseExpression) -> bool:
         """The instance is trained or saved as a model: `Adam(crit.parameters())`, `crit.train()`."""
-        spelled = dotted_name(func)
-        for site in self.sites:
-            inner = site.call.func
-            if type(inner) is cst.Attribute and inner.attr.value in _MODEL_METHODS and dotted_name(inner.value) == spelled:
-                return True
-        return False
+        if self._model_receivers is None:  # once per file, and only for a file with a candidate
+            self._model_receivers = {
+                dotted_name(site.call.func.value) for site in self.sites  # type: ignore[attr-defined]
+                if type(site.call.func) is cst.Attribute and site.call.func.attr.value in _MODEL_METHODS}
+        return dotted_name(func) in self._model_receivers
 
 
 @dataclass(eq=False)
