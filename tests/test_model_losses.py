@@ -294,3 +294,102 @@ def test_a_class_whose_methods_compute_a_loss():
     classes = {node.name.value: node for node in model.losses.module.body if isinstance(node, cst.ClassDef)}
     assert model.losses.computed_in_class(classes["Classifier"])
     assert not model.losses.computed_in_class(classes["Predictor"])
+
+
+# -- a loss by its use, whatever its class is called (issue 19 item 4) -------------------------------------
+
+_OVERLAP_CLASS = """
+    import torch
+    from torch import nn
+
+    class SoftJaccard(nn.Module):
+        def forward(self, logits, mask):
+            probs = torch.sigmoid(logits)
+            overlap = (probs * mask).sum()
+            return 1 - overlap / (probs.sum() + mask.sum() - overlap)
+    """
+
+
+def test_an_instance_of_a_neutral_class_of_the_file_whose_result_is_backpropagated_is_a_loss():
+    model = _model(_OVERLAP_CLASS + """
+    def fit(net, batches, optimizer):
+        jaccard = SoftJaccard()
+        for images, mask in batches:
+            value = 0.5 * jaccard(net(images), mask) + 0.1
+            value.backward()
+            optimizer.step()
+    """)
+    assert _targets(model) == {"jaccard": "mask"}
+
+
+def test_the_same_instance_whose_result_is_only_logged_is_no_loss():
+    model = _model(_OVERLAP_CLASS + """
+    import torch.nn.functional as F
+
+    def fit(net, batches, optimizer, log):
+        jaccard = SoftJaccard()
+        for images, labels, mask in batches:
+            logits = net(images)
+            F.binary_cross_entropy_with_logits(logits, labels).backward()
+            optimizer.step()
+            log(jaccard(logits, mask).item())
+    """)
+    assert _targets(model) == {"F.binary_cross_entropy_with_logits": "labels"}
+
+
+def test_a_two_input_module_of_the_file_that_builds_layers_is_a_model_not_a_loss():
+    model = _model("""
+    import torch
+    from torch import nn
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(8, 1)
+
+        def forward(self, sample, condition):
+            return self.body(torch.cat([sample, condition], 1))
+
+    def step(generator, noise, condition, optimizer):
+        critic = Critic()
+        value = -critic(generator(noise), condition)
+        value.backward()
+        optimizer.step()
+    """)
+    assert _targets(model) == {}
+
+
+def test_an_imported_module_is_a_loss_when_its_result_is_backpropagated_as_it_is():
+    model = _model("""
+    from pytorch_msssim import MS_SSIM
+    from attention_blocks import CrossAttention
+
+    similarity = MS_SSIM(data_range=1.0)
+    mixer = CrossAttention(32)
+
+    def fidelity(denoiser, noisy, clean):
+        return 1 - similarity(denoiser(noisy), clean)
+
+    def train(denoiser, encoder, loader, optimizer):
+        for noisy, clean in loader:
+            value = fidelity(denoiser, noisy, clean)
+            hidden = encoder(noisy)
+            penalty = mixer(hidden, clean).pow(2).mean()  # a layer's output needs a reduction
+            (value + penalty).backward()
+            optimizer.step()
+    """)
+    assert _targets(model) == {"similarity": "clean", "fidelity": "clean"}
+
+
+def test_an_instance_whose_parameters_an_optimizer_takes_is_a_model():
+    model = _model(_OVERLAP_CLASS + """
+    import torch
+
+    def fit(net, batches):
+        jaccard = SoftJaccard()
+        optimizer = torch.optim.Adam(jaccard.parameters())
+        for images, mask in batches:
+            jaccard(net(images), mask).backward()
+            optimizer.step()
+    """)
+    assert _targets(model) == {}

@@ -45,7 +45,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "calls": (
         "What a call or an expression is in torch's terms: a device and a move, a module's forward, an optimizer,\n"
         "a loss and what it is made of, an output activation, a log-softmax or gather, a training event (backward, step, zero_grad...).",
-        ("devices", "datasets", "modules", "module_classes", "optimizers", "loss_sources", "losses", "loss_operands", "activations", "numerics", "numeric_guards", "masks",
+        ("devices", "datasets", "modules", "module_classes", "optimizers", "loss_sources", "losses", "loss_operands", "loss_uses", "activations", "numerics", "numeric_guards", "masks",
          "event_sites", "event_kinds", "backward_wrappers", "events", "torch_ops", "schedulers", "collectives", "runners",
          "quotient_uses"),
     ),

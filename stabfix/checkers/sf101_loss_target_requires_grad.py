@@ -25,8 +25,8 @@ class LossTargetRequiresGrad(Checker):
     # the target may be made to require grad by a helper of another scanned file that returns it
     tokens_elsewhere = (".backward(",)
     # every loss the rule recognises is spelled with one of these (`F.mse_loss`, `nn.KLDivLoss`,
-    # `criterion`, `loss_fn`, `F.cross_entropy`, `F.kl_div`)
-    also_needs = (("loss", "Loss", "criterion", "cross_entropy", "kl_div"),)
+    # `criterion`, `loss_fn`, `F.cross_entropy`, `F.kl_div`), or is backpropagated in the file (a loss by its use)
+    also_needs = (("loss", "Loss", "criterion", "cross_entropy", "kl_div", ".backward("),)
     needs = ("loss_targets",)
 
     def leave_Module(self, original_node: cst.Module) -> None:

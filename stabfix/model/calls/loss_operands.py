@@ -10,7 +10,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
-from stabfix.model.calls.losses import LossCall, identifier_words, is_loss_like_name
+from stabfix.model.calls.loss_sources import LossCall, identifier_words, is_loss_like_name
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names

@@ -161,6 +161,9 @@ class LossSources:
     def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
         raise NotImplementedError  # the index's: the calls of the file inside `function`
 
+    def instance_used_as_loss(self, call: cst.Call) -> str | None:
+        return None  # the index's: the class of a callable instance whose call result is backpropagated
+
     def resolve(self, call: cst.Call) -> LossCall | None:
         """The loss `call` computes, by what its callee is; None when it is not a loss."""
         if call not in self._resolved:
@@ -290,6 +293,9 @@ class LossSources:
         held = self.held(func)
         if held is not None:
             return LossCall(call, display, held.startswith("torch."), held)
+        used = self.instance_used_as_loss(call)
+        if used is not None:
+            return LossCall(call, display, False, used)
         qualified = self.qualify(func)
         if qualified is not None:
             last = qualified.rsplit(".", 1)[-1]

@@ -10,8 +10,12 @@ once per file on the binding model and shared by every rule that asks about loss
 * classes of another scanned file derived from a torch loss (through `FileModel.project`): one that
   keeps the torch class's `forward` is that torch loss (`class SmoothCE(nn.CrossEntropyLoss)` built
   with other defaults), one with a `forward` of its own is a user loss;
+* a callable instance by its use, whatever its class is called (`jaccard = SoftJaccard()`): its call
+  compares a computed value with another operand and its result is backpropagated, and it is no model
+  (`instance_used_as_loss`);
 * user losses by what the callee is called (`energy_loss`, `criterion`, `self.loss_fn` received as an
-  argument) or reached through a module or object holding losses (`losses.swd(x, ref)`);
+  argument) or reached through a module or object holding losses (`losses.swd(x, ref)`), where no use
+  decides;
 * functions of the same file that use an argument as the target of a loss they compute
   (`helper_loss`);
 * a parameter every call of its function in the file hands the same torch loss
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
+from stabfix.model.calls.loss_uses import LossUses
 from stabfix.model.calls.loss_sources import (  # noqa: F401  (re-exported: the one definition of a loss)
     LossCall,
     LossOperands,
@@ -51,7 +56,7 @@ if TYPE_CHECKING:
     from stabfix.model.source.project_view import ProjectQueries
 
 
-class LossIndex(LossSources, cst.BatchableCSTVisitor):
+class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
     """The model part `losses`: every call of the file, and which of them compute a loss with which
     operands. One per file, shared by every rule that asks about losses.
 
@@ -72,6 +77,7 @@ class LossIndex(LossSources, cst.BatchableCSTVisitor):
         self._asserts = 0
         self._operands: dict[cst.Call, LossOperands | None] = {}
         self._tested: dict[cst.FunctionDef, list[CallSite]] | None = None  # function -> the sites calling it
+        LossUses.__init__(self)
 
     # -- traversal -----------------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -138,7 +144,6 @@ class LossIndex(LossSources, cst.BatchableCSTVisitor):
 
     def calls_in(self, function: cst.FunctionDef) -> list[cst.Call]:
         return [site.call for site in self.sites if function in site.functions]
-
 
 @dataclass(eq=False)
 class CallSite:
