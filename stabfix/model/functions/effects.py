@@ -46,7 +46,7 @@ class EffectSummaries:
     def effects_at(self, call: cst.Call) -> list[Effect]:
         """The effects of the function a call runs, spelled as the caller spells them (`evaluate(net)`
         switching its parameter `model` to eval switches `net`)."""
-        summary = self.summaries.function_of_call(call)
+        summary = self.summaries.function_of_call(call) or self.summaries.called_instance(call)
         if summary is None:
             return []
         facts = summary.effect_facts()
@@ -113,7 +113,8 @@ class EffectSummaries:
                 own.append((order, Effect("zero_grad", dotted_name(event.receiver))))
             elif isinstance(event, Unscale):
                 own.append((order, Effect("unscale", dotted_name(event.scaler))))
-            elif isinstance(event, LocalCall) and self.summaries.summarised(event.node):  # type: ignore[arg-type]
+            elif isinstance(event, LocalCall) and (self.summaries.summarised(event.node)  # type: ignore[arg-type]
+                                                   or self.summaries.called_instance(event.node)):  # type: ignore[arg-type]
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
         for call in self.events.instance_calls_in(function):  # `Evaluator().run(model)`: a method of the file's class
             if not call.site.in_lambda and self.summaries.summarised(call.node):  # type: ignore[arg-type]
@@ -151,7 +152,8 @@ class EffectSummaries:
             return None
         root, dot, rest = _root_of(target)
         if summary.receiver is not None and root == summary.receiver:
-            owner = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+            held = summary is self.summaries.called_instance(call)  # `net(x)`: the receiver is `net` itself
+            owner = dotted_name(call.func if held else call.func.value) if held or isinstance(call.func, cst.Attribute) else None
             return owner + dot + rest if owner else None
         if root not in summary.parameters:
             return None
