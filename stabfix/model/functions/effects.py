@@ -19,6 +19,7 @@ from stabfix.model.source.imports import ImportTracker
 from stabfix.model.flow.callers import argument
 from stabfix.model.functions.body_effects import BodyEffects, body_effects
 from stabfix.model.functions.fixpoint import MAX_DEPTH, Fixpoint, Frame
+from stabfix.model.functions.instance_calls import built_holding_none
 from stabfix.model.functions.summary_facts import LEAF_SETTER, CallSummaries, Effect, EffectFacts, FunctionSummary
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
@@ -55,7 +56,7 @@ class EffectSummaries:
             return list(kept[2])
         mapped = tuple(replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
                                via=(summary.name, *effect.via))
-                       for effect in facts.effects if effect.depth + 1 <= MAX_DEPTH)
+                       for effect in facts.effects if effect.depth + 1 <= MAX_DEPTH and not self._on_none(call, summary, effect.target))
         self._at[call] = (summary, facts, mapped)
         return list(mapped)
 
@@ -160,6 +161,15 @@ class EffectSummaries:
         passed = argument(call, summary.parameters, root)
         spelled = dotted_name(passed) if passed is not None else None
         return spelled + dot + rest if spelled else None
+
+    def _on_none(self, call: cst.Call, summary: FunctionSummary, target: Optional[str]) -> bool:
+        """The effect is on an attribute of an argument the call builds holding `None` there
+        (`run_epoch(..., LossCompute(gen, crit, None))` and `loss_compute.opt.step()`): it cannot run."""
+        root, dot, rest = _root_of(target) if target is not None else ("", "", "")
+        if dot != "." or root not in summary.parameters:
+            return False
+        passed = argument(call, summary.parameters, root)
+        return passed is not None and built_holding_none(self.names, passed, rest.partition(".")[0])
 
     def _enters_no_grad(self, function: cst.FunctionDef) -> bool:
         if function in self.names.grad_off_functions:

@@ -77,3 +77,30 @@ def _constructed(names: Names, value: Optional[cst.BaseExpression]) -> Optional[
             return owner  # type: ignore[return-value]
         return built.qualified if built.kind == "library" else None
     return names.qualify(func) if type(func) is cst.Attribute else None
+
+
+def built_holding_none(names: Names, construction: cst.BaseExpression, attribute: str) -> bool:
+    """`construction` builds an instance of a class of this file whose `self.<attribute>` is only ever set, in
+    `__init__`, to one of its parameters, and passes `None` for it (or leaves its `None` default): a method
+    call on that attribute (`self.opt.step()`) cannot run on this instance (the code guards it)."""
+    if type(construction) is not cst.Call or type(construction.func) is not cst.Name:  # type: ignore[union-attr]
+        return False
+    built = names.instance_of(construction)  # type: ignore[arg-type]
+    owner = built.node if built is not None and built.kind == "class" else built.module_class if built is not None else None
+    if type(owner) is not cst.ClassDef or type(owner.body) is not cst.IndentedBlock:  # type: ignore[union-attr]
+        return False
+    inits = [item for item in owner.body.body if type(item) is cst.FunctionDef and item.name.value == "__init__"]  # type: ignore[union-attr]
+    bindings = names.attribute_bindings(owner, attribute)  # type: ignore[arg-type]
+    if not inits or len(bindings) != 1 or bindings[0].scope.node is not inits[-1]:
+        return False
+    stored = bindings[0].bound_value
+    params = [param for param in inits[-1].params.params][1:]
+    param = next((p for p in params if type(stored) is cst.Name and p.name.value == stored.value), None)  # type: ignore[union-attr]
+    if param is None or any(arg.star for arg in construction.args):  # type: ignore[union-attr]
+        return False
+    names_after_self = tuple(p.name.value for p in params)
+    index = names_after_self.index(param.name.value)
+    keyword = [arg.value for arg in construction.args if arg.keyword is not None and arg.keyword.value == param.name.value]  # type: ignore[union-attr]
+    positional = [arg.value for arg in construction.args if arg.keyword is None]  # type: ignore[union-attr]
+    passed = keyword[0] if keyword else positional[index] if index < len(positional) else param.default
+    return type(passed) is cst.Name and passed.value == "None"  # type: ignore[union-attr]
