@@ -153,7 +153,7 @@ class EffectSummaries:
             return None
         root, dot, rest = _root_of(target)
         if summary.receiver is not None and root == summary.receiver:
-            held = summary is self.summaries.called_instance(call)  # `net(x)`: the receiver is `net` itself
+            held = self.summaries.function_of_call(call) is None  # an object called (`net(x)`): the receiver is `net`
             owner = dotted_name(call.func if held else call.func.value) if held or isinstance(call.func, cst.Attribute) else None
             return owner + dot + rest if owner else None
         if root not in summary.parameters:
