@@ -178,7 +178,7 @@ class Summaries:
         if isinstance(held, cst.ClassDef):
             method = own_called_method(held)
             return self.of(method) if method is not None else None
-        summary = foreign(held) if held else None
+        summary = self._foreign_named(held, foreign) if held else None
         if not isinstance(summary, ClassSummary):
             return None
         methods = dict(summary.methods)
@@ -238,8 +238,9 @@ class Summaries:
 
     def _foreign_of(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[Summary]:
         qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
-        if not qualified:
-            return None
+        return self._foreign_named(qualified, foreign) if qualified else None
+
+    def _foreign_named(self, qualified: str, foreign: Callable[[str], Optional[Summary]]) -> Optional[Summary]:
         # asked again at every call of the same function (is it summarised? what does it do?): once per name
         kept = self._foreign_answers.get((id(foreign), qualified))
         if kept is None or kept[0] is not foreign:
