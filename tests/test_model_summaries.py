@@ -747,3 +747,129 @@ def test_grad_unread_through_recursion_settles_on_what_every_call_shows():
     # the returns a recursive function hands back settle before its unread parameters are read from them
     assert summaries.of(defs["hands"]).grad_unread == ("y",) and summaries.of(defs["loops"]).grad_unread == ("y",)
     assert all(summaries.of(defs[name]).converged for name in ("ping", "pong", "reader", "hands", "loops"))
+
+
+_INSTANCES = """
+import torch
+from torch import nn
+from helpers.models import Remote
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.cache = []
+
+    def forward(self, x):
+        self.cache.append(x)
+        return self.lin(x)
+
+
+class Holder:
+    def __init__(self):
+        self.net = Net()
+
+    def go(self, x):
+        return self.net(x)
+
+
+class Scored:
+    def __call__(self, x):  # a class's own __call__ runs, not its forward
+        x.requires_grad_()
+
+    def forward(self, x):
+        x.detach_()
+
+
+def fit(x, z):
+    net = Net()
+    net(x)
+    scored = Scored()
+    scored(z)
+    remote = Remote()
+    remote(x)
+    lin = torch.nn.Linear(2, 2)
+    lin(x)
+"""
+
+
+def test_a_call_of_an_instance_runs_its_classs_forward_or_call():
+    module, summaries, defs = _summaries(_INSTANCES)
+
+    def effects(name):
+        (call,) = _calls(module, name)
+        return {(effect.kind, effect.target) for effect in summaries.effects_at(call)}
+
+    assert effects("net") == {("store", "net.cache")}
+    assert effects("self.net") == {("store", "self.net.cache")}
+    assert effects("scored") == {("requires_grad", "z")}
+    assert effects("lin") == set()  # a library class: unknown
+    assert summaries.function_of_call(_calls(module, "net")[0]) is None  # what it returns is left to the modules part
+    # another scanned file's class: its summary's forward, through the hook
+    remote = FunctionSummary("Remote.forward", ("x",), "self", effects=(Effect("eval", "self.body"), Effect("detach", "x")))
+    summaries.foreign = {"helpers.models.Remote": ClassSummary("Remote", ("torch.nn.Module",), (("forward", remote),))}.get
+    (call,) = _calls(module, "remote")
+    assert {(e.kind, e.target) for e in summaries.effects_at(call)} == {("eval", "remote.body"), ("detach", "x")}
+
+
+_HANDED = """
+import torch
+
+
+class LossCompute:
+    def __init__(self, criterion, opt=None):
+        self.criterion, self.opt = criterion, opt
+
+    def __call__(self, x, y):
+        loss = self.criterion(x, y)
+        loss.backward()
+        if self.opt is not None:
+            self.opt.step()
+        return loss.item()
+
+
+class Other:
+    def __call__(self, x, y):
+        x.detach_()
+
+
+def run_epoch(batches, loss_compute):
+    for x, y in batches:
+        loss_compute(x, y)
+
+
+def mixed(batches, scorer):
+    for x, y in batches:
+        scorer(x, y)
+
+
+def unseen(batches, scorer):
+    for x, y in batches:
+        scorer(x, y)
+
+
+def library(batches, scorer):
+    for x, y in batches:
+        scorer(x, y)
+
+
+run_epoch(train, LossCompute(crit, opt))
+run_epoch(val, LossCompute(crit))
+mixed(train, LossCompute(crit, opt))
+mixed(val, Other())
+library(train, torch.nn.CrossEntropyLoss())
+"""
+
+
+def test_a_called_parameter_runs_the_call_of_the_one_class_its_callers_hand_it():
+    module, summaries, defs = _summaries(_HANDED)
+    kinds = lambda call: {(effect.kind, effect.target) for effect in summaries.effects_at(call)}
+    (loss_compute,) = _calls(module, "loss_compute")
+    assert kinds(loss_compute) == {("backward", None), ("step", "loss_compute.opt")}
+    for name in ("scorer",):  # two classes, no caller, a library class: unknown
+        assert all(kinds(call) == set() for call in _calls(module, name))
+    trained, validated = _calls(module, "run_epoch")
+    assert ("step", None) in kinds(trained)
+    # built holding `None` in the attribute it steps (by default here): that step cannot run
+    assert kinds(validated) == {("backward", None)}

@@ -67,7 +67,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "functions": (
         "What each function of the file does, as its callers see it: node-free summaries of what it returns and\n"
         "what it does to its arguments and to `self`, followed any number of calls deep and into other files of the scan.",
-        ("body_effects", "summary_facts", "fixpoint", "returns", "grad_unread", "effects", "summaries", "call_events",
+        ("body_effects", "summary_facts", "fixpoint", "instance_calls", "returns", "grad_unread", "effects", "summaries", "call_events",
          "trained_returns"),
     ),
     "domain": (

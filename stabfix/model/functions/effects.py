@@ -19,6 +19,7 @@ from stabfix.model.source.imports import ImportTracker
 from stabfix.model.flow.callers import argument
 from stabfix.model.functions.body_effects import BodyEffects, body_effects
 from stabfix.model.functions.fixpoint import MAX_DEPTH, Fixpoint, Frame
+from stabfix.model.functions.instance_calls import built_holding_none
 from stabfix.model.functions.summary_facts import LEAF_SETTER, CallSummaries, Effect, EffectFacts, FunctionSummary
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
@@ -46,7 +47,7 @@ class EffectSummaries:
     def effects_at(self, call: cst.Call) -> list[Effect]:
         """The effects of the function a call runs, spelled as the caller spells them (`evaluate(net)`
         switching its parameter `model` to eval switches `net`)."""
-        summary = self.summaries.function_of_call(call)
+        summary = self.summaries.function_of_call(call) or self.summaries.called_instance(call)
         if summary is None:
             return []
         facts = summary.effect_facts()
@@ -55,7 +56,7 @@ class EffectSummaries:
             return list(kept[2])
         mapped = tuple(replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
                                via=(summary.name, *effect.via))
-                       for effect in facts.effects if effect.depth + 1 <= MAX_DEPTH)
+                       for effect in facts.effects if effect.depth + 1 <= MAX_DEPTH and not self._on_none(call, summary, effect.target))
         self._at[call] = (summary, facts, mapped)
         return list(mapped)
 
@@ -113,7 +114,8 @@ class EffectSummaries:
                 own.append((order, Effect("zero_grad", dotted_name(event.receiver))))
             elif isinstance(event, Unscale):
                 own.append((order, Effect("unscale", dotted_name(event.scaler))))
-            elif isinstance(event, LocalCall) and self.summaries.summarised(event.node):  # type: ignore[arg-type]
+            elif isinstance(event, LocalCall) and (self.summaries.summarised(event.node)  # type: ignore[arg-type]
+                                                   or self.summaries.called_instance(event.node)):  # type: ignore[arg-type]
                 own.extend((order, effect) for effect in self.effects_at(event.node))  # type: ignore[arg-type]
         for call in self.events.instance_calls_in(function):  # `Evaluator().run(model)`: a method of the file's class
             if not call.site.in_lambda and self.summaries.summarised(call.node):  # type: ignore[arg-type]
@@ -151,13 +153,23 @@ class EffectSummaries:
             return None
         root, dot, rest = _root_of(target)
         if summary.receiver is not None and root == summary.receiver:
-            owner = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+            held = self.summaries.function_of_call(call) is None  # an object called (`net(x)`): the receiver is `net`
+            owner = dotted_name(call.func if held else call.func.value) if held or isinstance(call.func, cst.Attribute) else None
             return owner + dot + rest if owner else None
         if root not in summary.parameters:
             return None
         passed = argument(call, summary.parameters, root)
         spelled = dotted_name(passed) if passed is not None else None
         return spelled + dot + rest if spelled else None
+
+    def _on_none(self, call: cst.Call, summary: FunctionSummary, target: Optional[str]) -> bool:
+        """The effect is on an attribute of an argument the call builds holding `None` there
+        (`run_epoch(..., LossCompute(gen, crit, None))` and `loss_compute.opt.step()`): it cannot run."""
+        root, dot, rest = _root_of(target) if target is not None else ("", "", "")
+        if dot != "." or root not in summary.parameters:
+            return False
+        passed = argument(call, summary.parameters, root)
+        return passed is not None and built_holding_none(self.names, passed, rest.partition(".")[0])
 
     def _enters_no_grad(self, function: cst.FunctionDef) -> bool:
         if function in self.names.grad_off_functions:

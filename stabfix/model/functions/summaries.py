@@ -62,6 +62,7 @@ from stabfix.model.flow.values import Values
 from stabfix.model.functions.effects import EffectSummaries
 from stabfix.model.functions.fixpoint import MAX_DEPTH, MAX_ROUNDS
 from stabfix.model.functions.grad_unread import UnreadSummaries
+from stabfix.model.functions.instance_calls import called_instance_class, own_called_method
 from stabfix.model.functions.returns import ReturnSummaries, parameter_receiving
 from stabfix.model.functions.summary_facts import (ClassSummary, Effect, EffectFacts, FunctionSummary, ReturnFacts,
                                                    Summary, UnreadFacts, ValueFacts)
@@ -101,6 +102,7 @@ class Summaries:
         # (each answer is fixed once the traversal is done; kept with the hook it was asked through)
         self._function_of_call: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], Optional[FunctionSummary]]] = {}
         self._summarised: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], bool]] = {}
+        self._called_instance: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], Optional[FunctionSummary]]] = {}
         activations.call_activation = self._returns.activation_of_call  # a helper's softmax reaches its callers' losses
         self.callers = Callers(names, events)
         # what the callers pass and how they call: asked through `summaries` by rules that read summaries
@@ -157,6 +159,31 @@ class Summaries:
         summary = self._foreign_of(call, foreign)
         return summary if isinstance(summary, FunctionSummary) else None
 
+    def called_instance(self, call: cst.Call) -> Optional[FunctionSummary]:
+        """The method a call of an object runs (`net(x)`, `self.net(x)`, `loss_compute(out, y)` on a parameter
+        every caller hands an instance of one class): that class's `__call__`, else its `forward`, of this file
+        or of another scanned file (`instance_calls.py`); None when the class is not shown or not one."""
+        foreign = self.foreign
+        kept = self._called_instance.get(call)
+        if kept is not None and kept[0] is foreign:
+            return kept[1]
+        found = self._called_instance_uncached(call, foreign)
+        self._called_instance[call] = (foreign, found)
+        return found
+
+    def _called_instance_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[FunctionSummary]:
+        if type(call.func) is cst.Name and self.names.definition_of(call) is not None:
+            return None  # a function of this file
+        held = called_instance_class(self.names, self.passed_for, call)
+        if isinstance(held, cst.ClassDef):
+            method = own_called_method(held)
+            return self.of(method) if method is not None else None
+        summary = self._foreign_named(held, foreign) if held else None
+        if not isinstance(summary, ClassSummary):
+            return None
+        methods = dict(summary.methods)
+        return next((methods[name] for name in ("__call__", "forward") if name in methods), None)
+
     def of_class(self, cls: cst.ClassDef) -> ClassSummary:
         methods = tuple((item.name.value, self.of(item)) for item in cls.body.body if isinstance(item, cst.FunctionDef))
         bases = tuple(self.names.qualify(base.value) or dotted_name(base.value) or "" for base in cls.bases)
@@ -211,8 +238,9 @@ class Summaries:
 
     def _foreign_of(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[Summary]:
         qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
-        if not qualified:
-            return None
+        return self._foreign_named(qualified, foreign) if qualified else None
+
+    def _foreign_named(self, qualified: str, foreign: Callable[[str], Optional[Summary]]) -> Optional[Summary]:
         # asked again at every call of the same function (is it summarised? what does it do?): once per name
         kept = self._foreign_answers.get((id(foreign), qualified))
         if kept is None or kept[0] is not foreign:
