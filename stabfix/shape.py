@@ -337,31 +337,31 @@ class Shape:
     def attribute_stores(self) -> Iterator[tuple[ast.Attribute, ast.expr, ast.AST]]:
         """(target, value, statement) of every assignment to an attribute (`self.a = v`, `self.a += v`, `self.a: T = v`),
         unpacked where both sides are displays (`self.a, self.b = [x], [y]`)."""
-        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
-            if node.value is None:  # type: ignore[attr-defined]
-                continue
-            pairs = [(t, node.value) for t in (node.targets if type(node) is ast.Assign else [node.target])]  # type: ignore[attr-defined]
-            while pairs:
-                target, value = pairs.pop()
-                if type(target) is ast.Attribute:
-                    yield target, value, node  # type: ignore[misc]
-                elif type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
-                    pairs += zip(target.elts, value.elts)  # type: ignore[attr-defined]
+        for target, value, node in self._bound_pairs(ast.Assign, ast.AnnAssign, ast.AugAssign):
+            if type(target) is ast.Attribute:
+                yield target, value, node  # type: ignore[misc]
 
     @cached_property
     def _assigned_values(self) -> dict[str, list[tuple[ast.AST, ast.expr]]]:
         found: dict[str, list[tuple[ast.AST, ast.expr]]] = {}
-        for node in self.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+        for target, value, node in self._bound_pairs(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+            if type(target) is ast.Name:
+                found.setdefault(target.id, []).append((node, value))  # type: ignore[attr-defined]
+        return found
+
+    def _bound_pairs(self, *kinds: type) -> Iterator[tuple[ast.expr, ast.expr, ast.AST]]:
+        """(target, value, statement) for every target an assignment of these kinds binds, unpacked where both
+        sides are displays (`a, self.b = [x], [y]`); a display target left whole where its value is not one."""
+        for node in self.nodes(*kinds):
             if node.value is None:  # type: ignore[attr-defined]
                 continue
             pairs = [(t, node.value) for t in (node.targets if type(node) is ast.Assign else [node.target])]  # type: ignore[attr-defined]
             while pairs:
                 target, value = pairs.pop()
-                if type(target) is ast.Name:
-                    found.setdefault(target.id, []).append((node, value))
-                elif type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
+                if type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List):
                     pairs += zip(target.elts, value.elts)  # type: ignore[attr-defined]
-        return found
+                else:
+                    yield target, value, node
 
     def values_of(self, name: str, at: ast.AST) -> list[ast.expr]:
         """The values the file assigns to `name` that a read at `at` may see (unpacked from displays): the assignments of

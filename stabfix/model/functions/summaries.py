@@ -144,13 +144,7 @@ class Summaries:
     def function_of_call(self, call: cst.Call) -> Optional[FunctionSummary]:
         """`of_call` when the call runs a function or method (what every question about a call's returns
         or effects reads); None for a class constructed, whose methods are then not summarised."""
-        foreign = self.foreign_function or self.foreign
-        kept = self._function_of_call.get(call)
-        if kept is not None and kept[0] is foreign:
-            return kept[1]
-        found = self._function_of_call_uncached(call, foreign)
-        self._function_of_call[call] = (foreign, found)
-        return found
+        return _kept_for(self._function_of_call, call, self.foreign_function or self.foreign, self._function_of_call_uncached)
 
     def _function_of_call_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[FunctionSummary]:
         target = self._same_file_target(call)
@@ -163,13 +157,7 @@ class Summaries:
         """The method a call of an object runs (`net(x)`, `self.net(x)`, `loss_compute(out, y)` on a parameter
         every caller hands an instance of one class): that class's `__call__`, else its `forward`, of this file
         or of another scanned file (`instance_calls.py`); None when the class is not shown or not one."""
-        foreign = self.foreign
-        kept = self._called_instance.get(call)
-        if kept is not None and kept[0] is foreign:
-            return kept[1]
-        found = self._called_instance_uncached(call, foreign)
-        self._called_instance[call] = (foreign, found)
-        return found
+        return _kept_for(self._called_instance, call, self.foreign, self._called_instance_uncached)
 
     def _called_instance_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[FunctionSummary]:
         if type(call.func) is cst.Name and self.names.definition_of(call) is not None:
@@ -284,3 +272,14 @@ def _rooted_in_name(expr: cst.BaseExpression) -> bool:
     while isinstance(expr, cst.Attribute):
         expr = expr.value
     return isinstance(expr, cst.Name)
+
+
+def _kept_for(kept: dict, call: cst.Call, foreign: Callable, answer: Callable) -> Optional[FunctionSummary]:
+    """`answer(call, foreign)`, kept per call for as long as the same other-file lookup is installed (the model
+    installs it once the project is known: an answer without it is not kept past that)."""
+    found = kept.get(call)
+    if found is not None and found[0] is foreign:
+        return found[1]
+    summary = answer(call, foreign)
+    kept[call] = (foreign, summary)
+    return summary
