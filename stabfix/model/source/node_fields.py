@@ -11,9 +11,11 @@ the searches of a subtree.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Callable
+from types import FunctionType
+from typing import Callable, Optional
 
 import libcst as cst
+from libcst._typed_visitor import CSTTypedBaseFunctions, CSTTypedVisitorFunctions
 
 _VISIT_HELPERS = frozenset({"visit_required", "visit_optional", "visit_sentinel", "visit_sequence",
                             "visit_iterable", "visit_body_sequence", "visit_body_iterable"})
@@ -220,6 +222,117 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if not isinstance(visitor, cst.CSTVisitor) or not all_orders_readable():
         node.visit(visitor)
         return
+    cls = type(visitor)
+    callbacks = cls.__dict__.get("_readonly_callbacks") or _ReadonlyCallbacks(cls)
+    if callbacks.attributes or (visitor.__dict__ and callbacks.shadowed(visitor)):
+        _visit_every_callback(node, visitor)
+        return
+    visits, leaves, lookup = callbacks.visits, callbacks.leaves, callbacks.lookup
+    on_visit = visitor.on_visit if callbacks.own_on_visit else None
+    on_leave = visitor.on_leave if callbacks.own_on_leave else None
+    skipped = (_TRIVIA or trivia()) if callbacks.skips_trivia else frozenset()
+    readers, node_types = _CHILD_FIELDS, _NODE_TYPES
+
+    def visit(current: cst.CSTNode) -> None:
+        kind = type(current)
+        if on_visit is None:
+            method = visits.get(kind, _UNSET)
+            if method is _UNSET:
+                method = lookup(visits, "visit_", kind)
+            enter = method is None or method(visitor, current) is not False
+        else:
+            enter = on_visit(current)
+        if enter:
+            read = readers.get(kind) or _child_fields(kind)
+            for value in read(current):
+                value_kind = type(value)
+                if value_kind in skipped:
+                    continue
+                known = node_types.get(value_kind)
+                if known is None:
+                    known = is_node(value)
+                if known:
+                    visit(value)
+                elif value_kind is tuple or value_kind is list or isinstance(value, (tuple, list)):
+                    for child in value:
+                        if type(child) not in skipped:
+                            visit(child)
+        if on_leave is None:
+            method = leaves.get(kind, _UNSET)
+            if method is _UNSET:
+                method = lookup(leaves, "leave_", kind)
+            if method is not None:
+                method(visitor, current)
+        else:
+            on_leave(current)
+
+    try:
+        visit(node)
+    finally:
+        visit = None  # type: ignore[assignment]  # it refers to itself: a cycle holding the visitors
+
+
+_UNSET = object()
+_STUBS = (CSTTypedVisitorFunctions, CSTTypedBaseFunctions)  # libcst's no-op `visit_*`/`leave_*` for every name
+
+
+class _ReadonlyCallbacks:
+    """What a read-only walk has to call for one visitor class, read once per class (kept on the class).
+
+    libcst's `on_visit`/`on_leave` look up `visit_<Type>`/`leave_<Type>` by name on every node, and
+    `on_visit_attribute`/`on_leave_attribute` look up `visit_<Type>_<field>` for every field of every node,
+    although most visitors define a handful of `visit_<Type>` and no attribute callback at all; the names
+    it finds otherwise are libcst's no-op stubs. A walk for such a class calls the class's own methods
+    from a table by node type, and skips the trivia (whitespace, punctuation: subtrees of trivia only)
+    when the class has no callback for a trivia type: the callbacks made are the same, in the same order."""
+
+    def __init__(self, cls: type) -> None:
+        defined = set()
+        for klass in cls.__mro__:
+            if klass in _STUBS:
+                continue
+            for name, value in vars(klass).items():
+                if name.startswith(("visit_", "leave_")) and not getattr(value, "_is_no_op", False):
+                    defined.add(name)
+        self.cls = cls
+        self.own_on_visit = cls.on_visit is not cst.CSTVisitor.on_visit
+        self.own_on_leave = cls.on_leave is not cst.CSTVisitor.on_leave
+        # a `visit_<Type>_<field>` (node type names hold no underscore), or own attribute hooks
+        self.attributes = (
+            cls.on_visit_attribute is not cst.CSTVisitor.on_visit_attribute
+            or cls.on_leave_attribute is not cst.CSTVisitor.on_leave_attribute
+            or any("_" in name.partition("_")[2] for name in defined)
+            or hasattr(cls, "__getattr__") or cls.__getattribute__ is not object.__getattribute__
+        )
+        trivia_names = {prefix + kind.__name__ for kind in trivia() for prefix in ("visit_", "leave_")}
+        self.skips_trivia = not (self.own_on_visit or self.own_on_leave or self.attributes or defined & trivia_names)
+        self.visits: dict[type, Optional[Callable]] = {}
+        self.leaves: dict[type, Optional[Callable]] = {}
+        setattr(cls, "_readonly_callbacks", self)
+
+    def lookup(self, table: dict, prefix: str, kind: type) -> Optional[Callable]:
+        """The class's `visit_<Type>` (or `leave_<Type>`) as a function of (visitor, node); None for
+        none or a no-op stub."""
+        name = prefix + kind.__name__
+        method: Optional[Callable] = None
+        for klass in self.cls.__mro__:
+            if name in vars(klass):
+                raw = vars(klass)[name]
+                if type(raw) is FunctionType:
+                    method = None if getattr(raw, "_is_no_op", False) else raw
+                else:  # a static or class method, a descriptor: as libcst gets it, from the instance
+                    method = lambda visitor, node: getattr(visitor, name)(node)  # noqa: E731
+                break
+        table[kind] = method
+        return method
+
+    @staticmethod
+    def shadowed(visitor: cst.CSTVisitor) -> bool:
+        """An instance attribute named like a callback, which libcst's look-up by name would find."""
+        return any(name.startswith(("visit_", "leave_")) for name in visitor.__dict__)
+
+
+def _visit_every_callback(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     on_visit, on_leave = visitor.on_visit, visitor.on_leave
     on_visit_attribute, on_leave_attribute = visitor.on_visit_attribute, visitor.on_leave_attribute
 
@@ -242,4 +355,3 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         visit(node)
     finally:
         visit = None  # type: ignore[assignment]  # it refers to itself: a cycle holding the visitors
-
