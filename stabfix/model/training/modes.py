@@ -331,15 +331,13 @@ class _RegionScanner(cst.CSTVisitor):
         self.depth = depth
         self.entered = entered  # the functions this scan is inside of (recursion guard)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if type(node) in _LOOPS:
-            self.loops += 1
-        return super().on_visit(node)
+    # set as `visit_<Loop>`/`leave_<Loop>` for each loop type below: a walk calls a visitor's own methods
+    # only (see node_fields.visit_readonly), where an `on_visit` of its own is called for every node
+    def _enter_loop(self, node: cst.CSTNode) -> None:
+        self.loops += 1
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if type(original_node) in _LOOPS:
-            self.loops -= 1
+    def _leave_loop(self, original_node: cst.CSTNode) -> None:
+        self.loops -= 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -427,6 +425,11 @@ class _RegionScanner(cst.CSTVisitor):
             isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
         ):
             self.facts.needs_grad = True
+
+
+for _loop in _LOOPS:
+    setattr(_RegionScanner, "visit_" + _loop.__name__, _RegionScanner._enter_loop)
+    setattr(_RegionScanner, "leave_" + _loop.__name__, _RegionScanner._leave_loop)
 
 
 def _receiver_in(definition: cst.FunctionDef, call: cst.Call, receiver: str, names: Names) -> Optional[str]:
