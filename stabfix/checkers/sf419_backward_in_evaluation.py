@@ -40,6 +40,7 @@ class BackwardInEvaluation(Checker):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         modes, events = self.model.modes, self.model.events
+        self._spans: dict[int, tuple[int, int]] = {}  # id(statement) -> its first and last line, as asked
         evaluations: list[tuple[Switch, list[cst.CSTNode]]] = []
         for switch in modes.switches:
             if switch.to_eval and not switch.grad_off and not in_harness(switch.function, switch.cls):
@@ -91,10 +92,19 @@ class BackwardInEvaluation(Checker):
         return isinstance(node, cst.Call) and not _is_backward_call(node) and any(
             effect.kind == "eval" for effect in self.model.summaries.effects_at(node))
 
-    def _inside(self, node: cst.CSTNode, statements: list[cst.CSTNode]) -> bool:
-        positions = self.context.positions
+    def _inside(self, node: cst.CSTNode, *regions: list[cst.CSTNode]) -> bool:
+        """The node starts on a line of a region's statements (asked for many events of the same regions)."""
+        positions, spans = self.context.positions, self._spans
         line = positions.line(node)
-        return any(positions[s].start.line <= line <= positions[s].end.line for s in statements)
+        for statements in regions:
+            for statement in statements:
+                span = spans.get(id(statement))
+                if span is None:
+                    where = positions[statement]
+                    span = spans[id(statement)] = (where.start.line, where.end.line)
+                if span[0] <= line <= span[1]:
+                    return True
+        return False
 
     def _training_pass_leaks(self, regions: list[list[cst.CSTNode]]) -> Event | None:
         """The backward of a training pass that runs before any gradient clear in that pass (it adds to what
@@ -102,7 +112,7 @@ class BackwardInEvaluation(Checker):
         its evaluations."""
         events, summaries = self.model.events, self.model.summaries
         for step in events.of_kind("step"):
-            if step.site.in_lambda or any(self._inside(step.node, region) for region in regions):
+            if step.site.in_lambda or self._inside(step.node, *regions):
                 continue
             loop = step.site.any_loops[-1] if step.site.any_loops else None
             ran = events.iteration(loop) if loop is not None else self._pass_around(step.site.function)
