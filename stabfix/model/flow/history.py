@@ -24,7 +24,7 @@ import libcst as cst
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.events import Backward, Events
 from stabfix.model.calls.losses import LossIndex
-from stabfix.model.flow.graph_uses import CUT_BUILTINS, GraphUses, nodes, reads
+from stabfix.model.flow.graph_uses import CUT_BUILTINS, GraphUses, code_nodes, reads
 from stabfix.model.flow.values import Values
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
@@ -294,7 +294,7 @@ class History:
         if found is None:  # asked for every accumulation site of the function: walked once, up to the first
             found = self._switches_to_eval[id(function)] = any(
                 isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "eval"
-                and not node.args for node in nodes(function)
+                and not node.args for node in code_nodes(function)
             )
         return found
 
