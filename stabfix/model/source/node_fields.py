@@ -284,7 +284,8 @@ class _ReadonlyCallbacks:
     although most visitors define a handful of `visit_<Type>` and no attribute callback at all; the names
     it finds otherwise are libcst's no-op stubs. A walk for such a class calls the class's own methods
     from a table by node type, and skips the trivia (whitespace, punctuation: subtrees of trivia only)
-    when the class has no callback for a trivia type: the callbacks made are the same, in the same order."""
+    when the class has no callback for a trivia type: the callbacks made are the same, in the same order.
+    Read once per class: a method assigned to the class after its first walk is not seen."""
 
     def __init__(self, cls: type) -> None:
         defined = set()
