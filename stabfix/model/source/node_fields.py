@@ -10,11 +10,13 @@ the searches of a subtree.
 
 from __future__ import annotations
 
+import collections.abc
 from operator import attrgetter
-from types import FunctionType
+from types import FunctionType, UnionType
 from typing import Callable, Optional
 
 import libcst as cst
+from libcst import MaybeSentinel
 from libcst._typed_visitor import CSTTypedBaseFunctions, CSTTypedVisitorFunctions
 
 _VISIT_HELPERS = frozenset({"visit_required", "visit_optional", "visit_sentinel", "visit_sequence",
@@ -159,11 +161,11 @@ def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     node type. Most of a tree's nodes are trivia (about 60% on the bench corpus), so such a search visits
     a third of the nodes."""
     skipped = _TRIVIA or trivia()
-    read = _CHILD_FIELDS.get(type(node))
+    read = _CODE_FIELDS.get(type(node))
     if read is None:
         if not all_orders_readable():
             return [child for child in node.children if type(child) not in skipped]
-        read = _child_fields(type(node))
+        read = _code_fields(type(node))
     found: list[cst.CSTNode] = []
     node_types = _NODE_TYPES
     for value in read(node):
@@ -207,6 +209,63 @@ def _child_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
     return read
 
 
+# node type -> the same, less the fields that can hold trivia only (`_trivia_only`): `code_children`'s
+_CODE_FIELDS: dict[type, Callable[[cst.CSTNode], tuple]] = {}
+
+
+def _code_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
+    """A node type's visited fields that may hold a node other than trivia, as its type hints say (a call's
+    whitespace and a binary operation's operator are never looked at); every field where they cannot be read."""
+    import typing
+
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # hints that do not resolve: every field
+        hints = {}
+    names = tuple(field for field, _ in field_order(cls) if not _trivia_only(hints.get(field, typing.Any)))
+    if not names:
+        read = _no_fields
+    elif len(names) == 1:
+        name = names[0]
+        read = lambda node: (getattr(node, name),)  # noqa: E731 (attrgetter of one name gives no tuple)
+    else:
+        read = attrgetter(*names)
+    _CODE_FIELDS[cls] = read
+    return read
+
+
+def _trivia_only(hint: object) -> bool:
+    """Whether a field's type hint admits no node but trivia (node types whose every subclass is defined
+    with the trivia: `_trivia_types`), nor a list holding other nodes. False for a hint not understood."""
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return True
+    if origin is typing.Union or origin is UnionType:
+        return all(_trivia_only(arg) for arg in typing.get_args(hint))
+    if origin in (list, tuple, collections.abc.Sequence):
+        return all(arg is Ellipsis or _trivia_only(arg) for arg in typing.get_args(hint))
+    if hint is type(None) or hint is str or hint is MaybeSentinel:
+        return True
+    if isinstance(hint, type) and issubclass(hint, cst.CSTNode):
+        modules = _TRIVIA_MODULES
+        pending, seen = [hint], set()
+        while pending:
+            kind = pending.pop()
+            if kind in seen:
+                continue
+            seen.add(kind)
+            if kind.__module__ not in modules:
+                return False
+            pending.extend(kind.__subclasses__())
+        return True
+    return False
+
+
+_TRIVIA_MODULES = frozenset({"libcst._nodes.op", "libcst._nodes.whitespace"})  # where `_trivia_types` reads them
+
+
 def child_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
     """A function giving the values of a node type's visited fields, in libcst's order (`field_order`)."""
     return _CHILD_FIELDS.get(cls) or _child_fields(cls)
@@ -230,8 +289,11 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     visits, leaves, lookup = callbacks.visits, callbacks.leaves, callbacks.lookup
     on_visit = visitor.on_visit if callbacks.own_on_visit else None
     on_leave = visitor.on_leave if callbacks.own_on_leave else None
-    skipped = (_TRIVIA or trivia()) if callbacks.skips_trivia else frozenset()
-    readers, node_types = _CHILD_FIELDS, _NODE_TYPES
+    if callbacks.skips_trivia:
+        skipped, readers, read_fields = _TRIVIA or trivia(), _CODE_FIELDS, _code_fields
+    else:
+        skipped, readers, read_fields = frozenset(), _CHILD_FIELDS, _child_fields
+    node_types = _NODE_TYPES
 
     def visit(current: cst.CSTNode) -> None:
         kind = type(current)
@@ -243,7 +305,7 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         else:
             enter = on_visit(current)
         if enter:
-            read = readers.get(kind) or _child_fields(kind)
+            read = readers.get(kind) or read_fields(kind)
             for value in read(current):
                 value_kind = type(value)
                 if value_kind in skipped:
