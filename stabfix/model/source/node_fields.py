@@ -278,12 +278,14 @@ def _no_fields(node: cst.CSTNode) -> tuple:
 def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """`node.visit(visitor)` for a visitor that only reads (a `CSTVisitor`): the same callbacks in the
     same order, `visit_*` returning False still skips the children, and no node is rebuilt."""
-    if not isinstance(visitor, cst.CSTVisitor) or not all_orders_readable():
-        node.visit(visitor)
-        return
     cls = type(visitor)
-    callbacks = cls.__dict__.get("_readonly_callbacks") or _ReadonlyCallbacks(cls)
-    if callbacks.attributes or (visitor.__dict__ and callbacks.shadowed(visitor)):
+    callbacks = cls.__dict__.get("_readonly_callbacks")  # set once the class passed the tests below
+    if callbacks is None:
+        if not isinstance(visitor, cst.CSTVisitor) or not all_orders_readable():
+            node.visit(visitor)
+            return
+        callbacks = _ReadonlyCallbacks(cls)
+    if callbacks.attributes or callbacks.shadowed(visitor):
         _visit_every_callback(node, visitor)
         return
     visits, leaves, lookup = callbacks.visits, callbacks.leaves, callbacks.lookup
@@ -381,7 +383,9 @@ class _ReadonlyCallbacks:
         for klass in self.cls.__mro__:
             if name in vars(klass):
                 raw = vars(klass)[name]
-                if type(raw) is FunctionType:
+                if raw is None:
+                    method = None  # libcst treats a None found by name as no method
+                elif type(raw) is FunctionType:
                     method = None if getattr(raw, "_is_no_op", False) else raw
                 else:  # a static or class method, a descriptor: as libcst gets it, from the instance
                     method = lambda visitor, node: getattr(visitor, name)(node)  # noqa: E731
@@ -392,7 +396,8 @@ class _ReadonlyCallbacks:
     @staticmethod
     def shadowed(visitor: cst.CSTVisitor) -> bool:
         """An instance attribute named like a callback, which libcst's look-up by name would find."""
-        return any(name.startswith(("visit_", "leave_")) for name in visitor.__dict__)
+        attributes = getattr(visitor, "__dict__", None)
+        return bool(attributes) and any(name.startswith(("visit_", "leave_")) for name in attributes)
 
 
 def _visit_every_callback(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
