@@ -19,6 +19,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.statements import move_before
 from stabfix.fixes.syntax import code_for, starts_statement
 from stabfix.model.calls.events import clip_measures_only, Clip, Event, LocalCall, Step, stepped_optimizer
+from stabfix.model.source.node_fields import visit_readonly
 
 
 class ClipAfterStep(Checker):
@@ -104,14 +105,17 @@ class ClipAfterStep(Checker):
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
+    collector = _NameCollector()
+    visit_readonly(node, collector)
+    return collector.found
 
-    class _Collect(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.append(name)
 
-    node.visit(_Collect())
-    return found
+class _NameCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Name] = []
+
+    def visit_Name(self, name: cst.Name) -> None:
+        self.found.append(name)
 
 
 

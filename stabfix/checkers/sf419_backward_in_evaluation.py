@@ -48,30 +48,31 @@ class BackwardInEvaluation(Checker):
                     evaluations.append((switch, region))
         if not evaluations:
             return
-        leaking = self._training_pass_leaks([region for _, region in evaluations])
+        leaking = self._training_pass_leaks({id(statement) for _, region in evaluations for statement in region})
         if leaking is None:
             return
         reported: set[int] = set()
         for switch, region in evaluations:
             if switch.freezes or modes.scan(region, switch.receiver).frozen:
                 continue
+            statements = {id(statement) for statement in region}
             ran = self.model.summaries.with_calls(events.in_function(switch.function))
             for index, event in enumerate(ran):
-                if not self._evaluation_backward(event, region) or id(event.node) in reported:
+                if not self._evaluation_backward(event, statements) or id(event.node) in reported:
                     continue
-                if self._cleared_after(ran[index + 1:], region):
+                if self._cleared_after(ran[index + 1:], statements):
                     continue
                 reported.add(id(event.node))
                 self.report(event.node, self._message(switch, event, leaking))
 
-    def _evaluation_backward(self, event: Event, region: list[cst.CSTNode]) -> bool:
+    def _evaluation_backward(self, event: Event, region: set[int]) -> bool:
         if not isinstance(event, Backward) or not self.model.events.accumulates(event) or not self._inside(event.node, region):
             return False
         if isinstance(event.node, cst.Call) and any(arg.keyword and arg.keyword.value == "inputs" for arg in event.node.args):
             return False  # `loss.backward(inputs=[x])` accumulates into `x` only
         return not self._steps(event.node)  # a helper that differentiates and steps trains (test-time adaptation)
 
-    def _cleared_after(self, later: list[Event], region: list[cst.CSTNode]) -> bool:
+    def _cleared_after(self, later: list[Event], region: set[int]) -> bool:
         """A clear or a step runs after the evaluation's backward and before a training backward adds to it."""
         for event in later:
             if event.kind in ("clear", "step") or (isinstance(event, LocalCall) and self._steps(event.node)):
@@ -91,18 +92,28 @@ class BackwardInEvaluation(Checker):
         return isinstance(node, cst.Call) and not _is_backward_call(node) and any(
             effect.kind == "eval" for effect in self.model.summaries.effects_at(node))
 
-    def _inside(self, node: cst.CSTNode, statements: list[cst.CSTNode]) -> bool:
-        positions = self.context.positions
-        line = positions.line(node)
-        return any(positions[s].start.line <= line <= positions[s].end.line for s in statements)
+    def _inside(self, node: cst.CSTNode, statements: set[int]) -> bool:
+        """The node starts on a line of the statements (ids of those of one region or more). A region's
+        statements are whole lines of a block (`ModeSwitches.region`), so that is: the node is below one of
+        them, and not in its decorators (a definition's lines start at `def`/`class`); read from the parents,
+        not from the statements' positions (placing a long statement generates its code)."""
+        parent = self.model.tree.parent
+        child, current = None, node
+        while current is not None:
+            if id(current) in statements and not (
+                type(current) in _DEFINITIONS and any(child is decorator for decorator in current.decorators)
+            ):
+                return True
+            child, current = current, parent(current)
+        return False
 
-    def _training_pass_leaks(self, regions: list[list[cst.CSTNode]]) -> Event | None:
+    def _training_pass_leaks(self, evaluated: set[int]) -> Event | None:
         """The backward of a training pass that runs before any gradient clear in that pass (it adds to what
         is already in `.grad`); None when every training pass clears first, or the file steps nothing outside
         its evaluations."""
         events, summaries = self.model.events, self.model.summaries
         for step in events.of_kind("step"):
-            if step.site.in_lambda or any(self._inside(step.node, region) for region in regions):
+            if step.site.in_lambda or self._inside(step.node, evaluated):
                 continue
             loop = step.site.any_loops[-1] if step.site.any_loops else None
             ran = events.iteration(loop) if loop is not None else self._pass_around(step.site.function)
@@ -132,6 +143,9 @@ class BackwardInEvaluation(Checker):
             f"are added to that step's update; clear them after the evaluation (`{switch.receiver}.zero_grad(set_to_none=True)`) "
             "or take gradients with `torch.autograd.grad`"
         )
+
+
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 
 
 def _is_backward_call(call: cst.Call) -> bool:

@@ -46,7 +46,7 @@ from stabfix.model.flow.parameters import (
     target_names,
 )
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.node_fields import children
+from stabfix.model.source.node_fields import code_children
 from stabfix.model.source.tree_index import TreeIndex
 
 _ADDS = frozenset({"add_", "sub_", "+=", "-="})
@@ -572,11 +572,13 @@ def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes under `node` in visiting order, less the trivia (whitespace, punctuation): every search
+    here looks for other node types (as does `_walk_with_parent`'s)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(children(current)))
+        stack.extend(reversed(code_children(current)))
 
 
 def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode], tuple[Loop, ...]]]:
@@ -590,7 +592,7 @@ def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional
             stack.append((current.value, current, parent, loops))
             continue
         inner = loops + (current,) if isinstance(current, (cst.For, cst.While)) else loops
-        for child in reversed(children(current)):
+        for child in reversed(code_children(current)):
             if isinstance(current, cst.Arg) and child is current.keyword:
                 continue
             stack.append((child, current, parent, inner if child is getattr(current, "body", None) else loops))

@@ -36,7 +36,7 @@ from stabfix.model.flow.parameters import element_source
 from stabfix.model.source import vocabulary as words
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.node_fields import children
+from stabfix.model.source.node_fields import code_children
 
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _LIBRARY_LAYERS = ("loralib.",)
@@ -361,7 +361,7 @@ def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
             guards = guards | {id(node)}
         elif kind is cst.For and "parameters" in cst.Module(body=[]).code_for_node(node.iter):
             in_params = True
-        below = children(node)
+        below = code_children(node)  # what it yields and the guards are no trivia (whitespace, punctuation)
         if below:
             stack.extend([(child, guards, in_params) for child in reversed(below)])
 
@@ -379,8 +379,10 @@ def _definitions(module: cst.Module, names: Names) -> Iterator[cst.CSTNode]:
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes under `node` in visiting order, less the trivia (whitespace, punctuation): every search
+    here looks for other node types."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(children(current)))
+        stack.extend(reversed(code_children(current)))

@@ -385,24 +385,24 @@ def _moves_or_swaps_model(statement: cst.CSTNode) -> bool:
                 # tensors are not moved in place
                 if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_MOVES:
                     return True
-    found = False
-
-    class _Finder(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            func = node.func
-            last = (
-                func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            )
-            if any(word in last.lower() for word in words.MODEL_SWAP_WORDS):
-                found = True
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
+    finder = _ModelSwapCalls()
     if isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-        visit_readonly(statement, _Finder())
-    return found
+        visit_readonly(statement, finder)
+    return finder.found
+
+
+class _ModelSwapCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if any(word in last.lower() for word in words.MODEL_SWAP_WORDS):
+            self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
 
 
 def _deletes_a_model(target: cst.BaseDelTargetExpression) -> bool:

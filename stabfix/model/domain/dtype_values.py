@@ -77,14 +77,7 @@ class DtypeValues:
         return None
 
     def _asks_bf16_support(self, test: cst.BaseExpression) -> bool:
-        class _Calls(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.calls: list[cst.Call] = []
-
-            def visit_Call(self, node: cst.Call) -> None:
-                self.calls.append(node)
-
-        found = _Calls()
+        found = _CallCollector()
         visit_readonly(test, found)
         return any(self.names.qualify(call.func) in BF16_SUPPORT_QUERIES for call in found.calls)
 
@@ -140,3 +133,11 @@ class DtypeValues:
                     on_self.setdefault(field, []).extend(bindings)
             self._fields = (self.names.position, in_bodies, on_self)
         return self._fields[1], self._fields[2]
+
+
+class _CallCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)

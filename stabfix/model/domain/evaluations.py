@@ -121,43 +121,52 @@ def _spelled(node: cst.CSTNode) -> str:
 
 
 def _calls_within(node: cst.CSTNode) -> list[cst.Call]:
-    found: list[cst.Call] = []
+    collector = _CallCollector()
+    visit_readonly(node, collector)
+    return collector.found
 
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            found.append(node)
 
-    visit_readonly(node, _Calls())
-    return found
+class _CallCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
 
 
 def _expression_statements(function: cst.FunctionDef) -> list[cst.Expr]:
     """The expression statements of a function's own body (nested functions and lambdas run later)."""
-    found: list[cst.Expr] = []
+    collector = _OwnExpressionStatements()
+    visit_readonly(function.body, collector)
+    return collector.found
 
-    class _Statements(cst.CSTVisitor):
-        def visit_Expr(self, node: cst.Expr) -> None:
-            found.append(node)
 
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
+class _OwnExpressionStatements(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Expr] = []
 
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self.found.append(node)
 
-    visit_readonly(function.body, _Statements())
-    return found
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 def _assigned_names(statement: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
+    collector = _AssignedNames()
+    visit_readonly(statement, collector)
+    return collector.found
 
-    class _Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            found.extend(_names_in(node.target))
 
-    visit_readonly(statement, _Targets())
-    return found
+class _AssignedNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Name] = []
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.found.extend(_names_in(node.target))
 
 
 def _names_in(target: cst.BaseExpression) -> list[cst.Name]:

@@ -209,22 +209,26 @@ def _root_names(target: cst.BaseExpression) -> list[str]:
 def _names_in(node: cst.CSTNode, observed: bool = True) -> set[str]:
     """The variable names an expression reads (attribute and keyword names left out; without `observed`,
     also those read only inside an observing call such as `tokenizer.decode(ids)`)."""
-    found: set[str] = set()
+    reads = _Reads(observed)
+    visit_readonly(node, reads)
+    return reads.found
 
-    class _Reads(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> bool:
-            return observed or not _observes(call.func)
 
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
+class _Reads(cst.CSTVisitor):
+    def __init__(self, observed: bool) -> None:
+        self.observed = observed
+        self.found: set[str] = set()
 
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            visit_readonly(attribute.value, self)
-            return False
+    def visit_Call(self, call: cst.Call) -> bool:
+        return self.observed or not _observes(call.func)
 
-        def visit_Arg(self, arg: cst.Arg) -> bool:
-            visit_readonly(arg.value, self)
-            return False
+    def visit_Name(self, name: cst.Name) -> None:
+        self.found.add(name.value)
 
-    visit_readonly(node, _Reads())
-    return found
+    def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+        visit_readonly(attribute.value, self)
+        return False
+
+    def visit_Arg(self, arg: cst.Arg) -> bool:
+        visit_readonly(arg.value, self)
+        return False

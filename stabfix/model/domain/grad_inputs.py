@@ -122,20 +122,9 @@ class GradInputs:
 
     def _instance_calls(self, cls: cst.ClassDef) -> list[cst.Call]:
         """Calls of names bound only to instances of `cls` built in this file (`net = Net(); net(x)`)."""
-        found: list[cst.Call] = []
-        names = self.names
-
-        class _Calls(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if not isinstance(node.func, cst.Name):
-                    return
-                values = [b.bound_value for b in names.reaching(node.func)]
-                if values and all(isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == cls.name.value
-                                  for v in values):
-                    found.append(node)
-
-        visit_readonly(self.module, _Calls())
-        return found
+        calls = _InstanceCalls(self.names, cls.name.value)
+        visit_readonly(self.module, calls)
+        return calls.found
 
     def _call(self, call: cst.Call, function, cls, depth: int) -> Optional[str]:
         if any(arg.keyword is not None and arg.keyword.value == "requires_grad" for arg in call.args):
@@ -171,24 +160,44 @@ class GradInputs:
     def _made_to_require_grad(self) -> set[str]:
         """Names the file makes require grad in place: `x.requires_grad_()`, `x.requires_grad = True`."""
         if self._marked is None:
-            marked: set[str] = set()
-
-            class _Marks(cst.CSTVisitor):
-                def visit_Call(self, node: cst.Call) -> None:
-                    func = node.func
-                    if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and isinstance(func.value, cst.Name):
-                        if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False"):
-                            marked.add(func.value.value)
-
-                def visit_Assign(self, node: cst.Assign) -> None:
-                    for target in node.targets:
-                        t = target.target
-                        if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" and isinstance(t.value, cst.Name):
-                            marked.add(t.value.value)
-
-            visit_readonly(self.module, _Marks())
-            self._marked = marked
+            marks = _GradMarks()
+            visit_readonly(self.module, marks)
+            self._marked = marks.marked
         return self._marked
+
+
+class _InstanceCalls(cst.CSTVisitor):
+    """Calls of names bound only to `ClassName(...)` calls."""
+
+    def __init__(self, names, class_name: str) -> None:
+        self.names = names
+        self.class_name = class_name
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Name):
+            return
+        values = [b.bound_value for b in self.names.reaching(node.func)]
+        if values and all(isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == self.class_name
+                          for v in values):
+            self.found.append(node)
+
+
+class _GradMarks(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.marked: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and isinstance(func.value, cst.Name):
+            if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False"):
+                self.marked.add(func.value.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" and isinstance(t.value, cst.Name):
+                self.marked.add(t.value.value)
 
 
 def _keeps_frozen(call: cst.Call) -> bool:

@@ -90,16 +90,15 @@ class GradReach:
 
     def call(self, call: cst.Call, allowed, receiver, depth: int, seen: set[int]) -> Optional[str]:
         """Why this call may use autograd, or None."""
-        spelled = f"`{code_of(call.func, limit=40)}(...)`"
         func = call.func
         qualified = self.names.qualify(func) or ""
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if asks_for_grad(call):
-            return f"{spelled} asks for gradients"
+            return f"{_spelled(call)} asks for gradients"
         if self.is_update(call) or method in _GRAD_METHODS and method != "requires_grad_":
-            return f"{spelled} differentiates"
+            return f"{_spelled(call)} differentiates"
         if qualified.startswith(_DIFFERENTIATING_TORCH) and qualified not in GRAD_OFF_CONTEXTS:
-            return f"{spelled} uses autograd"
+            return f"{_spelled(call)} uses autograd"
         if id(call) in allowed:
             return None
         definition = self.names.definition_of(call)
@@ -108,21 +107,21 @@ class GradReach:
             definition = callee.node if callee is not None and callee.kind == "function" else None
         if isinstance(definition, cst.FunctionDef):
             if id(definition) in seen or depth >= _DEPTH:
-                return None if id(definition) in seen else f"{spelled} calls deeper than stabfix follows"
+                return None if id(definition) in seen else f"{_spelled(call)} calls deeper than stabfix follows"
             inner = self._first(list(definition.body.body) if isinstance(definition.body, cst.IndentedBlock) else [],
                                 set(), None, depth + 1, seen | {id(definition)})
-            return f"{spelled} runs code where {inner}" if inner else None
+            return f"{_spelled(call)} runs code where {inner}" if inner else None
         if qualified:
-            return None if qualified.startswith(_UNABLE_TO_DIFFERENTIATE) else f"{spelled} runs code this file cannot see into"
+            return None if qualified.startswith(_UNABLE_TO_DIFFERENTIATE) else f"{_spelled(call)} runs code this file cannot see into"
         if isinstance(func, cst.Name) and func.value in _BUILTINS and not self.names.bindings_of(func):
             # `sorted(xs, key=f)`, `max(xs, key=f)` call `f`
             return None if not any(arg.keyword is not None and arg.keyword.value == "key" for arg in call.args) \
-                else f"{spelled} calls the function it is given"
+                else f"{_spelled(call)} calls the function it is given"
         if self.is_module_call(func):
             return None  # a forward of a torch module of this file
         if method is not None and self._harmless_method(call, func, method, receiver):
             return None
-        return f"{spelled} runs code this file cannot see into"
+        return f"{_spelled(call)} runs code this file cannot see into"
 
     def _harmless_method(self, call: cst.Call, func: cst.Attribute, method: str, receiver: Optional[str]) -> bool:
         owner = dotted_name(func.value)
@@ -140,19 +139,32 @@ class GradReach:
         return method not in _GRAD_METHODS
 
 
+def _spelled(call: cst.Call) -> str:
+    """The call as a reason names it (printed only for the reason given: most calls are harmless)."""
+    return f"`{code_of(call.func, limit=40)}(...)`"
+
+
 class _Finder(cst.CSTVisitor):
     def __init__(self, reach: GradReach, allowed, receiver, depth: int, seen: set[int]) -> None:
         self.reach, self.allowed, self.receiver, self.depth, self.seen = reach, allowed, receiver, depth, seen
         self.found: Optional[str] = None
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.found is not None or isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-        return super().on_visit(node)
+    # nested code runs later; after the first finding nothing more is looked at
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.found = self.reach.call(node, self.allowed, self.receiver, self.depth, self.seen)
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == "grad" and not (self.reach.names.qualify(node) or "").startswith("torch."):
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if self.found is None:
+            self.found = self.reach.call(node, self.allowed, self.receiver, self.depth, self.seen)
+        return self.found is None
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if self.found is None and node.attr.value == "grad" and not (self.reach.names.qualify(node) or "").startswith("torch."):
             self.found = f"`{code_of(node, limit=40)}` reads a gradient"
+        return self.found is None

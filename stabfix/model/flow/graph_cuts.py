@@ -90,15 +90,7 @@ class GraphCuts(cst.BatchableCSTVisitor):
         """The math also reads another value with autograd history (a model's output): gradients reach
         that one (`F.mse_loss(encoder_outputs, copy)` trains the encoder; only the copy's side stops)."""
         names = self.values.names
-
-        class _Names(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.found: list[cst.Name] = []
-
-            def visit_Name(self, node: cst.Name) -> None:
-                self.found.append(node)
-
-        finder = _Names()
+        finder = _NameCollector()
         visit_readonly(expr, finder)
         for node in finder.found:
             if node.value in derived or node not in names.uses:
@@ -109,14 +101,7 @@ class GraphCuts(cst.BatchableCSTVisitor):
         return False
 
     def _only_math(self, expr: cst.CSTNode, derived: set[str]) -> bool:
-        class _Calls(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.calls: list[cst.Call] = []
-
-            def visit_Call(self, node: cst.Call) -> None:
-                self.calls.append(node)
-
-        finder = _Calls()
+        finder = _CallCollector()
         visit_readonly(expr, finder)
         for call in finder.calls:
             if (self.imports.qualify(call.func) or "").startswith("torch."):
@@ -191,6 +176,22 @@ class GraphCuts(cst.BatchableCSTVisitor):
         if torch_ops.is_wrapper(qualified):
             return inner if cut else None  # `Variable(x.data, requires_grad=True)`
         return None
+
+
+class _NameCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Name] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.append(node)
+
+
+class _CallCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
 
 
 def _strip_cuts(expr: cst.BaseExpression, qualify=None) -> tuple[cst.BaseExpression, bool]:

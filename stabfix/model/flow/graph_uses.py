@@ -15,7 +15,7 @@ from stabfix.model.calls import torch_ops
 from stabfix.model.calls.events import Backward, Events
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.node_fields import children
+from stabfix.model.source.node_fields import code_children
 
 CUT_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "list", "tuple", "abs"})
 
@@ -131,15 +131,16 @@ def reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
     """The names and attribute chains an expression reads (`self.losses`, `total`), in visiting order (an
     attribute chain, then the names in it)."""
     return [
-        node for node in nodes(expr)
+        node for node in code_nodes(expr)
         if isinstance(node, cst.Name) or isinstance(node, cst.Attribute) and dotted_name(node) is not None
     ]
 
 
-def nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under `node` (itself first) in a visitor's order, without a visitor's dispatch."""
+def code_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under `node` (itself first) but the trivia (whitespace, punctuation), in a visitor's order,
+    without a visitor's dispatch."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(children(current)))
+        stack.extend(reversed(code_children(current)))

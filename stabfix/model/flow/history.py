@@ -24,7 +24,7 @@ import libcst as cst
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.events import Backward, Events
 from stabfix.model.calls.losses import LossIndex
-from stabfix.model.flow.graph_uses import CUT_BUILTINS, GraphUses, nodes, reads
+from stabfix.model.flow.graph_uses import CUT_BUILTINS, GraphUses, code_nodes, reads
 from stabfix.model.flow.values import Values
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
@@ -294,7 +294,7 @@ class History:
         if found is None:  # asked for every accumulation site of the function: walked once, up to the first
             found = self._switches_to_eval[id(function)] = any(
                 isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "eval"
-                and not node.args for node in nodes(function)
+                and not node.args for node in code_nodes(function)
             )
         return found
 
@@ -314,33 +314,37 @@ class History:
 def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name]:
     """The variables an expression reads, not counting the conditions of `a if cond else b` (nor, with
     `calls=False`, what is passed to a call: `Result(stats=stats)` is not `stats`)."""
-    found: list[cst.Name] = []
+    collector = _ReadsOutsideTests(calls)
+    visit_readonly(expr, collector)
+    return collector.found
 
-    class _Collector(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> bool:
-            if not calls:
-                visit_readonly(node.func, self)
-                return False
-            return True
 
-        def visit_IfExp(self, node: cst.IfExp) -> bool:
-            visit_readonly(node.body, self)
-            visit_readonly(node.orelse, self)
+class _ReadsOutsideTests(cst.CSTVisitor):
+    def __init__(self, calls: bool) -> None:
+        self.calls = calls
+        self.found: list[cst.Name] = []
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if not self.calls:
+            visit_readonly(node.func, self)
             return False
+        return True
 
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            visit_readonly(node.value, self)
-            return False
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        visit_readonly(node.body, self)
+        visit_readonly(node.orelse, self)
+        return False
 
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            visit_readonly(node.value, self)
-            return False
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        visit_readonly(node.value, self)
+        return False
 
-        def visit_Name(self, node: cst.Name) -> None:
-            found.append(node)
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        visit_readonly(node.value, self)
+        return False
 
-    visit_readonly(expr, _Collector())
-    return found
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.append(node)
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:

@@ -27,6 +27,7 @@ import libcst as cst
 from stabfix.model.flow.parameters import names_in, target_names
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
+from stabfix.model.source.node_fields import visit_readonly
 from stabfix.model.source.scopes import Scope
 
 _MAX_DEPTH = 4
@@ -82,18 +83,21 @@ def _same_object(value: Optional[cst.BaseExpression], scope: Scope, start: int, 
 
 
 def _dotted_in(node: cst.CSTNode) -> list[str]:
-    found: list[str] = []
+    collector = _DottedCollector()
+    visit_readonly(node, collector)
+    return collector.found
 
-    class _Collect(cst.CSTVisitor):
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            name = dotted_name(attribute)
-            if name is not None:
-                found.append(name)
-                return False
-            return True
 
-    node.visit(_Collect())
-    return found
+class _DottedCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+        name = dotted_name(attribute)
+        if name is not None:
+            self.found.append(name)
+            return False
+        return True
 
 
 def _changes(expr, loop, scope, span, in_arithmetic: bool, seen: frozenset, depth: int) -> bool:

@@ -24,8 +24,8 @@ from typing import Optional, Union
 import libcst as cst
 
 from stabfix.model.source.names import Callee, Names
-from stabfix.model.source.syntax import code_of, walk_scope
-from stabfix.model.source.node_fields import children
+from stabfix.model.source.syntax import DEFINITIONS, code_of, walk_scope
+from stabfix.model.source.node_fields import children, code_children
 
 # torch recurrent modules: the position of the state in what they return (None: the whole result)
 RECURRENT_MODULES: dict[str, Optional[int]] = {
@@ -200,11 +200,12 @@ class Recurrence:
 
 
 def walk_scope_of(block: cst.CSTNode):
+    """`walk_scope` of a block: its nodes but the trivia, not descending into nested definitions."""
     stack: list[cst.CSTNode] = [block]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(c for c in children(current) if not isinstance(c, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+        stack.extend(c for c in code_children(current) if type(c) not in DEFINITIONS)
 
 
 def _param_names(function: cst.FunctionDef, skip_self: bool) -> set[str]:

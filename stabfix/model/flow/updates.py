@@ -20,7 +20,7 @@ import libcst as cst
 from stabfix.model.calls.events import ParamUpdate, tensor_spelling
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.node_fields import children
+from stabfix.model.source.node_fields import children, code_children
 
 # What each update does with its addend: adds it, subtracts it, or replaces the tensor.
 _IN_PLACE_SIGN = {"add_": 1, "sub_": -1, "copy_": 0, "out=add": 1, "out=sub": -1, "foreach_add_": 1, "foreach_sub_": -1}
@@ -117,9 +117,10 @@ def mentions_tensor(node: cst.CSTNode, p: str) -> bool:
 
 
 def contains_grad(node: cst.CSTNode, p: str) -> bool:
-    if isinstance(node, cst.BaseExpression) and is_grad_of(node, p):
+    # `is_grad_of` holds of attributes only, and no attribute sits under trivia
+    if type(node) is cst.Attribute and is_grad_of(node, p):
         return True
-    return any(contains_grad(child, p) for child in children(node))
+    return any(contains_grad(child, p) for child in code_children(node))
 
 
 def grad_sign(

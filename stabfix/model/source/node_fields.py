@@ -10,10 +10,14 @@ the searches of a subtree.
 
 from __future__ import annotations
 
+import collections.abc
 from operator import attrgetter
-from typing import Callable
+from types import FunctionType, UnionType
+from typing import Callable, Optional
 
 import libcst as cst
+from libcst import MaybeSentinel
+from libcst._typed_visitor import CSTTypedBaseFunctions, CSTTypedVisitorFunctions
 
 _VISIT_HELPERS = frozenset({"visit_required", "visit_optional", "visit_sentinel", "visit_sequence",
                             "visit_iterable", "visit_body_sequence", "visit_body_iterable"})
@@ -157,11 +161,11 @@ def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     node type. Most of a tree's nodes are trivia (about 60% on the bench corpus), so such a search visits
     a third of the nodes."""
     skipped = _TRIVIA or trivia()
-    read = _CHILD_FIELDS.get(type(node))
+    read = _CODE_FIELDS.get(type(node))
     if read is None:
         if not all_orders_readable():
             return [child for child in node.children if type(child) not in skipped]
-        read = _child_fields(type(node))
+        read = _code_fields(type(node))
     found: list[cst.CSTNode] = []
     node_types = _NODE_TYPES
     for value in read(node):
@@ -205,6 +209,63 @@ def _child_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
     return read
 
 
+# node type -> the same, less the fields that can hold trivia only (`_trivia_only`): `code_children`'s
+_CODE_FIELDS: dict[type, Callable[[cst.CSTNode], tuple]] = {}
+
+
+def _code_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
+    """A node type's visited fields that may hold a node other than trivia, as its type hints say (a call's
+    whitespace and a binary operation's operator are never looked at); every field where they cannot be read."""
+    import typing
+
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # hints that do not resolve: every field
+        hints = {}
+    names = tuple(field for field, _ in field_order(cls) if not _trivia_only(hints.get(field, typing.Any)))
+    if not names:
+        read = _no_fields
+    elif len(names) == 1:
+        name = names[0]
+        read = lambda node: (getattr(node, name),)  # noqa: E731 (attrgetter of one name gives no tuple)
+    else:
+        read = attrgetter(*names)
+    _CODE_FIELDS[cls] = read
+    return read
+
+
+def _trivia_only(hint: object) -> bool:
+    """Whether a field's type hint admits no node but trivia (node types whose every subclass is defined
+    with the trivia: `_trivia_types`), nor a list holding other nodes. False for a hint not understood."""
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return True
+    if origin is typing.Union or origin is UnionType:
+        return all(_trivia_only(arg) for arg in typing.get_args(hint))
+    if origin in (list, tuple, collections.abc.Sequence):
+        return all(arg is Ellipsis or _trivia_only(arg) for arg in typing.get_args(hint))
+    if hint is type(None) or hint is str or hint is MaybeSentinel:
+        return True
+    if isinstance(hint, type) and issubclass(hint, cst.CSTNode):
+        modules = _TRIVIA_MODULES
+        pending, seen = [hint], set()
+        while pending:
+            kind = pending.pop()
+            if kind in seen:
+                continue
+            seen.add(kind)
+            if kind.__module__ not in modules:
+                return False
+            pending.extend(kind.__subclasses__())
+        return True
+    return False
+
+
+_TRIVIA_MODULES = frozenset({"libcst._nodes.op", "libcst._nodes.whitespace"})  # where `_trivia_types` reads them
+
+
 def child_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
     """A function giving the values of a node type's visited fields, in libcst's order (`field_order`)."""
     return _CHILD_FIELDS.get(cls) or _child_fields(cls)
@@ -217,9 +278,129 @@ def _no_fields(node: cst.CSTNode) -> tuple:
 def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """`node.visit(visitor)` for a visitor that only reads (a `CSTVisitor`): the same callbacks in the
     same order, `visit_*` returning False still skips the children, and no node is rebuilt."""
-    if not isinstance(visitor, cst.CSTVisitor) or not all_orders_readable():
-        node.visit(visitor)
+    cls = type(visitor)
+    callbacks = cls.__dict__.get("_readonly_callbacks")  # set once the class passed the tests below
+    if callbacks is None:
+        if not isinstance(visitor, cst.CSTVisitor) or not all_orders_readable():
+            node.visit(visitor)
+            return
+        callbacks = _ReadonlyCallbacks(cls)
+    if callbacks.attributes or callbacks.shadowed(visitor):
+        _visit_every_callback(node, visitor)
         return
+    visits, leaves, lookup = callbacks.visits, callbacks.leaves, callbacks.lookup
+    on_visit = visitor.on_visit if callbacks.own_on_visit else None
+    on_leave = visitor.on_leave if callbacks.own_on_leave else None
+    if callbacks.skips_trivia:
+        skipped, readers, read_fields = _TRIVIA or trivia(), _CODE_FIELDS, _code_fields
+    else:
+        skipped, readers, read_fields = frozenset(), _CHILD_FIELDS, _child_fields
+    node_types = _NODE_TYPES
+
+    def visit(current: cst.CSTNode) -> None:
+        kind = type(current)
+        if on_visit is None:
+            method = visits.get(kind, _UNSET)
+            if method is _UNSET:
+                method = lookup(visits, "visit_", kind)
+            enter = method is None or method(visitor, current) is not False
+        else:
+            enter = on_visit(current)
+        if enter:
+            read = readers.get(kind) or read_fields(kind)
+            for value in read(current):
+                value_kind = type(value)
+                if value_kind in skipped:
+                    continue
+                known = node_types.get(value_kind)
+                if known is None:
+                    known = is_node(value)
+                if known:
+                    visit(value)
+                elif value_kind is tuple or value_kind is list or isinstance(value, (tuple, list)):
+                    for child in value:
+                        if type(child) not in skipped:
+                            visit(child)
+        if on_leave is None:
+            method = leaves.get(kind, _UNSET)
+            if method is _UNSET:
+                method = lookup(leaves, "leave_", kind)
+            if method is not None:
+                method(visitor, current)
+        else:
+            on_leave(current)
+
+    try:
+        visit(node)
+    finally:
+        visit = None  # type: ignore[assignment]  # it refers to itself: a cycle holding the visitors
+
+
+_UNSET = object()
+_STUBS = (CSTTypedVisitorFunctions, CSTTypedBaseFunctions)  # libcst's no-op `visit_*`/`leave_*` for every name
+
+
+class _ReadonlyCallbacks:
+    """What a read-only walk has to call for one visitor class, read once per class (kept on the class).
+
+    libcst's `on_visit`/`on_leave` look up `visit_<Type>`/`leave_<Type>` by name on every node, and
+    `on_visit_attribute`/`on_leave_attribute` look up `visit_<Type>_<field>` for every field of every node,
+    although most visitors define a handful of `visit_<Type>` and no attribute callback at all; the names
+    it finds otherwise are libcst's no-op stubs. A walk for such a class calls the class's own methods
+    from a table by node type, and skips the trivia (whitespace, punctuation: subtrees of trivia only)
+    when the class has no callback for a trivia type: the callbacks made are the same, in the same order.
+    Read once per class: a method assigned to the class after its first walk is not seen."""
+
+    def __init__(self, cls: type) -> None:
+        defined = set()
+        for klass in cls.__mro__:
+            if klass in _STUBS:
+                continue
+            for name, value in vars(klass).items():
+                if name.startswith(("visit_", "leave_")) and not getattr(value, "_is_no_op", False):
+                    defined.add(name)
+        self.cls = cls
+        self.own_on_visit = cls.on_visit is not cst.CSTVisitor.on_visit
+        self.own_on_leave = cls.on_leave is not cst.CSTVisitor.on_leave
+        # a `visit_<Type>_<field>` (node type names hold no underscore), or own attribute hooks
+        self.attributes = (
+            cls.on_visit_attribute is not cst.CSTVisitor.on_visit_attribute
+            or cls.on_leave_attribute is not cst.CSTVisitor.on_leave_attribute
+            or any("_" in name.partition("_")[2] for name in defined)
+            or hasattr(cls, "__getattr__") or cls.__getattribute__ is not object.__getattribute__
+        )
+        trivia_names = {prefix + kind.__name__ for kind in trivia() for prefix in ("visit_", "leave_")}
+        self.skips_trivia = not (self.own_on_visit or self.own_on_leave or self.attributes or defined & trivia_names)
+        self.visits: dict[type, Optional[Callable]] = {}
+        self.leaves: dict[type, Optional[Callable]] = {}
+        setattr(cls, "_readonly_callbacks", self)
+
+    def lookup(self, table: dict, prefix: str, kind: type) -> Optional[Callable]:
+        """The class's `visit_<Type>` (or `leave_<Type>`) as a function of (visitor, node); None for
+        none or a no-op stub."""
+        name = prefix + kind.__name__
+        method: Optional[Callable] = None
+        for klass in self.cls.__mro__:
+            if name in vars(klass):
+                raw = vars(klass)[name]
+                if raw is None:
+                    method = None  # libcst treats a None found by name as no method
+                elif type(raw) is FunctionType:
+                    method = None if getattr(raw, "_is_no_op", False) else raw
+                else:  # a static or class method, a descriptor: as libcst gets it, from the instance
+                    method = lambda visitor, node: getattr(visitor, name)(node)  # noqa: E731
+                break
+        table[kind] = method
+        return method
+
+    @staticmethod
+    def shadowed(visitor: cst.CSTVisitor) -> bool:
+        """An instance attribute named like a callback, which libcst's look-up by name would find."""
+        attributes = getattr(visitor, "__dict__", None)
+        return bool(attributes) and any(name.startswith(("visit_", "leave_")) for name in attributes)
+
+
+def _visit_every_callback(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     on_visit, on_leave = visitor.on_visit, visitor.on_leave
     on_visit_attribute, on_leave_attribute = visitor.on_visit_attribute, visitor.on_leave_attribute
 
@@ -242,4 +423,3 @@ def visit_readonly(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         visit(node)
     finally:
         visit = None  # type: ignore[assignment]  # it refers to itself: a cycle holding the visitors
-

@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from stabfix.model.source.node_fields import children
+from stabfix.model.source.node_fields import children, code_children
 
 
 def node_kinds(*classes: type) -> frozenset[type]:
@@ -60,14 +60,13 @@ def contains(node: cst.CSTNode, needle: cst.CSTNode) -> bool:
 
 
 def walk_scope(function: cst.FunctionDef):
-    """Nodes of a function body, not descending into nested functions or classes."""
+    """Nodes of a function body but the trivia (whitespace, punctuation), not descending into nested
+    functions, classes or lambdas."""
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(
-            child for child in children(current) if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-        )
+        stack.extend(child for child in code_children(current) if type(child) not in DEFINITIONS)
 
 
 def walk(node: cst.CSTNode):

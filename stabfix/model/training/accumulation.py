@@ -293,16 +293,19 @@ def _slices_one_batch(loop: cst.For) -> bool:
     if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
             and len(iterable.args) == 3 and isinstance(loop.target, cst.Name)):
         return False
-    start = loop.target.value
-    found: list[bool] = []
+    slices = _SlicesFrom(loop.target.value)
+    visit_readonly(loop.body, slices)
+    return slices.found
 
-    class _Slices(cst.CSTVisitor):
-        def visit_Slice(self, node: cst.Slice) -> None:
-            if isinstance(node.lower, cst.Name) and node.lower.value == start:
-                found.append(True)
 
-    visit_readonly(loop.body, _Slices())
-    return bool(found)
+class _SlicesFrom(cst.CSTVisitor):
+    def __init__(self, start: str) -> None:
+        self.start = start
+        self.found = False
+
+    def visit_Slice(self, node: cst.Slice) -> None:
+        if isinstance(node.lower, cst.Name) and node.lower.value == self.start:
+            self.found = True
 
 
 def _is_split(expr: cst.BaseExpression) -> bool:
@@ -310,15 +313,18 @@ def _is_split(expr: cst.BaseExpression) -> bool:
 
 
 def _modulo_divisor(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    found: list[cst.BaseExpression] = []
+    finder = _DivisorFinder()
+    visit_readonly(test, finder)
+    return finder.found[0] if finder.found else None
 
-    class _Finder(cst.CSTVisitor):
-        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-            if isinstance(node.operator, cst.Modulo):
-                found.append(node.right)
 
-    visit_readonly(test, _Finder())
-    return found[0] if found else None
+class _DivisorFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.BaseExpression] = []
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Modulo):
+            self.found.append(node.right)
 
 
 def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -311,16 +311,17 @@ def _feeding_call(binding: Binding, reads_state) -> Optional[cst.Call]:
 
 
 def _cuts_graph(expr: cst.CSTNode) -> bool:
-    class _Finder(cst.CSTVisitor):
-        found = False
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value in _CUTTING or node.attr.value == "data":
-                self.found = True
-
-    finder = _Finder()
+    finder = _CutFinder()
     visit_readonly(expr, finder)
     return finder.found
+
+
+class _CutFinder(cst.CSTVisitor):
+    found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in _CUTTING or node.attr.value == "data":
+            self.found = True
 
 
 def _calls_itself(value: cst.BaseExpression, definition: cst.FunctionDef) -> bool:

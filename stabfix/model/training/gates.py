@@ -222,19 +222,22 @@ def filters_items(steps: StepIndex, path: StepPath, test: cst.BaseExpression) ->
     own = item_names(path)
     if not own or steps.is_interval_test(test):
         return False
-    found = False
+    uses = _ItemUses(own)
+    visit_readonly(test, uses)
+    return uses.found
 
-    class _Uses(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            nonlocal found
-            found = found or node.value in own
 
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            visit_readonly(node.value, self)
-            return False
+class _ItemUses(cst.CSTVisitor):
+    def __init__(self, own: set[str]) -> None:
+        self.own = own
+        self.found = False
 
-    visit_readonly(test, _Uses())
-    return found
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value in self.own
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        visit_readonly(node.value, self)
+        return False
 
 
 def step_gates(steps: StepIndex, names, path: StepPath) -> tuple[BranchFrame, ...]:

@@ -36,7 +36,7 @@ from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.source.places import Place, body_of, called_as_statement, parent_in, position_in
 from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_kinds
-from stabfix.model.source.node_fields import visit_readonly
+from stabfix.model.source.node_fields import children, code_children, trivia, visit_readonly
 
 # node types for `type(node) in ...` (see syntax.node_kinds)
 _LOOPS = node_kinds(cst.For, cst.While, cst.BaseComp)
@@ -331,15 +331,13 @@ class _RegionScanner(cst.CSTVisitor):
         self.depth = depth
         self.entered = entered  # the functions this scan is inside of (recursion guard)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if type(node) in _LOOPS:
-            self.loops += 1
-        return super().on_visit(node)
+    # set as `visit_<Loop>`/`leave_<Loop>` for each loop type below: a walk calls a visitor's own methods
+    # only (see node_fields.visit_readonly), where an `on_visit` of its own is called for every node
+    def _enter_loop(self, node: cst.CSTNode) -> None:
+        self.loops += 1
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if type(original_node) in _LOOPS:
-            self.loops -= 1
+    def _leave_loop(self, original_node: cst.CSTNode) -> None:
+        self.loops -= 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -429,6 +427,11 @@ class _RegionScanner(cst.CSTVisitor):
             self.facts.needs_grad = True
 
 
+for _loop in _LOOPS:
+    setattr(_RegionScanner, "visit_" + _loop.__name__, _RegionScanner._enter_loop)
+    setattr(_RegionScanner, "leave_" + _loop.__name__, _RegionScanner._leave_loop)
+
+
 def _receiver_in(definition: cst.FunctionDef, call: cst.Call, receiver: str, names: Names) -> Optional[str]:
     """How a function of the file spells the caller's `receiver`: `self.model` stays `self.model` in a method
     called on the same object (`self.validation_step(b)`); a module passed as an argument is the parameter
@@ -473,23 +476,30 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
 
 def _reads(value: cst.CSTNode, receiver: str) -> bool:
     """The value reads the receiver or a part of it (`model.to(device)`, `compile(model)`, `model.encoder`)."""
-    found: list[bool] = []
+    finder = _ReceiverReads(receiver)
+    visit_readonly(value, finder)
+    return finder.found
 
-    class _Finder(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if found:
-                return False
-            if isinstance(node, (cst.Name, cst.Attribute)):
-                spelled = dotted_name(node)
-                if spelled is not None and owns(receiver, spelled):
-                    found.append(True)
-                if isinstance(node, cst.Attribute):
-                    visit_readonly(node.value, self)  # not its attribute's name: `build().model` does not read `model`
-                    return False
-            return True
 
-    visit_readonly(value, _Finder())
-    return bool(found)
+class _ReceiverReads(cst.CSTVisitor):
+    def __init__(self, receiver: str) -> None:
+        self.receiver = receiver
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        if not self.found and owns(self.receiver, node.value):
+            self.found = True
+        return not self.found
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if self.found:
+            return False
+        spelled = dotted_name(node)
+        if spelled is not None and owns(self.receiver, spelled):
+            self.found = True
+        else:
+            visit_readonly(node.value, self)  # not its attribute's name: `build().model` does not read `model`
+        return False
 
 
 def in_harness(function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef] = None) -> bool:
@@ -508,19 +518,22 @@ def _has_constructor(cls: cst.ClassDef) -> bool:
 
 
 def _asserts(function: cst.FunctionDef) -> bool:
-    found: list[bool] = []
+    finder = _AssertFinder()
+    visit_readonly(function, finder)
+    return finder.found
 
-    class _Finder(cst.CSTVisitor):
-        def visit_Assert(self, node: cst.Assert) -> None:
-            found.append(True)
 
-        def visit_Call(self, node: cst.Call) -> None:
-            name = dotted_name(node.func) or ""
-            if name.rsplit(".", 1)[-1].startswith(("assert", "allclose")):
-                found.append(True)
+class _AssertFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
 
-    visit_readonly(function, _Finder())
-    return bool(found)
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted_name(node.func) or ""
+        if name.rsplit(".", 1)[-1].startswith(("assert", "allclose")):
+            self.found = True
 
 
 def owns(outer: str, inner: str) -> bool:
@@ -530,13 +543,12 @@ def owns(outer: str, inner: str) -> bool:
 
 def within(node: cst.CSTNode, statement: cst.CSTNode) -> bool:
     """Whether `node` is part of `statement`."""
-    found = []
-
-    class _Finder(cst.CSTVisitor):
-        def on_visit(self, candidate: cst.CSTNode) -> bool:
-            if candidate is node:
-                found.append(True)
-            return not found
-
-    visit_readonly(statement, _Finder())
-    return bool(found)
+    # a node that is not trivia is never below trivia: the search leaves trivia out
+    below = children if type(node) in trivia() else code_children
+    pending = [statement]
+    while pending:
+        current = pending.pop()
+        if current is node:
+            return True
+        pending.extend(below(current))
+    return False

@@ -335,21 +335,9 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
 
     def is_interval_test(self, test: cst.BaseExpression) -> bool:
         """A test that fires on some steps only: a modulo (`step % 100`) or an interval-like name (`log_every`)."""
-        found = False
-
-        class _Finder(cst.CSTVisitor):
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                nonlocal found
-                if isinstance(node.operator, cst.Modulo):
-                    found = True
-
-            def visit_Name(self, node: cst.Name) -> None:
-                nonlocal found
-                if words.INTERVAL_NAME.search(node.value):
-                    found = True
-
-        visit_readonly(test, _Finder())
-        return found
+        finder = _IntervalFinder()
+        visit_readonly(test, finder)
+        return finder.found
 
     def _receiver(self) -> str:
         """The instance receiver where the traversal is (see `method_receiver`), once per class and function:
@@ -383,3 +371,16 @@ _PLACE_NODES = (
 for _kind in _PLACE_NODES:
     setattr(StepIndex, f"visit_{_kind}", StepIndex._enter_place)
     setattr(StepIndex, f"leave_{_kind}", StepIndex._leave_place)
+
+
+class _IntervalFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Modulo):
+            self.found = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if words.INTERVAL_NAME.search(node.value):
+            self.found = True
