@@ -24,7 +24,7 @@ from stabfix.findings import Fix
 from stabfix.model.calls.numerics import int_of
 from stabfix.model.domain.log_prob_picks import LogProbPick as _Candidate, repeatable as _repeatable, stem as _stem
 from stabfix.model.source.names import Binding
-from stabfix.model.source.syntax import code_of, walk
+from stabfix.model.source.syntax import code_of, node_code, walk
 from stabfix.model.training.step_frames import Frame
 
 # the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,
@@ -167,7 +167,7 @@ class FullVocabLogprobMaterialization(Checker):
 
 
 def _source(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return node_code(node)
 
 
 def _parenthesized(operand: cst.BaseExpression) -> str:

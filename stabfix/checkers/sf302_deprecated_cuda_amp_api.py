@@ -25,6 +25,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.amp import TORCH_AMP_SINCE, legacy_import_fix, modern_amp_call, torch_spelling
 from stabfix.model.domain.amp import LEGACY_APIS, LegacyUse
 from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.syntax import node_code
 
 _SHOWN_ARGS = 40
 
@@ -141,5 +142,5 @@ def _root(func: cst.BaseExpression) -> Optional[cst.Name]:
 
 
 def _code(node: cst.CSTNode) -> str:
-    text = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    text = " ".join(node_code(node).split())
     return text if len(text) <= 60 else text[:57] + "..."

@@ -7,11 +7,12 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.model.source.names import Names, Scope
+from stabfix.model.source.syntax import node_code
 
 
 def code_for(node: cst.CSTNode) -> str:
     """The source text of a node, as the user wrote it."""
-    return cst.Module(body=[]).code_for_node(node)
+    return node_code(node)
 
 
 def block_body(block: cst.CSTNode) -> tuple:
