@@ -21,6 +21,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.calls.numerics import int_of
 from stabfix.model.domain.log_prob_picks import LogProbPick as _Candidate, repeatable as _repeatable, stem as _stem
 from stabfix.model.source.names import Binding
@@ -152,9 +153,9 @@ class FullVocabLogprobMaterialization(Checker):
         gather, operand = candidate.gather, candidate.log_softmax.operand
         logits = _parenthesized(operand)
         if isinstance(gather.call.func, cst.Attribute) and gather.call.func.value is gather.source:
-            picked = gather.call.with_changes(func=gather.call.func.with_changes(value=cst.parse_expression(logits)))
+            picked = gather.call.with_changes(func=gather.call.func.with_changes(value=parsed_expression(logits)))
         else:
-            args = [arg.with_changes(value=cst.parse_expression(logits)) if arg.value is gather.source else arg
+            args = [arg.with_changes(value=parsed_expression(logits)) if arg.value is gather.source else arg
                     for arg in gather.call.args]
             picked = gather.call.with_changes(args=args)
         if normalizer is None:
