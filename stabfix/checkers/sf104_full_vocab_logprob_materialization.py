@@ -25,7 +25,7 @@ from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.calls.numerics import int_of
 from stabfix.model.domain.log_prob_picks import LogProbPick as _Candidate, repeatable as _repeatable, stem as _stem
 from stabfix.model.source.names import Binding
-from stabfix.model.source.syntax import code_of, node_code, walk
+from stabfix.model.source.syntax import code_of, node_code as _source, walk
 from stabfix.model.training.step_frames import Frame
 
 # the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,
@@ -165,10 +165,6 @@ class FullVocabLogprobMaterialization(Checker):
         if id(gather.call) not in self.bare:
             text = f"({text})"
         return cst.parse_expression(text)
-
-
-def _source(node: cst.CSTNode) -> str:
-    return node_code(node)
 
 
 def _parenthesized(operand: cst.BaseExpression) -> str:

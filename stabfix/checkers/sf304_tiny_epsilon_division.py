@@ -171,9 +171,8 @@ class TinyEpsilonDivision(Checker):
         floor = self._floor(guard)
         if floor is None:
             return None
-        replacement = parsed_expression(floor)
         return Fix("unsafe", "clamp the divisor at a dtype-aware floor instead of adding a tiny epsilon",
-                   {guard.guard: replacement}, torch_spelling(self.model.imports)[1])
+                   {guard.guard: parsed_expression(floor)}, torch_spelling(self.model.imports)[1])
 
 
 def _divides(shape: Shape) -> bool:

@@ -29,7 +29,6 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.fixes.syntax import parsed_statement
 from stabfix.shape import Shape
 from stabfix.shape_queries import loops_contain
 from stabfix.model.calls.events import LocalCall
@@ -149,7 +148,7 @@ class TrainEvalModeToggling(Checker):
             return None
         if not within(block, loop.node.body) and block is not loop.node.body:
             return None
-        restore = parsed_statement(f"{receiver}.train()\n")
+        restore = cst.parse_statement(f"{receiver}.train()\n")
         index = body.index(anchor)
         new_body = body[: index + 1] + [restore] + body[index + 1:]
         return Fix("unsafe", f"switch `{receiver}` back to train mode after the evaluation", {block: block.with_changes(body=new_body)})

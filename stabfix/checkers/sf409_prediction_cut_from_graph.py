@@ -29,7 +29,6 @@ from stabfix.model.flow.graph_cuts import Cut, Reenabled
 from stabfix.model.flow.history import LOSS
 from stabfix.model.functions.summary_facts import LEAF_SETTER
 from stabfix.model.functions.trained_returns import trained_return
-from stabfix.model.source.syntax import node_code
 from stabfix.shape_queries import Shape, backward_calls, releafs
 
 _MAX_TEXT = 60
@@ -197,5 +196,5 @@ def _copied_losses_message(call: cst.Call, losses: list, backward: cst.CSTNode) 
 
 
 def _text(node: cst.CSTNode) -> str:
-    code = " ".join(node_code(node).split())
+    code = " ".join(cst.Module(body=[]).code_for_node(node).split())
     return code if len(code) <= _MAX_TEXT else code[: _MAX_TEXT - 3] + "..."
