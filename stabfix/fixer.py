@@ -12,6 +12,7 @@ from stabfix.checker import Checker
 from stabfix.engine import Analysis, AnalysisError, analyse_text
 from stabfix.findings import Fix
 from stabfix.fixes.comments import replace_keeping_comments
+from stabfix.model.source.syntax import node_code
 from stabfix.target import TorchTarget
 
 MAX_ROUNDS = 8
@@ -109,7 +110,7 @@ def _module_level_imports(module: cst.Module) -> set[str]:
         for small in statement.body:
             if isinstance(small, cst.Import):
                 names.update(
-                    cst.Module([]).code_for_node(alias.name) for alias in small.names if alias.asname is None
+                    node_code(alias.name) for alias in small.names if alias.asname is None
                 )
     return names
 

@@ -17,6 +17,7 @@ from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls.losses import LossOperands
 from stabfix.model.domain.loss_targets import GradRequest
+from stabfix.model.source.syntax import node_code
 
 
 class LossTargetRequiresGrad(Checker):
@@ -74,7 +75,7 @@ class LossTargetRequiresGrad(Checker):
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return node_code(node)
 
 
 def _short(loss: LossOperands) -> str:

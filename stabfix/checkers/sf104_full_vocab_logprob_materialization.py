@@ -21,10 +21,11 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.calls.numerics import int_of
 from stabfix.model.domain.log_prob_picks import LogProbPick as _Candidate, repeatable as _repeatable, stem as _stem
 from stabfix.model.source.names import Binding
-from stabfix.model.source.syntax import code_of, walk
+from stabfix.model.source.syntax import code_of, node_code as _source, walk
 from stabfix.model.training.step_frames import Frame
 
 # the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,
@@ -152,9 +153,9 @@ class FullVocabLogprobMaterialization(Checker):
         gather, operand = candidate.gather, candidate.log_softmax.operand
         logits = _parenthesized(operand)
         if isinstance(gather.call.func, cst.Attribute) and gather.call.func.value is gather.source:
-            picked = gather.call.with_changes(func=gather.call.func.with_changes(value=cst.parse_expression(logits)))
+            picked = gather.call.with_changes(func=gather.call.func.with_changes(value=parsed_expression(logits)))
         else:
-            args = [arg.with_changes(value=cst.parse_expression(logits)) if arg.value is gather.source else arg
+            args = [arg.with_changes(value=parsed_expression(logits)) if arg.value is gather.source else arg
                     for arg in gather.call.args]
             picked = gather.call.with_changes(args=args)
         if normalizer is None:
@@ -164,10 +165,6 @@ class FullVocabLogprobMaterialization(Checker):
         if id(gather.call) not in self.bare:
             text = f"({text})"
         return cst.parse_expression(text)
-
-
-def _source(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def _parenthesized(operand: cst.BaseExpression) -> str:

@@ -21,7 +21,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.fixes.syntax import code_for
+from stabfix.fixes.syntax import code_for, parsed_expression
 from stabfix.model.domain.accumulators import Accumulator, accumulators
 from stabfix.model.training.step_frames import loop_header
 from stabfix.shape import Shape, callee_name
@@ -179,7 +179,7 @@ def _on_host(call: cst.Call, torch: str) -> cst.Call:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     args.append(cst.Arg(cst.SimpleString('"cpu"'), keyword=cst.Name("device"), equal=_EQUAL))
     if not any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in call.args):
-        args.append(cst.Arg(cst.parse_expression(f"{torch}.float32"), keyword=cst.Name("dtype"), equal=_EQUAL))
+        args.append(cst.Arg(parsed_expression(f"{torch}.float32"), keyword=cst.Name("dtype"), equal=_EQUAL))
     return call.with_changes(args=args)
 
 
@@ -193,5 +193,5 @@ def _moved(value: cst.BaseExpression, receiver: cst.BaseExpression) -> cst.BaseE
     if isinstance(value, _WRAP) and not value.lpar:
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     spelled = code_for(receiver)
-    args = [cst.Arg(cst.parse_expression(f"{spelled}.device")), cst.Arg(cst.parse_expression(f"{spelled}.dtype"))]
+    args = [cst.Arg(parsed_expression(f"{spelled}.device")), cst.Arg(parsed_expression(f"{spelled}.dtype"))]
     return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("to")), args=args)

@@ -22,7 +22,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.fixes.syntax import code_for
+from stabfix.fixes.syntax import code_for, parsed_expression
 from stabfix.model.flow.grad_reach import GradReach
 from stabfix.model.training.modes import Switch, in_harness, within
 from stabfix.shape import LOOPS, Shape
@@ -106,7 +106,7 @@ class EvalWithoutNoGrad(Checker):
         trains = self.model.events.in_function(function, "backward", "step") or (
             function is not None and self.model.summaries.of(function).effects_of("step"))  # an optimizer step in a function it calls
         if whole and not trains and not function.decorators:
-            decorator = cst.Decorator(decorator=cst.parse_expression(f"{torch}.no_grad()"))
+            decorator = cst.Decorator(decorator=parsed_expression(f"{torch}.no_grad()"))
             fixed = function.with_changes(decorators=[decorator])
             safety, why = self._safety(list(function.body.body), switch.receiver)
             return Fix(safety, f"decorate the function with `@{torch}.no_grad()`{why}", {function: fixed}, imports=imports)
@@ -121,7 +121,7 @@ class EvalWithoutNoGrad(Checker):
         leading = getattr(head, "leading_lines", ())
         body = [head.with_changes(leading_lines=())] + list(wrapped[1:]) if leading else list(wrapped)
         statement = cst.With(
-            items=[cst.WithItem(item=cst.parse_expression(f"{torch}.no_grad()"))],
+            items=[cst.WithItem(item=parsed_expression(f"{torch}.no_grad()"))],
             body=cst.IndentedBlock(body=body),
             leading_lines=leading,
         )

@@ -16,6 +16,7 @@ import ast
 import libcst as cst
 
 from stabfix.checker import Checker
+from stabfix.model.source.syntax import node_code
 from stabfix.model.training.carried import CarriedState
 from stabfix.shape import Shape
 from stabfix.shape_queries import calls_named
@@ -74,5 +75,5 @@ def _detached(state: CarriedState) -> str:
 
 
 def _text(node: cst.CSTNode) -> str:
-    code = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    code = " ".join(node_code(node).split())
     return code if len(code) <= _MAX_TEXT else code[: _MAX_TEXT - 3] + "..."

@@ -27,6 +27,7 @@ from stabfix.fixes.gating import interval_gate_fix, removal_fix
 from stabfix.model.domain.cleanup import CleanupBlock
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.places import Place, enclosing_statement
+from stabfix.model.source.syntax import node_code
 from stabfix.model.training import gates
 from stabfix.model.training.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
 from stabfix.model.training.step_recognition import STEP_TOKENS
@@ -177,7 +178,7 @@ def _same(first: tuple, second: tuple) -> bool:
 
 
 def _spelling(func: cst.BaseExpression) -> str:
-    text = dotted_name(func) or cst.Module(body=[]).code_for_node(func)
+    text = dotted_name(func) or node_code(func)
     return text if len(text) <= 50 else "empty_cache"
 
 

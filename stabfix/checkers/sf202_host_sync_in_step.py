@@ -24,6 +24,7 @@ from stabfix.fixes.gating import interval_gate_fix
 from stabfix.model.domain.cleanup import is_log_call
 from stabfix.model.domain.host_sync import Sync, measures_without_training, per_item_loop
 from stabfix.model.source.places import Place, enclosing_statement
+from stabfix.model.source.syntax import node_code
 from stabfix.model.training import gates
 from stabfix.model.training.step_frames import Frame, FunctionFrame, LoopFrame, StepPath, loop_header
 from stabfix.model.training.step_recognition import STEP_TOKENS
@@ -154,7 +155,7 @@ class HostSyncInStep(Checker):
                                  is_device_check=self.steps.is_device_check, what="the sync")
 
     def _message(self, site: _Site, calls: list, per_item: LoopFrame | None, checks: int = 0) -> str:
-        code = " ".join(cst.Module(body=[]).code_for_node(site.node).split())
+        code = " ".join(node_code(site.node).split())
         code = code if len(code) <= 60 else code[:57] + "..."
         path = site.path
         where = self.steps.describe(path.scope)

@@ -25,6 +25,7 @@ from stabfix.checker import Checker
 from stabfix.fixes.amp import anomaly_gate_fix
 from stabfix.model.domain.amp import AnomalySwitch
 from stabfix.model.source import vocabulary as words
+from stabfix.model.source.syntax import node_code
 from stabfix.model.source.vocabulary import is_test_path
 from stabfix.model.training.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
 
@@ -81,7 +82,7 @@ class AnomalyDetectionLeftOn(Checker):
         return any(event.site.cls is owner.node for event in self.model.events.of_kind(*_TRAINING_EVENTS))
 
     def _message(self, switch: AnomalySwitch, where: str) -> str:
-        spelled = " ".join(cst.Module(body=[]).code_for_node(switch.node).split())
+        spelled = " ".join(node_code(switch.node).split())
         if len(spelled) > 50:
             spelled = spelled[:47] + "..."
         return (

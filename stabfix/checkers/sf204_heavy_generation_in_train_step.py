@@ -18,6 +18,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.model.source.places import Place, enclosing_statement
+from stabfix.model.source.syntax import node_code
 from stabfix.model.training import gates
 from stabfix.model.training.step_frames import Frame, FunctionFrame, StepPath, loop_header
 from stabfix.model.source import vocabulary as words
@@ -103,7 +104,7 @@ class HeavyGenerationInTrainStep(Checker):
 
     def _message(self, site: _Site, path: StepPath, why: str, statement: cst.CSTNode) -> str:
         if isinstance(site.node, cst.Call):
-            code = cst.Module(body=[]).code_for_node(site.node.func) + "(...)"
+            code = node_code(site.node.func) + "(...)"
         else:
             code = loop_header(site.node)
         target = _assigned(statement) if isinstance(site.node, cst.Call) else None
@@ -117,7 +118,7 @@ class HeavyGenerationInTrainStep(Checker):
 
 def _assigned(statement: cst.CSTNode) -> str | None:
     if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
-        text = cst.Module(body=[]).code_for_node(statement.body[0].targets[0].target)
+        text = node_code(statement.body[0].targets[0].target)
         return text if len(text) <= 40 else None
     return None
 

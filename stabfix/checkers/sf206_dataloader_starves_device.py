@@ -24,6 +24,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
+from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.calls.datasets import DatasetWork
 from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.calls.runners import cpu_runners
@@ -154,9 +155,9 @@ class DataloaderStarvesDevice(Checker):
         if any(arg.keyword is None and not arg.star for arg in call.args[5:]):
             return None  # settings passed by position: not rewritten
         wanted = {"num_workers": "4", "pin_memory": "True", "persistent_workers": "True"} if starved else {"pin_memory": "True"}
-        args = [arg.with_changes(value=cst.parse_expression(wanted.pop(arg.keyword.value)))
+        args = [arg.with_changes(value=parsed_expression(wanted.pop(arg.keyword.value)))
                 if arg.keyword is not None and arg.keyword.value in wanted else arg for arg in call.args]
-        args += [cst.Arg(cst.parse_expression(value), keyword=cst.Name(key), equal=cst.AssignEqual(
+        args += [cst.Arg(parsed_expression(value), keyword=cst.Name(key), equal=cst.AssignEqual(
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))) for key, value in wanted.items()]
         what = ("load batches in 4 worker processes into pinned memory (unsafe: workers need a picklable dataset and "
                 "change per-worker random state)") if starved else "pin the loader's batches (unsafe: page-locked host memory)"

@@ -22,6 +22,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.fixes.amp import bfloat16_fix
 from stabfix.model.domain.amp import AutocastRegion
+from stabfix.model.source.syntax import node_code
 from stabfix.model.training.step_recognition import STEP_TOKENS
 from stabfix.shape import Shape
 
@@ -69,5 +70,5 @@ class Fp16Autocast(Checker):
 
 
 def _code(node: cst.CSTNode) -> str:
-    text = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    text = " ".join(node_code(node).split())
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."

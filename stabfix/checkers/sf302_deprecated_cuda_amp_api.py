@@ -23,8 +23,10 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.amp import TORCH_AMP_SINCE, legacy_import_fix, modern_amp_call, torch_spelling
+from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.domain.amp import LEGACY_APIS, LegacyUse
 from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.syntax import node_code
 
 _SHOWN_ARGS = 40
 
@@ -52,7 +54,7 @@ class DeprecatedCudaAmpApi(Checker):
         description = f"use `torch.amp.{name}` with the device `\"{device}\"`"
         root = _root(func)
         if root is not None and self.model.names.qualify(root) == "torch" and dotted_name(func) is not None:
-            new_func = cst.parse_expression(f"{root.value}.amp.{name}")
+            new_func = parsed_expression(f"{root.value}.amp.{name}")
             rewritten = modern_amp_call(use.node, device, name, new_func)
             return Fix("safe", description, {use.node: rewritten}, requires_torch=TORCH_AMP_SINCE[name]) if rewritten is not None else None
         binding = self._import_binding(root)
@@ -63,7 +65,7 @@ class DeprecatedCudaAmpApi(Checker):
             if cache[key] is not None:
                 return cache[key]
         torch, needed = torch_spelling(self.model.imports)
-        rewritten = modern_amp_call(use.node, device, name, cst.parse_expression(f"{torch}.amp.{name}"))
+        rewritten = modern_amp_call(use.node, device, name, parsed_expression(f"{torch}.amp.{name}"))
         return Fix("safe", description, {use.node: rewritten}, needed, TORCH_AMP_SINCE[name]) if rewritten is not None else None
 
     def _import_binding(self, root: Optional[cst.Name]):
@@ -141,5 +143,5 @@ def _root(func: cst.BaseExpression) -> Optional[cst.Name]:
 
 
 def _code(node: cst.CSTNode) -> str:
-    text = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    text = " ".join(node_code(node).split())
     return text if len(text) <= 60 else text[:57] + "..."

@@ -21,6 +21,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.fixes.amp import torch_spelling
+from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.calls.numeric_guards import (
     GuardedDivisor, autocast_dtype, centred, exceeds, float32_under_autocast, guarded_divisor, made_full_precision,
     made_half, roots, scale_like,
@@ -170,9 +171,8 @@ class TinyEpsilonDivision(Checker):
         floor = self._floor(guard)
         if floor is None:
             return None
-        replacement = cst.parse_expression(floor)
         return Fix("unsafe", "clamp the divisor at a dtype-aware floor instead of adding a tiny epsilon",
-                   {guard.guard: replacement}, torch_spelling(self.model.imports)[1])
+                   {guard.guard: parsed_expression(floor)}, torch_spelling(self.model.imports)[1])
 
 
 def _divides(shape: Shape) -> bool:

@@ -15,7 +15,7 @@ import libcst as cst
 
 from stabfix.checker import Checker
 from stabfix.findings import Fix
-from stabfix.fixes.syntax import code_for
+from stabfix.fixes.syntax import code_for, parsed_expression
 from stabfix.model.calls.masks import keeps_a_position
 from stabfix.model.calls.numeric_guards import half_cast_receiver
 from stabfix.model.calls.numerics import argument, method_of, signed_constant
@@ -133,7 +133,7 @@ class MaskFillOverflowsHalf(Checker):
         if spelled is None or torch is None:
             return None
         lowest = f"{torch}.finfo({spelled}.dtype).min"
-        return Fix("unsafe", f"fill with `{lowest}`, the lowest number the scores' dtype holds", {value: cst.parse_expression(lowest)})
+        return Fix("unsafe", f"fill with `{lowest}`, the lowest number the scores' dtype holds", {value: parsed_expression(lowest)})
 
     def _torch_name(self) -> str | None:
         bindings = self.model.names.module_scope.bindings

@@ -23,6 +23,7 @@ from stabfix.model.flow.loss_operand_values import (PREDICTION_LABELS, LossOpera
                                                     claims_another_role, is_prediction_slot)
 from stabfix.model.flow.tensor_identity import COPY_METHODS, VIEW_METHODS, AliasStep, spells_whole_value
 from stabfix.checker import Checker
+from stabfix.model.source.syntax import node_code
 from stabfix.shape import Shape
 
 _MAX_CALL_TEXT = 70
@@ -147,7 +148,7 @@ class _ScopeAnalysis:
 
 
 def _call_text(call: cst.Call, loss: LossCall) -> str:
-    code = " ".join(cst.Module(body=[]).code_for_node(call).split())
+    code = " ".join(node_code(call).split())
     return code if len(code) <= _MAX_CALL_TEXT else f"{loss.display}(...)"
 
 

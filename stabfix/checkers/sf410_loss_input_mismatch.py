@@ -24,6 +24,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.calls.activations import Activation
+from stabfix.model.source.syntax import node_code
 
 # What each torch loss expects as its input, and the message for each kind it must not get.
 _LOGITS_LOSSES = ("cross_entropy", "CrossEntropyLoss")
@@ -138,7 +139,7 @@ def _message(loss_name: str, prediction: cst.BaseExpression, found: Activation, 
 
 
 def _text(node: cst.CSTNode) -> str:
-    return _short(" ".join(cst.Module(body=[]).code_for_node(node).split()))
+    return _short(" ".join(node_code(node).split()))
 
 
 def _short(code: str) -> str:

@@ -21,6 +21,7 @@ import libcst as cst
 from stabfix.checker import Checker
 from stabfix.findings import Fix
 from stabfix.model.flow.per_pass import running_count
+from stabfix.model.source.syntax import node_code
 from stabfix.model.training.accumulation import Accumulation
 from stabfix.model.training.step_frames import loop_header
 
@@ -123,5 +124,5 @@ def _receiver(found: Accumulation) -> cst.BaseExpression | None:
 
 
 def _text(node: cst.CSTNode) -> str:
-    code = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    code = " ".join(node_code(node).split())
     return code if len(code) <= _MAX_TEXT else code[: _MAX_TEXT - 3] + "..."

@@ -18,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
+from stabfix.fixes.syntax import parsed_statement
 from stabfix.shape import Shape
 from stabfix.shape_queries import STATEMENT_LOOPS, calls_named
 from stabfix.findings import Fix
@@ -118,7 +119,7 @@ class SamplerEpochNotSet(Checker):
             return None
         if not isinstance(loop.body, cst.IndentedBlock) or loop.target.value == "_":
             return None
-        line = cst.parse_statement(f"{holder}.set_epoch({loop.target.value})\n")
+        line = parsed_statement(f"{holder}.set_epoch({loop.target.value})\n")
         body = loop.body.with_changes(body=[line, *loop.body.body])
         return Fix("unsafe", f"call `{holder}.set_epoch({loop.target.value})` at the top of the epoch loop (unsafe: "
                    "each epoch then draws a new order, so the run's values change)", {loop.body: body})

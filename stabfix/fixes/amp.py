@@ -21,6 +21,7 @@ from typing import Optional, Union
 import libcst as cst
 
 from stabfix.findings import Fix
+from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.source.imports import ImportTracker, dotted_name
 
 _NO_SPACE = cst.SimpleWhitespace("")
@@ -113,7 +114,7 @@ def legacy_import_fix(
         if module in ("torch.cuda.amp", "torch.cpu.amp") and all(
             item in ("autocast", "GradScaler", "custom_fwd", "custom_bwd") for item in names
         ):
-            new_statement: cst.CSTNode = statement.with_changes(module=cst.parse_expression("torch.amp"))
+            new_statement: cst.CSTNode = statement.with_changes(module=parsed_expression("torch.amp"))
         elif module in ("torch.cuda", "torch.cpu") and names == ["amp"]:
             new_statement = statement.with_changes(module=cst.Name("torch"))
         else:
@@ -122,7 +123,7 @@ def legacy_import_fix(
     else:
         if alias.asname is None or dotted_name(alias.name) not in ("torch.cuda.amp", "torch.cpu.amp"):
             return None
-        changes = {alias: alias.with_changes(name=cst.parse_expression("torch.amp"))}
+        changes = {alias: alias.with_changes(name=parsed_expression("torch.amp"))}
     for node, device, name in uses:
         rewritten = modern_amp_call(node, device, name)
         if rewritten is None:
@@ -137,7 +138,7 @@ def bfloat16_fix(
     """`source` (the float16 that decides the dtype) becomes `torch.bfloat16`; with no source, the call
     gets `dtype=torch.bfloat16` (its `dtype=` argument becomes `torch.bfloat16` when it has one)."""
     torch, needed = torch_spelling(imports)
-    bfloat16 = cst.parse_expression(f"{torch}.bfloat16")
+    bfloat16 = parsed_expression(f"{torch}.bfloat16")
     description = "compute in bfloat16 (`dtype=torch.bfloat16`): same range as float32, no loss scaling needed"
     if source is not None:
         if isinstance(source, cst.Attribute):
@@ -158,7 +159,7 @@ def anomaly_gate_fix(
     """Turn the switch on only when `DETECT_ANOMALY=1` is set in the environment."""
     if imports.aliases.get("os", "os") != "os":
         return None
-    test = cst.parse_expression(ANOMALY_TEST)
+    test = parsed_expression(ANOMALY_TEST)
     description = 'turn anomaly detection on only when the environment sets `DETECT_ANOMALY=1`'
     if argument is not None:  # set_detect_anomaly(True), Trainer(detect_anomaly=True)
         return Fix("unsafe", description, {argument.value: test}, ("os",))
@@ -170,7 +171,7 @@ def anomaly_gate_fix(
         new_func: cst.BaseExpression = func.with_changes(attr=cst.Name("set_detect_anomaly"))
     else:
         torch, extra = torch_spelling(imports)
-        new_func, needed = cst.parse_expression(f"{torch}.autograd.set_detect_anomaly"), ("os", *extra)
+        new_func, needed = parsed_expression(f"{torch}.autograd.set_detect_anomaly"), ("os", *extra)
     args = [
         arg.with_changes(keyword=cst.Name("check_nan"), equal=cst.AssignEqual(_NO_SPACE, _NO_SPACE)) if arg.keyword is None else arg
         for arg in call.args

@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.calls.devices import DeviceKinds, is_device_name, is_host_name, method_chain, to_call_target
 from stabfix.model.domain.container_uses import METADATA_READS, ContainerKey, ContainerUse, LocalBinding, mutates
 from stabfix.model.domain.containers import Containers
@@ -77,7 +78,7 @@ def _without_device_move(value: cst.BaseExpression, qualify: Qualify) -> tuple[c
 
 def move_back(expression: cst.BaseExpression, device: str) -> cst.BaseExpression:
     """`c[k]` -> `c[k].to(device, non_blocking=True)`; `v.clone()` -> `v.to(device, non_blocking=True, copy=True)`."""
-    arguments = [cst.Arg(cst.parse_expression(device)), keyword("non_blocking", cst.Name("True"))]
+    arguments = [cst.Arg(parsed_expression(device)), keyword("non_blocking", cst.Name("True"))]
     if (
         isinstance(expression, cst.Call)
         and isinstance(expression.func, cst.Attribute)

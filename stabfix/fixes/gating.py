@@ -14,6 +14,7 @@ from typing import Callable, Optional, Sequence
 import libcst as cst
 
 from stabfix.findings import Fix
+from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.source.places import Place, body_of, called_as_statement, parent_in, position_in
 
 
@@ -35,7 +36,7 @@ def interval_gate_fix(
     container = called_as_statement(place, call)
     if container is None:
         return None
-    gate = cst.parse_expression(f"{counter} % {interval} == 0")
+    gate = parsed_expression(f"{counter} % {interval} == 0")
     description = f"run {what} only every {interval} steps (`if {counter} % {interval} == 0:`)"
     if isinstance(container, cst.SimpleStatementSuite):
         owner = parent_in(place, container)

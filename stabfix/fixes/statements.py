@@ -13,18 +13,19 @@ from typing import Optional
 import libcst as cst
 
 from stabfix.findings import Replacement
+from stabfix.fixes.syntax import parsed_statement
 
 Changes = dict[cst.CSTNode, Replacement]
 
 
 def insert_before(line: cst.SimpleStatementLine, *codes: str) -> Changes:
-    new = [cst.parse_statement(code + "\n") for code in codes]
+    new = [parsed_statement(code + "\n") for code in codes]
     new[0] = new[0].with_changes(leading_lines=line.leading_lines)
     return {line: cst.FlattenSentinel([*new, line.with_changes(leading_lines=())])}
 
 
 def insert_after(line: cst.SimpleStatementLine, *codes: str) -> Changes:
-    return {line: cst.FlattenSentinel([line, *(cst.parse_statement(code + "\n") for code in codes)])}
+    return {line: cst.FlattenSentinel([line, *(parsed_statement(code + "\n") for code in codes)])}
 
 
 def move_before(moved: cst.SimpleStatementLine, anchor: cst.SimpleStatementLine, *extra: str) -> Optional[Changes]:
@@ -32,7 +33,7 @@ def move_before(moved: cst.SimpleStatementLine, anchor: cst.SimpleStatementLine,
     before `anchor`."""
     if moved is anchor:
         return None
-    new = [cst.parse_statement(code + "\n") for code in extra]
+    new = [parsed_statement(code + "\n") for code in extra]
     new.append(moved)  # with the comment lines above it
     new[0] = new[0].with_changes(leading_lines=(*anchor.leading_lines, *new[0].leading_lines))
     return {

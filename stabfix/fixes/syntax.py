@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Optional
 
 import libcst as cst
 
 from stabfix.model.source.names import Names, Scope
+from stabfix.model.source.syntax import node_code
 
 
 def code_for(node: cst.CSTNode) -> str:
     """The source text of a node, as the user wrote it."""
-    return cst.Module(body=[]).code_for_node(node)
+    return node_code(node)
+
+
+# Fixes spell the same few snippets again and again (`torch.no_grad()` for every eval loop of a file, the
+# same statement inserted before every step): each text is parsed once and its tree shared. That is safe
+# because libcst trees are immutable and a fix only places a snippet in the trees it builds (never as a
+# node it replaces, never compared by identity); a tree a fix needs to tell apart must be parsed with
+# `cst.parse_*` itself. Bounded, and keyed by text alone: no file's facts live here.
+@lru_cache(maxsize=512)
+def parsed_expression(code: str) -> cst.BaseExpression:
+    """`cst.parse_expression(code)`, shared (see above)."""
+    return cst.parse_expression(code)
+
+
+@lru_cache(maxsize=512)
+def parsed_statement(code: str) -> cst.BaseStatement:
+    """`cst.parse_statement(code)`, shared (see above)."""
+    return cst.parse_statement(code)
 
 
 def block_body(block: cst.CSTNode) -> tuple:

@@ -12,6 +12,8 @@ from typing import Mapping
 
 import libcst as cst
 
+from stabfix.fixes.syntax import parsed_expression
+
 
 def torch_nn_spelling(aliases: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
     """(`nn` spelling, modules to import): `import torch.nn as nn` -> ("nn", ()); `import torch as th` ->
@@ -27,7 +29,7 @@ def torch_nn_spelling(aliases: Mapping[str, str]) -> tuple[str, tuple[str, ...]]
 
 def wrapped(value: cst.BaseExpression, callee: str) -> cst.Call:
     """`callee(value)`; an empty list display becomes `callee()`."""
-    function = cst.parse_expression(callee)
+    function = parsed_expression(callee)
     if isinstance(value, (cst.List, cst.Dict)) and not value.elements:
         return cst.Call(func=function)
     return cst.Call(func=function, args=[cst.Arg(value=value)])

@@ -40,6 +40,7 @@ import libcst as cst
 
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.names import Binding, Names
+from stabfix.model.source.syntax import node_code
 
 if TYPE_CHECKING:
     from stabfix.model.source.project_view import ForeignDefinition, ProjectQueries
@@ -361,7 +362,7 @@ class Activations:
 
 
 def _callee_text(func: cst.BaseExpression) -> str:
-    return cst.Module(body=[]).code_for_node(func)
+    return node_code(func)
 
 
 def _forward_kind(definition: "ForeignDefinition") -> Optional[tuple[str, str, str]]:

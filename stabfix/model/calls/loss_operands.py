@@ -14,6 +14,7 @@ from stabfix.model.calls.loss_sources import LossCall, identifier_words, is_loss
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
+from stabfix.model.source.syntax import node_code
 
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
 
@@ -135,7 +136,7 @@ def _callee_word(func: cst.BaseExpression) -> str | None:
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return node_code(node)
 
 
 def _string_index(expr: cst.BaseExpression) -> str | None:

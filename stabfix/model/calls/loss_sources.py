@@ -21,7 +21,7 @@ from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.syntax import NAMES_AND_ATTRIBUTES
+from stabfix.model.source.syntax import NAMES_AND_ATTRIBUTES, node_code
 from stabfix.model.source.node_fields import code_children
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class LossCall:
 
 def loss_by_usage(call: cst.Call) -> LossCall:
     """A call taken for a user loss because its result is a term of what is backpropagated."""
-    code = cst.Module(body=[]).code_for_node(call.func)
+    code = node_code(call.func)
     display = code if len(code) <= 40 else "loss"
     return LossCall(call, display, False, display, by_usage=True)
 

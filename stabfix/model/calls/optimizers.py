@@ -33,7 +33,7 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import method_receiver
-from stabfix.model.source.syntax import TUPLES_AND_LISTS
+from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_code
 from stabfix.model.source.node_fields import children
 
 # Optimizer classes of torch and of the common libraries around it (bitsandbytes, apex, deepspeed, timm,
@@ -529,7 +529,7 @@ def _is_dotted(text: str) -> bool:
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return node_code(node)
 
 
 def learning_rate_argument(call: cst.CSTNode) -> Optional[cst.BaseExpression]:

@@ -37,6 +37,7 @@ from stabfix.model.source import vocabulary as words
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.node_fields import code_children
+from stabfix.model.source.syntax import node_code
 
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _LIBRARY_LAYERS = ("loralib.",)
@@ -359,7 +360,7 @@ def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
             continue  # a nested function runs when it is called, not here (a class's methods all count)
         elif kind in _GUARDS and not in_params:
             guards = guards | {id(node)}
-        elif kind is cst.For and "parameters" in cst.Module(body=[]).code_for_node(node.iter):
+        elif kind is cst.For and "parameters" in node_code(node.iter):
             in_params = True
         below = code_children(node)  # what it yields and the guards are no trivia (whitespace, punctuation)
         if below:

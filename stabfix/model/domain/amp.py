@@ -42,6 +42,7 @@ from stabfix.model.domain.version_tests import is_version_test
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import GRAD_OFF_CONTEXTS, Names
 from stabfix.model.source.places import Place, body_of, enclosing_statement, position_in
+from stabfix.model.source.syntax import node_code
 from stabfix.model.source.vocabulary import FRAMEWORK_STEP_BASE, SCALER_CLASSES, SCALER_NAME
 from stabfix.model.training.step_frames import BranchFrame, ClassFrame, Frame, FunctionFrame
 from stabfix.model.training.structure import StepIndex
@@ -427,7 +428,7 @@ def _framework_class(frame: ClassFrame) -> bool:
 
 
 def _catches_missing_api(caught: cst.BaseExpression) -> bool:
-    code = cst.Module(body=[]).code_for_node(caught)
+    code = node_code(caught)
     return any(error in code for error in _MISSING_API_ERRORS)
 
 

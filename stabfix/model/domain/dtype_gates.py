@@ -19,6 +19,7 @@ import libcst as cst
 
 from stabfix.model.source.names import Names
 from stabfix.model.source.places import Place, enclosing_statement
+from stabfix.model.source.syntax import node_code
 from stabfix.model.training.gates import earlier_jump_guards
 from stabfix.model.training.step_frames import BranchFrame, Frame, FunctionFrame
 
@@ -116,7 +117,7 @@ def _key(expr: cst.BaseExpression, names: Names, tested: bool = False) -> Key:
             reaching = [binding for binding in reaching if binding.order < names.uses[expr].order]
         if reaching:
             return ("bindings", tuple(sorted(id(binding) for binding in reaching)))
-    return ("code", cst.Module(body=[]).code_for_node(expr))
+    return ("code", node_code(expr))
 
 
 def _tests(frames: tuple[Frame, ...], place: Place):

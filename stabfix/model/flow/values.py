@@ -38,7 +38,7 @@ from stabfix.model.flow.value_facts import ReturnedValues, Value, argument_at
 from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Binding, Names, dotted_name
 from stabfix.model.source.origins import passed_argument
-from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_kinds
+from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_code, node_kinds
 
 # node types for `type(node) in ...` (see syntax.node_kinds)
 _NOT_TENSORS = node_kinds(cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
@@ -397,7 +397,7 @@ def annotation_mentions_tensor(annotation: Optional[cst.Annotation]) -> bool:
     """`Tensor`, `torch.Tensor`, `Optional[torch.FloatTensor]` - not `TensorDict` or `TensorType`."""
     if annotation is None:
         return False
-    return bool(_TENSOR_TYPE.search(cst.Module(body=[]).code_for_node(annotation.annotation)))
+    return bool(_TENSOR_TYPE.search(node_code(annotation.annotation)))
 
 
 def _names_a_loss(name: str) -> bool:

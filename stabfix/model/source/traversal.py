@@ -7,6 +7,11 @@ knows about the enclosing scope still holds while a checker's `leave_*` runs.
 
 from __future__ import annotations
 
+import collections.abc
+import sys
+import types
+import typing
+from operator import attrgetter
 from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
@@ -20,6 +25,7 @@ from stabfix.model.source.node_fields import (
     is_node_type,
     trivia,
 )
+from stabfix.model.source.syntax import node_kinds
 
 VisitorMethod = Callable[[cst.CSTNode], None]
 
@@ -96,18 +102,38 @@ def _method_table(visitor: cst.BatchableCSTVisitor) -> dict[str, VisitorMethod]:
 
 
 def _visitor_method_names(cls: type) -> tuple[str, ...]:
-    """The visit_/leave_ methods a visitor class really defines (libcst's no-op stubs excluded), cached
-    per class: `BatchableCSTVisitor.get_visitors` inspects every member on every call, which costs more
-    than a small file's whole traversal."""
+    """The visit_/leave_ methods a visitor class really defines (libcst's no-op stubs excluded), in `dir`'s
+    order, cached per class: `BatchableCSTVisitor.get_visitors` inspects every member on every call, which
+    costs more than a small file's whole traversal. A method is looked for in each class of the MRO's own
+    members: libcst's visitor bases declare some 1,500 stubs, sorted out once per base, not once per visitor
+    class (as `dir` of each class did: a tenth of a small file's traversal, once per process)."""
     names = _METHOD_NAMES.get(cls)
     if names is None:
+        candidates: set[str] = set()
+        for klass in cls.__mro__:
+            candidates.update(_own_methods(klass))
         names = tuple(
-            name
-            for name in dir(cls)
-            if name.startswith(("visit_", "leave_")) and not getattr(getattr(cls, name), "_is_no_op", False)
+            name for name in sorted(candidates) if not getattr(getattr(cls, name), "_is_no_op", False)
         )
         _METHOD_NAMES[cls] = names
     return names
+
+
+_OWN_METHODS: dict[type, frozenset[str]] = {}
+
+
+def _own_methods(klass: type) -> frozenset[str]:
+    """The visit_/leave_ members a class itself declares, less libcst's no-op stubs among them: where
+    `getattr` on a visitor class finds a method that is not a stub, it is one of these of the first class
+    of the MRO that declares the name."""
+    found = _OWN_METHODS.get(klass)
+    if found is None:
+        found = _OWN_METHODS[klass] = frozenset(
+            name
+            for name in vars(klass)
+            if name.startswith(("visit_", "leave_")) and not getattr(getattr(klass, name), "_is_no_op", False)
+        )
+    return found
 
 
 def _chain(methods: list[VisitorMethod]) -> VisitorMethod:
@@ -299,10 +325,16 @@ class _Walk:
 
     def plan(self, cls: type) -> tuple:
         """The node type's plan, with the function reading its fields' values when no visitor has a
-        method for any of its fields (then the walk needs neither their names nor the None check)."""
+        method for any of its fields (then the walk needs neither their names nor the None check). A
+        field that can only hold skipped nodes (`Call.whitespace_after_func`, `Arg.comma`) is not read
+        unless a visitor has a method for it: about a third of the values a walk would read."""
         enter, leave, fields = self.plan_of(cls)
+        walked = _walked_fields(cls, self.skip)
+        fields = tuple(entry for entry in fields if entry[0] in walked or entry[2] is not None or entry[3] is not None)
         if all(enter_field is None and leave_field is None for _, _, enter_field, leave_field in fields):
-            plan = self.plans[cls] = (enter, leave, fields, child_fields(cls))
+            names = tuple(field for field, _, _, _ in fields)
+            read = child_fields(cls) if len(names) == len(field_order(cls)) else _reader(names)
+            plan = self.plans[cls] = (enter, leave, fields, read)
         else:
             plan = self.plans[cls] = (enter, leave, fields, None)
         return plan
@@ -428,3 +460,63 @@ class _Walk:
 
 
 _ACTIONS: dict[frozenset[type], dict[type, int]] = {}  # skipped types -> value type -> `_Walk.action`
+
+_WALKED_FIELDS: dict[tuple[type, frozenset[type]], frozenset[str]] = {}
+
+
+def _walked_fields(cls: type, skip: frozenset[type]) -> frozenset[str]:
+    """The fields of a node type (`field_order`) whose declared type may hold a node that a walk skipping
+    `skip` visits: libcst declares every field's type (`lpar: Sequence[LeftParen]`, `comma: Comma |
+    MaybeSentinel`), and the parser builds nodes as declared. A field whose type cannot be read is kept."""
+    key = (cls, skip)
+    found = _WALKED_FIELDS.get(key)
+    if found is None:
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # a type libcst declares by a name this module cannot resolve: read every field
+            hints = {}
+        kept = set()
+        for field, _ in field_order(cls):
+            held = _node_types_held(hints[field]) if field in hints else None
+            if held is None or not held <= skip:
+                kept.add(field)
+        found = _WALKED_FIELDS[key] = frozenset(kept)
+    return found
+
+
+def _node_types_held(hint: object) -> Optional[frozenset[type]]:
+    """The node types a value of this declared type may be or hold (a sequence's elements); None when
+    the declaration is not one this reads."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        held: set[type] = set()
+        for member in typing.get_args(hint):
+            inner = _node_types_held(member)
+            if inner is None:
+                return None
+            held |= inner
+        return frozenset(held)
+    if origin in (collections.abc.Sequence, list, tuple):
+        members = [member for member in typing.get_args(hint) if member is not Ellipsis]
+        return _node_types_held(typing.Union[tuple(members)]) if members else None
+    if origin is typing.Literal:
+        return frozenset()
+    if hint in (type(None), str, cst.MaybeSentinel):
+        return frozenset()
+    if isinstance(hint, type) and issubclass(hint, cst.CSTNode):
+        # less the classes libcst's `add_slots` replaced (still listed as subclasses, never built)
+        return frozenset(kind for kind in node_kinds(hint) if getattr(sys.modules[kind.__module__], kind.__name__, None) is kind)
+    return None
+
+
+def _reader(names: tuple[str, ...]) -> Callable[[cst.CSTNode], tuple]:
+    if not names:
+        return _no_values
+    if len(names) == 1:
+        name = names[0]
+        return lambda node: (getattr(node, name),)  # noqa: E731 (attrgetter of one name gives no tuple)
+    return attrgetter(*names)
+
+
+def _no_values(node: cst.CSTNode) -> tuple:
+    return ()

@@ -29,6 +29,7 @@ from stabfix.model.calls.losses import read_names
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.scopes import instance_receiver
 from stabfix.model.source.node_fields import children, visit_readonly
+from stabfix.model.source.syntax import node_code
 
 Loop = Union[cst.For, cst.While]
 _BUILTINS = frozenset({"max", "min", "sum", "abs", "round", "float", "int", "len", "list", "tuple", "dict"})
@@ -353,7 +354,7 @@ def _receiver(binding: Binding) -> str:
 
 
 def _spelled(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return node_code(node)
 
 
 

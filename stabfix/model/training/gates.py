@@ -22,6 +22,7 @@ import libcst as cst
 
 from stabfix.model.source.places import Place, body_of, index_in
 from stabfix.model.source.node_fields import visit_readonly
+from stabfix.model.source.syntax import node_code
 from stabfix.model.training.step_frames import BranchFrame, FunctionFrame, StepPath
 from stabfix.model.training.step_paths import MEMORY_IN_USE_CALLS
 from stabfix.model.training.structure import StepIndex
@@ -47,7 +48,7 @@ def conditions(steps: StepIndex, path: StepPath) -> frozenset[str]:
 def condition_key(steps: StepIndex, test: cst.BaseExpression, function: FunctionFrame | None) -> str:
     """The condition with layout erased, memory thresholds too (constants compared by `<`/`>` with a
     memory reading), and every how-much-memory-is-in-use reading spelled alike."""
-    code = cst.Module(body=[]).code_for_node(test.visit(_Thresholds(steps, function)))
+    code = node_code(test.visit(_Thresholds(steps, function)))
     try:
         return ast.dump(ast.parse(code.strip(), mode="eval"), annotate_fields=False, include_attributes=False)
     except SyntaxError:
@@ -198,7 +199,7 @@ def on_host_branch(frames) -> bool:
         test = getattr(frame.node, "test", None) if getattr(frame, "kind", None) == "if" else None
         if test is None:
             continue
-        code = cst.Module(body=[]).code_for_node(test).replace(" ", "")
+        code = node_code(test).replace(" ", "")
         if re.search(r"==['\"]cpu['\"]", code) or (code.startswith("not") and code.endswith("is_available()")):
             return True
     return False

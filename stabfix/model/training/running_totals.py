@@ -16,7 +16,7 @@ import libcst as cst
 
 from stabfix.model.calls import torch_ops
 from stabfix.model.source.imports import dotted_name
-from stabfix.model.source.syntax import TUPLES_AND_LISTS
+from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_code
 from stabfix.model.training.step_frames import Frame
 
 _APPENDS = {"append": 0, "extend": 0, "insert": 1}
@@ -115,7 +115,7 @@ class RunningTotals(cst.BatchableCSTVisitor):
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return node_code(node)
 
 
 def _unpacked_targets(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
