@@ -72,6 +72,11 @@ class EventsThroughCalls:
 
     # -- queries ---------------------------------------------------------------------------------------
     @property
+    def spliced_into(self) -> Events:
+        """The `events` part whose queries this view answers with the callees' events spliced in."""
+        return self._events
+
+    @property
     def events(self) -> list[Event]:
         """Every event of the file in order, the callees' spliced in after their calls."""
         return list(self._all())
