@@ -33,9 +33,10 @@ class CheckpointFiles:
         source = _first_argument(call)
         if source is None:
             return False
-        text = code_of(source, 200)
         function = self.flows.enclosing_function(call)
-        for other in self._saves_by_function().get(id(function), []):
+        saves_here = self._saves_by_function().get(id(function), [])
+        text = code_of(source, 200) if saves_here else None  # (the text is asked only where a save may match it)
+        for other in saves_here:
             target = _argument(other, 1, "f")
             if target is not None and code_of(target, 200) == text:
                 return True
