@@ -63,6 +63,9 @@ class EventsThroughCalls:
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._by_loop: dict[int, list[Event]] = {}
         self._run: dict[int, list[Event]] = {}  # id(call) -> the events spliced at it (each call looked up once)
+        # (id(a run of `_sequence`), kinds) -> the answer: rules ask one function or loop for the same kinds
+        # again and again (each backward, each step), and the file's answers are fixed once its calls are spliced
+        self._answers: dict[tuple[int, tuple[str, ...]], list[Event]] = {}
 
     def __getattr__(self, name: str) -> Any:
         # every query this part does not splice is the `events` part's own
@@ -83,7 +86,8 @@ class EventsThroughCalls:
 
     def in_function(self, function: Optional[cst.FunctionDef], *kinds: str) -> list[Event]:
         self._place()
-        return self._through(self._by_function.get(function, []), kinds)
+        placed = self._by_function.get(function)
+        return self._through(placed, kinds) if placed else []
 
     def of_kind(self, *kinds: str) -> list[Event]:
         if kinds and not _SPLICED.intersection(kinds):
@@ -92,7 +96,8 @@ class EventsThroughCalls:
 
     def iteration(self, loop: cst.CSTNode, *kinds: str) -> list[Event]:
         self._place()
-        return self._through(self._by_loop.get(id(loop), []), kinds)
+        placed = self._by_loop.get(id(loop))
+        return self._through(placed, kinds) if placed else []
 
     def via(self, event: Event) -> tuple[str, ...]:
         """The functions a spliced event goes through, outermost first; empty for an event of the code itself."""
@@ -117,7 +122,7 @@ class EventsThroughCalls:
     # -- building --------------------------------------------------------------------------------------
     def _all(self) -> list[Event]:
         if self._spliced is None:
-            self._spliced = self._through(self._place(), ())
+            self._spliced = self._spliced_run(self._place(), ())
         return self._spliced
 
     def _place(self) -> list[Event]:
@@ -136,8 +141,16 @@ class EventsThroughCalls:
         return self._sequence
 
     def _through(self, placed: list[Event], kinds: tuple[str, ...]) -> list[Event]:
-        """`placed` (a run of `_sequence`) with the callees' events spliced in after their calls, of `kinds`
-        (all if none); a call is looked up only when a spliced event could be of one of them."""
+        """`placed` (a run of `_sequence` kept by `_place`: its id names it) with the callees' events spliced in
+        after their calls, of `kinds` (all if none); a call is looked up only when a spliced event could be of one
+        of them."""
+        key = (id(placed), kinds)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = self._spliced_run(placed, kinds)
+        return list(answer)
+
+    def _spliced_run(self, placed: list[Event], kinds: tuple[str, ...]) -> list[Event]:
         splice = not kinds or bool(_SPLICED.intersection(kinds))
         found: list[Event] = []
         for event in placed:
