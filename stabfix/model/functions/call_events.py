@@ -39,6 +39,7 @@ callee splices (`call`, `update`) none, and each call once; the answers are the 
 from __future__ import annotations
 
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any, Optional
 
 import libcst as cst
@@ -130,14 +131,16 @@ class EventsThroughCalls:
         if self._sequence is None:
             # `obj.method()` on an instance is no event of `events` (a name is no proof of what it runs);
             # only what its summary shows is spliced in
-            self._sequence = sorted([*self._events.events, *self._events.instance_calls], key=lambda e: e.site.order)
+            self._sequence = sorted([*self._events.events, *self._events.instance_calls], key=_site_order)
             self._instance = {id(call) for call in self._events.instance_calls}
+            by_function, by_loop = self._by_function, self._by_loop
             for event in self._sequence:
                 # a spliced event has its call's site: it sits in the call's function and loops
-                self._by_function.setdefault(event.site.function, []).append(event)
-                if not event.site.in_lambda:
-                    for loop in dict.fromkeys(id(loop) for loop in event.site.any_loops):
-                        self._by_loop.setdefault(loop, []).append(event)
+                site = event.site
+                by_function.setdefault(site.function, []).append(event)
+                if site.any_loops and not site.in_lambda:
+                    for loop in dict.fromkeys(map(id, site.any_loops)):
+                        by_loop.setdefault(loop, []).append(event)
         return self._sequence
 
     def _through(self, placed: list[Event], kinds: tuple[str, ...]) -> list[Event]:
@@ -202,6 +205,8 @@ class EventsThroughCalls:
             return Step(node, site, (spelled,))
         return None
 
+
+_site_order = attrgetter("site.order")
 
 # the kinds of event a callee's summary can splice in (`_event_of`)
 _SPLICED = frozenset((Backward.kind, ClearGrad.kind, Clip.kind, OptimizerBuilt.kind, Step.kind, Unscale.kind))
