@@ -15,6 +15,9 @@ from stabfix.model.source.syntax import code_of
 from stabfix.model.source.node_fields import children
 
 SAVES = frozenset({"torch.save", "torch.serialization.save", "torch.jit.save"})
+# a call `a.b.save(...)` qualifies to a name ending in its own attribute: only a bare name (an alias) or one
+# of these attributes can be a save, and the file's other calls are not looked up
+_SAVE_ATTRIBUTES = frozenset(qualified.rsplit(".", 1)[1] for qualified in SAVES)
 
 
 class CheckpointFiles:
@@ -78,7 +81,8 @@ class CheckpointFiles:
 
     def saves(self) -> list[cst.Call]:
         if self._saves_found is None:  # asked for every load: one pass over the file's calls, not one each
-            self._saves_found = [other for other in self.flows.calls() if self.names.qualify(other.func) in SAVES]
+            self._saves_found = [other for other in self.flows.calls() if _may_save(other.func)
+                                 and self.names.qualify(other.func) in SAVES]
         return self._saves_found
 
     def located_sibling(self, call: cst.Call, located: list[cst.Call]) -> bool:
@@ -107,6 +111,10 @@ class CheckpointFiles:
                 if passed is not None:
                     places.add((id(self.flows.enclosing_function(caller)), code_of(passed, 200)))
         return places
+
+
+def _may_save(func: cst.BaseExpression) -> bool:
+    return type(func) is cst.Name or type(func) is cst.Attribute and func.attr.value in _SAVE_ATTRIBUTES  # type: ignore[attr-defined]
 
 
 def _first_argument(call: cst.Call) -> cst.BaseExpression | None:
