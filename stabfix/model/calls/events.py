@@ -217,14 +217,15 @@ class Events(SiteTracker):
 
     # -- recording -------------------------------------------------------------------------------------
     def _add(self, event: Event) -> None:
+        site = event.site
         self._by_kind.setdefault(event.kind, []).append((len(self.events), event))
-        if not event.site.in_lambda:
-            for loop in dict.fromkeys(id(loop) for loop in event.site.any_loops):
+        if site.any_loops and not site.in_lambda:
+            for loop in dict.fromkeys(map(id, site.any_loops)):
                 self._by_loop.setdefault(loop, []).append(event)
         if isinstance(event, LocalCall):
             self._calls_by_name.setdefault(event.name, []).append(event)
         self.events.append(event)
-        self._by_function.setdefault(event.site.function, []).append(event)
+        self._by_function.setdefault(site.function, []).append(event)
 
     # -- events ----------------------------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
