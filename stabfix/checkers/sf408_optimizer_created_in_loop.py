@@ -76,11 +76,18 @@ class OptimizerCreatedInLoop(Checker):
         steps = [e for e in events.of_kind("step") if isinstance(e, Step) and not e.site.in_lambda]
         stepped = [(step, stepped_optimizer(step, self.model.optimizers, self.model.events_through_calls)) for step in steps]
         reported: set[int] = set()
+        # the steps of each construction's own optimizer: a file builds and steps hundreds, each build asks
+        by_constructor: dict[int, list[tuple[Step, tuple]]] = {}
+        for step, found in stepped:
+            if found is not None:
+                by_constructor.setdefault(id(found[1].constructor), []).append((step, found))
         for built in events.of_kind("optimizer"):
             assert isinstance(built, OptimizerBuilt)
             if built.site.in_lambda:
                 continue
-            mine = [step for step, found in stepped if found is not None and self._built_by(found, built)
+            # built in a helper (spliced in at its call): the value of that call may be stepped too
+            candidates = stepped if events.via(built) else by_constructor.get(id(built.node), [])
+            mine = [step for step, found in candidates if found is not None and self._built_by(found, built)
                     and not events.one_call(built, step)]  # built and stepped by one helper: judged in its body
             found_pass = self._every_pass(built, mine)
             if found_pass is not None:

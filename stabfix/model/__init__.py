@@ -203,7 +203,7 @@ _PARTS: dict[str, tuple[tuple[str, ...], Callable[["FileModel"], object]]] = {
                                   model.summaries),
     ),
     # the `events` queries with what each called function runs spliced in at its call (event-order rules)
-    "events_through_calls": (("events", "summaries"), lambda model: EventsThroughCalls(model.events, model.summaries)),
+    "events_through_calls": (("events", "summaries"), lambda model: _events_through_calls(model)),
     "grad_clears": (
         ("names", "optimizers", "events", "summaries", "events_through_calls"),
         lambda model: GradClears(model.imports, model.names, model.optimizers, model.events, model.summaries,
@@ -246,6 +246,15 @@ def _with_foreign_summaries(model: "FileModel", summaries: Summaries) -> Summari
         summaries.foreign_function = model.project.foreign_hook(
             _summary_of_definition, needs=("summaries",), kinds=("def", "method"))
     return summaries
+
+
+def _events_through_calls(model: "FileModel") -> EventsThroughCalls:
+    """The view `_with_foreign_summaries` gave the `accumulation` part when it is of the same events and
+    summaries: each of the file's calls is then looked up and spliced once, not once per view."""
+    view = model.accumulation.events if model.accumulation is not None else None
+    if isinstance(view, EventsThroughCalls) and view.summaries is model.summaries and view.spliced_into is model.events:
+        return view
+    return EventsThroughCalls(model.events, model.summaries)
 
 
 # The parts whose building hands other parts something that changes their answers (`_with_foreign_summaries`,

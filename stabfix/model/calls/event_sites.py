@@ -83,12 +83,14 @@ class SiteTracker(cst.BatchableCSTVisitor):
         self._with_bodies: set[int] = set()
         self._gates: dict[int, Gate] = {}  # by the id of an `if`'s body or `else` body
         self._order = 0
-        self._loops: list[Optional[cst.For]] = []  # None marks a function boundary
+        # the enclosing `for` loops of the innermost function, outermost first, at each depth (a function
+        # opens an empty run): every event's site reads the top as it is
+        self._loops: list[tuple[cst.For, ...]] = []
         self._blocks: list[cst.CSTNode] = []
         self._statements: list[Optional[cst.SimpleStatementLine]] = []
         self._branches: list[Branch] = []
         self._tries: list[cst.Try] = []
-        self._any_loops: list[Optional[cst.CSTNode]] = []  # `for` and `while`; None marks a function boundary
+        self._any_loops: list[tuple[cst.CSTNode, ...]] = []  # the same, `for` and `while` bodies
         self._lambdas = 0
 
     # -- queries ---------------------------------------------------------------------------------------
@@ -129,39 +131,26 @@ class SiteTracker(cst.BatchableCSTVisitor):
     # -- recording -------------------------------------------------------------------------------------
     def _site(self) -> Site:
         self._order += 1
-        loops: list[cst.For] = []
-        for loop in reversed(self._loops):
-            if loop is None:
-                break
-            loops.append(loop)
         return Site(
             self.enclosing.enclosing_functions(),
             self.enclosing.innermost_class(),
             self._order,
             self.names.position,
-            tuple(reversed(loops)),
+            self._loops[-1] if self._loops else (),
             tuple(self._branches),
             tuple(self._blocks),
             self._statements[-1] if self._statements else None,
-            tuple(self._enclosing_any_loops()),
+            self._any_loops[-1] if self._any_loops else (),
             self._lambdas > 0,
         )
-
-    def _enclosing_any_loops(self) -> list[cst.CSTNode]:
-        loops: list[cst.CSTNode] = []
-        for loop in reversed(self._any_loops):
-            if loop is None:
-                break
-            loops.append(loop)
-        return loops[::-1]
 
     # -- structure -------------------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
         self._blocks.append(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._loops.append(None)
-        self._any_loops.append(None)
+        self._loops.append(())
+        self._any_loops.append(())
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._any_loops.pop()
@@ -175,7 +164,7 @@ class SiteTracker(cst.BatchableCSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._loop_sites[node] = self._site()
-        self._loops.append(node)
+        self._loops.append((*self._loops[-1], node) if self._loops else (node,))
 
     def leave_For(self, original_node: cst.For) -> None:
         self._loop_ends[original_node] = self.names.position
@@ -189,13 +178,13 @@ class SiteTracker(cst.BatchableCSTVisitor):
 
     # the body (not the iterable or the test) is what runs once per pass
     def visit_For_body(self, node: cst.For) -> None:
-        self._any_loops.append(node)
+        self._any_loops.append((*self._any_loops[-1], node) if self._any_loops else (node,))
 
     def leave_For_body(self, node: cst.For) -> None:
         self._any_loops.pop()
 
     def visit_While_body(self, node: cst.While) -> None:
-        self._any_loops.append(node)
+        self._any_loops.append((*self._any_loops[-1], node) if self._any_loops else (node,))
 
     def leave_While_body(self, node: cst.While) -> None:
         self._any_loops.pop()

@@ -108,6 +108,9 @@ class Events(SiteTracker):
         self._calls_by_name: dict[str, list[LocalCall]] = {}
         self._transitions: set[int] = set()  # `obs, reward, done = env.step(a)`: not an optimizer step
         self._scalers: set[str] = set()  # dotted names bound to a GradScaler or used as one
+        # (id(innermost class), id(innermost function)) -> `method_receiver` there: fixed by where the traversal
+        # stands, and asked of every method call
+        self._receivers: dict[tuple[int, int], str] = {}
 
     # -- queries ---------------------------------------------------------------------------------------
     def in_function(self, function: Optional[cst.FunctionDef], *kinds: str) -> list[Event]:
@@ -214,14 +217,15 @@ class Events(SiteTracker):
 
     # -- recording -------------------------------------------------------------------------------------
     def _add(self, event: Event) -> None:
+        site = event.site
         self._by_kind.setdefault(event.kind, []).append((len(self.events), event))
-        if not event.site.in_lambda:
-            for loop in dict.fromkeys(id(loop) for loop in event.site.any_loops):
+        if site.any_loops and not site.in_lambda:
+            for loop in dict.fromkeys(map(id, site.any_loops)):
                 self._by_loop.setdefault(loop, []).append(event)
         if isinstance(event, LocalCall):
             self._calls_by_name.setdefault(event.name, []).append(event)
         self.events.append(event)
-        self._by_function.setdefault(event.site.function, []).append(event)
+        self._by_function.setdefault(site.function, []).append(event)
 
     # -- events ----------------------------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
@@ -289,14 +293,21 @@ class Events(SiteTracker):
         if method == "backward" and type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
             if receiver.func.attr.value == "scale":
                 self._note_scaler(receiver.func.value)  # `scaler.scale(loss).backward()`
-        if type(receiver) is cst.Name and receiver.value == method_receiver(
-                self.enclosing.innermost_class(), self.enclosing.enclosing_functions()):  # `self.m()`, any receiver name
+        if type(receiver) is cst.Name and receiver.value == self._method_receiver():  # `self.m()`, any receiver name
             self._add(LocalCall(node, self._site(), method, True))
-        elif isinstance(receiver, (cst.Name, cst.Call)):  # `trainer.fit(x)`, `Steps().run(x)`
+        elif type(receiver) is cst.Name or type(receiver) is cst.Call:  # `trainer.fit(x)`, `Steps().run(x)`
             call = LocalCall(node, self._site(), method, False)
             self.instance_calls.append(call)
             self._instance_calls_by_function.setdefault(call.site.function, []).append(call)
             self._instance_calls_by_name.setdefault(method, []).append(call)
+
+    def _method_receiver(self) -> str:
+        cls, functions = self.enclosing.innermost_class(), self.enclosing.enclosing_functions()
+        key = (id(cls), id(functions[-1]) if functions else 0)
+        receiver = self._receivers.get(key)
+        if receiver is None:
+            receiver = self._receivers[key] = method_receiver(cls, functions)
+        return receiver
 
     def _differentiated(self, call: cst.Call, func: cst.Attribute) -> Optional[cst.BaseExpression]:
         """What a `.backward(...)` call differentiates: its argument when the receiver is a training wrapper

@@ -57,7 +57,7 @@ _SGD_STATEFUL_KEYWORDS = ("momentum", "weight_decay", "dampening", "nesterov")
 
 def optimizer_class_name(name: str) -> str | None:
     """The short class name when a (qualified or dotted) callee name is an optimizer class, else None."""
-    if any(name.startswith(prefix) for prefix in _TORCH_OPTIM_NOT_OPTIMIZERS):
+    if name.startswith(_TORCH_OPTIM_NOT_OPTIMIZERS):  # (asked of every call of the file by `events`)
         return None
     last = name.rsplit(".", 1)[-1]
     if _OPTIMIZER_CLASS.match(last):

@@ -15,6 +15,9 @@ from stabfix.model.source.syntax import code_of
 from stabfix.model.source.node_fields import children
 
 SAVES = frozenset({"torch.save", "torch.serialization.save", "torch.jit.save"})
+# a call `a.b.save(...)` qualifies to a name ending in its own attribute: only a bare name (an alias) or one
+# of these attributes can be a save, and the file's other calls are not looked up
+_SAVE_ATTRIBUTES = frozenset(qualified.rsplit(".", 1)[1] for qualified in SAVES)
 
 
 class CheckpointFiles:
@@ -33,9 +36,10 @@ class CheckpointFiles:
         source = _first_argument(call)
         if source is None:
             return False
-        text = code_of(source, 200)
         function = self.flows.enclosing_function(call)
-        for other in self._saves_by_function().get(id(function), []):
+        saves_here = self._saves_by_function().get(id(function), [])
+        text = code_of(source, 200) if saves_here else None  # (the text is asked only where a save may match it)
+        for other in saves_here:
             target = _argument(other, 1, "f")
             if target is not None and code_of(target, 200) == text:
                 return True
@@ -77,7 +81,8 @@ class CheckpointFiles:
 
     def saves(self) -> list[cst.Call]:
         if self._saves_found is None:  # asked for every load: one pass over the file's calls, not one each
-            self._saves_found = [other for other in self.flows.calls() if self.names.qualify(other.func) in SAVES]
+            self._saves_found = [other for other in self.flows.calls() if _may_save(other.func)
+                                 and self.names.qualify(other.func) in SAVES]
         return self._saves_found
 
     def located_sibling(self, call: cst.Call, located: list[cst.Call]) -> bool:
@@ -106,6 +111,10 @@ class CheckpointFiles:
                 if passed is not None:
                     places.add((id(self.flows.enclosing_function(caller)), code_of(passed, 200)))
         return places
+
+
+def _may_save(func: cst.BaseExpression) -> bool:
+    return type(func) is cst.Name or type(func) is cst.Attribute and func.attr.value in _SAVE_ATTRIBUTES  # type: ignore[attr-defined]
 
 
 def _first_argument(call: cst.Call) -> cst.BaseExpression | None:

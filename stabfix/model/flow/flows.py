@@ -80,11 +80,11 @@ class ValueFlows(cst.BatchableCSTVisitor):
         # parents and calls, recorded in the model's traversal (None: indexed here on the first question)
         self._tree = tree
         self.module: Optional[cst.Module] = None
-        self._indexed = False
-        self._calls: list[cst.Call] = []
-        self._uses_by_name: dict[str, list[cst.Name]] = {}
-        # uses by (name, id(the top-level `def`/`class` whose body holds them))
-        self._uses_by_definition: dict[tuple[str, int], list[cst.Name]] = {}
+        # the uses by name, indexed when a value is first followed through a name (`calls()` alone needs none)
+        self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
+        # name -> id(the top-level `def`/`class` whose body holds them) -> its uses there, per name followed:
+        # finding a use's top-level definition walks its parents, and few names are ever followed
+        self._uses_by_definition: dict[str, dict[int, list[cst.Name]]] = {}
         self._declared_global: set[str] = set()
         self._number_state: Optional[set[str]] = None  # receivers used as loss scalers
 
@@ -118,8 +118,7 @@ class ValueFlows(cst.BatchableCSTVisitor):
 
     def calls(self) -> list[cst.Call]:
         """Every call of the file, in source order."""
-        self._index()
-        return self._calls
+        return self.tree.calls if self.module is not None else []
 
     def destinations(self, expr: cst.BaseExpression) -> list[Destination]:
         """Where the result of `expr` goes (see the module docstring)."""
@@ -259,14 +258,14 @@ class ValueFlows(cst.BatchableCSTVisitor):
         found.append(Destination("other", call, False))
 
     def _follow_name(self, name: str, binder: cst.CSTNode, whole: bool, depth: int, work) -> None:
-        self._index()
+        uses_by_name = self._uses_by_name if self._uses_by_name is not None else self._index_uses()
         comprehension = self._comprehension_of(binder) if isinstance(binder, cst.CompFor) else None
         definition = self._top_definition(binder)
         if definition is not None and name not in self._declared_global:
             # a name bound in the body of a top-level def or class is seen only there: read its uses only
-            uses = self._uses_by_definition.get((name, id(definition)), [])
+            uses = self._uses_in_definitions(name, uses_by_name).get(id(definition), [])
         else:
-            uses = self._uses_by_name.get(name, [])
+            uses = uses_by_name.get(name, [])
         for use in uses:
             if self._is_target(use):
                 continue
@@ -307,19 +306,25 @@ class ValueFlows(cst.BatchableCSTVisitor):
             work.append((call, whole, depth + 1))
 
     # --- the index ----------------------------------------------------------------------------------
-    def _index(self) -> None:
-        if self._indexed:
-            return
-        self._indexed = True
+    def _index_uses(self) -> dict[str, list[cst.Name]]:
+        self._uses_by_name = {}
         if self.module is None:
-            return
-        self._calls = self.tree.calls
+            return self._uses_by_name
         for use in self.names.uses:
             self._uses_by_name.setdefault(use.value, []).append(use)
-            definition = self._top_definition(use)
-            if definition is not None:
-                self._uses_by_definition.setdefault((use.value, id(definition)), []).append(use)
         self._declared_global = {name for scope in self.names.scopes.values() for name in scope.declared_global}
+        return self._uses_by_name
+
+    def _uses_in_definitions(self, name: str, uses_by_name: dict[str, list[cst.Name]]) -> dict[int, list[cst.Name]]:
+        """id(top-level `def`/`class`) -> the uses of `name` in its body, in order."""
+        by_definition = self._uses_by_definition.get(name)
+        if by_definition is None:
+            by_definition = self._uses_by_definition[name] = {}
+            for use in uses_by_name.get(name, []):
+                definition = self._top_definition(use)
+                if definition is not None:
+                    by_definition.setdefault(id(definition), []).append(use)
+        return by_definition
 
     def _top_definition(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The top-level `def`/`class` whose body holds `node` (not its decorators, parameters or bases)."""

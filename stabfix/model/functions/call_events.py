@@ -39,6 +39,7 @@ callee splices (`call`, `update`) none, and each call once; the answers are the 
 from __future__ import annotations
 
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any, Optional
 
 import libcst as cst
@@ -63,6 +64,9 @@ class EventsThroughCalls:
         self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
         self._by_loop: dict[int, list[Event]] = {}
         self._run: dict[int, list[Event]] = {}  # id(call) -> the events spliced at it (each call looked up once)
+        # (id(a run of `_sequence`), kinds) -> the answer: rules ask one function or loop for the same kinds
+        # again and again (each backward, each step), and the file's answers are fixed once its calls are spliced
+        self._answers: dict[tuple[int, tuple[str, ...]], list[Event]] = {}
 
     def __getattr__(self, name: str) -> Any:
         # every query this part does not splice is the `events` part's own
@@ -72,13 +76,19 @@ class EventsThroughCalls:
 
     # -- queries ---------------------------------------------------------------------------------------
     @property
+    def spliced_into(self) -> Events:
+        """The `events` part whose queries this view answers with the callees' events spliced in."""
+        return self._events
+
+    @property
     def events(self) -> list[Event]:
         """Every event of the file in order, the callees' spliced in after their calls."""
         return list(self._all())
 
     def in_function(self, function: Optional[cst.FunctionDef], *kinds: str) -> list[Event]:
         self._place()
-        return self._through(self._by_function.get(function, []), kinds)
+        placed = self._by_function.get(function)
+        return self._through(placed, kinds) if placed else []
 
     def of_kind(self, *kinds: str) -> list[Event]:
         if kinds and not _SPLICED.intersection(kinds):
@@ -87,7 +97,8 @@ class EventsThroughCalls:
 
     def iteration(self, loop: cst.CSTNode, *kinds: str) -> list[Event]:
         self._place()
-        return self._through(self._by_loop.get(id(loop), []), kinds)
+        placed = self._by_loop.get(id(loop))
+        return self._through(placed, kinds) if placed else []
 
     def via(self, event: Event) -> tuple[str, ...]:
         """The functions a spliced event goes through, outermost first; empty for an event of the code itself."""
@@ -112,7 +123,7 @@ class EventsThroughCalls:
     # -- building --------------------------------------------------------------------------------------
     def _all(self) -> list[Event]:
         if self._spliced is None:
-            self._spliced = self._through(self._place(), ())
+            self._spliced = self._spliced_run(self._place(), ())
         return self._spliced
 
     def _place(self) -> list[Event]:
@@ -120,19 +131,29 @@ class EventsThroughCalls:
         if self._sequence is None:
             # `obj.method()` on an instance is no event of `events` (a name is no proof of what it runs);
             # only what its summary shows is spliced in
-            self._sequence = sorted([*self._events.events, *self._events.instance_calls], key=lambda e: e.site.order)
+            self._sequence = sorted([*self._events.events, *self._events.instance_calls], key=_site_order)
             self._instance = {id(call) for call in self._events.instance_calls}
+            by_function, by_loop = self._by_function, self._by_loop
             for event in self._sequence:
                 # a spliced event has its call's site: it sits in the call's function and loops
-                self._by_function.setdefault(event.site.function, []).append(event)
-                if not event.site.in_lambda:
-                    for loop in dict.fromkeys(id(loop) for loop in event.site.any_loops):
-                        self._by_loop.setdefault(loop, []).append(event)
+                site = event.site
+                by_function.setdefault(site.function, []).append(event)
+                if site.any_loops and not site.in_lambda:
+                    for loop in dict.fromkeys(map(id, site.any_loops)):
+                        by_loop.setdefault(loop, []).append(event)
         return self._sequence
 
     def _through(self, placed: list[Event], kinds: tuple[str, ...]) -> list[Event]:
-        """`placed` (a run of `_sequence`) with the callees' events spliced in after their calls, of `kinds`
-        (all if none); a call is looked up only when a spliced event could be of one of them."""
+        """`placed` (a run of `_sequence` kept by `_place`: its id names it) with the callees' events spliced in
+        after their calls, of `kinds` (all if none); a call is looked up only when a spliced event could be of one
+        of them."""
+        key = (id(placed), kinds)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = self._spliced_run(placed, kinds)
+        return list(answer)
+
+    def _spliced_run(self, placed: list[Event], kinds: tuple[str, ...]) -> list[Event]:
         splice = not kinds or bool(_SPLICED.intersection(kinds))
         found: list[Event] = []
         for event in placed:
@@ -184,6 +205,8 @@ class EventsThroughCalls:
             return Step(node, site, (spelled,))
         return None
 
+
+_site_order = attrgetter("site.order")
 
 # the kinds of event a callee's summary can splice in (`_event_of`)
 _SPLICED = frozenset((Backward.kind, ClearGrad.kind, Clip.kind, OptimizerBuilt.kind, Step.kind, Unscale.kind))

@@ -47,7 +47,7 @@ class EffectSummaries:
     def effects_at(self, call: cst.Call) -> list[Effect]:
         """The effects of the function a call runs, spelled as the caller spells them (`evaluate(net)`
         switching its parameter `model` to eval switches `net`)."""
-        summary = self.summaries.function_of_call(call) or self.summaries.called_instance(call)
+        summary = self.summaries.running(call)
         if summary is None:
             return []
         facts = summary.effect_facts()

@@ -67,7 +67,6 @@ from stabfix.model.functions.returns import ReturnSummaries, parameter_receiving
 from stabfix.model.functions.summary_facts import (ClassSummary, Effect, EffectFacts, FunctionSummary, ReturnFacts,
                                                    Summary, UnreadFacts, ValueFacts)
 from stabfix.model.source.imports import ImportTracker, dotted_name
-from stabfix.model.source.instances import method_of_instance
 from stabfix.model.source.names import Names
 from stabfix.model.training.modes import ModeSwitches
 
@@ -103,6 +102,8 @@ class Summaries:
         self._function_of_call: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], Optional[FunctionSummary]]] = {}
         self._summarised: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], bool]] = {}
         self._called_instance: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], Optional[FunctionSummary]]] = {}
+        # `running`'s answers, kept with both hooks they were asked through
+        self._running: dict[cst.Call, tuple[Callable, Callable, Optional[FunctionSummary]]] = {}
         activations.call_activation = self._returns.activation_of_call  # a helper's softmax reaches its callers' losses
         self.callers = Callers(names, events)
         # what the callers pass and how they call: asked through `summaries` by rules that read summaries
@@ -135,7 +136,7 @@ class Summaries:
         """The summary of what a call runs: a function or method of this file, a class of this file
         (constructing it), else what the `foreign` hook knows of its qualified name."""
         target = self._same_file_target(call)
-        if isinstance(target, cst.ClassDef):  # `Net()`: constructing a class of this file
+        if type(target) is cst.ClassDef:  # `Net()`: constructing a class of this file
             return self.of_class(target)
         if target is not None:
             return self.of(target)
@@ -149,7 +150,7 @@ class Summaries:
     def _function_of_call_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[FunctionSummary]:
         target = self._same_file_target(call)
         if target is not None:
-            return self.of(target) if isinstance(target, cst.FunctionDef) else None
+            return self.of(target) if type(target) is cst.FunctionDef else None
         summary = self._foreign_of(call, foreign)
         return summary if isinstance(summary, FunctionSummary) else None
 
@@ -158,6 +159,18 @@ class Summaries:
         every caller hands an instance of one class): that class's `__call__`, else its `forward`, of this file
         or of another scanned file (`instance_calls.py`); None when the class is not shown or not one."""
         return _kept_for(self._called_instance, call, self.foreign, self._called_instance_uncached)
+
+    def running(self, call: cst.Call) -> Optional[FunctionSummary]:
+        """`function_of_call`, else `called_instance`: the function whose effects a call runs. Asked of every
+        call of the file several times over (its spliced events, its clears, its detaches), and of most
+        calls with no answer: one lookup, not one per question."""
+        function_hook, instance_hook = self.foreign_function or self.foreign, self.foreign
+        kept = self._running.get(call)
+        if kept is not None and kept[0] is function_hook and kept[1] is instance_hook:
+            return kept[2]
+        summary = self.function_of_call(call) or self.called_instance(call)
+        self._running[call] = (function_hook, instance_hook, summary)
+        return summary
 
     def _called_instance_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[FunctionSummary]:
         if type(call.func) is cst.Name and self.names.definition_of(call) is not None:
@@ -213,16 +226,18 @@ class Summaries:
     # -- what a call runs --------------------------------------------------------------------------
     def _same_file_target(self, call: cst.Call) -> Optional[Union[cst.FunctionDef, cst.ClassDef]]:
         """The def a call runs or the class it constructs, when it is of this file."""
-        function = self.names.definition_of(call) or method_of_instance(self.names, call)
+        # (asked of every call of the file: `definition_of` already tries a method on an instance built here,
+        # and exact node types spare a failing `isinstance` its `ABCMeta.__instancecheck__`)
+        function = self.names.definition_of(call)
         if function is not None:
             return function
         callee = self.names.callable_of(call.func)
-        if callee is not None and callee.kind == "function" and isinstance(callee.node, cst.FunctionDef):
+        if callee is not None and callee.kind == "function" and type(callee.node) is cst.FunctionDef:
             if callee.module_class is None:
                 return callee.node
-        built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
+        built = self.names.instance_of(call) if type(call.func) is cst.Name else None
         owner = built.module_class or built.node if built is not None and built.kind in ("function", "class") else None
-        return owner if isinstance(owner, cst.ClassDef) else None
+        return owner if type(owner) is cst.ClassDef else None
 
     def _foreign_of(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[Summary]:
         qualified = self.names.qualify(call.func) if _rooted_in_name(call.func) else None
@@ -248,17 +263,17 @@ class Summaries:
     def _summarised_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> bool:
         if self._is_same_file_call(call):
             return True
-        built = self.names.instance_of(call) if isinstance(call.func, cst.Name) else None
+        built = self.names.instance_of(call) if type(call.func) is cst.Name else None
         if built is not None and (built.kind == "class" or built.module_class is not None):
             return False  # a class of this file: constructed, not summarised as a function
         return isinstance(self._foreign_of(call, foreign), FunctionSummary)
 
     def _is_same_file_call(self, call: cst.Call) -> bool:
-        if self.names.definition_of(call) is not None or method_of_instance(self.names, call) is not None:
+        if self.names.definition_of(call) is not None:  # (a method on an instance built here included)
             return True
-        callee = self.names.callable_of(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        callee = self.names.callable_of(call.func) if type(call.func) in (cst.Name, cst.Attribute) else None
         return bool(callee is not None and callee.kind == "function" and callee.module_class is None
-                    and isinstance(callee.node, cst.FunctionDef))
+                    and type(callee.node) is cst.FunctionDef)
 
     def single_value(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         return self.names.single_value(expr) if isinstance(expr, cst.Name) and expr in self.names.uses else None
@@ -269,9 +284,9 @@ class Summaries:
 
 
 def _rooted_in_name(expr: cst.BaseExpression) -> bool:
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return isinstance(expr, cst.Name)
+    while type(expr) is cst.Attribute:
+        expr = expr.value  # type: ignore[attr-defined]
+    return type(expr) is cst.Name
 
 
 def _kept_for(kept: dict, call: cst.Call, foreign: Callable, answer: Callable) -> Optional[FunctionSummary]:

@@ -64,6 +64,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         self._ifs: dict[int, tuple[cst.If, tuple[cst.CSTNode, ...]]] = {}
         self._loops: list[cst.CSTNode] = []
         self._managed: set[int] = set()  # ids of `with X.accumulate(...)` bodies
+        self._divisors: dict[int, Optional[cst.BaseExpression]] = {}  # id(if) -> `_modulo_divisor` of its test
         # set by the `summaries` part when built: whether a call runs a function (of this file or another)
         # that clears gradients (`zero_grad` effect); without it only the loop's own clears are seen
         self.call_clears: Optional[Callable[[cst.Call], bool]] = None
@@ -107,7 +108,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
     def gated_loops(self) -> list[Accumulation]:
         """The `loops()` whose optimizer step sits behind a modulo test (`every` set). A file with no
         `if ... % N` inside a loop has none, and then the events (and the summaries they splice) are not asked."""
-        if not any(loops and _modulo_divisor(node.test) is not None for node, loops in self._ifs.values()):
+        if not any(loops and self._divisor_of(node) is not None for node, loops in self._ifs.values()):
             return []
         return [found for found in self.loops() if found.every is not None]
 
@@ -236,6 +237,13 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         ]
         return Accumulation(backward, steps[0], loop, None, None, loss) if steps else None
 
+    def _divisor_of(self, node: cst.If) -> Optional[cst.BaseExpression]:
+        """`_modulo_divisor` of the test, walked once per `if` (asked for the file and again per gated step)."""
+        key = id(node)
+        if key not in self._divisors:
+            self._divisors[key] = _modulo_divisor(node.test)
+        return self._divisors[key]
+
     def _steps_optimizer(self, step: Step) -> bool:
         return any(self.optimizers.resolve(candidate, step.site.scope) is not None for candidate in step.candidates)
 
@@ -247,7 +255,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
                 continue
             node, loops = self._ifs[branch[0]]
             if loops and loops[-1] is loop:
-                every = _modulo_divisor(node.test)
+                every = self._divisor_of(node)
                 if every is not None:
                     return node, every
         return None
