@@ -17,6 +17,8 @@ from stabfix.model.source.node_fields import children
 _RESETTING_METHODS = frozenset({"zero_", "clear", "fill_"})
 Holder = cst.BaseExpression
 Loop = Union[cst.For, cst.While]
+_OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+_FEW_STEPS = 8  # up to this many optimizer steps, each is placed by its ancestors
 
 
 class HolderResets:
@@ -25,6 +27,8 @@ class HolderResets:
     # kept by `LaterUses` (see there)
     events: Events
     optimizers: OptimizerTracker
+
+    _candidates_in: dict[int, list]  # id(loop) -> `_reset_candidates(loop)`, kept by `LaterUses`
 
     if TYPE_CHECKING:
 
@@ -42,12 +46,17 @@ class HolderResets:
         if not carrying:
             return False
         outermost = carrying[-1]
-        in_loop = self._nodes_within(outermost.body)  # a set: a script's every cell steps at module level
-        steps = [
+        candidates = [
             event for event in self.events.in_function(function, "step")
-            if isinstance(event, Step) and not event.site.in_lambda and id(event.node) in in_loop
-            and stepped_optimizer(event, self.optimizers, self.events) is not None
+            if isinstance(event, Step) and not event.site.in_lambda
         ]
+        if len(candidates) > _FEW_STEPS:
+            in_loop = self._nodes_within(outermost.body)  # a set: a script's every cell steps at module level
+            steps = [event for event in candidates if id(event.node) in in_loop
+                     and stepped_optimizer(event, self.optimizers, self.events) is not None]
+        else:  # a function's one or two steps: their ancestors, not a set of the whole loop's nodes
+            steps = [event for event in candidates if self._within(event.node, outermost.body)
+                     and stepped_optimizer(event, self.optimizers, self.events) is not None]
         if not steps:
             return False
         resets = self._resets(holder, outermost)
@@ -56,30 +65,41 @@ class HolderResets:
     def _resets(self, holder: Holder, region: cst.CSTNode) -> list[cst.CSTNode]:
         """Statements in `region` that give the holder a fresh value or empty it in place."""
         found: list[cst.CSTNode] = []
-        for node in self._walk(region):
-            if isinstance(node, cst.Assign) and any(_same(t.target, holder) for t in node.targets):
-                if not _mentions(node.value, holder):
-                    found.append(node)
-            elif isinstance(node, cst.Assign) and any(_unpacked_fresh(t.target, node.value, holder) for t in node.targets):
-                found.append(node)  # `running_loss, num_tokens = 0, 0`
-            elif isinstance(node, cst.AugAssign) and _same(node.target, holder):
-                if isinstance(node.operator, cst.SubtractAssign) and _same(node.value, holder):
-                    found.append(node)  # `tr_loss -= tr_loss`
-                elif isinstance(node.operator, cst.MultiplyAssign) and _is_zero(node.value):
-                    found.append(node)
-            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-                if node.func.attr.value in _RESETTING_METHODS and _same(node.func.value, holder):
-                    if node.func.attr.value != "fill_" or (node.args and _is_zero(node.args[0].value)):
+        for node in self._reset_candidates(region):
+            if type(node) is cst.Assign:
+                if any(_same(t.target, holder) for t in node.targets):
+                    if not _mentions(node.value, holder):
                         found.append(node)
+                elif any(_unpacked_fresh(t.target, node.value, holder) for t in node.targets):
+                    found.append(node)  # `running_loss, num_tokens = 0, 0`
+            elif type(node) is cst.AugAssign:
+                if _same(node.target, holder):
+                    if isinstance(node.operator, cst.SubtractAssign) and _same(node.value, holder):
+                        found.append(node)  # `tr_loss -= tr_loss`
+                    elif isinstance(node.operator, cst.MultiplyAssign) and _is_zero(node.value):
+                        found.append(node)
+            elif _same(node.func.value, holder):  # `holder.zero_()`, `.clear()`, `.fill_(...)`
+                if node.func.attr.value != "fill_" or (node.args and _is_zero(node.args[0].value)):
+                    found.append(node)
         return found
 
-    def _walk(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            yield current
-            if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or current is node:
-                stack.extend(children(current))
+    def _reset_candidates(self, region: cst.CSTNode) -> list:
+        """The assignments, augmented assignments and calls of a resetting method in `region`, outside
+        the functions and classes defined in it (every holder updated in a loop asks: one walk a loop)."""
+        found = self._candidates_in.get(id(region))
+        if found is None:
+            found = self._candidates_in[id(region)] = []
+            stack = [region]
+            while stack:
+                node = stack.pop()
+                kind = type(node)
+                if kind is cst.Assign or kind is cst.AugAssign:
+                    found.append(node)
+                elif kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _RESETTING_METHODS:
+                    found.append(node)
+                if kind not in _OWN_SCOPES or node is region:
+                    stack.extend(children(node))
+        return found
 
     def _covers(self, reset: cst.CSTNode, step: cst.CSTNode, site: cst.CSTNode) -> bool:
         """The reset runs whenever the step does, in a loop that carries the site."""
