@@ -87,8 +87,10 @@ class DeprecatedCudaAmpApi(Checker):
                 rewritable[id(root)] = use
         planned: list[tuple[cst.BaseExpression, str, str]] = []
         own = {id(node) for alias in aliases for node in _names_in(alias)}
+        # the name an alias binds is spelled in it: only uses so spelled can resolve to the import
+        spelled = {node.value for alias in aliases for node in _names_in(alias)}
         for name in names.uses:
-            if id(name) in own:
+            if name.value not in spelled or id(name) in own:
                 continue  # `autocast` in `from torch.cuda.amp import autocast` itself
             reaching = names.bindings_of(name)
             if not any(b.kind == "import" and b.node in aliases for b in reaching):
