@@ -51,17 +51,18 @@ class Names(CallableResolution, BindingRecorder):
     def __init__(self) -> None:
         super().__init__()
         self._index_stamp = -1
-        # id(use) -> ((its scope, how many bindings of its name it had), the ones reaching it): `reaching` is asked
+        # id(use) -> (binding order and number of uses it was answered at, the use, (its scope, how many
+        # bindings of its name it had) or None for a closure's, the ones reaching it): `reaching` is asked
         # again for the same use by every query that follows a value back (in a script whose cells
         # rebind the same names, once per earlier cell), and each answer scans all of the name's bindings
-        self._reaching: dict[int, tuple[tuple[int, int], list[Binding]]] = {}
+        self._reaching: dict[int, tuple[int, int, cst.Name, Optional[tuple[int, int]], list[Binding]]] = {}
         self._index: tuple[dict[int, list[Binding]], dict[int, list[Binding]], dict[str, list[int]]] = ({}, {}, {})
         # id(expression) -> (the binding order it was answered at, what it names, the expression, kept so
         # that its id is not reused): parts and rules qualify the same calls again (a dozen times each)
         self._qualified: dict[int, tuple[int, Optional[str], cst.BaseExpression]] = {}
-        # id(call) -> ((binding order, calls visited), the `def` it runs, the call): `definition_of` also
+        # id(call) -> (binding order, calls visited, the `def` it runs, the call): `definition_of` also
         # reads which calls hand a method's instance on, recorded per call visited without moving `_order`
-        self._definitions: dict[int, tuple[tuple[int, int], Optional[cst.FunctionDef], cst.Call]] = {}
+        self._definitions: dict[int, tuple[int, int, Optional[cst.FunctionDef], cst.Call]] = {}
         self._calls_visited = 0
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -72,12 +73,11 @@ class Names(CallableResolution, BindingRecorder):
     def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         # asked of the same call by many parts and rules (8 times a call in a big training file): answered
         # once for each state of what it reads (bindings, uses and hand-overs only grow)
-        stamp = (self._order, self._calls_visited)
         known = self._definitions.get(id(call))
-        if known is not None and known[0] == stamp and known[2] is call:
-            return known[1]
+        if known is not None and known[0] == self._order and known[1] == self._calls_visited and known[3] is call:
+            return known[2]
         found = super().definition_of(call)
-        self._definitions[id(call)] = (stamp, found, call)
+        self._definitions[id(call)] = (self._order, self._calls_visited, found, call)
         return found
 
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
@@ -98,19 +98,34 @@ class Names(CallableResolution, BindingRecorder):
     def reaching(self, name: cst.Name) -> list[Binding]:
         """The bindings that may hold at a use: the last unconditional one before it and any
         conditional ones after that; in a loop, bindings later in the same loop reach the use too."""
+        known = self._reaching.get(id(name))
+        if known is not None and known[0] == self._order and known[1] == len(self.uses) and known[2] is name:
+            # nothing recorded (nor a use dropped) since: the same answer (for good once the traversal is over)
+            return known[4] if known[3] is None else list(known[4])
         use = self.uses.get(name)
         if use is None:
             return []
         scope = use.scope.resolving(name.value)
-        bindings = scope.bindings.get(name.value, [])
+        bindings = scope.bindings.get(name.value)
         if scope is not use.scope:
+            if bindings is None:
+                return []
+            self._reaching[id(name)] = (self._order, len(self.uses), name, None, bindings)
             return bindings  # a closure or global: any of them, whenever it is called
+        if bindings is None:
+            bindings = []
         stamp = (id(scope), len(bindings))  # bindings are only added, in source order
-        known = self._reaching.get(id(name))
-        if known is None or known[0] != stamp:
-            known = (stamp, reaching_use(bindings, use))
-            self._reaching[id(name)] = known
-        return list(known[1])
+        answer = known[4] if known is not None and known[3] == stamp and known[2] is name else reaching_use(bindings, use)
+        self._reaching[id(name)] = (self._order, len(self.uses), name, stamp, answer)
+        return list(answer)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        super().visit_Global(node)
+        self._reaching.clear()  # a declaration moves where names resolve without recording a binding
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        super().visit_Nonlocal(node)
+        self._reaching.clear()
 
     def single_value(self, name: cst.Name) -> Optional[cst.BaseExpression]:
         """The value a use holds when exactly one binding with a visible value reaches it."""
