@@ -153,6 +153,7 @@ class LossSources:
         self.project = project
         self._resolved: dict[cst.Call, LossCall | None] = {}
         self._roles: dict[tuple[cst.FunctionDef, str], str | None] = {}
+        self._callee_names: dict[str, tuple[bool, bool]] = {}  # a callee's name -> `_loss_callee`'s reading of it
         # another file's function -> its positional parameters and those it uses as a loss target
         self._foreign_roles: dict[str, Optional[tuple[tuple[str, ...], frozenset[str]]]] = {}
         # what every call of the file passes for a parameter (set by the `summaries` part; None: not followed)
@@ -304,18 +305,31 @@ class LossSources:
             if qualified.startswith("torch."):
                 return LossCall(call, display, True, qualified) if is_torch_loss_function(qualified) else None
             # `from . import losses; losses.swd(a, b)`: a function of a project module of losses
-            if _is_loss_callee(last, func):
+            if self._loss_callee(last, func):
                 return LossCall(call, display, False, qualified)
             return None
-        if type(func) is cst.Name and _is_loss_callee(func.value, None):
+        if type(func) is cst.Name and self._loss_callee(func.value, None):
             return LossCall(call, display, False, func.value)
         if (
             type(func) is cst.Attribute
             and type(func.value) in NAMES_AND_ATTRIBUTES
-            and _is_loss_callee(func.attr.value, func)
+            and self._loss_callee(func.attr.value, func)
         ):
             return LossCall(call, display, False, func.attr.value)
         return None
+
+    def _loss_callee(self, name: str, func: cst.BaseExpression | None) -> bool:
+        """A callee named for a loss, or a method of a module or object holding losses (`losses.swd`) that is
+        not a container method. What the name says is read once per name (every call of the file asks)."""
+        said = self._callee_names.get(name)
+        if said is None:
+            words = set(identifier_words(name))
+            said = self._callee_names[name] = (
+                is_loss_callee_name(name) or name in _TORCH_LOSS_FUNCTIONS,
+                not name[:1].isupper() and not name.startswith("_")
+                and not words & (vocab.NOT_A_LOSS_CALL_WORDS | _CONTAINER_METHODS),
+            )
+        return said[0] or (said[1] and type(func) is cst.Attribute and _holds_losses(func.value))
 
     def _plain_operands(self, call: cst.Call) -> LossOperands | None:
         loss = self.resolve(call)
@@ -445,20 +459,6 @@ class LossSources:
                 if any(read_names(arg.value) & derived for arg in call.args):
                     return "input"
         return None
-
-
-def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
-    if is_loss_callee_name(name) or name in _TORCH_LOSS_FUNCTIONS:
-        return True
-    # a method of a module or object holding losses (`losses.swd`), not a container method
-    words = set(identifier_words(name))
-    return (
-        type(func) is cst.Attribute
-        and _holds_losses(func.value)
-        and not name[:1].isupper()
-        and not name.startswith("_")
-        and not words & (vocab.NOT_A_LOSS_CALL_WORDS | _CONTAINER_METHODS)
-    )
 
 
 def _is_torch_loss_base(qualified: str) -> bool:
