@@ -75,6 +75,9 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
         self.module: cst.Module | None = None
         self.sites: list[CallSite] = []
         self._asserts = 0
+        # the functions and classes around the last call visited, and whether one is a test's
+        self._around: tuple[tuple[cst.FunctionDef, ...], tuple[cst.ClassDef, ...]] = ((), ())
+        self._in_test_definition = False
         self._operands: dict[cst.Call, LossOperands | None] = {}
         self._tested: dict[cst.FunctionDef, list[CallSite]] | None = None  # function -> the sites calling it
         LossUses.__init__(self)
@@ -91,11 +94,12 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         functions = self.enclosing.enclosing_functions()
-        in_test = (
-            self._asserts > 0
-            or any(_is_test_name(f.name.value) for f in functions)
-            or any(c.name.value.startswith("Test") for c in self.enclosing.enclosing_classes())
-        )
+        around = (functions, self.enclosing.enclosing_classes())
+        if around != self._around:  # the calls of one function share the answer: read once until it changes
+            self._around = around
+            self._in_test_definition = any(_is_test_name(f.name.value) for f in functions) or any(
+                c.name.value.startswith("Test") for c in around[1])
+        in_test = self._asserts > 0 or self._in_test_definition
         outer: cst.FunctionDef | cst.Module | None = functions[0] if functions else self.module
         if not functions and self.enclosing.innermost_class() is not None:
             outer = None  # a class body is not a scope of its own for the rules
