@@ -64,6 +64,8 @@ class Names(CallableResolution, BindingRecorder):
         # reads which calls hand a method's instance on, recorded per call visited without moving `_order`
         self._definitions: dict[int, tuple[int, int, Optional[cst.FunctionDef], cst.Call]] = {}
         self._calls_visited = 0
+        # id(call) -> (binding order and number of uses it was answered at, `method_on_instance`'s answer, the call)
+        self._on_instance: dict[int, tuple[int, int, Optional[cst.FunctionDef], cst.Call]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
@@ -78,6 +80,16 @@ class Names(CallableResolution, BindingRecorder):
             return known[2]
         found = super().definition_of(call)
         self._definitions[id(call)] = (self._order, self._calls_visited, found, call)
+        return found
+
+    def method_on_instance(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        # `definition_of` asks it of every call it finds no `def` for, and most parts ask it again right after
+        # (`names.definition_of(call) or method_of_instance(names, call)`): answered once while nothing is recorded
+        known = self._on_instance.get(id(call))
+        if known is not None and known[0] == self._order and known[1] == len(self.uses) and known[3] is call:
+            return known[2]
+        found = super().method_on_instance(call)
+        self._on_instance[id(call)] = (self._order, len(self.uses), found, call)
         return found
 
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
@@ -121,11 +133,16 @@ class Names(CallableResolution, BindingRecorder):
 
     def visit_Global(self, node: cst.Global) -> None:
         super().visit_Global(node)
-        self._reaching.clear()  # a declaration moves where names resolve without recording a binding
+        self._forget_resolved()
+
+    def _forget_resolved(self) -> None:
+        # a declaration moves where names resolve without recording a binding
+        self._reaching.clear()
+        self._on_instance.clear()
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         super().visit_Nonlocal(node)
-        self._reaching.clear()
+        self._forget_resolved()
 
     def single_value(self, name: cst.Name) -> Optional[cst.BaseExpression]:
         """The value a use holds when exactly one binding with a visible value reaches it."""
