@@ -280,7 +280,6 @@ class LossSources:
 
     def _resolve(self, call: cst.Call) -> LossCall | None:
         func = call.func
-        display = dotted_name(func) or "loss"
         if type(func) is cst.Call:  # `nn.MSELoss()(pred, target)`
             loss_class = self.constructor_name(func)
             if loss_class is None:
@@ -290,32 +289,32 @@ class LossSources:
         if type(func) is cst.Attribute and func.attr.value == "forward":
             held = self.held(func.value)  # `criterion.forward(pred, target)`
             if held is not None:
-                return LossCall(call, display, held.startswith("torch."), held)
+                return LossCall(call, _display(func), held.startswith("torch."), held)
         held = self.held(func)
         if held is not None:
-            return LossCall(call, display, held.startswith("torch."), held)
+            return LossCall(call, _display(func), held.startswith("torch."), held)
         used = self.instance_used_as_loss(call)
         if used is not None:
-            return LossCall(call, display, False, used)
+            return LossCall(call, _display(func), False, used)
         qualified = self.qualify(func)
         if qualified is not None:
             last = qualified.rsplit(".", 1)[-1]
             if is_loss_class_name(qualified):
                 return None  # constructing the module, not computing the loss
             if qualified.startswith("torch."):
-                return LossCall(call, display, True, qualified) if is_torch_loss_function(qualified) else None
+                return LossCall(call, _display(func), True, qualified) if is_torch_loss_function(qualified) else None
             # `from . import losses; losses.swd(a, b)`: a function of a project module of losses
             if self._loss_callee(last, func):
-                return LossCall(call, display, False, qualified)
+                return LossCall(call, _display(func), False, qualified)
             return None
         if type(func) is cst.Name and self._loss_callee(func.value, None):
-            return LossCall(call, display, False, func.value)
+            return LossCall(call, _display(func), False, func.value)
         if (
             type(func) is cst.Attribute
             and type(func.value) in NAMES_AND_ATTRIBUTES
             and self._loss_callee(func.attr.value, func)
         ):
-            return LossCall(call, display, False, func.attr.value)
+            return LossCall(call, _display(func), False, func.attr.value)
         return None
 
     def _loss_callee(self, name: str, func: cst.BaseExpression | None) -> bool:
@@ -459,6 +458,11 @@ class LossSources:
                 if any(read_names(arg.value) & derived for arg in call.args):
                     return "input"
         return None
+
+
+def _display(func: cst.BaseExpression) -> str:
+    """How a loss call's callee is shown (spelled only for the calls that are losses, not for every call)."""
+    return dotted_name(func) or "loss"
 
 
 def _is_torch_loss_base(qualified: str) -> bool:
