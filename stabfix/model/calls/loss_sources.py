@@ -151,7 +151,7 @@ class LossSources:
         self.imports = imports
         self.names = names
         self.project = project
-        self._resolved: dict[cst.Call, LossCall | None] = {}
+        self._resolved: dict[int, tuple[cst.Call, LossCall | None]] = {}  # id(call) -> (the call, `resolve`'s answer)
         self._roles: dict[tuple[cst.FunctionDef, str], str | None] = {}
         self._callee_names: dict[str, tuple[bool, bool]] = {}  # a callee's name -> `_loss_callee`'s reading of it
         # another file's function -> its positional parameters and those it uses as a loss target
@@ -167,9 +167,10 @@ class LossSources:
 
     def resolve(self, call: cst.Call) -> LossCall | None:
         """The loss `call` computes, by what its callee is; None when it is not a loss."""
-        if call not in self._resolved:
-            self._resolved[call] = self._resolve(call)
-        return self._resolved[call]
+        known = self._resolved.get(id(call))
+        if known is None or known[0] is not call:
+            known = self._resolved[id(call)] = (call, self._resolve(call))
+        return known[1]
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """What an expression names through the imports, honouring local shadowing."""
@@ -179,9 +180,10 @@ class LossSources:
 
     def self_class(self, receiver: cst.BaseExpression) -> cst.ClassDef | None:
         """The class whose instance `receiver` is when it is a method's own first parameter (`self`)."""
-        if type(receiver) is not cst.Name or receiver not in self.names.uses:
+        use = self.names.uses.get(receiver) if type(receiver) is cst.Name else None  # type: ignore[arg-type]
+        if use is None:
             return None
-        scope = self.names.uses[receiver].scope.resolving(receiver.value)
+        scope = use.scope.resolving(receiver.value)  # type: ignore[attr-defined]
         function = scope.node
         if type(function) is not cst.FunctionDef or scope.parent is None or not scope.parent.is_class:
             return None

@@ -244,7 +244,9 @@ class Names(CallableResolution, BindingRecorder):
             return f"{base}.{expr.attr.value}" if base is not None else None
         if expr_type is not cst.Name:
             return None
-        bindings = self.bindings_of(expr) if expr in self.uses else self._module_bindings(expr.value)
+        use = self.uses.get(expr)  # one lookup: a node's hash is a Python call
+        bindings = use.scope.resolving(expr.value).bindings.get(expr.value, []) if use is not None \
+            else self._module_bindings(expr.value)
         if not bindings:
             return None
         imported = {b.qualified for b in bindings if b.kind == "import"}
