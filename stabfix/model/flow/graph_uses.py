@@ -130,11 +130,16 @@ def cut_at_top(expr: cst.BaseExpression) -> bool:
 def reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
     """The names and attribute chains an expression reads (`self.losses`, `total`), in visiting order (an
     attribute chain, then the names in it)."""
-    # exact types (neither has a subclass): asked of every node of every bound value followed
-    return [
-        node for node in nodes(expr)
-        if type(node) is cst.Name or type(node) is cst.Attribute and dotted_name(node) is not None
-    ]
+    # `nodes`' walk inlined, by exact types (neither has a subclass): asked of every node of every bound value
+    found: list[cst.BaseExpression] = []
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Name or kind is cst.Attribute and dotted_name(node) is not None:
+            found.append(node)
+        stack.extend(reversed(children(node)))
+    return found
 
 
 def nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -103,6 +103,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         self._uses_by_scope: Optional[dict[str, dict[int, list[cst.Name]]]] = None  # name -> id(scope) -> uses
         self._within_sets: dict[int, set[int]] = {}  # id(node) -> `_nodes_within(node)`
         self._candidates_in: dict[int, list] = {}
+        self._resetting_by_loop: Optional[dict[int, list[cst.Call]]] = None
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
