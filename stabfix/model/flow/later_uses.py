@@ -96,7 +96,6 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         self.tree = tree
         self.module: Optional[cst.Module] = None
         self._parents: Optional[dict[int, cst.CSTNode]] = None
-        self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
         self._callers: Optional[dict[int, list[cst.Call]]] = None  # by the id of the file's function they run
         # root name -> id(class) -> dotted spelling -> the attribute chains so spelled in the class
         self._attributes_by_class: Optional[dict[str, dict[int, dict[str, list[cst.Attribute]]]]] = None
@@ -220,11 +219,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         return [node for node in by_class.get(id(cls), {}).get(spelled, []) if not self._is_target(node)]
 
     def _uses(self, name: str) -> list[cst.Name]:
-        if self._uses_by_name is None:
-            self._uses_by_name = {}
-            for use in self.names.uses:
-                self._uses_by_name.setdefault(use.value, []).append(use)
-        return self._uses_by_name.get(name, [])
+        return self.names.uses_named(name)
 
     def _uses_resolved_in(self, name: str, scope) -> list[cst.Name]:
         """The uses of `name` that resolve to the binding scope `scope`, in `_uses` order (every holder of a

@@ -66,6 +66,8 @@ class Names(CallableResolution, BindingRecorder):
         self._calls_visited = 0
         # id(call) -> (binding order and number of uses it was answered at, `method_on_instance`'s answer, the call)
         self._on_instance: dict[int, tuple[int, int, Optional[cst.FunctionDef], cst.Call]] = {}
+        # ((binding order, number of uses) it was built at, name -> its uses): `uses_named`
+        self._uses_by_name: Optional[tuple[tuple[int, int], dict[str, list[cst.Name]]]] = None
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
@@ -91,6 +93,16 @@ class Names(CallableResolution, BindingRecorder):
         found = super().method_on_instance(call)
         self._on_instance[id(call)] = (self._order, len(self.uses), found, call)
         return found
+
+    def uses_named(self, spelling: str) -> list[cst.Name]:
+        """The recorded uses of names spelled so, in the order they were recorded (the file's uses split by
+        name in one pass, again only once more have been recorded: ask after the traversal)."""
+        if self._uses_by_name is None or self._uses_by_name[0] != (self._order, len(self.uses)):
+            by_name: dict[str, list[cst.Name]] = {}
+            for use in self.uses:
+                by_name.setdefault(use.value, []).append(use)
+            self._uses_by_name = ((self._order, len(self.uses)), by_name)
+        return self._uses_by_name[1].get(spelling, [])
 
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
         """The scope a scope-opening node opens, or the scope a recorded Name use sits in."""
