@@ -147,14 +147,16 @@ class Names(CallableResolution, BindingRecorder):
         super().visit_Global(node)
         self._forget_resolved()
 
-    def _forget_resolved(self) -> None:
-        # a declaration moves where names resolve without recording a binding
-        self._reaching.clear()
-        self._on_instance.clear()
-
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         super().visit_Nonlocal(node)
         self._forget_resolved()
+
+    def _forget_resolved(self) -> None:
+        # a declaration moves where names resolve without recording a binding (nor moving `_order`)
+        self._reaching.clear()
+        self._on_instance.clear()
+        self._qualified.clear()
+        self._definitions.clear()
 
     def single_value(self, name: cst.Name) -> Optional[cst.BaseExpression]:
         """The value a use holds when exactly one binding with a visible value reaches it."""
