@@ -25,7 +25,7 @@ from stabfix.findings import Fix
 from stabfix.fixes.amp import TORCH_AMP_SINCE, legacy_import_fix, modern_amp_call, torch_spelling
 from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.domain.amp import LEGACY_APIS, LegacyUse
-from stabfix.model.source.imports import dotted_name
+from stabfix.model.source.imports import dotted_name, imported_names
 from stabfix.model.source.syntax import node_code
 
 _SHOWN_ARGS = 40
@@ -89,7 +89,12 @@ class DeprecatedCudaAmpApi(Checker):
                 rewritable[id(root)] = use
         planned: list[tuple[cst.BaseExpression, str, str]] = []
         own = {id(node) for alias in aliases for node in _names_in(alias)}
-        for name in names.uses:
+        # only a use spelled like a name the aliases bind can resolve to the import: those, in recorded order
+        bound = {local for local, _, alias in imported_names(statement) if any(alias is a for a in aliases)}
+        candidates = [use for local in bound for use in names.uses_named(local)]
+        if len(bound) > 1:
+            candidates.sort(key=lambda use: names.uses[use].order)
+        for name in candidates:
             if id(name) in own:
                 continue  # `autocast` in `from torch.cuda.amp import autocast` itself
             reaching = names.bindings_of(name)

@@ -151,8 +151,9 @@ class LossSources:
         self.imports = imports
         self.names = names
         self.project = project
-        self._resolved: dict[cst.Call, LossCall | None] = {}
+        self._resolved: dict[int, tuple[cst.Call, LossCall | None]] = {}  # id(call) -> (the call, `resolve`'s answer)
         self._roles: dict[tuple[cst.FunctionDef, str], str | None] = {}
+        self._callee_names: dict[str, tuple[bool, bool]] = {}  # a callee's name -> `_loss_callee`'s reading of it
         # another file's function -> its positional parameters and those it uses as a loss target
         self._foreign_roles: dict[str, Optional[tuple[tuple[str, ...], frozenset[str]]]] = {}
         # what every call of the file passes for a parameter (set by the `summaries` part; None: not followed)
@@ -166,9 +167,10 @@ class LossSources:
 
     def resolve(self, call: cst.Call) -> LossCall | None:
         """The loss `call` computes, by what its callee is; None when it is not a loss."""
-        if call not in self._resolved:
-            self._resolved[call] = self._resolve(call)
-        return self._resolved[call]
+        known = self._resolved.get(id(call))
+        if known is None or known[0] is not call:
+            known = self._resolved[id(call)] = (call, self._resolve(call))
+        return known[1]
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """What an expression names through the imports, honouring local shadowing."""
@@ -178,9 +180,10 @@ class LossSources:
 
     def self_class(self, receiver: cst.BaseExpression) -> cst.ClassDef | None:
         """The class whose instance `receiver` is when it is a method's own first parameter (`self`)."""
-        if type(receiver) is not cst.Name or receiver not in self.names.uses:
+        use = self.names.uses.get(receiver) if type(receiver) is cst.Name else None  # type: ignore[arg-type]
+        if use is None:
             return None
-        scope = self.names.uses[receiver].scope.resolving(receiver.value)
+        scope = use.scope.resolving(receiver.value)  # type: ignore[attr-defined]
         function = scope.node
         if type(function) is not cst.FunctionDef or scope.parent is None or not scope.parent.is_class:
             return None
@@ -279,7 +282,6 @@ class LossSources:
 
     def _resolve(self, call: cst.Call) -> LossCall | None:
         func = call.func
-        display = dotted_name(func) or "loss"
         if type(func) is cst.Call:  # `nn.MSELoss()(pred, target)`
             loss_class = self.constructor_name(func)
             if loss_class is None:
@@ -289,33 +291,46 @@ class LossSources:
         if type(func) is cst.Attribute and func.attr.value == "forward":
             held = self.held(func.value)  # `criterion.forward(pred, target)`
             if held is not None:
-                return LossCall(call, display, held.startswith("torch."), held)
+                return LossCall(call, _display(func), held.startswith("torch."), held)
         held = self.held(func)
         if held is not None:
-            return LossCall(call, display, held.startswith("torch."), held)
+            return LossCall(call, _display(func), held.startswith("torch."), held)
         used = self.instance_used_as_loss(call)
         if used is not None:
-            return LossCall(call, display, False, used)
+            return LossCall(call, _display(func), False, used)
         qualified = self.qualify(func)
         if qualified is not None:
             last = qualified.rsplit(".", 1)[-1]
             if is_loss_class_name(qualified):
                 return None  # constructing the module, not computing the loss
             if qualified.startswith("torch."):
-                return LossCall(call, display, True, qualified) if is_torch_loss_function(qualified) else None
+                return LossCall(call, _display(func), True, qualified) if is_torch_loss_function(qualified) else None
             # `from . import losses; losses.swd(a, b)`: a function of a project module of losses
-            if _is_loss_callee(last, func):
-                return LossCall(call, display, False, qualified)
+            if self._loss_callee(last, func):
+                return LossCall(call, _display(func), False, qualified)
             return None
-        if type(func) is cst.Name and _is_loss_callee(func.value, None):
-            return LossCall(call, display, False, func.value)
+        if type(func) is cst.Name and self._loss_callee(func.value, None):
+            return LossCall(call, _display(func), False, func.value)
         if (
             type(func) is cst.Attribute
             and type(func.value) in NAMES_AND_ATTRIBUTES
-            and _is_loss_callee(func.attr.value, func)
+            and self._loss_callee(func.attr.value, func)
         ):
-            return LossCall(call, display, False, func.attr.value)
+            return LossCall(call, _display(func), False, func.attr.value)
         return None
+
+    def _loss_callee(self, name: str, func: cst.BaseExpression | None) -> bool:
+        """A callee named for a loss, or a method of a module or object holding losses (`losses.swd`) that is
+        not a container method. What the name says is read once per name (every call of the file asks)."""
+        said = self._callee_names.get(name)
+        if said is None:
+            words = set(identifier_words(name))
+            said = self._callee_names[name] = (
+                is_loss_callee_name(name) or name in _TORCH_LOSS_FUNCTIONS,
+                not name[:1].isupper() and not name.startswith("_")
+                and not words & (vocab.NOT_A_LOSS_CALL_WORDS | _CONTAINER_METHODS),
+            )
+        return said[0] or (said[1] and type(func) is cst.Attribute and _holds_losses(func.value))
 
     def _plain_operands(self, call: cst.Call) -> LossOperands | None:
         loss = self.resolve(call)
@@ -447,18 +462,9 @@ class LossSources:
         return None
 
 
-def _is_loss_callee(name: str, func: cst.BaseExpression | None) -> bool:
-    if is_loss_callee_name(name) or name in _TORCH_LOSS_FUNCTIONS:
-        return True
-    # a method of a module or object holding losses (`losses.swd`), not a container method
-    words = set(identifier_words(name))
-    return (
-        type(func) is cst.Attribute
-        and _holds_losses(func.value)
-        and not name[:1].isupper()
-        and not name.startswith("_")
-        and not words & (vocab.NOT_A_LOSS_CALL_WORDS | _CONTAINER_METHODS)
-    )
+def _display(func: cst.BaseExpression) -> str:
+    """How a loss call's callee is shown (spelled only for the calls that are losses, not for every call)."""
+    return dotted_name(func) or "loss"
 
 
 def _is_torch_loss_base(qualified: str) -> bool:

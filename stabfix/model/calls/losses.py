@@ -75,7 +75,12 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
         self.module: cst.Module | None = None
         self.sites: list[CallSite] = []
         self._asserts = 0
-        self._operands: dict[cst.Call, LossOperands | None] = {}
+        # the functions and classes around the last call visited, and whether one is a test's
+        self._around: tuple[tuple[cst.FunctionDef, ...], tuple[cst.ClassDef, ...]] = ((), ())
+        self._in_test_definition = False
+        # id(call) -> (the call, its operands): by id, as a node's hash is a Python call (asked ~50k times a
+        # big file), the call kept so that its id is not reused
+        self._operands: dict[int, tuple[cst.Call, LossOperands | None]] = {}
         self._tested: dict[cst.FunctionDef, list[CallSite]] | None = None  # function -> the sites calling it
         LossUses.__init__(self)
 
@@ -91,11 +96,12 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         functions = self.enclosing.enclosing_functions()
-        in_test = (
-            self._asserts > 0
-            or any(_is_test_name(f.name.value) for f in functions)
-            or any(c.name.value.startswith("Test") for c in self.enclosing.enclosing_classes())
-        )
+        around = (functions, self.enclosing.enclosing_classes())
+        if around != self._around:  # the calls of one function share the answer: read once until it changes
+            self._around = around
+            self._in_test_definition = any(_is_test_name(f.name.value) for f in functions) or any(
+                c.name.value.startswith("Test") for c in around[1])
+        in_test = self._asserts > 0 or self._in_test_definition
         outer: cst.FunctionDef | cst.Module | None = functions[0] if functions else self.module
         if not functions and self.enclosing.innermost_class() is not None:
             outer = None  # a class body is not a scope of its own for the rules
@@ -105,10 +111,13 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
     def operands(self, call: cst.Call) -> LossOperands | None:
         """Prediction and target of a loss call (a same-file helper that uses an argument as a loss
         target counts as a loss of that argument); None when the call is not a loss."""
-        if call not in self._operands:
-            self._operands[call] = None  # a helper calling itself is not a loss of its own
-            self._operands[call] = self._find_operands(call)
-        return self._operands[call]
+        known = self._operands.get(id(call))
+        if known is not None and known[0] is call:
+            return known[1]
+        self._operands[id(call)] = (call, None)  # a helper calling itself is not a loss of its own
+        found = self._find_operands(call)
+        self._operands[id(call)] = (call, found)
+        return found
 
     def loss_sites(self) -> Iterator[tuple[CallSite, LossOperands]]:
         for site in self.sites:

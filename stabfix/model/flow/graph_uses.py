@@ -101,12 +101,12 @@ class GraphUses:
         spelled_reads = self._reads_of.get(id(expr))
         if spelled_reads is None:
             spelled_reads = self._reads_of[id(expr)] = [
-                (node, dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None) for node in reads(expr)
+                (node, dotted_name(node)) for node in reads(expr)
             ]
         for node, spelled in spelled_reads:
             if spelled in spellings:
                 return True
-            if isinstance(node, cst.Name) and depth < 6:
+            if type(node) is cst.Name and depth < 6:
                 for binding in self.names.reaching(node):
                     if id(binding) in seen:
                         continue
@@ -130,10 +130,16 @@ def cut_at_top(expr: cst.BaseExpression) -> bool:
 def reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
     """The names and attribute chains an expression reads (`self.losses`, `total`), in visiting order (an
     attribute chain, then the names in it)."""
-    return [
-        node for node in code_nodes(expr)
-        if isinstance(node, cst.Name) or isinstance(node, cst.Attribute) and dotted_name(node) is not None
-    ]
+    # `code_nodes`' walk inlined, by exact types (neither has a subclass): asked of every node of every bound value
+    found: list[cst.BaseExpression] = []
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Name or kind is cst.Attribute and dotted_name(node) is not None:
+            found.append(node)
+        stack.extend(reversed(code_children(node)))
+    return found
 
 
 def code_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

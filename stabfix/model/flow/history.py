@@ -56,7 +56,8 @@ class History:
         self._memo: dict[int, Optional[str]] = {}
         self._evidence: Optional[dict[int, str]] = None  # binding id -> origin, from how the name is used
         self._marked: set[cst.FunctionDef] = set()
-        self._switches_to_eval: dict[int, bool] = {}  # id(function) -> `switches_to_eval`
+        self._switches_to_eval: dict[int, bool] = {}  # id(function) -> `switches_to_eval`, asked inside it
+        self._evaluating: Optional[tuple[int, set[int]]] = None  # (calls read, ids of functions around an `.eval()`)
         self.uses = GraphUses(names, events)  # what a graph is used for: a backward pass or a return
 
     def mark_returned(self, function: cst.FunctionDef) -> None:
@@ -290,14 +291,17 @@ class History:
         """The function puts a module in eval mode (`model.eval()`): what it collects is an evaluation's output."""
         if function is None:
             return False
+        if function in self.names.scopes and function not in self.losses.enclosing.enclosing_functions():
+            # the traversal has left the function: every call in it is among the calls the losses part recorded,
+            # with the functions around it (asked for every accumulation site: the file's calls are read once)
+            if self._evaluating is None or self._evaluating[0] != len(self.losses.sites):
+                evaluating = {id(f) for site in self.losses.sites if _is_eval_switch(site.call) for f in site.functions}
+                self._evaluating = (len(self.losses.sites), evaluating)
+            return id(function) in self._evaluating[1]
         found = self._switches_to_eval.get(id(function))
-        if found is None:  # asked for every accumulation site of the function: walked once, up to the first
-            found = self._switches_to_eval[id(function)] = any(
-                isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "eval"
-                and not node.args for node in code_nodes(function)
-            )
+        if found is None:
+            found = self._switches_to_eval[id(function)] = any(_is_eval_switch(node) for node in code_nodes(function))
         return found
-
 
     # -- what a graph is used for (`flow/graph_uses.py`) ------------------------------------------------
     def feeds_backward(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None, after: int = -1) -> bool:
@@ -310,6 +314,13 @@ class History:
 
     def feeds_return(self, spellings: set[str], function: Optional[cst.FunctionDef], cls=None) -> bool:
         return self.uses.feeds_return(spellings, function, cls)
+
+
+def _is_eval_switch(node: cst.CSTNode) -> bool:
+    """`<module>.eval()` (exact types: asked of every node of a function)."""
+    return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "eval" \
+        and not node.args
+
 
 def _names_outside_tests(expr: cst.CSTNode, calls: bool = True) -> list[cst.Name]:
     """The variables an expression reads, not counting the conditions of `a if cond else b` (nor, with

@@ -13,10 +13,18 @@ import libcst as cst
 from stabfix.model.calls.events import Events, Step, stepped_optimizer
 from stabfix.model.calls.optimizers import OptimizerTracker
 from stabfix.model.source.node_fields import children
+from stabfix.model.source.tree_index import TreeIndex
 
 _RESETTING_METHODS = frozenset({"zero_", "clear", "fill_"})
 Holder = cst.BaseExpression
 Loop = Union[cst.For, cst.While]
+_OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+_FEW_STEPS = 8  # up to this many optimizer steps, each is placed by its ancestors
+# what holds statements (an assignment is one): blocks, lines and compound statements but the definitions
+_STATEMENT_HOLDERS = frozenset({
+    cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine, cst.If, cst.Else, cst.For, cst.While,
+    cst.Try, cst.TryStar, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.With, cst.Match, cst.MatchCase,
+})
 
 
 class HolderResets:
@@ -25,6 +33,11 @@ class HolderResets:
     # kept by `LaterUses` (see there)
     events: Events
     optimizers: OptimizerTracker
+
+    # kept by `LaterUses`: id(loop) -> `_reset_candidates(loop)`; id(loop) -> the resetting calls in it; its tree
+    _candidates_in: dict[int, list]
+    _resetting_by_loop: Optional[dict[int, list[cst.Call]]]
+    tree: Optional[TreeIndex]
 
     if TYPE_CHECKING:
 
@@ -42,12 +55,17 @@ class HolderResets:
         if not carrying:
             return False
         outermost = carrying[-1]
-        in_loop = self._nodes_within(outermost.body)  # a set: a script's every cell steps at module level
-        steps = [
+        candidates = [
             event for event in self.events.in_function(function, "step")
-            if isinstance(event, Step) and not event.site.in_lambda and id(event.node) in in_loop
-            and stepped_optimizer(event, self.optimizers, self.events) is not None
+            if isinstance(event, Step) and not event.site.in_lambda
         ]
+        if len(candidates) > _FEW_STEPS:
+            in_loop = self._nodes_within(outermost.body)  # a set: a script's every cell steps at module level
+            steps = [event for event in candidates if id(event.node) in in_loop
+                     and stepped_optimizer(event, self.optimizers, self.events) is not None]
+        else:  # a function's one or two steps: their ancestors, not a set of the whole loop's nodes
+            steps = [event for event in candidates if self._within(event.node, outermost.body)
+                     and stepped_optimizer(event, self.optimizers, self.events) is not None]
         if not steps:
             return False
         resets = self._resets(holder, outermost)
@@ -56,30 +74,74 @@ class HolderResets:
     def _resets(self, holder: Holder, region: cst.CSTNode) -> list[cst.CSTNode]:
         """Statements in `region` that give the holder a fresh value or empty it in place."""
         found: list[cst.CSTNode] = []
-        for node in self._walk(region):
-            if isinstance(node, cst.Assign) and any(_same(t.target, holder) for t in node.targets):
-                if not _mentions(node.value, holder):
-                    found.append(node)
-            elif isinstance(node, cst.Assign) and any(_unpacked_fresh(t.target, node.value, holder) for t in node.targets):
-                found.append(node)  # `running_loss, num_tokens = 0, 0`
-            elif isinstance(node, cst.AugAssign) and _same(node.target, holder):
-                if isinstance(node.operator, cst.SubtractAssign) and _same(node.value, holder):
-                    found.append(node)  # `tr_loss -= tr_loss`
-                elif isinstance(node.operator, cst.MultiplyAssign) and _is_zero(node.value):
-                    found.append(node)
-            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-                if node.func.attr.value in _RESETTING_METHODS and _same(node.func.value, holder):
-                    if node.func.attr.value != "fill_" or (node.args and _is_zero(node.args[0].value)):
+        for node in self._reset_candidates(region):
+            if type(node) is cst.Assign:
+                if any(_same(t.target, holder) for t in node.targets):
+                    if not _mentions(node.value, holder):
                         found.append(node)
+                elif any(_unpacked_fresh(t.target, node.value, holder) for t in node.targets):
+                    found.append(node)  # `running_loss, num_tokens = 0, 0`
+            elif type(node) is cst.AugAssign:
+                if _same(node.target, holder):
+                    if isinstance(node.operator, cst.SubtractAssign) and _same(node.value, holder):
+                        found.append(node)  # `tr_loss -= tr_loss`
+                    elif isinstance(node.operator, cst.MultiplyAssign) and _is_zero(node.value):
+                        found.append(node)
+            elif _same(node.func.value, holder):  # `holder.zero_()`, `.clear()`, `.fill_(...)`
+                if node.func.attr.value != "fill_" or (node.args and _is_zero(node.args[0].value)):
+                    found.append(node)
         return found
 
-    def _walk(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        stack = [node]
+    def _reset_candidates(self, region: cst.CSTNode) -> list:
+        """The assignments, augmented assignments and calls of a resetting method in `region`, outside
+        the functions and classes defined in it, in no particular order (every holder updated in a loop
+        asks: found once a loop). An assignment is a statement: only the blocks and compound statements
+        are walked, not the expressions in them; the calls come from the file's list of calls."""
+        found = self._candidates_in.get(id(region))
+        if found is None:
+            found = self._candidates_in[id(region)] = []
+            if self.tree is None or self.tree.module is None:
+                self._walk_candidates(region, found)
+                return found
+            stack = [region]
+            while stack:
+                node = stack.pop()
+                for child in children(node):
+                    kind = type(child)
+                    if kind is cst.Assign or kind is cst.AugAssign:
+                        found.append(child)
+                    elif kind in _STATEMENT_HOLDERS:
+                        stack.append(child)
+            found.extend(self._resetting_calls().get(id(region), ()))
+        return found
+
+    def _resetting_calls(self) -> dict[int, list[cst.Call]]:
+        """id(loop) -> the calls of a resetting method in it, not inside a function, class or lambda of it."""
+        if self._resetting_by_loop is None:
+            self._resetting_by_loop = {}
+            for call in self.tree.calls:  # type: ignore[union-attr]
+                if type(call.func) is not cst.Attribute or call.func.attr.value not in _RESETTING_METHODS:
+                    continue
+                for ancestor in self.ancestors(call):
+                    kind = type(ancestor)
+                    if kind in _OWN_SCOPES:
+                        break
+                    if kind is cst.For or kind is cst.While:
+                        self._resetting_by_loop.setdefault(id(ancestor), []).append(call)
+        return self._resetting_by_loop
+
+    def _walk_candidates(self, region: cst.CSTNode, found: list) -> None:
+        """`_reset_candidates` by a walk of every node of the region (a tree no traversal indexed)."""
+        stack = [region]
         while stack:
-            current = stack.pop()
-            yield current
-            if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or current is node:
-                stack.extend(children(current))
+            node = stack.pop()
+            kind = type(node)
+            if kind is cst.Assign or kind is cst.AugAssign:
+                found.append(node)
+            elif kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _RESETTING_METHODS:
+                found.append(node)
+            if kind not in _OWN_SCOPES or node is region:
+                stack.extend(children(node))
 
     def _covers(self, reset: cst.CSTNode, step: cst.CSTNode, site: cst.CSTNode) -> bool:
         """The reset runs whenever the step does, in a loop that carries the site."""

@@ -96,11 +96,13 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         self.tree = tree
         self.module: Optional[cst.Module] = None
         self._parents: Optional[dict[int, cst.CSTNode]] = None
-        self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
         self._callers: Optional[dict[int, list[cst.Call]]] = None  # by the id of the file's function they run
-        self._attributes_by_class: Optional[dict[int, dict[str, list[cst.Attribute]]]] = None
+        # root name -> id(class) -> dotted spelling -> the attribute chains so spelled in the class
+        self._attributes_by_class: Optional[dict[str, dict[int, dict[str, list[cst.Attribute]]]]] = None
         self._uses_by_scope: Optional[dict[str, dict[int, list[cst.Name]]]] = None  # name -> id(scope) -> uses
         self._within_sets: dict[int, set[int]] = {}  # id(node) -> `_nodes_within(node)`
+        self._candidates_in: dict[int, list] = {}
+        self._resetting_by_loop: Optional[dict[int, list[cst.Call]]] = None
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -189,29 +191,35 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         return use is not None and use.scope.resolving(root.value).parent is None
 
     def _attribute_reads(self, cls: cst.ClassDef, spelled: str) -> list[cst.CSTNode]:
-        """The reads of the dotted attribute `spelled` in the class, from one walk of the class for all
-        its holders (an attribute spelled so never holds another of the same spelling)."""
+        """The reads of the dotted attribute `spelled` in the class (an attribute spelled so never holds
+        another of the same spelling). Every such chain starts at a recorded use of its root name (`self`)
+        whose scope lies in the class's (which covers all of the class's node, its bases and decorators
+        too): the uses of the root name are followed up their chains once for every class, not each
+        class's code walked."""
+        root = spelled.split(".", 1)[0]
         if self._attributes_by_class is None:
             self._attributes_by_class = {}
-        by_spelling = self._attributes_by_class.get(id(cls))
-        if by_spelling is None:
-            by_spelling = self._attributes_by_class[id(cls)] = {}
-            stack: list[cst.CSTNode] = [cls]
-            while stack:
-                node = stack.pop()
-                if isinstance(node, cst.Attribute):
-                    dotted = dotted_name(node)
-                    if dotted is not None:
-                        by_spelling.setdefault(dotted, []).append(node)
-                stack.extend(children(node))
-        return [node for node in by_spelling.get(spelled, []) if not self._is_target(node)]
+        by_class = self._attributes_by_class.get(root)
+        if by_class is None:
+            by_class = self._attributes_by_class[root] = {}
+            for use in self._uses(root):
+                chain: list[tuple[str, cst.Attribute]] = []
+                node, parent, spelling = use, self.parent(use), root
+                while type(parent) is cst.Attribute and parent.value is node:
+                    spelling = f"{spelling}.{parent.attr.value}"
+                    chain.append((spelling, parent))
+                    node, parent = parent, self.parent(parent)
+                scope = self.names.uses[use].scope if chain else None
+                while scope is not None:
+                    if scope.is_class:
+                        by_spelling = by_class.setdefault(id(scope.node), {})
+                        for spelling, attribute in chain:
+                            by_spelling.setdefault(spelling, []).append(attribute)
+                    scope = scope.parent
+        return [node for node in by_class.get(id(cls), {}).get(spelled, []) if not self._is_target(node)]
 
     def _uses(self, name: str) -> list[cst.Name]:
-        if self._uses_by_name is None:
-            self._uses_by_name = {}
-            for use in self.names.uses:
-                self._uses_by_name.setdefault(use.value, []).append(use)
-        return self._uses_by_name.get(name, [])
+        return self.names.uses_named(name)
 
     def _uses_resolved_in(self, name: str, scope) -> list[cst.Name]:
         """The uses of `name` that resolve to the binding scope `scope`, in `_uses` order (every holder of a

@@ -39,6 +39,8 @@ class Value:
         facts that silence a finding (host, constant...) are kept when any binding shows them."""
         if not values:
             return Value()
+        if len(values) == 1:
+            return values[0]  # each fact as it is (a name with one binding reaching it: the usual case)
         anyof = {name: any(getattr(v, name) for v in values) for name in _FACTS}
         anyof["not_tensor"] = all(v.not_tensor for v in values)
         anyof["metadata"] = all(v.metadata for v in values)

@@ -137,7 +137,7 @@ class BindingRecorder(Regions):
         self._order += 1
         binding = Binding(
             name, kind, node, here, self._order, value, element, position, qualified,
-            tuple(self._suites[-1]), self._branch_depth[-1] > 0, self._grad_off[-1],
+            self._suites[-1], self._branch_depth[-1] > 0, self._grad_off[-1],
         )
         if name in here.declared_nonlocal and here.parent is not None:
             here = here.parent.resolving(name)
@@ -203,7 +203,7 @@ class BindingRecorder(Regions):
         attribute = target.attr.value
         binding = Binding(
             attribute, "unpack" if position else kind, node, self._stack[-1], self._order, value,
-            element if position else None, position, None, tuple(self._suites[-1]), self._branch_depth[-1] > 0,
+            element if position else None, position, None, self._suites[-1], self._branch_depth[-1] > 0,
             self._grad_off[-1],
         )
         self.self_attributes.setdefault(owner, {}).setdefault(attribute, []).append(binding)
@@ -219,7 +219,7 @@ class BindingRecorder(Regions):
         self._order += 1
         binding = Binding(
             target.attr.value, "unpack" if position else kind, node, self._stack[-1], self._order, value,
-            element if position else None, position, None, tuple(self._suites[-1]), self._branch_depth[-1] > 0,
+            element if position else None, position, None, self._suites[-1], self._branch_depth[-1] > 0,
             self._grad_off[-1],
         )
         key = (function.name.value, params.index(target.value.value))
@@ -300,7 +300,7 @@ class BindingRecorder(Regions):
     def visit_Name(self, node: cst.Name) -> None:
         if self._stack:
             self._order += 1
-            self.uses[node] = Use(self._stack[-1], self._order, tuple(self._suites[-1]), self._grad_off[-1])
+            self.uses[node] = Use(self._stack[-1], self._order, self._suites[-1], self._grad_off[-1])
 
     def leave_Attribute_attr(self, node: cst.Attribute) -> None:
         self.uses.pop(node.attr, None)  # `x.attr`: only `x` is a variable

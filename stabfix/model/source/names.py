@@ -51,18 +51,23 @@ class Names(CallableResolution, BindingRecorder):
     def __init__(self) -> None:
         super().__init__()
         self._index_stamp = -1
-        # id(use) -> ((its scope, how many bindings of its name it had), the ones reaching it): `reaching` is asked
+        # id(use) -> (binding order and number of uses it was answered at, the use, (its scope, how many
+        # bindings of its name it had) or None for a closure's, the ones reaching it): `reaching` is asked
         # again for the same use by every query that follows a value back (in a script whose cells
         # rebind the same names, once per earlier cell), and each answer scans all of the name's bindings
-        self._reaching: dict[int, tuple[tuple[int, int], list[Binding]]] = {}
+        self._reaching: dict[int, tuple[int, int, cst.Name, Optional[tuple[int, int]], list[Binding]]] = {}
         self._index: tuple[dict[int, list[Binding]], dict[int, list[Binding]], dict[str, list[int]]] = ({}, {}, {})
         # id(expression) -> (the binding order it was answered at, what it names, the expression, kept so
         # that its id is not reused): parts and rules qualify the same calls again (a dozen times each)
         self._qualified: dict[int, tuple[int, Optional[str], cst.BaseExpression]] = {}
-        # id(call) -> ((binding order, calls visited), the `def` it runs, the call): `definition_of` also
+        # id(call) -> (binding order, calls visited, the `def` it runs, the call): `definition_of` also
         # reads which calls hand a method's instance on, recorded per call visited without moving `_order`
-        self._definitions: dict[int, tuple[tuple[int, int], Optional[cst.FunctionDef], cst.Call]] = {}
+        self._definitions: dict[int, tuple[int, int, Optional[cst.FunctionDef], cst.Call]] = {}
         self._calls_visited = 0
+        # id(call) -> (binding order and number of uses it was answered at, `method_on_instance`'s answer, the call)
+        self._on_instance: dict[int, tuple[int, int, Optional[cst.FunctionDef], cst.Call]] = {}
+        # ((binding order, number of uses) it was built at, name -> its uses): `uses_named`
+        self._uses_by_name: Optional[tuple[tuple[int, int], dict[str, list[cst.Name]]]] = None
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
@@ -72,13 +77,32 @@ class Names(CallableResolution, BindingRecorder):
     def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         # asked of the same call by many parts and rules (8 times a call in a big training file): answered
         # once for each state of what it reads (bindings, uses and hand-overs only grow)
-        stamp = (self._order, self._calls_visited)
         known = self._definitions.get(id(call))
-        if known is not None and known[0] == stamp and known[2] is call:
-            return known[1]
+        if known is not None and known[0] == self._order and known[1] == self._calls_visited and known[3] is call:
+            return known[2]
         found = super().definition_of(call)
-        self._definitions[id(call)] = (stamp, found, call)
+        self._definitions[id(call)] = (self._order, self._calls_visited, found, call)
         return found
+
+    def method_on_instance(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        # `definition_of` asks it of every call it finds no `def` for, and most parts ask it again right after
+        # (`names.definition_of(call) or method_of_instance(names, call)`): answered once while nothing is recorded
+        known = self._on_instance.get(id(call))
+        if known is not None and known[0] == self._order and known[1] == len(self.uses) and known[3] is call:
+            return known[2]
+        found = super().method_on_instance(call)
+        self._on_instance[id(call)] = (self._order, len(self.uses), found, call)
+        return found
+
+    def uses_named(self, spelling: str) -> list[cst.Name]:
+        """The recorded uses of names spelled so, in the order they were recorded (the file's uses split by
+        name in one pass, again only once more have been recorded: ask after the traversal)."""
+        if self._uses_by_name is None or self._uses_by_name[0] != (self._order, len(self.uses)):
+            by_name: dict[str, list[cst.Name]] = {}
+            for use in self.uses:
+                by_name.setdefault(use.value, []).append(use)
+            self._uses_by_name = ((self._order, len(self.uses)), by_name)
+        return self._uses_by_name[1].get(spelling, [])
 
     def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
         """The scope a scope-opening node opens, or the scope a recorded Name use sits in."""
@@ -98,19 +122,41 @@ class Names(CallableResolution, BindingRecorder):
     def reaching(self, name: cst.Name) -> list[Binding]:
         """The bindings that may hold at a use: the last unconditional one before it and any
         conditional ones after that; in a loop, bindings later in the same loop reach the use too."""
+        known = self._reaching.get(id(name))
+        if known is not None and known[0] == self._order and known[1] == len(self.uses) and known[2] is name:
+            # nothing recorded (nor a use dropped) since: the same answer (for good once the traversal is over)
+            return known[4] if known[3] is None else list(known[4])
         use = self.uses.get(name)
         if use is None:
             return []
         scope = use.scope.resolving(name.value)
-        bindings = scope.bindings.get(name.value, [])
+        bindings = scope.bindings.get(name.value)
         if scope is not use.scope:
+            if bindings is None:
+                return []
+            self._reaching[id(name)] = (self._order, len(self.uses), name, None, bindings)
             return bindings  # a closure or global: any of them, whenever it is called
+        if bindings is None:
+            bindings = []
         stamp = (id(scope), len(bindings))  # bindings are only added, in source order
-        known = self._reaching.get(id(name))
-        if known is None or known[0] != stamp:
-            known = (stamp, reaching_use(bindings, use))
-            self._reaching[id(name)] = known
-        return list(known[1])
+        answer = known[4] if known is not None and known[3] == stamp and known[2] is name else reaching_use(bindings, use)
+        self._reaching[id(name)] = (self._order, len(self.uses), name, stamp, answer)
+        return list(answer)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        super().visit_Global(node)
+        self._forget_resolved()
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        super().visit_Nonlocal(node)
+        self._forget_resolved()
+
+    def _forget_resolved(self) -> None:
+        # a declaration moves where names resolve without recording a binding (nor moving `_order`)
+        self._reaching.clear()
+        self._on_instance.clear()
+        self._qualified.clear()
+        self._definitions.clear()
 
     def single_value(self, name: cst.Name) -> Optional[cst.BaseExpression]:
         """The value a use holds when exactly one binding with a visible value reaches it."""
@@ -212,7 +258,9 @@ class Names(CallableResolution, BindingRecorder):
             return f"{base}.{expr.attr.value}" if base is not None else None
         if expr_type is not cst.Name:
             return None
-        bindings = self.bindings_of(expr) if expr in self.uses else self._module_bindings(expr.value)
+        use = self.uses.get(expr)  # one lookup: a node's hash is a Python call
+        bindings = use.scope.resolving(expr.value).bindings.get(expr.value, []) if use is not None \
+            else self._module_bindings(expr.value)
         if not bindings:
             return None
         imported = {b.qualified for b in bindings if b.kind == "import"}

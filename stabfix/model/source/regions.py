@@ -37,7 +37,9 @@ class Regions(cst.BatchableCSTVisitor):
 
     def __init__(self) -> None:
         super().__init__()
-        self._suites: list[list[int]] = []  # per scope: ids of the open blocks
+        # per scope: ids of the open blocks, outermost first (a tuple each: every binding and use of the block
+        # keeps it as it is, one object for all of them)
+        self._suites: list[tuple[int, ...]] = []
         self._branch_depth: list[int] = []  # per scope: open if/else/except/match/loop bodies
         self._grad_off: list[bool] = []  # per scope: autograd is off here
         self.grad_off_functions: set[cst.FunctionDef] = set()
@@ -46,7 +48,7 @@ class Regions(cst.BatchableCSTVisitor):
         self._grad_off_makers: set[cst.CSTNode] = set()
 
     def _open_regions(self, node: ScopeNode, grad_off: bool) -> None:
-        self._suites.append([])
+        self._suites.append(())
         self._branch_depth.append(0)
         # comprehensions and lambdas run where they are written; a def runs where it is called
         inherited = bool(self._grad_off) and self._grad_off[-1] and type(node) is not cst.FunctionDef
@@ -123,20 +125,20 @@ class Regions(cst.BatchableCSTVisitor):
     # -- blocks: which suites and branches a binding sits in ------------------------------------------
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         if self._suites:
-            self._suites[-1].append(id(node))
+            self._suites[-1] += (id(node),)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         if self._suites and self._suites[-1]:
-            self._suites[-1].pop()
+            self._suites[-1] = self._suites[-1][:-1]
 
     # a one-line body (`if c: x = 1`) is a block too: its bindings run only when its branch does
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         if self._suites:
-            self._suites[-1].append(id(node))
+            self._suites[-1] += (id(node),)
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         if self._suites and self._suites[-1]:
-            self._suites[-1].pop()
+            self._suites[-1] = self._suites[-1][:-1]
 
     # libcst finds visitor methods by their __name__, so each branch kind gets its own pair
     def _enter_branch(self) -> None:
