@@ -32,7 +32,7 @@ from stabfix.findings import Fix
 from stabfix.shape import Shape
 from stabfix.shape_queries import loops_contain
 from stabfix.model.calls.events import LocalCall
-from stabfix.model.source.node_fields import visit_readonly
+from stabfix.model.source.syntax import preorder
 from stabfix.model.training.modes import Switch, in_harness, owns, within
 from stabfix.model.training.step_frames import loop_header
 from stabfix.model.training.trained_modules import forwarded_with_grad, is_trained
@@ -190,15 +190,4 @@ def _leaves(region: list[cst.CSTNode]) -> bool:
 
 
 def _names(expr: cst.CSTNode) -> list[cst.Name]:
-    collector = _NameCollector()
-    visit_readonly(expr, collector)
-    return collector.found
-
-
-class _NameCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[cst.Name] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.found.append(node)
-
+    return [node for node in preorder(expr) if type(node) is cst.Name]
