@@ -67,9 +67,12 @@ class _Body:
 
 
 class AdapterFacts:
-    def __init__(self, module: cst.Module, names: Names) -> None:
+    def __init__(self, module: cst.Module, names: Names, calls: Optional[list[cst.Call]] = None) -> None:
+        """`calls`: every call of the module (`TreeIndex.calls`), where the traversal listed them."""
         self.names = names
         self.module = module
+        self._calls = calls
+        self._adapters_shown: Optional[bool] = None
         self.classes: dict[str, cst.ClassDef] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
         for node in _definitions(module, names):
@@ -88,6 +91,8 @@ class AdapterFacts:
         """How the code shows that the model `expr` holds adapter layers, or None: how it was built, an
         injector it is handed to, layers assigned into it (`model.fc = LoRA(model.fc)`, also through a
         loop over its blocks); a name or `self.<attr>` bound to another model is followed."""
+        if not self._shows_adapters():
+            return None
         if isinstance(expr, cst.Name) and expr.value == "self" and cls is not None:
             return f"`{cls.name.value}` builds adapter layers" if self._injects(cls) else None
         spelled = dotted_name(expr)
@@ -108,6 +113,23 @@ class AdapterFacts:
             if found is not None:
                 return found
         return None
+
+    def _shows_adapters(self) -> bool:
+        """Whether some call of the file builds an adapter layer or runs a builder named for adapters: every
+        piece of evidence `carries_adapters` gives is one of those (one pass over the calls, not a walk of
+        every function that builds an optimizer, where a file has none)."""
+        if self._adapters_shown is None:
+            named: dict[Optional[str], bool] = {}
+            shown = self._calls is None
+            for call in self._calls or ():
+                qualified = self.names.qualify(call.func)
+                if qualified not in named:
+                    named[qualified] = self._named_adapter(call) is not None
+                if named[qualified] or self._adapter_layer_call(call, qualified):
+                    shown = True
+                    break
+            self._adapters_shown = shown
+        return self._adapters_shown
 
     def _rooted_at(self, target: cst.BaseExpression, spelled: str) -> bool:
         """`model.fc` for `model`; `block.mlp` where `block` iterates over `model.blocks`."""
