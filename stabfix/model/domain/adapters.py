@@ -214,7 +214,7 @@ class AdapterFacts:
         params = {p.name.value for p in init.params.params[1:]}
         wrapped: set[str] = set()
         own: dict[str, int] = {}
-        for node in _walk(init.body):
+        for node in _statements(init.body):
             if isinstance(node, cst.Assign) and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
                 if not target.startswith("self."):
@@ -244,7 +244,7 @@ class AdapterFacts:
             return 0
         return sum(
             self._weights(node.value, depth + 1)
-            for node in _walk(init.body)
+            for node in _statements(init.body)
             if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)
             and (dotted_name(node.targets[0].target) or "").startswith("self.")
         )
@@ -413,6 +413,20 @@ def _definitions(module: cst.Module, names: Names) -> Iterator[cst.CSTNode]:
     if names.module_scope is not None and names.module_scope.node is module:
         return (node for node in names.scopes if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
     return (node for node in _walk(module) if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
+
+
+def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The statements under `node` (nested definitions too) in visiting order: `_walk` less what lies below a
+    line of simple statements (expressions, which hold no statement; most of a body's nodes)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        kind = type(current)
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            yield from current.body  # type: ignore[attr-defined]
+        else:
+            stack.extend(reversed(code_children(current)))
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
