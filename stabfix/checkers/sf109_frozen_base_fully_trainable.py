@@ -59,7 +59,7 @@ class FrozenBaseFullyTrainable(Checker):
                 built.append((call, source, *_position(source.model, names)))
         if not built:
             return
-        facts = AdapterFacts(original_node, names)
+        facts = AdapterFacts(original_node, names, self.model.tree.calls)
         for call, source, function, cls in built:
             evidence = facts.carries_adapters(source.model, function, cls)
             if evidence is None or facts.frozen_before(call, source.model, function, cls):

@@ -111,7 +111,7 @@ class _ScopeAnalysis:
 
     # shape 2: two calls on one prediction, references aliasing each other -----------------------------
     def _references_alias_each_other(self, reported: set[int]) -> list[_Pending]:
-        calls = sorted(self.by_name + self.by_usage, key=lambda item: self.order[item[0].call])
+        calls = sorted(self.by_name + self.by_usage, key=lambda item: self.order[id(item[0].call)])
         described = []
         for site, loss in calls:
             operands = self.values.operands(site, loss)
@@ -144,7 +144,7 @@ class _ScopeAnalysis:
         return found
 
     def _prediction_changes(self, prediction: LossOperand, first: CallSite, second: CallSite) -> bool:
-        return self.values.tensors.changes_between(prediction.expr, prediction.value, self.order[first.call], self.order[second.call])
+        return self.values.tensors.changes_between(prediction.expr, prediction.value, self.order[id(first.call)], self.order[id(second.call)])
 
 
 def _call_text(call: cst.Call, loss: LossCall) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import libcst as cst
 
 from stabfix.checker import Checker
-from stabfix.model.flow.gradient_use import contains, names_in, target_roots
+from stabfix.model.flow.gradient_use import contains, inside, names_in, target_roots
 from stabfix.model.flow.graph_cuts import Cut, Reenabled
 from stabfix.model.flow.history import LOSS
 from stabfix.model.functions.summary_facts import LEAF_SETTER
@@ -130,12 +130,12 @@ class PredictionCutFromGraph(Checker):
             prediction = loss.prediction
             if prediction is None:
                 continue
-            if contains(prediction, cut.node) or (names and target_roots(prediction, imports) & names):
+            if inside(cut.node, prediction, self.model.tree.parent) or (names and target_roots(prediction, imports) & names):
                 return f"the prediction of `{_text(loss.call)}`"
         for call in facts.calls:
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "backward" and not call.args:
-                if contains(func.value, cut.node) or (
+                if inside(cut.node, func.value, self.model.tree.parent) or (
                     isinstance(func.value, cst.Name) and func.value.value in names and self._after(func.value, cut)
                 ):
                     return f"backpropagated by `{_text(call)}`"
@@ -143,7 +143,7 @@ class PredictionCutFromGraph(Checker):
         if function is None:
             return None
         returns = self.model.names.returns.get(function, [])
-        if not any(names & names_in(value) or contains(value, cut.node) for value in returns):
+        if not any(names & names_in(value) or inside(cut.node, value, self.model.tree.parent) for value in returns):
             return None
         if function.name.value == "forward":
             return "returned from `forward` (so is every loss on the module's output)"

@@ -177,34 +177,35 @@ def _terms(expr: cst.BaseExpression, names: Names, qualify: Qualify, found: set[
         return
     seen.add(id(expr))
     nxt = depth + 1
-    if isinstance(expr, cst.BinaryOperation):
+    kind = type(expr)  # exact types (libcst has no subclass of them): no ABC isinstance per miss
+    if kind is cst.BinaryOperation:
         _terms(expr.left, names, qualify, found, seen, nxt)
         _terms(expr.right, names, qualify, found, seen, nxt)
-    elif isinstance(expr, (cst.UnaryOperation, cst.Await)):
+    elif kind is cst.UnaryOperation or kind is cst.Await:
         _terms(expr.expression, names, qualify, found, seen, nxt)
-    elif isinstance(expr, cst.IfExp):
+    elif kind is cst.IfExp:
         _terms(expr.body, names, qualify, found, seen, nxt)
         _terms(expr.orelse, names, qualify, found, seen, nxt)
-    elif isinstance(expr, (cst.Tuple, cst.List)):
+    elif kind is cst.Tuple or kind is cst.List:
         for element in expr.elements:
             _terms(element.value, names, qualify, found, seen, nxt)
-    elif isinstance(expr, cst.Subscript):
+    elif kind is cst.Subscript:
         _terms(expr.value, names, qualify, found, seen, nxt)  # `self.energy_loss(...)["total"]`
-    elif isinstance(expr, cst.Name):
+    elif kind is cst.Name:
         for binding in names.bindings_of(expr):
             value = binding.bound_value if binding.kind != "augment" else binding.value
             if value is not None:
                 _terms(value, names, qualify, found, seen, nxt)
-    elif isinstance(expr, cst.Call):
+    elif kind is cst.Call:
         func = expr.func
         qualified = qualify(func) or ""
-        if isinstance(func, cst.Attribute) and func.attr.value in _PASS_THROUGH_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in _PASS_THROUGH_METHODS:
             _terms(func.value, names, qualify, found, seen, nxt)
             if func.attr.value in _ARITHMETIC_METHODS:
                 for arg in expr.args:
                     _terms(arg.value, names, qualify, found, seen, nxt)
         elif (
-            isinstance(func, cst.Name) and func.value in _PASS_THROUGH_BUILTINS and not names.bindings_of(func)
+            type(func) is cst.Name and func.value in _PASS_THROUGH_BUILTINS and not names.bindings_of(func)
         ) or qualified in _PASS_THROUGH_TORCH:
             for arg in expr.args:
                 _terms(arg.value, names, qualify, found, seen, nxt)

@@ -473,12 +473,14 @@ def _describe_uses(accumulator: Accumulator, writes: list[Event], names: Names, 
             _add_passes(accumulator, adds[id(node)], loops, names)
         if id(node) in adding_calls:
             _call_passes(accumulator, node, loops, names)
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _DECAYS:
-            if _refers_to(node.func.value, accumulator, names, loops) and node.func.attr.value != "div_":
-                accumulator.decayed = True
-        elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):
+        kind = type(node)  # exact types (see syntax.node_kinds): a failed isinstance with libcst's ABCs is a Python call
+        if kind is cst.Call:
+            if type(node.func) is cst.Attribute and node.func.attr.value in _DECAYS:
+                if _refers_to(node.func.value, accumulator, names, loops) and node.func.attr.value != "div_":
+                    accumulator.decayed = True
+        elif kind is cst.AugAssign and type(node.operator) is cst.MultiplyAssign:
             accumulator.decayed |= _refers_to(node.target, accumulator, names, loops)
-        elif isinstance(node, cst.Name) and id(node) not in in_adds and _is_holder_use(node, accumulator, names):
+        elif kind is cst.Name and id(node) not in in_adds and _is_holder_use(node, accumulator, names):
             _classify_use(node, parent, grandparent, accumulator, names, found)
 
 
@@ -588,11 +590,14 @@ def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional
     while stack:
         current, parent, grandparent, loops = stack.pop()
         yield current, parent, grandparent, loops
-        if isinstance(current, cst.Attribute):
+        kind = type(current)  # exact types (see syntax.node_kinds)
+        if kind is cst.Attribute:
             stack.append((current.value, current, parent, loops))
             continue
-        inner = loops + (current,) if isinstance(current, (cst.For, cst.While)) else loops
+        inner = loops + (current,) if kind is cst.For or kind is cst.While else loops
+        keyword = current.keyword if kind is cst.Arg else None
+        body = getattr(current, "body", None)
         for child in reversed(code_children(current)):
-            if isinstance(current, cst.Arg) and child is current.keyword:
+            if child is keyword and keyword is not None:
                 continue
-            stack.append((child, current, parent, inner if child is getattr(current, "body", None) else loops))
+            stack.append((child, current, parent, inner if child is body else loops))

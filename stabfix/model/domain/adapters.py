@@ -67,9 +67,12 @@ class _Body:
 
 
 class AdapterFacts:
-    def __init__(self, module: cst.Module, names: Names) -> None:
+    def __init__(self, module: cst.Module, names: Names, calls: Optional[list[cst.Call]] = None) -> None:
+        """`calls`: every call of the module (`TreeIndex.calls`), where the traversal listed them."""
         self.names = names
         self.module = module
+        self._calls = calls
+        self._adapters_shown: Optional[bool] = None
         self.classes: dict[str, cst.ClassDef] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
         for node in _definitions(module, names):
@@ -88,6 +91,8 @@ class AdapterFacts:
         """How the code shows that the model `expr` holds adapter layers, or None: how it was built, an
         injector it is handed to, layers assigned into it (`model.fc = LoRA(model.fc)`, also through a
         loop over its blocks); a name or `self.<attr>` bound to another model is followed."""
+        if not self._shows_adapters():
+            return None
         if isinstance(expr, cst.Name) and expr.value == "self" and cls is not None:
             return f"`{cls.name.value}` builds adapter layers" if self._injects(cls) else None
         spelled = dotted_name(expr)
@@ -108,6 +113,23 @@ class AdapterFacts:
             if found is not None:
                 return found
         return None
+
+    def _shows_adapters(self) -> bool:
+        """Whether some call of the file builds an adapter layer or runs a builder named for adapters: every
+        piece of evidence `carries_adapters` gives is one of those (one pass over the calls, not a walk of
+        every function that builds an optimizer, where a file has none)."""
+        if self._adapters_shown is None:
+            named: dict[Optional[str], bool] = {}
+            shown = self._calls is None
+            for call in self._calls or ():
+                qualified = self.names.qualify(call.func)
+                if qualified not in named:
+                    named[qualified] = self._named_adapter(call) is not None
+                if named[qualified] or self._adapter_layer_call(call, qualified):
+                    shown = True
+                    break
+            self._adapters_shown = shown
+        return self._adapters_shown
 
     def _rooted_at(self, target: cst.BaseExpression, spelled: str) -> bool:
         """`model.fc` for `model`; `block.mlp` where `block` iterates over `model.blocks`."""
@@ -192,7 +214,7 @@ class AdapterFacts:
         params = {p.name.value for p in init.params.params[1:]}
         wrapped: set[str] = set()
         own: dict[str, int] = {}
-        for node in _walk(init.body):
+        for node in _statements(init.body):
             if isinstance(node, cst.Assign) and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
                 if not target.startswith("self."):
@@ -201,15 +223,12 @@ class AdapterFacts:
                     wrapped.add(target)
                 elif isinstance(node.value, cst.Call) and self._weights(node.value):
                     own[target] = self._weights(node.value)
-        wrapped &= _run_as_layers(forward)  # a stored size or flag (`self.n_atoms = n_atoms`) wraps nothing
         if not wrapped or sum(own.values()) < 2:
             return False  # a gate (`x + self.alpha * self.fn(x)`) has one weight; a low-rank pair has two
-        used = _attributes_in(forward.body)
-        adds = any(
-            isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)
-            or isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign)
-            for node in _walk(forward.body)
-        )
+        layers, used, adds = _forward_reads(forward)
+        wrapped &= layers  # a stored size or flag (`self.n_atoms = n_atoms`) wraps nothing
+        if not wrapped:
+            return False
         return adds and bool(used & wrapped) and sum(own.get(name, 0) for name in used) >= 2
 
     def _weights(self, call: cst.Call, depth: int = 0) -> int:
@@ -225,7 +244,7 @@ class AdapterFacts:
             return 0
         return sum(
             self._weights(node.value, depth + 1)
-            for node in _walk(init.body)
+            for node in _statements(init.body)
             if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)
             and (dotted_name(node.targets[0].target) or "").startswith("self.")
         )
@@ -235,10 +254,11 @@ class AdapterFacts:
         local = self.classes.get(call.func.value) if isinstance(call.func, cst.Name) else None
         return local is not None and call.func.value in self.adapter_classes and self._freezes(local)
 
-    def _adapter_layer_call(self, call: cst.Call) -> bool:
+    def _adapter_layer_call(self, call: cst.Call, qualified: Optional[str] = "") -> bool:
+        """`qualified`: what the call's function names, where the caller has it."""
         if isinstance(call.func, cst.Name) and call.func.value in self.adapter_classes:
             return True
-        return (self.names.qualify(call.func) or "").startswith(_LIBRARY_LAYERS)
+        return ((self.names.qualify(call.func) if qualified == "" else qualified) or "").startswith(_LIBRARY_LAYERS)
 
     def _injects(self, scope: Optional[cst.CSTNode], depth: int = 0) -> bool:
         """Whether a function or class of the file builds adapter layers (itself or through its own calls)."""
@@ -275,37 +295,46 @@ class AdapterFacts:
         key = id(scope)
         if key not in self._bodies:
             body = self._bodies[key] = _Body()
-            for position, (node, guards) in enumerate(_ordered(scope)):
+            assigns: list[cst.Assign] = []  # may be set to adapter layers
+            skipped: list[cst.CSTNode] = []
+            for position, (node, guards) in enumerate(_ordered(scope, skipped)):
                 body.order[id(node)] = position
                 body.guards[id(node)] = guards
-                if isinstance(node, cst.Call):
-                    if self._adapter_layer_call(node):
+                if type(node) is cst.Call:
+                    qualified = self.names.qualify(node.func)
+                    if self._adapter_layer_call(node, qualified):
                         body.adapters.append(node)
                         if not isinstance(scope, cst.ClassDef) and self._self_freezing_layer(node):
                             body.freezes.append((node, frozenset()))  # the layer freezes what it wraps
-                    if self._freezing_call(node):
+                    if self._freezing_call(node, qualified):
                         body.freezes.append((node, guards))
                     elif self._callee(node) is not None:
                         body.calls.append((node, guards))
-                    elif self.names.qualify(node.func):
+                    elif qualified:
                         body.imported.append((node, guards))
-                elif isinstance(node, cst.Assign) and _sets_requires_grad_false(node):
+                elif _sets_requires_grad_false(node):  # type: ignore[arg-type]
                     body.freezes.append((node, guards))
-                elif isinstance(node, cst.Assign) and any(
-                    isinstance(child, cst.Call) and self._adapter_layer_call(child) for child in _walk(node.value)
-                ):
-                    body.adapter_targets.extend(t.target for t in node.targets)
+                else:
+                    assigns.append(node)  # type: ignore[arg-type]
+            # the walk met every call of an assigned value but those in the lambdas it skipped: with no
+            # adapter layer built among them, no value assigned builds one
+            if body.adapters or any(
+                type(child) is cst.Call and self._adapter_layer_call(child) for node in skipped for child in _walk(node)
+            ):
+                for assign in assigns:
+                    if any(type(child) is cst.Call and self._adapter_layer_call(child) for child in _walk(assign.value)):
+                        body.adapter_targets.extend(t.target for t in assign.targets)
         return self._bodies[key]
 
-    def _freezing_call(self, call: cst.Call) -> bool:
-        qualified = self.names.qualify(call.func) or ""
+    def _freezing_call(self, call: cst.Call, qualified: Optional[str] = "") -> bool:
+        qualified = (self.names.qualify(call.func) if qualified == "" else qualified) or ""
         if qualified in _FREEZING_CALLS or qualified.startswith("peft."):
             return True  # every peft model (`PeftModel(...)`, `get_peft_model`, tuners) freezes its base
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
             return bool(call.args) and not _is_true(call.args[0].value)
         last = (dotted_name(func) or "").rsplit(".", 1)[-1].lower()
-        if self._callee(call) is None and any(word in last for word in _FREEZE_WORDS):
+        if any(word in last for word in _FREEZE_WORDS) and self._callee(call) is None:
             return "unfreeze" not in last  # an imported `freeze_base(model)`, `model.freeze()`: trusted by name
         return False
 
@@ -325,26 +354,32 @@ def _is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
-def _run_as_layers(forward: cst.FunctionDef) -> set[str]:
-    """The `self.<attr>` chains `forward` uses as layers: called (`self.base(x)`) or read for their
-    weights (`F.linear(x, self.base.weight)`)."""
-    found = set()
+def _forward_reads(forward: cst.FunctionDef) -> tuple[set[str], set[str], bool]:
+    """In one walk of `forward`'s body: the `self.<attr>` chains it uses as layers, called (`self.base(x)`)
+    or read for their weights (`F.linear(x, self.base.weight)`); every attribute chain it spells; whether
+    it adds (`+`, `+=`)."""
+    layers, used, adds = set(), set(), False
     for node in _walk(forward.body):
-        if isinstance(node, cst.Call):
-            found.add(dotted_name(node.func) or "")
-        elif isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
-            found.add(dotted_name(node.value) or "")
-    return {name for name in found if name.startswith("self.")}
+        kind = type(node)
+        if kind is cst.Call:
+            layers.add(dotted_name(node.func) or "")
+        elif kind is cst.Attribute:
+            if node.attr.value in ("weight", "bias"):
+                layers.add(dotted_name(node.value) or "")
+            name = dotted_name(node)
+            if name:
+                used.add(name)
+        elif kind is cst.BinaryOperation:
+            adds = adds or type(node.operator) is cst.Add
+        elif kind is cst.AugAssign:
+            adds = adds or type(node.operator) is cst.AddAssign
+    return {name for name in layers if name.startswith("self.")}, used, adds
 
 
-def _attributes_in(node: cst.CSTNode) -> set[str]:
-    return {name for child in _walk(node) if isinstance(child, cst.Attribute) for name in [dotted_name(child) or ""] if name}
-
-
-def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
+def _ordered(scope: cst.CSTNode, skipped: list[cst.CSTNode]) -> Iterator[tuple[cst.CSTNode, Guards]]:
     """Calls and assignments of a function or class body in source order, each with the `if`, `try` and
     `while` statements it sits behind (a loop over parameters is no guard: it always runs, and a test
-    inside it only picks which parameters)."""
+    inside it only picks which parameters). The nested functions and lambdas it does not enter go to `skipped`."""
     body = scope.body if isinstance(scope, (cst.FunctionDef, cst.ClassDef)) else scope
     in_class = isinstance(scope, cst.ClassDef)
     # depth first in visiting order, with a stack (nested generators cost a step per level for every node)
@@ -357,6 +392,7 @@ def _ordered(scope: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Guards]]:
         if kind is cst.Call or kind is cst.Assign:
             yield node, guards
         elif kind in _DEFERRED and node is not scope and not in_class:
+            skipped.append(node)
             continue  # a nested function runs when it is called, not here (a class's methods all count)
         elif kind in _GUARDS and not in_params:
             guards = guards | {id(node)}
@@ -377,6 +413,20 @@ def _definitions(module: cst.Module, names: Names) -> Iterator[cst.CSTNode]:
     if names.module_scope is not None and names.module_scope.node is module:
         return (node for node in names.scopes if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
     return (node for node in _walk(module) if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
+
+
+def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The statements under `node` (nested definitions too) in visiting order: `_walk` less what lies below a
+    line of simple statements (expressions, which hold no statement; most of a body's nodes)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        kind = type(current)
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            yield from current.body  # type: ignore[attr-defined]
+        else:
+            stack.extend(reversed(code_children(current)))
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

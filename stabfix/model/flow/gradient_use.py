@@ -15,7 +15,7 @@ ever used?".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker, dotted_name
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import node_kinds
-from stabfix.model.source.node_fields import children
+from stabfix.model.source.node_fields import children, code_children
 
 # node types for `type(node) in ...` (see syntax.node_kinds)
 _STORES = node_kinds(cst.Attribute, cst.Subscript)
@@ -124,6 +124,17 @@ def contains(expr: cst.CSTNode, needle: cst.CSTNode) -> bool:
     return any(contains(child, needle) for child in children(expr))
 
 
+def inside(node: cst.CSTNode, expr: cst.CSTNode, parent: Callable[[cst.CSTNode], Optional[cst.CSTNode]]) -> bool:
+    """`contains(expr, node)` for a node the traversal met (it has a `parent`, `TreeIndex.parent`): up the
+    parents of `node` rather than through the whole subtree of `expr`."""
+    current: Optional[cst.CSTNode] = node
+    while current is not None:
+        if current is expr:
+            return True
+        current = parent(current)
+    return False
+
+
 def bare_names(expr: cst.BaseExpression) -> set[str]:
     """Names an expression hands over as they are: `x`, `(x, y)`, `[x]`, `{"k": x}`."""
     kind = type(expr)  # exact types (libcst has no subclass of them): no ABC isinstance for the other nodes
@@ -142,9 +153,16 @@ def bare_names(expr: cst.BaseExpression) -> set[str]:
 
 
 def names_in(expr: cst.CSTNode) -> set[str]:
-    if isinstance(expr, cst.Name):
-        return {expr.value}
-    return {name for child in children(expr) for name in names_in(child)}
+    """Every name spelled under `expr` (attribute names and keywords too): a walk without the trivia, which holds none."""
+    found = set()
+    stack = [expr]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name:
+            found.add(current.value)  # type: ignore[attr-defined]
+        else:
+            stack.extend(code_children(current))
+    return found
 
 
 @dataclass(eq=False)
@@ -271,7 +289,8 @@ class GradientFacts(cst.BatchableCSTVisitor):
                     facts.escaped |= handed
                     if handed:
                         facts.handovers.append((call, arg))
-            dotted = dotted_name(call.func) or ""
+            func = call.func  # `a.b.backward`: spelled as a dotted name (rendered only for a `.backward`)
+            backward = type(func) is cst.Attribute and func.attr.value == "backward" and dotted_name(func) is not None
             if qualified in _AUTOGRAD_GRAD:
                 # grad(outputs, inputs): everything but the first argument may be differentiated
                 for arg in call.args[1:]:
@@ -279,7 +298,7 @@ class GradientFacts(cst.BatchableCSTVisitor):
                 for arg in call.args[:1]:
                     if arg.keyword is not None and arg.keyword.value == "inputs":
                         facts.differentiated |= names_in(arg.value)
-            elif dotted.endswith(".backward") or qualified.startswith("torch.optim.") or qualified in (
+            elif backward or qualified.startswith("torch.optim.") or qualified in (
                 "torch.nn.Parameter",
                 "torch.nn.parameter.Parameter",
             ):

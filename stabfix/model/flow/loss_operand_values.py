@@ -37,7 +37,7 @@ class LossOperand:
 class ScopeLosses:
     by_name: list[tuple[CallSite, LossCall]]  # resolved by their callee
     by_usage: list[tuple[CallSite, LossCall]]  # recognised as terms of a loss
-    order: dict[cst.Call, int]  # every loss call of the scope -> its order
+    order: dict[int, int]  # id() of every loss call of the scope -> its order (a node's own hash is a Python call)
 
 
 class LossOperandValues:
@@ -52,7 +52,7 @@ class LossOperandValues:
             if site.outer is not None and not self.losses.in_test_code(site):
                 scopes.setdefault(site.outer, []).append(site)
         for scope, sites in scopes.items():
-            found = ScopeLosses([], [], {site.call: site.order for site in sites})
+            found = ScopeLosses([], [], {id(site.call): site.order for site in sites})
             usage = None
             for site in sites:
                 loss = self.losses.resolve(site.call)

@@ -115,7 +115,7 @@ class LazyInits:
         if not receiver or not self._is_method(method):
             return []
         blocks = []
-        for node in _own_nodes(method.body):
+        for node in _own_nodes(method.body, statements_only=True):
             if type(node) is cst.If and (attribute := emptiness_test(node.test, receiver)) is not None \
                     and self._fills(node.body, receiver, attribute, 0) \
                     and not self._empties(method, receiver, attribute, node.body, 0):
@@ -191,12 +191,13 @@ class LazyInits:
         return False
 
 
-def _own_nodes(root: cst.CSTNode, skip: Optional[cst.CSTNode] = None):
+def _own_nodes(root: cst.CSTNode, skip: Optional[cst.CSTNode] = None, statements_only: bool = False):
     """The nodes under `root` that run where it runs: not inside nested definitions (nor under `skip`),
     and no trivia (every caller looks for statements and calls). Exact type tests: libcst's node
-    classes are ABCs, whose isinstance costs a Python call per miss."""
+    classes are ABCs, whose isinstance costs a Python call per miss. `statements_only`: not below a
+    line of simple statements, where no compound statement (an `if`) can be, and most of a body's nodes are."""
     stack: list[cst.CSTNode] = [root]
-    definitions = DEFINITIONS
+    definitions = _SIMPLE_LINES if statements_only else DEFINITIONS
     while stack:
         node = stack.pop()
         if node is skip:
@@ -205,3 +206,6 @@ def _own_nodes(root: cst.CSTNode, skip: Optional[cst.CSTNode] = None):
         for child in code_children(node):
             if type(child) not in definitions:
                 stack.append(child)
+
+
+_SIMPLE_LINES = DEFINITIONS | {cst.SimpleStatementLine, cst.SimpleStatementSuite}

@@ -20,7 +20,7 @@ is cut just as well element by element in place: `h[0].detach_()` and `h[1].deta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Protocol, Union
+from typing import Iterator, Optional, Protocol, Union
 
 import libcst as cst
 
@@ -28,7 +28,7 @@ from stabfix.model.calls.events import Backward, Events
 from stabfix.model.calls.losses import read_names
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.scopes import instance_receiver
-from stabfix.model.source.node_fields import children, visit_readonly
+from stabfix.model.source.node_fields import children, code_children, visit_readonly
 from stabfix.model.source.syntax import node_code
 
 Loop = Union[cst.For, cst.While]
@@ -263,7 +263,7 @@ class CarriedStates(cst.BatchableCSTVisitor):
                 return length
         scopes = {id(b.scope): b.scope for b in bindings}.values()
         for other in (b for scope in scopes for found in scope.bindings.values() for b in found):
-            if other.kind == "unpack" and other.value is not None and _spelled(other.value) == state:
+            if other.kind == "unpack" and other.value is not None and _spells(other.value, state):
                 target = other.node.targets[0].target if isinstance(other.node, cst.Assign) else None
                 return len(target.elements) if isinstance(target, (cst.Tuple, cst.List)) else 0
         return None
@@ -327,20 +327,23 @@ class _CutFinder(cst.CSTVisitor):
 
 def _calls_itself(value: cst.BaseExpression, definition: cst.FunctionDef) -> bool:
     """`return tuple(repackage_hidden(v) for v in h)`: the recursive case of a detaching helper."""
-    return any(isinstance(n, cst.Name) and n.value == definition.name.value for n in _names(value))
+    name = definition.name.value
+    return any(type(n) is cst.Name and n.value == name for n in _nodes(value))
 
 
-def _names(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found = [node]
-    for child in children(node):
-        found.extend(_names(child))
-    return found
+def _nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and every node under it but the trivia (names and attributes are none), in visiting order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(code_children(current)))
 
 
 def _reads_attribute(expr: cst.CSTNode, attribute: str, receiver: str) -> bool:
     return any(
-        isinstance(n, cst.Attribute) and n.attr.value == attribute and isinstance(n.value, cst.Name) and n.value.value == receiver
-        for n in _names(expr)
+        type(n) is cst.Attribute and n.attr.value == attribute and type(n.value) is cst.Name and n.value.value == receiver
+        for n in _nodes(expr)
     )
 
 
@@ -355,6 +358,17 @@ def _receiver(binding: Binding) -> str:
 
 def _spelled(node: cst.CSTNode) -> str:
     return node_code(node)
+
+
+def _spells(node: cst.CSTNode, state: str) -> bool:
+    """`_spelled(node) == state` for a state spelled as a name or `self.<attr>`: a plain name compares its
+    identifier, and a call's text (with its parentheses) is never such a spelling; no text is rendered for either."""
+    kind = type(node)
+    if kind is cst.Name:
+        return not node.lpar and node.value == state  # type: ignore[attr-defined]
+    if kind is cst.Call and "(" not in state:
+        return False
+    return _spelled(node) == state
 
 
 
