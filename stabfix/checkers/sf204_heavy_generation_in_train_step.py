@@ -77,8 +77,8 @@ class HeavyGenerationInTrainStep(Checker):
             path = self.steps.step_path(site.frames)
             if path is None or path.kind == "callee":
                 continue  # in a helper, the step's call of the helper is what is reported
-            if not (generation.may_generate(site.node) if isinstance(site.node, cst.Call) else generation.decode_loop(site.node)):
-                continue  # most of a step's calls and loops: asked first, it spares them the gate queries below
+            if isinstance(site.node, cst.Call) and not generation.may_generate(site.node):
+                continue  # most of a step's calls: asked first, it spares them the gate queries below
             if gates.live_gates(self.steps, names, path):
                 continue
             if any(_contains(loop, site.node) for loop in inside):
@@ -97,7 +97,7 @@ class HeavyGenerationInTrainStep(Checker):
                     continue  # a step function of its own (`trainer.train_step(batch)`): reported inside it
                 why = generation.generation_call(site.node)
             else:
-                why = "decodes token by token"  # `decode_loop` said so above
+                why = "decodes token by token" if generation.decode_loop(site.node) else None
             if why is None:
                 continue
             function = next((f for f in reversed(site.frames) if isinstance(f, FunctionFrame)), None)
