@@ -102,6 +102,7 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         self._named_indexed = -1
         self._reach_cache: dict[int, tuple[bool, bool]] = {}
         self._receivers: dict[tuple[int, int], str] = {}  # (class, innermost function) ids -> `_receiver()`
+        self._body_at: tuple[Frame | None, Union[FunctionFrame, LoopFrame, None], bool] | None = None  # see `_body_and_gated`
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
@@ -239,7 +240,7 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
                     break
                 if isinstance(frame, BranchFrame):
                     frame.runs_backward = True
-        body = self._innermost_body()
+        body, gated = self._body_and_gated()
         if body is None:
             return
         facts = body.facts
@@ -250,15 +251,14 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         if on_name or (type(func.value) is cst.Name and func.value.value == self._receiver()):  # type: ignore[attr-defined]
             # `self.helper()`, any receiver name
             facts.own_calls.add(last)
-        if not any(
-            isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
-        ):
+        if not gated:
             facts.ungated_calls.add(last)
         if last in ("backward", "manual_backward") and on_attribute:
             facts.backward.append(node)
         elif last == "optimizer_step":
             facts.step_candidates.append(StepCall(None, None, always=True))
-        elif self.imports.qualify(func) == "torch.autograd.backward":
+        elif on_name and self.imports.qualify(func) == "torch.autograd.backward":
+            # (an attribute chain qualifies to a name ending in its own attribute: `.backward` is handled above)
             facts.backward.append(node)
         elif last == "step" and on_attribute:
             receiver = dotted_name(func.value)  # type: ignore[attr-defined]
@@ -275,18 +275,15 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         target = dotted_name(node.target)
         if target is None:
             return
-        body = self._innermost_body()
+        body, gated = self._body_and_gated()
         if isinstance(body, LoopFrame):
-            ungated = not any(
-                isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
-            )
-            body.facts.increments.append((target, ungated))
+            body.facts.increments.append((target, not gated))
         function = next((f for f in reversed(self._stack) if isinstance(f, FunctionFrame)), None)
         if function is not None and function.owner is not None and target.startswith("self."):
             function.owner.self_increments.add(target)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        body = self._innermost_body()
+        body = self._body_and_gated()[0]
         if body is not None:
             for target in node.targets:
                 body.facts.bound.update(name.value for name in target_names(target.target))
@@ -349,6 +346,21 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         if receiver is None:
             receiver = self._receivers[key] = method_receiver(cls, self.enclosing.enclosing_functions())
         return receiver
+
+    def _body_and_gated(self) -> tuple[Union[FunctionFrame, LoopFrame, None], bool]:
+        """The innermost function or loop body (see `_innermost_body`) and whether a gate stands between it
+        and the traversal, found once per frame on top of the stack: the frames under a frame never change
+        while it is there, and every call of the file asks."""
+        top = self._stack[-1] if self._stack else None
+        known = self._body_at
+        if known is not None and known[0] is top:
+            return known[1], known[2]
+        body = self._innermost_body()
+        gated = body is not None and any(
+            isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
+        )
+        self._body_at = (top, body, gated)
+        return body, gated
 
     def _innermost_body(self) -> Union[FunctionFrame, LoopFrame, None]:
         for frame in reversed(self._stack):
