@@ -83,6 +83,8 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         self.names = names  # the binding model, for what a local holds (`reads_memory`)
         self.values = values  # what an argument is: a live loss handed over with the optimizer (`hands_over_update`)
         self._place: list[cst.CSTNode] = []
+        self._place_snapshot: Place | None = None  # `place()` until the place changes
+        self._frames: tuple[Frame, ...] = ()  # `frames()` of the current top frame
         self._loss_mentions: set[int] = set()  # ids of functions that mention a loss (own code only)
         self._stack: list[Frame] = []
         self._functions: list[FunctionFrame] = []
@@ -106,12 +108,20 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
-        """The frames around the node being visited, outermost first."""
-        return tuple(self._stack)
+        """The frames around the node being visited, outermost first (one tuple shared by every site under
+        the same top frame: the frames under a frame never change while it is there)."""
+        frames = self._frames
+        if len(frames) != len(self._stack) or (frames and frames[-1] is not self._stack[-1]):
+            frames = self._frames = tuple(self._stack)
+        return frames
 
     def place(self) -> Place:
-        """The statements and blocks around the node being visited, outermost first (see `Place`)."""
-        return tuple(self._place)
+        """The statements and blocks around the node being visited, outermost first (see `Place`; one tuple
+        shared by the sites of one statement, until the place changes)."""
+        place = self._place_snapshot
+        if place is None:
+            place = self._place_snapshot = tuple(self._place)
+        return place
 
     # -- traversal: frames --------------------------------------------------------------------
     def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
@@ -212,15 +222,19 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
     # -- traversal: places --------------------------------------------------------------------------
     def _enter_place(self, node: cst.CSTNode) -> None:
         self._place.append(node)
+        self._place_snapshot = None
 
     def _leave_place(self, node: cst.CSTNode) -> None:
         self._place.pop()
+        self._place_snapshot = None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._place.append(node)
+        self._place_snapshot = None
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._place.pop()
+        self._place_snapshot = None
 
     # -- traversal: facts -----------------------------------------------------------------------
     def visit_Name(self, node: cst.Name) -> None:
