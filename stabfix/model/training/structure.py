@@ -85,6 +85,7 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         self._place: list[cst.CSTNode] = []
         self._place_snapshot: Place | None = None  # `place()` until the place changes
         self._frames: tuple[Frame, ...] = ()  # `frames()` of the current top frame
+        self._paths = {}
         self._loss_mentions: set[int] = set()  # ids of functions that mention a loss (own code only)
         self._stack: list[Frame] = []
         self._functions: list[FunctionFrame] = []
