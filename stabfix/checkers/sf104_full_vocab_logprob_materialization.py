@@ -27,6 +27,7 @@ from stabfix.model.domain.log_prob_picks import LogProbPick as _Candidate, repea
 from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import code_of, node_code as _source, walk
 from stabfix.model.training.step_frames import Frame
+from stabfix.text_gates import words_of
 
 # the fused form rounds the logsumexp in the logits' dtype: its error is relative to the logits' size,
 # not to the log-prob's (measured and bounded in tests/test_sf104_equivalence.py)
@@ -46,7 +47,6 @@ class FullVocabLogprobMaterialization(Checker):
         self.bare: set[int] = set()  # calls that need no parentheses once they become `a - b`
         self.targets: set[int] = set()  # names written to, not read
         self.new_names: set[str] = set()  # names the fixes bind
-        self._words: Optional[set[str]] = None  # the words of the file, collected at the first fix
         self.sites: dict[int, tuple[tuple[Frame, ...], tuple]] = {}  # call -> its frames and place
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -54,7 +54,8 @@ class FullVocabLogprobMaterialization(Checker):
         self.sites[id(node)] = (steps.frames(), steps.place())
         # `x.gather`, `torch.gather`, `from torch import gather as g`: `gather_of` decides in leave_Module
         func = node.func
-        if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and func.attr.value in ("gather", "take_along_dim")):
+        kind = type(func)  # exact types (see syntax.node_kinds): every call of the file comes here
+        if kind is cst.Name or (kind is cst.Attribute and func.attr.value in ("gather", "take_along_dim")):
             self.calls.append(node)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -141,13 +142,11 @@ class FullVocabLogprobMaterialization(Checker):
         return candidate
 
     def _in_text(self, word: str) -> bool:
-        """The file spells `word` as a whole word (its words are collected once: a search of the whole text
-        per fix made a big file's fixes quadratic)."""
+        """The file spells `word` as a whole word (in the file's words, which the rules' text gates
+        collected already: a search of the whole text per fix made a big file's fixes quadratic)."""
         if not re.fullmatch(r"\w+", word):
             return re.search(rf"\b{re.escape(word)}\b", self.context.text) is not None
-        if self._words is None:
-            self._words = set(re.findall(r"\w+", self.context.text))
-        return word in self._words
+        return word in words_of(self.context.text)
 
     def _rewrite(self, candidate: _Candidate, normalizer: Optional[str]) -> cst.BaseExpression:
         gather, operand = candidate.gather, candidate.log_softmax.operand

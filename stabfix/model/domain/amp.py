@@ -125,6 +125,9 @@ class Amp(cst.BatchableCSTVisitor):
         self._local_call_sites: list[tuple[cst.Call, tuple[Frame, ...], Place]] = []
         self._sites_by_definition: Optional[dict[int, list[tuple[tuple[Frame, ...], Place]]]] = None
         self._resolved = False
+        # each enabled region with the `with` statement or decorated function it covers, found once
+        # (`autocast_around` is asked per site and per same-file call of the site's function)
+        self._covers: Optional[list[tuple[AutocastRegion, bool, int]]] = None
         self.regions: list[AutocastRegion] = []
         self.anomaly: list[AnomalySwitch] = []
         self.legacy_uses: list[LegacyUse] = []
@@ -199,21 +202,34 @@ class Amp(cst.BatchableCSTVisitor):
     def autocast_around(self, frames: tuple[Frame, ...], place: Place) -> Optional[AutocastRegion]:
         """The enabled autocast region a site with these frames and place runs in: a `with` statement
         around it or a decorator of a function around it (`ctx = autocast(...); with ctx:` is not followed)."""
-        self._resolve()
+        covers = self._region_covers()
+        if not covers:
+            return None
         functions = {id(frame.node) for frame in frames if isinstance(frame, FunctionFrame)}
         statements = {id(node) for node in place}
-        for region in self.regions:
-            if not self.enabled(region):
-                continue
-            if region.how == "with":
-                statement = enclosing_statement(region.place)
-                if isinstance(statement, cst.With) and id(statement) in statements:
-                    return region
-            elif region.how == "decorator":
-                decorated = next((frame for frame in reversed(region.frames) if isinstance(frame, FunctionFrame)), None)
-                if decorated is not None and id(decorated.node) in functions:
-                    return region
+        for region, by_with, covered in covers:
+            if covered in (statements if by_with else functions):
+                return region
         return None
+
+    def _region_covers(self) -> list[tuple[AutocastRegion, bool, int]]:
+        """(region, whether a `with` enters it, the id of that `with` or of the function it decorates) for
+        each enabled region that covers a statement or a function, in the regions' order."""
+        if self._covers is None:
+            self._resolve()
+            self._covers = []
+            for region in self.regions:
+                if not self.enabled(region):
+                    continue
+                if region.how == "with":
+                    statement = enclosing_statement(region.place)
+                    if isinstance(statement, cst.With):
+                        self._covers.append((region, True, id(statement)))
+                elif region.how == "decorator":
+                    decorated = next((frame for frame in reversed(region.frames) if isinstance(frame, FunctionFrame)), None)
+                    if decorated is not None:
+                        self._covers.append((region, False, id(decorated.node)))
+        return self._covers
 
     def called_under_autocast(self, function: cst.FunctionDef) -> Optional[AutocastRegion]:
         """The enabled autocast region around a call of `function` (a same-file function or `self` method)

@@ -95,6 +95,7 @@ class DeviceMemory:
         self.names = names
         self._wrappers: dict[cst.FunctionDef, bool] = {}
         self._flushing: dict[cst.FunctionDef, bool] = {}
+        self._function_names: Optional[frozenset[str]] = None  # see `_may_be_method`
 
     # -- calls ---------------------------------------------------------------------------------------
     def qualify(self, expression: cst.BaseExpression) -> Optional[str]:
@@ -156,7 +157,7 @@ class DeviceMemory:
     def cleanup_wrapper(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         """The function of this file the call runs (by name, on `self`, on an instance the file builds:
         `Memory().free()`), when its whole body is cleanup (and logs about it), `return f()` included."""
-        definition = self.names.definition_of(call) or method_of_instance(self.names, call)
+        definition = self.names.definition_of(call) or (method_of_instance(self.names, call) if self._may_be_method(call) else None)
         if definition is None:
             return None
         if definition not in self._wrappers:
@@ -168,6 +169,14 @@ class DeviceMemory:
                 and any(self.is_cleanup_statement(s) for s in body)
             )
         return definition if self._wrappers[definition] else None
+
+    def _may_be_method(self, call: cst.Call) -> bool:
+        """The call's attribute names a function of the file, which `method_of_instance` needs: asked of every
+        call, it spares the others that lookup of the receiver's value."""
+        if self._function_names is None:
+            self._function_names = frozenset(node.name.value for node in self.names.scopes if type(node) is cst.FunctionDef)
+        func = call.func
+        return type(func) is cst.Attribute and func.attr.value in self._function_names
 
     def is_cleanup_call(self, call: cst.Call, *, wrappers: bool = True) -> bool:
         return (

@@ -63,6 +63,16 @@ class Generation:
             return "decodes with " + ", ".join(f"`{s}=`" for s in sorted(settings))
         return None
 
+    def may_generate(self, call: cst.Call) -> bool:
+        """What `generation_call` needs before it can answer: a function of the file called, a `.generate`,
+        or generation settings passed (cheap, and false for almost every call of a step)."""
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value == "generate":
+            return True
+        if any(arg.keyword is not None and arg.keyword.value in words.GENERATION_SETTINGS for arg in call.args):
+            return True
+        return self.names.definition_of(call) is not None
+
     def _is_model(self, receiver: cst.BaseExpression) -> bool:
         if self.modules is not None and self.modules.is_module(receiver):
             return True

@@ -35,6 +35,8 @@ class LogProbPicks:
         self.names = names
         self.amp = amp
         self._uses_by_name: Optional[dict[str, list[cst.Name]]] = None
+        self._reads: dict[str, dict[int, list[cst.Name]]] = {}  # see `_reads_of_name`
+        self._reads_targets: Optional[set[int]] = None
 
     def pick(self, call: cst.Call) -> Optional[LogProbPick]:
         """The gather `call` picks from a full log_softmax over its own dim (or, `assumed`, one that may be)."""
@@ -72,16 +74,25 @@ class LogProbPicks:
     def picked_only(self, binding: Binding, picks: list[LogProbPick], targets: set[int]) -> bool:
         """The log-probs' name is read by these picks and nothing else (no entropy, no KL on the whole
         tensor); `targets`: the ids of the names the file writes to."""
-        if self._uses_by_name is None:  # asked per binding: the file's uses grouped by name once
-            self._uses_by_name = {}
-            for name in self.names.uses:
-                self._uses_by_name.setdefault(name.value, []).append(name)
-        uses = [
-            name
-            for name in self._uses_by_name.get(binding.name, ())
-            if id(name) not in targets and binding in self.names.reaching(name)
-        ]
+        uses = self._reads_of_name(binding.name, targets).get(id(binding), ())
         return {id(use) for use in uses} == {id(pick.gather.source) for pick in picks}
+
+    def _reads_of_name(self, name: str, targets: set[int]) -> dict[int, list[cst.Name]]:
+        """Binding id -> the reads of `name` it reaches, for every binding of that name at once: asked per
+        binding, a big file's many bindings of one name (`log_probs`) each went over all its uses."""
+        if self._uses_by_name is None or self._reads_targets is not targets:
+            self._uses_by_name = {}  # the file's uses grouped by name once
+            for use in self.names.uses:
+                self._uses_by_name.setdefault(use.value, []).append(use)
+            self._reads, self._reads_targets = {}, targets
+        reads = self._reads.get(name)
+        if reads is None:
+            reads = self._reads[name] = {}
+            for use in self._uses_by_name.get(name, ()):
+                if id(use) not in targets:
+                    for reached in self.names.reaching(use):
+                        reads.setdefault(id(reached), []).append(use)
+        return reads
 
     def rebound(self, binding: Binding, picks: list[LogProbPick]) -> bool:
         """A name of the logits expression is bound again between the log_softmax and a pick."""

@@ -12,15 +12,21 @@ from typing import Optional, Union
 
 import libcst as cst
 
+from stabfix.model.source.syntax import node_kinds
+
 Place = tuple[cst.CSTNode, ...]
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 _BLOCKS = (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Else)
+# exact types: a place's blocks would each miss an ABC isinstance, and rules ask per site
+_STATEMENTS = node_kinds(cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
 def enclosing_statement(place: Place) -> Optional[cst.CSTNode]:
     """The innermost statement (a line or a compound statement) of the place."""
-    statements = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-    return next((node for node in reversed(place) if isinstance(node, statements)), None)
+    for node in reversed(place):
+        if type(node) in _STATEMENTS:
+            return node
+    return None
 
 
 def parent_in(place: Place, node: cst.CSTNode) -> Optional[cst.CSTNode]:

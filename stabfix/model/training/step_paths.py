@@ -52,9 +52,20 @@ class StepPaths:
     # recorded by `StepIndex` (see there)
     imports: ImportTracker
     names: Names | None
+    _paths: dict[int, tuple[tuple[Frame, ...], StepPath | None]]  # `step_path` answers, by frames tuple
 
     def step_path(self, frames: tuple[Frame, ...]) -> StepPath | None:
         """The innermost training loop or step function a site with these frames runs in, or None."""
+        # the sites under one top frame share their frames tuple (`StepIndex.frames`), and several rules
+        # ask of each site: one answer per tuple
+        known = self._paths.get(id(frames))
+        if known is not None and known[0] is frames:
+            return known[1]
+        path = self._step_path(frames)
+        self._paths[id(frames)] = (frames, path)
+        return path
+
+    def _step_path(self, frames: tuple[Frame, ...]) -> StepPath | None:
         gates: list[BranchFrame] = []
         for frame in reversed(frames):
             if isinstance(frame, BranchFrame):

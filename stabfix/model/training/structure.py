@@ -83,6 +83,9 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         self.names = names  # the binding model, for what a local holds (`reads_memory`)
         self.values = values  # what an argument is: a live loss handed over with the optimizer (`hands_over_update`)
         self._place: list[cst.CSTNode] = []
+        self._place_snapshot: Place | None = None  # `place()` until the place changes
+        self._frames: tuple[Frame, ...] = ()  # `frames()` of the current top frame
+        self._paths = {}
         self._loss_mentions: set[int] = set()  # ids of functions that mention a loss (own code only)
         self._stack: list[Frame] = []
         self._functions: list[FunctionFrame] = []
@@ -102,15 +105,24 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         self._named_indexed = -1
         self._reach_cache: dict[int, tuple[bool, bool]] = {}
         self._receivers: dict[tuple[int, int], str] = {}  # (class, innermost function) ids -> `_receiver()`
+        self._body_at: tuple[Frame | None, Union[FunctionFrame, LoopFrame, None], bool] | None = None  # see `_body_and_gated`
 
     # -- public queries ---------------------------------------------------------------------
     def frames(self) -> tuple[Frame, ...]:
-        """The frames around the node being visited, outermost first."""
-        return tuple(self._stack)
+        """The frames around the node being visited, outermost first (one tuple shared by every site under
+        the same top frame: the frames under a frame never change while it is there)."""
+        frames = self._frames
+        if len(frames) != len(self._stack) or (frames and frames[-1] is not self._stack[-1]):
+            frames = self._frames = tuple(self._stack)
+        return frames
 
     def place(self) -> Place:
-        """The statements and blocks around the node being visited, outermost first (see `Place`)."""
-        return tuple(self._place)
+        """The statements and blocks around the node being visited, outermost first (see `Place`; one tuple
+        shared by the sites of one statement, until the place changes)."""
+        place = self._place_snapshot
+        if place is None:
+            place = self._place_snapshot = tuple(self._place)
+        return place
 
     # -- traversal: frames --------------------------------------------------------------------
     def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
@@ -211,15 +223,19 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
     # -- traversal: places --------------------------------------------------------------------------
     def _enter_place(self, node: cst.CSTNode) -> None:
         self._place.append(node)
+        self._place_snapshot = None
 
     def _leave_place(self, node: cst.CSTNode) -> None:
         self._place.pop()
+        self._place_snapshot = None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._place.append(node)
+        self._place_snapshot = None
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._place.pop()
+        self._place_snapshot = None
 
     # -- traversal: facts -----------------------------------------------------------------------
     def visit_Name(self, node: cst.Name) -> None:
@@ -239,7 +255,7 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
                     break
                 if isinstance(frame, BranchFrame):
                     frame.runs_backward = True
-        body = self._innermost_body()
+        body, gated = self._body_and_gated()
         if body is None:
             return
         facts = body.facts
@@ -250,15 +266,14 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         if on_name or (type(func.value) is cst.Name and func.value.value == self._receiver()):  # type: ignore[attr-defined]
             # `self.helper()`, any receiver name
             facts.own_calls.add(last)
-        if not any(
-            isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
-        ):
+        if not gated:
             facts.ungated_calls.add(last)
         if last in ("backward", "manual_backward") and on_attribute:
             facts.backward.append(node)
         elif last == "optimizer_step":
             facts.step_candidates.append(StepCall(None, None, always=True))
-        elif self.imports.qualify(func) == "torch.autograd.backward":
+        elif on_name and self.imports.qualify(func) == "torch.autograd.backward":
+            # (an attribute chain qualifies to a name ending in its own attribute: `.backward` is handled above)
             facts.backward.append(node)
         elif last == "step" and on_attribute:
             receiver = dotted_name(func.value)  # type: ignore[attr-defined]
@@ -275,18 +290,15 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         target = dotted_name(node.target)
         if target is None:
             return
-        body = self._innermost_body()
+        body, gated = self._body_and_gated()
         if isinstance(body, LoopFrame):
-            ungated = not any(
-                isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
-            )
-            body.facts.increments.append((target, ungated))
+            body.facts.increments.append((target, not gated))
         function = next((f for f in reversed(self._stack) if isinstance(f, FunctionFrame)), None)
         if function is not None and function.owner is not None and target.startswith("self."):
             function.owner.self_increments.add(target)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        body = self._innermost_body()
+        body = self._body_and_gated()[0]
         if body is not None:
             for target in node.targets:
                 body.facts.bound.update(name.value for name in target_names(target.target))
@@ -349,6 +361,21 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
         if receiver is None:
             receiver = self._receivers[key] = method_receiver(cls, self.enclosing.enclosing_functions())
         return receiver
+
+    def _body_and_gated(self) -> tuple[Union[FunctionFrame, LoopFrame, None], bool]:
+        """The innermost function or loop body (see `_innermost_body`) and whether a gate stands between it
+        and the traversal, found once per frame on top of the stack: the frames under a frame never change
+        while it is there, and every call of the file asks."""
+        top = self._stack[-1] if self._stack else None
+        known = self._body_at
+        if known is not None and known[0] is top:
+            return known[1], known[2]
+        body = self._innermost_body()
+        gated = body is not None and any(
+            isinstance(frame, BranchFrame) and frame.gate for frame in self._stack[self._stack.index(body) + 1 :]
+        )
+        self._body_at = (top, body, gated)
+        return body, gated
 
     def _innermost_body(self) -> Union[FunctionFrame, LoopFrame, None]:
         for frame in reversed(self._stack):
