@@ -197,16 +197,18 @@ _CHILD_FIELDS: dict[type, Callable[[cst.CSTNode], tuple]] = {}
 
 
 def _child_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
-    names = tuple(field for field, _ in field_order(cls))
-    if not names:
-        read = _no_fields
-    elif len(names) == 1:
-        name = names[0]
-        read = lambda node: (getattr(node, name),)  # noqa: E731 (attrgetter of one name gives no tuple)
-    else:
-        read = attrgetter(*names)
-    _CHILD_FIELDS[cls] = read
+    read = _CHILD_FIELDS[cls] = _reader(tuple(field for field, _ in field_order(cls)))
     return read
+
+
+def _reader(names: tuple[str, ...]) -> Callable[[cst.CSTNode], tuple]:
+    """A function giving a node's values of these fields, as a tuple."""
+    if not names:
+        return _no_fields
+    if len(names) == 1:
+        name = names[0]
+        return lambda node: (getattr(node, name),)  # attrgetter of one name gives no tuple
+    return attrgetter(*names)
 
 
 # node type -> the same, less the fields that can hold trivia only (`_trivia_only`): `code_children`'s
@@ -223,14 +225,7 @@ def _code_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
     except Exception:  # hints that do not resolve: every field
         hints = {}
     names = tuple(field for field, _ in field_order(cls) if not _trivia_only(hints.get(field, typing.Any)))
-    if not names:
-        read = _no_fields
-    elif len(names) == 1:
-        name = names[0]
-        read = lambda node: (getattr(node, name),)  # noqa: E731 (attrgetter of one name gives no tuple)
-    else:
-        read = attrgetter(*names)
-    _CODE_FIELDS[cls] = read
+    read = _CODE_FIELDS[cls] = _reader(names)
     return read
 
 

@@ -145,14 +145,7 @@ def _render(node: cst.CSTNode, state: _Rendering, tokens: list[str]) -> None:
             tokens.append(node.value)
     elif kind is cst.Attribute and not node.lpar:
         _render(node.value, state, tokens)
-        dot = node.dot
-        before, after = dot.whitespace_before, dot.whitespace_after
-        if type(before) is cst.SimpleWhitespace and type(after) is cst.SimpleWhitespace:
-            tokens.append(before.value)
-            tokens.append(".")
-            tokens.append(after.value)
-        else:
-            dot._codegen(state)
+        _punctuation(node.dot, ".", state, tokens)
         _render(node.attr, state, tokens)
     elif kind is cst.Call and not node.lpar:
         _render(node.func, state, tokens)
@@ -184,14 +177,19 @@ def _render_arg(arg: cst.Arg, default_comma: bool, state: _Rendering, tokens: li
     if comma is cst.MaybeSentinel.DEFAULT and default_comma:
         tokens.append(", ")
     elif type(comma) is cst.Comma:
-        before, after = comma.whitespace_before, comma.whitespace_after
-        if type(before) is cst.SimpleWhitespace and type(after) is cst.SimpleWhitespace:
-            tokens.append(before.value)
-            tokens.append(",")
-            tokens.append(after.value)
-        else:
-            comma._codegen(state)
+        _punctuation(comma, ",", state, tokens)
     _whitespace(arg.whitespace_after_arg, state, tokens)
+
+
+def _punctuation(node: cst.CSTNode, token: str, state: _Rendering, tokens: list[str]) -> None:
+    """A dot or comma (`token`) with its whitespace on both sides."""
+    before, after = node.whitespace_before, node.whitespace_after
+    if type(before) is cst.SimpleWhitespace and type(after) is cst.SimpleWhitespace:
+        tokens.append(before.value)
+        tokens.append(token)
+        tokens.append(after.value)
+    else:
+        node._codegen(state)
 
 
 def _whitespace(whitespace: cst.BaseParenthesizableWhitespace, state: _Rendering, tokens: list[str]) -> None:
