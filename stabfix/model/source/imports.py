@@ -20,7 +20,9 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     if kind is cst.Name:
         return node.value
     if kind is cst.Attribute:
-        base = dotted_name(node.value)
+        value = node.value
+        # a chain's last link read here, not in a call of its own: most chains are `x.y`
+        base = value.value if type(value) is cst.Name else dotted_name(value)
         return f"{base}.{node.attr.value}" if base is not None else None
     return None
 
@@ -76,6 +78,7 @@ class ImportTracker(cst.BatchableCSTVisitor):
         if kind is cst.Name:
             return self.aliases.get(node.value)
         if kind is cst.Attribute:
-            base = self.qualify(node.value)
+            value = node.value  # its last link read here, as in `dotted_name`
+            base = self.aliases.get(value.value) if type(value) is cst.Name else self.qualify(value)
             return f"{base}.{node.attr.value}" if base is not None else None
         return None

@@ -254,7 +254,7 @@ class Names(CallableResolution, BindingRecorder):
             return None
         expr_type = type(expr)  # exact types (see syntax.node_kinds)
         if expr_type is cst.Attribute:
-            base = self.qualify(expr.value, depth + 1)
+            base = self._qualify(expr.value, depth + 1)  # (`qualify` keeps only depth 0's answers)
             return f"{base}.{expr.attr.value}" if base is not None else None
         if expr_type is not cst.Name:
             return None
@@ -269,7 +269,7 @@ class Names(CallableResolution, BindingRecorder):
         if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
             value = bindings[0].value
             if isinstance(value, (cst.Name, cst.Attribute)):
-                return self.qualify(value, depth + 1)
+                return self._qualify(value, depth + 1)
         return None
 
     @property
