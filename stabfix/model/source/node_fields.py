@@ -44,13 +44,25 @@ def field_order(cls: type) -> tuple[tuple[str, bool], ...]:
 
 
 def _read_field_order(cls: type) -> tuple[tuple[str, bool], ...]:
+    method = getattr(cls, "_visit_and_replace_children", None)
+    if method is None or method is cst.CSTNode._visit_and_replace_children:
+        raise _UnknownOrder(cls.__name__)
+    order = _ORDER_OF_METHOD.get(method)
+    if order is None:
+        order = _ORDER_OF_METHOD[method] = _read_method_order(cls, method)
+    return order
+
+
+# `_visit_and_replace_children` -> its order: libcst's dataclasses with slots are classes made anew from
+# the classes defined, and both are subclasses of CSTNode, sharing their methods (half the types seen)
+_ORDER_OF_METHOD: dict[object, tuple[tuple[str, bool], ...]] = {}
+
+
+def _read_method_order(cls: type, method: object) -> tuple[tuple[str, bool], ...]:
     import ast
     import inspect
     import textwrap
 
-    method = getattr(cls, "_visit_and_replace_children", None)
-    if method is None or method is cst.CSTNode._visit_and_replace_children:
-        raise _UnknownOrder(cls.__name__)
     try:
         tree = ast.parse(textwrap.dedent(_method_source(method)))
     except (OSError, TypeError, SyntaxError):
