@@ -87,9 +87,17 @@ def _read_method_order(cls: type, method: object) -> tuple[tuple[str, bool], ...
             if name not in seen:
                 seen.add(name)
                 fields.append((name, optional_branch))
-        for child in ast.iter_child_nodes(node):
-            scan(child, optional_branch)
+        # `ast.iter_child_nodes`, less the leaves that hold no call (names, constants, their contexts)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, ast.AST) and type(child) not in leaves:
+                        scan(child, optional_branch)
+            elif isinstance(value, ast.AST) and type(value) not in leaves:
+                scan(value, optional_branch)
 
+    leaves = {ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del}
     scan(tree, False)
     return tuple(fields)
 
