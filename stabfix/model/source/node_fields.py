@@ -109,7 +109,9 @@ def _method_source(method: object) -> str:
     wrong (inside a string or brackets at the margin) does not parse: then the caller asks `inspect`."""
     import linecache
 
-    code = method.__code__  # type: ignore[attr-defined]  # AttributeError: not a function
+    code = getattr(method, "__code__", None)
+    if code is None:
+        raise TypeError("not a function")  # as `inspect.getsource` has it
     lines = linecache.getlines(code.co_filename)
     start = definition = code.co_firstlineno - 1
     while 0 <= definition < len(lines) and lines[definition].lstrip().startswith("@"):
