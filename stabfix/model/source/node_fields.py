@@ -44,17 +44,32 @@ def field_order(cls: type) -> tuple[tuple[str, bool], ...]:
 
 
 def _read_field_order(cls: type) -> tuple[tuple[str, bool], ...]:
+    method = getattr(cls, "_visit_and_replace_children", None)
+    if method is None or method is cst.CSTNode._visit_and_replace_children:
+        raise _UnknownOrder(cls.__name__)
+    order = _ORDER_OF_METHOD.get(method)
+    if order is None:
+        order = _ORDER_OF_METHOD[method] = _read_method_order(cls, method)
+    return order
+
+
+# `_visit_and_replace_children` -> its order: libcst's dataclasses with slots are classes made anew from
+# the classes defined, and both are subclasses of CSTNode, sharing their methods (half the types seen)
+_ORDER_OF_METHOD: dict[object, tuple[tuple[str, bool], ...]] = {}
+
+
+def _read_method_order(cls: type, method: object) -> tuple[tuple[str, bool], ...]:
     import ast
     import inspect
     import textwrap
 
-    method = getattr(cls, "_visit_and_replace_children", None)
-    if method is None or method is cst.CSTNode._visit_and_replace_children:
-        raise _UnknownOrder(cls.__name__)
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+        tree = ast.parse(textwrap.dedent(_method_source(method)))
     except (OSError, TypeError, SyntaxError):
-        raise _UnknownOrder(cls.__name__) from None
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+        except (OSError, TypeError, SyntaxError):
+            raise _UnknownOrder(cls.__name__) from None
     fields: list[tuple[str, bool]] = []
     seen: set[str] = set()
 
@@ -72,11 +87,50 @@ def _read_field_order(cls: type) -> tuple[tuple[str, bool], ...]:
             if name not in seen:
                 seen.add(name)
                 fields.append((name, optional_branch))
-        for child in ast.iter_child_nodes(node):
-            scan(child, optional_branch)
+        # `ast.iter_child_nodes`, less the leaves that hold no call (names, constants, their contexts)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, ast.AST) and type(child) not in leaves:
+                        scan(child, optional_branch)
+            elif isinstance(value, ast.AST) and type(value) not in leaves:
+                scan(value, optional_branch)
 
+    leaves = {ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del}
     scan(tree, False)
     return tuple(fields)
+
+
+def _method_source(method: object) -> str:
+    """A method's source as `inspect.getsource` gives it, cut by indentation instead of tokenizing (most of
+    the time of reading every order): from the code's first line (decorators, then the `def`) to the next
+    line of code indented no deeper than the `def`, a closing bracket of the signature aside. A cut that is
+    wrong (inside a string or brackets at the margin) does not parse: then the caller asks `inspect`."""
+    import linecache
+
+    code = getattr(method, "__code__", None)
+    if code is None:
+        raise TypeError("not a function")  # as `inspect.getsource` has it
+    lines = linecache.getlines(code.co_filename)
+    start = definition = code.co_firstlineno - 1
+    while 0 <= definition < len(lines) and lines[definition].lstrip().startswith("@"):
+        definition += 1
+    if not 0 <= definition < len(lines):
+        raise OSError(code.co_filename)
+    header = lines[definition]
+    indent = len(header) - len(header.lstrip())
+    end = last = definition + 1
+    while end < len(lines):
+        line = lines[end]
+        text = line.lstrip()
+        end += 1
+        if not text or text[0] == "#":
+            continue
+        if len(line) - len(text) <= indent and text[0] not in ")]}":
+            break
+        last = end
+    return "".join(lines[start:last])
 
 
 def _trivia_types() -> frozenset[type]:
