@@ -64,12 +64,9 @@ def _read_method_order(cls: type, method: object) -> tuple[tuple[str, bool], ...
     import textwrap
 
     try:
-        tree = ast.parse(textwrap.dedent(_method_source(method)))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
     except (OSError, TypeError, SyntaxError):
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
-        except (OSError, TypeError, SyntaxError):
-            raise _UnknownOrder(cls.__name__) from None
+        raise _UnknownOrder(cls.__name__) from None
     fields: list[tuple[str, bool]] = []
     seen: set[str] = set()
 
@@ -100,37 +97,6 @@ def _read_method_order(cls: type, method: object) -> tuple[tuple[str, bool], ...
     leaves = {ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del}
     scan(tree, False)
     return tuple(fields)
-
-
-def _method_source(method: object) -> str:
-    """A method's source as `inspect.getsource` gives it, cut by indentation instead of tokenizing (most of
-    the time of reading every order): from the code's first line (decorators, then the `def`) to the next
-    line of code indented no deeper than the `def`, a closing bracket of the signature aside. A cut that is
-    wrong (inside a string or brackets at the margin) does not parse: then the caller asks `inspect`."""
-    import linecache
-
-    code = getattr(method, "__code__", None)
-    if code is None:
-        raise TypeError("not a function")  # as `inspect.getsource` has it
-    lines = linecache.getlines(code.co_filename)
-    start = definition = code.co_firstlineno - 1
-    while 0 <= definition < len(lines) and lines[definition].lstrip().startswith("@"):
-        definition += 1
-    if not 0 <= definition < len(lines):
-        raise OSError(code.co_filename)
-    header = lines[definition]
-    indent = len(header) - len(header.lstrip())
-    end = last = definition + 1
-    while end < len(lines):
-        line = lines[end]
-        text = line.lstrip()
-        end += 1
-        if not text or text[0] == "#":
-            continue
-        if len(line) - len(text) <= indent and text[0] not in ")]}":
-            break
-        last = end
-    return "".join(lines[start:last])
 
 
 def _trivia_types() -> frozenset[type]:
