@@ -46,7 +46,7 @@ from stabfix.model.flow.parameters import (
     target_names,
 )
 from stabfix.model.source.names import Binding, Names
-from stabfix.model.source.node_fields import code_children
+from stabfix.model.source.node_fields import code_children, code_nodes
 from stabfix.model.source.tree_index import TreeIndex
 
 _ADDS = frozenset({"add_", "sub_", "+=", "-="})
@@ -282,7 +282,7 @@ def _scales(function: cst.FunctionDef) -> bool:
     return any(
         (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _DECAYS)
         or (isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign))
-        for node in _walk(function.body)
+        for node in code_nodes(function.body)
     )
 
 
@@ -290,7 +290,7 @@ def _calls_of(function: cst.FunctionDef, names: Names) -> list[cst.Call]:
     module = names.module_scope.node if names.module_scope is not None else None
     if module is None:
         return []
-    return [node for node in _walk(module) if isinstance(node, cst.Call) and names.definition_of(node) is function]
+    return [node for node in code_nodes(module) if isinstance(node, cst.Call) and names.definition_of(node) is function]
 
 
 def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str) -> Optional[cst.BaseExpression]:
@@ -434,7 +434,7 @@ def _is_empty_collection(value: cst.BaseExpression) -> bool:
 @lru_cache(maxsize=256)  # asked again for every name `_refers_to` looks at; a walk of the function each time
 def _filled_with(binding: Binding, names: Names) -> Optional[ParamSized]:
     """`grads = {}` then `grads[n] = torch.zeros_like(p)` / `grads.append(torch.zeros_like(p))` in its function."""
-    for node in _walk(binding.scope.node):
+    for node in code_nodes(binding.scope.node):
         value: Optional[cst.BaseExpression] = None
         if isinstance(node, cst.Assign) and len(node.targets) == 1:
             target = node.targets[0].target
@@ -456,7 +456,7 @@ def _describe_uses(accumulator: Accumulator, writes: list[Event], names: Names, 
     """`writes`: the update and gradient-write events that may touch the holder, in order."""
     function = accumulator.holder.scope.node
     adds = {id(add.node): add for add in accumulator.adds}
-    in_adds = {id(node) for add in accumulator.adds for node in _walk(add.node)}
+    in_adds = {id(node) for add in accumulator.adds for node in code_nodes(add.node)}
     for event in writes:
         if isinstance(event, ParamUpdate) and event in accumulator.adds:
             continue
@@ -564,23 +564,14 @@ def _mentions_holder(expr: cst.CSTNode, accumulator: Accumulator, names: Names) 
 
 
 def _names_in_node(node: cst.CSTNode) -> Iterator[cst.Name]:
-    for child in _walk(node):
+    for child in code_nodes(node):
         if isinstance(child, cst.Name):
             yield child
 
 
 def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    return any(node is inner for node in _walk(outer))
+    return any(node is inner for node in code_nodes(outer))
 
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes under `node` in visiting order, less the trivia (whitespace, punctuation): every search
-    here looks for other node types (as does `_walk_with_parent`'s)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(code_children(current)))
 
 
 def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode], tuple[Loop, ...]]]:

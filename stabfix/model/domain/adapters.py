@@ -36,7 +36,7 @@ from stabfix.model.flow.parameters import element_source
 from stabfix.model.source import vocabulary as words
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
-from stabfix.model.source.node_fields import code_children
+from stabfix.model.source.node_fields import code_children, code_nodes
 from stabfix.model.source.syntax import node_code
 
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -319,10 +319,10 @@ class AdapterFacts:
             # the walk met every call of an assigned value but those in the lambdas it skipped: with no
             # adapter layer built among them, no value assigned builds one
             if body.adapters or any(
-                type(child) is cst.Call and self._adapter_layer_call(child) for node in skipped for child in _walk(node)
+                type(child) is cst.Call and self._adapter_layer_call(child) for node in skipped for child in code_nodes(node)
             ):
                 for assign in assigns:
-                    if any(type(child) is cst.Call and self._adapter_layer_call(child) for child in _walk(assign.value)):
+                    if any(type(child) is cst.Call and self._adapter_layer_call(child) for child in code_nodes(assign.value)):
                         body.adapter_targets.extend(t.target for t in assign.targets)
         return self._bodies[key]
 
@@ -359,7 +359,7 @@ def _forward_reads(forward: cst.FunctionDef) -> tuple[set[str], set[str], bool]:
     or read for their weights (`F.linear(x, self.base.weight)`); every attribute chain it spells; whether
     it adds (`+`, `+=`)."""
     layers, used, adds = set(), set(), False
-    for node in _walk(forward.body):
+    for node in code_nodes(forward.body):
         kind = type(node)
         if kind is cst.Call:
             layers.add(dotted_name(node.func) or "")
@@ -412,7 +412,7 @@ def _definitions(module: cst.Module, names: Names) -> Iterator[cst.CSTNode]:
     traversal met them, where it read this module (else a walk of the module)."""
     if names.module_scope is not None and names.module_scope.node is module:
         return (node for node in names.scopes if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
-    return (node for node in _walk(module) if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
+    return (node for node in code_nodes(module) if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
 
 
 def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -428,12 +428,3 @@ def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         else:
             stack.extend(reversed(code_children(current)))
 
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes under `node` in visiting order, less the trivia (whitespace, punctuation): every search
-    here looks for other node types."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(code_children(current)))

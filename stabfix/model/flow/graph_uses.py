@@ -7,7 +7,7 @@ caller decides what happens to it). Part of the `history` part (`History.feeds_b
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Optional
 
 import libcst as cst
 
@@ -141,12 +141,3 @@ def reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:
         stack.extend(reversed(code_children(node)))
     return found
 
-
-def code_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under `node` (itself first) but the trivia (whitespace, punctuation), in a visitor's order,
-    without a visitor's dispatch."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(code_children(current)))

@@ -24,14 +24,14 @@ import libcst as cst
 from stabfix.model.calls import torch_ops
 from stabfix.model.calls.events import Backward, Events
 from stabfix.model.calls.losses import LossIndex
-from stabfix.model.flow.graph_uses import CUT_BUILTINS, GraphUses, code_nodes, reads
+from stabfix.model.flow.graph_uses import CUT_BUILTINS, GraphUses, reads
 from stabfix.model.flow.values import Values
 from stabfix.model.source import vocabulary as vocab
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.instances import held_class
 from stabfix.model.source.names import Names
 from stabfix.model.source.scopes import instance_receiver
-from stabfix.model.source.node_fields import visit_readonly
+from stabfix.model.source.node_fields import code_nodes, visit_readonly
 
 LOSS, MODEL_OUTPUT = "a loss", "a model output"
 # Which tensor methods, attributes and torch functions drop the history (Python data, integer or boolean

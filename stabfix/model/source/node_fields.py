@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections.abc
 from operator import attrgetter
 from types import FunctionType, UnionType
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 from libcst import MaybeSentinel
@@ -203,6 +203,15 @@ def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
                     found.append(child)
     return found
 
+
+def code_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and every node under it but the trivia (whitespace, punctuation), in a visitor's order, without a
+    visitor's dispatch: for a search that looks at no trivia node type."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(code_children(current)))
 
 def trivia() -> frozenset[type]:
     """Whitespace, comments and punctuation node types (`_trivia_types`), read once."""

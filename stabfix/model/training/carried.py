@@ -20,7 +20,7 @@ is cut just as well element by element in place: `h[0].detach_()` and `h[1].deta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional, Protocol, Union
+from typing import Optional, Protocol, Union
 
 import libcst as cst
 
@@ -28,7 +28,7 @@ from stabfix.model.calls.events import Backward, Events
 from stabfix.model.calls.losses import read_names
 from stabfix.model.source.names import Binding, Names
 from stabfix.model.source.scopes import instance_receiver
-from stabfix.model.source.node_fields import children, code_children, visit_readonly
+from stabfix.model.source.node_fields import children, code_nodes, visit_readonly
 from stabfix.model.source.syntax import node_code
 
 Loop = Union[cst.For, cst.While]
@@ -328,22 +328,14 @@ class _CutFinder(cst.CSTVisitor):
 def _calls_itself(value: cst.BaseExpression, definition: cst.FunctionDef) -> bool:
     """`return tuple(repackage_hidden(v) for v in h)`: the recursive case of a detaching helper."""
     name = definition.name.value
-    return any(type(n) is cst.Name and n.value == name for n in _nodes(value))
+    return any(type(n) is cst.Name and n.value == name for n in code_nodes(value))
 
-
-def _nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """`node` and every node under it but the trivia (names and attributes are none), in visiting order."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(code_children(current)))
 
 
 def _reads_attribute(expr: cst.CSTNode, attribute: str, receiver: str) -> bool:
     return any(
         type(n) is cst.Attribute and n.attr.value == attribute and type(n.value) is cst.Name and n.value.value == receiver
-        for n in _nodes(expr)
+        for n in code_nodes(expr)
     )
 
 
