@@ -2,7 +2,7 @@
 """Does `stabfix scan` stay linear on one big file? Scan time next to a bare libcst parse, by file size.
 
     python bench/big_file.py [--lines 1000,2000,4000,8000,16000,50000] [--scripts 1000,2000,4000]
-                             [--terms 20000] [--runs 1] [--collector scan|python]
+                             [--terms 20000] [--runs 1] [--collector scan|python] [--scope run|engine]
     python bench/big_file.py --write-only DIR      # just write the generated files, for profiling
 
 Run it with the Python that has stabfix installed (the repo's .venv). Each size is one generated
@@ -16,8 +16,11 @@ with --terms terms, and a call chain of --terms/10 links.
 For each file it measures, in one fresh subprocess per file (so nothing is cached between sizes):
   * parse  - `libcst.parse_module` of the text (skipped for code CPython's own parser refuses as
              nested too deeply: libcst takes minutes there, then may crash the process)
-  * scan   - `stabfix.engine.analyse_text` with every rule (what `stabfix scan --no-cache` does per
-             file, without process start-up and output; its own parse included)
+  * scan   - what `stabfix scan FILE --no-cache` does with the file, every rule selected, without process
+             start-up and output: `scan_runner.run_tasks` of the one file with its project, so reading it,
+             its own parse, the analysis and the cyclic collector's work for the file are all counted
+             (`--scope engine`: `stabfix.engine.analyse_text` alone, as this benchmark timed before
+             session 28, which left out the collection `scan_runner` makes after the file)
 and prints lines, both CPU times, scan/parse and what the scan reported (findings, or the error line
 `stabfix scan` prints). Linear growth shows as a flat ratio and a per-line scan time that does not grow
 with size. The interpreter's recursion limit is left as the CLI has it, and so is its cyclic collector:
@@ -280,22 +283,31 @@ MEASURE_SCRIPT = textwrap.dedent(
         libcst.parse_module(text)
         parse = time.process_time() - t0
     t0 = time.process_time()
-    try:  # what `stabfix scan` reports for the file (scan_runner turns a RecursionError into this line)
-        outcome = f"{len(analyse_text(text, sys.argv[1], classes, specs).findings)} findings"
-    except RecursionError:
-        outcome = "error: code nested too deeply to analyse"
-    except AnalysisError as exc:
-        outcome = f"error: {exc}"
+    if sys.argv[3] == "run":  # the file as `stabfix scan FILE --no-cache` runs it, its collections included
+        import os
+        from stabfix.project import Project, ProjectIndex
+        from stabfix.scan_runner import Task, run_tasks
+        project = Project(ProjectIndex([sys.argv[1]], [os.path.dirname(sys.argv[1])]))
+        task = Task(sys.argv[1], sys.argv[1], tuple(cls.code for cls in classes), "scan", False)
+        result = run_tasks([task], 1, None, project=project).results[0]
+        outcome = f"error: {result.error.message}" if result.error else f"{len(result.findings)} findings"
+    else:
+        try:  # what `stabfix scan` reports for the file (scan_runner turns a RecursionError into this line)
+            outcome = f"{len(analyse_text(text, sys.argv[1], classes, specs).findings)} findings"
+        except RecursionError:
+            outcome = "error: code nested too deeply to analyse"
+        except AnalysisError as exc:
+            outcome = f"error: {exc}"
     scan = time.process_time() - t0
     print(json.dumps({"parse": parse, "scan": scan, "outcome": outcome}))
     """
 )
 
 
-def measure(path: Path, timeout: float, collector: str = "scan") -> dict:
+def measure(path: Path, timeout: float, collector: str = "scan", scope: str = "run") -> dict:
     try:
         done = subprocess.run(
-            [sys.executable, "-c", MEASURE_SCRIPT, str(path), collector],
+            [sys.executable, "-c", MEASURE_SCRIPT, str(path), collector, scope],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -327,6 +339,8 @@ def main() -> int:
     parser.add_argument("--write-only", type=Path, help="write the generated files to this folder and stop")
     parser.add_argument("--collector", choices=("scan", "python"), default="scan",
                         help="cyclic collector thresholds: those `stabfix scan` sets (default), or Python's own")
+    parser.add_argument("--scope", choices=("run", "engine"), default="run",
+                        help="what `scan` times: the file's run as the CLI makes it (default), or the analysis alone")
     args = parser.parse_args()
     sizes = [int(size) for size in args.lines.split(",") if size]
     built = cases(sizes, args.terms, [int(size) for size in args.scripts.split(",") if size])
@@ -341,7 +355,7 @@ def main() -> int:
             path = Path(folder) / "big.py"
             path.write_text(text, encoding="utf-8")
             line_count = text.count("\n")
-            runs = [measure(path, args.timeout, args.collector) for _ in range(args.runs)]
+            runs = [measure(path, args.timeout, args.collector, args.scope) for _ in range(args.runs)]
             if any("timeout" in run for run in runs):
                 print(f"{label:<28}{line_count:>8}  did not finish in {args.timeout:.0f} s")
                 continue

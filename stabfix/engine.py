@@ -12,6 +12,7 @@ from stabfix.model import ALWAYS_BUILT, FileModel, required_parts
 from stabfix.model.source.node_fields import children
 from stabfix.model.source.traversal import Isolation, walk
 from stabfix.project.outline import cpython_parse_recurses, cpython_parses, cpython_tree
+from stabfix import collector
 from stabfix.catalog import RuleSpec
 from stabfix.checker import CheckContext, Checker, RawFinding
 from stabfix.cst_parse import parse_source
@@ -103,7 +104,20 @@ def analyse_text(
 ) -> Analysis:
     """Findings of the given checkers on text, with suppressions applied, sorted by position; a fix whose
     API is newer than `torch_target` is withheld (the finding says why). `project`: the other files of the
-    scan as this one sees them (what it consulted is recorded in `project.consulted`)."""
+    scan as this one sees them (what it consulted is recorded in `project.consulted`). Runs with the cyclic
+    collector paused (`stabfix.collector`)."""
+    with collector.paused():
+        return _analyse(text, display_path, classes, specs, torch_target, project)
+
+
+def _analyse(
+    text: str,
+    display_path: str,
+    classes: list[type[Checker]],
+    specs: dict[str, RuleSpec],
+    torch_target: TorchTarget | None,
+    project: Optional["ProjectView"],
+) -> Analysis:
     active, tree = _gated(text, classes, project, display_path)
     if not active:
         # No rule can fire, so skip libcst; CPython's own parser still reports broken files, fast.

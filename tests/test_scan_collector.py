@@ -16,9 +16,9 @@ def test_files_are_analysed_with_fewer_collections_and_the_thresholds_are_restor
     seen = []
     analyse = scan_runner.process
 
-    def recording(task):
+    def recording(task, **how):
         seen.append(gc.get_threshold())
-        return analyse(task)
+        return analyse(task, **how)
 
     monkeypatch.setattr(scan_runner, "process", recording)
     before = gc.get_threshold()
@@ -103,8 +103,8 @@ def _dropped_models_alive_after_each_file(tmp_path, monkeypatch, full_collection
     alive_after = []
     analyse = scan_runner.process
 
-    def counting(task):
-        outcome = analyse(task)
+    def counting(task, **how):
+        outcome = analyse(task, **how)
         kept = {id(built[1]) for built in project._models.values() if built is not None}
         alive_after.append(sum(1 for ref in built if ref() is not None and id(ref()) not in kept))
         return outcome
@@ -161,10 +161,10 @@ def test_forked_workers_set_aside_as_the_parent_did_and_the_parent_hands_everyth
     log = tmp_path / "workers.log"
     analyse = scan_runner.process
 
-    def recording(task):
+    def recording(task, **how):
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(f"{os.getpid()} {scan_runner._set_aside.active} {gc.get_freeze_count() > 0}\n")
-        return analyse(task)
+        return analyse(task, **how)
 
     monkeypatch.setattr(scan_runner, "process", recording)
     files = []
@@ -179,3 +179,77 @@ def test_forked_workers_set_aside_as_the_parent_did_and_the_parent_hands_everyth
     assert len(seen) == len(files) and all(pid != str(os.getpid()) for pid, _, _ in seen)  # analysed by workers
     assert all(active == "True" and frozen == "True" for _, active, frozen in seen)
     assert gc.get_freeze_count() == 0
+
+
+def _training_files(folder, count):
+    files = []
+    for index in range(count):
+        path = folder / f"train_{index}.py"
+        path.write_text(
+            "import torch\n\ndef train(model, loader, opt):\n    total = 0\n    for x, y in loader:\n"
+            "        loss = torch.nn.functional.cross_entropy(model(x), y)\n        opt.zero_grad()\n"
+            "        loss.backward()\n        opt.step()\n        total += loss\n    return total\n"
+        )
+        files.append(str(path))
+    return files
+
+
+def test_no_collection_interrupts_a_file_and_the_last_file_is_left_to_the_caller(tmp_path, monkeypatch):
+    # a collection during an analysis walks the file's whole live tree and model to free almost nothing
+    from stabfix import engine
+    from stabfix.catalog import load_catalog
+    from stabfix.model import FileModel
+
+    monkeypatch.setattr(scan_runner, "_COLLECTOR_THRESHOLDS", (50, 10, 10))  # a collection every 50 allocations
+    inside, collections = [False], []
+    analyse = engine._analyse
+
+    def marking(*args):
+        inside[0] = True
+        try:
+            return analyse(*args)
+        finally:
+            inside[0] = False
+
+    monkeypatch.setattr(engine, "_analyse", marking)
+
+    def record(phase, info):
+        if phase == "start":
+            collections.append(inside[0])
+
+    codes = tuple(sorted(load_catalog(examples=False)))
+    tasks = [Task(path, path, codes, "scan", False) for path in _training_files(tmp_path, 3)]
+    gc.collect()
+    earlier = {id(o) for o in gc.get_objects() if type(o) is FileModel}
+    gc.callbacks.append(record)
+    try:
+        run = run_tasks(tasks, 1, None)
+    finally:
+        gc.callbacks.remove(record)
+    assert all(result.error is None and result.findings for result in run.results)
+    # the collections after the first two files, none during any analysis; the last file's cycles are left
+    # for the caller's collections (the CLI exits without freeing them)
+    assert collections.count(True) == 0 and len(collections) >= 2
+    assert [o for o in gc.get_objects() if type(o) is FileModel and id(o) not in earlier]
+    gc.collect()
+    assert not [o for o in gc.get_objects() if type(o) is FileModel and id(o) not in earlier]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_an_analysis_leaves_the_collector_as_it_found_it(tmp_path):
+    from stabfix.catalog import load_catalog
+    from stabfix.checkers import checker_classes
+    from stabfix.engine import analyse_text
+
+    specs = load_catalog()
+    classes = [cls for code, cls in sorted(checker_classes().items()) if code in specs]
+    text = open(_training_files(tmp_path, 1)[0], encoding="utf-8").read()
+    assert gc.isenabled()
+    assert analyse_text(text, "train.py", classes, specs).findings
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        analyse_text(text, "train.py", classes, specs)
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()
