@@ -16,7 +16,7 @@ from stabfix.model.source.imports import dotted_name
 ScopeNode = Union[cst.Module, cst.ClassDef, cst.FunctionDef, cst.Lambda, cst.BaseComp]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Binding:
     """One place where a name (or `self.<attr>`) gets a value."""
 
@@ -85,7 +85,7 @@ class Scope:
         return self.module()
 
 
-@dataclass
+@dataclass(slots=True)
 class Use:
     scope: Scope
     order: int
