@@ -118,25 +118,28 @@ class Names(CallableResolution, BindingRecorder):
     def reaching(self, name: cst.Name) -> list[Binding]:
         """The bindings that may hold at a use: the last unconditional one before it and any
         conditional ones after that; in a loop, bindings later in the same loop reach the use too."""
+        uses = self.uses
         known = self._reaching.get(id(name))
-        if known is not None and known[0] == self._order and known[1] == len(self.uses):
+        if known is not None and known[0] == self._order and known[1] == len(uses):
             # nothing recorded (nor a use dropped) since: the same answer (for good once the traversal is over)
             return known[4] if known[3] is None else list(known[4])
-        use = self.uses.get(name)
+        use = uses.get(name)
         if use is None:
             return []
-        scope = use.scope.resolving(name.value)
-        bindings = scope.bindings.get(name.value)
-        if scope is not use.scope:
+        spelling = name.value
+        own = use.scope
+        scope = own.resolving(spelling)
+        bindings = scope.bindings.get(spelling)
+        if scope is not own:
             if bindings is None:
                 return []
-            self._reaching[id(name)] = (self._order, len(self.uses), name, None, bindings)
+            self._reaching[id(name)] = (self._order, len(uses), name, None, bindings)
             return bindings  # a closure or global: any of them, whenever it is called
         if bindings is None:
             bindings = []
         stamp = (id(scope), len(bindings))  # bindings are only added, in source order
         answer = known[4] if known is not None and known[3] == stamp else reaching_use(bindings, use)
-        self._reaching[id(name)] = (self._order, len(self.uses), name, stamp, answer)
+        self._reaching[id(name)] = (self._order, len(uses), name, stamp, answer)
         return list(answer)
 
     def visit_Global(self, node: cst.Global) -> None:
