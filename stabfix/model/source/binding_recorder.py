@@ -40,6 +40,7 @@ class BindingRecorder(Regions):
         self._stack: list[Scope] = []
         self._methods: list[tuple[cst.ClassDef, str]] = []  # (class, self parameter) per open method
         self._order = 0
+        self._calls_visited = 0
 
     # -- scopes ----------------------------------------------------------------------------------------
     def _open(self, node: ScopeNode, grad_off: bool = False) -> None:
@@ -174,6 +175,7 @@ class BindingRecorder(Regions):
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
+        self._calls_visited += 1  # `Names.definition_of` reads the hand-overs below: its answers are keyed on it
         if type(node.func) is not cst.Name:
             return
         owner, self_name = self._methods[-1] if self._methods else (None, "")
@@ -312,7 +314,7 @@ class BindingRecorder(Regions):
 
 def _literal_elements(value: Optional[cst.BaseExpression]) -> Optional[list[cst.BaseExpression]]:
     if type(value) in TUPLES_AND_LISTS:
-        if any(isinstance(e, cst.StarredElement) for e in value.elements):
+        if any(type(e) is cst.StarredElement for e in value.elements):  # exact types (syntax.node_kinds)
             return None
         return [e.value for e in value.elements]
     return None

@@ -62,23 +62,19 @@ class Names(CallableResolution, BindingRecorder):
         self._qualified: dict[int, tuple[int, Optional[str], cst.BaseExpression]] = {}
         # id(call) -> (binding order, calls visited, the `def` it runs, the call): `definition_of` also
         # reads which calls hand a method's instance on, recorded per call visited without moving `_order`
+        # (`_calls_visited`). Each memo here keeps the node it is keyed by alive, so an id found is its own.
         self._definitions: dict[int, tuple[int, int, Optional[cst.FunctionDef], cst.Call]] = {}
-        self._calls_visited = 0
         # id(call) -> (binding order and number of uses it was answered at, `method_on_instance`'s answer, the call)
         self._on_instance: dict[int, tuple[int, int, Optional[cst.FunctionDef], cst.Call]] = {}
         # ((binding order, number of uses) it was built at, name -> its uses): `uses_named`
         self._uses_by_name: Optional[tuple[tuple[int, int], dict[str, list[cst.Name]]]] = None
-
-    def visit_Call(self, node: cst.Call) -> None:
-        super().visit_Call(node)
-        self._calls_visited += 1
 
     # -- queries ---------------------------------------------------------------------------------------
     def definition_of(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         # asked of the same call by many parts and rules (8 times a call in a big training file): answered
         # once for each state of what it reads (bindings, uses and hand-overs only grow)
         known = self._definitions.get(id(call))
-        if known is not None and known[0] == self._order and known[1] == self._calls_visited and known[3] is call:
+        if known is not None and known[0] == self._order and known[1] == self._calls_visited:
             return known[2]
         found = super().definition_of(call)
         self._definitions[id(call)] = (self._order, self._calls_visited, found, call)
@@ -88,7 +84,7 @@ class Names(CallableResolution, BindingRecorder):
         # `definition_of` asks it of every call it finds no `def` for, and most parts ask it again right after
         # (`names.definition_of(call) or method_of_instance(names, call)`): answered once while nothing is recorded
         known = self._on_instance.get(id(call))
-        if known is not None and known[0] == self._order and known[1] == len(self.uses) and known[3] is call:
+        if known is not None and known[0] == self._order and known[1] == len(self.uses):
             return known[2]
         found = super().method_on_instance(call)
         self._on_instance[id(call)] = (self._order, len(self.uses), found, call)
@@ -122,25 +118,28 @@ class Names(CallableResolution, BindingRecorder):
     def reaching(self, name: cst.Name) -> list[Binding]:
         """The bindings that may hold at a use: the last unconditional one before it and any
         conditional ones after that; in a loop, bindings later in the same loop reach the use too."""
+        uses = self.uses
         known = self._reaching.get(id(name))
-        if known is not None and known[0] == self._order and known[1] == len(self.uses) and known[2] is name:
+        if known is not None and known[0] == self._order and known[1] == len(uses):
             # nothing recorded (nor a use dropped) since: the same answer (for good once the traversal is over)
             return known[4] if known[3] is None else list(known[4])
-        use = self.uses.get(name)
+        use = uses.get(name)
         if use is None:
             return []
-        scope = use.scope.resolving(name.value)
-        bindings = scope.bindings.get(name.value)
-        if scope is not use.scope:
+        spelling = name.value
+        own = use.scope
+        scope = own.resolving(spelling)
+        bindings = scope.bindings.get(spelling)
+        if scope is not own:
             if bindings is None:
                 return []
-            self._reaching[id(name)] = (self._order, len(self.uses), name, None, bindings)
+            self._reaching[id(name)] = (self._order, len(uses), name, None, bindings)
             return bindings  # a closure or global: any of them, whenever it is called
         if bindings is None:
             bindings = []
         stamp = (id(scope), len(bindings))  # bindings are only added, in source order
-        answer = known[4] if known is not None and known[3] == stamp and known[2] is name else reaching_use(bindings, use)
-        self._reaching[id(name)] = (self._order, len(self.uses), name, stamp, answer)
+        answer = known[4] if known is not None and known[3] == stamp else reaching_use(bindings, use)
+        self._reaching[id(name)] = (self._order, len(uses), name, stamp, answer)
         return list(answer)
 
     def visit_Global(self, node: cst.Global) -> None:
@@ -192,7 +191,7 @@ class Names(CallableResolution, BindingRecorder):
     def self_attribute_bindings(self, expr: cst.Attribute) -> list[Binding]:
         """`self.x = ...` anywhere in the class, for `self.x` read in one of its methods (the receiver is
         the method's own first parameter); [] for any other attribute."""
-        owner = self.receiver_class(expr.value) if isinstance(expr.value, cst.Name) else None
+        owner = self.receiver_class(expr.value) if type(expr.value) is cst.Name else None  # exact types (syntax.node_kinds)
         return self.attribute_bindings(owner, expr.attr.value) if owner is not None else []
 
     def receiver_class(self, name: cst.Name) -> Optional[cst.ClassDef]:
@@ -200,13 +199,15 @@ class Names(CallableResolution, BindingRecorder):
         and is that method's own first parameter whatever it is called (`self`, `this`), or a parameter of a
         module-level function that methods of one class hand their instance to (`handed_instance_class`);
         None for any other name, another parameter, or the first parameter of a `staticmethod` or `classmethod`."""
-        reaching = self.reaching(name)
-        if name not in self.uses or len(reaching) != 1 or reaching[0].kind != "param" or reaching[0].node is None:
+        reaching = self.reaching(name)  # [] for a name that is not a recorded use
+        if len(reaching) != 1 or reaching[0].kind != "param" or reaching[0].node is None:
             return None
         method, owner = reaching[0].scope.node, reaching[0].scope.parent
-        if isinstance(method, cst.FunctionDef) and owner is self.module_scope:
-            return self.handed_instance_class(method, name.value)
-        if not isinstance(method, cst.FunctionDef) or owner is None or not owner.is_class \
+        if type(method) is not cst.FunctionDef:
+            return None
+        if owner is self.module_scope:
+            return self.handed_instance_class(method, name.value)  # type: ignore[arg-type]
+        if owner is None or not owner.is_class \
                 or instance_receiver(method) != name.value:
             return None
         return owner.node  # type: ignore[return-value]
@@ -242,7 +243,7 @@ class Names(CallableResolution, BindingRecorder):
             # the answer reads only bindings and uses, which only grow and each move `_order`: it holds
             # until the next is recorded (for good, once the traversal is over)
             known = self._qualified.get(id(expr))
-            if known is not None and known[0] == self._order and known[2] is expr:
+            if known is not None and known[0] == self._order:
                 return known[1]
             found = self._qualify(expr, 0)
             self._qualified[id(expr)] = (self._order, found, expr)
@@ -263,13 +264,17 @@ class Names(CallableResolution, BindingRecorder):
             else self._module_bindings(expr.value)
         if not bindings:
             return None
-        imported = {b.qualified for b in bindings if b.kind == "import"}
-        if len(imported) == 1 and len(bindings) == len([b for b in bindings if b.kind == "import"]):
-            return imported.pop()
-        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
-            value = bindings[0].value
-            if isinstance(value, (cst.Name, cst.Attribute)):
-                return self._qualify(value, depth + 1)
+        first = bindings[0]
+        if first.kind == "import":  # imports, all of one and the same name
+            qualified = first.qualified
+            for binding in bindings:
+                if binding.kind != "import" or binding.qualified != qualified:
+                    return None
+            return qualified
+        if len(bindings) == 1 and first.kind == "assign":
+            value = first.value
+            if type(value) is cst.Name or type(value) is cst.Attribute:
+                return self._qualify(value, depth + 1)  # type: ignore[arg-type]
         return None
 
     @property

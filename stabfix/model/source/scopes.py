@@ -16,7 +16,7 @@ from stabfix.model.source.imports import dotted_name
 ScopeNode = Union[cst.Module, cst.ClassDef, cst.FunctionDef, cst.Lambda, cst.BaseComp]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Binding:
     """One place where a name (or `self.<attr>`) gets a value."""
 
@@ -74,18 +74,17 @@ class Scope:
         """The scope whose binding of `name` a use in this scope sees (LEGB; class bodies skipped)."""
         if name in self.declared_global:
             return self.module()
-        scope: Optional[Scope] = self
-        first = True
+        if name in self.bindings and name not in self.declared_nonlocal:
+            return self  # its own (a class body sees its own names too)
+        scope = self.parent
         while scope is not None:
-            if name in scope.bindings and (first or not scope.is_class):
-                if not (name in scope.declared_nonlocal):
-                    return scope
-            first = False
+            if name in scope.bindings and type(scope.node) is not cst.ClassDef and name not in scope.declared_nonlocal:
+                return scope
             scope = scope.parent
         return self.module()
 
 
-@dataclass
+@dataclass(slots=True)
 class Use:
     scope: Scope
     order: int
@@ -121,6 +120,11 @@ def reaching_use(bindings: list[Binding], use: Use) -> list[Binding]:
     """Of one scope's bindings of a name, those that may hold at `use`: the last one before it that runs
     whenever the use does (in a block that holds the use too: unconditional, or earlier in the use's own
     branch), any conditional ones after that, and later ones in a loop around both."""
+    if len(bindings) == 1:  # most names are bound once in their scope: the same answer, without the scans
+        only = bindings[0]
+        if only.order < use.order or (only.order > use.order and only.conditional and _shares_loop(only, use)):
+            return [only]
+        return []
     result: list[Binding] = []
     for binding in reversed([b for b in bindings if b.order < use.order]):
         result.append(binding)
