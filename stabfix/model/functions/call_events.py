@@ -155,6 +155,13 @@ class EventsThroughCalls:
 
     def _spliced_run(self, placed: list[Event], kinds: tuple[str, ...]) -> list[Event]:
         splice = not kinds or bool(_SPLICED.intersection(kinds))
+        if splice and kinds:
+            # every call of the run is looked up whatever kinds are asked: one splicing of the run, kept, and
+            # each such question (a function's backward passes, its steps, its clears...) a filter of it
+            whole = self._answers.get((id(placed), ()))
+            if whole is None:
+                whole = self._answers[(id(placed), ())] = self._spliced_run(placed, ())
+            return _of(whole, kinds)
         found: list[Event] = []
         for event in placed:
             if id(event) not in self._instance:
