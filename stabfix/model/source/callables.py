@@ -136,6 +136,18 @@ class CallableResolution:
         self._defined_names = (len(self.scopes), names)
         return names
 
+    def own_function_of(self, expr: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+        """`callable_of(expr)` when it is a function or method of this file (not a module class's `forward`).
+        Asked of every call's callee: an attribute that is neither `__call__`/`forward` nor read off a method's
+        own receiver (`torch.zeros`, `loss.item`, most of a file's calls) can only name a library callable."""
+        if type(expr) is cst.Attribute and expr.attr.value not in ("__call__", "forward") and (
+                type(expr.value) is not cst.Name or self._self_class(expr.value) is None):  # type: ignore[attr-defined]
+            return None
+        callee = self.callable_of(expr)
+        if callee is None or callee.kind != "function" or callee.module_class is not None:
+            return None
+        return callee.node if type(callee.node) is cst.FunctionDef else None  # type: ignore[return-value]
+
     def callable_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional["Callee"]:
         """What calling `expr` runs: a function or method of this file (also through a lambda or
         `functools.partial`), the `forward` of a module built from a class of this file, or a library
