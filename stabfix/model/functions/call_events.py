@@ -174,14 +174,17 @@ class EventsThroughCalls:
                 whole = self._answers[(id(placed), ())] = self._spliced_run(placed, ())
             return _of(whole, kinds)
         found: list[Event] = []
+        instance, runs = self._instance, self._run
         for event in placed:
-            if id(event) not in self._instance:
+            key = id(event)
+            if key not in instance:
                 found.append(event)
             if splice and isinstance(event, LocalCall):
-                run = self._run.get(id(event))
+                run = runs.get(key)
                 if run is None:
-                    run = self._run[id(event)] = self._run_by(event)
-                found.extend(run)
+                    run = runs[key] = self._run_by(event)
+                if run:
+                    found.extend(run)
         return _of(found, kinds)
 
     def _run_by(self, call: LocalCall) -> list[Event]:
