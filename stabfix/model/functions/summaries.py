@@ -177,7 +177,7 @@ class Summaries:
         if type(call.func) is cst.Name and self.names.definition_of(call) is not None:
             return None  # a function of this file
         held = called_instance_class(self.names, self.passed_for, call)
-        if isinstance(held, cst.ClassDef):
+        if type(held) is cst.ClassDef:  # (most calls hold none: a failing `isinstance` is `ABCMeta.__instancecheck__`)
             method = own_called_method(held)
             return self.of(method) if method is not None else None
         summary = self._foreign_named(held, foreign) if held else None
