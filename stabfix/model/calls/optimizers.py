@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional
 
 import libcst as cst
@@ -55,9 +56,11 @@ _LIGHTNING_OPTIMIZERS = "optimizers"
 _SGD_STATEFUL_KEYWORDS = ("momentum", "weight_decay", "dampening", "nesterov")
 
 
+@lru_cache(maxsize=4096)
 def optimizer_class_name(name: str) -> str | None:
     """The short class name when a (qualified or dotted) callee name is an optimizer class, else None."""
-    if name.startswith(_TORCH_OPTIM_NOT_OPTIMIZERS):  # (asked of every call of the file by `events`)
+    # asked of every call of every file, twice (`events`, `optimizers`), of a few hundred distinct callee names
+    if name.startswith(_TORCH_OPTIM_NOT_OPTIMIZERS):
         return None
     last = name.rsplit(".", 1)[-1]
     if _OPTIMIZER_CLASS.match(last):

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from operator import attrgetter
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 import libcst as cst
 
@@ -61,7 +61,7 @@ class EventsThroughCalls:
         # is looked up: a query splices only the calls it can see (another file's callee costs that file's model)
         self._sequence: Optional[list[Event]] = None
         self._instance: set[int] = set()
-        self._by_function: dict[Optional[cst.FunctionDef], list[Event]] = {}
+        self._by_function: dict[int, list[Event]] = {}  # by id(function), id(None) for the module's own
         self._by_loop: dict[int, list[Event]] = {}
         self._run: dict[int, list[Event]] = {}  # id(call) -> the events spliced at it (each call looked up once)
         # (id(a run of `_sequence`), kinds) -> the answer: rules ask one function or loop for the same kinds
@@ -87,7 +87,7 @@ class EventsThroughCalls:
 
     def in_function(self, function: Optional[cst.FunctionDef], *kinds: str) -> list[Event]:
         self._place()
-        placed = self._by_function.get(function)
+        placed = self._by_function.get(id(function))
         return self._through(placed, kinds) if placed else []
 
     def of_kind(self, *kinds: str) -> list[Event]:
@@ -134,12 +134,23 @@ class EventsThroughCalls:
             self._sequence = sorted([*self._events.events, *self._events.instance_calls], key=_site_order)
             self._instance = {id(call) for call in self._events.instance_calls}
             by_function, by_loop = self._by_function, self._by_loop
+            # (ids, not nodes: a node's hash is a Python call; the events of one loop body share its tuple of loops)
+            loops_seen: tuple[cst.CSTNode, ...] = ()
+            loop_ids: Iterable[int] = ()
             for event in self._sequence:
                 # a spliced event has its call's site: it sits in the call's function and loops
                 site = event.site
-                by_function.setdefault(site.function, []).append(event)
-                if site.any_loops and not site.in_lambda:
-                    for loop in dict.fromkeys(map(id, site.any_loops)):
+                functions = site.functions
+                function = id(functions[-1]) if functions else id(None)
+                placed = by_function.get(function)
+                if placed is None:
+                    placed = by_function[function] = []
+                placed.append(event)
+                loops = site.any_loops
+                if loops and not site.in_lambda:
+                    if loops is not loops_seen:
+                        loops_seen, loop_ids = loops, dict.fromkeys(map(id, loops))
+                    for loop in loop_ids:
                         by_loop.setdefault(loop, []).append(event)
         return self._sequence
 
@@ -155,15 +166,25 @@ class EventsThroughCalls:
 
     def _spliced_run(self, placed: list[Event], kinds: tuple[str, ...]) -> list[Event]:
         splice = not kinds or bool(_SPLICED.intersection(kinds))
+        if splice and kinds:
+            # every call of the run is looked up whatever kinds are asked: one splicing of the run, kept, and
+            # each such question (a function's backward passes, its steps, its clears...) a filter of it
+            whole = self._answers.get((id(placed), ()))
+            if whole is None:
+                whole = self._answers[(id(placed), ())] = self._spliced_run(placed, ())
+            return _of(whole, kinds)
         found: list[Event] = []
+        instance, runs = self._instance, self._run
         for event in placed:
-            if id(event) not in self._instance:
+            key = id(event)
+            if key not in instance:
                 found.append(event)
             if splice and isinstance(event, LocalCall):
-                run = self._run.get(id(event))
+                run = runs.get(key)
                 if run is None:
-                    run = self._run[id(event)] = self._run_by(event)
-                found.extend(run)
+                    run = runs[key] = self._run_by(event)
+                if run:
+                    found.extend(run)
         return _of(found, kinds)
 
     def _run_by(self, call: LocalCall) -> list[Event]:

@@ -38,7 +38,7 @@ class EffectSummaries:
         # per call: the callee's effects as they were mapped onto it, kept with the callee's facts they came
         # from (a call is asked about by many rules and by every summary above it; while a recursive
         # function is being built its facts change, and the call is then mapped again)
-        self._at: dict[cst.Call, tuple[FunctionSummary, EffectFacts, tuple[Effect, ...]]] = {}
+        self._at: dict[int, tuple[FunctionSummary, EffectFacts, tuple[Effect, ...], cst.Call]] = {}  # by id(call)
 
     def of(self, function: cst.FunctionDef) -> EffectFacts:
         return self.fixpoint.of(function)
@@ -51,13 +51,13 @@ class EffectSummaries:
         if summary is None:
             return []
         facts = summary.effect_facts()
-        kept = self._at.get(call)
-        if kept is not None and kept[0] is summary and kept[1] is facts:
+        kept = self._at.get(id(call))
+        if kept is not None and kept[0] is summary and kept[1] is facts and kept[3] is call:
             return list(kept[2])
         mapped = tuple(replace(effect, target=self._spelled_at(call, summary, effect.target), depth=effect.depth + 1,
                                via=(summary.name, *effect.via))
                        for effect in facts.effects if effect.depth + 1 <= MAX_DEPTH and not self._on_none(call, summary, effect.target))
-        self._at[call] = (summary, facts, mapped)
+        self._at[id(call)] = (summary, facts, mapped, call)
         return list(mapped)
 
     def with_calls(self, events: list[Event]) -> list[Event]:

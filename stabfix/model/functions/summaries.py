@@ -97,13 +97,14 @@ class Summaries:
         self._effects = EffectSummaries(self, names, modes, events)
         self._summaries: dict[cst.FunctionDef, FunctionSummary] = {}
         self._foreign_answers: dict[tuple[int, str], tuple[Callable[[str], Optional[Summary]], Optional[Summary]]] = {}
-        # per call: the function it runs, asked again by every rule and every summary that reads the call
-        # (each answer is fixed once the traversal is done; kept with the hook it was asked through)
-        self._function_of_call: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], Optional[FunctionSummary]]] = {}
-        self._summarised: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], bool]] = {}
-        self._called_instance: dict[cst.Call, tuple[Callable[[str], Optional[Summary]], Optional[FunctionSummary]]] = {}
+        # per call (by id: a node's hash is a Python call, and every call of the file is asked about): the
+        # function it runs, asked again by every rule and every summary that reads the call (each answer is
+        # fixed once the traversal is done; kept with the hook it was asked through, and the call itself)
+        self._function_of_call: dict[int, tuple[Callable[[str], Optional[Summary]], Optional[FunctionSummary], cst.Call]] = {}
+        self._summarised: dict[int, tuple[Callable[[str], Optional[Summary]], bool, cst.Call]] = {}
+        self._called_instance: dict[int, tuple[Callable[[str], Optional[Summary]], Optional[FunctionSummary], cst.Call]] = {}
         # `running`'s answers, kept with both hooks they were asked through
-        self._running: dict[cst.Call, tuple[Callable, Callable, Optional[FunctionSummary]]] = {}
+        self._running: dict[int, tuple[Callable, Callable, Optional[FunctionSummary], cst.Call]] = {}
         activations.call_activation = self._returns.activation_of_call  # a helper's softmax reaches its callers' losses
         self.callers = Callers(names, events)
         # what the callers pass and how they call: asked through `summaries` by rules that read summaries
@@ -165,18 +166,18 @@ class Summaries:
         call of the file several times over (its spliced events, its clears, its detaches), and of most
         calls with no answer: one lookup, not one per question."""
         function_hook, instance_hook = self.foreign_function or self.foreign, self.foreign
-        kept = self._running.get(call)
-        if kept is not None and kept[0] is function_hook and kept[1] is instance_hook:
+        kept = self._running.get(id(call))
+        if kept is not None and kept[0] is function_hook and kept[1] is instance_hook and kept[3] is call:
             return kept[2]
         summary = self.function_of_call(call) or self.called_instance(call)
-        self._running[call] = (function_hook, instance_hook, summary)
+        self._running[id(call)] = (function_hook, instance_hook, summary, call)
         return summary
 
     def _called_instance_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> Optional[FunctionSummary]:
         if type(call.func) is cst.Name and self.names.definition_of(call) is not None:
             return None  # a function of this file
         held = called_instance_class(self.names, self.passed_for, call)
-        if isinstance(held, cst.ClassDef):
+        if type(held) is cst.ClassDef:  # (most calls hold none: a failing `isinstance` is `ABCMeta.__instancecheck__`)
             method = own_called_method(held)
             return self.of(method) if method is not None else None
         summary = self._foreign_named(held, foreign) if held else None
@@ -231,10 +232,9 @@ class Summaries:
         function = self.names.definition_of(call)
         if function is not None:
             return function
-        callee = self.names.callable_of(call.func)
-        if callee is not None and callee.kind == "function" and type(callee.node) is cst.FunctionDef:
-            if callee.module_class is None:
-                return callee.node
+        function = self.names.own_function_of(call.func)
+        if function is not None:
+            return function
         built = self.names.instance_of(call) if type(call.func) is cst.Name else None
         owner = built.module_class or built.node if built is not None and built.kind in ("function", "class") else None
         return owner if type(owner) is cst.ClassDef else None
@@ -253,11 +253,11 @@ class Summaries:
     def summarised(self, call: cst.Call) -> bool:
         """A call of a function this part can summarise: of this file, or of another file through `foreign`."""
         foreign = self.foreign_function or self.foreign
-        kept = self._summarised.get(call)
-        if kept is not None and kept[0] is foreign:
+        kept = self._summarised.get(id(call))
+        if kept is not None and kept[0] is foreign and kept[2] is call:
             return kept[1]
         found = self._summarised_uncached(call, foreign)
-        self._summarised[call] = (foreign, found)
+        self._summarised[id(call)] = (foreign, found, call)
         return found
 
     def _summarised_uncached(self, call: cst.Call, foreign: Callable[[str], Optional[Summary]]) -> bool:
@@ -271,9 +271,7 @@ class Summaries:
     def _is_same_file_call(self, call: cst.Call) -> bool:
         if self.names.definition_of(call) is not None:  # (a method on an instance built here included)
             return True
-        callee = self.names.callable_of(call.func) if type(call.func) in (cst.Name, cst.Attribute) else None
-        return bool(callee is not None and callee.kind == "function" and callee.module_class is None
-                    and type(callee.node) is cst.FunctionDef)
+        return type(call.func) in (cst.Name, cst.Attribute) and self.names.own_function_of(call.func) is not None
 
     def single_value(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         return self.names.single_value(expr) if isinstance(expr, cst.Name) and expr in self.names.uses else None
@@ -292,9 +290,9 @@ def _rooted_in_name(expr: cst.BaseExpression) -> bool:
 def _kept_for(kept: dict, call: cst.Call, foreign: Callable, answer: Callable) -> Optional[FunctionSummary]:
     """`answer(call, foreign)`, kept per call for as long as the same other-file lookup is installed (the model
     installs it once the project is known: an answer without it is not kept past that)."""
-    found = kept.get(call)
-    if found is not None and found[0] is foreign:
+    found = kept.get(id(call))
+    if found is not None and found[0] is foreign and found[2] is call:
         return found[1]
     summary = answer(call, foreign)
-    kept[call] = (foreign, summary)
+    kept[id(call)] = (foreign, summary, call)
     return summary

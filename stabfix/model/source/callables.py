@@ -8,6 +8,7 @@ library callable by its qualified name. `CallableResolution` is mixed into `Name
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Optional, Union
 
 import libcst as cst
@@ -73,7 +74,7 @@ class CallableResolution:
         func = call.func
         # exact types (libcst has no subclass of them): asked of every call, where a failing `isinstance` on a
         # libcst class goes through `ABCMeta.__instancecheck__`
-        if type(func) is not cst.Attribute:
+        if type(func) is not cst.Attribute or func.attr.value not in self._method_names():  # type: ignore[attr-defined]
             return None
         receiver: Optional[cst.BaseExpression] = func.value  # type: ignore[attr-defined]
         if type(receiver) is cst.Name:
@@ -96,6 +97,8 @@ class CallableResolution:
             defs = [b.node for b in bindings if b.kind == "def"]
             return defs[-1] if defs and len(defs) == len(bindings) else None  # type: ignore[return-value]
         if type(func) is cst.Attribute and type(func.value) is cst.Name:  # type: ignore[attr-defined]
+            if func.attr.value not in self._method_names():  # type: ignore[attr-defined]
+                return None
             use = self.uses.get(func.value)  # type: ignore[attr-defined]
             if use is None:
                 return None
@@ -115,6 +118,35 @@ class CallableResolution:
             defs = [b.node for b in bindings if b.kind == "def"]
             return defs[-1] if defs and len(defs) == len(bindings) else None  # type: ignore[return-value]
         return None
+
+    def _method_names(self) -> set[str]:
+        """The names of the defs recorded so far and of the defs in the bodies of the classes recorded so far:
+        `obj.name(...)` with any other name runs no def of the file, whatever `obj` is (most calls of a file are
+        `torch.zeros(...)`, `loss.item()`: spared the walk up their scopes and the bindings of their receiver).
+        A def's binding and its scope are recorded together, and a class's scope with it; scopes only grow."""
+        known: Optional[tuple[int, set[str]]] = getattr(self, "_defined_names", None)
+        if known is not None and known[0] == len(self.scopes):
+            return known[1]
+        seen, names = known if known is not None else (0, set())
+        for node in islice(self.scopes, seen, None):
+            if type(node) is cst.FunctionDef:
+                names.add(node.name.value)
+            elif type(node) is cst.ClassDef and type(node.body) is cst.IndentedBlock:
+                names.update(item.name.value for item in node.body.body if type(item) is cst.FunctionDef)
+        self._defined_names = (len(self.scopes), names)
+        return names
+
+    def own_function_of(self, expr: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+        """`callable_of(expr)` when it is a function or method of this file (not a module class's `forward`).
+        Asked of every call's callee: an attribute that is neither `__call__`/`forward` nor read off a method's
+        own receiver (`torch.zeros`, `loss.item`, most of a file's calls) can only name a library callable."""
+        if type(expr) is cst.Attribute and expr.attr.value not in ("__call__", "forward") and (
+                type(expr.value) is not cst.Name or self._self_class(expr.value) is None):  # type: ignore[attr-defined]
+            return None
+        callee = self.callable_of(expr)
+        if callee is None or callee.kind != "function" or callee.module_class is not None:
+            return None
+        return callee.node if type(callee.node) is cst.FunctionDef else None  # type: ignore[return-value]
 
     def callable_of(self, expr: cst.BaseExpression, depth: int = 0) -> Optional["Callee"]:
         """What calling `expr` runs: a function or method of this file (also through a lambda or
