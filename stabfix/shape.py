@@ -132,6 +132,7 @@ class Shape:
         self.text = text
         self.path = path  # as the scan shows it ("" when unknown)
         self.project = project
+        self._grouped_values: dict[str, dict[Optional[ast.AST], list[ast.expr]]] = {}  # see `_values_by_function`
 
     @cached_property
     def imports_scanned_code(self) -> bool:
@@ -370,7 +371,7 @@ class Shape:
         if not assigned:
             return []
         function = self.enclosing_function(at)
-        own = [value for node, value in assigned if self.enclosing_function(node) is function]
+        own = self._values_by_function(name, assigned).get(function)
         if own:
             return own
         arguments = function.args if function is not None else None  # type: ignore[attr-defined]
@@ -378,6 +379,16 @@ class Shape:
                                                               *filter(None, (arguments.vararg, arguments.kwarg)))}:
             return []
         return [value for _, value in assigned]
+
+    def _values_by_function(self, name: str, assigned: list[tuple[ast.AST, ast.expr]]) -> dict[Optional[ast.AST], list[ast.expr]]:
+        """The values assigned to `name` grouped by the function the assignment is in (None: module or class level), in
+        file order: a name assigned in many functions is asked about again and again by the gates."""
+        grouped = self._grouped_values.get(name)
+        if grouped is None:
+            grouped = self._grouped_values[name] = {}
+            for node, value in assigned:
+                grouped.setdefault(self.enclosing_function(node), []).append(value)
+        return grouped
 
     @cached_property
     def bound_names(self) -> frozenset[str]:
