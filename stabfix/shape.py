@@ -132,6 +132,7 @@ class Shape:
         self.text = text
         self.path = path  # as the scan shows it ("" when unknown)
         self.project = project
+        self._grouped_values: dict[str, dict[Optional[ast.AST], list[ast.expr]]] = {}  # see `_values_by_function`
 
     @cached_property
     def imports_scanned_code(self) -> bool:
@@ -169,6 +170,10 @@ class Shape:
         calls = self._index.calls
         return [call for name in names for call in calls.get(name, [])]
 
+    def calls_by_name(self) -> dict[Optional[str], list[ast.Call]]:
+        """Every call by its callee's last name (None: `g()(x)`); a gate asking about the names sees each once."""
+        return self._index.calls
+
     def all_calls(self) -> list[ast.Call]:
         return self.nodes(ast.Call)  # type: ignore[return-value]
 
@@ -181,6 +186,17 @@ class Shape:
         while parent is not None:
             yield parent
             parent = parents.get(id(parent))
+
+    def has_outside(self, kind: type, closed: tuple[type, ...]) -> bool:
+        """Whether a node of `kind` sits outside every node of the `closed` types (a call outside every def and
+        class): the code around the closed nodes is walked, not every node's ancestors."""
+        stack: list[ast.AST] = [self.tree]
+        while stack:
+            node = stack.pop()
+            if type(node) is kind:
+                return True
+            stack.extend(child for child in ast.iter_child_nodes(node) if type(child) not in closed)
+        return False
 
     def enclosing_function(self, node: ast.AST) -> Optional[ast.AST]:
         """The innermost `def`/`async def`/`lambda` around the node, None at module or class level."""
@@ -223,7 +239,7 @@ class Shape:
             for alias in node.names:  # type: ignore[attr-defined]
                 if alias.asname and alias.name.rsplit(".", 1)[-1] in found:
                     found.add(alias.asname)
-        aliases = [node for node in self.nodes(ast.Assign, ast.AnnAssign) if type(node.value) in (ast.Name, ast.Attribute)]
+        aliases = self._alias_assignments
         grown = True
         while grown:
             grown = False
@@ -235,6 +251,12 @@ class Shape:
                             found.add(target.id)
                             grown = True
         return found
+
+    @cached_property
+    def _alias_assignments(self) -> list[ast.AST]:
+        """The assignments of a name or an attribute chain (`ckpt = cp.checkpoint`), which `spellings` follows (asked by
+        several gates)."""
+        return [node for node in self.nodes(ast.Assign, ast.AnnAssign) if type(node.value) in (ast.Name, ast.Attribute)]  # type: ignore[attr-defined]
 
     @cached_property
     def assigned_names(self) -> frozenset[str]:
@@ -370,7 +392,7 @@ class Shape:
         if not assigned:
             return []
         function = self.enclosing_function(at)
-        own = [value for node, value in assigned if self.enclosing_function(node) is function]
+        own = self._values_by_function(name, assigned).get(function)
         if own:
             return own
         arguments = function.args if function is not None else None  # type: ignore[attr-defined]
@@ -378,6 +400,16 @@ class Shape:
                                                               *filter(None, (arguments.vararg, arguments.kwarg)))}:
             return []
         return [value for _, value in assigned]
+
+    def _values_by_function(self, name: str, assigned: list[tuple[ast.AST, ast.expr]]) -> dict[Optional[ast.AST], list[ast.expr]]:
+        """The values assigned to `name` grouped by the function the assignment is in (None: module or class level), in
+        file order: a name assigned in many functions is asked about again and again by the gates."""
+        grouped = self._grouped_values.get(name)
+        if grouped is None:
+            grouped = self._grouped_values[name] = {}
+            for node, value in assigned:
+                grouped.setdefault(self.enclosing_function(node), []).append(value)
+        return grouped
 
     @cached_property
     def bound_names(self) -> frozenset[str]:

@@ -129,8 +129,9 @@ class FullVocabLogprobMaterialization(Checker):
             if dim is None:
                 return None
         name = self._fresh_name(f"{_stem(log_softmax.operand) or 'logits'}_logsumexp")
-        code = f"{name} = {_parenthesized(log_softmax.operand)}.logsumexp({_source(dim)}, keepdim=True)"
-        return name, cst.ensure_type(cst.parse_statement(code), cst.SimpleStatementLine).body[0]
+        # built, not parsed (a parse costs a big file's every fix): the same code as `name = <value>` parsed
+        value = parsed_expression(f"{_parenthesized(log_softmax.operand)}.logsumexp({_source(dim)}, keepdim=True)")
+        return name, cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))], value=value)
 
     def _fresh_name(self, name: str) -> str:
         """`name`, or `name_2`, ... : one the file does not use yet, nor another of these fixes."""
@@ -160,10 +161,9 @@ class FullVocabLogprobMaterialization(Checker):
         if normalizer is None:
             dim = candidate.log_softmax.dim if candidate.assumed else gather.dim
             normalizer = f"{logits}.logsumexp({_source(dim)}, keepdim=True)"
-        text = f"{_source(picked)} - {normalizer}"
-        if id(gather.call) not in self.bare:
-            text = f"({text})"
-        return cst.parse_expression(text)
+        # `picked - normalizer`, parenthesized unless bare: built, not parsed, the code `cst.parse_expression` would give
+        parentheses = {} if id(gather.call) in self.bare else {"lpar": [cst.LeftParen()], "rpar": [cst.RightParen()]}
+        return cst.BinaryOperation(left=picked, operator=cst.Subtract(), right=parsed_expression(normalizer), **parentheses)
 
 
 def _parenthesized(operand: cst.BaseExpression) -> str:

@@ -136,7 +136,8 @@ def _holders(shape: Shape, allocations: list[ast.Call]) -> set[Optional[str]]:
         elif type(statement) is ast.Expr and type(statement.value) is ast.Call and type(statement.value.func) is ast.Attribute:
             found.add(root_name(statement.value.func.value))
     for node in shape.nodes(ast.For, ast.AsyncFor, ast.comprehension):
-        found.update(n.id for n in ast.walk(node.target) if type(n) is ast.Name)
+        target = node.target  # mostly a plain name: no walk
+        found.update([target.id] if type(target) is ast.Name else (n.id for n in ast.walk(target) if type(n) is ast.Name))
     found.update(arg.arg for node in shape.nodes(ast.arguments) for arg in [*node.posonlyargs, *node.args, *node.kwonlyargs])
     return found - {None}
 

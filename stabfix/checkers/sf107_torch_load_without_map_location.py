@@ -34,7 +34,7 @@ from stabfix.model.calls.devices import to_call_target
 from stabfix.model.flow.flows import Destination
 from stabfix.model.source.syntax import code_of
 from stabfix.model.calls.torch_ops import METHODS
-from stabfix.shape import Shape, callee_name
+from stabfix.shape import Shape
 from stabfix.shape_queries import import_aliases
 
 _MOVES = frozenset(name for name, op in METHODS.items() if op.kind == "move")  # as `flows.destinations` reads moves
@@ -54,9 +54,10 @@ class TorchLoadWithoutMapLocation(Checker):
         # reported on a call whose name spells `load` (or that an import renames `load` to) and that does not say where
         # to load, when this
         # file copies or moves what it loads (`flows.destinations`: `load_state_dict`, `.to()`, `set_state_dict`...)
-        names = [callee_name(call) or "" for call in shape.all_calls()]
+        calls = shape.calls_by_name()
+        names = [name for name in calls if name is not None]
         renamed = shape.spellings("load")  # `from torch import load as restore`
-        if not any(_unlocated(call) for call, name in zip(shape.all_calls(), names) if "load" in name.lower() or name in renamed):
+        if not any(_unlocated(call) for name in names if "load" in name.lower() or name in renamed for call in calls[name]):
             return False
         aliases = import_aliases(shape)  # `from peft import set_peft_model_state_dict as restore`
         return any("state_dict" in name or name in _MOVES or name in aliases for name in names)

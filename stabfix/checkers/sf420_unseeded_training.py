@@ -54,8 +54,7 @@ class UnseededTraining(Checker):
         words = shape.words
         entry = PurePath(shape.path).name == "__main__.py" or any(
             type(side) is ast.Constant and side.value == "__main__" for node in shape.nodes(ast.Compare)  # type: ignore[attr-defined]
-            for side in (node.left, *node.comparators)) or any(  # type: ignore[attr-defined]
-            not any(type(outer) in DEFINITIONS for outer in shape.ancestors(call)) for call in shape.all_calls())
+            for side in (node.left, *node.comparators)) or shape.has_outside(ast.Call, DEFINITIONS)  # type: ignore[attr-defined]
         return entry and (not (BACKWARD_WORDS.isdisjoint(words) or STEP_WORDS.isdisjoint(words))
                           or callees_spell(shape, BACKWARD_WORDS, STEP_WORDS, kinds=("def", "class"), imports_only=True))
 

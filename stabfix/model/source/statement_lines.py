@@ -45,8 +45,18 @@ class StatementLines:
     def __init__(self, module: cst.Module, tree: ast.Module, parents: dict[int, cst.CSTNode]) -> None:
         self.module, self.tree, self.parents = module, tree, parents
         self._indexes: dict[int, dict[int, int]] = {}  # id(body holder) -> id(statement) -> CPython index
+        # id(statement) -> its CPython statement (None: not mapped): every statement placed asks for the
+        # compound statements around it again
+        self._statements: dict[int, Optional[ast.stmt]] = {}
 
     def statement(self, node: cst.CSTNode) -> Optional[ast.stmt]:
+        key = id(node)
+        if key in self._statements:
+            return self._statements[key]
+        found = self._statements[key] = self._statement(node)
+        return found
+
+    def _statement(self, node: cst.CSTNode) -> Optional[ast.stmt]:
         found = self._mapped(node)
         if found is None:
             return None
