@@ -59,7 +59,7 @@ class FullVocabLogprobMaterialization(Checker):
             self.calls.append(node)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.targets.update(id(name) for name in walk(node.target) if isinstance(name, cst.Name))
+        self.targets.update(id(name) for name in walk(node.target) if type(name) is cst.Name)
 
     def _spot(self, node) -> None:
         if getattr(node, "value", None) is not None:

@@ -234,19 +234,23 @@ def unpacked(value: cst.BaseExpression, position: tuple[int, ...]) -> Optional[c
     return value
 
 
+_DISPLAYS = (cst.Tuple, cst.List)
+
+
 def assigned(node: cst.Assign) -> list[tuple[tuple[str, ...], cst.BaseExpression]]:
     """What an assignment binds to which names: the whole value to its plain name targets, and each
     element of a displayed tuple or list to the name it is unpacked into (`x, y = Variable(a),
     Variable(b, requires_grad=True)` binds `y` to the second call)."""
-    pairs = [(tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name)), node.value)]
+    # exact types (libcst has no subclass of them): two parts ask of every assignment of the file
+    pairs = [(tuple(t.target.value for t in node.targets if type(t.target) is cst.Name), node.value)]  # type: ignore[attr-defined]
     for target in node.targets:
-        elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
-        shown = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) else ()
+        elements = target.target.elements if type(target.target) in _DISPLAYS else ()  # type: ignore[attr-defined]
+        shown = node.value.elements if type(node.value) in _DISPLAYS else ()  # type: ignore[attr-defined]
         if len(elements) != len(shown):
             continue
         for position, element in enumerate(elements):
             value = unpacked(node.value, (position,))
-            if isinstance(element.value, cst.Name) and value is not None:
+            if type(element.value) is cst.Name and value is not None:
                 pairs.append(((element.value.value,), value))
     return pairs
 
@@ -255,12 +259,12 @@ def element_source(iterable: cst.BaseExpression, position: tuple[int, ...]) -> O
     """What a loop target at an unpacking position takes elements of: `out` for `row` in `for i, row in
     zip(ids, out)` or `for j, (i, row) in enumerate(zip(ids, out))`; None for an `enumerate` counter. A
     container keeps what it holds: an element of it is what was put in."""
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and position:
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Name and position:  # type: ignore[attr-defined]
         positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
         if iterable.func.value == "enumerate" and positional:
             return element_source(positional[0], position[1:]) if position[0] == 1 else None
         if iterable.func.value == "zip" and 0 <= position[0] < len(positional):
             return element_source(positional[position[0]], position[1:])
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "enumerate":  # type: ignore[attr-defined]
         return iterable.args[0].value if iterable.args else None
     return iterable

@@ -83,11 +83,12 @@ def _is_false(node: cst.BaseExpression) -> bool:
 
 def requires_grad_keyword(node: cst.BaseExpression, imports: ImportTracker) -> cst.Arg | None:
     """The `requires_grad=True` argument of a torch factory or `Variable(...)` call."""
-    if type(node) is not cst.Call or not (imports.qualify(node.func) or "").startswith("torch."):  # type: ignore[attr-defined]
+    if type(node) is not cst.Call:
         return None
-    for arg in node.args:
+    for arg in node.args:  # type: ignore[attr-defined]
         if arg.keyword is not None and arg.keyword.value == "requires_grad" and is_true(arg.value):
-            return arg
+            # the callee is qualified only for the few calls that pass the keyword (every call of the file asks)
+            return arg if (imports.qualify(node.func) or "").startswith("torch.") else None  # type: ignore[attr-defined]
     return None
 
 
