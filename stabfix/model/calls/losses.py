@@ -107,6 +107,8 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
             self._around = around
             self._in_test_definition = any(_is_test_name(f.name.value) for f in functions) or any(
                 c.name.value.startswith("Test") for c in around[1])
+        else:
+            functions = self._around[0]  # one tuple kept for the sites of a function, not one per call
         in_test = self._asserts > 0 or self._in_test_definition
         outer: cst.FunctionDef | cst.Module | None = functions[0] if functions else self.module
         if not functions and self.enclosing.innermost_class() is not None:

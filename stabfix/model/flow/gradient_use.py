@@ -314,7 +314,7 @@ def _only_computes(call: cst.Call, qualified: str) -> bool:
         return True
     if qualified.startswith("torch."):
         return not qualified.startswith(_TORCH_CALLING_BACK)
-    return isinstance(call.func, cst.Name) and call.func.value in _INSPECTING_BUILTINS and not qualified
+    return type(call.func) is cst.Name and call.func.value in _INSPECTING_BUILTINS and not qualified  # type: ignore[attr-defined]
 
 
 # --- values a function of this file returns to its callers ------------------------------------------
