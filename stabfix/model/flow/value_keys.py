@@ -132,9 +132,9 @@ def literal_key(expr: cst.BaseExpression) -> str | None:
     name = dotted_name(expr)
     if name is not None:
         return name
-    if isinstance(expr, cst.Subscript):
-        base = literal_key(expr.value)
-        index = _slice_code(expr)
+    if type(expr) is cst.Subscript:  # exact type (libcst has no subclass of it)
+        base = literal_key(expr.value)  # type: ignore[attr-defined]
+        index = _slice_code(expr)  # type: ignore[arg-type]
         if base is not None and index is not None:
             return f"{base}[{index}]"
     return None
