@@ -114,7 +114,7 @@ class LossHistoryAccumulation(Checker):
         where = "every iteration" if site.loops else "every step"
         return (
             f"`{statement}` keeps the autograd graph of {where} alive through `{holder}` (`{value}` is {origin} "
-            f"that still carries its history), so memory grows; store `{self._suggested(site.value)}`"
+            f"that still carries its history), so memory grows; store `{self._suggested(site.value, value)}`"
         )
 
     def _fix(self, site: Accumulation, holder: str, origin: str) -> Fix:
@@ -129,11 +129,12 @@ class LossHistoryAccumulation(Checker):
         return Fix("unsafe", f"{stored} (`{holder}`: {why})", {site.value: new})
 
 
-    def _suggested(self, value: cst.BaseExpression) -> str:
-        """What the fix stores, for a message: `loss.detach()`, `(a / b).detach()`, `(loss.detach(), acc)`."""
+    def _suggested(self, value: cst.BaseExpression, shown: Optional[str] = None) -> str:
+        """What the fix stores, for a message: `loss.detach()`, `(a / b).detach()`, `(loss.detach(), acc)`.
+        `shown`: `value`'s text as `_short` gives it, when the caller has it already."""
         if isinstance(value, (cst.Tuple, cst.List, cst.ListComp, cst.GeneratorExp)):
             return _short(code_for(self._detached(value)))
-        text = _short(code_for(value))
+        text = shown if shown is not None else _short(code_for(value))
         return f"{text}.detach()" if _atomic(value) else f"({text}).detach()"
 
     def _detached(self, value: cst.BaseExpression) -> cst.BaseExpression:
@@ -163,7 +164,6 @@ def _holder_spelling(holder: cst.BaseExpression) -> Optional[str]:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
-
 
 
 _NO_GRAPH = (ast.Constant, ast.Compare, ast.Dict, ast.Set, ast.DictComp, ast.SetComp, ast.Lambda, ast.JoinedStr, ast.BoolOp)

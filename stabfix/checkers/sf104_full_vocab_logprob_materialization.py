@@ -25,7 +25,8 @@ from stabfix.fixes.syntax import parsed_expression
 from stabfix.model.calls.numerics import int_of
 from stabfix.model.domain.log_prob_picks import LogProbPick as _Candidate, repeatable as _repeatable, stem as _stem
 from stabfix.model.source.names import Binding
-from stabfix.model.source.syntax import code_of, node_code as _source, walk
+from stabfix.model.source.node_fields import code_nodes
+from stabfix.model.source.syntax import code_of, node_code as _source
 from stabfix.model.training.step_frames import Frame
 from stabfix.text_gates import words_of
 
@@ -59,7 +60,9 @@ class FullVocabLogprobMaterialization(Checker):
             self.calls.append(node)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.targets.update(id(name) for name in walk(node.target) if isinstance(name, cst.Name))
+        target = node.target  # mostly a name, which holds no other (nor does any whitespace or punctuation)
+        names = (target,) if type(target) is cst.Name else code_nodes(target)
+        self.targets.update(id(name) for name in names if type(name) is cst.Name)
 
     def _spot(self, node) -> None:
         if getattr(node, "value", None) is not None:

@@ -134,8 +134,8 @@ class HostSyncInStep(Checker):
             if path is None or gates.live_gates(self.steps, self.model.names, path):
                 continue
             func = call.func
-            name = func.value if isinstance(func, cst.Name) else func.attr.value if (
-                isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self") else None
+            name = func.value if type(func) is cst.Name else func.attr.value if (  # exact types: every call of a step
+                type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self") else None
             if name is not None:
                 found.setdefault(name, []).append(_Site(call, frames, place, path=path))
         return found

@@ -65,7 +65,7 @@ class RepeatedHostToDeviceCopy(Checker):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") or \
+        if type(func) is cst.Attribute and func.attr.value in ("cuda", "to") or \
                 any(arg.keyword is not None and arg.keyword.value == "device" for arg in node.args):
             self.candidates.append((node, self.model.steps.frames(), self.model.enclosing.enclosing_functions()))
 

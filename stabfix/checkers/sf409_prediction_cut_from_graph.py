@@ -81,9 +81,9 @@ class PredictionCutFromGraph(Checker):
         return found
 
     def visit_Call(self, node: cst.Call) -> None:
-        if any(isinstance(arg.value, cst.Name) for arg in node.args):
+        if any(type(arg.value) is cst.Name for arg in node.args):  # exact type: every call of the file
             self._calls_with_names.append((node, self.model.enclosing.innermost_function()))
-        if (self.context.imports.qualify(node.func) or "") in _FRESH_COPIES and node.args:
+        if node.args and (self.context.imports.qualify(node.func) or "") in _FRESH_COPIES:
             self._fresh_copies.append(node)
 
     def _leaf_loss(self, found: Reenabled) -> bool:

@@ -24,12 +24,13 @@ _CONSTANT_NAMES = frozenset({"True", "False", "None"})
 
 def root_name_node(expr: cst.BaseExpression) -> cst.Name | None:
     while True:
-        if isinstance(expr, cst.Name):
-            return None if expr.value in _CONSTANT_NAMES else expr
-        if isinstance(expr, (cst.Attribute, cst.Subscript)):
-            expr = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
+        kind = type(expr)  # exact types (libcst has no subclass of them): asked of every operand, every key
+        if kind is cst.Name:
+            return None if expr.value in _CONSTANT_NAMES else expr  # type: ignore[attr-defined,return-value]
+        if kind is cst.Attribute or kind is cst.Subscript:
+            expr = expr.value  # type: ignore[attr-defined]
+        elif kind is cst.Call and type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
+            expr = expr.func.value  # type: ignore[attr-defined]
         else:
             return None
 

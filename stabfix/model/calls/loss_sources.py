@@ -222,10 +222,20 @@ class LossSources:
         `self.loss_fn = F.smooth_l1_loss`, `loss_fn = self.criterion`."""
         if depth > 4:
             return None
-        passed = self._passed_loss(expr, depth)
-        if passed is not None:
-            return passed
-        for value in self._bound_values(expr):
+        kind = type(expr)  # exact types (libcst has no subclass of them): every callee of the file is asked
+        if kind is cst.Name:
+            bindings = self.names.bindings_of(expr)  # type: ignore[arg-type]  # read once for both questions
+            passed = self._passed_loss(bindings, depth)
+            if passed is not None:
+                return passed
+        elif kind is cst.Attribute:
+            owner = self.self_class(expr.value)  # type: ignore[attr-defined]
+            if owner is None:
+                return None
+            bindings = self.names.attribute_bindings(owner, expr.attr.value)  # type: ignore[attr-defined]
+        else:
+            return None
+        for value in [b.bound_value for b in bindings if b.bound_value is not None]:
             loss = self.constructor_name(value)
             if loss is None and type(value) is cst.Call:
                 loss = self.returned_loss(value, depth)  # `criterion = make_criterion()`
@@ -256,13 +266,11 @@ class LossSources:
             qualified, lambda found: _one_returned_loss(found.model.losses, found.node, 0), needs=("losses",)
         )
 
-    def _passed_loss(self, expr: cst.BaseExpression, depth: int) -> str | None:
-        """The loss a parameter holds when every call of its function in the file passes the same one
-        (`train(loader, net, opt, nn.L1Loss())` makes `l1(...)` in `def train(loader, net, opt, l1)` L1Loss)."""
-        if type(expr) is not cst.Name or self.parameter_values is None:
-            return None
-        bindings = self.names.bindings_of(expr)
-        if len(bindings) != 1 or bindings[0].kind != "param":
+    def _passed_loss(self, bindings: list[Binding], depth: int) -> str | None:
+        """The loss a parameter (a name with these `bindings`) holds when every call of its function in the
+        file passes the same one (`train(loader, net, opt, nn.L1Loss())` makes `l1(...)` in `def train(loader,
+        net, opt, l1)` L1Loss)."""
+        if self.parameter_values is None or len(bindings) != 1 or bindings[0].kind != "param":
             return None
         passed = self.parameter_values(bindings[0])
         if not passed:
@@ -392,8 +400,10 @@ class LossSources:
     def _foreign_helper_loss(self, call: cst.Call) -> LossOperands | None:
         """The same for a function of another scanned file (`from .helpers import fit_term`), by that file's
         answer about its parameters. Not known to be safe to fix from here: another file holds the loss."""
+        if self.project is None:
+            return None
         qualified = self.qualify(call.func) if type(call.func) in NAMES_AND_ATTRIBUTES else None
-        if self.project is None or qualified is None or qualified.startswith("torch."):
+        if qualified is None or qualified.startswith("torch."):
             return None
         if qualified not in self._foreign_roles:  # a helper is called many times: its file is asked once
             symbol = self.project.resolve(qualified)

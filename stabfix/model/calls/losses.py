@@ -82,6 +82,12 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
         # big file), the call kept so that its id is not reused
         self._operands: dict[int, tuple[cst.Call, LossOperands | None]] = {}
         self._tested: dict[cst.FunctionDef, list[CallSite]] | None = None  # function -> the sites calling it
+        # id(function) -> (the function, whether only test code calls it): asked for every call site of it
+        self._test_helpers: dict[int, tuple[cst.FunctionDef, bool]] = {}
+        # the loss sites with their operands, and how many call sites they were read from: every final
+        # once no `operands` is under way (none of them is then a recursion guard's placeholder)
+        self._loss_sites: tuple[int, list[tuple[CallSite, LossOperands]]] | None = None
+        self._finding_operands = 0  # `operands` calls under way
         LossUses.__init__(self)
 
     # -- traversal -----------------------------------------------------------------------------------
@@ -101,6 +107,8 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
             self._around = around
             self._in_test_definition = any(_is_test_name(f.name.value) for f in functions) or any(
                 c.name.value.startswith("Test") for c in around[1])
+        else:
+            functions = self._around[0]  # one tuple kept for the sites of a function, not one per call
         in_test = self._asserts > 0 or self._in_test_definition
         outer: cst.FunctionDef | cst.Module | None = functions[0] if functions else self.module
         if not functions and self.enclosing.innermost_class() is not None:
@@ -115,15 +123,29 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
         if known is not None and known[0] is call:
             return known[1]
         self._operands[id(call)] = (call, None)  # a helper calling itself is not a loss of its own
-        found = self._find_operands(call)
+        self._finding_operands += 1
+        try:
+            found = self._find_operands(call)
+        finally:
+            self._finding_operands -= 1
         self._operands[id(call)] = (call, found)
         return found
 
     def loss_sites(self) -> Iterator[tuple[CallSite, LossOperands]]:
+        known = self._loss_sites
+        if known is not None and known[0] == len(self.sites):
+            yield from known[1]
+            return
+        found: list[tuple[CallSite, LossOperands]] = []
+        final = True
         for site in self.sites:
-            found = self.operands(site.call)
-            if found is not None:
-                yield site, found
+            final = final and self._finding_operands == 0
+            loss = self.operands(site.call)
+            if loss is not None:
+                found.append((site, loss))
+                yield site, loss
+        if final:
+            self._loss_sites = (len(self.sites), found)
 
     def computed_in_class(self, cls: cst.ClassDef) -> bool:
         """A method of `cls` (or a function nested in one) computes a loss: the class is built to be
@@ -134,7 +156,13 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
     def in_test_code(self, site: "CallSite") -> bool:
         """In an `assert` or a test function, or in a function of the file that only test code calls (a
         helper of the tests: comparing a loss of x with x there is a check too)."""
-        return site.in_test or (bool(site.functions) and self._only_called_by_tests(site.functions[0], 0))
+        if site.in_test or not site.functions:
+            return site.in_test
+        function = site.functions[0]
+        known = self._test_helpers.get(id(function))
+        if known is None or known[0] is not function:
+            known = self._test_helpers[id(function)] = (function, self._only_called_by_tests(function, 0))
+        return known[1]
 
     def _only_called_by_tests(self, function: cst.FunctionDef, depth: int) -> bool:
         if depth > 4:

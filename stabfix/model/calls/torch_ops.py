@@ -122,7 +122,7 @@ _INTEGER_DTYPES = frozenset(
 def method(name: str, call: Optional[cst.BaseExpression] = None) -> Optional[TorchOp]:
     """The table's entry for `x.name(...)` (`call` is the call node, read for `.to`/`.type`), or None."""
     op = METHODS.get(name)
-    if op is None or not isinstance(call, cst.Call) or name not in ("to", "type"):
+    if op is None or type(call) is not cst.Call or name not in ("to", "type"):
         return op
     if any(_names_integer_dtype(arg.value) for arg in call.args if arg.keyword is None or arg.keyword.value == "dtype"):
         return _INTEGER
@@ -156,30 +156,31 @@ def step(expr: cst.BaseExpression, qualify: Optional[Qualify] = None) -> Optiona
     (`x`, view), `x.data` -> (`x`, cut), `x > 0` -> (`x`, integer), `torch.flatten(x, 1)` and `Variable(x)`
     -> (`x`, ...); None otherwise.
     Without `qualify`, torch functions and wrappers are not recognised (a method is any attribute call)."""
-    if isinstance(expr, cst.Subscript):
-        return expr.value, _VIEW
-    if isinstance(expr, cst.Comparison):
-        return expr.left, _INTEGER  # `x > 0`, `x == y`: a boolean tensor
-    if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-        return expr.elt, _CONTAINER
-    if isinstance(expr, cst.DictComp):
-        return expr.value, _CONTAINER
-    if isinstance(expr, cst.Attribute):
-        op = attribute(expr.attr.value)
-        return (expr.value, op) if op is not None and (qualify is None or qualify(expr) is None) else None
-    if not isinstance(expr, cst.Call):
+    kind = type(expr)  # exact types (libcst has no subclass of them): every value a rule strips is asked
+    if kind is cst.Subscript:
+        return expr.value, _VIEW  # type: ignore[attr-defined]
+    if kind is cst.Comparison:
+        return expr.left, _INTEGER  # type: ignore[attr-defined]  # `x > 0`, `x == y`: a boolean tensor
+    if kind is cst.ListComp or kind is cst.GeneratorExp or kind is cst.SetComp:
+        return expr.elt, _CONTAINER  # type: ignore[attr-defined]
+    if kind is cst.DictComp:
+        return expr.value, _CONTAINER  # type: ignore[attr-defined]
+    if kind is cst.Attribute:
+        op = attribute(expr.attr.value)  # type: ignore[attr-defined]
+        return (expr.value, op) if op is not None and (qualify is None or qualify(expr) is None) else None  # type: ignore[attr-defined]
+    if kind is not cst.Call:
         return None
-    qualified = qualify(expr.func) if qualify is not None else None
+    qualified = qualify(expr.func) if qualify is not None else None  # type: ignore[attr-defined]
     if qualified:
-        positional = [arg.value for arg in expr.args if arg.keyword is None and not arg.star]
+        positional = [arg.value for arg in expr.args if arg.keyword is None and not arg.star]  # type: ignore[attr-defined]
         op = function(qualified) or (_COPY if is_wrapper(qualified) else None)
         return (positional[0], op) if op is not None and positional else None
-    if isinstance(expr.func, cst.Attribute):
-        op = method(expr.func.attr.value, expr)
+    if type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
+        op = method(expr.func.attr.value, expr)  # type: ignore[attr-defined]
         if op is not None:
-            if expr.func.attr.value == "type" and not expr.args:
+            if expr.func.attr.value == "type" and not expr.args:  # type: ignore[attr-defined]
                 return None  # `x.type()` is the type's name
-            return expr.func.value, op
+            return expr.func.value, op  # type: ignore[attr-defined]
     return None
 
 
@@ -214,9 +215,9 @@ def history_operand(expr: cst.BaseExpression, qualify: Optional[Qualify] = None)
 
 def _marks(expr: cst.BaseExpression) -> bool:
     """`x.requires_grad_(...)` or a call with a `requires_grad=` keyword: it sets the flag, whatever it held."""
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return False
-    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "requires_grad_":
+    if type(expr.func) is cst.Attribute and expr.func.attr.value == "requires_grad_":  # type: ignore[attr-defined]
         return True
     return any(arg.keyword is not None and arg.keyword.value == "requires_grad" for arg in expr.args)
 
@@ -233,19 +234,23 @@ def unpacked(value: cst.BaseExpression, position: tuple[int, ...]) -> Optional[c
     return value
 
 
+_DISPLAYS = (cst.Tuple, cst.List)
+
+
 def assigned(node: cst.Assign) -> list[tuple[tuple[str, ...], cst.BaseExpression]]:
     """What an assignment binds to which names: the whole value to its plain name targets, and each
     element of a displayed tuple or list to the name it is unpacked into (`x, y = Variable(a),
     Variable(b, requires_grad=True)` binds `y` to the second call)."""
-    pairs = [(tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name)), node.value)]
+    # exact types (libcst has no subclass of them): two parts ask of every assignment of the file
+    pairs = [(tuple(t.target.value for t in node.targets if type(t.target) is cst.Name), node.value)]  # type: ignore[attr-defined]
     for target in node.targets:
-        elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
-        shown = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) else ()
+        elements = target.target.elements if type(target.target) in _DISPLAYS else ()  # type: ignore[attr-defined]
+        shown = node.value.elements if type(node.value) in _DISPLAYS else ()  # type: ignore[attr-defined]
         if len(elements) != len(shown):
             continue
         for position, element in enumerate(elements):
             value = unpacked(node.value, (position,))
-            if isinstance(element.value, cst.Name) and value is not None:
+            if type(element.value) is cst.Name and value is not None:
                 pairs.append(((element.value.value,), value))
     return pairs
 
@@ -254,12 +259,12 @@ def element_source(iterable: cst.BaseExpression, position: tuple[int, ...]) -> O
     """What a loop target at an unpacking position takes elements of: `out` for `row` in `for i, row in
     zip(ids, out)` or `for j, (i, row) in enumerate(zip(ids, out))`; None for an `enumerate` counter. A
     container keeps what it holds: an element of it is what was put in."""
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and position:
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Name and position:  # type: ignore[attr-defined]
         positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
         if iterable.func.value == "enumerate" and positional:
             return element_source(positional[0], position[1:]) if position[0] == 1 else None
         if iterable.func.value == "zip" and 0 <= position[0] < len(positional):
             return element_source(positional[position[0]], position[1:])
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "enumerate":  # type: ignore[attr-defined]
         return iterable.args[0].value if iterable.args else None
     return iterable

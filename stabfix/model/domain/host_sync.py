@@ -33,7 +33,7 @@ import libcst as cst
 from stabfix.model.calls.devices import DeviceKinds
 from stabfix.model.calls.modules import ModuleIndex
 from stabfix.model.flow.values import Value, Values
-from stabfix.model.source.node_fields import children
+from stabfix.model.source.node_fields import code_children
 from stabfix.model.training.step_frames import FunctionFrame, LoopFrame, StepPath, target_names
 from stabfix.model.training.structure import StepIndex
 
@@ -52,6 +52,7 @@ SNAPSHOT_CALLS = frozenset(
 # torch functions whose result is a boolean tensor about finiteness, or that compare on the device
 NONFINITE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal"})
 DEVICE_COMPARISONS = frozenset({"equal", "allclose"})
+_TORCH_COMPARISONS = frozenset(f"torch.{op}" for op in DEVICE_COMPARISONS)
 TRUTH_REDUCTIONS = frozenset({"any", "all"})
 READ_METHODS = frozenset({"item", "tolist", "cpu"})
 READ_BUILTINS = frozenset({"float", "int", "bool"})
@@ -86,22 +87,23 @@ class HostSyncs:
         if name in SNAPSHOT_CALLS:
             return Sync("snapshot", call)
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "synchronize" and not name:
-            inner = func.value
-            if isinstance(inner, cst.Call) and (self.qualify(inner.func) or "") in STREAM_GETTERS:
+        kind = type(func)  # exact types (libcst has no subclass of them): every candidate call is asked
+        if kind is cst.Attribute and func.attr.value == "synchronize" and not name:  # type: ignore[attr-defined]
+            inner = func.value  # type: ignore[attr-defined]
+            if type(inner) is cst.Call and (self.qualify(inner.func) or "") in STREAM_GETTERS:
                 return Sync("barrier", call)
-        if name in {f"torch.{op}" for op in DEVICE_COMPARISONS}:
+        if name in _TORCH_COMPARISONS:
             return Sync("check", call, call)
         if name in MATH_TESTS and len(call.args) == 1 and self._on_device(call.args[0].value, strict=True):
             return Sync("check", call, call.args[0].value)
-        if isinstance(func, cst.Name) and func.value in READ_BUILTINS and not name and len(call.args) == 1:
+        if kind is cst.Name and func.value in READ_BUILTINS and not name and len(call.args) == 1:  # type: ignore[attr-defined]
             value = call.args[0].value
             if self._on_device(value, strict=True):
                 return Sync(self._read_kind(value), call, value)
             return None
-        if isinstance(func, cst.Attribute) and not name:
-            method = func.attr.value
-            receiver = func.value
+        if kind is cst.Attribute and not name:
+            method = func.attr.value  # type: ignore[attr-defined]
+            receiver = func.value  # type: ignore[attr-defined]
             moves_home = method in READ_METHODS or (method == "to" and self.devices.moves_to_host(call))
             if moves_home and self._on_device(receiver, strict=method in ("cpu", "to")):
                 return Sync(self._read_kind(receiver), call, receiver)
@@ -140,16 +142,18 @@ class HostSyncs:
 
     def mentions_nonfinite_test(self, expr: cst.CSTNode) -> bool:
         """`torch.isnan(x)`, `x.isinf()`, `~torch.isfinite(x)` somewhere inside the expression."""
-        if isinstance(expr, cst.Call):
-            name = self.qualify(expr.func) or ""
+        kind = type(expr)  # exact types (libcst has no subclass of them): asked of every node of the value
+        if kind is cst.Call:
+            name = self.qualify(expr.func) or ""  # type: ignore[attr-defined]
             last = name.rpartition(".")[2] if name else (
-                expr.func.attr.value if isinstance(expr.func, cst.Attribute) else ""
+                expr.func.attr.value if type(expr.func) is cst.Attribute else ""  # type: ignore[attr-defined]
             )
             if last in NONFINITE_TESTS and (name.startswith("torch.") or not name):
                 return True
-        if isinstance(expr, cst.Comparison) and self._compares_with_infinity(expr):
+        if kind is cst.Comparison and self._compares_with_infinity(expr):  # type: ignore[arg-type]
             return True  # `(loss.abs() == torch.inf)` is `torch.isinf(loss)` spelled as a comparison
-        return any(self.mentions_nonfinite_test(child) for child in children(expr))
+        # no whitespace or punctuation node holds a call or a comparison
+        return any(self.mentions_nonfinite_test(child) for child in code_children(expr))
 
     def _compares_with_infinity(self, comparison: cst.Comparison) -> bool:
         """`x == torch.inf`, `x.abs() != float("inf")`, `-math.inf == x`: an equality test against infinity."""

@@ -51,6 +51,7 @@ from stabfix.model.functions.summary_facts import ClassSummary, Effect
 from stabfix.model.source.enclosing import EnclosingDefinitions
 from stabfix.model.source.imports import ImportTracker
 from stabfix.model.source.names import Binding, Names
+from stabfix.model.source.syntax import NAMES_AND_ATTRIBUTES
 
 @dataclass
 class GradRequest:
@@ -127,8 +128,8 @@ class LossTargets(cst.BatchableCSTVisitor):
             self._assigned_request(names, value)
         for target in node.targets:  # `t.requires_grad = True`
             attr = target.target
-            if isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad" and is_true(node.value) \
-                    and isinstance(attr.value, cst.Name):
+            if type(attr) is cst.Attribute and attr.attr.value == "requires_grad" and is_true(node.value) \
+                    and type(attr.value) is cst.Name:  # type: ignore[attr-defined]
                 self._statement(node, (attr.value.value,), node, ".requires_grad = True")
 
     def _assigned_request(self, names: tuple[str, ...], value: cst.BaseExpression) -> None:
@@ -147,7 +148,7 @@ class LossTargets(cst.BatchableCSTVisitor):
             self.requests.append(GradRequest(marked, names, self._scope(), "requires_grad=True", keyword=keyword))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if node.args and isinstance(node.func, (cst.Name, cst.Attribute)):
+        if node.args and type(node.func) in NAMES_AND_ATTRIBUTES:
             self.calls.append((node, self._scope()))
         if id(node) in self._assigned or not is_requires_grad_call(node):
             return
@@ -238,7 +239,7 @@ class LossTargets(cst.BatchableCSTVisitor):
 
     def _hands_back(self, binding: Binding, names: set[str]) -> bool:
         call = binding.value
-        if not isinstance(call, cst.Call) or binding.kind not in ("assign", "unpack"):
+        if type(call) is not cst.Call or binding.kind not in ("assign", "unpack"):
             return False
         summary = self.summaries.function_of_call(call)
         if summary is None or not summary.returns:
@@ -275,7 +276,7 @@ class LossTargets(cst.BatchableCSTVisitor):
     def _forward_marks(self, call: cst.Call) -> list[Effect]:
         """`criterion(pred, y)` where `criterion` holds an instance of a module class of another scanned file whose
         `forward` makes a parameter require grad in place: those marks, spelled as this call passes them."""
-        if not isinstance(call.func, cst.Name) or call.func not in self.names.uses or self.losses.operands(call) is None:
+        if type(call.func) is not cst.Name or call.func not in self.names.uses or self.losses.operands(call) is None:
             return []
         built = self.names.single_value(call.func)
         if not isinstance(built, cst.Call) or self.names.definition_of(built) is not None:
@@ -381,14 +382,15 @@ def _loss_definition(names: Names, summaries: Summaries, call: cst.Call) -> Opti
         return own, 0
     func = call.func
     values: list[cst.BaseExpression] = []
-    if isinstance(func, cst.Name) and func in names.uses:
-        value = names.single_value(func)
+    kind = type(func)  # exact types (libcst has no subclass of them): asked of every call of the file
+    if kind is cst.Name and func in names.uses:
+        value = names.single_value(func)  # type: ignore[arg-type]
         values = [value] if value is not None else []
-    elif isinstance(func, cst.Attribute):
-        values = [b.value for b in names.self_attribute_bindings(func) if b.value is not None]
-        if len(values) == 1 and isinstance(values[0], cst.Name):
-            values = _constructed_with(names, summaries, values[0])
-    if len(values) != 1 or not isinstance(values[0], cst.Call):
+    elif kind is cst.Attribute:
+        values = [b.value for b in names.self_attribute_bindings(func) if b.value is not None]  # type: ignore[arg-type]
+        if len(values) == 1 and type(values[0]) is cst.Name:
+            values = _constructed_with(names, summaries, values[0])  # type: ignore[arg-type]
+    if len(values) != 1 or type(values[0]) is not cst.Call:
         return None
     built = names.instance_of(values[0])
     if built is None or built.kind != "function" or not isinstance(built.node, cst.FunctionDef):

@@ -52,7 +52,7 @@ _INSPECTING_BUILTINS = frozenset(
 
 
 def is_true(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
+    return type(node) is cst.Name and node.value == "True"  # type: ignore[attr-defined]
 
 
 def is_requires_grad_call(node: cst.BaseExpression) -> bool:
@@ -83,11 +83,12 @@ def _is_false(node: cst.BaseExpression) -> bool:
 
 def requires_grad_keyword(node: cst.BaseExpression, imports: ImportTracker) -> cst.Arg | None:
     """The `requires_grad=True` argument of a torch factory or `Variable(...)` call."""
-    if not isinstance(node, cst.Call) or not (imports.qualify(node.func) or "").startswith("torch."):
+    if type(node) is not cst.Call:
         return None
-    for arg in node.args:
+    for arg in node.args:  # type: ignore[attr-defined]
         if arg.keyword is not None and arg.keyword.value == "requires_grad" and is_true(arg.value):
-            return arg
+            # the callee is qualified only for the few calls that pass the keyword (every call of the file asks)
+            return arg if (imports.qualify(node.func) or "").startswith("torch.") else None  # type: ignore[attr-defined]
     return None
 
 
@@ -313,7 +314,7 @@ def _only_computes(call: cst.Call, qualified: str) -> bool:
         return True
     if qualified.startswith("torch."):
         return not qualified.startswith(_TORCH_CALLING_BACK)
-    return isinstance(call.func, cst.Name) and call.func.value in _INSPECTING_BUILTINS and not qualified
+    return type(call.func) is cst.Name and call.func.value in _INSPECTING_BUILTINS and not qualified  # type: ignore[attr-defined]
 
 
 # --- values a function of this file returns to its callers ------------------------------------------
@@ -391,7 +392,7 @@ def plain_aliases(bindings: list[Binding], names: set[str], qualify: torch_ops.Q
             bound = by_name.get(current, [])
             value = _held_value(bound[0]) if len(bound) == 1 else None
             value = torch_ops.grad_operand(value, qualify) if value is not None else None
-            if not isinstance(value, cst.Name):
+            if type(value) is not cst.Name:
                 break
             current = value.value
         if current in names:
@@ -418,7 +419,7 @@ def holders(bindings: list[Binding], names: set[str], qualify: torch_ops.Qualify
         for binding in bindings:
             value = _held_value(binding)
             value = torch_ops.grad_operand(value, qualify) if value is not None else None
-            if binding.name not in holders and isinstance(value, cst.Name) and value.value in holders:
+            if binding.name not in holders and type(value) is cst.Name and value.value in holders:  # type: ignore[union-attr]
                 holders.add(binding.name)
                 changed = True
     return holders

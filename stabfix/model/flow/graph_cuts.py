@@ -131,9 +131,10 @@ class GraphCuts(cst.BatchableCSTVisitor):
         self._targets.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        copied = self._copied(node)
+        marks = is_requires_grad_call(node)
+        copied = self._copied(node, marks)
         if copied is None:
-            if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
+            if marks and type(node.func.value) is cst.Name:  # type: ignore[attr-defined]
                 self._reenable(node, node.func.value, setter=False)  # type: ignore[attr-defined]
             return
         functions = self.enclosing.enclosing_functions()
@@ -158,9 +159,10 @@ class GraphCuts(cst.BatchableCSTVisitor):
                 return names
         return pairs[0][0]
 
-    def _copied(self, call: cst.Call) -> Optional[cst.BaseExpression]:
-        """What a re-leafing call copies, or None when it is not one (or copies nothing it cut)."""
-        if is_requires_grad_call(call):
+    def _copied(self, call: cst.Call, marks: bool) -> Optional[cst.BaseExpression]:
+        """What a re-leafing call copies, or None when it is not one (or copies nothing it cut). `marks`:
+        the call is a `requires_grad_()` (`is_requires_grad_call`)."""
+        if marks:
             receiver = call.func.value  # type: ignore[attr-defined]
             if isinstance(receiver, cst.Call) and self.imports.qualify(receiver.func) in _COPYING and receiver.args:
                 return _strip_cuts(receiver.args[0].value, self.imports.qualify)[0]  # `torch.from_numpy(out.numpy()).requires_grad_()`

@@ -19,6 +19,8 @@ _RESETTING_METHODS = frozenset({"zero_", "clear", "fill_"})
 Holder = cst.BaseExpression
 Loop = Union[cst.For, cst.While]
 _OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+# the blocks a condition or a handler runs (`_guards`)
+_BRANCHES = frozenset({cst.If, cst.Else, cst.ExceptHandler, cst.Try, cst.MatchCase})
 _FEW_STEPS = 8  # up to this many optimizer steps, each is placed by its ancestors
 # what holds statements (an assignment is one): blocks, lines and compound statements but the definitions
 _STATEMENT_HOLDERS = frozenset({
@@ -167,11 +169,11 @@ class HolderResets:
         found: list[int] = []
         previous = node
         for ancestor in self.ancestors(node):
-            if ancestor is container or isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            kind = type(ancestor)  # exact types (libcst has no subclass of them)
+            if ancestor is container or kind in _OWN_SCOPES:
                 break
-            if isinstance(previous, cst.IndentedBlock) and isinstance(
-                ancestor, (cst.If, cst.Else, cst.ExceptHandler, cst.Try, cst.MatchCase)
-            ) and not (isinstance(ancestor, cst.Try) and previous is ancestor.body):
+            if type(previous) is cst.IndentedBlock and kind in _BRANCHES and not (
+                    kind is cst.Try and previous is ancestor.body):  # type: ignore[attr-defined]
                 found.append(id(previous))
             previous = ancestor
         return found
@@ -185,7 +187,7 @@ def _mentions(expr: cst.CSTNode, holder: Holder) -> bool:
     stack: list[cst.CSTNode] = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.BaseExpression) and type(node) is type(holder) and node.deep_equals(holder):
+        if type(node) is type(holder) and isinstance(node, cst.BaseExpression) and node.deep_equals(holder):
             return True
         stack.extend(children(node))
     return False

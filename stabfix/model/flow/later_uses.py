@@ -49,6 +49,7 @@ from stabfix.model.flow.holder_resets import Holder, HolderResets, Loop
 from stabfix.model.source.imports import dotted_name
 from stabfix.model.source.names import Names
 from stabfix.model.source.node_fields import children
+from stabfix.model.source.syntax import DEFINITIONS
 from stabfix.model.source.tree_index import TreeIndex
 from stabfix.model.source.vocabulary import LOG_RECEIVER_NAMES
 
@@ -133,10 +134,11 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         found: list[Loop] = []
         previous = node
         for ancestor in self.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            kind = type(ancestor)  # exact types (libcst has no subclass of them): every ancestor of every site
+            if kind in DEFINITIONS:
                 break
-            if isinstance(ancestor, (cst.For, cst.While)) and previous is ancestor.body:
-                found.append(ancestor)
+            if (kind is cst.For or kind is cst.While) and previous is ancestor.body:  # type: ignore[attr-defined]
+                found.append(ancestor)  # type: ignore[arg-type]
             previous = ancestor
         return found
 

@@ -52,12 +52,13 @@ class LossOperandValues:
             if site.outer is not None and not self.losses.in_test_code(site):
                 scopes.setdefault(site.outer, []).append(site)
         for scope, sites in scopes.items():
-            found = ScopeLosses([], [], {id(site.call): site.order for site in sites})
+            found = ScopeLosses([], [], {})
             usage = None
             for site in sites:
                 loss = self.losses.resolve(site.call)
                 if loss is not None:
                     found.by_name.append((site, loss))
+                    found.order[id(site.call)] = site.order
                     continue
                 if len(site.call.args) < 2:
                     continue
@@ -65,6 +66,7 @@ class LossOperandValues:
                     usage = self.tensors.loss_term_calls(scope)
                 if site.call in usage:
                     found.by_usage.append((site, loss_by_usage(site.call)))
+                    found.order[id(site.call)] = site.order
             yield found
 
     def operands(self, site: CallSite, loss: LossCall) -> list[LossOperand]:

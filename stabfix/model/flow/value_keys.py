@@ -63,8 +63,9 @@ def strip_value_wrappers(expr: cst.BaseExpression, imports: Qualifier) -> tuple[
     """`x.detach().clone().to(dev)` -> (`x`, "copy"); `x.data` -> (`x`, "view"); `x` -> (`x`, "alias")."""
     kind = "alias"
     while True:
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            method = expr.func.attr.value
+        node_type = type(expr)  # exact types (libcst has no subclass of them): every operand of every loss
+        if node_type is cst.Call and type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
+            method = expr.func.attr.value  # type: ignore[attr-defined]
             op = torch_ops.method(method, expr)
             if op is not None and op.same_values:
                 if method == "type" and not expr.args:
@@ -75,13 +76,13 @@ def strip_value_wrappers(expr: cst.BaseExpression, imports: Qualifier) -> tuple[
                     kind = "view"
                 expr = expr.func.value
                 continue
-        if isinstance(expr, cst.Call) and len(expr.args) == 1 and expr.args[0].keyword is None:
+        if node_type is cst.Call and len(expr.args) == 1 and expr.args[0].keyword is None:  # type: ignore[attr-defined]
             qualified = imports.qualify(expr.func)
             if qualified in COPY_FUNCTIONS:
                 kind = "copy"
                 expr = expr.args[0].value
                 continue
-        if isinstance(expr, cst.Attribute) and expr.attr.value in VIEW_ATTRIBUTES:
+        if node_type is cst.Attribute and expr.attr.value in VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
             kind = "view" if kind == "alias" else kind
             expr = expr.value
             continue
@@ -131,9 +132,9 @@ def literal_key(expr: cst.BaseExpression) -> str | None:
     name = dotted_name(expr)
     if name is not None:
         return name
-    if isinstance(expr, cst.Subscript):
-        base = literal_key(expr.value)
-        index = _slice_code(expr)
+    if type(expr) is cst.Subscript:  # exact type (libcst has no subclass of it)
+        base = literal_key(expr.value)  # type: ignore[attr-defined]
+        index = _slice_code(expr)  # type: ignore[arg-type]
         if base is not None and index is not None:
             return f"{base}[{index}]"
     return None
@@ -192,12 +193,13 @@ class ValueAliases:
         return ValueKey(key, root.value, root, tuple(steps), first_kind == "copy")
 
     def _holding_binding(self, expr: cst.BaseExpression) -> Binding | None:
-        if isinstance(expr, cst.Name):
-            return self.alias_binding(expr)
-        if isinstance(expr, cst.Attribute):
-            return self._attribute_binding(expr)
-        if isinstance(expr, cst.Subscript):
-            return self._store_binding(expr)
+        kind = type(expr)  # exact types (libcst has no subclass of them)
+        if kind is cst.Name:
+            return self.alias_binding(expr)  # type: ignore[arg-type]
+        if kind is cst.Attribute:
+            return self._attribute_binding(expr)  # type: ignore[arg-type]
+        if kind is cst.Subscript:
+            return self._store_binding(expr)  # type: ignore[arg-type]
         return None
 
     def _attribute_binding(self, expr: cst.Attribute) -> Binding | None:

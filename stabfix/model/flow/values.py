@@ -261,7 +261,10 @@ class Values(CallReturns):
         optimizer (`opt = make_opt(w, noise)` with `def make_opt(w, noise): return Adam([w] + noise)` there)."""
         found: list[Binding] = []
         for call in self.calls or ():
-            if not any(arg.keyword is None and listed_names(arg.value) for arg in call.args):
+            for arg in call.args:  # a loop, not `any` over a generator: every call of the file is asked
+                if arg.keyword is None and listed_names(arg.value):
+                    break
+            else:
                 continue
             if self.names.definition_of(call) is not None:
                 continue  # a function of this file: `_handed_for` follows it
