@@ -345,7 +345,7 @@ def _enclosing_statement(node: cst.CSTNode, parents) -> cst.CSTNode:
         if parent is None:
             return node
         current = parent
-    return current if not isinstance(current, cst.Module) else node
+    return current if type(current) is not cst.Module else node
 
 
 class _Parents:

@@ -105,10 +105,10 @@ def _module_level_imports(module: cst.Module) -> set[str]:
     `DATA_HUB = dict()` that precedes the file's imports."""
     names: set[str] = set()
     for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is not cst.SimpleStatementLine:
             continue
         for small in statement.body:
-            if isinstance(small, cst.Import):
+            if type(small) is cst.Import:
                 names.update(
                     node_code(alias.name) for alias in small.names if alias.asname is None
                 )

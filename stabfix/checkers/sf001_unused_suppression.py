@@ -72,7 +72,7 @@ def _removal(holder: _Holder, unused: set[str]) -> Fix:
     rewritten = remove_entries(holder.comment.value, unused)
     if rewritten:
         replacement = holder.with_changes(comment=cst.Comment(rewritten))
-    elif isinstance(holder, cst.EmptyLine):
+    elif type(holder) is cst.EmptyLine:
         replacement = cst.RemovalSentinel.REMOVE
     else:
         replacement = holder.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)

@@ -150,7 +150,7 @@ class DeviceResidentCache(Checker):
             growth = f"one entry per new key (`{code_of(store.key, 30)}`)"
         else:
             growth = "one entry per new key"
-        if isinstance(store.value, (cst.Tuple, cst.List)):
+        if type(store.value) in (cst.Tuple, cst.List):
             suggestion = "a CPU copy of each tensor (`t.detach().to(\"cpu\", copy=True)`)"
         else:
             suggestion = f"a CPU copy (`{code_of(cpu_copy(store.value, self.qualified_name), 70)}`)"

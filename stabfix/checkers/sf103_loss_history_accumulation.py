@@ -132,7 +132,7 @@ class LossHistoryAccumulation(Checker):
     def _suggested(self, value: cst.BaseExpression, shown: Optional[str] = None) -> str:
         """What the fix stores, for a message: `loss.detach()`, `(a / b).detach()`, `(loss.detach(), acc)`.
         `shown`: `value`'s text as `_short` gives it, when the caller has it already."""
-        if isinstance(value, (cst.Tuple, cst.List, cst.ListComp, cst.GeneratorExp)):
+        if type(value) in (cst.Tuple, cst.List, cst.ListComp, cst.GeneratorExp):
             return _short(code_for(self._detached(value)))
         text = shown if shown is not None else _short(code_for(value))
         return f"{text}.detach()" if _atomic(value) else f"({text}).detach()"
@@ -140,12 +140,12 @@ class LossHistoryAccumulation(Checker):
     def _detached(self, value: cst.BaseExpression) -> cst.BaseExpression:
         """`value.detach()`; for a tuple or list display (`(loss, acc)`) or a comprehension (`[p.float() for p
         in parts]`), the same container with each part that carries a graph detached: a list has no `.detach()`."""
-        if isinstance(value, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+        if type(value) in (cst.Tuple, cst.List) and not any(type(e) is cst.StarredElement for e in value.elements):
             history = self.model.history
             return value.with_changes(elements=[
                 e.with_changes(value=self._detached(e.value)) if history.origin(e.value) else e for e in value.elements
             ])
-        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        if type(value) in (cst.ListComp, cst.GeneratorExp):
             return value.with_changes(elt=self._detached(value.elt))
         if not _atomic(value):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -154,11 +154,11 @@ class LossHistoryAccumulation(Checker):
 
 def _atomic(value: cst.BaseExpression) -> bool:
     """A method call on it needs no parentheses (`loss.item()`, not `(a / b).item()`)."""
-    return isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(value.lpar)
+    return type(value) in (cst.Name, cst.Attribute, cst.Call, cst.Subscript) or bool(value.lpar)
 
 
 def _holder_spelling(holder: cst.BaseExpression) -> Optional[str]:
-    return dotted_name(holder.value if isinstance(holder, cst.Subscript) else holder)
+    return dotted_name(holder.value if type(holder) is cst.Subscript else holder)
 
 
 def _short(text: str) -> str:

@@ -118,9 +118,9 @@ class FullVocabLogprobMaterialization(Checker):
         assign, log_softmax = binding.node, group[0].log_softmax
         if (
             binding.kind != "assign"
-            or not isinstance(assign, cst.Assign)
+            or type(assign) is not cst.Assign
             or len(assign.targets) != 1
-            or not isinstance(assign.targets[0].target, cst.Name)
+            or type(assign.targets[0].target) is not cst.Name
             or assign.value is not log_softmax.call
             or self.model.log_prob_picks.rebound(binding, group)
         ):
@@ -155,7 +155,7 @@ class FullVocabLogprobMaterialization(Checker):
     def _rewrite(self, candidate: _Candidate, normalizer: Optional[str]) -> cst.BaseExpression:
         gather, operand = candidate.gather, candidate.log_softmax.operand
         logits = _parenthesized(operand)
-        if isinstance(gather.call.func, cst.Attribute) and gather.call.func.value is gather.source:
+        if type(gather.call.func) is cst.Attribute and gather.call.func.value is gather.source:
             picked = gather.call.with_changes(func=gather.call.func.with_changes(value=parsed_expression(logits)))
         else:
             args = [arg.with_changes(value=parsed_expression(logits)) if arg.value is gather.source else arg
@@ -171,7 +171,7 @@ class FullVocabLogprobMaterialization(Checker):
 
 def _parenthesized(operand: cst.BaseExpression) -> str:
     logits = _source(operand)
-    if not isinstance(operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not operand.lpar:
+    if type(operand) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript) and not operand.lpar:
         return f"({logits})"
     return logits
 
@@ -179,7 +179,7 @@ def _parenthesized(operand: cst.BaseExpression) -> str:
 def _message(candidate: _Candidate) -> str:
     gather, log_softmax = candidate.gather, candidate.log_softmax
     logits = code_of(log_softmax.operand, limit=40)
-    if not isinstance(log_softmax.operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not log_softmax.operand.lpar:
+    if type(log_softmax.operand) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript) and not log_softmax.operand.lpar:
         logits = f"({logits})"
     dim = code_of(log_softmax.dim if candidate.assumed else gather.dim, limit=20)
     where = f"`{candidate.binding.name}`" if candidate.binding is not None else f"`{code_of(log_softmax.call, limit=50)}`"

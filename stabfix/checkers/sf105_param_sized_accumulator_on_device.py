@@ -101,14 +101,14 @@ class ParamSizedAccumulatorOnDevice(Checker):
         changes[acc.allocation.call] = _on_host(acc.allocation.call, torch or "torch")
         for add in acc.adds:
             node = add.node
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 receiver, args = node.func.value, list(node.args)
                 first = next((i for i, arg in enumerate(args) if arg.keyword is None and not arg.star), None)
                 if first is None:
                     return None
                 args[first] = args[first].with_changes(value=_moved(args[first].value, receiver))
                 changes[node] = node.with_changes(args=args)
-            elif isinstance(node, cst.AugAssign):
+            elif type(node) is cst.AugAssign:
                 changes[node] = node.with_changes(value=_moved(node.value, node.target))
             else:
                 return None  # `torch.add(acc, g, out=acc)`, `_foreach_add_`: left to the user
@@ -158,15 +158,15 @@ def _may_allocate(call: ast.Call) -> bool:
 def _legacy(acc: Accumulator) -> bool:
     """`p.new(p.size())`: the legacy constructor takes no `dtype=`; left to the user."""
     func = acc.allocation.call.func
-    return isinstance(func, cst.Attribute) and func.attr.value == "new"
+    return type(func) is cst.Attribute and func.attr.value == "new"
 
 
 def _term(acc: Accumulator) -> str:
     """`p.grad.to(acc.device, acc.dtype)` in the user's own words, from the first add."""
     node = acc.adds[0].node
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.args:
         receiver, value = node.func.value, node.args[0].value
-    elif isinstance(node, cst.AugAssign):
+    elif type(node) is cst.AugAssign:
         receiver, value = node.target, node.value
     else:
         return "each term moved to the buffer's device and dtype (`.to(...)`)"
@@ -189,7 +189,7 @@ _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_
 
 def _moved(value: cst.BaseExpression, receiver: cst.BaseExpression) -> cst.BaseExpression:
     """`g` -> `g.to(acc.device, acc.dtype)`; numbers stay as they are."""
-    if isinstance(value, (cst.Integer, cst.Float)):
+    if type(value) in (cst.Integer, cst.Float):
         return value
     if isinstance(value, _WRAP) and not value.lpar:
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

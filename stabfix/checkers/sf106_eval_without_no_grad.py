@@ -111,7 +111,7 @@ class EvalWithoutNoGrad(Checker):
             safety, why = self._safety(list(function.body.body), switch.receiver)
             return Fix(safety, f"decorate the function with `@{torch}.no_grad()`{why}", {function: fixed}, imports=imports)
         holding = [i for i, statement in enumerate(region) if any(within(call, statement) for call in live)]
-        if not holding or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        if not holding or type(block) not in (cst.IndentedBlock, cst.Module):
             return None
         first, last = holding[0], holding[-1]
         wrapped = region[first:last + 1]

@@ -71,8 +71,8 @@ class TorchLoadWithoutMapLocation(Checker):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if "load" in name.lower() or isinstance(func, cst.Name):
+        name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        if "load" in name.lower() or type(func) is cst.Name:
             # a bare name may be `torch.load` under any alias (`from torch import load as restore`): every
             # candidate is resolved through the imports once the file is read
             self.candidates.append(node)
@@ -112,21 +112,21 @@ class TorchLoadWithoutMapLocation(Checker):
             if destination.kind == "move" and _is_to(node) and to_call_target(node, qualify)[0] == "dtype":
                 return f"`{code_of(node, 60)}` only casts: the tensors stay on the device they load to"
             if destination.kind == "other" and not _to_number(node, self.names):
-                what = f"`{node.name.value}` (a parameter) receives" if isinstance(node, cst.Param) else f"`{code_of(node, 60)}` uses"
+                what = f"`{node.name.value}` (a parameter) receives" if type(node) is cst.Param else f"`{code_of(node, 60)}` uses"
                 return f"{what} loaded entries as they are, on the device they load to"
         return None
 
     def _own_restore(self, call: cst.CSTNode) -> bool:
         """`ema.load_state_dict(sd)` where `ema` is an instance of a class of this file that defines its own
         `load_state_dict` (it may store the dict, not copy it into parameters)."""
-        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        if type(call) is not cst.Call or type(call.func) is not cst.Attribute:
             return False
         callee = self.names.callable_of(call.func.value)
         if callee is None:
             return False
-        owner = callee.module_class or (callee.node if isinstance(callee.node, cst.ClassDef) else None)
-        body = owner.body.body if owner is not None and isinstance(owner.body, cst.IndentedBlock) else ()
-        return any(isinstance(item, cst.FunctionDef) and item.name.value == call.func.attr.value for item in body)
+        owner = callee.module_class or (callee.node if type(callee.node) is cst.ClassDef else None)
+        body = owner.body.body if owner is not None and type(owner.body) is cst.IndentedBlock else ()
+        return any(type(item) is cst.FunctionDef and item.name.value == call.func.attr.value for item in body)
 
     def _message(self, call: cst.Call, which: str, consumer: Destination, fixable: bool) -> str:
         what = code_of(call, 50)
@@ -148,11 +148,11 @@ def _unlocated(call: ast.Call) -> bool:
 
 
 def _is_to(call: cst.CSTNode) -> bool:
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+    return type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "to"
 
 
 def _to_number(node: cst.CSTNode, names) -> bool:
     """`int(ckpt["step"])`, `ckpt["loss"].item()`: the entry becomes a Python number, on no device."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+    if type(node) is cst.Call and type(node.func) is cst.Name:
         return node.func.value in ("int", "float", "bool") and not names.bindings_of(node.func)
-    return isinstance(node, cst.Attribute) and node.attr.value in ("item", "tolist")
+    return type(node) is cst.Attribute and node.attr.value in ("item", "tolist")

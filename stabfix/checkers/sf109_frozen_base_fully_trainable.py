@@ -70,17 +70,17 @@ class FrozenBaseFullyTrainable(Checker):
 def _position(expr: cst.BaseExpression, names: Names) -> tuple[Optional[cst.FunctionDef], Optional[cst.ClassDef]]:
     """The function and class a model argument is read in (its root name's scope)."""
     root = expr
-    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
-        root = root.func if isinstance(root, cst.Call) else root.value
+    while type(root) in (cst.Attribute, cst.Call, cst.Subscript):
+        root = root.func if type(root) is cst.Call else root.value
     scope = names.scope_of(root)
-    while scope is not None and not isinstance(scope.node, (cst.FunctionDef, cst.Module)):
+    while scope is not None and type(scope.node) not in (cst.FunctionDef, cst.Module):
         scope = scope.parent
-    function = scope.node if scope is not None and isinstance(scope.node, cst.FunctionDef) else None
+    function = scope.node if scope is not None and type(scope.node) is cst.FunctionDef else None
     return function, (names.enclosing_class(scope) if scope is not None else None)
 
 
 def _message(call: cst.CSTNode, model: cst.BaseExpression, evidence: str, filtered: bool) -> str:
-    assert isinstance(call, cst.Call)
+    assert type(call) is cst.Call
     spelled = code_for(model)
     what = "every still-trainable parameter" if filtered else "every parameter"
     return (

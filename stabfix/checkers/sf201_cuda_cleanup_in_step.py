@@ -190,7 +190,7 @@ def _spelled(site: _Site) -> str:
 def _describe(statements: tuple) -> str:
     """`if mem > 8.0:` for an `if` block, `gc.collect(); torch.cuda.empty_cache()` for a run of lines."""
     module = cst.Module(body=[])
-    if isinstance(statements[0], cst.If):
+    if type(statements[0]) is cst.If:
         text = "if " + module.code_for_node(statements[0].test) + ":"
     else:
         text = "; ".join(module.code_for_node(small) for line in statements for small in line.body)

@@ -142,13 +142,13 @@ class HostSyncInStep(Checker):
 
     def _fix(self, site: _Site):
         counter = self.steps.counter(site.path)
-        if counter is None or not isinstance(site.node, cst.Call):
+        if counter is None or type(site.node) is not cst.Call:
             return None
         syncs = self.model.syncs
 
         def belongs(line: cst.CSTNode) -> bool:
             smalls = getattr(line, "body", ())
-            return all(isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and (
+            return all(type(s) is cst.Expr and type(s.value) is cst.Call and (
                 is_log_call(s.value.func) or (syncs.sync_of(s.value) or Sync("", s)).kind in ("barrier", "snapshot"))
                 for s in smalls)
 

@@ -96,10 +96,10 @@ def _gated(frames: tuple[Frame, ...]) -> bool:
 
 
 def _is_main_guard(frame: BranchFrame) -> bool:
-    test = frame.node.test if isinstance(frame.node, cst.If) and frame.kind == "if" else None
+    test = frame.node.test if type(frame.node) is cst.If and frame.kind == "if" else None
     return (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Name)
+        type(test) is cst.Comparison
+        and type(test.left) is cst.Name
         and test.left.value == "__name__"
     )
 

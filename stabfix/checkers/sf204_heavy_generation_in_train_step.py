@@ -78,19 +78,19 @@ class HeavyGenerationInTrainStep(Checker):
             path = self.steps.step_path(site.frames)
             if path is None or path.kind == "callee":
                 continue  # in a helper, the step's call of the helper is what is reported
-            if isinstance(site.node, cst.Call) and not generation.may_generate(site.node):
+            if type(site.node) is cst.Call and not generation.may_generate(site.node):
                 continue  # most of a step's calls: asked first, it spares them the gate queries below
             if gates.live_gates(self.steps, names, path):
                 continue
             if any(_contains(loop, site.node) for loop in inside):
                 continue
-            statement = enclosing_statement(site.place) if isinstance(site.node, cst.Call) else site.node
+            statement = enclosing_statement(site.place) if type(site.node) is cst.Call else site.node
             scope_node = path.scope.node
             if statement is None or gates.skipped_by_interval_guard(
                 self.steps, site.place, statement, scope_node
             ) or gates.exited_early(self.steps, names, site.place, statement, scope_node):
                 continue
-            if isinstance(site.node, cst.Call):
+            if type(site.node) is cst.Call:
                 if frames is None:
                     frames = {id(f.node): f for other in self.sites for f in other.frames if isinstance(f, FunctionFrame)}
                 callee = frames.get(id(names.definition_of(site.node)))
@@ -105,16 +105,16 @@ class HeavyGenerationInTrainStep(Checker):
             scope = function.node if function is not None else original_node
             if generation.feeds_training(site.node, statement, scope):
                 continue  # a rollout: the generated tokens are the data the update trains on
-            if not isinstance(site.node, cst.Call):
+            if type(site.node) is not cst.Call:
                 inside.append(site.node)
             self.report(site.node, self._message(site, path, why, statement))
 
     def _message(self, site: _Site, path: StepPath, why: str, statement: cst.CSTNode) -> str:
-        if isinstance(site.node, cst.Call):
+        if type(site.node) is cst.Call:
             code = node_code(site.node.func) + "(...)"
         else:
             code = loop_header(site.node)
-        target = _assigned(statement) if isinstance(site.node, cst.Call) else None
+        target = _assigned(statement) if type(site.node) is cst.Call else None
         result = f"its result `{target}` does not feed the loss" if target else "what it makes does not feed the loss"
         counter = self.steps.counter(path)
         gate = f"`if {counter} % {INTERVAL} == 0:`" if counter else "an interval (`if step % 100 == 0:`)"
@@ -124,7 +124,7 @@ class HeavyGenerationInTrainStep(Checker):
 
 
 def _assigned(statement: cst.CSTNode) -> str | None:
-    if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
+    if type(statement) is cst.SimpleStatementLine and type(statement.body[0]) is cst.Assign:
         text = node_code(statement.body[0].targets[0].target)
         return text if len(text) <= 40 else None
     return None

@@ -78,13 +78,13 @@ class TensorCreatedThenMoved(Checker):
         targets = [node.target]
         while targets:
             target = targets.pop()
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 self.stores.add(id(target))
-            elif isinstance(target, (cst.Tuple, cst.List)):
+            elif type(target) in (cst.Tuple, cst.List):
                 targets += [element.value for element in target.elements]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to"):
+        if type(node.func) is cst.Attribute and node.func.attr.value in ("cuda", "to"):
             self.candidates.append((node, self.steps.frames(), self.model.enclosing.enclosing_functions()))
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -113,19 +113,19 @@ class TensorCreatedThenMoved(Checker):
         qualify = self.model.names.qualify
         named = computed = False
         while True:
-            if isinstance(expr, cst.Call) and (qualify(expr.func) or "") in FACTORIES:
+            if type(expr) is cst.Call and (qualify(expr.func) or "") in FACTORIES:
                 return (expr, named, computed) if self._builds_on_host(expr) else None
-            wrapper = isinstance(expr, cst.Call) and torch_ops.is_wrapper(qualify(expr.func)) and self._builds_on_host(expr)
-            method = wrapper or isinstance(expr, cst.Subscript) or (
-                isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and qualify(expr.func) is None)
+            wrapper = type(expr) is cst.Call and torch_ops.is_wrapper(qualify(expr.func)) and self._builds_on_host(expr)
+            method = wrapper or type(expr) is cst.Subscript or (
+                type(expr) is cst.Call and type(expr.func) is cst.Attribute and qualify(expr.func) is None)
             peeled = torch_ops.step(expr, qualify) if method else None
             if peeled is not None and (wrapper or peeled[1].kind in ("view", "cast", "integer")):
                 expr = peeled[0]
                 continue
-            if method and not wrapper and isinstance(expr, cst.Call) and peeled is None and self.model.values.value_of(expr).constant:
+            if method and not wrapper and type(expr) is cst.Call and peeled is None and self.model.values.value_of(expr).constant:
                 expr, computed = expr.func.value, True  # type: ignore[attr-defined]
                 continue
-            if isinstance(expr, cst.Name) and not named and functions:
+            if type(expr) is cst.Name and not named and functions:
                 bindings = [b for b in self.model.names.reaching(expr) if b.bound_value is not move]
                 values = {id(b.bound_value): b.bound_value for b in bindings if b.kind == "assign"}
                 if len(values) != 1 or len(bindings) != 1 or bindings[0].scope.node is not functions[-1] \
@@ -152,7 +152,7 @@ class TensorCreatedThenMoved(Checker):
             if arg.keyword is not None and arg.keyword.value in BLOCKING:
                 return False
             if arg.keyword is not None and arg.keyword.value == "requires_grad" and not (
-                    isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+                    type(arg.value) is cst.Name and arg.value.value == "False"):
                 return False  # a leaf that requires grad: moving it makes a copy autograd records
         data = factory.args[0].value if factory.args and factory.args[0].keyword is None else None
         if data is not None and (self.model.names.qualify(factory.func) or "").endswith(("tensor", "as_tensor")):
@@ -188,7 +188,7 @@ class TensorCreatedThenMoved(Checker):
             return None
         if not devices.names_a_device(device):
             return None  # `.to(other)` takes another tensor's device and dtype: `device=` cannot say that
-        return device.with_changes(lpar=[], rpar=[]) if isinstance(device, (cst.Name, cst.Attribute)) else device
+        return device.with_changes(lpar=[], rpar=[]) if type(device) in (cst.Name, cst.Attribute) else device
 
     def _message(self, move: cst.Call, factory: cst.Call, where: str, named: bool) -> str:
         via = " (through a name)" if named else ""

@@ -71,10 +71,10 @@ class DataloaderStarvesDevice(Checker):
         workers = argument(call, 5, "num_workers")
         if workers is None:
             return True
-        if isinstance(workers, cst.Name) and workers in self.model.names.uses:
+        if type(workers) is cst.Name and workers in self.model.names.uses:
             values = [b.bound_value for b in self.model.names.bindings_of(workers)]
-            return bool(values) and all(isinstance(v, cst.Integer) and v.value == "0" for v in values)
-        return isinstance(workers, cst.Integer) and workers.value == "0"
+            return bool(values) and all(type(v) is cst.Integer and v.value == "0" for v in values)
+        return type(workers) is cst.Integer and workers.value == "0"
 
     def _training_loops(self, loader: Loader) -> list[cst.For]:
         """The `for` loops over the loader that run a backward pass: here, in a same-file function it is handed to, or
@@ -89,7 +89,7 @@ class DataloaderStarvesDevice(Checker):
                 # `Trainer().fit(loader)` too; asked only where the loader is handed over
                 definition = (names.definition_of(call) or method_of_instance(names, call)) if handed else None
                 params = [p.name.value for p in definition.params.params] if definition is not None else []
-                if definition is not None and isinstance(self.model.flows.parent(self.model.flows.parent(definition)), cst.ClassDef):
+                if definition is not None and type(self.model.flows.parent(self.model.flows.parent(definition))) is cst.ClassDef:
                     params = params[1:]  # a method: its receiver, whatever its name, is not an argument
                 for position, arg in [(position, arg) for position, arg in handed if not arg.star]:
                     name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
@@ -108,7 +108,7 @@ class DataloaderStarvesDevice(Checker):
         for loop in loops:
             drawn = drawn_names(loop)
             for node in _walk(loop.body):
-                if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                if not (type(node) is cst.Call and type(node.func) is cst.Attribute
                         and node.func.attr.value in ("to", "cuda")):
                     continue
                 if non_blocking and not any(arg.keyword is not None and arg.keyword.value == "non_blocking"
@@ -118,7 +118,7 @@ class DataloaderStarvesDevice(Checker):
                     if not self.devices.moves_to_accelerator(node):
                         continue
                 receiver = node.func.value
-                if any(isinstance(part, cst.Attribute) and part.attr.value == "pin_memory" for part in _walk(receiver)):
+                if any(type(part) is cst.Attribute and part.attr.value == "pin_memory" for part in _walk(receiver)):
                     continue
                 root = root_name(receiver)
                 if root in drawn or self.model.values.value_of(receiver).batch:
@@ -130,13 +130,13 @@ class DataloaderStarvesDevice(Checker):
         calls, qualify = self.model.flows.calls(), self.model.names.qualify
         if loader.holder is not None and loader.holder in self.model.distributed.handled_loaders():
             trains = any(_runs_backward(loop.body) for loop in self.model.distributed.pipeline.loops_over(loader.holder)) \
-                or any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in calls)
+                or any(type(c.func) is cst.Attribute and c.func.attr.value == "backward" for c in calls)
             return trains and "framework" not in self._cpu_runners()
         method = self.model.distributed.pipeline.returned_by(loader.call)[0]
         if method is None or method.name.value != "train_dataloader":
             return False
         owner = self.model.flows.parent(self.model.flows.parent(method))  # the class body's block, then the class
-        if not isinstance(owner, cst.ClassDef) or not any((qualify(base.value) or "").startswith(LIGHTNING_BASES) for base in owner.bases):
+        if type(owner) is not cst.ClassDef or not any((qualify(base.value) or "").startswith(LIGHTNING_BASES) for base in owner.bases):
             return False
         return not {"framework", "trainer"} & self._cpu_runners()
 
@@ -166,9 +166,9 @@ class DataloaderStarvesDevice(Checker):
 
 def _unpinned(pin_memory: Optional[cst.BaseExpression]) -> bool:
     """`pin_memory` absent (torch's default `False`) or the literal `False`; a config value is not judged."""
-    return pin_memory is None or (isinstance(pin_memory, cst.Name) and pin_memory.value == "False")
+    return pin_memory is None or (type(pin_memory) is cst.Name and pin_memory.value == "False")
 
 
 def _runs_backward(body: cst.CSTNode) -> bool:
-    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+    return any(type(node) is cst.Call and type(node.func) is cst.Attribute
                and node.func.attr.value in ("backward", "manual_backward") for node in _walk(body))

@@ -80,7 +80,7 @@ class RepeatedHostToDeviceCopy(Checker):
             if not in_step and owner is None or any(classes.lazy_inits.runs_once(call, f, self.model.tree.parent) for f in functions):
                 continue  # not per call: neither a step nor a forward, or a lazy initialisation (once per object)
             where = "every training step" if in_step else f"every call of `{owner.name.value}.forward`"
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to"):
+            if type(call.func) is cst.Attribute and call.func.attr.value in ("cuda", "to"):
                 if self._to_accelerator(call, devices):
                     self._check_move(call, frames, functions[-1], in_step, where)
             elif (self.model.names.qualify(call.func) or "") in LITERAL_BUILDERS and call.args \
@@ -101,13 +101,13 @@ class RepeatedHostToDeviceCopy(Checker):
         while (peeled := torch_ops.step(moved, names.qualify)) is not None and peeled[1].kind in ("view", "cast"):
             moved = peeled[0]  # `self.table[:n].cuda()`, `self.mean.float().to(d)`: the held tensor is copied
         # the instance a method receives, whatever its first parameter is called
-        owner = names.receiver_class(moved.value) if isinstance(moved, cst.Attribute) and isinstance(moved.value, cst.Name) else None
+        owner = names.receiver_class(moved.value) if type(moved) is cst.Attribute and type(moved.value) is cst.Name else None
         if owner is not None:
             bindings = names.attribute_bindings(owner, moved.attr.value)  # type: ignore[union-attr]
             if bindings and all(b.bound_value is not None and self._host_tensor(b.bound_value) for b in bindings):
                 fix = self._buffer_fix(bindings) if self.classes.is_module_class(owner) else None
                 self.report(move, self._message(moved, move, where, "a plain tensor attribute (not a buffer)", fix is not None), fix)
-        elif isinstance(moved, cst.Name) and moved in names.uses:
+        elif type(moved) is cst.Name and moved in names.uses:
             bindings = names.reaching(moved)
             if not bindings or not all(b.bound_value is not None and self._host_tensor(b.bound_value) for b in bindings):
                 return
@@ -133,7 +133,7 @@ class RepeatedHostToDeviceCopy(Checker):
         """SF205 reports a factory whose name is read only by the move (`w = torch.ones(n)` ... `w.cuda()`)."""
         names = self.model.names
         reads = [use for name, use in names.uses.items() if name.value == moved.value and use.scope is names.uses[moved].scope]
-        factory = all(isinstance(b.bound_value, cst.Call) and (names.qualify(b.bound_value.func) or "") != "torch.from_numpy"
+        factory = all(type(b.bound_value) is cst.Call and (names.qualify(b.bound_value.func) or "") != "torch.from_numpy"
                       for b in bindings)
         return factory and len(bindings) == 1 and len(reads) <= 2  # the binding's own target and the move
 
@@ -142,10 +142,10 @@ class RepeatedHostToDeviceCopy(Checker):
             return None
         binding = bindings[0]
         statement = binding.node
-        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+        if type(statement) is not cst.Assign or len(statement.targets) != 1:
             return None
         function = binding.scope.node
-        if not isinstance(function, cst.FunctionDef) or function.name.value != "__init__":
+        if type(function) is not cst.FunctionDef or function.name.value != "__init__":
             return None
         if not self._after_module_init(function, statement):
             return None  # `register_buffer` needs `nn.Module.__init__` to have run
@@ -159,8 +159,8 @@ class RepeatedHostToDeviceCopy(Checker):
     @staticmethod
     def _after_module_init(function: cst.FunctionDef, statement: cst.CSTNode) -> bool:
         seen_init = False
-        for item in function.body.body if isinstance(function.body, cst.IndentedBlock) else ():
-            if isinstance(item, cst.SimpleStatementLine) and any(small is statement for small in item.body):
+        for item in function.body.body if type(function.body) is cst.IndentedBlock else ():
+            if type(item) is cst.SimpleStatementLine and any(small is statement for small in item.body):
                 return seen_init
             seen_init = seen_init or "__init__(" in code_of(item, 400)
         return False
@@ -173,13 +173,13 @@ class RepeatedHostToDeviceCopy(Checker):
 
 
 def _literal(data: cst.BaseExpression) -> bool:
-    if isinstance(data, (cst.Integer, cst.Float, cst.SimpleString)):
+    if type(data) in (cst.Integer, cst.Float, cst.SimpleString):
         return True
-    if isinstance(data, cst.UnaryOperation):
+    if type(data) is cst.UnaryOperation:
         return _literal(data.expression)
-    if isinstance(data, (cst.List, cst.Tuple)):
+    if type(data) in (cst.List, cst.Tuple):
         return bool(data.elements) and all(_literal(e.value) for e in data.elements)
-    return isinstance(data, cst.Name) and data.value in ("True", "False")
+    return type(data) is cst.Name and data.value in ("True", "False")
 
 
 def _literal_first(call: ast.Call) -> bool:
@@ -196,4 +196,4 @@ def _literal_data(data: ast.expr) -> bool:
 
 def _names_host(call: cst.Call, devices: DeviceKinds) -> bool:
     device = next(arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "device")
-    return devices.kind(device) == "host" or isinstance(device, cst.SimpleString) and "cpu" in device.value
+    return devices.kind(device) == "host" or type(device) is cst.SimpleString and "cpu" in device.value

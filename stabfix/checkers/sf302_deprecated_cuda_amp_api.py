@@ -81,7 +81,7 @@ class DeprecatedCudaAmpApi(Checker):
         statement = amp.import_of(binding.node)
         if statement is None:
             return None
-        aliases = [binding.node] if isinstance(statement, cst.Import) else list(statement.names)  # type: ignore[arg-type]
+        aliases = [binding.node] if type(statement) is cst.Import else list(statement.names)  # type: ignore[arg-type]
         rewritable = {}
         for use in uses:
             root = _root(_callee(use))
@@ -111,7 +111,7 @@ class DeprecatedCudaAmpApi(Checker):
     # -- messages --------------------------------------------------------------------------------------
     def _message(self, use: LegacyUse, device: str, name: str, replacement) -> str:
         spelled = _code(use.node)
-        if isinstance(replacement, cst.Call) and len(_code(replacement)) < 60:
+        if type(replacement) is cst.Call and len(_code(replacement)) < 60:
             return (
                 f"`{spelled}` uses the deprecated `torch.{device}.amp` API (a FutureWarning since torch 2.4); "
                 f"write `{_code(replacement)}`" + (" (imported from `torch.amp`)" if _code(replacement.func) == _code(_callee(use)) else "")
@@ -129,22 +129,22 @@ class DeprecatedCudaAmpApi(Checker):
 
 
 def _callee(use: LegacyUse) -> cst.BaseExpression:
-    return use.node.func if isinstance(use.node, cst.Call) else use.node  # type: ignore[return-value]
+    return use.node.func if type(use.node) is cst.Call else use.node  # type: ignore[return-value]
 
 
 def _names_in(node: cst.CSTNode):
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        if type(current) is cst.Name:
             yield current
         stack.extend(current.children)
 
 
 def _root(func: cst.BaseExpression) -> Optional[cst.Name]:
-    while isinstance(func, cst.Attribute):
+    while type(func) is cst.Attribute:
         func = func.value
-    return func if isinstance(func, cst.Name) else None
+    return func if type(func) is cst.Name else None
 
 
 def _code(node: cst.CSTNode) -> str:

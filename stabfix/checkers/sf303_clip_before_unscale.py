@@ -62,7 +62,7 @@ class ClipBeforeUnscale(Checker):
         spliced = self.model.events_through_calls.effect_of(clip)
         if spliced is not None:  # a helper's clip: its summary says whether it is torch's own
             return spliced.detail == "torch"
-        func = clip.node.func if isinstance(clip.node, cst.Call) else None
+        func = clip.node.func if type(clip.node) is cst.Call else None
         return func is not None and (self.qualified_name(func) or "").startswith("torch.nn.utils.")
 
     def _scaled_step_after(self, site: Site, clip: Clip) -> Optional[tuple[Step, str]]:
@@ -89,7 +89,7 @@ class ClipBeforeUnscale(Checker):
             if isinstance(event, Step) and event.candidates[:1] and code_for(event.candidates[0]) == code_for(step.candidates[0]):
                 return False  # an earlier step of this scaler: its unscale was for that step
             unscales = event.kind == "unscale" or (  # or a call whose function unscales (`summaries`)
-                isinstance(event, LocalCall) and isinstance(event.node, cst.Call)
+                isinstance(event, LocalCall) and type(event.node) is cst.Call
                 and any(effect.kind == "unscale" for effect in self.model.summaries.effects_at(event.node)))
             if unscales and not event.site.never_both_run(site) and not event.site.leaves_before(site):
                 return True

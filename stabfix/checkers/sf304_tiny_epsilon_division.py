@@ -94,17 +94,17 @@ class TinyEpsilonDivision(Checker):
         self.sites.append(_Site(node, numerator, divisor, root, contexts, tuple(self.tests)))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Divide):
+        if type(node.operator) is cst.Divide:
             self._add(node, node.left, node.right, "sqrt")
-        elif isinstance(node.operator, cst.Multiply):
+        elif type(node.operator) is cst.Multiply:
             for numerator, factor in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(factor, cst.Call):
+                if type(factor) is cst.Call:
                     self._add(node, numerator, factor, "rsqrt")
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.operator, cst.DivideAssign):
+        if type(node.operator) is cst.DivideAssign:
             self._add(node, node.target, node.value, "sqrt")
-        elif isinstance(node.operator, cst.MultiplyAssign) and isinstance(node.value, cst.Call):
+        elif type(node.operator) is cst.MultiplyAssign and type(node.value) is cst.Call:
             self._add(node, node.target, node.value, "rsqrt")
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -158,7 +158,7 @@ class TinyEpsilonDivision(Checker):
         if dtype_of is None:
             return None
         statistic = code_of(guard.statistic, limit=10_000)
-        if not isinstance(guard.statistic, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or guard.statistic.lpar:
+        if type(guard.statistic) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript) or guard.statistic.lpar:
             statistic = f"({statistic})" if not guard.statistic.lpar else statistic
         power = "" if guard.squared or guard.under_sqrt else " ** 0.5"
         floor = f"{torch_spelling(self.model.imports)[0]}.finfo({dtype_of}.dtype).eps{power}"
@@ -186,15 +186,15 @@ def _divides(shape: Shape) -> bool:
 
 def _literal(expr: cst.BaseExpression) -> bool:
     """A number written in place (`1e-8`, `-1e-8`), not a name, attribute or expression holding one."""
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         expr = expr.expression
-    return isinstance(expr, (cst.Float, cst.Integer))
+    return type(expr) in (cst.Float, cst.Integer)
 
 
 def _simple(expr: cst.BaseExpression) -> Optional[str]:
     """The source of a name, attribute chain or plain subscript (no calls): safe to read `.dtype` from."""
-    if any(isinstance(node, (cst.Call, cst.Await, cst.NamedExpr)) for node in walk(expr)):
+    if any(type(node) in (cst.Call, cst.Await, cst.NamedExpr) for node in walk(expr)):
         return None
-    if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+    if type(expr) in (cst.Name, cst.Attribute, cst.Subscript):
         return code_of(expr, limit=10_000)
     return None

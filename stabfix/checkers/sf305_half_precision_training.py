@@ -57,7 +57,7 @@ class HalfPrecisionTraining(Checker):
     def visit_Assign(self, node: cst.Assign) -> None:
         """`model = Net().half()`: the cast module is the one bound (a construction has no name of its own)."""
         link = node.value
-        while isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute):
+        while type(link) is cst.Call and type(link.func) is cst.Attribute:
             if half_cast_receiver(link, self.model.names) is not None and len(node.targets) == 1:
                 self._record(link, node.targets[0].target, replace=True)
             link = link.func.value
@@ -75,7 +75,7 @@ class HalfPrecisionTraining(Checker):
         events = self.model.events
         if not events.of_kind("backward") or not events.of_kind("step"):
             return
-        built = [e for e in events.of_kind("optimizer") if isinstance(e.node, cst.Call)]
+        built = [e for e in events.of_kind("optimizer") if type(e.node) is cst.Call]
         for cast in self._casts.values():
             optimizer = next((e for e in built if _trains(e.node, cast.model, self.model.names)), None)
             if optimizer is None or not self._before_training(cast, optimizer) or self._wrapped(optimizer):
@@ -101,16 +101,16 @@ class HalfPrecisionTraining(Checker):
         names = self.model.names
         for backward in self.model.events.of_kind("backward"):
             call = backward.node
-            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.args):
+            if not (type(call) is cst.Call and type(call.func) is cst.Attribute and call.args):
                 continue
             receiver = call.func.value
-            holder = names.single_value(receiver) if isinstance(receiver, cst.Name) and receiver in names.uses else None
-            if isinstance(holder, cst.Call) and any(_holds(arg.value, optimizer.node, names) for arg in holder.args):
+            holder = names.single_value(receiver) if type(receiver) is cst.Name and receiver in names.uses else None
+            if type(holder) is cst.Call and any(_holds(arg.value, optimizer.node, names) for arg in holder.args):
                 return True
         return False
 
     def _trains_in(self, call: LocalCall) -> bool:
-        if not isinstance(call.node, cst.Call):
+        if type(call.node) is not cst.Call:
             return False
         effects = self.model.summaries.effects_at(call.node)
         return any(effect.kind in ("step", "backward") for effect in effects)
@@ -133,7 +133,7 @@ def _whole_model(name: str) -> bool:
 
 def _holds(expr: cst.BaseExpression, constructor: cst.CSTNode, names) -> bool:
     """`expr` is the optimizer `constructor` builds (the call itself, or a name bound to it)."""
-    return expr is constructor or (isinstance(expr, cst.Name) and expr in names.uses and any(
+    return expr is constructor or (type(expr) is cst.Name and expr in names.uses and any(
         binding.bound_value is constructor for binding in names.reaching(expr)))
 
 
@@ -142,9 +142,9 @@ def _trains(constructor: cst.Call, model: str, names) -> bool:
     whole = all_parameters_of(constructor, names)
     spelled = {dotted_name(whole.model) or ""} if whole is not None else models_in(constructor)
     first = constructor.args[0].value if constructor.args else None
-    if whole is None and isinstance(first, cst.Name) and first in names.uses:
+    if whole is None and type(first) is cst.Name and first in names.uses:
         groups = names.single_value(first)  # `groups = [{"params": model.encoder.parameters()}, ...]`
-        if isinstance(groups, (cst.List, cst.Tuple)) and all(isinstance(e.value, cst.Dict) for e in groups.elements):
+        if type(groups) in (cst.List, cst.Tuple) and all(type(e.value) is cst.Dict for e in groups.elements):
             spelled = models_in(constructor.with_changes(args=[cst.Arg(groups)]))
     own = model.removeprefix("self.")
     return any(m.removeprefix("self.") == own or m.removeprefix("self.").startswith(own + ".") for m in spelled if m)

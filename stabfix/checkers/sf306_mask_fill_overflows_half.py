@@ -64,9 +64,9 @@ class MaskFillOverflowsHalf(Checker):
             self._softmaxes.setdefault(function, []).append(node)
         if method in NAN_GUARDS or qualified.rpartition(".")[2] in NAN_GUARDS:
             self._guarded.add(function)
-        if method == "register_buffer" and isinstance(argument(node, 0, "name"), cst.SimpleString):
+        if method == "register_buffer" and type(argument(node, 0, "name")) is cst.SimpleString:
             key, value = str(argument(node, 0, "name").evaluated_value), argument(node, 1, "tensor")  # type: ignore[union-attr]
-            if value is not None and isinstance(node.func, cst.Attribute):
+            if value is not None and type(node.func) is cst.Attribute:
                 self._attribute_values.append((node.func.value, key, value))
         fill = _fill(node, qualified, method)
         if fill is not None:
@@ -81,14 +81,14 @@ class MaskFillOverflowsHalf(Checker):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._assigning.append(node)
         for target in node.targets:
-            if isinstance(target.target, cst.Attribute):
+            if type(target.target) is cst.Attribute:
                 self._attribute_values.append((target.target.value, target.target.attr.value, node.value))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         (amp := self.model.amp).scaling()  # resolves the regions
         names = self.model.names
         for receiver, attribute, value in self._attribute_values:  # the instance's, whatever its receiver is called
-            if isinstance(receiver, cst.Name) and instance_class(names, self.model.tree.calls, receiver) is not None:
+            if type(receiver) is cst.Name and instance_class(names, self.model.tree.calls, receiver) is not None:
                 self._buffers.setdefault(attribute, []).append(value)
         float16 = next((r.call for r in amp.regions if amp.enabled(r) and amp.dtype(r)[0] == "float16"), self._half)
         for call, filled, mask, value, function in self._fills:
@@ -175,13 +175,13 @@ def _fill(call: cst.Call, qualified: str, method: str):
 
 def _number_like(expr: cst.BaseExpression) -> bool:
     """A literal, a signed one or a `float(...)` call: the constant side of a `where` (the other is the tensor)."""
-    while isinstance(expr, cst.UnaryOperation):
+    while type(expr) is cst.UnaryOperation:
         expr = expr.expression
-    return isinstance(expr, (cst.Float, cst.Integer)) or (isinstance(expr, cst.Call) and dotted_name(expr.func) == "float")
+    return type(expr) in (cst.Float, cst.Integer) or (type(expr) is cst.Call and dotted_name(expr.func) == "float")
 
 
 def _softmax_operand(call: cst.Call, names) -> cst.BaseExpression | None:
-    if isinstance(call.func, cst.Attribute) and method_of(call, names) in ("softmax", "log_softmax") and not names.qualify(call.func):
+    if type(call.func) is cst.Attribute and method_of(call, names) in ("softmax", "log_softmax") and not names.qualify(call.func):
         return call.func.value
     return argument(call, 0, "input")
 
@@ -191,7 +191,7 @@ def _dtype_owner(filled: cst.BaseExpression) -> str:
 
 
 def _dotted_names(expr: cst.CSTNode) -> set[str]:
-    spelled = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    spelled = dotted_name(expr) if type(expr) in (cst.Name, cst.Attribute) else None
     return ({spelled} if spelled else set()).union(*(_dotted_names(child) for child in children(expr)))
 
 

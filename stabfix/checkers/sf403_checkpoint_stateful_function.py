@@ -56,17 +56,17 @@ class CheckpointStatefulFunction(Checker):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if node.args and ("checkpoint" in name or "ckpt" in name or isinstance(func, cst.Name)):
+        name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        if node.args and ("checkpoint" in name or "ckpt" in name or type(func) is cst.Name):
             self.candidates.append(node)  # aliases resolve once the file is read
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         first = node.slice[0].slice if len(node.slice) == 1 else None
-        if isinstance(first, cst.Index) and isinstance(first.value, cst.Integer) and first.value.value == "0":
+        if type(first) is cst.Index and type(first.value) is cst.Integer and first.value.value == "0":
             self.first_only.add(id(node.value))  # `checkpoint(self.lstm, x)[0]`
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call):
+        if type(node.value) is cst.Call:
             self.assigned[id(node.value)] = node
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -106,15 +106,15 @@ class CheckpointStatefulFunction(Checker):
         if id(call) in self.first_only:
             return True
         assign = self.assigned.get(id(call))
-        if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Tuple):
+        if assign is None or len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Tuple:
             return False
         rest = assign.targets[0].target.elements[1:]
-        return bool(rest) and all(isinstance(e.value, cst.Name) and e.value.value == "_" for e in rest)
+        return bool(rest) and all(type(e.value) is cst.Name and e.value.value == "_" for e in rest)
 
     def _fed_back(self, call: cst.Call) -> str | None:
         """`out, h = checkpoint(step, x, h)`: an output after the first re-binds an argument's name."""
         assign = self.assigned.get(id(call))
-        if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Tuple):
+        if assign is None or len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Tuple:
             return None
         arguments = set().union(*(names_in(arg.value) for arg in call.args[1:] if arg.keyword is None))
         for element in assign.targets[0].target.elements[1:]:

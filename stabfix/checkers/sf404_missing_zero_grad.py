@@ -175,8 +175,8 @@ def _leaves_after_step(site: Site, loop: cst.CSTNode) -> bool:
     for block in site.blocks:
         inside = inside or block is body
         statements = getattr(block, "body", ())
-        if inside and statements and isinstance(statements[-1], cst.SimpleStatementLine):
-            if isinstance(statements[-1].body[-1], (cst.Break, cst.Return)):
+        if inside and statements and type(statements[-1]) is cst.SimpleStatementLine:
+            if type(statements[-1].body[-1]) in (cst.Break, cst.Return):
                 return True
     return False
 

@@ -57,7 +57,7 @@ class ClipAfterStep(Checker):
 
     def _through_summary(self, event: Event, kind: str) -> bool:
         """A call whose function (of this file or another) runs a backward pass or a step (its effect)."""
-        if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
+        if not isinstance(event, LocalCall) or type(event.node) is not cst.Call:
             return False
         return any(effect.kind == kind for effect in self.model.summaries.effects_at(event.node))
 

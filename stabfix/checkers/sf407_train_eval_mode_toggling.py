@@ -143,9 +143,9 @@ class TrainEvalModeToggling(Checker):
             block = after.site.blocks[-1] if after.site.blocks else None
             body = list(getattr(block, "body", ()))
             anchor = line if line is not None and line.body[0] is not None and within(after.node, line) else None
-        if anchor is None or anchor not in body or not isinstance(anchor, cst.SimpleStatementLine):
+        if anchor is None or anchor not in body or type(anchor) is not cst.SimpleStatementLine:
             return None
-        if any(isinstance(small, (cst.Return, cst.Continue, cst.Break, cst.Raise)) for small in anchor.body):
+        if any(type(small) in (cst.Return, cst.Continue, cst.Break, cst.Raise) for small in anchor.body):
             return None
         if not within(block, loop.node.body) and block is not loop.node.body:
             return None
@@ -177,7 +177,7 @@ class TrainEvalModeToggling(Checker):
 
     def _under_no_grad(self, loop: _Loop) -> bool:
         """The loop runs where autograd is off: the first variable its header reads is read under `no_grad`."""
-        header = loop.node.iter if isinstance(loop.node, cst.For) else loop.node.test
+        header = loop.node.iter if type(loop.node) is cst.For else loop.node.test
         first = next(iter(_names(header)), None)
         use = self.model.names.uses.get(first) if first is not None else None
         return bool(use and use.grad_off)
@@ -186,7 +186,7 @@ class TrainEvalModeToggling(Checker):
 def _leaves(region: list[cst.CSTNode]) -> bool:
     """The evaluation ends the loop or the function (`break`, `return`): no iteration follows it."""
     last = region[-1] if region else None
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Break, cst.Return, cst.Raise))
+    return type(last) is cst.SimpleStatementLine and type(last.body[-1]) in (cst.Break, cst.Return, cst.Raise)
 
 
 def _names(expr: cst.CSTNode) -> list[cst.Name]:

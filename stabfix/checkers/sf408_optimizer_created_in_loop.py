@@ -67,7 +67,7 @@ class OptimizerCreatedInLoop(Checker):
         self._loops[-1].pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._loops[-1] and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+        if self._loops[-1] and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
             self._method_calls.append((node, self._loops[-1][-1]))
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -107,7 +107,7 @@ class OptimizerCreatedInLoop(Checker):
         if found[1].constructor is built.node:
             return True
         expression = found[0]
-        return bool(self.model.events_through_calls.via(built)) and isinstance(expression, cst.Name) and (
+        return bool(self.model.events_through_calls.via(built)) and type(expression) is cst.Name and (
             expression in self.model.names.uses and self.model.names.single_value(expression) is built.node)
 
     def _every_pass(self, built: OptimizerBuilt, steps: list[Step]) -> Optional[tuple[str, bool, bool]]:
@@ -149,22 +149,22 @@ class OptimizerCreatedInLoop(Checker):
         target): `per_pass.fresh_each_pass`."""
         names = self.model.names
         scope = names.scope_of(built.site.function) if built.site.function is not None else names.module_scope
-        if scope is None or not isinstance(built.node, cst.Call) or not built.node.args:
+        if scope is None or type(built.node) is not cst.Call or not built.node.args:
             return False
         span = self.model.events_through_calls.loop_span(loop)  # type: ignore[arg-type]
         return fresh_each_pass(built.node.args[0].value, loop, scope, span, names, built.site.cls)
 
     def _bound_in_loop(self, expression: cst.BaseExpression, loop: cst.CSTNode) -> Optional[cst.BaseExpression]:
         """The factory call a stepped name was bound to by a statement of the loop body itself."""
-        if not isinstance(expression, cst.Name):
+        if type(expression) is not cst.Name:
             return None
         body = getattr(getattr(loop, "body", None), "body", ())
         for binding in self.model.names.reaching(expression):
             statement = binding.node
-            if not any(isinstance(line, cst.SimpleStatementLine) and any(s is statement for s in line.body) for line in body):
+            if not any(type(line) is cst.SimpleStatementLine and any(s is statement for s in line.body) for line in body):
                 continue
             value = binding.bound_value
-            if isinstance(value, cst.Call):
+            if type(value) is cst.Call:
                 return value
         return None
 

@@ -74,7 +74,7 @@ class PredictionCutFromGraph(Checker):
         found = []
         for call, function in self._calls_with_names:
             for effect in self.model.summaries.effects_at(call):
-                tensor = next((arg.value for arg in call.args if isinstance(arg.value, cst.Name)
+                tensor = next((arg.value for arg in call.args if type(arg.value) is cst.Name
                                and arg.value.value == effect.target), None) if effect.kind == "requires_grad" else None
                 if tensor is not None:
                     found.append(Reenabled(call, tensor, effect.detail == LEAF_SETTER, function))
@@ -105,7 +105,7 @@ class PredictionCutFromGraph(Checker):
     def _check_copied_losses(self, call: cst.Call) -> bool:
         """`torch.tensor([l1, l2])` over losses, differentiated: the copy holds their values, not their graphs."""
         elements = call.args[0].value
-        if not isinstance(elements, (cst.List, cst.Tuple)):
+        if type(elements) not in (cst.List, cst.Tuple):
             return False
         losses = [e.value for e in elements.elements if self.model.history.origin(e.value) == LOSS]
         for event in self.model.events.of_kind("backward"):
@@ -134,9 +134,9 @@ class PredictionCutFromGraph(Checker):
                 return f"the prediction of `{_text(loss.call)}`"
         for call in facts.calls:
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "backward" and not call.args:
+            if type(func) is cst.Attribute and func.attr.value == "backward" and not call.args:
                 if inside(cut.node, func.value, self.model.tree.parent) or (
-                    isinstance(func.value, cst.Name) and func.value.value in names and self._after(func.value, cut)
+                    type(func.value) is cst.Name and func.value.value in names and self._after(func.value, cut)
                 ):
                     return f"backpropagated by `{_text(call)}`"
         function = cut.function
@@ -164,7 +164,7 @@ class PredictionCutFromGraph(Checker):
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
-    found = [node] if isinstance(node, cst.Name) else []
+    found = [node] if type(node) is cst.Name else []
     for child in node.children:
         found.extend(_names(child))
     return found

@@ -68,7 +68,7 @@ class AccumulationLossNotNormalized(Checker):
 
 def _by_counter(found: Accumulation, counter: cst.BaseExpression, every: str) -> str:
     loss = found.loss
-    if isinstance(loss, cst.BinaryOperation) and loss.right is counter:
+    if type(loss) is cst.BinaryOperation and loss.right is counter:
         loss = loss.left  # `(loss / seen).backward()`: name the loss, not the division
     return (
         f"`{_text(loss)}` is divided by `{_text(counter)}`, which counts the passes of `{loop_header(found.loop)}` "
@@ -103,10 +103,10 @@ def _twice(found: Accumulation, every: str) -> str:
 
 
 def _divide_fix(found: Accumulation) -> Fix | None:
-    if found.every is None or not isinstance(found.every, (cst.Name, cst.Attribute, cst.Integer)):
+    if found.every is None or type(found.every) not in (cst.Name, cst.Attribute, cst.Integer):
         return None  # `% (a * b)` and the like: the author names the count
     loss = found.loss
-    if not isinstance(loss, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+    if type(loss) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript):
         loss = loss.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     divided = cst.BinaryOperation(
         left=loss,
@@ -120,7 +120,7 @@ def _divide_fix(found: Accumulation) -> Fix | None:
 
 def _receiver(found: Accumulation) -> cst.BaseExpression | None:
     call = found.backward.node
-    return call.func.value if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
+    return call.func.value if type(call) is cst.Call and type(call.func) is cst.Attribute else None
 
 
 def _text(node: cst.CSTNode) -> str:

@@ -113,7 +113,7 @@ class LoadStateDictNotStrictUnchecked(Checker):
 
     def _receiver(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         func = call.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "load_state_dict":
+        if type(func) is not cst.Attribute or func.attr.value != "load_state_dict":
             return None
         qualified = self.model.names.qualify(func) or ""
         if qualified.startswith("torch.nn.") and qualified.endswith("Module.load_state_dict"):
@@ -130,9 +130,9 @@ class LoadStateDictNotStrictUnchecked(Checker):
         return strict is not None and self._is_false(strict)
 
     def _is_false(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        if isinstance(expr, cst.Name) and expr.value == "False":
+        if type(expr) is cst.Name and expr.value == "False":
             return True
-        if isinstance(expr, cst.Name) and depth < 4:
+        if type(expr) is cst.Name and depth < 4:
             value = self.model.names.single_value(expr)
             return value is not None and self._is_false(value, depth + 1)
         return False
@@ -170,7 +170,7 @@ class LoadStateDictNotStrictUnchecked(Checker):
 
 def _loaded(call: cst.Call) -> Optional[cst.BaseExpression]:
     """The state dict a `load_state_dict` call is handed (its first argument, or `state_dict=`)."""
-    qualified_unbound = isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Attribute) \
+    qualified_unbound = type(call.func) is cst.Attribute and type(call.func.value) is cst.Attribute \
         and call.func.value.attr.value == "Module"
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
     keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "state_dict"), None)
@@ -179,14 +179,14 @@ def _loaded(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 
 def _loads_state(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "load_state_dict"
+    return type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "load_state_dict"
 
 
 def _bound_names(target: cst.BaseExpression) -> Optional[list[cst.Name]]:
     """The names a target binds, or None when it stores elsewhere (an attribute, an item): read later."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         found: list[cst.Name] = []
         for element in target.elements:
             inner = _bound_names(element.value)
@@ -194,7 +194,7 @@ def _bound_names(target: cst.BaseExpression) -> Optional[list[cst.Name]]:
                 return None
             found.extend(inner)
         return found
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return _bound_names(target.value)
     return None
 

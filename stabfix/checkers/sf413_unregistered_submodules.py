@@ -72,11 +72,11 @@ class UnregisteredSubmodules(Checker):
         if owner is None:
             return
         func = node.func
-        if isinstance(func, cst.Name) and func.value == "setattr" or \
-                isinstance(func, cst.Attribute) and func.attr.value in REGISTERS_BY_HAND:
+        if type(func) is cst.Name and func.value == "setattr" or \
+                type(func) is cst.Attribute and func.attr.value in REGISTERS_BY_HAND:
             self.by_hand.add(id(owner))
         for arg in node.args:  # `nn.Sequential(*self.layers)`: registered through the module it builds
-            if isinstance(arg.value, cst.Attribute) and isinstance(arg.value.value, cst.Name):
+            if type(arg.value) is cst.Attribute and type(arg.value.value) is cst.Name:
                 self.handed.setdefault((id(owner), arg.value.attr.value), []).append(node)
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -111,8 +111,8 @@ class UnregisteredSubmodules(Checker):
 
     def _also_an_attribute(self, cls: cst.ClassDef, element: cst.BaseExpression) -> bool:
         """`enc = nn.Linear(...); self.enc = enc; self.parts = [enc, dec]`: registered under its own attribute."""
-        return isinstance(element, cst.Name) and any(
-            isinstance(b.bound_value, cst.Name) and b.bound_value.value == element.value
+        return type(element) is cst.Name and any(
+            type(b.bound_value) is cst.Name and b.bound_value.value == element.value
             for bindings in self.model.names.self_attributes.get(cls, {}).values() for b in bindings)
 
     def _shape(self, binding: Binding, cls: cst.ClassDef, attribute: str) -> Optional[tuple[str, list[cst.BaseExpression]]]:
@@ -123,18 +123,18 @@ class UnregisteredSubmodules(Checker):
         if binding.kind == "augment":
             return ("augment", elements(value)) if elements(value) is not None else None
         root = chain_receiver(value)
-        if isinstance(root, cst.Attribute) and isinstance(root.value, cst.Name) and root.attr.value == attribute:
+        if type(root) is cst.Attribute and type(root.value) is cst.Name and root.attr.value == attribute:
             return "same", []  # `self.w = self.w.cuda()`: the same object, moved
-        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        if type(value) is cst.BinaryOperation and type(value.operator) is cst.Multiply:
             value = value.left  # `[nn.Linear(d, d)] * n`
-        if isinstance(value, cst.Name) and len(reaching := self.model.names.reaching(value)) == 1:
+        if type(value) is cst.Name and len(reaching := self.model.names.reaching(value)) == 1:
             local = reaching[0]  # `self.layers = layers`, a list the method built
             shape = self._shape(local, cls, attribute) if local.bound_value is not None else None
             added = self.model.container_fills.added(local.scope.node, value.value)
             return (shape[0], shape[1] + added) if shape is not None and shape[0] in ("list", "dict") else None
-        if isinstance(value, (cst.List, cst.ListComp, cst.Tuple)):
+        if type(value) in (cst.List, cst.ListComp, cst.Tuple):
             return "list", elements(value) or []
-        if isinstance(value, (cst.Dict, cst.DictComp)):
+        if type(value) in (cst.Dict, cst.DictComp):
             return "dict", elements(value) or []
         marked = self.model.container_fills.marked(cls, attribute)
         if self.model.classes.trainable_tensor(value) or marked and self.model.classes.fresh_tensor(value):
@@ -192,8 +192,8 @@ def _holds(element: ast.expr, shape: Shape, depth: int = 0) -> bool:
 
 def _string_keys(value: cst.BaseExpression) -> bool:
     """A `ModuleDict` takes only string keys without dots: literal ones are known to be."""
-    if isinstance(value, cst.Dict):
-        return all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+    if type(value) is cst.Dict:
+        return all(type(e) is cst.DictElement and type(e.key) is cst.SimpleString
                    and "." not in str(e.key.evaluated_value) for e in value.elements)
     return False
 

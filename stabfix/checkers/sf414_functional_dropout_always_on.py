@@ -68,7 +68,7 @@ class FunctionalDropoutAlwaysOn(Checker):
         self._training_only: set[int] = set()  # functions that returned early unless training (`if not self.training: return x`)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, (cst.Name, cst.Attribute)):  # aliases (`dropout as drop`) resolve at the end
+        if type(node.func) in (cst.Name, cst.Attribute):  # aliases (`dropout as drop`) resolve at the end
             functions = self.model.enclosing.enclosing_functions()
             early = ("mode",) if functions and id(functions[-1]) in self._training_only else ()
             self.candidates.append((node, functions, (*self._gates, *early)))
@@ -152,10 +152,10 @@ def _gate(test: cst.BaseExpression, negated: bool) -> str:
     """"mode" when the branch runs only in training: `if self.training:` (or `and`-ed with other tests), or the
     `else` of `if not self.training:`; "other" for any other condition."""
     if negated:
-        inner = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else None
+        inner = test.expression if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not else None
         return "mode" if inner is not None and _reads_mode(inner) else "other"
     parts: list[cst.BaseExpression] = [test]
-    while parts and isinstance(parts[-1], cst.BooleanOperation) and isinstance(parts[-1].operator, cst.And):
+    while parts and type(parts[-1]) is cst.BooleanOperation and type(parts[-1].operator) is cst.And:
         last = parts.pop()
         parts += [last.left, last.right]  # type: ignore[attr-defined]
     return "mode" if any(_reads_mode(part) for part in parts) else "other"
@@ -163,19 +163,19 @@ def _gate(test: cst.BaseExpression, negated: bool) -> str:
 
 def _reads_mode(expr: cst.BaseExpression) -> bool:
     """`self.training`, `self.model.training`: a module's mode."""
-    return isinstance(expr, cst.Attribute) and expr.attr.value == "training"
+    return type(expr) is cst.Attribute and expr.attr.value == "training"
 
 
 def _exits(body: cst.BaseSuite) -> bool:
-    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    statements = body.body if type(body) is cst.IndentedBlock else [body]
     last = statements[-1] if statements else None
-    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else (last.body if isinstance(last, cst.SimpleStatementSuite) else [])
-    return bool(smalls) and isinstance(smalls[-1], (cst.Return, cst.Raise))
+    smalls = last.body if type(last) is cst.SimpleStatementLine else (last.body if type(last) is cst.SimpleStatementSuite else [])
+    return bool(smalls) and type(smalls[-1]) in (cst.Return, cst.Raise)
 
 
 def _drops_nothing(call: cst.Call) -> bool:
     """`F.dropout(x, 0.0)` / `p=0`: a literal probability of zero."""
     for index, arg in enumerate(call.args):
         if (arg.keyword is not None and arg.keyword.value == "p") or (arg.keyword is None and index == 1):
-            return isinstance(arg.value, (cst.Integer, cst.Float)) and float(arg.value.value) == 0.0
+            return type(arg.value) in (cst.Integer, cst.Float) and float(arg.value.value) == 0.0
     return False

@@ -102,7 +102,7 @@ def _reentrant(call: cst.Call, qualified: str) -> Optional[str]:
     given = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "use_reentrant"]
     if not given:
         return "`use_reentrant` is left out, so the old default `True` applies"
-    if isinstance(given[0], cst.Name) and given[0].value == "True":
+    if type(given[0]) is cst.Name and given[0].value == "True":
         return "`use_reentrant=True`"
     return None
 
@@ -115,10 +115,10 @@ def _fix(call: cst.Call, qualified: str) -> Optional[Fix]:
         if arg.keyword is not None and arg.keyword.value == "use_reentrant":
             return Fix("unsafe", "checkpoint with `use_reentrant=False`", {arg.value: false})
     last = call.args[-1]
-    comma = last.comma if isinstance(last.comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    comma = last.comma if type(last.comma) is cst.Comma else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     added = cst.Arg(value=false, keyword=cst.Name("use_reentrant"), equal=cst.AssignEqual(
         whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
-    if isinstance(last.comma, cst.Comma):  # a trailing comma stays after the new argument
+    if type(last.comma) is cst.Comma:  # a trailing comma stays after the new argument
         added = added.with_changes(comma=last.comma)
         comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     new_args = [*call.args[:-1], last.with_changes(comma=comma), added]

@@ -62,15 +62,15 @@ class TensorMoveDiscarded(Checker):
         self.helper_calls: list[cst.Call] = []  # calls made as statements of their own
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, (cst.Attribute, cst.Name)):  # numpy functions resolve through the imports at the end
+        if type(node.func) in (cst.Attribute, cst.Name):  # numpy functions resolve through the imports at the end
             self.calls.append(node)
 
     def visit_Expr(self, node: cst.Expr) -> None:
         # `x.to(d)`, also a tuple of them: `inputs.to(device), labels.to(device)`
-        parts = [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [node.value]
+        parts = [e.value for e in node.value.elements] if type(node.value) is cst.Tuple else [node.value]
         if any(_is_move(part) for part in parts):
             self.candidates.append(node)
-        elif isinstance(node.value, cst.Call) and node.value.args:
+        elif type(node.value) is cst.Call and node.value.args:
             self.helper_calls.append(node.value)  # `to_device(x, device)`: a helper may hand back a moved copy
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -83,11 +83,11 @@ class TensorMoveDiscarded(Checker):
             if moved is not None and kinds.kind(moved) == "tensor":
                 self.report(call, self._helper_message(call, moved))
         for statement in self.candidates:
-            if isinstance(statement.value, cst.Tuple):
+            if type(statement.value) is cst.Tuple:
                 self._check_tuple(statement, kinds)
                 continue
             call = statement.value
-            assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            assert type(call) is cst.Call and type(call.func) is cst.Attribute
             if self._moves_tensor(call, kinds):
                 self.report(call, self._message(call, call.func.value), self._fix(statement, call, call.func.value, kinds))
 
@@ -131,7 +131,7 @@ class TensorMoveDiscarded(Checker):
     def _fix(self, statement: cst.Expr, call: cst.Call, receiver: cst.BaseExpression, kinds: HeldKinds) -> Fix | None:
         # a local, a parameter or a loop variable (the reads after the statement see the moved tensor), or a `self.<attr>`
         # that is not a registered parameter (which a plain tensor cannot replace)
-        if not isinstance(receiver, cst.Name) and not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name)
+        if type(receiver) is not cst.Name and not (type(receiver) is cst.Attribute and type(receiver.value) is cst.Name
                                                        and kinds.self_attribute(receiver) is not None and not kinds.is_parameter_attribute(receiver)):
             return None
         assign = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=call, semicolon=statement.semicolon)
@@ -154,7 +154,7 @@ class TensorMoveDiscarded(Checker):
         if use is None or spelled is None:
             return False
         for call in self.calls:
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "numpy":
+            if type(call.func) is cst.Attribute and call.func.attr.value == "numpy":
                 reads = [call.func.value]
             elif (self.model.names.qualify(call.func) or "").startswith("numpy."):
                 reads = [arg.value for arg in call.args]
@@ -162,7 +162,7 @@ class TensorMoveDiscarded(Checker):
                 continue
             for read in reads:
                 moved = False
-                while isinstance(read, cst.Call) and isinstance(read.func, cst.Attribute):
+                while type(read) is cst.Call and type(read.func) is cst.Attribute:
                     moved = read.func.attr.value in ("cpu", "to")
                     if moved:
                         break
@@ -173,8 +173,8 @@ class TensorMoveDiscarded(Checker):
         return False
 
     def _use_of(self, expr: cst.BaseExpression):
-        root = expr.value if isinstance(expr, cst.Attribute) else expr
-        return self.model.names.uses.get(root) if isinstance(root, cst.Name) else None
+        root = expr.value if type(expr) is cst.Attribute else expr
+        return self.model.names.uses.get(root) if type(root) is cst.Name else None
 
     def _device_move_only(self, call: cst.Call) -> bool:
         method = call.func.attr.value  # type: ignore[attr-defined]
@@ -197,4 +197,4 @@ class TensorMoveDiscarded(Checker):
 
 
 def _is_move(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MOVES_AND_CASTS
+    return type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in MOVES_AND_CASTS

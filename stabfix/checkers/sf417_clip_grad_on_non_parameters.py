@@ -49,11 +49,11 @@ class ClipGradOnNonParameters(Checker):
 
 def _keyword(call, keyword: str):
     """The argument passed as `keyword=` (`clip_grad_norm_(parameters=loss, max_norm=1.0)`)."""
-    args = call.args if isinstance(call, cst.Call) else ()
+    args = call.args if type(call) is cst.Call else ()
     return next((a.value for a in args if a.keyword is not None and a.keyword.value == keyword), None)
 
 
 def _iterates_parameters(expr) -> bool:
     """`loss_fn.parameters()`, `model.named_parameters()`: a module's own parameters, whatever the module is
     (a loss with learnable weights included)."""
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in PARAMETER_ITERATORS
+    return type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in PARAMETER_ITERATORS

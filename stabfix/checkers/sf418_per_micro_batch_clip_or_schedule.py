@@ -72,8 +72,8 @@ class PerMicroBatchClipOrSchedule(Checker):
 
     def _every_one(self, every: cst.BaseExpression) -> bool:
         """`% 1` (directly or through a name bound once to 1): a step on every pass, no accumulation."""
-        value = self.model.names.single_value(every) if isinstance(every, cst.Name) else every
-        return isinstance(value, cst.Integer) and value.evaluated_value == 1
+        value = self.model.names.single_value(every) if type(every) is cst.Name else every
+        return type(value) is cst.Integer and value.evaluated_value == 1
 
     def _every_pass(self, event: Event, backward: Backward) -> bool:
         """The event runs whenever the backward does: no condition of its own around it."""
@@ -86,7 +86,7 @@ class PerMicroBatchClipOrSchedule(Checker):
             return None if clip_measures_only(event.node) else "clip"
         assert isinstance(event, Step)
         call = event.node
-        if len(event.candidates) != 1 or not isinstance(call, cst.Call):
+        if len(event.candidates) != 1 or type(call) is not cst.Call:
             return None
         if is_lr_scheduler(event.candidates[0], self.model.names, self.model.optimizers, self.model.summaries):
             return "schedule"
@@ -96,7 +96,7 @@ class PerMicroBatchClipOrSchedule(Checker):
         if self.model.events_through_calls.via(event) or self.model.accumulation.spliced(found.step) is not None:
             return None  # a helper's clip, schedule or step: moving its call, or next to it, moves all else it does
         line, step_line = event.site.statement, found.step.site.statement
-        if line is None or step_line is None or len(line.body) != 1 or not isinstance(line.body[0], cst.Expr):
+        if line is None or step_line is None or len(line.body) != 1 or type(line.body[0]) is not cst.Expr:
             return None  # `norm = clip_grad_norm_(...)` is read later on every pass: the author decides
         if not starts_statement(line, event.node) or found.gate is None:  # type: ignore[arg-type]
             return None
@@ -106,8 +106,8 @@ class PerMicroBatchClipOrSchedule(Checker):
             changes = move_before(line, step_line)
             return Fix("unsafe", "clip only before the optimizer step, under its gate", changes) if changes else None
         body = found.gate.body
-        last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
-        if not isinstance(last, cst.SimpleStatementLine) or last is line:
+        last = body.body[-1] if type(body) is cst.IndentedBlock and body.body else None
+        if type(last) is not cst.SimpleStatementLine or last is line:
             return None
         return Fix("unsafe", "advance the schedule only after an optimizer step, under its gate", {
             line: cst.RemovalSentinel.REMOVE,

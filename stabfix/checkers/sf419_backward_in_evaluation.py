@@ -68,7 +68,7 @@ class BackwardInEvaluation(Checker):
     def _evaluation_backward(self, event: Event, region: set[int]) -> bool:
         if not isinstance(event, Backward) or not self.model.events.accumulates(event) or not self._inside(event.node, region):
             return False
-        if isinstance(event.node, cst.Call) and any(arg.keyword and arg.keyword.value == "inputs" for arg in event.node.args):
+        if type(event.node) is cst.Call and any(arg.keyword and arg.keyword.value == "inputs" for arg in event.node.args):
             return False  # `loss.backward(inputs=[x])` accumulates into `x` only
         return not self._steps(event.node)  # a helper that differentiates and steps trains (test-time adaptation)
 
@@ -83,13 +83,13 @@ class BackwardInEvaluation(Checker):
 
     def _steps(self, node: cst.CSTNode) -> bool:
         """A call of a function that steps an optimizer (its summary's `step` effect)."""
-        if not isinstance(node, cst.Call):
+        if type(node) is not cst.Call:
             return False
         return any(effect.kind == "step" for effect in self.model.summaries.effects_at(node))
 
     def _evaluates(self, node: cst.CSTNode) -> bool:
         """A call of a function that switches a model to eval (its backward is an evaluation's, judged there)."""
-        return isinstance(node, cst.Call) and not _is_backward_call(node) and any(
+        return type(node) is cst.Call and not _is_backward_call(node) and any(
             effect.kind == "eval" for effect in self.model.summaries.effects_at(node))
 
     def _inside(self, node: cst.CSTNode, statements: set[int]) -> bool:
@@ -135,7 +135,7 @@ class BackwardInEvaluation(Checker):
 
     def _message(self, switch: Switch, backward: Event, leaking: Event) -> str:
         where = f" in `{switch.function.name.value}()`" if switch.function is not None else ""
-        through = "" if isinstance(backward.node, cst.Call) and _is_backward_call(backward.node) else " (a backward pass inside it)"
+        through = "" if type(backward.node) is cst.Call and _is_backward_call(backward.node) else " (a backward pass inside it)"
         return (
             f"`{_short(backward.node)}`{through} runs after `{switch.receiver}.eval()`{where} and nothing clears the "
             f"gradients it leaves before the next training pass, whose `{_short(leaking.node)}` (line "
@@ -149,7 +149,7 @@ _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 
 
 def _is_backward_call(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+    return type(call.func) is cst.Attribute and call.func.attr.value == "backward"
 
 
 def _short(node: cst.CSTNode) -> str:

@@ -88,7 +88,7 @@ class UnseededTraining(Checker):
         return None
 
     def _calls_training(self, call: cst.Call) -> bool:
-        if isinstance(call.func, cst.Name):
+        if type(call.func) is cst.Name:
             local = [d for d in self.model.events.of_kind("backward") if d.site.functions and d.site.functions[0].name.value == call.func.value]
             if local:
                 return True

@@ -68,7 +68,7 @@ class DdpWithoutDistributedSampler(Checker):
         if dataset is None:
             return True  # `DataLoader(**kwargs)`: nothing to judge
         distributed = self.model.distributed
-        if isinstance(dataset, cst.Name) and dataset in self.model.names.uses:
+        if type(dataset) is cst.Name and dataset in self.model.names.uses:
             values = [b.bound_value for b in self.model.names.bindings_of(dataset) if b.bound_value is not None]
             return any(distributed.mentions_rank(value) for value in values) or self._iterable(values)
         return distributed.mentions_rank(dataset)
@@ -77,10 +77,10 @@ class DdpWithoutDistributedSampler(Checker):
         """A dataset built from a same-file `IterableDataset` subclass: it yields its own stream (no sampler applies)."""
         names = self.model.names
         for value in values:
-            func = value.func if isinstance(value, cst.Call) else None
+            func = value.func if type(value) is cst.Call else None
             classes = [b.node for b in names.bindings_of(func) if b.kind == "class"] \
-                if isinstance(func, cst.Name) and func in names.uses else []
-            if any(isinstance(owner, cst.ClassDef) and any(names.qualify(base.value) in ITERABLE_BASES for base in owner.bases)
+                if type(func) is cst.Name and func in names.uses else []
+            if any(type(owner) is cst.ClassDef and any(names.qualify(base.value) in ITERABLE_BASES for base in owner.bases)
                    for owner in classes):
                 return True
         return False
@@ -91,7 +91,7 @@ class DdpWithoutDistributedSampler(Checker):
         if any(_backward_in(loop.body) for loop in pipeline.loops_over(holder)):
             return True
         for call in flows.calls():  # `it = iter(loader)` ... `next(it)` in a step loop
-            if isinstance(call.func, cst.Name) and call.func.value == "iter" and call.args \
+            if type(call.func) is cst.Name and call.func.value == "iter" and call.args \
                     and code_of(call.args[0].value, 200) == holder:
                 loop = pipeline.enclosing_loop(call) or _first_loop(flows.enclosing_function(call))
                 if loop is not None and _backward_in(loop):
@@ -112,7 +112,7 @@ class DdpWithoutDistributedSampler(Checker):
     def _shuffled_and_drawn(self, loader: Loader) -> bool:
         """A loader that shuffles (`shuffle=True`: a training loader; evaluation keeps its order) and is drawn
         from: looped over, or handed to code this file does not show (a base class's epoch method)."""
-        if not (isinstance(loader.shuffle, cst.Name) and loader.shuffle.value == "True"):
+        if not (type(loader.shuffle) is cst.Name and loader.shuffle.value == "True"):
             return False
         if self.model.distributed.pipeline.loops_over(loader.holder):
             return True
@@ -127,10 +127,10 @@ class DdpWithoutDistributedSampler(Checker):
                 f"`sampler=DistributedSampler(dataset)` (or hand it to `accelerator.prepare`)")
 
     def _fix(self, loader: Loader) -> Fix | None:
-        if loader.sampler is not None or not isinstance(loader.dataset, (cst.Name, cst.Attribute)):
+        if loader.sampler is not None or type(loader.dataset) not in (cst.Name, cst.Attribute):
             return None
-        shuffled = isinstance(loader.shuffle, cst.Name) and loader.shuffle.value == "True"
-        if loader.shuffle is not None and not shuffled and not (isinstance(loader.shuffle, cst.Name) and loader.shuffle.value == "False"):
+        shuffled = type(loader.shuffle) is cst.Name and loader.shuffle.value == "True"
+        if loader.shuffle is not None and not shuffled and not (type(loader.shuffle) is cst.Name and loader.shuffle.value == "False"):
             return None  # `shuffle=args.shuffle`: the sampler's order cannot be chosen here
         torch, imports = torch_spelling(self.model.imports)
         sampler = cst.parse_expression(
@@ -149,15 +149,15 @@ def _backward_in(body: cst.CSTNode) -> bool:
     stack = [body]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("backward", "manual_backward"):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("backward", "manual_backward"):
             return True
-        stack.extend(child for child in children(node) if not isinstance(child, (cst.FunctionDef, cst.ClassDef)))
+        stack.extend(child for child in children(node) if type(child) not in (cst.FunctionDef, cst.ClassDef))
     return False
 
 
 def _first_loop(function: cst.FunctionDef | None) -> cst.CSTNode | None:
-    body = function.body.body if function is not None and isinstance(function.body, cst.IndentedBlock) else ()
-    return next((item for item in body if isinstance(item, (cst.For, cst.While))), None)
+    body = function.body.body if function is not None and type(function.body) is cst.IndentedBlock else ()
+    return next((item for item in body if type(item) in (cst.For, cst.While)), None)
 
 
 def _parameter(function: cst.FunctionDef, position: int, arg: cst.Arg, call: cst.Call) -> str | None:
@@ -166,7 +166,7 @@ def _parameter(function: cst.FunctionDef, position: int, arg: cst.Arg, call: cst
     if arg.keyword is not None:
         return arg.keyword.value
     params = [p.name.value for p in function.params.params]
-    bound_first = isinstance(call.func, cst.Attribute) and not any(
+    bound_first = type(call.func) is cst.Attribute and not any(
         dotted_name(d.decorator) == "staticmethod" for d in function.decorators)
     if params and bound_first:
         params = params[1:]

@@ -43,7 +43,7 @@ class SamplerEpochNotSet(Checker):
         if not samplers:
             return
         set_epoch_receivers = [code_of(call.func.value, 200) for call in flows.calls()
-                               if isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_epoch"]
+                               if type(call.func) is cst.Attribute and call.func.attr.value == "set_epoch"]
         holders = {pipeline.holder(call) for call in samplers}
         loader_holders = {loader.holder for loader in pipeline.loaders() if loader.sampler is not None}
         if any(receiver not in holders and receiver.removesuffix(".sampler") not in loader_holders
@@ -51,7 +51,7 @@ class SamplerEpochNotSet(Checker):
             return  # `set_epoch` on a parameter or an unknown object: a helper may set it for this sampler
         for call in samplers:
             shuffle = argument(call, 3, "shuffle")
-            if isinstance(shuffle, cst.Name) and shuffle.value == "False":
+            if type(shuffle) is cst.Name and shuffle.value == "False":
                 continue
             holder = pipeline.holder(call)
             loaders = [loader.holder for loader in pipeline.loaders() if loader.holder is not None and loader.sampler is not None
@@ -79,11 +79,11 @@ class SamplerEpochNotSet(Checker):
         draws += [call for call in handed if not (self.model.names.qualify(call.func) or "").startswith("torch.")]
         for draw in draws:
             outer = pipeline.enclosing_loop(draw)
-            while outer is not None and isinstance(outer, cst.For) and any(node is draw for node in walk(outer.iter)):
+            while outer is not None and type(outer) is cst.For and any(node is draw for node in walk(outer.iter)):
                 outer = pipeline.enclosing_loop(outer)  # `for b in enumerate(loader)`: the loop over the loader itself
             if outer is not None:
                 return outer
-            if isinstance(draw, cst.Call) and self._loops_inside(draw):
+            if type(draw) is cst.Call and self._loops_inside(draw):
                 return None  # the callee runs its own epochs: its loop is not this file's to judge
         return None
 
@@ -91,9 +91,9 @@ class SamplerEpochNotSet(Checker):
         """The sampler a loader's `sampler=`/`batch_sampler=` holds: itself, or what a `BatchSampler(inner, ...)` wraps."""
         found = {code_of(sampler, 200)}
         values = [b.bound_value for b in self.model.names.bindings_of(sampler)] \
-            if isinstance(sampler, cst.Name) and sampler in self.model.names.uses else [sampler]
+            if type(sampler) is cst.Name and sampler in self.model.names.uses else [sampler]
         for value in values:
-            if isinstance(value, cst.Call) and value.args and (self.model.names.qualify(value.func) or "").endswith("BatchSampler"):
+            if type(value) is cst.Call and value.args and (self.model.names.qualify(value.func) or "").endswith("BatchSampler"):
                 found.add(code_of(value.args[0].value, 200))
         return found
 
@@ -102,7 +102,7 @@ class SamplerEpochNotSet(Checker):
         stack: list[cst.CSTNode] = [definition.body] if definition is not None else []
         while stack:
             node = stack.pop()
-            if isinstance(node, (cst.For, cst.While)) and any(isinstance(n, (cst.For, cst.While)) for n in walk(node.body)):
+            if type(node) in (cst.For, cst.While) and any(type(n) in (cst.For, cst.While) for n in walk(node.body)):
                 return True
             stack.extend(children(node))
         return False
@@ -114,10 +114,10 @@ class SamplerEpochNotSet(Checker):
                 f"rank; call `{holder or loaders[0] + '.sampler'}.set_epoch(epoch)` at the top of the epoch loop")
 
     def _fix(self, loop: cst.CSTNode, holder: str | None) -> Fix | None:
-        if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name) or holder is None \
+        if type(loop) is not cst.For or type(loop.target) is not cst.Name or holder is None \
                 or not (holder.isidentifier() or holder.startswith("self.") and holder[5:].isidentifier()):
             return None
-        if not isinstance(loop.body, cst.IndentedBlock) or loop.target.value == "_":
+        if type(loop.body) is not cst.IndentedBlock or loop.target.value == "_":
             return None
         line = parsed_statement(f"{holder}.set_epoch({loop.target.value})\n")
         body = loop.body.with_changes(body=[line, *loop.body.body])
@@ -126,6 +126,6 @@ class SamplerEpochNotSet(Checker):
 
 
 def _backward_in(body: cst.CSTNode) -> bool:
-    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
+    return any(type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "backward"
                for node in walk(body))
 

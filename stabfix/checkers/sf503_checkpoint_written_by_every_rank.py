@@ -80,13 +80,13 @@ class CheckpointWrittenByEveryRank(Checker):
         if qualified in SAVES:
             return "checkpoint", argument(call, *SAVES[qualified])
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "save_pretrained" and qualified is None:
+        if type(func) is cst.Attribute and func.attr.value == "save_pretrained" and qualified is None:
             if any(arg.keyword is not None and arg.keyword.value in HANDLED_KEYWORDS or arg.star for arg in call.args):
                 return None
             return "model directory", argument(call, 0, "save_directory")
-        if isinstance(func, cst.Name) and func.value == "open" and not self._rebound(func):
+        if type(func) is cst.Name and func.value == "open" and not self._rebound(func):
             mode = argument(call, 1, "mode")
-            if isinstance(mode, cst.SimpleString) and isinstance(mode.evaluated_value, str) \
+            if type(mode) is cst.SimpleString and isinstance(mode.evaluated_value, str) \
                     and set(mode.evaluated_value) & {"w", "a", "x"}:
                 return "file", argument(call, 0, "file")
         return None
@@ -94,8 +94,8 @@ class CheckpointWrittenByEveryRank(Checker):
     def _in_memory(self, path: cst.BaseExpression) -> bool:
         """`torch.save(obj, buffer)` with `buffer = io.BytesIO()`: no file is written."""
         names = self.model.names
-        values = [b.bound_value for b in names.bindings_of(path)] if isinstance(path, cst.Name) and path in names.uses else [path]
-        return bool(values) and all(isinstance(v, cst.Call) and names.qualify(v.func) in IN_MEMORY for v in values)
+        values = [b.bound_value for b in names.bindings_of(path)] if type(path) is cst.Name and path in names.uses else [path]
+        return bool(values) and all(type(v) is cst.Call and names.qualify(v.func) in IN_MEMORY for v in values)
 
     def _caller_chooses_rank(self, call: cst.Call) -> bool:
         """The write sits in a function that takes a rank-0 flag (`def save_pretrained(..., is_main_process=True)`):
@@ -115,8 +115,8 @@ class CheckpointWrittenByEveryRank(Checker):
 
     def _fix(self, call: cst.Call) -> Fix | None:
         line = self.model.flows.parent(self.model.flows.parent(call))
-        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 \
-                or not isinstance(line.body[0], cst.Expr) or line.body[0].value is not call:
+        if type(line) is not cst.SimpleStatementLine or len(line.body) != 1 \
+                or type(line.body[0]) is not cst.Expr or line.body[0].value is not call:
             return None  # `with open(...)`, an assignment: the guarded block would change what later lines see
         test, imports = self._guard_test(call)
         guarded = cst.If(test=cst.parse_expression(test), body=cst.IndentedBlock(body=[line.with_changes(leading_lines=())]),

@@ -110,7 +110,7 @@ class CollectiveUnderRankCondition(Checker):
         kind = type(current)
         in_else = kind is cst.If and child is current.orelse  # type: ignore[attr-defined]
         if kind is cst.If and (child is current.body or in_else) and distributed.varies_by_rank(current.test) \
-                and not (in_else and isinstance(current.test, cst.BooleanOperation)):  # `else` of `A and rank == 0`: A decides too
+                and not (in_else and type(current.test) is cst.BooleanOperation):  # `else` of `A and rank == 0`: A decides too
             other = current.orelse if child is current.body else current.body
             if not self._runs(other, api) and not self._other_side_of_split(distributed, current, api):
                 branch = "under" if child is current.body else "in the `else` of"
@@ -137,7 +137,7 @@ class CollectiveUnderRankCondition(Checker):
         for item in block.body:
             if item is statement:
                 return None
-            if not isinstance(item, cst.If) or not distributed.varies_by_rank(item.test):
+            if type(item) is not cst.If or not distributed.varies_by_rank(item.test):
                 continue
             exits = {_exit_of(item.body), _exit_of(item.orelse) if item.orelse is not None else None}
             exits.discard(None)
@@ -149,8 +149,8 @@ class CollectiveUnderRankCondition(Checker):
 
     def _decorated(self, function: cst.FunctionDef) -> Optional[tuple[cst.CSTNode, str]]:
         for decorator in function.decorators:
-            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-            name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", "")
+            target = decorator.decorator.func if type(decorator.decorator) is cst.Call else decorator.decorator
+            name = target.attr.value if type(target) is cst.Attribute else getattr(target, "value", "")
             if name in MAIN_DECORATORS:
                 return function, f"in `{function.name.value}()`, which `@{code_of(target, 60)}` runs on rank 0 only"
         return None
@@ -159,7 +159,7 @@ class CollectiveUnderRankCondition(Checker):
         """`if rank == 0: gather(x, out) elif rank > 0: gather(x, None)`: the `elif` is the rest of the ranks, and the
         branch before it (rank 0 only) runs the same collective, so every rank reaches one."""
         chain = distributed.flows.parent(branch)
-        return isinstance(chain, cst.If) and chain.orelse is branch and self._runs(chain.body, api) \
+        return type(chain) is cst.If and chain.orelse is branch and self._runs(chain.body, api) \
             and {distributed.rank_zero_test(chain.test), distributed.rank_zero_test(branch.test)} == {True, False}
 
     def _runs(self, block: Optional[cst.CSTNode], api: Optional[str]) -> bool:
@@ -169,7 +169,7 @@ class CollectiveUnderRankCondition(Checker):
         stack = [block]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Call) and (other := self._collective(node)) is not None \
+            if type(node) is cst.Call and (other := self._collective(node)) is not None \
                     and kind(other) == kind(api):
                 return True
             stack.extend(children(node))
@@ -183,13 +183,13 @@ class CollectiveUnderRankCondition(Checker):
 
 
 def _exit_of(block: cst.BaseSuite) -> Optional[str]:
-    statements = block.body if isinstance(block, cst.IndentedBlock) else ()
-    if isinstance(block, cst.Else):
+    statements = block.body if type(block) is cst.IndentedBlock else ()
+    if type(block) is cst.Else:
         return _exit_of(block.body)
-    if isinstance(block, cst.SimpleStatementSuite):
+    if type(block) is cst.SimpleStatementSuite:
         statements = (block,)
     last = statements[-1] if statements else None
-    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+    if type(last) in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
         for small in last.body:
             for kind, cls in (("return", cst.Return), ("raise", cst.Raise), ("break", cst.Break), ("continue", cst.Continue)):
                 if isinstance(small, cls):

@@ -64,7 +64,7 @@ class WrappedModuleStateDictSaved(Checker):
 
     def _is_save(self, call: cst.Call) -> bool:
         func = call.func  # `torch.save`, or accelerate's `accelerator.save` (it writes what it is handed as is)
-        if isinstance(func, cst.Attribute) and func.attr.value == "save" and self.model.distributed.framework_object(func.value):
+        if type(func) is cst.Attribute and func.attr.value == "save" and self.model.distributed.framework_object(func.value):
             return True
         return self.model.names.qualify(func) in SAVES
 
@@ -72,18 +72,18 @@ class WrappedModuleStateDictSaved(Checker):
         """The `X.state_dict()` calls whose result `expr` saves, each with how it gets there."""
         if depth > 3:
             return
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "state_dict" \
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "state_dict" \
                 and not expr.args:
             yield expr, ""
-        elif isinstance(expr, cst.Dict):
+        elif type(expr) is cst.Dict:
             for element in expr.elements:
-                if isinstance(element, cst.DictElement):
+                if type(element) is cst.DictElement:
                     for found, _ in self._state_dicts(element.value, depth + 1):
                         yield found, " (an entry of the saved dict)"
-        elif isinstance(expr, (cst.Tuple, cst.List)):
+        elif type(expr) in (cst.Tuple, cst.List):
             for element in expr.elements:
                 yield from self._state_dicts(element.value, depth + 1)
-        elif isinstance(expr, cst.Name) and expr in self.model.names.uses:
+        elif type(expr) is cst.Name and expr in self.model.names.uses:
             for binding in self.model.names.reaching(expr):
                 if binding.bound_value is not None:
                     for found, how in self._state_dicts(binding.bound_value, depth + 1):
@@ -96,9 +96,9 @@ class WrappedModuleStateDictSaved(Checker):
             func = call.func
             if self.model.names.qualify(func) in PREFIX_STRIPPERS:
                 return True
-            if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and distributed.wrapped(func.value):
+            if type(func) is cst.Attribute and func.attr.value == "load_state_dict" and distributed.wrapped(func.value):
                 return True
-            if isinstance(func, cst.Attribute) and func.attr.value in ("replace", "removeprefix", "lstrip", "startswith") \
+            if type(func) is cst.Attribute and func.attr.value in ("replace", "removeprefix", "lstrip", "startswith") \
                     and call.args and _mentions_prefix(call.args[0].value):
                 return True
         return False
@@ -117,7 +117,7 @@ class WrappedModuleStateDictSaved(Checker):
 
     def _fix(self, state_call: cst.Call, receiver: cst.BaseExpression, wrapped: str) -> Optional[Fix]:
         func = state_call.func
-        assert isinstance(func, cst.Attribute)
+        assert type(func) is cst.Attribute
         if wrapped == "always":
             inner: cst.BaseExpression = cst.Attribute(value=receiver, attr=cst.Name("module"))
             description = f"save `{code_of(receiver, 40)}.module.state_dict()`"
@@ -132,7 +132,7 @@ def _mentions_prefix(expr: cst.CSTNode) -> bool:
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.SimpleString) and node.evaluated_value in ("module.", "module"):
+        if type(node) is cst.SimpleString and node.evaluated_value in ("module.", "module"):
             return True
         stack.extend(children(node))
     return False

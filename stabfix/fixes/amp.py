@@ -59,7 +59,7 @@ def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
         last = index == len(args) - 1
         if not last and arg.comma is cst.MaybeSentinel.DEFAULT:
             arg = arg.with_changes(comma=_COMMA)
-        if last and not isinstance(arg.comma, cst.Comma):
+        if last and type(arg.comma) is not cst.Comma:
             arg = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)
         result.append(arg)
     return result
@@ -69,7 +69,7 @@ def modern_amp_call(
     node: cst.BaseExpression, device: str, name: str, func: Optional[cst.BaseExpression] = None
 ) -> Optional[cst.Call]:
     """The torch.amp form of a legacy call (or bare decorator `node`); `func` replaces the callee."""
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         call = node
     elif name in ("custom_fwd", "custom_bwd"):
         call = cst.Call(func=node)
@@ -108,9 +108,9 @@ def legacy_import_fix(
 ) -> Optional[Fix]:
     """Rewrite the import that binds a legacy name and every use of it: `uses` holds (call or bare
     decorator, device, torch.amp name) for every use of every name the statement binds."""
-    if isinstance(statement, cst.ImportFrom):
+    if type(statement) is cst.ImportFrom:
         module = dotted_name(statement.module) if statement.module is not None and not statement.relative else None
-        names = [dotted_name(item.name) for item in statement.names] if not isinstance(statement.names, cst.ImportStar) else []
+        names = [dotted_name(item.name) for item in statement.names] if type(statement.names) is not cst.ImportStar else []
         if module in ("torch.cuda.amp", "torch.cpu.amp") and all(
             item in ("autocast", "GradScaler", "custom_fwd", "custom_bwd") for item in names
         ):
@@ -141,7 +141,7 @@ def bfloat16_fix(
     bfloat16 = parsed_expression(f"{torch}.bfloat16")
     description = "compute in bfloat16 (`dtype=torch.bfloat16`): same range as float32, no loss scaling needed"
     if source is not None:
-        if isinstance(source, cst.Attribute):
+        if type(source) is cst.Attribute:
             bfloat16 = bfloat16.with_changes(lpar=source.lpar, rpar=source.rpar)
         return Fix("unsafe", description, {source: bfloat16}, needed, AUTOCAST_DTYPE_SINCE)
     if any(arg.star for arg in call.args):
@@ -167,7 +167,7 @@ def anomaly_gate_fix(
         return None
     func = call.func
     needed: tuple[str, ...] = ("os",)
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         new_func: cst.BaseExpression = func.with_changes(attr=cst.Name("set_detect_anomaly"))
     else:
         torch, extra = torch_spelling(imports)

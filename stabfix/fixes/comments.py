@@ -45,7 +45,7 @@ def comments_in(node) -> list[str]:
     found, stack = [], [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Comment):
+        if type(current) is cst.Comment:
             found.append(current.value)
         stack.extend(reversed(children(current)))
     return found
@@ -85,7 +85,7 @@ class _Replacer(cst.CSTTransformer):
                     self._count(original_node, result)
             else:
                 result = self._put_back(original_node, result)
-        elif isinstance(original_node, (cst.IndentedBlock, cst.Module)) and id(original_node) in self.carried:
+        elif type(original_node) in (cst.IndentedBlock, cst.Module) and id(original_node) in self.carried:
             result = result.with_changes(footer=[*self.carried.pop(id(original_node)), *result.footer])
         return result
 

@@ -38,8 +38,8 @@ def cpu_copy(value: cst.BaseExpression, qualify: Qualify) -> cst.BaseExpression:
     outer_lpar, outer_rpar = value.lpar, value.rpar
     base = value.with_changes(lpar=[], rpar=[])
     while (
-        isinstance(base, cst.Call)
-        and isinstance(base.func, cst.Attribute)
+        type(base) is cst.Call
+        and type(base.func) is cst.Attribute
         and base.func.attr.value in _SNAPSHOT_METHODS
         and not base.args
         and qualify(base.func) is None
@@ -47,7 +47,7 @@ def cpu_copy(value: cst.BaseExpression, qualify: Qualify) -> cst.BaseExpression:
         base = base.func.value
     base, kept = _without_device_move(base, qualify)
     _, steps = method_chain(base, qualify)
-    if not isinstance(base, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not base.lpar:
+    if type(base) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript) and not base.lpar:
         base = base.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     if not any(name in ("detach", "detach_") for name, _ in steps):
         base = method_call(base, "detach", [])
@@ -57,7 +57,7 @@ def cpu_copy(value: cst.BaseExpression, qualify: Qualify) -> cst.BaseExpression:
 
 def _without_device_move(value: cst.BaseExpression, qualify: Qualify) -> tuple[cst.BaseExpression, list[cst.Arg]]:
     """`emb.to(device, dtype=torch.float16)` -> (`emb`, [`dtype=torch.float16`])."""
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.lpar):
+    if not (type(value) is cst.Call and type(value.func) is cst.Attribute and not value.lpar):
         return value, []
     method = value.func.attr.value
     only_non_blocking = all(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in value.args)
@@ -80,8 +80,8 @@ def move_back(expression: cst.BaseExpression, device: str) -> cst.BaseExpression
     """`c[k]` -> `c[k].to(device, non_blocking=True)`; `v.clone()` -> `v.to(device, non_blocking=True, copy=True)`."""
     arguments = [cst.Arg(parsed_expression(device)), keyword("non_blocking", cst.Name("True"))]
     if (
-        isinstance(expression, cst.Call)
-        and isinstance(expression.func, cst.Attribute)
+        type(expression) is cst.Call
+        and type(expression.func) is cst.Attribute
         and expression.func.attr.value == "clone"
     ):
         moved = method_call(expression.func.value, "to", [*arguments, keyword("copy", cst.Name("True"))])
@@ -103,7 +103,7 @@ def with_map_location(call: cst.Call) -> cst.Call:
     """`torch.load(p)` -> `torch.load(p, map_location="cpu")`, keeping a trailing comma where there was one."""
     argument = keyword("map_location", cst.SimpleString('"cpu"'))
     args = list(call.args)
-    if args and isinstance(args[-1].comma, cst.Comma):
+    if args and type(args[-1].comma) is cst.Comma:
         return call.with_changes(args=[*args, argument.with_changes(comma=args[-1].comma)])
     return call.with_changes(args=[*args, argument])
 
@@ -188,7 +188,7 @@ class ReadMoves:
     def _statement_of(self, use: ContainerUse) -> cst.CSTNode:
         for ancestor in reversed(use.parents):
             if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                if isinstance(ancestor, cst.SimpleStatementLine) and ancestor.body:
+                if type(ancestor) is cst.SimpleStatementLine and ancestor.body:
                     return ancestor.body[0]
                 return use.node
         return use.node
@@ -211,25 +211,25 @@ class ReadMoves:
     def _plan_get(self, use: ContainerUse) -> bool:
         """`v = c.get(key)` with a None guard: move `v` back wherever it is handed out."""
         call = use.rewrite
-        assert isinstance(call, cst.Call)
+        assert type(call) is cst.Call
         reason = f"`{code_of(call, 40)}` may return None where it is used"
         positional = [arg for arg in call.args if arg.keyword is None]
         if len(call.args) > 1 and not (
-            len(positional) == 2 and isinstance(positional[1].value, cst.Name) and positional[1].value.value == "None"
+            len(positional) == 2 and type(positional[1].value) is cst.Name and positional[1].value.value == "None"
         ):
             self.unfixable = reason
             return False
         position = next((i for i, ancestor in enumerate(use.parents) if ancestor is call), 0)
         parent = use.parents[position - 1] if position > 0 else None
-        if isinstance(parent, cst.Attribute) and parent.attr.value in ("to", "cuda"):
+        if type(parent) is cst.Attribute and parent.attr.value in ("to", "cuda"):
             return True  # already moved where it is read
-        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        if type(parent) in (cst.Comparison, cst.ComparisonTarget):
             return True  # `c.get(k) is None`
         if not (
-            isinstance(parent, cst.Assign)
+            type(parent) is cst.Assign
             and parent.value is call
             and len(parent.targets) == 1
-            and isinstance(parent.targets[0].target, cst.Name)
+            and type(parent.targets[0].target) is cst.Name
         ):
             self.unfixable = reason
             return False
@@ -246,11 +246,11 @@ class ReadMoves:
             if _inside_refill(ancestors, name):
                 continue  # the freshly computed value, not the cached one
             parent_node = ancestors[-1]
-            if isinstance(parent_node, cst.Comparison) and parent_node.left is node:
+            if type(parent_node) is cst.Comparison and parent_node.left is node:
                 continue
-            if isinstance(parent_node, cst.Attribute) and parent_node.value is node:
+            if type(parent_node) is cst.Attribute and parent_node.value is node:
                 grand = ancestors[-2]
-                if parent_node.attr.value in ("to", "cuda") and isinstance(grand, cst.Call):
+                if parent_node.attr.value in ("to", "cuda") and type(grand) is cst.Call:
                     continue
                 if parent_node.attr.value in METADATA_READS:
                     continue
@@ -262,12 +262,12 @@ class ReadMoves:
                 return False
             expression: cst.BaseExpression = node
             if (
-                isinstance(parent_node, cst.Attribute)
+                type(parent_node) is cst.Attribute
                 and parent_node.value is node
                 and parent_node.attr.value == "clone"
             ):
                 grand = ancestors[-2]
-                if isinstance(grand, cst.Call) and grand.func is parent_node and not grand.args:
+                if type(grand) is cst.Call and grand.func is parent_node and not grand.args:
                     expression = grand
             if not self._move_back_at(use, expression, node):
                 return False
@@ -296,7 +296,7 @@ class ReadMoves:
                     "torch.Tensor",
                 ):
                     return f"{name}.device"
-        receiver = method_receiver(container.owner, functions) if isinstance(container.owner, cst.ClassDef) else ""
+        receiver = method_receiver(container.owner, functions) if type(container.owner) is cst.ClassDef else ""
         if receiver:
             attribute = self._device_attribute(container.owner)  # type: ignore[arg-type]
             if attribute is not None:
@@ -373,13 +373,13 @@ class ReadMoves:
 
 def _methods(owner: cst.ClassDef) -> list[tuple[cst.FunctionDef, str]]:
     """The methods of a class with the name each calls its instance (`self`, `this`); not static or class methods."""
-    body = owner.body.body if isinstance(owner.body, cst.IndentedBlock) else []
-    return [(item, instance_receiver(item)) for item in body if isinstance(item, cst.FunctionDef) and instance_receiver(item)]
+    body = owner.body.body if type(owner.body) is cst.IndentedBlock else []
+    return [(item, instance_receiver(item)) for item in body if type(item) is cst.FunctionDef and instance_receiver(item)]
 
 
 def _is_none_test(test: cst.BaseExpression, name: str, negated: bool) -> bool:
     """`name is None` (or `name is not None` when negated)."""
-    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == name):
+    if not (type(test) is cst.Comparison and type(test.left) is cst.Name and test.left.value == name):
         return False
     if len(test.comparisons) != 1:
         return False
@@ -387,33 +387,33 @@ def _is_none_test(test: cst.BaseExpression, name: str, negated: bool) -> bool:
     operator = cst.IsNot if negated else cst.Is
     return (
         isinstance(target.operator, operator)
-        and isinstance(target.comparator, cst.Name)
+        and type(target.comparator) is cst.Name
         and target.comparator.value == "None"
     )
 
 
 def _block_ends_flow(block: cst.BaseSuite) -> bool:
-    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    body = block.body if type(block) is cst.IndentedBlock else [block]
     if not body:
         return False
     last = body[-1]
-    statements = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
-    if isinstance(block, cst.SimpleStatementSuite):
+    statements = last.body if type(last) is cst.SimpleStatementLine else [last]
+    if type(block) is cst.SimpleStatementSuite:
         statements = block.body
-    return bool(statements) and isinstance(statements[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+    return bool(statements) and type(statements[-1]) in (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
 def _block_assigns(block: cst.BaseSuite, name: str) -> bool:
     statements: list[cst.CSTNode] = []
-    if isinstance(block, cst.IndentedBlock):
+    if type(block) is cst.IndentedBlock:
         for line in block.body:
-            if isinstance(line, cst.SimpleStatementLine):
+            if type(line) is cst.SimpleStatementLine:
                 statements.extend(line.body)
     else:
         statements.extend(block.body)  # type: ignore[attr-defined]
     for statement in statements:
-        if isinstance(statement, cst.Assign) and any(
-            isinstance(t.target, cst.Name) and t.target.value == name for t in statement.targets
+        if type(statement) is cst.Assign and any(
+            type(t.target) is cst.Name and t.target.value == name for t in statement.targets
         ):
             return True
     return False
@@ -445,18 +445,18 @@ class _NameUses(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if node is self.binding:
             self.started = True
-        if isinstance(node, (cst.Lambda,)) or (isinstance(node, cst.FunctionDef) and self.stack):
+        if type(node) in (cst.Lambda,) or (type(node) is cst.FunctionDef and self.stack):
             return False
-        if isinstance(node, cst.Name) and node.value == self.name and self.stack:
+        if type(node) is cst.Name and node.value == self.name and self.stack:
             parent = self.stack[-1]
-            if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            if type(parent) is cst.AssignTarget and parent.target is node:
                 if self.stack[-2] is not self.binding:
                     self.other_bindings.append(tuple(self.stack))
-            elif isinstance(parent, cst.Attribute) and parent.attr is node:
+            elif type(parent) is cst.Attribute and parent.attr is node:
                 pass
-            elif isinstance(parent, (cst.Arg,)) and parent.keyword is node:
+            elif type(parent) in (cst.Arg,) and parent.keyword is node:
                 pass
-            elif isinstance(parent, cst.Param):
+            elif type(parent) is cst.Param:
                 self.other_bindings.append(tuple(self.stack))
             elif self.started:
                 self.uses.append((node, tuple(self.stack)))
@@ -469,7 +469,7 @@ class _NameUses(cst.CSTVisitor):
     def bindings_guarded(self) -> bool:
         """Other bindings of the name are only the refill inside `if name is None:`."""
         for ancestors in self.other_bindings:
-            if not any(isinstance(a, cst.If) and _is_none_test(a.test, self.name, negated=False) for a in ancestors):
+            if not any(type(a) is cst.If and _is_none_test(a.test, self.name, negated=False) for a in ancestors):
                 return False
         return True
 
@@ -478,7 +478,7 @@ def _inside_refill(ancestors: tuple[cst.CSTNode, ...], name: str) -> bool:
     """Inside `if name is None:` whose block re-binds the name (the miss path computing a fresh value)."""
     for index, ancestor in enumerate(ancestors[:-1]):
         if (
-            isinstance(ancestor, cst.If)
+            type(ancestor) is cst.If
             and _is_none_test(ancestor.test, name, negated=False)
             and ancestors[index + 1] is ancestor.body
             and _block_assigns(ancestor.body, name)
@@ -492,25 +492,25 @@ def _guarded(node: cst.Name, ancestors: tuple[cst.CSTNode, ...], name: str) -> b
     chain = (*ancestors, node)
     for index, ancestor in enumerate(ancestors):
         child = chain[index + 1]
-        if isinstance(ancestor, cst.If):
+        if type(ancestor) is cst.If:
             if _is_none_test(ancestor.test, name, negated=True) and child is ancestor.body:
                 return True
             if _is_none_test(ancestor.test, name, negated=False) and child is ancestor.orelse:
                 return True
             if _is_none_test(ancestor.test, name, negated=False) and child is ancestor.body:
                 return False
-        if isinstance(ancestor, cst.IfExp):
+        if type(ancestor) is cst.IfExp:
             if _is_none_test(ancestor.test, name, negated=True) and child is ancestor.body:
                 return True
             if _is_none_test(ancestor.test, name, negated=False) and child is ancestor.orelse:
                 return True
         body = getattr(ancestor, "body", None)
-        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and isinstance(body, (list, tuple)):
+        if type(ancestor) in (cst.IndentedBlock, cst.Module) and isinstance(body, (list, tuple)):
             position = next((i for i, statement in enumerate(body) if statement is child), None)
             if position is None:
                 continue
             for statement in body[:position]:
-                if isinstance(statement, cst.If) and _is_none_test(statement.test, name, negated=False):
+                if type(statement) is cst.If and _is_none_test(statement.test, name, negated=False):
                     if _block_ends_flow(statement.body) or _block_assigns(statement.body, name):
                         return True
     return False

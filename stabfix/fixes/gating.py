@@ -38,27 +38,27 @@ def interval_gate_fix(
         return None
     gate = parsed_expression(f"{counter} % {interval} == 0")
     description = f"run {what} only every {interval} steps (`if {counter} % {interval} == 0:`)"
-    if isinstance(container, cst.SimpleStatementSuite):
+    if type(container) is cst.SimpleStatementSuite:
         owner = parent_in(place, container)
-        if isinstance(owner, cst.If) and owner.orelse is None and is_device_check(owner.test) and belongs(container):
+        if type(owner) is cst.If and owner.orelse is None and is_device_check(owner.test) and belongs(container):
             return Fix("unsafe", description, {owner: owner.with_changes(test=_and(owner.test, gate))})
         return None
     if not belongs(container):
         return None
     block = parent_in(place, container)
-    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+    if type(block) not in (cst.IndentedBlock, cst.Module):
         return None
     siblings = body_of(block)
     start = end = position_in(siblings, container) or 0
     end += 1
-    while start > 0 and isinstance(siblings[start - 1], cst.SimpleStatementLine) and belongs(siblings[start - 1]):
+    while start > 0 and type(siblings[start - 1]) is cst.SimpleStatementLine and belongs(siblings[start - 1]):
         start -= 1
-    while end < len(siblings) and isinstance(siblings[end], cst.SimpleStatementLine) and belongs(siblings[end]):
+    while end < len(siblings) and type(siblings[end]) is cst.SimpleStatementLine and belongs(siblings[end]):
         end += 1
     run = siblings[start:end]
     owner = parent_in(place, block)
     if (
-        isinstance(owner, cst.If)
+        type(owner) is cst.If
         and owner.body is block
         and owner.orelse is None
         and len(run) == len(siblings)
@@ -78,7 +78,7 @@ def interval_gate_fix(
 
 def removal_fix(statements: Sequence[cst.CSTNode], block: cst.CSTNode, description: str) -> Fix:
     """Remove the statements (consecutive, in `block`); a `pass` stands in for an emptied block."""
-    if isinstance(block, cst.IndentedBlock) and len(statements) == len(block.body):
+    if type(block) is cst.IndentedBlock and len(statements) == len(block.body):
         first = statements[0]
         placeholder = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=first.leading_lines)
         changes: dict[cst.CSTNode, object] = {first: placeholder}
@@ -88,8 +88,8 @@ def removal_fix(statements: Sequence[cst.CSTNode], block: cst.CSTNode, descripti
 
 
 def _and(test: cst.BaseExpression, gate: cst.BaseExpression) -> cst.BaseExpression:
-    needs_parens = isinstance(test, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)) and not test.lpar
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    needs_parens = type(test) in (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr) and not test.lpar
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         needs_parens = False
     if needs_parens:
         test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

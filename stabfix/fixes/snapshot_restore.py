@@ -107,37 +107,37 @@ def replaceable_loop(loop: cst.For, param: str, undo_nodes: set[int], loop_local
 
 
 def _removable(node: cst.CSTNode, p: str, undo_nodes: set[int], local_names: set[str]) -> bool:
-    if isinstance(node, cst.For):
+    if type(node) is cst.For:
         return node.orelse is None and _removable_body(node.body, p, undo_nodes, local_names)
-    if isinstance(node, cst.If):
+    if type(node) is cst.If:
         if not _is_grad_guard(node.test, p):
             return False
         return _removable_body(node.body, p, undo_nodes, local_names) and (
             node.orelse is None or _removable_body(node.orelse.body, p, undo_nodes, local_names)
         )
-    if isinstance(node, cst.With):
+    if type(node) is cst.With:
         return all(_is_grad_mode(item.item) for item in node.items) and _removable_body(node.body, p, undo_nodes, local_names)
-    if isinstance(node, cst.SimpleStatementLine):
+    if type(node) is cst.SimpleStatementLine:
         return all(_removable_small(small, p, undo_nodes, local_names) for small in node.body)
     return False
 
 
 def _removable_body(body: cst.CSTNode, p: str, undo_nodes: set[int], local_names: set[str]) -> bool:
-    if isinstance(body, cst.SimpleStatementSuite):
+    if type(body) is cst.SimpleStatementSuite:
         return all(_removable_small(small, p, undo_nodes, local_names) for small in body.body)
-    if isinstance(body, cst.Else):
+    if type(body) is cst.Else:
         return _removable_body(body.body, p, undo_nodes, local_names)
     return all(_removable(statement, p, undo_nodes, local_names) for statement in block_body(body))
 
 
 def _removable_small(small: cst.BaseSmallStatement, p: str, undo_nodes: set[int], local_names: set[str]) -> bool:
-    if isinstance(small, (cst.Pass, cst.Continue)) or id(small) in undo_nodes:
+    if type(small) in (cst.Pass, cst.Continue) or id(small) in undo_nodes:
         return True
-    if isinstance(small, cst.Expr):
+    if type(small) is cst.Expr:
         return id(small.value) in undo_nodes
-    if isinstance(small, cst.Assign):
+    if type(small) is cst.Assign:
         # `lr = group["lr"]`, `d_p = p.grad`: local to the loop and free of side effects
-        if any(not isinstance(t.target, cst.Name) for t in small.targets):
+        if any(type(t.target) is not cst.Name for t in small.targets):
             return False
         names = set().union(*(target_names(target.target) for target in small.targets))
         return bool(names) and names <= local_names and _side_effect_free(small.value)
@@ -145,7 +145,7 @@ def _removable_small(small: cst.BaseSmallStatement, p: str, undo_nodes: set[int]
 
 
 def _side_effect_free(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         name = dotted_name(node.func) or ""
         if name.rsplit(".", 1)[-1] not in _HARMLESS_CALLS:
             return False
@@ -154,24 +154,24 @@ def _side_effect_free(node: cst.CSTNode) -> bool:
 
 def _is_grad_guard(test: cst.BaseExpression, p: str) -> bool:
     """`p.grad is None`, `p.grad is not None`, `not p.requires_grad`, and their and/or/not combinations."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return _is_grad_guard(test.expression, p)
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         return _is_grad_guard(test.left, p) and _is_grad_guard(test.right, p)
-    if isinstance(test, cst.Comparison):
+    if type(test) is cst.Comparison:
         return (
             is_grad_of(test.left, p)
             and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
-            and isinstance(test.comparisons[0].comparator, cst.Name)
+            and type(test.comparisons[0].operator) in (cst.Is, cst.IsNot)
+            and type(test.comparisons[0].comparator) is cst.Name
             and test.comparisons[0].comparator.value == "None"
         )
-    if isinstance(test, cst.Attribute):
-        return test.attr.value == "requires_grad" and isinstance(test.value, cst.Name) and test.value.value == p
+    if type(test) is cst.Attribute:
+        return test.attr.value == "requires_grad" and type(test.value) is cst.Name and test.value.value == p
     return is_grad_of(test, p)
 
 
 def _is_grad_mode(item: cst.BaseExpression) -> bool:
-    if isinstance(item, cst.Call):
+    if type(item) is cst.Call:
         item = item.func
     return (dotted_name(item) or "").rsplit(".", 1)[-1] in _GRAD_MODE_CONTEXTS

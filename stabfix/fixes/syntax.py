@@ -42,7 +42,7 @@ def starts_statement(line: cst.SimpleStatementLine, call: cst.Call) -> bool:
     """Whether `call` is what the line does (`opt.step()`, `x = opt.step()`): code inserted before the
     line then runs right before the call."""
     first = line.body[0]
-    if isinstance(first, (cst.Expr, cst.Assign, cst.AnnAssign)):
+    if type(first) in (cst.Expr, cst.Assign, cst.AnnAssign):
         return first.value is call
     return False
 
@@ -88,11 +88,11 @@ def with_chain_root(expr: cst.BaseExpression, old: cst.CSTNode, new: cst.BaseExp
     `new`: `torch.arange(n).unsqueeze(0)` with `torch.arange(n, device=d)` at its root."""
     if expr is old:
         return new
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         return expr.with_changes(func=expr.func.with_changes(value=with_chain_root(expr.func.value, old, new)))
-    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+    if type(expr) in (cst.Attribute, cst.Subscript):
         return expr.with_changes(value=with_chain_root(expr.value, old, new))
-    if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None and not expr.args[0].star:
+    if type(expr) is cst.Call and expr.args and expr.args[0].keyword is None and not expr.args[0].star:
         first = expr.args[0]  # a wrapper that holds its argument as it is (`Variable(torch.zeros(n))`)
         return expr.with_changes(args=[first.with_changes(value=with_chain_root(first.value, old, new)), *expr.args[1:]])
     return expr

@@ -30,6 +30,6 @@ def torch_nn_spelling(aliases: Mapping[str, str]) -> tuple[str, tuple[str, ...]]
 def wrapped(value: cst.BaseExpression, callee: str) -> cst.Call:
     """`callee(value)`; an empty list display becomes `callee()`."""
     function = parsed_expression(callee)
-    if isinstance(value, (cst.List, cst.Dict)) and not value.elements:
+    if type(value) in (cst.List, cst.Dict) and not value.elements:
         return cst.Call(func=function)
     return cst.Call(func=function, args=[cst.Arg(value=value)])

@@ -301,19 +301,19 @@ def _with_foreign_values(model: "FileModel", values: Values) -> Values:
 
 def _returned_values_of(definition) -> Optional[object]:
     node = definition.node
-    return returned_values(definition.model.values, node) if isinstance(node, cst.FunctionDef) else None
+    return returned_values(definition.model.values, node) if type(node) is cst.FunctionDef else None
 
 
 def _trained_parameters_of(definition) -> Optional[object]:
     node = definition.node
-    return trained_parameters(definition.model.values, node) if isinstance(node, cst.FunctionDef) else None
+    return trained_parameters(definition.model.values, node) if type(node) is cst.FunctionDef else None
 
 
 def _summary_of_definition(definition) -> Optional[object]:
     summaries = definition.model.summaries
     if summaries is None:
         return None
-    if isinstance(definition.node, cst.ClassDef):  # each half read when first asked, a failure read as unknown
+    if type(definition.node) is cst.ClassDef:  # each half read when first asked, a failure read as unknown
         cls = summaries.of_class(definition.node)
         return replace(cls, methods=tuple((name, method.guarded()) for name, method in cls.methods))
     return summaries.of(definition.node).guarded()

@@ -392,9 +392,9 @@ def _find(module: cst.Module, symbol: Symbol) -> Optional[Defined]:
     node = candidates[0]
     if len(parts) == 1:
         return node
-    if not isinstance(node, cst.ClassDef) or not isinstance(node.body, cst.IndentedBlock):
+    if type(node) is not cst.ClassDef or type(node.body) is not cst.IndentedBlock:
         return None
-    methods = [item for item in node.body.body if isinstance(item, cst.FunctionDef) and item.name.value == parts[1]]
+    methods = [item for item in node.body.body if type(item) is cst.FunctionDef and item.name.value == parts[1]]
     return methods[-1] if methods else None  # the last `def` of a name in a class body is the method
 
 
@@ -402,20 +402,20 @@ def _top_level_definitions(body) -> Iterable[Defined]:
     import libcst as cst
 
     for statement in body:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        if type(statement) in (cst.FunctionDef, cst.ClassDef):
             yield statement
-        elif isinstance(statement, cst.If):
+        elif type(statement) is cst.If:
             yield from _top_level_definitions(statement.body.body)
             orelse = statement.orelse
             while orelse is not None:
                 yield from _top_level_definitions(orelse.body.body)
-                orelse = orelse.orelse if isinstance(orelse, cst.If) else None
-        elif isinstance(statement, cst.Try):
+                orelse = orelse.orelse if type(orelse) is cst.If else None
+        elif type(statement) is cst.Try:
             yield from _top_level_definitions(statement.body.body)
             for handler in statement.handlers:
                 yield from _top_level_definitions(handler.body.body)
             for extra in (statement.orelse, statement.finalbody):
                 if extra is not None:
                     yield from _top_level_definitions(extra.body.body)
-        elif isinstance(statement, cst.With):
+        elif type(statement) is cst.With:
             yield from _top_level_definitions(statement.body.body)

@@ -118,9 +118,9 @@ class Activations:
     def qualify(self, expr: cst.BaseExpression) -> Optional[str]:
         """What a name or attribute chain stands for through the imports, honouring local shadowing."""
         root = expr
-        while isinstance(root, cst.Attribute):
+        while type(root) is cst.Attribute:
             root = root.value
-        if isinstance(root, cst.Name) and root in self.names.uses:
+        if type(root) is cst.Name and root in self.names.uses:
             return self.names.qualify(expr)
         return self.imports.qualify(expr)
 
@@ -132,9 +132,9 @@ class Activations:
         if depth > _MAX_DEPTH:
             return None
         expr = self._peel_shape(expr)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._of_name(expr, depth)
-        if not isinstance(expr, cst.Call):
+        if type(expr) is not cst.Call:
             return None
         direct = self._activation_call(expr)
         if direct is not None:
@@ -156,7 +156,7 @@ class Activations:
 
     def _is_log_softmax_module(self, made_by: cst.CSTNode) -> bool:
         """An `nn.LogSoftmax` itself (what a model's `forward` does to its input is another question)."""
-        return isinstance(made_by, cst.Call) and self.qualify(made_by.func) == "torch.nn.LogSoftmax"
+        return type(made_by) is cst.Call and self.qualify(made_by.func) == "torch.nn.LogSoftmax"
 
     def _inverse_operand(self, call: cst.Call) -> Optional[tuple[str, cst.BaseExpression]]:
         """`torch.exp(v)`/`v.exp()` and `torch.log(v)`/`v.log()`: the function and its operand."""
@@ -164,7 +164,7 @@ class Activations:
         if qualified in ("torch.exp", "torch.log") and call.args and call.args[0].keyword is None:
             return qualified[len("torch."):], call.args[0].value
         func = call.func
-        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value in ("exp", "log") and not call.args:
+        if qualified is None and type(func) is cst.Attribute and func.attr.value in ("exp", "log") and not call.args:
             return func.attr.value, func.value
         return None
 
@@ -189,7 +189,7 @@ class Activations:
         if qualified in _FUNCTIONS:
             return _FUNCTIONS[qualified], call.args[0].value if call.args else None
         func = call.func
-        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value in _METHODS:
+        if qualified is None and type(func) is cst.Attribute and func.attr.value in _METHODS:
             return _METHODS[func.attr.value], func.value
         return None
 
@@ -210,14 +210,14 @@ class Activations:
     # -- modules ----------------------------------------------------------------------------------
     def _of_module_call(self, call: cst.Call, depth: int) -> Optional[Activation]:
         """`act(x)`, `self.head(x)`, `model(x)`: what the called module's output is."""
-        if isinstance(call.func, cst.Call):  # `nn.Softmax(dim=1)(x)`
+        if type(call.func) is cst.Call:  # `nn.Softmax(dim=1)(x)`
             return self._of_module_value(call.func, depth)
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        if type(func) is cst.Attribute and func.attr.value == "forward":
             func = func.value  # `net.forward(x)` runs what `net(x)` runs, without the hooks
-            if isinstance(func, cst.Call):  # `Net().forward(x)`
+            if type(func) is cst.Call:  # `Net().forward(x)`
                 return self._of_module_value(func, depth)
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             own = self._self_class(func)
             if own is not None:  # `self(x)` in a method: the class's own forward
                 return self._of_own_call(own, func, depth)
@@ -226,7 +226,7 @@ class Activations:
     def _of_own_call(self, own: cst.ClassDef, receiver: cst.Name, depth: int) -> Optional[Activation]:
         """What calling a method's receiver returns: its class's `forward`, unless the class defines a
         `__call__` of its own (then calling it runs that, not `forward`)."""
-        methods = {item.name.value for item in own.body.body if isinstance(item, cst.FunctionDef)}
+        methods = {item.name.value for item in own.body.body if type(item) is cst.FunctionDef}
         if "__call__" in methods:
             return None
         return self.forward_of(own, depth, receiver.value)
@@ -241,12 +241,12 @@ class Activations:
 
     def _of_module_value(self, value: cst.BaseExpression, depth: int) -> Optional[Activation]:
         """What calling the module that `value` constructs (or names) returns."""
-        if isinstance(value, (cst.Name, cst.Attribute)) and depth < _MAX_DEPTH:
+        if type(value) in (cst.Name, cst.Attribute) and depth < _MAX_DEPTH:
             return self._of_held(value, depth + 1)  # `nn.Sequential(nn.Dropout(p), self.net)`: the earlier `self.net`
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return None
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _SELF_RETURNING_METHODS and depth < _MAX_DEPTH:
+        if type(func) is cst.Attribute and func.attr.value in _SELF_RETURNING_METHODS and depth < _MAX_DEPTH:
             # a module's own method returns the module (a tensor is never called as a module here)
             return self._of_module_value(func.value, depth + 1)
         qualified = self.qualify(value.func)
@@ -260,7 +260,7 @@ class Activations:
         returned = self.returned_values(value) if qualified is None and self.returned_values else None
         if returned:  # `build_model()` of this file: the modules it returns
             return self._agreed([self._of_module_value(item, depth + 1) for item in returned])
-        if qualified is None and isinstance(value.func, cst.Name):
+        if qualified is None and type(value.func) is cst.Name:
             return self._of_model_class(value.func, depth)
         if qualified is not None and self.project is not None and not qualified.startswith("torch."):
             return self._of_foreign_model(qualified, value)
@@ -276,10 +276,10 @@ class Activations:
 
     def forward_of(self, model_class: cst.ClassDef, depth: int = 0, spelled: str = "") -> Optional[Activation]:
         """What every `return` of the class's own `forward` is (a class of this file)."""
-        if not isinstance(model_class.body, cst.IndentedBlock):
+        if type(model_class.body) is not cst.IndentedBlock:
             return None
         forward = next(
-            (item for item in model_class.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "forward"),
+            (item for item in model_class.body.body if type(item) is cst.FunctionDef and item.name.value == "forward"),
             None,
         )
         returns = self.names.returns.get(forward, []) if forward is not None else []
@@ -305,9 +305,9 @@ class Activations:
 
     def _held(self, func: cst.BaseExpression) -> list[cst.BaseExpression]:
         """The values a called name or `self.<attr>` is bound to (each binding must show one)."""
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             bindings = self.names.reaching(func)
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name:
             owner = self._self_class(func.value)
             bindings = self.names.attribute_reaching(owner, func.attr.value, func.value) if owner is not None else []
         else:
@@ -335,11 +335,11 @@ class Activations:
     def _peel_shape(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         """`out.view(-1, C).float()[:, 0]` -> `out`."""
         while True:
-            if isinstance(expr, cst.Subscript):
+            if type(expr) is cst.Subscript:
                 expr = expr.value
             elif (
-                isinstance(expr, cst.Call)
-                and isinstance(expr.func, cst.Attribute)
+                type(expr) is cst.Call
+                and type(expr.func) is cst.Attribute
                 and expr.func.attr.value in _SHAPE_METHODS
                 and self.qualify(expr.func) is None  # a method of the value, not `torch.squeeze(...)`
             ):
@@ -353,7 +353,7 @@ class Activations:
             return None
         scope = use.scope.resolving(receiver.value)
         parent = scope.parent
-        if not isinstance(scope.node, cst.FunctionDef) or parent is None or not parent.is_class:
+        if type(scope.node) is not cst.FunctionDef or parent is None or not parent.is_class:
             return None
         params = scope.node.params.params
         if not params or params[0].name.value != receiver.value:
@@ -367,7 +367,7 @@ def _callee_text(func: cst.BaseExpression) -> str:
 
 def _forward_kind(definition: "ForeignDefinition") -> Optional[tuple[str, str, str]]:
     """Asked of another file's model: (kind, class, code of the return) for its class's `forward`; node-free."""
-    if not isinstance(definition.node, cst.ClassDef) or definition.model.activations is None:
+    if type(definition.node) is not cst.ClassDef or definition.model.activations is None:
         return None
     found = definition.model.activations.forward_of(definition.node)
     if found is None:

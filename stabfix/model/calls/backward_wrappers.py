@@ -49,9 +49,9 @@ def wraps_backward(names: Names, receiver: cst.BaseExpression) -> bool:
 def _holds_backward_wrapper(names: Names, receiver: cst.BaseExpression) -> Optional[bool]:
     """True when every value the receiver may hold is a training wrapper, False when none is, None when the
     code does not show it."""
-    if isinstance(receiver, cst.Name):
+    if type(receiver) is cst.Name:
         bindings = names.reaching(receiver)
-    elif isinstance(receiver, cst.Attribute):
+    elif type(receiver) is cst.Attribute:
         bindings = names.self_attribute_bindings(receiver)
     else:
         return None
@@ -60,27 +60,27 @@ def _holds_backward_wrapper(names: Names, receiver: cst.BaseExpression) -> Optio
 
 
 def _binds_backward_wrapper(names: Names, binding: Binding) -> Optional[bool]:
-    if binding.kind == "unpack" and isinstance(binding.value, cst.Call):
+    if binding.kind == "unpack" and type(binding.value) is cst.Call:
         built = names.qualify(binding.value.func)  # `engine, opt, _, _ = deepspeed.initialize(...)`
         if built in _BACKWARD_WRAPPER_FACTORIES:
             return binding.position[:1] == (_BACKWARD_WRAPPER_FACTORIES[built],)
     value = binding.bound_value
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Call):
+    if type(value) is cst.Subscript and type(value.value) is cst.Call:
         built = names.qualify(value.value.func)  # `deepspeed.initialize(...)[0]`
         index = value.slice[0].slice if len(value.slice) == 1 else None
-        if built in _BACKWARD_WRAPPER_FACTORIES and isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+        if built in _BACKWARD_WRAPPER_FACTORIES and type(index) is cst.Index and type(index.value) is cst.Integer:
             return int(index.value.value) == _BACKWARD_WRAPPER_FACTORIES[built]
         return None
-    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+    if type(value) in (cst.BinaryOperation, cst.UnaryOperation):
         return False  # arithmetic makes a tensor, never a wrapper
-    if not isinstance(value, cst.Call):
+    if type(value) is not cst.Call:
         return None
     built = names.qualify(value.func)
     if built is not None:
         if built in _BACKWARD_WRAPPER_CLASSES:
             return True
         return False if built.split(".", 1)[0] in ("torch", "torchvision") else None
-    if isinstance(value.func, cst.Name):
+    if type(value.func) is cst.Name:
         callee = names.reaching(value.func)
         if callee and all(b.kind == "param" for b in callee):
             return False  # `out = model(x)`: a module handed in, called: its output, not a wrapper

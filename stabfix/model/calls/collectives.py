@@ -53,7 +53,7 @@ def collective_api(call: cst.Call, names: Names) -> Optional[str]:
     if qualified in MODULE_COLLECTIVES:
         return MODULE_COLLECTIVES[qualified]
     func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in FRAMEWORK_METHODS:
+    if type(func) is not cst.Attribute or func.attr.value not in FRAMEWORK_METHODS:
         return None
     method, receiver = func.attr.value, func.value
     if qualified.startswith(("torch.", "numpy.", "functools.")):
@@ -61,7 +61,7 @@ def collective_api(call: cst.Call, names: Names) -> Optional[str]:
     spelled = _spelled(receiver)
     if method in _ALWAYS_SYNC or method == "barrier" and not call.args:
         return f"{spelled}.{method}"
-    if _built_framework(receiver, names) or isinstance(receiver, cst.Attribute) and receiver.attr.value == "strategy":
+    if _built_framework(receiver, names) or type(receiver) is cst.Attribute and receiver.attr.value == "strategy":
         return f"{spelled}.{method}"
     if _imports_framework(names) and _framework_shape(call) and not _built_otherwise(receiver, names):
         return f"{spelled}.{method}"
@@ -70,31 +70,31 @@ def collective_api(call: cst.Call, names: Names) -> Optional[str]:
 
 def _spelled(receiver: cst.BaseExpression) -> str:
     parts: list[str] = []
-    while isinstance(receiver, cst.Attribute):
+    while type(receiver) is cst.Attribute:
         parts.append(receiver.attr.value)
         receiver = receiver.value
-    if isinstance(receiver, cst.Name):
+    if type(receiver) is cst.Name:
         parts.append(receiver.value)
     return ".".join(reversed(parts)) or "<object>"
 
 
 def _bound_values(receiver: cst.BaseExpression, names: Names) -> list[cst.BaseExpression]:
     bindings = []
-    if isinstance(receiver, cst.Name) and receiver in names.uses:
+    if type(receiver) is cst.Name and receiver in names.uses:
         bindings = names.bindings_of(receiver)
-    elif isinstance(receiver, cst.Attribute):  # `self.accelerator`, whatever the method's receiver is named
+    elif type(receiver) is cst.Attribute:  # `self.accelerator`, whatever the method's receiver is named
         bindings = names.self_attribute_bindings(receiver)
     return [b.bound_value for b in bindings if b.bound_value is not None]
 
 
 def _built_framework(receiver: cst.BaseExpression, names: Names) -> bool:
-    return any(isinstance(v, cst.Call) and names.qualify(v.func) in FRAMEWORK_CLASSES for v in _bound_values(receiver, names))
+    return any(type(v) is cst.Call and names.qualify(v.func) in FRAMEWORK_CLASSES for v in _bound_values(receiver, names))
 
 
 def _built_otherwise(receiver: cst.BaseExpression, names: Names) -> bool:
     """The receiver is shown to hold something else (a tensor, a module): its `.gather` is not a collective."""
     values = _bound_values(receiver, names)
-    return bool(values) and not any(isinstance(v, cst.Call) and names.qualify(v.func) in FRAMEWORK_CLASSES for v in values)
+    return bool(values) and not any(type(v) is cst.Call and names.qualify(v.func) in FRAMEWORK_CLASSES for v in values)
 
 
 def _imports_framework(names: Names) -> bool:
@@ -105,4 +105,4 @@ def _framework_shape(call: cst.Call) -> bool:
     """`accelerator.gather(t)`: one positional value, no `dim`/`index` (a tensor's `gather(dim, index)`)."""
     positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
     keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
-    return len(positional) == 1 and not isinstance(positional[0].value, cst.Integer) and not keywords & {"dim", "index"}
+    return len(positional) == 1 and type(positional[0].value) is not cst.Integer and not keywords & {"dim", "index"}

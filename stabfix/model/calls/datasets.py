@@ -54,7 +54,7 @@ class DatasetWork:
         """What the dataset `expr` does for each item (a phrase for a message), or None."""
         if expr is None or depth > 4:
             return None
-        if isinstance(expr, cst.Name) and expr in self.names.uses:
+        if type(expr) is cst.Name and expr in self.names.uses:
             values = [b.bound_value for b in self.names.bindings_of(expr)]
             if not values or any(value is None for value in values):
                 return None  # a parameter, a loop target: not shown
@@ -68,19 +68,19 @@ class DatasetWork:
                 return None
             found = [self.per_item(value, depth + 1) for value in values]
             return found[0] if all(found) else None
-        if not isinstance(expr, cst.Call):
+        if type(expr) is not cst.Call:
             return None
         local = self._local_class(expr.func)
         if local is not None:
             return class_work(local, self.names)
-        factory = self.names.definition_of(expr) if isinstance(expr.func, cst.Name) else None
+        factory = self.names.definition_of(expr) if type(expr.func) is cst.Name else None
         if factory is not None:  # `dataset = build_dataset(cfg)`: what every `return` of the file's function builds
             found = [self.per_item(value, depth + 1) for value in _returned(factory)]
             return found[0] if found and all(found) else None
         qualified = self.names.qualify(expr.func) or ""
         if qualified in WRAPPING_DATASETS and expr.args:
             inner = expr.args[0].value
-            if isinstance(inner, (cst.List, cst.Tuple)):
+            if type(inner) in (cst.List, cst.Tuple):
                 found = [self.per_item(element.value, depth + 1) for element in inner.elements]
                 return next((work for work in found if work), None)
             return self.per_item(inner, depth + 1)
@@ -95,22 +95,22 @@ class DatasetWork:
         return None
 
     def _local_class(self, func: cst.BaseExpression) -> Optional[cst.ClassDef]:
-        if not isinstance(func, cst.Name):
+        if type(func) is not cst.Name:
             return None
         bindings = self.names.bindings_of(func) if func in self.names.uses else self.names._module_bindings(func.value)
-        if len(bindings) == 1 and bindings[0].kind == "class" and isinstance(bindings[0].node, cst.ClassDef):
+        if len(bindings) == 1 and bindings[0].kind == "class" and type(bindings[0].node) is cst.ClassDef:
             return bindings[0].node
         return None
 
     def _receiver_class(self, expr: cst.BaseExpression) -> Optional[cst.ClassDef]:
         """The class whose method's receiver (first parameter, whatever its name) `expr` reads an attribute of."""
-        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value in self.names.uses):
+        if not (type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value in self.names.uses):
             return None
         bindings = self.names.bindings_of(expr.value)
         if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope is None:
             return None
         method, owner = bindings[0].scope.node, self.names.enclosing_class(bindings[0].scope)
-        return owner if isinstance(method, cst.FunctionDef) and first_parameter(method) == expr.value.value else None
+        return owner if type(method) is cst.FunctionDef and first_parameter(method) == expr.value.value else None
 
 
 def class_work(owner: cst.ClassDef, names: Names) -> Optional[str]:
@@ -140,7 +140,7 @@ def _work_in(function: cst.FunctionDef, owner: cst.ClassDef, methods: dict[str, 
 def _call_work(call: cst.Call, receiver: str, owner: cst.ClassDef, methods: dict[str, cst.FunctionDef],
                names: Names) -> Optional[str]:
     func = call.func
-    if isinstance(func, cst.Name) and func.value == "open" and not (func in names.uses and names.bindings_of(func)):
+    if type(func) is cst.Name and func.value == "open" and not (func in names.uses and names.bindings_of(func)):
         return f"opens a file (`{code_of(call, 60)}`)"
     qualified = names.qualify(func) or ""
     if qualified in READERS or qualified.startswith(READER_MODULES):
@@ -151,19 +151,19 @@ def _call_work(call: cst.Call, receiver: str, owner: cst.ClassDef, methods: dict
     if held is not None and held not in methods and names.attribute_bindings(owner, held):
         # `self.transform(img)`: a callable the dataset was handed or built, called per item
         return f"calls `{receiver}.{held}` on each item"
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         held = _self_attribute(func.value, receiver)
         if held is not None and held not in methods:  # `self.tokenizer.encode(text)` of a library's object
             for binding in names.attribute_bindings(owner, held):
                 value = binding.bound_value
-                built = names.qualify(value.func) or "" if isinstance(value, cst.Call) else ""
+                built = names.qualify(value.func) or "" if type(value) is cst.Call else ""
                 if built.startswith(TRANSFORM_MODULES) or built in READERS or built.startswith(READER_MODULES):
                     return f"calls `{receiver}.{held}.{func.attr.value}` (built by `{code_of(value.func, 60)}`) on each item"
     return None
 
 
 def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
-    return [node.value for node in _walk_body(function) if isinstance(node, cst.Return) and node.value is not None]
+    return [node.value for node in _walk_body(function) if type(node) is cst.Return and node.value is not None]
 
 
 def _callee(call: cst.Call, receiver: str, methods: dict[str, cst.FunctionDef], names: Names) -> Optional[cst.FunctionDef]:
@@ -177,14 +177,14 @@ def _callee(call: cst.Call, receiver: str, methods: dict[str, cst.FunctionDef], 
 
 
 def _self_attribute(expr: cst.BaseExpression, receiver: str) -> Optional[str]:
-    if receiver and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == receiver:
+    if receiver and type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == receiver:
         return expr.attr.value
     return None
 
 
 def _methods(owner: cst.ClassDef) -> dict[str, cst.FunctionDef]:
-    body = owner.body.body if isinstance(owner.body, cst.IndentedBlock) else ()
-    return {item.name.value: item for item in body if isinstance(item, cst.FunctionDef)}
+    body = owner.body.body if type(owner.body) is cst.IndentedBlock else ()
+    return {item.name.value: item for item in body if type(item) is cst.FunctionDef}
 
 
 def _walk_body(function: cst.FunctionDef) -> list[cst.CSTNode]:
@@ -193,9 +193,9 @@ def _walk_body(function: cst.FunctionDef) -> list[cst.CSTNode]:
     while stack:
         node = stack.pop()
         found.append(node)
-        stack.extend(reversed([child for child in children(node) if not isinstance(child, (cst.FunctionDef, cst.ClassDef))]))
+        stack.extend(reversed([child for child in children(node) if type(child) not in (cst.FunctionDef, cst.ClassDef)]))
     return found
 
 
 def _calls(function: cst.FunctionDef) -> list[cst.Call]:
-    return [node for node in _walk_body(function) if isinstance(node, cst.Call)]  # in order: the message names the first work
+    return [node for node in _walk_body(function) if type(node) is cst.Call]  # in order: the message names the first work

@@ -72,16 +72,16 @@ def method_chain(
     current = expr
     while True:
         if (
-            isinstance(current, cst.Call)
-            and isinstance(current.func, cst.Attribute)
+            type(current) is cst.Call
+            and type(current.func) is cst.Attribute
             and (qualify is None or qualify(current.func) is None)
         ):
             steps.append((current.func.attr.value, current))
             current = current.func.value
-        elif isinstance(current, cst.Subscript):
+        elif type(current) is cst.Subscript:
             steps.append(("[]", current))
             current = current.value
-        elif isinstance(current, cst.Attribute) and (qualify is None or qualify(current) is None):
+        elif type(current) is cst.Attribute and (qualify is None or qualify(current) is None):
             steps.append(("." + current.attr.value, current))
             current = current.value
         else:
@@ -109,9 +109,9 @@ def is_cpu_expression(expr: cst.BaseExpression, qualify, devices: Optional["Devi
     `self.dst = torch.device("cpu")`), and not when they name an accelerator, whatever it is called; its
     name (`cpu_device`, `offload_to`) only breaks the tie when the code does not show what it holds.
     """
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         return expr.evaluated_value.split(":")[0].strip().lower() == "cpu"  # type: ignore[union-attr]
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         name = qualify(expr.func) or ""
         if name in ("torch.device",) and expr.args:
             return is_cpu_expression(expr.args[0].value, qualify, devices)
@@ -157,7 +157,7 @@ def to_call_target(call: cst.Call, qualify, devices: Optional["DeviceKinds"] = N
 
 def has_cpu_move(expr: cst.CSTNode, qualify) -> bool:
     """Whether any call inside `expr` moves a value to the CPU or turns it into a Python object."""
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         method = expr.func.attr.value
         if method in CPU_METHODS:
             return True
@@ -168,13 +168,13 @@ def has_cpu_move(expr: cst.CSTNode, qualify) -> bool:
 
 def is_grad_disabling_context(call: cst.BaseExpression, qualify) -> bool:
     """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)` (also as decorators)."""
-    target = call.func if isinstance(call, cst.Call) else call
+    target = call.func if type(call) is cst.Call else call
     name = qualify(target) or ""
     if name in ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"):
         return True
-    if name == "torch.set_grad_enabled" and isinstance(call, cst.Call) and call.args:
+    if name == "torch.set_grad_enabled" and type(call) is cst.Call and call.args:
         value = call.args[0].value
-        return isinstance(value, cst.Name) and value.value == "False"
+        return type(value) is cst.Name and value.value == "False"
     return False
 
 
@@ -190,21 +190,21 @@ class DeviceKinds:
     def kind(self, expr: Optional[cst.BaseExpression], depth: int = 0) -> Optional[str]:
         if expr is None or depth > _MAX_DEVICE_DEPTH:
             return None
-        if isinstance(expr, cst.SimpleString):
+        if type(expr) is cst.SimpleString:
             text = expr.evaluated_value
             if not isinstance(text, str):
                 return None
             device = text.split(":")[0].strip().lower()
             return "host" if device == "cpu" else "accelerator" if device in vocab.DEVICE_STRINGS else None
-        if isinstance(expr, cst.Integer):
+        if type(expr) is cst.Integer:
             return "accelerator"  # `.to(0)`, `.cuda(1)`: a device index
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return _agree([self.kind(expr.body, depth + 1), self.kind(expr.orelse, depth + 1)])
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._of_call(expr, depth)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._of_bindings(self.names.reaching(expr), depth)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             return self._of_attribute(expr, depth)
         return None
 
@@ -218,7 +218,7 @@ class DeviceKinds:
 
     def moves_to_host(self, move: cst.Call) -> bool:
         """`x.cpu()`, `x.to(d)` with `d` shown to be the host (`d = torch.device("cpu")`, whatever it is called)."""
-        if not isinstance(move.func, cst.Attribute):
+        if type(move.func) is not cst.Attribute:
             return False
         method = move.func.attr.value
         return method == "cpu" or (method == "to" and self.move_target(move)[0] == "cpu")
@@ -234,9 +234,9 @@ class DeviceKinds:
     def names_a_device(self, device: cst.BaseExpression) -> bool:
         """A literal, `torch.device(...)`, `x.device`, an expression whose device kind the code shows, or (a
         tie the data flow leaves open) a name spelled like a device."""
-        if isinstance(device, (cst.SimpleString, cst.Integer)) or (isinstance(device, cst.Attribute) and device.attr.value == "device"):
+        if type(device) in (cst.SimpleString, cst.Integer) or (type(device) is cst.Attribute and device.attr.value == "device"):
             return True
-        if isinstance(device, cst.Call):
+        if type(device) is cst.Call:
             return self.names.qualify(device.func) == "torch.device"
         if self.kind(device) is not None:
             return True
@@ -245,9 +245,9 @@ class DeviceKinds:
 
     def holds_a_dtype(self, expr: cst.BaseExpression) -> bool:
         """A name, or an attribute of an instance of a class of this file, every binding of which is a torch dtype."""
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             bindings = self.names.reaching(expr)
-        elif isinstance(expr, cst.Attribute) and (owner := held_class(self.names, expr.value)) is not None:
+        elif type(expr) is cst.Attribute and (owner := held_class(self.names, expr.value)) is not None:
             bindings = self.names.attribute_reaching(owner, expr.attr.value, expr.value)  # type: ignore[arg-type]
         else:
             return False
@@ -263,17 +263,17 @@ class DeviceKinds:
             return False
         if self.kind(expr, depth) is not None:
             return True
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return self.holds_a_device(expr.body, depth + 1) and self.holds_a_device(expr.orelse, depth + 1)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             if self.names.qualify(expr.func) == "torch.device":
                 return True
             function = self.names.definition_of(expr)
             returns = self.names.returns.get(function, []) if function is not None else []
             return bool(returns) and all(self.holds_a_device(value, depth + 1) for value in returns)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._bindings_hold_a_device(self.names.reaching(expr), depth)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             owner = held_class(self.names, expr.value)
             if owner is None:
                 return expr.attr.value == "device"  # `x.device`: the torch attribute of a tensor or module
@@ -296,7 +296,7 @@ class DeviceKinds:
         memory through it: `t.to(d)`, `t.to(device=d)`, `t.cuda(d)`, a factory's `device=d`."""
         used = False
         for node in preorder(scope):
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             for value in _device_arguments(node, self):
                 if dotted_name(value) == spelling:
@@ -344,7 +344,7 @@ class DeviceKinds:
 def _device_arguments(call: cst.Call, devices: DeviceKinds) -> list[cst.BaseExpression]:
     """The device arguments of a call: `device=` of any call, the target of `.to(...)`, the index of `.cuda(...)`."""
     found = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "device"]
-    if isinstance(call.func, cst.Attribute) and not found:
+    if type(call.func) is cst.Attribute and not found:
         method = call.func.attr.value
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         if method == "cuda" and positional:
@@ -356,7 +356,7 @@ def _device_arguments(call: cst.Call, devices: DeviceKinds) -> list[cst.BaseExpr
 
 def _is_torch_dtype(expr: cst.BaseExpression, qualify) -> bool:
     """`torch.float16`, `torch.bfloat16 if ok else torch.float16`."""
-    if isinstance(expr, cst.IfExp):
+    if type(expr) is cst.IfExp:
         return _is_torch_dtype(expr.body, qualify) and _is_torch_dtype(expr.orelse, qualify)
     name = qualify(expr) or ""
     return name.startswith("torch.") and name.rsplit(".", 1)[-1] in _TORCH_DTYPES
@@ -368,7 +368,7 @@ def _agree(kinds: list[Optional[str]]) -> Optional[str]:
 
 def _property(owner: cst.ClassDef, attribute: str) -> Optional[cst.FunctionDef]:
     for item in owner.body.body:
-        if isinstance(item, cst.FunctionDef) and item.name.value == attribute:
+        if type(item) is cst.FunctionDef and item.name.value == attribute:
             if any(dotted_name(d.decorator) in ("property", "functools.cached_property", "cached_property") for d in item.decorators):
                 return item
     return None

@@ -64,8 +64,8 @@ class Site:
             if id(block) in later_blocks:
                 continue
             body = getattr(block, "body", ())
-            if body and isinstance(body[-1], cst.SimpleStatementLine):
-                if isinstance(body[-1].body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+            if body and type(body[-1]) is cst.SimpleStatementLine:
+                if type(body[-1].body[-1]) in (cst.Return, cst.Raise, cst.Continue, cst.Break):
                     return True
         return False
 
@@ -200,7 +200,7 @@ class SiteTracker(cst.BatchableCSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._gates[id(node.body)] = (node.test, False)
-        if isinstance(node.orelse, cst.Else):
+        if type(node.orelse) is cst.Else:
             self._gates[id(node.orelse.body)] = (node.test, True)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

@@ -148,7 +148,7 @@ class Events(SiteTracker):
         class's own; `strategy.optimizer_step(opt)`: any class's of that name), empty when the file does
         not show its code: a wrapper that may step an engine instead or clear the gradients itself."""
         func = step.node.func
-        assert isinstance(func, cst.Attribute)
+        assert type(func) is cst.Attribute
         if optimizer is func.value or self.is_scaler(func.value):
             return None
         if self.imports.qualify(func) in _OPTIMIZER_STEP_FUNCTIONS:
@@ -461,7 +461,7 @@ def tensor_spelling(node: cst.BaseExpression) -> Optional[str]:
         if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
             return None
         key, owner = node.slice[0].slice.value, tensor_spelling(node.value)
-        if owner is None or "[" in owner or not isinstance(key, (cst.Name, cst.SimpleString)):
+        if owner is None or "[" in owner or type(key) not in (cst.Name, cst.SimpleString):
             return None
         return f"{owner}[{key.value}]"
     name = dotted_name(node)

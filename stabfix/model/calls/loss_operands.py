@@ -106,11 +106,11 @@ def peel_common(a: cst.BaseExpression, b: cst.BaseExpression) -> tuple[cst.BaseE
 
 
 def _peel_once(a: cst.BaseExpression, b: cst.BaseExpression):
-    if isinstance(a, cst.BinaryOperation) and isinstance(b, cst.BinaryOperation) and type(a.operator) is type(b.operator):
+    if type(a) is cst.BinaryOperation and type(b) is cst.BinaryOperation and type(a.operator) is type(b.operator):
         if _code(a.right) == _code(b.right):
             return a.left, b.left
         return (a.right, b.right) if _code(a.left) == _code(b.left) else None
-    if not (isinstance(a, cst.Call) and isinstance(b, cst.Call)) or len(a.args) != len(b.args):
+    if not (type(a) is cst.Call and type(b) is cst.Call) or len(a.args) != len(b.args):
         return None
     for x, y in zip(a.args, b.args):
         if x.star or y.star or _code(x.keyword or cst.Name("_")) != _code(y.keyword or cst.Name("_")):
@@ -120,7 +120,7 @@ def _peel_once(a: cst.BaseExpression, b: cst.BaseExpression):
         return None
     matched = last[0] == last[1] or frozenset(last) in _MATCHED_CALLEES
     differing = [i for i, (x, y) in enumerate(zip(a.args, b.args)) if _code(x.value) != _code(y.value)]
-    if isinstance(a.func, cst.Attribute) and isinstance(b.func, cst.Attribute) and _code(a.func.value) != _code(b.func.value):
+    if type(a.func) is cst.Attribute and type(b.func) is cst.Attribute and _code(a.func.value) != _code(b.func.value):
         # methods on two receivers: `s.log_softmax(-1)` and `t.softmax(-1)`
         return (a.func.value, b.func.value) if matched and not differing else None
     if matched and _code(a.func) != _code(b.func) and not isinstance(a.func, type(b.func)):
@@ -131,9 +131,9 @@ def _peel_once(a: cst.BaseExpression, b: cst.BaseExpression):
 
 
 def _callee_word(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return func.attr.value
-    return func.value if isinstance(func, cst.Name) else None
+    return func.value if type(func) is cst.Name else None
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -142,9 +142,9 @@ def _code(node: cst.CSTNode) -> str:
 
 def _string_index(expr: cst.BaseExpression) -> str | None:
     """The entry an index reads, `batch["style_ref"]` -> `style_ref`: the entry, not the container, says what it holds."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
         index = expr.slice[0].slice.value
-        if isinstance(index, cst.SimpleString):
+        if type(index) is cst.SimpleString:
             return str(index.evaluated_value)
     return None
 
@@ -219,7 +219,7 @@ def backpropagated(call: cst.Call) -> cst.BaseExpression:
     `accelerator.backward(loss)`, `self.fabric.backward(loss)`."""
     receiver = call.func.value  # type: ignore[attr-defined]
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if positional and not isinstance(receiver, cst.Call) and not is_loss_like_name(root_name(receiver) or ""):
+    if positional and type(receiver) is not cst.Call and not is_loss_like_name(root_name(receiver) or ""):
         return positional[0]
     return _unscaled(receiver)
 
@@ -227,8 +227,8 @@ def backpropagated(call: cst.Call) -> cst.BaseExpression:
 def _unscaled(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`scaler.scale(loss)` -> `loss`."""
     if (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value == "scale"
         and expr.args
     ):

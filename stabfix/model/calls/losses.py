@@ -150,7 +150,7 @@ class LossIndex(LossUses, LossSources, cst.BatchableCSTVisitor):
     def computed_in_class(self, cls: cst.ClassDef) -> bool:
         """A method of `cls` (or a function nested in one) computes a loss: the class is built to be
         trained, by this file or another (`def loss_fn(self, logits, y): return self.criterion(logits, y)`)."""
-        methods = {item for item in cls.body.body if isinstance(item, cst.FunctionDef)}
+        methods = {item for item in cls.body.body if type(item) is cst.FunctionDef}
         return any(site.functions and site.functions[0] in methods for site, _ in self.loss_sites())
 
     def in_test_code(self, site: "CallSite") -> bool:

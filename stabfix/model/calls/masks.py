@@ -40,19 +40,19 @@ def keeps_a_position(mask: cst.BaseExpression, filled: cst.BaseExpression, names
 def _causal(expr: cst.BaseExpression, names: Names, attribute_values: AttributeValues, depth: int) -> bool:
     if depth > MAX_DEPTH:
         return False
-    func = expr.func if isinstance(expr, cst.Call) else None
-    if isinstance(func, cst.Attribute) and func.attr.value in CAUSAL_BUILDERS:
+    func = expr.func if type(expr) is cst.Call else None
+    if type(func) is cst.Attribute and func.attr.value in CAUSAL_BUILDERS:
         return True  # `torch.tril(...)`, `ones(...).triu(1)`
-    if isinstance(func, cst.Name) and (names.qualify(func) or func.value).rpartition(".")[2] in CAUSAL_BUILDERS:
+    if type(func) is cst.Name and (names.qualify(func) or func.value).rpartition(".")[2] in CAUSAL_BUILDERS:
         return True  # `from torch import tril`
-    if isinstance(expr, cst.Name) and expr in names.uses:
+    if type(expr) is cst.Name and expr in names.uses:
         value = names.single_value(expr)
         return value is not None and value is not expr and _causal(value, names, attribute_values, depth + 1)
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and names.receiver_class(expr.value) is not None:
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and names.receiver_class(expr.value) is not None:
         values = attribute_values(expr.attr.value)  # an attribute of the instance, whatever its receiver is called
         if values:
             return any(_causal(value, names, attribute_values, depth + 1) for value in values)
-    function = names.definition_of(expr) if isinstance(expr, cst.Call) else None
+    function = names.definition_of(expr) if type(expr) is cst.Call else None
     returned = names.returns.get(function, []) if function is not None else []
     if returned and all(value is not None and _causal(value, names, attribute_values, depth + 1) for value in returned):
         return True  # a function of the file that builds the triangle (`future = causal_mask(T)`)
@@ -62,13 +62,13 @@ def _causal(expr: cst.BaseExpression, names: Names, attribute_values: AttributeV
 
 def _below_own_top(mask: cst.BaseExpression, filled: cst.BaseExpression, names: Names) -> bool:
     """`x < t` (or `t > x`) with `t` from the top values of `x` itself: the row maximum is never below it."""
-    if not isinstance(mask, cst.Comparison) or len(mask.comparisons) != 1:
+    if type(mask) is not cst.Comparison or len(mask.comparisons) != 1:
         return False
     target = mask.comparisons[0]
     spelled = dotted_name(filled)
-    if isinstance(target.operator, cst.LessThan):
+    if type(target.operator) is cst.LessThan:
         tensor, threshold = mask.left, target.comparator
-    elif isinstance(target.operator, cst.GreaterThan):
+    elif type(target.operator) is cst.GreaterThan:
         tensor, threshold = target.comparator, mask.left
     else:
         return False
@@ -85,14 +85,14 @@ def _held(binding) -> cst.BaseExpression | None:
 def _top_values_of(expr: cst.BaseExpression, spelled: str, names: Names, depth: int) -> bool:
     if depth > 6:
         return False
-    if isinstance(expr, cst.Name) and expr in names.uses:
+    if type(expr) is cst.Name and expr in names.uses:
         binding = names.reaching(expr)
         values = [value for value in map(_held, binding) if value is not None]
         return bool(values) and len(values) == len(binding) and all(
             _top_values_of(value, spelled, names, depth + 1) for value in values)
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         func = expr.func
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if type(func) is cst.Attribute else None
         qualified = names.qualify(func) or ""
         if method in TOP_VALUES and dotted_name(func.value) == spelled:  # type: ignore[union-attr]
             return True  # `logits.topk(k)`, `logits.max(-1, keepdim=True)`

@@ -103,7 +103,7 @@ class ModuleClasses:
         if reach is None:
             reach = {}
             for scope_node in list(self.names.scopes):
-                if isinstance(scope_node, cst.ClassDef) and self.is_module_class(scope_node):
+                if type(scope_node) is cst.ClassDef and self.is_module_class(scope_node):
                     for item in _methods(scope_node):
                         if item.name.value == "forward":
                             self._collect(item, scope_node, 0, reach, every_call)
@@ -151,9 +151,9 @@ class ModuleClasses:
     def base_kind(self, base: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(base, cst.Subscript):  # `Generic[T]`, `Base[T]`
+        if type(base) is cst.Subscript:  # `Generic[T]`, `Base[T]`
             base = base.value
-        if isinstance(base, cst.Name) and base.value == "object":
+        if type(base) is cst.Name and base.value == "object":
             return "other"
         local = self._local_class(base)
         if local is not None:
@@ -182,10 +182,10 @@ class ModuleClasses:
 
     def _local_class(self, expr: cst.BaseExpression) -> Optional[cst.ClassDef]:
         """The class of this file a name is bound to (one binding, a `class` statement)."""
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return None
         bindings = self.names.bindings_of(expr) or self.names._module_bindings(expr.value)
-        if len(bindings) == 1 and bindings[0].kind == "class" and isinstance(bindings[0].node, cst.ClassDef):
+        if len(bindings) == 1 and bindings[0].kind == "class" and type(bindings[0].node) is cst.ClassDef:
             return bindings[0].node
         return None
 
@@ -207,12 +207,12 @@ class ModuleClasses:
         if depth > 4:
             return None
         element = chain_receiver(element)  # `nn.Linear(d, d).to(device)`
-        if isinstance(element, cst.Call):
+        if type(element) is cst.Call:
             qualified = self.names.qualify(element.func) or ""
             if qualified == "torch.nn.Parameter":
                 return "parameter"
             return "module" if self.constructed_kind(element) == "module" else None
-        if isinstance(element, cst.Name):
+        if type(element) is cst.Name:
             values = [b.bound_value for b in self.names.reaching(element)]
             kinds = {self.holds(v, depth + 1) if v is not None else None for v in values}
             return kinds.pop() if len(kinds) == 1 else None
@@ -220,9 +220,9 @@ class ModuleClasses:
 
     def trainable_tensor(self, value: cst.BaseExpression) -> bool:
         """`torch.randn(n, requires_grad=True)`, `torch.zeros(n).requires_grad_()`, `Variable(t, requires_grad=True)`."""
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
-        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_":
+        if type(value.func) is cst.Attribute and value.func.attr.value == "requires_grad_":
             return (not value.args or _is_true(value.args[0].value)) and self.fresh_tensor(value.func.value)
         qualified = self.names.qualify(value.func) or ""
         return (qualified.startswith("torch.autograd.") and qualified.endswith("Variable") or self.fresh_tensor(value)) \
@@ -231,7 +231,7 @@ class ModuleClasses:
     def fresh_tensor(self, value: cst.BaseExpression) -> bool:
         """`torch.randn(...)`, `torch.zeros(n).to(device)`: a fresh tensor."""
         root = chain_receiver(value)
-        qualified = self.names.qualify(root.func) or "" if isinstance(root, cst.Call) else ""
+        qualified = self.names.qualify(root.func) or "" if type(root) is cst.Call else ""
         return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FRESH_TENSOR_FUNCTIONS
 
     # -- instances ----------------------------------------------------------------------------------
@@ -240,19 +240,19 @@ class ModuleClasses:
         if depth > _MAX_DEPTH:
             return None
         expr = chain_receiver(expr)  # `model.to(device)`, `net.cuda().eval()`: the module itself
-        if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Name) and expr.func.value == "super":
+        if type(expr) is cst.Call:
+            if type(expr.func) is cst.Name and expr.func.value == "super":
                 owner = self._method_owner(expr)
                 return "module" if owner is not None and self.is_module_class(owner) else None
             return self.constructed_kind(expr)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             owner = self._receiver_class(expr)
             if owner is not None:
                 return self.class_kind(owner)
             kinds = {self._binding_kind(b, depth) for b in self.names.reaching(expr)}
             if len(kinds) == 1 and (kind := kinds.pop()) is not None:
                 return kind
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
             owner = self._receiver_class(expr.value)
             if owner is not None:
                 kinds = {self._binding_kind(b, depth) for b in self.names.attribute_bindings(owner, expr.attr.value)}
@@ -272,7 +272,7 @@ class ModuleClasses:
         if len(bindings) != 1 or bindings[0].kind != "param":
             return None
         function = bindings[0].scope.node
-        if not isinstance(function, cst.FunctionDef) or bindings[0].scope.parent is None:
+        if type(function) is not cst.FunctionDef or bindings[0].scope.parent is None:
             return None
         params = list(function.params.posonly_params) + list(function.params.params)
         if not params or params[0].name.value != name.value or not bindings[0].scope.parent.is_class:
@@ -282,8 +282,8 @@ class ModuleClasses:
         return bindings[0].scope.parent.node  # type: ignore[return-value]
 
     def _method_owner(self, node: cst.CSTNode) -> Optional[cst.ClassDef]:
-        scope = self.names.scope_of(node) if isinstance(node, cst.Name) else None
-        if scope is None and isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        scope = self.names.scope_of(node) if type(node) is cst.Name else None
+        if scope is None and type(node) is cst.Call and type(node.func) is cst.Name:
             scope = self.names.scope_of(node.func)
         while scope is not None and not scope.is_function:
             scope = scope.parent
@@ -294,13 +294,13 @@ class ModuleClasses:
 
 def _decorator_name(decorator: cst.Decorator) -> str:
     value = decorator.decorator
-    return value.value if isinstance(value, cst.Name) else ""
+    return value.value if type(value) is cst.Name else ""
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
+    return type(expr) is cst.Name and expr.value == "True"
 
 
 def _methods(node: cst.ClassDef) -> list[cst.FunctionDef]:
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    return [item for item in body if isinstance(item, cst.FunctionDef)]
+    body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+    return [item for item in body if type(item) is cst.FunctionDef]

@@ -59,7 +59,7 @@ ARRAY_SHAPE_METHODS = frozenset({"squeeze", "unsqueeze", "view", "permute", "res
 def chain_receiver(expr: cst.BaseExpression) -> cst.BaseExpression:
     """The module a chain of self-returning module methods starts from: `model` for `model.to(d).cuda()`."""
     while (
-        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call and type(expr.func) is cst.Attribute
         and expr.func.attr.value in SELF_RETURNING_METHODS
     ):
         expr = expr.func.value

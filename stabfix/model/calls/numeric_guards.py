@@ -41,21 +41,21 @@ def guarded_divisor(expr: cst.BaseExpression, names: Names, root: str = "sqrt", 
     `torch.rsqrt(v + eps)`, or a name bound to one. The constant is any positive number; callers judge it."""
     if depth > 2:
         return None
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         value = names.single_value(expr)
         return guarded_divisor(value, names, root, depth + 1) if value is not None else None
-    if root == "sqrt" and isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+    if root == "sqrt" and type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Add:
         return _guard(expr, names, under_sqrt=False)
     inner = _root_operand(expr, names, root)
-    if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Add):
+    if type(inner) is cst.BinaryOperation and type(inner.operator) is cst.Add:
         return _guard(inner, names, under_sqrt=True)
     return None
 
 
 def _root_operand(expr: cst.BaseExpression, names: Names, root: str) -> Optional[cst.BaseExpression]:
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power) and root == "sqrt":
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Power and root == "sqrt":
         return expr.left if constant_of(expr.right, names) == 0.5 else None
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return None
     if names.qualify(expr.func) == f"torch.{root}":
         return argument(expr, 0, "input")
@@ -80,23 +80,23 @@ def _guard(add: cst.BinaryOperation, names: Names, under_sqrt: bool) -> Optional
 
 def _is_squared(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
     """A variance or a mean/sum of squares (not yet rooted)."""
-    if isinstance(expr, (cst.Name, cst.Attribute)) and depth < 3:
+    if type(expr) in (cst.Name, cst.Attribute) and depth < 3:
         value = single_value(expr, names)
         return _is_squared(value, names, depth + 1) if value is not None else False
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return False
     qualified = names.qualify(expr.func) or ""
     method = method_of(expr, names) or ""
     if qualified in ("torch.var", "torch.var_mean") or method == "var":
         return True
-    receiver = expr.func.value if isinstance(expr.func, cst.Attribute) and method else argument(expr, 0, "input")
+    receiver = expr.func.value if type(expr.func) is cst.Attribute and method else argument(expr, 0, "input")
     return (method in REDUCTIONS or qualified in {"torch.mean", "torch.sum"}) and receiver is not None and (
         magnitude_operand(receiver, names) is not None and not _is_abs(receiver, names)
     )
 
 
 def _is_abs(expr: cst.BaseExpression, names: Names) -> bool:
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return False
     return names.qualify(expr.func) == "torch.abs" or method_of(expr, names) == "abs"
 
@@ -108,9 +108,9 @@ def scale_like(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
         return False
     if constant_of(expr, names) is not None or magnitude_of(expr, names) is not None:
         return True
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply, cst.Divide, cst.Subtract)):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Multiply, cst.Divide, cst.Subtract):
         return scale_like(expr.left, names, depth + 1) and scale_like(expr.right, names, depth + 1)
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         value = names.single_value(expr)
         return value is not None and scale_like(value, names, depth + 1)
     return False
@@ -128,7 +128,7 @@ def roots(expr: cst.BaseExpression, names: Names, hops: int = 2) -> set[str]:
                 if key in found:
                     continue
                 found.add(key)
-                value = names.single_value(name) if isinstance(name, cst.Name) and name in names.uses else None
+                value = names.single_value(name) if type(name) is cst.Name and name in names.uses else None
                 if value is not None:
                     following.append(value)
         frontier = following
@@ -136,19 +136,19 @@ def roots(expr: cst.BaseExpression, names: Names, hops: int = 2) -> set[str]:
 
 
 def _variables_read(node: cst.CSTNode, names: Names) -> list[tuple[str, cst.BaseExpression]]:
-    if isinstance(node, (cst.Name, cst.Attribute)):
+    if type(node) in (cst.Name, cst.Attribute):
         dotted = _dotted(node)
         if dotted is not None:
             return [] if names.qualify(node) is not None else [(dotted, node)]
-        return _variables_read(node.value, names) if isinstance(node, cst.Attribute) else []
-    parts = [node.value] if isinstance(node, cst.Arg) else children(node)
+        return _variables_read(node.value, names) if type(node) is cst.Attribute else []
+    parts = [node.value] if type(node) is cst.Arg else children(node)
     return [found for child in parts for found in _variables_read(child, names)]
 
 
 def _dotted(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = _dotted(node.value)
         return f"{base}.{node.attr.value}" if base is not None else None
     return None
@@ -165,7 +165,7 @@ HALF = frozenset({"torch.float16", "torch.half"})
 def autocast_dtype(call: cst.BaseExpression, names: Names) -> Optional[str]:
     """"float16" or "bfloat16" for an autocast context (`torch.autocast("cuda")` defaults to float16,
     the CPU one to bfloat16); None when it is not one or the dtype is not known."""
-    if not isinstance(call, cst.Call) or names.qualify(call.func) not in AUTOCAST:
+    if type(call) is not cst.Call or names.qualify(call.func) not in AUTOCAST:
         return None
     dtype = argument(call, 1, "dtype")  # `autocast(device_type, dtype)`, legacy `cuda.amp.autocast(enabled, dtype)`
     if dtype is not None:
@@ -173,7 +173,7 @@ def autocast_dtype(call: cst.BaseExpression, names: Names) -> Optional[str]:
         return "float16" if qualified in HALF else "bfloat16" if qualified in ("torch.bfloat16",) else None
     device = argument(call, 0, "device_type")
     if names.qualify(call.func) == "torch.cpu.amp.autocast" or (
-        isinstance(device, cst.SimpleString) and device.evaluated_value == "cpu"
+        type(device) is cst.SimpleString and device.evaluated_value == "cpu"
     ):
         return "bfloat16"
     return "float16"
@@ -184,11 +184,11 @@ def made_half(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
     if depth > 3:
         return False
     for node in _walk(expr):
-        if isinstance(node, cst.Call) and method_of(node, names) == "half":
+        if type(node) is cst.Call and method_of(node, names) == "half":
             return True
-        if isinstance(node, (cst.Attribute, cst.Name)) and names.qualify(node) in HALF:
+        if type(node) in (cst.Attribute, cst.Name) and names.qualify(node) in HALF:
             return True
-        if isinstance(node, cst.Name) and node in names.uses:
+        if type(node) is cst.Name and node in names.uses:
             value = names.single_value(node)
             if value is not None and made_half(value, names, depth + 1):
                 return True
@@ -208,7 +208,7 @@ def half_cast_receiver(call: cst.Call, names: Names) -> Optional[cst.BaseExpress
         if arg.keyword is not None and arg.keyword.value != "dtype":
             continue
         value = arg.value
-        if isinstance(value, cst.Name) and value in names.uses:
+        if type(value) is cst.Name and value in names.uses:
             value = names.single_value(value) or value
         if names.qualify(value) in HALF:
             return call.func.value  # type: ignore[attr-defined]
@@ -227,11 +227,11 @@ def made_full_precision(expr: cst.BaseExpression, names: Names, depth: int = 0) 
     if depth > 3:
         return False
     for node in _walk(expr):
-        if isinstance(node, cst.Name) and node in names.uses:
+        if type(node) is cst.Name and node in names.uses:
             value = names.single_value(node)
             if value is not None and made_full_precision(value, names, depth + 1):
                 return True
-        if not isinstance(node, cst.Call):
+        if type(node) is not cst.Call:
             continue
         method = method_of(node, names)
         if method in ("float", "double"):
@@ -245,13 +245,13 @@ def host_number_of(call: cst.Call, names: Names) -> Optional[cst.BaseExpression]
     """The tensor that `call` turns into a Python number (`float(q)`, `q.item()`, `float(q.detach().cpu())`,
     `q.tolist()`), stripped of the value-keeping steps on its way out; None when `call` is no such read."""
     func = call.func
-    if isinstance(func, cst.Name) and func.value in _HOST_READ_BUILTINS and len(call.args) == 1 and names.qualify(func) is None:
+    if type(func) is cst.Name and func.value in _HOST_READ_BUILTINS and len(call.args) == 1 and names.qualify(func) is None:
         operand = call.args[0].value
     elif method_of(call, names) in _HOST_READ_METHODS and not call.args:
         operand = func.value
     else:
         return None
-    while isinstance(operand, cst.Call) and method_of(operand, names) in _VALUE_KEEPING and not operand.args:
+    while type(operand) is cst.Call and method_of(operand, names) in _VALUE_KEEPING and not operand.args:
         operand = operand.func.value
     return operand
 
@@ -276,14 +276,14 @@ def float32_under_autocast(expr: cst.BaseExpression, names: Names, depth: int = 
     that autocast computes in float32 (`x.pow(2).mean()`, `x.norm()`, `(x ** 2).sum()`), or a cast to it."""
     if depth > 6:
         return False
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         value = names.single_value(expr) if expr in names.uses else None
         return value is not None and float32_under_autocast(value, names, depth + 1)
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.Power):
+    if type(expr) is cst.BinaryOperation:
+        if type(expr.operator) is cst.Power:
             return True
         return any(float32_under_autocast(side, names, depth + 1) for side in (expr.left, expr.right))
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return False
     qualified = names.qualify(expr.func) or ""
     method = method_of(expr, names)
@@ -299,13 +299,13 @@ def float32_under_autocast(expr: cst.BaseExpression, names: Names, depth: int = 
 def centred(expr: cst.BaseExpression, names: Names, depth: int = 0) -> bool:
     """`x - mean`, `(x - self.running_mean)`, or a name bound to one: a standardisation numerator, which
     shrinks with the spread it is divided by (in distribution)."""
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.Subtract):
+    if type(expr) is cst.BinaryOperation:
+        if type(expr.operator) is cst.Subtract:
             return True
-        if isinstance(expr.operator, (cst.Multiply, cst.Divide)):  # `w * (x - m)`, `(x - m) * gamma`
+        if type(expr.operator) in (cst.Multiply, cst.Divide):  # `w * (x - m)`, `(x - m) * gamma`
             return centred(expr.left, names, depth + 1) or centred(expr.right, names, depth + 1)
         return False
-    if isinstance(expr, cst.Name) and depth < 3:
+    if type(expr) is cst.Name and depth < 3:
         value = names.single_value(expr) if expr in names.uses else None
         return value is not None and centred(value, names, depth + 1)
     return False
@@ -319,21 +319,21 @@ def is_logarithm(call: cst.Call, names: Names) -> bool:
     qualified = names.qualify(call.func)
     if qualified is not None:
         return qualified.rsplit(".", 1)[-1] in LOGARITHMS
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value in LOGARITHMS
+    return type(call.func) is cst.Attribute and call.func.attr.value in LOGARITHMS
 
 
 def bounds_above(call: cst.Call, names: Names) -> Optional[cst.BaseExpression]:
     """The operand a call clamps from above: `q.clamp(max=1)`, `q.clamp(lo, hi)`, `q.clamp_max(1)`,
     `torch.clamp(q, max=1)`, `torch.minimum(q, c)`, `min(q, 1.0)`; None for anything else."""
     qualified = names.qualify(call.func) or ""
-    method = method_of(call, names) if isinstance(call.func, cst.Attribute) else None
+    method = method_of(call, names) if type(call.func) is cst.Attribute else None
     if method in ("clamp", "clip", "clamp_max") and not qualified:
         if method == "clamp_max" or argument(call, 1, "max") is not None:
             return call.func.value  # type: ignore[attr-defined]
         return None
     if qualified in ("torch.clamp", "torch.clip"):
         return argument(call, 0, "input") if argument(call, 2, "max") is not None else None
-    if qualified in ("torch.minimum", "torch.min") or (isinstance(call.func, cst.Name) and call.func.value == "min"
+    if qualified in ("torch.minimum", "torch.min") or (type(call.func) is cst.Name and call.func.value == "min"
                                                         and qualified == ""):
         return argument(call, 0, "input") if len(call.args) == 2 else None
     return None
@@ -341,13 +341,13 @@ def bounds_above(call: cst.Call, names: Names) -> Optional[cst.BaseExpression]:
 
 def exceeds(test: cst.BaseExpression, statistic: cst.BaseExpression) -> bool:
     """An `if` test that holds only when the statistic is large: `norm > eps`, `eps < norm`, `... and norm > c`."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         return exceeds(test.left, statistic) or exceeds(test.right, statistic)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
-    if isinstance(target.operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+    if type(target.operator) in (cst.GreaterThan, cst.GreaterThanEqual):
         return test.left.deep_equals(statistic)
-    if isinstance(target.operator, (cst.LessThan, cst.LessThanEqual)):
+    if type(target.operator) in (cst.LessThan, cst.LessThanEqual):
         return target.comparator.deep_equals(statistic)
     return False

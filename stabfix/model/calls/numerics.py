@@ -80,14 +80,14 @@ def argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseEx
 def method_of(call: cst.Call, names: Names) -> Optional[str]:
     """`x.gather(...)` -> "gather" when `x` is no import (`torch.gather`, `dist.gather` are functions)."""
     func = call.func
-    if isinstance(func, cst.Attribute) and names.qualify(func) is None:
+    if type(func) is cst.Attribute and names.qualify(func) is None:
         return func.attr.value
     return None
 
 
 def single_value(expr: cst.BaseExpression, names: Names) -> Optional[cst.BaseExpression]:
     """The value a name holds when one binding with a visible value reaches it; `self.x` set once in the class."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return names.single_value(expr)
     bindings = self_attribute_bindings(expr, names)
     if len(bindings) == 1:
@@ -98,7 +98,7 @@ def single_value(expr: cst.BaseExpression, names: Names) -> Optional[cst.BaseExp
 def self_attribute_bindings(expr: cst.BaseExpression, names: Names) -> list[Binding]:
     """`self.<attr> = ...` in the methods of the class a `self.<attr>` read sits in (the method's receiver,
     whatever its name: `Names.self_attribute_bindings`)."""
-    return names.self_attribute_bindings(expr) if isinstance(expr, cst.Attribute) else []
+    return names.self_attribute_bindings(expr) if type(expr) is cst.Attribute else []
 
 
 def log_softmax_of(expr: cst.BaseExpression, names: Names, follow: bool = True, depth: int = 0) -> Optional[LogSoftmax]:
@@ -106,10 +106,10 @@ def log_softmax_of(expr: cst.BaseExpression, names: Names, follow: bool = True, 
     elementwise ops that keep every entry (`torch.clamp(lp, min=-100.0)`, `lp.float()`: `wrapped`)."""
     if depth > 4:
         return None
-    if follow and isinstance(expr, (cst.Name, cst.Attribute)) and not isinstance(expr, cst.Call):
+    if follow and type(expr) in (cst.Name, cst.Attribute) and type(expr) is not cst.Call:
         value = single_value(expr, names)
         return log_softmax_of(value, names, follow=False, depth=depth + 1) if value is not None else None
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return None
     inner = _kept_entries_operand(expr, names)
     if inner is not None:
@@ -121,7 +121,7 @@ def log_softmax_of(expr: cst.BaseExpression, names: Names, follow: bool = True, 
         dtype_position = 3 if qualified == "torch.nn.functional.log_softmax" else 2
         casts = argument(expr, dtype_position, "dtype") is not None
         return LogSoftmax(expr, operand, argument(expr, 1, "dim"), casts) if operand is not None else None
-    if method_of(expr, names) == "log_softmax" and isinstance(expr.func, cst.Attribute):
+    if method_of(expr, names) == "log_softmax" and type(expr.func) is cst.Attribute:
         return LogSoftmax(expr, expr.func.value, argument(expr, 0, "dim"), argument(expr, 1, "dtype") is not None)
     module = _log_softmax_module(expr.func, names)
     if module is not None and len(expr.args) == 1 and expr.args[0].keyword is None:
@@ -139,16 +139,16 @@ def _kept_entries_operand(call: cst.Call, names: Names) -> Optional[cst.BaseExpr
     if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _ENTRYWISE and qualified.count(".") == 1:
         return argument(call, 0, "input")
     method = method_of(call, names)
-    if method in _ENTRYWISE and isinstance(call.func, cst.Attribute):
+    if method in _ENTRYWISE and type(call.func) is cst.Attribute:
         return call.func.value
     return None
 
 
 def _log_softmax_module(func: cst.BaseExpression, names: Names) -> Optional[cst.Call]:
     """`nn.LogSoftmax(dim=-1)` itself, or the one a name / `self.<attr>` is bound to."""
-    if not isinstance(func, cst.Call):
+    if type(func) is not cst.Call:
         func = single_value(func, names)  # type: ignore[assignment]
-    if isinstance(func, cst.Call) and names.qualify(func.func) in LOG_SOFTMAX_MODULES:
+    if type(func) is cst.Call and names.qualify(func.func) in LOG_SOFTMAX_MODULES:
         return func
     return None
 
@@ -169,9 +169,9 @@ def gather_of(call: cst.Call, names: Names) -> Optional[Gather]:
 
 def int_of(expr: Optional[cst.BaseExpression]) -> Optional[int]:
     """An integer literal (`-1`, `2`), else None."""
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return int(expr.value, 0)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         inner = int_of(expr.expression)
         return -inner if inner is not None else None
     return None
@@ -184,7 +184,7 @@ def dims_equal(first: Optional[cst.BaseExpression], second: Optional[cst.BaseExp
     a, b = int_of(first), int_of(second)
     if a is not None or b is not None:
         return a == b
-    return isinstance(first, cst.Name) and isinstance(second, cst.Name) and first.value == second.value
+    return type(first) is cst.Name and type(second) is cst.Name and first.value == second.value
 
 
 def maybe_same_dim(softmax_dim: Optional[cst.BaseExpression], gather: Gather) -> bool:
@@ -195,11 +195,11 @@ def maybe_same_dim(softmax_dim: Optional[cst.BaseExpression], gather: Gather) ->
     if first is None or second is None or first == second or -1 not in (first, second) or max(first, second) <= 0:
         return False
     index = gather.index
-    if isinstance(index, cst.Call) and isinstance(index.func, cst.Attribute) and index.func.attr.value == "unsqueeze":
+    if type(index) is cst.Call and type(index.func) is cst.Attribute and index.func.attr.value == "unsqueeze":
         return int_of(argument(index, 0, "dim")) in (first, second)
-    if isinstance(index, cst.Subscript) and index.slice:
+    if type(index) is cst.Subscript and index.slice:
         last = index.slice[-1].slice
-        return isinstance(last, cst.Index) and isinstance(last.value, cst.Name) and last.value.value == "None"
+        return type(last) is cst.Index and type(last.value) is cst.Name and last.value.value == "None"
     return False
 
 
@@ -208,16 +208,16 @@ def constant_of(expr: Optional[cst.BaseExpression], names: Names, depth: int = 0
     """The number an expression always holds, following names, parameter defaults and `self.<attr>`."""
     if expr is None or depth > 6:
         return None
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    if type(expr) in (cst.Integer, cst.Float):
         return float(expr.evaluated_value)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) in (cst.Minus, cst.Plus):
         inner = constant_of(expr.expression, names, depth + 1)
-        return None if inner is None else (-inner if isinstance(expr.operator, cst.Minus) else inner)
-    if isinstance(expr, cst.BinaryOperation):
+        return None if inner is None else (-inner if type(expr.operator) is cst.Minus else inner)
+    if type(expr) is cst.BinaryOperation:
         left = constant_of(expr.left, names, depth + 1)
         right = constant_of(expr.right, names, depth + 1) if left is not None else None
         return _fold(left, expr.operator, right) if right is not None else None
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         bindings = names.reaching(expr) if expr in names.uses else []
     else:
         bindings = self_attribute_bindings(expr, names)
@@ -245,14 +245,14 @@ def signed_constant(expr: Optional[cst.BaseExpression], names: Names) -> Optiona
     number = constant_of(expr, names)
     if number is not None or expr is None:
         return number
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) in (cst.Minus, cst.Plus):
         inner = signed_constant(expr.expression, names)
-        return None if inner is None else (-inner if isinstance(expr.operator, cst.Minus) else inner)
-    if isinstance(expr, cst.Name) and expr in names.uses and names.qualify(expr) is None:
+        return None if inner is None else (-inner if type(expr.operator) is cst.Minus else inner)
+    if type(expr) is cst.Name and expr in names.uses and names.qualify(expr) is None:
         value = names.single_value(expr)
         return signed_constant(value, names) if value is not None and value is not expr else None
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "float" and names.qualify(expr.func) is None:
-        if len(expr.args) == 1 and isinstance(expr.args[0].value, cst.SimpleString):
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "float" and names.qualify(expr.func) is None:
+        if len(expr.args) == 1 and type(expr.args[0].value) is cst.SimpleString:
             text = str(expr.args[0].value.evaluated_value).strip().lower()
             if text.lstrip("+-") in ("inf", "infinity"):
                 return float("-inf") if text.startswith("-") else float("inf")
@@ -263,15 +263,15 @@ def signed_constant(expr: Optional[cst.BaseExpression], names: Names) -> Optiona
 
 def _fold(left: float, operator: cst.BaseBinaryOp, right: float) -> Optional[float]:
     try:
-        if isinstance(operator, cst.Multiply):
+        if type(operator) is cst.Multiply:
             return left * right
-        if isinstance(operator, cst.Divide):
+        if type(operator) is cst.Divide:
             return left / right
-        if isinstance(operator, cst.Power):
+        if type(operator) is cst.Power:
             return float(left**right)
-        if isinstance(operator, cst.Add):
+        if type(operator) is cst.Add:
             return left + right
-        if isinstance(operator, cst.Subtract):
+        if type(operator) is cst.Subtract:
             return left - right
     except (ZeroDivisionError, OverflowError, TypeError):
         return None
@@ -299,7 +299,7 @@ def division_operands(call: cst.Call, names: Names) -> Optional[tuple[cst.BaseEx
     if qualified in DIVISION_FUNCTIONS:
         numerator, divisor = argument(call, 0, "input"), argument(call, 1, "other")
         return (numerator, divisor) if numerator is not None and divisor is not None else None
-    if qualified is None and isinstance(call.func, cst.Attribute) and call.func.attr.value in DIVISION_METHODS:
+    if qualified is None and type(call.func) is cst.Attribute and call.func.attr.value in DIVISION_METHODS:
         divisor = argument(call, 0, "other")
         return (call.func.value, divisor) if divisor is not None else None
     return None
@@ -310,25 +310,25 @@ def magnitude_of(expr: cst.BaseExpression, names: Names, depth: int = 0) -> Opti
     or a name bound to one: the statistic and the tensor it measures."""
     if depth > 3:
         return None
-    if isinstance(expr, cst.Attribute):  # `self.ret_std`: a running statistic, updated in some method
+    if type(expr) is cst.Attribute:  # `self.ret_std`: a running statistic, updated in some method
         for binding in self_attribute_bindings(expr, names):
             found = magnitude_of(binding.bound_value, names, depth + 1) if binding.bound_value is not None else None
             if found is not None:
                 return Magnitude(expr, expr)
         return None
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         value = names.single_value(expr)
         found = magnitude_of(value, names, depth + 1) if value is not None else None
         return Magnitude(expr, found.measured) if found is not None else None
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Power:
         if constant_of(expr.right, names) == 0.5:
             return Magnitude(expr, expr.left)
         return None
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return None
     qualified = names.qualify(expr.func)
     method = method_of(expr, names)
-    receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+    receiver = expr.func.value if type(expr.func) is cst.Attribute else None
     root = _square_root_operand(expr, qualified, method, receiver, names)
     if root is not None:  # `torch.pow(v, 0.5)`, `v.pow(0.5)`: the root of a mean of squares measures x
         inner = magnitude_of(root, names, depth + 1)
@@ -361,13 +361,13 @@ def _square_root_operand(call: cst.Call, qualified: Optional[str], method: Optio
 
 def magnitude_operand(expr: cst.BaseExpression, names: Names) -> Optional[cst.BaseExpression]:
     """`x.abs()`, `x.pow(2)`, `x ** 2`, `x * x`, `torch.abs(x)`, `x.square()`: the tensor x."""
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.Power) and constant_of(expr.right, names) == 2.0:
+    if type(expr) is cst.BinaryOperation:
+        if type(expr.operator) is cst.Power and constant_of(expr.right, names) == 2.0:
             return expr.left
-        if isinstance(expr.operator, cst.Multiply) and _same_code(expr.left, expr.right):
+        if type(expr.operator) is cst.Multiply and _same_code(expr.left, expr.right):
             return expr.left
         return None
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return None
     qualified = names.qualify(expr.func)
     if qualified in {"torch.abs", "torch.square"}:
@@ -375,7 +375,7 @@ def magnitude_operand(expr: cst.BaseExpression, names: Names) -> Optional[cst.Ba
     if qualified == "torch.pow" and constant_of(argument(expr, 1, "exponent"), names) == 2.0:
         return argument(expr, 0, "input")
     method = method_of(expr, names)
-    receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+    receiver = expr.func.value if type(expr.func) is cst.Attribute else None
     if method in ("abs", "square") and receiver is not None:
         return receiver
     if method == "pow" and receiver is not None and constant_of(argument(expr, 0, "exponent"), names) == 2.0:

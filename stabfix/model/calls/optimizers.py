@@ -124,7 +124,7 @@ class OptimizerInfo:
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float)):
+    if type(node) in (cst.Integer, cst.Float):
         return float(node.value.replace("_", "")) == 0.0
     return type(node) is cst.Name and node.value in ("False", "None")
 
@@ -353,7 +353,7 @@ class OptimizerTracker(cst.BatchableCSTVisitor):
             if _is_lightning_optimizers_call(value, bound.scope):
                 return self._lightning(bound.scope, bound.position)
             return None
-        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+        if type(value) in (cst.Name, cst.Attribute, cst.Subscript):
             return self._resolve(value, bound.scope, depth + 1)
         if type(value) is not cst.Call:
             return None

@@ -27,11 +27,11 @@ class QuotientUses:
         self._read_out: set[int] = set()  # values turned into Python numbers
         for call in tree.calls:
             if (number := host_number_of(call, names)) is not None:
-                value = names.single_value(number) if isinstance(number, cst.Name) else None
+                value = names.single_value(number) if type(number) is cst.Name else None
                 self._read_out.add(id(value if value is not None else number))
             if is_logarithm(call, names):
                 self._tamed.update(id(arg.value) for arg in call.args[:1])
-                self._under_log.update(id(n) for arg in call.args[:1] for n in walk(arg.value) if isinstance(n, cst.Name))
+                self._under_log.update(id(n) for arg in call.args[:1] for n in walk(arg.value) if type(n) is cst.Name)
             else:
                 operand = bounds_above(call, names)
                 if operand is not None:
@@ -45,8 +45,8 @@ class QuotientUses:
 
     def only_logged(self, node: cst.CSTNode) -> bool:
         assign = self.tree.parent(node)
-        if not isinstance(assign, cst.Assign) or assign.value is not node or len(assign.targets) != 1 \
-                or not isinstance(assign.targets[0].target, cst.Name):
+        if type(assign) is not cst.Assign or assign.value is not node or len(assign.targets) != 1 \
+                or type(assign.targets[0].target) is not cst.Name:
             return False
         target = assign.targets[0].target
         scope = self.names.scope_of(target)

@@ -90,5 +90,5 @@ def _cpu_setting(arg: cst.Arg, keywords: tuple[str, ...]) -> bool:
         return False
     value = arg.value
     if arg.keyword.value == "cpu":
-        return isinstance(value, cst.Name) and value.value == "True"
-    return isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu"
+        return type(value) is cst.Name and value.value == "True"
+    return type(value) is cst.SimpleString and value.evaluated_value == "cpu"

@@ -50,15 +50,15 @@ def _holds(expr: cst.BaseExpression, names: Names, optimizers: OptimizerTracker,
            summaries: Optional[_Summaries], depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return _builds(expr, names, optimizers, summaries)
     return any(_bound_to_one(binding, names, optimizers, summaries, depth) for binding in _bindings(expr, names))
 
 
 def _bindings(expr: cst.BaseExpression, names: Names) -> list[Binding]:
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return names.reaching(expr)
-    if isinstance(expr, cst.Attribute):  # `self.x` (whatever the method's receiver is named)
+    if type(expr) is cst.Attribute:  # `self.x` (whatever the method's receiver is named)
         return names.self_attribute_bindings(expr)
     return []
 
@@ -70,14 +70,14 @@ def _bound_to_one(binding: Binding, names: Names, optimizers: OptimizerTracker,
     value = binding.bound_value
     if value is None:
         return False
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         return _builds(value, names, optimizers, summaries, binding.scope)
-    return isinstance(value, (cst.Name, cst.Attribute)) and _holds(value, names, optimizers, summaries, depth + 1)
+    return type(value) in (cst.Name, cst.Attribute) and _holds(value, names, optimizers, summaries, depth + 1)
 
 
 def _parameter_holds_one(binding: Binding, names: Names, optimizers: OptimizerTracker,
                          summaries: Optional[_Summaries], depth: int) -> bool:
-    annotation = binding.node.annotation if isinstance(binding.node, cst.Param) else None
+    annotation = binding.node.annotation if type(binding.node) is cst.Param else None
     if annotation is not None and _is_torch_scheduler(annotation.annotation, names):
         return True
     passed = summaries.passed_for(binding) if summaries is not None else None
@@ -97,17 +97,17 @@ def _builds(call: cst.Call, names: Names, optimizers: OptimizerTracker, summarie
         arg.keyword is not None and arg.keyword.value == "optimizer")][:1]
     if not handed:
         return False
-    where = scope or (names.scope_of(handed[0]) if isinstance(handed[0], cst.Name) else None)
+    where = scope or (names.scope_of(handed[0]) if type(handed[0]) is cst.Name else None)
     return where is not None and optimizers.resolve(handed[0], _optimizer_scope(where, names)) is not None
 
 
 def _is_torch_scheduler(annotation: cst.BaseExpression, names: Names) -> bool:
-    if isinstance(annotation, cst.SimpleString):  # `"torch.optim.lr_scheduler.LRScheduler"`
+    if type(annotation) is cst.SimpleString:  # `"torch.optim.lr_scheduler.LRScheduler"`
         return annotation.evaluated_value.startswith(_TORCH_SCHEDULERS)
-    if isinstance(annotation, cst.Subscript):  # `Optional[LRScheduler]`
-        return any(isinstance(element.slice, cst.Index) and _is_torch_scheduler(element.slice.value, names)
+    if type(annotation) is cst.Subscript:  # `Optional[LRScheduler]`
+        return any(type(element.slice) is cst.Index and _is_torch_scheduler(element.slice.value, names)
                    for element in annotation.slice)
-    if isinstance(annotation, cst.BinaryOperation):  # `LRScheduler | None`
+    if type(annotation) is cst.BinaryOperation:  # `LRScheduler | None`
         return _is_torch_scheduler(annotation.left, names) or _is_torch_scheduler(annotation.right, names)
     return (names.qualify(annotation) or dotted_name(annotation) or "").startswith(_TORCH_SCHEDULERS)
 
@@ -115,5 +115,5 @@ def _is_torch_scheduler(annotation: cst.BaseExpression, names: Names) -> bool:
 def _optimizer_scope(scope: NameScope, names: Names) -> Scope:
     """A scope of the `names` part as the `optimizers` part takes it."""
     node = scope.node
-    functions = (node,) if isinstance(node, cst.FunctionDef) else ()
+    functions = (node,) if type(node) is cst.FunctionDef else ()
     return Scope(functions, names.enclosing_class(scope))  # type: ignore[arg-type]

@@ -144,9 +144,9 @@ def is_wrapper(qualified: Optional[str]) -> bool:
 
 
 def _names_integer_dtype(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return expr.attr.value in _INTEGER_DTYPES
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         return expr.raw_value.rsplit(".", 1)[-1] in _INTEGER_DTYPES
     return False
 
@@ -226,7 +226,7 @@ def unpacked(value: cst.BaseExpression, position: tuple[int, ...]) -> Optional[c
     """The element of a displayed tuple or list that an unpacking position receives: `b` for position
     (1,) of `a, b = x, y`... through nested displays; None when the shape does not show it (a starred element)."""
     for index in position:
-        if not isinstance(value, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+        if type(value) not in (cst.Tuple, cst.List) or any(type(e) is cst.StarredElement for e in value.elements):
             return None
         if not 0 <= index < len(value.elements):
             return None

@@ -119,11 +119,11 @@ def accumulators(events: Events, names: Names, tree: Optional[TreeIndex] = None)
     for accumulator in result:
         scope = accumulator.holder.scope.node
         # a function's local is seen only inside that function: its writes are the ones to look at
-        nearby = writes_within.get(id(scope), []) if isinstance(scope, cst.FunctionDef) else writes
+        nearby = writes_within.get(id(scope), []) if type(scope) is cst.FunctionDef else writes
         _describe_uses(accumulator, nearby, names, found)
         if accumulator.returned:
             function = accumulator.holder.scope.node
-            if not isinstance(function, cst.FunctionDef):
+            if type(function) is not cst.FunctionDef:
                 parents: list[Optional[cst.CSTNode]] = []
             elif tree is not None and tree.module is not None:
                 # the traversal's calls (each resolved once for every part that asks) and parents
@@ -154,25 +154,25 @@ def flat_gradient(expr: cst.BaseExpression, names: Names) -> Optional[ParamSized
     devices = DeviceKinds(names)
     on_host = False
     current = expr
-    while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in _VIEWS:
+    while type(current) is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value in _VIEWS:
         on_host |= devices.moves_to_host(current)
         current = current.func.value
-    if not (isinstance(current, cst.Call) and (names.qualify(current.func) or "") in _CONCATENATIONS and current.args):
+    if not (type(current) is cst.Call and (names.qualify(current.func) or "") in _CONCATENATIONS and current.args):
         return None
     elements = current.args[0].value
-    if not isinstance(elements, (cst.ListComp, cst.GeneratorExp)):
+    if type(elements) not in (cst.ListComp, cst.GeneratorExp):
         return None
     element = elements.elt
-    while (isinstance(element, cst.Call) and isinstance(element.func, cst.Attribute) and element.func.attr.value in _VIEWS) \
-            or (isinstance(element, cst.Attribute) and element.attr.value == "data"):
-        if isinstance(element, cst.Attribute):  # `p.grad.data`
+    while (type(element) is cst.Call and type(element.func) is cst.Attribute and element.func.attr.value in _VIEWS) \
+            or (type(element) is cst.Attribute and element.attr.value == "data"):
+        if type(element) is cst.Attribute:  # `p.grad.data`
             element = element.value
             continue
         on_host |= devices.moves_to_host(element)
         element = element.func.value  # type: ignore[attr-defined]
-    if isinstance(element, cst.Attribute) and element.attr.value == "grad":
+    if type(element) is cst.Attribute and element.attr.value == "grad":
         origin = parameter_origin(element.value, names)
-    elif isinstance(element, cst.Name) and element.value in target_names(elements.for_in.target):
+    elif type(element) is cst.Name and element.value in target_names(elements.for_in.target):
         origin = _differentiated_parameters(elements.for_in.iter, names)  # `for g in autograd.grad(loss, params)`
     else:
         return None
@@ -183,7 +183,7 @@ def _differentiated_parameters(gradients: cst.BaseExpression, names: Names) -> O
     """`torch.autograd.grad(loss, model.parameters())`, or a local every binding of which (reaching here) is one:
     the models whose parameters the gradients are taken for (one gradient per parameter, each its size)."""
     values: list[cst.BaseExpression] = [gradients]
-    if isinstance(gradients, cst.Name) and gradients in names.uses:
+    if type(gradients) is cst.Name and gradients in names.uses:
         values = [b.bound_value for b in names.reaching(gradients) if b.bound_value is not None]
     origins = [_gradient_inputs(value, names) for value in values]
     if not origins or any(origin is None for origin in origins):
@@ -192,7 +192,7 @@ def _differentiated_parameters(gradients: cst.BaseExpression, names: Names) -> O
 
 
 def _gradient_inputs(call: cst.BaseExpression, names: Names) -> Optional[Origin]:
-    if not isinstance(call, cst.Call) or names.qualify(call.func) != "torch.autograd.grad":
+    if type(call) is not cst.Call or names.qualify(call.func) != "torch.autograd.grad":
         return None
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     inputs = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "inputs"),
@@ -206,7 +206,7 @@ def _grown_sum(event: ParamUpdate, names: Names) -> Optional[tuple[Binding, Para
     first and added into after: the binding that starts the sum, and the concatenation that sizes it (the added
     one when the add is one). Every assignment reaching the add is a neutral start or such a concatenation."""
     tensor, node = event.tensor, event.node
-    if not isinstance(tensor, cst.Name) or not isinstance(node, cst.AugAssign):
+    if type(tensor) is not cst.Name or type(node) is not cst.AugAssign:
         return None
     assigned = [b for b in names.reaching(tensor) if b.kind == "assign"]
     added = flat_gradient(node.value, names)
@@ -230,7 +230,7 @@ _FACTORIES = frozenset({"torch.zeros", "torch.empty"})
 
 def _fresh(value: Optional[cst.BaseExpression], names: Names) -> bool:
     """`torch.zeros(n, device=...)`: a fresh zero/empty tensor (on the CPU when the code says so, see `on_host`)."""
-    return isinstance(value, cst.Call) and (names.qualify(value.func) or "") in _FACTORIES
+    return type(value) is cst.Call and (names.qualify(value.func) or "") in _FACTORIES
 
 
 def _on_host(call: cst.Call, names: Names) -> bool:
@@ -243,9 +243,9 @@ def _on_host(call: cst.Call, names: Names) -> bool:
 
 def _neutral(value: Optional[cst.BaseExpression]) -> bool:
     """`0`, `0.0`, `None`: a sum that holds nothing yet."""
-    if isinstance(value, (cst.Integer, cst.Float)):
+    if type(value) in (cst.Integer, cst.Float):
         return value.evaluated_value == 0
-    return isinstance(value, cst.Name) and value.value == "None"
+    return type(value) is cst.Name and value.value == "None"
 
 
 def _handed_in(event: ParamUpdate, names: Names) -> list[tuple[cst.Call, tuple[Binding, ParamSized, bool]]]:
@@ -253,16 +253,16 @@ def _handed_in(event: ParamUpdate, names: Names) -> list[tuple[cst.Call, tuple[B
     s.add_(p.grad)` in `def _accumulate(self, sums, params)`), when that function does nothing else with the
     parameter: each call of it in the file that hands it a holder of parameter-sized buffers, with that holder."""
     tensor, functions = event.tensor, event.site.functions
-    if not isinstance(tensor, cst.Name) or not functions:
+    if type(tensor) is not cst.Name or not functions:
         return []
     function = functions[-1]
     loop = next((loop for loop in reversed(event.site.loops) if tensor.value in target_names(loop.target)), None)
     source = element_source(loop.target, loop.iter, tensor.value) if loop is not None else tensor
-    if not isinstance(source, cst.Name) or not any(b.kind == "param" for b in names.reaching(source)):
+    if type(source) is not cst.Name or not any(b.kind == "param" for b in names.reaching(source)):
         return []
     parameter = source.value
     uses = [name for name in _names_in_node(function.body) if name.value == parameter]
-    if loop is not None and isinstance(loop.iter, cst.Call):
+    if loop is not None and type(loop.iter) is cst.Call:
         only_drawn = all(any(name is arg.value for arg in loop.iter.args) for name in uses)
     else:
         only_drawn = len(uses) == 1  # the add's own receiver
@@ -271,7 +271,7 @@ def _handed_in(event: ParamUpdate, names: Names) -> list[tuple[cst.Call, tuple[B
     found = []
     for call in _calls_of(function, names):
         argument = _argument_for(call, function, parameter)
-        held = _container(argument, names) if isinstance(argument, cst.Name) else None
+        held = _container(argument, names) if type(argument) is cst.Name else None
         if held is not None:
             found.append((call, held))
     return found
@@ -280,8 +280,8 @@ def _handed_in(event: ParamUpdate, names: Names) -> list[tuple[cst.Call, tuple[B
 def _scales(function: cst.FunctionDef) -> bool:
     """Something in the function is scaled in place (`mul_`, `lerp_`, `*=`): a moving average, not a sum."""
     return any(
-        (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _DECAYS)
-        or (isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign))
+        (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _DECAYS)
+        or (type(node) is cst.AugAssign and type(node.operator) is cst.MultiplyAssign)
         for node in code_nodes(function.body)
     )
 
@@ -290,12 +290,12 @@ def _calls_of(function: cst.FunctionDef, names: Names) -> list[cst.Call]:
     module = names.module_scope.node if names.module_scope is not None else None
     if module is None:
         return []
-    return [node for node in code_nodes(module) if isinstance(node, cst.Call) and names.definition_of(node) is function]
+    return [node for node in code_nodes(module) if type(node) is cst.Call and names.definition_of(node) is function]
 
 
 def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str) -> Optional[cst.BaseExpression]:
     params = [p.name.value for p in function.params.params]
-    if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+    if params and params[0] in ("self", "cls") and type(call.func) is cst.Attribute:
         params = params[1:]
     for index, arg in enumerate(call.args):
         if arg.star:
@@ -315,7 +315,7 @@ def _parents_of_calls(names: Names) -> dict[int, list[Optional[cst.CSTNode]]]:
     if module is None:
         return found
     for node, parent, _, _ in _walk_with_parent(module):
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             function = names.definition_of(node)
             for runs in ([function] if function is not None else _aliased_functions(node, names)):
                 found.setdefault(id(runs), []).append(parent)
@@ -327,7 +327,7 @@ def _parents_of_aliased_calls(calls, parent_of, names: Names) -> dict[int, list[
     (`_aliased_functions`), from the traversal's calls."""
     found: dict[int, list[Optional[cst.CSTNode]]] = {}
     for call in calls:
-        if isinstance(call.func, cst.Name) and names.definition_of(call) is None:
+        if type(call.func) is cst.Name and names.definition_of(call) is None:
             for runs in _aliased_functions(call, names):
                 found.setdefault(id(runs), []).append(parent_of(call))
     return found
@@ -337,15 +337,15 @@ def _aliased_functions(call: cst.Call, names: Names) -> list[cst.FunctionDef]:
     """`score(...)` where every binding of `score` reaching the call is a function of the file (`score =
     gradient_importance` in one branch, `score = uniform_importance` in another): the call runs one of them."""
     func = call.func
-    if not isinstance(func, cst.Name) or func not in names.uses:
+    if type(func) is not cst.Name or func not in names.uses:
         return []
     functions = []
     for binding in names.reaching(func):
         value = binding.bound_value
-        if binding.kind != "assign" or not isinstance(value, cst.Name) or value not in names.uses:
+        if binding.kind != "assign" or type(value) is not cst.Name or value not in names.uses:
             return []
         defs = [b.node for b in names.bindings_of(value)]
-        if not defs or not all(isinstance(d, cst.FunctionDef) for d in defs):
+        if not defs or not all(type(d) is cst.FunctionDef for d in defs):
             return []
         functions.append(defs[-1])
     return functions  # type: ignore[return-value]
@@ -356,17 +356,17 @@ def _callers_only_read(parents: list[Optional[cst.CSTNode]]) -> bool:
     it) and each only reads it (iterates it, hands it to a call, binds it to a local); one that stores it on
     an object or returns it keeps it as state."""
     for parent in parents:
-        if isinstance(parent, (cst.Return, cst.Yield)) or (
-            isinstance(parent, (cst.Assign, cst.AnnAssign)) and not isinstance(_target(parent), cst.Name)
+        if type(parent) in (cst.Return, cst.Yield) or (
+            type(parent) in (cst.Assign, cst.AnnAssign) and type(_target(parent)) is not cst.Name
         ):
             return False
     return bool(parents)
 
 
 def _target(statement: cst.CSTNode) -> Optional[cst.BaseExpression]:
-    if isinstance(statement, cst.Assign):
+    if type(statement) is cst.Assign:
         return statement.targets[0].target if len(statement.targets) == 1 else None
-    return statement.target if isinstance(statement, cst.AnnAssign) else None
+    return statement.target if type(statement) is cst.AnnAssign else None
 
 
 def holder_of(
@@ -374,13 +374,13 @@ def holder_of(
 ) -> Optional[tuple[Binding, ParamSized, bool]]:
     """The local holding the parameter-sized buffer `tensor` is (an element of), with its allocation;
     `loops` are the `for` loops around the use, innermost last (their targets bind before anything else)."""
-    if isinstance(tensor, cst.Subscript):
+    if type(tensor) is cst.Subscript:
         return _container(tensor.value, names)
-    if not isinstance(tensor, cst.Name):
+    if type(tensor) is not cst.Name:
         return None
     candidates = list(reversed(names.reaching(tensor) or names.bindings_of(tensor)))
     binder = next(
-        (loop for loop in reversed(loops) if isinstance(loop, cst.For) and tensor.value in target_names(loop.target)), None
+        (loop for loop in reversed(loops) if type(loop) is cst.For and tensor.value in target_names(loop.target)), None
     )
     if binder is not None:
         candidates = [b for b in names.bindings_of(tensor) if b.node is binder]
@@ -390,9 +390,9 @@ def holder_of(
             allocation = param_sized_allocation(value, names)
             if allocation is not None:
                 return binding, allocation, False
-        if binding.kind == "for" and isinstance(binding.node, (cst.For, cst.CompFor)) and binding.value is not None:
+        if binding.kind == "for" and type(binding.node) in (cst.For, cst.CompFor) and binding.value is not None:
             source = element_source(binding.node.target, binding.value, tensor.value)
-            if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and source.func.attr.value in ("values", "items"):
+            if type(source) is cst.Call and type(source.func) is cst.Attribute and source.func.attr.value in ("values", "items"):
                 source = source.func.value
             held = _container(source, names)
             if held is not None:
@@ -401,7 +401,7 @@ def holder_of(
 
 
 def _container(expr: cst.BaseExpression, names: Names) -> Optional[tuple[Binding, ParamSized, bool]]:
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return None
     for binding in reversed(names.reaching(expr) or names.bindings_of(expr)):
         value = binding.bound_value
@@ -416,19 +416,19 @@ def _container(expr: cst.BaseExpression, names: Names) -> Optional[tuple[Binding
 
 
 def _element_allocation(value: cst.BaseExpression, names: Names) -> Optional[ParamSized]:
-    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+    if type(value) in (cst.ListComp, cst.GeneratorExp):
         return param_sized_allocation(value.elt, names)
-    if isinstance(value, cst.DictComp):
+    if type(value) is cst.DictComp:
         return param_sized_allocation(value.value, names)
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple", "dict") and len(value.args) == 1:
+    if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in ("list", "tuple", "dict") and len(value.args) == 1:
         return _element_allocation(value.args[0].value, names)
     return None
 
 
 def _is_empty_collection(value: cst.BaseExpression) -> bool:
-    if isinstance(value, (cst.List, cst.Dict)):
+    if type(value) in (cst.List, cst.Dict):
         return not value.elements
-    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "dict") and not value.args
+    return type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in ("list", "dict") and not value.args
 
 
 @lru_cache(maxsize=256)  # asked again for every name `_refers_to` looks at; a walk of the function each time
@@ -436,13 +436,13 @@ def _filled_with(binding: Binding, names: Names) -> Optional[ParamSized]:
     """`grads = {}` then `grads[n] = torch.zeros_like(p)` / `grads.append(torch.zeros_like(p))` in its function."""
     for node in code_nodes(binding.scope.node):
         value: Optional[cst.BaseExpression] = None
-        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        if type(node) is cst.Assign and len(node.targets) == 1:
             target = node.targets[0].target
-            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == binding.name:
+            if type(target) is cst.Subscript and type(target.value) is cst.Name and target.value.value == binding.name:
                 value = node.value
         elif (
-            isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "append"
-            and isinstance(node.func.value, cst.Name) and node.func.value.value == binding.name and len(node.args) == 1
+            type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "append"
+            and type(node.func.value) is cst.Name and node.func.value.value == binding.name and len(node.args) == 1
         ):
             value = node.args[0].value
         if value is not None:
@@ -488,7 +488,7 @@ def _add_passes(accumulator: Accumulator, add: ParamUpdate, loops: tuple[Loop, .
     """The loops around an add that repeat the sum: not the loop over the buffers, and not one the
     allocation sits in (then each pass sums into a fresh buffer)."""
     for loop in loops:
-        over_buffers = isinstance(loop, cst.For) and (
+        over_buffers = type(loop) is cst.For and (
             _mentions_holder(loop.iter, accumulator, names) or _holds_element(loop, add, names)
         )
         if not over_buffers and not _contains(loop, accumulator.start) and loop not in accumulator.passes:
@@ -498,32 +498,32 @@ def _add_passes(accumulator: Accumulator, add: ParamUpdate, loops: tuple[Loop, .
 def _call_passes(accumulator: Accumulator, call: cst.CSTNode, loops: tuple[Loop, ...], names: Names) -> None:
     """The loops around a call that adds into the buffers it is handed, as `_add_passes` counts them."""
     for loop in loops:
-        over_buffers = isinstance(loop, cst.For) and _mentions_holder(loop.iter, accumulator, names)
+        over_buffers = type(loop) is cst.For and _mentions_holder(loop.iter, accumulator, names)
         if not over_buffers and not _contains(loop, accumulator.start) and loop not in accumulator.passes:
             accumulator.passes.append(loop)
 
 
 def _classify_use(node: cst.Name, parent: Optional[cst.CSTNode], call: Optional[cst.CSTNode], accumulator: Accumulator, names: Names, found: dict[int, Accumulator]) -> None:
-    if isinstance(parent, cst.Subscript) and parent.value is node:
+    if type(parent) is cst.Subscript and parent.value is node:
         accumulator.foreign_read = True  # `xs[i]` read outside the adds: with what, the code does not say
-    elif isinstance(parent, cst.Return):
+    elif type(parent) is cst.Return:
         accumulator.returned = True
-    elif isinstance(parent, cst.Yield) or isinstance(parent, (cst.Element, cst.DictElement)):
+    elif type(parent) is cst.Yield or type(parent) in (cst.Element, cst.DictElement):
         accumulator.escapes = True
-    elif isinstance(parent, cst.Assign) and parent.value is node:
+    elif type(parent) is cst.Assign and parent.value is node:
         accumulator.escapes = True  # `self.fisher = fisher`, `out = X_sum`
-    elif isinstance(parent, cst.Arg):
+    elif type(parent) is cst.Arg:
         if any(call is adding for adding in accumulator.adding_calls):
             return  # handed to a function of the file that only adds into it
-        if not isinstance(call, cst.Call):
+        if type(call) is not cst.Call:
             accumulator.escapes = True
         elif (names.qualify(call.func) or "").startswith("torch.") and call.func is not node:
             accumulator.foreign_read = True  # `torch.dot(total, ref)`: read next to tensors of unknown place
-        elif not (isinstance(call.func, cst.Name) and call.func.value in _HARMLESS_CALLS):
+        elif not (type(call.func) is cst.Name and call.func.value in _HARMLESS_CALLS):
             accumulator.escapes = True
         elif call.func.value == "zip":
             for arg in call.args:
-                other = _container(arg.value, names) if isinstance(arg.value, cst.Name) else None
+                other = _container(arg.value, names) if type(arg.value) is cst.Name else None
                 if other is not None and other[0] is accumulator.holder:
                     continue
                 if other is not None and id(other[0]) in found:
@@ -542,11 +542,11 @@ def _is_holder_use(node: cst.Name, accumulator: Accumulator, names: Names) -> bo
 
 
 def _refers_to(expr: cst.BaseExpression, accumulator: Accumulator, names: Names, loops: tuple[Loop, ...] = ()) -> bool:
-    while isinstance(expr, (cst.Attribute, cst.Subscript)) and not isinstance(expr, cst.Name):
-        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+    while type(expr) in (cst.Attribute, cst.Subscript) and type(expr) is not cst.Name:
+        if type(expr) is cst.Subscript and type(expr.value) is cst.Name:
             return _is_holder_use(expr.value, accumulator, names)
         expr = expr.value
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return False
     if _is_holder_use(expr, accumulator, names):
         return True
@@ -556,7 +556,7 @@ def _refers_to(expr: cst.BaseExpression, accumulator: Accumulator, names: Names,
 
 def _holds_element(loop: cst.For, add: ParamUpdate, names: Names) -> bool:
     tensor = add.tensor
-    return isinstance(tensor, cst.Name) and any(b.node is loop for b in names.bindings_of(tensor))
+    return type(tensor) is cst.Name and any(b.node is loop for b in names.bindings_of(tensor))
 
 
 def _mentions_holder(expr: cst.CSTNode, accumulator: Accumulator, names: Names) -> bool:
@@ -565,7 +565,7 @@ def _mentions_holder(expr: cst.CSTNode, accumulator: Accumulator, names: Names) 
 
 def _names_in_node(node: cst.CSTNode) -> Iterator[cst.Name]:
     for child in code_nodes(node):
-        if isinstance(child, cst.Name):
+        if type(child) is cst.Name:
             yield child
 
 

@@ -76,9 +76,9 @@ class AdapterFacts:
         self.classes: dict[str, cst.ClassDef] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
         for node in _definitions(module, names):
-            if isinstance(node, cst.ClassDef):
+            if type(node) is cst.ClassDef:
                 self.classes.setdefault(node.name.value, node)
-            elif isinstance(node, cst.FunctionDef):
+            elif type(node) is cst.FunctionDef:
                 self.functions.setdefault(node.name.value, node)
         self.adapter_classes = {name for name, cls in self.classes.items() if self._is_adapter_layer(cls)}
         self._bodies: dict[int, _Body] = {}
@@ -93,7 +93,7 @@ class AdapterFacts:
         loop over its blocks); a name or `self.<attr>` bound to another model is followed."""
         if not self._shows_adapters():
             return None
-        if isinstance(expr, cst.Name) and expr.value == "self" and cls is not None:
+        if type(expr) is cst.Name and expr.value == "self" and cls is not None:
             return f"`{cls.name.value}` builds adapter layers" if self._injects(cls) else None
         spelled = dotted_name(expr)
         body = self._body(function if function is not None else self.module)
@@ -107,8 +107,8 @@ class AdapterFacts:
                 return f"`{dotted_name(target)}` is set to adapter layers"
         for binding_value, scope in self._built_from(expr, cls):
             found = self._builder_evidence(binding_value)
-            if found is None and depth < 3 and isinstance(binding_value, (cst.Name, cst.Attribute)):
-                inner = scope if isinstance(scope, cst.FunctionDef) else None
+            if found is None and depth < 3 and type(binding_value) in (cst.Name, cst.Attribute):
+                inner = scope if type(scope) is cst.FunctionDef else None
                 found = self.carries_adapters(binding_value, inner, cls, depth + 1)
             if found is not None:
                 return found
@@ -137,18 +137,18 @@ class AdapterFacts:
         if text == spelled or text.startswith(spelled + "."):
             return True
         root = target
-        while isinstance(root, (cst.Attribute, cst.Subscript)):
+        while type(root) in (cst.Attribute, cst.Subscript):
             root = root.value
-        if not isinstance(root, cst.Name):
+        if type(root) is not cst.Name:
             return False
         for binding in self.names.bindings_of(root):
             if binding.kind == "for" and binding.value is not None:
                 source = element_source(binding.node.target, binding.value, root.value)  # type: ignore[attr-defined]
-                while isinstance(source, (cst.Call, cst.Attribute, cst.Subscript)):
+                while type(source) in (cst.Call, cst.Attribute, cst.Subscript):
                     inner = dotted_name(source) or ""
                     if inner == spelled or inner.startswith(spelled + "."):
                         return True
-                    source = source.func if isinstance(source, cst.Call) else source.value
+                    source = source.func if type(source) is cst.Call else source.value
         return False
 
     def frozen_before(self, node: cst.CSTNode, model: cst.BaseExpression, function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef]) -> bool:
@@ -165,9 +165,9 @@ class AdapterFacts:
         ):
             return True
         for value, _ in self._built_from(model, cls):
-            if isinstance(value, cst.Call) and self._freezes(self._callee(value)):
+            if type(value) is cst.Call and self._freezes(self._callee(value)):
                 return True
-            if isinstance(value, cst.Call) and self._freezing_call(value):
+            if type(value) is cst.Call and self._freezing_call(value):
                 return True
         spelled = dotted_name(model) or ""
         if cls is not None and (spelled == "self" or spelled.startswith("self.")):
@@ -178,14 +178,14 @@ class AdapterFacts:
     def _built_from(self, expr: cst.BaseExpression, cls: Optional[cst.ClassDef]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
         """The values a model expression was bound to, each with the scope node of its binding."""
         bindings = []
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             bindings = self.names.reaching(expr)
-        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and cls is not None:
+        elif type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self" and cls is not None:
             bindings = self.names.attribute_bindings(cls, expr.attr.value)
         return [(b.bound_value, b.scope.node) for b in bindings if b.bound_value is not None]
 
     def _builder_evidence(self, value: cst.BaseExpression) -> Optional[str]:
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return None
         callee = self._callee(value)
         spelled = dotted_name(value.func) or "the builder"
@@ -215,13 +215,13 @@ class AdapterFacts:
         wrapped: set[str] = set()
         own: dict[str, int] = {}
         for node in _statements(init.body):
-            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            if type(node) is cst.Assign and len(node.targets) == 1:
                 target = dotted_name(node.targets[0].target) or ""
                 if not target.startswith("self."):
                     continue
-                if isinstance(node.value, cst.Name) and node.value.value in params:
+                if type(node.value) is cst.Name and node.value.value in params:
                     wrapped.add(target)
-                elif isinstance(node.value, cst.Call) and self._weights(node.value):
+                elif type(node.value) is cst.Call and self._weights(node.value):
                     own[target] = self._weights(node.value)
         if not wrapped or sum(own.values()) < 2:
             return False  # a gate (`x + self.alpha * self.fn(x)`) has one weight; a low-rank pair has two
@@ -238,25 +238,25 @@ class AdapterFacts:
         last = name.rsplit(".", 1)[-1]
         if name in _PARAMETER_CLASSES or (name.startswith("torch.nn.") and last[:1].isupper() and name.count(".") == 2):
             return 1
-        local = self.classes.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        local = self.classes.get(call.func.value) if type(call.func) is cst.Name else None
         init = _methods(local).get("__init__") if local is not None and depth < 2 else None
         if init is None:
             return 0
         return sum(
             self._weights(node.value, depth + 1)
             for node in _statements(init.body)
-            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)
+            if type(node) is cst.Assign and type(node.value) is cst.Call
             and (dotted_name(node.targets[0].target) or "").startswith("self.")
         )
 
     def _self_freezing_layer(self, call: cst.Call) -> bool:
         """`SimpleLoraLinear(base)` whose `__init__` freezes the base it wraps."""
-        local = self.classes.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        local = self.classes.get(call.func.value) if type(call.func) is cst.Name else None
         return local is not None and call.func.value in self.adapter_classes and self._freezes(local)
 
     def _adapter_layer_call(self, call: cst.Call, qualified: Optional[str] = "") -> bool:
         """`qualified`: what the call's function names, where the caller has it."""
-        if isinstance(call.func, cst.Name) and call.func.value in self.adapter_classes:
+        if type(call.func) is cst.Name and call.func.value in self.adapter_classes:
             return True
         return ((self.names.qualify(call.func) if qualified == "" else qualified) or "").startswith(_LIBRARY_LAYERS)
 
@@ -284,7 +284,7 @@ class AdapterFacts:
         definition = self.names.definition_of(call)
         if definition is not None:
             return definition
-        if isinstance(call.func, cst.Name):
+        if type(call.func) is cst.Name:
             bindings = self.names.bindings_of(call.func)
             if bindings and all(b.kind == "class" for b in bindings):
                 return self.classes.get(call.func.value)
@@ -304,7 +304,7 @@ class AdapterFacts:
                     qualified = self.names.qualify(node.func)
                     if self._adapter_layer_call(node, qualified):
                         body.adapters.append(node)
-                        if not isinstance(scope, cst.ClassDef) and self._self_freezing_layer(node):
+                        if type(scope) is not cst.ClassDef and self._self_freezing_layer(node):
                             body.freezes.append((node, frozenset()))  # the layer freezes what it wraps
                     if self._freezing_call(node, qualified):
                         body.freezes.append((node, guards))
@@ -331,7 +331,7 @@ class AdapterFacts:
         if qualified in _FREEZING_CALLS or qualified.startswith("peft."):
             return True  # every peft model (`PeftModel(...)`, `get_peft_model`, tuners) freezes its base
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
+        if type(func) is cst.Attribute and func.attr.value == "requires_grad_":
             return bool(call.args) and not _is_true(call.args[0].value)
         last = (dotted_name(func) or "").rsplit(".", 1)[-1].lower()
         if any(word in last for word in _FREEZE_WORDS) and self._callee(call) is None:
@@ -340,18 +340,18 @@ class AdapterFacts:
 
 
 def _methods(cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
-    return {node.name.value: node for node in cls.body.body if isinstance(node, cst.FunctionDef)}
+    return {node.name.value: node for node in cls.body.body if type(node) is cst.FunctionDef}
 
 
 def _sets_requires_grad_false(node: cst.Assign) -> bool:
     """`p.requires_grad = False`, or a test (`p.requires_grad = "lora_" in n`): some parameters stop training."""
     return not _is_true(node.value) and any(
-        isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
+        type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad" for t in node.targets
     )
 
 
 def _is_true(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
+    return type(node) is cst.Name and node.value == "True"
 
 
 def _forward_reads(forward: cst.FunctionDef) -> tuple[set[str], set[str], bool]:
@@ -380,8 +380,8 @@ def _ordered(scope: cst.CSTNode, skipped: list[cst.CSTNode]) -> Iterator[tuple[c
     """Calls and assignments of a function or class body in source order, each with the `if`, `try` and
     `while` statements it sits behind (a loop over parameters is no guard: it always runs, and a test
     inside it only picks which parameters). The nested functions and lambdas it does not enter go to `skipped`."""
-    body = scope.body if isinstance(scope, (cst.FunctionDef, cst.ClassDef)) else scope
-    in_class = isinstance(scope, cst.ClassDef)
+    body = scope.body if type(scope) in (cst.FunctionDef, cst.ClassDef) else scope
+    in_class = type(scope) is cst.ClassDef
     # depth first in visiting order, with a stack (nested generators cost a step per level for every node)
     stack: list[tuple[cst.CSTNode, Guards, bool]] = [(body, frozenset(), False)]
     # node types by identity (none has subclasses): `isinstance` with libcst's abstract node classes runs a
@@ -411,8 +411,8 @@ def _definitions(module: cst.Module, names: Names) -> Iterator[cst.CSTNode]:
     """The classes and functions of the module in source order: the scopes the names part opened as the
     traversal met them, where it read this module (else a walk of the module)."""
     if names.module_scope is not None and names.module_scope.node is module:
-        return (node for node in names.scopes if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
-    return (node for node in code_nodes(module) if isinstance(node, (cst.ClassDef, cst.FunctionDef)))
+        return (node for node in names.scopes if type(node) in (cst.ClassDef, cst.FunctionDef))
+    return (node for node in code_nodes(module) if type(node) in (cst.ClassDef, cst.FunctionDef))
 
 
 def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

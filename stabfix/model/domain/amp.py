@@ -137,16 +137,16 @@ class Amp(cst.BatchableCSTVisitor):
     # -- traversal -------------------------------------------------------------------------------------
     def visit_WithItem(self, node: cst.WithItem) -> None:
         self._with_items.add(id(node.item))
-        if isinstance(node.item, cst.Name):  # `ctx = torch.autocast(...)` built once, `with ctx:` every step
+        if type(node.item) is cst.Name:  # `ctx = torch.autocast(...)` built once, `with ctx:` every step
             self._entered.append((node.item, self.steps.frames()))
-        elif isinstance(node.item, cst.Call) and isinstance(node.item.func, cst.Name):
+        elif type(node.item) is cst.Call and type(node.item.func) is cst.Name:
             self._entered.append((node.item.func, self.steps.frames()))  # `with amp_autocast():` of a partial
 
     def visit_Import(self, node: cst.Import) -> None:
         self._imports.update({id(alias): node for alias in node.names})
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if not isinstance(node.names, cst.ImportStar):
+        if type(node.names) is not cst.ImportStar:
             self._imports.update({id(alias): node for alias in node.names})
 
     def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
@@ -155,7 +155,7 @@ class Amp(cst.BatchableCSTVisitor):
         for decorator in node.decorators:
             expression = decorator.decorator
             self._decorators.add(id(expression))
-            if isinstance(expression, cst.Call):
+            if type(expression) is cst.Call:
                 self._calls.append((expression, frames, place, "decorator"))
             elif _last_name(expression) is not None:
                 self._references.append((expression, frames, place, "decorator"))
@@ -163,13 +163,13 @@ class Amp(cst.BatchableCSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         last = _last_name(node.func)
         func = node.func
-        if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and dotted_name(func.value) == "self"):
+        if type(func) is cst.Name or (type(func) is cst.Attribute and dotted_name(func.value) == "self"):
             self._local_calls.setdefault(last or "", []).append(self.steps.frames())
             self._local_call_sites.append((node, self.steps.frames(), self.steps.place()))
         self._callees.add(id(func))
         if id(node) in self._decorators or last is None:
             return
-        if isinstance(func, (cst.Name, cst.Attribute)):  # any of them may be an alias (`mixed = autocast`)
+        if type(func) in (cst.Name, cst.Attribute):  # any of them may be an alias (`mixed = autocast`)
             how = "with" if id(node) in self._with_items else "call"
             self._calls.append((node, self.steps.frames(), self.steps.place(), how))
 
@@ -223,7 +223,7 @@ class Amp(cst.BatchableCSTVisitor):
                     continue
                 if region.how == "with":
                     statement = enclosing_statement(region.place)
-                    if isinstance(statement, cst.With):
+                    if type(statement) is cst.With:
                         self._covers.append((region, True, id(statement)))
                 elif region.how == "decorator":
                     decorated = next((frame for frame in reversed(region.frames) if isinstance(frame, FunctionFrame)), None)
@@ -257,7 +257,7 @@ class Amp(cst.BatchableCSTVisitor):
         if fixed is not None:
             return fixed
         value = self.argument(region, "device_type")
-        if isinstance(value, cst.SimpleString):
+        if type(value) is cst.SimpleString:
             return value.evaluated_value.split(":")[0] if isinstance(value.evaluated_value, str) else None
         return None
 
@@ -278,21 +278,21 @@ class Amp(cst.BatchableCSTVisitor):
     def grad_off(self, region: AutocastRegion) -> bool:
         """The region runs under `no_grad`/`inference_mode` (a block around it or the function's decorator)."""
         root = region.call.func
-        while isinstance(root, cst.Attribute):
+        while type(root) is cst.Attribute:
             root = root.value
-        use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+        use = self.names.uses.get(root) if type(root) is cst.Name else None
         if use is not None and use.grad_off:
             return True
         statement = enclosing_statement(region.place)  # `with torch.no_grad(), torch.autocast(...):`
-        return isinstance(statement, cst.With) and any(
-            isinstance(item.item, cst.Call) and self.qualify(item.item.func) in GRAD_OFF_CONTEXTS
+        return type(statement) is cst.With and any(
+            type(item.item) is cst.Call and self.qualify(item.item.func) in GRAD_OFF_CONTEXTS
             for item in statement.items
         )
 
     def enabled(self, region: AutocastRegion) -> bool:
         """False only when a literal switches the region off (`autocast(enabled=False)`)."""
         value = self.argument(region, "enabled")
-        return not (isinstance(value, cst.Name) and value.value == "False")
+        return not (type(value) is cst.Name and value.value == "False")
 
     def dtype(self, region: AutocastRegion) -> tuple[Optional[str], Optional[cst.BaseExpression]]:
         """(`float16`/`bfloat16`/`float32` or None when unknown, the expression that decides it: the
@@ -300,7 +300,7 @@ class Amp(cst.BatchableCSTVisitor):
         if any(arg.star for arg in region.call.args):
             return None, None  # `autocast(**amp_kwargs)`: the dtype may be in there
         explicit = self.argument(region, "dtype")
-        if explicit is None or (isinstance(explicit, cst.Name) and explicit.value == "None"):
+        if explicit is None or (type(explicit) is cst.Name and explicit.value == "None"):
             if any(isinstance(frame, ClassFrame) and _framework_class(frame) for frame in region.frames):
                 return None, None  # a framework's own autocast is around its step: the default carries its dtype
             device = self.device(region)
@@ -313,14 +313,14 @@ class Amp(cst.BatchableCSTVisitor):
         """In a branch chosen by the torch version or by what torch provides (`hasattr(torch, "amp")`),
         or after an `if <such a test>: return ...` of the same block: an older release's fallback."""
         for frame in site.frames:
-            if isinstance(frame, BranchFrame) and isinstance(frame.node, (cst.If, cst.IfExp)):
+            if isinstance(frame, BranchFrame) and type(frame.node) in (cst.If, cst.IfExp):
                 if is_version_test(self.names, frame.node.test):
                     return True
-            if isinstance(frame, BranchFrame) and isinstance(frame.node, cst.ExceptHandler) and frame.node.type is not None:
+            if isinstance(frame, BranchFrame) and type(frame.node) is cst.ExceptHandler and frame.node.type is not None:
                 if _catches_missing_api(frame.node.type):
                     return True  # `except ImportError:` / `except AttributeError:` after trying torch.amp
         for node in site.place:
-            if site.how == "reference" and isinstance(node, cst.Try) and any(
+            if site.how == "reference" and type(node) is cst.Try and any(
                 handler.type is not None and _catches_missing_api(handler.type) for handler in node.handlers
             ):
                 return True  # `try: _ = torch.cpu.amp.autocast except AttributeError:` probes what torch has
@@ -330,7 +330,7 @@ class Amp(cst.BatchableCSTVisitor):
             siblings = body_of(site.place[index - 1])
             position = position_in(siblings, node)
             for earlier in siblings[: position or 0]:
-                if isinstance(earlier, cst.If) and is_version_test(self.names, earlier.test) and _leaves(earlier.body):
+                if type(earlier) is cst.If and is_version_test(self.names, earlier.test) and _leaves(earlier.body):
                     return True
         return False
 
@@ -367,14 +367,14 @@ class Amp(cst.BatchableCSTVisitor):
 
     def _disabled(self, scaler: cst.BaseExpression) -> bool:
         """`scaler` only ever holds a scaler switched off by a literal (`GradScaler(enabled=False)`)."""
-        if isinstance(scaler, cst.Name):
+        if type(scaler) is cst.Name:
             values = [binding.bound_value for binding in self.names.reaching(scaler)]
-        elif isinstance(scaler, cst.Attribute):
+        elif type(scaler) is cst.Attribute:
             values = self._dtypes.field_values(scaler)
         else:
             return False
         return bool(values) and all(
-            isinstance(value, cst.Call) and self._builds_scaler(value, self.qualify(value.func) or "") and _disabled_scaler(value)
+            type(value) is cst.Call and self._builds_scaler(value, self.qualify(value.func) or "") and _disabled_scaler(value)
             for value in values
         )
 
@@ -384,23 +384,23 @@ class Amp(cst.BatchableCSTVisitor):
             return None if _disabled_scaler(call) else f"`{dotted_name(func) or last}(...)`"
         if qualified.endswith("amp.scale_loss") or qualified.endswith("amp.initialize"):
             return f"`{qualified}`"  # apex
-        if last == "backward" and isinstance(func, cst.Attribute):
+        if last == "backward" and type(func) is cst.Attribute:
             receiver = func.value
-            if isinstance(receiver, cst.Call) and _last_name(receiver.func) == "scale":
-                scaler = receiver.func.value if isinstance(receiver.func, cst.Attribute) else None
+            if type(receiver) is cst.Call and _last_name(receiver.func) == "scale":
+                scaler = receiver.func.value if type(receiver.func) is cst.Attribute else None
                 return None if scaler is not None and self._disabled(scaler) else f"`{dotted_name(receiver.func) or 'scale'}(...)`"
             if call.args and wraps_backward(self.names, receiver):
                 return f"`{dotted_name(func)}(...)`"
         if last == "manual_backward" or last == "unscale_":
             return f"`{dotted_name(func) or last}(...)`"
-        if SCALER_NAME.search(last) and not qualified and isinstance(func, (cst.Name, cst.Attribute)) and call.args:
+        if SCALER_NAME.search(last) and not qualified and type(func) in (cst.Name, cst.Attribute) and call.args:
             return f"`{dotted_name(func) or last}(...)`"  # a scaler object called with the loss
         return None
 
 
 def _disabled_scaler(call: cst.Call) -> bool:
     enabled = argument_of(call, ("init_scale",), "enabled")
-    return enabled is not None and isinstance(enabled.value, cst.Name) and enabled.value.value == "False"
+    return enabled is not None and type(enabled.value) is cst.Name and enabled.value.value == "False"
 
 
 def argument_of(call: cst.Call, positional: tuple[str, ...], parameter: str) -> Optional[cst.Arg]:
@@ -432,9 +432,9 @@ def _anomaly_switch(call: cst.Call, qualified: str, frames, place, how) -> Optio
             return None
     value = arg.value
     mode = "setting"
-    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+    if type(value) is cst.Name and value.value in ("True", "False"):
         mode = "on" if value.value == "True" else "off"
-    elif isinstance(value, cst.Integer):
+    elif type(value) is cst.Integer:
         mode = "on" if value.value != "0" else "off"
     return AnomalySwitch(call, frames, place, how, qualified, mode, arg)
 
@@ -453,17 +453,17 @@ def _catches_missing_api(caught: cst.BaseExpression) -> bool:
 def _leaves(body: cst.BaseSuite) -> bool:
     statements = body_of(body)
     last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine):
+    if type(last) is cst.SimpleStatementLine:
         last = last.body[-1] if last.body else None
-    return isinstance(last, (cst.Return, cst.Raise)) or (
-        isinstance(body, cst.SimpleStatementSuite) and isinstance(body.body[-1], (cst.Return, cst.Raise))
+    return type(last) in (cst.Return, cst.Raise) or (
+        type(body) is cst.SimpleStatementSuite and type(body.body[-1]) in (cst.Return, cst.Raise)
     )
 
 
 def _last_name(expression: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expression, cst.Name):
+    if type(expression) is cst.Name:
         return expression.value
-    if isinstance(expression, cst.Attribute):
+    if type(expression) is cst.Attribute:
         return expression.attr.value
     return None
 
@@ -472,6 +472,6 @@ def _holds(value: Optional[cst.BaseExpression], call: cst.Call) -> bool:
     """`value` is the call, or a conditional expression one of whose sides is (nested choices included)."""
     if value is call:
         return True
-    if isinstance(value, cst.IfExp):
+    if type(value) is cst.IfExp:
         return _holds(value.body, call) or _holds(value.orelse, call)
     return False

@@ -104,7 +104,7 @@ class CheckpointFiles:
             return set()
         function = self.flows.enclosing_function(call)
         places = {(id(function), code_of(source, 200))}
-        bindings = self.names.reaching(source) if isinstance(source, cst.Name) else []
+        bindings = self.names.reaching(source) if type(source) is cst.Name else []
         if function is not None and len(bindings) == 1 and bindings[0].kind == "param" and bindings[0].scope.node is function:
             for caller in self.names.calls_running(function, self.flows.calls()):
                 passed = passed_argument(function, caller, source.value)
@@ -142,7 +142,7 @@ def _file_names(path: cst.BaseExpression) -> set[str]:
     stack: list[cst.CSTNode] = [path]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.SimpleString):
+        if type(node) is cst.SimpleString:
             name = node.evaluated_value
             name = name.rsplit("/", 1)[-1] if isinstance(name, str) else ""
             if "." in name.strip(".") and "{" not in name:

@@ -108,9 +108,9 @@ class DeviceMemory:
         if qualified is not None:
             if qualified in FLUSH_CALLS:
                 return True
-            if isinstance(func, cst.Name) and qualified.rsplit(".", 1)[-1] in _FLUSH_HELPER_NAMES:
+            if type(func) is cst.Name and qualified.rsplit(".", 1)[-1] in _FLUSH_HELPER_NAMES:
                 return True
-        if isinstance(func, cst.Attribute) and func.attr.value == "empty_cache" and self._is_device_handle(func.value):
+        if type(func) is cst.Attribute and func.attr.value == "empty_cache" and self._is_device_handle(func.value):
             return True
         return wrappers and self.flush_wrapper(call) is not None
 
@@ -121,7 +121,7 @@ class DeviceMemory:
         where the code does not show the value (a parameter, a config field, another file's object)."""
         if depth > 4:
             return False
-        if isinstance(receiver, cst.Call):
+        if type(receiver) is cst.Call:
             # `get_accelerator().empty_cache()`, `getattr(torch, device_type).empty_cache()`
             callee = self.qualify(receiver.func) or dotted_name(receiver.func) or ""
             last = callee.rsplit(".", 1)[-1]
@@ -132,9 +132,9 @@ class DeviceMemory:
         if qualified is not None and qualified.startswith("torch."):
             return qualified[len("torch."):] in DEVICE_MODULES
         bindings = None
-        if isinstance(receiver, cst.Name):
+        if type(receiver) is cst.Name:
             bindings = self.names.reaching(receiver)
-        elif isinstance(receiver, cst.Attribute) and (owner := held_class(self.names, receiver.value)) is not None:
+        elif type(receiver) is cst.Attribute and (owner := held_class(self.names, receiver.value)) is not None:
             bindings = self.names.attribute_reaching(owner, receiver.attr.value, receiver.value)  # type: ignore[arg-type]
         if bindings and all(b.bound_value is not None for b in bindings):
             return all(self._is_device_handle(b.bound_value, depth + 1) for b in bindings)  # type: ignore[arg-type]
@@ -191,15 +191,15 @@ class DeviceMemory:
     ) -> bool:
         """The statement only frees memory (and logs about it), with at least one freeing call unless
         `allow_logs_only`; an `if` counts when its branches do."""
-        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        if type(statement) in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
             smalls = statement.body
             return all(self._cleans(s, wrappers) or _logs(s) for s in smalls) and (
                 allow_logs_only or any(self._cleans(s, wrappers) for s in smalls)
             )
-        if not isinstance(statement, cst.If):
+        if type(statement) is not cst.If:
             return False
         body = statement.body
-        if isinstance(body, cst.SimpleStatementSuite):
+        if type(body) is cst.SimpleStatementSuite:
             content = self.is_cleanup_statement(body, wrappers=wrappers)
         else:
             inner = body.body
@@ -208,8 +208,8 @@ class DeviceMemory:
             )
         if not content or statement.orelse is None:
             return content
-        other = statement.orelse.body if isinstance(statement.orelse, cst.Else) else statement.orelse
-        if isinstance(other, cst.If):
+        other = statement.orelse.body if type(statement.orelse) is cst.Else else statement.orelse
+        if type(other) is cst.If:
             return self.is_cleanup_statement(other, allow_logs_only=True, wrappers=wrappers)
         return all(self.is_cleanup_statement(s, allow_logs_only=True, wrappers=wrappers) for s in body_of(other))
 
@@ -218,7 +218,7 @@ class DeviceMemory:
         return call is not None and self.is_cleanup_call(call, wrappers=wrappers)
 
     def is_cleanup_line(self, statement: cst.CSTNode) -> bool:
-        return isinstance(statement, cst.SimpleStatementLine) and self.is_cleanup_statement(statement)
+        return type(statement) is cst.SimpleStatementLine and self.is_cleanup_statement(statement)
 
     def cleanup_run(self, siblings: tuple, position: int) -> tuple[int, int]:
         """The run of consecutive cleanup lines around `siblings[position]`, as a slice."""
@@ -234,7 +234,7 @@ class DeviceMemory:
         container = called_as_statement(place, call)
         if container is None:
             return None
-        statement = parent_in(place, container) if isinstance(container, cst.SimpleStatementSuite) else container
+        statement = parent_in(place, container) if type(container) is cst.SimpleStatementSuite else container
         if statement is None or not self.is_cleanup_statement(statement):
             return None
         # climb to the outermost `if` that only does cleanup: `if cond: gc.collect(); empty_cache()`
@@ -244,9 +244,9 @@ class DeviceMemory:
                 break
             statement = owner
         block = parent_in(place, statement)
-        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        if type(block) not in (cst.IndentedBlock, cst.Module):
             return None
-        if isinstance(statement, cst.If):
+        if type(statement) is cst.If:
             statements: tuple[Statement, ...] = (statement,)
         else:
             siblings = body_of(block)
@@ -285,7 +285,7 @@ class DeviceMemory:
                 if _moves_or_swaps_model(neighbour):
                     return True
                 # `with torch.no_grad(): ...; ref_model.to("cpu")` then the flush: the swap ends the block
-                edge = body_of(neighbour.body) if isinstance(neighbour, cst.With) else ()
+                edge = body_of(neighbour.body) if type(neighbour) is cst.With else ()
                 neighbour = (edge[-1] if direction < 0 else edge[0]) if edge else None
         return False
 
@@ -295,20 +295,20 @@ class DeviceMemory:
 
 def _statement_calls(statement: cst.CSTNode):
     """The calls made as statements of their own in a cleanup line or `if` (its branches included)."""
-    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+    if type(statement) in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
         for small in statement.body:
             call = _called(small)
             if call is not None:
                 yield call
-    elif isinstance(statement, cst.If):
+    elif type(statement) is cst.If:
         body = statement.body
-        for inner in (body,) if isinstance(body, cst.SimpleStatementSuite) else body.body:
+        for inner in (body,) if type(body) is cst.SimpleStatementSuite else body.body:
             yield from _statement_calls(inner)
         other = statement.orelse
-        if isinstance(other, cst.If):
+        if type(other) is cst.If:
             yield from _statement_calls(other)
-        elif isinstance(other, cst.Else):
-            for inner in (other.body,) if isinstance(other.body, cst.SimpleStatementSuite) else other.body.body:
+        elif type(other) is cst.Else:
+            for inner in (other.body,) if type(other.body) is cst.SimpleStatementSuite else other.body.body:
                 yield from _statement_calls(inner)
 
 
@@ -319,21 +319,21 @@ def _wrapper_body(definition: cst.FunctionDef) -> list:
 def _called(small: cst.BaseSmallStatement) -> Optional[cst.Call]:
     """The call a statement makes for its effect: `f()`, or `return f()` (a helper handing back
     whatever the flush returns, `None`)."""
-    if isinstance(small, (cst.Expr, cst.Return)) and isinstance(small.value, cst.Call):
+    if type(small) in (cst.Expr, cst.Return) and type(small.value) is cst.Call:
         return small.value
     return None
 
 
 def _logs(small: cst.BaseSmallStatement) -> bool:
-    if isinstance(small, cst.Pass):
+    if type(small) is cst.Pass:
         return True
-    return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and is_log_call(small.value.func)
+    return type(small) is cst.Expr and type(small.value) is cst.Call and is_log_call(small.value.func)
 
 
 def is_log_call(func: cst.BaseExpression) -> bool:
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         return func.value in _LOG_FUNCTIONS
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         name = dotted_name(func) or ""
         return func.attr.value in _LOG_METHODS or name.startswith(("logging.", "warnings."))
     return False
@@ -341,10 +341,10 @@ def is_log_call(func: cst.BaseExpression) -> bool:
 
 def _is_docstring(statement: cst.CSTNode) -> bool:
     return (
-        isinstance(statement, cst.SimpleStatementLine)
+        type(statement) is cst.SimpleStatementLine
         and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        and type(statement.body[0]) is cst.Expr
+        and type(statement.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
     )
 
 
@@ -384,15 +384,15 @@ def _is_ast_log_call(func: ast.expr) -> bool:
 
 
 def _moves_or_swaps_model(statement: cst.CSTNode) -> bool:
-    if isinstance(statement, cst.SimpleStatementLine):
+    if type(statement) is cst.SimpleStatementLine:
         for small in statement.body:
-            if isinstance(small, cst.Del) and _deletes_a_model(small.target):
+            if type(small) is cst.Del and _deletes_a_model(small.target):
                 return True
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if type(small) is cst.Expr and type(small.value) is cst.Call:
                 func = small.value.func
                 # a bare `x.to(...)`/`x.cpu()` statement only does something to a module:
                 # tensors are not moved in place
-                if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_MOVES:
+                if type(func) is cst.Attribute and func.attr.value in _MODULE_MOVES:
                     return True
     finder = _ModelSwapCalls()
     if isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -406,7 +406,7 @@ class _ModelSwapCalls(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
         if any(word in last.lower() for word in words.MODEL_SWAP_WORDS):
             self.found = True
 
@@ -415,9 +415,9 @@ class _ModelSwapCalls(cst.CSTVisitor):
 
 
 def _deletes_a_model(target: cst.BaseDelTargetExpression) -> bool:
-    targets = [element.value for element in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    targets = [element.value for element in target.elements] if type(target) in (cst.Tuple, cst.List) else [target]
     for item in targets:
-        name = dotted_name(item) if isinstance(item, (cst.Name, cst.Attribute)) else None
+        name = dotted_name(item) if type(item) in (cst.Name, cst.Attribute) else None
         if name is None:
             continue
         parts = set(name.rsplit(".", 1)[-1].lower().split("_"))

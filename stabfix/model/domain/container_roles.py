@@ -69,9 +69,9 @@ class ContainerRoles(StoreRoles):
         """How the store's container is created empty (`dict`/`list`), or nothing if it is not a long-lived one."""
         container = store.container
         owner = container.owner
-        if isinstance(owner, cst.ClassDef):
+        if type(owner) is cst.ClassDef:
             return self.class_containers.get(owner, {}).get(container.name, set())
-        if isinstance(owner, cst.FunctionDef):
+        if type(owner) is cst.FunctionDef:
             kinds = self.function_containers.get((owner, container.name), set())
             inner = store.functions[store.functions.index(owner) + 1 :]
         else:
@@ -80,7 +80,7 @@ class ContainerRoles(StoreRoles):
         # a function binding the same name locally fills its own container, not this one
         if not kinds or any(self.facts(function).binds_locally(container.name) for function in inner):
             return set()
-        if isinstance(owner, cst.FunctionDef) and not self._outlives_a_step(store, owner):
+        if type(owner) is cst.FunctionDef and not self._outlives_a_step(store, owner):
             return set()
         return kinds
 
@@ -92,7 +92,7 @@ class ContainerRoles(StoreRoles):
         returned = self.names.returns.get(owner, [])
         if position + 1 < len(store.functions):
             closure = store.functions[position + 1]
-            return any(isinstance(value, cst.Name) and value.value == closure.name.value for value in returned)
+            return any(type(value) is cst.Name and value.value == closure.name.value for value in returned)
         name = store.container.name
         if any(name in names_in(value) for value in returned):
             return False  # a result the function builds and hands back, not a cache
@@ -120,7 +120,7 @@ class ContainerRoles(StoreRoles):
             return True  # rebuilt outside setup (pruned, replaced): the old entries are freed
         if container.owner is None:
             return len(empties) > 1 or any(use.functions or use.in_loop for use in empties)
-        if isinstance(container.owner, cst.FunctionDef):
+        if type(container.owner) is cst.FunctionDef:
             return len(empties) > 1 or any(use.functions[-1] is not container.owner or use.in_loop for use in empties)
         outside = [use for use in empties if use.method not in SETUP_METHODS]
         if not outside:
@@ -139,7 +139,7 @@ class ContainerRoles(StoreRoles):
         `on_batch_end`, `clear`)."""
         if method is None:
             return False
-        calls = [call for call in self.calls if isinstance(call.func, cst.Attribute) and call.func.attr.value == method
+        calls = [call for call in self.calls if type(call.func) is cst.Attribute and call.func.attr.value == method
                  and (defined := method_of_instance(self.names, call)) is not None and defined.name.value == method
                  and self.names.enclosing_class(self.names.scopes[defined]) is owner]
         if any(call in self.calls_in_loops for call in calls):
@@ -162,16 +162,16 @@ class ContainerRoles(StoreRoles):
                 if binding.value is not None and any(contains(binding.value, load.call) for load in self.loads):
                     return True
         return (
-            isinstance(payload, cst.Call) and isinstance(payload.func, cst.Attribute) and is_self(payload.func.value)
+            type(payload) is cst.Call and type(payload.func) is cst.Attribute and is_self(payload.func.value)
         )
 
     def holds_tensors(self, uses: list[ContainerUse]) -> bool:
         for use in uses:
             if use.kind == "empty":
                 statement = use.parents[-1]
-                if isinstance(statement, cst.AnnAssign) and annotation_mentions_tensor(statement.annotation):
+                if type(statement) is cst.AnnAssign and annotation_mentions_tensor(statement.annotation):
                     return True
-            if use.kind == "read" and isinstance(use.rewrite, cst.Call):
+            if use.kind == "read" and type(use.rewrite) is cst.Call:
                 return True  # read as `c[key].clone()`
             if use.kind == "read" and self._operand_of_tensor_function(use):
                 return True  # read into `torch.cat([c[k] for k in keys])`
@@ -182,7 +182,7 @@ class ContainerRoles(StoreRoles):
         function that takes tensors, so the container holds tensors."""
         child: cst.CSTNode = use.node
         for parent in reversed(use.parents):
-            if isinstance(parent, cst.Call):
+            if type(parent) is cst.Call:
                 name = self.qualified_name(parent.func) or ""
                 module, _, last = name.rpartition(".")
                 return (
@@ -192,11 +192,11 @@ class ContainerRoles(StoreRoles):
                     and last not in NOT_TENSOR_FUNCTIONS
                     and last not in TORCH_FROM_DATA
                 )
-            if isinstance(parent, cst.Subscript) and parent.value is child:
+            if type(parent) is cst.Subscript and parent.value is child:
                 child = parent
-            elif isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is child:
+            elif type(parent) in (cst.ListComp, cst.GeneratorExp) and parent.elt is child:
                 child = parent
-            elif isinstance(parent, (cst.List, cst.Tuple, cst.Element, cst.Arg)):
+            elif type(parent) in (cst.List, cst.Tuple, cst.Element, cst.Arg):
                 child = parent
             else:
                 return False
@@ -213,7 +213,7 @@ class ContainerRoles(StoreRoles):
         storing_methods = {use.method for use in uses if use.kind in ("store", "nested-store") and use.method}
         restored: list[Load] = []
         for load in self.loads:
-            if isinstance(container.owner, cst.FunctionDef):
+            if type(container.owner) is cst.FunctionDef:
                 if container.owner not in load.functions:
                     continue
             elif load.owner is not container.owner:
@@ -254,26 +254,26 @@ class ContainerRoles(StoreRoles):
             if name in storing_methods and any(carries(arg.value) for arg in call.args):
                 return True
         # a `load_cache()`-like method returning the loaded data that the container is assigned from
-        if isinstance(scope, cst.FunctionDef) and _returns_any(scope, load.call, sources):
+        if type(scope) is cst.FunctionDef and _returns_any(scope, load.call, sources):
             for use in uses:
                 if use.kind in ("rebind", "store") and use.payload is not None:
                     for call in walk(use.payload):
-                        if isinstance(call, cst.Call) and _called_name(call.func) == scope.name.value:
+                        if type(call) is cst.Call and _called_name(call.func) == scope.name.value:
                             return True
         return False
 
 
 def _called_name(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         return func.value
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return func.attr.value
     return None
 
 
 def _returns_any(function: cst.FunctionDef, call: cst.Call, names: set[str]) -> bool:
     for node in walk(function.body):
-        if isinstance(node, cst.Return) and node.value is not None:
+        if type(node) is cst.Return and node.value is not None:
             if contains(node.value, call) or names_in(node.value) & names:
                 return True
     return False
@@ -289,8 +289,8 @@ class _MethodCalls(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if self.on_self and isinstance(func, cst.Attribute) and is_self(func.value):
+        if self.on_self and type(func) is cst.Attribute and is_self(func.value):
             self.calls.append((func.attr.value, node))
-        elif not self.on_self and isinstance(func, cst.Name):
+        elif not self.on_self and type(func) is cst.Name:
             self.calls.append((func.value, node))
 

@@ -59,7 +59,7 @@ def writes_out(call: cst.Call, qualify) -> bool:
     name = qualify(call.func) or ""
     if name in WRITERS:
         return True
-    return isinstance(call.func, cst.Attribute) and not name and call.func.attr.value in _TAKING_METHODS
+    return type(call.func) is cst.Attribute and not name and call.func.attr.value in _TAKING_METHODS
 
 
 def hands_over(node: cst.CSTNode, parents: Sequence[cst.CSTNode], qualify) -> bool:
@@ -68,15 +68,15 @@ def hands_over(node: cst.CSTNode, parents: Sequence[cst.CSTNode], qualify) -> bo
     or a copy (`dict(sd)`). `parents` are the ancestors of `node`, outermost first."""
     child: cst.CSTNode = node
     for parent in reversed(parents):
-        if isinstance(parent, cst.Return):
+        if type(parent) is cst.Return:
             return parent.value is child
         if isinstance(parent, _WRAPPERS):
             child = parent
             continue
-        if isinstance(parent, cst.Call) and any(arg is child for arg in parent.args):
+        if type(parent) is cst.Call and any(arg is child for arg in parent.args):
             if writes_out(parent, qualify):
                 return True
-            if isinstance(parent.func, cst.Name) and parent.func.value in ("dict", "list") and not qualify(parent.func):
+            if type(parent.func) is cst.Name and parent.func.value in ("dict", "list") and not qualify(parent.func):
                 child = parent  # a shallow copy of the container, still the same entries
                 continue
         return False
@@ -103,10 +103,10 @@ class ContainerKey:
 
     @property
     def on_self(self) -> bool:
-        return isinstance(self.owner, cst.ClassDef)
+        return type(self.owner) is cst.ClassDef
 
     def display(self) -> str:
-        if isinstance(self.owner, cst.ClassDef):
+        if type(self.owner) is cst.ClassDef:
             return f"{self.owner.name.value}.{self.name}"
         return self.name
 
@@ -182,7 +182,7 @@ class LocalBindings:
                 self._add(name, binding)
 
     def _add(self, name: str, binding: Binding) -> None:
-        if binding.kind == "param" and isinstance(binding.node, cst.Param):
+        if binding.kind == "param" and type(binding.node) is cst.Param:
             self.params[name] = binding.node
         elif binding.kind in _VALUE_KINDS:
             self.bindings.setdefault(name, []).append(LocalBinding(binding.value, binding.node))
@@ -196,31 +196,31 @@ class LocalBindings:
 
 
 def is_self(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "self"
+    return type(node) is cst.Name and node.value == "self"
 
 
 def names_own_class(node: cst.BaseExpression, owner: cst.ClassDef | None) -> bool:
     """`Cls` written inside the methods of `class Cls` (`Cls._cache[k] = v`): the class itself."""
-    return owner is not None and isinstance(node, cst.Name) and node.value == owner.name.value
+    return owner is not None and type(node) is cst.Name and node.value == owner.name.value
 
 
 def owner_attribute(node: cst.BaseExpression, owner: cst.ClassDef | None) -> str | None:
     """`x` for `self.x`, or for `Cls.x` inside `class Cls` (a class attribute written through the class)."""
-    if isinstance(node, cst.Attribute) and (is_self(node.value) or names_own_class(node.value, owner)):
+    if type(node) is cst.Attribute and (is_self(node.value) or names_own_class(node.value, owner)):
         return node.attr.value
     return None
 
 
 def self_attribute(node: cst.BaseExpression) -> str | None:
     """`x` for `self.x`."""
-    if isinstance(node, cst.Attribute) and is_self(node.value):
+    if type(node) is cst.Attribute and is_self(node.value):
         return node.attr.value
     return None
 
 
 def single_index(node: cst.Subscript) -> cst.BaseExpression | None:
     """`k` for `c[k]` (not a slice, not several indices)."""
-    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+    if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
         return node.slice[0].slice.value
     return None
 
@@ -228,14 +228,14 @@ def single_index(node: cst.Subscript) -> cst.BaseExpression | None:
 def reads_entry(use: ContainerUse, key: cst.BaseExpression) -> bool:
     """`c[key]` or `c.get(key, ...)`: a read of the entry stored under `key` (spelled the same way)."""
     parent = use.parents[-1] if use.parents else None
-    if isinstance(parent, cst.Subscript) and parent.value is use.node:
+    if type(parent) is cst.Subscript and parent.value is use.node:
         index = single_index(parent)
         return index is not None and code_of(index, 200) == code_of(key, 200)
     grand = use.parents[-2] if len(use.parents) > 1 else None
     if (
-        isinstance(parent, cst.Attribute)
+        type(parent) is cst.Attribute
         and parent.attr.value == "get"
-        and isinstance(grand, cst.Call)
+        and type(grand) is cst.Call
         and grand.func is parent
         and grand.args
     ):
@@ -246,16 +246,16 @@ def reads_entry(use: ContainerUse, key: cst.BaseExpression) -> bool:
 def mutates(entry: cst.CSTNode, parent: cst.CSTNode | None, grand: cst.CSTNode | None) -> bool:
     """Whether the code writes into a cache entry it read (`e.mul_(d)`, `e[i] = v`, `e.data = t`, `e += 1`):
     a copy moved to another device would take the write instead of the cached tensor."""
-    if isinstance(parent, cst.AugAssign) and parent.target is entry:
+    if type(parent) is cst.AugAssign and parent.target is entry:
         return True
-    if isinstance(parent, cst.Attribute) and parent.value is entry:
+    if type(parent) is cst.Attribute and parent.value is entry:
         method = parent.attr.value
-        if isinstance(grand, cst.Call) and grand.func is parent and method.endswith("_") and not method.endswith("__"):
+        if type(grand) is cst.Call and grand.func is parent and method.endswith("_") and not method.endswith("__"):
             return True
-        return isinstance(grand, (cst.AssignTarget, cst.AugAssign))
-    if isinstance(parent, cst.Subscript) and parent.value is entry:
-        return isinstance(grand, (cst.AssignTarget, cst.AugAssign))
-    return isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "out"
+        return type(grand) in (cst.AssignTarget, cst.AugAssign)
+    if type(parent) is cst.Subscript and parent.value is entry:
+        return type(grand) in (cst.AssignTarget, cst.AugAssign)
+    return type(parent) is cst.Arg and parent.keyword is not None and parent.keyword.value == "out"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -276,16 +276,16 @@ class UseWalker(cst.CSTVisitor):
         # parameter it is handed to in a function it is passed to (`helper_1(self)`)
         self.receiver = receiver
         # containers named by a plain variable (module-level or function-local) rather than `self.<name>`
-        self.module_level = not isinstance(owner, cst.ClassDef)
+        self.module_level = type(owner) is not cst.ClassDef
         self.stack: list[cst.CSTNode] = []
         self.functions: list[cst.FunctionDef] = []
         self.shadowed: list[set[str]] = []
         self.uses: dict[str, list[ContainerUse]] = {name: [] for name in names}
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.ClassDef) and node is not self.owner and not self.module_level:
+        if type(node) is cst.ClassDef and node is not self.owner and not self.module_level:
             return False
-        if isinstance(node, cst.FunctionDef):
+        if type(node) is cst.FunctionDef:
             self.functions.append(node)
             if self.module_level:
                 facts = self.model.facts(node)
@@ -297,41 +297,39 @@ class UseWalker(cst.CSTVisitor):
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
-        if isinstance(original_node, cst.FunctionDef):
+        if type(original_node) is cst.FunctionDef:
             self.functions.pop()
             if self.module_level:
                 self.shadowed.pop()
 
     def _inspect(self, node: cst.CSTNode) -> None:
         if self.module_level:
-            if not isinstance(node, cst.Name) or node.value not in self.names:
+            if type(node) is not cst.Name or node.value not in self.names:
                 return
             parent = self.stack[-1] if self.stack else None
-            if isinstance(parent, cst.Attribute) and parent.attr is node:
+            if type(parent) is cst.Attribute and parent.attr is node:
                 return
-            if isinstance(
-                parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.NameItem, cst.ImportAlias, cst.AsName)
-            ):
-                if not (isinstance(parent, cst.Arg) and parent.value is node):
+            if type(parent) in (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.NameItem, cst.ImportAlias, cst.AsName):
+                if not (type(parent) is cst.Arg and parent.value is node):
                     return
             if any(node.value in shadow for shadow in self.shadowed):
                 return
             self._classify(node, node.value)
             return
-        if isinstance(node, cst.Name) and node.value in self.names and not self.functions:
+        if type(node) is cst.Name and node.value in self.names and not self.functions:
             # a class attribute: `_cache = {}` / `_cache: dict = {}` in the class body
             parent = self.stack[-1] if self.stack else None
-            if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            if type(parent) is cst.AssignTarget and parent.target is node:
                 self._assignment(node.value, node, self.stack[-2].value)  # type: ignore[attr-defined]
-            elif isinstance(parent, cst.AnnAssign) and parent.target is node and parent.value is not None:
+            elif type(parent) is cst.AnnAssign and parent.target is node and parent.value is not None:
                 self._assignment(node.value, node, parent.value)
             return
-        if isinstance(node, cst.Attribute) and node.attr.value in self.names:
-            receiver = isinstance(node.value, cst.Name) and node.value.value == self.receiver
+        if type(node) is cst.Attribute and node.attr.value in self.names:
+            receiver = type(node.value) is cst.Name and node.value.value == self.receiver
             if receiver or names_own_class(node.value, self.owner):  # type: ignore[arg-type]
                 self._classify(node, node.attr.value)
-        elif isinstance(node, cst.Call) and self.functions and isinstance(self.owner, cst.ClassDef) and any(
-                isinstance(arg.value, cst.Name) and arg.value.value == self.receiver for arg in node.args):
+        elif type(node) is cst.Call and self.functions and type(self.owner) is cst.ClassDef and any(
+                type(arg.value) is cst.Name and arg.value.value == self.receiver for arg in node.args):
             # the instance handed to a function (`helper_1(self)`): what that function does to the
             # containers through it happens here, at the call
             handed = self.model.receiver_handed(node, self.receiver, self.names, self.owner)
@@ -343,7 +341,7 @@ class UseWalker(cst.CSTVisitor):
         return self.functions[0].name.value if self.functions else None
 
     def _add(self, name: str, node: cst.BaseExpression, kind: str, **extra) -> None:
-        in_loop = any(isinstance(ancestor, (cst.For, cst.While)) for ancestor in self.stack)
+        in_loop = any(type(ancestor) in (cst.For, cst.While) for ancestor in self.stack)
         self.uses[name].append(
             ContainerUse(node, kind, tuple(self.stack), self._method(), tuple(self.functions), in_loop=in_loop, **extra)
         )
@@ -353,7 +351,7 @@ class UseWalker(cst.CSTVisitor):
 
     def _inside_torch_save(self) -> bool:
         return any(
-            isinstance(ancestor, cst.Call) and (self.model.qualified_name(ancestor.func) or "") == "torch.save"
+            type(ancestor) is cst.Call and (self.model.qualified_name(ancestor.func) or "") == "torch.save"
             for ancestor in self.stack
         )
 
@@ -361,20 +359,20 @@ class UseWalker(cst.CSTVisitor):
         parent = self._parent(1)
         grand = self._parent(2)
         great = self._parent(3)
-        if isinstance(parent, cst.Subscript) and parent.value is node:
-            if isinstance(grand, cst.AssignTarget):
+        if type(parent) is cst.Subscript and parent.value is node:
+            if type(grand) is cst.AssignTarget:
                 statement = self._parent(3)
                 self._add(name, node, "store", payload=getattr(statement, "value", None))
-            elif any(isinstance(ancestor, cst.Del) for ancestor in self.stack):
+            elif any(type(ancestor) is cst.Del for ancestor in self.stack):
                 self._add(name, node, "evict")
-            elif isinstance(grand, cst.AugAssign) and grand.target is parent:
+            elif type(grand) is cst.AugAssign and grand.target is parent:
                 self._add(name, node, "mutate")
             elif single_index(parent) is None:
                 self._add(name, node, "unfixable")
             elif (
-                isinstance(grand, cst.Attribute)
+                type(grand) is cst.Attribute
                 and grand.value is parent
-                and isinstance(great, cst.Call)
+                and type(great) is cst.Call
                 and great.func is grand
             ):
                 method = grand.attr.value
@@ -392,22 +390,22 @@ class UseWalker(cst.CSTVisitor):
                     self._add(name, node, "mutate")
                 else:
                     self._add(name, node, "read", rewrite=parent)
-            elif isinstance(grand, cst.Attribute) and grand.value is parent and grand.attr.value in METADATA_READS:
+            elif type(grand) is cst.Attribute and grand.value is parent and grand.attr.value in METADATA_READS:
                 self._add(name, node, "meta")  # `c[k].shape`: the same on any device
-            elif isinstance(grand, cst.Subscript) and grand.value is parent and isinstance(great, cst.AssignTarget):
+            elif type(grand) is cst.Subscript and grand.value is parent and type(great) is cst.AssignTarget:
                 self._add(name, node, "nested-store")  # `c[layer][sid] = f`: a new entry in an entry (a nested dict)
             elif mutates(parent, grand, great):
                 self._add(name, node, "mutate")
             else:
                 self._add(name, node, "read", rewrite=parent)
             return
-        if isinstance(parent, cst.Attribute) and parent.value is node:
-            if not (isinstance(grand, cst.Call) and grand.func is parent):
+        if type(parent) is cst.Attribute and parent.value is node:
+            if not (type(grand) is cst.Call and grand.func is parent):
                 self._add(name, node, "unfixable")
                 return
             method = parent.attr.value
             if method in STORE_METHODS or method in ("extend", "__setitem__"):
-                used = not isinstance(great, cst.Expr)
+                used = type(great) is not cst.Expr
                 self._add(name, node, "unfixable" if method == "setdefault" and used else "store", payload=grand)
             elif method == "clear":
                 self._add(name, node, "clear")
@@ -422,39 +420,39 @@ class UseWalker(cst.CSTVisitor):
             else:
                 self._add(name, node, "unfixable")
             return
-        if isinstance(parent, cst.ComparisonTarget) and parent.comparator is node:
-            self._add(name, node, "lookup" if isinstance(parent.operator, (cst.In, cst.NotIn)) else "safe")
+        if type(parent) is cst.ComparisonTarget and parent.comparator is node:
+            self._add(name, node, "lookup" if type(parent.operator) in (cst.In, cst.NotIn) else "safe")
             return
-        if isinstance(parent, cst.Comparison) and parent.left is node:
+        if type(parent) is cst.Comparison and parent.left is node:
             self._add(name, node, "safe")
             return
-        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        if type(parent) is cst.AssignTarget and parent.target is node:
             self._assignment(name, node, grand.value)  # type: ignore[union-attr]
             return
-        if isinstance(parent, cst.AnnAssign) and parent.target is node:
+        if type(parent) is cst.AnnAssign and parent.target is node:
             if parent.value is None:
                 self._add(name, node, "safe")
             else:
                 self._assignment(name, node, parent.value)
             return
-        if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
-            callee = grand.func.value if isinstance(grand.func, cst.Name) else ""
+        if type(parent) is cst.Arg and type(grand) is cst.Call:
+            callee = grand.func.value if type(grand.func) is cst.Name else ""
             if callee in _HARMLESS_BUILTINS or self._inside_torch_save():
                 self._add(name, node, "safe")
             else:
                 self._add(name, node, "unfixable")
             return
-        if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is node:
+        if type(parent) in (cst.If, cst.While, cst.IfExp) and parent.test is node:
             self._add(name, node, "safe")
             return
-        if isinstance(parent, (cst.UnaryOperation, cst.BooleanOperation)):
+        if type(parent) in (cst.UnaryOperation, cst.BooleanOperation):
             self._add(name, node, "safe")
             return
-        if isinstance(parent, cst.Global):
+        if type(parent) is cst.Global:
             return
-        if isinstance(parent, cst.NameItem):
+        if type(parent) is cst.NameItem:
             return
-        if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node:
+        if type(parent) in (cst.For, cst.CompFor) and parent.iter is node:
             self._add(name, node, "iterate")
             return
         self._add(name, node, "safe" if self._inside_torch_save() else "unfixable")

@@ -119,7 +119,7 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         self.scopes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.scopes and isinstance(self.scopes[-1], cst.ClassDef):
+        if self.scopes and type(self.scopes[-1]) is cst.ClassDef:
             self.class_methods.setdefault(self.scopes[-1], set()).add(node.name.value)
         self.scopes.append(node)
         # a nested def runs later, outside any enclosing no_grad block: only its own decorators count
@@ -137,14 +137,14 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         self.grad_off.pop()
 
     def visit_For(self, node: cst.For) -> None:
-        self.loop_functions[node] = tuple(s for s in self.scopes if isinstance(s, cst.FunctionDef))
+        self.loop_functions[node] = tuple(s for s in self.scopes if type(s) is cst.FunctionDef)
         self.loops.append(node)
 
     def leave_For(self, original_node: cst.For) -> None:
         self.loops.pop()
 
     def visit_While(self, node: cst.While) -> None:
-        self.loop_functions[node] = tuple(s for s in self.scopes if isinstance(s, cst.FunctionDef))
+        self.loop_functions[node] = tuple(s for s in self.scopes if type(s) is cst.FunctionDef)
         self.loops.append(node)
 
     def leave_While(self, original_node: cst.While) -> None:
@@ -163,7 +163,7 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._record_definition(target.target, node.value, node)
-            if isinstance(target.target, cst.Subscript):
+            if type(target.target) is cst.Subscript:
                 index = single_index(target.target)
                 if index is not None:
                     self._record_store(
@@ -179,7 +179,7 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         self.calls.append(node)
         if self.loops:
             self.calls_in_loops.add(node)
-        if self.loops and isinstance(func, cst.Attribute):
+        if self.loops and type(func) is cst.Attribute:
             # a training loop runs backward and an optimizer update: `loss.backward()` plus
             # `opt.step()`/`zero_grad()` (a sampler's `scheduler.step(noise, t, x)` takes arguments)
             method = func.attr.value
@@ -190,18 +190,18 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         if (self.qualified_name(func) or "") == "torch.load":
             self.loads.append(Load(node, self._functions_in_owner(), self._enclosing_class()))
             return
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return
         method = func.attr.value
         if "hook" in method and method.startswith("register"):
             for arg in node.args:
                 self.hook_names |= {n for n in names_in(arg.value)}
-                if isinstance(arg.value, cst.Attribute):
+                if type(arg.value) is cst.Attribute:
                     self.hook_names.add(arg.value.attr.value)
             return
         receiver = func.value
         positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-        if method == "append" and isinstance(receiver, cst.Subscript) and len(positional) == 1:
+        if method == "append" and type(receiver) is cst.Subscript and len(positional) == 1:
             self._record_store(receiver.value, node, positional[0], single_index(receiver), "nested-append")
         elif method == "append" and len(positional) == 1:
             self._record_store(receiver, node, positional[0], None, "append")
@@ -213,25 +213,25 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
             self._record_update(receiver, node, positional[0])
 
     def _record_update(self, receiver: cst.BaseExpression, call: cst.Call, mapping: cst.BaseExpression) -> None:
-        if isinstance(mapping, cst.Dict):
+        if type(mapping) is cst.Dict:
             for element in mapping.elements:
-                if isinstance(element, cst.DictElement):
+                if type(element) is cst.DictElement:
                     self._record_store(receiver, call, element.value, element.key, "update")
-        elif isinstance(mapping, cst.DictComp):
+        elif type(mapping) is cst.DictComp:
             names = frozenset(name for comp in _comprehension_fors(mapping.for_in) for name in names_in(comp.target))
             self._record_store(receiver, call, mapping.value, mapping.key, "update", names)
 
     # --- what the traversal collects ------------------------------------------------------------
     def _enclosing_class(self) -> cst.ClassDef | None:
         for scope in reversed(self.scopes):
-            if isinstance(scope, cst.ClassDef):
+            if type(scope) is cst.ClassDef:
                 return scope
         return None
 
     def _functions_in_owner(self) -> tuple[cst.FunctionDef, ...]:
         functions: list[cst.FunctionDef] = []
         for scope in reversed(self.scopes):
-            if isinstance(scope, cst.ClassDef):
+            if type(scope) is cst.ClassDef:
                 break
             functions.append(scope)
         return tuple(reversed(functions))
@@ -245,15 +245,15 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         kind = self.empty_container_kind(value)
         if kind is None:
             return
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             if not self.scopes:
                 self.module_containers.setdefault(target.value, set()).add(kind)
-            elif isinstance(self.scopes[-1], cst.FunctionDef):
+            elif type(self.scopes[-1]) is cst.FunctionDef:
                 key = (self.scopes[-1], target.value)
                 self.function_containers.setdefault(key, set()).add(kind)
                 self.function_definitions.setdefault(key, []).append(statement)
                 self.definition_loops[id(statement)] = tuple(self.loops)
-            elif isinstance(self.scopes[-1], cst.ClassDef):
+            elif type(self.scopes[-1]) is cst.ClassDef:
                 self.class_containers.setdefault(self.scopes[-1], {}).setdefault(target.value, set()).add(kind)
                 self.class_body_definitions.setdefault((self.scopes[-1], target.value), []).append(statement)
         elif attribute is not None and owner is not None:
@@ -264,7 +264,7 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         attribute = self_attribute(target)
         if attribute is not None:
             self.attribute_values.setdefault(attribute, []).append(value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._record_attribute_values(element.value, None)
 
@@ -278,7 +278,7 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
         comprehension_names: frozenset[str] = frozenset(),
         shared: bool = False,
     ) -> None:
-        while isinstance(receiver, cst.Subscript):
+        while type(receiver) is cst.Subscript:
             receiver = receiver.value  # `self.bank[layer][sid] = f`: an entry of an entry grows the outer container
         owner = self._enclosing_class()
         attribute = owner_attribute(receiver, owner)
@@ -287,8 +287,8 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
                 return
             container = ContainerKey(owner, attribute)
             functions = self._functions_in_owner()
-        elif isinstance(receiver, cst.Name):
-            functions = tuple(scope for scope in self.scopes if isinstance(scope, cst.FunctionDef))
+        elif type(receiver) is cst.Name:
+            functions = tuple(scope for scope in self.scopes if type(scope) is cst.FunctionDef)
             # the innermost function that created a container of that name, else the module's
             owner = next((f for f in reversed(functions) if (f, receiver.value) in self.function_containers), None)
             container = ContainerKey(owner, receiver.value)
@@ -354,7 +354,7 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
             owners.setdefault(container.owner, {})[container.name] = None
         result: dict[ContainerKey, list[ContainerUse]] = {}
         for owner, names in owners.items():
-            if not isinstance(owner, cst.ClassDef):
+            if type(owner) is not cst.ClassDef:
                 root = owner if owner is not None else self.module
                 assert root is not None
                 walker = UseWalker(self, root, set(names))
@@ -376,13 +376,13 @@ class Containers(ContainerRoles, cst.BatchableCSTVisitor):
 def empty_container_kind(value: cst.BaseExpression, qualified_name: Callable[[cst.BaseExpression], str | None]) -> str | None:
     """`{}`, `dict()`, `OrderedDict()`, `defaultdict(...)`, `[]`, `deque()` (unbounded) -> dict/list; `qualified_name`
     resolves a constructor through the file's imports."""
-    if isinstance(value, cst.Dict) and not value.elements:
+    if type(value) is cst.Dict and not value.elements:
         return "dict"
-    if isinstance(value, cst.List) and not value.elements:
+    if type(value) is cst.List and not value.elements:
         return "list"
-    if isinstance(value, cst.DictComp) and empty_container_kind(value.value, qualified_name) is not None:
+    if type(value) is cst.DictComp and empty_container_kind(value.value, qualified_name) is not None:
         return "dict"  # `{layer: {} for layer in layers}`: one empty container per key, filled later
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         name = qualified_name(value.func) or dotted_name(value.func) or ""
         kind = _EMPTY_CONSTRUCTORS.get(name)
         if kind is None:
@@ -394,7 +394,7 @@ def empty_container_kind(value: cst.BaseExpression, qualified_name: Callable[[cs
         # `dict()`, `dict({})`, `list([])`: created empty
         if all(
             arg.keyword is None
-            and isinstance(arg.value, (cst.Dict, cst.List, cst.Tuple))
+            and type(arg.value) in (cst.Dict, cst.List, cst.Tuple)
             and not arg.value.elements
             for arg in value.args
         ):
@@ -407,7 +407,7 @@ def _parameter_for(function: cst.FunctionDef, call: cst.Call, receiver: str) -> 
     """The parameter of `function` that an argument `receiver` of `call` lands in."""
     params = [*function.params.posonly_params, *function.params.params]
     for position, arg in enumerate(call.args):
-        if not (isinstance(arg.value, cst.Name) and arg.value.value == receiver) or arg.star:
+        if not (type(arg.value) is cst.Name and arg.value.value == receiver) or arg.star:
             continue
         if arg.keyword is not None:
             return arg.keyword.value
@@ -419,7 +419,7 @@ def _foreign_uses(definition, call: cst.Call, receiver: str, names: tuple[str, .
     """Node-free: the kinds of the uses a function of another file makes of `<param>.<name>`."""
     containers = definition.model.containers
     function = definition.node
-    if containers is None or not isinstance(function, cst.FunctionDef):
+    if containers is None or type(function) is not cst.FunctionDef:
         return None
     parameter = _parameter_for(function, call, receiver)
     if parameter is None:
@@ -433,7 +433,7 @@ def _foreign_uses(definition, call: cst.Call, receiver: str, names: tuple[str, .
 def stored_values(payload: cst.BaseExpression, container: cst.BaseExpression) -> list[cst.BaseExpression | None]:
     """The values a store puts into a container (None where they cannot be told)."""
     if not (
-        isinstance(payload, cst.Call) and isinstance(payload.func, cst.Attribute) and payload.func.value is container
+        type(payload) is cst.Call and type(payload.func) is cst.Attribute and payload.func.value is container
     ):
         return [payload]  # `c[k] = value`
     method = payload.func.attr.value
@@ -442,9 +442,9 @@ def stored_values(payload: cst.BaseExpression, container: cst.BaseExpression) ->
         return positional
     if method in ("insert", "setdefault") and len(positional) == 2:
         return positional[1:]
-    if method == "update" and len(positional) == 1 and isinstance(positional[0], cst.Dict):
-        return [e.value if isinstance(e, cst.DictElement) else None for e in positional[0].elements]
-    if method == "update" and len(positional) == 1 and isinstance(positional[0], cst.DictComp):
+    if method == "update" and len(positional) == 1 and type(positional[0]) is cst.Dict:
+        return [e.value if type(e) is cst.DictElement else None for e in positional[0].elements]
+    if method == "update" and len(positional) == 1 and type(positional[0]) is cst.DictComp:
         return [positional[0].value]
     return [None]
 

@@ -64,16 +64,16 @@ class DataPipeline:
         of a call that returns it wrapped (`loader = fabric.setup_dataloaders(DataLoader(...))`)."""
         parent = self.flows.parent(call)
         if through_wrapper and type(parent) is cst.Arg and parent.keyword is None \
-                and isinstance(wrapper := self.flows.parent(parent), cst.Call) and wrapper.args[0] is parent:
+                and type(wrapper := self.flows.parent(parent)) is cst.Call and wrapper.args[0] is parent:
             parent = self.flows.parent(wrapper)
-        if type(parent) is cst.Element and isinstance(display := self.flows.parent(parent), cst.Tuple) \
-                and isinstance(statement := self.flows.parent(display), cst.Assign) and len(statement.targets) == 1 \
-                and isinstance(targets := statement.targets[0].target, cst.Tuple) \
-                and len(targets.elements) == len(display.elements) and not any(isinstance(e, cst.StarredElement) for e in display.elements):
+        if type(parent) is cst.Element and type(display := self.flows.parent(parent)) is cst.Tuple \
+                and type(statement := self.flows.parent(display)) is cst.Assign and len(statement.targets) == 1 \
+                and type(targets := statement.targets[0].target) is cst.Tuple \
+                and len(targets.elements) == len(display.elements) and not any(type(e) is cst.StarredElement for e in display.elements):
             return code_of(targets.elements[display.elements.index(parent)].value, 200)  # `dev, loader = d, DataLoader(...)`
         if type(parent) is cst.Assign and len(parent.targets) == 1:
             return code_of(parent.targets[0].target, 200)
-        if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)):
+        if type(parent) in (cst.AnnAssign, cst.NamedExpr):
             return code_of(parent.target, 200)
         return None
 
@@ -153,7 +153,7 @@ class DataPipeline:
     def enclosing_loop(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         current = self.flows.parent(node)
         while current is not None and type(current) not in CLASSES_AND_FUNCTIONS:
-            if isinstance(current, (cst.For, cst.While)):
+            if type(current) in (cst.For, cst.While):
                 return current
             current = self.flows.parent(current)
         return None
@@ -183,7 +183,7 @@ def drawn_names(loop: cst.For) -> set[str]:
 
 
 def root_name(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+    while type(expr) in (cst.Attribute, cst.Subscript, cst.Call):
         expr = expr.value if type(expr) is not cst.Call else expr.func
     return expr.value if type(expr) is cst.Name else None
 

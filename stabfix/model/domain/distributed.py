@@ -109,9 +109,9 @@ class Distributed:
             return True
         if self._setups is None:
             self._setups = [call for call in self.flows.calls() if self._sets_up(call)] + \
-                ([self.evidence()] if not isinstance(self.evidence(), cst.Call) else [])
+                ([self.evidence()] if type(self.evidence()) is not cst.Call else [])
         owner = self.flows.parent(self.flows.parent(function))
-        scope = owner if isinstance(owner, cst.ClassDef) else function
+        scope = owner if type(owner) is cst.ClassDef else function
         if any(_contains(scope, setup) for setup in self._setups):
             return True
         if depth >= 2:
@@ -130,10 +130,10 @@ class Distributed:
         handled: set[str] = set()
         for call in self.flows.calls():
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("prepare", "prepare_data_loader", "setup_dataloaders") \
+            if type(func) is cst.Attribute and func.attr.value in ("prepare", "prepare_data_loader", "setup_dataloaders") \
                     and self._framework_object(func.value):
                 for arg in call.args:
-                    values = arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg]
+                    values = arg.value.elements if type(arg.value) in (cst.Tuple, cst.List) else [arg]
                     handled.update(code_of(v.value, 200) for v in values)
             elif self.names.qualify(func) in LOADER_SHARDING_FUNCTIONS and call.args:
                 loader = next((a for a in call.args if a.keyword is None or a.keyword.value == "dataloader"), None)
@@ -145,11 +145,11 @@ class Distributed:
         """`model, opt, loader = engine.make_private(..., data_loader=loader)`: a library call takes the loader and
         hands back its own in its place (opacus, DeepSpeed, a framework's setup): the original is no longer drawn."""
         parent = self.flows.parent(call)
-        if not isinstance(parent, cst.Assign) or (self.names.qualify(call.func) or "").startswith("torch."):
+        if type(parent) is not cst.Assign or (self.names.qualify(call.func) or "").startswith("torch."):
             return set()
         targets = set()
         for target in parent.targets:
-            elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else None
+            elements = target.target.elements if type(target.target) in (cst.Tuple, cst.List) else None
             targets.update(code_of(e.value, 200) for e in elements) if elements else targets.add(code_of(target.target, 200))
         return {code_of(arg.value, 200) for arg in call.args} & targets
 
@@ -159,13 +159,13 @@ class Distributed:
         return self._framework_object(receiver)
 
     def _framework_object(self, receiver: cst.BaseExpression) -> bool:
-        if isinstance(receiver, cst.Name):
+        if type(receiver) is cst.Name:
             for binding in self.names.bindings_of(receiver) if receiver in self.names.uses else []:
                 value = binding.bound_value
-                if isinstance(value, cst.Call) and self.names.qualify(value.func) in GROUP_SETUP:
+                if type(value) is cst.Call and self.names.qualify(value.func) in GROUP_SETUP:
                     return True
             return self.names.qualify(receiver) is None and bool(self.evidence())  # a parameter: the script's own
-        return isinstance(receiver, cst.Attribute)  # self.accelerator, self.fabric
+        return type(receiver) is cst.Attribute  # self.accelerator, self.fabric
 
     # --- wrapped modules ---------------------------------------------------------------------------
     def wrapped(self, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
@@ -189,7 +189,7 @@ class Distributed:
         the element is what accelerate hands back for a module (its argument, or the name it is bound to,
         is called or has a method only a module has), wrapped in DDP when several processes run."""
         value = binding.value
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) \
+        if type(value) is not cst.Call or type(value.func) is not cst.Attribute \
                 or value.func.attr.value != "prepare" or not self._framework_object(value.func.value):
             return False
         positional = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
@@ -212,28 +212,28 @@ class Distributed:
             func = call.func
             if dotted_name(func) == spelled and self.names.qualify(func) is None:
                 return True
-            if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_METHODS and dotted_name(func.value) == spelled:
+            if type(func) is cst.Attribute and func.attr.value in _MODULE_ONLY_METHODS and dotted_name(func.value) == spelled:
                 return True
         return False
 
     def _is_wrap(self, value: Optional[cst.BaseExpression], depth: int) -> bool:
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         if self.names.qualify(value.func) in PREFIXING_WRAPPERS:
             return True
         func = value.func  # `nn.DataParallel(net).cuda()`: a module's `.to`/`.cuda`/`.train` return the module
-        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF:
+        if type(func) is cst.Attribute and func.attr.value in _RETURNS_SELF:
             inner = func.value
-            return self._is_wrap(inner, depth + 1) if isinstance(inner, cst.Call) else self.wrapped(inner, depth + 1) == "always"
+            return self._is_wrap(inner, depth + 1) if type(inner) is cst.Call else self.wrapped(inner, depth + 1) == "always"
         definition = self.names.definition_of(value)
         return definition is not None and any(
             self.wrapped(returned, depth + 1) == "always" or self._is_wrap(returned, depth + 1)
             for returned in returned_values(definition))
 
     def _reaching_bindings(self, expr: cst.BaseExpression) -> list[Binding]:
-        if isinstance(expr, cst.Name) and expr in self.names.uses:
+        if type(expr) is cst.Name and expr in self.names.uses:
             return self.names.reaching(expr) or self.names.bindings_of(expr)
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):  # `self.model`, whatever the receiver's name
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name:  # `self.model`, whatever the receiver's name
             owner = self.names.receiver_class(expr.value)
             return self.names.attribute_reaching(owner, expr.attr.value, expr.value) if owner is not None else []
         return []  # a binding's `bound_value` None: a parameter, a loop target (not shown)
@@ -253,7 +253,7 @@ def _calls_method(node: cst.CSTNode, method: str) -> bool:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == method:
+        if type(current) is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value == method:
             return True
         stack.extend(code_children(current))
     return False

@@ -65,16 +65,16 @@ def dtype_source(expr: cst.BaseExpression, names: Names, depth: int = 0) -> cst.
     """The tensor `expr` has its dtype from: `row` of `for row, y in zip(logits, ys)` is `logits`."""
     while depth < 12:
         depth += 1
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             expr = expr.value
         elif (
-            isinstance(expr, cst.Call)
-            and isinstance(expr.func, cst.Attribute)
+            type(expr) is cst.Call
+            and type(expr.func) is cst.Attribute
             and expr.func.attr.value in _SAME_DTYPE_METHODS
             and not any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in expr.args)
         ):
             expr = expr.func.value
-        elif isinstance(expr, cst.Name) and expr in names.uses:
+        elif type(expr) is cst.Name and expr in names.uses:
             reaching = names.reaching(expr)
             if len(reaching) != 1:
                 return expr
@@ -98,8 +98,8 @@ def _iterated(iterable: cst.BaseExpression, position: tuple[int, ...], names: Na
     `for _, r in enumerate(x)`."""
     if not position:
         return iterable
-    if isinstance(iterable, cst.Call) and not any(arg.star for arg in iterable.args):
-        builtin = isinstance(iterable.func, cst.Name) and names.qualify(iterable.func) is None
+    if type(iterable) is cst.Call and not any(arg.star for arg in iterable.args):
+        builtin = type(iterable.func) is cst.Name and names.qualify(iterable.func) is None
         iterated = [arg.value for arg in iterable.args if arg.keyword is None]  # `zip(..., strict=True)`, `enumerate(x, start=1)`
         if builtin and iterable.func.value == "zip" and position[0] < len(iterated):  # type: ignore[union-attr]
             return iterated[position[0]] if len(position) == 1 else None
@@ -111,7 +111,7 @@ def _iterated(iterable: cst.BaseExpression, position: tuple[int, ...], names: Na
 def _key(expr: cst.BaseExpression, names: Names, tested: bool = False) -> Key:
     """Which tensor `expr` is: the bindings that may hold at it, or its code. For the tensor a test reads,
     only the bindings made before the test: one made after it (`x = x.float()` in the branch) holds another."""
-    if isinstance(expr, cst.Name) and expr in names.uses:
+    if type(expr) is cst.Name and expr in names.uses:
         reaching = names.reaching(expr)
         if tested:
             reaching = [binding for binding in reaching if binding.order < names.uses[expr].order]
@@ -123,7 +123,7 @@ def _key(expr: cst.BaseExpression, names: Names, tested: bool = False) -> Key:
 def _tests(frames: tuple[Frame, ...], place: Place):
     """(test, whether it held) for every branch around the site and every earlier early exit of its function."""
     for frame in frames:
-        if isinstance(frame, BranchFrame) and isinstance(frame.node, (cst.If, cst.IfExp)) and frame.kind in ("if", "else"):
+        if isinstance(frame, BranchFrame) and type(frame.node) in (cst.If, cst.IfExp) and frame.kind in ("if", "else"):
             yield frame.node.test, frame.kind == "if"
     function = next((frame.node for frame in reversed(frames) if isinstance(frame, FunctionFrame)), None)
     statement = enclosing_statement(place)
@@ -134,29 +134,29 @@ def _tests(frames: tuple[Frame, ...], place: Place):
 
 def _facts(test: cst.BaseExpression, truth: bool, names: Names) -> dict[Key, frozenset[str]]:
     """What `test` evaluating to `truth` says about dtypes: tensor key -> the floating dtypes it can have."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return _facts(test.expression, not truth, names)
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         # both sides hold after a true `and`, both fail after a false `or`; otherwise either may have decided
-        if isinstance(test.operator, cst.And) == truth:
+        if (type(test.operator) is cst.And) == truth:
             left, right = _facts(test.left, truth, names), _facts(test.right, truth, names)
             return {key: left.get(key, FLOATS) & right.get(key, FLOATS) for key in left.keys() | right.keys()}
         return {}
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return {}
     target = test.comparisons[0]
     operator, left, right = target.operator, test.left, target.comparator
-    if _dtype_read(right) is not None and _dtype_read(left) is None and not isinstance(operator, (cst.In, cst.NotIn)):
+    if _dtype_read(right) is not None and _dtype_read(left) is None and type(operator) not in (cst.In, cst.NotIn):
         left, right = right, left  # `torch.bfloat16 == x.dtype`
     tensor = _dtype_read(left)
     if tensor is None:
         return {}
-    if isinstance(operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
+    if type(operator) in (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot):
         listed = _dtypes_named([right], names)
-        positive = isinstance(operator, (cst.Equal, cst.Is))
-    elif isinstance(operator, (cst.In, cst.NotIn)) and isinstance(right, (cst.List, cst.Tuple, cst.Set)):
+        positive = type(operator) in (cst.Equal, cst.Is)
+    elif type(operator) in (cst.In, cst.NotIn) and type(right) in (cst.List, cst.Tuple, cst.Set):
         listed = _dtypes_named([element.value for element in right.elements], names)
-        positive = isinstance(operator, cst.In)
+        positive = type(operator) is cst.In
     else:
         return {}
     if listed is None:
@@ -166,7 +166,7 @@ def _facts(test: cst.BaseExpression, truth: bool, names: Names) -> dict[Key, fro
 
 def _dtype_read(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     """`x` of `x.dtype`."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "dtype":
+    if type(expr) is cst.Attribute and expr.attr.value == "dtype":
         return expr.value
     return None
 

@@ -40,28 +40,28 @@ class DtypeValues:
         if depth > 6:
             return None
         # a variable is followed to its assignment (the fix changes the setting, not this use of it)
-        imported = isinstance(expression, cst.Name) and all(b.kind == "import" for b in self.names.reaching(expression))
-        qualified = self.names.qualify(expression) if not isinstance(expression, cst.Name) or imported else None
+        imported = type(expression) is cst.Name and all(b.kind == "import" for b in self.names.reaching(expression))
+        qualified = self.names.qualify(expression) if type(expression) is not cst.Name or imported else None
         if qualified in DTYPES:
             sources.append(expression)
             return DTYPES[qualified]
-        if isinstance(expression, cst.IfExp):
+        if type(expression) is cst.IfExp:
             body, orelse = self._of(expression.body, sources, depth + 1), self._of(expression.orelse, sources, depth + 1)
             return self._chosen(expression.test, body, orelse)
-        if isinstance(expression, cst.Subscript):
+        if type(expression) is cst.Subscript:
             return self._looked_up(expression, sources, depth)
-        if isinstance(expression, cst.Call) and dotted_name(expression.func) == "getattr" and len(expression.args) == 2:
+        if type(expression) is cst.Call and dotted_name(expression.func) == "getattr" and len(expression.args) == 2:
             text = expression.args[1].value
-            if self.names.qualify(expression.args[0].value) == "torch" and isinstance(text, cst.SimpleString):
+            if self.names.qualify(expression.args[0].value) == "torch" and type(text) is cst.SimpleString:
                 return DTYPES.get(f"torch.{text.evaluated_value}")
             return None
         values: list[cst.BaseExpression] = []
-        if isinstance(expression, cst.Name):
+        if type(expression) is cst.Name:
             reaching = self.names.reaching(expression)
             if not reaching or any(binding.bound_value is None for binding in reaching):
                 return None
             values = [binding.bound_value for binding in reaching]  # type: ignore[misc]
-        elif isinstance(expression, cst.Attribute):
+        elif type(expression) is cst.Attribute:
             values = self.field_values(expression)
         results = {self._of(value, sources, depth + 1) for value in values}
         return results.pop() if len(results) == 1 else None
@@ -85,22 +85,22 @@ class DtypeValues:
         """`{"bfloat16": torch.bfloat16, "float16": torch.float16}[name]`: the entry every key the name
         may hold selects (a key chosen between two strings is followed like a choice of dtypes)."""
         table = subscript.value
-        if isinstance(table, cst.Name):
+        if type(table) is cst.Name:
             table = self.names.single_value(table) or table
-        if not isinstance(table, cst.Dict) or len(subscript.slice) != 1:
+        if type(table) is not cst.Dict or len(subscript.slice) != 1:
             return None
         index = subscript.slice[0].slice
-        if not isinstance(index, cst.Index):
+        if type(index) is not cst.Index:
             return None
         entries = {element.key.evaluated_value: element.value for element in table.elements
-                   if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)}
+                   if type(element) is cst.DictElement and type(element.key) is cst.SimpleString}
         key = index.value
-        if isinstance(key, cst.Name):
+        if type(key) is cst.Name:
             key = self.names.single_value(key) or key
-        if isinstance(key, cst.SimpleString):
+        if type(key) is cst.SimpleString:
             entry = entries.get(key.evaluated_value)
             return self._of(entry, sources, depth + 1) if entry is not None else None
-        if isinstance(key, cst.IfExp) and isinstance(key.body, cst.SimpleString) and isinstance(key.orelse, cst.SimpleString):
+        if type(key) is cst.IfExp and type(key.body) is cst.SimpleString and type(key.orelse) is cst.SimpleString:
             body, orelse = entries.get(key.body.evaluated_value), entries.get(key.orelse.evaluated_value)
             if body is None or orelse is None:
                 return None

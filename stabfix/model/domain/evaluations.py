@@ -52,9 +52,9 @@ class Evaluations:
 
     def _search(self) -> Iterator[tuple[cst.FunctionDef, str, cst.Call]]:
         names, summaries, modes = self.names, self.summaries, self.modes
-        for function in [node for node in names.scopes if isinstance(node, cst.FunctionDef)]:
+        for function in [node for node in names.scopes if type(node) is cst.FunctionDef]:
             calls = self.events.calls_of(function.name.value)  # the cheap questions first
-            if not calls or function in names.grad_off_functions or not isinstance(function.body, cst.IndentedBlock) \
+            if not calls or function in names.grad_off_functions or type(function.body) is not cst.IndentedBlock \
                     or modes.in_function(function) or in_harness(function, None):
                 continue
             if summaries.of(function).effects or summaries.always_called_without_grad(function):
@@ -74,14 +74,14 @@ class Evaluations:
     def _runs_unseen_effect(self, function: cst.FunctionDef, forwards: set[int], receiver: str) -> bool:
         reach = GradReach(self.names, self.values, self.modules.is_module, self.modes.is_update)
         return any(reach.call(statement.value, forwards, receiver, 0, set()) is not None
-                   for statement in _expression_statements(function) if isinstance(statement.value, cst.Call))
+                   for statement in _expression_statements(function) if type(statement.value) is cst.Call)
 
     def _trains_what_it_hands(self, event, function: cst.FunctionDef, index: int) -> bool:
         caller, call = event.site.function, event.node
         if caller is None or event.site.in_lambda or self.names.definition_of(call) is not function:
             return False
-        root = call.func.value if isinstance(call.func, cst.Attribute) else call.func
-        use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+        root = call.func.value if type(call.func) is cst.Attribute else call.func
+        use = self.names.uses.get(root) if type(root) is cst.Name else None
         positional = [arg for arg in call.args if arg.keyword is None]
         if (use is not None and use.grad_off) or any(arg.star for arg in call.args) or index >= len(positional):
             return False
@@ -108,11 +108,11 @@ class Evaluations:
         if statement is None:
             return True
         calls = _calls_within(statement)
-        if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in calls):
+        if any(type(c.func) is cst.Attribute and c.func.attr.value == "backward" for c in calls):
             return True
         bound = {name.value for name in _assigned_names(statement)}
         bound |= {_spelled(c.func.value) for c in calls
-                  if isinstance(c.func, cst.Attribute) and any(arg.value is event.node for arg in c.args)}
+                  if type(c.func) is cst.Attribute and any(arg.value is event.node for arg in c.args)}
         return bool(bound) and self.history.feeds_backward(bound, caller, after=event.site.names_order)
 
 
@@ -170,8 +170,8 @@ class _AssignedNames(cst.CSTVisitor):
 
 
 def _names_in(target: cst.BaseExpression) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [name for element in target.elements for name in _names_in(element.value)]
     return []

@@ -46,7 +46,7 @@ class Generation:
     def generation_call(self, call: cst.Call, depth: int = 0) -> Optional[str]:
         """Why the call generates (for messages), or None."""
         func = call.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
         settings = {arg.keyword.value for arg in call.args if arg.keyword is not None} & words.GENERATION_SETTINGS
         definition = self.names.definition_of(call)
         if definition is not None:
@@ -54,7 +54,7 @@ class Generation:
         qualified = self.names.qualify(func) or ""
         if qualified.startswith(("torch.", "numpy.", "random.")):
             return None
-        if last == "generate" and isinstance(func, cst.Attribute):
+        if last == "generate" and type(func) is cst.Attribute:
             receiver = func.value
             if settings or self._is_model(receiver):
                 return "generates"
@@ -76,7 +76,7 @@ class Generation:
     def _is_model(self, receiver: cst.BaseExpression) -> bool:
         if self.modules is not None and self.modules.is_module(receiver):
             return True
-        if isinstance(receiver, cst.Call):  # `accelerator.unwrap_model(model).generate(...)`
+        if type(receiver) is cst.Call:  # `accelerator.unwrap_model(model).generate(...)`
             return any(self._is_model(arg.value) for arg in receiver.args)
         last = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
         return any(part in words.MODEL_WORDS for part in last.split("_"))
@@ -89,10 +89,10 @@ class Generation:
         found: Optional[str] = None
         if depth < 3:
             for node in _walk(function.body):
-                if isinstance(node, (cst.For, cst.While)) and self.decode_loop(node):
+                if type(node) in (cst.For, cst.While) and self.decode_loop(node):
                     found = "decodes token by token"
                     break
-                if isinstance(node, cst.Call) and self.generation_call(node, depth + 1) is not None:
+                if type(node) is cst.Call and self.generation_call(node, depth + 1) is not None:
                     found = "generates"
                     break
         self._functions[key] = found
@@ -101,10 +101,10 @@ class Generation:
     def decode_loop(self, loop: Loop) -> bool:
         picks = grows = forward = False
         for node in _walk(loop.body):
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             func = node.func
-            last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
             qualified = self.names.qualify(func) or ""
             if last in ("argmax", "multinomial") or (last == "sample" and not node.args):
                 picks = True
@@ -121,20 +121,20 @@ class Generation:
             return True
         if self.names.definition_of(call) is not None or self.names.qualify(func) is not None:
             return False
-        if isinstance(func, cst.Attribute):  # `self.decoder(...)`: a callable stored on the object
-            return isinstance(func.value, cst.Name) and func.value.value == "self"
-        return isinstance(func, cst.Name) and func.value not in _BUILTINS
+        if type(func) is cst.Attribute:  # `self.decoder(...)`: a callable stored on the object
+            return type(func.value) is cst.Name and func.value.value == "self"
+        return type(func) is cst.Name and func.value not in _BUILTINS
 
     # -- where it goes -----------------------------------------------------------------------------------
     def feeds_training(self, node: cst.CSTNode, statement: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """Whether what `node` (a generation call in `statement`, or a decode loop) makes reaches the update."""
-        if isinstance(node, (cst.For, cst.While)):
+        if type(node) in (cst.For, cst.While):
             seeds = {name for inner in _walk(node.body) for name in _targets_of(inner)}
-        elif isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        elif type(statement) is cst.SimpleStatementLine and len(statement.body) == 1:
             small = statement.body[0]
-            if isinstance(small, cst.Expr) and small.value is node:
+            if type(small) is cst.Expr and small.value is node:
                 return False  # result thrown away
-            if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) or small.value is not node:
+            if type(small) not in (cst.Assign, cst.AnnAssign, cst.AugAssign) or small.value is not node:
                 return True  # handed straight to something else
             seeds = set(_targets_of(small))
         else:
@@ -142,25 +142,25 @@ class Generation:
         flows: list[tuple[set[str], set[str]]] = []  # (targets, names read)
         sinks: set[str] = set()
         for inner in _walk(scope.body if hasattr(scope, "body") else scope):
-            if isinstance(inner, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and inner.value is not None:
+            if type(inner) in (cst.Assign, cst.AnnAssign, cst.AugAssign) and inner.value is not None:
                 targets = set(_targets_of(inner))
-                if any(isinstance(t.target, cst.Attribute) for t in getattr(inner, "targets", ())):
+                if any(type(t.target) is cst.Attribute for t in getattr(inner, "targets", ())):
                     sinks |= _names_in(inner.value)  # stored on an object: kept for later updates
                 flows.append((targets, _names_in(inner.value)))
-            elif isinstance(inner, (cst.Return, cst.Yield)) and inner.value is not None:
+            elif type(inner) in (cst.Return, cst.Yield) and inner.value is not None:
                 sinks |= _names_in(inner.value)
-            elif isinstance(inner, cst.Call):
+            elif type(inner) is cst.Call:
                 func = inner.func
-                last = func.attr.value if isinstance(func, cst.Attribute) else ""
+                last = func.attr.value if type(func) is cst.Attribute else ""
                 read = set().union(*(_names_in(arg.value) for arg in inner.args)) if inner.args else set()
                 if last in ("backward", "manual_backward") or (self.names.qualify(func) or "") == "torch.autograd.backward":
-                    sinks |= _names_in(func.value) if isinstance(func, cst.Attribute) else set()
+                    sinks |= _names_in(func.value) if type(func) is cst.Attribute else set()
                     sinks |= read
-                elif last in ("append", "extend", "add", "insert", "put", "push") and isinstance(func.value, cst.Name):
+                elif last in ("append", "extend", "add", "insert", "put", "push") and type(func.value) is cst.Name:
                     flows.append(({func.value.value}, read))
-            elif isinstance(inner, cst.Expr) and isinstance(inner.value, cst.Call) and not _observes(inner.value.func):
+            elif type(inner) is cst.Expr and type(inner.value) is cst.Call and not _observes(inner.value.func):
                 call = inner.value  # a statement that hands values over (an update, a buffer, a reward model)
-                last = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+                last = call.func.attr.value if type(call.func) is cst.Attribute else ""
                 if last not in ("append", "extend", "add", "insert", "put", "push"):  # text decoded for a log table
                     sinks |= set().union(*(_names_in(arg.value, observed=False) for arg in call.args)) if call.args else set()
         derived = set(seeds)
@@ -178,7 +178,7 @@ def _observes(func: cst.BaseExpression) -> bool:
     """Calls that only look at a value: logging, printing, decoding ids to text, metrics writers."""
     if is_log_call(func):
         return True
-    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
     return last in words.OBSERVING_CALLS
 
 
@@ -187,7 +187,7 @@ def _walk(node: cst.CSTNode):
     stack = list(children(node)) if not isinstance(node, (list, tuple)) else list(node)
     while stack:
         current = stack.pop(0)
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(current) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
         yield current
         stack[0:0] = list(children(current))
@@ -195,23 +195,23 @@ def _walk(node: cst.CSTNode):
 
 def _targets_of(node: cst.CSTNode) -> list[str]:
     targets: list[cst.BaseExpression] = []
-    if isinstance(node, cst.Assign):
+    if type(node) is cst.Assign:
         targets = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+    elif type(node) in (cst.AnnAssign, cst.AugAssign):
         targets = [node.target]
-    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend"):
+    elif type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("append", "extend"):
         targets = [node.func.value]
     return [name for target in targets for name in _root_names(target)]
 
 
 def _root_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [n for e in target.elements for n in _root_names(e.value)]
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return _root_names(target.value)
-    if isinstance(target, (cst.Subscript, cst.Attribute)):
+    if type(target) in (cst.Subscript, cst.Attribute):
         return _root_names(target.value)
     return []
 

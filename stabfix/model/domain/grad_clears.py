@@ -43,7 +43,7 @@ class GradClears:
         """Whether a clear may empty the gradients the optimizer `constructor` builds uses (another
         optimizer's or model's `zero_grad()`, shown to share no parameter with it, does not)."""
         if self._coverage is None:
-            built = [e.node for e in self._through_calls.of_kind("optimizer") if isinstance(e.node, cst.Call)]
+            built = [e.node for e in self._through_calls.of_kind("optimizer") if type(e.node) is cst.Call]
             self._coverage = GradCoverage(self._optimizers, self._names, built)
         return self._coverage.may_clear(clear.receiver, clear.how, clear.site.scope, constructor)
 
@@ -54,14 +54,14 @@ class GradClears:
 
     @staticmethod
     def is_clear(event: Event) -> bool:
-        return event.kind == "clear" or (isinstance(event, GradWrite) and isinstance(event.node, cst.Assign))
+        return event.kind == "clear" or (isinstance(event, GradWrite) and type(event.node) is cst.Assign)
 
     def through_summary(self, event: Event) -> bool:
         """A call whose function (another file's, or one `functions_called` does not follow) clears
         gradients its caller cannot name (a `zero_grad` effect on a local of its own: maybe the stepped
         ones); a clear of what the caller names is spliced in at the call (`events_through_calls`) and
         judged like the caller's own."""
-        if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
+        if not isinstance(event, LocalCall) or type(event.node) is not cst.Call:
             return False
         return any(effect.kind == "zero_grad" and effect.target is None
                    for effect in self._summaries.effects_at(event.node))
@@ -113,7 +113,7 @@ class GradClears:
         if self._events.in_function(function, "step"):
             return True
         return any(
-            isinstance(event, LocalCall) and isinstance(event.node, cst.Call)
+            isinstance(event, LocalCall) and type(event.node) is cst.Call
             and any(effect.kind == "step" for effect in self._summaries.effects_at(event.node))
             for event in self._events.in_function(function)
         )

@@ -57,14 +57,14 @@ class GradInputs:
             if op.kind == "cut":
                 return "detached from the graph"
             return self.without_grad(operand, function, cls, depth + 1) if op.grad else None
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._name(expr, function, cls, depth)
         value = self.values.value_of(expr)
         if value.detached:
             return "detached from the graph"
         if value.batch:
             return "a batch drawn from the data loader"
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call(expr, function, cls, depth)
         return None
 
@@ -137,7 +137,7 @@ class GradInputs:
         return None
 
     def _frozen_embedding(self, callee: cst.BaseExpression, call: cst.Call, function, cls) -> bool:
-        built = [v for v in self._built_from(callee) if isinstance(v, cst.Call)]
+        built = [v for v in self._built_from(callee) if type(v) is cst.Call]
         kinds = {self.imports.qualify(v.func) for v in built}
         if not built or not kinds <= _EMBEDDINGS | _PRETRAINED_EMBEDDINGS:
             return False
@@ -148,9 +148,9 @@ class GradInputs:
         return self._adapters.frozen_before(call, callee, function, cls)
 
     def _built_from(self, callee: cst.BaseExpression) -> list[cst.BaseExpression]:
-        if isinstance(callee, cst.Name):
+        if type(callee) is cst.Name:
             return [b.bound_value for b in self.names.reaching(callee) if b.bound_value is not None]
-        if isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value == "self":
+        if type(callee) is cst.Attribute and type(callee.value) is cst.Name and callee.value.value == "self":
             owner_scope = self.names.scope_of(callee.value)
             owner = self.names.enclosing_class(owner_scope) if owner_scope is not None else None
             if owner is not None:
@@ -175,10 +175,10 @@ class _InstanceCalls(cst.CSTVisitor):
         self.found: list[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not isinstance(node.func, cst.Name):
+        if type(node.func) is not cst.Name:
             return
         values = [b.bound_value for b in self.names.reaching(node.func)]
-        if values and all(isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == self.class_name
+        if values and all(type(v) is cst.Call and type(v.func) is cst.Name and v.func.value == self.class_name
                           for v in values):
             self.found.append(node)
 
@@ -189,19 +189,19 @@ class _GradMarks(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and isinstance(func.value, cst.Name):
-            if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False"):
+        if type(func) is cst.Attribute and func.attr.value == "requires_grad_" and type(func.value) is cst.Name:
+            if not node.args or not (type(node.args[0].value) is cst.Name and node.args[0].value.value == "False"):
                 self.marked.add(func.value.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             t = target.target
-            if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" and isinstance(t.value, cst.Name):
+            if type(t) is cst.Attribute and t.attr.value == "requires_grad" and type(t.value) is cst.Name:
                 self.marked.add(t.value.value)
 
 
 def _keeps_frozen(call: cst.Call) -> bool:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "freeze":
-            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+            return type(arg.value) is cst.Name and arg.value.value == "True"
     return True

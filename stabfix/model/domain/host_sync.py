@@ -111,18 +111,18 @@ class HostSyncs:
 
     def truth_test_sync(self, test: cst.BaseExpression) -> Optional[Sync]:
         """A tensor that Python has to turn into a bool (an `if`/`while`/`assert` test, `not`, `and`/`or`)."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             return self.truth_test_sync(test.expression)
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             return self.truth_test_sync(test.left) or self.truth_test_sync(test.right)
-        if isinstance(test, cst.Comparison):
+        if type(test) is cst.Comparison:
             operands = [test.left, *(target.comparator for target in test.comparisons)]
-            if any(isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for t in test.comparisons):
+            if any(type(t.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for t in test.comparisons):
                 return None
             if any(self._certain_device_tensor(operand) for operand in operands):
                 return Sync("check", test, test)
             return None
-        if isinstance(test, cst.Call) and self._is_tensor_truth_call(test):
+        if type(test) is cst.Call and self._is_tensor_truth_call(test):
             return Sync("check", test, test)
         return None
 
@@ -133,10 +133,10 @@ class HostSyncs:
         if module == "torch" and (last in NONFINITE_TESTS or last in TRUTH_REDUCTIONS):
             return True
         func = call.func
-        if isinstance(func, cst.Attribute) and not name and func.attr.value in TRUTH_REDUCTIONS:
+        if type(func) is cst.Attribute and not name and func.attr.value in TRUTH_REDUCTIONS:
             receiver = func.value
             return self.mentions_nonfinite_test(receiver) or self._on_device(receiver, strict=True)
-        if isinstance(func, cst.Attribute) and not name and func.attr.value in NONFINITE_TESTS:
+        if type(func) is cst.Attribute and not name and func.attr.value in NONFINITE_TESTS:
             return self._on_device(func.value, strict=False)
         return False
 
@@ -158,14 +158,14 @@ class HostSyncs:
     def _compares_with_infinity(self, comparison: cst.Comparison) -> bool:
         """`x == torch.inf`, `x.abs() != float("inf")`, `-math.inf == x`: an equality test against infinity."""
         operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
-        equality = all(isinstance(target.operator, (cst.Equal, cst.NotEqual)) for target in comparison.comparisons)
+        equality = all(type(target.operator) in (cst.Equal, cst.NotEqual) for target in comparison.comparisons)
         return equality and any(self._is_infinity(operand) for operand in operands)
 
     def _is_infinity(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        if type(expr) is cst.UnaryOperation and type(expr.operator) in (cst.Minus, cst.Plus):
             return self._is_infinity(expr.expression)
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and not self.qualify(expr.func):
-            if expr.func.value == "float" and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.SimpleString):
+        if type(expr) is cst.Call and type(expr.func) is cst.Name and not self.qualify(expr.func):
+            if expr.func.value == "float" and len(expr.args) == 1 and type(expr.args[0].value) is cst.SimpleString:
                 return str(expr.args[0].value.evaluated_value).strip().lower().lstrip("+-") in INFINITY_SPELLINGS
             return False
         return (self.qualify(expr) or "") in INFINITY_CONSTANTS
@@ -196,13 +196,13 @@ class HostSyncs:
 def is_loop_item(value: Optional[cst.BaseExpression], loop: cst.CSTNode) -> bool:
     """The value is one of the loop's own items (`v` or `v["loss"]` in `for k, v in logs.items():`), read
     as it comes, rather than computed in the loop (`p.grad.norm()`, a micro-batch's loss)."""
-    if value is None or not isinstance(loop, cst.For):
+    if value is None or type(loop) is not cst.For:
         return False
     own = {name.value for name in target_names(loop.target)}
     root = value
-    while isinstance(root, (cst.Attribute, cst.Subscript)):
+    while type(root) in (cst.Attribute, cst.Subscript):
         root = root.value
-    return isinstance(root, cst.Name) and root.value in own
+    return type(root) is cst.Name and root.value in own
 
 
 def per_item_loop(steps: StepIndex, path: StepPath, value: Optional[cst.BaseExpression],
@@ -233,5 +233,5 @@ def measures_without_training(events, names, calls: list[cst.Call]) -> bool:
     if events.of_kind("step") or events.of_kind("optimizer") or events.of_kind("clear") or any(
             event.operation != "+=" for event in events.of_kind("update")):
         return False
-    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "Event"
+    return any(type(call.func) is cst.Attribute and call.func.attr.value == "Event"
                and names.qualify(call.func) in _TIMING_EVENTS for call in calls)

@@ -18,11 +18,11 @@ from stabfix.model.source.names import Names
 def raises(branch: cst.If) -> bool:
     """`if ...: raise ...`, also in an `elif` of the chain."""
     lines = branch.body.body
-    statements = [s for line in lines for s in (line.body if isinstance(line, cst.SimpleStatementLine) else ())] \
-        if isinstance(branch.body, cst.IndentedBlock) else list(lines)
-    if any(isinstance(statement, cst.Raise) for statement in statements):
+    statements = [s for line in lines for s in (line.body if type(line) is cst.SimpleStatementLine else ())] \
+        if type(branch.body) is cst.IndentedBlock else list(lines)
+    if any(type(statement) is cst.Raise for statement in statements):
         return True
-    return isinstance(branch.orelse, cst.If) and raises(branch.orelse)
+    return type(branch.orelse) is cst.If and raises(branch.orelse)
 
 
 def tests_keys(names: Names, test: cst.BaseExpression, about: tuple[cst.BaseExpression, ...], budget: int = 12) -> bool:
@@ -37,12 +37,12 @@ def tests_keys(names: Names, test: cst.BaseExpression, about: tuple[cst.BaseExpr
         stack = [node]
         while stack:
             current = stack.pop()
-            if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == "keys" \
+            if type(current) is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value == "keys" \
                     and any(_variable(names, current.func.value) is variable for variable in variables):
                 return True
-            if isinstance(current, cst.Attribute) and current.attr.value in ("missing_keys", "unexpected_keys"):
+            if type(current) is cst.Attribute and current.attr.value in ("missing_keys", "unexpected_keys"):
                 return True
-            if isinstance(current, cst.Name) and current in names.uses:
+            if type(current) is cst.Name and current in names.uses:
                 frontier.extend(b.bound_value for b in names.reaching(current) if b.bound_value is not None)
             stack.extend(current.children)
     return False
@@ -51,11 +51,11 @@ def tests_keys(names: Names, test: cst.BaseExpression, about: tuple[cst.BaseExpr
 def _variable(names: Names, expr: cst.BaseExpression) -> Optional[list]:
     """The bindings list of the variable an expression reads from (`ckpt` of `ckpt["model"]`, `model` of
     `model.state_dict()`): two expressions with the same list read one variable of one scope."""
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        if isinstance(expr, cst.Call) and names.qualify(expr.func) is not None:
+    while type(expr) in (cst.Attribute, cst.Subscript, cst.Call):
+        if type(expr) is cst.Call and names.qualify(expr.func) is not None:
             return None  # `torch.load(path)`: a library call's result, no variable of the file
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
-    if not isinstance(expr, cst.Name) or expr not in names.uses:
+        expr = expr.func if type(expr) is cst.Call else expr.value
+    if type(expr) is not cst.Name or expr not in names.uses:
         return None
     use = names.uses[expr]
     return use.scope.resolving(expr.value).bindings.get(expr.value)
@@ -66,19 +66,19 @@ def keys_chosen_in_code(names: Names, expr: cst.BaseExpression, depth: int = 0) 
     comprehension of one, or a helper's result computed against one: the code decides which keys arrive."""
     if depth > 4:
         return False
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         value = names.single_value(expr)
         return value is not None and keys_chosen_in_code(names, value, depth + 1)
-    if isinstance(expr, cst.Dict):
+    if type(expr) is cst.Dict:
         return True
-    if isinstance(expr, cst.Attribute):  # `model.load_state_dict(model._saved_norms)`: what the file stored there
+    if type(expr) is cst.Attribute:  # `model.load_state_dict(model._saved_norms)`: what the file stored there
         stored = [v for v in attribute_values(names, expr) if not _is_none(v)]  # on an object of the receiver's class
         return bool(stored) and all(v is not None and keys_chosen_in_code(names, v, depth + 1) for v in stored)
-    if isinstance(expr, cst.DictComp):
+    if type(expr) is cst.DictComp:
         return keys_chosen_in_code(names, expr.for_in.iter, depth + 1)
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return False
-    method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else ""
+    method = expr.func.attr.value if type(expr.func) is cst.Attribute else ""
     if method in ("state_dict", "named_parameters", "named_buffers"):
         return True
     # a function of this file that reads a live module's `state_dict()`: what every `return` hands back (a helper
@@ -87,7 +87,7 @@ def keys_chosen_in_code(names: Names, expr: cst.BaseExpression, depth: int = 0) 
     returned = names.returns.get(helper, []) if helper is not None and _reads_state_dict(helper) else []
     if returned and all(keys_chosen_in_code(names, value, depth + 1) for value in returned):
         return True
-    if any(isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Attribute)
+    if any(type(a.value) is cst.Call and type(a.value.func) is cst.Attribute
            and a.value.func.attr.value == "state_dict" for a in expr.args):
         return True  # `intersect_dicts(ckpt, model.state_dict())`: matched against the live module's keys
     copied = (names.qualify(expr.func) or "") in ("copy.deepcopy", "copy.copy") or method == "items"
@@ -96,14 +96,14 @@ def keys_chosen_in_code(names: Names, expr: cst.BaseExpression, depth: int = 0) 
 
 
 def _is_none(value: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(value, cst.Name) and value.value == "None"
+    return type(value) is cst.Name and value.value == "None"
 
 
 def _reads_state_dict(function: cst.FunctionDef) -> bool:
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "state_dict":
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "state_dict":
             return True
         stack.extend(node.children)
     return False

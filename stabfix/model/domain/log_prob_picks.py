@@ -50,12 +50,12 @@ class LogProbPicks:
         if assumed and not maybe_same_dim(log_softmax.dim, gather):
             return None  # a gather along another axis than the softmax's
         binding = None
-        if isinstance(gather.source, cst.Name):
+        if type(gather.source) is cst.Name:
             reaching = self.names.reaching(gather.source)
             binding = reaching[0] if len(reaching) == 1 else None
             if binding is None:
                 return None
-        elif not isinstance(gather.source, cst.Call):
+        elif type(gather.source) is not cst.Call:
             return None  # `self.lp` set elsewhere: other methods may use it whole
         return LogProbPick(gather, log_softmax, binding, assumed)
 
@@ -97,7 +97,7 @@ class LogProbPicks:
     def rebound(self, binding: Binding, picks: list[LogProbPick]) -> bool:
         """A name of the logits expression is bound again between the log_softmax and a pick."""
         for name in walk(picks[0].log_softmax.operand):
-            if not isinstance(name, cst.Name) or name not in self.names.uses:
+            if type(name) is not cst.Name or name not in self.names.uses:
                 continue
             for other in self.names.bindings_of(name):
                 if any(binding.order < other.order < self.names.uses[p.gather.source].order for p in picks):
@@ -108,10 +108,10 @@ class LogProbPicks:
 def repeatable(operand: cst.BaseExpression) -> bool:
     """Evaluating it twice gives the same tensor at no real cost: no calls but dtype casts and views."""
     for node in walk(operand):
-        if isinstance(node, cst.Call):
-            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value in VALUE_PRESERVING and not node.args):
+        if type(node) is cst.Call:
+            if not (type(node.func) is cst.Attribute and node.func.attr.value in VALUE_PRESERVING and not node.args):
                 return False
-        elif isinstance(node, (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)):
+        elif type(node) in (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda):
             return False
     return True
 
@@ -119,15 +119,15 @@ def repeatable(operand: cst.BaseExpression) -> bool:
 def stem(operand: cst.BaseExpression) -> Optional[str]:
     """The word a name for the logits' logsumexp starts with: `out.logits[:, :-1].float()` -> `logits`."""
     while True:
-        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute):
+        if type(operand) is cst.Call and type(operand.func) is cst.Attribute:
             operand = operand.func.value
-        elif isinstance(operand, cst.Subscript):
+        elif type(operand) is cst.Subscript:
             operand = operand.value
-        elif isinstance(operand, cst.Attribute):
+        elif type(operand) is cst.Attribute:
             return operand.attr.value
-        elif isinstance(operand, cst.Name):
+        elif type(operand) is cst.Name:
             return operand.value
-        elif isinstance(operand, cst.BinaryOperation):
+        elif type(operand) is cst.BinaryOperation:
             operand = operand.left  # `student_logits / self.temperature`
         else:
             return None

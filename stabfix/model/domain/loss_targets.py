@@ -139,7 +139,7 @@ class LossTargets(cst.BatchableCSTVisitor):
         if is_requires_grad_call(marked):
             self._assigned.add(id(marked))
             inner = marked.func.value  # type: ignore[attr-defined]
-            in_place = (inner.value,) if isinstance(inner, cst.Name) else ()
+            in_place = (inner.value,) if type(inner) is cst.Name else ()
             self.requests.append(GradRequest(marked, names + in_place, self._scope(), f".{marked.func.attr.value}()"))  # type: ignore[attr-defined]
             return
         keyword = requires_grad_keyword(marked, self.imports)
@@ -154,8 +154,8 @@ class LossTargets(cst.BatchableCSTVisitor):
             return
         inner, spelling = node.func.value, f".{node.func.attr.value}()"  # type: ignore[attr-defined]
         line = self._lines[-1] if self._lines else None
-        if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr) and line.body[0].value is node:
-            if isinstance(inner, cst.Name):
+        if line is not None and len(line.body) == 1 and type(line.body[0]) is cst.Expr and line.body[0].value is node:
+            if type(inner) is cst.Name:
                 self._statement(node, (inner.value,), line.body[0], spelling)
         else:
             self.requests.append(GradRequest(node, (), self._scope(), spelling, inline=True))
@@ -252,7 +252,7 @@ class LossTargets(cst.BatchableCSTVisitor):
             return False
         return any(
             parameter_receiving(summary, call, arg) == facts.parameter
-            and isinstance(operand := torch_ops.grad_operand(arg.value, self.imports.qualify), cst.Name)
+            and type(operand := torch_ops.grad_operand(arg.value, self.imports.qualify)) is cst.Name
             and operand.value in names
             for arg in call.args
         ) if facts.parameter is not None else False
@@ -261,7 +261,7 @@ class LossTargets(cst.BatchableCSTVisitor):
                           bindings: list[Binding]) -> list[LossOperands]:
         """A helper of this file returns the tensor (`return x, y`): the losses of its callers, when every caller
         feeds it to a loss as its target and none may read its gradient (else nothing)."""
-        if not isinstance(function, cst.FunctionDef) or holders(bindings, names, self.imports.qualify) & self._escaped(facts):
+        if type(function) is not cst.FunctionDef or holders(bindings, names, self.imports.qualify) & self._escaped(facts):
             return []
         positions = return_positions(self.names.returns.get(function, []), names)
         callers = caller_bindings(self.losses, function, positions) if positions else None
@@ -279,7 +279,7 @@ class LossTargets(cst.BatchableCSTVisitor):
         if type(call.func) is not cst.Name or call.func not in self.names.uses or self.losses.operands(call) is None:
             return []
         built = self.names.single_value(call.func)
-        if not isinstance(built, cst.Call) or self.names.definition_of(built) is not None:
+        if type(built) is not cst.Call or self.names.definition_of(built) is not None:
             return []
         owner = self.summaries.of_call(built)
         forward = owner.method("forward") if isinstance(owner, ClassSummary) else None
@@ -290,7 +290,7 @@ class LossTargets(cst.BatchableCSTVisitor):
             if effect.kind != "requires_grad" or effect.target not in forward.parameters:
                 continue
             arg = next((a for a in call.args if parameter_receiving(forward, call, a) == effect.target), None)
-            if arg is not None and isinstance(arg.value, cst.Name):
+            if arg is not None and type(arg.value) is cst.Name:
                 marks.append(replace(effect, target=arg.value.value))
         return marks
 
@@ -319,13 +319,13 @@ class LossTargets(cst.BatchableCSTVisitor):
         in the caller may read its gradient."""
         for site, loss in self.losses.loss_sites():
             target = loss.target
-            if not isinstance(target, cst.Name) or site.outer is None:
+            if type(target) is not cst.Name or site.outer is None:
                 continue
             returned = self.summaries.returned_to(target)
             if returned is None or not returned.made_to_require_grad:
                 continue
             # handed to the helper that returns it: shown by its summary
-            shown = tuple(b.value for b in self.names.reaching(target) if isinstance(b.value, cst.Call))
+            shown = tuple(b.value for b in self.names.reaching(target) if type(b.value) is cst.Call)
             if self.unread_target({target.value}, site.outer, shown) is loss:
                 yield target, loss
 
@@ -393,7 +393,7 @@ def _loss_definition(names: Names, summaries: Summaries, call: cst.Call) -> Opti
     if len(values) != 1 or type(values[0]) is not cst.Call:
         return None
     built = names.instance_of(values[0])
-    if built is None or built.kind != "function" or not isinstance(built.node, cst.FunctionDef):
+    if built is None or built.kind != "function" or type(built.node) is not cst.FunctionDef:
         return None
     return built.node, 1
 
@@ -406,11 +406,11 @@ def _constructed_with(names: Names, summaries: Summaries, name: cst.Name) -> lis
     passed = summaries.passed_for(bindings[0]) if len(bindings) == 1 and bindings[0].kind == "param" else None
     candidates: list[cst.BaseExpression] = []
     for value in passed or []:
-        if isinstance(value, cst.Name) and value in names.uses:
+        if type(value) is cst.Name and value in names.uses:
             value = names.single_value(value)
-        branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        branches = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
         for branch in branches:
-            if not isinstance(branch, cst.Call):
+            if type(branch) is not cst.Call:
                 return []
             if not (names.qualify(branch.func) or "").startswith("torch.nn."):
                 candidates.append(branch)

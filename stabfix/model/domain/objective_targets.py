@@ -69,7 +69,7 @@ class ObjectiveTargets:
         self._calls = calls
         for call in calls:
             func = call.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value == "backward"):
+            if not (type(func) is cst.Attribute and func.attr.value == "backward"):
                 continue
             reach = self._walk(func.value, frozenset(names), 0, 0)
             if reach is not _HIDDEN and reach.marked and reach.model and reach.site is not None:
@@ -86,36 +86,36 @@ class ObjectiveTargets:
         return True
 
     def _fresh(self, value: cst.BaseExpression) -> bool:
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+        while type(value) is cst.Call and type(value.func) is cst.Attribute and \
                 value.func.attr.value in ARITHMETIC | {"requires_grad_", "detach", "clone"}:
             value = value.func.value
-        if not isinstance(value, cst.Call):
-            return isinstance(value, (cst.Integer, cst.Float))
+        if type(value) is not cst.Call:
+            return type(value) in (cst.Integer, cst.Float)
         qualified = self.names.qualify(value.func) or ""
         if qualified in FACTORIES:
             return True
         first = value.args[0].value if value.args and value.args[0].keyword is None else None
         return qualified in ("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor") and (
-            first is None or isinstance(first, (cst.Integer, cst.Float, cst.UnaryOperation))
+            first is None or type(first) in (cst.Integer, cst.Float, cst.UnaryOperation)
         )
 
     # -- the walk ----------------------------------------------------------------------------------------
     def _walk(self, expr: cst.BaseExpression, names: frozenset[str], depth: int, calls: int) -> Optional[_Reach]:
         if depth > _MAX_DEPTH:
             return _Reach(False, False)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._name(expr, names, depth, calls)
-        if isinstance(expr, (cst.Integer, cst.Float)):
+        if type(expr) in (cst.Integer, cst.Float):
             return _Reach(False, False)
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return _join([self._walk(expr.left, names, depth + 1, calls), self._walk(expr.right, names, depth + 1, calls)])
-        if isinstance(expr, cst.UnaryOperation):
+        if type(expr) is cst.UnaryOperation:
             return self._walk(expr.expression, names, depth + 1, calls)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self._walk(expr.value, names, depth + 1, calls)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call(expr, names, depth, calls)
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        if type(expr) in (cst.ListComp, cst.GeneratorExp):
             return self._walk(expr.elt, names, depth + 1, calls)  # `torch.stack([net(x).sum() for x in xs])`
         return self._opaque(expr, names)
 
@@ -135,8 +135,8 @@ class ObjectiveTargets:
         """A list of the scope that `.append(...)`s a model's output (`probs.append(torch.sigmoid(net(x)))`)."""
         for call in self._calls:
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend") and \
-                    isinstance(func.value, cst.Name) and func.value.value == name.value and call.args:
+            if type(func) is cst.Attribute and func.attr.value in ("append", "extend") and \
+                    type(func.value) is cst.Name and func.value.value == name.value and call.args:
                 reach = self._walk(call.args[0].value, frozenset(), depth + 1, _MAX_CALL_DEPTH)
                 if reach is not _HIDDEN and reach.model:
                     return True
@@ -153,7 +153,7 @@ class ObjectiveTargets:
         arguments = [arg.value for arg in call.args]
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in ARITHMETIC | COMBINING:
             return _sited(_join([self._walk(a, names, depth + 1, calls) for a in arguments]), call)
-        if isinstance(func, cst.Attribute) and not qualified and func.attr.value in ARITHMETIC:
+        if type(func) is cst.Attribute and not qualified and func.attr.value in ARITHMETIC:
             parts = [self._walk(func.value, names, depth + 1, calls)]
             parts += [self._walk(a, names, depth + 1, calls) for a in arguments]
             return _sited(_join(parts), call)
@@ -180,7 +180,7 @@ class ObjectiveTargets:
     def _forward(self, expr: cst.BaseExpression) -> bool:
         """A call of a callable of the user's (`net(x)`, `self.model(x)`; not a library function) on
         arguments: the other side of an objective, whose graph the backward pass trains."""
-        return isinstance(expr, cst.Call) and bool(expr.args) and not self.names.qualify(expr.func)
+        return type(expr) is cst.Call and bool(expr.args) and not self.names.qualify(expr.func)
 
 
 def _join(parts: list[Optional[_Reach]]) -> Optional[_Reach]:

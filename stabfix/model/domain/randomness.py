@@ -117,7 +117,7 @@ class Randomness(cst.BatchableCSTVisitor):
     def receiver_seeds(self, call: cst.Call) -> bool:
         """`x.manual_seed(n)`: a seed when the receiver is an RNG the code shows; when the code shows
         nothing about the receiver, only when the call agrees (one seed argument): the tie-break."""
-        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        receiver = call.func.value if type(call.func) is cst.Attribute else None
         kind = self._rng_kind(receiver, 0) if receiver is not None else "other"
         if kind != "unknown":
             return kind == "rng"
@@ -169,12 +169,12 @@ class Randomness(cst.BatchableCSTVisitor):
         func = node.func
         qualified = self.imports.qualify(func) or ""
         spelled = dotted_name(func) or ""
-        if isinstance(func, cst.Name) and not qualified:
+        if type(func) is cst.Name and not qualified:
             self._local_calls.append((owners, func.value))
         if self._seeds_rng(qualified, func, node):
             self._seeds.append(RandomCall(node, qualified or spelled, owners))
             return
-        if isinstance(func, cst.Attribute) and not qualified and func.attr.value in _SEED_METHODS and node.args:
+        if type(func) is cst.Attribute and not qualified and func.attr.value in _SEED_METHODS and node.args:
             seed = RandomCall(node, spelled or func.attr.value, owners)
             self._seeds.append(seed)
             self._method_seeds.append(seed)
@@ -186,9 +186,9 @@ class Randomness(cst.BatchableCSTVisitor):
         if qualified and qualified.split(".", 1)[0] not in _KNOWN_ROOTS:
             self._project.append((RandomCall(node, qualified, owners), qualified))
         classes = self.enclosing.enclosing_classes()
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and classes:
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" and classes:
             cls = classes[-1]
-            if not any(isinstance(item, cst.FunctionDef) and item.name.value == func.attr.value for item in cls.body.body):
+            if not any(type(item) is cst.FunctionDef and item.name.value == func.attr.value for item in cls.body.body):
                 bases = tuple(q for base in cls.bases if (q := self.imports.qualify(base.value)))
                 if bases:
                     self._inherited.append((RandomCall(node, spelled, owners), bases))
@@ -215,7 +215,7 @@ class Randomness(cst.BatchableCSTVisitor):
         qualified = self._qualify(expr)
         if qualified is not None:
             return _qualified_kind(qualified)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             called = self._qualify(expr.func)
             if called is None:
                 return self._built_here(expr, depth)
@@ -223,9 +223,9 @@ class Randomness(cst.BatchableCSTVisitor):
                 return "rng"
             return "other" if _known_package(called) else "unknown"  # an installed package's: not shown
         bindings: list[Binding] = []
-        if self.names is not None and isinstance(expr, cst.Name):
+        if self.names is not None and type(expr) is cst.Name:
             bindings = self.names.reaching(expr)
-        elif self.names is not None and isinstance(expr, cst.Attribute):
+        elif self.names is not None and type(expr) is cst.Attribute:
             bindings = self.names.self_attribute_bindings(expr)
         kinds = {self._binding_kind(binding, depth) for binding in bindings}
         if not kinds or "unknown" in kinds:
@@ -279,7 +279,7 @@ class Randomness(cst.BatchableCSTVisitor):
             root = use.scope
             while root.parent is not None and root.parent.parent is not None:
                 root = root.parent
-            owner = root.node if root.parent is not None and isinstance(root.node, (cst.FunctionDef, cst.ClassDef)) else None
+            owner = root.node if root.parent is not None and type(root.node) in (cst.FunctionDef, cst.ClassDef) else None
             referred.setdefault(owner, set()).add(name.value)
         module_scope = next((scope for scope in self.names.scopes.values() if scope.parent is None), None)
         defined = {name: [b.node for b in bindings if b.kind in ("def", "class")]
@@ -331,22 +331,22 @@ def _draw(qualified: str, func: cst.BaseExpression, node: cst.Call) -> Optional[
         return f"`{qualified.rsplit('.', 1)[-1]}` draws a random order"
     if qualified.startswith("numpy.random.") or (qualified.startswith("random.") and qualified != "random.seed"):
         return f"`{qualified.replace('numpy.', 'np.')}` draws random numbers"
-    if isinstance(func, cst.Attribute) and not qualified and func.attr.value in _TENSOR_DRAWS:
+    if type(func) is cst.Attribute and not qualified and func.attr.value in _TENSOR_DRAWS:
         return f"`.{func.attr.value}()` fills a tensor at random"
     return None
 
 
 def _true(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Name) and value.value == "True"
+    return type(value) is cst.Name and value.value == "True"
 
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     left, right = test.left, test.comparisons[0].comparator
     sides = {type(left), type(right)}
-    if not isinstance(test.comparisons[0].operator, cst.Equal) or sides != {cst.Name, cst.SimpleString}:
+    if type(test.comparisons[0].operator) is not cst.Equal or sides != {cst.Name, cst.SimpleString}:
         return False
-    name = left if isinstance(left, cst.Name) else right
-    text = right if isinstance(right, cst.SimpleString) else left
+    name = left if type(left) is cst.Name else right
+    text = right if type(right) is cst.SimpleString else left
     return name.value == "__name__" and text.evaluated_value == "__main__"  # type: ignore[union-attr]

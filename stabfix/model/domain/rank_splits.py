@@ -59,7 +59,7 @@ class RankSplits:
                    for other, other_api, found in sites)
 
     def _split_by_exit(self, call: cst.Call, api: str, condition: cst.CSTNode, sites: list[Site]) -> bool:
-        if not isinstance(condition, cst.If):
+        if type(condition) is not cst.If:
             return False
         inside, kinds = contains(condition.body, call), self.kinds(call, api)
         return any(other is not call and found is not None and found[0] is condition

@@ -56,7 +56,7 @@ class RankFacts:
     def environment_rank_read(self, node: cst.CSTNode, sizes: bool = True) -> bool:
         """`os.environ["LOCAL_RANK"]` (with `sizes`, `os.environ["WORLD_SIZE"]` too)."""
         return type(node) is cst.Subscript and self.names.qualify(node.value) == "os.environ" \
-            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+            and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index \
             and env_name(node.slice[0].slice.value) in (RANK_ENV if sizes else PER_PROCESS_ENV)
 
     def mentions_rank(self, expr: cst.CSTNode, depth: int = 0) -> bool:
@@ -168,7 +168,7 @@ class RankFacts:
             return False if type(test.operator) is cst.Or and False in sides else None
         if type(test) is cst.Comparison and len(test.comparisons) == 1:
             target = test.comparisons[0]
-            if type(target.operator) is cst.In and isinstance(target.comparator, (cst.Set, cst.Tuple, cst.List)) \
+            if type(target.operator) is cst.In and type(target.comparator) in (cst.Set, cst.Tuple, cst.List) \
                     and self._rank_value(test.left):  # `RANK in {-1, 0}`: rank 0, or not distributed at all
                 values = [_int_value(element.value) for element in target.comparator.elements]
                 return True if 0 in values and all(v is not None and v <= 0 for v in values) else None
@@ -176,9 +176,9 @@ class RankFacts:
             if _is_zero(left):
                 left, right = right, left
             if _is_zero(right) and self._rank_value(left):
-                if isinstance(target.operator, (cst.Equal, cst.Is, cst.LessThanEqual)):
+                if type(target.operator) in (cst.Equal, cst.Is, cst.LessThanEqual):
                     return True
-                if isinstance(target.operator, (cst.NotEqual, cst.IsNot, cst.GreaterThan)):
+                if type(target.operator) in (cst.NotEqual, cst.IsNot, cst.GreaterThan):
                     return False
             return None
         if type(test) is cst.Attribute:
@@ -309,7 +309,7 @@ def _exits(block: cst.BaseSuite) -> bool:
     statements = block.body if type(block) is cst.IndentedBlock else ()
     last = statements[-1] if statements else None
     if type(last) is cst.SimpleStatementLine:
-        return any(isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
+        return any(type(small) in (cst.Return, cst.Raise) for small in last.body)
     return False
 
 

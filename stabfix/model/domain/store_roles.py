@@ -88,9 +88,9 @@ class StoreRoles:
                 return False
             if _is_literal(passed) and not names_in(passed):
                 continue
-            use = self.names.uses.get(passed) if isinstance(passed, cst.Name) else None
+            use = self.names.uses.get(passed) if type(passed) is cst.Name else None
             caller = use.scope.node if use is not None else None
-            if not isinstance(caller, (cst.FunctionDef, cst.Module)) or passed.value not in self.facts(caller).bindings \
+            if type(caller) not in (cst.FunctionDef, cst.Module) or passed.value not in self.facts(caller).bindings \
                     or _bound_to_data(self.facts(caller), passed.value, 0, self._returns_a_constant):  # type: ignore[union-attr]
                 return False
         return bool(calls)
@@ -98,7 +98,7 @@ class StoreRoles:
     def _returns_a_constant(self, value: cst.BaseExpression) -> bool:
         """A call of a function of the file that takes no data and returns only literals (`key = slot()`
         with `def slot(): return ("last", 224)`): the same value on every call."""
-        if not isinstance(value, cst.Call) or value.args:
+        if type(value) is not cst.Call or value.args:
             return False
         function = self.names.definition_of(value) or method_of_instance(self.names, value)
         if function is None:  # a function of another scanned file (`from .keys import slot`), by its own names
@@ -127,7 +127,7 @@ class StoreRoles:
         ):
             return True
         owner = store.container.owner
-        if isinstance(owner, cst.ClassDef):
+        if type(owner) is cst.ClassDef:
             for base in owner.bases:
                 name = self.qualified_name(base.value) or dotted_name(base.value) or ""
                 if name.rsplit(".", 1)[-1].endswith("Dataset"):
@@ -137,10 +137,10 @@ class StoreRoles:
     def iterates_parameters(self, store: Store) -> bool:
         """Filled in a loop over a model's parameters, buffers or modules (EMA shadows, backups)."""
         for loop in store.loops:
-            if not isinstance(loop, cst.For):
+            if type(loop) is not cst.For:
                 continue
             for node in walk(loop.iter):
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if type(node) is cst.Call and type(node.func) is cst.Attribute:
                     if node.func.attr.value in PARAMETER_ITERATORS:
                         return True
         return False
@@ -173,7 +173,7 @@ class StoreRoles:
         `torch.stack(samples)` once the loop is done): module-level code runs once, so `for` loops fill
         it to a bounded size and nothing consults it while it grows. A function could run again and
         again, and a `while` loop need not end, so either makes it a cache again."""
-        if any(store.functions or any(not isinstance(loop, cst.For) for loop in store.loops) for store in stores):
+        if any(store.functions or any(type(loop) is not cst.For for loop in store.loops) for store in stores):
             return False
         if any(use.functions for use in uses):
             return False
@@ -196,29 +196,29 @@ def _keyed_by_device(facts: LocalBindings, key: cst.BaseExpression, devices: Dev
         binding.value
         for name in names_in(key)
         for binding in facts.bindings.get(name, [])
-        if isinstance(binding.value, (cst.Tuple, cst.FormattedString))
+        if type(binding.value) in (cst.Tuple, cst.FormattedString)
     ]
     return any(_holds_a_device(node, devices) for part in parts for node in preorder(part))
 
 
 def _holds_a_device(node: cst.CSTNode, devices: DeviceKinds) -> bool:
-    if isinstance(node, cst.Call):
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "get_device" and not node.args:
+    if type(node) is cst.Call:
+        if type(node.func) is cst.Attribute and node.func.attr.value == "get_device" and not node.args:
             return True
         if devices.names.qualify(node.func) == "torch.cuda.current_device":
             return True
-    return isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and devices.holds_a_device(node)
+    return type(node) in (cst.Name, cst.Attribute, cst.Call) and devices.holds_a_device(node)
 
 
 def _keyed_by_shape(facts: LocalBindings, key: cst.BaseExpression) -> bool:
     """The key is made only of tensor metadata (`x.shape[-1]`, `(h, w)` read off `x.shape`), itself or
     through a local it is bound to once: it takes one value per input geometry, not per sample."""
-    if isinstance(key, cst.Name):
+    if type(key) is cst.Name:
         bindings = facts.bindings.get(key.value, [])
         if len(bindings) != 1 or bindings[0].value is None:
             return False
         key = bindings[0].value
-    parts = [element.value for element in key.elements] if isinstance(key, cst.Tuple) else [key]
+    parts = [element.value for element in key.elements] if type(key) is cst.Tuple else [key]
     return bool(parts) and all(_is_metadata(part) for part in parts)
 
 
@@ -244,7 +244,7 @@ def _bound_to_data(facts: LocalBindings, name: str, depth: int = 0, constant=Non
 
 def _built_from_data(facts: LocalBindings, value: cst.BaseExpression, depth: int) -> bool:
     """A tuple display or f-string holding an argument, a loop variable or a local bound to data."""
-    if depth > 4 or not isinstance(value, (cst.Tuple, cst.FormattedString)):
+    if depth > 4 or type(value) not in (cst.Tuple, cst.FormattedString):
         return False
     return any(
         name in facts.params or name in facts.loop_iters or _bound_to_data(facts, name, depth + 1)
@@ -263,9 +263,7 @@ def _returns_only_literals(definition) -> bool:
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:
-    return isinstance(
-        node,
-        (
+    return type(node) in (
             cst.SimpleString,
             cst.ConcatenatedString,
             cst.FormattedString,
@@ -280,8 +278,7 @@ def _is_literal(node: cst.BaseExpression) -> bool:
             cst.SetComp,
             cst.DictComp,
             cst.GeneratorExp,
-        ),
-    ) or (isinstance(node, cst.Name) and node.value in ("True", "False", "None"))
+        ) or (type(node) is cst.Name and node.value in ("True", "False", "None"))
 
 
 def _computed_from(

@@ -26,10 +26,10 @@ def is_version_test(names: Names, test: cst.BaseExpression, depth: int = 0) -> b
     if depth > 3:
         return False
     for node in preorder(test):
-        if isinstance(node, cst.Call) and dotted_name(node.func) in ("hasattr", "getattr") and node.args:
+        if type(node) is cst.Call and dotted_name(node.func) in ("hasattr", "getattr") and node.args:
             if (names.qualify(node.args[0].value) or "").split(".")[0] == "torch":
                 return True  # what torch provides
-        if not isinstance(node, (cst.Name, cst.Attribute)):
+        if type(node) not in (cst.Name, cst.Attribute):
             continue
         qualified = names.qualify(node)
         if qualified is not None:
@@ -50,11 +50,11 @@ def is_version_test(names: Names, test: cst.BaseExpression, depth: int = 0) -> b
 def _shown_bindings(names: Names, node: cst.BaseExpression) -> Optional[list[Binding]]:
     """Every binding that may hold at a read of a name or an instance attribute of a class of the file, each
     with its value; None where one is not shown (a parameter, an unpacking) or the receiver is unknown."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         if node not in names.uses:
             return []  # not a read (an attribute's name, a keyword)
         bindings = names.reaching(node)
-    elif isinstance(node, cst.Attribute) and (owner := held_class(names, node.value)) is not None:
+    elif type(node) is cst.Attribute and (owner := held_class(names, node.value)) is not None:
         bindings = names.attribute_reaching(owner, node.attr.value, node.value)  # type: ignore[arg-type]
     else:
         return None

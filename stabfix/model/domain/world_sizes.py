@@ -43,8 +43,8 @@ class WorldSizes:
 
     def single_process(self, node: cst.CSTNode, depth: int = 0) -> bool:
         child, current = node, self.flows.parent(node)
-        while current is not None and not isinstance(current, cst.FunctionDef):
-            if isinstance(current, cst.If):
+        while current is not None and type(current) is not cst.FunctionDef:
+            if type(current) is cst.If:
                 polarity = self.single_process_test(current.test)
                 if polarity is True and child is current.body or polarity is False and child is current.orelse:
                     return True
@@ -55,42 +55,42 @@ class WorldSizes:
         return bool(callers) and all(self.single_process(call, depth + 1) for call in callers)
 
     def single_process_test(self, test: cst.BaseExpression) -> Optional[bool]:
-        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
             return None
         target = test.comparisons[0]
         bound = _int(target.comparator)
         if bound is None or not self.world_size(test.left):
             return None
         operator = target.operator
-        if isinstance(operator, cst.LessThanEqual) and bound == 1 or isinstance(operator, cst.Equal) and bound == 1 \
-                or isinstance(operator, cst.LessThan) and bound == 2:
+        if type(operator) is cst.LessThanEqual and bound == 1 or type(operator) is cst.Equal and bound == 1 \
+                or type(operator) is cst.LessThan and bound == 2:
             return True
-        if isinstance(operator, cst.GreaterThan) and bound == 1 or isinstance(operator, cst.NotEqual) and bound == 1 \
-                or isinstance(operator, cst.GreaterThanEqual) and bound == 2:
+        if type(operator) is cst.GreaterThan and bound == 1 or type(operator) is cst.NotEqual and bound == 1 \
+                or type(operator) is cst.GreaterThanEqual and bound == 2:
             return False
         return None
 
     def world_size(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         if depth > MAX_DEPTH:
             return False
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return self.world_size(expr.body, depth + 1) and self.world_size(expr.orelse, depth + 1)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qualified = self.names.qualify(expr.func) or ""
             if qualified in WORLD_SIZE_CALLS:
                 return True
             if self._builtin_int(expr.func) and len(expr.args) == 1:
                 return self.world_size(expr.args[0].value, depth + 1)
             func = expr.func
-            return isinstance(func, cst.Attribute) and func.attr.value == "get" and bool(expr.args) \
+            return type(func) is cst.Attribute and func.attr.value == "get" and bool(expr.args) \
                 and self.names.qualify(func.value) == "os.environ" and _string(expr.args[0].value) == "WORLD_SIZE"
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.names.qualify(expr.value) == "os.environ" and len(expr.slice) == 1 \
-                and isinstance(expr.slice[0].slice, cst.Index) and _string(expr.slice[0].slice.value) == "WORLD_SIZE"
-        if isinstance(expr, cst.Name) and expr in self.names.uses:
+                and type(expr.slice[0].slice) is cst.Index and _string(expr.slice[0].slice.value) == "WORLD_SIZE"
+        if type(expr) is cst.Name and expr in self.names.uses:
             values = [b.bound_value for b in self.names.reaching(expr)]
             return bool(values) and all(v is not None and self.world_size(v, depth + 1) for v in values)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             owner = self.class_of(expr.value)
             if owner is None:
                 return False
@@ -102,7 +102,7 @@ class WorldSizes:
 
     def _builtin_int(self, func: cst.BaseExpression) -> bool:
         """`int` not bound by the file (Python's builtin)."""
-        return isinstance(func, cst.Name) and func.value == "int" and not (func in self.names.uses and self.names.bindings_of(func))
+        return type(func) is cst.Name and func.value == "int" and not (func in self.names.uses and self.names.bindings_of(func))
 
     def class_of(self, expr: cst.BaseExpression) -> Optional[str]:
         """The class whose instance `expr` holds (`source/instances.instance_class_name`)."""
@@ -112,8 +112,8 @@ class WorldSizes:
 def _property_is_world_size(found) -> Optional[bool]:
     """Whether a `@property` of another file's class returns the number of processes on every `return`."""
     method = found.node
-    if not isinstance(method, cst.FunctionDef) or not any(
-            (d.decorator.value if isinstance(d.decorator, cst.Name) else None) in PROPERTY_DECORATORS for d in method.decorators):
+    if type(method) is not cst.FunctionDef or not any(
+            (d.decorator.value if type(d.decorator) is cst.Name else None) in PROPERTY_DECORATORS for d in method.decorators):
         return None
     returned = returned_values(method, nested=True)
     if not returned:
@@ -123,8 +123,8 @@ def _property_is_world_size(found) -> Optional[bool]:
 
 
 def _int(node: cst.BaseExpression) -> Optional[int]:
-    return int(node.value) if isinstance(node, cst.Integer) else None
+    return int(node.value) if type(node) is cst.Integer else None
 
 
 def _string(node: cst.BaseExpression) -> Optional[str]:
-    return node.evaluated_value if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) else None
+    return node.evaluated_value if type(node) is cst.SimpleString and isinstance(node.evaluated_value, str) else None

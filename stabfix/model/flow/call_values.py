@@ -53,9 +53,9 @@ class CallReturns:
         """What a function of another scanned file returns (at a tuple position), by that file's own values."""
         func = call.func
         root = func
-        while isinstance(root, cst.Attribute):
+        while type(root) is cst.Attribute:
             root = root.value
-        qualified = self.qualify(func) if isinstance(root, cst.Name) else None
+        qualified = self.qualify(func) if type(root) is cst.Name else None
         answer = self.foreign_returns(qualified) if qualified and not qualified.startswith("torch.") else None
         if answer is None:
             return None
@@ -81,7 +81,7 @@ class CallReturns:
         what this call passes for it, taken through the same steps; None when it is made otherwise or the
         call does not show the argument."""
         root, steps = method_chain(part, self.qualify)
-        if not isinstance(root, cst.Name):
+        if type(root) is not cst.Name:
             return None
         bindings = self.names.reaching(root)
         if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope.node is not function:

@@ -44,7 +44,7 @@ class Callers:
 
     def method_called(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         func = call.func
-        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
             return None
         on_instance = self.names.method_on_instance(call)  # `gate = Gate(); gate.train_step(x)`
         if on_instance is not None:
@@ -60,9 +60,9 @@ class Callers:
             if binding.kind == "param" and held is None:
                 continue  # nothing shown about what it holds
             for built in held or [None]:
-                callee = self.names.instance_of(built) if isinstance(built, cst.Call) else None
+                callee = self.names.instance_of(built) if type(built) is cst.Call else None
                 owner = callee.module_class or callee.node if callee is not None else None
-                if not isinstance(owner, cst.ClassDef):
+                if type(owner) is not cst.ClassDef:
                     return None  # something else, or an instance of a library class
                 classes.add(owner)
         if not classes:  # only unknown parameters: the class of the file that has such a method
@@ -77,7 +77,7 @@ class Callers:
 
     def passed_for(self, parameter: Binding) -> Optional[list[cst.BaseExpression]]:
         function = parameter.scope.node
-        if parameter.kind != "param" or not isinstance(function, cst.FunctionDef) or self._escapes(function):
+        if parameter.kind != "param" or type(function) is not cst.FunctionDef or self._escapes(function):
             return None
         receiver, positional = self.signature(function)
         if parameter.name == receiver or parameter.name not in positional:
@@ -108,7 +108,7 @@ class Callers:
         if not calls or self._name_escapes(owner.name.value):
             return None
         for call in calls:
-            bindings = self.names.bindings_of(call.func) if isinstance(call.func, cst.Name) else []  # type: ignore[attr-defined]
+            bindings = self.names.bindings_of(call.func) if type(call.func) is cst.Name else []  # type: ignore[attr-defined]
             if not bindings or any(binding.kind != "class" or binding.node is not owner for binding in bindings):
                 return None
         return calls  # type: ignore[return-value]
@@ -123,8 +123,8 @@ class Callers:
         answer = bool(calls)
         for event in calls:
             func = event.node.func
-            root = func.value if isinstance(func, cst.Attribute) else func
-            use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+            root = func.value if type(func) is cst.Attribute else func
+            use = self.names.uses.get(root) if type(root) is cst.Name else None
             if use is not None and use.grad_off:
                 continue
             caller = event.site.function

@@ -103,7 +103,7 @@ class ValueFlows(cst.BatchableCSTVisitor):
 
     def enclosing_function(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
         current = self.parent(node)
-        while current is not None and not isinstance(current, cst.FunctionDef):
+        while current is not None and type(current) is not cst.FunctionDef:
             current = self.parent(current)
         return current
 
@@ -114,7 +114,7 @@ class ValueFlows(cst.BatchableCSTVisitor):
         if function is None or function.name.value not in CONTEXT_PROTOCOL:
             return function
         owner = self.parent(self.parent(function)) if self.parent(function) is not None else None
-        return owner if isinstance(owner, cst.ClassDef) else function
+        return owner if type(owner) is cst.ClassDef else function
 
     def calls(self) -> list[cst.Call]:
         """Every call of the file, in source order."""
@@ -137,7 +137,7 @@ class ValueFlows(cst.BatchableCSTVisitor):
         """`<x>.load_state_dict(sd)` copies no tensors: `x` is a loss scaler (built from a `GradScaler` class or used
         as one in the file: `x.scale(loss).backward()`, `x.unscale_(opt)`) or a `torch.optim.lr_scheduler` scheduler,
         whose state dicts hold Python numbers only."""
-        receiver = restore.func.value if isinstance(restore.func, cst.Attribute) else None
+        receiver = restore.func.value if type(restore.func) is cst.Attribute else None
         key = dotted_name(receiver) if receiver is not None else None
         if key is None:
             return False
@@ -145,12 +145,12 @@ class ValueFlows(cst.BatchableCSTVisitor):
             self._number_state = {used for call in self.calls() if (used := _scaler_used(call)) is not None}
         if key in self._number_state:
             return True
-        if isinstance(receiver, cst.Name):
+        if type(receiver) is cst.Name:
             values = [binding.bound_value for binding in self.names.reaching(receiver)]
         else:
             values = [binding.bound_value for binding in self_attribute_bindings(receiver, self.names)]
         return bool(values) and all(
-            isinstance(value, cst.Call) and _builds_number_state(self.names.qualify(value.func) or "") for value in values
+            type(value) is cst.Call and _builds_number_state(self.names.qualify(value.func) or "") for value in values
         )
 
     # --- following one step -------------------------------------------------------------------------
@@ -159,9 +159,9 @@ class ValueFlows(cst.BatchableCSTVisitor):
         if parent is None:
             return
         grand = self.parent(parent)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        if type(parent) is cst.Attribute and parent.value is node:
             method = parent.attr.value
-            called = isinstance(grand, cst.Call) and grand.func is parent
+            called = type(grand) is cst.Call and grand.func is parent
             op = torch_ops.method(method, grand) if called else None
             if called and method in _MOVES:
                 found.append(Destination("move", grand, whole))
@@ -175,38 +175,38 @@ class ValueFlows(cst.BatchableCSTVisitor):
                 found.append(Destination("inspect", grand, whole))
             else:
                 found.append(Destination("other", parent, whole))
-        elif isinstance(parent, cst.Subscript) and parent.value is node:
+        elif type(parent) is cst.Subscript and parent.value is node:
             work.append((parent, False, depth))
-        elif isinstance(parent, cst.Arg):
+        elif type(parent) is cst.Arg:
             self._follow_argument(node, parent, whole, found)
-        elif isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
+        elif type(parent) in (cst.Assign, cst.AnnAssign) and parent.value is node:
             self._follow_binding(parent, whole, depth, found, work)
-        elif isinstance(parent, cst.Return):
+        elif type(parent) is cst.Return:
             self._follow_return(parent, whole, depth, found, work)
-        elif isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.If, cst.While, cst.BooleanOperation,
-                                 cst.UnaryOperation, cst.FormattedStringExpression, cst.Assert)):
+        elif type(parent) in (cst.Comparison, cst.ComparisonTarget, cst.If, cst.While, cst.BooleanOperation,
+                                 cst.UnaryOperation, cst.FormattedStringExpression, cst.Assert):
             found.append(Destination("inspect", parent, whole))
-        elif isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node:
+        elif type(parent) in (cst.For, cst.CompFor) and parent.iter is node:
             found.append(Destination("inspect", parent, whole))  # iterating a dict: its keys
-        elif isinstance(parent, (cst.Element, cst.DictElement)) and parent.value is node:
+        elif type(parent) in (cst.Element, cst.DictElement) and parent.value is node:
             literal = grand
             if literal is not None:
                 work.append((literal, False, depth))
-        elif isinstance(parent, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)) and any(
+        elif type(parent) in (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp) and any(
             part is node for part in (getattr(parent, "value", None), getattr(parent, "elt", None))
         ):
             work.append((parent, False, depth))
-        elif isinstance(parent, cst.IfExp) and (node is parent.body or node is parent.orelse):
+        elif type(parent) is cst.IfExp and (node is parent.body or node is parent.orelse):
             work.append((parent, whole, depth))
         else:
             found.append(Destination("other", parent, whole))
 
     def _follow_argument(self, node, arg: cst.Arg, whole: bool, found) -> None:
         call = self.parent(arg)
-        if not isinstance(call, cst.Call):
+        if type(call) is not cst.Call:
             return
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
+        if type(func) is cst.Attribute and func.attr.value == "load_state_dict":
             if arg.keyword is None or arg.keyword.value == "state_dict":
                 found.append(Destination("adopt" if _assigns(call) else "restore", call, whole))
                 return
@@ -218,23 +218,23 @@ class ValueFlows(cst.BatchableCSTVisitor):
                    for index, keyword in slots):
                 found.append(Destination("restore", call, whole))  # `set_peft_model_state_dict(model, sd)`
                 return
-        name = func.value if isinstance(func, cst.Name) else None
-        receiver = func.value if isinstance(func, cst.Attribute) else None
-        if name in _INSPECT_CALLS or (isinstance(receiver, cst.Name) and receiver.value in LOG_RECEIVER_NAMES):
+        name = func.value if type(func) is cst.Name else None
+        receiver = func.value if type(func) is cst.Attribute else None
+        if name in _INSPECT_CALLS or (type(receiver) is cst.Name and receiver.value in LOG_RECEIVER_NAMES):
             found.append(Destination("inspect", call, whole))
             return
         found.append(Destination("other", call, whole))
 
     def _follow_binding(self, statement, whole: bool, depth: int, found, work) -> None:
-        targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+        targets = [t.target for t in statement.targets] if type(statement) is cst.Assign else [statement.target]
         for target in targets:
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 self._follow_name(target.value, statement, whole, depth, work)
-            elif isinstance(target, (cst.Tuple, cst.List)):
+            elif type(target) in (cst.Tuple, cst.List):
                 for element in target.elements:
-                    if isinstance(element.value, cst.Name):
+                    if type(element.value) is cst.Name:
                         self._follow_name(element.value.value, statement, False, depth, work)
-            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            elif type(target) is cst.Subscript and type(target.value) is cst.Name:
                 # `cleaned[k] = v`: the local container now holds the value; follow the container
                 for binding in self.names.reaching(target.value):
                     self._follow_name(target.value.value, binding.node, False, depth, work)
@@ -246,20 +246,20 @@ class ValueFlows(cst.BatchableCSTVisitor):
     def _follow_iteration(self, call: cst.Call, work, depth: int, found) -> None:
         """`for k, v in sd.items():` / `{k: v for k, v in sd.items()}`: the loop's names hold entries."""
         loop = self.parent(call)
-        if isinstance(loop, (cst.For, cst.CompFor)) and loop.iter is call:
+        if type(loop) in (cst.For, cst.CompFor) and loop.iter is call:
             target = loop.target
-            elements = target.elements if isinstance(target, cst.Tuple) else [cst.Element(target)]
-            if isinstance(target, cst.Tuple) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "items":
+            elements = target.elements if type(target) is cst.Tuple else [cst.Element(target)]
+            if type(target) is cst.Tuple and type(call.func) is cst.Attribute and call.func.attr.value == "items":
                 elements = elements[1:]  # `for key, value in sd.items()`: the keys are names, not what was loaded
             for element in elements:
-                if isinstance(element.value, cst.Name):
+                if type(element.value) is cst.Name:
                     self._follow_name(element.value.value, loop, False, depth, work)
             return
         found.append(Destination("other", call, False))
 
     def _follow_name(self, name: str, binder: cst.CSTNode, whole: bool, depth: int, work) -> None:
         uses_by_name = self._uses_by_name if self._uses_by_name is not None else self._index_uses()
-        comprehension = self._comprehension_of(binder) if isinstance(binder, cst.CompFor) else None
+        comprehension = self._comprehension_of(binder) if type(binder) is cst.CompFor else None
         definition = self._top_definition(binder)
         if definition is not None and name not in self._declared_global:
             # a name bound in the body of a top-level def or class is seen only there: read its uses only
@@ -287,13 +287,13 @@ class ValueFlows(cst.BatchableCSTVisitor):
         """Whether a name is (inside) the target of an assignment or loop, not a read."""
         node: cst.CSTNode = name
         parent = self.parent(node)
-        while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        while type(parent) in (cst.Tuple, cst.List, cst.Element, cst.StarredElement):
             node, parent = parent, self.parent(parent)
-        if isinstance(parent, (cst.AssignTarget, cst.AsName)):
+        if type(parent) in (cst.AssignTarget, cst.AsName):
             return True
-        if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
+        if type(parent) in (cst.For, cst.CompFor) and parent.target is node:
             return True
-        return isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node
+        return type(parent) in (cst.AugAssign, cst.AnnAssign) and parent.target is node
 
     def _follow_return(self, statement: cst.Return, whole: bool, depth: int, found, work) -> None:
         function = self.enclosing_function(statement)
@@ -344,7 +344,7 @@ def _assigns(call: cst.Call) -> bool:
     """`load_state_dict(sd, assign=True)` (anything but a literal False): the module takes the tensors as they are."""
     return any(
         arg.keyword is not None and arg.keyword.value == "assign"
-        and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+        and not (type(arg.value) is cst.Name and arg.value.value == "False")
         for arg in call.args
     )
 
@@ -352,12 +352,12 @@ def _assigns(call: cst.Call) -> bool:
 def _scaler_used(call: cst.Call) -> Optional[str]:
     """The receiver a call uses as a loss scaler: `x.unscale_(opt)`, `x.scale(loss).backward()`."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return None
     if func.attr.value == "unscale_":
         return dotted_name(func.value)
     inner = func.value
-    if func.attr.value == "backward" and isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+    if func.attr.value == "backward" and type(inner) is cst.Call and type(inner.func) is cst.Attribute:
         return dotted_name(inner.func.value) if inner.func.attr.value == "scale" else None
     return None
 

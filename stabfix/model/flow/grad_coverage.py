@@ -61,29 +61,29 @@ def owners(constructor: Optional[cst.Call]) -> Optional[list[cst.BaseExpression]
 
 def _collect(node: cst.BaseExpression, found: list[cst.BaseExpression]) -> bool:
     """Adds the models `node` takes parameters from; False when something else may supply tensors."""
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in _PARAMETER_METHODS:
             found.append(func.value)
             return dotted_name(func.value) is not None
         if dotted_name(func) not in _PASSING:
             return False
-        values = [arg.value for arg in node.args if arg.keyword is None and not isinstance(arg.value, cst.Lambda)]
+        values = [arg.value for arg in node.args if arg.keyword is None and type(arg.value) is not cst.Lambda]
         return bool(values) and all(_collect(value, found) for value in values)
-    if isinstance(node, (cst.List, cst.Tuple)):
+    if type(node) in (cst.List, cst.Tuple):
         return all(_collect(element.value, found) for element in node.elements)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
         return _collect(node.left, found) and _collect(node.right, found)
-    if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and node.for_in.inner_for_in is None:
+    if type(node) in (cst.ListComp, cst.GeneratorExp) and node.for_in.inner_for_in is None:
         return _collect(node.for_in.iter, found)  # `[p for p in model.parameters() if p.requires_grad]`
-    if isinstance(node, cst.Dict):
-        groups = [element.value for element in node.elements if isinstance(element, cst.DictElement) and _is_params_key(element.key)]
+    if type(node) is cst.Dict:
+        groups = [element.value for element in node.elements if type(element) is cst.DictElement and _is_params_key(element.key)]
         return len(groups) == 1 and _collect(groups[0], found)
     return False
 
 
 def _is_params_key(key: cst.BaseExpression) -> bool:
-    return isinstance(key, cst.SimpleString) and key.evaluated_value == "params"
+    return type(key) is cst.SimpleString and key.evaluated_value == "params"
 
 
 class GradCoverage:
@@ -133,14 +133,14 @@ class GradCoverage:
 
     def _is_instance(self, expr: cst.BaseExpression) -> bool:
         """`self` (whatever the method calls its instance): the whole object, every model it holds."""
-        return isinstance(expr, cst.Name) and self.names.receiver_class(expr) is not None
+        return type(expr) is cst.Name and self.names.receiver_class(expr) is not None
 
     def _may_alias(self, model: cst.BaseExpression) -> bool:
         """`D = G.disc`, `net = model`: the name may stand for (part of) another model."""
         root = model
-        while isinstance(root, cst.Attribute):
+        while type(root) is cst.Attribute:
             root = root.value
-        if not isinstance(root, cst.Name) or self._is_instance(root):
+        if type(root) is not cst.Name or self._is_instance(root):
             return False
         bindings = self.names.bindings_of(root)
         return any(isinstance(b.bound_value, _ALIASING) for b in bindings)
@@ -152,15 +152,15 @@ _MAX_REACH_DEPTH = 12
 def backward_reach(loss: cst.BaseExpression, names: Names, qualify, depth: int = 0) -> Optional[frozenset[str]]:
     if depth > _MAX_REACH_DEPTH:
         return None
-    if isinstance(loss, (cst.Integer, cst.Float)):
+    if type(loss) in (cst.Integer, cst.Float):
         return frozenset()
-    if isinstance(loss, cst.UnaryOperation):
+    if type(loss) is cst.UnaryOperation:
         return backward_reach(loss.expression, names, qualify, depth + 1)
-    if isinstance(loss, cst.BinaryOperation):
+    if type(loss) is cst.BinaryOperation:
         left = backward_reach(loss.left, names, qualify, depth + 1)
         right = backward_reach(loss.right, names, qualify, depth + 1)
         return None if left is None or right is None else left | right
-    if isinstance(loss, cst.Name):
+    if type(loss) is cst.Name:
         bindings = names.reaching(loss)
         if not bindings or any(b.kind != "assign" or b.bound_value is None for b in bindings):
             return None  # a parameter, a loop target, an unpacked element: not shown
@@ -171,13 +171,13 @@ def backward_reach(loss: cst.BaseExpression, names: Names, qualify, depth: int =
                 return None
             found |= reach
         return found
-    if not isinstance(loss, cst.Call):
+    if type(loss) is not cst.Call:
         return None
     func = loss.func
-    module = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
-    if qualify(func) is None and isinstance(module, cst.Name) and _a_module(module, names):
+    module = func.value if type(func) is cst.Attribute and func.attr.value == "forward" else func
+    if qualify(func) is None and type(module) is cst.Name and _a_module(module, names):
         return frozenset({module.value})  # `model(x)`: what it is handed is its input
-    if isinstance(func, cst.Attribute) and qualify(func) is None and all(_constant(arg.value) for arg in loss.args):
+    if type(func) is cst.Attribute and qualify(func) is None and all(_constant(arg.value) for arg in loss.args):
         return backward_reach(func.value, names, qualify, depth + 1)  # `.sum()`, `.mean(dim=1)`, `.float()`
     return None
 
@@ -191,7 +191,7 @@ def _a_module(name: cst.Name, names: Names) -> bool:
 
 def _constructs_module(value: Optional[cst.BaseExpression], names: Names) -> bool:
     """`Net()` of a model class of the file, or a `torch.nn` module class."""
-    if not isinstance(value, cst.Call):
+    if type(value) is not cst.Call:
         return False
     callee = names.instance_of(value)
     if callee is None:
@@ -202,9 +202,9 @@ def _constructs_module(value: Optional[cst.BaseExpression], names: Names) -> boo
 
 
 def _constant(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         expr = expr.expression
-    if isinstance(expr, (cst.Tuple, cst.List)):
+    if type(expr) in (cst.Tuple, cst.List):
         return all(_constant(element.value) for element in expr.elements)
-    return isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)) or (
-        isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"))
+    return type(expr) in (cst.Integer, cst.Float, cst.SimpleString) or (
+        type(expr) is cst.Name and expr.value in ("True", "False", "None"))

@@ -92,7 +92,7 @@ class GradReach:
         """Why this call may use autograd, or None."""
         func = call.func
         qualified = self.names.qualify(func) or ""
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if type(func) is cst.Attribute else None
         if asks_for_grad(call):
             return f"{_spelled(call)} asks for gradients"
         if self.is_update(call) or method in _GRAD_METHODS and method != "requires_grad_":
@@ -105,15 +105,15 @@ class GradReach:
         if definition is None:
             callee = self.names.callable_of(func)
             definition = callee.node if callee is not None and callee.kind == "function" else None
-        if isinstance(definition, cst.FunctionDef):
+        if type(definition) is cst.FunctionDef:
             if id(definition) in seen or depth >= _DEPTH:
                 return None if id(definition) in seen else f"{_spelled(call)} calls deeper than stabfix follows"
-            inner = self._first(list(definition.body.body) if isinstance(definition.body, cst.IndentedBlock) else [],
+            inner = self._first(list(definition.body.body) if type(definition.body) is cst.IndentedBlock else [],
                                 set(), None, depth + 1, seen | {id(definition)})
             return f"{_spelled(call)} runs code where {inner}" if inner else None
         if qualified:
             return None if qualified.startswith(_UNABLE_TO_DIFFERENTIATE) else f"{_spelled(call)} runs code this file cannot see into"
-        if isinstance(func, cst.Name) and func.value in _BUILTINS and not self.names.bindings_of(func):
+        if type(func) is cst.Name and func.value in _BUILTINS and not self.names.bindings_of(func):
             # `sorted(xs, key=f)`, `max(xs, key=f)` call `f`
             return None if not any(arg.keyword is not None and arg.keyword.value == "key" for arg in call.args) \
                 else f"{_spelled(call)} calls the function it is given"
@@ -135,7 +135,7 @@ class GradReach:
             # an object of unknown type: a tensor's or a list's method name says nothing of what it runs
             # (`attack.sum(model, x)`) unless nothing but plain data goes in
             known = method in _TENSOR_METHODS or method in _DATA_METHODS
-            return known and not any(isinstance(arg.value, (cst.Name, cst.Attribute, cst.Call)) for arg in call.args)
+            return known and not any(type(arg.value) in (cst.Name, cst.Attribute, cst.Call) for arg in call.args)
         return method not in _GRAD_METHODS
 
 

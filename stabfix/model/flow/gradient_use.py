@@ -72,13 +72,13 @@ def asks_for_grad(node: cst.BaseExpression) -> bool:
     `False` (`torch.zeros(n, requires_grad=flag)` may make a leaf autograd records from)."""
     if is_requires_grad_call(node):
         return True
-    return isinstance(node, cst.Call) and any(
+    return type(node) is cst.Call and any(
         arg.keyword is not None and arg.keyword.value == "requires_grad" and not _is_false(arg.value) for arg in node.args
     )
 
 
 def _is_false(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "False"
+    return type(node) is cst.Name and node.value == "False"
 
 
 def requires_grad_keyword(node: cst.BaseExpression, imports: ImportTracker) -> cst.Arg | None:
@@ -98,23 +98,23 @@ def target_roots(expr: cst.BaseExpression, imports: ImportTracker, depth: int = 
     `t.detach()` or `t.argmax(1)` (the torch-operation table says they drop requires-grad)."""
     if depth > 8:
         return set()
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return {expr.value}
     found = torch_ops.step(expr, imports.qualify)
     if found is not None:
         operand, op = found
         return target_roots(operand, imports, depth + 1) if op.grad else set()
-    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+    if type(expr) in (cst.Attribute, cst.Subscript):
         return target_roots(expr.value, imports, depth + 1)
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return target_roots(expr.left, imports, depth + 1) | target_roots(expr.right, imports, depth + 1)
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         return target_roots(expr.expression, imports, depth + 1)
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         if (imports.qualify(expr.func) or "").startswith("torch."):
             positional = [arg.value for arg in expr.args if arg.keyword is None and not arg.star]
             return target_roots(positional[0], imports, depth + 1) if positional else set()
-        if isinstance(expr.func, cst.Attribute):
+        if type(expr.func) is cst.Attribute:
             return target_roots(expr.func.value, imports, depth + 1)  # a tensor method: `t.mean()`
     return set()
 
@@ -147,7 +147,7 @@ def bare_names(expr: cst.BaseExpression) -> set[str]:
         return {
             name
             for element in expr.elements
-            if isinstance(element, cst.DictElement)
+            if type(element) is cst.DictElement
             for name in bare_names(element.value)
         }
     return set()
@@ -258,7 +258,7 @@ class GradientFacts(cst.BatchableCSTVisitor):
             facts.parameters.add(node.name.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in ("grad", "register_hook", "retain_grad") and isinstance(node.value, cst.Name):
+        if node.attr.value in ("grad", "register_hook", "retain_grad") and type(node.value) is cst.Name:
             for facts in self._open:
                 facts.differentiated.add(node.value.value)
 
@@ -326,11 +326,11 @@ def return_positions(returns: list[cst.BaseExpression], names: set[str]) -> set[
     (a dict, an expression)."""
     positions: set[int | None] = set()
     for value in returns:
-        if isinstance(value, cst.Name) and value.value in names:
+        if type(value) is cst.Name and value.value in names:
             positions.add(None)
-        elif isinstance(value, cst.Tuple) and all(isinstance(e, cst.Element) for e in value.elements):
+        elif type(value) is cst.Tuple and all(type(e) is cst.Element for e in value.elements):
             positions |= {i for i, e in enumerate(value.elements) if bare_names(e.value) & names}
-            if any(not isinstance(e.value, cst.Name) and names_in(e.value) & names for e in value.elements):
+            if any(type(e.value) is not cst.Name and names_in(e.value) & names for e in value.elements):
                 return None
         elif names_in(value) & names:
             return None
@@ -346,14 +346,14 @@ def caller_bindings(
     assigned = {
         id(b.value): b.node.targets[0].target  # type: ignore[attr-defined]
         for b in losses.names.all_bindings()
-        if isinstance(b.node, cst.Assign) and len(b.node.targets) == 1 and isinstance(b.value, cst.Call)
+        if type(b.node) is cst.Assign and len(b.node.targets) == 1 and type(b.value) is cst.Call
     }
     found: list[tuple[cst.FunctionDef | cst.Module, str]] = []
     for site in losses.sites:
         call = site.call
         if losses.names.definition_of(call) is not function:
             if dotted_name(call.func) == function.name.value or (
-                isinstance(call.func, cst.Attribute) and call.func.attr.value == function.name.value
+                type(call.func) is cst.Attribute and call.func.attr.value == function.name.value
             ):
                 return None  # a call stabfix cannot tie to one definition
             continue
@@ -370,10 +370,10 @@ def caller_bindings(
 
 def _bound_at(target: cst.BaseExpression, position: int | None) -> str | None:
     if position is None:
-        return target.value if isinstance(target, cst.Name) else None
-    if isinstance(target, (cst.Tuple, cst.List)) and position < len(target.elements):
+        return target.value if type(target) is cst.Name else None
+    if type(target) in (cst.Tuple, cst.List) and position < len(target.elements):
         element = target.elements[position]
-        if not any(isinstance(e, cst.StarredElement) for e in target.elements) and isinstance(element.value, cst.Name):
+        if not any(type(e) is cst.StarredElement for e in target.elements) and type(element.value) is cst.Name:
             return element.value.value
     return None
 

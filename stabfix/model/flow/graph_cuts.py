@@ -106,7 +106,7 @@ class GraphCuts(cst.BatchableCSTVisitor):
         for call in finder.calls:
             if (self.imports.qualify(call.func) or "").startswith("torch."):
                 continue
-            if isinstance(call.func, cst.Attribute) and read_names(call.func.value) & derived:
+            if type(call.func) is cst.Attribute and read_names(call.func.value) & derived:
                 continue  # a method of the copy (or of math on it): `.mean()`, `.gather(...)`
             return False
         return True
@@ -119,8 +119,8 @@ class GraphCuts(cst.BatchableCSTVisitor):
         self._targets.append(torch_ops.assigned(node))
         for target in node.targets:
             attribute = target.target
-            if (isinstance(attribute, cst.Attribute) and attribute.attr.value == "requires_grad"
-                    and isinstance(attribute.value, cst.Name) and is_true(node.value)):
+            if (type(attribute) is cst.Attribute and attribute.attr.value == "requires_grad"
+                    and type(attribute.value) is cst.Name and is_true(node.value)):
                 self._reenable(node, attribute.value, setter=True)
 
     def _reenable(self, node: cst.CSTNode, tensor: cst.Name, setter: bool) -> None:
@@ -164,7 +164,7 @@ class GraphCuts(cst.BatchableCSTVisitor):
         the call is a `requires_grad_()` (`is_requires_grad_call`)."""
         if marks:
             receiver = call.func.value  # type: ignore[attr-defined]
-            if isinstance(receiver, cst.Call) and self.imports.qualify(receiver.func) in _COPYING and receiver.args:
+            if type(receiver) is cst.Call and self.imports.qualify(receiver.func) in _COPYING and receiver.args:
                 return _strip_cuts(receiver.args[0].value, self.imports.qualify)[0]  # `torch.from_numpy(out.numpy()).requires_grad_()`
             inner, cut = _strip_cuts(receiver, self.imports.qualify)
             return inner if cut else None  # `x.requires_grad_()`, `x.clone().requires_grad_()` keep the graph

@@ -118,13 +118,13 @@ class GraphUses:
 
 def cut_at_top(expr: cst.BaseExpression) -> bool:
     """`total.item()`, `float(total)`, `torch.stack(xs).mean().detach()`: a returned number, not a graph."""
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return False
     func = expr.func
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         op = torch_ops.method(func.attr.value, expr)
         return op is not None and op.kind in ("cut", "python")
-    return isinstance(func, cst.Name) and func.value in CUT_BUILTINS
+    return type(func) is cst.Name and func.value in CUT_BUILTINS
 
 
 def reads(expr: cst.CSTNode) -> Iterable[cst.BaseExpression]:

@@ -44,16 +44,16 @@ class HeldKinds:
     def kind(self, expr: cst.BaseExpression) -> Optional[str]:
         if self.modules is not None and self.modules.is_module(expr):
             return "module"
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             if self._default_batch(expr):
                 return "tensor"
             return self._agree([self._binding_kind(b) for b in _through_augments(self.names.reaching(expr))])
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
             bindings = self.self_attribute(expr)
             if bindings is None:
                 return None
             return self._agree([self._binding_kind(b) for b in bindings if b.kind != "augment"] + self._registered(expr))
-        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and self._default_batch(expr.value):
+        if type(expr) is cst.Subscript and type(expr.value) is cst.Name and self._default_batch(expr.value):
             return "tensor"
         return "tensor" if self._is_tensor(expr) else None
 
@@ -61,14 +61,14 @@ class HeldKinds:
         """The `self.<attr> = ...` bindings of the class a method reads `self.<attr>` in; None when the
         receiver is not the method's own first parameter."""
         receiver = expr.value
-        use = self.names.uses.get(receiver) if isinstance(receiver, cst.Name) else None
+        use = self.names.uses.get(receiver) if type(receiver) is cst.Name else None
         if use is None:
             return None
         reaching = self.names.reaching(receiver)  # type: ignore[arg-type]
         if len(reaching) != 1 or reaching[0].kind != "param":
             return None
         scope = use.scope
-        while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+        while scope is not None and type(scope.node) is not cst.FunctionDef:
             scope = scope.parent
         owner = self.names.enclosing_class(use.scope)
         if scope is None or owner is None or first_parameter(scope.node) != receiver.value:  # type: ignore[arg-type]
@@ -95,9 +95,9 @@ class HeldKinds:
             return "module"
         if self._drawn_from_default_loader(binding):
             return "tensor"
-        if binding.kind == "unpack" and isinstance(binding.value, cst.Name) and self._default_batch(binding.value):
+        if binding.kind == "unpack" and type(binding.value) is cst.Name and self._default_batch(binding.value):
             return "tensor"  # `inputs, labels = data` with `data` drawn from the loader
-        if value is not None and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
+        if value is not None and type(value) is cst.Subscript and type(value.value) is cst.Name \
                 and self._default_batch(value.value):
             return "tensor"
         if value is not None:
@@ -107,30 +107,30 @@ class HeldKinds:
     def _is_tensor(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         """What `values` shows, plus comparisons of tensors (`torch.arange(n)[None] < lengths[:, None]` is a
         bool tensor) and what every return of a same-file function is."""
-        if isinstance(expr, cst.IfExp):  # both branches (`values` joins "tensor" over any of them)
+        if type(expr) is cst.IfExp:  # both branches (`values` joins "tensor" over any of them)
             return self._is_tensor(expr.body, depth + 1) and self._is_tensor(expr.orelse, depth + 1)
-        if isinstance(expr, cst.Comparison):
+        if type(expr) is cst.Comparison:
             return any(self._is_tensor(part, depth + 1) for part in (expr.left, *(c.comparator for c in expr.comparisons)))
-        if isinstance(expr, cst.Call) and depth < 3:
+        if type(expr) is cst.Call and depth < 3:
             function = self.names.definition_of(expr)
             returned = self.names.returns.get(function, []) if function is not None else []
             if returned and all(r is not None and self._is_tensor(r, depth + 1) for r in returned):
                 return True
-        if isinstance(expr, cst.Name) and depth < 3:
+        if type(expr) is cst.Name and depth < 3:
             bindings = _through_augments(self.names.reaching(expr))
             if bindings and all(b.bound_value is not None and self._is_tensor(b.bound_value, depth + 1) for b in bindings):
                 return True
         return self.values.value_of(expr).tensor
 
     def _is_parameter(self, value: cst.BaseExpression) -> bool:
-        return isinstance(value, cst.Call) and self.names.qualify(value.func) in PARAMETER_TYPES
+        return type(value) is cst.Call and self.names.qualify(value.func) in PARAMETER_TYPES
 
     def _builds_module(self, value: cst.BaseExpression) -> bool:
         """`Net(...)` (a module class of this file), `nn.Linear(...)`, also moved: `Net().to(device)`."""
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+        while type(value) is cst.Call and type(value.func) is cst.Attribute \
                 and value.func.attr.value in ("to", "cuda", "cpu", "float", "half", "double", "eval", "train"):
             value = value.func.value
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         qualified = self.names.qualify(value.func)
         if qualified is not None:
@@ -141,7 +141,7 @@ class HeldKinds:
             owner = callee.node
         elif callee is not None and callee.module_class is not None:
             owner = callee.module_class
-        return isinstance(owner, cst.ClassDef) and self.classes.is_module_class(owner)
+        return type(owner) is cst.ClassDef and self.classes.is_module_class(owner)
 
     def _registered(self, expr: cst.Attribute) -> list[Optional[str]]:
         """`self.register_buffer("mask", ...)` in the class makes `self.mask` a tensor."""
@@ -150,14 +150,14 @@ class HeldKinds:
             return []
         for node in _calls_in(owner):
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and node.args:
+            if type(func) is cst.Attribute and func.attr.value == "register_buffer" and node.args:
                 first = node.args[0].value
-                if isinstance(first, cst.SimpleString) and first.evaluated_value == expr.attr.value:
+                if type(first) is cst.SimpleString and first.evaluated_value == expr.attr.value:
                     return ["tensor"]
         return []
 
     def _owner(self, expr: cst.Attribute) -> Optional[cst.ClassDef]:
-        use = self.names.uses.get(expr.value) if isinstance(expr.value, cst.Name) else None
+        use = self.names.uses.get(expr.value) if type(expr.value) is cst.Name else None
         return self.names.enclosing_class(use.scope) if use is not None else None
 
     def _drawn_from_default_loader(self, binding: Binding) -> bool:
@@ -174,14 +174,14 @@ class HeldKinds:
         """`DataLoader(ds, ...)` without a `collate_fn`, directly or through names and `enumerate`/`tqdm`."""
         if source is None or depth > 4:
             return False
-        if isinstance(source, cst.Call):
+        if type(source) is cst.Call:
             if (self.names.qualify(source.func) or "") in DATA_LOADERS:
                 # a `collate_fn` may build objects that move in place; `batch_size=None` hands items over as they are
                 return not any(arg.star or (arg.keyword is not None and (arg.keyword.value == "collate_fn" or (
-                    arg.keyword.value == "batch_size" and isinstance(arg.value, cst.Name) and arg.value.value == "None")))
+                    arg.keyword.value == "batch_size" and type(arg.value) is cst.Name and arg.value.value == "None")))
                     for arg in source.args)
             return bool(source.args) and self._default_loader(source.args[0].value, depth + 1)
-        if isinstance(source, cst.Name):
+        if type(source) is cst.Name:
             bindings = self.names.reaching(source)
             return bool(bindings) and all(
                 self._default_loader(b.value if b.kind in ("for", "unpack") else b.bound_value, depth + 1)
@@ -212,7 +212,7 @@ def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Call):
+        if type(current) is cst.Call:
             found.append(current)
         stack.extend(children(current))
     return found

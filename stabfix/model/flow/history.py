@@ -85,7 +85,7 @@ class History:
                             self._evidence.setdefault(id(binding), LOSS)
             for _site, operands in self.losses.loss_sites():
                 prediction = getattr(operands, "prediction", None)
-                if isinstance(prediction, cst.Name):
+                if type(prediction) is cst.Name:
                     for binding in self.names.reaching(prediction):
                         self._evidence.setdefault(id(binding), MODEL_OUTPUT)
         return self._evidence
@@ -101,32 +101,32 @@ class History:
         return found
 
     def _origin(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._name_origin(expr, depth)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             op = torch_ops.attribute(expr.attr.value)
             if expr.attr.value == "grad" or (op is not None and not op.history):
                 return None
-            if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            if type(expr.value) is cst.Name and expr.value.value == "self":
                 return None  # state on self: not shown here
             return self.origin(expr.value, depth + 1)  # `outputs.loss`
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.origin(expr.value, depth + 1)  # `out[0]`, `outputs["loss"]`
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return self.origin(expr.left, depth + 1) or self.origin(expr.right, depth + 1)
-        if isinstance(expr, cst.UnaryOperation):
-            return None if isinstance(expr.operator, cst.Not) else self.origin(expr.expression, depth + 1)
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.UnaryOperation:
+            return None if type(expr.operator) is cst.Not else self.origin(expr.expression, depth + 1)
+        if type(expr) is cst.IfExp:
             return self.origin(expr.body, depth + 1) or self.origin(expr.orelse, depth + 1)
-        if isinstance(expr, (cst.Tuple, cst.List)):
+        if type(expr) in (cst.Tuple, cst.List):
             for element in expr.elements:
                 found = self.origin(element.value, depth + 1)
                 if found:
                     return found
             return None
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call_origin(expr, depth)
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        if type(expr) in (cst.ListComp, cst.GeneratorExp):
             return self.origin(expr.elt, depth + 1)  # `[p.float() for p in parts]` holds what `p.float()` is
         return None  # literals, comparisons, dict and set comprehensions, lambdas
 
@@ -136,7 +136,7 @@ class History:
             return None
         evidence = self._uses_as_evidence()
         bindings = self.names.reaching(name)
-        if not bindings and isinstance(use.scope.node, (cst.ListComp, cst.GeneratorExp)):
+        if not bindings and type(use.scope.node) in (cst.ListComp, cst.GeneratorExp):
             bindings = use.scope.bindings.get(name.value, [])  # a comprehension's target, read before its `for`
         for binding in bindings:
             if binding.grad_off:
@@ -144,9 +144,9 @@ class History:
             if id(binding) in evidence and binding.kind not in ("param", "for"):
                 return evidence[id(binding)]
             value = binding.bound_value
-            if binding.kind == "for" and binding.value is not None and isinstance(binding.node, cst.CompFor):
+            if binding.kind == "for" and binding.value is not None and type(binding.node) is cst.CompFor:
                 value = torch_ops.element_source(binding.value, binding.position)  # an element of what it draws from
-            if value is None and binding.kind == "unpack" and isinstance(binding.value, cst.Call):
+            if value is None and binding.kind == "unpack" and type(binding.value) is cst.Call:
                 value = binding.value  # `logits, loss = model(x)`: a part of a forward's result
                 if binding.position and self._cut_position(binding.value, binding.position):
                     continue
@@ -162,14 +162,14 @@ class History:
     def _cut_position(self, call: cst.Call, position: tuple[int, ...]) -> bool:
         """`_, pred = out.max(1)`: the indices of a max/min/topk/sort carry no history."""
         func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value in ("max", "min", "topk", "sort") and position[0] == 1
+        return type(func) is cst.Attribute and func.attr.value in ("max", "min", "topk", "sort") and position[0] == 1
 
     def _call_origin(self, call: cst.Call, depth: int) -> Optional[str]:
         func = call.func
         root = func
-        while isinstance(root, (cst.Attribute, cst.Call)):
-            root = root.value if isinstance(root, cst.Attribute) else root.func
-        use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+        while type(root) in (cst.Attribute, cst.Call):
+            root = root.value if type(root) is cst.Attribute else root.func
+        use = self.names.uses.get(root) if type(root) is cst.Name else None
         if use is not None and use.grad_off:
             return None  # computed where autograd is off
         qualified = self.names.qualify(func) or ""
@@ -178,15 +178,15 @@ class History:
         op = torch_ops.function(qualified) if qualified else None
         if op is not None and not op.history:
             return None
-        if isinstance(func, cst.Name) and func.value in CUT_BUILTINS and not qualified:
+        if type(func) is cst.Name and func.value in CUT_BUILTINS and not qualified:
             return None
-        if isinstance(func, cst.Attribute) and not qualified:
+        if type(func) is cst.Attribute and not qualified:
             op = torch_ops.method(func.attr.value, call)
             if func.attr.value == "backward" or (op is not None and not op.history):
                 return None
         if self.losses.resolve(call) is not None:
             return None if self._of_constants(call) else LOSS
-        if isinstance(func, cst.Attribute) and not qualified.startswith("torch."):
+        if type(func) is cst.Attribute and not qualified.startswith("torch."):
             receiver = self.origin(func.value, depth + 1)
             if receiver:
                 return receiver  # `loss.mean()`, `out.float()`, `out.cpu()`, `logits.softmax(-1)`
@@ -201,10 +201,10 @@ class History:
         if qualified:
             return None  # a library function (a metric, a logger), a module or parameter constructor
         modules = self.values.modules
-        forward = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+        forward = func.value if type(func) is cst.Attribute and func.attr.value == "forward" else func
         if modules is not None and modules.is_module(forward):
             return MODEL_OUTPUT  # `model(x)`, `self.encoder(x)`, `model.forward(x)` of a module of the file
-        if modules is not None and isinstance(func, cst.Attribute) and modules.is_module(func.value) \
+        if modules is not None and type(func) is cst.Attribute and modules.is_module(func.value) \
                 and self._module_method_computes(func.attr.value):
             return MODEL_OUTPUT  # `model.neg_log_likelihood(x)`: a method of the file's module class
         return None
@@ -221,7 +221,7 @@ class History:
 
     def _in_module_class(self, function: cst.FunctionDef) -> bool:
         owner = self.names.enclosing_class(self.names.scopes[function]) if function in self.names.scopes else None
-        return isinstance(owner, cst.ClassDef) and any(
+        return type(owner) is cst.ClassDef and any(
             (self.names.qualify(base.value) or "").startswith("torch.nn.") for base in owner.bases)
 
     def _reads_receiver(self, expr: cst.BaseExpression, receiver: str, depth: int) -> bool:
@@ -230,9 +230,9 @@ class History:
         if depth > 3:
             return False
         for read in reads(expr):
-            if isinstance(read, cst.Attribute) and _root_name(read) == receiver:
+            if type(read) is cst.Attribute and _root_name(read) == receiver:
                 return True
-            if isinstance(read, cst.Name) and read in self.names.uses and any(
+            if type(read) is cst.Name and read in self.names.uses and any(
                     b.bound_value is not None and self._reads_receiver(b.bound_value, receiver, depth + 1)
                     for b in self.names.reaching(read)):
                 return True
@@ -256,7 +256,7 @@ class History:
     def draws_batches(self, loops: Iterable[Optional[cst.CSTNode]]) -> bool:
         """One of the loops iterates a data source (`for x, y in val_loader`, `for batch in stream` with
         `stream = DataLoader(...)`): by what the iterable holds, its name only where the code does not show it."""
-        return any(isinstance(loop, cst.For) and self._is_data_source(loop.iter) for loop in loops)
+        return any(type(loop) is cst.For and self._is_data_source(loop.iter) for loop in loops)
 
     def _is_data_source(self, iterable: cst.BaseExpression, depth: int = 0) -> bool:
         """A `DataLoader`/`Dataset` (torch's, Hugging Face `datasets`', a `Dataset` subclass of the file), built
@@ -264,12 +264,12 @@ class History:
         value (a parameter, a config field, an unpacking) the name breaks the tie (`val_loader`, `trainloader`)."""
         if depth > 4:
             return False
-        if isinstance(iterable, cst.Call):
+        if type(iterable) is cst.Call:
             return self._builds_data_source(iterable)
         bindings = None
-        if isinstance(iterable, cst.Name) and iterable in self.names.uses:
+        if type(iterable) is cst.Name and iterable in self.names.uses:
             bindings = self.names.reaching(iterable)
-        elif isinstance(iterable, cst.Attribute) and (owner := held_class(self.names, iterable.value)) is not None:
+        elif type(iterable) is cst.Attribute and (owner := held_class(self.names, iterable.value)) is not None:
             bindings = self.names.attribute_reaching(owner, iterable.attr.value, iterable.value)  # type: ignore[arg-type]
         if bindings and all(b.bound_value is not None for b in bindings):
             return all(self._is_data_source(b.bound_value, depth + 1) for b in bindings)  # type: ignore[arg-type]
@@ -281,9 +281,9 @@ class History:
         qualified = self.names.qualify(call.func) or ""
         if qualified.startswith(("torch.utils.data.", "datasets.")):
             return True
-        if isinstance(call.func, cst.Name) and call.func in self.names.uses:
+        if type(call.func) is cst.Name and call.func in self.names.uses:
             bindings = self.names.reaching(call.func)
-            return len(bindings) == 1 and isinstance(bindings[0].node, cst.ClassDef) and any(
+            return len(bindings) == 1 and type(bindings[0].node) is cst.ClassDef and any(
                 (self.names.qualify(base.value) or "").startswith("torch.utils.data.") for base in bindings[0].node.bases)
         return False
 
@@ -359,7 +359,7 @@ class _ReadsOutsideTests(cst.CSTVisitor):
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Call, cst.Subscript)):
-        expr = expr.value if isinstance(expr, (cst.Attribute, cst.Subscript)) else expr.func
-    return expr.value if isinstance(expr, cst.Name) else None
+    while type(expr) in (cst.Attribute, cst.Call, cst.Subscript):
+        expr = expr.value if type(expr) in (cst.Attribute, cst.Subscript) else expr.func
+    return expr.value if type(expr) is cst.Name else None
 

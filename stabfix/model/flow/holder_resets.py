@@ -85,9 +85,9 @@ class HolderResets:
                     found.append(node)  # `running_loss, num_tokens = 0, 0`
             elif type(node) is cst.AugAssign:
                 if _same(node.target, holder):
-                    if isinstance(node.operator, cst.SubtractAssign) and _same(node.value, holder):
+                    if type(node.operator) is cst.SubtractAssign and _same(node.value, holder):
                         found.append(node)  # `tr_loss -= tr_loss`
-                    elif isinstance(node.operator, cst.MultiplyAssign) and _is_zero(node.value):
+                    elif type(node.operator) is cst.MultiplyAssign and _is_zero(node.value):
                         found.append(node)
             elif _same(node.func.value, holder):  # `holder.zero_()`, `.clear()`, `.fill_(...)`
                 if node.func.attr.value != "fill_" or (node.args and _is_zero(node.args[0].value)):
@@ -194,15 +194,15 @@ def _mentions(expr: cst.CSTNode, holder: Holder) -> bool:
 
 
 def _is_zero(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == 0.0
+    return type(expr) in (cst.Integer, cst.Float) and float(expr.value) == 0.0
 
 
 def _unpacked_fresh(target: cst.BaseExpression, value: cst.BaseExpression, holder: Holder) -> bool:
     """`a, holder = x, fresh`: the holder gets its element of a tuple display, which does not read it."""
-    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+    if type(target) not in (cst.Tuple, cst.List) or type(value) not in (cst.Tuple, cst.List):
         return False
     if len(target.elements) != len(value.elements) or any(
-            isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+            type(e) is cst.StarredElement for e in (*target.elements, *value.elements)):
         return False
     return any(_same(t.value, holder) and not _mentions(v.value, holder)
                for t, v in zip(target.elements, value.elements))

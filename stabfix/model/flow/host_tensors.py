@@ -39,16 +39,16 @@ def is_host_built(value: cst.BaseExpression, names: Names, values: Values, retur
     peeled = torch_ops.step(value, names.qualify)  # `t[None, :]`, `t.view(...)`, `t.float()`: the same values
     if peeled is not None and peeled[1].kind in ("view", "cast", "integer"):
         return is_host_built(peeled[0], names, values, returned, depth + 1)
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         return _call_builds(value, names, values, returned, depth)
-    if isinstance(value, cst.BinaryOperation):
+    if type(value) is cst.BinaryOperation:
         return is_host_built(value.left, names, values, returned, depth + 1) or \
             is_host_built(value.right, names, values, returned, depth + 1)
-    if isinstance(value, cst.Comparison):  # `positions <= window`: a host bool tensor
+    if type(value) is cst.Comparison:  # `positions <= window`: a host bool tensor
         return is_host_built(value.left, names, values, returned, depth + 1)
-    if isinstance(value, cst.UnaryOperation):
+    if type(value) is cst.UnaryOperation:
         return is_host_built(value.expression, names, values, returned, depth + 1)
-    if isinstance(value, cst.Name) and value in names.uses:
+    if type(value) is cst.Name and value in names.uses:
         bindings = names.reaching(value)
         return bool(bindings) and all(b.bound_value is not None and is_host_built(b.bound_value, names, values, returned, depth + 1)
                                       for b in bindings)
@@ -64,7 +64,7 @@ def _call_builds(call: cst.Call, names: Names, values: Values, returned: Optiona
     facts = returned(call) if returned is not None and not qualified.startswith("torch.") else None
     if facts is not None:  # a function or method whose summary says what it returns
         return len(facts) == 1 and getattr(facts[0], "host_built", None) is True
-    if isinstance(call.func, cst.Attribute) and not qualified and call.func.attr.value not in _LEAVING:
+    if type(call.func) is cst.Attribute and not qualified and call.func.attr.value not in _LEAVING:
         return is_host_built(call.func.value, names, values, returned, depth + 1)  # `freqs.cos()`
     return qualified.startswith("torch.") and not qualified.startswith("torch.nn") \
         and any(is_host_built(arg.value, names, values, returned, depth + 1) for arg in call.args)

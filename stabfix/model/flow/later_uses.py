@@ -146,9 +146,9 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
     def reads(self, holder: Holder, site: cst.CSTNode, after: int, function: Optional[cst.FunctionDef],
               cls: Optional[cst.ClassDef]) -> list[Read]:
         """The reads of `holder` that see what `site` stored (see the module docstring), with their needs."""
-        root = holder.value if isinstance(holder, cst.Subscript) else holder
+        root = holder.value if type(holder) is cst.Subscript else holder
         found: list[Read] = []
-        if isinstance(root, cst.Attribute) or self._module_global(root):
+        if type(root) is cst.Attribute or self._module_global(root):
             found.append(Read(root, UNSEEN, root))  # state any code holding the object or module can read
         for node in self._holder_reads(root, site, after, function, cls):
             need, consumer = self._need(node, 0, set())
@@ -162,7 +162,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
             return []
         if spelled.startswith("self.") and cls is not None:
             return [node for node in self._attribute_reads(cls, spelled) if not self._within(node, site)]
-        if not isinstance(root, cst.Name) or root not in self.names.uses:
+        if type(root) is not cst.Name or root not in self.names.uses:
             return []
         loops = self.loops_around(site)
         stored = {id(b) for b in self.names.reaching(root)}  # what the holder held when the site ran
@@ -189,7 +189,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         return found
 
     def _module_global(self, root: cst.BaseExpression) -> bool:
-        use = self.names.uses.get(root) if isinstance(root, cst.Name) else None
+        use = self.names.uses.get(root) if type(root) is cst.Name else None
         return use is not None and use.scope.resolving(root.value).parent is None
 
     def _attribute_reads(self, cls: cst.ClassDef, spelled: str) -> list[cst.CSTNode]:
@@ -254,13 +254,13 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
     def _is_target(self, node: cst.CSTNode) -> bool:
         """Bound, not read: an assignment or loop target (an augmented target is read, and kept)."""
         parent = self.parent(node)
-        while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        while type(parent) in (cst.Tuple, cst.List, cst.Element, cst.StarredElement):
             node, parent = parent, self.parent(parent)
-        if isinstance(parent, (cst.AssignTarget, cst.AsName, cst.Del)):
+        if type(parent) in (cst.AssignTarget, cst.AsName, cst.Del):
             return True
-        if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
+        if type(parent) in (cst.For, cst.CompFor) and parent.target is node:
             return True
-        return isinstance(parent, cst.AnnAssign) and parent.target is node
+        return type(parent) is cst.AnnAssign and parent.target is node
 
     # -- what a read needs -----------------------------------------------------------------------------------
     def _need(self, node: cst.CSTNode, depth: int, seen: set[int]) -> tuple[str, cst.CSTNode]:
@@ -271,44 +271,44 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         if parent is None:
             return UNSEEN, node
         grand = self.parent(parent)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        if type(parent) is cst.Attribute and parent.value is node:
             return self._method_need(parent, grand, depth, seen)
-        if isinstance(parent, cst.Subscript) and parent.value is node:
+        if type(parent) is cst.Subscript and parent.value is node:
             return self._need(parent, depth, seen)  # an entry or element of it
-        if isinstance(parent, (cst.BinaryOperation, cst.Index, cst.SubscriptElement)):
-            if isinstance(parent, (cst.Index, cst.SubscriptElement)):
+        if type(parent) in (cst.BinaryOperation, cst.Index, cst.SubscriptElement):
+            if type(parent) in (cst.Index, cst.SubscriptElement):
                 return NUMBER, parent  # used as an index
             return self._need(parent, depth, seen)
-        if isinstance(parent, cst.UnaryOperation):
-            return (NUMBER, parent) if isinstance(parent.operator, cst.Not) else self._need(parent, depth, seen)
-        if isinstance(parent, cst.IfExp):
+        if type(parent) is cst.UnaryOperation:
+            return (NUMBER, parent) if type(parent.operator) is cst.Not else self._need(parent, depth, seen)
+        if type(parent) is cst.IfExp:
             return self._need(parent, depth, seen) if node is not parent.test else (NUMBER, parent)
-        if isinstance(parent, cst.FormattedStringExpression):
+        if type(parent) is cst.FormattedStringExpression:
             shown = parent.format_spec is None or parent.conversion is not None
             return (GRAPH if shown else NUMBER), parent  # `f"{total}"` shows `grad_fn=`; `f"{total:.3f}"` a number
-        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.If, cst.While,
-                               cst.Assert, cst.Expr)):
+        if type(parent) in (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.If, cst.While,
+                               cst.Assert, cst.Expr):
             return NUMBER, parent
-        if isinstance(parent, (cst.Element, cst.DictElement)) and parent.value is node and grand is not None:
+        if type(parent) in (cst.Element, cst.DictElement) and parent.value is node and grand is not None:
             return self._need(grand, depth, seen)  # in a literal: what happens to the literal
-        if isinstance(parent, cst.Arg):
+        if type(parent) is cst.Arg:
             return self._argument_need(parent, grand, depth, seen)
-        if isinstance(parent, cst.AugAssign):
+        if type(parent) is cst.AugAssign:
             if parent.target is node:
                 return NUMBER, parent  # `total /= n`: the holder updates itself
             return self._bound_need(parent.target, parent, depth, seen)
-        if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
-            targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+        if type(parent) in (cst.Assign, cst.AnnAssign) and parent.value is node:
+            targets = [t.target for t in parent.targets] if type(parent) is cst.Assign else [parent.target]
             return max((self._bound_need(t, parent, depth, seen) for t in targets), key=lambda r: _RANK[r[0]])
-        if isinstance(parent, cst.Return):
+        if type(parent) is cst.Return:
             return self._returned_need(parent, depth, seen)
-        if isinstance(parent, cst.For) and parent.iter is node:
+        if type(parent) is cst.For and parent.iter is node:
             return self._bound_need(parent.target, parent, depth, seen)
         return UNSEEN, parent
 
     def _method_need(self, attribute: cst.Attribute, grand, depth: int, seen: set[int]) -> tuple[str, cst.CSTNode]:
         method = attribute.attr.value
-        called = isinstance(grand, cst.Call) and grand.func is attribute
+        called = type(grand) is cst.Call and grand.func is attribute
         if not called:
             return (GRAPH if method in _GRAPH_ATTRIBUTES else TENSOR), attribute
         if method in _GRAPH_METHODS:
@@ -323,13 +323,13 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         return (need if _RANK[need] > _RANK[TENSOR] else TENSOR), consumer
 
     def _argument_need(self, arg: cst.Arg, call, depth: int, seen: set[int]) -> tuple[str, cst.CSTNode]:
-        if not isinstance(call, cst.Call):
+        if type(call) is not cst.Call:
             return UNSEEN, arg
         func = call.func
         qualified = self.names.qualify(func) or ""
         if qualified in _GRAPH_FUNCTIONS:
             return GRAPH, call
-        if isinstance(func, cst.Name) and not qualified and not self.names.bindings_of(func):
+        if type(func) is cst.Name and not qualified and not self.names.bindings_of(func):
             if func.value in _PLAIN_BUILTINS or func.value == "format" and len(call.args) > 1:
                 return NUMBER, call
             if func.value in _TEXT_BUILTINS:
@@ -341,8 +341,8 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         if qualified.startswith("torch."):
             need, consumer = self._need(call, depth + 1, seen)  # `torch.stack(losses)`: what its result meets
             return (need if _RANK[need] > _RANK[TENSOR] else TENSOR), consumer
-        receiver = func.value if isinstance(func, cst.Attribute) else None
-        if isinstance(receiver, cst.Name) and receiver.value in LOG_RECEIVER_NAMES and not qualified.startswith("torch"):
+        receiver = func.value if type(func) is cst.Attribute else None
+        if type(receiver) is cst.Name and receiver.value in LOG_RECEIVER_NAMES and not qualified.startswith("torch"):
             # `logger.info(...)` formats what it is given, `grad_fn=` and all; only the wording hangs on the
             # name: an unseen call makes the fix unsafe just the same
             return GRAPH, call
@@ -351,7 +351,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
     def _bound_need(self, target: cst.BaseExpression, statement: cst.CSTNode, depth: int,
                     seen: set[int]) -> tuple[str, cst.CSTNode]:
         """What the reads of a local name bound (or updated) from the value need."""
-        if not isinstance(target, cst.Name):
+        if type(target) is not cst.Name:
             return UNSEEN, statement  # stored on an object or in a container
         needs: list[tuple[str, cst.CSTNode]] = [(NUMBER, statement)]
         for use in self._uses(target.value):
@@ -362,7 +362,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         return max(needs, key=lambda r: _RANK[r[0]])
 
     def _returned_need(self, statement: cst.Return, depth: int, seen: set[int]) -> tuple[str, cst.CSTNode]:
-        function = next((a for a in self.ancestors(statement) if isinstance(a, cst.FunctionDef)), None)
+        function = next((a for a in self.ancestors(statement) if type(a) is cst.FunctionDef), None)
         if function is None:
             return UNSEEN, statement
         callers = self._calls_of(function)
@@ -379,7 +379,7 @@ class LaterUses(HolderResets, cst.BatchableCSTVisitor):
         if self._callers is None:
             self._callers = {}
             for node in self._all_nodes():
-                if isinstance(node, cst.Call):
+                if type(node) is cst.Call:
                     definition = self.names.definition_of(node)
                     if definition is not None:
                         self._callers.setdefault(id(definition), []).append(node)

@@ -55,7 +55,7 @@ def parameter_loops(update: ParamUpdate, names: Names) -> Optional[ParameterLoop
     """The loops that enumerate the updated tensor as parameters, None when they enumerate something
     else; no loops (`chain == ()`) when the update is to a single tensor."""
     loops, param = update.site.loops, update.param
-    if isinstance(update.tensor, cst.Subscript) or update.operation.startswith("foreach_"):
+    if type(update.tensor) is cst.Subscript or update.operation.startswith("foreach_"):
         origin = _collection_origin(update.tensor, names) if update.tensor is not None else None
         return ParameterLoops((), origin, listed=True) if origin is not None else None
     index = next((i for i in range(len(loops) - 1, -1, -1) if param in target_names(loops[i].target)), None)
@@ -75,9 +75,9 @@ def parameter_loops(update: ParamUpdate, names: Names) -> Optional[ParameterLoop
 def _origin(expr: cst.BaseExpression, chain: tuple[cst.For, ...], names: Names, depth: int) -> Optional[Origin]:
     if depth > _MAX_DEPTH:
         return None
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in _PARAMETER_METHODS:
             model = dotted_name(func.value)
             return Origin(models=frozenset({model}) if model else frozenset())
         if (dotted_name(func) or "") in _WRAPPERS or names.qualify(func) == "itertools.chain":
@@ -85,9 +85,9 @@ def _origin(expr: cst.BaseExpression, chain: tuple[cst.For, ...], names: Names, 
             if known:
                 return Origin(frozenset().union(*(o.models for o in known)), frozenset().union(*(o.optimizers for o in known)))
         return None
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         return _param_group_origin(expr, chain, names)
-    if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+    if type(expr) in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
         comp: Optional[cst.CompFor] = expr.for_in
         while comp is not None:
             origin = _origin(comp.iter, chain, names, depth + 1)
@@ -95,7 +95,7 @@ def _origin(expr: cst.BaseExpression, chain: tuple[cst.For, ...], names: Names, 
                 return origin
             comp = comp.inner_for_in
         return None
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         for binding in names.bindings_of(expr):
             value = binding.bound_value
             origin = _origin(value, chain, names, depth + 1) if value is not None else None
@@ -103,7 +103,7 @@ def _origin(expr: cst.BaseExpression, chain: tuple[cst.For, ...], names: Names, 
                 return origin
         # `params = get_trainable_params(model)`: the name says what it holds
         return Origin() if "param" in expr.value.lower() else None
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return Origin() if "param" in expr.attr.value.lower() else Origin(held_list=dotted_name(expr))
     return None
 
@@ -117,12 +117,12 @@ def parameters_origin(expr: cst.BaseExpression, names: Names) -> Optional[Origin
 def _collection_origin(tensor: cst.BaseExpression, names: Names) -> Optional[Origin]:
     """Where the tensors of a list or of a dict by name come from: `[p for p in model.parameters()]`,
     `dict(model.named_parameters())`, `{n: p for n, p in model.named_parameters()}`."""
-    collection = tensor.value if isinstance(tensor, cst.Subscript) else tensor
-    value = names.single_value(collection) if isinstance(collection, cst.Name) else collection
-    if isinstance(tensor, cst.Subscript):
-        if isinstance(value, cst.Call) and dotted_name(value.func) == "dict" and len(value.args) == 1:
+    collection = tensor.value if type(tensor) is cst.Subscript else tensor
+    value = names.single_value(collection) if type(collection) is cst.Name else collection
+    if type(tensor) is cst.Subscript:
+        if type(value) is cst.Call and dotted_name(value.func) == "dict" and len(value.args) == 1:
             value = value.args[0].value
-        elif isinstance(value, cst.DictComp) and value.for_in.inner_for_in is None:
+        elif type(value) is cst.DictComp and value.for_in.inner_for_in is None:
             value = value.for_in.iter
         else:
             return None
@@ -146,7 +146,7 @@ def instance_receivers(names: Names, *nodes: Optional[cst.CSTNode]) -> frozenset
     stack = [node for node in nodes if node is not None]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Name) and node.value not in found and names.receiver_class(node) is not None:
+        if type(node) is cst.Name and node.value not in found and names.receiver_class(node) is not None:
             found.add(node.value)
         stack.extend(children(node))
     return frozenset(found)
@@ -158,19 +158,19 @@ def _param_group_origin(expr: cst.Subscript, chain: tuple[cst.For, ...], names: 
         return None
     group = expr.value
     groups: Optional[cst.BaseExpression]
-    if isinstance(group, cst.Subscript) and isinstance(group.value, cst.Attribute):
+    if type(group) is cst.Subscript and type(group.value) is cst.Attribute:
         groups = group.value
-    elif isinstance(group, cst.Name):
+    elif type(group) is cst.Name:
         groups = next((loop.iter for loop in chain if group.value in target_names(loop.target)), None)
-        if isinstance(groups, cst.Name):
+        if type(groups) is cst.Name:
             value = names.single_value(groups)
             groups = value if value is not None else groups
         elif groups is None:  # `group = opt.param_groups[0]`
             value = names.single_value(group)
-            groups = value.value if isinstance(value, cst.Subscript) else None
+            groups = value.value if type(value) is cst.Subscript else None
     else:
         return None
-    if isinstance(groups, cst.Attribute) and groups.attr.value == "param_groups":
+    if type(groups) is cst.Attribute and groups.attr.value == "param_groups":
         optimizer = dotted_name(groups.value)
         return Origin(optimizers=frozenset({optimizer}) if optimizer else frozenset())
     return None
@@ -178,7 +178,7 @@ def _param_group_origin(expr: cst.Subscript, chain: tuple[cst.For, ...], names: 
 
 def element_source(target: cst.BaseExpression, iterable: cst.BaseExpression, name: str) -> cst.BaseExpression:
     """The iterable that yields `name`: `a` for `for p, q in zip(a, b)` and `p`, `x` for `for i, p in enumerate(x)`."""
-    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call):
+    if type(target) not in (cst.Tuple, cst.List) or type(iterable) is not cst.Call:
         return iterable
     function = dotted_name(iterable.func)
     elements = [element.value for element in target.elements]
@@ -199,12 +199,12 @@ def models_in(constructor: cst.Call) -> set[str]:
     if params is None:
         positional = [arg.value for arg in constructor.args if arg.keyword is None]
         params = positional[0] if positional else None
-    if params is None or isinstance(params, cst.Name):
+    if params is None or type(params) is cst.Name:
         return set()
     found: set[str] = set()
 
     def walk(node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PARAMETER_METHODS:
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _PARAMETER_METHODS:
             found.add(dotted_name(node.func.value) or "")
             return
         for child in children(node):
@@ -239,9 +239,9 @@ def reads_param_groups(node: cst.CSTNode, optimizer: str, chain: tuple[cst.For, 
     """Whether an expression takes its settings from `optimizer.param_groups` (`lr = opt.param_groups[0]["lr"]`)."""
     if depth > 4:
         return False
-    if isinstance(node, cst.Attribute) and node.attr.value == "param_groups" and dotted_name(node.value) == optimizer:
+    if type(node) is cst.Attribute and node.attr.value == "param_groups" and dotted_name(node.value) == optimizer:
         return True
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         for loop in chain:
             if node.value in target_names(loop.target):
                 return reads_param_groups(loop.iter, optimizer, (), names, depth + 1)
@@ -252,9 +252,9 @@ def reads_param_groups(node: cst.CSTNode, optimizer: str, chain: tuple[cst.For, 
 
 def subscript_key(node: cst.Subscript) -> Optional[str]:
     """`"params"` for `group["params"]`."""
-    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+    if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
         key = node.slice[0].slice.value
-        if isinstance(key, cst.SimpleString):
+        if type(key) is cst.SimpleString:
             value = key.evaluated_value
             return value if isinstance(value, str) else None
     return None
@@ -262,20 +262,20 @@ def subscript_key(node: cst.Subscript) -> Optional[str]:
 
 def target_names(target: cst.CSTNode) -> set[str]:
     """The names an assignment or loop target binds."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return {name for element in target.elements for name in target_names(element.value)}
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return target_names(target.value)
     return set()
 
 
 def names_in(node: cst.CSTNode) -> set[str]:
     """The variables an expression reads (attribute names excluded)."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return {node.value}
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return names_in(node.value)
     return {name for child in children(node) for name in names_in(child)}
 
@@ -311,7 +311,7 @@ def param_sized_allocation(expr: cst.BaseExpression, names: Names) -> Optional[P
     qualify = names.qualify
     devices = DeviceKinds(names)  # a device held by a name is the CPU by what is bound to it, not by its name
     current, on_host, moved = expr, False, False
-    while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and qualify(current.func) is None:
+    while type(current) is cst.Call and type(current.func) is cst.Attribute and qualify(current.func) is None:
         method = current.func.attr.value
         if method in _NEW_FACTORIES:
             break
@@ -321,7 +321,7 @@ def param_sized_allocation(expr: cst.BaseExpression, names: Names) -> Optional[P
             on_host = True
         moved |= method in ("to", "cuda", "cpu", "float", "double")
         current = current.func.value
-    if not isinstance(current, cst.Call):
+    if type(current) is not cst.Call:
         return None
     call = current
     for arg in call.args:
@@ -331,7 +331,7 @@ def param_sized_allocation(expr: cst.BaseExpression, names: Names) -> Optional[P
     positional = [arg.value for arg in call.args if arg.keyword is None]
     if name in _LIKE_FACTORIES and positional:
         source = positional[0]
-    elif isinstance(call.func, cst.Attribute) and call.func.attr.value in _NEW_FACTORIES and not name:
+    elif type(call.func) is cst.Attribute and call.func.attr.value in _NEW_FACTORIES and not name:
         source = call.func.value
         if not positional or not _shape_of(positional[0], source):
             return None
@@ -358,10 +358,10 @@ def _shape_of(shape: cst.BaseExpression, tensor: cst.BaseExpression) -> bool:
 def _strip_views(tensor: cst.BaseExpression) -> cst.BaseExpression:
     """`p` for `p.data`, `p.grad`, `p.detach()`: the parameter a read of its values or gradient names."""
     while True:
-        if isinstance(tensor, cst.Attribute) and tensor.attr.value in ("data", "grad"):
+        if type(tensor) is cst.Attribute and tensor.attr.value in ("data", "grad"):
             tensor = tensor.value
         elif (
-            isinstance(tensor, cst.Call) and isinstance(tensor.func, cst.Attribute)
+            type(tensor) is cst.Call and type(tensor.func) is cst.Attribute
             and tensor.func.attr.value in ("detach", "float") and not tensor.args
         ):
             tensor = tensor.func.value
@@ -374,21 +374,21 @@ def parameter_origin(tensor: cst.BaseExpression, names: Names, depth: int = 0) -
     model.parameters()` or of a comprehension over them (through `zip`, `enumerate`, a list built from
     them), `flat = parameters_to_vector(model.parameters())`; None when the code does not show one."""
     tensor = _strip_views(tensor)
-    if depth > _MAX_DEPTH or not isinstance(tensor, cst.Name):
+    if depth > _MAX_DEPTH or type(tensor) is not cst.Name:
         return None
     for binding in names.bindings_of(tensor):
-        if binding.kind == "for" and isinstance(binding.node, (cst.For, cst.CompFor)) and binding.value is not None:
+        if binding.kind == "for" and type(binding.node) in (cst.For, cst.CompFor) and binding.value is not None:
             source = element_source(binding.node.target, binding.value, tensor.value)
-            if source is binding.value and isinstance(binding.node.target, (cst.Tuple, cst.List)):
+            if source is binding.value and type(binding.node.target) in (cst.Tuple, cst.List):
                 # `for name, p in model.named_parameters()`: the second element is the tensor
-                if not (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute)
+                if not (type(source) is cst.Call and type(source.func) is cst.Attribute
                         and source.func.attr.value == "named_parameters"):
                     continue
             origin = _origin(source, (), names, depth + 1)
             if origin is not None:
                 return origin
         value = binding.bound_value
-        if isinstance(value, cst.Call) and (names.qualify(value.func) or "") in _FLAT_PARAMETERS and value.args:
+        if type(value) is cst.Call and (names.qualify(value.func) or "") in _FLAT_PARAMETERS and value.args:
             return _origin(value.args[0].value, (), names, depth + 1) or Origin()
     return None
 
@@ -420,12 +420,12 @@ def all_parameters_of(constructor: cst.Call, names: Names) -> Optional[AllParame
 def _whole(expr: cst.BaseExpression, names: Names, filtered: bool, depth: int) -> Optional[AllParameters]:
     if depth > _MAX_DEPTH:
         return None
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         value = names.single_value(expr)
         return _whole(value, names, filtered, depth + 1) if value is not None else None
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "parameters" and not expr.args:
+        if type(func) is cst.Attribute and func.attr.value == "parameters" and not expr.args:
             return AllParameters(func.value, filtered)
         wrapper = dotted_name(func) or ""
         if wrapper in ("list", "tuple", "iter") and len(expr.args) == 1:
@@ -433,27 +433,27 @@ def _whole(expr: cst.BaseExpression, names: Names, filtered: bool, depth: int) -
         if wrapper == "filter" and len(expr.args) == 2 and _only_requires_grad(expr.args[0].value):
             return _whole(expr.args[1].value, names, True, depth + 1)
         return None
-    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None:
+    if type(expr) in (cst.ListComp, cst.GeneratorExp) and expr.for_in.inner_for_in is None:
         conditions = expr.for_in.ifs
         if not all(_only_requires_grad(condition.test) for condition in conditions):
             return None
-        if not (isinstance(expr.elt, cst.Name) and isinstance(expr.for_in.target, cst.Name) and expr.elt.value == expr.for_in.target.value):
+        if not (type(expr.elt) is cst.Name and type(expr.for_in.target) is cst.Name and expr.elt.value == expr.for_in.target.value):
             return None
         return _whole(expr.for_in.iter, names, filtered or bool(conditions), depth + 1)
-    if isinstance(expr, (cst.List, cst.Tuple)) and len(expr.elements) == 1:
+    if type(expr) in (cst.List, cst.Tuple) and len(expr.elements) == 1:
         group = expr.elements[0].value
-        if isinstance(group, cst.Dict):
+        if type(group) is cst.Dict:
             for element in group.elements:
-                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == "params":
+                if type(element) is cst.DictElement and type(element.key) is cst.SimpleString and element.key.evaluated_value == "params":
                     return _whole(element.value, names, filtered, depth + 1)
     return None
 
 
 def _only_requires_grad(node: cst.CSTNode) -> bool:
     """`p.requires_grad`, `lambda p: p.requires_grad`: a test of trainability and nothing else."""
-    if isinstance(node, cst.Lambda):
+    if type(node) is cst.Lambda:
         node = node.body
-    return isinstance(node, cst.Attribute) and node.attr.value == "requires_grad"
+    return type(node) is cst.Attribute and node.attr.value == "requires_grad"
 
 
 _TRAINER_LIBRARIES = ("transformers.", "trl.")

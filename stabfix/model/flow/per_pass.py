@@ -40,11 +40,11 @@ def changes_each_pass(expr: cst.BaseExpression, loop: cst.CSTNode, scope: Scope,
 
 def running_count(expr: cst.BaseExpression, loop: cst.CSTNode, scope: Scope, span: tuple[int, int]) -> bool:
     expr = _unparen(expr)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Add:
         for counter, step in ((expr.left, expr.right), (expr.right, expr.left)):
-            if isinstance(_unparen(step), cst.Integer) and _counting_index(counter, loop):
+            if type(_unparen(step)) is cst.Integer and _counting_index(counter, loop):
                 return True
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         if _counting_index(expr, loop) and _index_starts_at_one(loop):
             return True
         return any(_increments(binding, expr.value) for binding in _bindings_in_pass(expr.value, scope, span))
@@ -55,7 +55,7 @@ def fresh_each_pass(expr: cst.BaseExpression, loop: cst.CSTNode, scope: Scope, s
                     cls: Optional[cst.ClassDef]) -> bool:
     start, end = span
     read = names_in(expr) - {"self"}
-    if isinstance(loop, cst.For) and read & target_names(loop.target):
+    if type(loop) is cst.For and read & target_names(loop.target):
         return True  # other tensors on each pass (`for model in ensemble:`): no state to carry over
     if any(start <= b.order <= end and not _same_object(b.bound_value, scope, start, end)
            for name in read for b in scope.bindings.get(name, [])):
@@ -70,14 +70,14 @@ def _same_object(value: Optional[cst.BaseExpression], scope: Scope, start: int, 
     """Another name for an object bound before the loop: a name, attribute or constant index whose root the
     pass does not rebind (`agents[i]` is another object on each pass)."""
     node = value
-    while isinstance(node, (cst.Attribute, cst.Subscript)):
-        if isinstance(node, cst.Subscript) and not all(
-            isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Integer, cst.SimpleString))
+    while type(node) in (cst.Attribute, cst.Subscript):
+        if type(node) is cst.Subscript and not all(
+            type(element.slice) is cst.Index and type(element.slice.value) in (cst.Integer, cst.SimpleString)
             for element in node.slice
         ):
             return False  # `agents[i]`: another object on each pass
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return False
     return not any(start <= b.order <= end for b in scope.bindings.get(node.value, []))
 
@@ -105,11 +105,11 @@ def _changes(expr, loop, scope, span, in_arithmetic: bool, seen: frozenset, dept
     if depth > _MAX_DEPTH:
         return False
     if isinstance(expr, _ARITHMETIC):
-        parts = (expr.left, expr.right) if isinstance(expr, cst.BinaryOperation) else (expr.expression,)
+        parts = (expr.left, expr.right) if type(expr) is cst.BinaryOperation else (expr.expression,)
         return any(_changes(part, loop, scope, span, True, seen, depth + 1) for part in parts)
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return False
-    if in_arithmetic and isinstance(loop, cst.For) and expr.value in target_names(loop.target):
+    if in_arithmetic and type(loop) is cst.For and expr.value in target_names(loop.target):
         return True
     if expr.value in seen:
         return in_arithmetic  # `lr = lr * decay`: re-bound from its own previous value
@@ -130,14 +130,14 @@ def _bindings_in_pass(name: str, scope: Scope, span: tuple[int, int]) -> list:
 def _counting_index(expr: cst.BaseExpression, loop: cst.CSTNode) -> bool:
     """`i` is the index `enumerate(...)` or `range(n)` (from 0 or 1, step 1) hands this loop."""
     expr = _unparen(expr)
-    if not isinstance(expr, cst.Name) or not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+    if type(expr) is not cst.Name or type(loop) is not cst.For or type(loop.iter) is not cst.Call:
         return False
     callee = _callee_name(loop.iter)
     target = loop.target
-    if callee == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+    if callee == "enumerate" and type(target) in (cst.Tuple, cst.List) and target.elements:
         first = target.elements[0].value
-        return isinstance(first, cst.Name) and first.value == expr.value
-    if callee == "range" and isinstance(target, cst.Name) and target.value == expr.value:
+        return type(first) is cst.Name and first.value == expr.value
+    if callee == "range" and type(target) is cst.Name and target.value == expr.value:
         return len(loop.iter.args) <= 2  # no step argument: it counts by one
     return False
 
@@ -145,29 +145,29 @@ def _counting_index(expr: cst.BaseExpression, loop: cst.CSTNode) -> bool:
 def _index_starts_at_one(loop: cst.For) -> bool:
     """`enumerate(loader, 1)`, `enumerate(loader, start=1)`, `range(1, n + 1)`."""
     call = loop.iter
-    assert isinstance(call, cst.Call)
+    assert type(call) is cst.Call
     start: Optional[cst.BaseExpression] = None
     if _callee_name(call) == "enumerate" and len(call.args) >= 2:
         start = call.args[1].value
     if _callee_name(call) == "range" and len(call.args) == 2:
         start = call.args[0].value
-    return isinstance(start, cst.Integer) and start.evaluated_value >= 1
+    return type(start) is cst.Integer and start.evaluated_value >= 1
 
 
 def _increments(binding, name: str) -> bool:
     """`seen += 1` or `seen = seen + 1`: the pass adds a constant to the name."""
     node = binding.node
-    if binding.kind == "augment" and isinstance(node, cst.AugAssign):
-        return isinstance(node.operator, cst.AddAssign) and isinstance(_unparen(node.value), cst.Integer)
+    if binding.kind == "augment" and type(node) is cst.AugAssign:
+        return type(node.operator) is cst.AddAssign and type(_unparen(node.value)) is cst.Integer
     value = binding.bound_value
-    if binding.kind == "assign" and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+    if binding.kind == "assign" and type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
         pair = (_unparen(value.left), _unparen(value.right))
-        return any(isinstance(a, cst.Name) and a.value == name and isinstance(b, cst.Integer) for a, b in (pair, pair[::-1]))
+        return any(type(a) is cst.Name and a.value == name and type(b) is cst.Integer for a, b in (pair, pair[::-1]))
     return False
 
 
 def _callee_name(call: cst.Call) -> Optional[str]:
-    return call.func.value if isinstance(call.func, cst.Name) else None
+    return call.func.value if type(call.func) is cst.Name else None
 
 
 def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -63,9 +63,9 @@ class Recurrence:
                 return f"`{module.rsplit('.', 1)[-1]}` returns its hidden state"
             return None
         node = callee.node
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:
             return self._returned_state(node, node.body, position)
-        if not isinstance(node, cst.FunctionDef) or id(node) in self._busy:
+        if type(node) is not cst.FunctionDef or id(node) in self._busy:
             return None
         self._busy.add(id(node))
         try:
@@ -78,7 +78,7 @@ class Recurrence:
         return None
 
     def _returned_state(self, function: Function, returned: cst.BaseExpression, position: Optional[int]):
-        if isinstance(returned, cst.Tuple):
+        if type(returned) is cst.Tuple:
             elements = [e.value for e in returned.elements]
             chosen = elements if position is None else elements[position:position + 1]
             for element in chosen:
@@ -86,32 +86,32 @@ class Recurrence:
                 if reason is not None:
                     return reason
             return None
-        if isinstance(returned, cst.Call):  # `return self.lstm(x, hc)`: what the callee returns
+        if type(returned) is cst.Call:  # `return self.lstm(x, hc)`: what the callee returns
             return self.state_output(self.names.callable_of(returned.func), position)
         return None
 
     def _is_state(self, function: Function, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         if depth > 4:
             return None
-        if isinstance(expr, cst.Tuple):
+        if type(expr) is cst.Tuple:
             return next((r for e in expr.elements if (r := self._is_state(function, e.value, depth + 1))), None)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self.state_output(self.names.callable_of(expr.func))
-        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+        if type(expr) is cst.Subscript and type(expr.value) is cst.Name:
             return self._is_state(function, expr.value, depth + 1)
-        if not isinstance(expr, cst.Name) or not isinstance(function, cst.FunctionDef):
+        if type(expr) is not cst.Name or type(function) is not cst.FunctionDef:
             return None
         carried = self._carried_in_loop(function, expr.value)
         if carried is not None:
             return f"`{expr.value}` is carried from one time step to the next, {carried}"
         for binding in self.names.reaching(expr):
             value = binding.value
-            if binding.kind == "unpack" and isinstance(value, cst.Call) and binding.position:
+            if binding.kind == "unpack" and type(value) is cst.Call and binding.position:
                 reason = self.state_output(self.names.callable_of(value.func), binding.position[0])
                 if reason is not None:
                     return f"`{expr.value}` is the state output of `{code_of(value.func, 40)}`"
             elif binding.kind == "assign" and value is not None and value is not expr:
-                if isinstance(value, (cst.Name, cst.Subscript, cst.Call)):
+                if type(value) in (cst.Name, cst.Subscript, cst.Call):
                     reason = self._is_state(function, value, depth + 1)
                     if reason is not None:
                         return reason
@@ -120,23 +120,23 @@ class Recurrence:
     def _filled_with_state(self, function: cst.FunctionDef, name: str, depth: int) -> Optional[str]:
         """`out, new_states[k] = cell(x, prev)` / `states.append(h)`: a container of states."""
         for node in walk_scope(function):
-            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
+            if type(node) is cst.Assign and type(node.value) is cst.Call:
                 for target in node.targets:
-                    elements = target.target.elements if isinstance(target.target, cst.Tuple) else None
+                    elements = target.target.elements if type(target.target) is cst.Tuple else None
                     for index, element in enumerate(elements or []):
                         inner = element.value
-                        if isinstance(inner, cst.Subscript) and isinstance(inner.value, cst.Name) and inner.value.value == name:
+                        if type(inner) is cst.Subscript and type(inner.value) is cst.Name and inner.value.value == name:
                             reason = self.state_output(self.names.callable_of(node.value.func), index)
                             if reason is not None:
                                 return f"`{name}` collects the state outputs of `{code_of(node.value.func, 40)}`"
             if (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
                 and node.func.attr.value == "append"
-                and isinstance(node.func.value, cst.Name)
+                and type(node.func.value) is cst.Name
                 and node.func.value.value == name
                 and node.args
-                and isinstance(node.args[0].value, cst.Name)
+                and type(node.args[0].value) is cst.Name
                 and self._carried_in_loop(function, node.args[0].value.value) is not None
             ):
                 return f"`{name}` collects the carried state `{node.args[0].value.value}`"
@@ -145,16 +145,16 @@ class Recurrence:
     def _carried_in_loop(self, function: cst.FunctionDef, name: str) -> Optional[str]:
         """A loop of the function re-binds `name` from its own previous value and a per-iteration input."""
         for loop in walk_scope(function):
-            if not isinstance(loop, (cst.For, cst.While)):
+            if type(loop) not in (cst.For, cst.While):
                 continue
-            per_step = _names_of_target(loop.target) if isinstance(loop, cst.For) else set()
+            per_step = _names_of_target(loop.target) if type(loop) is cst.For else set()
             assigned: dict[str, list[cst.BaseExpression]] = {}
             for node in walk_scope_of(loop.body):
-                if isinstance(node, cst.Assign):
+                if type(node) is cst.Assign:
                     for target in node.targets:
                         for bound in _names_of_target(target.target):
                             assigned.setdefault(bound, []).append(node.value)
-                elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+                elif type(node) is cst.AugAssign and type(node.target) is cst.Name:
                     assigned.setdefault(node.target.value, []).append(cst.BinaryOperation(node.target, cst.Add(), node.value))
             if name not in assigned or _iterates_callables(loop, per_step):
                 continue  # `for layer in self.layers: x = layer(x)`: a stack of layers, not time steps
@@ -166,35 +166,35 @@ class Recurrence:
     # --- side effects -------------------------------------------------------------------------------
     def mutation(self, function: Function) -> Optional[str]:
         """The first statement of the function that changes state outside the call, in words."""
-        if not isinstance(function, cst.FunctionDef):
+        if type(function) is not cst.FunctionDef:
             return None
         params = function.params.params
         self_name = params[0].name.value if params and params[0].name.value in ("self", "cls") else None
-        local = {b for node in walk_scope(function) if isinstance(node, cst.Assign) for t in node.targets
+        local = {b for node in walk_scope(function) if type(node) is cst.Assign for t in node.targets
                  for b in _names_of_target(t.target)}
         for node in walk_scope(function):
             targets: list[cst.BaseExpression] = []
-            if isinstance(node, cst.Assign):
+            if type(node) is cst.Assign:
                 targets = [t.target for t in node.targets]
-            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            elif type(node) in (cst.AugAssign, cst.AnnAssign):
                 targets = [node.target]
             for target in targets:
                 for leaf in _target_leaves(target):
                     root = _root_name(leaf)
-                    if isinstance(leaf, cst.Attribute) and root == self_name and self_name:
+                    if type(leaf) is cst.Attribute and root == self_name and self_name:
                         return f"assigns `{code_of(leaf, 40)}`"
-                    if isinstance(leaf, cst.Subscript) and root is not None and (root == self_name or root not in local):
+                    if type(leaf) is cst.Subscript and root is not None and (root == self_name or root not in local):
                         return f"stores into `{code_of(leaf.value, 40)}`"
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 method = node.func.attr.value
                 root = _root_name(node.func.value)
                 receiver = node.func.value
                 if method in _INPLACE_CONTAINER_METHODS and root is not None and (
-                    (root == self_name and isinstance(receiver, cst.Attribute)) or (root != self_name and root not in local)
+                    (root == self_name and type(receiver) is cst.Attribute) or (root != self_name and root not in local)
                 ) and root not in _param_names(function, skip_self=False) - {self_name}:
                     return f"calls `{code_of(node.func, 40)}(...)`"
                 if (method.endswith("_") and not method.endswith("__") and root == self_name
-                        and isinstance(receiver, cst.Attribute) and self_name):
+                        and type(receiver) is cst.Attribute and self_name):
                     return f"updates `{code_of(receiver, 40)}` in place (`.{method}`)"
         return None
 
@@ -214,25 +214,25 @@ def _param_names(function: cst.FunctionDef, skip_self: bool) -> set[str]:
 
 
 def _names_of_target(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return {n for e in target.elements for n in _names_of_target(e.value)}
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return _names_of_target(target.value)
     return set()
 
 
 def _target_leaves(target: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [leaf for e in target.elements for leaf in _target_leaves(e.value)]
     return [target]
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+    while type(expr) in (cst.Attribute, cst.Subscript):
         expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
+    return expr.value if type(expr) is cst.Name else None
 
 
 def _reads(expr: cst.CSTNode, per_step: set[str]) -> tuple[set[str], set[str]]:
@@ -242,21 +242,21 @@ def _reads(expr: cst.CSTNode, per_step: set[str]) -> tuple[set[str], set[str]]:
     inputs: set[str] = set()
 
     def walk(node: cst.CSTNode, indexed_by_step: bool = False) -> None:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             reads.add(node.value)
             if node.value in per_step:
                 inputs.add(node.value)
             return
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             walk(node.value)
             return
-        if isinstance(node, cst.Call):
-            if isinstance(node.func, cst.Attribute):
+        if type(node) is cst.Call:
+            if type(node.func) is cst.Attribute:
                 walk(node.func.value)  # `h.mul(x)`: the receiver is data; `cell(...)`: the callee is not
             for arg in node.args:
                 walk(arg.value)
             return
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             walk(node.value)
             for element in node.slice:
                 walk(element)
@@ -289,12 +289,12 @@ def _dependencies(name: str, assigned: dict[str, list[cst.BaseExpression]], per_
 def _iterates_callables(loop: Union[cst.For, cst.While], per_step: set[str]) -> bool:
     """The loop calls what it iterates over: `layer(x)` or `self.layers[i](x)` with a loop variable."""
     for node in walk_scope_of(loop.body):
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            if isinstance(func, cst.Name) and func.value in per_step:
+            if type(func) is cst.Name and func.value in per_step:
                 return True
-            if isinstance(func, cst.Subscript) and any(
-                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value in per_step
+            if type(func) is cst.Subscript and any(
+                type(e.slice) is cst.Index and type(e.slice.value) is cst.Name and e.slice.value.value in per_step
                 for e in func.slice
             ):
                 return True
@@ -302,6 +302,6 @@ def _iterates_callables(loop: Union[cst.For, cst.While], per_step: set[str]) -> 
 
 
 def _loop_head(loop: Union[cst.For, cst.While]) -> str:
-    if isinstance(loop, cst.For):
+    if type(loop) is cst.For:
         return f"for {code_of(loop.target, 20)} in ..."
     return f"while {code_of(loop.test, 30)}"

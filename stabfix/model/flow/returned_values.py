@@ -31,7 +31,7 @@ def returned_values(values: Values, function: cst.FunctionDef) -> Optional[Retur
         found = {_passage(values, function, part) for part in parts}
         return found.pop() if len(found) == 1 and not off else None  # under no_grad the call makes a snapshot
 
-    sizes = {len(r.elements) if isinstance(r, cst.Tuple) else -1 for r in returns}
+    sizes = {len(r.elements) if type(r) is cst.Tuple else -1 for r in returns}
     size = sizes.pop() if len(sizes) == 1 else -1
     columns = [[r.elements[i].value for r in returns] for i in range(size)] if size > 0 else []  # type: ignore[attr-defined]
     return ReturnedValues(joined(list(returns)), tuple(joined(column) for column in columns),
@@ -41,7 +41,7 @@ def returned_values(values: Values, function: cst.FunctionDef) -> Optional[Retur
 def _passage(values: Values, function: cst.FunctionDef, part: cst.BaseExpression) -> Optional[ParameterPassage]:
     """`part` as a parameter of `function` taken through subscripts and attribute reads, or None."""
     root, steps = method_chain(part, values.qualify)
-    if not isinstance(root, cst.Name) or any(not (name == "[]" or name.startswith(".")) for name, _ in steps):
+    if type(root) is not cst.Name or any(not (name == "[]" or name.startswith(".")) for name, _ in steps):
         return None
     bindings = values.names.reaching(root)
     if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope.node is not function:

@@ -39,7 +39,7 @@ def direction(update: ParamUpdate, names: Names) -> Optional[int]:
     """+1 when the update moves its tensor along +grad, -1 along -grad, else None."""
     node, p = update.node, update.param
     aliases = aligned_gradients(update, names)
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         args = [arg for arg in node.args if not arg.star]
         positional = [arg.value for arg in args if arg.keyword is None]
         alpha = next((arg.value for arg in args if arg.keyword and arg.keyword.value == "alpha"), None)
@@ -72,12 +72,12 @@ def direction(update: ParamUpdate, names: Names) -> Optional[int]:
                 return None
             sign *= factor
         return sign * _IN_PLACE_SIGN[update.operation]
-    if isinstance(node, cst.AugAssign):
+    if type(node) is cst.AugAssign:
         sign = grad_sign(node.value, p, names, aliases=aliases)
         if not sign:
             return None
         return sign if update.operation == "+=" else -sign
-    if isinstance(node, cst.Assign):
+    if type(node) is cst.Assign:
         if not mentions_tensor(node.value, p):
             return None
         return grad_sign(node.value, p, names, aliases=aliases) or None
@@ -86,18 +86,18 @@ def direction(update: ParamUpdate, names: Names) -> Optional[int]:
 
 def _spells(node: cst.CSTNode, p: str) -> bool:
     """Whether `node` is the tensor spelled `p` (`p`, `model.head.weight`, `params[name]`)."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value == p
-    return isinstance(node, (cst.Attribute, cst.Subscript)) and tensor_spelling(node) == p
+    return type(node) in (cst.Attribute, cst.Subscript) and tensor_spelling(node) == p
 
 
 def _without_data(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node.value if isinstance(node, cst.Attribute) and node.attr.value == "data" else node
+    return node.value if type(node) is cst.Attribute and node.attr.value == "data" else node
 
 
 def is_grad_of(node: cst.BaseExpression, p: str) -> bool:
     """`p.grad` or `p.grad.data`."""
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         if node.attr.value == "grad" and _spells(node.value, p):
             return True
         if node.attr.value == "data":
@@ -109,7 +109,7 @@ def mentions_tensor(node: cst.CSTNode, p: str) -> bool:
     """Whether an expression reads `p` itself (not only `p.grad`): `p.data + lr * p.grad`."""
     if isinstance(node, cst.BaseExpression) and is_grad_of(node, p):
         return False
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value == p
     if _spells(node, p):
         return True
@@ -132,23 +132,23 @@ def grad_sign(
         return None
     if is_grad_of(node, p):
         return 1
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         if aliases and node.value in aliases and all(b.kind == "for" for b in names.reaching(node)):
             return aliases[node.value]
         value = names.single_value(node)
         if value is None or value is node:
             return 0
         return grad_sign(value, p, names, depth + 1, aliases)
-    if isinstance(node, cst.UnaryOperation):
+    if type(node) is cst.UnaryOperation:
         inner = grad_sign(node.expression, p, names, depth + 1, aliases)
-        if isinstance(node.operator, cst.Minus) and inner:
+        if type(node.operator) is cst.Minus and inner:
             return -inner
-        return inner if isinstance(node.operator, cst.Plus) or not inner else None
-    if isinstance(node, cst.BinaryOperation):
+        return inner if type(node.operator) is cst.Plus or not inner else None
+    if type(node) is cst.BinaryOperation:
         return _binary_grad_sign(node, p, names, depth, aliases)
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         return _call_grad_sign(node, p, names, depth, aliases)
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         return grad_sign(node.value, p, names, depth + 1, aliases)
     return None if contains_grad(node, p) else 0
 
@@ -161,14 +161,14 @@ def _binary_grad_sign(node: cst.BinaryOperation, p: str, names: Names, depth: in
     if not left and not right:
         return 0
     op = node.operator
-    if isinstance(op, (cst.Multiply, cst.Divide)):
-        if right and isinstance(op, cst.Divide):
+    if type(op) in (cst.Multiply, cst.Divide):
+        if right and type(op) is cst.Divide:
             return None
         factor = constant_sign(node.right if left else node.left, names, depth + 1)
         return (left or right) * factor if factor else None
-    if isinstance(op, cst.Add):
+    if type(op) is cst.Add:
         return left or right
-    if isinstance(op, cst.Subtract):
+    if type(op) is cst.Subtract:
         return left if left else -right
     return None
 
@@ -176,7 +176,7 @@ def _binary_grad_sign(node: cst.BinaryOperation, p: str, names: Names, depth: in
 def _call_grad_sign(node: cst.Call, p: str, names: Names, depth: int, aliases: Optional[Aliases]) -> Optional[int]:
     func = node.func
     args = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         base = grad_sign(func.value, p, names, depth + 1, aliases)
         method = func.attr.value
         if base:
@@ -206,31 +206,31 @@ def constant_sign(node: cst.BaseExpression, names: Names, depth: int = 0) -> Opt
     """Sign of a step-size-like factor: literals by value, names/attributes assumed positive (`lr`)."""
     if depth > _MAX_DEPTH:
         return None
-    if isinstance(node, (cst.Integer, cst.Float)):
+    if type(node) in (cst.Integer, cst.Float):
         return 1 if float(node.value.replace("_", "")) > 0 else None
-    if isinstance(node, cst.UnaryOperation):
+    if type(node) is cst.UnaryOperation:
         inner = constant_sign(node.expression, names, depth + 1)
         if inner is None:
             return None
-        return -inner if isinstance(node.operator, cst.Minus) else inner
-    if isinstance(node, cst.BinaryOperation):
+        return -inner if type(node.operator) is cst.Minus else inner
+    if type(node) is cst.BinaryOperation:
         left = constant_sign(node.left, names, depth + 1)
         right = constant_sign(node.right, names, depth + 1)
         if left is None or right is None:
             return None
-        if isinstance(node.operator, (cst.Multiply, cst.Divide, cst.FloorDivide)):
+        if type(node.operator) in (cst.Multiply, cst.Divide, cst.FloorDivide):
             return left * right
-        if isinstance(node.operator, cst.Add) and left == right:
+        if type(node.operator) is cst.Add and left == right:
             return left
-        if isinstance(node.operator, cst.Power) and left == 1:
+        if type(node.operator) is cst.Power and left == 1:
             return 1
         return None
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         value = names.single_value(node)
-        if isinstance(value, (cst.UnaryOperation, cst.Integer, cst.Float, cst.BinaryOperation)):
+        if type(value) in (cst.UnaryOperation, cst.Integer, cst.Float, cst.BinaryOperation):
             return constant_sign(value, names, depth + 1)
         return 1
-    if isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+    if type(node) in (cst.Attribute, cst.Subscript, cst.Call):
         return 1
     return None
 
@@ -244,24 +244,24 @@ def aligned_gradients(update: ParamUpdate, names: Names) -> dict[str, int]:
     found: dict[str, int] = {}
     tensor = update.tensor
     for loop in update.site.loops:
-        if not isinstance(loop.target, (cst.Tuple, cst.List)) or not isinstance(loop.iter, cst.Call):
+        if type(loop.target) not in (cst.Tuple, cst.List) or type(loop.iter) is not cst.Call:
             continue
         elements = [element.value for element in loop.target.elements]
         positional = [arg.value for arg in loop.iter.args if arg.keyword is None and not arg.star]
         func = loop.iter.func
-        if isinstance(tensor, cst.Name) and dotted_name(func) == "zip" and len(positional) == len(elements):
-            mine = next((i for i, e in enumerate(elements) if isinstance(e, cst.Name) and e.value == tensor.value), None)
+        if type(tensor) is cst.Name and dotted_name(func) == "zip" and len(positional) == len(elements):
+            mine = next((i for i, e in enumerate(elements) if type(e) is cst.Name and e.value == tensor.value), None)
             for index, element in enumerate(elements):
-                if mine is not None and index != mine and isinstance(element, cst.Name):
+                if mine is not None and index != mine and type(element) is cst.Name:
                     sign = _listed_grad_sign(positional[index], positional[mine], names)
                     if sign:
                         found[element.value] = sign
         elif (
-            isinstance(tensor, cst.Subscript) and isinstance(func, cst.Attribute) and func.attr.value == "items"
-            and not positional and len(elements) == 2 and all(isinstance(e, cst.Name) for e in elements)
+            type(tensor) is cst.Subscript and type(func) is cst.Attribute and func.attr.value == "items"
+            and not positional and len(elements) == 2 and all(type(e) is cst.Name for e in elements)
         ):
-            key = tensor.slice[0].slice.value if isinstance(tensor.slice[0].slice, cst.Index) else None
-            if isinstance(key, cst.Name) and key.value == elements[0].value:  # type: ignore[attr-defined]
+            key = tensor.slice[0].slice.value if type(tensor.slice[0].slice) is cst.Index else None
+            if type(key) is cst.Name and key.value == elements[0].value:  # type: ignore[attr-defined]
                 sign = _keyed_grad_sign(func.value, tensor.value, names)
                 if sign:
                     found[elements[1].value] = sign  # type: ignore[attr-defined]
@@ -271,10 +271,10 @@ def aligned_gradients(update: ParamUpdate, names: Names) -> dict[str, int]:
 def _listed_grad_sign(addends: cst.BaseExpression, tensors: cst.BaseExpression, names: Names) -> Optional[int]:
     """Sign of `[t.grad ... for t in tensors]` (unfiltered, so element i belongs to tensor i), else None."""
     comp = _followed(addends, names)
-    if not isinstance(comp, (cst.ListComp, cst.GeneratorExp)):
+    if type(comp) not in (cst.ListComp, cst.GeneratorExp):
         return None
     loop = comp.for_in
-    if loop.inner_for_in is not None or loop.ifs or not isinstance(loop.target, cst.Name):
+    if loop.inner_for_in is not None or loop.ifs or type(loop.target) is not cst.Name:
         return None
     if not _same_collection(loop.iter, tensors, names):
         return None
@@ -289,7 +289,7 @@ def _keyed_grad_sign(saved: cst.BaseExpression, params: cst.BaseExpression, name
     if grads is None or lookup is None or grads[0] != lookup[0]:
         return None
     (_, value, param), (_, looked_up, other) = grads, lookup
-    if not (isinstance(looked_up, cst.Name) and looked_up.value == other):
+    if not (type(looked_up) is cst.Name and looked_up.value == other):
         return None
     return grad_sign(value, param, names) or None
 
@@ -297,34 +297,34 @@ def _keyed_grad_sign(saved: cst.BaseExpression, params: cst.BaseExpression, name
 def _by_name(value: Optional[cst.BaseExpression]) -> Optional[tuple[str, cst.BaseExpression, str]]:
     """(model, value, parameter variable) for `{n: value for n, p in model.named_parameters()}`, and
     (model, p, p) for `dict(model.named_parameters())`."""
-    if isinstance(value, cst.Call) and dotted_name(value.func) == "dict" and len(value.args) == 1:
+    if type(value) is cst.Call and dotted_name(value.func) == "dict" and len(value.args) == 1:
         model = _named_parameters_of(value.args[0].value)
         return (model, cst.Name("p"), "p") if model is not None else None
-    if not isinstance(value, cst.DictComp) or value.for_in.inner_for_in is not None:
+    if type(value) is not cst.DictComp or value.for_in.inner_for_in is not None:
         return None
     target, model = value.for_in.target, _named_parameters_of(value.for_in.iter)
-    if model is None or not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+    if model is None or type(target) is not cst.Tuple or len(target.elements) != 2:
         return None
     key, param = (element.value for element in target.elements)
-    if not (isinstance(key, cst.Name) and isinstance(param, cst.Name) and isinstance(value.key, cst.Name)):
+    if not (type(key) is cst.Name and type(param) is cst.Name and type(value.key) is cst.Name):
         return None
     return (model, value.value, param.value) if value.key.value == key.value else None
 
 
 def _named_parameters_of(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "named_parameters":
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "named_parameters":
         return dotted_name(node.func.value)
     return None
 
 
 def _followed(node: cst.BaseExpression, names: Names) -> Optional[cst.BaseExpression]:
     """The value a name holds (one binding reaches it), or the expression itself."""
-    return names.single_value(node) if isinstance(node, cst.Name) else node
+    return names.single_value(node) if type(node) is cst.Name else node
 
 
 def _same_collection(a: cst.BaseExpression, b: cst.BaseExpression, names: Names) -> bool:
     """The same list: one name with the same bindings reaching both uses, or the same attribute chain."""
-    if isinstance(a, cst.Name) and isinstance(b, cst.Name):
+    if type(a) is cst.Name and type(b) is cst.Name:
         reaching = names.reaching(a)
         return a.value == b.value and bool(reaching) and {id(x) for x in reaching} == {id(x) for x in names.reaching(b)}
     spelled = dotted_name(a)

@@ -88,9 +88,9 @@ def argument_at(call: cst.Call, index: int, parameter: str) -> Optional[cst.Base
 def element_at(expr: cst.BaseExpression, position: tuple[int, ...]) -> Optional[cst.BaseExpression]:
     """The part of a returned tuple that lands at an unpacking position (None when not visible)."""
     for index in position:
-        if not isinstance(expr, (cst.Tuple, cst.List)) or index < 0 or index >= len(expr.elements):
+        if type(expr) not in (cst.Tuple, cst.List) or index < 0 or index >= len(expr.elements):
             return None
-        if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+        if any(type(e) is cst.StarredElement for e in expr.elements):
             return None
         expr = expr.elements[index].value
     return expr

@@ -91,9 +91,9 @@ def strip_value_wrappers(expr: cst.BaseExpression, imports: Qualifier) -> tuple[
 
 def _constant_code(expr: cst.BaseExpression) -> str | None:
     """Code of an index that cannot change between two evaluations: literals, names, attribute chains."""
-    if isinstance(expr, (cst.Integer, cst.SimpleString, cst.Float)):
+    if type(expr) in (cst.Integer, cst.SimpleString, cst.Float):
         return expr.value
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         inner = _constant_code(expr.expression)
         return f"-{inner}" if inner is not None else None
     name = dotted_name(expr)
@@ -106,12 +106,12 @@ def _slice_code(node: cst.Subscript) -> str | None:
     parts: list[str] = []
     for element in node.slice:
         index = element.slice
-        if isinstance(index, cst.Index):
+        if type(index) is cst.Index:
             code = _constant_code(index.value)
             if code is None:
                 return None
             parts.append(code)
-        elif isinstance(index, cst.Slice):
+        elif type(index) is cst.Slice:
             bounds = []
             for bound in (index.lower, index.upper, index.step):
                 if bound is None:
@@ -206,8 +206,8 @@ class ValueAliases:
         """`self.x_ref` read in the method that set it: the class binds the attribute once, earlier in
         this method and outside any branch or loop, so no other method or iteration can have replaced it."""
         owner = expr.value
-        use = self.names.uses.get(owner) if isinstance(owner, cst.Name) else None
-        if use is None or not isinstance(use.scope.node, cst.FunctionDef) or use.scope.parent is None:
+        use = self.names.uses.get(owner) if type(owner) is cst.Name else None
+        if use is None or type(use.scope.node) is not cst.FunctionDef or use.scope.parent is None:
             return None
         params = use.scope.node.params.params
         if not use.scope.parent.is_class or not params or params[0].name.value != owner.value:  # type: ignore[union-attr]
@@ -267,7 +267,7 @@ class ValueAliases:
         """An operand may hold another tensor at `end` than at `start`: its name or its root is re-bound."""
         names = [value.root]
         spelled = strip_value_wrappers(expr, self.losses)[0]
-        if isinstance(spelled, cst.Name):
+        if type(spelled) is cst.Name:
             names.append(spelled)  # the alias the operand reads, if any
         return any(self.rebound_between(name, start, end) for name in names)
 
@@ -277,7 +277,7 @@ class ValueAliases:
         img_b)`): a conditional mapping, not a reconstruction of `key` alone (`recon = ae(images)`)."""
         for binding in self.names.reaching(name):
             call = binding.bound_value
-            if not isinstance(call, cst.Call):
+            if type(call) is not cst.Call:
                 continue
             varying = [arg for arg in call.args if not _is_constant_argument(arg.value)]
             takes_key = any(
@@ -296,7 +296,7 @@ class ValueAliases:
             return True
         if any(b.order > binding.order for b in self.names.bindings_of(root)):
             return True
-        if not isinstance(source, cst.Name) or kind == "copy":
+        if type(source) is not cst.Name or kind == "copy":
             # a copy no longer follows in-place changes of its source; `batch["x"] = ...` replaces the value
             return self._mutated_after(root, binding.order)
         return False
@@ -339,6 +339,6 @@ def alias_source(value: cst.BaseExpression, imports: Qualifier) -> cst.BaseExpre
 
 def _is_constant_argument(expr: cst.BaseExpression) -> bool:
     """A literal or a flag (`True`, `None`, `4`, `"bicubic"`): an option, not an input."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value in ("True", "False", "None")
-    return isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation, cst.Imaginary))
+    return type(expr) in (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation, cst.Imaginary)

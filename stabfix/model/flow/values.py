@@ -116,7 +116,7 @@ class Values(CallReturns):
         if binding.kind == "for" and binding.value is not None:
             return self._element_of(binding, depth)
         bound = binding.bound_value
-        if bound is None and binding.kind == "unpack" and isinstance(binding.value, cst.Call):
+        if bound is None and binding.kind == "unpack" and type(binding.value) is cst.Call:
             value = self._returned_by(binding.value, binding.position, depth)
             if value is None:  # a part of what a call returns (`emb, mask = encoder(ids)`): like the call's result
                 value = replace(self.value_of(binding.value, depth + 1), not_tensor=False, grouped=False)
@@ -144,7 +144,7 @@ class Values(CallReturns):
         if name in METADATA_STEPS:
             return Value(not_tensor=True, metadata=True)
         op = torch_ops.method(name, node)
-        if op is None and isinstance(node, cst.Call):
+        if op is None and type(node) is cst.Call:
             # a method of a class of this file (`self.to_host(x)`, `Steps().run(x)`): what it returns
             returned = self._returned_by(node, (), depth)
             if returned is not None:
@@ -153,7 +153,7 @@ class Values(CallReturns):
             return replace(value, host=True, not_tensor=True, tensor=False, detached=True)
         if op is not None and op.device == "host":
             return replace(value, host=True, placed=False)
-        if name == "to" and isinstance(node, cst.Call):
+        if name == "to" and type(node) is cst.Call:
             target, where = to_call_target(node, self.qualify, self.devices)
             if target == "cpu" or (target == "device" and self._names_cpu_device(where)):
                 return replace(value, host=True, placed=False)
@@ -164,7 +164,7 @@ class Values(CallReturns):
             return replace(value, host=False, placed=True)
         if name in HALF_PRECISION_CASTS:
             return replace(value, placed=True)
-        if op is not None and op.kind in ("cut", "copy") and isinstance(node, cst.Call):  # `.detach()`, `.clone()`
+        if op is not None and op.kind in ("cut", "copy") and type(node) is cst.Call:  # `.detach()`, `.clone()`
             return replace(value, tensor=True, not_tensor=False, snapshot=True, detached=value.detached or op.kind == "cut")
         if name == ".data":
             return replace(value, snapshot=True, detached=True, parameter=value.parameter or value.call)
@@ -174,7 +174,7 @@ class Values(CallReturns):
             return replace(value, tensor=True, not_tensor=False)
         if name in PARAMETER_ATTRIBUTES:
             return replace(value, parameter=True)
-        if name in REDUCTIONS and isinstance(node, cst.Call) and not node.args:
+        if name in REDUCTIONS and type(node) is cst.Call and not node.args:
             return replace(value, reduced=True)
         if name == "[]":  # an element of a list/dict/tuple: whatever was put in it
             return replace(value, not_tensor=False, grouped=False)
@@ -185,7 +185,7 @@ class Values(CallReturns):
         if value.model_output and name in ARRAY_SHAPE_METHODS:
             return replace(value, tensor=True, not_tensor=False)  # `encoder(x).squeeze(0)`: one tensor
         if not value.tensor:
-            forward = value.model_output or (isinstance(node, cst.Call) and self._is_forward(node, depth))
+            forward = value.model_output or (type(node) is cst.Call and self._is_forward(node, depth))
             return replace(value, call=True, model_output=forward)
         return value
 
@@ -208,7 +208,7 @@ class Values(CallReturns):
         if root_type in TUPLES_AND_LISTS and not root.elements:
             return Value(not_tensor=True)
         if root_type in TUPLES_AND_LISTS:
-            if any(isinstance(element, cst.StarredElement) for element in root.elements):
+            if any(type(element) is cst.StarredElement for element in root.elements):
                 return Value()
             parts = [self.value_of(element.value, depth + 1) for element in root.elements]
             if any(part.grouped for part in parts):
@@ -216,13 +216,13 @@ class Values(CallReturns):
                 return Value()
             joined = Value.join(parts)
             return replace(joined, grouped=joined.tensor or joined.call)
-        if isinstance(root, cst.Call):
+        if type(root) is cst.Call:
             return self._call(root, depth)
-        if isinstance(root, cst.BinaryOperation):
+        if type(root) is cst.BinaryOperation:
             return _combine([self.value_of(root.left, depth + 1), self.value_of(root.right, depth + 1)])
-        if isinstance(root, cst.UnaryOperation):
+        if type(root) is cst.UnaryOperation:
             return self.value_of(root.expression, depth + 1)
-        if isinstance(root, cst.IfExp):
+        if type(root) is cst.IfExp:
             return Value.join([self.value_of(root.body, depth + 1), self.value_of(root.orelse, depth + 1)])
         return Value()
 
@@ -280,7 +280,7 @@ class Values(CallReturns):
         """A parameter of a function of the file (`def make_opt(w, noise): return Adam([w] + noise)`):
         the bindings of what the file's calls of it pass for it (`make_opt(w, noise)`)."""
         functions = {id(b.scope.node): b.scope.node for b in bindings
-                     if b.kind == "param" and isinstance(b.scope.node, cst.FunctionDef)}
+                     if b.kind == "param" and type(b.scope.node) is cst.FunctionDef}
         if not functions or self.calls is None:
             return []
         found: list[Binding] = []
@@ -302,8 +302,8 @@ class Values(CallReturns):
         iterable = _iterated_part(binding)
         if iterable is None:
             return Value()
-        if not binding.position and isinstance(iterable, (cst.Tuple, cst.List)) and iterable.elements and not any(
-                isinstance(element, cst.StarredElement) for element in iterable.elements):
+        if not binding.position and type(iterable) in (cst.Tuple, cst.List) and iterable.elements and not any(
+                type(element) is cst.StarredElement for element in iterable.elements):
             # `for t in (a, b)`: each of the displayed values in turn
             return replace(Value.join([self.value_of(e.value, depth + 1) for e in iterable.elements]), grouped=False)
         if self._is_loader(iterable, depth):
@@ -320,12 +320,12 @@ class Values(CallReturns):
         return Value()
 
     def _is_loader(self, iterable: cst.BaseExpression, depth: int) -> bool:
-        if isinstance(iterable, cst.Call):
+        if type(iterable) is cst.Call:
             return (self.qualify(iterable.func) or "") in DATA_LOADERS
-        if isinstance(iterable, cst.Name) and depth < 8:
+        if type(iterable) is cst.Name and depth < 8:
             bindings = self.names.reaching(iterable)
             return bool(bindings) and all(
-                b.kind == "assign" and b.value is not None and isinstance(b.value, cst.Call)
+                b.kind == "assign" and b.value is not None and type(b.value) is cst.Call
                 and self._is_loader(b.value, depth + 1)
                 for b in bindings
             )
@@ -335,9 +335,9 @@ class Values(CallReturns):
         name = self.qualify(call.func) or ""
         if name.startswith(("numpy.", "np.")):
             return Value(host=True, not_tensor=True)
-        if not name and isinstance(call.func, cst.Name) and call.func.value in NOT_TENSOR_BUILTINS:
+        if not name and type(call.func) is cst.Name and call.func.value in NOT_TENSOR_BUILTINS:
             return Value(not_tensor=True)
-        if not name and isinstance(call.func, cst.Name) and call.func.value in VALUE_KEEPING_BUILTINS and len(call.args) == 1:
+        if not name and type(call.func) is cst.Name and call.func.value in VALUE_KEEPING_BUILTINS and len(call.args) == 1:
             return self.value_of(call.args[0].value, depth + 1)  # `abs(t)` runs `t.__abs__()`: a tensor where `t` lives
         if name in ("copy.deepcopy", "copy.copy") and call.args:
             return self.value_of(call.args[0].value, depth + 1)
@@ -368,9 +368,9 @@ class Values(CallReturns):
             return False
         if is_cpu_expression(expr, self.qualify, self.devices):
             return True  # also through a method's or property's returns: `self._store_device()`
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             bindings = self.names.self_attribute_bindings(expr)
-        elif isinstance(expr, cst.Name):
+        elif type(expr) is cst.Name:
             bindings = self.names.reaching(expr)
         else:
             return False
@@ -417,15 +417,15 @@ def _annotated_tensor(param: cst.CSTNode) -> bool:
 
 
 def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(expr, (cst.List, cst.Tuple)):
+    if type(expr) in (cst.List, cst.Tuple):
         return [element.value for element in expr.elements]
     return [expr]
 
 
 def _calls_parameter_iterator(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value in PARAMETER_ITERATORS:
+        if type(func) is cst.Attribute and func.attr.value in PARAMETER_ITERATORS:
             return True
         return any(_calls_parameter_iterator(arg.value) for arg in expr.args)
     return False

@@ -75,7 +75,7 @@ class _Finder:
         if in_body:
             self.calls.append(node)
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method in STORE_METHODS:
                 spelled = dotted_name(func.value)
@@ -85,7 +85,7 @@ class _Finder:
                 spelled = _element_spelling(func.value)
                 if spelled is not None:
                     self.detaches.append(spelled)
-        if is_requires_grad_call(node) and isinstance(node.func.value, cst.Name):  # type: ignore[attr-defined]
+        if is_requires_grad_call(node) and type(node.func.value) is cst.Name:  # type: ignore[attr-defined]
             self.marked.append(node.func.value.value)  # type: ignore[attr-defined]
         if (dotted_name(func) or "").split(".")[-2:] in (["autograd", "grad"], ["grad"]):
             # `torch.autograd.grad(loss, t)`: the gradient with respect to its inputs is read (a bare `grad(...)`
@@ -96,24 +96,24 @@ class _Finder:
     def assign(self, node: cst.Assign, in_body: bool) -> None:
         for target in node.targets:
             attr = target.target
-            if (isinstance(attr, cst.Attribute) and attr.attr.value == "requires_grad"
-                    and isinstance(attr.value, cst.Name) and is_true(node.value)):
+            if (type(attr) is cst.Attribute and attr.attr.value == "requires_grad"
+                    and type(attr.value) is cst.Name and is_true(node.value)):
                 self.marked.append(attr.value.value)
                 self.setters.add(attr.value.value)
         value = node.value
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
+        if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Attribute:
             return
         target = dotted_name(node.targets[0].target)
-        if (target is not None and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+        if (target is not None and type(value) is cst.Call and type(value.func) is cst.Attribute
                 and value.func.attr.value == "detach" and dotted_name(value.func.value) == target):
             self.detaches.append(target)
 
     def attribute(self, node: cst.Attribute, in_body: bool) -> None:
-        if node.attr.value in ("grad", "register_hook", "retain_grad", "backward") and isinstance(node.value, cst.Name):
+        if node.attr.value in ("grad", "register_hook", "retain_grad", "backward") and type(node.value) is cst.Name:
             self.read.add(node.value.value)
 
     def assign_target(self, node: cst.AssignTarget, in_body: bool) -> None:
-        if isinstance(node.target, cst.Subscript):
+        if type(node.target) is cst.Subscript:
             spelled = dotted_name(node.target.value)
             if spelled is not None:
                 self.stores.append(spelled)
@@ -128,32 +128,32 @@ _HANDLERS = {cst.Call: _Finder.call, cst.Assign: _Finder.assign, cst.Attribute: 
 
 
 def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [name for element in target.elements for name in _bound_names(element.value)]
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return _bound_names(target.value)
     return []
 
 
 def _element_spelling(node: cst.BaseExpression) -> Optional[str]:
     """`h`, `self.h`, `h[0]`, `h[*]` (a variable index); None for anything else."""
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+    if type(node) is cst.Subscript and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
         base = dotted_name(node.value)
         index = node.slice[0].slice.value
         if base is None:
             return None
-        if isinstance(index, cst.Integer):
+        if type(index) is cst.Integer:
             return f"{base}[{index.value}]"
-        return f"{base}[*]" if isinstance(index, cst.Name) else None
+        return f"{base}[*]" if type(index) is cst.Name else None
     return dotted_name(node)
 
 
 def _names_in(expr: cst.BaseExpression) -> list[cst.Name]:
     """The plain names an argument spells directly or in a tuple/list (`t`, `(x, t)`, `[t]`)."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return [expr]
-    if isinstance(expr, (cst.Tuple, cst.List)):
+    if type(expr) in (cst.Tuple, cst.List):
         return [name for element in expr.elements for name in _names_in(element.value)]
     return []

@@ -189,7 +189,7 @@ class EventsThroughCalls:
 
     def _run_by(self, call: LocalCall) -> list[Event]:
         """The events standing for what the called function runs, in its order, at the call."""
-        if not isinstance(call.node, cst.Call):
+        if type(call.node) is not cst.Call:
             return []
         node = call.node
         effects = self.summaries.effects_at(node)

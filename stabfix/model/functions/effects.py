@@ -68,7 +68,7 @@ class EffectSummaries:
         found: list[Event] = []
         for event in events:
             found.append(event)
-            if not isinstance(event, LocalCall) or not isinstance(event.node, cst.Call):
+            if not isinstance(event, LocalCall) or type(event.node) is not cst.Call:
                 continue
             for effect in self.effects_at(event.node):
                 if effect.kind == "backward":
@@ -154,7 +154,7 @@ class EffectSummaries:
         root, dot, rest = _root_of(target)
         if summary.receiver is not None and root == summary.receiver:
             held = self.summaries.function_of_call(call) is None  # an object called (`net(x)`): the receiver is `net`
-            owner = dotted_name(call.func if held else call.func.value) if held or isinstance(call.func, cst.Attribute) else None
+            owner = dotted_name(call.func if held else call.func.value) if held or type(call.func) is cst.Attribute else None
             return owner + dot + rest if owner else None
         if root not in summary.parameters:
             return None
@@ -219,7 +219,7 @@ def _hands_on(step: Step, events: Events) -> bool:
     """`strategy.optimizer_step(opt)`: a step method of another object that is handed the optimizer (not
     `opt.step()`, `scaler.step(opt)`, torch_xla's `optimizer_step`): what it steps is that object's business."""
     func = step.node.func
-    return (isinstance(func, cst.Attribute) and func.attr.value != "step" and bool(step.candidates)
+    return (type(func) is cst.Attribute and func.attr.value != "step" and bool(step.candidates)
             and events.stepped_by(step, step.candidates[-1]) is not None)
 
 
@@ -232,11 +232,11 @@ def _backward_form(backward: Backward, imports: ImportTracker) -> Optional[str]:
     """"tensor" for `t.backward()` (a library's `engine.backward(loss)` may scale it), "grad" for
     `torch.autograd.grad(...)` (returns the gradients, adds nothing to `.grad`), else None."""
     node = backward.node
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return None
     if imports.qualify(node.func) == "torch.autograd.grad":
         return "grad"
     func = node.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "backward" and not node.args:
+    if type(func) is cst.Attribute and func.attr.value == "backward" and not node.args:
         return "tensor"
     return None

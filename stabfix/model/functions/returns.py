@@ -86,22 +86,22 @@ class ReturnSummaries:
 
     def _shape(self, expr: cst.BaseExpression, depth: int) -> Optional[tuple[ValueFacts, ...]]:
         """A returned value, element by element; None when it adds nothing (a recursive call not yet known)."""
-        if isinstance(expr, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in expr.elements):
+        if type(expr) is cst.Tuple and not any(type(e) is cst.StarredElement for e in expr.elements):
             return tuple(self._facts(element.value, depth) for element in expr.elements)
-        if isinstance(expr, cst.Call) and self.summaries.summarised(expr):
+        if type(expr) is cst.Call and self.summaries.summarised(expr):
             return self.returned_facts(expr)
         bound = self.summaries.single_value(expr)
-        if bound is not None and depth < MAX_DEPTH and isinstance(bound, (cst.Tuple, cst.Call)):
+        if bound is not None and depth < MAX_DEPTH and type(bound) in (cst.Tuple, cst.Call):
             return self._shape(bound, depth + 1)
         return (self._facts(expr, depth),)
 
     def _facts(self, expr: cst.BaseExpression, depth: int) -> ValueFacts:
         if depth > MAX_DEPTH:
             return ValueFacts()
-        if isinstance(expr, cst.Call) and self.summaries.summarised(expr):
+        if type(expr) is cst.Call and self.summaries.summarised(expr):
             returned = self.returned_facts(expr)
             return returned[0] if returned and len(returned) == 1 else ValueFacts()
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             followed = self._through_unpacking(expr, depth)
             if followed is not None:
                 return followed
@@ -114,9 +114,9 @@ class ReturnSummaries:
         found = []
         for binding in bindings:
             source = binding.value
-            while isinstance(source, cst.Name) and depth < MAX_DEPTH:
+            while type(source) is cst.Name and depth < MAX_DEPTH:
                 source, depth = self.summaries.single_value(source), depth + 1
-            if not isinstance(source, cst.Call) or not self.summaries.summarised(source):
+            if type(source) is not cst.Call or not self.summaries.summarised(source):
                 return None
             returned = self.returned_facts(source)
             if binding.kind == "unpack" and len(binding.position) == 1 and returned and binding.position[0] < len(returned):
@@ -136,7 +136,7 @@ class ReturnSummaries:
             if binding.kind != "for" or binding.value is None:
                 return None
             iterable, position = binding.value, binding.position
-            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" \
+            if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "enumerate" \
                     and iterable.args:
                 if len(position) != 2 or position[0] != 1:
                     return None
@@ -151,18 +151,18 @@ class ReturnSummaries:
     def _dataset_item(self, loader: cst.BaseExpression, width: int) -> Optional[tuple[ValueFacts, ...]]:
         """What one item of the dataset a `DataLoader` with the default collation is built over returns, as a
         loop unpacking `width` names receives it."""
-        if isinstance(loader, cst.Name):
+        if type(loader) is cst.Name:
             loader = self.summaries.single_value(loader)  # type: ignore[assignment]
-        if not isinstance(loader, cst.Call) or (self.names.qualify(loader.func) or "") not in DATA_LOADERS:
+        if type(loader) is not cst.Call or (self.names.qualify(loader.func) or "") not in DATA_LOADERS:
             return None
         if any(a.keyword is not None and a.keyword.value == "collate_fn" for a in loader.args):
             return None
         dataset = next((a.value for a in loader.args if a.keyword is None or a.keyword.value == "dataset"), None)
-        if isinstance(dataset, cst.Name):
+        if type(dataset) is cst.Name:
             if self._dataset_reached_otherwise(dataset):
                 return None
             dataset = self.summaries.single_value(dataset)
-        if not isinstance(dataset, cst.Call) or any(a.star for a in loader.args):
+        if type(dataset) is not cst.Call or any(a.star for a in loader.args):
             return None
         built = self.summaries.of_call(dataset)
         getitem = built.method("__getitem__") if isinstance(built, ClassSummary) else None
@@ -182,12 +182,12 @@ class ReturnSummaries:
         if len(bindings) != 1 or bindings[0].scope is None:
             return True
         for node in _descendants(bindings[0].scope.node):
-            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == dataset.value:
+            if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == dataset.value:
                 return True
-            if isinstance(node, cst.Call) and any(isinstance(a.value, cst.Name) and a.value.value == dataset.value
+            if type(node) is cst.Call and any(type(a.value) is cst.Name and a.value.value == dataset.value
                                                   for a in node.args):
                 callee = self.names.qualify(node.func) or ""
-                if callee not in DATA_LOADERS and not (isinstance(node.func, cst.Name) and node.func.value == "len"):
+                if callee not in DATA_LOADERS and not (type(node.func) is cst.Name and node.func.value == "len"):
                     return True
         return False
 
@@ -214,14 +214,14 @@ class ReturnSummaries:
     def _parameter_of(self, expr: cst.BaseExpression) -> Optional[str]:
         """The parameter `expr` is, through operations that keep requires-grad (`y.view(n, -1).float()`)."""
         operand = torch_ops.grad_operand(expr, self.imports.qualify)
-        if not isinstance(operand, cst.Name):
+        if type(operand) is not cst.Name:
             return None
         reaching = self.names.reaching(operand)
         return operand.value if reaching and all(b.kind == "param" for b in reaching) else None
 
     def _made_to_require_grad(self, expr: cst.BaseExpression) -> bool:
         candidates = [expr]
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             candidates = [b.bound_value for b in self.names.reaching(expr)]
             if not candidates or any(c is None for c in candidates):
                 return False
@@ -235,13 +235,13 @@ class ReturnSummaries:
     def _marked_attribute(self, expr: Optional[cst.BaseExpression]) -> bool:
         """`self.y[idx]` in a method where every binding of the instance's `y` makes it require grad
         (`self.y = torch.tensor(y, requires_grad=True)` in `__init__`)."""
-        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value in self.names.uses):
+        if not (type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value in self.names.uses):
             return False
         bindings = self.names.bindings_of(expr.value)
         if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope is None:
             return False
         method, owner = bindings[0].scope.node, self.names.enclosing_class(bindings[0].scope)
-        if owner is None or not isinstance(method, cst.FunctionDef) or first_parameter(method) != expr.value.value:
+        if owner is None or type(method) is not cst.FunctionDef or first_parameter(method) != expr.value.value:
             return False
         if method.name.value != "__getitem__":  # an item of a dataset is data; elsewhere it may be learned state
             return False
@@ -287,14 +287,14 @@ def _read_outside(owner: cst.ClassDef, attribute: str, method: cst.FunctionDef) 
     sized: set[int] = set()
     stored: set[int] = set()
     for node in _descendants(owner, skip=method):
-        if isinstance(node, (cst.Assign, cst.AnnAssign)):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        if type(node) in (cst.Assign, cst.AnnAssign):
+            targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
             stored.update(id(t) for t in targets)
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        elif type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "len":
             sized.update(id(a.value) for a in node.args)
-        elif isinstance(node, cst.Attribute) and node.attr.value in _SIZE_READS:
+        elif type(node) is cst.Attribute and node.attr.value in _SIZE_READS:
             sized.add(id(node.value))
-        elif isinstance(node, cst.Attribute) and node.attr.value == attribute and id(node) not in stored | sized:
+        elif type(node) is cst.Attribute and node.attr.value == attribute and id(node) not in stored | sized:
             return True
     return False
 
@@ -305,11 +305,11 @@ _SIZE_READS = frozenset({"shape", "size", "ndim", "dtype", "device"})
 def _unpacked_width(loop: cst.CSTNode, depth: int) -> Optional[int]:
     """How many names the loop's target unpacks each item into, `depth` levels into its target
     (`for i, (x, y) in enumerate(loader)`: 2 at depth 1)."""
-    target = loop.target if isinstance(loop, cst.For) else None
+    target = loop.target if type(loop) is cst.For else None
     for _ in range(depth):
-        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) < 2:
+        if type(target) not in (cst.Tuple, cst.List) or len(target.elements) < 2:
             return None
         target = target.elements[1].value
-    if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+    if type(target) not in (cst.Tuple, cst.List) or any(type(e) is cst.StarredElement for e in target.elements):
         return None
     return len(target.elements)

@@ -187,7 +187,7 @@ class Summaries:
         return next((methods[name] for name in ("__call__", "forward") if name in methods), None)
 
     def of_class(self, cls: cst.ClassDef) -> ClassSummary:
-        methods = tuple((item.name.value, self.of(item)) for item in cls.body.body if isinstance(item, cst.FunctionDef))
+        methods = tuple((item.name.value, self.of(item)) for item in cls.body.body if type(item) is cst.FunctionDef)
         bases = tuple(self.names.qualify(base.value) or dotted_name(base.value) or "" for base in cls.bases)
         return ClassSummary(cls.name.value, bases, methods)
 
@@ -274,7 +274,7 @@ class Summaries:
         return type(call.func) in (cst.Name, cst.Attribute) and self.names.own_function_of(call.func) is not None
 
     def single_value(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-        return self.names.single_value(expr) if isinstance(expr, cst.Name) and expr in self.names.uses else None
+        return self.names.single_value(expr) if type(expr) is cst.Name and expr in self.names.uses else None
 
     def _returned_values(self, call: cst.Call) -> Optional[list[cst.BaseExpression]]:
         function = self.names.definition_of(call)

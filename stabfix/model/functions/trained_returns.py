@@ -37,9 +37,9 @@ def trained_return(function: cst.FunctionDef, names: Names, summaries: Summaries
 
 def _producing_calls(expr: cst.BaseExpression, names: Names) -> list[cst.Call]:
     """The calls whose result `expr` is: the call itself, or the calls every binding of a name holds."""
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return [expr]
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return []
     values = [binding.value for binding in names.reaching(expr)]
-    return [value for value in values if isinstance(value, cst.Call)]
+    return [value for value in values if type(value) is cst.Call]

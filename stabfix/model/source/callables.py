@@ -253,7 +253,7 @@ def _first_element(value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpr
     """The first element a container expression builds: `nn.ModuleList([Block() for _ in r])` -> `Block()`."""
     if type(value) is cst.Call and value.args:
         value = value.args[0].value  # nn.ModuleList([...]) / nn.ModuleDict({...}) / nn.Sequential(a, b)
-    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+    if type(value) in (cst.ListComp, cst.GeneratorExp):
         return value.elt
     if type(value) is cst.DictComp:
         return value.value

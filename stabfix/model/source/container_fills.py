@@ -44,10 +44,10 @@ class ContainerFills(cst.BatchableCSTVisitor):
         if self.enclosing.innermost_class() is None:
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and \
+        if type(func) is cst.Attribute and func.attr.value == "requires_grad_" and \
                 (not node.args or _is_true(node.args[0].value)) and (key := self._holder_key(func.value)):
             self._marked.add(key)
-        if isinstance(func, cst.Attribute) and func.attr.value in FILLS and node.args:
+        if type(func) is cst.Attribute and func.attr.value in FILLS and node.args:
             key = self._holder_key(func.value)
             added = node.args[-1].value
             if key is not None:
@@ -57,35 +57,35 @@ class ContainerFills(cst.BatchableCSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             slot = target.target
-            if isinstance(slot, cst.Subscript) and (key := self._holder_key(slot.value)):
+            if type(slot) is cst.Subscript and (key := self._holder_key(slot.value)):
                 self._fills.setdefault(key, []).append(node.value)
-            elif isinstance(slot, cst.Attribute) and slot.attr.value == "requires_grad" and _is_true(node.value) \
-                    and isinstance(slot.value, cst.Attribute) and (key := self._holder_key(slot.value)):
+            elif type(slot) is cst.Attribute and slot.attr.value == "requires_grad" and _is_true(node.value) \
+                    and type(slot.value) is cst.Attribute and (key := self._holder_key(slot.value)):
                 self._marked.add(key)
 
     def _holder_key(self, holder: cst.BaseExpression) -> Optional[tuple[int, str]]:
         """`self.layers` -> (its class, "layers"); a local `layers` -> (its function, "layers")."""
-        if isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name):
+        if type(holder) is cst.Attribute and type(holder.value) is cst.Name:
             owner, method = self.enclosing.innermost_class(), self.enclosing.innermost_function()
             on_self = method is not None and first_parameter(method) == holder.value.value
             return (id(owner), holder.attr.value) if owner is not None and on_self else None
-        if isinstance(holder, cst.Name):
+        if type(holder) is cst.Name:
             function = self.enclosing.innermost_function()
             return (id(function), holder.value) if function is not None else None
         return None
 
 
 def elements(value: cst.BaseExpression) -> Optional[list[cst.BaseExpression]]:
-    if isinstance(value, (cst.List, cst.Tuple)):
-        return [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
-    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+    if type(value) in (cst.List, cst.Tuple):
+        return [e.value for e in value.elements if type(e) is not cst.StarredElement]
+    if type(value) in (cst.ListComp, cst.GeneratorExp):
         return [value.elt]
-    if isinstance(value, cst.Dict):
-        return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
-    if isinstance(value, cst.DictComp):
+    if type(value) is cst.Dict:
+        return [e.value for e in value.elements if type(e) is cst.DictElement]
+    if type(value) is cst.DictComp:
         return [value.value]
     return None
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
+    return type(expr) is cst.Name and expr.value == "True"

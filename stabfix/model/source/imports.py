@@ -31,18 +31,18 @@ def imported_names(node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str
     """(local name, what it stands for, alias node) for every name an import statement binds:
     `import torch.nn as nn` -> nn = torch.nn; `import torch.nn` -> torch = torch;
     `from ..utils import empty_cache as ec` -> ec = ..utils.empty_cache. Star imports bind nothing we know."""
-    if isinstance(node, cst.Import):
+    if type(node) is cst.Import:
         for alias in node.names:
             full = dotted_name(alias.name)
             if full is None:
                 continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 yield alias.asname.name.value, full, alias
             else:
                 top = full.split(".")[0]
                 yield top, top, alias
         return
-    if isinstance(node.names, cst.ImportStar):
+    if type(node.names) is cst.ImportStar:
         return
     module = dotted_name(node.module) if node.module is not None else ""
     prefix = "." * len(node.relative) + (module or "")
@@ -52,7 +52,7 @@ def imported_names(node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str
         if name is None:
             continue
         local = name
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        if alias.asname is not None and type(alias.asname.name) is cst.Name:
             local = alias.asname.name.value
         yield local, f"{prefix}{joint}{name}" if prefix else name, alias
 

@@ -23,7 +23,7 @@ def is_static(function: cst.FunctionDef) -> bool:
     """Decorated with `staticmethod`: called on an instance, it gets no receiver."""
     for decorator in function.decorators:
         expr = decorator.decorator
-        name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+        name = expr.attr.value if type(expr) is cst.Attribute else expr.value if type(expr) is cst.Name else ""
         if name == "staticmethod":
             return True
     return False
@@ -33,17 +33,17 @@ def held_class(names: Names, receiver: cst.BaseExpression) -> Optional[cst.Class
     """The class of this file whose instance `receiver` (a name) holds: a method's own receiver whatever it is
     called (`Names.receiver_class`), or a name whose one reaching binding builds an instance of it
     (`runner = Runner(cfg)`); None for anything else (a parameter, a library object, an attribute chain)."""
-    if not isinstance(receiver, cst.Name) or receiver not in names.uses:
+    if type(receiver) is not cst.Name or receiver not in names.uses:
         return None
     owner = names.receiver_class(receiver)
     if owner is not None:
         return owner
     value = names.single_value(receiver)
-    built = names.instance_of(value) if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
+    built = names.instance_of(value) if type(value) is cst.Call and type(value.func) is cst.Name else None
     if built is None:
         return None
     owner = built.module_class if built.kind == "function" else built.node if built.kind == "class" else None
-    return owner if isinstance(owner, cst.ClassDef) else None
+    return owner if type(owner) is cst.ClassDef else None
 
 
 def attribute_values(names: Names, read: cst.Attribute) -> list[Optional[cst.BaseExpression]]:
@@ -66,11 +66,11 @@ def instance_class_name(names: Names, expr: cst.BaseExpression, depth: int = 0, 
     None when any binding is unknown."""
     if depth > 4:
         return None
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return names.qualify(expr.func)
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         bindings = names.self_attribute_bindings(expr)
-    elif isinstance(expr, cst.Name) and expr in names.uses:
+    elif type(expr) is cst.Name and expr in names.uses:
         bindings = names.bindings_of(expr)
     else:
         return None
@@ -80,7 +80,7 @@ def instance_class_name(names: Names, expr: cst.BaseExpression, depth: int = 0, 
         value = binding.bound_value
         if annotation is not None:
             classes.add(names.qualify(annotation.annotation))
-        elif skip_none and isinstance(value, cst.Name) and value.value == "None":
+        elif skip_none and type(value) is cst.Name and value.value == "None":
             continue
         else:
             classes.add(instance_class_name(names, value, depth + 1, skip_none) if value is not None else None)

@@ -37,7 +37,7 @@ EMPTY_CALLS = frozenset({"dict", "list", "set", "tuple", "OrderedDict", "default
 
 def _attribute_of(expr: cst.BaseExpression, receiver: str) -> Optional[str]:
     """`a` for `self.a` (the receiver being the method's instance parameter)."""
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == receiver:
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == receiver:
         return expr.attr.value
     return None
 
@@ -45,41 +45,41 @@ def _attribute_of(expr: cst.BaseExpression, receiver: str) -> Optional[str]:
 def is_empty(expr: cst.BaseExpression) -> bool:
     """`None`, `False`, `0`, an empty display (`{}`, `[]`, `()`), or a container built with nothing (`dict()`, `list()`):
     a value `not self.<a>` still finds empty."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value in ("None", "False")
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return expr.value == "0"
-    if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.Set)):
+    if type(expr) in (cst.Dict, cst.List, cst.Tuple, cst.Set):
         return not expr.elements
-    if isinstance(expr, cst.Call) and not expr.args:
+    if type(expr) is cst.Call and not expr.args:
         func = expr.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
         return name in EMPTY_CALLS
     return False
 
 
 def _is_zero(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Integer) and expr.value == "0"
+    return type(expr) is cst.Integer and expr.value == "0"
 
 
 def emptiness_test(test: cst.BaseExpression, receiver: str) -> Optional[str]:
     """The attribute an `if` test says is still empty (the forms in the module docstring), or None."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         operand = test.expression
         attribute = _attribute_of(operand, receiver)
         if attribute is not None:
             return attribute
-        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) and operand.func.value == "hasattr" \
-                and len(operand.args) == 2 and isinstance(operand.args[0].value, cst.Name) \
-                and operand.args[0].value.value == receiver and isinstance(operand.args[1].value, cst.SimpleString):
+        if type(operand) is cst.Call and type(operand.func) is cst.Name and operand.func.value == "hasattr" \
+                and len(operand.args) == 2 and type(operand.args[0].value) is cst.Name \
+                and operand.args[0].value.value == receiver and type(operand.args[1].value) is cst.SimpleString:
             return operand.args[1].value.evaluated_value  # type: ignore[return-value]
         return None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         target = test.comparisons[0]
-        if not isinstance(target.operator, (cst.Is, cst.Equal)):
+        if type(target.operator) not in (cst.Is, cst.Equal):
             return None
         left, right = test.left, target.comparator
-        if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len" \
+        if type(left) is cst.Call and type(left.func) is cst.Name and left.func.value == "len" \
                 and len(left.args) == 1 and _is_zero(right):
             return _attribute_of(left.args[0].value, receiver)
         if is_empty(right):
@@ -139,28 +139,28 @@ class LazyInits:
         for index, arg in enumerate(call.args):
             if arg.keyword is not None or arg.star:
                 break
-            if isinstance(arg.value, cst.Name) and arg.value.value == receiver and index < len(params):
+            if type(arg.value) is cst.Name and arg.value.value == receiver and index < len(params):
                 return callee, params[index].name.value
         return None
 
     def _fills(self, body: cst.CSTNode, receiver: str, attribute: str, depth: int) -> bool:
         for node in _own_nodes(body):
-            if isinstance(node, (cst.Assign, cst.AnnAssign)):
-                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if type(node) in (cst.Assign, cst.AnnAssign):
+                targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
                 value = node.value
                 for target in targets:
                     if _attribute_of(target, receiver) == attribute and value is not None and not is_empty(value):
                         return True
-                    if isinstance(target, cst.Subscript) and _attribute_of(target.value, receiver) == attribute:
+                    if type(target) is cst.Subscript and _attribute_of(target.value, receiver) == attribute:
                         return True
-            elif isinstance(node, cst.Call):
+            elif type(node) is cst.Call:
                 func = node.func
-                if isinstance(func, cst.Attribute) and func.attr.value in FILL_METHODS and node.args \
+                if type(func) is cst.Attribute and func.attr.value in FILL_METHODS and node.args \
                         and _attribute_of(func.value, receiver) == attribute:
                     return True
-                if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) == 3 \
-                        and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == receiver \
-                        and isinstance(node.args[1].value, cst.SimpleString) \
+                if type(func) is cst.Name and func.value == "setattr" and len(node.args) == 3 \
+                        and type(node.args[0].value) is cst.Name and node.args[0].value.value == receiver \
+                        and type(node.args[1].value) is cst.SimpleString \
                         and node.args[1].value.evaluated_value == attribute and not is_empty(node.args[2].value):
                     return True
                 callee = self._callee_on_instance(node, receiver) if depth < MAX_DEPTH else None
@@ -171,17 +171,17 @@ class LazyInits:
     def _empties(self, function: cst.FunctionDef, receiver: str, attribute: str, block: cst.CSTNode, depth: int) -> bool:
         """Whether the function (outside the block) or a method it calls drops what the block fills."""
         for node in _own_nodes(function.body, skip=block):
-            if isinstance(node, (cst.Assign, cst.AnnAssign)):
-                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if type(node) in (cst.Assign, cst.AnnAssign):
+                targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
                 if any(_attribute_of(t, receiver) == attribute for t in targets) and (node.value is None or is_empty(node.value)):
                     return True
-            elif isinstance(node, cst.Del):
+            elif type(node) is cst.Del:
                 if _attribute_of(node.target, receiver) == attribute or any(
                         _attribute_of(e.value, receiver) == attribute for e in getattr(node.target, "elements", ())):
                     return True
-            elif isinstance(node, cst.Call):
+            elif type(node) is cst.Call:
                 func = node.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("clear", "pop", "popitem") \
+                if type(func) is cst.Attribute and func.attr.value in ("clear", "pop", "popitem") \
                         and _attribute_of(func.value, receiver) == attribute:
                     return True
                 callee = self._callee_on_instance(node, receiver) if depth < MAX_DEPTH else None

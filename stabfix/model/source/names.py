@@ -225,7 +225,7 @@ class Names(CallableResolution, BindingRecorder):
             # only earlier ones: a later rebinding reaches a read only around a loop (rare in `__init__`),
             # and `_shares_loop` would also let a conditional wrap reach its own read
             return reaching_use(earlier, use)
-        init = [b for b in bindings if isinstance(b.scope.node, cst.FunctionDef) and b.scope.node.name.value == "__init__"]
+        init = [b for b in bindings if type(b.scope.node) is cst.FunctionDef and b.scope.node.name.value == "__init__"]
         last = max((i for i, b in enumerate(init) if not b.conditional), default=0)
         return sorted(init[last:] + [b for b in bindings if b not in init], key=lambda b: b.order)
 

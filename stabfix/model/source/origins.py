@@ -23,18 +23,18 @@ MAX_DEPTH = 4  # functions followed up through their callers
 def created_by(names: Names, calls: list[cst.Call], expr: cst.BaseExpression,
                depth: int = 0) -> Optional[frozenset[int]]:
     """The ids of the calls whose result `expr` (a name) may hold, or None when a binding shows no such call."""
-    if not isinstance(expr, cst.Name) or depth > MAX_DEPTH:
+    if type(expr) is not cst.Name or depth > MAX_DEPTH:
         return None
     bindings = names.reaching(expr)
     if not bindings:
         return None
     found: set[int] = set()
     for binding in bindings:
-        if binding.kind in ("assign", "with") and isinstance(binding.value, cst.Call) and not binding.position:
+        if binding.kind in ("assign", "with") and type(binding.value) is cst.Call and not binding.position:
             found.add(id(binding.value))
             continue
         function = binding.scope.node
-        if binding.kind != "param" or not isinstance(function, cst.FunctionDef):
+        if binding.kind != "param" or type(function) is not cst.FunctionDef:
             return None
         passed = [passed_argument(function, call, binding.name) for call in names.calls_running(function, calls)]
         if not passed or any(argument is None for argument in passed):
@@ -51,7 +51,7 @@ def passed_argument(function: cst.FunctionDef, call: cst.Call, parameter: str) -
     """What `call` passes for `parameter` of `function` (a method called on its instance or class: the
     receiver is not among the arguments); None when not shown (a default, `*args`)."""
     params = [*function.params.posonly_params, *function.params.params]
-    if isinstance(call.func, cst.Attribute) and params and not is_static(function):
+    if type(call.func) is cst.Attribute and params and not is_static(function):
         params = params[1:]
     for position, arg in enumerate(call.args):
         if arg.star:
@@ -72,10 +72,10 @@ def instance_class(names: Names, calls: list[cst.Call], name: cst.Name, depth: i
     if owner is not None or depth > MAX_DEPTH:
         return owner
     bindings = names.reaching(name) if name in names.uses else []
-    if len(bindings) != 1 or bindings[0].kind != "param" or not isinstance(bindings[0].scope.node, cst.FunctionDef):
+    if len(bindings) != 1 or bindings[0].kind != "param" or type(bindings[0].scope.node) is not cst.FunctionDef:
         return None
     function = bindings[0].scope.node
     passed = [passed_argument(function, call, name.value) for call in names.calls_running(function, calls)]
-    owners = {instance_class(names, calls, argument, depth + 1) if isinstance(argument, cst.Name) else None
+    owners = {instance_class(names, calls, argument, depth + 1) if type(argument) is cst.Name else None
               for argument in passed}
     return owners.pop() if len(owners) == 1 else None

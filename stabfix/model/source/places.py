@@ -47,14 +47,14 @@ def owning_if(place: Place, statement: cst.CSTNode) -> Optional[cst.If]:
     index -= 1
     while index >= 0 and isinstance(place[index], _BLOCKS):
         index -= 1
-    return place[index] if index >= 0 and isinstance(place[index], cst.If) else None  # type: ignore[return-value]
+    return place[index] if index >= 0 and type(place[index]) is cst.If else None  # type: ignore[return-value]
 
 
 def called_as_statement(place: Place, call: cst.Call) -> Optional[cst.CSTNode]:
     """The line or one-line suite whose statement is the call alone (`torch.cuda.empty_cache()`), if so."""
     container = place[-1] if place else None
-    if isinstance(container, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and any(
-        isinstance(small, cst.Expr) and small.value is call for small in container.body
+    if type(container) in (cst.SimpleStatementLine, cst.SimpleStatementSuite) and any(
+        type(small) is cst.Expr and small.value is call for small in container.body
     ):
         return container
     return None

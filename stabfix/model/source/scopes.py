@@ -109,7 +109,7 @@ def instance_receiver(method: cst.FunctionDef) -> str:
 def method_receiver(cls: Optional[cst.ClassDef], functions: tuple[cst.FunctionDef, ...]) -> str:
     """Where `functions` (outermost first) are open inside class `cls`: the instance receiver of the one that
     is a method of `cls` (a function nested in the method reads it too); '' outside a method."""
-    if cls is None or not functions or not isinstance(cls.body, cst.IndentedBlock):
+    if cls is None or not functions or type(cls.body) is not cst.IndentedBlock:
         return ""
     members = set(map(id, cls.body.body))  # the class's own statements, by identity
     method = next((f for f in reversed(functions) if id(f) in members), None)

@@ -42,13 +42,13 @@ def names_in(node: cst.CSTNode) -> set[str]:
     found: set[str] = set()
 
     def walk(current: cst.CSTNode) -> None:
-        if isinstance(current, cst.Name):
+        if type(current) is cst.Name:
             found.add(current.value)
             return
-        if isinstance(current, cst.Attribute):
+        if type(current) is cst.Attribute:
             walk(current.value)
             return
-        if isinstance(current, cst.Arg):
+        if type(current) is cst.Arg:
             walk(current.value)
             return
         for child in children(current):

@@ -88,7 +88,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             call = item.item
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+            if type(call) is cst.Call and type(call.func) is cst.Attribute:
                 if call.func.attr.value in _ACCUMULATE_CONTEXTS:
                     self._managed.add(id(node.body))
 
@@ -121,16 +121,16 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         if depth > _MAX_DEPTH:
             return []
         expr = _unparen(expr)
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _SCALING):
+        if type(expr) is cst.BinaryOperation and isinstance(expr.operator, _SCALING):
             return [expr.right, *self.divisors(expr.left, depth + 1)]
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             binding = self._latest(expr)
             if binding is None:
                 return []
             node = binding.node
-            if binding.kind == "augment" and isinstance(node, cst.AugAssign):
-                if isinstance(node.operator, (cst.DivideAssign, cst.MultiplyAssign)):
-                    return [node.value, *self.divisors(node.target, depth + 1)] if isinstance(node.target, cst.Name) else [node.value]
+            if binding.kind == "augment" and type(node) is cst.AugAssign:
+                if type(node.operator) in (cst.DivideAssign, cst.MultiplyAssign):
+                    return [node.value, *self.divisors(node.target, depth + 1)] if type(node.target) is cst.Name else [node.value]
                 return []
             return self.divisors(binding.bound_value, depth + 1) if binding.bound_value is not None else []
         return []
@@ -139,22 +139,22 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
         if depth > _MAX_DEPTH:
             return False
         expr = _unparen(expr)
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
             return self.is_plain_loss(expr.expression, depth + 1)  # `-torch.min(...).mean()`
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Subtract):
             return self.is_plain_loss(expr.left, depth + 1) and self.is_plain_loss(expr.right, depth + 1)
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Multiply:
             return self.is_plain_loss(expr.right, depth + 1) or self.is_plain_loss(expr.left, depth + 1)  # `w * term`
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "loss" or (
-            isinstance(expr, cst.Subscript) and _string_key(expr) == "loss"
+        if type(expr) is cst.Attribute and expr.attr.value == "loss" or (
+            type(expr) is cst.Subscript and _string_key(expr) == "loss"
         ):
             return self._call_result(expr.value)  # `model(**batch).loss`, `outputs["loss"]`: the batch mean
-        if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "mean" and not expr.args:
+        if type(expr) is cst.Call:
+            if type(expr.func) is cst.Attribute and expr.func.attr.value == "mean" and not expr.args:
                 return True
             loss = self.losses.resolve(expr)  # a torch loss (mean by default); a user loss may divide inside
             return loss is not None and loss.library and not _sums(expr)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             binding = self._latest(expr)
             return binding is not None and binding.bound_value is not None and self.is_plain_loss(binding.bound_value, depth + 1)
         return False
@@ -196,11 +196,11 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
 
     def _call_result(self, expr: cst.BaseExpression) -> bool:
         """What a call returned (a model's output record), directly or through one name."""
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return True
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             values = [b.bound_value for b in self.losses.names.reaching(expr)]
-            return bool(values) and all(isinstance(v, cst.Call) for v in values)
+            return bool(values) and all(type(v) is cst.Call for v in values)
         return False
 
     def _gated_step(self, backward: Backward, loss: cst.BaseExpression) -> Optional[Accumulation]:
@@ -226,7 +226,7 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
     def _step_around_slices(self, backward: Backward, loss: cst.BaseExpression, loop: cst.CSTNode) -> Optional[Accumulation]:
         """The loop runs over the slices of one batch and the optimizer steps once per pass of the code
         around it: every slice's backward adds to the same step."""
-        if not isinstance(loop, cst.For) or not _slices_one_batch(loop):
+        if type(loop) is not cst.For or not _slices_one_batch(loop):
             return None
         outer = backward.site.any_loops[:-1]
         steps = [
@@ -263,17 +263,17 @@ class AccumulationIndex(cst.BatchableCSTVisitor):
 
 def _unconditional_calls(loop: cst.CSTNode) -> list[cst.Call]:
     """The calls made as statements of the loop's own body, outside any branch: they run on every pass."""
-    body = loop.body if isinstance(loop, (cst.For, cst.While)) else None
-    lines = body.body if isinstance(body, cst.IndentedBlock) else ()
-    return [small.value for line in lines if isinstance(line, cst.SimpleStatementLine)
-            for small in line.body if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)]
+    body = loop.body if type(loop) in (cst.For, cst.While) else None
+    lines = body.body if type(body) is cst.IndentedBlock else ()
+    return [small.value for line in lines if type(line) is cst.SimpleStatementLine
+            for small in line.body if type(small) is cst.Expr and type(small.value) is cst.Call]
 
 
 def _peel_scaler(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`scaler.scale(loss)` -> `loss` (AMP scaling is undone before the step)."""
     if (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value == "scale"
         and len(expr.args) == 1
     ):
@@ -284,7 +284,7 @@ def _peel_scaler(expr: cst.BaseExpression) -> cst.BaseExpression:
 def _on_tensor(backward: Backward) -> bool:
     """`loss.backward()` (a library's `engine.backward(loss)` may scale by the accumulation itself)."""
     call = backward.node
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and not call.args and call.func.attr.value == "backward"
+    return type(call) is cst.Call and type(call.func) is cst.Attribute and not call.args and call.func.attr.value == "backward"
 
 
 _SPLITS = frozenset({"split", "chunk", "tensor_split"})
@@ -294,12 +294,12 @@ def _slices_one_batch(loop: cst.For) -> bool:
     """`for i in range(0, len(x), micro):` whose body slices from `i` (`x[i:i + micro]`), or a loop over
     `x.split(micro)` / `torch.chunk(x, n)` (also zipped): the micro-batches of one batch."""
     iterable = loop.iter
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "zip":
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "zip":
         return bool(iterable.args) and all(_is_split(arg.value) for arg in iterable.args)
     if _is_split(iterable):
         return True
-    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
-            and len(iterable.args) == 3 and isinstance(loop.target, cst.Name)):
+    if not (type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "range"
+            and len(iterable.args) == 3 and type(loop.target) is cst.Name):
         return False
     slices = _SlicesFrom(loop.target.value)
     visit_readonly(loop.body, slices)
@@ -312,12 +312,12 @@ class _SlicesFrom(cst.CSTVisitor):
         self.found = False
 
     def visit_Slice(self, node: cst.Slice) -> None:
-        if isinstance(node.lower, cst.Name) and node.lower.value == self.start:
+        if type(node.lower) is cst.Name and node.lower.value == self.start:
             self.found = True
 
 
 def _is_split(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SPLITS
+    return type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _SPLITS
 
 
 def _modulo_divisor(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
@@ -331,7 +331,7 @@ class _DivisorFinder(cst.CSTVisitor):
         self.found: list[cst.BaseExpression] = []
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Modulo):
+        if type(node.operator) is cst.Modulo:
             self.found.append(node.right)
 
 
@@ -340,9 +340,9 @@ def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _string_key(expr: cst.Subscript) -> Optional[str]:
-    if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+    if len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
         value = expr.slice[0].slice.value
-        if isinstance(value, cst.SimpleString):
+        if type(value) is cst.SimpleString:
             return value.evaluated_value if isinstance(value.evaluated_value, str) else None
     return None
 
@@ -350,6 +350,6 @@ def _string_key(expr: cst.Subscript) -> Optional[str]:
 def _sums(call: cst.Call) -> bool:
     """A loss with `reduction="sum"`: accumulated sums are the loss of the larger batch already."""
     for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "reduction" and isinstance(arg.value, cst.SimpleString):
+        if arg.keyword is not None and arg.keyword.value == "reduction" and type(arg.value) is cst.SimpleString:
             return arg.value.evaluated_value == "sum"
     return False

@@ -131,7 +131,7 @@ class CarriedStates(cst.BatchableCSTVisitor):
         by_name: dict[str, list[Binding]] = {}
         for binding in inside:
             by_name.setdefault(binding.name, []).append(binding)
-        header = read_names(loop.target) if isinstance(loop, cst.For) else set()  # fresh every iteration
+        header = read_names(loop.target) if type(loop) is cst.For else set()  # fresh every iteration
         found = []
         for name, bindings in by_name.items():
             if name in header:
@@ -174,10 +174,10 @@ class CarriedStates(cst.BatchableCSTVisitor):
     def _is_math(self, call: cst.Call) -> bool:
         """`torch.add(total, loss)`, `max(best, x)`: a running sum or statistic (SF103's case), not a
         model's recurrent state."""
-        qualified = self.names.qualify(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        qualified = self.names.qualify(call.func) if type(call.func) in (cst.Name, cst.Attribute) else None
         if qualified is not None and qualified.startswith("torch."):
             return True
-        return isinstance(call.func, cst.Name) and call.func.value in _BUILTINS and qualified in (None, f"builtins.{call.func.value}")
+        return type(call.func) is cst.Name and call.func.value in _BUILTINS and qualified in (None, f"builtins.{call.func.value}")
 
     def _cuts(self, binding: Binding, name: str, on_self: str = "") -> bool:
         """The binding detaches the state or starts it afresh (`on_self`: the state is `<on_self>.<name>`, the
@@ -193,7 +193,7 @@ class CarriedStates(cst.BatchableCSTVisitor):
     def _detaching_helper(self, value: cst.BaseExpression, binding: Binding) -> bool:
         """`repackage_hidden(h)`: a function of this file whose returns detach; or any summarised function
         (a method, another file's) whose returned value (the element unpacked) is detached."""
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         definition = self.names.definition_of(value)
         if definition is not None and any(
@@ -223,23 +223,23 @@ class CarriedStates(cst.BatchableCSTVisitor):
                     return True
                 indices.add(int(index[:-1]))
             func = call.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value == "detach_"):
+            if not (type(func) is cst.Attribute and func.attr.value == "detach_"):
                 continue
             target = func.value
             if _spelled(target) == state or self._iterates(target, state):
                 return True
-            if isinstance(target, cst.Subscript) and _spelled(target.value) == state and len(target.slice) == 1:
+            if type(target) is cst.Subscript and _spelled(target.value) == state and len(target.slice) == 1:
                 index = target.slice[0].slice
-                index = index.value if isinstance(index, cst.Index) else None
-                if isinstance(index, cst.Integer):
+                index = index.value if type(index) is cst.Index else None
+                if type(index) is cst.Integer:
                     indices.add(int(index.value))
-                elif isinstance(index, cst.Name):
+                elif type(index) is cst.Name:
                     return True
         return bool(indices) and indices >= set(range(length or _PAIR))
 
     def _iterates(self, target: cst.BaseExpression, state: str) -> bool:
         """`t` bound only by loops or comprehensions over the state (`for t in h`)."""
-        if not isinstance(target, cst.Name):
+        if type(target) is not cst.Name:
             return False
         # a comprehension's element comes before its `for` in the source, so nothing "reaches" it there
         reaching = self.names.reaching(target) or self.names.bindings_of(target)
@@ -255,7 +255,7 @@ class CarriedStates(cst.BatchableCSTVisitor):
         for binding in bindings:
             value = binding.bound_value
             length = self._displayed_length(value)
-            if length is None and isinstance(value, cst.Call):
+            if length is None and type(value) is cst.Call:
                 callee = self.names.callable_of(value.func)
                 returns = self.names.returns.get(callee.node, []) if callee is not None and callee.kind == "function" else []
                 length = next((n for n in map(self._displayed_length, returns) if n is not None), None)
@@ -264,18 +264,18 @@ class CarriedStates(cst.BatchableCSTVisitor):
         scopes = {id(b.scope): b.scope for b in bindings}.values()
         for other in (b for scope in scopes for found in scope.bindings.values() for b in found):
             if other.kind == "unpack" and other.value is not None and _spells(other.value, state):
-                target = other.node.targets[0].target if isinstance(other.node, cst.Assign) else None
-                return len(target.elements) if isinstance(target, (cst.Tuple, cst.List)) else 0
+                target = other.node.targets[0].target if type(other.node) is cst.Assign else None
+                return len(target.elements) if type(target) in (cst.Tuple, cst.List) else 0
         return None
 
     def _displayed_length(self, value: Optional[cst.BaseExpression]) -> Optional[int]:
         """`(h0, c0)` -> 2; `[...]`, `tuple(...)`, `list(...)` -> 0 (length not shown); anything else -> None."""
-        if isinstance(value, (cst.Tuple, cst.List)):
-            starred = any(isinstance(e, cst.StarredElement) for e in value.elements)
+        if type(value) in (cst.Tuple, cst.List):
+            starred = any(type(e) is cst.StarredElement for e in value.elements)
             return 0 if starred else len(value.elements)
-        if isinstance(value, cst.ListComp):
+        if type(value) is cst.ListComp:
             return 0
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("tuple", "list"):
+        if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in ("tuple", "list"):
             return 0 if self.names.qualify(value.func) in (None, f"builtins.{value.func.value}") else None
         return None
 
@@ -290,7 +290,7 @@ class CarriedStates(cst.BatchableCSTVisitor):
             stack = [node]
             while stack:
                 current = stack.pop()
-                if isinstance(current, cst.Call):
+                if type(current) is cst.Call:
                     found.append(current)
                 stack.extend(reversed(children(current)))
         return found
@@ -298,13 +298,13 @@ class CarriedStates(cst.BatchableCSTVisitor):
 
 def _in_init(binding: Binding) -> bool:
     node = binding.scope.node
-    return isinstance(node, cst.FunctionDef) and node.name.value == "__init__"
+    return type(node) is cst.FunctionDef and node.name.value == "__init__"
 
 
 def _feeding_call(binding: Binding, reads_state) -> Optional[cst.Call]:
     """The call whose result the binding takes and which gets the state as an argument."""
     value = binding.value if binding.kind == "unpack" else binding.bound_value
-    if binding.kind not in ("assign", "unpack") or not isinstance(value, cst.Call):
+    if binding.kind not in ("assign", "unpack") or type(value) is not cst.Call:
         return None
     if any(reads_state(arg.value) for arg in value.args) and not _cuts_graph(value):
         return value
@@ -345,7 +345,7 @@ def _receiver(binding: Binding) -> str:
     scope = binding.scope
     while scope.parent is not None and not scope.parent.is_class:
         scope = scope.parent
-    return instance_receiver(scope.node) if isinstance(scope.node, cst.FunctionDef) else ""
+    return instance_receiver(scope.node) if type(scope.node) is cst.FunctionDef else ""
 
 
 def _spelled(node: cst.CSTNode) -> str:
@@ -367,9 +367,9 @@ def _spells(node: cst.CSTNode, state: str) -> bool:
 
 def _retains(backward: Backward) -> bool:
     call = backward.node
-    if not isinstance(call, cst.Call):
+    if type(call) is not cst.Call:
         return False
     return any(
-        arg.keyword is not None and arg.keyword.value == "retain_graph" and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+        arg.keyword is not None and arg.keyword.value == "retain_graph" and not (type(arg.value) is cst.Name and arg.value.value in ("False", "None"))
         for arg in call.args
     )

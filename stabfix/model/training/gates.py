@@ -91,7 +91,7 @@ class _Thresholds(cst.CSTTransformer):
 
 
 def _conjuncts(steps: StepIndex, test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         return _conjuncts(steps, test.left) + _conjuncts(steps, test.right)
     return [] if steps.is_device_check(test) else [test]
 
@@ -119,7 +119,7 @@ def earlier_jump_guards(place: Place, statement: cst.CSTNode, scope_node: cst.CS
         for sibling in body_of(parent):
             if sibling is current:
                 break
-            if isinstance(sibling, cst.If) and sibling.orelse is None and _ends_in_jump(sibling.body, errors):
+            if type(sibling) is cst.If and sibling.orelse is None and _ends_in_jump(sibling.body, errors):
                 yield sibling.test
         index -= 1
 
@@ -131,11 +131,11 @@ def skipped_by_interval_guard(steps: StepIndex, place: Place, statement: cst.CST
 
 
 def _ends_in_jump(body: cst.BaseSuite, errors: bool = True) -> bool:
-    if isinstance(body, cst.SimpleStatementSuite):
+    if type(body) is cst.SimpleStatementSuite:
         small = list(body.body)
     else:
         last = body.body[-1] if body.body else None
-        small = list(last.body) if isinstance(last, cst.SimpleStatementLine) else []
+        small = list(last.body) if type(last) is cst.SimpleStatementLine else []
     jumps = (cst.Continue, cst.Return, cst.Break, cst.Raise) if errors else (cst.Continue, cst.Return, cst.Break)
     return bool(small) and isinstance(small[-1], jumps)
 
@@ -148,7 +148,7 @@ def constant_truth(names, test: cst.BaseExpression, depth: int = 0) -> bool | No
     level (a flag left on) is always true, `not DEBUG_MEMORY` always false; None when the code may vary it."""
     if depth > 6:
         return None
-    if isinstance(test, cst.Name):
+    if type(test) is cst.Name:
         if test.value in ("True", "False"):
             return test.value == "True"
         bindings = names.bindings_of(test) if names is not None else []
@@ -156,13 +156,13 @@ def constant_truth(names, test: cst.BaseExpression, depth: int = 0) -> bool | No
             return None  # a parameter, a loop variable, or a local: it varies
         results = {constant_truth(names, b.bound_value, depth + 1) if b.bound_value is not None else None for b in bindings}
         return results.pop() if len(results) == 1 else None
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = constant_truth(names, test.expression, depth + 1)
         return None if inner is None else not inner
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         left = constant_truth(names, test.left, depth + 1)
         right = constant_truth(names, test.right, depth + 1)
-        if isinstance(test.operator, cst.And):
+        if type(test.operator) is cst.And:
             return False if False in (left, right) else (True if left and right else None)
         return True if True in (left, right) else (False if left is False and right is False else None)
     return None
@@ -212,7 +212,7 @@ def item_names(path: StepPath) -> set[str]:
     return {
         name.value
         for frame in path.between()
-        if isinstance(frame, LoopFrame) and isinstance(frame.node, cst.For)
+        if isinstance(frame, LoopFrame) and type(frame.node) is cst.For
         for name in target_names(frame.node.target)
     }
 

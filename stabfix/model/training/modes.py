@@ -77,7 +77,7 @@ class Switch:
         """The chain also freezes the module's parameters (`model.eval().requires_grad_(False)`): its
         forward records no graph unless its input asks for one."""
         link: cst.BaseExpression = self.chain
-        while isinstance(link, cst.Call) and isinstance(link.func, cst.Attribute):
+        while type(link) is cst.Call and type(link.func) is cst.Attribute:
             if link.func.attr.value == "requires_grad_" and not is_requires_grad_call(link):
                 return True
             link = link.func.value
@@ -150,16 +150,16 @@ class ModeSwitches(cst.BatchableCSTVisitor):
             to_eval, passed = True, False
         elif not args:
             to_eval, passed = False, False
-        elif isinstance(args[0].value, cst.Name) and args[0].value.value in ("True", "False"):
+        elif type(args[0].value) is cst.Name and args[0].value.value in ("True", "False"):
             to_eval, passed = args[0].value.value == "False", False
         else:
             to_eval, passed = False, True
         root = module
-        while isinstance(root, cst.Attribute):
+        while type(root) is cst.Attribute:
             root = root.value
         function, cls = self.enclosing.innermost_function(), self.enclosing.innermost_class()
         self.switches.append(Switch(node, chain, receiver, to_eval, passed, self.steps.place(), function, cls,
-                                    root if isinstance(root, cst.Name) else None, self.names, self.names.position))
+                                    root if type(root) is cst.Name else None, self.names, self.names.position))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -294,12 +294,12 @@ class ModeSwitches(cst.BatchableCSTVisitor):
         file's `nn.Module` subclasses (a switched receiver is a module). None when no class or several
         define it."""
         func = call.func
-        if self.classes is None or not isinstance(func, cst.Attribute) or dotted_name(func.value) != receiver:
+        if self.classes is None or type(func) is not cst.Attribute or dotted_name(func.value) != receiver:
             return None
         found = [
-            item for node in self.names.scopes if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
+            item for node in self.names.scopes if type(node) is cst.ClassDef and type(node.body) is cst.IndentedBlock
             for item in node.body.body
-            if isinstance(item, cst.FunctionDef) and item.name.value == func.attr.value and self.classes.is_module_class(node)
+            if type(item) is cst.FunctionDef and item.name.value == func.attr.value and self.classes.is_module_class(node)
         ]
         return found[0] if len(found) == 1 else None
 
@@ -367,7 +367,7 @@ class _RegionScanner(cst.CSTVisitor):
             self.facts.backward = True
         if qualified in NEEDS_GRAD_CALLS or is_requires_grad_call(node):
             self.facts.needs_grad = True
-        elif isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" \
+        elif type(func) is cst.Attribute and func.attr.value == "requires_grad_" \
                 and dotted_name(chain_receiver(func.value)) == self.receiver:
             self.facts.frozen = True  # `model.requires_grad_(False)`
         if callee == self.receiver or callee == self.receiver + ".forward" or (
@@ -422,7 +422,7 @@ class _RegionScanner(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
         if dotted_name(value) is not None and any(
-            isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in node.targets
+            type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad" for t in node.targets
         ):
             self.facts.needs_grad = True
 
@@ -440,7 +440,7 @@ def _receiver_in(definition: cst.FunctionDef, call: cst.Call, receiver: str, nam
     scope = names.scopes.get(definition)
     is_method = scope is not None and scope.parent is not None and scope.parent.is_class
     func = call.func
-    if is_method and params and isinstance(func, cst.Attribute):
+    if is_method and params and type(func) is cst.Attribute:
         owner = dotted_name(func.value)
         root, dot, rest = receiver.partition(".")
         if owner is not None and owner == root and dot:
@@ -463,13 +463,13 @@ def _receiver_in(definition: cst.FunctionDef, call: cst.Call, receiver: str, nam
 
 
 def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
-    return expr.func if isinstance(expr, cst.Call) else expr
+    return expr.func if type(expr) is cst.Call else expr
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [name for element in target.elements for name in _target_names(element.value)]
     return []
 
@@ -513,8 +513,8 @@ def in_harness(function: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef] 
 
 
 def _has_constructor(cls: cst.ClassDef) -> bool:
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    return any(isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__" for statement in body)
+    body = cls.body.body if type(cls.body) is cst.IndentedBlock else ()
+    return any(type(statement) is cst.FunctionDef and statement.name.value == "__init__" for statement in body)
 
 
 def _asserts(function: cst.FunctionDef) -> bool:

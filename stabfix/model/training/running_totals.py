@@ -66,7 +66,7 @@ class RunningTotals(cst.BatchableCSTVisitor):
                                        self.steps.frames(), self.names.position))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:  # `losses += (l,)` concatenates: not a sum
-        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and type(node.value) not in TUPLES_AND_LISTS:
+        if type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and type(node.value) not in TUPLES_AND_LISTS:
             self._record(node, node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:

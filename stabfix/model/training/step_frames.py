@@ -115,7 +115,7 @@ class StepPath:
 
 def loop_header(node: Union[cst.For, cst.While]) -> str:
     code = cst.Module(body=[])
-    if isinstance(node, cst.For):
+    if type(node) is cst.For:
         text = f"for {code.code_for_node(node.target)} in {code.code_for_node(node.iter)}"
     else:
         text = f"while {code.code_for_node(node.test)}"
@@ -125,23 +125,23 @@ def loop_header(node: Union[cst.For, cst.While]) -> str:
 
 def loop_index(node: Union[cst.For, cst.While]) -> str | None:
     """`step` in `for step, batch in enumerate(loader)` / `for step in range(n)` (also through tqdm)."""
-    if not isinstance(node, cst.For):
+    if type(node) is not cst.For:
         return None
     iterable = node.iter
     for _ in range(3):
-        if not isinstance(iterable, cst.Call):
+        if type(iterable) is not cst.Call:
             return None
         func = dotted_name(iterable.func) or ""
         last = func.rsplit(".", 1)[-1]
         if last == "enumerate":
             target = node.target
-            if isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+            if type(target) in (cst.Tuple, cst.List) and target.elements:
                 first = target.elements[0].value
-                return first.value if isinstance(first, cst.Name) and first.value != "_" else None
+                return first.value if type(first) is cst.Name and first.value != "_" else None
             return None
         if last in ("range", "trange"):
             positional = [arg for arg in iterable.args if arg.keyword is None]
-            if len(positional) > 2 or not isinstance(node.target, cst.Name) or node.target.value == "_":
+            if len(positional) > 2 or type(node.target) is not cst.Name or node.target.value == "_":
                 return None
             return node.target.value
         # a progress-bar wrapper: tqdm(enumerate(loader)), track(range(n))
@@ -190,7 +190,7 @@ def per_iteration_event_handler(node: cst.FunctionDef) -> bool:
     `Events.ITERATION_COMPLETED(every=100)` is a call, and so an interval, not every iteration."""
     for decorator in node.decorators:
         call = decorator.decorator
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "on"):
+        if not (type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "on"):
             continue
         for arg in call.args:
             event = dotted_name(arg.value) or ""
@@ -216,11 +216,11 @@ _ITERATION_WRAPPERS = {"enumerate", "tqdm", "track", "reversed", "list", "tuple"
 
 def _iterated(node: Union[cst.For, cst.While]) -> cst.BaseExpression | None:
     """What a `for` loop iterates, through `enumerate(...)`, progress bars and `zip(...)` (first argument)."""
-    if not isinstance(node, cst.For):
+    if type(node) is not cst.For:
         return None
     iterable = node.iter
     for _ in range(4):
-        if not (isinstance(iterable, cst.Call) and iterable.args):
+        if not (type(iterable) is cst.Call and iterable.args):
             break
         last = (dotted_name(iterable.func) or "").rsplit(".", 1)[-1]
         if last not in _ITERATION_WRAPPERS:
@@ -230,7 +230,7 @@ def _iterated(node: Union[cst.For, cst.While]) -> cst.BaseExpression | None:
 
 
 def _is_counter(iterable: cst.BaseExpression) -> bool:
-    return isinstance(iterable, cst.Call) and (dotted_name(iterable.func) or "").rsplit(".", 1)[-1] in _COUNTERS
+    return type(iterable) is cst.Call and (dotted_name(iterable.func) or "").rsplit(".", 1)[-1] in _COUNTERS
 
 
 def draws_per_iteration(loop: LoopFrame, names: Names | None) -> bool:
@@ -239,18 +239,18 @@ def draws_per_iteration(loop: LoopFrame, names: Names | None) -> bool:
     iterable = _iterated(loop.node)
     if "next" in loop.facts.calls:
         return True
-    if isinstance(iterable, cst.Name) and names is not None:
+    if type(iterable) is cst.Name and names is not None:
         iterable = names.single_value(iterable) or iterable
     return iterable is not None and not _is_counter(iterable) and not _is_constant(iterable)
 
 
 def _is_constant(node: cst.BaseExpression) -> bool:
     """A number, a string, or a list/tuple/set display of them."""
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        return all(not isinstance(e, cst.StarredElement) and _is_constant(e.value) for e in node.elements)
-    if isinstance(node, cst.UnaryOperation):
+    if type(node) in (cst.List, cst.Tuple, cst.Set):
+        return all(type(e) is not cst.StarredElement and _is_constant(e.value) for e in node.elements)
+    if type(node) is cst.UnaryOperation:
         return _is_constant(node.expression)
-    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString))
+    return type(node) in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
 
 
 def iterates_over(node: Union[cst.For, cst.While], names: set[str]) -> bool:
@@ -261,9 +261,9 @@ def iterates_over(node: Union[cst.For, cst.While], names: set[str]) -> bool:
     if _is_counter(iterable):
         return True
     root = iterable
-    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
-        root = root.value if not isinstance(root, cst.Call) else root.func
-    return isinstance(root, cst.Name) and root.value in names
+    while type(root) in (cst.Attribute, cst.Call, cst.Subscript):
+        root = root.value if type(root) is not cst.Call else root.func
+    return type(root) is cst.Name and root.value in names
 
 
 def target_names(target: cst.BaseExpression):

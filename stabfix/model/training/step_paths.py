@@ -96,7 +96,7 @@ class StepPaths:
 
     def _branch_does_backward(self, frame: BranchFrame) -> bool:
         """`if training: loss.backward(); ...` is a mode switch, not a gate: the branch runs on every step."""
-        return isinstance(frame.node, cst.If) and frame.runs_backward
+        return type(frame.node) is cst.If and frame.runs_backward
 
     def helper_path(self, frames: tuple[Frame, ...]) -> StepPath | None:
         """Like `step_path`, and also for a helper of the file that a training loop or step function
@@ -129,7 +129,7 @@ class StepPaths:
             return None
         root = counter.split(".", 1)[0]
         for frame in path.between():
-            if isinstance(frame, LoopFrame) and isinstance(frame.node, cst.For):
+            if isinstance(frame, LoopFrame) and type(frame.node) is cst.For:
                 if any(name.value == root for name in target_names(frame.node.target)):
                     return None
         return counter
@@ -184,24 +184,24 @@ class StepPaths:
         """
         if depth > 4:
             return False
-        if isinstance(expression, cst.Name):
+        if type(expression) is cst.Name:
             if function is None or self.names is None:
                 return False
             values = [binding.bound_value for binding in self.names.bindings_of(expression)]
             return any(self.reads_memory(value, function, depth + 1) for value in values if value is not None)
-        if isinstance(expression, cst.Attribute):
+        if type(expression) is cst.Attribute:
             return self.reads_memory(expression.value, function, depth)
-        if isinstance(expression, cst.Call):
+        if type(expression) is cst.Call:
             if self._queries_memory(expression.func, depth):
                 return True
             func = expression.func
-            parts = [func.value] if isinstance(func, cst.Attribute) else []
+            parts = [func.value] if type(func) is cst.Attribute else []
             return any(self.reads_memory(part, function, depth) for part in [*parts, *(a.value for a in expression.args)])
         return any(
             self.reads_memory(child, function, depth)
             for child in children(expression)
             if isinstance(child, cst.BaseExpression)
-            or isinstance(child, (cst.Arg, cst.SubscriptElement, cst.Index, cst.ComparisonTarget))
+            or type(child) in (cst.Arg, cst.SubscriptElement, cst.Index, cst.ComparisonTarget)
         )
 
     def _queries_memory(self, func: cst.BaseExpression, depth: int) -> bool:
@@ -209,10 +209,10 @@ class StepPaths:
         if qualified is not None:
             return qualified in _MEMORY_QUERY_CALLS or qualified.startswith(_MEMORY_QUERY_MODULES)
         name = dotted_name(func) or ""
-        last = func.attr.value if isinstance(func, cst.Attribute) else name
+        last = func.attr.value if type(func) is cst.Attribute else name
         local = (
             [frame for frame in self._functions if frame.name == last]
-            if isinstance(func, cst.Name) or name == f"self.{last}"
+            if type(func) is cst.Name or name == f"self.{last}"
             else []
         )
         if local:

@@ -133,7 +133,7 @@ class StepRecognition:
             return False
         names = set(bound).union(*(loop.facts.bound for loop in chain))
         for loop in chain:
-            if isinstance(loop.node, cst.For):
+            if type(loop.node) is cst.For:
                 names.update(name.value for name in target_names(loop.node.target))
         if outer is not None:
             if outer.facts.builds_optimizer:

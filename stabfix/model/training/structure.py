@@ -284,7 +284,7 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if not (
-            isinstance(node.operator, cst.AddAssign) and isinstance(node.value, cst.Integer) and node.value.value == "1"
+            type(node.operator) is cst.AddAssign and type(node.value) is cst.Integer and node.value.value == "1"
         ):
             return
         target = dotted_name(node.target)
@@ -405,7 +405,7 @@ class _IntervalFinder(cst.CSTVisitor):
         self.found = False
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Modulo):
+        if type(node.operator) is cst.Modulo:
             self.found = True
 
     def visit_Name(self, node: cst.Name) -> None:

@@ -28,18 +28,18 @@ def is_trained(receiver: str, modes: ModeSwitches, events: Events) -> bool:
         return True
     for event in events.of_kind("optimizer"):
         if any(dotted_name(arg.value.func.value) == receiver for arg in event.node.args
-               if isinstance(arg.value, cst.Call) and isinstance(arg.value.func, cst.Attribute)):
+               if type(arg.value) is cst.Call and type(arg.value.func) is cst.Attribute):
             return True
     return False
 
 
 def forwarded_with_grad(receiver: str, node: cst.CSTNode, names: Names) -> bool:
     for inner in walk(node):
-        if isinstance(inner, cst.Call) and dotted_name(inner.func) == receiver:
+        if type(inner) is cst.Call and dotted_name(inner.func) == receiver:
             head = inner.func
-            while isinstance(head, cst.Attribute):
+            while type(head) is cst.Attribute:
                 head = head.value
-            use = names.uses.get(head) if isinstance(head, cst.Name) else None
+            use = names.uses.get(head) if type(head) is cst.Name else None
             if use is not None and not use.grad_off:
                 return True
     return False
