@@ -307,7 +307,9 @@ MEASURE_SCRIPT = textwrap.dedent(
 def measure(path: Path, timeout: float, collector: str = "scan", scope: str = "run") -> dict:
     try:
         done = subprocess.run(
-            [sys.executable, "-c", MEASURE_SCRIPT, str(path), collector, scope],
+            # `-P`: `python -c` would put its working folder (this repository) ahead of PYTHONPATH, and a
+            # run with another tree on PYTHONPATH would time this one's stabfix without a word
+            [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-c", MEASURE_SCRIPT, str(path), collector, scope],
             capture_output=True,
             text=True,
             timeout=timeout,
