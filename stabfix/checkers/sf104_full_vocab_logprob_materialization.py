@@ -55,7 +55,7 @@ class FullVocabLogprobMaterialization(Checker):
         self.sites[id(node)] = (steps.frames(), steps.place())
         # `x.gather`, `torch.gather`, `from torch import gather as g`: `gather_of` decides in leave_Module
         func = node.func
-        kind = type(func)  # exact types (see syntax.node_kinds): every call of the file comes here
+        kind = type(func)  # exact types (see node_fields.node_kinds): every call of the file comes here
         if kind is cst.Name or (kind is cst.Attribute and func.attr.value in ("gather", "take_along_dim")):
             self.calls.append(node)
 

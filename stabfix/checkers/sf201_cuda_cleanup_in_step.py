@@ -59,7 +59,7 @@ class CudaCleanupInStep(Checker):
 
     def visit_Call(self, node: cst.Call) -> None:
         # whether it flushes is decided once the file is read (aliases and wrappers may come later)
-        kind = type(node.func)  # exact types (see syntax.node_kinds): every call of the file comes here
+        kind = type(node.func)  # exact types (see node_fields.node_kinds): every call of the file comes here
         if kind is cst.Name or kind is cst.Attribute:
             self.candidates.append(_Site(node, self.steps.frames(), self.steps.place()))
 

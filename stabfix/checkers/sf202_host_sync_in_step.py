@@ -64,7 +64,7 @@ class HostSyncInStep(Checker):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        kind = type(func)  # exact types (see syntax.node_kinds): every call of the file comes here
+        kind = type(func)  # exact types (see node_fields.node_kinds): every call of the file comes here
         last = func.attr.value if kind is cst.Attribute else func.value if kind is cst.Name else ""
         if last in _SYNC_WORDS or kind is cst.Name:
             self.sites.append(_Site(node, self.steps.frames(), self.steps.place()))

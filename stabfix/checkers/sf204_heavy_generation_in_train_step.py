@@ -60,7 +60,7 @@ class HeavyGenerationInTrainStep(Checker):
         self.sites: list[_Site] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        kind = type(node.func)  # exact types (see syntax.node_kinds): every call of the file comes here
+        kind = type(node.func)  # exact types (see node_fields.node_kinds): every call of the file comes here
         if kind is cst.Name or kind is cst.Attribute:
             self.sites.append(_Site(node, self.steps.frames(), self.steps.place()))
 

@@ -385,7 +385,7 @@ def gradient_resets(events: Iterable[Event]) -> list[Event]:
 
 def _builds_scaler(imports: ImportTracker, value: cst.BaseExpression) -> bool:
     """`GradScaler(...)`, `torch.cuda.amp.GradScaler(...)`, `ShardedGradScaler(...)`, by any import alias."""
-    if type(value) is not cst.Call:  # exact types (see syntax.node_kinds)
+    if type(value) is not cst.Call:  # exact types (see node_fields.node_kinds)
         return False
     name = imports.qualify(value.func) or dotted_name(value.func) or ""
     return name.rsplit(".", 1)[-1].endswith("GradScaler")

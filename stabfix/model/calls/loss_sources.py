@@ -484,7 +484,7 @@ def _is_torch_loss_base(qualified: str) -> bool:
 
 
 def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while type(expr) is cst.Attribute:  # exact types (see syntax.node_kinds)
+    while type(expr) is cst.Attribute:  # exact types (see node_fields.node_kinds)
         expr = expr.value
     return expr
 

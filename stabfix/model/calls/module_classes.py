@@ -122,7 +122,7 @@ class ModuleClasses:
         stack: list[cst.CSTNode] = [function.body]
         while stack:
             node = stack.pop()
-            kind = type(node)  # exact types (see syntax.node_kinds)
+            kind = type(node)  # exact types (see node_fields.node_kinds)
             if kind in DEFINITIONS:
                 continue  # a nested definition runs only when called
             if kind is cst.Call:

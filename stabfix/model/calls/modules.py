@@ -116,7 +116,7 @@ class ModuleIndex(cst.BatchableCSTVisitor):
         callee = dotted_name(node.func)
         if callee is not None:
             self._called.add(callee)
-        if type(node.func) is cst.Attribute:  # exact types (see syntax.node_kinds)
+        if type(node.func) is cst.Attribute:  # exact types (see node_fields.node_kinds)
             receiver = dotted_name(node.func.value)
             method = node.func.attr.value
             inner = node.func.value
@@ -161,7 +161,7 @@ class ModuleIndex(cst.BatchableCSTVisitor):
     def _builds_module(self, value: cst.BaseExpression) -> bool:
         """`nn.Linear(...)`, `teacher.eval()`, `build().to(device).eval()`, `copy.deepcopy(model).eval()`."""
         current = value
-        while type(current) is cst.Call:  # exact types (see syntax.node_kinds)
+        while type(current) is cst.Call:  # exact types (see node_fields.node_kinds)
             if type(current.func) is cst.Attribute:
                 method = current.func.attr.value
                 if method in ("eval", "train") and self.imports.qualify(current.func) is None:
@@ -175,6 +175,6 @@ class ModuleIndex(cst.BatchableCSTVisitor):
 def _moved(value: cst.BaseExpression, qualify) -> bool:
     """`build(cfg).to(device)`, `Net().cuda()`: a value moved to a device or cast by a method modules share
     with tensors (a `.to(...)` to the host is left out where it is asked: what such a module returns stays there)."""
-    if not (type(value) is cst.Call and type(value.func) is cst.Attribute):  # exact types (see syntax.node_kinds)
+    if not (type(value) is cst.Call and type(value.func) is cst.Attribute):  # exact types (see node_fields.node_kinds)
         return False
     return value.func.attr.value in _SHARED_METHODS and qualify(value.func) is None

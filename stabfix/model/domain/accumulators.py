@@ -473,7 +473,7 @@ def _describe_uses(accumulator: Accumulator, writes: list[Event], names: Names, 
             _add_passes(accumulator, adds[id(node)], loops, names)
         if id(node) in adding_calls:
             _call_passes(accumulator, node, loops, names)
-        kind = type(node)  # exact types (see syntax.node_kinds): a failed isinstance with libcst's ABCs is a Python call
+        kind = type(node)  # exact types (see node_fields.node_kinds): a failed isinstance with libcst's ABCs is a Python call
         if kind is cst.Call:
             if type(node.func) is cst.Attribute and node.func.attr.value in _DECAYS:
                 if _refers_to(node.func.value, accumulator, names, loops) and node.func.attr.value != "div_":
@@ -581,7 +581,7 @@ def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, Optional
     while stack:
         current, parent, grandparent, loops = stack.pop()
         yield current, parent, grandparent, loops
-        kind = type(current)  # exact types (see syntax.node_kinds)
+        kind = type(current)  # exact types (see node_fields.node_kinds)
         if kind is cst.Attribute:
             stack.append((current.value, current, parent, loops))
             continue

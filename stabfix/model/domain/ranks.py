@@ -110,7 +110,7 @@ class RankFacts:
     def _rank_value(self, expr: cst.CSTNode, depth: int = 0, sizes: bool = True) -> bool:
         if depth > 6:
             return False
-        kind = type(expr)  # exact types (see syntax.node_kinds)
+        kind = type(expr)  # exact types (see node_fields.node_kinds)
         if kind is cst.Call:
             if self.names.qualify(expr.func) in RANK_CALLS:
                 return True
@@ -317,7 +317,7 @@ def returned_values(function: cst.FunctionDef, nested: bool = False) -> list[cst
     """The values the function's top-level `return`s give (`nested`: also those inside its branches)."""
     found: list[cst.BaseExpression] = []
     stack: list[cst.CSTNode] = list(function.body.body) if type(function.body) is cst.IndentedBlock else []
-    while stack:  # exact types (see syntax.node_kinds)
+    while stack:  # exact types (see node_fields.node_kinds)
         item = stack.pop()
         kind = type(item)
         if kind is cst.SimpleStatementLine:

@@ -27,7 +27,7 @@ from stabfix.model.source.names import Binding
 from stabfix.model.source.syntax import node_kinds
 from stabfix.model.source.node_fields import children, code_children
 
-# node types for `type(node) in ...` (see syntax.node_kinds)
+# node types for `type(node) in ...` (see node_fields.node_kinds)
 _STORES = node_kinds(cst.Attribute, cst.Subscript)
 
 _AUTOGRAD_GRAD = {"torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.jacobian"}
@@ -57,7 +57,7 @@ def is_true(node: cst.BaseExpression) -> bool:
 
 def is_requires_grad_call(node: cst.BaseExpression) -> bool:
     """`t.requires_grad_()`, `t.requires_grad_(True)` (not `requires_grad_(False)`)."""
-    if not (type(node) is cst.Call and type(node.func) is cst.Attribute):  # exact types (see syntax.node_kinds)
+    if not (type(node) is cst.Call and type(node.func) is cst.Attribute):  # exact types (see node_fields.node_kinds)
         return False
     if node.func.attr.value != "requires_grad_":
         return False

@@ -142,7 +142,7 @@ class TensorFacts(ValueAliases, cst.BatchableCSTVisitor):
             self._scope.mutations.append(root)
 
     def _target(self, target: cst.BaseExpression) -> None:
-        target_type = type(target)  # exact types (see syntax.node_kinds)
+        target_type = type(target)  # exact types (see node_fields.node_kinds)
         if target_type is cst.Tuple or target_type is cst.List:
             for element in target.elements:
                 self._target(element.value)

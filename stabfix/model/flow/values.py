@@ -40,7 +40,7 @@ from stabfix.model.source.names import Binding, Names, dotted_name
 from stabfix.model.source.origins import passed_argument
 from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_code, node_kinds
 
-# node types for `type(node) in ...` (see syntax.node_kinds)
+# node types for `type(node) in ...` (see node_fields.node_kinds)
 _NOT_TENSORS = node_kinds(cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                           cst.FormattedString, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
 
@@ -200,7 +200,7 @@ class Values(CallReturns):
         return any(arg.keyword is None and self.value_of(arg.value, depth + 1).placed for arg in call.args)
 
     def _root(self, root: cst.BaseExpression, depth: int) -> Value:
-        root_type = type(root)  # exact types (see syntax.node_kinds)
+        root_type = type(root)  # exact types (see node_fields.node_kinds)
         if root_type is cst.Name:
             return self._name(root, depth)
         if root_type in _NOT_TENSORS:

@@ -154,7 +154,7 @@ class BindingRecorder(Regions):
         element: Optional[cst.BaseExpression] = None,
         position: tuple[int, ...] = (),
     ) -> None:
-        target_type = type(target)  # exact types (see syntax.node_kinds)
+        target_type = type(target)  # exact types (see node_fields.node_kinds)
         if target_type is cst.Name:
             unpacked = bool(position)
             self._bind(target.value, "unpack" if unpacked and kind == "assign" else kind, node, value,
@@ -314,7 +314,7 @@ class BindingRecorder(Regions):
 
 def _literal_elements(value: Optional[cst.BaseExpression]) -> Optional[list[cst.BaseExpression]]:
     if type(value) in TUPLES_AND_LISTS:
-        if any(type(e) is cst.StarredElement for e in value.elements):  # exact types (syntax.node_kinds)
+        if any(type(e) is cst.StarredElement for e in value.elements):  # exact types (node_fields.node_kinds)
             return None
         return [e.value for e in value.elements]
     return None

@@ -156,7 +156,7 @@ class CallableResolution:
         `for name, cell in self.cells.items()` over `nn.ModuleList([...])`/`nn.ModuleDict({...})`)."""
         if depth > 6:
             return None
-        node_type = type(expr)  # exact types (see syntax.node_kinds)
+        node_type = type(expr)  # exact types (see node_fields.node_kinds)
         if node_type is cst.Lambda:
             return Callee("lambda", expr)
         if node_type is cst.Call:

@@ -191,7 +191,7 @@ class Names(CallableResolution, BindingRecorder):
     def self_attribute_bindings(self, expr: cst.Attribute) -> list[Binding]:
         """`self.x = ...` anywhere in the class, for `self.x` read in one of its methods (the receiver is
         the method's own first parameter); [] for any other attribute."""
-        owner = self.receiver_class(expr.value) if type(expr.value) is cst.Name else None  # exact types (syntax.node_kinds)
+        owner = self.receiver_class(expr.value) if type(expr.value) is cst.Name else None  # exact types (node_fields.node_kinds)
         return self.attribute_bindings(owner, expr.attr.value) if owner is not None else []
 
     def receiver_class(self, name: cst.Name) -> Optional[cst.ClassDef]:
@@ -253,7 +253,7 @@ class Names(CallableResolution, BindingRecorder):
     def _qualify(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
         if depth > 8:
             return None
-        expr_type = type(expr)  # exact types (see syntax.node_kinds)
+        expr_type = type(expr)  # exact types (see node_fields.node_kinds)
         if expr_type is cst.Attribute:
             base = self._qualify(expr.value, depth + 1)  # (`qualify` keeps only depth 0's answers)
             return f"{base}.{expr.attr.value}" if base is not None else None

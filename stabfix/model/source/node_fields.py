@@ -11,6 +11,7 @@ the searches of a subtree.
 from __future__ import annotations
 
 import collections.abc
+import sys
 from operator import attrgetter
 from types import FunctionType, UnionType
 from typing import Callable, Iterator, Optional
@@ -226,11 +227,11 @@ _CHILD_FIELDS: dict[type, Callable[[cst.CSTNode], tuple]] = {}
 
 
 def _child_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
-    read = _CHILD_FIELDS[cls] = _reader(tuple(field for field, _ in field_order(cls)))
+    read = _CHILD_FIELDS[cls] = fields_reader(tuple(field for field, _ in field_order(cls)))
     return read
 
 
-def _reader(names: tuple[str, ...]) -> Callable[[cst.CSTNode], tuple]:
+def fields_reader(names: tuple[str, ...]) -> Callable[[cst.CSTNode], tuple]:
     """A function giving a node's values of these fields, as a tuple."""
     if not names:
         return _no_fields
@@ -254,40 +255,58 @@ def _code_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:
     except Exception:  # hints that do not resolve: every field
         hints = {}
     names = tuple(field for field, _ in field_order(cls) if not _trivia_only(hints.get(field, typing.Any)))
-    read = _CODE_FIELDS[cls] = _reader(names)
+    read = _CODE_FIELDS[cls] = fields_reader(names)
     return read
 
 
 def _trivia_only(hint: object) -> bool:
-    """Whether a field's type hint admits no node but trivia (node types whose every subclass is defined
-    with the trivia: `_trivia_types`), nor a list holding other nodes. False for a hint not understood."""
+    """Whether a field's type hint admits no node but trivia (`trivia()`), nor a list holding other nodes.
+    False for a hint not understood."""
+    held = node_types_held(hint)
+    return held is not None and held <= trivia()
+
+
+def node_types_held(hint: object) -> Optional[frozenset[type]]:
+    """The node types a value of a field declared with this type hint may be or hold (a sequence's elements);
+    None when the declaration is not one this reads. libcst declares every field's type (`lpar:
+    Sequence[LeftParen]`, `comma: Comma | MaybeSentinel`), and its parser builds nodes as declared."""
     import typing
 
     origin = typing.get_origin(hint)
-    if origin is typing.Literal:
-        return True
     if origin is typing.Union or origin is UnionType:
-        return all(_trivia_only(arg) for arg in typing.get_args(hint))
-    if origin in (list, tuple, collections.abc.Sequence):
-        return all(arg is Ellipsis or _trivia_only(arg) for arg in typing.get_args(hint))
-    if hint is type(None) or hint is str or hint is MaybeSentinel:
-        return True
+        held: set[type] = set()
+        for member in typing.get_args(hint):
+            inner = node_types_held(member)
+            if inner is None:
+                return None
+            held |= inner
+        return frozenset(held)
+    if origin in (collections.abc.Sequence, list, tuple):
+        members = [member for member in typing.get_args(hint) if member is not Ellipsis]
+        return node_types_held(typing.Union[tuple(members)]) if members else None
+    if origin is typing.Literal:
+        return frozenset()
+    if hint in (type(None), str, MaybeSentinel):
+        return frozenset()
     if isinstance(hint, type) and issubclass(hint, cst.CSTNode):
-        modules = _TRIVIA_MODULES
-        pending, seen = [hint], set()
-        while pending:
-            kind = pending.pop()
-            if kind in seen:
-                continue
-            seen.add(kind)
-            if kind.__module__ not in modules:
-                return False
-            pending.extend(kind.__subclasses__())
-        return True
-    return False
+        # less the classes libcst's `add_slots` replaced (still listed as subclasses, never built)
+        return frozenset(kind for kind in node_kinds(hint) if getattr(sys.modules[kind.__module__], kind.__name__, None) is kind)
+    return None
 
 
-_TRIVIA_MODULES = frozenset({"libcst._nodes.op", "libcst._nodes.whitespace"})  # where `_trivia_types` reads them
+def node_kinds(*classes: type) -> frozenset[type]:
+    """The given libcst node classes and all their subclasses, for `type(node) in kinds` in place of
+    `isinstance(node, classes)`: libcst's node classes are ABCs, so every isinstance that misses runs
+    `ABCMeta.__instancecheck__` in Python (millions of calls in a scan). libcst defines all its node
+    classes when it is imported, and stabfix subclasses none of them, so the set is complete."""
+    found: set[type] = set()
+    pending = list(classes)
+    while pending:
+        cls = pending.pop()
+        if cls not in found:
+            found.add(cls)
+            pending.extend(cls.__subclasses__())
+    return frozenset(found)
 
 
 def child_fields(cls: type) -> Callable[[cst.CSTNode], tuple]:

@@ -109,7 +109,7 @@ class Regions(cst.BatchableCSTVisitor):
                 self._grad_off_makers.add(scope.node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if type(node.func) is cst.Call and self._grad_off_context(node.func):  # exact types (see syntax.node_kinds)
+        if type(node.func) is cst.Call and self._grad_off_context(node.func):  # exact types (see node_fields.node_kinds)
             self._mark_grad_off_maker()  # `torch.inference_mode()(fn)`: a context applied as a decorator
 
     def _qualify_so_far(self, expr: cst.BaseExpression) -> Optional[str]:

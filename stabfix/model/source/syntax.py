@@ -12,23 +12,7 @@ try:  # the codegen state is libcst's own detail: a libcst without it renders th
 except ImportError:  # pragma: no cover - depends on the installed libcst
     CodegenState = None  # type: ignore[assignment,misc]
 
-from stabfix.model.source.node_fields import children, code_children
-
-
-def node_kinds(*classes: type) -> frozenset[type]:
-    """The given libcst node classes and all their subclasses, for `type(node) in kinds` in place of
-    `isinstance(node, classes)`: libcst's node classes are ABCs, so every isinstance that misses runs
-    `ABCMeta.__instancecheck__` in Python (millions of calls in a scan). libcst defines all its node
-    classes when it is imported, and stabfix subclasses none of them, so the set is complete."""
-    found: set[type] = set()
-    pending = list(classes)
-    while pending:
-        cls = pending.pop()
-        if cls not in found:
-            found.add(cls)
-            pending.extend(cls.__subclasses__())
-    return frozenset(found)
-
+from stabfix.model.source.node_fields import children, code_children, node_kinds
 
 # Node types many walks test, for `type(node) in ...`
 TUPLES_AND_LISTS = node_kinds(cst.Tuple, cst.List)

@@ -7,11 +7,7 @@ knows about the enclosing scope still holds while a checker's `leave_*` runs.
 
 from __future__ import annotations
 
-import collections.abc
-import sys
-import types
 import typing
-from operator import attrgetter
 from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
@@ -22,10 +18,11 @@ from stabfix.model.source.node_fields import (
     child_fields,
     children,
     field_order,
+    fields_reader,
     is_node_type,
+    node_types_held,
     trivia,
 )
-from stabfix.model.source.syntax import node_kinds
 
 VisitorMethod = Callable[[cst.CSTNode], None]
 
@@ -333,7 +330,7 @@ class _Walk:
         fields = tuple(entry for entry in fields if entry[0] in walked or entry[2] is not None or entry[3] is not None)
         if all(enter_field is None and leave_field is None for _, _, enter_field, leave_field in fields):
             names = tuple(field for field, _, _, _ in fields)
-            read = child_fields(cls) if len(names) == len(field_order(cls)) else _reader(names)
+            read = child_fields(cls) if len(names) == len(field_order(cls)) else fields_reader(names)
             plan = self.plans[cls] = (enter, leave, fields, read)
         else:
             plan = self.plans[cls] = (enter, leave, fields, None)
@@ -477,46 +474,8 @@ def _walked_fields(cls: type, skip: frozenset[type]) -> frozenset[str]:
             hints = {}
         kept = set()
         for field, _ in field_order(cls):
-            held = _node_types_held(hints[field]) if field in hints else None
+            held = node_types_held(hints[field]) if field in hints else None
             if held is None or not held <= skip:
                 kept.add(field)
         found = _WALKED_FIELDS[key] = frozenset(kept)
     return found
-
-
-def _node_types_held(hint: object) -> Optional[frozenset[type]]:
-    """The node types a value of this declared type may be or hold (a sequence's elements); None when
-    the declaration is not one this reads."""
-    origin = typing.get_origin(hint)
-    if origin is typing.Union or origin is types.UnionType:
-        held: set[type] = set()
-        for member in typing.get_args(hint):
-            inner = _node_types_held(member)
-            if inner is None:
-                return None
-            held |= inner
-        return frozenset(held)
-    if origin in (collections.abc.Sequence, list, tuple):
-        members = [member for member in typing.get_args(hint) if member is not Ellipsis]
-        return _node_types_held(typing.Union[tuple(members)]) if members else None
-    if origin is typing.Literal:
-        return frozenset()
-    if hint in (type(None), str, cst.MaybeSentinel):
-        return frozenset()
-    if isinstance(hint, type) and issubclass(hint, cst.CSTNode):
-        # less the classes libcst's `add_slots` replaced (still listed as subclasses, never built)
-        return frozenset(kind for kind in node_kinds(hint) if getattr(sys.modules[kind.__module__], kind.__name__, None) is kind)
-    return None
-
-
-def _reader(names: tuple[str, ...]) -> Callable[[cst.CSTNode], tuple]:
-    if not names:
-        return _no_values
-    if len(names) == 1:
-        name = names[0]
-        return lambda node: (getattr(node, name),)  # noqa: E731 (attrgetter of one name gives no tuple)
-    return attrgetter(*names)
-
-
-def _no_values(node: cst.CSTNode) -> tuple:
-    return ()

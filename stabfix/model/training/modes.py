@@ -38,7 +38,7 @@ from stabfix.model.source.places import Place, body_of, called_as_statement, par
 from stabfix.model.source.syntax import TUPLES_AND_LISTS, node_kinds
 from stabfix.model.source.node_fields import children, code_children, trivia, visit_readonly
 
-# node types for `type(node) in ...` (see syntax.node_kinds)
+# node types for `type(node) in ...` (see node_fields.node_kinds)
 _LOOPS = node_kinds(cst.For, cst.While, cst.BaseComp)
 
 # Methods of a module that are not forward passes.
@@ -133,7 +133,7 @@ class ModeSwitches(cst.BatchableCSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         chain = self._chains.pop(id(node), node)
-        if type(func) is not cst.Attribute:  # exact types (see syntax.node_kinds)
+        if type(func) is not cst.Attribute:  # exact types (see node_fields.node_kinds)
             return
         if type(func.value) is cst.Call:
             self._chains[id(func.value)] = chain  # the outer call is visited first

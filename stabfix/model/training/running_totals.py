@@ -123,7 +123,7 @@ def _unpacked_targets(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.Ba
     element of a displayed tuple for a tuple target (`total, n = total + loss, n + 1`)."""
     pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
     for target in node.targets:
-        if type(target.target) not in TUPLES_AND_LISTS:  # exact types (see syntax.node_kinds)
+        if type(target.target) not in TUPLES_AND_LISTS:  # exact types (see node_fields.node_kinds)
             pairs.append((target.target, node.value))
             continue
         shown = node.value.elements if type(node.value) in TUPLES_AND_LISTS else ()

@@ -179,7 +179,7 @@ def constructs_optimizer(name: str) -> bool:
 
 
 def is_device_string(node: cst.BaseExpression) -> bool:
-    if type(node) is cst.SimpleString:  # exact types (see syntax.node_kinds)
+    if type(node) is cst.SimpleString:  # exact types (see node_fields.node_kinds)
         text = node.evaluated_value
         return isinstance(text, str) and text.split(":")[0].lower() in words.DEVICE_STRINGS
     return False
@@ -267,7 +267,7 @@ def iterates_over(node: Union[cst.For, cst.While], names: set[str]) -> bool:
 
 
 def target_names(target: cst.BaseExpression):
-    target_type = type(target)  # exact types (see syntax.node_kinds)
+    target_type = type(target)  # exact types (see node_fields.node_kinds)
     if target_type is cst.Name:
         yield target
     elif target_type is cst.Tuple or target_type is cst.List:

@@ -204,7 +204,7 @@ class StepRecognition:
         if self.values is None:
             return False
         func = call.func
-        func_type = type(func)  # exact types (see syntax.node_kinds)
+        func_type = type(func)  # exact types (see node_fields.node_kinds)
         receiver = dotted_name(func.value) if func_type is cst.Attribute else None
         last = func.attr.value if func_type is cst.Attribute else func.value if func_type is cst.Name else None
         if last is None or (receiver is not None and self._looks_like_optimizer(receiver)):

@@ -303,7 +303,7 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
             for target in node.targets:
                 body.facts.bound.update(name.value for name in target_names(target.target))
         value = node.value
-        if type(value) is not cst.Call:  # exact types (see syntax.node_kinds)
+        if type(value) is not cst.Call:  # exact types (see node_fields.node_kinds)
             return
         constructor = self._name_of(value.func) or ""
         if not constructs_optimizer(constructor):
@@ -318,7 +318,7 @@ class StepIndex(StepPaths, StepRecognition, cst.BatchableCSTVisitor):
     # -- conditions -----------------------------------------------------------------------------
     def is_device_check(self, test: cst.BaseExpression) -> bool:
         """True for tests that only ask which device we run on: they do not make a call run less often."""
-        kind = type(test)  # exact types (see syntax.node_kinds)
+        kind = type(test)  # exact types (see node_fields.node_kinds)
         if kind is cst.BooleanOperation:
             return self.is_device_check(test.left) and self.is_device_check(test.right)
         if kind is cst.UnaryOperation and type(test.operator) is cst.Not:
